@@ -1,0 +1,110 @@
+//! Money helpers: every amount is a [`Decimal`] in Egyptian pounds.
+//!
+//! Rounding is always to two decimals, half away from zero
+//! ([`RoundingStrategy::MidpointAwayFromZero`]); rendering always shows exactly two decimals.
+//! Stores that keep integer piastres convert with [`to_piastres`] and [`from_piastres`].
+
+use rust_decimal::{Decimal, RoundingStrategy};
+
+/// Rounds to whole piastres (two decimals), half away from zero, and fixes the scale at 2.
+pub fn round_money(amount: Decimal) -> Decimal {
+    let mut rounded = amount.round_dp_with_strategy(2, RoundingStrategy::MidpointAwayFromZero);
+    rounded.rescale(2);
+    rounded
+}
+
+/// Renders an amount as the wire's money string: exactly two decimals (`"125.00"`).
+pub fn money_string(amount: Decimal) -> String {
+    round_money(amount).to_string()
+}
+
+/// Converts an amount with at most two decimals to integer piastres.
+///
+/// Returns `None` when the amount has more than two decimals or does not fit in an `i64`.
+pub fn to_piastres(amount: Decimal) -> Option<i64> {
+    let scaled = amount.checked_mul(Decimal::ONE_HUNDRED)?;
+    if !scaled.fract().is_zero() {
+        return None;
+    }
+    i64::try_from(scaled).ok()
+}
+
+/// Converts integer piastres back to pounds with scale 2.
+pub fn from_piastres(piastres: i64) -> Decimal {
+    Decimal::new(piastres, 2)
+}
+
+/// Parses a money input (a JSON number or a numeric string) with at most two decimals,
+/// zero or more. Returns `None` for anything else.
+pub fn parse_money_input(value: &serde_json::Value) -> Option<Decimal> {
+    let amount = match value {
+        serde_json::Value::Number(n) => n.to_string().parse::<Decimal>().ok().or_else(|| {
+            // Exponent notation such as 1e2.
+            Decimal::from_scientific(&n.to_string()).ok()
+        })?,
+        serde_json::Value::String(s) => s.trim().parse::<Decimal>().ok()?,
+        _ => return None,
+    };
+    if amount.is_sign_negative() && !amount.is_zero() {
+        return None;
+    }
+    if amount.normalize().scale() > 2 {
+        return None;
+    }
+    // Bound inputs so that arithmetic on them can never overflow.
+    if amount > Decimal::new(1_000_000_000, 0) {
+        return None;
+    }
+    Some(round_money(amount.abs()))
+}
+
+/// Serde helper: serialises a [`Decimal`] as a two-decimal money string.
+pub mod serde_money {
+    use rust_decimal::Decimal;
+    use serde::Serializer;
+
+    /// Serialises `amount` with exactly two decimals.
+    pub fn serialize<S: Serializer>(amount: &Decimal, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&super::money_string(*amount))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::str::FromStr;
+
+    fn d(s: &str) -> Decimal {
+        Decimal::from_str(s).unwrap()
+    }
+
+    #[test]
+    fn rounds_half_away_from_zero_not_bankers() {
+        assert_eq!(money_string(d("0.125")), "0.13");
+        assert_eq!(money_string(d("0.135")), "0.14");
+        assert_eq!(money_string(d("2.345")), "2.35");
+        assert_eq!(money_string(d("2.344999")), "2.34");
+        assert_eq!(money_string(d("125")), "125.00");
+        assert_eq!(money_string(d("0.5")), "0.50");
+    }
+
+    #[test]
+    fn piastres_round_trip_and_reject_fractions_of_a_piastre() {
+        assert_eq!(to_piastres(d("125.40")), Some(12540));
+        assert_eq!(to_piastres(d("0.001")), None);
+        assert_eq!(from_piastres(12540).to_string(), "125.40");
+    }
+
+    #[test]
+    fn money_input_accepts_numbers_and_numeric_strings_only() {
+        use serde_json::json;
+        assert_eq!(parse_money_input(&json!(12.5)), Some(d("12.50")));
+        assert_eq!(parse_money_input(&json!("12.50")), Some(d("12.50")));
+        assert_eq!(parse_money_input(&json!(0)), Some(d("0.00")));
+        assert_eq!(parse_money_input(&json!(-1)), None);
+        assert_eq!(parse_money_input(&json!("1.234")), None);
+        assert_eq!(parse_money_input(&json!("abc")), None);
+        assert_eq!(parse_money_input(&json!(true)), None);
+        assert_eq!(parse_money_input(&json!(1e300)), None);
+    }
+}

@@ -1,0 +1,939 @@
+//! [`MemoryStore`]: everything in process memory, one lock held across each whole operation.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::{Mutex, MutexGuard};
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use super::*;
+
+/// The in-memory store: the embedded default and the sandbox's store.
+///
+/// Each operation takes one mutex for its whole duration, so each is atomic and isolated.
+/// Nothing survives the process.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    state: Mutex<State>,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock cannot leave a half-written operation behind: every
+        // operation checks everything before it writes anything.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[derive(Debug)]
+struct IdempotencyRecord {
+    fingerprint: String,
+    created_at: DateTime<Utc>,
+    order_id: Option<OrderId>,
+    response: Option<StoredResponse>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    last_id: i64,
+    accounts: BTreeMap<AccountId, Account>,
+    keys: BTreeMap<KeyId, ApiKey>,
+    key_by_hash: HashMap<KeyHash, KeyId>,
+    rate_windows: HashMap<KeyId, (i64, u32)>,
+    categories: BTreeMap<CategoryId, Category>,
+    products: BTreeMap<ProductId, Product>,
+    variant_owner: HashMap<VariantId, ProductId>,
+    warranty_owner: HashMap<WarrantyId, ProductId>,
+    governorates: BTreeMap<GovernorateId, Governorate>,
+    shipping_options: BTreeMap<ShippingOptionId, ShippingOption>,
+    orders: BTreeMap<OrderId, Order>,
+    orders_by_account: HashMap<AccountId, BTreeSet<(DateTime<Utc>, OrderId)>>,
+    external_references: HashMap<(AccountId, String), OrderId>,
+    numbers: HashSet<String>,
+    idempotency: HashMap<IdempotencyScope, IdempotencyRecord>,
+    pulls: HashSet<(AccountId, String, ProductId)>,
+    pull_counts: HashMap<(AccountId, String), u64>,
+    order_operations: HashMap<(AccountId, String), u64>,
+    withdrawals: BTreeMap<WithdrawalId, Withdrawal>,
+}
+
+impl State {
+    /// Ids are unique across tables, which makes mix-ups visible in tests.
+    fn next_id(&mut self) -> i64 {
+        self.last_id += 1;
+        self.last_id
+    }
+
+    fn product_mut(&mut self, id: ProductId) -> Result<&mut Product, StoreError> {
+        self.products.get_mut(&id).ok_or(StoreError::NotFound)
+    }
+
+    fn variant_mut(&mut self, id: VariantId) -> Option<&mut Variant> {
+        let product = *self.variant_owner.get(&id)?;
+        self.products
+            .get_mut(&product)?
+            .variants
+            .iter_mut()
+            .find(|v| v.id == id)
+    }
+
+    fn bill_order_operation(&mut self, account: AccountId, month: Option<&String>) {
+        if let Some(month) = month {
+            *self
+                .order_operations
+                .entry((account, month.clone()))
+                .or_default() += 1;
+        }
+    }
+
+    fn shipping_option_mut(
+        &mut self,
+        id: ShippingOptionId,
+    ) -> Result<&mut ShippingOption, StoreError> {
+        self.shipping_options
+            .get_mut(&id)
+            .ok_or(StoreError::NotFound)
+    }
+
+    fn order_mut(&mut self, id: OrderId) -> Result<&mut Order, StoreError> {
+        self.orders.get_mut(&id).ok_or(StoreError::NotFound)
+    }
+
+    /// Checks that every line can be served (lines of one variant add up), then reserves.
+    fn reserve_stock(
+        &mut self,
+        lines: &[NewOrderLine],
+        now: DateTime<Utc>,
+    ) -> Result<(), PlaceOrderError> {
+        let mut wanted: HashMap<VariantId, i64> = HashMap::new();
+        for (index, line) in lines.iter().enumerate() {
+            let available = self
+                .variant_owner
+                .get(&line.variant_id)
+                .and_then(|p| self.products.get(p))
+                .and_then(|p| p.variants.iter().find(|v| v.id == line.variant_id))
+                .map_or(0, |v| v.available);
+            let total = wanted.entry(line.variant_id).or_default();
+            *total += line.quantity;
+            if *total > available {
+                return Err(PlaceOrderError::InsufficientStock {
+                    line_index: index,
+                    available: (available - (*total - line.quantity)).max(0),
+                });
+            }
+        }
+        for (variant, quantity) in wanted {
+            self.adjust_stock(variant, -quantity, now);
+        }
+        Ok(())
+    }
+
+    fn adjust_stock(&mut self, variant: VariantId, by: i64, now: DateTime<Utc>) {
+        if let Some(v) = self.variant_mut(variant) {
+            v.available += by;
+            let product = v.product_id;
+            if let Some(p) = self.products.get_mut(&product) {
+                p.updated_at = p.updated_at.max(now);
+            }
+        }
+    }
+}
+
+fn paginate<T: Clone>(items: impl Iterator<Item = T>, page: PageRequest) -> Page<T> {
+    let mut total = 0u64;
+    let mut out = Vec::new();
+    let offset = page.offset();
+    for item in items {
+        if total >= offset && out.len() < page.per_page as usize {
+            out.push(item);
+        }
+        total += 1;
+    }
+    Page { items: out, total }
+}
+
+#[async_trait]
+impl Store for MemoryStore {
+    async fn insert_account(
+        &self,
+        new: NewAccount,
+        now: DateTime<Utc>,
+    ) -> Result<Account, StoreError> {
+        let mut s = self.lock();
+        let account = Account {
+            id: s.next_id(),
+            name: new.name,
+            store_name: new.store_name,
+            email: new.email,
+            phone: new.phone,
+            side: new.side,
+            state: new.state,
+            api_status: new.api_status,
+            created_at: now,
+        };
+        s.accounts.insert(account.id, account.clone());
+        Ok(account)
+    }
+
+    async fn account(&self, id: AccountId) -> Result<Option<Account>, StoreError> {
+        Ok(self.lock().accounts.get(&id).cloned())
+    }
+
+    async fn set_account_state(
+        &self,
+        id: AccountId,
+        state: AccountState,
+        api_status: ApiStatus,
+    ) -> Result<Account, StoreError> {
+        let mut s = self.lock();
+        let account = s.accounts.get_mut(&id).ok_or(StoreError::NotFound)?;
+        account.state = state;
+        account.api_status = api_status;
+        Ok(account.clone())
+    }
+
+    async fn insert_key(
+        &self,
+        key: NewKeyRecord,
+        now: DateTime<Utc>,
+    ) -> Result<ApiKey, StoreError> {
+        let mut s = self.lock();
+        if !s.accounts.contains_key(&key.account_id) {
+            return Err(StoreError::NotFound);
+        }
+        if s.key_by_hash.contains_key(&key.hash) {
+            return Err(StoreError::Invalid("key hash already stored".into()));
+        }
+        let key = ApiKey {
+            id: s.next_id(),
+            account_id: key.account_id,
+            name: key.name,
+            hash: key.hash,
+            abilities: key.abilities,
+            expires_at: key.expires_at,
+            revoked_at: None,
+            rate_limit: key.rate_limit,
+            created_at: now,
+        };
+        s.key_by_hash.insert(key.hash, key.id);
+        s.keys.insert(key.id, key.clone());
+        Ok(key)
+    }
+
+    async fn key_by_hash(&self, hash: &KeyHash) -> Result<Option<ApiKey>, StoreError> {
+        let s = self.lock();
+        Ok(s.key_by_hash
+            .get(hash)
+            .and_then(|id| s.keys.get(id))
+            .cloned())
+    }
+
+    async fn key(&self, id: KeyId) -> Result<Option<ApiKey>, StoreError> {
+        Ok(self.lock().keys.get(&id).cloned())
+    }
+
+    async fn revoke_key(&self, id: KeyId, at: DateTime<Utc>) -> Result<ApiKey, StoreError> {
+        let mut s = self.lock();
+        let key = s.keys.get_mut(&id).ok_or(StoreError::NotFound)?;
+        key.revoked_at.get_or_insert(at);
+        Ok(key.clone())
+    }
+
+    async fn set_key_terms(
+        &self,
+        id: KeyId,
+        expires_at: Option<DateTime<Utc>>,
+        rate_limit: u32,
+    ) -> Result<ApiKey, StoreError> {
+        let mut s = self.lock();
+        let key = s.keys.get_mut(&id).ok_or(StoreError::NotFound)?;
+        key.expires_at = expires_at;
+        key.rate_limit = rate_limit;
+        Ok(key.clone())
+    }
+
+    async fn hit_rate_limit(
+        &self,
+        key: KeyId,
+        window: i64,
+        limit: u32,
+    ) -> Result<RateLimitHit, StoreError> {
+        let mut s = self.lock();
+        let entry = s.rate_windows.entry(key).or_insert((window, 0));
+        if entry.0 != window {
+            *entry = (window, 0);
+        }
+        if entry.1 >= limit {
+            return Ok(RateLimitHit {
+                allowed: false,
+                used: entry.1,
+            });
+        }
+        entry.1 += 1;
+        Ok(RateLimitHit {
+            allowed: true,
+            used: entry.1,
+        })
+    }
+
+    async fn insert_category(&self, new: NewCategory) -> Result<Category, StoreError> {
+        let mut s = self.lock();
+        if let Some(parent) = new.parent_id {
+            if !s.categories.contains_key(&parent) {
+                return Err(StoreError::Invalid(format!("no parent category {parent}")));
+            }
+        }
+        let category = Category {
+            id: s.next_id(),
+            name: new.name,
+            slug: new.slug,
+            parent_id: new.parent_id,
+            active: true,
+        };
+        s.categories.insert(category.id, category.clone());
+        Ok(category)
+    }
+
+    async fn set_category_active(
+        &self,
+        id: CategoryId,
+        active: bool,
+    ) -> Result<Category, StoreError> {
+        let mut s = self.lock();
+        let category = s.categories.get_mut(&id).ok_or(StoreError::NotFound)?;
+        category.active = active;
+        Ok(category.clone())
+    }
+
+    async fn all_categories(&self) -> Result<Vec<Category>, StoreError> {
+        Ok(self.lock().categories.values().cloned().collect())
+    }
+
+    async fn insert_product(
+        &self,
+        new: NewProduct,
+        now: DateTime<Utc>,
+    ) -> Result<Product, StoreError> {
+        let mut s = self.lock();
+        if !s.categories.contains_key(&new.category_id) {
+            return Err(StoreError::Invalid(format!(
+                "no category {}",
+                new.category_id
+            )));
+        }
+        let product = Product {
+            id: s.next_id(),
+            title: new.title,
+            slug: new.slug,
+            category_id: new.category_id,
+            description: new.description,
+            images: new.images,
+            files: new.files,
+            video_url: new.video_url,
+            marketing_files_url: new.marketing_files_url,
+            url: new.url,
+            active: true,
+            updated_at: now,
+            variants: Vec::new(),
+            warranties: Vec::new(),
+        };
+        s.products.insert(product.id, product.clone());
+        Ok(product)
+    }
+
+    async fn set_product_active(
+        &self,
+        id: ProductId,
+        active: bool,
+        now: DateTime<Utc>,
+    ) -> Result<Product, StoreError> {
+        let mut s = self.lock();
+        let product = s.product_mut(id)?;
+        product.active = active;
+        product.updated_at = now;
+        Ok(product.clone())
+    }
+
+    async fn insert_variant(
+        &self,
+        product: ProductId,
+        new: NewVariant,
+        now: DateTime<Utc>,
+    ) -> Result<Variant, StoreError> {
+        let mut s = self.lock();
+        let id = s.next_id();
+        let owner = s.product_mut(product)?;
+        let variant = Variant {
+            id,
+            product_id: product,
+            label: new.label,
+            price: new.price,
+            suggested_min: new.suggested_min,
+            suggested_max: new.suggested_max,
+            available: new.available,
+        };
+        owner.variants.push(variant.clone());
+        owner.updated_at = now;
+        s.variant_owner.insert(id, product);
+        Ok(variant)
+    }
+
+    async fn update_variant(
+        &self,
+        id: VariantId,
+        patch: VariantPatch,
+        now: DateTime<Utc>,
+    ) -> Result<Variant, StoreError> {
+        let mut s = self.lock();
+        let variant = s.variant_mut(id).ok_or(StoreError::NotFound)?;
+        if let Some(price) = patch.price {
+            variant.price = price;
+        }
+        if let Some(min) = patch.suggested_min {
+            variant.suggested_min = min;
+        }
+        if let Some(max) = patch.suggested_max {
+            variant.suggested_max = max;
+        }
+        if let Some(available) = patch.available {
+            variant.available = available;
+        }
+        let variant = variant.clone();
+        s.product_mut(variant.product_id)?.updated_at = now;
+        Ok(variant)
+    }
+
+    async fn insert_warranty(
+        &self,
+        product: ProductId,
+        new: NewWarranty,
+        now: DateTime<Utc>,
+    ) -> Result<Warranty, StoreError> {
+        let mut s = self.lock();
+        let id = s.next_id();
+        let owner = s.product_mut(product)?;
+        let warranty = Warranty {
+            id,
+            product_id: product,
+            name: new.name,
+            admin_fee: new.admin_fee,
+            percent: new.percent,
+            price_from: new.price_from,
+            duration_days: new.duration_days,
+            terms: new.terms,
+            icon_url: new.icon_url,
+            active: true,
+        };
+        owner.warranties.push(warranty.clone());
+        owner.updated_at = now;
+        s.warranty_owner.insert(id, product);
+        Ok(warranty)
+    }
+
+    async fn set_warranty_active(
+        &self,
+        id: WarrantyId,
+        active: bool,
+        now: DateTime<Utc>,
+    ) -> Result<Warranty, StoreError> {
+        let mut s = self.lock();
+        let product = *s.warranty_owner.get(&id).ok_or(StoreError::NotFound)?;
+        let owner = s.product_mut(product)?;
+        owner.updated_at = now;
+        let warranty = owner
+            .warranties
+            .iter_mut()
+            .find(|w| w.id == id)
+            .ok_or(StoreError::NotFound)?;
+        warranty.active = active;
+        Ok(warranty.clone())
+    }
+
+    async fn products(
+        &self,
+        filter: &ProductFilter,
+        page: PageRequest,
+    ) -> Result<Page<Product>, StoreError> {
+        let s = self.lock();
+        let query = filter.query.as_deref().map(str::to_lowercase);
+        let matching = s.products.values().filter(|p| {
+            p.active
+                && filter
+                    .category_ids
+                    .as_ref()
+                    .is_none_or(|ids| ids.contains(&p.category_id))
+                && query
+                    .as_deref()
+                    .is_none_or(|q| p.title.to_lowercase().contains(q))
+                && filter.updated_since.is_none_or(|t| p.updated_at >= t)
+        });
+        Ok(paginate(matching.cloned(), page))
+    }
+
+    async fn product(&self, id: ProductId) -> Result<Option<Product>, StoreError> {
+        Ok(self.lock().products.get(&id).cloned())
+    }
+
+    async fn products_of_variants(
+        &self,
+        variants: &[VariantId],
+    ) -> Result<Vec<Product>, StoreError> {
+        let s = self.lock();
+        let ids: BTreeSet<ProductId> = variants
+            .iter()
+            .filter_map(|v| s.variant_owner.get(v).copied())
+            .collect();
+        Ok(ids
+            .iter()
+            .filter_map(|id| s.products.get(id).cloned())
+            .collect())
+    }
+
+    async fn insert_governorate(&self, name: String) -> Result<Governorate, StoreError> {
+        let mut s = self.lock();
+        let governorate = Governorate {
+            id: s.next_id(),
+            name,
+        };
+        s.governorates.insert(governorate.id, governorate.clone());
+        Ok(governorate)
+    }
+
+    async fn governorates(&self) -> Result<Vec<Governorate>, StoreError> {
+        Ok(self.lock().governorates.values().cloned().collect())
+    }
+
+    async fn insert_shipping_option(&self, name: String) -> Result<ShippingOption, StoreError> {
+        let mut s = self.lock();
+        let option = ShippingOption {
+            id: s.next_id(),
+            name,
+            active: true,
+            rates: Vec::new(),
+        };
+        s.shipping_options.insert(option.id, option.clone());
+        Ok(option)
+    }
+
+    async fn set_shipping_option_active(
+        &self,
+        id: ShippingOptionId,
+        active: bool,
+    ) -> Result<ShippingOption, StoreError> {
+        let mut s = self.lock();
+        let option = s.shipping_option_mut(id)?;
+        option.active = active;
+        Ok(option.clone())
+    }
+
+    async fn set_shipping_rate(
+        &self,
+        option: ShippingOptionId,
+        mut rate: ShippingRate,
+    ) -> Result<ShippingOption, StoreError> {
+        let mut s = self.lock();
+        rate.governorate_name = s
+            .governorates
+            .get(&rate.governorate_id)
+            .ok_or_else(|| StoreError::Invalid(format!("no governorate {}", rate.governorate_id)))?
+            .name
+            .clone();
+        let option = s.shipping_option_mut(option)?;
+        option
+            .rates
+            .retain(|r| r.governorate_id != rate.governorate_id);
+        option.rates.push(rate);
+        option.rates.sort_by_key(|r| r.governorate_id);
+        Ok(option.clone())
+    }
+
+    async fn shipping_options(&self) -> Result<Vec<ShippingOption>, StoreError> {
+        Ok(self.lock().shipping_options.values().cloned().collect())
+    }
+
+    async fn place_order(&self, new: NewOrder) -> Result<Order, PlaceOrderError> {
+        let mut s = self.lock();
+        if let Some(reference) = &new.external_reference {
+            if let Some(existing) = s
+                .external_references
+                .get(&(new.account_id, reference.clone()))
+            {
+                let existing = &s.orders[existing];
+                return Err(PlaceOrderError::DuplicateExternalReference {
+                    existing_id: existing.id,
+                    existing_number: existing.number.clone(),
+                });
+            }
+        }
+        if s.numbers.contains(&new.number) {
+            return Err(PlaceOrderError::NumberTaken);
+        }
+        s.reserve_stock(&new.lines, new.created_at)?;
+
+        let id = s.next_id();
+        let lines = new
+            .lines
+            .into_iter()
+            .map(|line| OrderLine {
+                id: s.next_id(),
+                variant_id: line.variant_id,
+                product_id: line.product_id,
+                title: line.title,
+                variant_label: line.variant_label,
+                quantity: line.quantity,
+                sell_price: line.sell_price,
+                profit: line.profit,
+                commission_on: line.commission_on,
+                warranties: line.warranties,
+                outcome: LineOutcome::default(),
+            })
+            .collect();
+        let order = Order {
+            id,
+            account_id: new.account_id,
+            number: new.number,
+            legacy_number: new.legacy_number,
+            external_reference: new.external_reference,
+            tracking_url: None,
+            status: new.status,
+            customer: new.customer,
+            shipping_option_id: new.shipping_option_id,
+            shipping_option_name: new.shipping_option_name,
+            store_name: new.store_name,
+            store_link: new.store_link,
+            note: new.note,
+            lines,
+            totals: new.totals,
+            timeline: vec![TimelineEntry {
+                status: new.status,
+                at: new.created_at,
+                reason: None,
+            }],
+            created_at: new.created_at,
+            updated_at: new.created_at,
+            confirmed_at: None,
+            delivered_at: None,
+        };
+        if let Some(reference) = &order.external_reference {
+            s.external_references
+                .insert((order.account_id, reference.clone()), id);
+        }
+        if let Some(scope) = &new.idempotency {
+            if let Some(record) = s.idempotency.get_mut(scope) {
+                record.order_id = Some(id);
+            }
+        }
+        s.bill_order_operation(order.account_id, new.bill_month.as_ref());
+        s.numbers.insert(order.number.clone());
+        s.orders_by_account
+            .entry(order.account_id)
+            .or_default()
+            .insert((order.created_at, id));
+        s.orders.insert(id, order.clone());
+        Ok(order)
+    }
+
+    async fn change_order_status(&self, change: StatusChange) -> Result<Order, StatusChangeError> {
+        let mut s = self.lock();
+        let order = match s.orders.get(&change.order_id) {
+            Some(o) if change.account_id.is_none_or(|a| a == o.account_id) => o,
+            _ => return Err(StatusChangeError::NotFound),
+        };
+        let current = order.status;
+        let allowed_from = change.only_from.is_empty() || change.only_from.contains(&current);
+        if !allowed_from || !current.can_move_to(change.to) {
+            return Err(StatusChangeError::NotAllowed {
+                current,
+                requested: change.to,
+            });
+        }
+        let release: Vec<(VariantId, i64)> =
+            if change.to.family() == Family::Cancelled && current.family() != Family::Cancelled {
+                order
+                    .lines
+                    .iter()
+                    .map(|l| (l.variant_id, l.quantity))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+        for (variant, quantity) in release {
+            s.adjust_stock(variant, quantity, change.at);
+        }
+        let account = s.orders[&change.order_id].account_id;
+        s.bill_order_operation(account, change.bill_month.as_ref());
+        let order = s.order_mut(change.order_id)?;
+        order.status = change.to;
+        order.updated_at = change.at;
+        order.timeline.push(TimelineEntry {
+            status: change.to,
+            at: change.at,
+            reason: change.reason,
+        });
+        match change.to {
+            OrderStatus::Confirmed => order.confirmed_at = Some(change.at),
+            OrderStatus::Delivered | OrderStatus::PartiallyDelivered => {
+                order.delivered_at = Some(change.at)
+            }
+            _ => {}
+        }
+        Ok(order.clone())
+    }
+
+    async fn set_line_outcomes(
+        &self,
+        order: OrderId,
+        outcomes: Vec<(LineId, LineOutcome)>,
+        now: DateTime<Utc>,
+    ) -> Result<Order, StoreError> {
+        let mut s = self.lock();
+        let order = s.order_mut(order)?;
+        for (line_id, _) in &outcomes {
+            if !order.lines.iter().any(|l| l.id == *line_id) {
+                return Err(StoreError::NotFound);
+            }
+        }
+        for (line_id, outcome) in outcomes {
+            if let Some(line) = order.lines.iter_mut().find(|l| l.id == line_id) {
+                line.outcome = outcome;
+            }
+        }
+        order.updated_at = now;
+        Ok(order.clone())
+    }
+
+    async fn set_tracking_url(
+        &self,
+        order: OrderId,
+        url: Option<String>,
+        now: DateTime<Utc>,
+    ) -> Result<Order, StoreError> {
+        let mut s = self.lock();
+        let order = s.order_mut(order)?;
+        order.tracking_url = url;
+        order.updated_at = now;
+        Ok(order.clone())
+    }
+
+    async fn order(
+        &self,
+        account: Option<AccountId>,
+        id: OrderId,
+    ) -> Result<Option<Order>, StoreError> {
+        let s = self.lock();
+        Ok(s.orders
+            .get(&id)
+            .filter(|o| account.is_none_or(|a| a == o.account_id))
+            .cloned())
+    }
+
+    async fn orders(
+        &self,
+        account: AccountId,
+        filter: &OrderFilter,
+        page: PageRequest,
+    ) -> Result<Page<Order>, StoreError> {
+        let s = self.lock();
+        let Some(index) = s.orders_by_account.get(&account) else {
+            return Ok(Page {
+                items: Vec::new(),
+                total: 0,
+            });
+        };
+        // Fast path for the common exact lookups.
+        if let Some(reference) = &filter.external_reference {
+            let found = s
+                .external_references
+                .get(&(account, reference.clone()))
+                .map(|id| &s.orders[id])
+                .filter(|o| o.matches(filter));
+            return Ok(paginate(found.into_iter().cloned(), page));
+        }
+        let matching = index
+            .iter()
+            .rev()
+            .map(|(_, id)| &s.orders[id])
+            .filter(|o| o.matches(filter));
+        Ok(paginate(matching.cloned(), page))
+    }
+
+    async fn earning_orders(&self, account: AccountId) -> Result<Vec<Order>, StoreError> {
+        let s = self.lock();
+        Ok(s.orders_by_account
+            .get(&account)
+            .into_iter()
+            .flatten()
+            .map(|(_, id)| &s.orders[id])
+            .filter(|o| !matches!(o.status.family(), Family::Cancelled | Family::Returned))
+            .cloned()
+            .collect())
+    }
+
+    async fn begin_idempotent(
+        &self,
+        scope: &IdempotencyScope,
+        fingerprint: &str,
+        now: DateTime<Utc>,
+        expires_before: DateTime<Utc>,
+        stale_before: DateTime<Utc>,
+    ) -> Result<IdempotencyBegin, StoreError> {
+        let mut s = self.lock();
+        if let Some(record) = s.idempotency.get_mut(scope) {
+            if record.created_at >= expires_before {
+                if record.fingerprint != fingerprint {
+                    return Ok(IdempotencyBegin::Mismatch);
+                }
+                if let Some(response) = &record.response {
+                    return Ok(IdempotencyBegin::Replay(response.clone()));
+                }
+                if record.created_at >= stale_before {
+                    return Ok(IdempotencyBegin::InFlight);
+                }
+                if let Some(order) = record.order_id {
+                    record.created_at = now;
+                    return Ok(IdempotencyBegin::Recovered(order));
+                }
+            }
+        }
+        s.idempotency.insert(
+            scope.clone(),
+            IdempotencyRecord {
+                fingerprint: fingerprint.to_owned(),
+                created_at: now,
+                order_id: None,
+                response: None,
+            },
+        );
+        Ok(IdempotencyBegin::Started)
+    }
+
+    async fn finish_idempotent(
+        &self,
+        scope: &IdempotencyScope,
+        response: StoredResponse,
+    ) -> Result<(), StoreError> {
+        let mut s = self.lock();
+        let record = s.idempotency.get_mut(scope).ok_or(StoreError::NotFound)?;
+        record.response = Some(response);
+        Ok(())
+    }
+
+    async fn abandon_idempotent(&self, scope: &IdempotencyScope) -> Result<(), StoreError> {
+        let mut s = self.lock();
+        if s.idempotency
+            .get(scope)
+            .is_some_and(|r| r.response.is_none() && r.order_id.is_none())
+        {
+            s.idempotency.remove(scope);
+        }
+        Ok(())
+    }
+
+    async fn purge_idempotency(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
+        let mut s = self.lock();
+        let count = s.idempotency.len();
+        s.idempotency.retain(|_, r| r.created_at >= before);
+        Ok((count - s.idempotency.len()) as u64)
+    }
+
+    async fn record_pulls(
+        &self,
+        account: AccountId,
+        month: &str,
+        products: &[ProductId],
+    ) -> Result<(), StoreError> {
+        let mut s = self.lock();
+        for product in products {
+            if s.pulls.insert((account, month.to_owned(), *product)) {
+                *s.pull_counts
+                    .entry((account, month.to_owned()))
+                    .or_default() += 1;
+            }
+        }
+        Ok(())
+    }
+
+    async fn meter(&self, account: AccountId, month: &str) -> Result<MeterReading, StoreError> {
+        let s = self.lock();
+        let key = (account, month.to_owned());
+        Ok(MeterReading {
+            pulled_products: s.pull_counts.get(&key).copied().unwrap_or(0),
+            order_operations: s.order_operations.get(&key).copied().unwrap_or(0),
+        })
+    }
+
+    async fn insert_withdrawal(
+        &self,
+        new: NewWithdrawal,
+        now: DateTime<Utc>,
+    ) -> Result<Withdrawal, StoreError> {
+        let mut s = self.lock();
+        if !s.accounts.contains_key(&new.account_id) {
+            return Err(StoreError::NotFound);
+        }
+        let withdrawal = Withdrawal {
+            id: s.next_id(),
+            account_id: new.account_id,
+            amount: new.amount,
+            supply_amount: new.supply_amount,
+            status: WithdrawalStatus::Pending,
+            wallet_number: new.wallet_number,
+            wallet_description: new.wallet_description,
+            notes: new.notes,
+            transfer_reference: None,
+            receipt_url: None,
+            created_at: now,
+            decided_at: None,
+        };
+        s.withdrawals.insert(withdrawal.id, withdrawal.clone());
+        Ok(withdrawal)
+    }
+
+    async fn decide_withdrawal(
+        &self,
+        id: WithdrawalId,
+        decision: WithdrawalDecision,
+        now: DateTime<Utc>,
+    ) -> Result<Withdrawal, StoreError> {
+        let mut s = self.lock();
+        let withdrawal = s.withdrawals.get_mut(&id).ok_or(StoreError::NotFound)?;
+        if withdrawal.status != WithdrawalStatus::Pending {
+            return Err(StoreError::Invalid(format!(
+                "withdrawal {id} is already decided"
+            )));
+        }
+        match decision {
+            WithdrawalDecision::Complete {
+                transfer_reference,
+                receipt_url,
+            } => {
+                withdrawal.status = WithdrawalStatus::Completed;
+                withdrawal.transfer_reference = Some(transfer_reference);
+                withdrawal.receipt_url = receipt_url;
+            }
+            WithdrawalDecision::Reject { notes } => {
+                withdrawal.status = WithdrawalStatus::Rejected;
+                if notes.is_some() {
+                    withdrawal.notes = notes;
+                }
+            }
+        }
+        withdrawal.decided_at = Some(now);
+        Ok(withdrawal.clone())
+    }
+
+    async fn withdrawals(&self, account: AccountId) -> Result<Vec<Withdrawal>, StoreError> {
+        Ok(self
+            .lock()
+            .withdrawals
+            .values()
+            .filter(|w| w.account_id == account)
+            .cloned()
+            .collect())
+    }
+}

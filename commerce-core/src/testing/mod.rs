@@ -1,0 +1,6 @@
+//! Conformance suites for [`Store`](crate::store::Store) implementations (feature `testing`).
+//!
+//! Each case is a `pub async fn` over a store; a store crate runs every case on its own store
+//! with the macros exported here, one `#[tokio::test]` per case.
+
+pub mod store_cases;

@@ -1,0 +1,1 @@
+//! Store-level conformance cases (to be written).

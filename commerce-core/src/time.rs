@@ -1,0 +1,56 @@
+//! Egypt time: rendering timestamps in `Africa/Cairo`, parsing `updated_since`, billing months.
+
+use chrono::{DateTime, Datelike, Utc};
+use chrono_tz::Africa::Cairo;
+
+/// The time zone name used on the wire.
+pub const CAIRO_TZ_NAME: &str = "Africa/Cairo";
+
+/// Renders an instant in Egypt time as `YYYY-MM-DDThh:mm:ss+hh:mm`.
+pub fn cairo_timestamp(at: DateTime<Utc>) -> String {
+    at.with_timezone(&Cairo)
+        .format("%Y-%m-%dT%H:%M:%S%:z")
+        .to_string()
+}
+
+/// Parses an ISO-8601 (RFC 3339) timestamp with any offset.
+pub fn parse_timestamp(text: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(text.trim())
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
+}
+
+/// The billing month of an instant, in Cairo time, as `YYYY-MM`.
+pub fn cairo_month(at: DateTime<Utc>) -> String {
+    let local = at.with_timezone(&Cairo);
+    format!("{:04}-{:02}", local.year(), local.month())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    #[test]
+    fn renders_summer_and_winter_offsets() {
+        let summer = Utc.with_ymd_and_hms(2026, 7, 1, 9, 0, 0).unwrap();
+        assert_eq!(cairo_timestamp(summer), "2026-07-01T12:00:00+03:00");
+        let winter = Utc.with_ymd_and_hms(2026, 12, 1, 9, 0, 0).unwrap();
+        assert_eq!(cairo_timestamp(winter), "2026-12-01T11:00:00+02:00");
+    }
+
+    #[test]
+    fn billing_month_follows_cairo_midnight() {
+        // 22:30 UTC on 31 Jan is already 1 Feb in Cairo.
+        let at = Utc.with_ymd_and_hms(2026, 1, 31, 22, 30, 0).unwrap();
+        assert_eq!(cairo_month(at), "2026-02");
+    }
+
+    #[test]
+    fn parses_any_offset() {
+        let a = parse_timestamp("2026-07-01T12:00:00+03:00").unwrap();
+        let b = parse_timestamp("2026-07-01T09:00:00Z").unwrap();
+        assert_eq!(a, b);
+        assert!(parse_timestamp("yesterday").is_none());
+    }
+}
