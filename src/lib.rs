@@ -1,1 +1,16 @@
-//! x
+//! The commerce API as a library: one dependency line for the engine, its stores and its
+//! framework adapters.
+//!
+//! - [`Engine`]: the framework-neutral engine (`handle(http::Request<Bytes>) -> http::Response<Bytes>`).
+//! - [`store`]: the `Store` trait and the in-memory store.
+//! - [`axum`] (feature `axum`, on by default): mount the engine in an axum app.
+//!
+//! See the README for the two commands that run the sandbox and the tests.
+
+pub use commerce_core::*;
+
+/// Mount the engine in an axum application (feature `axum`).
+#[cfg(feature = "axum")]
+pub mod axum {
+    pub use commerce_axum::*;
+}

@@ -1,0 +1,12 @@
+//! `GET /me`.
+
+use bytes::Bytes;
+use http::Response;
+
+use crate::engine::Ctx;
+use crate::error::ApiError;
+use crate::wire::AccountView;
+
+pub(super) fn show(ctx: &Ctx<'_>) -> Result<Response<Bytes>, ApiError> {
+    super::ok_data(&AccountView::new(&ctx.caller.account, &ctx.caller.key))
+}

@@ -1,0 +1,43 @@
+//! The handlers, one module per resource.
+
+mod catalog;
+pub(crate) mod checkout;
+mod idempotency;
+mod me;
+pub(crate) mod orders;
+mod shipping;
+mod wallet;
+
+pub use wallet::{WalletFigures, withdrawal_window};
+
+use bytes::Bytes;
+use http::{Request, Response, StatusCode};
+
+use crate::engine::Ctx;
+use crate::error::ApiError;
+use crate::routes::Endpoint;
+use crate::wire;
+
+/// Runs the handler of an endpoint for an authorised caller.
+pub(crate) async fn serve(ctx: &Ctx<'_>, endpoint: Endpoint, request: Request<Bytes>) -> Result<Response<Bytes>, ApiError> {
+    let (parts, body) = request.into_parts();
+    let query = parts.uri.query();
+    match endpoint {
+        Endpoint::Me => me::show(ctx),
+        Endpoint::Categories => catalog::categories(ctx, query).await,
+        Endpoint::Products => catalog::products(ctx, query).await,
+        Endpoint::Product(id) => catalog::product(ctx, id).await,
+        Endpoint::ShippingOptions => shipping::options(ctx).await,
+        Endpoint::ShippingQuote => shipping::quote(ctx, &body).await,
+        Endpoint::ListOrders => orders::list(ctx, query).await,
+        Endpoint::Order(id) => orders::show(ctx, id).await,
+        Endpoint::CreateOrder => orders::create(ctx, &parts.headers, &body).await,
+        Endpoint::CancelOrder(id) => orders::cancel(ctx, id, &body).await,
+        Endpoint::Wallet => wallet::show(ctx).await,
+    }
+}
+
+/// A 200 with `{"data": value}`.
+fn ok_data<T: serde::Serialize>(value: &T) -> Result<Response<Bytes>, ApiError> {
+    Ok(wire::json_response(StatusCode::OK, wire::data_body(value)))
+}

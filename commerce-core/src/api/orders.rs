@@ -1,0 +1,273 @@
+//! `GET /orders`, `GET /orders/{id}`, `POST /orders`, `POST /orders/{id}/cancel`.
+
+use bytes::Bytes;
+use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
+use http::{HeaderMap, HeaderValue, Response, StatusCode, header};
+use rand::Rng;
+use serde_json::{Map, Value};
+
+use super::checkout::{self, CheckoutRequest, Purpose};
+use super::idempotency;
+use crate::engine::Ctx;
+use crate::error::{ApiError, FieldErrors};
+use crate::input::{Fields, Query, json_object};
+use crate::messages;
+use crate::model::*;
+use crate::routes::API_PREFIX;
+use crate::store::{IdempotencyBegin, Store, PlaceOrderError, StatusChange, StatusChangeError};
+use crate::time::cairo_month;
+use crate::wire::{self, OrderView};
+
+/// The `Location` of an order.
+pub(crate) fn location(id: OrderId) -> HeaderValue {
+    HeaderValue::from_str(&format!("{API_PREFIX}/orders/{id}")).expect("digits are a valid header")
+}
+
+/// A new random order number: `EG-` and 8 characters from `A-Z0-9`.
+pub fn generate_number() -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    let mut rng = rand::rng();
+    let tail: String = (0..8).map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char).collect();
+    format!("EG-{tail}")
+}
+
+pub(super) async fn list(ctx: &Ctx<'_>, raw_query: Option<&str>) -> Result<Response<Bytes>, ApiError> {
+    let mut query = Query::parse(raw_query);
+    let page = query.page();
+    let filter = OrderFilter {
+        status: query.one_of("status", OrderStatus::parse),
+        family: query.one_of("family", Family::parse),
+        external_reference: query.string("external_reference"),
+        number: query.string("number").map(|n| normalize_order_number(&n)),
+        updated_since: query.timestamp("updated_since"),
+    };
+    query.finish()?;
+    let found = ctx.store().orders(ctx.caller.account.id, &filter, page).await?;
+    let rules = ctx.payout_rules();
+    let views: Vec<OrderView> = found.items.iter().map(|o| OrderView::new(o, rules)).collect();
+    Ok(wire::json_response(StatusCode::OK, wire::list_body(&views, page, found.total)))
+}
+
+pub(super) async fn show(ctx: &Ctx<'_>, id: OrderId) -> Result<Response<Bytes>, ApiError> {
+    let order = ctx
+        .store()
+        .order(Some(ctx.caller.account.id), id)
+        .await?
+        .ok_or_else(ApiError::not_found)?;
+    super::ok_data(&OrderView::new(&order, ctx.payout_rules()))
+}
+
+/// The order-level fields of `POST /orders`.
+pub(crate) struct OrderRequest {
+    pub(crate) external_reference: Option<String>,
+    pub(crate) full_name: String,
+    pub(crate) phone: String,
+    pub(crate) second_phone: Option<String>,
+    pub(crate) address: String,
+    pub(crate) store_name: Option<String>,
+    pub(crate) store_link: Option<String>,
+    pub(crate) note: Option<String>,
+    pub(crate) checkout: CheckoutRequest,
+    /// Number from before reference numbers (operator imports only).
+    pub(crate) legacy_number: Option<String>,
+    /// Whether the billing meter counts it (API calls).
+    pub(crate) billed: bool,
+}
+
+fn read_order(object: &Map<String, Value>) -> Result<OrderRequest, ApiError> {
+    let mut errors = FieldErrors::new();
+    let mut f = Fields::new(object, String::new(), &mut errors);
+    let external_reference = f.optional_string("external_reference", 100);
+    let full_name = f.required_string("full_name", 255);
+    let phone = f.required_phone("phone");
+    let second_phone = f.optional_phone("second_phone");
+    let address = f.required_string("address", 255);
+    let store_name = f.optional_string("store_name", 255);
+    let store_link = f.optional_url("store_link", 255);
+    let note = f.optional_string("note", 1000);
+    let checkout = checkout::read(object, Purpose::Order, &mut errors);
+    match (full_name, phone, address, checkout) {
+        (Some(full_name), Some(phone), Some(address), Some(checkout)) if errors.is_empty() => Ok(OrderRequest {
+            external_reference,
+            full_name,
+            phone,
+            second_phone,
+            address,
+            store_name,
+            store_link,
+            note,
+            checkout,
+            legacy_number: None,
+            billed: true,
+        }),
+        _ => Err(ApiError::validation(errors)),
+    }
+}
+
+fn created(order: &Order, ctx: &Ctx<'_>) -> Response<Bytes> {
+    let body = wire::data_body(&OrderView::new(order, ctx.payout_rules()));
+    let mut response = wire::json_response(StatusCode::CREATED, body);
+    response.headers_mut().insert(header::LOCATION, location(order.id));
+    response
+}
+
+fn duplicate(existing_id: OrderId, existing_number: String) -> ApiError {
+    ApiError::conflict(messages::DUPLICATE_EXTERNAL_REFERENCE)
+        .with_extra("existing_order_id", existing_id)
+        .with_extra("existing_order_number", existing_number)
+}
+
+/// `POST /orders`: every response says whether it is a replay.
+pub(super) async fn create(ctx: &Ctx<'_>, headers: &HeaderMap, body: &Bytes) -> Result<Response<Bytes>, ApiError> {
+    match create_once(ctx, headers, body).await {
+        Ok(response) => Ok(response),
+        Err(error) => Err(error.with_header(
+            http::HeaderName::from_static(idempotency::REPLAYED_HEADER),
+            HeaderValue::from_static("false"),
+        )),
+    }
+}
+
+async fn create_once(ctx: &Ctx<'_>, headers: &HeaderMap, body: &Bytes) -> Result<Response<Bytes>, ApiError> {
+    let object = json_object(body, false)?;
+    let key = idempotency::key(headers)?;
+    let request = read_order(&object)?;
+    let Some(key) = key else {
+        let mut response = register(ctx, request, None).await?;
+        idempotency::mark(&mut response, false);
+        return Ok(response);
+    };
+
+    let scope = IdempotencyScope { account_id: ctx.caller.account.id, key };
+    let fingerprint = idempotency::fingerprint("POST", "/api/v1/orders", &Value::Object(object));
+    let config = ctx.config();
+    let begin = ctx
+        .store()
+        .begin_idempotent(
+            &scope,
+            &fingerprint,
+            ctx.now,
+            ctx.now - config.idempotency_ttl,
+            ctx.now - config.idempotency_stale_after,
+        )
+        .await?;
+    let (result, replayed) = match begin {
+        IdempotencyBegin::Replay(stored) => return Ok(idempotency::replay(stored)),
+        IdempotencyBegin::Mismatch => return Err(ApiError::conflict(messages::IDEMPOTENCY_MISMATCH)),
+        IdempotencyBegin::InFlight => return Err(ApiError::conflict(messages::IDEMPOTENCY_IN_FLIGHT)),
+        IdempotencyBegin::Recovered(id) => {
+            let order = ctx.store().order(Some(scope.account_id), id).await?.ok_or_else(ApiError::server)?;
+            (Ok(created(&order, ctx)), true)
+        }
+        IdempotencyBegin::Started => (register(ctx, request, Some(scope.clone())).await, false),
+    };
+    match result {
+        Ok(mut response) => {
+            let stored = StoredResponse { status: response.status().as_u16(), body: response.body().to_vec() };
+            ctx.store().finish_idempotent(&scope, stored).await?;
+            idempotency::mark(&mut response, replayed);
+            Ok(response)
+        }
+        Err(error) => {
+            if let Err(store_error) = ctx.store().abandon_idempotent(&scope).await {
+                tracing::error!(%store_error, "could not release an idempotency key");
+            }
+            Err(error)
+        }
+    }
+}
+
+/// Checks, prices and registers an order; 201 with the order.
+async fn register(ctx: &Ctx<'_>, request: OrderRequest, idempotency: Option<IdempotencyScope>) -> Result<Response<Bytes>, ApiError> {
+    let order = place(ctx.store(), ctx.caller.account.id, request, ctx.now, ctx.config().commission_percent, idempotency).await?;
+    Ok(created(&order, ctx))
+}
+
+/// Registers an order exactly as checkout does: refuses a repeated `external_reference`,
+/// checks the lines against the catalogue, prices them, and writes the order, the stock
+/// reservation and the billing entry in one store operation. Shared by `POST /orders` and the
+/// operator API.
+pub(crate) async fn place(
+    store: &dyn Store,
+    account_id: AccountId,
+    request: OrderRequest,
+    now: DateTime<Utc>,
+    commission_percent: Decimal,
+    idempotency: Option<IdempotencyScope>,
+) -> Result<Order, ApiError> {
+    if let Some(reference) = &request.external_reference {
+        let filter = OrderFilter { external_reference: Some(reference.clone()), ..OrderFilter::default() };
+        let page = PageRequest { page: 1, per_page: 1 };
+        if let Some(existing) = store.orders(account_id, &filter, page).await?.items.into_iter().next() {
+            return Err(duplicate(existing.id, existing.number));
+        }
+    }
+    let resolved = checkout::resolve(store, &request.checkout).await?;
+    let priced = resolved.price(commission_percent);
+    let mut new = NewOrder {
+        account_id,
+        number: generate_number(),
+        legacy_number: request.legacy_number,
+        external_reference: request.external_reference,
+        status: OrderStatus::Pending,
+        customer: Customer {
+            name: request.full_name,
+            phone: request.phone,
+            second_phone: request.second_phone,
+            address: request.address,
+            governorate_id: resolved.rate.governorate_id,
+            governorate_name: resolved.rate.governorate_name.clone(),
+        },
+        shipping_option_id: resolved.option.id,
+        shipping_option_name: resolved.option.name.clone(),
+        store_name: request.store_name,
+        store_link: request.store_link,
+        note: request.note,
+        lines: resolved.order_lines(&priced),
+        totals: priced.totals,
+        created_at: now,
+        bill_month: request.billed.then(|| cairo_month(now)),
+        idempotency,
+    };
+    const NUMBER_ATTEMPTS: usize = 8;
+    for _ in 0..NUMBER_ATTEMPTS {
+        match store.place_order(new.clone()).await {
+            Ok(order) => return Ok(order),
+            Err(PlaceOrderError::NumberTaken) => new.number = generate_number(),
+            Err(PlaceOrderError::DuplicateExternalReference { existing_id, existing_number }) => {
+                return Err(duplicate(existing_id, existing_number));
+            }
+            Err(PlaceOrderError::InsufficientStock { line_index, available }) => {
+                return Err(ApiError::field(format!("lines.{line_index}.quantity"), messages::insufficient_stock(available)));
+            }
+            Err(PlaceOrderError::Store(error)) => return Err(error.into()),
+        }
+    }
+    tracing::error!("no free order number after {NUMBER_ATTEMPTS} attempts");
+    Err(ApiError::server())
+}
+
+pub(super) async fn cancel(ctx: &Ctx<'_>, id: OrderId, body: &Bytes) -> Result<Response<Bytes>, ApiError> {
+    let object = json_object(body, true)?;
+    let mut errors = FieldErrors::new();
+    let reason = Fields::new(&object, String::new(), &mut errors).optional_string("reason_note", 500);
+    if !errors.is_empty() {
+        return Err(ApiError::validation(errors));
+    }
+    let change = StatusChange {
+        account_id: Some(ctx.caller.account.id),
+        order_id: id,
+        to: OrderStatus::RejectedByMarketer,
+        only_from: vec![OrderStatus::Pending],
+        reason,
+        at: ctx.now,
+        bill_month: Some(cairo_month(ctx.now)),
+    };
+    match ctx.store().change_order_status(change).await {
+        Ok(order) => super::ok_data(&OrderView::new(&order, ctx.payout_rules())),
+        Err(StatusChangeError::NotFound) => Err(ApiError::not_found()),
+        Err(StatusChangeError::NotAllowed { .. }) => Err(ApiError::conflict(messages::NOT_CANCELLABLE)),
+        Err(StatusChangeError::Store(error)) => Err(error.into()),
+    }
+}

@@ -1,0 +1,83 @@
+//! Keys: generation, hashing, and turning an `Authorization` header into a key.
+
+use chrono::{DateTime, Utc};
+use http::HeaderMap;
+use rand::Rng;
+use rand::distr::Alphanumeric;
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use crate::error::{ApiError, ErrorCode};
+use crate::model::{ApiKey, KeyHash};
+use crate::store::Store;
+
+/// The recognisable prefix of generated keys.
+pub const KEY_PREFIX: &str = "sk_live_";
+
+/// SHA-256 of a key's plaintext: the only form a store keeps.
+pub fn hash_key(plaintext: &str) -> KeyHash {
+    Sha256::digest(plaintext.as_bytes()).into()
+}
+
+/// A new random key: the prefix and 40 alphanumeric characters (about 238 bits).
+pub fn generate_key() -> String {
+    let random: String = rand::rng()
+        .sample_iter(&Alphanumeric)
+        .take(40)
+        .map(char::from)
+        .collect();
+    format!("{KEY_PREFIX}{random}")
+}
+
+/// The bearer token of a request, if the header is `Bearer <token>`.
+pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(http::header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
+/// Finds the live key of a request: 401 when missing, unknown, revoked or expired.
+pub async fn authenticate(store: &dyn Store, headers: &HeaderMap, now: DateTime<Utc>) -> Result<ApiKey, ApiError> {
+    let unauthenticated = || ApiError::new(ErrorCode::Unauthenticated);
+    let token = bearer_token(headers).ok_or_else(unauthenticated)?;
+    let hash = hash_key(token);
+    let key = store.key_by_hash(&hash).await?.ok_or_else(unauthenticated)?;
+    // The store found the key by its hash; compare the full hash again in constant time so
+    // that no store index behaviour decides authentication on its own.
+    if !bool::from(key.hash.ct_eq(&hash)) {
+        return Err(unauthenticated());
+    }
+    if key.revoked_at.is_some() || key.expires_at.is_some_and(|at| at <= now) {
+        return Err(unauthenticated());
+    }
+    Ok(key)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::HeaderValue;
+
+    #[test]
+    fn generated_keys_are_prefixed_and_distinct() {
+        let a = generate_key();
+        let b = generate_key();
+        assert!(a.starts_with(KEY_PREFIX));
+        assert_eq!(a.len(), KEY_PREFIX.len() + 40);
+        assert_ne!(a, b);
+        assert_ne!(hash_key(&a), hash_key(&b));
+    }
+
+    #[test]
+    fn only_bearer_headers_carry_a_token() {
+        let mut h = HeaderMap::new();
+        assert_eq!(bearer_token(&h), None);
+        h.insert("authorization", HeaderValue::from_static("Bearer sk_x"));
+        assert_eq!(bearer_token(&h), Some("sk_x"));
+        h.insert("authorization", HeaderValue::from_static("Basic abc"));
+        assert_eq!(bearer_token(&h), None);
+        h.insert("authorization", HeaderValue::from_static("Bearer "));
+        assert_eq!(bearer_token(&h), None);
+    }
+}

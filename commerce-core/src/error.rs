@@ -1,0 +1,227 @@
+//! The one error type of the API, rendered in one place.
+
+use std::collections::BTreeMap;
+
+use bytes::Bytes;
+use http::{HeaderName, HeaderValue, Response, StatusCode, header};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::messages;
+
+/// The stable machine-readable error codes (spec section 7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorCode {
+    /// 401: key missing, wrong, revoked or expired.
+    Unauthenticated,
+    /// 403: account suspended, deleted or incomplete.
+    AccountInactive,
+    /// 403: request for another account type.
+    WrongSide,
+    /// 403: API access not active; carries `api_status`.
+    ApiNotEnabled,
+    /// 403: key lacks the needed ability.
+    ForbiddenAbility,
+    /// 404: unknown id, another account's id, or unknown path.
+    NotFound,
+    /// 405: path right, method wrong.
+    MethodNotAllowed,
+    /// 409: duplicate, idempotency clash, or not cancellable.
+    Conflict,
+    /// 413: body over the limit.
+    PayloadTooLarge,
+    /// 422: missing or wrong field.
+    ValidationFailed,
+    /// 429: per-minute limit exceeded.
+    RateLimited,
+    /// 500: server-side problem.
+    ServerError,
+}
+
+impl ErrorCode {
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::Unauthenticated => "unauthenticated",
+            ErrorCode::AccountInactive => "account_inactive",
+            ErrorCode::WrongSide => "wrong_side",
+            ErrorCode::ApiNotEnabled => "api_not_enabled",
+            ErrorCode::ForbiddenAbility => "forbidden_ability",
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::MethodNotAllowed => "method_not_allowed",
+            ErrorCode::Conflict => "conflict",
+            ErrorCode::PayloadTooLarge => "payload_too_large",
+            ErrorCode::ValidationFailed => "validation_failed",
+            ErrorCode::RateLimited => "rate_limited",
+            ErrorCode::ServerError => "server_error",
+        }
+    }
+
+    /// The HTTP status.
+    pub fn status(self) -> StatusCode {
+        match self {
+            ErrorCode::Unauthenticated => StatusCode::UNAUTHORIZED,
+            ErrorCode::AccountInactive
+            | ErrorCode::WrongSide
+            | ErrorCode::ApiNotEnabled
+            | ErrorCode::ForbiddenAbility => StatusCode::FORBIDDEN,
+            ErrorCode::NotFound => StatusCode::NOT_FOUND,
+            ErrorCode::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            ErrorCode::Conflict => StatusCode::CONFLICT,
+            ErrorCode::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ErrorCode::ValidationFailed => StatusCode::UNPROCESSABLE_ENTITY,
+            ErrorCode::RateLimited => StatusCode::TOO_MANY_REQUESTS,
+            ErrorCode::ServerError => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn default_message(self) -> &'static str {
+        match self {
+            ErrorCode::Unauthenticated => messages::UNAUTHENTICATED,
+            ErrorCode::AccountInactive => messages::ACCOUNT_INACTIVE,
+            ErrorCode::WrongSide => messages::WRONG_SIDE,
+            ErrorCode::ApiNotEnabled => messages::API_NOT_ENABLED,
+            ErrorCode::ForbiddenAbility => messages::FORBIDDEN_ABILITY,
+            ErrorCode::NotFound => messages::NOT_FOUND,
+            ErrorCode::MethodNotAllowed => messages::METHOD_NOT_ALLOWED,
+            ErrorCode::Conflict => messages::IDEMPOTENCY_MISMATCH,
+            ErrorCode::PayloadTooLarge => messages::PAYLOAD_TOO_LARGE,
+            ErrorCode::ValidationFailed => messages::VALIDATION_FAILED,
+            ErrorCode::RateLimited => messages::RATE_LIMITED,
+            ErrorCode::ServerError => messages::SERVER_ERROR,
+        }
+    }
+}
+
+/// Per-field messages under dotted keys (`lines.3.warranty_ids`).
+pub type FieldErrors = BTreeMap<String, Vec<String>>;
+
+/// An API error: a code, an Arabic message, optional per-field messages, extra body fields
+/// and extra headers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApiError {
+    /// Code.
+    pub code: ErrorCode,
+    /// Arabic message.
+    pub message: String,
+    /// Per-field messages (rendered only when not empty).
+    pub fields: FieldErrors,
+    /// Extra fields inside the `error` object (`api_status`, `retry_after`, ...).
+    pub extra: Map<String, Value>,
+    /// Extra headers (`Allow`, `Retry-After`).
+    pub headers: Vec<(HeaderName, HeaderValue)>,
+}
+
+impl ApiError {
+    /// An error with the code's standard message.
+    pub fn new(code: ErrorCode) -> Self {
+        Self {
+            code,
+            message: code.default_message().to_owned(),
+            fields: FieldErrors::new(),
+            extra: Map::new(),
+            headers: Vec::new(),
+        }
+    }
+
+    /// Replaces the message.
+    pub fn with_message(mut self, message: impl Into<String>) -> Self {
+        self.message = message.into();
+        self
+    }
+
+    /// Adds an extra field inside the `error` object.
+    pub fn with_extra(mut self, name: &str, value: impl Into<Value>) -> Self {
+        self.extra.insert(name.to_owned(), value.into());
+        self
+    }
+
+    /// Adds a response header.
+    pub fn with_header(mut self, name: HeaderName, value: HeaderValue) -> Self {
+        self.headers.push((name, value));
+        self
+    }
+
+    /// A 422 with per-field messages.
+    pub fn validation(fields: FieldErrors) -> Self {
+        Self {
+            fields,
+            ..Self::new(ErrorCode::ValidationFailed)
+        }
+    }
+
+    /// A 422 on one field.
+    pub fn field(name: impl Into<String>, message: impl Into<String>) -> Self {
+        let mut fields = FieldErrors::new();
+        fields.insert(name.into(), vec![message.into()]);
+        Self::validation(fields)
+    }
+
+    /// A 404 `not_found`.
+    pub fn not_found() -> Self {
+        Self::new(ErrorCode::NotFound)
+    }
+
+    /// A 409 `conflict` with a message.
+    pub fn conflict(message: &str) -> Self {
+        Self::new(ErrorCode::Conflict).with_message(message)
+    }
+
+    /// A 500 `server_error`.
+    pub fn server() -> Self {
+        Self::new(ErrorCode::ServerError)
+    }
+
+    /// Renders the error as a response.
+    pub fn into_response(self) -> Response<Bytes> {
+        #[derive(Serialize)]
+        struct Body<'a> {
+            error: Inner<'a>,
+        }
+        #[derive(Serialize)]
+        struct Inner<'a> {
+            code: &'static str,
+            message: &'a str,
+            #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+            fields: &'a FieldErrors,
+            #[serde(flatten)]
+            extra: &'a Map<String, Value>,
+        }
+        let body = serde_json::to_vec(&Body {
+            error: Inner {
+                code: self.code.as_str(),
+                message: &self.message,
+                fields: &self.fields,
+                extra: &self.extra,
+            },
+        })
+        .unwrap_or_default();
+        let mut response = crate::wire::json_response(self.code.status(), body);
+        for (name, value) in self.headers {
+            response.headers_mut().append(name, value);
+        }
+        response
+            .headers_mut()
+            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        response
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code.as_str(), self.message)?;
+        for (field, messages) in &self.fields {
+            write!(f, "; {field}: {}", messages.join(" "))?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ApiError {}
+
+impl From<crate::store::StoreError> for ApiError {
+    fn from(error: crate::store::StoreError) -> Self {
+        tracing::error!(%error, "store failure");
+        ApiError::server()
+    }
+}

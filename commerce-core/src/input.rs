@@ -1,0 +1,299 @@
+//! Parsing and validating request input: query strings and JSON bodies.
+//!
+//! Every check adds its message under the field's dotted key; a handler reads all the fields it
+//! needs, then turns the collected messages into one 422.
+
+use std::collections::HashMap;
+
+use bytes::Bytes;
+use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
+use serde_json::{Map, Value};
+
+use crate::error::{ApiError, FieldErrors};
+use crate::messages;
+use crate::model::PageRequest;
+use crate::money::parse_money_input;
+use crate::time::parse_timestamp;
+
+/// Default page size.
+pub const DEFAULT_PER_PAGE: u32 = 25;
+/// Largest page size.
+pub const MAX_PER_PAGE: u32 = 100;
+
+/// The parsed query string (the last value of a repeated parameter wins).
+#[derive(Debug, Default)]
+pub struct Query {
+    values: HashMap<String, String>,
+    errors: FieldErrors,
+}
+
+impl Query {
+    /// Parses a raw query string.
+    pub fn parse(raw: Option<&str>) -> Self {
+        let values = form_urlencoded::parse(raw.unwrap_or("").as_bytes())
+            .into_owned()
+            .collect();
+        Self { values, errors: FieldErrors::new() }
+    }
+
+    fn fail(&mut self, name: &str, message: impl Into<String>) {
+        self.errors.entry(name.to_owned()).or_default().push(message.into());
+    }
+
+    /// A non-empty string parameter.
+    pub fn string(&self, name: &str) -> Option<String> {
+        self.values.get(name).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty())
+    }
+
+    /// An integer parameter within a range.
+    pub fn integer(&mut self, name: &str, min: i64, max: i64) -> Option<i64> {
+        let raw = self.string(name)?;
+        match raw.parse::<i64>() {
+            Ok(n) if (min..=max).contains(&n) => Some(n),
+            _ => {
+                self.fail(name, messages::integer_between(min, max));
+                None
+            }
+        }
+    }
+
+    /// A timestamp parameter.
+    pub fn timestamp(&mut self, name: &str) -> Option<DateTime<Utc>> {
+        let raw = self.string(name)?;
+        let parsed = parse_timestamp(&raw);
+        if parsed.is_none() {
+            self.fail(name, messages::INVALID_TIMESTAMP);
+        }
+        parsed
+    }
+
+    /// A parameter from a fixed set of values.
+    pub fn one_of<T>(&mut self, name: &str, parse: impl Fn(&str) -> Option<T>) -> Option<T> {
+        let raw = self.string(name)?;
+        let parsed = parse(&raw);
+        if parsed.is_none() {
+            self.fail(name, messages::UNKNOWN_VALUE);
+        }
+        parsed
+    }
+
+    /// `page` and `per_page`.
+    pub fn page(&mut self) -> PageRequest {
+        let page = self.integer("page", 1, i64::from(u32::MAX)).unwrap_or(1);
+        let per_page = self
+            .integer("per_page", 1, i64::from(MAX_PER_PAGE))
+            .unwrap_or(i64::from(DEFAULT_PER_PAGE));
+        PageRequest {
+            page: page as u32,
+            per_page: per_page as u32,
+        }
+    }
+
+    /// The collected messages as a 422, if any.
+    pub fn finish(self) -> Result<(), ApiError> {
+        if self.errors.is_empty() { Ok(()) } else { Err(ApiError::validation(self.errors)) }
+    }
+}
+
+/// Parses a body that must be a JSON object (an empty body counts as `{}` when allowed).
+pub fn json_object(body: &Bytes, empty_allowed: bool) -> Result<Map<String, Value>, ApiError> {
+    if empty_allowed && body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Map::new());
+    }
+    match serde_json::from_slice::<Value>(body) {
+        Ok(Value::Object(map)) => Ok(map),
+        _ => Err(ApiError::field("body", messages::INVALID_BODY)),
+    }
+}
+
+/// Reads fields of one JSON object, collecting messages under dotted keys.
+#[derive(Debug)]
+pub struct Fields<'a> {
+    object: &'a Map<String, Value>,
+    prefix: String,
+    errors: &'a mut FieldErrors,
+}
+
+impl<'a> Fields<'a> {
+    /// Reads `object`; keys are reported as `prefix` + name.
+    pub fn new(object: &'a Map<String, Value>, prefix: String, errors: &'a mut FieldErrors) -> Self {
+        Self { object, prefix, errors }
+    }
+
+    /// The dotted key of a field.
+    pub fn key(&self, name: &str) -> String {
+        format!("{}{name}", self.prefix)
+    }
+
+    /// Adds a message on a field.
+    pub fn fail(&mut self, name: &str, message: impl Into<String>) {
+        let key = self.key(name);
+        self.errors.entry(key).or_default().push(message.into());
+    }
+
+    /// Whether a field already has a message.
+    pub fn has_error(&self, name: &str) -> bool {
+        self.errors.contains_key(&self.key(name))
+    }
+
+    /// The raw value; `null` counts as absent.
+    pub fn raw(&self, name: &str) -> Option<&'a Value> {
+        self.object.get(name).filter(|v| !v.is_null())
+    }
+
+    /// A required integer within a range.
+    pub fn required_integer(&mut self, name: &str, min: i64, max: i64) -> Option<i64> {
+        match self.raw(name) {
+            None => {
+                self.fail(name, messages::REQUIRED);
+                None
+            }
+            Some(value) => match value.as_i64() {
+                Some(n) if (min..=max).contains(&n) => Some(n),
+                Some(_) if max < i64::MAX => {
+                    self.fail(name, messages::integer_between(min, max));
+                    None
+                }
+                _ => {
+                    self.fail(name, messages::MUST_BE_INTEGER);
+                    None
+                }
+            },
+        }
+    }
+
+    /// An optional string of at most `max` characters; blank counts as absent.
+    pub fn optional_string(&mut self, name: &str, max: usize) -> Option<String> {
+        let value = self.raw(name)?;
+        let Some(text) = value.as_str() else {
+            self.fail(name, messages::MUST_BE_STRING);
+            return None;
+        };
+        let text = text.trim();
+        if text.chars().count() > max {
+            self.fail(name, messages::too_long(max));
+            return None;
+        }
+        (!text.is_empty()).then(|| text.to_owned())
+    }
+
+    /// A required, non-blank string of at most `max` characters.
+    pub fn required_string(&mut self, name: &str, max: usize) -> Option<String> {
+        let present = self.raw(name).is_some_and(|v| !v.as_str().is_some_and(|s| s.trim().is_empty()));
+        if !present {
+            self.fail(name, messages::REQUIRED);
+            return None;
+        }
+        self.optional_string(name, max)
+    }
+
+    /// An optional Egyptian mobile number, normalised to `01` + 9 digits.
+    pub fn optional_phone(&mut self, name: &str) -> Option<String> {
+        let raw = self.optional_string(name, 32)?;
+        let normalised = normalize_phone(&raw);
+        if normalised.is_none() {
+            self.fail(name, messages::INVALID_PHONE);
+        }
+        normalised
+    }
+
+    /// A required Egyptian mobile number.
+    pub fn required_phone(&mut self, name: &str) -> Option<String> {
+        if self.raw(name).is_none() {
+            self.fail(name, messages::REQUIRED);
+            return None;
+        }
+        self.optional_phone(name)
+    }
+
+    /// An optional http/https URL of at most `max` characters.
+    pub fn optional_url(&mut self, name: &str, max: usize) -> Option<String> {
+        let raw = self.optional_string(name, max)?;
+        let valid = url::Url::parse(&raw)
+            .is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some());
+        if !valid {
+            self.fail(name, messages::INVALID_URL);
+            return None;
+        }
+        Some(raw)
+    }
+
+    /// A money amount (number or numeric string, 0 or more, at most 2 decimals).
+    pub fn money(&mut self, name: &str, required: bool) -> Option<Decimal> {
+        let Some(value) = self.raw(name) else {
+            if required {
+                self.fail(name, messages::REQUIRED);
+            }
+            return None;
+        };
+        let amount = parse_money_input(value);
+        if amount.is_none() {
+            self.fail(name, messages::INVALID_MONEY);
+        }
+        amount
+    }
+
+    /// An optional array of integers of at most `max` items.
+    pub fn integer_list(&mut self, name: &str, max: usize, too_many: &str) -> Vec<i64> {
+        let Some(value) = self.raw(name) else {
+            return Vec::new();
+        };
+        let Some(items) = value.as_array() else {
+            self.fail(name, messages::MUST_BE_ARRAY);
+            return Vec::new();
+        };
+        if items.len() > max {
+            self.fail(name, too_many);
+            return Vec::new();
+        }
+        let ids: Option<Vec<i64>> = items.iter().map(Value::as_i64).collect();
+        ids.unwrap_or_else(|| {
+            self.fail(name, messages::MUST_BE_INTEGER);
+            Vec::new()
+        })
+    }
+}
+
+/// Normalises an Egyptian mobile: `+20` and `0020` prefixes become `0`; spaces and dashes are
+/// dropped; the result must be `01` followed by 9 digits.
+pub fn normalize_phone(raw: &str) -> Option<String> {
+    let compact: String = raw.chars().filter(|c| !c.is_whitespace() && *c != '-').collect();
+    let local = if let Some(rest) = compact.strip_prefix("+20") {
+        format!("0{rest}")
+    } else if let Some(rest) = compact.strip_prefix("0020") {
+        format!("0{rest}")
+    } else {
+        compact
+    };
+    let valid = local.len() == 11 && local.starts_with("01") && local.bytes().all(|b| b.is_ascii_digit());
+    valid.then_some(local)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn phones_are_normalised() {
+        assert_eq!(normalize_phone("01012345678").as_deref(), Some("01012345678"));
+        assert_eq!(normalize_phone("+201012345678").as_deref(), Some("01012345678"));
+        assert_eq!(normalize_phone("00201012345678").as_deref(), Some("01012345678"));
+        assert_eq!(normalize_phone("010 1234-5678").as_deref(), Some("01012345678"));
+        for bad in ["0101234567", "010123456789", "02012345678", "+2001012345678", "01O12345678", ""] {
+            assert_eq!(normalize_phone(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn query_rejects_bad_paging_instead_of_clamping() {
+        for raw in ["per_page=0", "per_page=101", "page=0", "page=x", "per_page=2.5"] {
+            let mut q = Query::parse(Some(raw));
+            q.page();
+            assert!(q.finish().is_err(), "{raw}");
+        }
+        let mut q = Query::parse(Some("page=2&per_page=100"));
+        assert_eq!(q.page(), PageRequest { page: 2, per_page: 100 });
+        assert!(q.finish().is_ok());
+    }
+}

@@ -1,0 +1,142 @@
+//! The message catalogue: every text a client can read, in Egyptian Arabic.
+//!
+//! Nothing else in the crate writes a client-facing sentence; codes stay English and stable.
+
+use crate::model::{OrderStatus, WithdrawalStatus};
+
+/// 401 `unauthenticated`.
+pub const UNAUTHENTICATED: &str = "مفتاح الربط مش موجود أو غلط أو اتلغى أو انتهت صلاحيته.";
+/// 403 `account_inactive`.
+pub const ACCOUNT_INACTIVE: &str = "الحساب ده موقوف أو متمسح أو لسه مكملش بياناته، فمينفعش يستخدم الربط.";
+/// 403 `wrong_side`.
+pub const WRONG_SIDE: &str = "الطلب ده مش متاح لنوع حسابك.";
+/// 403 `api_not_enabled`.
+pub const API_NOT_ENABLED: &str = "الربط مش مفعّل على حسابك. اطلب التفعيل من صفحة مفاتيح الربط واستنى موافقة الفريق.";
+/// 403 `forbidden_ability`.
+pub const FORBIDDEN_ABILITY: &str = "المفتاح ده معندوش الصلاحية المطلوبة للطلب ده.";
+/// 404 `not_found` for a record.
+pub const NOT_FOUND: &str = "اللي بتدور عليه مش موجود.";
+/// 404 `not_found` for an unknown path.
+pub const ROUTE_NOT_FOUND: &str = "المسار ده مش موجود.";
+/// 405 `method_not_allowed`.
+pub const METHOD_NOT_ALLOWED: &str = "الطريقة دي مش مسموحة على المسار ده.";
+/// 413 `payload_too_large`.
+pub const PAYLOAD_TOO_LARGE: &str = "حجم الطلب أكبر من المسموح (1 ميجابايت بحد أقصى).";
+/// 422 `validation_failed`.
+pub const VALIDATION_FAILED: &str = "في بيانات ناقصة أو مش مظبوطة، راجع الحقول.";
+/// 429 `rate_limited`.
+pub const RATE_LIMITED: &str = "عديت عدد الطلبات المسموح في الدقيقة، استنى شوية وجرب تاني.";
+/// 500 `server_error`.
+pub const SERVER_ERROR: &str = "حصلت مشكلة عندنا، جرب تاني بعد شوية.";
+/// 409 for a repeated `external_reference`.
+pub const DUPLICATE_EXTERNAL_REFERENCE: &str = "الأوردر ده متسجل قبل كده بنفس رقم الطلب بتاعك.";
+/// 409 for an `Idempotency-Key` reused with other data.
+pub const IDEMPOTENCY_MISMATCH: &str = "مفتاح منع التكرار ده اتستخدم قبل كده مع بيانات مختلفة.";
+/// 409 while the first request with the same `Idempotency-Key` is running.
+pub const IDEMPOTENCY_IN_FLIGHT: &str = "في طلب بنفس مفتاح منع التكرار لسه بيتنفذ، استنى ثواني وجرب تاني.";
+/// 409 for an order that can no longer be cancelled.
+pub const NOT_CANCELLABLE: &str = "الأوردر ده مبقاش ينفع يتلغي.";
+
+/// A required field is missing.
+pub const REQUIRED: &str = "الحقل ده مطلوب.";
+/// Not an integer.
+pub const MUST_BE_INTEGER: &str = "لازم يكون رقم صحيح.";
+/// Not a string.
+pub const MUST_BE_STRING: &str = "لازم يكون نص.";
+/// Not an array.
+pub const MUST_BE_ARRAY: &str = "لازم يكون قائمة.";
+/// Not an object.
+pub const MUST_BE_OBJECT: &str = "كل عنصر لازم يكون كائن فيه الحقول المطلوبة.";
+/// Body is not a JSON object.
+pub const INVALID_BODY: &str = "محتوى الطلب لازم يكون كائن JSON سليم.";
+/// Not an Egyptian mobile number.
+pub const INVALID_PHONE: &str = "رقم الموبايل لازم يكون مصري: يبدأ بـ 01 وبعده 9 أرقام.";
+/// Not an http/https URL.
+pub const INVALID_URL: &str = "لازم يكون رابط صحيح يبدأ بـ http أو https.";
+/// Not a money amount.
+pub const INVALID_MONEY: &str = "لازم يكون مبلغ صفر أو أكتر، وبحد أقصى رقمين بعد العلامة العشرية.";
+/// Not a timestamp.
+pub const INVALID_TIMESTAMP: &str = "لازم يكون تاريخ ووقت بصيغة ISO-8601، زي 2026-01-31T10:00:00+02:00.";
+/// Unknown enumerated value.
+pub const UNKNOWN_VALUE: &str = "القيمة دي مش من القيم المسموحة.";
+/// Lines count out of range.
+pub const LINES_COUNT: &str = "الأوردر لازم يكون فيه من 1 لـ 100 سطر.";
+/// Too many warranties on a line.
+pub const TOO_MANY_WARRANTIES: &str = "مسموح بـ 10 ضمانات بحد أقصى للسطر الواحد.";
+/// A warranty that is not the product's, or stopped.
+pub const WARRANTY_NOT_AVAILABLE: &str = "الضمان ده مش تابع للمنتج أو متوقف.";
+/// A variant that does not exist or is not sold.
+pub const VARIANT_NOT_AVAILABLE: &str = "المنتج ده مش موجود أو مش متاح للبيع دلوقتي.";
+/// A shipping option that does not exist.
+pub const SHIPPING_OPTION_NOT_FOUND: &str = "نوع الشحن ده مش موجود.";
+/// A governorate not served by the chosen option.
+pub const GOVERNORATE_NOT_SERVED: &str = "المحافظة دي مش متاحة مع نوع الشحن اللي اخترته.";
+/// A category that does not exist.
+pub const CATEGORY_NOT_FOUND: &str = "القسم ده مش موجود.";
+
+/// A string longer than allowed.
+pub fn too_long(max: usize) -> String {
+    format!("لازم ميزيدش عن {max} حرف.")
+}
+
+/// An integer outside a range.
+pub fn integer_between(min: i64, max: i64) -> String {
+    format!("لازم يكون رقم صحيح من {min} لـ {max}.")
+}
+
+/// A quantity above the stock.
+pub fn insufficient_stock(available: i64) -> String {
+    format!("الكمية المطلوبة أكبر من المتاح ({available} قطعة بس).")
+}
+
+/// The Arabic label of an order status.
+pub fn status_label(status: OrderStatus) -> &'static str {
+    match status {
+        OrderStatus::Pending => "في انتظار التأكيد",
+        OrderStatus::Confirmed => "العميل أكد الأوردر",
+        OrderStatus::Preparing => "الأوردر بيتجهز",
+        OrderStatus::Shipped => "الأوردر مع شركة الشحن",
+        OrderStatus::Delivered => "اتسلم بالكامل",
+        OrderStatus::PartiallyDelivered => "اتسلم جزء والباقي رجع",
+        OrderStatus::Returned => "الأوردر رجع بالكامل",
+        OrderStatus::RejectedByMarketer => "اتلغى من المسوّق",
+        OrderStatus::RejectedByCustomer => "العميل رفض الأوردر",
+        OrderStatus::Cancelled => "اتلغى من فريق المنصة",
+        OrderStatus::Archived => "اتأرشف",
+    }
+}
+
+/// The Arabic label of a withdrawal status.
+pub fn withdrawal_status_label(status: WithdrawalStatus) -> &'static str {
+    match status {
+        WithdrawalStatus::Pending => "قيد المراجعة",
+        WithdrawalStatus::Completed => "اتحوّل",
+        WithdrawalStatus::Rejected => "اترفض",
+    }
+}
+
+/// The note of the withdrawal window object.
+pub const WITHDRAWAL_WINDOW_NOTE: &str = "طلبات السحب بتتعمل من صفحة المحفظة بس، يومي الأحد والخميس بتوقيت القاهرة.";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::OrderStatus;
+
+    #[test]
+    fn every_status_has_an_arabic_label() {
+        for status in OrderStatus::ALL {
+            let label = status_label(*status);
+            assert!(label.chars().any(|c| ('\u{0600}'..='\u{06FF}').contains(&c)), "{status}");
+            assert!(!label.chars().any(|c| c.is_ascii_alphabetic()), "{status}");
+        }
+    }
+}
+
+/// The textual price rule of a warranty.
+pub fn warranty_price_rule(admin_fee: &str, percent: &str) -> String {
+    format!("{admin_fee} جنيه + سعر البيع × {percent} / 100")
+}
+
+/// The same warranty twice on one line.
+pub const DUPLICATE_WARRANTY: &str = "نفس الضمان متكرر في السطر ده.";
