@@ -177,7 +177,13 @@ pub async fn seed(engine: &Engine) -> Result<Sandbox, OperatorError> {
             .await?;
         featured_variants.push(variant.id);
     }
-    op.update_variant(first_variants[0], VariantPatch { price: Some(money("249.99")), ..VariantPatch::default() }).await?;
+    op.update_variant(first_variants[0], VariantPatch {
+        price: Some(money("249.99")),
+        suggested_min: Some(money("289.99")),
+        suggested_max: Some(money("369.99")),
+        available: None,
+    })
+    .await?;
     let mut featured_warranties = Vec::new();
     for (name, fee, percent, days) in [("ضمان 6 شهور", "15.00", "5", 180), ("ضمان سنة", "25.00", "8.5", 365)] {
         let warranty = op

@@ -40,7 +40,7 @@ struct IdempotencyRecord {
 
 #[derive(Debug, Default)]
 struct State {
-    last_id: i64,
+    last_ids: HashMap<&'static str, i64>,
     accounts: BTreeMap<AccountId, Account>,
     keys: BTreeMap<KeyId, ApiKey>,
     key_by_hash: HashMap<KeyHash, KeyId>,
@@ -63,10 +63,11 @@ struct State {
 }
 
 impl State {
-    /// Ids are unique across tables, which makes mix-ups visible in tests.
-    fn next_id(&mut self) -> i64 {
-        self.last_id += 1;
-        self.last_id
+    /// The next id of a table: 1, 2, 3, ... per table, as SQL sequences number them.
+    fn next_id(&mut self, table: &'static str) -> i64 {
+        let last = self.last_ids.entry(table).or_default();
+        *last += 1;
+        *last
     }
 
     fn product_mut(&mut self, id: ProductId) -> Result<&mut Product, StoreError> {
@@ -166,7 +167,7 @@ impl Store for MemoryStore {
     ) -> Result<Account, StoreError> {
         let mut s = self.lock();
         let account = Account {
-            id: s.next_id(),
+            id: s.next_id("accounts"),
             name: new.name,
             store_name: new.store_name,
             email: new.email,
@@ -210,7 +211,7 @@ impl Store for MemoryStore {
             return Err(StoreError::Invalid("key hash already stored".into()));
         }
         let key = ApiKey {
-            id: s.next_id(),
+            id: s.next_id("keys"),
             account_id: key.account_id,
             name: key.name,
             hash: key.hash,
@@ -289,7 +290,7 @@ impl Store for MemoryStore {
             }
         }
         let category = Category {
-            id: s.next_id(),
+            id: s.next_id("categories"),
             name: new.name,
             slug: new.slug,
             parent_id: new.parent_id,
@@ -327,7 +328,7 @@ impl Store for MemoryStore {
             )));
         }
         let product = Product {
-            id: s.next_id(),
+            id: s.next_id("products"),
             title: new.title,
             slug: new.slug,
             category_id: new.category_id,
@@ -366,7 +367,8 @@ impl Store for MemoryStore {
         now: DateTime<Utc>,
     ) -> Result<Variant, StoreError> {
         let mut s = self.lock();
-        let id = s.next_id();
+        s.product_mut(product)?;
+        let id = s.next_id("variants");
         let owner = s.product_mut(product)?;
         let variant = Variant {
             id,
@@ -415,7 +417,8 @@ impl Store for MemoryStore {
         now: DateTime<Utc>,
     ) -> Result<Warranty, StoreError> {
         let mut s = self.lock();
-        let id = s.next_id();
+        s.product_mut(product)?;
+        let id = s.next_id("warranties");
         let owner = s.product_mut(product)?;
         let warranty = Warranty {
             id,
@@ -497,7 +500,7 @@ impl Store for MemoryStore {
     async fn insert_governorate(&self, name: String) -> Result<Governorate, StoreError> {
         let mut s = self.lock();
         let governorate = Governorate {
-            id: s.next_id(),
+            id: s.next_id("governorates"),
             name,
         };
         s.governorates.insert(governorate.id, governorate.clone());
@@ -511,7 +514,7 @@ impl Store for MemoryStore {
     async fn insert_shipping_option(&self, name: String) -> Result<ShippingOption, StoreError> {
         let mut s = self.lock();
         let option = ShippingOption {
-            id: s.next_id(),
+            id: s.next_id("shipping_options"),
             name,
             active: true,
             rates: Vec::new(),
@@ -575,12 +578,12 @@ impl Store for MemoryStore {
         }
         s.reserve_stock(&new.lines, new.created_at)?;
 
-        let id = s.next_id();
+        let id = s.next_id("orders");
         let lines = new
             .lines
             .into_iter()
             .map(|line| OrderLine {
-                id: s.next_id(),
+                id: s.next_id("order_lines"),
                 variant_id: line.variant_id,
                 product_id: line.product_id,
                 title: line.title,
@@ -877,7 +880,7 @@ impl Store for MemoryStore {
             return Err(StoreError::NotFound);
         }
         let withdrawal = Withdrawal {
-            id: s.next_id(),
+            id: s.next_id("withdrawals"),
             account_id: new.account_id,
             amount: new.amount,
             supply_amount: new.supply_amount,
