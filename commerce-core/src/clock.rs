@@ -39,6 +39,11 @@ impl ManualClock {
         *self.now.lock().unwrap_or_else(|e| e.into_inner()) = instant;
     }
 
+    /// The instant the clock shows.
+    pub fn now_utc(&self) -> DateTime<Utc> {
+        *self.now.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// Moves the clock forward by `by`.
     pub fn advance(&self, by: Duration) {
         let mut now = self.now.lock().unwrap_or_else(|e| e.into_inner());
