@@ -25,9 +25,13 @@ fn listen_address() -> Result<SocketAddr, String> {
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--addr" => addr = Some(args.next().ok_or("--addr needs HOST:PORT")?),
-            other if other.starts_with("--addr=") => addr = Some(other["--addr=".len()..].to_owned()),
+            other if other.starts_with("--addr=") => {
+                addr = Some(other["--addr=".len()..].to_owned())
+            }
             "-h" | "--help" => {
-                println!("usage: server [--addr HOST:PORT]   (or COMMERCE_ADDR; default {DEFAULT_ADDR})");
+                println!(
+                    "usage: server [--addr HOST:PORT]   (or COMMERCE_ADDR; default {DEFAULT_ADDR})"
+                );
                 std::process::exit(0);
             }
             other => return Err(format!("unknown argument {other}")),
@@ -50,7 +54,9 @@ async fn log_request(request: Request, next: Next) -> Response {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
         .init();
     let addr = listen_address()?;
 
@@ -65,8 +71,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     for (key, what) in sandbox::DEMO_KEYS {
         println!("  {key:<22} {what}");
     }
-    println!("\nFeatured product {} (variants {:?}, warranties {:?}); standard shipping {}, Cairo {}.", fixture.featured_product, fixture.featured_variants, fixture.featured_warranties, fixture.standard_shipping, fixture.cairo);
-    println!("\nTry:\n  curl -s http://{addr}/api/v1/me -H 'Authorization: Bearer sk_demo_marketer'\n");
+    println!(
+        "\nFeatured product {} (variants {:?}, warranties {:?}); standard shipping {}, Cairo {}.",
+        fixture.featured_product,
+        fixture.featured_variants,
+        fixture.featured_warranties,
+        fixture.standard_shipping,
+        fixture.cairo
+    );
+    println!(
+        "\nTry:\n  curl -s http://{addr}/api/v1/me -H 'Authorization: Bearer sk_demo_marketer'\n"
+    );
 
     axum::serve(listener, app)
         .with_graceful_shutdown(async {

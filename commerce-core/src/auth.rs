@@ -38,11 +38,18 @@ pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
 }
 
 /// Finds the live key of a request: 401 when missing, unknown, revoked or expired.
-pub async fn authenticate(store: &dyn Store, headers: &HeaderMap, now: DateTime<Utc>) -> Result<ApiKey, ApiError> {
+pub async fn authenticate(
+    store: &dyn Store,
+    headers: &HeaderMap,
+    now: DateTime<Utc>,
+) -> Result<ApiKey, ApiError> {
     let unauthenticated = || ApiError::new(ErrorCode::Unauthenticated);
     let token = bearer_token(headers).ok_or_else(unauthenticated)?;
     let hash = hash_key(token);
-    let key = store.key_by_hash(&hash).await?.ok_or_else(unauthenticated)?;
+    let key = store
+        .key_by_hash(&hash)
+        .await?
+        .ok_or_else(unauthenticated)?;
     // The store found the key by its hash; compare the full hash again in constant time so
     // that no store index behaviour decides authentication on its own.
     if !bool::from(key.hash.ct_eq(&hash)) {

@@ -90,7 +90,9 @@ pub(crate) struct Inner {
 
 impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Engine").field("config", &self.inner.config).finish_non_exhaustive()
+        f.debug_struct("Engine")
+            .field("config", &self.inner.config)
+            .finish_non_exhaustive()
     }
 }
 
@@ -120,7 +122,10 @@ impl Ctx<'_> {
     }
 
     pub fn payout_rules(&self) -> PayoutRules {
-        PayoutRules { now: self.now, hold_days: self.config().hold_days }
+        PayoutRules {
+            now: self.now,
+            hold_days: self.config().hold_days,
+        }
     }
 }
 
@@ -137,7 +142,13 @@ impl Engine {
 
     /// An engine with its settings and clock.
     pub fn with(store: Arc<dyn Store>, config: Config, clock: Arc<dyn Clock>) -> Self {
-        Self { inner: Arc::new(Inner { store, clock, config }) }
+        Self {
+            inner: Arc::new(Inner {
+                store,
+                clock,
+                config,
+            }),
+        }
     }
 
     /// The store.
@@ -160,7 +171,10 @@ impl Engine {
     pub async fn handle(&self, request: Request<Bytes>) -> Response<Bytes> {
         let method = request.method().clone();
         let started = std::time::Instant::now();
-        let response = match AssertUnwindSafe(self.dispatch(request)).catch_unwind().await {
+        let response = match AssertUnwindSafe(self.dispatch(request))
+            .catch_unwind()
+            .await
+        {
             Ok(response) => response,
             Err(_) => {
                 tracing::error!("handler panicked");
@@ -190,8 +204,14 @@ impl Engine {
         };
         let mut response = match self.authorize(key, endpoint).await {
             Ok(caller) => {
-                let ctx = Ctx { engine: self, caller, now };
-                api::serve(&ctx, endpoint, request).await.unwrap_or_else(ApiError::into_response)
+                let ctx = Ctx {
+                    engine: self,
+                    caller,
+                    now,
+                };
+                api::serve(&ctx, endpoint, request)
+                    .await
+                    .unwrap_or_else(ApiError::into_response)
             }
             Err(error) => error.into_response(),
         };
@@ -201,18 +221,35 @@ impl Engine {
         response
     }
 
-    async fn hit_rate_limit(&self, key: &ApiKey, now: DateTime<Utc>) -> Result<RateWindow, ApiError> {
+    async fn hit_rate_limit(
+        &self,
+        key: &ApiKey,
+        now: DateTime<Utc>,
+    ) -> Result<RateWindow, ApiError> {
         let window = now.timestamp().div_euclid(60);
-        let hit = self.inner.store.hit_rate_limit(key.id, window, key.rate_limit).await?;
+        let hit = self
+            .inner
+            .store
+            .hit_rate_limit(key.id, window, key.rate_limit)
+            .await?;
         if hit.allowed {
-            return Ok(RateWindow { limit: key.rate_limit, remaining: key.rate_limit.saturating_sub(hit.used) });
+            return Ok(RateWindow {
+                limit: key.rate_limit,
+                remaining: key.rate_limit.saturating_sub(hit.used),
+            });
         }
         let retry_after = ((window + 1) * 60 - now.timestamp()).max(1);
         Err(ApiError::new(ErrorCode::RateLimited)
             .with_extra("retry_after", retry_after)
             .with_header(header::RETRY_AFTER, HeaderValue::from(retry_after))
-            .with_header("x-ratelimit-limit".parse().expect("static header name"), HeaderValue::from(key.rate_limit))
-            .with_header("x-ratelimit-remaining".parse().expect("static header name"), HeaderValue::from(0)))
+            .with_header(
+                "x-ratelimit-limit".parse().expect("static header name"),
+                HeaderValue::from(key.rate_limit),
+            )
+            .with_header(
+                "x-ratelimit-remaining".parse().expect("static header name"),
+                HeaderValue::from(0),
+            ))
     }
 
     /// Account state, API status, side and ability, in that order (decisions 8).
@@ -227,7 +264,8 @@ impl Engine {
             return Err(ApiError::new(ErrorCode::AccountInactive));
         }
         if account.api_status != ApiStatus::Approved {
-            return Err(ApiError::new(ErrorCode::ApiNotEnabled).with_extra("api_status", account.api_status.as_str()));
+            return Err(ApiError::new(ErrorCode::ApiNotEnabled)
+                .with_extra("api_status", account.api_status.as_str()));
         }
         let side_ok = match endpoint.sides() {
             Sides::All => true,

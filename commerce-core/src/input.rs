@@ -34,16 +34,25 @@ impl Query {
         let values = form_urlencoded::parse(raw.unwrap_or("").as_bytes())
             .into_owned()
             .collect();
-        Self { values, errors: FieldErrors::new() }
+        Self {
+            values,
+            errors: FieldErrors::new(),
+        }
     }
 
     fn fail(&mut self, name: &str, message: impl Into<String>) {
-        self.errors.entry(name.to_owned()).or_default().push(message.into());
+        self.errors
+            .entry(name.to_owned())
+            .or_default()
+            .push(message.into());
     }
 
     /// A non-empty string parameter.
     pub fn string(&self, name: &str) -> Option<String> {
-        self.values.get(name).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty())
+        self.values
+            .get(name)
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
     }
 
     /// An integer parameter within a range.
@@ -92,7 +101,11 @@ impl Query {
 
     /// The collected messages as a 422, if any.
     pub fn finish(self) -> Result<(), ApiError> {
-        if self.errors.is_empty() { Ok(()) } else { Err(ApiError::validation(self.errors)) }
+        if self.errors.is_empty() {
+            Ok(())
+        } else {
+            Err(ApiError::validation(self.errors))
+        }
     }
 }
 
@@ -117,8 +130,16 @@ pub struct Fields<'a> {
 
 impl<'a> Fields<'a> {
     /// Reads `object`; keys are reported as `prefix` + name.
-    pub fn new(object: &'a Map<String, Value>, prefix: String, errors: &'a mut FieldErrors) -> Self {
-        Self { object, prefix, errors }
+    pub fn new(
+        object: &'a Map<String, Value>,
+        prefix: String,
+        errors: &'a mut FieldErrors,
+    ) -> Self {
+        Self {
+            object,
+            prefix,
+            errors,
+        }
     }
 
     /// The dotted key of a field.
@@ -180,7 +201,9 @@ impl<'a> Fields<'a> {
 
     /// A required, non-blank string of at most `max` characters.
     pub fn required_string(&mut self, name: &str, max: usize) -> Option<String> {
-        let present = self.raw(name).is_some_and(|v| !v.as_str().is_some_and(|s| s.trim().is_empty()));
+        let present = self
+            .raw(name)
+            .is_some_and(|v| !v.as_str().is_some_and(|s| s.trim().is_empty()));
         if !present {
             self.fail(name, messages::REQUIRED);
             return None;
@@ -258,7 +281,10 @@ impl<'a> Fields<'a> {
 /// Normalises an Egyptian mobile: `+20` and `0020` prefixes become `0`; spaces and dashes are
 /// dropped; the result must be `01` followed by 9 digits.
 pub fn normalize_phone(raw: &str) -> Option<String> {
-    let compact: String = raw.chars().filter(|c| !c.is_whitespace() && *c != '-').collect();
+    let compact: String = raw
+        .chars()
+        .filter(|c| !c.is_whitespace() && *c != '-')
+        .collect();
     let local = if let Some(rest) = compact.strip_prefix("+20") {
         format!("0{rest}")
     } else if let Some(rest) = compact.strip_prefix("0020") {
@@ -266,7 +292,8 @@ pub fn normalize_phone(raw: &str) -> Option<String> {
     } else {
         compact
     };
-    let valid = local.len() == 11 && local.starts_with("01") && local.bytes().all(|b| b.is_ascii_digit());
+    let valid =
+        local.len() == 11 && local.starts_with("01") && local.bytes().all(|b| b.is_ascii_digit());
     valid.then_some(local)
 }
 
@@ -276,24 +303,55 @@ mod tests {
 
     #[test]
     fn phones_are_normalised() {
-        assert_eq!(normalize_phone("01012345678").as_deref(), Some("01012345678"));
-        assert_eq!(normalize_phone("+201012345678").as_deref(), Some("01012345678"));
-        assert_eq!(normalize_phone("00201012345678").as_deref(), Some("01012345678"));
-        assert_eq!(normalize_phone("010 1234-5678").as_deref(), Some("01012345678"));
-        for bad in ["0101234567", "010123456789", "02012345678", "+2001012345678", "01O12345678", ""] {
+        assert_eq!(
+            normalize_phone("01012345678").as_deref(),
+            Some("01012345678")
+        );
+        assert_eq!(
+            normalize_phone("+201012345678").as_deref(),
+            Some("01012345678")
+        );
+        assert_eq!(
+            normalize_phone("00201012345678").as_deref(),
+            Some("01012345678")
+        );
+        assert_eq!(
+            normalize_phone("010 1234-5678").as_deref(),
+            Some("01012345678")
+        );
+        for bad in [
+            "0101234567",
+            "010123456789",
+            "02012345678",
+            "+2001012345678",
+            "01O12345678",
+            "",
+        ] {
             assert_eq!(normalize_phone(bad), None, "{bad}");
         }
     }
 
     #[test]
     fn query_rejects_bad_paging_instead_of_clamping() {
-        for raw in ["per_page=0", "per_page=101", "page=0", "page=x", "per_page=2.5"] {
+        for raw in [
+            "per_page=0",
+            "per_page=101",
+            "page=0",
+            "page=x",
+            "per_page=2.5",
+        ] {
             let mut q = Query::parse(Some(raw));
             q.page();
             assert!(q.finish().is_err(), "{raw}");
         }
         let mut q = Query::parse(Some("page=2&per_page=100"));
-        assert_eq!(q.page(), PageRequest { page: 2, per_page: 100 });
+        assert_eq!(
+            q.page(),
+            PageRequest {
+                page: 2,
+                per_page: 100
+            }
+        );
         assert!(q.finish().is_ok());
     }
 }

@@ -7,11 +7,13 @@ use crate::model::{OrderStatus, WithdrawalStatus};
 /// 401 `unauthenticated`.
 pub const UNAUTHENTICATED: &str = "مفتاح الربط مش موجود أو غلط أو اتلغى أو انتهت صلاحيته.";
 /// 403 `account_inactive`.
-pub const ACCOUNT_INACTIVE: &str = "الحساب ده موقوف أو متمسح أو لسه مكملش بياناته، فمينفعش يستخدم الربط.";
+pub const ACCOUNT_INACTIVE: &str =
+    "الحساب ده موقوف أو متمسح أو لسه مكملش بياناته، فمينفعش يستخدم الربط.";
 /// 403 `wrong_side`.
 pub const WRONG_SIDE: &str = "الطلب ده مش متاح لنوع حسابك.";
 /// 403 `api_not_enabled`.
-pub const API_NOT_ENABLED: &str = "الربط مش مفعّل على حسابك. اطلب التفعيل من صفحة مفاتيح الربط واستنى موافقة الفريق.";
+pub const API_NOT_ENABLED: &str =
+    "الربط مش مفعّل على حسابك. اطلب التفعيل من صفحة مفاتيح الربط واستنى موافقة الفريق.";
 /// 403 `forbidden_ability`.
 pub const FORBIDDEN_ABILITY: &str = "المفتاح ده معندوش الصلاحية المطلوبة للطلب ده.";
 /// 404 `not_found` for a record.
@@ -33,7 +35,8 @@ pub const DUPLICATE_EXTERNAL_REFERENCE: &str = "الأوردر ده متسجل �
 /// 409 for an `Idempotency-Key` reused with other data.
 pub const IDEMPOTENCY_MISMATCH: &str = "مفتاح منع التكرار ده اتستخدم قبل كده مع بيانات مختلفة.";
 /// 409 while the first request with the same `Idempotency-Key` is running.
-pub const IDEMPOTENCY_IN_FLIGHT: &str = "في طلب بنفس مفتاح منع التكرار لسه بيتنفذ، استنى ثواني وجرب تاني.";
+pub const IDEMPOTENCY_IN_FLIGHT: &str =
+    "في طلب بنفس مفتاح منع التكرار لسه بيتنفذ، استنى ثواني وجرب تاني.";
 /// 409 for an order that can no longer be cancelled.
 pub const NOT_CANCELLABLE: &str = "الأوردر ده مبقاش ينفع يتلغي.";
 
@@ -56,7 +59,8 @@ pub const INVALID_URL: &str = "لازم يكون رابط صحيح يبدأ بـ
 /// Not a money amount.
 pub const INVALID_MONEY: &str = "لازم يكون مبلغ صفر أو أكتر، وبحد أقصى رقمين بعد العلامة العشرية.";
 /// Not a timestamp.
-pub const INVALID_TIMESTAMP: &str = "لازم يكون تاريخ ووقت بصيغة ISO-8601، زي 2026-01-31T10:00:00+02:00.";
+pub const INVALID_TIMESTAMP: &str =
+    "لازم يكون تاريخ ووقت بصيغة ISO-8601، زي 2026-01-31T10:00:00+02:00.";
 /// Unknown enumerated value.
 pub const UNKNOWN_VALUE: &str = "القيمة دي مش من القيم المسموحة.";
 /// Lines count out of range.
@@ -116,7 +120,8 @@ pub fn withdrawal_status_label(status: WithdrawalStatus) -> &'static str {
 }
 
 /// The note of the withdrawal window object.
-pub const WITHDRAWAL_WINDOW_NOTE: &str = "طلبات السحب بتتعمل من صفحة المحفظة بس، يومي الأحد والخميس بتوقيت القاهرة.";
+pub const WITHDRAWAL_WINDOW_NOTE: &str =
+    "طلبات السحب بتتعمل من صفحة المحفظة بس، يومي الأحد والخميس بتوقيت القاهرة.";
 
 #[cfg(test)]
 mod tests {
@@ -127,7 +132,12 @@ mod tests {
     fn every_status_has_an_arabic_label() {
         for status in OrderStatus::ALL {
             let label = status_label(*status);
-            assert!(label.chars().any(|c| ('\u{0600}'..='\u{06FF}').contains(&c)), "{status}");
+            assert!(
+                label
+                    .chars()
+                    .any(|c| ('\u{0600}'..='\u{06FF}').contains(&c)),
+                "{status}"
+            );
             assert!(!label.chars().any(|c| c.is_ascii_alphabetic()), "{status}");
         }
     }

@@ -58,7 +58,9 @@ impl From<StatusChangeError> for OperatorError {
     fn from(error: StatusChangeError) -> Self {
         match error {
             StatusChangeError::NotFound => OperatorError::NotFound,
-            StatusChangeError::NotAllowed { current, requested } => OperatorError::MoveNotAllowed { current, requested },
+            StatusChangeError::NotAllowed { current, requested } => {
+                OperatorError::MoveNotAllowed { current, requested }
+            }
             StatusChangeError::Store(e) => e.into(),
         }
     }
@@ -140,7 +142,9 @@ pub struct Operator {
 impl Engine {
     /// The platform's Rust API over this engine's store, clock and settings.
     pub fn operator(&self) -> Operator {
-        Operator { engine: self.clone() }
+        Operator {
+            engine: self.clone(),
+        }
     }
 }
 
@@ -161,28 +165,61 @@ impl Operator {
     }
 
     /// Suspends, deletes or reactivates an account; its keys follow at once.
-    pub async fn set_account_state(&self, id: AccountId, state: AccountState) -> OperatorResult<Account> {
-        let account = self.store().account(id).await?.ok_or(OperatorError::NotFound)?;
-        Ok(self.store().set_account_state(id, state, account.api_status).await?)
+    pub async fn set_account_state(
+        &self,
+        id: AccountId,
+        state: AccountState,
+    ) -> OperatorResult<Account> {
+        let account = self
+            .store()
+            .account(id)
+            .await?
+            .ok_or(OperatorError::NotFound)?;
+        Ok(self
+            .store()
+            .set_account_state(id, state, account.api_status)
+            .await?)
     }
 
     /// Approves, rejects, suspends or cancels API access.
-    pub async fn set_api_status(&self, id: AccountId, api_status: ApiStatus) -> OperatorResult<Account> {
-        let account = self.store().account(id).await?.ok_or(OperatorError::NotFound)?;
-        Ok(self.store().set_account_state(id, account.state, api_status).await?)
+    pub async fn set_api_status(
+        &self,
+        id: AccountId,
+        api_status: ApiStatus,
+    ) -> OperatorResult<Account> {
+        let account = self
+            .store()
+            .account(id)
+            .await?
+            .ok_or(OperatorError::NotFound)?;
+        Ok(self
+            .store()
+            .set_account_state(id, account.state, api_status)
+            .await?)
     }
 
     /// Creates a key with a fresh random plaintext, returned once.
-    pub async fn create_key(&self, account: AccountId, spec: KeySpec) -> OperatorResult<CreatedKey> {
+    pub async fn create_key(
+        &self,
+        account: AccountId,
+        spec: KeySpec,
+    ) -> OperatorResult<CreatedKey> {
         let plaintext = generate_key();
         let key = self.import_key(account, &plaintext, spec).await?;
         Ok(CreatedKey { key, plaintext })
     }
 
     /// Stores a key whose plaintext the platform already has (migrations, fixtures).
-    pub async fn import_key(&self, account: AccountId, plaintext: &str, spec: KeySpec) -> OperatorResult<ApiKey> {
+    pub async fn import_key(
+        &self,
+        account: AccountId,
+        plaintext: &str,
+        spec: KeySpec,
+    ) -> OperatorResult<ApiKey> {
         if plaintext.len() < 8 {
-            return Err(OperatorError::Invalid("a key needs at least 8 characters".into()));
+            return Err(OperatorError::Invalid(
+                "a key needs at least 8 characters".into(),
+            ));
         }
         let record = NewKeyRecord {
             account_id: account,
@@ -190,7 +227,9 @@ impl Operator {
             hash: hash_key(plaintext),
             abilities: spec.abilities,
             expires_at: spec.expires_at,
-            rate_limit: spec.rate_limit.unwrap_or(self.engine.config().default_rate_limit),
+            rate_limit: spec
+                .rate_limit
+                .unwrap_or(self.engine.config().default_rate_limit),
         };
         Ok(self.store().insert_key(record, self.now()).await?)
     }
@@ -201,8 +240,16 @@ impl Operator {
     }
 
     /// Sets a key's expiry and own per-minute limit.
-    pub async fn set_key_terms(&self, id: KeyId, expires_at: Option<DateTime<Utc>>, rate_limit: u32) -> OperatorResult<ApiKey> {
-        Ok(self.store().set_key_terms(id, expires_at, rate_limit).await?)
+    pub async fn set_key_terms(
+        &self,
+        id: KeyId,
+        expires_at: Option<DateTime<Utc>>,
+        rate_limit: u32,
+    ) -> OperatorResult<ApiKey> {
+        Ok(self
+            .store()
+            .set_key_terms(id, expires_at, rate_limit)
+            .await?)
     }
 
     // ---- catalogue ----
@@ -213,7 +260,11 @@ impl Operator {
     }
 
     /// Lists or hides a category.
-    pub async fn set_category_active(&self, id: CategoryId, active: bool) -> OperatorResult<Category> {
+    pub async fn set_category_active(
+        &self,
+        id: CategoryId,
+        active: bool,
+    ) -> OperatorResult<Category> {
         Ok(self.store().set_category_active(id, active).await?)
     }
 
@@ -224,21 +275,38 @@ impl Operator {
 
     /// Starts or stops selling a product (a stopped product is a 404 on the API).
     pub async fn set_product_active(&self, id: ProductId, active: bool) -> OperatorResult<Product> {
-        Ok(self.store().set_product_active(id, active, self.now()).await?)
+        Ok(self
+            .store()
+            .set_product_active(id, active, self.now())
+            .await?)
     }
 
     /// Adds a variant; money must be whole piastres and not negative.
-    pub async fn add_variant(&self, product: ProductId, new: NewVariant) -> OperatorResult<Variant> {
+    pub async fn add_variant(
+        &self,
+        product: ProductId,
+        new: NewVariant,
+    ) -> OperatorResult<Variant> {
         for amount in [new.price, new.suggested_min, new.suggested_max] {
             check_money(amount)?;
         }
         check_stock(new.available)?;
-        Ok(self.store().insert_variant(product, new, self.now()).await?)
+        Ok(self
+            .store()
+            .insert_variant(product, new, self.now())
+            .await?)
     }
 
     /// Changes a variant's price, suggested range or stock.
-    pub async fn update_variant(&self, id: VariantId, patch: VariantPatch) -> OperatorResult<Variant> {
-        for amount in [patch.price, patch.suggested_min, patch.suggested_max].into_iter().flatten() {
+    pub async fn update_variant(
+        &self,
+        id: VariantId,
+        patch: VariantPatch,
+    ) -> OperatorResult<Variant> {
+        for amount in [patch.price, patch.suggested_min, patch.suggested_max]
+            .into_iter()
+            .flatten()
+        {
             check_money(amount)?;
         }
         if let Some(available) = patch.available {
@@ -248,18 +316,34 @@ impl Operator {
     }
 
     /// Adds a warranty to a product.
-    pub async fn add_warranty(&self, product: ProductId, new: NewWarranty) -> OperatorResult<Warranty> {
+    pub async fn add_warranty(
+        &self,
+        product: ProductId,
+        new: NewWarranty,
+    ) -> OperatorResult<Warranty> {
         check_money(new.admin_fee)?;
         check_money(new.price_from)?;
         if new.percent.is_sign_negative() || new.percent > Decimal::ONE_HUNDRED {
-            return Err(OperatorError::Invalid("a warranty percent is between 0 and 100".into()));
+            return Err(OperatorError::Invalid(
+                "a warranty percent is between 0 and 100".into(),
+            ));
         }
-        Ok(self.store().insert_warranty(product, new, self.now()).await?)
+        Ok(self
+            .store()
+            .insert_warranty(product, new, self.now())
+            .await?)
     }
 
     /// Offers or stops a warranty.
-    pub async fn set_warranty_active(&self, id: WarrantyId, active: bool) -> OperatorResult<Warranty> {
-        Ok(self.store().set_warranty_active(id, active, self.now()).await?)
+    pub async fn set_warranty_active(
+        &self,
+        id: WarrantyId,
+        active: bool,
+    ) -> OperatorResult<Warranty> {
+        Ok(self
+            .store()
+            .set_warranty_active(id, active, self.now())
+            .await?)
     }
 
     // ---- shipping ----
@@ -275,7 +359,11 @@ impl Operator {
     }
 
     /// Offers or stops a shipping option.
-    pub async fn set_shipping_option_active(&self, id: ShippingOptionId, active: bool) -> OperatorResult<ShippingOption> {
+    pub async fn set_shipping_option_active(
+        &self,
+        id: ShippingOptionId,
+        active: bool,
+    ) -> OperatorResult<ShippingOption> {
         Ok(self.store().set_shipping_option_active(id, active).await?)
     }
 
@@ -304,15 +392,27 @@ impl Operator {
     // ---- orders ----
 
     /// Places an order for an account as the platform's own checkout, not billed.
-    pub async fn place_order(&self, account: AccountId, draft: OrderDraft) -> OperatorResult<Order> {
+    pub async fn place_order(
+        &self,
+        account: AccountId,
+        draft: OrderDraft,
+    ) -> OperatorResult<Order> {
         self.import_order(account, draft, self.now()).await
     }
 
     /// Places an order registered at `at` (imports of past orders).
-    pub async fn import_order(&self, account: AccountId, draft: OrderDraft, at: DateTime<Utc>) -> OperatorResult<Order> {
-        let phone = normalize_phone(&draft.phone).ok_or_else(|| OperatorError::Invalid("phone".into()))?;
+    pub async fn import_order(
+        &self,
+        account: AccountId,
+        draft: OrderDraft,
+        at: DateTime<Utc>,
+    ) -> OperatorResult<Order> {
+        let phone =
+            normalize_phone(&draft.phone).ok_or_else(|| OperatorError::Invalid("phone".into()))?;
         let second_phone = match draft.second_phone {
-            Some(p) => Some(normalize_phone(&p).ok_or_else(|| OperatorError::Invalid("second_phone".into()))?),
+            Some(p) => Some(
+                normalize_phone(&p).ok_or_else(|| OperatorError::Invalid("second_phone".into()))?,
+            ),
             None => None,
         };
         let request = orders::OrderRequest {
@@ -330,7 +430,12 @@ impl Operator {
                 lines: draft
                     .lines
                     .into_iter()
-                    .map(|l| LineRequest { variant_id: l.variant_id, quantity: l.quantity, profit: l.profit, warranty_ids: l.warranty_ids })
+                    .map(|l| LineRequest {
+                        variant_id: l.variant_id,
+                        quantity: l.quantity,
+                        profit: l.profit,
+                        warranty_ids: l.warranty_ids,
+                    })
                     .collect(),
             },
             legacy_number: draft.legacy_number,
@@ -344,43 +449,92 @@ impl Operator {
 
     /// One order, of any account.
     pub async fn order(&self, id: OrderId) -> OperatorResult<Order> {
-        self.store().order(None, id).await?.ok_or(OperatorError::NotFound)
+        self.store()
+            .order(None, id)
+            .await?
+            .ok_or(OperatorError::NotFound)
     }
 
     /// Moves an order along its lifecycle ([`OrderStatus::can_move_to`]), now.
-    pub async fn move_order(&self, id: OrderId, to: OrderStatus, reason: Option<String>) -> OperatorResult<Order> {
+    pub async fn move_order(
+        &self,
+        id: OrderId,
+        to: OrderStatus,
+        reason: Option<String>,
+    ) -> OperatorResult<Order> {
         self.move_order_at(id, to, reason, self.now()).await
     }
 
     /// Moves an order, dated `at` (imports and back-office corrections).
-    pub async fn move_order_at(&self, id: OrderId, to: OrderStatus, reason: Option<String>, at: DateTime<Utc>) -> OperatorResult<Order> {
-        let change = StatusChange { account_id: None, order_id: id, to, only_from: Vec::new(), reason, at, bill_month: None };
+    pub async fn move_order_at(
+        &self,
+        id: OrderId,
+        to: OrderStatus,
+        reason: Option<String>,
+        at: DateTime<Utc>,
+    ) -> OperatorResult<Order> {
+        let change = StatusChange {
+            account_id: None,
+            order_id: id,
+            to,
+            only_from: Vec::new(),
+            reason,
+            at,
+            bill_month: None,
+        };
         Ok(self.store().change_order_status(change).await?)
     }
 
     /// Records what became of lines' pieces after shipping.
-    pub async fn set_line_outcomes(&self, order: OrderId, outcomes: Vec<(LineId, LineOutcome)>) -> OperatorResult<Order> {
+    pub async fn set_line_outcomes(
+        &self,
+        order: OrderId,
+        outcomes: Vec<(LineId, LineOutcome)>,
+    ) -> OperatorResult<Order> {
         let current = self.order(order).await?;
         for (line_id, outcome) in &outcomes {
-            let line = current.lines.iter().find(|l| l.id == *line_id).ok_or(OperatorError::NotFound)?;
+            let line = current
+                .lines
+                .iter()
+                .find(|l| l.id == *line_id)
+                .ok_or(OperatorError::NotFound)?;
             let counted = outcome.delivered_quantity.unwrap_or(0)
                 + outcome.returned_quantity.unwrap_or(0)
                 + outcome.damaged_quantity
                 + outcome.lost_quantity
                 + outcome.destroyed_quantity;
-            let negative = [outcome.delivered_quantity.unwrap_or(0), outcome.returned_quantity.unwrap_or(0), outcome.damaged_quantity, outcome.lost_quantity, outcome.destroyed_quantity]
-                .iter()
-                .any(|q| *q < 0);
+            let negative = [
+                outcome.delivered_quantity.unwrap_or(0),
+                outcome.returned_quantity.unwrap_or(0),
+                outcome.damaged_quantity,
+                outcome.lost_quantity,
+                outcome.destroyed_quantity,
+            ]
+            .iter()
+            .any(|q| *q < 0);
             if negative || counted > line.quantity {
-                return Err(OperatorError::Invalid(format!("line {line_id}: outcomes exceed the {} pieces", line.quantity)));
+                return Err(OperatorError::Invalid(format!(
+                    "line {line_id}: outcomes exceed the {} pieces",
+                    line.quantity
+                )));
             }
         }
-        Ok(self.store().set_line_outcomes(order, outcomes, self.now()).await?)
+        Ok(self
+            .store()
+            .set_line_outcomes(order, outcomes, self.now())
+            .await?)
     }
 
     /// Sets the courier tracking URL.
-    pub async fn set_tracking_url(&self, order: OrderId, url: Option<String>) -> OperatorResult<Order> {
-        Ok(self.store().set_tracking_url(order, url, self.now()).await?)
+    pub async fn set_tracking_url(
+        &self,
+        order: OrderId,
+        url: Option<String>,
+    ) -> OperatorResult<Order> {
+        Ok(self
+            .store()
+            .set_tracking_url(order, url, self.now())
+            .await?)
     }
 
     // ---- wallet, withdrawals, meter ----
@@ -389,7 +543,10 @@ impl Operator {
     pub async fn wallet(&self, account: AccountId) -> OperatorResult<WalletFigures> {
         let orders = self.store().earning_orders(account).await?;
         let withdrawals = self.store().withdrawals(account).await?;
-        let rules = PayoutRules { now: self.now(), hold_days: self.engine.config().hold_days };
+        let rules = PayoutRules {
+            now: self.now(),
+            hold_days: self.engine.config().hold_days,
+        };
         Ok(WalletFigures::compute(&orders, &withdrawals, rules))
     }
 
@@ -398,7 +555,9 @@ impl Operator {
     pub async fn request_withdrawal(&self, new: NewWithdrawal) -> OperatorResult<Withdrawal> {
         check_money(new.amount)?;
         if new.amount < self.engine.config().withdrawal_minimum {
-            return Err(OperatorError::Invalid("below the withdrawal minimum".into()));
+            return Err(OperatorError::Invalid(
+                "below the withdrawal minimum".into(),
+            ));
         }
         if new.amount > self.wallet(new.account_id).await?.ready {
             return Err(OperatorError::Invalid("more than the ready balance".into()));
@@ -407,14 +566,32 @@ impl Operator {
     }
 
     /// Records a withdrawal as paid.
-    pub async fn complete_withdrawal(&self, id: WithdrawalId, transfer_reference: String, receipt_url: Option<String>) -> OperatorResult<Withdrawal> {
-        let decision = WithdrawalDecision::Complete { transfer_reference, receipt_url };
-        Ok(self.store().decide_withdrawal(id, decision, self.now()).await?)
+    pub async fn complete_withdrawal(
+        &self,
+        id: WithdrawalId,
+        transfer_reference: String,
+        receipt_url: Option<String>,
+    ) -> OperatorResult<Withdrawal> {
+        let decision = WithdrawalDecision::Complete {
+            transfer_reference,
+            receipt_url,
+        };
+        Ok(self
+            .store()
+            .decide_withdrawal(id, decision, self.now())
+            .await?)
     }
 
     /// Refuses a withdrawal.
-    pub async fn reject_withdrawal(&self, id: WithdrawalId, notes: Option<String>) -> OperatorResult<Withdrawal> {
-        Ok(self.store().decide_withdrawal(id, WithdrawalDecision::Reject { notes }, self.now()).await?)
+    pub async fn reject_withdrawal(
+        &self,
+        id: WithdrawalId,
+        notes: Option<String>,
+    ) -> OperatorResult<Withdrawal> {
+        Ok(self
+            .store()
+            .decide_withdrawal(id, WithdrawalDecision::Reject { notes }, self.now())
+            .await?)
     }
 
     /// The billing meter of an account for a month (`YYYY-MM`, Cairo time).
@@ -437,7 +614,9 @@ impl Operator {
 
 fn check_money(amount: Decimal) -> OperatorResult<()> {
     if amount.is_sign_negative() && !amount.is_zero() || round_money(amount) != amount {
-        return Err(OperatorError::Invalid(format!("{amount} is not a non-negative amount in whole piastres")));
+        return Err(OperatorError::Invalid(format!(
+            "{amount} is not a non-negative amount in whole piastres"
+        )));
     }
     Ok(())
 }

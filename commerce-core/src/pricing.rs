@@ -108,7 +108,11 @@ pub fn commission(profit: Decimal, percent: Decimal) -> Decimal {
 }
 
 /// Prices lines under shipping terms and a commission percent.
-pub fn price(lines: &[LineInput<'_>], shipping: ShippingTerms, commission_percent: Decimal) -> Priced {
+pub fn price(
+    lines: &[LineInput<'_>],
+    shipping: ShippingTerms,
+    commission_percent: Decimal,
+) -> Priced {
     let mut products = Decimal::ZERO;
     let mut warranties = Decimal::ZERO;
     let mut profit = Decimal::ZERO;
@@ -172,10 +176,23 @@ mod tests {
 
     #[test]
     fn worked_example_to_the_piastre() {
-        let warranty = [WarrantyTerms { admin_fee: d("10.00"), percent: d("5.00") }];
+        let warranty = [WarrantyTerms {
+            admin_fee: d("10.00"),
+            percent: d("5.00"),
+        }];
         let lines = [
-            LineInput { price: d("200.00"), profit: d("45.50"), quantity: 2, warranties: &warranty },
-            LineInput { price: d("99.99"), profit: d("0.01"), quantity: 3, warranties: &[] },
+            LineInput {
+                price: d("200.00"),
+                profit: d("45.50"),
+                quantity: 2,
+                warranties: &warranty,
+            },
+            LineInput {
+                price: d("99.99"),
+                profit: d("0.01"),
+                quantity: 3,
+                warranties: &[],
+            },
         ];
         let priced = price(&lines, cairo_express(), d("4"));
         let t = &priced.totals;
@@ -202,7 +219,10 @@ mod tests {
 
     #[test]
     fn example_at_500_matches_formula() {
-        assert_eq!(delivery_charge(cairo_express(), d("500.00")).to_string(), "62.00");
+        assert_eq!(
+            delivery_charge(cairo_express(), d("500.00")).to_string(),
+            "62.00"
+        );
     }
 
     fn money() -> impl Strategy<Value = Decimal> {

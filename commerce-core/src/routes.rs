@@ -84,18 +84,31 @@ fn parse_id(segment: &str) -> Option<i64> {
 pub fn resolve(method: &Method, path: &str) -> Result<Endpoint, ApiError> {
     let not_found = || ApiError::not_found().with_message(messages::ROUTE_NOT_FOUND);
     let rest = path.strip_prefix(API_PREFIX).ok_or_else(not_found)?;
-    let segments: Vec<&str> = rest.strip_prefix('/').ok_or_else(not_found)?.split('/').collect();
+    let segments: Vec<&str> = rest
+        .strip_prefix('/')
+        .ok_or_else(not_found)?
+        .split('/')
+        .collect();
     // (endpoint for GET, endpoint for POST)
     let (get, post) = match segments.as_slice() {
         ["me"] => (Some(Endpoint::Me), None),
         ["categories"] => (Some(Endpoint::Categories), None),
         ["products"] => (Some(Endpoint::Products), None),
-        ["products", id] => (Some(Endpoint::Product(parse_id(id).ok_or_else(not_found)?)), None),
+        ["products", id] => (
+            Some(Endpoint::Product(parse_id(id).ok_or_else(not_found)?)),
+            None,
+        ),
         ["shipping", "options"] => (Some(Endpoint::ShippingOptions), None),
         ["shipping", "quote"] => (None, Some(Endpoint::ShippingQuote)),
         ["orders"] => (Some(Endpoint::ListOrders), Some(Endpoint::CreateOrder)),
-        ["orders", id] => (Some(Endpoint::Order(parse_id(id).ok_or_else(not_found)?)), None),
-        ["orders", id, "cancel"] => (None, Some(Endpoint::CancelOrder(parse_id(id).ok_or_else(not_found)?))),
+        ["orders", id] => (
+            Some(Endpoint::Order(parse_id(id).ok_or_else(not_found)?)),
+            None,
+        ),
+        ["orders", id, "cancel"] => (
+            None,
+            Some(Endpoint::CancelOrder(parse_id(id).ok_or_else(not_found)?)),
+        ),
         ["wallet"] => (Some(Endpoint::Wallet), None),
         _ => return Err(not_found()),
     };
@@ -110,7 +123,8 @@ pub fn resolve(method: &Method, path: &str) -> Result<Endpoint, ApiError> {
             (Some(_), None) => "GET, HEAD",
             _ => "POST",
         };
-        ApiError::new(ErrorCode::MethodNotAllowed).with_header(header::ALLOW, HeaderValue::from_static(allow))
+        ApiError::new(ErrorCode::MethodNotAllowed)
+            .with_header(header::ALLOW, HeaderValue::from_static(allow))
     })
 }
 
@@ -121,9 +135,18 @@ mod tests {
     #[test]
     fn resolves_every_endpoint() {
         assert_eq!(resolve(&Method::GET, "/api/v1/me").unwrap(), Endpoint::Me);
-        assert_eq!(resolve(&Method::GET, "/api/v1/products/12").unwrap(), Endpoint::Product(12));
-        assert_eq!(resolve(&Method::POST, "/api/v1/orders").unwrap(), Endpoint::CreateOrder);
-        assert_eq!(resolve(&Method::POST, "/api/v1/orders/7/cancel").unwrap(), Endpoint::CancelOrder(7));
+        assert_eq!(
+            resolve(&Method::GET, "/api/v1/products/12").unwrap(),
+            Endpoint::Product(12)
+        );
+        assert_eq!(
+            resolve(&Method::POST, "/api/v1/orders").unwrap(),
+            Endpoint::CreateOrder
+        );
+        assert_eq!(
+            resolve(&Method::POST, "/api/v1/orders/7/cancel").unwrap(),
+            Endpoint::CancelOrder(7)
+        );
     }
 
     #[test]
@@ -137,8 +160,20 @@ mod tests {
 
     #[test]
     fn unknown_paths_and_bad_ids_are_404() {
-        for path in ["/api/v1/nope", "/api/v1/products/abc", "/api/v1/products/-1", "/api/v2/me", "/API/v1/me", "/api/v1/me/", "/api/v1/products/99999999999999999999"] {
-            assert_eq!(resolve(&Method::GET, path).unwrap_err().code, ErrorCode::NotFound, "{path}");
+        for path in [
+            "/api/v1/nope",
+            "/api/v1/products/abc",
+            "/api/v1/products/-1",
+            "/api/v2/me",
+            "/API/v1/me",
+            "/api/v1/me/",
+            "/api/v1/products/99999999999999999999",
+        ] {
+            assert_eq!(
+                resolve(&Method::GET, path).unwrap_err().code,
+                ErrorCode::NotFound,
+                "{path}"
+            );
         }
     }
 }

@@ -13,16 +13,37 @@ const GOVERNORATES_TSV: &str = include_str!("../data/governorates.tsv");
 
 /// The fixed demo keys: (plaintext, what it is).
 pub const DEMO_KEYS: &[(&str, &str)] = &[
-    ("sk_demo_marketer", "marketer A: catalog:read, orders:read, orders:write, wallet:read"),
+    (
+        "sk_demo_marketer",
+        "marketer A: catalog:read, orders:read, orders:write, wallet:read",
+    ),
     ("sk_demo_marketer_b", "marketer B: the same four abilities"),
     ("sk_demo_catalog_only", "marketer A: catalog:read only"),
-    ("sk_demo_expired", "marketer A: all four, expired yesterday (401)"),
+    (
+        "sk_demo_expired",
+        "marketer A: all four, expired yesterday (401)",
+    ),
     ("sk_demo_revoked", "marketer A: all four, revoked (401)"),
-    ("sk_demo_limited", "marketer A: all four, limit 5 requests per minute"),
-    ("sk_demo_supplier", "a supplier: quotes:read, quotes:write, statement:read, wallet:read"),
-    ("sk_demo_inactive", "a suspended marketer (403 account_inactive)"),
-    ("sk_demo_api_pending", "a marketer whose API access is pending (403 api_not_enabled)"),
-    ("sk_demo_bench", "marketer A: all four, limit 1,000,000 per minute, for load runs"),
+    (
+        "sk_demo_limited",
+        "marketer A: all four, limit 5 requests per minute",
+    ),
+    (
+        "sk_demo_supplier",
+        "a supplier: quotes:read, quotes:write, statement:read, wallet:read",
+    ),
+    (
+        "sk_demo_inactive",
+        "a suspended marketer (403 account_inactive)",
+    ),
+    (
+        "sk_demo_api_pending",
+        "a marketer whose API access is pending (403 api_not_enabled)",
+    ),
+    (
+        "sk_demo_bench",
+        "marketer A: all four, limit 1,000,000 per minute, for load runs",
+    ),
 ];
 
 /// Ids of the seeded records that examples and tests refer to.
@@ -72,15 +93,46 @@ fn money(text: &str) -> Decimal {
     text.parse().expect("sandbox amounts are valid")
 }
 
-const ALL_FOUR: [Ability; 4] = [Ability::CatalogRead, Ability::OrdersRead, Ability::OrdersWrite, Ability::WalletRead];
+const ALL_FOUR: [Ability; 4] = [
+    Ability::CatalogRead,
+    Ability::OrdersRead,
+    Ability::OrdersWrite,
+    Ability::WalletRead,
+];
 
 const PRODUCT_TITLES: [&str; 32] = [
-    "سماعة بلوتوث لاسلكية", "شاحن سريع 20 وات", "كابل شحن تايب سي", "جراب موبايل شفاف", "باور بانك 10000",
-    "ساعة ذكية رياضية", "حامل موبايل للعربية", "سماعة سلكية بمايك", "لمبة ليد ذكية", "ماوس لاسلكي",
-    "كيبورد بلوتوث", "فلاشة 64 جيجا", "كارت ميموري 128 جيجا", "مروحة مكتب صغيرة", "ترابيزة لابتوب",
-    "شنطة لابتوب", "سماعة رأس للألعاب", "ستاند موبايل للمكتب", "وصلة HDMI", "مشترك كهرباء 4 مخارج",
-    "إسكرينة حماية زجاج", "قلم لمس", "ميكروفون للموبايل", "رينج لايت للتصوير", "حامل ثلاثي للكاميرا",
-    "منبه ديجيتال", "ترمس قهوة", "خلاط يدوي", "مكواة بخار", "غلاية كهرباء", "ميزان مطبخ ديجيتال", "فرشاة أسنان كهربائية",
+    "سماعة بلوتوث لاسلكية",
+    "شاحن سريع 20 وات",
+    "كابل شحن تايب سي",
+    "جراب موبايل شفاف",
+    "باور بانك 10000",
+    "ساعة ذكية رياضية",
+    "حامل موبايل للعربية",
+    "سماعة سلكية بمايك",
+    "لمبة ليد ذكية",
+    "ماوس لاسلكي",
+    "كيبورد بلوتوث",
+    "فلاشة 64 جيجا",
+    "كارت ميموري 128 جيجا",
+    "مروحة مكتب صغيرة",
+    "ترابيزة لابتوب",
+    "شنطة لابتوب",
+    "سماعة رأس للألعاب",
+    "ستاند موبايل للمكتب",
+    "وصلة HDMI",
+    "مشترك كهرباء 4 مخارج",
+    "إسكرينة حماية زجاج",
+    "قلم لمس",
+    "ميكروفون للموبايل",
+    "رينج لايت للتصوير",
+    "حامل ثلاثي للكاميرا",
+    "منبه ديجيتال",
+    "ترمس قهوة",
+    "خلاط يدوي",
+    "مكواة بخار",
+    "غلاية كهرباء",
+    "ميزان مطبخ ديجيتال",
+    "فرشاة أسنان كهربائية",
 ];
 
 /// Seeds an empty store through the operator API and returns the ids it made.
@@ -89,45 +141,161 @@ pub async fn seed(engine: &Engine) -> Result<Sandbox, OperatorError> {
     let now = engine.now();
 
     // Accounts.
-    let account = |name: &str, email: &str, side: Side, state: AccountState, api_status: ApiStatus| NewAccount {
-        name: name.to_owned(),
-        store_name: (side == Side::Marketer).then(|| format!("متجر {name}")),
-        email: email.to_owned(),
-        phone: "01000000000".to_owned(),
-        side,
-        state,
-        api_status,
-    };
-    let a = op.create_account(account("أحمد", "ahmed@example.com", Side::Marketer, AccountState::Active, ApiStatus::Approved)).await?;
-    let b = op.create_account(account("منى", "mona@example.com", Side::Marketer, AccountState::Active, ApiStatus::Approved)).await?;
-    let supplier = op.create_account(account("مصنع النور", "supplier@example.com", Side::Supplier, AccountState::Active, ApiStatus::Approved)).await?;
-    let suspended = op.create_account(account("حساب موقوف", "suspended@example.com", Side::Marketer, AccountState::Suspended, ApiStatus::Approved)).await?;
-    let pending = op.create_account(account("حساب مستني", "pending@example.com", Side::Marketer, AccountState::Active, ApiStatus::Pending)).await?;
+    let account =
+        |name: &str, email: &str, side: Side, state: AccountState, api_status: ApiStatus| {
+            NewAccount {
+                name: name.to_owned(),
+                store_name: (side == Side::Marketer).then(|| format!("متجر {name}")),
+                email: email.to_owned(),
+                phone: "01000000000".to_owned(),
+                side,
+                state,
+                api_status,
+            }
+        };
+    let a = op
+        .create_account(account(
+            "أحمد",
+            "ahmed@example.com",
+            Side::Marketer,
+            AccountState::Active,
+            ApiStatus::Approved,
+        ))
+        .await?;
+    let b = op
+        .create_account(account(
+            "منى",
+            "mona@example.com",
+            Side::Marketer,
+            AccountState::Active,
+            ApiStatus::Approved,
+        ))
+        .await?;
+    let supplier = op
+        .create_account(account(
+            "مصنع النور",
+            "supplier@example.com",
+            Side::Supplier,
+            AccountState::Active,
+            ApiStatus::Approved,
+        ))
+        .await?;
+    let suspended = op
+        .create_account(account(
+            "حساب موقوف",
+            "suspended@example.com",
+            Side::Marketer,
+            AccountState::Suspended,
+            ApiStatus::Approved,
+        ))
+        .await?;
+    let pending = op
+        .create_account(account(
+            "حساب مستني",
+            "pending@example.com",
+            Side::Marketer,
+            AccountState::Active,
+            ApiStatus::Pending,
+        ))
+        .await?;
 
     // Keys.
-    let spec = |name: &str, abilities: &[Ability], expires_in: Option<Duration>, rate_limit: Option<u32>| KeySpec {
+    let spec = |name: &str,
+                abilities: &[Ability],
+                expires_in: Option<Duration>,
+                rate_limit: Option<u32>| KeySpec {
         name: name.to_owned(),
         abilities: abilities.to_vec(),
         expires_at: expires_in.map(|d| now + d),
         rate_limit,
     };
-    op.import_key(a.id, "sk_demo_marketer", spec("متجري", &ALL_FOUR, None, None)).await?;
-    op.import_key(b.id, "sk_demo_marketer_b", spec("متجر منى", &ALL_FOUR, None, None)).await?;
-    op.import_key(a.id, "sk_demo_catalog_only", spec("كتالوج بس", &[Ability::CatalogRead], None, None)).await?;
-    op.import_key(a.id, "sk_demo_expired", spec("منتهي", &ALL_FOUR, Some(Duration::days(-1)), None)).await?;
-    let revoked = op.import_key(a.id, "sk_demo_revoked", spec("ملغي", &ALL_FOUR, None, None)).await?;
+    op.import_key(
+        a.id,
+        "sk_demo_marketer",
+        spec("متجري", &ALL_FOUR, None, None),
+    )
+    .await?;
+    op.import_key(
+        b.id,
+        "sk_demo_marketer_b",
+        spec("متجر منى", &ALL_FOUR, None, None),
+    )
+    .await?;
+    op.import_key(
+        a.id,
+        "sk_demo_catalog_only",
+        spec("كتالوج بس", &[Ability::CatalogRead], None, None),
+    )
+    .await?;
+    op.import_key(
+        a.id,
+        "sk_demo_expired",
+        spec("منتهي", &ALL_FOUR, Some(Duration::days(-1)), None),
+    )
+    .await?;
+    let revoked = op
+        .import_key(a.id, "sk_demo_revoked", spec("ملغي", &ALL_FOUR, None, None))
+        .await?;
     op.revoke_key(revoked.id).await?;
-    op.import_key(a.id, "sk_demo_limited", spec("محدود", &ALL_FOUR, None, Some(5))).await?;
-    let supplier_abilities = [Ability::QuotesRead, Ability::QuotesWrite, Ability::StatementRead, Ability::WalletRead];
-    op.import_key(supplier.id, "sk_demo_supplier", spec("المورد", &supplier_abilities, None, None)).await?;
-    op.import_key(suspended.id, "sk_demo_inactive", spec("موقوف", &ALL_FOUR, None, None)).await?;
-    op.import_key(pending.id, "sk_demo_api_pending", spec("مستني", &ALL_FOUR, None, None)).await?;
-    op.import_key(a.id, "sk_demo_bench", spec("قياس الأداء", &ALL_FOUR, None, Some(1_000_000))).await?;
+    op.import_key(
+        a.id,
+        "sk_demo_limited",
+        spec("محدود", &ALL_FOUR, None, Some(5)),
+    )
+    .await?;
+    let supplier_abilities = [
+        Ability::QuotesRead,
+        Ability::QuotesWrite,
+        Ability::StatementRead,
+        Ability::WalletRead,
+    ];
+    op.import_key(
+        supplier.id,
+        "sk_demo_supplier",
+        spec("المورد", &supplier_abilities, None, None),
+    )
+    .await?;
+    op.import_key(
+        suspended.id,
+        "sk_demo_inactive",
+        spec("موقوف", &ALL_FOUR, None, None),
+    )
+    .await?;
+    op.import_key(
+        pending.id,
+        "sk_demo_api_pending",
+        spec("مستني", &ALL_FOUR, None, None),
+    )
+    .await?;
+    op.import_key(
+        a.id,
+        "sk_demo_bench",
+        spec("قياس الأداء", &ALL_FOUR, None, Some(1_000_000)),
+    )
+    .await?;
 
     // Catalogue.
-    let parent = op.create_category(NewCategory { name: "إلكترونيات".into(), slug: "electronics".into(), parent_id: None }).await?;
-    let child = op.create_category(NewCategory { name: "إكسسوارات موبايل".into(), slug: "mobile-accessories".into(), parent_id: Some(parent.id) }).await?;
-    let home = op.create_category(NewCategory { name: "أدوات منزلية".into(), slug: "home".into(), parent_id: None }).await?;
+    let parent = op
+        .create_category(NewCategory {
+            name: "إلكترونيات".into(),
+            slug: "electronics".into(),
+            parent_id: None,
+        })
+        .await?;
+    let child = op
+        .create_category(NewCategory {
+            name: "إكسسوارات موبايل".into(),
+            slug: "mobile-accessories".into(),
+            parent_id: Some(parent.id),
+        })
+        .await?;
+    let home = op
+        .create_category(NewCategory {
+            name: "أدوات منزلية".into(),
+            slug: "home".into(),
+            parent_id: None,
+        })
+        .await?;
 
     let mut product_ids = Vec::new();
     let mut first_variants = Vec::new();
@@ -143,22 +311,31 @@ pub async fn seed(engine: &Engine) -> Result<Sandbox, OperatorError> {
                 slug: format!("product-{}", index + 1),
                 category_id: category,
                 description: format!("{title}: جودة عالية وضمان من المنصة."),
-                images: vec![format!("https://cdn.example.com/products/{}/1.jpg", index + 1)],
+                images: vec![format!(
+                    "https://cdn.example.com/products/{}/1.jpg",
+                    index + 1
+                )],
                 files: Vec::new(),
                 video_url: None,
-                marketing_files_url: Some(format!("https://cdn.example.com/products/{}/marketing.zip", index + 1)),
+                marketing_files_url: Some(format!(
+                    "https://cdn.example.com/products/{}/marketing.zip",
+                    index + 1
+                )),
                 url: format!("https://shop.example.com/products/product-{}", index + 1),
             })
             .await?;
         let base = Decimal::from(50 + 15 * index as i64);
         let variant = op
-            .add_variant(product.id, NewVariant {
-                label: "اللون الأساسي".into(),
-                price: base,
-                suggested_min: base + Decimal::from(20),
-                suggested_max: base + Decimal::from(60),
-                available: 500,
-            })
+            .add_variant(
+                product.id,
+                NewVariant {
+                    label: "اللون الأساسي".into(),
+                    price: base,
+                    suggested_min: base + Decimal::from(20),
+                    suggested_max: base + Decimal::from(60),
+                    available: 500,
+                },
+            )
             .await?;
         product_ids.push(product.id);
         first_variants.push(variant.id);
@@ -167,48 +344,63 @@ pub async fn seed(engine: &Engine) -> Result<Sandbox, OperatorError> {
     let mut featured_variants = vec![first_variants[0]];
     for (label, price, available) in [("أبيض", "260.00", 40), ("أحمر", "275.50", 0)] {
         let variant = op
-            .add_variant(featured, NewVariant {
-                label: label.into(),
-                price: money(price),
-                suggested_min: money(price) + Decimal::from(40),
-                suggested_max: money(price) + Decimal::from(120),
-                available,
-            })
+            .add_variant(
+                featured,
+                NewVariant {
+                    label: label.into(),
+                    price: money(price),
+                    suggested_min: money(price) + Decimal::from(40),
+                    suggested_max: money(price) + Decimal::from(120),
+                    available,
+                },
+            )
             .await?;
         featured_variants.push(variant.id);
     }
-    op.update_variant(first_variants[0], VariantPatch {
-        price: Some(money("249.99")),
-        suggested_min: Some(money("289.99")),
-        suggested_max: Some(money("369.99")),
-        available: None,
-    })
+    op.update_variant(
+        first_variants[0],
+        VariantPatch {
+            price: Some(money("249.99")),
+            suggested_min: Some(money("289.99")),
+            suggested_max: Some(money("369.99")),
+            available: None,
+        },
+    )
     .await?;
     let mut featured_warranties = Vec::new();
-    for (name, fee, percent, days) in [("ضمان 6 شهور", "15.00", "5", 180), ("ضمان سنة", "25.00", "8.5", 365)] {
+    for (name, fee, percent, days) in [
+        ("ضمان 6 شهور", "15.00", "5", 180),
+        ("ضمان سنة", "25.00", "8.5", 365),
+    ] {
         let warranty = op
-            .add_warranty(featured, NewWarranty {
-                name: name.into(),
-                admin_fee: money(fee),
-                percent: money(percent),
-                price_from: money(fee),
-                duration_days: days,
-                terms: "الضمان بيغطي عيوب الصناعة.\nمش بيغطي الكسر أو سوء الاستخدام.".into(),
-                icon_url: None,
-            })
+            .add_warranty(
+                featured,
+                NewWarranty {
+                    name: name.into(),
+                    admin_fee: money(fee),
+                    percent: money(percent),
+                    price_from: money(fee),
+                    duration_days: days,
+                    terms: "الضمان بيغطي عيوب الصناعة.\nمش بيغطي الكسر أو سوء الاستخدام.".into(),
+                    icon_url: None,
+                },
+            )
             .await?;
         featured_warranties.push(warranty.id);
     }
     let foreign = op
-        .add_warranty(product_ids[1], NewWarranty {
-            name: "ضمان الشاحن".into(),
-            admin_fee: money("5.00"),
-            percent: money("2"),
-            price_from: money("5.00"),
-            duration_days: 90,
-            terms: "ضمان استبدال خلال 90 يوم.".into(),
-            icon_url: None,
-        })
+        .add_warranty(
+            product_ids[1],
+            NewWarranty {
+                name: "ضمان الشاحن".into(),
+                admin_fee: money("5.00"),
+                percent: money("2"),
+                price_from: money("5.00"),
+                duration_days: 90,
+                terms: "ضمان استبدال خلال 90 يوم.".into(),
+                icon_url: None,
+            },
+        )
         .await?;
     let stopped = op
         .create_product(NewProduct {
@@ -223,17 +415,36 @@ pub async fn seed(engine: &Engine) -> Result<Sandbox, OperatorError> {
             url: "https://shop.example.com/products/stopped-product".into(),
         })
         .await?;
-    op.add_variant(stopped.id, NewVariant { label: "واحد".into(), price: money("99.00"), suggested_min: money("120.00"), suggested_max: money("150.00"), available: 10 }).await?;
+    op.add_variant(
+        stopped.id,
+        NewVariant {
+            label: "واحد".into(),
+            price: money("99.00"),
+            suggested_min: money("120.00"),
+            suggested_max: money("150.00"),
+            available: 10,
+        },
+    )
+    .await?;
     op.set_product_active(stopped.id, false).await?;
 
     // Shipping.
     let mut governorates = Vec::new();
-    for line in GOVERNORATES_TSV.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
+    for line in GOVERNORATES_TSV
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
         let (english, arabic) = line.split_once('\t').unwrap_or((line, line));
         let governorate = op.create_governorate(arabic.trim()).await?;
         governorates.push((english.trim().to_owned(), governorate.id));
     }
-    let id_of = |english: &str| governorates.iter().find(|(e, _)| e == english).map(|(_, id)| *id).unwrap_or_default();
+    let id_of = |english: &str| {
+        governorates
+            .iter()
+            .find(|(e, _)| e == english)
+            .map(|(_, id)| *id)
+            .unwrap_or_default()
+    };
     let standard = op.create_shipping_option("شحن عادي").await?;
     for (index, (english, id)) in governorates.iter().enumerate() {
         let base = match english.as_str() {
@@ -241,47 +452,102 @@ pub async fn seed(engine: &Engine) -> Result<Sandbox, OperatorError> {
             "Alexandria" | "Qalyubia" => money("55.00"),
             _ => money("65.00") + Decimal::from(index as i64 % 4 * 5),
         };
-        op.set_shipping_rate(standard.id, *id, base, money("14.00"), money("1.00")).await?;
+        op.set_shipping_rate(standard.id, *id, base, money("14.00"), money("1.00"))
+            .await?;
     }
     let express = op.create_shipping_option("شحن سريع").await?;
     for english in ["Cairo", "Giza", "Alexandria"] {
-        op.set_shipping_rate(express.id, id_of(english), money("80.00"), money("14.00"), money("1.50")).await?;
+        op.set_shipping_rate(
+            express.id,
+            id_of(english),
+            money("80.00"),
+            money("14.00"),
+            money("1.50"),
+        )
+        .await?;
     }
     let cairo = id_of("Cairo");
 
     // Marketer A's orders.
-    let draft = |reference: &str, variant: VariantId, quantity: i64, profit: &str, legacy: Option<&str>| OrderDraft {
-        external_reference: Some(reference.to_owned()),
-        full_name: "محمد علي".into(),
-        phone: "+201012345678".into(),
-        second_phone: None,
-        address: "15 شارع التحرير، الدقي".into(),
-        governorate_id: cairo,
-        shipping_option_id: standard.id,
-        store_name: a.store_name.clone(),
-        store_link: Some("https://ahmed-store.example.com".into()),
-        note: None,
-        lines: vec![DraftLine { variant_id: variant, quantity, profit: money(profit), warranty_ids: Vec::new() }],
-        legacy_number: legacy.map(str::to_owned),
-    };
+    let draft =
+        |reference: &str, variant: VariantId, quantity: i64, profit: &str, legacy: Option<&str>| {
+            OrderDraft {
+                external_reference: Some(reference.to_owned()),
+                full_name: "محمد علي".into(),
+                phone: "+201012345678".into(),
+                second_phone: None,
+                address: "15 شارع التحرير، الدقي".into(),
+                governorate_id: cairo,
+                shipping_option_id: standard.id,
+                store_name: a.store_name.clone(),
+                store_link: Some("https://ahmed-store.example.com".into()),
+                note: None,
+                lines: vec![DraftLine {
+                    variant_id: variant,
+                    quantity,
+                    profit: money(profit),
+                    warranty_ids: Vec::new(),
+                }],
+                legacy_number: legacy.map(str::to_owned),
+            }
+        };
     let days_ago = |d: i64| now - Duration::days(d);
-    let legacy = op.import_order(a.id, draft("DEMO-LEGACY", first_variants[5], 1, "50.00", Some("100001")), days_ago(90)).await?;
-    op.move_order_at(legacy.id, OrderStatus::Confirmed, None, days_ago(89)).await?;
-    op.move_order_at(legacy.id, OrderStatus::Shipped, None, days_ago(88)).await?;
-    op.move_order_at(legacy.id, OrderStatus::Delivered, None, days_ago(86)).await?;
+    let legacy = op
+        .import_order(
+            a.id,
+            draft("DEMO-LEGACY", first_variants[5], 1, "50.00", Some("100001")),
+            days_ago(90),
+        )
+        .await?;
+    op.move_order_at(legacy.id, OrderStatus::Confirmed, None, days_ago(89))
+        .await?;
+    op.move_order_at(legacy.id, OrderStatus::Shipped, None, days_ago(88))
+        .await?;
+    op.move_order_at(legacy.id, OrderStatus::Delivered, None, days_ago(86))
+        .await?;
 
-    let ready = op.import_order(a.id, draft("DEMO-READY", first_variants[3], 2, "150.00", None), days_ago(30)).await?;
-    op.move_order_at(ready.id, OrderStatus::Confirmed, None, days_ago(29)).await?;
-    op.move_order_at(ready.id, OrderStatus::Shipped, None, days_ago(28)).await?;
-    op.move_order_at(ready.id, OrderStatus::Delivered, None, days_ago(20)).await?;
+    let ready = op
+        .import_order(
+            a.id,
+            draft("DEMO-READY", first_variants[3], 2, "150.00", None),
+            days_ago(30),
+        )
+        .await?;
+    op.move_order_at(ready.id, OrderStatus::Confirmed, None, days_ago(29))
+        .await?;
+    op.move_order_at(ready.id, OrderStatus::Shipped, None, days_ago(28))
+        .await?;
+    op.move_order_at(ready.id, OrderStatus::Delivered, None, days_ago(20))
+        .await?;
 
-    let held = op.import_order(a.id, draft("DEMO-HELD", first_variants[4], 3, "40.00", None), days_ago(8)).await?;
-    op.move_order_at(held.id, OrderStatus::Confirmed, None, days_ago(7)).await?;
-    op.move_order_at(held.id, OrderStatus::Shipped, None, days_ago(6)).await?;
-    op.move_order_at(held.id, OrderStatus::Delivered, None, days_ago(3)).await?;
+    let held = op
+        .import_order(
+            a.id,
+            draft("DEMO-HELD", first_variants[4], 3, "40.00", None),
+            days_ago(8),
+        )
+        .await?;
+    op.move_order_at(held.id, OrderStatus::Confirmed, None, days_ago(7))
+        .await?;
+    op.move_order_at(held.id, OrderStatus::Shipped, None, days_ago(6))
+        .await?;
+    op.move_order_at(held.id, OrderStatus::Delivered, None, days_ago(3))
+        .await?;
 
-    let confirmed = op.import_order(a.id, draft("DEMO-CONFIRMED", featured_variants[0], 1, "60.00", None), days_ago(1)).await?;
-    op.move_order_at(confirmed.id, OrderStatus::Confirmed, None, now - Duration::hours(20)).await?;
+    let confirmed = op
+        .import_order(
+            a.id,
+            draft("DEMO-CONFIRMED", featured_variants[0], 1, "60.00", None),
+            days_ago(1),
+        )
+        .await?;
+    op.move_order_at(
+        confirmed.id,
+        OrderStatus::Confirmed,
+        None,
+        now - Duration::hours(20),
+    )
+    .await?;
 
     // One paid withdrawal, so that `received` and `ready` show real figures.
     let withdrawal = op
@@ -294,7 +560,8 @@ pub async fn seed(engine: &Engine) -> Result<Sandbox, OperatorError> {
             notes: None,
         })
         .await?;
-    op.complete_withdrawal(withdrawal.id, "TRX-DEMO-1".into(), None).await?;
+    op.complete_withdrawal(withdrawal.id, "TRX-DEMO-1".into(), None)
+        .await?;
 
     Ok(Sandbox {
         marketer_a: a.id,

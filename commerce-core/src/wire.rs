@@ -240,7 +240,10 @@ impl<'a> From<&'a Warranty> for WarrantyView<'a> {
             name: &w.name,
             admin_fee: w.admin_fee,
             percent: w.percent,
-            price_rule: messages::warranty_price_rule(&money_string(w.admin_fee), &money_string(w.percent)),
+            price_rule: messages::warranty_price_rule(
+                &money_string(w.admin_fee),
+                &money_string(w.percent),
+            ),
             price_from: w.price_from,
             duration_days: w.duration_days,
             terms: &w.terms,
@@ -290,7 +293,10 @@ impl<'a> From<&'a ShippingOption> for ShippingOptionView<'a> {
                     total_due_tax_percent: Money(r.total_due_tax_percent),
                     example: Example {
                         goods: Money(example_goods),
-                        delivery_charge: Money(crate::pricing::delivery_charge(r.into(), example_goods)),
+                        delivery_charge: Money(crate::pricing::delivery_charge(
+                            r.into(),
+                            example_goods,
+                        )),
                     },
                 })
                 .collect(),
@@ -333,10 +339,14 @@ pub struct PayoutRules {
 impl PayoutRules {
     /// The payout state and ready date of an order (decisions 5).
     pub fn payout(self, order: &Order) -> (PayoutState, Option<DateTime<Utc>>) {
-        let ready_at = order.delivered_at.map(|d| d + Duration::days(self.hold_days));
+        let ready_at = order
+            .delivered_at
+            .map(|d| d + Duration::days(self.hold_days));
         let state = match (order.status.family(), ready_at) {
             (Family::Pending | Family::Confirmed | Family::Shipping, _) => PayoutState::Expected,
-            (Family::Delivered | Family::Archived, Some(ready)) if self.now < ready => PayoutState::Held,
+            (Family::Delivered | Family::Archived, Some(ready)) if self.now < ready => {
+                PayoutState::Held
+            }
             (Family::Delivered | Family::Archived, Some(_)) => PayoutState::Ready,
             _ => PayoutState::None,
         };

@@ -13,13 +13,22 @@ use crate::model::{Category, CategoryId, Product, ProductFilter};
 use crate::time::cairo_month;
 use crate::wire::{self, CategoryView, ProductView};
 
-pub(super) async fn categories(ctx: &Ctx<'_>, raw_query: Option<&str>) -> Result<Response<Bytes>, ApiError> {
+pub(super) async fn categories(
+    ctx: &Ctx<'_>,
+    raw_query: Option<&str>,
+) -> Result<Response<Bytes>, ApiError> {
     let mut query = Query::parse(raw_query);
     let page = query.page();
     query.finish()?;
     let all = ctx.store().all_categories().await?;
-    let active: Vec<CategoryView> = all.iter().filter(|c| c.active).map(CategoryView::from).collect();
-    let start = usize::try_from(page.offset()).unwrap_or(usize::MAX).min(active.len());
+    let active: Vec<CategoryView> = all
+        .iter()
+        .filter(|c| c.active)
+        .map(CategoryView::from)
+        .collect();
+    let start = usize::try_from(page.offset())
+        .unwrap_or(usize::MAX)
+        .min(active.len());
     let end = (start + page.per_page as usize).min(active.len());
     let body = wire::list_body(&active[start..end], page, active.len() as u64);
     Ok(wire::json_response(StatusCode::OK, body))
@@ -31,7 +40,11 @@ fn category_tree(all: &[Category], root: CategoryId) -> Vec<CategoryId> {
     let mut index = 0;
     while index < ids.len() {
         let parent = ids[index];
-        ids.extend(all.iter().filter(|c| c.active && c.parent_id == Some(parent)).map(|c| c.id));
+        ids.extend(
+            all.iter()
+                .filter(|c| c.active && c.parent_id == Some(parent))
+                .map(|c| c.id),
+        );
         index += 1;
     }
     ids
@@ -42,7 +55,10 @@ fn category_names(all: &[Category]) -> HashMap<CategoryId, &str> {
 }
 
 fn view<'a>(product: &'a Product, names: &HashMap<CategoryId, &'a str>) -> ProductView<'a> {
-    ProductView::new(product, names.get(&product.category_id).copied().unwrap_or_default())
+    ProductView::new(
+        product,
+        names.get(&product.category_id).copied().unwrap_or_default(),
+    )
 }
 
 /// Records the products a billed catalogue call returned (decisions 11).
@@ -50,11 +66,16 @@ pub(super) async fn bill_pulls(ctx: &Ctx<'_>, products: &[i64]) -> Result<(), Ap
     if products.is_empty() {
         return Ok(());
     }
-    ctx.store().record_pulls(ctx.caller.account.id, &cairo_month(ctx.now), products).await?;
+    ctx.store()
+        .record_pulls(ctx.caller.account.id, &cairo_month(ctx.now), products)
+        .await?;
     Ok(())
 }
 
-pub(super) async fn products(ctx: &Ctx<'_>, raw_query: Option<&str>) -> Result<Response<Bytes>, ApiError> {
+pub(super) async fn products(
+    ctx: &Ctx<'_>,
+    raw_query: Option<&str>,
+) -> Result<Response<Bytes>, ApiError> {
     let mut query = Query::parse(raw_query);
     let page = query.page();
     let category_id = query.integer("category_id", 1, i64::MAX);
@@ -64,21 +85,35 @@ pub(super) async fn products(ctx: &Ctx<'_>, raw_query: Option<&str>) -> Result<R
 
     let categories = ctx.store().all_categories().await?;
     let category_ids = match category_id {
-        Some(id) if categories.iter().any(|c| c.id == id && c.active) => Some(category_tree(&categories, id)),
+        Some(id) if categories.iter().any(|c| c.id == id && c.active) => {
+            Some(category_tree(&categories, id))
+        }
         Some(_) => return Err(ApiError::field("category_id", messages::CATEGORY_NOT_FOUND)),
         None => None,
     };
-    let filter = ProductFilter { category_ids, query: search, updated_since };
+    let filter = ProductFilter {
+        category_ids,
+        query: search,
+        updated_since,
+    };
     let found = ctx.store().products(&filter, page).await?;
     let ids: Vec<i64> = found.items.iter().map(|p| p.id).collect();
     bill_pulls(ctx, &ids).await?;
     let names = category_names(&categories);
     let views: Vec<ProductView> = found.items.iter().map(|p| view(p, &names)).collect();
-    Ok(wire::json_response(StatusCode::OK, wire::list_body(&views, page, found.total)))
+    Ok(wire::json_response(
+        StatusCode::OK,
+        wire::list_body(&views, page, found.total),
+    ))
 }
 
 pub(super) async fn product(ctx: &Ctx<'_>, id: i64) -> Result<Response<Bytes>, ApiError> {
-    let product = ctx.store().product(id).await?.filter(|p| p.active).ok_or_else(ApiError::not_found)?;
+    let product = ctx
+        .store()
+        .product(id)
+        .await?
+        .filter(|p| p.active)
+        .ok_or_else(ApiError::not_found)?;
     let categories = ctx.store().all_categories().await?;
     bill_pulls(ctx, &[product.id]).await?;
     super::ok_data(&view(&product, &category_names(&categories)))

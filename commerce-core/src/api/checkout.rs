@@ -6,12 +6,12 @@ use std::collections::{HashMap, HashSet};
 use rust_decimal::Decimal;
 use serde_json::{Map, Value};
 
-use crate::store::Store;
 use crate::error::{ApiError, FieldErrors};
 use crate::input::Fields;
 use crate::messages;
 use crate::model::{LineWarranty, NewOrderLine, ShippingOption, ShippingRate, Variant, Warranty};
 use crate::pricing::{self, LineInput, Priced, WarrantyTerms};
+use crate::store::Store;
 
 /// Most lines in one order or quote.
 pub const MAX_LINES: usize = 100;
@@ -43,7 +43,11 @@ pub(crate) struct CheckoutRequest {
 }
 
 /// Reads `shipping_option_id`, `governorate_id` and `lines`, adding messages to `errors`.
-pub(crate) fn read(object: &Map<String, Value>, purpose: Purpose, errors: &mut FieldErrors) -> Option<CheckoutRequest> {
+pub(crate) fn read(
+    object: &Map<String, Value>,
+    purpose: Purpose,
+    errors: &mut FieldErrors,
+) -> Option<CheckoutRequest> {
     let mut fields = Fields::new(object, String::new(), errors);
     let shipping_option_id = fields.required_integer("shipping_option_id", 1, i64::MAX);
     let governorate_id = fields.required_integer("governorate_id", 1, i64::MAX);
@@ -70,12 +74,19 @@ pub(crate) fn read(object: &Map<String, Value>, purpose: Purpose, errors: &mut F
     })
 }
 
-fn read_lines(items: &[Value], purpose: Purpose, errors: &mut FieldErrors) -> Option<Vec<LineRequest>> {
+fn read_lines(
+    items: &[Value],
+    purpose: Purpose,
+    errors: &mut FieldErrors,
+) -> Option<Vec<LineRequest>> {
     let mut lines = Vec::with_capacity(items.len());
     let mut complete = true;
     for (index, item) in items.iter().enumerate() {
         let Some(object) = item.as_object() else {
-            errors.entry(format!("lines.{index}")).or_default().push(messages::MUST_BE_OBJECT.into());
+            errors
+                .entry(format!("lines.{index}"))
+                .or_default()
+                .push(messages::MUST_BE_OBJECT.into());
             complete = false;
             continue;
         };
@@ -83,8 +94,13 @@ fn read_lines(items: &[Value], purpose: Purpose, errors: &mut FieldErrors) -> Op
         let variant_id = fields.required_integer("variant_id", 1, i64::MAX);
         let quantity = fields.required_integer("quantity", 1, MAX_QUANTITY);
         let profit = fields.money("profit", purpose == Purpose::Order);
-        let profit_ok = profit.is_some() || (purpose == Purpose::Quote && fields.raw("profit").is_none());
-        let warranty_ids = fields.integer_list("warranty_ids", MAX_WARRANTIES, messages::TOO_MANY_WARRANTIES);
+        let profit_ok =
+            profit.is_some() || (purpose == Purpose::Quote && fields.raw("profit").is_none());
+        let warranty_ids = fields.integer_list(
+            "warranty_ids",
+            MAX_WARRANTIES,
+            messages::TOO_MANY_WARRANTIES,
+        );
         let warranties_ok = !fields.has_error("warranty_ids");
         match (variant_id, quantity, profit_ok && warranties_ok) {
             (Some(variant_id), Some(quantity), true) => lines.push(LineRequest {
@@ -100,7 +116,10 @@ fn read_lines(items: &[Value], purpose: Purpose, errors: &mut FieldErrors) -> Op
 }
 
 /// Reads and validates, failing with a 422 on any message.
-pub(crate) fn parse(object: &Map<String, Value>, purpose: Purpose) -> Result<CheckoutRequest, ApiError> {
+pub(crate) fn parse(
+    object: &Map<String, Value>,
+    purpose: Purpose,
+) -> Result<CheckoutRequest, ApiError> {
     let mut errors = FieldErrors::new();
     let request = read(object, purpose, &mut errors);
     match request {
@@ -128,21 +147,32 @@ pub(crate) struct Resolved {
 
 /// Checks the shipping choice, every variant (sold now), every warranty (the product's and
 /// offered now) and the stock (lines of one variant add up). Any failure is a 422 naming the field.
-pub(crate) async fn resolve(store: &dyn Store, request: &CheckoutRequest) -> Result<Resolved, ApiError> {
+pub(crate) async fn resolve(
+    store: &dyn Store,
+    request: &CheckoutRequest,
+) -> Result<Resolved, ApiError> {
     let mut errors = FieldErrors::new();
     let mut fail = |key: String, message: String| errors.entry(key).or_default().push(message);
 
     let options = store.shipping_options().await?;
-    let option = options.into_iter().find(|o| o.id == request.shipping_option_id && o.active);
+    let option = options
+        .into_iter()
+        .find(|o| o.id == request.shipping_option_id && o.active);
     let rate = match &option {
         None => {
-            fail("shipping_option_id".into(), messages::SHIPPING_OPTION_NOT_FOUND.into());
+            fail(
+                "shipping_option_id".into(),
+                messages::SHIPPING_OPTION_NOT_FOUND.into(),
+            );
             None
         }
         Some(option) => {
             let rate = option.rate(request.governorate_id).cloned();
             if rate.is_none() {
-                fail("governorate_id".into(), messages::GOVERNORATE_NOT_SERVED.into());
+                fail(
+                    "governorate_id".into(),
+                    messages::GOVERNORATE_NOT_SERVED.into(),
+                );
             }
             rate
         }
@@ -154,29 +184,44 @@ pub(crate) async fn resolve(store: &dyn Store, request: &CheckoutRequest) -> Res
     let mut lines = Vec::with_capacity(request.lines.len());
     for (index, line) in request.lines.iter().enumerate() {
         let found = products.iter().filter(|p| p.active).find_map(|p| {
-            p.variants.iter().find(|v| v.id == line.variant_id).map(|v| (p, v))
+            p.variants
+                .iter()
+                .find(|v| v.id == line.variant_id)
+                .map(|v| (p, v))
         });
         let Some((product, variant)) = found else {
-            fail(format!("lines.{index}.variant_id"), messages::VARIANT_NOT_AVAILABLE.into());
+            fail(
+                format!("lines.{index}.variant_id"),
+                messages::VARIANT_NOT_AVAILABLE.into(),
+            );
             continue;
         };
         let mut warranties = Vec::with_capacity(line.warranty_ids.len());
         let mut seen = HashSet::new();
         for id in &line.warranty_ids {
             if !seen.insert(*id) {
-                fail(format!("lines.{index}.warranty_ids"), messages::DUPLICATE_WARRANTY.into());
+                fail(
+                    format!("lines.{index}.warranty_ids"),
+                    messages::DUPLICATE_WARRANTY.into(),
+                );
                 continue;
             }
             match product.warranties.iter().find(|w| w.id == *id && w.active) {
                 Some(w) => warranties.push(w.clone()),
-                None => fail(format!("lines.{index}.warranty_ids"), messages::WARRANTY_NOT_AVAILABLE.into()),
+                None => fail(
+                    format!("lines.{index}.warranty_ids"),
+                    messages::WARRANTY_NOT_AVAILABLE.into(),
+                ),
             }
         }
         let total = wanted.entry(variant.id).or_default();
         let left = (variant.available - *total).max(0);
         *total += line.quantity;
         if line.quantity > left {
-            fail(format!("lines.{index}.quantity"), messages::insufficient_stock(left));
+            fail(
+                format!("lines.{index}.quantity"),
+                messages::insufficient_stock(left),
+            );
         }
         lines.push(ResolvedLine {
             request: line.clone(),
@@ -186,7 +231,11 @@ pub(crate) async fn resolve(store: &dyn Store, request: &CheckoutRequest) -> Res
         });
     }
     match (option, rate) {
-        (Some(option), Some(rate)) if errors.is_empty() => Ok(Resolved { option, rate, lines }),
+        (Some(option), Some(rate)) if errors.is_empty() => Ok(Resolved {
+            option,
+            rate,
+            lines,
+        }),
         _ => Err(ApiError::validation(errors)),
     }
 }

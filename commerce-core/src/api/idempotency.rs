@@ -27,7 +27,10 @@ pub(crate) fn key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
     };
     let text = value.to_str().map(str::trim).unwrap_or_default();
     if text.is_empty() || text.len() > MAX_KEY_LEN || !text.bytes().all(|b| b.is_ascii_graphic()) {
-        return Err(ApiError::field("Idempotency-Key", messages::too_long(MAX_KEY_LEN)));
+        return Err(ApiError::field(
+            "Idempotency-Key",
+            messages::too_long(MAX_KEY_LEN),
+        ));
     }
     Ok(Some(text.to_owned()))
 }
@@ -44,10 +47,12 @@ pub(crate) fn fingerprint(method: &str, path: &str, body: &Value) -> String {
         .chain_update(b"\n")
         .chain_update(canonical.as_bytes())
         .finalize();
-    digest.iter().fold(String::with_capacity(64), |mut hex, byte| {
-        let _ = write!(hex, "{byte:02x}");
-        hex
-    })
+    digest
+        .iter()
+        .fold(String::with_capacity(64), |mut hex, byte| {
+            let _ = write!(hex, "{byte:02x}");
+            hex
+        })
 }
 
 fn write_canonical(value: &Value, out: &mut String) {
@@ -82,9 +87,10 @@ fn write_canonical(value: &Value, out: &mut String) {
 
 /// Marks a response as first (`false`) or replayed (`true`).
 pub(crate) fn mark(response: &mut Response<Bytes>, replayed: bool) {
-    response
-        .headers_mut()
-        .insert(REPLAYED_HEADER, HeaderValue::from_static(if replayed { "true" } else { "false" }));
+    response.headers_mut().insert(
+        REPLAYED_HEADER,
+        HeaderValue::from_static(if replayed { "true" } else { "false" }),
+    );
 }
 
 /// The stored first response, byte for byte, with its `Location`.
@@ -95,7 +101,9 @@ pub(crate) fn replay(stored: StoredResponse) -> Response<Bytes> {
     let status = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::CREATED);
     let mut response = wire::json_response(status, stored.body);
     if let Some(id) = location {
-        response.headers_mut().insert(header::LOCATION, super::orders::location(id));
+        response
+            .headers_mut()
+            .insert(header::LOCATION, super::orders::location(id));
     }
     mark(&mut response, true);
     response
@@ -108,9 +116,21 @@ mod tests {
 
     #[test]
     fn fingerprint_ignores_key_order_and_spacing_but_not_values() {
-        let a = fingerprint("POST", "/api/v1/orders", &json!({"a": 1, "b": {"y": [1, 2], "x": "s"}}));
-        let b = fingerprint("POST", "/api/v1/orders", &serde_json::from_str(r#"{ "b": {"x":"s","y":[1,2]}, "a":1 }"#).unwrap());
-        let c = fingerprint("POST", "/api/v1/orders", &json!({"a": 2, "b": {"y": [1, 2], "x": "s"}}));
+        let a = fingerprint(
+            "POST",
+            "/api/v1/orders",
+            &json!({"a": 1, "b": {"y": [1, 2], "x": "s"}}),
+        );
+        let b = fingerprint(
+            "POST",
+            "/api/v1/orders",
+            &serde_json::from_str(r#"{ "b": {"x":"s","y":[1,2]}, "a":1 }"#).unwrap(),
+        );
+        let c = fingerprint(
+            "POST",
+            "/api/v1/orders",
+            &json!({"a": 2, "b": {"y": [1, 2], "x": "s"}}),
+        );
         assert_eq!(a, b);
         assert_ne!(a, c);
         assert_eq!(a.len(), 64);
@@ -120,7 +140,10 @@ mod tests {
     fn keys_over_100_characters_are_refused() {
         let mut headers = HeaderMap::new();
         headers.insert(KEY_HEADER, HeaderValue::from_str(&"k".repeat(100)).unwrap());
-        assert_eq!(key(&headers).unwrap().as_deref(), Some("k".repeat(100).as_str()));
+        assert_eq!(
+            key(&headers).unwrap().as_deref(),
+            Some("k".repeat(100).as_str())
+        );
         headers.insert(KEY_HEADER, HeaderValue::from_str(&"k".repeat(101)).unwrap());
         assert!(key(&headers).is_err());
     }

@@ -19,7 +19,11 @@ use crate::routes::Endpoint;
 use crate::wire;
 
 /// Runs the handler of an endpoint for an authorised caller.
-pub(crate) async fn serve(ctx: &Ctx<'_>, endpoint: Endpoint, request: Request<Bytes>) -> Result<Response<Bytes>, ApiError> {
+pub(crate) async fn serve(
+    ctx: &Ctx<'_>,
+    endpoint: Endpoint,
+    request: Request<Bytes>,
+) -> Result<Response<Bytes>, ApiError> {
     let (parts, body) = request.into_parts();
     let query = parts.uri.query();
     match endpoint {

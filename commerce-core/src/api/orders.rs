@@ -2,9 +2,9 @@
 
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
-use rust_decimal::Decimal;
 use http::{HeaderMap, HeaderValue, Response, StatusCode, header};
 use rand::Rng;
+use rust_decimal::Decimal;
 use serde_json::{Map, Value};
 
 use super::checkout::{self, CheckoutRequest, Purpose};
@@ -15,7 +15,7 @@ use crate::input::{Fields, Query, json_object};
 use crate::messages;
 use crate::model::*;
 use crate::routes::API_PREFIX;
-use crate::store::{IdempotencyBegin, Store, PlaceOrderError, StatusChange, StatusChangeError};
+use crate::store::{IdempotencyBegin, PlaceOrderError, StatusChange, StatusChangeError, Store};
 use crate::time::cairo_month;
 use crate::wire::{self, OrderView};
 
@@ -28,11 +28,16 @@ pub(crate) fn location(id: OrderId) -> HeaderValue {
 pub fn generate_number() -> String {
     const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
     let mut rng = rand::rng();
-    let tail: String = (0..8).map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char).collect();
+    let tail: String = (0..8)
+        .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
+        .collect();
     format!("EG-{tail}")
 }
 
-pub(super) async fn list(ctx: &Ctx<'_>, raw_query: Option<&str>) -> Result<Response<Bytes>, ApiError> {
+pub(super) async fn list(
+    ctx: &Ctx<'_>,
+    raw_query: Option<&str>,
+) -> Result<Response<Bytes>, ApiError> {
     let mut query = Query::parse(raw_query);
     let page = query.page();
     let filter = OrderFilter {
@@ -43,10 +48,20 @@ pub(super) async fn list(ctx: &Ctx<'_>, raw_query: Option<&str>) -> Result<Respo
         updated_since: query.timestamp("updated_since"),
     };
     query.finish()?;
-    let found = ctx.store().orders(ctx.caller.account.id, &filter, page).await?;
+    let found = ctx
+        .store()
+        .orders(ctx.caller.account.id, &filter, page)
+        .await?;
     let rules = ctx.payout_rules();
-    let views: Vec<OrderView> = found.items.iter().map(|o| OrderView::new(o, rules)).collect();
-    Ok(wire::json_response(StatusCode::OK, wire::list_body(&views, page, found.total)))
+    let views: Vec<OrderView> = found
+        .items
+        .iter()
+        .map(|o| OrderView::new(o, rules))
+        .collect();
+    Ok(wire::json_response(
+        StatusCode::OK,
+        wire::list_body(&views, page, found.total),
+    ))
 }
 
 pub(super) async fn show(ctx: &Ctx<'_>, id: OrderId) -> Result<Response<Bytes>, ApiError> {
@@ -88,19 +103,21 @@ fn read_order(object: &Map<String, Value>) -> Result<OrderRequest, ApiError> {
     let note = f.optional_string("note", 1000);
     let checkout = checkout::read(object, Purpose::Order, &mut errors);
     match (full_name, phone, address, checkout) {
-        (Some(full_name), Some(phone), Some(address), Some(checkout)) if errors.is_empty() => Ok(OrderRequest {
-            external_reference,
-            full_name,
-            phone,
-            second_phone,
-            address,
-            store_name,
-            store_link,
-            note,
-            checkout,
-            legacy_number: None,
-            billed: true,
-        }),
+        (Some(full_name), Some(phone), Some(address), Some(checkout)) if errors.is_empty() => {
+            Ok(OrderRequest {
+                external_reference,
+                full_name,
+                phone,
+                second_phone,
+                address,
+                store_name,
+                store_link,
+                note,
+                checkout,
+                legacy_number: None,
+                billed: true,
+            })
+        }
         _ => Err(ApiError::validation(errors)),
     }
 }
@@ -108,7 +125,9 @@ fn read_order(object: &Map<String, Value>) -> Result<OrderRequest, ApiError> {
 fn created(order: &Order, ctx: &Ctx<'_>) -> Response<Bytes> {
     let body = wire::data_body(&OrderView::new(order, ctx.payout_rules()));
     let mut response = wire::json_response(StatusCode::CREATED, body);
-    response.headers_mut().insert(header::LOCATION, location(order.id));
+    response
+        .headers_mut()
+        .insert(header::LOCATION, location(order.id));
     response
 }
 
@@ -119,7 +138,11 @@ fn duplicate(existing_id: OrderId, existing_number: String) -> ApiError {
 }
 
 /// `POST /orders`: every response says whether it is a replay.
-pub(super) async fn create(ctx: &Ctx<'_>, headers: &HeaderMap, body: &Bytes) -> Result<Response<Bytes>, ApiError> {
+pub(super) async fn create(
+    ctx: &Ctx<'_>,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<Response<Bytes>, ApiError> {
     match create_once(ctx, headers, body).await {
         Ok(response) => Ok(response),
         Err(error) => Err(error.with_header(
@@ -129,7 +152,11 @@ pub(super) async fn create(ctx: &Ctx<'_>, headers: &HeaderMap, body: &Bytes) -> 
     }
 }
 
-async fn create_once(ctx: &Ctx<'_>, headers: &HeaderMap, body: &Bytes) -> Result<Response<Bytes>, ApiError> {
+async fn create_once(
+    ctx: &Ctx<'_>,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<Response<Bytes>, ApiError> {
     let object = json_object(body, false)?;
     let key = idempotency::key(headers)?;
     let request = read_order(&object)?;
@@ -139,7 +166,10 @@ async fn create_once(ctx: &Ctx<'_>, headers: &HeaderMap, body: &Bytes) -> Result
         return Ok(response);
     };
 
-    let scope = IdempotencyScope { account_id: ctx.caller.account.id, key };
+    let scope = IdempotencyScope {
+        account_id: ctx.caller.account.id,
+        key,
+    };
     let fingerprint = idempotency::fingerprint("POST", "/api/v1/orders", &Value::Object(object));
     let config = ctx.config();
     let begin = ctx
@@ -154,17 +184,28 @@ async fn create_once(ctx: &Ctx<'_>, headers: &HeaderMap, body: &Bytes) -> Result
         .await?;
     let (result, replayed) = match begin {
         IdempotencyBegin::Replay(stored) => return Ok(idempotency::replay(stored)),
-        IdempotencyBegin::Mismatch => return Err(ApiError::conflict(messages::IDEMPOTENCY_MISMATCH)),
-        IdempotencyBegin::InFlight => return Err(ApiError::conflict(messages::IDEMPOTENCY_IN_FLIGHT)),
+        IdempotencyBegin::Mismatch => {
+            return Err(ApiError::conflict(messages::IDEMPOTENCY_MISMATCH));
+        }
+        IdempotencyBegin::InFlight => {
+            return Err(ApiError::conflict(messages::IDEMPOTENCY_IN_FLIGHT));
+        }
         IdempotencyBegin::Recovered(id) => {
-            let order = ctx.store().order(Some(scope.account_id), id).await?.ok_or_else(ApiError::server)?;
+            let order = ctx
+                .store()
+                .order(Some(scope.account_id), id)
+                .await?
+                .ok_or_else(ApiError::server)?;
             (Ok(created(&order, ctx)), true)
         }
         IdempotencyBegin::Started => (register(ctx, request, Some(scope.clone())).await, false),
     };
     match result {
         Ok(mut response) => {
-            let stored = StoredResponse { status: response.status().as_u16(), body: response.body().to_vec() };
+            let stored = StoredResponse {
+                status: response.status().as_u16(),
+                body: response.body().to_vec(),
+            };
             ctx.store().finish_idempotent(&scope, stored).await?;
             idempotency::mark(&mut response, replayed);
             Ok(response)
@@ -179,8 +220,20 @@ async fn create_once(ctx: &Ctx<'_>, headers: &HeaderMap, body: &Bytes) -> Result
 }
 
 /// Checks, prices and registers an order; 201 with the order.
-async fn register(ctx: &Ctx<'_>, request: OrderRequest, idempotency: Option<IdempotencyScope>) -> Result<Response<Bytes>, ApiError> {
-    let order = place(ctx.store(), ctx.caller.account.id, request, ctx.now, ctx.config().commission_percent, idempotency).await?;
+async fn register(
+    ctx: &Ctx<'_>,
+    request: OrderRequest,
+    idempotency: Option<IdempotencyScope>,
+) -> Result<Response<Bytes>, ApiError> {
+    let order = place(
+        ctx.store(),
+        ctx.caller.account.id,
+        request,
+        ctx.now,
+        ctx.config().commission_percent,
+        idempotency,
+    )
+    .await?;
     Ok(created(&order, ctx))
 }
 
@@ -197,9 +250,21 @@ pub(crate) async fn place(
     idempotency: Option<IdempotencyScope>,
 ) -> Result<Order, ApiError> {
     if let Some(reference) = &request.external_reference {
-        let filter = OrderFilter { external_reference: Some(reference.clone()), ..OrderFilter::default() };
-        let page = PageRequest { page: 1, per_page: 1 };
-        if let Some(existing) = store.orders(account_id, &filter, page).await?.items.into_iter().next() {
+        let filter = OrderFilter {
+            external_reference: Some(reference.clone()),
+            ..OrderFilter::default()
+        };
+        let page = PageRequest {
+            page: 1,
+            per_page: 1,
+        };
+        if let Some(existing) = store
+            .orders(account_id, &filter, page)
+            .await?
+            .items
+            .into_iter()
+            .next()
+        {
             return Err(duplicate(existing.id, existing.number));
         }
     }
@@ -235,11 +300,20 @@ pub(crate) async fn place(
         match store.place_order(new.clone()).await {
             Ok(order) => return Ok(order),
             Err(PlaceOrderError::NumberTaken) => new.number = generate_number(),
-            Err(PlaceOrderError::DuplicateExternalReference { existing_id, existing_number }) => {
+            Err(PlaceOrderError::DuplicateExternalReference {
+                existing_id,
+                existing_number,
+            }) => {
                 return Err(duplicate(existing_id, existing_number));
             }
-            Err(PlaceOrderError::InsufficientStock { line_index, available }) => {
-                return Err(ApiError::field(format!("lines.{line_index}.quantity"), messages::insufficient_stock(available)));
+            Err(PlaceOrderError::InsufficientStock {
+                line_index,
+                available,
+            }) => {
+                return Err(ApiError::field(
+                    format!("lines.{line_index}.quantity"),
+                    messages::insufficient_stock(available),
+                ));
             }
             Err(PlaceOrderError::Store(error)) => return Err(error.into()),
         }
@@ -248,10 +322,15 @@ pub(crate) async fn place(
     Err(ApiError::server())
 }
 
-pub(super) async fn cancel(ctx: &Ctx<'_>, id: OrderId, body: &Bytes) -> Result<Response<Bytes>, ApiError> {
+pub(super) async fn cancel(
+    ctx: &Ctx<'_>,
+    id: OrderId,
+    body: &Bytes,
+) -> Result<Response<Bytes>, ApiError> {
     let object = json_object(body, true)?;
     let mut errors = FieldErrors::new();
-    let reason = Fields::new(&object, String::new(), &mut errors).optional_string("reason_note", 500);
+    let reason =
+        Fields::new(&object, String::new(), &mut errors).optional_string("reason_note", 500);
     if !errors.is_empty() {
         return Err(ApiError::validation(errors));
     }
@@ -267,7 +346,9 @@ pub(super) async fn cancel(ctx: &Ctx<'_>, id: OrderId, body: &Bytes) -> Result<R
     match ctx.store().change_order_status(change).await {
         Ok(order) => super::ok_data(&OrderView::new(&order, ctx.payout_rules())),
         Err(StatusChangeError::NotFound) => Err(ApiError::not_found()),
-        Err(StatusChangeError::NotAllowed { .. }) => Err(ApiError::conflict(messages::NOT_CANCELLABLE)),
+        Err(StatusChangeError::NotAllowed { .. }) => {
+            Err(ApiError::conflict(messages::NOT_CANCELLABLE))
+        }
         Err(StatusChangeError::Store(error)) => Err(error.into()),
     }
 }

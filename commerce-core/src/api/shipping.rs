@@ -10,7 +10,11 @@ use crate::wire::{Money, QuoteView, ShippingOptionView};
 
 pub(super) async fn options(ctx: &Ctx<'_>) -> Result<Response<Bytes>, ApiError> {
     let options = ctx.store().shipping_options().await?;
-    let views: Vec<ShippingOptionView> = options.iter().filter(|o| o.active).map(ShippingOptionView::from).collect();
+    let views: Vec<ShippingOptionView> = options
+        .iter()
+        .filter(|o| o.active)
+        .map(ShippingOptionView::from)
+        .collect();
     super::ok_data(&views)
 }
 

@@ -50,10 +50,15 @@ pub fn order_earnings(order: &Order) -> (Decimal, Decimal) {
             let profit: Decimal = order
                 .lines
                 .iter()
-                .map(|l| l.profit * Decimal::from(l.outcome.delivered_quantity.unwrap_or(l.quantity)))
+                .map(|l| {
+                    l.profit * Decimal::from(l.outcome.delivered_quantity.unwrap_or(l.quantity))
+                })
                 .sum();
             let profit = round_money(profit);
-            (profit, pricing::commission(profit, order.totals.income_tax_percent))
+            (
+                profit,
+                pricing::commission(profit, order.totals.income_tax_percent),
+            )
         }
     }
 }
@@ -79,7 +84,10 @@ impl WalletFigures {
                 PayoutState::Ready | PayoutState::Paid => earned_ready += net,
                 PayoutState::None => {}
             }
-            if matches!(state, PayoutState::Held | PayoutState::Ready | PayoutState::Paid) {
+            if matches!(
+                state,
+                PayoutState::Held | PayoutState::Ready | PayoutState::Paid
+            ) {
                 figures.total_commission += commission;
             }
         }
@@ -93,7 +101,8 @@ impl WalletFigures {
                 WithdrawalStatus::Rejected => {}
             }
         }
-        figures.ready = (earned_ready - figures.received - figures.pending_amount).max(Decimal::ZERO);
+        figures.ready =
+            (earned_ready - figures.received - figures.pending_amount).max(Decimal::ZERO);
         figures
     }
 }
@@ -130,7 +139,11 @@ pub fn withdrawal_window(now: DateTime<Utc>) -> WithdrawalWindow {
         .find(|d| WITHDRAWAL_DAYS.contains(&d.weekday()))
         .unwrap_or(today);
     let next = day.succ_opt().unwrap_or(day);
-    WithdrawalWindow { open, opens_at: start_of_cairo_day(day), closes_at: start_of_cairo_day(next) }
+    WithdrawalWindow {
+        open,
+        opens_at: start_of_cairo_day(day),
+        closes_at: start_of_cairo_day(next),
+    }
 }
 
 fn withdrawal_item(w: &Withdrawal) -> serde_json::Value {
