@@ -275,10 +275,10 @@ impl Engine {
         if !side_ok {
             return Err(ApiError::new(ErrorCode::WrongSide));
         }
-        if let Some(ability) = endpoint.ability() {
-            if !key.abilities.contains(&ability) {
-                return Err(ApiError::new(ErrorCode::ForbiddenAbility));
-            }
+        if let Some(ability) = endpoint.ability()
+            && !key.abilities.contains(&ability)
+        {
+            return Err(ApiError::new(ErrorCode::ForbiddenAbility));
         }
         Ok(Caller { key, account })
     }

@@ -123,6 +123,14 @@ pub fn withdrawal_status_label(status: WithdrawalStatus) -> &'static str {
 pub const WITHDRAWAL_WINDOW_NOTE: &str =
     "طلبات السحب بتتعمل من صفحة المحفظة بس، يومي الأحد والخميس بتوقيت القاهرة.";
 
+/// The textual price rule of a warranty.
+pub fn warranty_price_rule(admin_fee: &str, percent: &str) -> String {
+    format!("{admin_fee} جنيه + سعر البيع × {percent} / 100")
+}
+
+/// The same warranty twice on one line.
+pub const DUPLICATE_WARRANTY: &str = "نفس الضمان متكرر في السطر ده.";
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,11 +150,3 @@ mod tests {
         }
     }
 }
-
-/// The textual price rule of a warranty.
-pub fn warranty_price_rule(admin_fee: &str, percent: &str) -> String {
-    format!("{admin_fee} جنيه + سعر البيع × {percent} / 100")
-}
-
-/// The same warranty twice on one line.
-pub const DUPLICATE_WARRANTY: &str = "نفس الضمان متكرر في السطر ده.";

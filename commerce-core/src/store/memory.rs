@@ -284,10 +284,10 @@ impl Store for MemoryStore {
 
     async fn insert_category(&self, new: NewCategory) -> Result<Category, StoreError> {
         let mut s = self.lock();
-        if let Some(parent) = new.parent_id {
-            if !s.categories.contains_key(&parent) {
-                return Err(StoreError::Invalid(format!("no parent category {parent}")));
-            }
+        if let Some(parent) = new.parent_id
+            && !s.categories.contains_key(&parent)
+        {
+            return Err(StoreError::Invalid(format!("no parent category {parent}")));
         }
         let category = Category {
             id: s.next_id("categories"),
@@ -561,17 +561,16 @@ impl Store for MemoryStore {
 
     async fn place_order(&self, new: NewOrder) -> Result<Order, PlaceOrderError> {
         let mut s = self.lock();
-        if let Some(reference) = &new.external_reference {
-            if let Some(existing) = s
+        if let Some(reference) = &new.external_reference
+            && let Some(existing) = s
                 .external_references
                 .get(&(new.account_id, reference.clone()))
-            {
-                let existing = &s.orders[existing];
-                return Err(PlaceOrderError::DuplicateExternalReference {
-                    existing_id: existing.id,
-                    existing_number: existing.number.clone(),
-                });
-            }
+        {
+            let existing = &s.orders[existing];
+            return Err(PlaceOrderError::DuplicateExternalReference {
+                existing_id: existing.id,
+                existing_number: existing.number.clone(),
+            });
         }
         if s.numbers.contains(&new.number) {
             return Err(PlaceOrderError::NumberTaken);
@@ -626,10 +625,10 @@ impl Store for MemoryStore {
             s.external_references
                 .insert((order.account_id, reference.clone()), id);
         }
-        if let Some(scope) = &new.idempotency {
-            if let Some(record) = s.idempotency.get_mut(scope) {
-                record.order_id = Some(id);
-            }
+        if let Some(scope) = &new.idempotency
+            && let Some(record) = s.idempotency.get_mut(scope)
+        {
+            record.order_id = Some(id);
         }
         s.bill_order_operation(order.account_id, new.bill_month.as_ref());
         s.numbers.insert(order.number.clone());
@@ -786,21 +785,21 @@ impl Store for MemoryStore {
         stale_before: DateTime<Utc>,
     ) -> Result<IdempotencyBegin, StoreError> {
         let mut s = self.lock();
-        if let Some(record) = s.idempotency.get_mut(scope) {
-            if record.created_at >= expires_before {
-                if record.fingerprint != fingerprint {
-                    return Ok(IdempotencyBegin::Mismatch);
-                }
-                if let Some(response) = &record.response {
-                    return Ok(IdempotencyBegin::Replay(response.clone()));
-                }
-                if record.created_at >= stale_before {
-                    return Ok(IdempotencyBegin::InFlight);
-                }
-                if let Some(order) = record.order_id {
-                    record.created_at = now;
-                    return Ok(IdempotencyBegin::Recovered(order));
-                }
+        if let Some(record) = s.idempotency.get_mut(scope)
+            && record.created_at >= expires_before
+        {
+            if record.fingerprint != fingerprint {
+                return Ok(IdempotencyBegin::Mismatch);
+            }
+            if let Some(response) = &record.response {
+                return Ok(IdempotencyBegin::Replay(response.clone()));
+            }
+            if record.created_at >= stale_before {
+                return Ok(IdempotencyBegin::InFlight);
+            }
+            if let Some(order) = record.order_id {
+                record.created_at = now;
+                return Ok(IdempotencyBegin::Recovered(order));
             }
         }
         s.idempotency.insert(
