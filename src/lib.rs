@@ -4,6 +4,7 @@
 //! - [`Engine`]: the framework-neutral engine (`handle(http::Request<Bytes>) -> http::Response<Bytes>`).
 //! - [`store`]: the `Store` trait and the in-memory store.
 //! - [`axum`] (feature `axum`, on by default): mount the engine in an axum app.
+//! - `warp` (feature `warp`): mount the engine in a warp app, as a `Filter`.
 //!
 //! See the README for the two commands that run the sandbox and the tests.
 
@@ -13,4 +14,10 @@ pub use commerce_core::*;
 #[cfg(feature = "axum")]
 pub mod axum {
     pub use commerce_axum::*;
+}
+
+/// Mount the engine in a warp application (feature `warp`).
+#[cfg(feature = "warp")]
+pub mod warp {
+    pub use commerce_warp::*;
 }

@@ -1,0 +1,255 @@
+//! Mount the commerce API engine in a warp application.
+//!
+//! [`api`] is a [`Filter`] serving `/api/v1/...`; combine it with the app's own routes with
+//! `.or()`. [`api_under`] serves it under a path prefix, and [`api`] also composes after the
+//! app's own path filters (`warp::path("shop").and(api(engine))`): it matches on the part of
+//! the path earlier filters left unmatched.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use commerce_core::{Engine, store::MemoryStore};
+//! use warp::Filter;
+//!
+//! # async fn run() {
+//! let engine = Engine::new(Arc::new(MemoryStore::new()));
+//! let home = warp::path::end().map(|| "my shop"); // the app's own routes
+//! let app = home
+//!     .or(commerce_warp::api(engine.clone())) // /api/v1/...
+//!     .or(commerce_warp::api_under("/shop", engine.clone())) // /shop/api/v1/...
+//!     .or(warp::path("eu").and(commerce_warp::api(engine))); // /eu/api/v1/...
+//! warp::serve(app).run(([127, 0, 0, 1], 8080)).await;
+//! # }
+//! ```
+//!
+//! A request outside the prefix or outside `/api/v1` is a warp rejection (`not_found`), so
+//! it falls through to the app's other routes; inside `/api/v1` every answer, errors
+//! included, is the engine's.
+//!
+//! The adapter holds no business logic: it collects the body under the engine's body limit
+//! (413 `payload_too_large` beyond it, before routing, exactly as `commerce-axum` does),
+//! strips the prefix, and hands method, path, query, headers and extensions to
+//! [`Engine::handle`]. Warp 0.4 exposes no filter for the request's whole
+//! `http::Extensions` map, only one type at a time ([`warp::ext::get`]); [`api`] and
+//! [`api_under`] pass an empty map, and [`api_with_extensions`] takes a filter that builds
+//! the map the engine receives (from [`warp::ext::optional`], [`warp::addr::remote`], ...).
+
+use std::convert::Infallible;
+
+use bytes::{Buf, Bytes};
+use commerce_core::routes::API_PREFIX;
+use commerce_core::{ApiError, Engine, ErrorCode};
+use futures_util::{Stream, TryStreamExt};
+use http::request::Parts;
+use http::{Extensions, HeaderMap, Method, Request, Response, Uri};
+use http_body::Frame;
+use http_body_util::{BodyExt, Limited, StreamBody};
+use warp::path::Peek;
+use warp::{Filter, Rejection, Reply};
+
+/// The response type every filter here extracts (warp's own, so it combines with `.or()`).
+pub type WarpResponse = warp::reply::Response;
+
+/// A filter serving `/api/v1/...`, relative to whatever earlier filters matched.
+///
+/// Anything else is rejected with `not_found`, so it falls through to the app's routes.
+pub fn api(
+    engine: Engine,
+) -> impl Filter<Extract = (WarpResponse,), Error = Rejection> + Clone + Send + Sync + 'static {
+    api_under("", engine)
+}
+
+/// A filter serving `{prefix}/api/v1/...`; `prefix` is one or more plain path segments
+/// (`"shop"`, `"/shop/eg/"`; surrounding slashes are ignored, `""` is no prefix).
+///
+/// The engine sees the path without the prefix, as `commerce-axum`'s `nest_service` does.
+pub fn api_under(
+    prefix: &str,
+    engine: Engine,
+) -> impl Filter<Extract = (WarpResponse,), Error = Rejection> + Clone + Send + Sync + 'static {
+    api_with_extensions(prefix, engine, warp::any().map(Extensions::new))
+}
+
+/// [`api_under`], with the request extensions the engine receives built by `extensions`.
+///
+/// ```
+/// use std::net::SocketAddr;
+/// use std::sync::Arc;
+/// use commerce_core::{Engine, store::MemoryStore};
+/// use warp::Filter;
+///
+/// let engine = Engine::new(Arc::new(MemoryStore::new()));
+/// // Hand the peer address to the engine as an `Option<SocketAddr>` extension.
+/// let api = commerce_warp::api_with_extensions(
+///     "",
+///     engine,
+///     warp::addr::remote().map(|peer: Option<SocketAddr>| {
+///         let mut extensions = http::Extensions::new();
+///         extensions.insert(peer);
+///         extensions
+///     }),
+/// );
+/// # let _ = api;
+/// ```
+pub fn api_with_extensions<X>(
+    prefix: &str,
+    engine: Engine,
+    extensions: X,
+) -> impl Filter<Extract = (WarpResponse,), Error = Rejection> + Clone + Send + Sync + 'static
+where
+    X: Filter<Extract = (Extensions,), Error = Infallible> + Clone + Send + Sync + 'static,
+{
+    let prefix = normalize_prefix(prefix);
+    let engine = warp::any().map(move || engine.clone());
+    warp::path::peek()
+        .and_then(move |rest: Peek| {
+            let path = engine_path(&prefix, rest.as_str());
+            async move { path.ok_or_else(warp::reject::not_found) }
+        })
+        .and(warp::method())
+        .and(raw_query())
+        .and(warp::header::headers_cloned())
+        .and(extensions)
+        .and_then(request_parts)
+        .and(warp::body::stream())
+        .and(engine)
+        .then(serve)
+}
+
+/// `"/shop/eg/"` -> `"shop/eg/"`; `""` or `"/"` -> `""`.
+fn normalize_prefix(prefix: &str) -> String {
+    let trimmed = prefix.trim_matches('/');
+    if trimmed.is_empty() {
+        String::new()
+    } else {
+        format!("{trimmed}/")
+    }
+}
+
+/// The path the engine sees, when `rest` (the unmatched path, no leading slash) is
+/// `{prefix}api/v1` or below it; `None` falls through.
+fn engine_path(prefix: &str, rest: &str) -> Option<String> {
+    let api = API_PREFIX.trim_start_matches('/');
+    let below = rest.strip_prefix(prefix)?;
+    let tail = below.strip_prefix(api)?;
+    (tail.is_empty() || tail.starts_with('/')).then(|| format!("/{below}"))
+}
+
+/// The raw query string, `None` when the URI has none.
+fn raw_query() -> impl Filter<Extract = (Option<String>,), Error = Infallible> + Clone {
+    warp::query::raw()
+        .map(Some)
+        .or(warp::any().map(|| None))
+        .unify()
+}
+
+/// The engine request's head: the path without the prefix, everything else as received.
+async fn request_parts(
+    path: String,
+    method: Method,
+    query: Option<String>,
+    headers: HeaderMap,
+    extensions: Extensions,
+) -> Result<Parts, Rejection> {
+    let target = match query {
+        Some(query) => format!("{path}?{query}"),
+        None => path,
+    };
+    // The path and query came from a valid URI, so they parse again.
+    let uri: Uri = target.parse().map_err(|_| warp::reject::not_found())?;
+    let (mut parts, ()) = Request::builder()
+        .method(method)
+        .uri(uri)
+        .body(())
+        .map_err(|_| warp::reject::not_found())?
+        .into_parts();
+    parts.headers = headers;
+    parts.extensions = extensions;
+    Ok(parts)
+}
+
+/// Collects a warp body stream under `limit` bytes; `Err` is the ready 413 response
+/// (any read failure too, as `commerce_axum::collect_limited` answers).
+pub async fn collect_limited<S, B>(body: S, limit: usize) -> Result<Bytes, Response<Bytes>>
+where
+    S: Stream<Item = Result<B, warp::Error>> + Send,
+    B: Buf,
+{
+    let frames = StreamBody::new(body.map_ok(|mut chunk| {
+        let bytes = chunk.copy_to_bytes(chunk.remaining());
+        Frame::data(bytes)
+    }));
+    match Limited::new(frames, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(_) => Err(ApiError::new(ErrorCode::PayloadTooLarge).into_response()),
+    }
+}
+
+async fn serve<S, B>(parts: Parts, body: S, engine: Engine) -> WarpResponse
+where
+    S: Stream<Item = Result<B, warp::Error>> + Send,
+    B: Buf,
+{
+    let response = match collect_limited(body, engine.config().body_limit).await {
+        Ok(bytes) => engine.handle(Request::from_parts(parts, bytes)).await,
+        Err(too_large) => too_large,
+    };
+    response.into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefixes_are_normalized() {
+        assert_eq!(normalize_prefix(""), "");
+        assert_eq!(normalize_prefix("/"), "");
+        assert_eq!(normalize_prefix("shop"), "shop/");
+        assert_eq!(normalize_prefix("/shop/eg/"), "shop/eg/");
+    }
+
+    #[test]
+    fn only_paths_at_or_below_the_api_reach_the_engine() {
+        assert_eq!(engine_path("", "api/v1/me").as_deref(), Some("/api/v1/me"));
+        assert_eq!(engine_path("", "api/v1").as_deref(), Some("/api/v1"));
+        assert_eq!(engine_path("", "api/v1/").as_deref(), Some("/api/v1/"));
+        assert_eq!(
+            engine_path("shop/", "shop/api/v1/orders/3/cancel").as_deref(),
+            Some("/api/v1/orders/3/cancel")
+        );
+        for (prefix, rest) in [
+            ("", ""),
+            ("", "api/v10/me"),
+            ("", "api/v2/me"),
+            ("", "shop/api/v1/me"),
+            ("shop/", "api/v1/me"),
+            ("shop/", "shopping/api/v1/me"),
+            ("shop/", "shop/api"),
+        ] {
+            assert_eq!(engine_path(prefix, rest), None, "{prefix:?} {rest:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn the_engine_gets_path_query_headers_and_extensions() {
+        #[derive(Clone, Debug, PartialEq)]
+        struct Tag(&'static str);
+        let mut headers = HeaderMap::new();
+        headers.insert("authorization", "Bearer x".parse().unwrap());
+        let mut extensions = Extensions::new();
+        extensions.insert(Tag("kept"));
+        let parts = request_parts(
+            "/api/v1/products".into(),
+            Method::GET,
+            Some("page=2&q=%D8%B3".into()),
+            headers,
+            extensions,
+        )
+        .await
+        .unwrap();
+        assert_eq!(parts.uri, "/api/v1/products?page=2&q=%D8%B3");
+        assert_eq!(parts.method, Method::GET);
+        assert_eq!(parts.headers["authorization"], "Bearer x");
+        assert_eq!(parts.extensions.get::<Tag>(), Some(&Tag("kept")));
+    }
+}
