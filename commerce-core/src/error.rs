@@ -201,9 +201,6 @@ impl ApiError {
             response.headers_mut().append(name, value);
         }
         response
-            .headers_mut()
-            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-        response
     }
 }
 

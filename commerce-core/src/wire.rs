@@ -11,14 +11,17 @@ use crate::model::*;
 use crate::money::{money_string, serde_money};
 use crate::time::cairo_timestamp;
 
-/// A JSON response with the right content type.
+/// A JSON response with the right content type, never cached.
 pub fn json_response(status: StatusCode, body: Vec<u8>) -> Response<Bytes> {
     let mut response = Response::new(Bytes::from(body));
     *response.status_mut() = status;
-    response.headers_mut().insert(
+    let headers = response.headers_mut();
+    headers.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json; charset=utf-8"),
     );
+    // Every answer is one account's data: never kept by a shared cache.
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     response
 }
 
