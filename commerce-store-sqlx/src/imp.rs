@@ -1,0 +1,1813 @@
+//! The one implementation of [`Store`](commerce_core::store::Store), expanded for each backend.
+//!
+//! The SQL is shared text (`$N` placeholders work on both databases); what differs is passed
+//! in as literals: the row-lock suffix (`FOR UPDATE` on PostgreSQL, nothing on SQLite, where a
+//! write transaction already holds the database's single write lock) and the substring
+//! function (`strpos` / `instr`). Each backend type provides `write()` (a transaction that may
+//! write) and `read()` (a consistent read-only snapshot).
+
+macro_rules! impl_store {
+    ($store:ty, $db:ty, $conn:ty, for_update = $for_update:literal, instr = $instr:literal) => {
+        const _: () = {
+            use std::collections::HashMap;
+
+            use async_trait::async_trait;
+            use chrono::{DateTime, Utc};
+            use commerce_core::model::*;
+            use commerce_core::store::*;
+            use sqlx::QueryBuilder;
+
+            use crate::rows::*;
+            use crate::{in_list, MAX_BIND_CHUNK};
+
+            type Conn = $conn;
+            type StoreResult<T> = Result<T, StoreError>;
+
+            async fn load_products(c: &mut Conn, ids: &[i64]) -> StoreResult<Vec<Product>> {
+                let mut out = Vec::with_capacity(ids.len());
+                for chunk in ids.chunks(MAX_BIND_CHUNK) {
+                    let mut q = in_list::<$db>(
+                        concat!("SELECT ", product_cols!(), " FROM products WHERE id IN ("),
+                        chunk,
+                        ") ORDER BY id",
+                    );
+                    let rows: Vec<ProductRow> =
+                        q.build_query_as().fetch_all(&mut *c).await.map_err(backend)?;
+                    let mut q = in_list::<$db>(
+                        concat!("SELECT ", variant_cols!(), " FROM variants WHERE product_id IN ("),
+                        chunk,
+                        ") ORDER BY id",
+                    );
+                    let variants: Vec<VariantRow> =
+                        q.build_query_as().fetch_all(&mut *c).await.map_err(backend)?;
+                    let mut q = in_list::<$db>(
+                        concat!(
+                            "SELECT ",
+                            warranty_cols!(),
+                            " FROM warranties WHERE product_id IN ("
+                        ),
+                        chunk,
+                        ") ORDER BY id",
+                    );
+                    let warranties: Vec<WarrantyRow> =
+                        q.build_query_as().fetch_all(&mut *c).await.map_err(backend)?;
+                    let mut by_product: HashMap<i64, (Vec<Variant>, Vec<Warranty>)> =
+                        HashMap::new();
+                    for v in variants {
+                        let v = v.into_domain();
+                        by_product.entry(v.product_id).or_default().0.push(v);
+                    }
+                    for w in warranties {
+                        let w = w.into_domain();
+                        by_product.entry(w.product_id).or_default().1.push(w);
+                    }
+                    let mut found: HashMap<i64, Product> = HashMap::new();
+                    for row in rows {
+                        let (v, w) = by_product.remove(&row.id).unwrap_or_default();
+                        let id = row.id;
+                        found.insert(id, row.into_domain(v, w)?);
+                    }
+                    out.extend(chunk.iter().filter_map(|id| found.remove(id)));
+                }
+                Ok(out)
+            }
+
+            async fn load_product(c: &mut Conn, id: i64) -> StoreResult<Product> {
+                load_products(c, &[id])
+                    .await?
+                    .pop()
+                    .ok_or(StoreError::NotFound)
+            }
+
+            async fn load_orders(c: &mut Conn, ids: &[i64]) -> StoreResult<Vec<Order>> {
+                let mut out = Vec::with_capacity(ids.len());
+                for chunk in ids.chunks(MAX_BIND_CHUNK) {
+                    let mut q = in_list::<$db>(
+                        concat!("SELECT ", order_cols!(), " FROM orders WHERE id IN ("),
+                        chunk,
+                        ")",
+                    );
+                    let rows: Vec<OrderRow> =
+                        q.build_query_as().fetch_all(&mut *c).await.map_err(backend)?;
+                    let mut q = in_list::<$db>(
+                        concat!("SELECT ", line_cols!(), " FROM order_lines WHERE order_id IN ("),
+                        chunk,
+                        ") ORDER BY order_id, position",
+                    );
+                    let lines: Vec<LineRow> =
+                        q.build_query_as().fetch_all(&mut *c).await.map_err(backend)?;
+                    let mut q = in_list::<$db>(
+                        "SELECT line_id, warranty_id, name, unit_price, quantity, total, \
+                         duration_days, terms FROM order_line_warranties WHERE order_id IN (",
+                        chunk,
+                        ") ORDER BY line_id, position",
+                    );
+                    let warranties: Vec<LineWarrantyRow> =
+                        q.build_query_as().fetch_all(&mut *c).await.map_err(backend)?;
+                    let mut q = in_list::<$db>(
+                        "SELECT order_id, status, at, reason FROM order_timeline \
+                         WHERE order_id IN (",
+                        chunk,
+                        ") ORDER BY order_id, id",
+                    );
+                    let timeline: Vec<TimelineRow> =
+                        q.build_query_as().fetch_all(&mut *c).await.map_err(backend)?;
+
+                    let mut line_warranties: HashMap<i64, Vec<LineWarranty>> = HashMap::new();
+                    for w in warranties {
+                        line_warranties
+                            .entry(w.line_id)
+                            .or_default()
+                            .push(w.into_domain());
+                    }
+                    let mut order_lines: HashMap<i64, Vec<OrderLine>> = HashMap::new();
+                    for l in lines {
+                        let w = line_warranties.remove(&l.id).unwrap_or_default();
+                        order_lines
+                            .entry(l.order_id)
+                            .or_default()
+                            .push(l.into_domain(w));
+                    }
+                    let mut entries: HashMap<i64, Vec<TimelineEntry>> = HashMap::new();
+                    for t in timeline {
+                        let order = t.order_id;
+                        entries.entry(order).or_default().push(t.into_domain()?);
+                    }
+                    let mut found: HashMap<i64, Order> = HashMap::new();
+                    for row in rows {
+                        let id = row.id;
+                        let l = order_lines.remove(&id).unwrap_or_default();
+                        let t = entries.remove(&id).unwrap_or_default();
+                        found.insert(id, row.into_domain(l, t)?);
+                    }
+                    out.extend(chunk.iter().filter_map(|id| found.remove(id)));
+                }
+                Ok(out)
+            }
+
+            async fn load_order(c: &mut Conn, id: i64) -> StoreResult<Order> {
+                load_orders(c, &[id]).await?.pop().ok_or(StoreError::NotFound)
+            }
+
+            async fn load_option(c: &mut Conn, id: i64) -> StoreResult<ShippingOption> {
+                load_options(c, Some(id))
+                    .await?
+                    .pop()
+                    .ok_or(StoreError::NotFound)
+            }
+
+            async fn load_options(
+                c: &mut Conn,
+                only: Option<i64>,
+            ) -> StoreResult<Vec<ShippingOption>> {
+                let options: Vec<OptionRow> = sqlx::query_as(
+                    "SELECT id, name, active FROM shipping_options \
+                     WHERE $1 IS NULL OR id = $1 ORDER BY id",
+                )
+                .bind(only)
+                .fetch_all(&mut *c)
+                .await
+                .map_err(backend)?;
+                let rates: Vec<RateRow> = sqlx::query_as(
+                    "SELECT r.option_id, r.governorate_id, g.name AS governorate_name, \
+                     r.delivery_charge, r.shipping_tax_percent, r.total_due_tax_percent \
+                     FROM shipping_rates r JOIN governorates g ON g.id = r.governorate_id \
+                     WHERE $1 IS NULL OR r.option_id = $1 \
+                     ORDER BY r.option_id, r.governorate_id",
+                )
+                .bind(only)
+                .fetch_all(&mut *c)
+                .await
+                .map_err(backend)?;
+                let mut by_option: HashMap<i64, Vec<ShippingRate>> = HashMap::new();
+                for r in rates {
+                    by_option.entry(r.option_id).or_default().push(r.into_domain());
+                }
+                Ok(options
+                    .into_iter()
+                    .map(|o| {
+                        let rates = by_option.remove(&o.id).unwrap_or_default();
+                        o.into_domain(rates)
+                    })
+                    .collect())
+            }
+
+            async fn exists(c: &mut Conn, sql: &'static str, id: i64) -> StoreResult<bool> {
+                let found: Option<i64> = sqlx::query_scalar(sql)
+                    .bind(id)
+                    .fetch_optional(&mut *c)
+                    .await
+                    .map_err(backend)?;
+                Ok(found.is_some())
+            }
+
+            async fn key_by_id(c: &mut Conn, id: i64) -> StoreResult<Option<ApiKey>> {
+                let row: Option<KeyRow> =
+                    sqlx::query_as(concat!("SELECT ", key_cols!(), " FROM api_keys WHERE id = $1"))
+                        .bind(id)
+                        .fetch_optional(&mut *c)
+                        .await
+                        .map_err(backend)?;
+                row.map(KeyRow::into_domain).transpose()
+            }
+
+            async fn bill(c: &mut Conn, account: i64, month: Option<&str>) -> StoreResult<()> {
+                if let Some(month) = month {
+                    sqlx::query(
+                        "INSERT INTO meter_order_operations (account_id, month, operations) \
+                         VALUES ($1, $2, 1) ON CONFLICT (account_id, month) \
+                         DO UPDATE SET operations = meter_order_operations.operations + 1",
+                    )
+                    .bind(account)
+                    .bind(month)
+                    .execute(&mut *c)
+                    .await
+                    .map_err(backend)?;
+                }
+                Ok(())
+            }
+
+            /// Moves stock of variants (sorted by id, so that concurrent transactions lock in
+            /// one order) and marks their products changed.
+            async fn release_stock(
+                c: &mut Conn,
+                deltas: &[(i64, i64)],
+                now: i64,
+            ) -> StoreResult<()> {
+                let mut products = Vec::new();
+                for (variant, by) in deltas {
+                    let product: Option<i64> = sqlx::query_scalar(
+                        "UPDATE variants SET available = available + $2 WHERE id = $1 \
+                         RETURNING product_id",
+                    )
+                    .bind(*variant)
+                    .bind(*by)
+                    .fetch_optional(&mut *c)
+                    .await
+                    .map_err(backend)?;
+                    products.extend(product);
+                }
+                touch_products(c, products, now).await
+            }
+
+            async fn touch_products(
+                c: &mut Conn,
+                mut products: Vec<i64>,
+                now: i64,
+            ) -> StoreResult<()> {
+                products.sort_unstable();
+                products.dedup();
+                for product in products {
+                    sqlx::query("UPDATE products SET updated_at = $2 WHERE id = $1 AND updated_at < $2")
+                        .bind(product)
+                        .bind(now)
+                        .execute(&mut *c)
+                        .await
+                        .map_err(backend)?;
+                }
+                Ok(())
+            }
+
+            fn push_product_filter(q: &mut QueryBuilder<$db>, filter: &ProductFilter) -> StoreResult<()> {
+                q.push(" FROM products WHERE active = TRUE");
+                if let Some(ids) = &filter.category_ids {
+                    if ids.is_empty() {
+                        q.push(" AND 1 = 0");
+                    } else {
+                        q.push(" AND category_id IN (");
+                        let mut s = q.separated(", ");
+                        for id in ids {
+                            s.push_bind(*id);
+                        }
+                        q.push(")");
+                    }
+                }
+                if let Some(query) = &filter.query {
+                    q.push(concat!(" AND ", $instr, "(title_lower, "))
+                        .push_bind(query.to_lowercase())
+                        .push(") > 0");
+                }
+                if let Some(since) = filter.updated_since {
+                    q.push(" AND updated_at >= ").push_bind(nanos(since)?);
+                }
+                Ok(())
+            }
+
+            fn push_order_filter(
+                q: &mut QueryBuilder<$db>,
+                account: i64,
+                filter: &OrderFilter,
+            ) -> StoreResult<()> {
+                q.push(" FROM orders WHERE account_id = ").push_bind(account);
+                if let Some(status) = filter.status {
+                    q.push(" AND status = ").push_bind(status.as_str());
+                }
+                if let Some(family) = filter.family {
+                    q.push(" AND family = ").push_bind(family.as_str());
+                }
+                if let Some(reference) = &filter.external_reference {
+                    q.push(" AND external_reference = ").push_bind(reference.clone());
+                }
+                if let Some(number) = &filter.number {
+                    q.push(" AND (number_normalized = ")
+                        .push_bind(number.clone())
+                        .push(" OR legacy_number = ")
+                        .push_bind(number.clone())
+                        .push(")");
+                }
+                if let Some(since) = filter.updated_since {
+                    q.push(" AND updated_at >= ").push_bind(nanos(since)?);
+                }
+                Ok(())
+            }
+
+            fn limit(q: &mut QueryBuilder<$db>, page: PageRequest) -> StoreResult<()> {
+                let offset = i64::try_from(page.offset())
+                    .map_err(|_| StoreError::Invalid("page out of range".into()))?;
+                q.push(" LIMIT ")
+                    .push_bind(i64::from(page.per_page))
+                    .push(" OFFSET ")
+                    .push_bind(offset);
+                Ok(())
+            }
+
+            async fn place_order_in(c: &mut Conn, new: NewOrder) -> Result<Order, PlaceOrderError> {
+                let t = &new.totals;
+                let created = nanos(new.created_at)?;
+                let id: Option<i64> = sqlx::query_scalar(
+                    "INSERT INTO orders (account_id, number, number_normalized, legacy_number, \
+                     external_reference, status, family, customer_name, customer_phone, \
+                     customer_second_phone, customer_address, governorate_id, governorate_name, \
+                     shipping_option_id, shipping_option_name, store_name, store_link, note, \
+                     products, warranties, delivery_charge, customer_total, profit, income_tax, \
+                     net_profit, income_tax_percent, created_at, updated_at) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, \
+                     $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $27) \
+                     ON CONFLICT DO NOTHING RETURNING id",
+                )
+                .bind(new.account_id)
+                .bind(&new.number)
+                .bind(normalize_order_number(&new.number))
+                .bind(&new.legacy_number)
+                .bind(&new.external_reference)
+                .bind(new.status.as_str())
+                .bind(new.status.family().as_str())
+                .bind(&new.customer.name)
+                .bind(&new.customer.phone)
+                .bind(&new.customer.second_phone)
+                .bind(&new.customer.address)
+                .bind(new.customer.governorate_id)
+                .bind(&new.customer.governorate_name)
+                .bind(new.shipping_option_id)
+                .bind(&new.shipping_option_name)
+                .bind(&new.store_name)
+                .bind(&new.store_link)
+                .bind(&new.note)
+                .bind(cents(t.products)?)
+                .bind(cents(t.warranties)?)
+                .bind(cents(t.delivery_charge)?)
+                .bind(cents(t.customer_total)?)
+                .bind(cents(t.profit)?)
+                .bind(cents(t.income_tax)?)
+                .bind(cents(t.net_profit)?)
+                .bind(cents(t.income_tax_percent)?)
+                .bind(created)
+                .fetch_optional(&mut *c)
+                .await
+                .map_err(backend)?;
+                let Some(id) = id else {
+                    // A unique index refused the row (the conflicting transaction, if any, has
+                    // finished by now): say which.
+                    if let Some(reference) = &new.external_reference {
+                        let existing: Option<(i64, String)> = sqlx::query_as(
+                            "SELECT id, number FROM orders \
+                             WHERE account_id = $1 AND external_reference = $2",
+                        )
+                        .bind(new.account_id)
+                        .bind(reference)
+                        .fetch_optional(&mut *c)
+                        .await
+                        .map_err(backend)?;
+                        if let Some((existing_id, existing_number)) = existing {
+                            return Err(PlaceOrderError::DuplicateExternalReference {
+                                existing_id,
+                                existing_number,
+                            });
+                        }
+                    }
+                    return Err(PlaceOrderError::NumberTaken);
+                };
+
+                // Lock the variants in id order, then reserve line by line with a
+                // conditional update: never read-then-write.
+                let mut variant_ids: Vec<i64> = new.lines.iter().map(|l| l.variant_id).collect();
+                variant_ids.sort_unstable();
+                variant_ids.dedup();
+                if !variant_ids.is_empty() {
+                    let mut q = in_list::<$db>(
+                        "SELECT id FROM variants WHERE id IN (",
+                        &variant_ids,
+                        concat!(") ORDER BY id", $for_update),
+                    );
+                    q.build().execute(&mut *c).await.map_err(backend)?;
+                }
+                let mut products = Vec::new();
+                for (index, line) in new.lines.iter().enumerate() {
+                    let product: Option<i64> = sqlx::query_scalar(
+                        "UPDATE variants SET available = available - $2 \
+                         WHERE id = $1 AND available >= $2 RETURNING product_id",
+                    )
+                    .bind(line.variant_id)
+                    .bind(line.quantity)
+                    .fetch_optional(&mut *c)
+                    .await
+                    .map_err(backend)?;
+                    match product {
+                        Some(p) => products.push(p),
+                        None => {
+                            let available: Option<i64> = sqlx::query_scalar(
+                                "SELECT available FROM variants WHERE id = $1",
+                            )
+                            .bind(line.variant_id)
+                            .fetch_optional(&mut *c)
+                            .await
+                            .map_err(backend)?;
+                            return Err(PlaceOrderError::InsufficientStock {
+                                line_index: index,
+                                available: available.unwrap_or(0).max(0),
+                            });
+                        }
+                    }
+                }
+                touch_products(c, products, created).await?;
+
+                for (position, line) in new.lines.iter().enumerate() {
+                    let line_id: i64 = sqlx::query_scalar(
+                        "INSERT INTO order_lines (order_id, position, variant_id, product_id, \
+                         title, variant_label, quantity, sell_price, profit, commission_on, \
+                         damaged_quantity, lost_quantity, destroyed_quantity) \
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 0, 0, 0) RETURNING id",
+                    )
+                    .bind(id)
+                    .bind(position as i32)
+                    .bind(line.variant_id)
+                    .bind(line.product_id)
+                    .bind(&line.title)
+                    .bind(&line.variant_label)
+                    .bind(line.quantity)
+                    .bind(cents(line.sell_price)?)
+                    .bind(cents(line.profit)?)
+                    .bind(line.commission_on)
+                    .fetch_one(&mut *c)
+                    .await
+                    .map_err(backend)?;
+                    for (wpos, w) in line.warranties.iter().enumerate() {
+                        sqlx::query(
+                            "INSERT INTO order_line_warranties (order_id, line_id, position, \
+                             warranty_id, name, unit_price, quantity, total, duration_days, \
+                             terms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+                        )
+                        .bind(id)
+                        .bind(line_id)
+                        .bind(wpos as i32)
+                        .bind(w.warranty_id)
+                        .bind(&w.name)
+                        .bind(cents(w.unit_price)?)
+                        .bind(w.quantity)
+                        .bind(cents(w.total)?)
+                        .bind(w.duration_days)
+                        .bind(&w.terms)
+                        .execute(&mut *c)
+                        .await
+                        .map_err(backend)?;
+                    }
+                }
+                sqlx::query(
+                    "INSERT INTO order_timeline (order_id, status, at, reason) \
+                     VALUES ($1, $2, $3, NULL)",
+                )
+                .bind(id)
+                .bind(new.status.as_str())
+                .bind(created)
+                .execute(&mut *c)
+                .await
+                .map_err(backend)?;
+                if let Some(scope) = &new.idempotency {
+                    sqlx::query(
+                        "UPDATE idempotency_records SET order_id = $3 \
+                         WHERE account_id = $1 AND idem_key = $2",
+                    )
+                    .bind(scope.account_id)
+                    .bind(&scope.key)
+                    .bind(id)
+                    .execute(&mut *c)
+                    .await
+                    .map_err(backend)?;
+                }
+                bill(c, new.account_id, new.bill_month.as_deref()).await?;
+                Ok(load_order(c, id).await?)
+            }
+
+            async fn change_status_in(
+                c: &mut Conn,
+                change: StatusChange,
+            ) -> Result<Order, StatusChangeError> {
+                let current: Option<(i64, String)> = sqlx::query_as(concat!(
+                    "SELECT account_id, status FROM orders WHERE id = $1",
+                    $for_update
+                ))
+                .bind(change.order_id)
+                .fetch_optional(&mut *c)
+                .await
+                .map_err(backend)?;
+                let (account, current) = match current {
+                    Some((a, s)) if change.account_id.is_none_or(|x| x == a) => (a, status(&s)?),
+                    _ => return Err(StatusChangeError::NotFound),
+                };
+                let allowed_from =
+                    change.only_from.is_empty() || change.only_from.contains(&current);
+                if !allowed_from || !current.can_move_to(change.to) {
+                    return Err(StatusChangeError::NotAllowed {
+                        current,
+                        requested: change.to,
+                    });
+                }
+                let at = nanos(change.at)?;
+                if change.to.family() == Family::Cancelled && current.family() != Family::Cancelled
+                {
+                    let lines: Vec<(i64, i64)> = sqlx::query_as(
+                        "SELECT variant_id, CAST(SUM(quantity) AS BIGINT) FROM order_lines WHERE order_id = $1 \
+                         GROUP BY variant_id ORDER BY variant_id",
+                    )
+                    .bind(change.order_id)
+                    .fetch_all(&mut *c)
+                    .await
+                    .map_err(backend)?;
+                    release_stock(c, &lines, at).await?;
+                }
+                let confirmed = (change.to == OrderStatus::Confirmed).then_some(at);
+                let delivered = matches!(
+                    change.to,
+                    OrderStatus::Delivered | OrderStatus::PartiallyDelivered
+                )
+                .then_some(at);
+                sqlx::query(
+                    "UPDATE orders SET status = $2, family = $3, updated_at = $4, \
+                     confirmed_at = COALESCE($5, confirmed_at), \
+                     delivered_at = COALESCE($6, delivered_at) WHERE id = $1",
+                )
+                .bind(change.order_id)
+                .bind(change.to.as_str())
+                .bind(change.to.family().as_str())
+                .bind(at)
+                .bind(confirmed)
+                .bind(delivered)
+                .execute(&mut *c)
+                .await
+                .map_err(backend)?;
+                sqlx::query(
+                    "INSERT INTO order_timeline (order_id, status, at, reason) \
+                     VALUES ($1, $2, $3, $4)",
+                )
+                .bind(change.order_id)
+                .bind(change.to.as_str())
+                .bind(at)
+                .bind(&change.reason)
+                .execute(&mut *c)
+                .await
+                .map_err(backend)?;
+                bill(c, account, change.bill_month.as_deref()).await?;
+                Ok(load_order(c, change.order_id).await?)
+            }
+
+            async fn begin_idempotent_in(
+                c: &mut Conn,
+                scope: &IdempotencyScope,
+                fingerprint: &str,
+                now: i64,
+                expires_before: i64,
+                stale_before: i64,
+            ) -> StoreResult<IdempotencyBegin> {
+                // The unique key decides a race between first requests; the row lock decides
+                // a race between takeovers. A record deleted between the two is retried.
+                for _ in 0..5 {
+                    let inserted: Option<i64> = sqlx::query_scalar(
+                        "INSERT INTO idempotency_records (account_id, idem_key, fingerprint, \
+                         created_at) VALUES ($1, $2, $3, $4) \
+                         ON CONFLICT (account_id, idem_key) DO NOTHING RETURNING account_id",
+                    )
+                    .bind(scope.account_id)
+                    .bind(&scope.key)
+                    .bind(fingerprint)
+                    .bind(now)
+                    .fetch_optional(&mut *c)
+                    .await
+                    .map_err(backend)?;
+                    if inserted.is_some() {
+                        return Ok(IdempotencyBegin::Started);
+                    }
+                    let record: Option<IdempotencyRow> = sqlx::query_as(concat!(
+                        "SELECT fingerprint, created_at, order_id, response_status, \
+                         response_body FROM idempotency_records \
+                         WHERE account_id = $1 AND idem_key = $2",
+                        $for_update
+                    ))
+                    .bind(scope.account_id)
+                    .bind(&scope.key)
+                    .fetch_optional(&mut *c)
+                    .await
+                    .map_err(backend)?;
+                    let Some(record) = record else { continue };
+                    if record.created_at >= expires_before {
+                        if record.fingerprint != fingerprint {
+                            return Ok(IdempotencyBegin::Mismatch);
+                        }
+                        if let Some(response) = record.response()? {
+                            return Ok(IdempotencyBegin::Replay(response));
+                        }
+                        if record.created_at >= stale_before {
+                            return Ok(IdempotencyBegin::InFlight);
+                        }
+                        if let Some(order) = record.order_id {
+                            sqlx::query(
+                                "UPDATE idempotency_records SET created_at = $3 \
+                                 WHERE account_id = $1 AND idem_key = $2",
+                            )
+                            .bind(scope.account_id)
+                            .bind(&scope.key)
+                            .bind(now)
+                            .execute(&mut *c)
+                            .await
+                            .map_err(backend)?;
+                            return Ok(IdempotencyBegin::Recovered(order));
+                        }
+                    }
+                    sqlx::query(
+                        "UPDATE idempotency_records SET fingerprint = $3, created_at = $4, \
+                         order_id = NULL, response_status = NULL, response_body = NULL \
+                         WHERE account_id = $1 AND idem_key = $2",
+                    )
+                    .bind(scope.account_id)
+                    .bind(&scope.key)
+                    .bind(fingerprint)
+                    .bind(now)
+                    .execute(&mut *c)
+                    .await
+                    .map_err(backend)?;
+                    return Ok(IdempotencyBegin::Started);
+                }
+                Err(StoreError::backend(CorruptRow(
+                    "idempotency record kept disappearing".into(),
+                )))
+            }
+
+            #[async_trait]
+            impl Store for $store {
+                async fn insert_account(
+                    &self,
+                    new: NewAccount,
+                    now: DateTime<Utc>,
+                ) -> StoreResult<Account> {
+                    let created = nanos(now)?;
+                    let tx = self.write().await?;
+                    let mut tx = tx;
+                    let result = sqlx::query_scalar(
+                        "INSERT INTO accounts (name, store_name, email, phone, side, state, \
+                         api_status, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
+                         RETURNING id",
+                    )
+                    .bind(&new.name)
+                    .bind(&new.store_name)
+                    .bind(&new.email)
+                    .bind(&new.phone)
+                    .bind(new.side.as_str())
+                    .bind(new.state.as_str())
+                    .bind(new.api_status.as_str())
+                    .bind(created)
+                    .fetch_one(&mut *tx.tx)
+                    .await
+                    .map_err(backend);
+                    let id: i64 = tx.finish(result).await?;
+                    Ok(Account {
+                        id,
+                        name: new.name,
+                        store_name: new.store_name,
+                        email: new.email,
+                        phone: new.phone,
+                        side: new.side,
+                        state: new.state,
+                        api_status: new.api_status,
+                        created_at: now,
+                    })
+                }
+
+                async fn account(&self, id: AccountId) -> StoreResult<Option<Account>> {
+                    let row: Option<AccountRow> = sqlx::query_as(concat!(
+                        "SELECT ",
+                        account_cols!(),
+                        " FROM accounts WHERE id = $1"
+                    ))
+                    .bind(id)
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(backend)?;
+                    row.map(AccountRow::into_domain).transpose()
+                }
+
+                async fn set_account_state(
+                    &self,
+                    id: AccountId,
+                    state: AccountState,
+                    api_status: ApiStatus,
+                ) -> StoreResult<Account> {
+                    let mut tx = self.write().await?;
+                    let result = sqlx::query_as::<_, AccountRow>(concat!(
+                        "UPDATE accounts SET state = $2, api_status = $3 WHERE id = $1 RETURNING ",
+                        account_cols!()
+                    ))
+                    .bind(id)
+                    .bind(state.as_str())
+                    .bind(api_status.as_str())
+                    .fetch_optional(&mut *tx.tx)
+                    .await
+                    .map_err(backend)
+                    .and_then(|r| r.ok_or(StoreError::NotFound));
+                    tx.finish(result).await?.into_domain()
+                }
+
+                async fn insert_key(
+                    &self,
+                    key: NewKeyRecord,
+                    now: DateTime<Utc>,
+                ) -> StoreResult<ApiKey> {
+                    let created = nanos(now)?;
+                    let expires = opt_nanos(key.expires_at)?;
+                    let mut tx = self.write().await?;
+                    let result = async {
+                        if !exists(&mut tx.tx, "SELECT id FROM accounts WHERE id = $1", key.account_id)
+                            .await?
+                        {
+                            return Err(StoreError::NotFound);
+                        }
+                        let id: Option<i64> = sqlx::query_scalar(
+                            "INSERT INTO api_keys (account_id, name, hash, abilities, expires_at, \
+                             rate_limit, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7) \
+                             ON CONFLICT (hash) DO NOTHING RETURNING id",
+                        )
+                        .bind(key.account_id)
+                        .bind(&key.name)
+                        .bind(key.hash.as_slice())
+                        .bind(abilities_text(&key.abilities))
+                        .bind(expires)
+                        .bind(i64::from(key.rate_limit))
+                        .bind(created)
+                        .fetch_optional(&mut *tx.tx)
+                        .await
+                        .map_err(backend)?;
+                        id.ok_or_else(|| StoreError::Invalid("key hash already stored".into()))
+                    }
+                    .await;
+                    let id = tx.finish(result).await?;
+                    Ok(ApiKey {
+                        id,
+                        account_id: key.account_id,
+                        name: key.name,
+                        hash: key.hash,
+                        abilities: key.abilities,
+                        expires_at: key.expires_at,
+                        revoked_at: None,
+                        rate_limit: key.rate_limit,
+                        created_at: now,
+                    })
+                }
+
+                async fn key_by_hash(&self, hash: &KeyHash) -> StoreResult<Option<ApiKey>> {
+                    let row: Option<KeyRow> = sqlx::query_as(concat!(
+                        "SELECT ",
+                        key_cols!(),
+                        " FROM api_keys WHERE hash = $1"
+                    ))
+                    .bind(hash.as_slice())
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(backend)?;
+                    row.map(KeyRow::into_domain).transpose()
+                }
+
+                async fn key(&self, id: KeyId) -> StoreResult<Option<ApiKey>> {
+                    let mut c = self.pool.acquire().await.map_err(backend)?;
+                    key_by_id(&mut c, id).await
+                }
+
+                async fn revoke_key(&self, id: KeyId, at: DateTime<Utc>) -> StoreResult<ApiKey> {
+                    let at = nanos(at)?;
+                    let mut tx = self.write().await?;
+                    let result = sqlx::query_as::<_, KeyRow>(concat!(
+                        "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) \
+                         WHERE id = $1 RETURNING ",
+                        key_cols!()
+                    ))
+                    .bind(id)
+                    .bind(at)
+                    .fetch_optional(&mut *tx.tx)
+                    .await
+                    .map_err(backend)
+                    .and_then(|r| r.ok_or(StoreError::NotFound));
+                    tx.finish(result).await?.into_domain()
+                }
+
+                async fn set_key_terms(
+                    &self,
+                    id: KeyId,
+                    expires_at: Option<DateTime<Utc>>,
+                    rate_limit: u32,
+                ) -> StoreResult<ApiKey> {
+                    let expires = opt_nanos(expires_at)?;
+                    let mut tx = self.write().await?;
+                    let result = sqlx::query_as::<_, KeyRow>(concat!(
+                        "UPDATE api_keys SET expires_at = $2, rate_limit = $3 \
+                         WHERE id = $1 RETURNING ",
+                        key_cols!()
+                    ))
+                    .bind(id)
+                    .bind(expires)
+                    .bind(i64::from(rate_limit))
+                    .fetch_optional(&mut *tx.tx)
+                    .await
+                    .map_err(backend)
+                    .and_then(|r| r.ok_or(StoreError::NotFound));
+                    tx.finish(result).await?.into_domain()
+                }
+
+                async fn hit_rate_limit(
+                    &self,
+                    key: KeyId,
+                    window: i64,
+                    limit: u32,
+                ) -> StoreResult<RateLimitHit> {
+                    let mut tx = self.write().await?;
+                    let result = async {
+                        let c = &mut *tx.tx;
+                        // Older windows of this key are done with.
+                        sqlx::query(
+                            "DELETE FROM rate_limit_windows \
+                             WHERE key_id = $1 AND window_minute < $2",
+                        )
+                        .bind(key)
+                        .bind(window)
+                        .execute(&mut *c)
+                        .await
+                        .map_err(backend)?;
+                        let counted: Option<i64> = if limit == 0 {
+                            None
+                        } else {
+                            // One statement counts the hit only while under the limit.
+                            sqlx::query_scalar(
+                                "INSERT INTO rate_limit_windows (key_id, window_minute, used) \
+                                 VALUES ($1, $2, 1) ON CONFLICT (key_id, window_minute) \
+                                 DO UPDATE SET used = rate_limit_windows.used + 1 \
+                                 WHERE rate_limit_windows.used < $3 RETURNING used",
+                            )
+                            .bind(key)
+                            .bind(window)
+                            .bind(i64::from(limit))
+                            .fetch_optional(&mut *c)
+                            .await
+                            .map_err(backend)?
+                        };
+                        let (allowed, used) = match counted {
+                            Some(used) => (true, used),
+                            None => {
+                                let used: Option<i64> = sqlx::query_scalar(
+                                    "SELECT used FROM rate_limit_windows \
+                                     WHERE key_id = $1 AND window_minute = $2",
+                                )
+                                .bind(key)
+                                .bind(window)
+                                .fetch_optional(&mut *c)
+                                .await
+                                .map_err(backend)?;
+                                (false, used.unwrap_or(0))
+                            }
+                        };
+                        let used = u32::try_from(used)
+                            .map_err(|_| corrupt(format!("rate-limit count {used}")))?;
+                        Ok(RateLimitHit { allowed, used })
+                    }
+                    .await;
+                    tx.finish(result).await
+                }
+
+                async fn insert_category(&self, new: NewCategory) -> StoreResult<Category> {
+                    let mut tx = self.write().await?;
+                    let result = async {
+                        if let Some(parent) = new.parent_id {
+                            if !exists(&mut tx.tx, "SELECT id FROM categories WHERE id = $1", parent)
+                                .await?
+                            {
+                                return Err(StoreError::Invalid(format!(
+                                    "no parent category {parent}"
+                                )));
+                            }
+                        }
+                        sqlx::query_scalar(
+                            "INSERT INTO categories (name, slug, parent_id, active) \
+                             VALUES ($1, $2, $3, TRUE) RETURNING id",
+                        )
+                        .bind(&new.name)
+                        .bind(&new.slug)
+                        .bind(new.parent_id)
+                        .fetch_one(&mut *tx.tx)
+                        .await
+                        .map_err(backend)
+                    }
+                    .await;
+                    let id = tx.finish(result).await?;
+                    Ok(Category {
+                        id,
+                        name: new.name,
+                        slug: new.slug,
+                        parent_id: new.parent_id,
+                        active: true,
+                    })
+                }
+
+                async fn set_category_active(
+                    &self,
+                    id: CategoryId,
+                    active: bool,
+                ) -> StoreResult<Category> {
+                    let mut tx = self.write().await?;
+                    let result = sqlx::query_as::<_, CategoryRow>(concat!(
+                        "UPDATE categories SET active = $2 WHERE id = $1 RETURNING ",
+                        category_cols!()
+                    ))
+                    .bind(id)
+                    .bind(active)
+                    .fetch_optional(&mut *tx.tx)
+                    .await
+                    .map_err(backend)
+                    .and_then(|r| r.ok_or(StoreError::NotFound));
+                    Ok(tx.finish(result).await?.into_domain())
+                }
+
+                async fn all_categories(&self) -> StoreResult<Vec<Category>> {
+                    let rows: Vec<CategoryRow> = sqlx::query_as(concat!(
+                        "SELECT ",
+                        category_cols!(),
+                        " FROM categories ORDER BY id"
+                    ))
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(backend)?;
+                    Ok(rows.into_iter().map(CategoryRow::into_domain).collect())
+                }
+
+                async fn insert_product(
+                    &self,
+                    new: NewProduct,
+                    now: DateTime<Utc>,
+                ) -> StoreResult<Product> {
+                    let at = nanos(now)?;
+                    let mut tx = self.write().await?;
+                    let result = async {
+                        if !exists(
+                            &mut tx.tx,
+                            "SELECT id FROM categories WHERE id = $1",
+                            new.category_id,
+                        )
+                        .await?
+                        {
+                            return Err(StoreError::Invalid(format!(
+                                "no category {}",
+                                new.category_id
+                            )));
+                        }
+                        sqlx::query_scalar(
+                            "INSERT INTO products (title, title_lower, slug, category_id, \
+                             description, images, files, video_url, marketing_files_url, url, \
+                             active, updated_at) \
+                             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, TRUE, $11) \
+                             RETURNING id",
+                        )
+                        .bind(&new.title)
+                        .bind(new.title.to_lowercase())
+                        .bind(&new.slug)
+                        .bind(new.category_id)
+                        .bind(&new.description)
+                        .bind(json_list(&new.images))
+                        .bind(json_list(&new.files))
+                        .bind(&new.video_url)
+                        .bind(&new.marketing_files_url)
+                        .bind(&new.url)
+                        .bind(at)
+                        .fetch_one(&mut *tx.tx)
+                        .await
+                        .map_err(backend)
+                    }
+                    .await;
+                    let id = tx.finish(result).await?;
+                    Ok(Product {
+                        id,
+                        title: new.title,
+                        slug: new.slug,
+                        category_id: new.category_id,
+                        description: new.description,
+                        images: new.images,
+                        files: new.files,
+                        video_url: new.video_url,
+                        marketing_files_url: new.marketing_files_url,
+                        url: new.url,
+                        active: true,
+                        updated_at: now,
+                        variants: Vec::new(),
+                        warranties: Vec::new(),
+                    })
+                }
+
+                async fn set_product_active(
+                    &self,
+                    id: ProductId,
+                    active: bool,
+                    now: DateTime<Utc>,
+                ) -> StoreResult<Product> {
+                    let at = nanos(now)?;
+                    let mut tx = self.write().await?;
+                    let result = async {
+                        let c = &mut *tx.tx;
+                        let done = sqlx::query(
+                            "UPDATE products SET active = $2, updated_at = $3 WHERE id = $1",
+                        )
+                        .bind(id)
+                        .bind(active)
+                        .bind(at)
+                        .execute(&mut *c)
+                        .await
+                        .map_err(backend)?;
+                        if done.rows_affected() == 0 {
+                            return Err(StoreError::NotFound);
+                        }
+                        load_product(c, id).await
+                    }
+                    .await;
+                    tx.finish(result).await
+                }
+
+                async fn insert_variant(
+                    &self,
+                    product: ProductId,
+                    new: NewVariant,
+                    now: DateTime<Utc>,
+                ) -> StoreResult<Variant> {
+                    let at = nanos(now)?;
+                    let (price, min, max) =
+                        (cents(new.price)?, cents(new.suggested_min)?, cents(new.suggested_max)?);
+                    let mut tx = self.write().await?;
+                    let result = async {
+                        let c = &mut *tx.tx;
+                        let done = sqlx::query("UPDATE products SET updated_at = $2 WHERE id = $1")
+                            .bind(product)
+                            .bind(at)
+                            .execute(&mut *c)
+                            .await
+                            .map_err(backend)?;
+                        if done.rows_affected() == 0 {
+                            return Err(StoreError::NotFound);
+                        }
+                        sqlx::query_scalar(
+                            "INSERT INTO variants (product_id, label, price, suggested_min, \
+                             suggested_max, available) VALUES ($1, $2, $3, $4, $5, $6) \
+                             RETURNING id",
+                        )
+                        .bind(product)
+                        .bind(&new.label)
+                        .bind(price)
+                        .bind(min)
+                        .bind(max)
+                        .bind(new.available)
+                        .fetch_one(&mut *c)
+                        .await
+                        .map_err(backend)
+                    }
+                    .await;
+                    let id = tx.finish(result).await?;
+                    Ok(Variant {
+                        id,
+                        product_id: product,
+                        label: new.label,
+                        price: new.price,
+                        suggested_min: new.suggested_min,
+                        suggested_max: new.suggested_max,
+                        available: new.available,
+                    })
+                }
+
+                async fn update_variant(
+                    &self,
+                    id: VariantId,
+                    patch: VariantPatch,
+                    now: DateTime<Utc>,
+                ) -> StoreResult<Variant> {
+                    let at = nanos(now)?;
+                    let price = patch.price.map(cents).transpose()?;
+                    let min = patch.suggested_min.map(cents).transpose()?;
+                    let max = patch.suggested_max.map(cents).transpose()?;
+                    let mut tx = self.write().await?;
+                    let result = async {
+                        let c = &mut *tx.tx;
+                        let row: VariantRow = sqlx::query_as(concat!(
+                            "UPDATE variants SET price = COALESCE($2, price), \
+                             suggested_min = COALESCE($3, suggested_min), \
+                             suggested_max = COALESCE($4, suggested_max), \
+                             available = COALESCE($5, available) WHERE id = $1 RETURNING ",
+                            variant_cols!()
+                        ))
+                        .bind(id)
+                        .bind(price)
+                        .bind(min)
+                        .bind(max)
+                        .bind(patch.available)
+                        .fetch_optional(&mut *c)
+                        .await
+                        .map_err(backend)?
+                        .ok_or(StoreError::NotFound)?;
+                        let variant = row.into_domain();
+                        sqlx::query("UPDATE products SET updated_at = $2 WHERE id = $1")
+                            .bind(variant.product_id)
+                            .bind(at)
+                            .execute(&mut *c)
+                            .await
+                            .map_err(backend)?;
+                        Ok(variant)
+                    }
+                    .await;
+                    tx.finish(result).await
+                }
+
+                async fn insert_warranty(
+                    &self,
+                    product: ProductId,
+                    new: NewWarranty,
+                    now: DateTime<Utc>,
+                ) -> StoreResult<Warranty> {
+                    let at = nanos(now)?;
+                    let (fee, percent, from) =
+                        (cents(new.admin_fee)?, cents(new.percent)?, cents(new.price_from)?);
+                    let mut tx = self.write().await?;
+                    let result = async {
+                        let c = &mut *tx.tx;
+                        let done = sqlx::query("UPDATE products SET updated_at = $2 WHERE id = $1")
+                            .bind(product)
+                            .bind(at)
+                            .execute(&mut *c)
+                            .await
+                            .map_err(backend)?;
+                        if done.rows_affected() == 0 {
+                            return Err(StoreError::NotFound);
+                        }
+                        sqlx::query_scalar(
+                            "INSERT INTO warranties (product_id, name, admin_fee, percent, \
+                             price_from, duration_days, terms, icon_url, active) \
+                             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, TRUE) RETURNING id",
+                        )
+                        .bind(product)
+                        .bind(&new.name)
+                        .bind(fee)
+                        .bind(percent)
+                        .bind(from)
+                        .bind(new.duration_days)
+                        .bind(&new.terms)
+                        .bind(&new.icon_url)
+                        .fetch_one(&mut *c)
+                        .await
+                        .map_err(backend)
+                    }
+                    .await;
+                    let id = tx.finish(result).await?;
+                    Ok(Warranty {
+                        id,
+                        product_id: product,
+                        name: new.name,
+                        admin_fee: new.admin_fee,
+                        percent: new.percent,
+                        price_from: new.price_from,
+                        duration_days: new.duration_days,
+                        terms: new.terms,
+                        icon_url: new.icon_url,
+                        active: true,
+                    })
+                }
+
+                async fn set_warranty_active(
+                    &self,
+                    id: WarrantyId,
+                    active: bool,
+                    now: DateTime<Utc>,
+                ) -> StoreResult<Warranty> {
+                    let at = nanos(now)?;
+                    let mut tx = self.write().await?;
+                    let result = async {
+                        let c = &mut *tx.tx;
+                        let row: WarrantyRow = sqlx::query_as(concat!(
+                            "UPDATE warranties SET active = $2 WHERE id = $1 RETURNING ",
+                            warranty_cols!()
+                        ))
+                        .bind(id)
+                        .bind(active)
+                        .fetch_optional(&mut *c)
+                        .await
+                        .map_err(backend)?
+                        .ok_or(StoreError::NotFound)?;
+                        let warranty = row.into_domain();
+                        sqlx::query("UPDATE products SET updated_at = $2 WHERE id = $1")
+                            .bind(warranty.product_id)
+                            .bind(at)
+                            .execute(&mut *c)
+                            .await
+                            .map_err(backend)?;
+                        Ok(warranty)
+                    }
+                    .await;
+                    tx.finish(result).await
+                }
+
+                async fn products(
+                    &self,
+                    filter: &ProductFilter,
+                    page: PageRequest,
+                ) -> StoreResult<Page<Product>> {
+                    let mut tx = self.read().await?;
+                    let result = async {
+                        let c = &mut *tx.tx;
+                        let mut q = QueryBuilder::<$db>::new("SELECT COUNT(*)");
+                        push_product_filter(&mut q, filter)?;
+                        let total: i64 =
+                            q.build_query_scalar().fetch_one(&mut *c).await.map_err(backend)?;
+                        let mut q = QueryBuilder::<$db>::new("SELECT id");
+                        push_product_filter(&mut q, filter)?;
+                        q.push(" ORDER BY id");
+                        limit(&mut q, page)?;
+                        let ids: Vec<i64> =
+                            q.build_query_scalar().fetch_all(&mut *c).await.map_err(backend)?;
+                        Ok(Page {
+                            items: load_products(c, &ids).await?,
+                            total: total as u64,
+                        })
+                    }
+                    .await;
+                    tx.finish(result).await
+                }
+
+                async fn product(&self, id: ProductId) -> StoreResult<Option<Product>> {
+                    let mut tx = self.read().await?;
+                    let result = load_products(&mut tx.tx, &[id]).await;
+                    Ok(tx.finish(result).await?.pop())
+                }
+
+                async fn products_of_variants(
+                    &self,
+                    variants: &[VariantId],
+                ) -> StoreResult<Vec<Product>> {
+                    if variants.is_empty() {
+                        return Ok(Vec::new());
+                    }
+                    let mut tx = self.read().await?;
+                    let result = async {
+                        let c = &mut *tx.tx;
+                        let mut ids = Vec::new();
+                        for chunk in variants.chunks(MAX_BIND_CHUNK) {
+                            let mut q = in_list::<$db>(
+                                "SELECT DISTINCT product_id FROM variants WHERE id IN (",
+                                chunk,
+                                ")",
+                            );
+                            let found: Vec<i64> = q
+                                .build_query_scalar()
+                                .fetch_all(&mut *c)
+                                .await
+                                .map_err(backend)?;
+                            ids.extend(found);
+                        }
+                        ids.sort_unstable();
+                        ids.dedup();
+                        load_products(c, &ids).await
+                    }
+                    .await;
+                    tx.finish(result).await
+                }
+
+                async fn insert_governorate(&self, name: String) -> StoreResult<Governorate> {
+                    let mut tx = self.write().await?;
+                    let result = sqlx::query_scalar(
+                        "INSERT INTO governorates (name) VALUES ($1) RETURNING id",
+                    )
+                    .bind(&name)
+                    .fetch_one(&mut *tx.tx)
+                    .await
+                    .map_err(backend);
+                    let id = tx.finish(result).await?;
+                    Ok(Governorate { id, name })
+                }
+
+                async fn governorates(&self) -> StoreResult<Vec<Governorate>> {
+                    let rows: Vec<GovernorateRow> =
+                        sqlx::query_as("SELECT id, name FROM governorates ORDER BY id")
+                            .fetch_all(&self.pool)
+                            .await
+                            .map_err(backend)?;
+                    Ok(rows.into_iter().map(GovernorateRow::into_domain).collect())
+                }
+
+                async fn insert_shipping_option(&self, name: String) -> StoreResult<ShippingOption> {
+                    let mut tx = self.write().await?;
+                    let result = sqlx::query_scalar(
+                        "INSERT INTO shipping_options (name, active) VALUES ($1, TRUE) \
+                         RETURNING id",
+                    )
+                    .bind(&name)
+                    .fetch_one(&mut *tx.tx)
+                    .await
+                    .map_err(backend);
+                    let id = tx.finish(result).await?;
+                    Ok(ShippingOption {
+                        id,
+                        name,
+                        active: true,
+                        rates: Vec::new(),
+                    })
+                }
+
+                async fn set_shipping_option_active(
+                    &self,
+                    id: ShippingOptionId,
+                    active: bool,
+                ) -> StoreResult<ShippingOption> {
+                    let mut tx = self.write().await?;
+                    let result = async {
+                        let c = &mut *tx.tx;
+                        let done =
+                            sqlx::query("UPDATE shipping_options SET active = $2 WHERE id = $1")
+                                .bind(id)
+                                .bind(active)
+                                .execute(&mut *c)
+                                .await
+                                .map_err(backend)?;
+                        if done.rows_affected() == 0 {
+                            return Err(StoreError::NotFound);
+                        }
+                        load_option(c, id).await
+                    }
+                    .await;
+                    tx.finish(result).await
+                }
+
+                async fn set_shipping_rate(
+                    &self,
+                    option: ShippingOptionId,
+                    rate: ShippingRate,
+                ) -> StoreResult<ShippingOption> {
+                    let charge = cents(rate.delivery_charge)?;
+                    let tax = cents(rate.shipping_tax_percent)?;
+                    let due = cents(rate.total_due_tax_percent)?;
+                    let mut tx = self.write().await?;
+                    let result = async {
+                        let c = &mut *tx.tx;
+                        if !exists(c, "SELECT id FROM governorates WHERE id = $1", rate.governorate_id)
+                            .await?
+                        {
+                            return Err(StoreError::Invalid(format!(
+                                "no governorate {}",
+                                rate.governorate_id
+                            )));
+                        }
+                        if !exists(c, "SELECT id FROM shipping_options WHERE id = $1", option).await? {
+                            return Err(StoreError::NotFound);
+                        }
+                        sqlx::query(
+                            "INSERT INTO shipping_rates (option_id, governorate_id, \
+                             delivery_charge, shipping_tax_percent, total_due_tax_percent) \
+                             VALUES ($1, $2, $3, $4, $5) \
+                             ON CONFLICT (option_id, governorate_id) DO UPDATE SET \
+                             delivery_charge = excluded.delivery_charge, \
+                             shipping_tax_percent = excluded.shipping_tax_percent, \
+                             total_due_tax_percent = excluded.total_due_tax_percent",
+                        )
+                        .bind(option)
+                        .bind(rate.governorate_id)
+                        .bind(charge)
+                        .bind(tax)
+                        .bind(due)
+                        .execute(&mut *c)
+                        .await
+                        .map_err(backend)?;
+                        load_option(c, option).await
+                    }
+                    .await;
+                    tx.finish(result).await
+                }
+
+                async fn shipping_options(&self) -> StoreResult<Vec<ShippingOption>> {
+                    let mut tx = self.read().await?;
+                    let result = load_options(&mut tx.tx, None).await;
+                    tx.finish(result).await
+                }
+
+                async fn place_order(&self, order: NewOrder) -> Result<Order, PlaceOrderError> {
+                    let mut tx = self.write().await?;
+                    let result = place_order_in(&mut tx.tx, order).await;
+                    tx.finish(result).await
+                }
+
+                async fn change_order_status(
+                    &self,
+                    change: StatusChange,
+                ) -> Result<Order, StatusChangeError> {
+                    let mut tx = self.write().await?;
+                    let result = change_status_in(&mut tx.tx, change).await;
+                    tx.finish(result).await
+                }
+
+                async fn set_line_outcomes(
+                    &self,
+                    order: OrderId,
+                    outcomes: Vec<(LineId, LineOutcome)>,
+                    now: DateTime<Utc>,
+                ) -> StoreResult<Order> {
+                    let at = nanos(now)?;
+                    let mut tx = self.write().await?;
+                    let result = async {
+                        let c = &mut *tx.tx;
+                        let done = sqlx::query("UPDATE orders SET updated_at = $2 WHERE id = $1")
+                            .bind(order)
+                            .bind(at)
+                            .execute(&mut *c)
+                            .await
+                            .map_err(backend)?;
+                        if done.rows_affected() == 0 {
+                            return Err(StoreError::NotFound);
+                        }
+                        for (line, outcome) in &outcomes {
+                            let done = sqlx::query(
+                                "UPDATE order_lines SET delivered_quantity = $3, \
+                                 returned_quantity = $4, damaged_quantity = $5, \
+                                 lost_quantity = $6, destroyed_quantity = $7 \
+                                 WHERE id = $1 AND order_id = $2",
+                            )
+                            .bind(*line)
+                            .bind(order)
+                            .bind(outcome.delivered_quantity)
+                            .bind(outcome.returned_quantity)
+                            .bind(outcome.damaged_quantity)
+                            .bind(outcome.lost_quantity)
+                            .bind(outcome.destroyed_quantity)
+                            .execute(&mut *c)
+                            .await
+                            .map_err(backend)?;
+                            if done.rows_affected() == 0 {
+                                return Err(StoreError::NotFound);
+                            }
+                        }
+                        load_order(c, order).await
+                    }
+                    .await;
+                    tx.finish(result).await
+                }
+
+                async fn set_tracking_url(
+                    &self,
+                    order: OrderId,
+                    url: Option<String>,
+                    now: DateTime<Utc>,
+                ) -> StoreResult<Order> {
+                    let at = nanos(now)?;
+                    let mut tx = self.write().await?;
+                    let result = async {
+                        let c = &mut *tx.tx;
+                        let done = sqlx::query(
+                            "UPDATE orders SET tracking_url = $2, updated_at = $3 WHERE id = $1",
+                        )
+                        .bind(order)
+                        .bind(&url)
+                        .bind(at)
+                        .execute(&mut *c)
+                        .await
+                        .map_err(backend)?;
+                        if done.rows_affected() == 0 {
+                            return Err(StoreError::NotFound);
+                        }
+                        load_order(c, order).await
+                    }
+                    .await;
+                    tx.finish(result).await
+                }
+
+                async fn order(
+                    &self,
+                    account: Option<AccountId>,
+                    id: OrderId,
+                ) -> StoreResult<Option<Order>> {
+                    let mut tx = self.read().await?;
+                    let result = load_orders(&mut tx.tx, &[id]).await;
+                    let order = tx.finish(result).await?.pop();
+                    Ok(order.filter(|o| account.is_none_or(|a| a == o.account_id)))
+                }
+
+                async fn orders(
+                    &self,
+                    account: AccountId,
+                    filter: &OrderFilter,
+                    page: PageRequest,
+                ) -> StoreResult<Page<Order>> {
+                    let mut tx = self.read().await?;
+                    let result = async {
+                        let c = &mut *tx.tx;
+                        let mut q = QueryBuilder::<$db>::new("SELECT COUNT(*)");
+                        push_order_filter(&mut q, account, filter)?;
+                        let total: i64 =
+                            q.build_query_scalar().fetch_one(&mut *c).await.map_err(backend)?;
+                        let mut q = QueryBuilder::<$db>::new("SELECT id");
+                        push_order_filter(&mut q, account, filter)?;
+                        q.push(" ORDER BY created_at DESC, id DESC");
+                        limit(&mut q, page)?;
+                        let ids: Vec<i64> =
+                            q.build_query_scalar().fetch_all(&mut *c).await.map_err(backend)?;
+                        Ok(Page {
+                            items: load_orders(c, &ids).await?,
+                            total: total as u64,
+                        })
+                    }
+                    .await;
+                    tx.finish(result).await
+                }
+
+                async fn earning_orders(&self, account: AccountId) -> StoreResult<Vec<Order>> {
+                    let mut tx = self.read().await?;
+                    let result = async {
+                        let c = &mut *tx.tx;
+                        let ids: Vec<i64> = sqlx::query_scalar(
+                            "SELECT id FROM orders WHERE account_id = $1 \
+                             AND family NOT IN ('cancelled', 'returned') ORDER BY created_at, id",
+                        )
+                        .bind(account)
+                        .fetch_all(&mut *c)
+                        .await
+                        .map_err(backend)?;
+                        load_orders(c, &ids).await
+                    }
+                    .await;
+                    tx.finish(result).await
+                }
+
+                async fn begin_idempotent(
+                    &self,
+                    scope: &IdempotencyScope,
+                    fingerprint: &str,
+                    now: DateTime<Utc>,
+                    expires_before: DateTime<Utc>,
+                    stale_before: DateTime<Utc>,
+                ) -> StoreResult<IdempotencyBegin> {
+                    let (now, expires, stale) =
+                        (nanos(now)?, nanos(expires_before)?, nanos(stale_before)?);
+                    let mut tx = self.write().await?;
+                    let result =
+                        begin_idempotent_in(&mut tx.tx, scope, fingerprint, now, expires, stale)
+                            .await;
+                    tx.finish(result).await
+                }
+
+                async fn finish_idempotent(
+                    &self,
+                    scope: &IdempotencyScope,
+                    response: StoredResponse,
+                ) -> StoreResult<()> {
+                    let mut tx = self.write().await?;
+                    let result = sqlx::query(
+                        "UPDATE idempotency_records SET response_status = $3, response_body = $4 \
+                         WHERE account_id = $1 AND idem_key = $2",
+                    )
+                    .bind(scope.account_id)
+                    .bind(&scope.key)
+                    .bind(i32::from(response.status))
+                    .bind(response.body.as_slice())
+                    .execute(&mut *tx.tx)
+                    .await
+                    .map_err(backend)
+                    .and_then(|done| {
+                        if done.rows_affected() == 0 {
+                            Err(StoreError::NotFound)
+                        } else {
+                            Ok(())
+                        }
+                    });
+                    tx.finish(result).await
+                }
+
+                async fn abandon_idempotent(&self, scope: &IdempotencyScope) -> StoreResult<()> {
+                    let mut tx = self.write().await?;
+                    let result = sqlx::query(
+                        "DELETE FROM idempotency_records WHERE account_id = $1 \
+                         AND idem_key = $2 AND response_status IS NULL AND order_id IS NULL",
+                    )
+                    .bind(scope.account_id)
+                    .bind(&scope.key)
+                    .execute(&mut *tx.tx)
+                    .await
+                    .map(|_| ())
+                    .map_err(backend);
+                    tx.finish(result).await
+                }
+
+                async fn purge_idempotency(&self, before: DateTime<Utc>) -> StoreResult<u64> {
+                    let before = nanos(before)?;
+                    let mut tx = self.write().await?;
+                    let result =
+                        sqlx::query("DELETE FROM idempotency_records WHERE created_at < $1")
+                            .bind(before)
+                            .execute(&mut *tx.tx)
+                            .await
+                            .map(|done| done.rows_affected())
+                            .map_err(backend);
+                    tx.finish(result).await
+                }
+
+                async fn record_pulls(
+                    &self,
+                    account: AccountId,
+                    month: &str,
+                    products: &[ProductId],
+                ) -> StoreResult<()> {
+                    if products.is_empty() {
+                        return Ok(());
+                    }
+                    let mut ids = products.to_vec();
+                    ids.sort_unstable();
+                    ids.dedup();
+                    let mut tx = self.write().await?;
+                    let result = async {
+                        for product in ids {
+                            sqlx::query(
+                                "INSERT INTO meter_pulls (account_id, month, product_id) \
+                                 VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+                            )
+                            .bind(account)
+                            .bind(month)
+                            .bind(product)
+                            .execute(&mut *tx.tx)
+                            .await
+                            .map_err(backend)?;
+                        }
+                        Ok(())
+                    }
+                    .await;
+                    tx.finish(result).await
+                }
+
+                async fn meter(&self, account: AccountId, month: &str) -> StoreResult<MeterReading> {
+                    let mut tx = self.read().await?;
+                    let result = async {
+                        let c = &mut *tx.tx;
+                        let pulled: i64 = sqlx::query_scalar(
+                            "SELECT COUNT(*) FROM meter_pulls WHERE account_id = $1 AND month = $2",
+                        )
+                        .bind(account)
+                        .bind(month)
+                        .fetch_one(&mut *c)
+                        .await
+                        .map_err(backend)?;
+                        let operations: Option<i64> = sqlx::query_scalar(
+                            "SELECT operations FROM meter_order_operations \
+                             WHERE account_id = $1 AND month = $2",
+                        )
+                        .bind(account)
+                        .bind(month)
+                        .fetch_optional(&mut *c)
+                        .await
+                        .map_err(backend)?;
+                        Ok(MeterReading {
+                            pulled_products: pulled as u64,
+                            order_operations: operations.unwrap_or(0) as u64,
+                        })
+                    }
+                    .await;
+                    tx.finish(result).await
+                }
+
+                async fn insert_withdrawal(
+                    &self,
+                    new: NewWithdrawal,
+                    now: DateTime<Utc>,
+                ) -> StoreResult<Withdrawal> {
+                    let at = nanos(now)?;
+                    let (amount, supply) = (cents(new.amount)?, cents(new.supply_amount)?);
+                    let mut tx = self.write().await?;
+                    let result = async {
+                        let c = &mut *tx.tx;
+                        if !exists(c, "SELECT id FROM accounts WHERE id = $1", new.account_id).await? {
+                            return Err(StoreError::NotFound);
+                        }
+                        sqlx::query_scalar(
+                            "INSERT INTO withdrawals (account_id, amount, supply_amount, status, \
+                             wallet_number, wallet_description, notes, created_at) \
+                             VALUES ($1, $2, $3, 'pending', $4, $5, $6, $7) RETURNING id",
+                        )
+                        .bind(new.account_id)
+                        .bind(amount)
+                        .bind(supply)
+                        .bind(&new.wallet_number)
+                        .bind(&new.wallet_description)
+                        .bind(&new.notes)
+                        .bind(at)
+                        .fetch_one(&mut *c)
+                        .await
+                        .map_err(backend)
+                    }
+                    .await;
+                    let id = tx.finish(result).await?;
+                    Ok(Withdrawal {
+                        id,
+                        account_id: new.account_id,
+                        amount: new.amount,
+                        supply_amount: new.supply_amount,
+                        status: WithdrawalStatus::Pending,
+                        wallet_number: new.wallet_number,
+                        wallet_description: new.wallet_description,
+                        notes: new.notes,
+                        transfer_reference: None,
+                        receipt_url: None,
+                        created_at: now,
+                        decided_at: None,
+                    })
+                }
+
+                async fn decide_withdrawal(
+                    &self,
+                    id: WithdrawalId,
+                    decision: WithdrawalDecision,
+                    now: DateTime<Utc>,
+                ) -> StoreResult<Withdrawal> {
+                    let at = nanos(now)?;
+                    let mut tx = self.write().await?;
+                    let result = async {
+                        let c = &mut *tx.tx;
+                        // Only a pending request can be decided: the condition is in the update.
+                        let row: Option<WithdrawalRow> = match &decision {
+                            WithdrawalDecision::Complete {
+                                transfer_reference,
+                                receipt_url,
+                            } => sqlx::query_as(concat!(
+                                "UPDATE withdrawals SET status = 'completed', \
+                                 transfer_reference = $2, receipt_url = $3, decided_at = $4 \
+                                 WHERE id = $1 AND status = 'pending' RETURNING ",
+                                withdrawal_cols!()
+                            ))
+                            .bind(id)
+                            .bind(transfer_reference)
+                            .bind(receipt_url)
+                            .bind(at),
+                            WithdrawalDecision::Reject { notes } => sqlx::query_as(concat!(
+                                "UPDATE withdrawals SET status = 'rejected', \
+                                 notes = COALESCE($2, notes), decided_at = $3 \
+                                 WHERE id = $1 AND status = 'pending' RETURNING ",
+                                withdrawal_cols!()
+                            ))
+                            .bind(id)
+                            .bind(notes)
+                            .bind(at),
+                        }
+                        .fetch_optional(&mut *c)
+                        .await
+                        .map_err(backend)?;
+                        match row {
+                            Some(row) => row.into_domain(),
+                            None if exists(c, "SELECT id FROM withdrawals WHERE id = $1", id)
+                                .await? =>
+                            {
+                                Err(StoreError::Invalid(format!(
+                                    "withdrawal {id} is already decided"
+                                )))
+                            }
+                            None => Err(StoreError::NotFound),
+                        }
+                    }
+                    .await;
+                    tx.finish(result).await
+                }
+
+                async fn withdrawals(&self, account: AccountId) -> StoreResult<Vec<Withdrawal>> {
+                    let rows: Vec<WithdrawalRow> = sqlx::query_as(concat!(
+                        "SELECT ",
+                        withdrawal_cols!(),
+                        " FROM withdrawals WHERE account_id = $1 ORDER BY created_at, id"
+                    ))
+                    .bind(account)
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(backend)?;
+                    rows.into_iter().map(WithdrawalRow::into_domain).collect()
+                }
+            }
+        };
+    };
+}
+
+pub(crate) use impl_store;

@@ -1,0 +1,129 @@
+//! The commerce [`Store`](commerce_core::store::Store) on SQLite and PostgreSQL, with the same
+//! guarantees as the in-memory store, checked by the same conformance suite
+//! (`commerce_core::testing::store_cases`).
+//!
+//! * [`SqliteStore`] (feature `sqlite`): an embedded database file. Writes are serialised: an
+//!   in-process writer lock plus `BEGIN IMMEDIATE` (WAL journal, `busy_timeout`), so concurrent
+//!   requests never meet `SQLITE_BUSY` and every read-then-write is isolated.
+//! * [`PgStore`] (feature `postgres`): every operation is one `READ COMMITTED` transaction in
+//!   which races are decided by the database, never by a read followed by a write:
+//!   stock is reserved with `UPDATE variants SET available = available - $q WHERE id = $v AND
+//!   available >= $q` after locking the order's variants in id order (no deadlocks); a repeated
+//!   `external_reference`, a taken order number and a repeated `Idempotency-Key` are refused by
+//!   unique indexes (`INSERT ... ON CONFLICT DO NOTHING`); the rate-limit counter is one
+//!   conditional upsert; status moves lock the order row (`SELECT ... FOR UPDATE`).
+//!
+//! Both run every [`Store`](commerce_core::store::Store) method in one transaction: any failure
+//! part-way rolls everything back and surfaces as
+//! [`StoreError::Backend`].
+//!
+//! # Storage
+//! * Money is integer piastres (`BIGINT`), converted with
+//!   [`to_piastres`](commerce_core::money::to_piastres) and
+//!   [`from_piastres`](commerce_core::money::from_piastres); an amount with more than two
+//!   decimals is refused with `StoreError::Invalid`. Percent fields are stored the same way
+//!   (hundredths of a percent).
+//! * Instants are `BIGINT` nanoseconds since the Unix epoch, UTC (exact round trip).
+//! * Tables are normalised (orders, order_lines, order_line_warranties, order_timeline, ...);
+//!   the schema is embedded and applied by [`SqliteStore::migrate`] / [`PgStore::migrate`]
+//!   (`migrations/sqlite`, `migrations/postgres`).
+//! * Title search is a literal, case-insensitive substring match on a lower-cased copy of the
+//!   title (`%` and `_` match only themselves), exactly as `MemoryStore` does.
+//!
+//! # Housekeeping
+//! Idempotency records are kept until purged. The platform calls
+//! [`Store::purge_idempotency`](commerce_core::store::Store::purge_idempotency) (or the engine's
+//! purge, which calls it) periodically, e.g. hourly with "now minus 24 hours". Rate-limit
+//! windows of a key are deleted when the key's next window starts.
+//!
+//! # Example
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::Arc;
+//! use commerce_core::store::Store;
+//! use commerce_store_sqlx::SqliteStore;
+//!
+//! let store = SqliteStore::connect("sqlite://commerce.db").await?;
+//! store.migrate().await?;
+//! let store: Arc<dyn Store> = Arc::new(store);
+//! # Ok(()) }
+//! ```
+
+use commerce_core::store::StoreError;
+use sqlx::{Database, Encode, QueryBuilder, Type};
+
+mod imp;
+mod rows;
+
+#[cfg(feature = "postgres")]
+mod postgres;
+#[cfg(feature = "sqlite")]
+mod sqlite;
+
+#[cfg(feature = "postgres")]
+pub use postgres::PgStore;
+#[cfg(feature = "sqlite")]
+pub use sqlite::SqliteStore;
+
+pub use sqlx;
+
+/// Ids per `IN (...)` list (SQLite allows 32766 bind parameters, PostgreSQL 65535).
+pub(crate) const MAX_BIND_CHUNK: usize = 500;
+
+/// A transaction of one store operation, holding the SQLite writer lock when it may write.
+pub(crate) struct Tx<DB: Database> {
+    pub(crate) tx: sqlx::Transaction<'static, DB>,
+    _writer: Option<tokio::sync::OwnedMutexGuard<()>>,
+}
+
+impl<DB: Database> Tx<DB> {
+    pub(crate) fn new(
+        tx: sqlx::Transaction<'static, DB>,
+        writer: Option<tokio::sync::OwnedMutexGuard<()>>,
+    ) -> Self {
+        Self {
+            tx,
+            _writer: writer,
+        }
+    }
+
+    /// Commits on success, rolls back on any error (before the writer lock is released).
+    pub(crate) async fn finish<T, E: From<StoreError>>(self, result: Result<T, E>) -> Result<T, E> {
+        match result {
+            Ok(value) => {
+                self.tx.commit().await.map_err(rows::backend)?;
+                Ok(value)
+            }
+            Err(error) => {
+                // The operation already failed; a failed rollback closes the connection.
+                let _ = self.tx.rollback().await;
+                Err(error)
+            }
+        }
+    }
+}
+
+/// `head` + `$1, $2, ...` (one bind per id) + `tail`.
+pub(crate) fn in_list<DB: Database>(head: &str, ids: &[i64], tail: &str) -> QueryBuilder<DB>
+where
+    for<'a> i64: Encode<'a, DB> + Type<DB>,
+{
+    let mut q = QueryBuilder::new(head);
+    let mut list = q.separated(", ");
+    for id in ids {
+        list.push_bind(*id);
+    }
+    q.push(tail);
+    q
+}
+
+/// Why a store could not be opened or migrated.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    /// Connecting or configuring the database failed.
+    #[error("database connection failed: {0}")]
+    Connect(#[from] sqlx::Error),
+    /// Applying the embedded migrations failed.
+    #[error("migration failed: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+}

@@ -1,0 +1,76 @@
+//! [`PgStore`]: the store in a PostgreSQL database.
+
+use std::str::FromStr;
+
+use commerce_core::store::StoreError;
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::{PgConnection, Postgres};
+
+use crate::rows::backend;
+use crate::{SetupError, Tx};
+
+/// The store in a PostgreSQL database.
+///
+/// Each operation is one `READ COMMITTED` transaction; concurrent operations are decided by
+/// conditional updates, unique indexes and row locks (see the crate docs).
+#[derive(Debug, Clone)]
+pub struct PgStore {
+    pub(crate) pool: PgPool,
+}
+
+impl PgStore {
+    /// Connects to `url` (`postgres://user:password@host:port/database`).
+    pub async fn connect(url: &str) -> Result<Self, SetupError> {
+        Self::connect_with(PgConnectOptions::from_str(url)?).await
+    }
+
+    /// Connects with these options (e.g. with `.options([("search_path", "my_schema")])`).
+    pub async fn connect_with(options: PgConnectOptions) -> Result<Self, SetupError> {
+        let pool = PgPoolOptions::new()
+            .max_connections(10)
+            .connect_with(options)
+            .await?;
+        Ok(Self::from_pool(pool))
+    }
+
+    /// Uses an existing pool.
+    pub fn from_pool(pool: PgPool) -> Self {
+        Self { pool }
+    }
+
+    /// Applies the embedded migrations (`migrations/postgres`) to the pool's current schema;
+    /// safe to run on every start.
+    pub async fn migrate(&self) -> Result<(), SetupError> {
+        sqlx::migrate!("./migrations/postgres")
+            .run(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// The pool (for the application's own queries, health checks and tests).
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    pub(crate) async fn write(&self) -> Result<Tx<Postgres>, StoreError> {
+        let tx = self.pool.begin().await.map_err(backend)?;
+        Ok(Tx::new(tx, None))
+    }
+
+    pub(crate) async fn read(&self) -> Result<Tx<Postgres>, StoreError> {
+        let tx = self
+            .pool
+            .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            .await
+            .map_err(backend)?;
+        Ok(Tx::new(tx, None))
+    }
+}
+
+crate::imp::impl_store!(
+    PgStore,
+    Postgres,
+    PgConnection,
+    for_update = " FOR UPDATE",
+    instr = "strpos"
+);

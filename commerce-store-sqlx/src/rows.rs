@@ -1,0 +1,601 @@
+//! Row types shared by both backends (`FromRow` is derived generically over the row type) and
+//! their conversion into domain records.
+
+use chrono::{DateTime, Utc};
+use commerce_core::model::*;
+use commerce_core::money::{from_piastres, to_piastres};
+use commerce_core::store::StoreError;
+use rust_decimal::Decimal;
+use sqlx::FromRow;
+
+/// Data read back from the database that does not fit the domain (a bug or manual edit).
+#[derive(Debug, thiserror::Error)]
+#[error("corrupt row: {0}")]
+pub(crate) struct CorruptRow(pub String);
+
+pub(crate) fn corrupt(what: impl Into<String>) -> StoreError {
+    StoreError::backend(CorruptRow(what.into()))
+}
+
+pub(crate) fn backend(error: sqlx::Error) -> StoreError {
+    StoreError::backend(error)
+}
+
+/// An amount with at most two decimals as integer piastres.
+pub(crate) fn cents(amount: Decimal) -> Result<i64, StoreError> {
+    to_piastres(amount).ok_or_else(|| {
+        StoreError::Invalid(format!(
+            "amount {amount} has more than two decimals or is out of range"
+        ))
+    })
+}
+
+/// An instant as nanoseconds since the Unix epoch (UTC).
+pub(crate) fn nanos(at: DateTime<Utc>) -> Result<i64, StoreError> {
+    at.timestamp_nanos_opt()
+        .ok_or_else(|| StoreError::Invalid(format!("instant {at} is out of the storable range")))
+}
+
+pub(crate) fn opt_nanos(at: Option<DateTime<Utc>>) -> Result<Option<i64>, StoreError> {
+    at.map(nanos).transpose()
+}
+
+pub(crate) fn instant(nanos: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp_nanos(nanos)
+}
+
+fn parse<T>(text: &str, parse: impl Fn(&str) -> Option<T>, what: &str) -> Result<T, StoreError> {
+    parse(text).ok_or_else(|| corrupt(format!("unknown {what} {text:?}")))
+}
+
+pub(crate) fn status(text: &str) -> Result<OrderStatus, StoreError> {
+    parse(text, OrderStatus::parse, "order status")
+}
+
+pub(crate) fn json_list(items: &[String]) -> String {
+    serde_json::Value::from(items.to_vec()).to_string()
+}
+
+fn parse_json_list(text: &str) -> Result<Vec<String>, StoreError> {
+    serde_json::from_str(text).map_err(|e| corrupt(format!("bad JSON list: {e}")))
+}
+
+pub(crate) fn abilities_text(abilities: &[Ability]) -> String {
+    abilities
+        .iter()
+        .map(|a| a.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn u32_of(value: i64, what: &str) -> Result<u32, StoreError> {
+    u32::try_from(value).map_err(|_| corrupt(format!("{what} {value} out of range")))
+}
+
+// Column lists, as macros so that `concat!` can build `&'static str` statements.
+macro_rules! account_cols {
+    () => {
+        "id, name, store_name, email, phone, side, state, api_status, created_at"
+    };
+}
+macro_rules! key_cols {
+    () => {
+        "id, account_id, name, hash, abilities, expires_at, revoked_at, rate_limit, created_at"
+    };
+}
+macro_rules! category_cols {
+    () => {
+        "id, name, slug, parent_id, active"
+    };
+}
+macro_rules! product_cols {
+    () => {
+        "id, title, slug, category_id, description, images, files, video_url, \
+         marketing_files_url, url, active, updated_at"
+    };
+}
+macro_rules! variant_cols {
+    () => {
+        "id, product_id, label, price, suggested_min, suggested_max, available"
+    };
+}
+macro_rules! warranty_cols {
+    () => {
+        "id, product_id, name, admin_fee, percent, price_from, duration_days, terms, icon_url, \
+         active"
+    };
+}
+macro_rules! order_cols {
+    () => {
+        "id, account_id, number, legacy_number, external_reference, tracking_url, status, \
+         customer_name, customer_phone, customer_second_phone, customer_address, \
+         governorate_id, governorate_name, shipping_option_id, shipping_option_name, \
+         store_name, store_link, note, products, warranties, delivery_charge, customer_total, \
+         profit, income_tax, net_profit, income_tax_percent, created_at, updated_at, \
+         confirmed_at, delivered_at"
+    };
+}
+macro_rules! line_cols {
+    () => {
+        "id, order_id, variant_id, product_id, title, variant_label, quantity, sell_price, \
+         profit, commission_on, delivered_quantity, returned_quantity, damaged_quantity, \
+         lost_quantity, destroyed_quantity"
+    };
+}
+macro_rules! withdrawal_cols {
+    () => {
+        "id, account_id, amount, supply_amount, status, wallet_number, wallet_description, \
+         notes, transfer_reference, receipt_url, created_at, decided_at"
+    };
+}
+pub(crate) use {
+    account_cols, category_cols, key_cols, line_cols, order_cols, product_cols, variant_cols,
+    warranty_cols, withdrawal_cols,
+};
+
+#[derive(FromRow)]
+pub(crate) struct AccountRow {
+    id: i64,
+    name: String,
+    store_name: Option<String>,
+    email: String,
+    phone: String,
+    side: String,
+    state: String,
+    api_status: String,
+    created_at: i64,
+}
+
+impl AccountRow {
+    pub(crate) fn into_domain(self) -> Result<Account, StoreError> {
+        Ok(Account {
+            id: self.id,
+            name: self.name,
+            store_name: self.store_name,
+            email: self.email,
+            phone: self.phone,
+            side: parse(&self.side, Side::parse, "side")?,
+            state: parse(&self.state, AccountState::parse, "account state")?,
+            api_status: parse(&self.api_status, ApiStatus::parse, "api status")?,
+            created_at: instant(self.created_at),
+        })
+    }
+}
+
+#[derive(FromRow)]
+pub(crate) struct KeyRow {
+    id: i64,
+    account_id: i64,
+    name: String,
+    hash: Vec<u8>,
+    abilities: String,
+    expires_at: Option<i64>,
+    revoked_at: Option<i64>,
+    rate_limit: i64,
+    created_at: i64,
+}
+
+impl KeyRow {
+    pub(crate) fn into_domain(self) -> Result<ApiKey, StoreError> {
+        let hash: KeyHash = self
+            .hash
+            .as_slice()
+            .try_into()
+            .map_err(|_| corrupt("key hash is not 32 bytes"))?;
+        let abilities = self
+            .abilities
+            .split_whitespace()
+            .map(|a| parse(a, Ability::parse, "ability"))
+            .collect::<Result<_, _>>()?;
+        Ok(ApiKey {
+            id: self.id,
+            account_id: self.account_id,
+            name: self.name,
+            hash,
+            abilities,
+            expires_at: self.expires_at.map(instant),
+            revoked_at: self.revoked_at.map(instant),
+            rate_limit: u32_of(self.rate_limit, "rate limit")?,
+            created_at: instant(self.created_at),
+        })
+    }
+}
+
+#[derive(FromRow)]
+pub(crate) struct CategoryRow {
+    id: i64,
+    name: String,
+    slug: String,
+    parent_id: Option<i64>,
+    active: bool,
+}
+
+impl CategoryRow {
+    pub(crate) fn into_domain(self) -> Category {
+        Category {
+            id: self.id,
+            name: self.name,
+            slug: self.slug,
+            parent_id: self.parent_id,
+            active: self.active,
+        }
+    }
+}
+
+#[derive(FromRow)]
+pub(crate) struct ProductRow {
+    pub(crate) id: i64,
+    title: String,
+    slug: String,
+    category_id: i64,
+    description: String,
+    images: String,
+    files: String,
+    video_url: Option<String>,
+    marketing_files_url: Option<String>,
+    url: String,
+    active: bool,
+    updated_at: i64,
+}
+
+impl ProductRow {
+    pub(crate) fn into_domain(
+        self,
+        variants: Vec<Variant>,
+        warranties: Vec<Warranty>,
+    ) -> Result<Product, StoreError> {
+        Ok(Product {
+            id: self.id,
+            title: self.title,
+            slug: self.slug,
+            category_id: self.category_id,
+            description: self.description,
+            images: parse_json_list(&self.images)?,
+            files: parse_json_list(&self.files)?,
+            video_url: self.video_url,
+            marketing_files_url: self.marketing_files_url,
+            url: self.url,
+            active: self.active,
+            updated_at: instant(self.updated_at),
+            variants,
+            warranties,
+        })
+    }
+}
+
+#[derive(FromRow)]
+pub(crate) struct VariantRow {
+    id: i64,
+    product_id: i64,
+    label: String,
+    price: i64,
+    suggested_min: i64,
+    suggested_max: i64,
+    available: i64,
+}
+
+impl VariantRow {
+    pub(crate) fn into_domain(self) -> Variant {
+        Variant {
+            id: self.id,
+            product_id: self.product_id,
+            label: self.label,
+            price: from_piastres(self.price),
+            suggested_min: from_piastres(self.suggested_min),
+            suggested_max: from_piastres(self.suggested_max),
+            available: self.available,
+        }
+    }
+}
+
+#[derive(FromRow)]
+pub(crate) struct WarrantyRow {
+    id: i64,
+    product_id: i64,
+    name: String,
+    admin_fee: i64,
+    percent: i64,
+    price_from: i64,
+    duration_days: i32,
+    terms: String,
+    icon_url: Option<String>,
+    active: bool,
+}
+
+impl WarrantyRow {
+    pub(crate) fn into_domain(self) -> Warranty {
+        Warranty {
+            id: self.id,
+            product_id: self.product_id,
+            name: self.name,
+            admin_fee: from_piastres(self.admin_fee),
+            percent: from_piastres(self.percent),
+            price_from: from_piastres(self.price_from),
+            duration_days: self.duration_days,
+            terms: self.terms,
+            icon_url: self.icon_url,
+            active: self.active,
+        }
+    }
+}
+
+#[derive(FromRow)]
+pub(crate) struct GovernorateRow {
+    id: i64,
+    name: String,
+}
+
+impl GovernorateRow {
+    pub(crate) fn into_domain(self) -> Governorate {
+        Governorate {
+            id: self.id,
+            name: self.name,
+        }
+    }
+}
+
+#[derive(FromRow)]
+pub(crate) struct OptionRow {
+    pub(crate) id: i64,
+    name: String,
+    active: bool,
+}
+
+impl OptionRow {
+    pub(crate) fn into_domain(self, rates: Vec<ShippingRate>) -> ShippingOption {
+        ShippingOption {
+            id: self.id,
+            name: self.name,
+            active: self.active,
+            rates,
+        }
+    }
+}
+
+#[derive(FromRow)]
+pub(crate) struct RateRow {
+    pub(crate) option_id: i64,
+    governorate_id: i64,
+    governorate_name: String,
+    delivery_charge: i64,
+    shipping_tax_percent: i64,
+    total_due_tax_percent: i64,
+}
+
+impl RateRow {
+    pub(crate) fn into_domain(self) -> ShippingRate {
+        ShippingRate {
+            governorate_id: self.governorate_id,
+            governorate_name: self.governorate_name,
+            delivery_charge: from_piastres(self.delivery_charge),
+            shipping_tax_percent: from_piastres(self.shipping_tax_percent),
+            total_due_tax_percent: from_piastres(self.total_due_tax_percent),
+        }
+    }
+}
+
+#[derive(FromRow)]
+pub(crate) struct OrderRow {
+    pub(crate) id: i64,
+    account_id: i64,
+    number: String,
+    legacy_number: Option<String>,
+    external_reference: Option<String>,
+    tracking_url: Option<String>,
+    status: String,
+    customer_name: String,
+    customer_phone: String,
+    customer_second_phone: Option<String>,
+    customer_address: String,
+    governorate_id: i64,
+    governorate_name: String,
+    shipping_option_id: i64,
+    shipping_option_name: String,
+    store_name: Option<String>,
+    store_link: Option<String>,
+    note: Option<String>,
+    products: i64,
+    warranties: i64,
+    delivery_charge: i64,
+    customer_total: i64,
+    profit: i64,
+    income_tax: i64,
+    net_profit: i64,
+    income_tax_percent: i64,
+    created_at: i64,
+    updated_at: i64,
+    confirmed_at: Option<i64>,
+    delivered_at: Option<i64>,
+}
+
+impl OrderRow {
+    pub(crate) fn into_domain(
+        self,
+        lines: Vec<OrderLine>,
+        timeline: Vec<TimelineEntry>,
+    ) -> Result<Order, StoreError> {
+        Ok(Order {
+            id: self.id,
+            account_id: self.account_id,
+            number: self.number,
+            legacy_number: self.legacy_number,
+            external_reference: self.external_reference,
+            tracking_url: self.tracking_url,
+            status: status(&self.status)?,
+            customer: Customer {
+                name: self.customer_name,
+                phone: self.customer_phone,
+                second_phone: self.customer_second_phone,
+                address: self.customer_address,
+                governorate_id: self.governorate_id,
+                governorate_name: self.governorate_name,
+            },
+            shipping_option_id: self.shipping_option_id,
+            shipping_option_name: self.shipping_option_name,
+            store_name: self.store_name,
+            store_link: self.store_link,
+            note: self.note,
+            lines,
+            totals: Totals {
+                products: from_piastres(self.products),
+                warranties: from_piastres(self.warranties),
+                delivery_charge: from_piastres(self.delivery_charge),
+                customer_total: from_piastres(self.customer_total),
+                profit: from_piastres(self.profit),
+                income_tax: from_piastres(self.income_tax),
+                net_profit: from_piastres(self.net_profit),
+                income_tax_percent: from_piastres(self.income_tax_percent),
+            },
+            timeline,
+            created_at: instant(self.created_at),
+            updated_at: instant(self.updated_at),
+            confirmed_at: self.confirmed_at.map(instant),
+            delivered_at: self.delivered_at.map(instant),
+        })
+    }
+}
+
+#[derive(FromRow)]
+pub(crate) struct LineRow {
+    pub(crate) id: i64,
+    pub(crate) order_id: i64,
+    variant_id: i64,
+    product_id: i64,
+    title: String,
+    variant_label: String,
+    quantity: i64,
+    sell_price: i64,
+    profit: i64,
+    commission_on: bool,
+    delivered_quantity: Option<i64>,
+    returned_quantity: Option<i64>,
+    damaged_quantity: i64,
+    lost_quantity: i64,
+    destroyed_quantity: i64,
+}
+
+impl LineRow {
+    pub(crate) fn into_domain(self, warranties: Vec<LineWarranty>) -> OrderLine {
+        OrderLine {
+            id: self.id,
+            variant_id: self.variant_id,
+            product_id: self.product_id,
+            title: self.title,
+            variant_label: self.variant_label,
+            quantity: self.quantity,
+            sell_price: from_piastres(self.sell_price),
+            profit: from_piastres(self.profit),
+            commission_on: self.commission_on,
+            warranties,
+            outcome: LineOutcome {
+                delivered_quantity: self.delivered_quantity,
+                returned_quantity: self.returned_quantity,
+                damaged_quantity: self.damaged_quantity,
+                lost_quantity: self.lost_quantity,
+                destroyed_quantity: self.destroyed_quantity,
+            },
+        }
+    }
+}
+
+#[derive(FromRow)]
+pub(crate) struct LineWarrantyRow {
+    pub(crate) line_id: i64,
+    warranty_id: i64,
+    name: String,
+    unit_price: i64,
+    quantity: i64,
+    total: i64,
+    duration_days: i32,
+    terms: String,
+}
+
+impl LineWarrantyRow {
+    pub(crate) fn into_domain(self) -> LineWarranty {
+        LineWarranty {
+            warranty_id: self.warranty_id,
+            name: self.name,
+            unit_price: from_piastres(self.unit_price),
+            quantity: self.quantity,
+            total: from_piastres(self.total),
+            duration_days: self.duration_days,
+            terms: self.terms,
+        }
+    }
+}
+
+#[derive(FromRow)]
+pub(crate) struct TimelineRow {
+    pub(crate) order_id: i64,
+    status: String,
+    at: i64,
+    reason: Option<String>,
+}
+
+impl TimelineRow {
+    pub(crate) fn into_domain(self) -> Result<TimelineEntry, StoreError> {
+        Ok(TimelineEntry {
+            status: status(&self.status)?,
+            at: instant(self.at),
+            reason: self.reason,
+        })
+    }
+}
+
+#[derive(FromRow)]
+pub(crate) struct IdempotencyRow {
+    pub(crate) fingerprint: String,
+    pub(crate) created_at: i64,
+    pub(crate) order_id: Option<i64>,
+    pub(crate) response_status: Option<i32>,
+    pub(crate) response_body: Option<Vec<u8>>,
+}
+
+impl IdempotencyRow {
+    pub(crate) fn response(&self) -> Result<Option<StoredResponse>, StoreError> {
+        match (self.response_status, &self.response_body) {
+            (Some(status), Some(body)) => Ok(Some(StoredResponse {
+                status: u16::try_from(status)
+                    .map_err(|_| corrupt(format!("HTTP status {status}")))?,
+                body: body.clone(),
+            })),
+            (None, _) => Ok(None),
+            (Some(_), None) => Err(corrupt("stored response without body")),
+        }
+    }
+}
+
+#[derive(FromRow)]
+pub(crate) struct WithdrawalRow {
+    id: i64,
+    account_id: i64,
+    amount: i64,
+    supply_amount: i64,
+    status: String,
+    wallet_number: String,
+    wallet_description: String,
+    notes: Option<String>,
+    transfer_reference: Option<String>,
+    receipt_url: Option<String>,
+    created_at: i64,
+    decided_at: Option<i64>,
+}
+
+impl WithdrawalRow {
+    pub(crate) fn into_domain(self) -> Result<Withdrawal, StoreError> {
+        Ok(Withdrawal {
+            id: self.id,
+            account_id: self.account_id,
+            amount: from_piastres(self.amount),
+            supply_amount: from_piastres(self.supply_amount),
+            status: parse(&self.status, WithdrawalStatus::parse, "withdrawal status")?,
+            wallet_number: self.wallet_number,
+            wallet_description: self.wallet_description,
+            notes: self.notes,
+            transfer_reference: self.transfer_reference,
+            receipt_url: self.receipt_url,
+            created_at: instant(self.created_at),
+            decided_at: self.decided_at.map(instant),
+        })
+    }
+}

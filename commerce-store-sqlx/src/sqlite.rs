@@ -1,0 +1,117 @@
+//! [`SqliteStore`]: the store in an SQLite database.
+
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use commerce_core::store::StoreError;
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+use sqlx::{Sqlite, SqliteConnection};
+use tokio::sync::Mutex;
+
+use crate::rows::backend;
+use crate::{SetupError, Tx};
+
+/// The store in an SQLite database (one file, or memory).
+///
+/// Writes are serialised by an in-process lock and `BEGIN IMMEDIATE`, so each operation is
+/// isolated and concurrent callers wait instead of failing with `SQLITE_BUSY`; reads run
+/// concurrently in WAL mode. Several processes may share a file: `busy_timeout` (5 s) makes
+/// them wait for each other's writes.
+#[derive(Debug, Clone)]
+pub struct SqliteStore {
+    pub(crate) pool: SqlitePool,
+    writer: Arc<Mutex<()>>,
+}
+
+impl SqliteStore {
+    /// Opens (creating if missing) the database at `url` (`sqlite://path.db`,
+    /// `sqlite::memory:`) with WAL, `busy_timeout` 5 s and foreign keys on.
+    pub async fn connect(url: &str) -> Result<Self, SetupError> {
+        let options = SqliteConnectOptions::from_str(url)?;
+        Self::connect_with(options).await
+    }
+
+    /// Opens the database with these options (WAL, `busy_timeout` and foreign keys are added).
+    ///
+    /// An in-memory database lives in one connection, so its pool holds exactly one.
+    pub async fn connect_with(options: SqliteConnectOptions) -> Result<Self, SetupError> {
+        let in_memory = options
+            .get_filename()
+            .to_string_lossy()
+            .contains(":memory:")
+            || options.get_filename().as_os_str().is_empty();
+        let options = options
+            .create_if_missing(true)
+            .foreign_keys(true)
+            .busy_timeout(Duration::from_secs(5))
+            .journal_mode(if in_memory {
+                SqliteJournalMode::Memory
+            } else {
+                SqliteJournalMode::Wal
+            })
+            .synchronous(SqliteSynchronous::Normal);
+        let pool = if in_memory {
+            SqlitePoolOptions::new()
+                .min_connections(1)
+                .max_connections(1)
+                .idle_timeout(None)
+                .max_lifetime(None)
+                .connect_with(options)
+                .await?
+        } else {
+            SqlitePoolOptions::new()
+                .max_connections(8)
+                .connect_with(options)
+                .await?
+        };
+        Ok(Self::from_pool(pool))
+    }
+
+    /// Uses an existing pool. Configure it with a `busy_timeout` and foreign keys; WAL is
+    /// recommended.
+    pub fn from_pool(pool: SqlitePool) -> Self {
+        Self {
+            pool,
+            writer: Arc::new(Mutex::new(())),
+        }
+    }
+
+    /// Applies the embedded migrations (`migrations/sqlite`); safe to run on every start.
+    pub async fn migrate(&self) -> Result<(), SetupError> {
+        sqlx::migrate!("./migrations/sqlite")
+            .run(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// The pool (for the application's own queries, health checks and tests).
+    pub fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+
+    pub(crate) async fn write(&self) -> Result<Tx<Sqlite>, StoreError> {
+        let guard = self.writer.clone().lock_owned().await;
+        let tx = self
+            .pool
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(backend)?;
+        Ok(Tx::new(tx, Some(guard)))
+    }
+
+    pub(crate) async fn read(&self) -> Result<Tx<Sqlite>, StoreError> {
+        let tx = self.pool.begin().await.map_err(backend)?;
+        Ok(Tx::new(tx, None))
+    }
+}
+
+crate::imp::impl_store!(
+    SqliteStore,
+    Sqlite,
+    SqliteConnection,
+    for_update = "",
+    instr = "instr"
+);

@@ -1,0 +1,343 @@
+//! Fault-injection scenarios shared by the SQLite and PostgreSQL test suites.
+//!
+//! Each scenario builds a fixture through the `Store` trait, arms a failure inside one
+//! operation (a trigger that fails the operation's last write, or a closed pool), and then
+//! checks that stock, orders, idempotency records and the meter are exactly as before.
+
+#![allow(dead_code)]
+
+use std::future::Future;
+use std::pin::Pin;
+
+use chrono::{DateTime, Duration, TimeZone, Utc};
+use commerce_core::model::*;
+use commerce_core::store::*;
+use rust_decimal::Decimal;
+
+/// A future borrowed from the database handle.
+pub type Fut<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Raw access to the database under a store.
+pub trait Database: Sync {
+    /// Runs raw SQL (one or more statements).
+    fn exec(&self, sql: &'static str) -> Fut<'_, ()>;
+    /// Runs a `SELECT COUNT(*) ...`.
+    fn count(&self, sql: &'static str) -> Fut<'_, i64>;
+    /// Closes the pool.
+    fn close(&self) -> Fut<'_, ()>;
+    /// SQL creating a trigger that fails every insert or update of `meter_order_operations`.
+    fn fail_meter_sql(&self) -> &'static str;
+    /// SQL creating a trigger that fails every insert into `order_timeline`.
+    fn fail_timeline_sql(&self) -> &'static str;
+    /// SQL dropping both triggers.
+    fn disarm_sql(&self) -> &'static str;
+}
+
+fn at(seconds: i64) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 3, 1, 10, 0, 0).unwrap() + Duration::seconds(seconds)
+}
+
+fn d(text: &str) -> Decimal {
+    text.parse().unwrap()
+}
+
+const MONTH: &str = "2026-03";
+
+struct Fixture {
+    account: Account,
+    product: Product,
+    variant: Variant,
+    governorate: Governorate,
+    option: ShippingOption,
+}
+
+async fn fixture(store: &dyn Store) -> Fixture {
+    let account = store
+        .insert_account(
+            NewAccount {
+                name: "Alpha".into(),
+                store_name: None,
+                email: "a@example.com".into(),
+                phone: "01012345678".into(),
+                side: Side::Marketer,
+                state: AccountState::Active,
+                api_status: ApiStatus::Approved,
+            },
+            at(0),
+        )
+        .await
+        .unwrap();
+    let category = store
+        .insert_category(NewCategory {
+            name: "Kitchen".into(),
+            slug: "kitchen".into(),
+            parent_id: None,
+        })
+        .await
+        .unwrap();
+    let product = store
+        .insert_product(
+            NewProduct {
+                title: "Kettle".into(),
+                slug: "kettle".into(),
+                category_id: category.id,
+                description: String::new(),
+                images: vec![],
+                files: vec![],
+                video_url: None,
+                marketing_files_url: None,
+                url: "https://example.com/kettle".into(),
+            },
+            at(0),
+        )
+        .await
+        .unwrap();
+    let variant = store
+        .insert_variant(
+            product.id,
+            NewVariant {
+                label: "White".into(),
+                price: d("125.40"),
+                suggested_min: d("150.00"),
+                suggested_max: d("200.00"),
+                available: 10,
+            },
+            at(0),
+        )
+        .await
+        .unwrap();
+    let governorate = store.insert_governorate("Cairo".into()).await.unwrap();
+    let option = store
+        .insert_shipping_option("Standard".into())
+        .await
+        .unwrap();
+    Fixture {
+        account,
+        product,
+        variant,
+        governorate,
+        option,
+    }
+}
+
+fn order(f: &Fixture, number: &str, quantity: i64) -> NewOrder {
+    NewOrder {
+        account_id: f.account.id,
+        number: number.into(),
+        legacy_number: None,
+        external_reference: Some(format!("REF-{number}")),
+        status: OrderStatus::Pending,
+        customer: Customer {
+            name: "Customer".into(),
+            phone: "01012345678".into(),
+            second_phone: None,
+            address: "Street 1".into(),
+            governorate_id: f.governorate.id,
+            governorate_name: f.governorate.name.clone(),
+        },
+        shipping_option_id: f.option.id,
+        shipping_option_name: f.option.name.clone(),
+        store_name: None,
+        store_link: None,
+        note: None,
+        lines: vec![NewOrderLine {
+            variant_id: f.variant.id,
+            product_id: f.product.id,
+            title: f.product.title.clone(),
+            variant_label: f.variant.label.clone(),
+            quantity,
+            sell_price: d("135.40"),
+            profit: d("10.00"),
+            commission_on: true,
+            warranties: vec![],
+        }],
+        totals: Totals {
+            products: d("135.40") * Decimal::from(quantity),
+            profit: d("10.00") * Decimal::from(quantity),
+            ..Totals::default()
+        },
+        created_at: at(10),
+        bill_month: Some(MONTH.into()),
+        idempotency: None,
+    }
+}
+
+async fn available(store: &dyn Store, f: &Fixture) -> i64 {
+    store.product(f.product.id).await.unwrap().unwrap().variants[0].available
+}
+
+async fn snapshot(store: &dyn Store, db: &dyn Database, f: &Fixture) -> Vec<i64> {
+    let orders = store
+        .orders(
+            f.account.id,
+            &OrderFilter::default(),
+            PageRequest::default(),
+        )
+        .await
+        .unwrap();
+    vec![
+        available(store, f).await,
+        orders.total as i64,
+        store
+            .meter(f.account.id, MONTH)
+            .await
+            .unwrap()
+            .order_operations as i64,
+        db.count("SELECT COUNT(*) FROM orders").await,
+        db.count("SELECT COUNT(*) FROM order_lines").await,
+        db.count("SELECT COUNT(*) FROM order_timeline").await,
+        db.count("SELECT COUNT(*) FROM idempotency_records WHERE order_id IS NOT NULL")
+            .await,
+    ]
+}
+
+/// `place_order` failing at its last write (the meter) leaves stock, orders, lines,
+/// timeline, idempotency link and meter exactly as before; after the fault is removed the
+/// same order (same number and reference) goes through.
+pub async fn place_order_failing_at_its_last_write_leaves_nothing(
+    store: &dyn Store,
+    db: &dyn Database,
+) {
+    let f = fixture(store).await;
+    store
+        .place_order(order(&f, "EG-AAAA0001", 2))
+        .await
+        .unwrap();
+    let scope = IdempotencyScope {
+        account_id: f.account.id,
+        key: "idem".into(),
+    };
+    let begin = |now: DateTime<Utc>| {
+        let scope = scope.clone();
+        async move {
+            store
+                .begin_idempotent(
+                    &scope,
+                    "fp",
+                    now,
+                    now - Duration::hours(24),
+                    now - Duration::seconds(60),
+                )
+                .await
+                .unwrap()
+        }
+    };
+    assert_eq!(begin(at(20)).await, IdempotencyBegin::Started);
+    let before = snapshot(store, db, &f).await;
+    assert_eq!(before, vec![8, 1, 1, 1, 1, 1, 0]);
+
+    db.exec(db.fail_meter_sql()).await;
+    let mut doomed = order(&f, "EG-AAAA0002", 3);
+    doomed.idempotency = Some(scope.clone());
+    let failed = store.place_order(doomed.clone()).await;
+    assert!(
+        matches!(failed, Err(PlaceOrderError::Store(StoreError::Backend(_)))),
+        "{failed:?}"
+    );
+    db.exec(db.disarm_sql()).await;
+    assert_eq!(snapshot(store, db, &f).await, before);
+    // The record was not linked: a stale takeover starts afresh instead of recovering.
+    assert_eq!(begin(at(200)).await, IdempotencyBegin::Started);
+    doomed.idempotency = Some(scope.clone());
+    let placed = store.place_order(doomed).await.unwrap();
+    assert_eq!(placed.number, "EG-AAAA0002");
+    assert_eq!(snapshot(store, db, &f).await, vec![5, 2, 2, 2, 2, 2, 1]);
+}
+
+/// A cancellation failing at its last insert (the timeline entry) releases no stock, bills
+/// nothing and leaves the status as it was.
+pub async fn cancel_failing_at_its_last_insert_changes_nothing(
+    store: &dyn Store,
+    db: &dyn Database,
+) {
+    let f = fixture(store).await;
+    let placed = store
+        .place_order(order(&f, "EG-AAAA0001", 4))
+        .await
+        .unwrap();
+    let before = snapshot(store, db, &f).await;
+    assert_eq!(before, vec![6, 1, 1, 1, 1, 1, 0]);
+    let cancel = StatusChange {
+        account_id: Some(f.account.id),
+        order_id: placed.id,
+        to: OrderStatus::RejectedByMarketer,
+        only_from: vec![OrderStatus::Pending],
+        reason: None,
+        at: at(30),
+        bill_month: Some(MONTH.into()),
+    };
+    db.exec(db.fail_timeline_sql()).await;
+    let failed = store.change_order_status(cancel.clone()).await;
+    assert!(
+        matches!(
+            failed,
+            Err(StatusChangeError::Store(StoreError::Backend(_)))
+        ),
+        "{failed:?}"
+    );
+    db.exec(db.disarm_sql()).await;
+    assert_eq!(snapshot(store, db, &f).await, before);
+    assert_eq!(store.order(None, placed.id).await.unwrap().unwrap(), placed);
+    let cancelled = store.change_order_status(cancel).await.unwrap();
+    assert_eq!(cancelled.status, OrderStatus::RejectedByMarketer);
+    assert_eq!(available(store, &f).await, 10);
+}
+
+/// With the pool closed, every operation fails with `StoreError::Backend` (no panic).
+pub async fn closed_pool_surfaces_as_backend_errors(store: &dyn Store, db: &dyn Database) {
+    let f = fixture(store).await;
+    db.close().await;
+    assert!(matches!(
+        store.place_order(order(&f, "EG-AAAA0001", 1)).await,
+        Err(PlaceOrderError::Store(StoreError::Backend(_)))
+    ));
+    assert!(matches!(
+        store.order(None, 1).await,
+        Err(StoreError::Backend(_))
+    ));
+    assert!(matches!(
+        store.hit_rate_limit(1, 1, 10).await,
+        Err(StoreError::Backend(_))
+    ));
+    assert!(matches!(
+        store.product(f.product.id).await,
+        Err(StoreError::Backend(_))
+    ));
+    assert!(matches!(
+        store.purge_idempotency(at(0)).await,
+        Err(StoreError::Backend(_))
+    ));
+}
+
+/// Amounts with more than two decimals are refused, never rounded silently.
+pub async fn sub_piastre_amounts_are_refused(store: &dyn Store, db: &dyn Database) {
+    let f = fixture(store).await;
+    let refused = store
+        .update_variant(
+            f.variant.id,
+            VariantPatch {
+                price: Some(d("1.005")),
+                ..Default::default()
+            },
+            at(5),
+        )
+        .await;
+    assert!(
+        matches!(refused, Err(StoreError::Invalid(_))),
+        "{refused:?}"
+    );
+    assert_eq!(
+        store.product(f.product.id).await.unwrap().unwrap().variants[0]
+            .price
+            .to_string(),
+        "125.40"
+    );
+    let mut bad = order(&f, "EG-AAAA0001", 1);
+    bad.totals.profit = d("0.001");
+    assert!(matches!(
+        store.place_order(bad).await,
+        Err(PlaceOrderError::Store(StoreError::Invalid(_)))
+    ));
+    assert_eq!(db.count("SELECT COUNT(*) FROM orders").await, 0);
+    assert_eq!(available(store, &f).await, 10);
+}

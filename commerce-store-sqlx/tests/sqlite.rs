@@ -1,0 +1,130 @@
+//! The store conformance suite and fault-injection tests on SQLite (a temporary database file
+//! per test; nothing to set up).
+
+mod common;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use commerce_core::store::Store;
+use commerce_core::testing::store_cases::TestStore;
+use commerce_store_sqlx::SqliteStore;
+use commerce_store_sqlx::sqlx::{self, SqlitePool, sqlite::SqliteConnectOptions};
+
+static NEXT: AtomicU64 = AtomicU64::new(0);
+
+fn temp_path() -> PathBuf {
+    let n = NEXT.fetch_add(1, Ordering::SeqCst);
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("commerce-store-{}-{n}.db", std::process::id()))
+}
+
+fn remove_files(path: &std::path::Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        let _ = std::fs::remove_file(p);
+    }
+}
+
+async fn open() -> (SqliteStore, PathBuf) {
+    let path = temp_path();
+    remove_files(&path);
+    let store = SqliteStore::connect_with(SqliteConnectOptions::new().filename(&path))
+        .await
+        .expect("open SQLite");
+    store.migrate().await.expect("migrate SQLite");
+    (store, path)
+}
+
+async fn fresh_store() -> TestStore {
+    let (store, path) = open().await;
+    let pool = store.pool().clone();
+    TestStore::with_cleanup(Arc::new(store) as Arc<dyn Store>, async move {
+        pool.close().await;
+        remove_files(&path);
+    })
+}
+
+commerce_core::store_conformance_tests!(fresh_store());
+
+struct Db(SqlitePool);
+
+impl common::Database for Db {
+    fn exec(&self, sql: &'static str) -> common::Fut<'_, ()> {
+        Box::pin(async move {
+            sqlx::raw_sql(sql).execute(&self.0).await.expect("exec");
+        })
+    }
+    fn count(&self, sql: &'static str) -> common::Fut<'_, i64> {
+        Box::pin(async move {
+            sqlx::query_scalar(sql)
+                .fetch_one(&self.0)
+                .await
+                .expect("count")
+        })
+    }
+    fn close(&self) -> common::Fut<'_, ()> {
+        Box::pin(self.0.close())
+    }
+    fn fail_meter_sql(&self) -> &'static str {
+        "CREATE TRIGGER fail_meter_insert BEFORE INSERT ON meter_order_operations \
+         BEGIN SELECT RAISE(ABORT, 'injected failure'); END; \
+         CREATE TRIGGER fail_meter_update BEFORE UPDATE ON meter_order_operations \
+         BEGIN SELECT RAISE(ABORT, 'injected failure'); END;"
+    }
+    fn fail_timeline_sql(&self) -> &'static str {
+        "CREATE TRIGGER fail_timeline BEFORE INSERT ON order_timeline \
+         BEGIN SELECT RAISE(ABORT, 'injected failure'); END;"
+    }
+    fn disarm_sql(&self) -> &'static str {
+        "DROP TRIGGER IF EXISTS fail_meter_insert; DROP TRIGGER IF EXISTS fail_meter_update; \
+         DROP TRIGGER IF EXISTS fail_timeline;"
+    }
+}
+
+macro_rules! fault_tests {
+    ($($case:ident),+ $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() {
+                let (store, path) = open().await;
+                let db = Db(store.pool().clone());
+                common::$case(&store, &db).await;
+                db.0.close().await;
+                remove_files(&path);
+            }
+        )+
+    };
+}
+
+fault_tests!(
+    place_order_failing_at_its_last_write_leaves_nothing,
+    cancel_failing_at_its_last_insert_changes_nothing,
+    closed_pool_surfaces_as_backend_errors,
+    sub_piastre_amounts_are_refused,
+);
+
+#[tokio::test]
+async fn in_memory_database_works_through_the_url() {
+    let store = SqliteStore::connect("sqlite::memory:").await.unwrap();
+    store.migrate().await.unwrap();
+    // Migrating twice is a no-op.
+    store.migrate().await.unwrap();
+    commerce_core::testing::store_cases::place_order_round_trips_and_reserves_stock(&store).await;
+}
+
+#[tokio::test]
+async fn a_file_database_keeps_its_data_across_reopening() {
+    let (store, path) = open().await;
+    let governorate = store.insert_governorate("القاهرة".into()).await.unwrap();
+    store.pool().close().await;
+    let reopened = SqliteStore::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    reopened.migrate().await.unwrap();
+    assert_eq!(reopened.governorates().await.unwrap(), vec![governorate]);
+    reopened.pool().close().await;
+    remove_files(&path);
+}
