@@ -1,0 +1,195 @@
+//! The HTTP conformance suite through the axum router, merged at the root and nested under a
+//! prefix next to the app's own routes, and the fall-through of everything else to them.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use axum::Router;
+use axum::body::Body;
+use axum::routing::get;
+use bytes::Bytes;
+use commerce_core::Engine;
+use commerce_core::store::MemoryStore;
+use commerce_core::testing::http::{Harness, HttpIntegration};
+use http::{Request, Response, Uri};
+use http_body_util::BodyExt;
+use tower::ServiceExt;
+
+/// An axum router, called as `axum::serve` calls it.
+struct AxumIntegration {
+    router: Router,
+    /// Prepended to every request path (the suite sends `/api/v1/...`).
+    prefix: &'static str,
+}
+
+#[async_trait]
+impl HttpIntegration for AxumIntegration {
+    async fn send(&self, request: Request<Bytes>) -> Response<Bytes> {
+        let request = with_prefix(self.prefix, request);
+        let response = self
+            .router
+            .clone()
+            .oneshot(request.map(Body::from))
+            .await
+            .unwrap_or_else(|never| match never {});
+        let (parts, body) = response.into_parts();
+        let body = body.collect().await.expect("body").to_bytes();
+        Response::from_parts(parts, body)
+    }
+}
+
+fn with_prefix(prefix: &str, mut request: Request<Bytes>) -> Request<Bytes> {
+    let target = request
+        .uri()
+        .path_and_query()
+        .map_or("/", |pq| pq.as_str())
+        .to_owned();
+    *request.uri_mut() = format!("{prefix}{target}").parse::<Uri>().expect("uri");
+    request
+}
+
+/// The app's own routes: `GET /` and `GET /shop/hello`.
+fn app_routes() -> Router {
+    Router::new()
+        .route("/", get(|| async { "home" }))
+        .route("/shop/hello", get(|| async { "hello" }))
+}
+
+fn at_root(engine: Engine) -> Arc<dyn HttpIntegration> {
+    let router = app_routes().merge(commerce_axum::router(engine));
+    Arc::new(AxumIntegration { router, prefix: "" })
+}
+
+fn under_shop(engine: Engine) -> Arc<dyn HttpIntegration> {
+    let router = app_routes().nest("/shop", commerce_axum::router(engine));
+    Arc::new(AxumIntegration {
+        router,
+        prefix: "/shop",
+    })
+}
+
+async fn axum_at_root() -> Harness {
+    Harness::new(Arc::new(MemoryStore::new()), at_root).await
+}
+
+async fn axum_under_shop() -> Harness {
+    Harness::new(Arc::new(MemoryStore::new()), under_shop).await
+}
+
+/// Every case with the API merged at `/api/v1`, next to the app's own routes.
+mod root {
+    commerce_core::http_conformance_tests!(super::axum_at_root());
+}
+
+/// Every case with the API nested at `/shop/api/v1`.
+mod under_prefix {
+    commerce_core::http_conformance_tests!(super::axum_under_shop());
+}
+
+// ---------------------------------------------------------------- mounting and fall-through
+
+async fn send(app: &impl HttpIntegration, method: &str, path: &str) -> Response<Bytes> {
+    let request = Request::builder()
+        .method(method)
+        .uri(path)
+        .header("authorization", "Bearer sk_demo_marketer")
+        .body(Bytes::new())
+        .expect("request");
+    app.send(request).await
+}
+
+async fn seeded_engine() -> Engine {
+    let engine = Engine::new(Arc::new(MemoryStore::new()));
+    commerce_core::sandbox::seed(&engine).await.expect("seed");
+    engine
+}
+
+fn json(body: &Bytes) -> serde_json::Value {
+    serde_json::from_slice(body).unwrap_or(serde_json::Value::Null)
+}
+
+#[tokio::test]
+async fn requests_outside_the_api_fall_through_to_the_apps_routes() {
+    let engine = seeded_engine().await;
+    let app = AxumIntegration {
+        router: app_routes()
+            .merge(commerce_axum::router(engine.clone()))
+            .nest("/shop", commerce_axum::router(engine)),
+        prefix: "",
+    };
+    let home = send(&app, "GET", "/").await;
+    assert_eq!(
+        (home.status().as_u16(), home.body().as_ref()),
+        (200, &b"home"[..])
+    );
+    let hello = send(&app, "GET", "/shop/hello").await;
+    assert_eq!(
+        (hello.status().as_u16(), hello.body().as_ref()),
+        (200, &b"hello"[..])
+    );
+    for path in ["/api/v1/me", "/shop/api/v1/me"] {
+        let r = send(&app, "GET", path).await;
+        assert_eq!(r.status(), 200, "{path}");
+        assert_eq!(json(r.body())["data"]["side"], "marketer", "{path}");
+    }
+    // Inside /api/v1 every answer is the engine's, 404 and 405 included.
+    let unknown = send(&app, "GET", "/shop/api/v1/nothing").await;
+    assert_eq!(unknown.status(), 404);
+    assert_eq!(json(unknown.body())["error"]["code"], "not_found");
+    let wrong_method = send(&app, "DELETE", "/api/v1/orders").await;
+    assert_eq!(wrong_method.status(), 405);
+    assert_eq!(wrong_method.headers()["allow"], "GET, HEAD, POST");
+    // Outside it: the app's own (empty) 404, not the engine's JSON.
+    for path in [
+        "/nothing",
+        "/shop/nothing",
+        "/api/v2/me",
+        "/api/v10/me",
+        "/shopping/api/v1/me",
+    ] {
+        let r = send(&app, "GET", path).await;
+        assert_eq!(r.status(), 404, "{path}");
+        assert!(r.body().is_empty(), "{path} is not the engine's");
+    }
+}
+
+#[tokio::test]
+async fn nest_service_hands_the_whole_prefix_to_the_engine() {
+    // `nest_service` is the other way to mount under a prefix: everything below it is the
+    // engine's, so its 404s are the engine's JSON.
+    let engine = seeded_engine().await;
+    let app = AxumIntegration {
+        router: app_routes().nest_service("/eu", commerce_axum::service(engine)),
+        prefix: "",
+    };
+    assert_eq!(send(&app, "GET", "/eu/api/v1/me").await.status(), 200);
+    let other = send(&app, "GET", "/eu/other").await;
+    assert_eq!(other.status(), 404);
+    assert_eq!(json(other.body())["error"]["code"], "not_found");
+}
+
+#[tokio::test]
+async fn bodies_beyond_the_limit_are_413_even_on_unknown_paths() {
+    let engine = seeded_engine().await;
+    let limit = engine.config().body_limit;
+    let app = AxumIntegration {
+        router: Router::new().nest("/shop", commerce_axum::router(engine)),
+        prefix: "",
+    };
+    for path in ["/shop/api/v1/orders", "/shop/api/v1/nothing"] {
+        let request = Request::post(path)
+            .header("authorization", "Bearer sk_demo_marketer")
+            .body(Bytes::from(vec![b' '; limit + 1]))
+            .expect("request");
+        let r = app.send(request).await;
+        assert_eq!(r.status(), 413, "{path}");
+        assert_eq!(json(r.body())["error"]["code"], "payload_too_large");
+    }
+    // Exactly at the limit the body reaches the engine (a 422 on blank JSON).
+    let request = Request::post("/shop/api/v1/orders")
+        .header("authorization", "Bearer sk_demo_marketer")
+        .header("content-type", "application/json")
+        .body(Bytes::from(vec![b' '; limit]))
+        .expect("request");
+    assert_eq!(app.send(request).await.status(), 422);
+}
