@@ -4,11 +4,59 @@
 //! endpoint under `/api/v1`; the [`Store`](store::Store) trait keeps the data
 //! ([`MemoryStore`](store::MemoryStore) in memory; `commerce-store-sqlx` on SQLite or
 //! PostgreSQL); the [`Operator`] is the platform's Rust API for everything the HTTP API
-//! only reads. Adapters for axum and warp live in their own crates.
+//! only reads (accounts, keys, catalogue, shipping, order moves, withdrawals, the meter).
+//! Adapters for axum and warp live in their own crates.
 //!
-//! Rules where the contract is silent are written down next to the code that applies them:
-//! pricing in [`pricing`], money in [`money`], statuses in [`model::OrderStatus`], the request
-//! pipeline in [`Engine`], idempotency on `POST /orders` in the [`Store`](store::Store) docs.
+//! ```
+//! use std::sync::Arc;
+//! use commerce_core::{Engine, sandbox, store::MemoryStore};
+//!
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! let engine = Engine::new(Arc::new(MemoryStore::new()));
+//! sandbox::seed(&engine).await.unwrap();
+//! let request = http::Request::get("/api/v1/me")
+//!     .header("authorization", "Bearer sk_demo_marketer")
+//!     .body(bytes::Bytes::new())
+//!     .unwrap();
+//! let response = engine.handle(request).await;
+//! assert_eq!(response.status(), 200);
+//! assert_eq!(response.headers()["x-ratelimit-remaining"], "119");
+//! # });
+//! ```
+//!
+//! # Rules where the contract is silent
+//!
+//! The product decisions (`design/decisions.md`) are applied as written; these are the further
+//! choices this crate makes, each where an integrator of a payments-grade API would expect it:
+//!
+//! - **Pipeline** ([`Engine::handle`]): route (404, or 405 with `Allow`) -> body size (413
+//!   `payload_too_large` over [`Config::body_limit`]) -> key (401) -> rate limit (429; from here
+//!   on every response carries `X-RateLimit-*`) -> account state -> API status -> side ->
+//!   ability -> input (422) -> handler. `HEAD` is answered as `GET`. Every response carries
+//!   `Cache-Control: no-store`.
+//! - **Input**: all field messages of a request are reported together; a blank required string
+//!   is missing; strings are trimmed and their length counted in characters; `null` counts as
+//!   absent; an unknown `category_id` is a 422 on `category_id`; a warranty listed twice on a
+//!   line is a 422 on `lines.N.warranty_ids`.
+//! - **Stock**: entering the cancelled family (marketer cancel, customer refusal, team
+//!   cancel) releases the order's pieces exactly once; returns do not restock (the platform
+//!   sets stock through [`Operator::update_variant`](operator::Operator::update_variant)).
+//!   Any change of a variant, an order's reservation included, bumps the product's
+//!   `updated_at`, so `updated_since` also reports availability changes.
+//! - **Order lifecycle**: [`model::OrderStatus::can_move_to`] is the one table of allowed
+//!   moves; the API may only cancel from `order_pending`.
+//! - **Idempotency**: a request still in flight under a key for longer than
+//!   [`Config::idempotency_stale_after`] (2 minutes) is taken to have died: if it had already
+//!   registered its order, the next request answers with that order (as a replay) and keeps it;
+//!   otherwise it starts afresh. Records older than 24 hours are purged by
+//!   [`Operator::purge_idempotency`](operator::Operator::purge_idempotency), which the
+//!   platform calls periodically (hourly is plenty); until purged, expired records are ignored.
+//! - **Payout**: `paid` is not emitted: withdrawals are amounts, not tied to orders, so a
+//!   delivered order past its hold is `ready`; the wallet's `ready` subtracts what was received
+//!   and what is pending.
+//! - **Referral**: the wallet shows the platform's referral percent ([`Config::referral_percent`],
+//!   default 0) and zero amounts; referrals are not modelled.
+//! - **`Location`** on 201 is `/api/v1/orders/{id}`, relative to where the engine is mounted.
 
 pub mod api;
 pub mod auth;

@@ -170,15 +170,8 @@ impl Operator {
         id: AccountId,
         state: AccountState,
     ) -> OperatorResult<Account> {
-        let account = self
-            .store()
-            .account(id)
-            .await?
-            .ok_or(OperatorError::NotFound)?;
-        Ok(self
-            .store()
-            .set_account_state(id, state, account.api_status)
-            .await?)
+        self.update_account(id, |account| account.state = state)
+            .await
     }
 
     /// Approves, rejects, suspends or cancels API access.
@@ -187,14 +180,24 @@ impl Operator {
         id: AccountId,
         api_status: ApiStatus,
     ) -> OperatorResult<Account> {
-        let account = self
+        self.update_account(id, |account| account.api_status = api_status)
+            .await
+    }
+
+    async fn update_account(
+        &self,
+        id: AccountId,
+        change: impl FnOnce(&mut Account),
+    ) -> OperatorResult<Account> {
+        let mut account = self
             .store()
             .account(id)
             .await?
             .ok_or(OperatorError::NotFound)?;
+        change(&mut account);
         Ok(self
             .store()
-            .set_account_state(id, account.state, api_status)
+            .set_account_state(id, account.state, account.api_status)
             .await?)
     }
 

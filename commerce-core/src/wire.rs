@@ -307,6 +307,32 @@ impl<'a> From<&'a ShippingOption> for ShippingOptionView<'a> {
     }
 }
 
+/// The money figures shared by a quote and an order's `totals`.
+#[derive(Debug, Serialize)]
+pub struct Figures {
+    products: Money,
+    warranties: Money,
+    delivery_charge: Money,
+    customer_total: Money,
+    profit: Money,
+    income_tax: Money,
+    net_profit: Money,
+}
+
+impl From<&Totals> for Figures {
+    fn from(t: &Totals) -> Self {
+        Self {
+            products: Money(t.products),
+            warranties: Money(t.warranties),
+            delivery_charge: Money(t.delivery_charge),
+            customer_total: Money(t.customer_total),
+            profit: Money(t.profit),
+            income_tax: Money(t.income_tax),
+            net_profit: Money(t.net_profit),
+        }
+    }
+}
+
 /// `POST /shipping/quote`.
 #[derive(Debug, Serialize)]
 pub struct QuoteView {
@@ -314,20 +340,9 @@ pub struct QuoteView {
     pub shipping_option_id: ShippingOptionId,
     /// Governorate quoted.
     pub governorate_id: GovernorateId,
-    /// Sum of sale prices.
-    pub products: Money,
-    /// Sum of warranty totals.
-    pub warranties: Money,
-    /// Delivery charge.
-    pub delivery_charge: Money,
-    /// Amount due from the customer.
-    pub customer_total: Money,
-    /// Marketer's profit.
-    pub profit: Money,
-    /// Commission.
-    pub income_tax: Money,
-    /// Profit after commission.
-    pub net_profit: Money,
+    /// The figures.
+    #[serde(flatten)]
+    pub figures: Figures,
 }
 
 /// How the payout of an order is computed.
@@ -425,13 +440,8 @@ struct LineWarrantyView<'a> {
 
 #[derive(Debug, Serialize)]
 struct TotalsView {
-    products: Money,
-    warranties: Money,
-    delivery_charge: Money,
-    customer_total: Money,
-    profit: Money,
-    income_tax: Money,
-    net_profit: Money,
+    #[serde(flatten)]
+    figures: Figures,
     income_tax_percent: Money,
 }
 
@@ -512,13 +522,7 @@ impl<'a> OrderView<'a> {
                 })
                 .collect(),
             totals: TotalsView {
-                products: Money(t.products),
-                warranties: Money(t.warranties),
-                delivery_charge: Money(t.delivery_charge),
-                customer_total: Money(t.customer_total),
-                profit: Money(t.profit),
-                income_tax: Money(t.income_tax),
-                net_profit: Money(t.net_profit),
+                figures: t.into(),
                 income_tax_percent: Money(t.income_tax_percent),
             },
             payout: PayoutView {

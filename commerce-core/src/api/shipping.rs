@@ -6,7 +6,7 @@ use http::Response;
 use super::checkout;
 use crate::engine::Ctx;
 use crate::error::ApiError;
-use crate::wire::{Money, QuoteView, ShippingOptionView};
+use crate::wire::{QuoteView, ShippingOptionView};
 
 pub(super) async fn options(ctx: &Ctx<'_>) -> Result<Response<Bytes>, ApiError> {
     let options = ctx.store().shipping_options().await?;
@@ -25,16 +25,9 @@ pub(super) async fn quote(ctx: &Ctx<'_>, body: &Bytes) -> Result<Response<Bytes>
     let priced = resolved.price(ctx.config().commission_percent);
     let products: Vec<i64> = resolved.product_ids();
     super::catalog::bill_pulls(ctx, &products).await?;
-    let t = priced.totals;
     super::ok_data(&QuoteView {
         shipping_option_id: resolved.option.id,
         governorate_id: resolved.rate.governorate_id,
-        products: Money(t.products),
-        warranties: Money(t.warranties),
-        delivery_charge: Money(t.delivery_charge),
-        customer_total: Money(t.customer_total),
-        profit: Money(t.profit),
-        income_tax: Money(t.income_tax),
-        net_profit: Money(t.net_profit),
+        figures: (&priced.totals).into(),
     })
 }
