@@ -1,0 +1,143 @@
+//! `Engine::handle` on a sandbox-seeded `MemoryStore` (key `sk_demo_bench`, 1,000,000 requests
+//! a minute) for `GET /api/v1/products?per_page=25`, `POST /api/v1/shipping/quote` and
+//! `POST /api/v1/orders`, each against a baseline that only does the JSON work with serde_json:
+//! parse the request body (when there is one) and serialise the same response from a pre-built
+//! `serde_json::Value`. Both sides build the same `http::Request` per iteration.
+//!
+//! ```text
+//! CARGO_TARGET_DIR=/work/target-helper-bench cargo bench --bench engine -- --warm-up-time 1 --measurement-time 3
+//! ```
+//!
+//! Goal (BENCHMARKS.md): `handle` for GET /products ≤ 3× its serde-only baseline.
+
+use std::hint::black_box;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use commerce_core::model::VariantPatch;
+use commerce_core::store::MemoryStore;
+use commerce_core::{Engine, sandbox};
+use criterion::{Criterion, criterion_group, criterion_main};
+use http::{Method, Request};
+use serde_json::{Value, json};
+
+/// One request of the bench.
+struct Case {
+    name: &'static str,
+    method: Method,
+    uri: &'static str,
+    body: Bytes,
+    status: u16,
+}
+
+impl Case {
+    fn request(&self) -> Request<Bytes> {
+        let mut builder = Request::builder()
+            .method(self.method.clone())
+            .uri(self.uri)
+            .header("authorization", "Bearer sk_demo_bench")
+            .header("accept", "application/json");
+        if !self.body.is_empty() {
+            builder = builder.header("content-type", "application/json");
+        }
+        builder.body(self.body.clone()).expect("valid request")
+    }
+}
+
+fn bench_engine(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let engine = Engine::new(Arc::new(MemoryStore::new()));
+    let fixture = rt.block_on(sandbox::seed(&engine)).expect("sandbox seeds");
+    // Orders must never run out of stock however many iterations criterion picks.
+    rt.block_on(engine.operator().update_variant(
+        fixture.plain_variant,
+        VariantPatch {
+            price: None,
+            suggested_min: None,
+            suggested_max: None,
+            available: Some(1_000_000_000),
+        },
+    ))
+    .expect("stock set");
+
+    let quote = json!({
+        "shipping_option_id": fixture.standard_shipping,
+        "governorate_id": fixture.cairo,
+        "lines": [{"variant_id": fixture.featured_variants[0], "quantity": 2, "profit": "50.01",
+                   "warranty_ids": [fixture.featured_warranties[0]]}],
+    });
+    let order = json!({
+        "full_name": "سارة حسن",
+        "phone": "+201112223334",
+        "address": "12 شارع النصر، مدينة نصر",
+        "governorate_id": fixture.cairo,
+        "shipping_option_id": fixture.standard_shipping,
+        "lines": [{"variant_id": fixture.plain_variant, "quantity": 1, "profit": "40.00"}],
+    });
+    let cases = [
+        Case {
+            name: "get_products_25",
+            method: Method::GET,
+            uri: "/api/v1/products?per_page=25",
+            body: Bytes::new(),
+            status: 200,
+        },
+        Case {
+            name: "post_shipping_quote",
+            method: Method::POST,
+            uri: "/api/v1/shipping/quote",
+            body: Bytes::from(serde_json::to_vec(&quote).expect("json")),
+            status: 200,
+        },
+        Case {
+            name: "post_orders",
+            method: Method::POST,
+            uri: "/api/v1/orders",
+            body: Bytes::from(serde_json::to_vec(&order).expect("json")),
+            status: 201,
+        },
+    ];
+
+    let mut group = c.benchmark_group("engine");
+    for case in &cases {
+        // The engine answers as expected, and its answer is the baseline's pre-built value.
+        let response = rt.block_on(engine.handle(case.request()));
+        assert_eq!(
+            response.status().as_u16(),
+            case.status,
+            "{}: {}",
+            case.name,
+            String::from_utf8_lossy(response.body())
+        );
+        let response_value: Value = serde_json::from_slice(response.body()).expect("json body");
+
+        group.bench_function(format!("{}/handle", case.name), |b| {
+            b.to_async(&rt).iter(|| async {
+                let response = engine.handle(case.request()).await;
+                debug_assert_eq!(response.status().as_u16(), case.status);
+                black_box(response)
+            })
+        });
+        group.bench_function(format!("{}/serde_baseline", case.name), |b| {
+            b.iter(|| {
+                let request = case.request();
+                if !request.body().is_empty() {
+                    let parsed: Value = serde_json::from_slice(request.body()).expect("json");
+                    black_box(parsed);
+                }
+                black_box(serde_json::to_vec(black_box(&response_value)).expect("serialises"))
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(20);
+    targets = bench_engine
+}
+criterion_main!(benches);

@@ -1,0 +1,152 @@
+//! Pricing of 1, 10 and 100 lines (two warranties each) through
+//! `commerce_core::pricing::price`, against a baseline doing the same Decimal arithmetic inline
+//! (same rounding: `round_dp_with_strategy(2, MidpointAwayFromZero)`) with no structure around it.
+//!
+//! ```text
+//! CARGO_TARGET_DIR=/work/target-helper-bench cargo bench --bench pricing -- --warm-up-time 1 --measurement-time 3
+//! ```
+//!
+//! Goal (BENCHMARKS.md): `price` ≤ 1.5× the inline arithmetic.
+
+use std::hint::black_box;
+
+use commerce_core::pricing::{LineInput, ShippingTerms, WarrantyTerms, price};
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use rust_decimal::{Decimal, RoundingStrategy};
+
+/// Round to the piastre, half away from zero, written out as the baseline does it.
+fn round(d: Decimal) -> Decimal {
+    d.round_dp_with_strategy(2, RoundingStrategy::MidpointAwayFromZero)
+}
+
+/// One raw line: price, profit, quantity.
+type RawLine = (Decimal, Decimal, i64);
+
+/// The inputs: `n` lines, each with the same two warranties.
+fn inputs(n: usize) -> (Vec<RawLine>, [WarrantyTerms; 2]) {
+    let lines = (0..n)
+        .map(|i| {
+            (
+                Decimal::new(24_999 + 137 * i as i64, 2),
+                Decimal::new(5_001 + 13 * i as i64, 2),
+                1 + (i as i64 % 7),
+            )
+        })
+        .collect();
+    let warranties = [
+        WarrantyTerms {
+            admin_fee: Decimal::new(1_500, 2),
+            percent: Decimal::new(5, 0),
+        },
+        WarrantyTerms {
+            admin_fee: Decimal::new(2_500, 2),
+            percent: Decimal::new(85, 1),
+        },
+    ];
+    (lines, warranties)
+}
+
+fn shipping() -> ShippingTerms {
+    ShippingTerms {
+        base: Decimal::new(4_500, 2),
+        shipping_tax_percent: Decimal::new(1_400, 2),
+        total_due_tax_percent: Decimal::new(100, 2),
+    }
+}
+
+/// The baseline: decisions §2 computed inline, totals only, no per-line records, no vectors.
+fn inline(
+    lines: &[RawLine],
+    warranties: &[WarrantyTerms],
+    shipping: ShippingTerms,
+    commission_percent: Decimal,
+) -> [Decimal; 7] {
+    let hundred = Decimal::ONE_HUNDRED;
+    let mut products = Decimal::ZERO;
+    let mut warranty_total = Decimal::ZERO;
+    let mut profit = Decimal::ZERO;
+    for &(price, line_profit, quantity) in lines {
+        let quantity = Decimal::from(quantity);
+        let sale = price + line_profit;
+        products += sale * quantity;
+        for w in warranties {
+            warranty_total += round(w.admin_fee + sale * w.percent / hundred) * quantity;
+        }
+        profit += line_profit * quantity;
+    }
+    let goods = products + warranty_total;
+    let delivery = round(
+        shipping.base * (Decimal::ONE + shipping.shipping_tax_percent / hundred)
+            + goods * shipping.total_due_tax_percent / hundred,
+    );
+    let income_tax = round(profit * commission_percent / hundred);
+    [
+        round(products),
+        round(warranty_total),
+        delivery,
+        round(goods + delivery),
+        round(profit),
+        income_tax,
+        round(profit - income_tax),
+    ]
+}
+
+fn bench_pricing(c: &mut Criterion) {
+    let commission = Decimal::from(4);
+    let mut group = c.benchmark_group("pricing");
+    for n in [1usize, 10, 100] {
+        let (raw, warranties) = inputs(n);
+        let lines: Vec<LineInput> = raw
+            .iter()
+            .map(|&(price, profit, quantity)| LineInput {
+                price,
+                profit,
+                quantity,
+                warranties: &warranties,
+            })
+            .collect();
+        // Both paths agree to the piastre before anything is timed.
+        let priced = price(&lines, shipping(), commission);
+        let t = &priced.totals;
+        let expected = inline(&raw, &warranties, shipping(), commission);
+        assert_eq!(
+            [
+                t.products,
+                t.warranties,
+                t.delivery_charge,
+                t.customer_total,
+                t.profit,
+                t.income_tax,
+                t.net_profit
+            ],
+            expected
+        );
+        group.bench_with_input(BenchmarkId::new("price", n), &lines, |b, lines| {
+            b.iter(|| {
+                price(
+                    black_box(lines),
+                    black_box(shipping()),
+                    black_box(commission),
+                )
+            })
+        });
+        group.bench_with_input(BenchmarkId::new("inline_baseline", n), &raw, |b, raw| {
+            b.iter(|| {
+                inline(
+                    black_box(raw),
+                    black_box(&warranties),
+                    black_box(shipping()),
+                    black_box(commission),
+                )
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(20);
+    targets = bench_pricing
+}
+criterion_main!(benches);
