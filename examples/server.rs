@@ -1,10 +1,14 @@
-//! The sandbox server: the whole API on 127.0.0.1:8080 over an in-memory store seeded with the
-//! demo platform (decisions 13).
+//! The sandbox server: the whole API on 127.0.0.1:8080, seeded with the demo platform
+//! (decisions 13). By default the store is in memory; with the `sqlx` feature,
+//! `--database-url` (or `DATABASE_URL`) keeps everything in SQLite or PostgreSQL: migrations
+//! run on start, the sandbox is seeded only into an empty database, and data survives restarts.
 //!
 //! ```text
-//! cargo run --example server                      # 127.0.0.1:8080
+//! cargo run --example server                      # 127.0.0.1:8080, in memory
 //! cargo run --example server -- --addr 0.0.0.0:9000
 //! COMMERCE_ADDR=127.0.0.1:9000 cargo run --example server
+//! cargo run --example server --features sqlx -- --database-url 'sqlite://commerce.db?mode=rwc'
+//! cargo run --example server --features sqlx -- --database-url postgres://postgres@127.0.0.1:5432/test
 //! ```
 
 use std::net::SocketAddr;
@@ -14,31 +18,91 @@ use std::time::Instant;
 use axum::extract::Request;
 use axum::middleware::{self, Next};
 use axum::response::Response;
-use commerce::store::MemoryStore;
+use commerce::store::{MemoryStore, Store};
 use commerce::{Engine, sandbox};
 
 const DEFAULT_ADDR: &str = "127.0.0.1:8080";
 
-fn listen_address() -> Result<SocketAddr, String> {
+/// The command line: `--addr HOST:PORT` and `--database-url URL`, with environment fallbacks.
+struct Options {
+    addr: SocketAddr,
+    database_url: Option<String>,
+}
+
+fn options() -> Result<Options, String> {
     let mut args = std::env::args().skip(1);
     let mut addr = std::env::var("COMMERCE_ADDR").ok();
+    let mut database_url = std::env::var("DATABASE_URL").ok().filter(|u| !u.is_empty());
     while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--addr" => addr = Some(args.next().ok_or("--addr needs HOST:PORT")?),
-            other if other.starts_with("--addr=") => {
-                addr = Some(other["--addr=".len()..].to_owned())
-            }
+        let (flag, inline) = match arg.split_once('=') {
+            Some((flag, value)) => (flag.to_owned(), Some(value.to_owned())),
+            None => (arg.clone(), None),
+        };
+        let mut value = || {
+            inline
+                .clone()
+                .or_else(|| args.next())
+                .ok_or(format!("{flag} needs a value"))
+        };
+        match flag.as_str() {
+            "--addr" => addr = Some(value()?),
+            "--database-url" => database_url = Some(value()?),
             "-h" | "--help" => {
+                println!("usage: server [--addr HOST:PORT] [--database-url URL]");
+                println!("  --addr          or COMMERCE_ADDR; default {DEFAULT_ADDR}");
                 println!(
-                    "usage: server [--addr HOST:PORT]   (or COMMERCE_ADDR; default {DEFAULT_ADDR})"
+                    "  --database-url  or DATABASE_URL (feature sqlx): sqlite://commerce.db?mode=rwc or postgres://..."
                 );
                 std::process::exit(0);
             }
-            other => return Err(format!("unknown argument {other}")),
+            other => return Err(format!("unknown argument {other} (try --help)")),
         }
     }
     let text = addr.unwrap_or_else(|| DEFAULT_ADDR.to_owned());
-    text.parse().map_err(|e| format!("bad address {text}: {e}"))
+    let addr = text
+        .parse()
+        .map_err(|e| format!("bad address {text}: {e}"))?;
+    Ok(Options { addr, database_url })
+}
+
+/// The store: in memory, or the database named by the URL (migrated on open).
+async fn open_store(
+    database_url: Option<&str>,
+) -> Result<(Arc<dyn Store>, String), Box<dyn std::error::Error>> {
+    let Some(url) = database_url else {
+        return Ok((
+            Arc::new(MemoryStore::new()),
+            "in-memory store; data is lost on exit".into(),
+        ));
+    };
+    #[cfg(feature = "sqlx")]
+    {
+        let store: Arc<dyn Store> = if url.starts_with("sqlite:") {
+            let store = commerce::sqlx::SqliteStore::connect(url).await?;
+            store.migrate().await?;
+            Arc::new(store)
+        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+            let store = commerce::sqlx::PgStore::connect(url).await?;
+            store.migrate().await?;
+            Arc::new(store)
+        } else {
+            return Err(
+                format!("unsupported database URL {url}: use sqlite:// or postgres://").into(),
+            );
+        };
+        let scheme = url.split(':').next().unwrap_or_default();
+        Ok((
+            store,
+            format!("{scheme} database; data is kept across restarts"),
+        ))
+    }
+    #[cfg(not(feature = "sqlx"))]
+    {
+        Err(format!(
+            "--database-url {url} needs the sqlx feature: cargo run --example server --features sqlx -- --database-url ..."
+        )
+        .into())
+    }
 }
 
 /// Logs method, path, status and time of each request; never headers, so never a key.
@@ -47,7 +111,13 @@ async fn log_request(request: Request, next: Next) -> Response {
     let path = request.uri().path().to_owned();
     let started = Instant::now();
     let response = next.run(request).await;
-    tracing::info!(%method, %path, status = response.status().as_u16(), elapsed_ms = started.elapsed().as_secs_f64() * 1000.0, "request");
+    tracing::info!(
+        %method,
+        %path,
+        status = response.status().as_u16(),
+        elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
+        "request"
+    );
     response
 }
 
@@ -58,27 +128,30 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
         )
         .init();
-    let addr = listen_address()?;
-
-    let engine = Engine::new(Arc::new(MemoryStore::new()));
-    let fixture = sandbox::seed(&engine).await?;
+    let Options { addr, database_url } = options()?;
+    let (store, storage) = open_store(database_url.as_deref()).await?;
+    let engine = Engine::new(store);
+    let fixture = sandbox::seed_if_empty(&engine).await?;
 
     let app = commerce::axum::router(engine).layer(middleware::from_fn(log_request));
     let listener = tokio::net::TcpListener::bind(addr).await?;
 
-    println!("Sandbox API on http://{addr}/api/v1 (in-memory store; data is lost on exit)\n");
+    println!("Sandbox API on http://{addr}/api/v1 ({storage})\n");
     println!("Demo keys:");
     for (key, what) in sandbox::DEMO_KEYS {
         println!("  {key:<22} {what}");
     }
-    println!(
-        "\nFeatured product {} (variants {:?}, warranties {:?}); standard shipping {}, Cairo {}.",
-        fixture.featured_product,
-        fixture.featured_variants,
-        fixture.featured_warranties,
-        fixture.standard_shipping,
-        fixture.cairo
-    );
+    match fixture {
+        Some(f) => println!(
+            "\nSeeded: featured product {} (variants {:?}, warranties {:?}); standard shipping {}, Cairo {}.",
+            f.featured_product,
+            f.featured_variants,
+            f.featured_warranties,
+            f.standard_shipping,
+            f.cairo
+        ),
+        None => println!("\nThe database already holds data: not seeded again."),
+    }
     println!(
         "\nTry:\n  curl -s http://{addr}/api/v1/me -H 'Authorization: Bearer sk_demo_marketer'\n"
     );

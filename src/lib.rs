@@ -4,6 +4,7 @@
 //! - [`Engine`]: the framework-neutral engine (`handle(http::Request<Bytes>) -> http::Response<Bytes>`).
 //! - [`store`]: the `Store` trait and the in-memory store.
 //! - [`axum`] (feature `axum`, on by default): mount the engine in an axum app.
+//! - `sqlx` (feature `sqlx`): the store on SQLite and PostgreSQL.
 //! - `warp` (feature `warp`): mount the engine in a warp app, as a `Filter`.
 //!
 //! See the README for the two commands that run the sandbox and the tests.
@@ -20,4 +21,10 @@ pub mod axum {
 #[cfg(feature = "warp")]
 pub mod warp {
     pub use commerce_warp::*;
+}
+
+/// The store on SQLite and PostgreSQL (feature `sqlx`).
+#[cfg(feature = "sqlx")]
+pub mod sqlx {
+    pub use commerce_store_sqlx::*;
 }

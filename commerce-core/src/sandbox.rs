@@ -135,6 +135,32 @@ const PRODUCT_TITLES: [&str; 32] = [
     "فرشاة أسنان كهربائية",
 ];
 
+/// Seeds the sandbox unless the store already holds data (a database kept across restarts):
+/// `Some` with the ids when it seeded, `None` when the store was not empty.
+pub async fn seed_if_empty(engine: &Engine) -> Result<Option<Sandbox>, OperatorError> {
+    let store = engine.store();
+    let empty = store
+        .governorates()
+        .await
+        .map_err(OperatorError::from)?
+        .is_empty()
+        && store
+            .all_categories()
+            .await
+            .map_err(OperatorError::from)?
+            .is_empty()
+        && store
+            .account(1)
+            .await
+            .map_err(OperatorError::from)?
+            .is_none();
+    if empty {
+        seed(engine).await.map(Some)
+    } else {
+        Ok(None)
+    }
+}
+
 /// Seeds an empty store through the operator API and returns the ids it made.
 pub async fn seed(engine: &Engine) -> Result<Sandbox, OperatorError> {
     let op = engine.operator();
