@@ -19,8 +19,8 @@
 //! answers `/shop/api/v1/...`.
 //!
 //! The adapter holds no business logic: it collects the body under the engine's body limit
-//! (413 `payload_too_large` beyond it), keeps the request's extensions, and hands the request
-//! to [`Engine::handle`].
+//! (413 `payload_too_large` beyond it, after the engine's own 404 and 405, as the bare engine
+//! orders them), keeps the request's extensions, and hands the request to [`Engine::handle`].
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -30,6 +30,7 @@ use std::task::{Context, Poll};
 use axum::Router;
 use axum::body::Body;
 use bytes::Bytes;
+use commerce_core::routes;
 use commerce_core::{ApiError, Engine, ErrorCode};
 use http::{Request, Response};
 use http_body_util::{BodyExt, Limited};
@@ -79,7 +80,9 @@ impl tower::Service<Request<Body>> for CommerceService {
             let (parts, body) = request.into_parts();
             let response = match collect_limited(body, engine.config().body_limit).await {
                 Ok(bytes) => engine.handle(Request::from_parts(parts, bytes)).await,
-                Err(too_large) => too_large,
+                // The engine answers an unknown path or a wrong method before the body size.
+                Err(too_large) => routes::resolve(&parts.method, parts.uri.path())
+                    .map_or_else(ApiError::into_response, |_| too_large),
             };
             Ok(response.map(Body::from))
         })

@@ -169,21 +169,27 @@ async fn nest_service_hands_the_whole_prefix_to_the_engine() {
 }
 
 #[tokio::test]
-async fn bodies_beyond_the_limit_are_413_even_on_unknown_paths() {
+async fn bodies_beyond_the_limit_are_413_after_404_and_405() {
     let engine = seeded_engine().await;
     let limit = engine.config().body_limit;
     let app = AxumIntegration {
         router: Router::new().nest("/shop", commerce_axum::router(engine)),
         prefix: "",
     };
-    for path in ["/shop/api/v1/orders", "/shop/api/v1/nothing"] {
-        let request = Request::post(path)
-            .header("authorization", "Bearer sk_demo_marketer")
+    // As through the bare engine: 404 and 405 first, then the size, then the key.
+    for (method, path, status, code) in [
+        ("POST", "/shop/api/v1/orders", 413, "payload_too_large"),
+        ("POST", "/shop/api/v1/nothing", 404, "not_found"),
+        ("DELETE", "/shop/api/v1/orders", 405, "method_not_allowed"),
+    ] {
+        let request = Request::builder()
+            .method(method)
+            .uri(path)
             .body(Bytes::from(vec![b' '; limit + 1]))
             .expect("request");
         let r = app.send(request).await;
-        assert_eq!(r.status(), 413, "{path}");
-        assert_eq!(json(r.body())["error"]["code"], "payload_too_large");
+        assert_eq!(r.status(), status, "{method} {path}");
+        assert_eq!(json(r.body())["error"]["code"], code, "{method} {path}");
     }
     // Exactly at the limit the body reaches the engine (a 422 on blank JSON).
     let request = Request::post("/shop/api/v1/orders")

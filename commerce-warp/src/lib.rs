@@ -26,7 +26,8 @@
 //! included, is the engine's.
 //!
 //! The adapter holds no business logic: it collects the body under the engine's body limit
-//! (413 `payload_too_large` beyond it, before routing, exactly as `commerce-axum` does),
+//! (413 `payload_too_large` beyond it, after the engine's own 404 and 405, as the bare engine
+//! and `commerce-axum` order them),
 //! strips the prefix, and hands method, path, query, headers and extensions to
 //! [`Engine::handle`]. Warp 0.4 exposes no filter for the request's whole
 //! `http::Extensions` map, only one type at a time ([`warp::ext::get`]); [`api`] and
@@ -36,7 +37,7 @@
 use std::convert::Infallible;
 
 use bytes::{Buf, Bytes};
-use commerce_core::routes::API_PREFIX;
+use commerce_core::routes::{self, API_PREFIX};
 use commerce_core::{ApiError, Engine, ErrorCode};
 use futures_util::{Stream, TryStreamExt};
 use http::request::Parts;
@@ -191,7 +192,9 @@ where
 {
     let response = match collect_limited(body, engine.config().body_limit).await {
         Ok(bytes) => engine.handle(Request::from_parts(parts, bytes)).await,
-        Err(too_large) => too_large,
+        // The engine answers an unknown path or a wrong method before the body size.
+        Err(too_large) => routes::resolve(&parts.method, parts.uri.path())
+            .map_or_else(ApiError::into_response, |_| too_large),
     };
     response.into_response()
 }

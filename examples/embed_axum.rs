@@ -1,0 +1,100 @@
+//! An existing axum app, with its own routes and state, that mounts the commerce API under
+//! `/shop` and adds one route of its own over the operator API.
+//!
+//! ```text
+//! cargo run --example embed_axum                      # 127.0.0.1:3001
+//! EMBED_ADDR=127.0.0.1:4001 cargo run --example embed_axum
+//!
+//! curl -s localhost:3001/                                                 # the app's page
+//! curl -s localhost:3001/shop/api/v1/me -H 'Authorization: Bearer sk_demo_marketer'
+//! curl -s -X POST localhost:3001/admin/orders/5/confirm                   # the app's admin route
+//! ```
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use commerce::model::OrderStatus;
+use commerce::store::MemoryStore;
+use commerce::{Engine, OperatorError, sandbox};
+use serde_json::json;
+
+/// The app's own state: its visit counter and its handle on the engine.
+#[derive(Clone)]
+struct AppState {
+    visits: Arc<AtomicU64>,
+    engine: Engine,
+}
+
+async fn home(State(app): State<AppState>) -> String {
+    let visits = app.visits.fetch_add(1, Ordering::Relaxed) + 1;
+    format!("my shop: visit {visits}; the API is under /shop/api/v1\n")
+}
+
+/// A JSON response (the crate builds axum without its `json` feature).
+fn json_response(status: StatusCode, body: serde_json::Value) -> Response {
+    let headers = [(header::CONTENT_TYPE, "application/json")];
+    (status, headers, body.to_string()).into_response()
+}
+
+/// The platform's back office confirms an order (put it behind your own admin auth).
+async fn confirm_order(State(app): State<AppState>, Path(id): Path<i64>) -> Response {
+    match app
+        .engine
+        .operator()
+        .move_order(id, OrderStatus::Confirmed, None)
+        .await
+    {
+        Ok(order) => json_response(
+            StatusCode::OK,
+            json!({
+                "id": order.id,
+                "number": order.number,
+                "status": order.status.as_str(),
+            }),
+        ),
+        Err(error) => {
+            let status = match error {
+                OperatorError::NotFound => StatusCode::NOT_FOUND,
+                OperatorError::MoveNotAllowed { .. } => StatusCode::CONFLICT,
+                _ => StatusCode::INTERNAL_SERVER_ERROR,
+            };
+            json_response(status, json!({ "error": error.to_string() }))
+        }
+    }
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let addr: SocketAddr = std::env::var("EMBED_ADDR")
+        .unwrap_or_else(|_| "127.0.0.1:3001".into())
+        .parse()?;
+
+    let engine = Engine::new(Arc::new(MemoryStore::new()));
+    sandbox::seed(&engine).await?;
+    let state = AppState {
+        visits: Arc::new(AtomicU64::new(0)),
+        engine: engine.clone(),
+    };
+
+    let app = Router::new()
+        .route("/", get(home))
+        .route("/admin/orders/{id}/confirm", post(confirm_order))
+        .with_state(state)
+        // The API, under the app's prefix; other /shop/... paths stay the app's.
+        .nest("/shop", commerce::axum::router(engine));
+
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    println!("embed_axum on http://{addr}/ (API: http://{addr}/shop/api/v1, key sk_demo_marketer)");
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await?;
+    Ok(())
+}
