@@ -58,7 +58,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // The app's own state and routes.
     let visits = Arc::new(AtomicU64::new(0));
-    let home = warp::get().and(warp::path::end()).map(move || {
+    // Path filters before method filters, so an unknown path is warp's 404, not a 405.
+    let home = warp::path::end().and(warp::get()).map(move || {
         let visits = visits.fetch_add(1, Ordering::Relaxed) + 1;
         format!("my shop: visit {visits}; the API is under /shop/api/v1\n")
     });
@@ -66,8 +67,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let engine = engine.clone();
         warp::any().map(move || engine.clone())
     };
-    let confirm = warp::post()
-        .and(warp::path!("admin" / "orders" / i64 / "confirm"))
+    let confirm = warp::path!("admin" / "orders" / i64 / "confirm")
+        .and(warp::post())
         .and(with_engine)
         .then(confirm_order);
 
