@@ -52,7 +52,7 @@ struct State {
     governorates: BTreeMap<GovernorateId, Governorate>,
     shipping_options: BTreeMap<ShippingOptionId, ShippingOption>,
     orders: BTreeMap<OrderId, Order>,
-    orders_by_account: HashMap<AccountId, BTreeSet<(DateTime<Utc>, OrderId)>>,
+    orders_by_account: HashMap<AccountId, AccountOrders>,
     external_references: HashMap<(AccountId, String), OrderId>,
     numbers: HashSet<String>,
     idempotency: HashMap<IdempotencyScope, IdempotencyRecord>,
@@ -62,7 +62,60 @@ struct State {
     withdrawals: BTreeMap<WithdrawalId, Withdrawal>,
 }
 
+/// A set of orders keyed by an instant then the id.
+type OrderKeys = BTreeSet<(DateTime<Utc>, OrderId)>;
+
+/// The indexes of one account's orders, kept in step with `State::orders` by every write, so
+/// that a page costs the page (plus the matches of `updated_since`), not the account's size.
+#[derive(Debug, Default)]
+struct AccountOrders {
+    /// Every order by `(created_at, id)`: the list order, newest last.
+    by_created: OrderKeys,
+    /// The same keys split by status family.
+    by_family: HashMap<Family, OrderKeys>,
+    /// Every order by `(updated_at, id)`, for `updated_since`.
+    by_updated: OrderKeys,
+}
+
+impl AccountOrders {
+    fn insert(&mut self, order: &Order) {
+        self.by_created.insert((order.created_at, order.id));
+        self.by_family
+            .entry(order.status.family())
+            .or_default()
+            .insert((order.created_at, order.id));
+        self.by_updated.insert((order.updated_at, order.id));
+    }
+
+    /// Moves an order's keys after a write changed its `updated_at` or status.
+    fn reindex(&mut self, before: (DateTime<Utc>, Family), after: &Order) {
+        let (updated_at, family) = before;
+        if updated_at != after.updated_at {
+            self.by_updated.remove(&(updated_at, after.id));
+            self.by_updated.insert((after.updated_at, after.id));
+        }
+        let to = after.status.family();
+        if family != to {
+            let key = (after.created_at, after.id);
+            if let Some(set) = self.by_family.get_mut(&family) {
+                set.remove(&key);
+            }
+            self.by_family.entry(to).or_default().insert(key);
+        }
+    }
+}
+
 impl State {
+    /// Re-files an order in its account's indexes after a write; `before` is its
+    /// `(updated_at, family)` before the write.
+    fn reindex_order(&mut self, id: OrderId, before: (DateTime<Utc>, Family)) {
+        if let Some(order) = self.orders.get(&id) {
+            if let Some(index) = self.orders_by_account.get_mut(&order.account_id) {
+                index.reindex(before, order);
+            }
+        }
+    }
+
     /// The next id of a table: 1, 2, 3, ... per table, as SQL sequences number them.
     fn next_id(&mut self, table: &'static str) -> i64 {
         let last = self.last_ids.entry(table).or_default();
@@ -145,13 +198,14 @@ impl State {
     }
 }
 
-fn paginate<T: Clone>(items: impl Iterator<Item = T>, page: PageRequest) -> Page<T> {
+/// Counts every item and clones only those on the page.
+fn paginate<'a, T: Clone + 'a>(items: impl Iterator<Item = &'a T>, page: PageRequest) -> Page<T> {
     let mut total = 0u64;
     let mut out = Vec::new();
     let offset = page.offset();
     for item in items {
         if total >= offset && out.len() < page.per_page as usize {
-            out.push(item);
+            out.push(item.clone());
         }
         total += 1;
     }
@@ -475,7 +529,7 @@ impl Store for MemoryStore {
                     .is_none_or(|q| p.title.to_lowercase().contains(q))
                 && filter.updated_since.is_none_or(|t| p.updated_at >= t)
         });
-        Ok(paginate(matching.cloned(), page))
+        Ok(paginate(matching, page))
     }
 
     async fn product(&self, id: ProductId) -> Result<Option<Product>, StoreError> {
@@ -635,7 +689,7 @@ impl Store for MemoryStore {
         s.orders_by_account
             .entry(order.account_id)
             .or_default()
-            .insert((order.created_at, id));
+            .insert(&order);
         s.orders.insert(id, order.clone());
         Ok(order)
     }
@@ -670,6 +724,7 @@ impl Store for MemoryStore {
         let account = s.orders[&change.order_id].account_id;
         s.bill_order_operation(account, change.bill_month.as_ref());
         let order = s.order_mut(change.order_id)?;
+        let before = (order.updated_at, order.status.family());
         order.status = change.to;
         order.updated_at = change.at;
         order.timeline.push(TimelineEntry {
@@ -684,7 +739,9 @@ impl Store for MemoryStore {
             }
             _ => {}
         }
-        Ok(order.clone())
+        let order = order.clone();
+        s.reindex_order(order.id, before);
+        Ok(order)
     }
 
     async fn set_line_outcomes(
@@ -705,8 +762,11 @@ impl Store for MemoryStore {
                 line.outcome = outcome;
             }
         }
+        let before = (order.updated_at, order.status.family());
         order.updated_at = now;
-        Ok(order.clone())
+        let order = order.clone();
+        s.reindex_order(order.id, before);
+        Ok(order)
     }
 
     async fn set_tracking_url(
@@ -717,9 +777,12 @@ impl Store for MemoryStore {
     ) -> Result<Order, StoreError> {
         let mut s = self.lock();
         let order = s.order_mut(order)?;
+        let before = (order.updated_at, order.status.family());
         order.tracking_url = url;
         order.updated_at = now;
-        Ok(order.clone())
+        let order = order.clone();
+        s.reindex_order(order.id, before);
+        Ok(order)
     }
 
     async fn order(
@@ -754,14 +817,50 @@ impl Store for MemoryStore {
                 .get(&(account, reference.clone()))
                 .map(|id| &s.orders[id])
                 .filter(|o| o.matches(filter));
-            return Ok(paginate(found.into_iter().cloned(), page));
+            return Ok(paginate(found.into_iter(), page));
         }
-        let matching = index
+        // The smallest index that holds every match: the family's when the filter names one.
+        let empty = OrderKeys::new();
+        let family = filter.family.or(filter.status.map(OrderStatus::family));
+        let base = match family {
+            Some(family) => index.by_family.get(&family).unwrap_or(&empty),
+            None => &index.by_created,
+        };
+        if filter.updated_since.is_none() && filter.number.is_none() {
+            if filter.status.is_none() {
+                // Every key of `base` matches: count it, clone the page only.
+                let items = base
+                    .iter()
+                    .rev()
+                    .skip(usize::try_from(page.offset()).unwrap_or(usize::MAX))
+                    .take(page.per_page as usize)
+                    .map(|(_, id)| s.orders[id].clone())
+                    .collect();
+                return Ok(Page {
+                    items,
+                    total: base.len() as u64,
+                });
+            }
+        } else if let Some(since) = filter.updated_since {
+            // Sync: the orders changed since `since` are usually few; gather them from the
+            // `updated_at` index and sort them into list order, unless they are most of `base`.
+            let changed = index.by_updated.range((since, OrderId::MIN)..);
+            if changed.clone().count() < base.len() / 4 {
+                let mut keys: Vec<(DateTime<Utc>, OrderId)> = changed
+                    .map(|(_, id)| &s.orders[id])
+                    .filter(|o| o.matches(filter))
+                    .map(|o| (o.created_at, o.id))
+                    .collect();
+                keys.sort_unstable_by(|a, b| b.cmp(a));
+                return Ok(paginate(keys.iter().map(|(_, id)| &s.orders[id]), page));
+            }
+        }
+        let matching = base
             .iter()
             .rev()
             .map(|(_, id)| &s.orders[id])
             .filter(|o| o.matches(filter));
-        Ok(paginate(matching.cloned(), page))
+        Ok(paginate(matching, page))
     }
 
     async fn earning_orders(&self, account: AccountId) -> Result<Vec<Order>, StoreError> {
@@ -769,7 +868,7 @@ impl Store for MemoryStore {
         Ok(s.orders_by_account
             .get(&account)
             .into_iter()
-            .flatten()
+            .flat_map(|index| &index.by_created)
             .map(|(_, id)| &s.orders[id])
             .filter(|o| !matches!(o.status.family(), Family::Cancelled | Family::Returned))
             .cloned()
@@ -937,5 +1036,195 @@ impl Store for MemoryStore {
             .filter(|w| w.account_id == account)
             .cloned()
             .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::{Duration, TimeZone};
+
+    fn new_order(account: AccountId, i: i64, at: DateTime<Utc>) -> NewOrder {
+        NewOrder {
+            account_id: account,
+            number: format!("EG-T{i:07}"),
+            legacy_number: None,
+            external_reference: (i % 5 == 0).then(|| format!("REF-{i}")),
+            status: OrderStatus::Pending,
+            customer: Customer {
+                name: "n".into(),
+                phone: "01000000000".into(),
+                second_phone: None,
+                address: "a".into(),
+                governorate_id: 1,
+                governorate_name: "g".into(),
+            },
+            shipping_option_id: 1,
+            shipping_option_name: "s".into(),
+            store_name: None,
+            store_link: None,
+            note: None,
+            lines: Vec::new(),
+            totals: Totals::default(),
+            created_at: at,
+            bill_month: None,
+            idempotency: None,
+        }
+    }
+
+    /// What `orders` must answer, computed by brute force over every order.
+    fn expected(
+        s: &MemoryStore,
+        account: AccountId,
+        filter: &OrderFilter,
+        page: PageRequest,
+    ) -> Page<Order> {
+        let state = s.lock();
+        let mut all: Vec<&Order> = state
+            .orders
+            .values()
+            .filter(|o| o.account_id == account && o.matches(filter))
+            .collect();
+        all.sort_by(|a, b| (b.created_at, b.id).cmp(&(a.created_at, a.id)));
+        let offset = page.offset() as usize;
+        Page {
+            items: all
+                .iter()
+                .skip(offset)
+                .take(page.per_page as usize)
+                .map(|o| (*o).clone())
+                .collect(),
+            total: all.len() as u64,
+        }
+    }
+
+    #[tokio::test]
+    async fn indexed_order_queries_equal_a_full_scan_after_every_kind_of_write() {
+        let store = MemoryStore::new();
+        let t0 = Utc.with_ymd_and_hms(2025, 1, 1, 0, 0, 0).unwrap();
+        for i in 0..60 {
+            // Two accounts; some orders share a `created_at` so ids break the tie.
+            let account = 1 + i % 2;
+            store
+                .place_order(new_order(account, i, t0 + Duration::seconds(i / 3)))
+                .await
+                .unwrap();
+        }
+        let later = t0 + Duration::hours(1);
+        for id in (1..=60).step_by(4) {
+            let to = if id % 8 == 1 {
+                OrderStatus::Confirmed
+            } else {
+                OrderStatus::RejectedByMarketer
+            };
+            store
+                .change_order_status(StatusChange {
+                    account_id: None,
+                    order_id: id,
+                    to,
+                    only_from: Vec::new(),
+                    reason: None,
+                    at: later + Duration::seconds(id),
+                    bill_month: None,
+                })
+                .await
+                .unwrap();
+        }
+        for id in (3..=60).step_by(7) {
+            store
+                .set_tracking_url(
+                    id,
+                    Some("https://t.example/1".into()),
+                    later + Duration::minutes(id),
+                )
+                .await
+                .unwrap();
+        }
+        for id in (2..=60).step_by(9) {
+            store
+                .set_line_outcomes(id, Vec::new(), later + Duration::hours(id))
+                .await
+                .unwrap();
+        }
+        let mut filters = vec![OrderFilter::default()];
+        for family in [
+            Family::Pending,
+            Family::Confirmed,
+            Family::Cancelled,
+            Family::Delivered,
+        ] {
+            filters.push(OrderFilter {
+                family: Some(family),
+                ..OrderFilter::default()
+            });
+        }
+        for status in [
+            OrderStatus::Pending,
+            OrderStatus::Confirmed,
+            OrderStatus::RejectedByMarketer,
+        ] {
+            filters.push(OrderFilter {
+                status: Some(status),
+                ..OrderFilter::default()
+            });
+        }
+        for since in [
+            t0,
+            t0 + Duration::seconds(10),
+            later,
+            later + Duration::minutes(30),
+            later + Duration::days(9),
+        ] {
+            filters.push(OrderFilter {
+                updated_since: Some(since),
+                ..OrderFilter::default()
+            });
+            filters.push(OrderFilter {
+                updated_since: Some(since),
+                family: Some(Family::Pending),
+                ..OrderFilter::default()
+            });
+        }
+        filters.push(OrderFilter {
+            external_reference: Some("REF-10".into()),
+            ..OrderFilter::default()
+        });
+        filters.push(OrderFilter {
+            number: Some("EGT0000012".into()),
+            ..OrderFilter::default()
+        });
+        for account in [1, 2, 3] {
+            for filter in &filters {
+                for (page, per_page) in [(1, 25), (1, 7), (2, 7), (5, 7), (9, 7), (1, 100)] {
+                    let page = PageRequest { page, per_page };
+                    let got = store.orders(account, filter, page).await.unwrap();
+                    assert_eq!(
+                        got,
+                        expected(&store, account, filter, page),
+                        "{account} {filter:?} {page:?}"
+                    );
+                }
+            }
+        }
+        // earning_orders still sees every earning order.
+        let earning = store.earning_orders(1).await.unwrap();
+        let all = store
+            .orders(
+                1,
+                &OrderFilter::default(),
+                PageRequest {
+                    page: 1,
+                    per_page: 100,
+                },
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            earning.len(),
+            all.items
+                .iter()
+                .filter(|o| !matches!(o.status.family(), Family::Cancelled | Family::Returned))
+                .count()
+        );
     }
 }
