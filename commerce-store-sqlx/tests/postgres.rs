@@ -7,79 +7,14 @@
 //! Without it every test passes without running and one line says so.
 
 mod common;
+mod pg;
 
-use std::io::Write;
-use std::str::FromStr;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Once};
+use std::sync::Arc;
 
 use commerce_core::store::Store;
 use commerce_core::testing::store_cases::TestStore;
-use commerce_store_sqlx::PgStore;
-use commerce_store_sqlx::sqlx::postgres::PgConnectOptions;
-use commerce_store_sqlx::sqlx::{self, AssertSqlSafe, Connection, PgConnection, PgPool};
-
-static NEXT: AtomicU64 = AtomicU64::new(0);
-static NOT_RUN: Once = Once::new();
-
-fn database_url() -> Option<String> {
-    let url = std::env::var("COMMERCE_TEST_POSTGRES_URL")
-        .or_else(|_| std::env::var("DATABASE_URL"))
-        .ok()
-        .filter(|u| !u.trim().is_empty());
-    if url.is_none() {
-        NOT_RUN.call_once(|| {
-            // Written past the test harness's capture so that it is seen once.
-            let _ = writeln!(
-                std::io::stderr(),
-                "commerce-store-sqlx: PostgreSQL tests NOT RUN (they pass vacuously): set \
-                 COMMERCE_TEST_POSTGRES_URL=postgres://user@host:5432/db (or DATABASE_URL), \
-                 e.g. `source .ci/postgres.sh && cargo test -p commerce-store-sqlx`"
-            );
-        });
-    }
-    url
-}
-
-/// A store in a new schema of the test database, and the schema's name.
-async fn open(url: &str) -> (PgStore, String) {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    let schema = format!(
-        "commerce_test_{}_{}_{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::SeqCst),
-        nanos % 1_000_000_000
-    );
-    let mut admin = PgConnection::connect(url)
-        .await
-        .expect("connect PostgreSQL");
-    sqlx::raw_sql(AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
-        .execute(&mut admin)
-        .await
-        .expect("create schema");
-    admin.close().await.ok();
-    let options = PgConnectOptions::from_str(url)
-        .expect("PostgreSQL URL")
-        .options([("search_path", schema.as_str())]);
-    let store = PgStore::connect_with(options)
-        .await
-        .expect("connect PostgreSQL");
-    store.migrate().await.expect("migrate PostgreSQL");
-    (store, schema)
-}
-
-async fn drop_schema(url: &str, pool: &PgPool, schema: &str) {
-    pool.close().await;
-    if let Ok(mut admin) = PgConnection::connect(url).await {
-        let _ = sqlx::raw_sql(AssertSqlSafe(format!("DROP SCHEMA {schema} CASCADE")))
-            .execute(&mut admin)
-            .await;
-        let _ = admin.close().await;
-    }
-}
+use commerce_store_sqlx::sqlx::{self, PgPool};
+use pg::{database_url, drop_schema, open};
 
 async fn fresh_store() -> Option<TestStore> {
     let url = database_url()?;
@@ -87,7 +22,7 @@ async fn fresh_store() -> Option<TestStore> {
     let pool = store.pool().clone();
     Some(TestStore::with_cleanup(
         Arc::new(store) as Arc<dyn Store>,
-        async move { drop_schema(&url, &pool, &schema).await },
+        async move { drop_schema(&url, &[&pool], &schema).await },
     ))
 }
 
@@ -139,7 +74,7 @@ macro_rules! fault_tests {
                 let (store, schema) = open(&url).await;
                 let db = Db(store.pool().clone());
                 common::$case(&store, &db).await;
-                drop_schema(&url, &db.0, &schema).await;
+                drop_schema(&url, &[&db.0], &schema).await;
             }
         )+
     };

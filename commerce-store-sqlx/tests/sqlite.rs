@@ -2,40 +2,18 @@
 //! per test; nothing to set up).
 
 mod common;
+mod sqlite_file;
 
-use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use commerce_core::store::Store;
 use commerce_core::testing::store_cases::TestStore;
 use commerce_store_sqlx::SqliteStore;
-use commerce_store_sqlx::sqlx::{self, SqlitePool, sqlite::SqliteConnectOptions};
+use commerce_store_sqlx::sqlx::{self, SqlitePool};
+use sqlite_file::remove_files;
 
-static NEXT: AtomicU64 = AtomicU64::new(0);
-
-fn temp_path() -> PathBuf {
-    let n = NEXT.fetch_add(1, Ordering::SeqCst);
-    PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("commerce-store-{}-{n}.db", std::process::id()))
-}
-
-fn remove_files(path: &std::path::Path) {
-    for suffix in ["", "-wal", "-shm"] {
-        let mut p = path.as_os_str().to_owned();
-        p.push(suffix);
-        let _ = std::fs::remove_file(p);
-    }
-}
-
-async fn open() -> (SqliteStore, PathBuf) {
-    let path = temp_path();
-    remove_files(&path);
-    let store = SqliteStore::connect_with(SqliteConnectOptions::new().filename(&path))
-        .await
-        .expect("open SQLite");
-    store.migrate().await.expect("migrate SQLite");
-    (store, path)
+async fn open() -> (SqliteStore, std::path::PathBuf) {
+    sqlite_file::open("store").await
 }
 
 async fn fresh_store() -> TestStore {

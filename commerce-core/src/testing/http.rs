@@ -14,12 +14,21 @@
 //!
 //! commerce_core::http_conformance_tests!(Harness::bare(Arc::new(MemoryStore::new())));
 //! ```
+//!
+//! The factory may also produce an `Option<Harness>` (see [`IntoHarness`]): `None` skips the
+//! test, for a database that is not configured. A harness built with
+//! [`Harness::with_cleanup`] runs its clean-up (e.g. dropping a PostgreSQL schema) once the
+//! case is over, whether it passed or panicked.
 
-use std::sync::Arc;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use bytes::Bytes;
 use chrono::{DateTime, Duration, TimeZone, Utc};
+use futures_util::FutureExt;
 use http::{HeaderMap, Method, Request, Response, StatusCode};
 use serde_json::{Value, json};
 
@@ -60,6 +69,29 @@ pub struct Harness {
     /// Ids of the sandbox records.
     pub fixture: Sandbox,
     client: Arc<dyn HttpIntegration>,
+    cleanup: Mutex<Option<Cleanup>>,
+}
+
+type Cleanup = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// What the factory of [`http_conformance_tests!`](crate::http_conformance_tests) produces: a
+/// [`Harness`], or an `Option` of one where `None` skips the test (e.g. PostgreSQL is not
+/// configured).
+pub trait IntoHarness {
+    /// The harness to run the case on, or `None` to skip it.
+    fn into_harness(self) -> Option<Harness>;
+}
+
+impl IntoHarness for Harness {
+    fn into_harness(self) -> Option<Harness> {
+        Some(self)
+    }
+}
+
+impl<T: IntoHarness> IntoHarness for Option<T> {
+    fn into_harness(self) -> Option<Harness> {
+        self.and_then(IntoHarness::into_harness)
+    }
 }
 
 /// A response read whole.
@@ -133,7 +165,31 @@ impl Harness {
             clock,
             fixture,
             client,
+            cleanup: Mutex::new(None),
         }
+    }
+
+    /// Runs `cleanup` when [`finish`](Self::finish) is called (the conformance macro calls it
+    /// after each case, also after a failed one), e.g. to drop the test's database schema.
+    pub fn with_cleanup(self, cleanup: impl Future<Output = ()> + Send + 'static) -> Self {
+        *self.cleanup.lock().unwrap_or_else(|e| e.into_inner()) = Some(Box::pin(cleanup));
+        self
+    }
+
+    /// Runs the clean-up given to [`with_cleanup`](Self::with_cleanup), if any.
+    pub async fn finish(self) {
+        let cleanup = self.take_cleanup();
+        drop(self);
+        if let Some(cleanup) = cleanup {
+            cleanup.await;
+        }
+    }
+
+    fn take_cleanup(&self) -> Option<Cleanup> {
+        self.cleanup
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
     }
 
     /// The bare engine as the integration.
@@ -1449,6 +1505,7 @@ impl Harness {
             clock: self.clock.clone(),
             fixture: self.fixture.clone(),
             client: self.client.clone(),
+            cleanup: Mutex::new(None),
         }
     }
 
@@ -1462,8 +1519,32 @@ fn urlencode(text: &str) -> String {
     form_urlencoded::byte_serialize(text.as_bytes()).collect()
 }
 
+/// Runs one case on the harness the factory produced (skipped when it is `None`), then the
+/// harness's clean-up, also when the case panicked (the panic is then resumed).
+#[doc(hidden)]
+pub async fn run_case<F, Fut>(harness: impl IntoHarness, case: F)
+where
+    F: FnOnce(Arc<Harness>) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let Some(harness) = harness.into_harness() else {
+        return;
+    };
+    let harness = Arc::new(harness);
+    let outcome = AssertUnwindSafe(case(harness.clone())).catch_unwind().await;
+    let cleanup = harness.take_cleanup();
+    drop(harness);
+    if let Some(cleanup) = cleanup {
+        cleanup.await;
+    }
+    if let Err(panic) = outcome {
+        std::panic::resume_unwind(panic);
+    }
+}
+
 /// Expands to one `#[tokio::test]` per HTTP case; `$harness` is an expression evaluating to a
-/// future of a [`Harness`], evaluated once per test.
+/// future of an [`IntoHarness`] (a [`Harness`], or an `Option` of one where `None` skips the
+/// test), evaluated once per test.
 #[macro_export]
 macro_rules! http_conformance_tests {
     ($harness:expr) => {
@@ -1506,8 +1587,10 @@ macro_rules! http_conformance_tests {
         $(
             #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
             async fn $case() {
-                let harness = $harness.await;
-                $crate::testing::http::$case(&harness).await;
+                $crate::testing::http::run_case($harness.await, |harness| async move {
+                    $crate::testing::http::$case(&harness).await
+                })
+                .await;
             }
         )*
     };

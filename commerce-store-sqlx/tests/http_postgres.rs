@@ -1,0 +1,24 @@
+//! The HTTP conformance suite (every endpoint, every error and the `race_*` cases) through the
+//! bare engine on PostgreSQL, each test in a fresh schema seeded with the sandbox (dropped
+//! afterwards).
+//!
+//! Runs when `COMMERCE_TEST_POSTGRES_URL` (or `DATABASE_URL`) is set; without it every test
+//! passes without running and one line says so.
+
+mod pg;
+
+use std::sync::Arc;
+
+use commerce_core::testing::http::Harness;
+
+async fn harness() -> Option<Harness> {
+    let url = pg::database_url()?;
+    let (store, schema) = pg::open(&url).await;
+    let pool = store.pool().clone();
+    let harness = Harness::bare(Arc::new(store))
+        .await
+        .with_cleanup(async move { pg::drop_schema(&url, &[&pool], &schema).await });
+    Some(harness)
+}
+
+commerce_core::http_conformance_tests!(harness());

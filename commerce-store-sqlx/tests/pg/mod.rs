@@ -1,0 +1,92 @@
+//! PostgreSQL test support shared by the test files: the database URL (or one line saying the
+//! tests did not run) and a fresh schema per test, dropped afterwards.
+
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::str::FromStr;
+use std::sync::Once;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use commerce_store_sqlx::PgStore;
+use commerce_store_sqlx::sqlx::postgres::PgConnectOptions;
+use commerce_store_sqlx::sqlx::{self, AssertSqlSafe, Connection, PgConnection, PgPool};
+
+static NEXT: AtomicU64 = AtomicU64::new(0);
+static NOT_RUN: Once = Once::new();
+
+/// `COMMERCE_TEST_POSTGRES_URL` (or `DATABASE_URL`); when neither is set, `None`, and one line
+/// on stderr (once per test binary) says the PostgreSQL tests did not run.
+pub fn database_url() -> Option<String> {
+    let url = std::env::var("COMMERCE_TEST_POSTGRES_URL")
+        .or_else(|_| std::env::var("DATABASE_URL"))
+        .ok()
+        .filter(|u| !u.trim().is_empty());
+    if url.is_none() {
+        NOT_RUN.call_once(|| {
+            // Written past the test harness's capture so that it is seen once.
+            let _ = writeln!(
+                std::io::stderr(),
+                "commerce-store-sqlx: PostgreSQL tests NOT RUN (they pass vacuously): set \
+                 COMMERCE_TEST_POSTGRES_URL=postgres://user@host:5432/db (or DATABASE_URL), \
+                 e.g. `source .ci/postgres.sh && cargo test -p commerce-store-sqlx`"
+            );
+        });
+    }
+    url
+}
+
+/// A new, empty schema in the test database: its name, unique across processes and runs.
+pub async fn create_schema(url: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let schema = format!(
+        "commerce_test_{}_{}_{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::SeqCst),
+        nanos % 1_000_000_000
+    );
+    let mut admin = PgConnection::connect(url)
+        .await
+        .expect("connect PostgreSQL");
+    sqlx::raw_sql(AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
+        .execute(&mut admin)
+        .await
+        .expect("create schema");
+    admin.close().await.ok();
+    schema
+}
+
+/// A store (its own pool) on `schema`, migrated.
+pub async fn connect(url: &str, schema: &str) -> PgStore {
+    let options = PgConnectOptions::from_str(url)
+        .expect("PostgreSQL URL")
+        .options([("search_path", schema)]);
+    let store = PgStore::connect_with(options)
+        .await
+        .expect("connect PostgreSQL");
+    store.migrate().await.expect("migrate PostgreSQL");
+    store
+}
+
+/// A store in a new schema of the test database, and the schema's name.
+pub async fn open(url: &str) -> (PgStore, String) {
+    let schema = create_schema(url).await;
+    let store = connect(url, &schema).await;
+    (store, schema)
+}
+
+/// Closes `pools` and drops `schema` with everything in it.
+pub async fn drop_schema(url: &str, pools: &[&PgPool], schema: &str) {
+    for pool in pools {
+        pool.close().await;
+    }
+    if let Ok(mut admin) = PgConnection::connect(url).await {
+        let _ = sqlx::raw_sql(AssertSqlSafe(format!("DROP SCHEMA {schema} CASCADE")))
+            .execute(&mut admin)
+            .await;
+        let _ = admin.close().await;
+    }
+}

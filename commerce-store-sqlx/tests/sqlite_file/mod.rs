@@ -1,0 +1,39 @@
+//! SQLite test support shared by the test files: a temporary database file per test.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use commerce_store_sqlx::SqliteStore;
+use commerce_store_sqlx::sqlx::sqlite::SqliteConnectOptions;
+
+static NEXT: AtomicU64 = AtomicU64::new(0);
+
+/// A database path under the target's temporary directory, unique within the process;
+/// `tag` names the test binary.
+pub fn temp_path(tag: &str) -> PathBuf {
+    let n = NEXT.fetch_add(1, Ordering::SeqCst);
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("commerce-{tag}-{}-{n}.db", std::process::id()))
+}
+
+/// Removes the database file and its WAL and shared-memory files.
+pub fn remove_files(path: &Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        let _ = std::fs::remove_file(p);
+    }
+}
+
+/// A migrated store in a new database file, and the file's path.
+pub async fn open(tag: &str) -> (SqliteStore, PathBuf) {
+    let path = temp_path(tag);
+    remove_files(&path);
+    let store = SqliteStore::connect_with(SqliteConnectOptions::new().filename(&path))
+        .await
+        .expect("open SQLite");
+    store.migrate().await.expect("migrate SQLite");
+    (store, path)
+}
