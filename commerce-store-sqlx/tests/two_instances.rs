@@ -1,0 +1,308 @@
+//! Two instances on one PostgreSQL database: two [`Engine`]s, each with its own `PgStore` and
+//! pool on the same fresh schema and the same clock, answering concurrent requests split
+//! between them. The guarantees the HTTP suite checks on one instance hold across both: one
+//! order per `Idempotency-Key`, one order per `external_reference`, no oversold variant, an
+//! exact shared rate limit.
+//!
+//! Runs when `COMMERCE_TEST_POSTGRES_URL` (or `DATABASE_URL`) is set; without it every test
+//! passes without running and one line says so.
+
+mod pg;
+
+use std::future::Future;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use commerce_core::clock::ManualClock;
+use commerce_core::model::{Ability, VariantPatch};
+use commerce_core::operator::KeySpec;
+use commerce_core::sandbox::{self, Sandbox};
+use commerce_core::testing::http::start_instant;
+use commerce_core::{Config, Engine};
+use commerce_store_sqlx::PgStore;
+use commerce_store_sqlx::sqlx::{self, PgPool};
+use http::{Request, StatusCode};
+use serde_json::{Value, json};
+use tokio::sync::Barrier;
+
+const BENCH: &str = "sk_demo_bench";
+
+/// Two engines on one schema, seeded once through the first.
+#[derive(Clone)]
+struct Pair {
+    engines: [Engine; 2],
+    fixture: Sandbox,
+    /// The first store's pool, for counting rows.
+    pool: PgPool,
+}
+
+/// A response read whole.
+struct Answer {
+    status: StatusCode,
+    body: Bytes,
+}
+
+impl Answer {
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or(Value::Null)
+    }
+}
+
+impl Pair {
+    /// Request `i` goes to engine `i % 2`.
+    async fn send(&self, i: usize, request: Request<Bytes>) -> Answer {
+        let response = self.engines[i % 2].handle(request).await;
+        Answer {
+            status: response.status(),
+            body: response.into_body(),
+        }
+    }
+
+    async fn post_order(&self, i: usize, body: &Value, idempotency_key: Option<&str>) -> Answer {
+        let mut request = Request::post("/api/v1/orders")
+            .header("authorization", format!("Bearer {BENCH}"))
+            .header("content-type", "application/json");
+        if let Some(key) = idempotency_key {
+            request = request.header("idempotency-key", key);
+        }
+        let request = request
+            .body(Bytes::from(body.to_string()))
+            .expect("request");
+        self.send(i, request).await
+    }
+
+    fn order_body(&self, variant: i64) -> Value {
+        json!({
+            "full_name": "سارة حسن",
+            "phone": "+201112223334",
+            "address": "12 شارع النصر، مدينة نصر",
+            "governorate_id": self.fixture.cairo,
+            "shipping_option_id": self.fixture.standard_shipping,
+            "lines": [{"variant_id": variant, "quantity": 1, "profit": "10"}],
+        })
+    }
+
+    async fn count(&self, sql: &'static str) -> i64 {
+        sqlx::query_scalar(sql)
+            .fetch_one(&self.pool)
+            .await
+            .expect("count")
+    }
+
+    /// `available` of a variant as each engine's store reads it.
+    async fn available(&self, variant: i64) -> [i64; 2] {
+        let mut out = [0; 2];
+        for (i, engine) in self.engines.iter().enumerate() {
+            out[i] = engine
+                .store()
+                .products_of_variants(&[variant])
+                .await
+                .expect("store answers")
+                .iter()
+                .flat_map(|p| &p.variants)
+                .find(|v| v.id == variant)
+                .expect("variant")
+                .available;
+        }
+        out
+    }
+}
+
+/// Runs `count` tasks (task `i` on engine `i % 2`), released together by a barrier.
+async fn race<F, Fut>(count: usize, task: F) -> Vec<Answer>
+where
+    F: Fn(usize) -> Fut,
+    Fut: Future<Output = Answer> + Send + 'static,
+{
+    let barrier = Arc::new(Barrier::new(count));
+    let handles: Vec<_> = (0..count)
+        .map(|i| {
+            let barrier = barrier.clone();
+            let work = task(i);
+            tokio::spawn(async move {
+                barrier.wait().await;
+                work.await
+            })
+        })
+        .collect();
+    let mut answers = Vec::with_capacity(count);
+    for handle in handles {
+        answers.push(handle.await.expect("task finished"));
+    }
+    answers
+}
+
+/// Two engines on a fresh schema (or `None` without a database), the scenario, then the
+/// schema dropped, also when the scenario panicked.
+async fn with_pair<F, Fut>(scenario: F)
+where
+    F: FnOnce(Pair) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let Some(url) = pg::database_url() else {
+        return;
+    };
+    let schema = pg::create_schema(&url).await;
+    let first: PgStore = pg::connect(&url, &schema).await;
+    let second: PgStore = pg::connect(&url, &schema).await;
+    let pools = [first.pool().clone(), second.pool().clone()];
+    let clock = ManualClock::new(start_instant());
+    let engine =
+        |store: PgStore| Engine::with(Arc::new(store), Config::default(), Arc::new(clock.clone()));
+    let engines = [engine(first), engine(second)];
+    let fixture = sandbox::seed(&engines[0]).await.expect("the sandbox seeds");
+    let pair = Pair {
+        engines,
+        fixture,
+        pool: pools[0].clone(),
+    };
+    let outcome = tokio::spawn(scenario(pair)).await;
+    pg::drop_schema(&url, &[&pools[0], &pools[1]], &schema).await;
+    if let Err(error) = outcome {
+        std::panic::resume_unwind(error.into_panic());
+    }
+}
+
+/// 50 concurrent creates with one `Idempotency-Key`, split across both instances: every
+/// answer is the one 201 (byte for byte) or a 409, and exactly one order is written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_order_per_idempotency_key_across_instances() {
+    with_pair(|p| async move {
+        let before = p.count("SELECT COUNT(*) FROM orders").await;
+        let body = p.order_body(p.fixture.plain_variant);
+        let answers = race(50, |i| {
+            let (p, body) = (p.clone(), body.clone());
+            async move { p.post_order(i, &body, Some("two-instances")).await }
+        })
+        .await;
+        let created: Vec<_> = answers.iter().filter(|a| a.status == 201).collect();
+        assert!(
+            answers.iter().all(|a| a.status == 201 || a.status == 409),
+            "only 201 or 409: {:?}",
+            answers.iter().map(|a| a.status).collect::<Vec<_>>()
+        );
+        assert!(!created.is_empty(), "one 201 at least");
+        assert!(
+            created.iter().all(|a| a.body == created[0].body),
+            "every 201 is the same bytes"
+        );
+        for conflict in answers.iter().filter(|a| a.status == 409) {
+            assert_eq!(conflict.json()["error"]["code"], "conflict");
+        }
+        assert_eq!(p.count("SELECT COUNT(*) FROM orders").await, before + 1);
+        let id = created[0].json()["data"]["id"].as_i64().expect("order id");
+        let linked: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM idempotency_records WHERE order_id = $1")
+                .bind(id)
+                .fetch_one(&p.pool)
+                .await
+                .expect("count");
+        assert_eq!(linked, 1, "the key's record points at the order");
+    })
+    .await;
+}
+
+/// 20 concurrent creates with one `external_reference` (no idempotency key), split across
+/// both instances: exactly one 201; every other answer is a 409 naming that order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_order_per_external_reference_across_instances() {
+    with_pair(|p| async move {
+        let before = p.count("SELECT COUNT(*) FROM orders").await;
+        let mut body = p.order_body(p.fixture.plain_variant);
+        body["external_reference"] = json!("TWO-INSTANCES-1");
+        let answers = race(20, |i| {
+            let (p, body) = (p.clone(), body.clone());
+            async move { p.post_order(i, &body, None).await }
+        })
+        .await;
+        let created: Vec<_> = answers.iter().filter(|a| a.status == 201).collect();
+        assert_eq!(created.len(), 1, "exactly one 201");
+        let order = created[0].json();
+        for answer in answers.iter().filter(|a| a.status != 201) {
+            assert_eq!(
+                answer.status,
+                409,
+                "{}",
+                String::from_utf8_lossy(&answer.body)
+            );
+            let error = &answer.json()["error"];
+            assert_eq!(error["code"], "conflict");
+            assert_eq!(error["existing_order_id"], order["data"]["id"]);
+            assert_eq!(error["existing_order_number"], order["data"]["number"]);
+        }
+        assert_eq!(p.count("SELECT COUNT(*) FROM orders").await, before + 1);
+    })
+    .await;
+}
+
+/// A variant with 10 available and 50 concurrent single-piece orders split across both
+/// instances: exactly 10 orders, 40 refused on stock, 0 left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn no_oversold_variant_across_instances() {
+    with_pair(|p| async move {
+        let variant = p.fixture.featured_variants[1];
+        p.engines[0]
+            .operator()
+            .update_variant(
+                variant,
+                VariantPatch {
+                    available: Some(10),
+                    ..VariantPatch::default()
+                },
+            )
+            .await
+            .expect("stock");
+        assert_eq!(p.available(variant).await, [10, 10]);
+        let before = p.count("SELECT COUNT(*) FROM orders").await;
+        let body = p.order_body(variant);
+        let answers = race(50, |i| {
+            let (p, body) = (p.clone(), body.clone());
+            async move { p.post_order(i, &body, None).await }
+        })
+        .await;
+        let created = answers.iter().filter(|a| a.status == 201).count();
+        let refused: Vec<_> = answers.iter().filter(|a| a.status == 422).collect();
+        assert_eq!((created, refused.len()), (10, 40));
+        for answer in refused {
+            assert_eq!(answer.json()["error"]["code"], "validation_failed");
+        }
+        assert_eq!(p.available(variant).await, [0, 0]);
+        assert_eq!(p.count("SELECT COUNT(*) FROM orders").await, before + 10);
+    })
+    .await;
+}
+
+/// A key limited to 20 a minute hit 50 times concurrently across both instances: exactly 20
+/// pass, 30 are 429 (the counter lives in the database).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn rate_limit_is_exact_across_instances() {
+    with_pair(|p| async move {
+        let spec = KeySpec {
+            name: "two instances".into(),
+            abilities: vec![Ability::CatalogRead],
+            expires_at: None,
+            rate_limit: Some(20),
+        };
+        let key = p.engines[0]
+            .operator()
+            .create_key(p.fixture.marketer_a, spec)
+            .await
+            .expect("key")
+            .plaintext;
+        let answers = race(50, |i| {
+            let (p, key) = (p.clone(), key.clone());
+            async move {
+                let request = Request::get("/api/v1/me")
+                    .header("authorization", format!("Bearer {key}"))
+                    .body(Bytes::new())
+                    .expect("request");
+                p.send(i, request).await
+            }
+        })
+        .await;
+        let ok = answers.iter().filter(|a| a.status == 200).count();
+        let limited = answers.iter().filter(|a| a.status == 429).count();
+        assert_eq!((ok, limited), (20, 30));
+    })
+    .await;
+}
