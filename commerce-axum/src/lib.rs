@@ -29,8 +29,9 @@ use std::task::{Context, Poll};
 
 use axum::Router;
 use axum::body::Body;
+use axum::extract::NestedPath;
 use bytes::Bytes;
-use commerce_core::routes;
+use commerce_core::routes::{self, MountPrefix};
 use commerce_core::{ApiError, Engine, ErrorCode};
 use http::{Request, Response};
 use http_body_util::{BodyExt, Limited};
@@ -77,7 +78,14 @@ impl tower::Service<Request<Body>> for CommerceService {
     fn call(&mut self, request: Request<Body>) -> Self::Future {
         let engine = self.engine.clone();
         Box::pin(async move {
-            let (parts, body) = request.into_parts();
+            let (mut parts, body) = request.into_parts();
+            // Under `nest` or `nest_service`, tell the engine where it is mounted (for `Location`).
+            if parts.extensions.get::<MountPrefix>().is_none()
+                && let Some(nested) = parts.extensions.get::<NestedPath>()
+            {
+                let mount = MountPrefix::new(nested.as_str());
+                parts.extensions.insert(mount);
+            }
             let response = match collect_limited(body, engine.config().body_limit).await {
                 Ok(bytes) => engine.handle(Request::from_parts(parts, bytes)).await,
                 // The engine answers an unknown path or a wrong method before the body size.

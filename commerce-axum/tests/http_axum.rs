@@ -73,7 +73,9 @@ async fn axum_at_root() -> Harness {
 }
 
 async fn axum_under_shop() -> Harness {
-    Harness::new(Arc::new(MemoryStore::new()), under_shop).await
+    Harness::new(Arc::new(MemoryStore::new()), under_shop)
+        .await
+        .with_mount("/shop")
 }
 
 /// Every case with the API merged at `/api/v1`, next to the app's own routes.
@@ -166,6 +168,11 @@ async fn nest_service_hands_the_whole_prefix_to_the_engine() {
     let other = send(&app, "GET", "/eu/other").await;
     assert_eq!(other.status(), 404);
     assert_eq!(json(other.body())["error"]["code"], "not_found");
+    // `Location` names the order where the client can fetch it: under the mount path.
+    assert_eq!(
+        order_location(&app, "/eu/api/v1/orders").await,
+        "/eu/api/v1/orders/5"
+    );
 }
 
 #[tokio::test]
@@ -198,4 +205,20 @@ async fn bodies_beyond_the_limit_are_413_after_404_and_405() {
         .body(Bytes::from(vec![b' '; limit]))
         .expect("request");
     assert_eq!(app.send(request).await.status(), 422);
+}
+
+/// Registers an order through `path` and returns the response's `Location`.
+async fn order_location(app: &impl HttpIntegration, path: &str) -> String {
+    let body = r#"{"full_name":"سارة","phone":"01112223334","address":"عنوان","governorate_id":1,"shipping_option_id":1,"lines":[{"variant_id":3,"quantity":1,"profit":"10"}]}"#;
+    let request = Request::post(path)
+        .header("authorization", "Bearer sk_demo_marketer")
+        .header("content-type", "application/json")
+        .body(Bytes::from(body))
+        .expect("request");
+    let response = app.send(request).await;
+    assert_eq!(response.status(), 201);
+    response.headers()["location"]
+        .to_str()
+        .expect("ascii")
+        .to_owned()
 }

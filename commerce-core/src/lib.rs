@@ -56,7 +56,9 @@
 //!   and what is pending.
 //! - **Referral**: the wallet shows the platform's referral percent ([`Config::referral_percent`],
 //!   default 0) and zero amounts; referrals are not modelled.
-//! - **`Location`** on 201 is `/api/v1/orders/{id}`, relative to where the engine is mounted.
+//! - **`Location`** on 201 is `{mount}/api/v1/orders/{id}`, where `{mount}` is the
+//!   [`routes::MountPrefix`] request extension the adapters set when the API is mounted under a
+//!   path (`/shop`), and empty otherwise.
 
 pub mod api;
 pub mod auth;

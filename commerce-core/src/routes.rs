@@ -9,6 +9,25 @@ use crate::model::{Ability, OrderId, ProductId};
 /// The path prefix every endpoint lives under.
 pub const API_PREFIX: &str = "/api/v1";
 
+/// The path an adapter mounted the API under (`/shop` for `/shop/api/v1/...`), passed to the
+/// engine as a request extension so that the `Location` of a new order is the URL the client
+/// can follow. Without it, `Location` is `/api/v1/orders/{id}`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MountPrefix(pub String);
+
+impl MountPrefix {
+    /// A prefix from a path: surrounding slashes are normalised (`"shop/"` -> `"/shop"`,
+    /// `"/"` -> `""`).
+    pub fn new(path: &str) -> Self {
+        let trimmed = path.trim_matches('/');
+        Self(if trimmed.is_empty() {
+            String::new()
+        } else {
+            format!("/{trimmed}")
+        })
+    }
+}
+
 /// An endpoint of the API, with its path parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Endpoint {

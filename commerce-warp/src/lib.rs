@@ -37,14 +37,14 @@
 use std::convert::Infallible;
 
 use bytes::{Buf, Bytes};
-use commerce_core::routes::{self, API_PREFIX};
+use commerce_core::routes::{self, API_PREFIX, MountPrefix};
 use commerce_core::{ApiError, Engine, ErrorCode};
 use futures_util::{Stream, TryStreamExt};
 use http::request::Parts;
 use http::{Extensions, HeaderMap, Method, Request, Response, Uri};
 use http_body::Frame;
 use http_body_util::{BodyExt, Limited, StreamBody};
-use warp::path::Peek;
+use warp::path::{FullPath, Peek};
 use warp::{Filter, Rejection, Reply};
 
 /// The response type every filter here extracts (warp's own, so it combines with `.or()`).
@@ -101,10 +101,18 @@ where
 {
     let prefix = normalize_prefix(prefix);
     let engine = warp::any().map(move || engine.clone());
-    warp::path::peek()
-        .and_then(move |rest: Peek| {
-            let path = engine_path(&prefix, rest.as_str());
-            async move { path.ok_or_else(warp::reject::not_found) }
+    warp::path::full()
+        .and(warp::path::peek())
+        .and_then(move |full: FullPath, rest: Peek| {
+            let target = engine_path(&prefix, rest.as_str()).map(|path| {
+                // What precedes the engine's `/api/v1...`: earlier filters' segments and the prefix.
+                let mount = full
+                    .as_str()
+                    .strip_suffix(path.as_str())
+                    .unwrap_or_default();
+                (path, MountPrefix::new(mount))
+            });
+            async move { target.ok_or_else(warp::reject::not_found) }
         })
         .and(warp::method())
         .and(raw_query())
@@ -145,7 +153,7 @@ fn raw_query() -> impl Filter<Extract = (Option<String>,), Error = Infallible> +
 
 /// The engine request's head: the path without the prefix, everything else as received.
 async fn request_parts(
-    path: String,
+    (path, mount): (String, MountPrefix),
     method: Method,
     query: Option<String>,
     headers: HeaderMap,
@@ -165,6 +173,9 @@ async fn request_parts(
         .into_parts();
     parts.headers = headers;
     parts.extensions = extensions;
+    if parts.extensions.get::<MountPrefix>().is_none() {
+        parts.extensions.insert(mount);
+    }
     Ok(parts)
 }
 
@@ -242,7 +253,7 @@ mod tests {
         let mut extensions = Extensions::new();
         extensions.insert(Tag("kept"));
         let parts = request_parts(
-            "/api/v1/products".into(),
+            ("/api/v1/products".into(), MountPrefix::new("/shop")),
             Method::GET,
             Some("page=2&q=%D8%B3".into()),
             headers,
@@ -254,5 +265,9 @@ mod tests {
         assert_eq!(parts.method, Method::GET);
         assert_eq!(parts.headers["authorization"], "Bearer x");
         assert_eq!(parts.extensions.get::<Tag>(), Some(&Tag("kept")));
+        assert_eq!(
+            parts.extensions.get::<MountPrefix>(),
+            Some(&MountPrefix::new("shop"))
+        );
     }
 }

@@ -94,7 +94,7 @@ pub(crate) fn mark(response: &mut Response<Bytes>, replayed: bool) {
 }
 
 /// The stored first response, byte for byte, with its `Location`.
-pub(crate) fn replay(stored: StoredResponse) -> Response<Bytes> {
+pub(crate) fn replay(stored: StoredResponse, mount: &str) -> Response<Bytes> {
     let location = serde_json::from_slice::<Value>(&stored.body)
         .ok()
         .and_then(|v| v.pointer("/data/id").and_then(Value::as_i64));
@@ -103,7 +103,7 @@ pub(crate) fn replay(stored: StoredResponse) -> Response<Bytes> {
     if let Some(id) = location {
         response
             .headers_mut()
-            .insert(header::LOCATION, super::orders::location(id));
+            .insert(header::LOCATION, super::orders::location(mount, id));
     }
     mark(&mut response, true);
     response

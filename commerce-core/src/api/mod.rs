@@ -15,7 +15,7 @@ use http::{Request, Response, StatusCode};
 
 use crate::engine::Ctx;
 use crate::error::ApiError;
-use crate::routes::Endpoint;
+use crate::routes::{Endpoint, MountPrefix};
 use crate::wire;
 
 /// Runs the handler of an endpoint for an authorised caller.
@@ -26,6 +26,10 @@ pub(crate) async fn serve(
 ) -> Result<Response<Bytes>, ApiError> {
     let (parts, body) = request.into_parts();
     let query = parts.uri.query();
+    let mount = parts
+        .extensions
+        .get::<MountPrefix>()
+        .map_or("", |m| m.0.as_str());
     match endpoint {
         Endpoint::Me => me::show(ctx),
         Endpoint::Categories => catalog::categories(ctx, query).await,
@@ -35,7 +39,7 @@ pub(crate) async fn serve(
         Endpoint::ShippingQuote => shipping::quote(ctx, &body).await,
         Endpoint::ListOrders => orders::list(ctx, query).await,
         Endpoint::Order(id) => orders::show(ctx, id).await,
-        Endpoint::CreateOrder => orders::create(ctx, &parts.headers, &body).await,
+        Endpoint::CreateOrder => orders::create(ctx, mount, &parts.headers, &body).await,
         Endpoint::CancelOrder(id) => orders::cancel(ctx, id, &body).await,
         Endpoint::Wallet => wallet::show(ctx).await,
     }

@@ -19,9 +19,12 @@ use crate::store::{IdempotencyBegin, PlaceOrderError, StatusChange, StatusChange
 use crate::time::cairo_month;
 use crate::wire::{self, OrderView};
 
-/// The `Location` of an order.
-pub(crate) fn location(id: OrderId) -> HeaderValue {
-    HeaderValue::from_str(&format!("{API_PREFIX}/orders/{id}")).expect("digits are a valid header")
+/// The `Location` of an order, under the path the API is mounted at.
+pub(crate) fn location(mount: &str, id: OrderId) -> HeaderValue {
+    HeaderValue::from_str(&format!("{mount}{API_PREFIX}/orders/{id}")).unwrap_or_else(|_| {
+        HeaderValue::from_str(&format!("{API_PREFIX}/orders/{id}"))
+            .expect("digits are a valid header")
+    })
 }
 
 /// A new random order number: `EG-` and 8 characters from `A-Z0-9`.
@@ -122,12 +125,12 @@ fn read_order(object: &Map<String, Value>) -> Result<OrderRequest, ApiError> {
     }
 }
 
-fn created(order: &Order, ctx: &Ctx<'_>) -> Response<Bytes> {
+fn created(order: &Order, ctx: &Ctx<'_>, mount: &str) -> Response<Bytes> {
     let body = wire::data_body(&OrderView::new(order, ctx.payout_rules()));
     let mut response = wire::json_response(StatusCode::CREATED, body);
     response
         .headers_mut()
-        .insert(header::LOCATION, location(order.id));
+        .insert(header::LOCATION, location(mount, order.id));
     response
 }
 
@@ -140,10 +143,11 @@ fn duplicate(existing_id: OrderId, existing_number: String) -> ApiError {
 /// `POST /orders`: every response says whether it is a replay.
 pub(super) async fn create(
     ctx: &Ctx<'_>,
+    mount: &str,
     headers: &HeaderMap,
     body: &Bytes,
 ) -> Result<Response<Bytes>, ApiError> {
-    match create_once(ctx, headers, body).await {
+    match create_once(ctx, mount, headers, body).await {
         Ok(response) => Ok(response),
         Err(error) => Err(error.with_header(
             http::HeaderName::from_static(idempotency::REPLAYED_HEADER),
@@ -154,6 +158,7 @@ pub(super) async fn create(
 
 async fn create_once(
     ctx: &Ctx<'_>,
+    mount: &str,
     headers: &HeaderMap,
     body: &Bytes,
 ) -> Result<Response<Bytes>, ApiError> {
@@ -161,7 +166,7 @@ async fn create_once(
     let key = idempotency::key(headers)?;
     let request = read_order(&object)?;
     let Some(key) = key else {
-        let mut response = register(ctx, request, None).await?;
+        let mut response = register(ctx, mount, request, None).await?;
         idempotency::mark(&mut response, false);
         return Ok(response);
     };
@@ -183,7 +188,7 @@ async fn create_once(
         )
         .await?;
     let (result, replayed) = match begin {
-        IdempotencyBegin::Replay(stored) => return Ok(idempotency::replay(stored)),
+        IdempotencyBegin::Replay(stored) => return Ok(idempotency::replay(stored, mount)),
         IdempotencyBegin::Mismatch => {
             return Err(ApiError::conflict(messages::IDEMPOTENCY_MISMATCH));
         }
@@ -196,9 +201,12 @@ async fn create_once(
                 .order(Some(scope.account_id), id)
                 .await?
                 .ok_or_else(ApiError::server)?;
-            (Ok(created(&order, ctx)), true)
+            (Ok(created(&order, ctx, mount)), true)
         }
-        IdempotencyBegin::Started => (register(ctx, request, Some(scope.clone())).await, false),
+        IdempotencyBegin::Started => (
+            register(ctx, mount, request, Some(scope.clone())).await,
+            false,
+        ),
     };
     match result {
         Ok(mut response) => {
@@ -222,6 +230,7 @@ async fn create_once(
 /// Checks, prices and registers an order; 201 with the order.
 async fn register(
     ctx: &Ctx<'_>,
+    mount: &str,
     request: OrderRequest,
     idempotency: Option<IdempotencyScope>,
 ) -> Result<Response<Bytes>, ApiError> {
@@ -234,7 +243,7 @@ async fn register(
         idempotency,
     )
     .await?;
-    Ok(created(&order, ctx))
+    Ok(created(&order, ctx, mount))
 }
 
 /// Registers an order exactly as checkout does: refuses a repeated `external_reference`,

@@ -68,6 +68,9 @@ pub struct Harness {
     pub clock: ManualClock,
     /// Ids of the sandbox records.
     pub fixture: Sandbox,
+    /// The path the integration mounts the API under (`""` at the root, `"/shop"`, ...): the
+    /// `Location` of a new order starts with it.
+    pub mount: String,
     client: Arc<dyn HttpIntegration>,
     cleanup: Mutex<Option<Cleanup>>,
 }
@@ -164,9 +167,17 @@ impl Harness {
             engine,
             clock,
             fixture,
+            mount: String::new(),
             client,
             cleanup: Mutex::new(None),
         }
+    }
+
+    /// Declares the path the integration mounts the API under (the suite keeps sending
+    /// `/api/v1/...`; the integration adds the prefix).
+    pub fn with_mount(mut self, mount: &str) -> Self {
+        self.mount = mount.to_owned();
+        self
     }
 
     /// Runs `cleanup` when [`finish`](Self::finish) is called (the conformance macro calls it
@@ -790,7 +801,7 @@ pub async fn order_creation_matches_the_quote_and_reserves_stock(h: &Harness) {
     let order = r.json()["data"].clone();
     assert_eq!(
         r.header("location"),
-        Some(format!("/api/v1/orders/{}", order["id"]).as_str())
+        Some(format!("{}/api/v1/orders/{}", h.mount, order["id"]).as_str())
     );
     assert_eq!(r.header("idempotent-replayed"), Some("false"));
     let number = order["number"].as_str().expect("number");
@@ -1504,6 +1515,7 @@ impl Harness {
             engine: self.engine.clone(),
             clock: self.clock.clone(),
             fixture: self.fixture.clone(),
+            mount: self.mount.clone(),
             client: self.client.clone(),
             cleanup: Mutex::new(None),
         }
