@@ -109,10 +109,10 @@ impl State {
     /// Re-files an order in its account's indexes after a write; `before` is its
     /// `(updated_at, family)` before the write.
     fn reindex_order(&mut self, id: OrderId, before: (DateTime<Utc>, Family)) {
-        if let Some(order) = self.orders.get(&id) {
-            if let Some(index) = self.orders_by_account.get_mut(&order.account_id) {
-                index.reindex(before, order);
-            }
+        if let Some(order) = self.orders.get(&id)
+            && let Some(index) = self.orders_by_account.get_mut(&order.account_id)
+        {
+            index.reindex(before, order);
         }
     }
 
