@@ -1085,7 +1085,7 @@ mod tests {
             .values()
             .filter(|o| o.account_id == account && o.matches(filter))
             .collect();
-        all.sort_by(|a, b| (b.created_at, b.id).cmp(&(a.created_at, a.id)));
+        all.sort_by_key(|o| std::cmp::Reverse((o.created_at, o.id)));
         let offset = page.offset() as usize;
         Page {
             items: all
