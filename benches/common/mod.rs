@@ -1,0 +1,104 @@
+//! Set-up shared by the benches: a sandbox-seeded store and an order template.
+#![allow(dead_code)]
+
+#[cfg(feature = "sqlx")]
+pub mod sql;
+
+use std::sync::Arc;
+
+use commerce_core::model::*;
+use commerce_core::pricing::{LineInput, ShippingTerms, price};
+use commerce_core::store::Store;
+use commerce_core::{Engine, sandbox};
+use rust_decimal::Decimal;
+
+/// Seeds `store` with the sandbox, gives the plain variant practically endless stock, and
+/// returns the fixture and a priced one-line order of marketer B (who starts with no orders).
+pub async fn seeded_template(store: Arc<dyn Store>) -> (sandbox::Sandbox, NewOrder) {
+    let engine = Engine::new(store.clone());
+    let fixture = sandbox::seed(&engine).await.expect("sandbox seeds");
+    engine
+        .operator()
+        .update_variant(
+            fixture.plain_variant,
+            VariantPatch {
+                price: None,
+                suggested_min: None,
+                suggested_max: None,
+                available: Some(i64::MAX / 4),
+            },
+        )
+        .await
+        .expect("stock set");
+    let product = store
+        .products_of_variants(&[fixture.plain_variant])
+        .await
+        .expect("product")
+        .remove(0);
+    let variant = product
+        .variants
+        .iter()
+        .find(|v| v.id == fixture.plain_variant)
+        .expect("variant")
+        .clone();
+    let option = store
+        .shipping_options()
+        .await
+        .expect("options")
+        .into_iter()
+        .find(|o| o.id == fixture.standard_shipping)
+        .expect("standard shipping");
+    let rate = option
+        .rates
+        .iter()
+        .find(|r| r.governorate_id == fixture.cairo)
+        .expect("cairo rate")
+        .clone();
+    let profit = Decimal::new(4_000, 2);
+    let priced = price(
+        &[LineInput {
+            price: variant.price,
+            profit,
+            quantity: 1,
+            warranties: &[],
+        }],
+        ShippingTerms::from(&rate),
+        Decimal::from(4),
+    );
+    let template = NewOrder {
+        account_id: fixture.marketer_b,
+        number: String::new(),
+        legacy_number: None,
+        external_reference: None,
+        status: OrderStatus::Pending,
+        customer: Customer {
+            name: "سارة حسن".into(),
+            phone: "01112223334".into(),
+            second_phone: None,
+            address: "12 شارع النصر، مدينة نصر".into(),
+            governorate_id: rate.governorate_id,
+            governorate_name: rate.governorate_name.clone(),
+        },
+        shipping_option_id: option.id,
+        shipping_option_name: option.name.clone(),
+        store_name: None,
+        store_link: None,
+        note: None,
+        lines: vec![NewOrderLine {
+            variant_id: variant.id,
+            product_id: product.id,
+            title: product.title.clone(),
+            variant_label: variant.label.clone(),
+            quantity: 1,
+            sell_price: priced.lines[0].sale,
+            profit,
+            commission_on: true,
+            warranties: Vec::new(),
+        }],
+        totals: priced.totals,
+        created_at: engine.now(),
+        bill_month: None,
+        idempotency: None,
+    };
+    (fixture, template)
+}

@@ -1,0 +1,162 @@
+//! The SQL side of the benches: fresh databases and the raw-insert baseline.
+
+use commerce_core::model::NewOrder;
+use commerce_core::money::to_piastres;
+use commerce_store_sqlx::sqlx::{self, Connection, PgConnection, PgPool, SqlitePool};
+use commerce_store_sqlx::{PgStore, SqliteStore};
+
+/// The PostgreSQL server of the benches, from `COMMERCE_TEST_POSTGRES_URL`; `None` (and a line
+/// saying so) when it is not set.
+pub fn postgres_url(what: &str) -> Option<String> {
+    match std::env::var("COMMERCE_TEST_POSTGRES_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            println!("{what}: PostgreSQL skipped (COMMERCE_TEST_POSTGRES_URL is not set)");
+            None
+        }
+    }
+}
+
+/// A new empty database `name` on the server of `url` (dropped first if left over), migrated.
+pub async fn fresh_pg(url: &str, name: &'static str) -> PgStore {
+    let mut admin = PgConnection::connect(url).await.expect("postgres answers");
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
+    )))
+    .execute(&mut admin)
+    .await
+    .expect("drop bench database");
+    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .execute(&mut admin)
+        .await
+        .expect("create bench database");
+    let (base, _) = url.rsplit_once('/').expect("url names a database");
+    let store = PgStore::connect(&format!("{base}/{name}"))
+        .await
+        .expect("bench database answers");
+    store.migrate().await.expect("migrates");
+    store
+}
+
+/// A new SQLite file database at `path` (removed first if left over), migrated.
+pub async fn fresh_sqlite(path: &str) -> SqliteStore {
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{path}{suffix}"));
+    }
+    let store = SqliteStore::connect(&format!("sqlite://{path}"))
+        .await
+        .expect("sqlite opens");
+    store.migrate().await.expect("migrates");
+    store
+}
+
+fn cents(amount: rust_decimal::Decimal) -> i64 {
+    to_piastres(amount).expect("whole piastres")
+}
+
+fn nanos(at: chrono::DateTime<chrono::Utc>) -> i64 {
+    at.timestamp_nanos_opt().expect("in range")
+}
+
+/// The baseline: one transaction inserting the same rows as `place_order` (the order, its
+/// lines, its first timeline entry) and reserving the stock with the same conditional update,
+/// without the store's checks, variant locks, product touch, billing or read-back.
+macro_rules! raw_place {
+    ($name:ident, $pool:ty, $begin:expr) => {
+        /// Inserts `new` in one raw transaction (see the module's baseline).
+        pub async fn $name(pool: &$pool, new: &NewOrder) {
+            let begin: Option<&'static str> = $begin;
+            let mut tx = match begin {
+                Some(sql) => pool.begin_with(sql).await,
+                None => pool.begin().await,
+            }
+            .expect("begin");
+            let t = &new.totals;
+            let created = nanos(new.created_at);
+            let id: i64 = sqlx::query_scalar(
+                "INSERT INTO orders (account_id, number, number_normalized, legacy_number, \
+                 external_reference, status, family, customer_name, customer_phone, \
+                 customer_second_phone, customer_address, governorate_id, governorate_name, \
+                 shipping_option_id, shipping_option_name, store_name, store_link, note, \
+                 products, warranties, delivery_charge, customer_total, profit, income_tax, \
+                 net_profit, income_tax_percent, created_at, updated_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, \
+                 $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $27) RETURNING id",
+            )
+            .bind(new.account_id)
+            .bind(&new.number)
+            .bind(new.number.replace('-', ""))
+            .bind(&new.legacy_number)
+            .bind(&new.external_reference)
+            .bind(new.status.as_str())
+            .bind(new.status.family().as_str())
+            .bind(&new.customer.name)
+            .bind(&new.customer.phone)
+            .bind(&new.customer.second_phone)
+            .bind(&new.customer.address)
+            .bind(new.customer.governorate_id)
+            .bind(&new.customer.governorate_name)
+            .bind(new.shipping_option_id)
+            .bind(&new.shipping_option_name)
+            .bind(&new.store_name)
+            .bind(&new.store_link)
+            .bind(&new.note)
+            .bind(cents(t.products))
+            .bind(cents(t.warranties))
+            .bind(cents(t.delivery_charge))
+            .bind(cents(t.customer_total))
+            .bind(cents(t.profit))
+            .bind(cents(t.income_tax))
+            .bind(cents(t.net_profit))
+            .bind(cents(t.income_tax_percent))
+            .bind(created)
+            .fetch_one(&mut *tx)
+            .await
+            .expect("order row");
+            for (position, line) in new.lines.iter().enumerate() {
+                sqlx::query(
+                    "UPDATE variants SET available = available - $2 \
+                     WHERE id = $1 AND available >= $2",
+                )
+                .bind(line.variant_id)
+                .bind(line.quantity)
+                .execute(&mut *tx)
+                .await
+                .expect("stock");
+                sqlx::query(
+                    "INSERT INTO order_lines (order_id, position, variant_id, product_id, \
+                     title, variant_label, quantity, sell_price, profit, commission_on, \
+                     damaged_quantity, lost_quantity, destroyed_quantity) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 0, 0, 0)",
+                )
+                .bind(id)
+                .bind(position as i32)
+                .bind(line.variant_id)
+                .bind(line.product_id)
+                .bind(&line.title)
+                .bind(&line.variant_label)
+                .bind(line.quantity)
+                .bind(cents(line.sell_price))
+                .bind(cents(line.profit))
+                .bind(line.commission_on)
+                .execute(&mut *tx)
+                .await
+                .expect("line row");
+            }
+            sqlx::query(
+                "INSERT INTO order_timeline (order_id, status, at, reason) \
+                 VALUES ($1, $2, $3, NULL)",
+            )
+            .bind(id)
+            .bind(new.status.as_str())
+            .bind(created)
+            .execute(&mut *tx)
+            .await
+            .expect("timeline row");
+            tx.commit().await.expect("commit");
+        }
+    };
+}
+
+raw_place!(raw_place_pg, PgPool, None);
+raw_place!(raw_place_sqlite, SqlitePool, Some("BEGIN IMMEDIATE"));
