@@ -25,12 +25,11 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod common;
+
 use chrono::{DateTime, Utc};
 use commerce_core::model::*;
-use commerce_core::pricing::{LineInput, ShippingTerms, price};
 use commerce_core::store::{MemoryStore, Store};
-use commerce_core::{Engine, sandbox};
-use rust_decimal::Decimal;
 
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
     std::env::var(name)
@@ -59,93 +58,8 @@ struct Loader {
 
 impl Loader {
     async fn new(store: Arc<dyn Store>) -> Self {
-        let engine = Engine::new(store.clone());
-        let fixture = sandbox::seed(&engine).await.expect("sandbox seeds");
-        engine
-            .operator()
-            .update_variant(
-                fixture.plain_variant,
-                VariantPatch {
-                    price: None,
-                    suggested_min: None,
-                    suggested_max: None,
-                    available: Some(i64::MAX / 4),
-                },
-            )
-            .await
-            .expect("stock set");
-        let product = store
-            .products_of_variants(&[fixture.plain_variant])
-            .await
-            .expect("product")
-            .remove(0);
-        let variant = product
-            .variants
-            .iter()
-            .find(|v| v.id == fixture.plain_variant)
-            .expect("variant")
-            .clone();
-        let option = store
-            .shipping_options()
-            .await
-            .expect("options")
-            .into_iter()
-            .find(|o| o.id == fixture.standard_shipping)
-            .expect("standard shipping");
-        let rate = option
-            .rates
-            .iter()
-            .find(|r| r.governorate_id == fixture.cairo)
-            .expect("cairo rate")
-            .clone();
-        let profit = Decimal::new(4_000, 2);
-        let priced = price(
-            &[LineInput {
-                price: variant.price,
-                profit,
-                quantity: 1,
-                warranties: &[],
-            }],
-            ShippingTerms::from(&rate),
-            Decimal::from(4),
-        );
-        let t0 = engine.now() - chrono::Duration::days(60);
-        let template = NewOrder {
-            // Marketer B starts with no orders, so the account holds exactly the loaded ones.
-            account_id: fixture.marketer_b,
-            number: String::new(),
-            legacy_number: None,
-            external_reference: None,
-            status: OrderStatus::Pending,
-            customer: Customer {
-                name: "سارة حسن".into(),
-                phone: "01112223334".into(),
-                second_phone: None,
-                address: "12 شارع النصر، مدينة نصر".into(),
-                governorate_id: rate.governorate_id,
-                governorate_name: rate.governorate_name.clone(),
-            },
-            shipping_option_id: option.id,
-            shipping_option_name: option.name.clone(),
-            store_name: None,
-            store_link: None,
-            note: None,
-            lines: vec![NewOrderLine {
-                variant_id: variant.id,
-                product_id: product.id,
-                title: product.title.clone(),
-                variant_label: variant.label.clone(),
-                quantity: 1,
-                sell_price: priced.lines[0].sale,
-                profit,
-                commission_on: true,
-                warranties: Vec::new(),
-            }],
-            totals: priced.totals,
-            created_at: t0,
-            bill_month: None,
-            idempotency: None,
-        };
+        let (_, template) = common::seeded_template(store.clone()).await;
+        let t0 = template.created_at - chrono::Duration::days(60);
         Self {
             store,
             template,
@@ -239,13 +153,41 @@ async fn measure(loader: &Loader) -> [(f64, u64); 3] {
     ]
 }
 
-async fn run(name: &str, store: Arc<dyn Store>, small: usize, large: usize, concurrency: usize) {
+/// How the orders past `SCALE_SMALL` are loaded.
+enum Bulk {
+    /// Through `Store::place_order`, as the first ones.
+    PlaceOrder,
+    /// By SQL copying the first loaded order (see `common::sql::bulk_copy_orders`).
+    #[cfg(feature = "sqlx")]
+    Sql(common::sql::BulkTarget),
+}
+
+async fn run(
+    name: &str,
+    store: Arc<dyn Store>,
+    (small, large): (usize, usize),
+    concurrency: usize,
+    bulk: Bulk,
+) {
     println!("{name}:");
     let rss_before = rss_bytes();
     let mut loader = Loader::new(store).await;
     loader.load_to(small, concurrency).await;
     let at_small = measure(&loader).await;
-    loader.load_to(large, concurrency).await;
+    match bulk {
+        Bulk::PlaceOrder => loader.load_to(large, concurrency).await,
+        #[cfg(feature = "sqlx")]
+        Bulk::Sql(target) => {
+            let started = Instant::now();
+            common::sql::bulk_copy_orders(&target, loader.account(), small, large, loader.t0).await;
+            loader.loaded = large;
+            println!(
+                "  bulk-copied {} orders by SQL in {:.1} s",
+                large - small,
+                started.elapsed().as_secs_f64()
+            );
+        }
+    }
     let rss_after = rss_bytes();
     let at_large = measure(&loader).await;
     for (i, query) in ["list", "family=pending", "updated_since"]
@@ -279,5 +221,51 @@ fn main() {
         .enable_all()
         .build()
         .expect("runtime");
-    rt.block_on(run("memory", Arc::new(MemoryStore::new()), small, large, 1));
+    let stores = std::env::var("SCALE_STORES").unwrap_or_else(|_| "memory,sqlite,postgres".into());
+    if stores.contains("memory") {
+        rt.block_on(run(
+            "memory",
+            Arc::new(MemoryStore::new()),
+            (small, large),
+            1,
+            Bulk::PlaceOrder,
+        ));
+    }
+    #[cfg(feature = "sqlx")]
+    rt.block_on(async {
+        if stores.contains("sqlite") {
+            let path =
+                std::env::temp_dir().join(format!("commerce-scale-{}.db", std::process::id()));
+            let path = path.to_str().expect("utf-8 temp path").to_owned();
+            let store = common::sql::fresh_sqlite(&path).await;
+            let target = common::sql::BulkTarget::Sqlite(store.pool().clone());
+            run(
+                "sqlite (file, WAL)",
+                Arc::new(store),
+                (small, large),
+                1,
+                Bulk::Sql(target),
+            )
+            .await;
+            for suffix in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{path}{suffix}"));
+            }
+        }
+        if stores.contains("postgres") {
+            if let Some(url) = common::sql::postgres_url("scale") {
+                let store = common::sql::fresh_pg(&url, "commerce_scale").await;
+                let target = common::sql::BulkTarget::Postgres(store.pool().clone());
+                run(
+                    "postgres",
+                    Arc::new(store),
+                    (small, large),
+                    8,
+                    Bulk::Sql(target),
+                )
+                .await;
+            }
+        }
+    });
+    #[cfg(not(feature = "sqlx"))]
+    println!("sqlite, postgres: skipped (run with --features sqlx)");
 }

@@ -160,3 +160,112 @@ macro_rules! raw_place {
 
 raw_place!(raw_place_pg, PgPool, None);
 raw_place!(raw_place_sqlite, SqlitePool, Some("BEGIN IMMEDIATE"));
+
+/// Where [`bulk_copy_orders`] writes.
+pub enum BulkTarget {
+    /// An SQLite database.
+    Sqlite(SqlitePool),
+    /// A PostgreSQL database.
+    Postgres(PgPool),
+}
+
+/// The documented fast path of the scale bench: copies the account's oldest order (with its
+/// lines and first timeline entry) as orders `from..to`, numbered `EG-B` + 7 digits, one in ten
+/// `order_pending` and the rest `order_delivered`, `created_at = updated_at = t0 + i s`, exactly
+/// as the bench's `place_order` loop would, in SQL (`generate_series` / a recursive CTE) in
+/// chunks of 100,000. Stock is not reserved for the copies.
+pub async fn bulk_copy_orders(
+    target: &BulkTarget,
+    account: i64,
+    from: usize,
+    to: usize,
+    t0: chrono::DateTime<chrono::Utc>,
+) {
+    const CHUNK: usize = 100_000;
+    let columns = "account_id, legacy_number, external_reference, customer_name, customer_phone, \
+        customer_second_phone, customer_address, governorate_id, governorate_name, \
+        shipping_option_id, shipping_option_name, store_name, store_link, note, products, \
+        warranties, delivery_charge, customer_total, profit, income_tax, net_profit, \
+        income_tax_percent";
+    let line_columns = "position, variant_id, product_id, title, variant_label, quantity, \
+        sell_price, profit, commission_on, damaged_quantity, lost_quantity, destroyed_quantity";
+    let t0 = nanos(t0);
+    let mut start = from;
+    while start < to {
+        let end = (start + CHUNK).min(to);
+        let (series, number) = match target {
+            BulkTarget::Postgres(_) => (
+                "SELECT g AS x FROM generate_series($2::BIGINT, $3::BIGINT - 1) AS g".to_owned(),
+                "lpad(x::TEXT, 7, '0')",
+            ),
+            BulkTarget::Sqlite(_) => (
+                "WITH RECURSIVE s(x) AS (SELECT $2 UNION ALL SELECT x + 1 FROM s WHERE x + 1 < $3) \
+                 SELECT x FROM s"
+                    .to_owned(),
+                "substr('0000000' || x, -7, 7)",
+            ),
+        };
+        let orders = format!(
+            "INSERT INTO orders (number, number_normalized, status, family, created_at, \
+             updated_at, {columns}) \
+             SELECT 'EG-B' || {number}, 'EGB' || {number}, \
+             CASE WHEN x % 10 = 0 THEN 'order_pending' ELSE 'order_delivered' END, \
+             CASE WHEN x % 10 = 0 THEN 'pending' ELSE 'delivered' END, \
+             $4 + x * 1000000000, $4 + x * 1000000000, {columns} \
+             FROM ({series}) AS g, \
+             (SELECT * FROM orders WHERE account_id = $1 ORDER BY id LIMIT 1) AS t"
+        );
+        let l_columns = line_columns
+            .split(", ")
+            .map(|c| format!("l.{}", c.trim()))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let lines = format!(
+            "INSERT INTO order_lines (order_id, {line_columns}) \
+             SELECT o.id, {l_columns} FROM orders o, \
+             (SELECT * FROM order_lines WHERE order_id = \
+              (SELECT min(id) FROM orders WHERE account_id = $1)) AS l \
+             WHERE o.account_id = $1 AND o.id > $2"
+        );
+        let timeline = "INSERT INTO order_timeline (order_id, status, at, reason) \
+             SELECT id, status, created_at, NULL FROM orders WHERE account_id = $1 AND id > $2";
+        macro_rules! copy {
+            ($pool:expr) => {{
+                let mut tx = $pool.begin().await.expect("begin");
+                let before: i64 = sqlx::query_scalar("SELECT COALESCE(max(id), 0) FROM orders")
+                    .fetch_one(&mut *tx)
+                    .await
+                    .expect("max id");
+                sqlx::query(sqlx::AssertSqlSafe(orders))
+                    .bind(account)
+                    .bind(start as i64)
+                    .bind(end as i64)
+                    .bind(t0)
+                    .execute(&mut *tx)
+                    .await
+                    .expect("orders copied");
+                sqlx::query(sqlx::AssertSqlSafe(lines))
+                    .bind(account)
+                    .bind(before)
+                    .execute(&mut *tx)
+                    .await
+                    .expect("lines copied");
+                sqlx::query(timeline)
+                    .bind(account)
+                    .bind(before)
+                    .execute(&mut *tx)
+                    .await
+                    .expect("timeline copied");
+                tx.commit().await.expect("commit");
+            }};
+        }
+        match target {
+            BulkTarget::Postgres(pool) => copy!(pool),
+            BulkTarget::Sqlite(pool) => copy!(pool),
+        }
+        start = end;
+    }
+    if let BulkTarget::Postgres(pool) = target {
+        sqlx::query("ANALYZE").execute(pool).await.expect("analyze");
+    }
+}
