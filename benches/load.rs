@@ -20,6 +20,8 @@
 //!
 //! Goal (BENCHMARKS.md): through axum ≥ 60% of the bare handler's requests per second.
 
+mod common;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -300,6 +302,86 @@ fn main() {
     let request = raw_request("POST", "/api/v1/orders", &body);
     let orders = drive(&client, engine_addr, request, 201, 32, duration);
     report("POST /api/v1/orders engine via axum (memory)", 32, &orders);
+    #[cfg(feature = "sqlx")]
+    postgres_orders(&server, &client, duration);
+    #[cfg(not(feature = "sqlx"))]
+    println!("POST /api/v1/orders on PostgreSQL: skipped (run with --features sqlx)");
     server.shutdown_background();
     client.shutdown_background();
+}
+
+/// `POST /api/v1/orders` through axum and the engine on `PgStore`, 32 clients, against 32 tasks
+/// running the raw-insert transaction of `common::sql` on the same pool for the same time.
+#[cfg(feature = "sqlx")]
+fn postgres_orders(server: &Runtime, client: &Runtime, duration: Duration) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    let Some(url) = common::sql::postgres_url("POST /api/v1/orders on PostgreSQL") else {
+        return;
+    };
+    let store = server.block_on(common::sql::fresh_pg(&url, "commerce_load"));
+    let pool = store.pool().clone();
+    let store: Arc<dyn commerce::store::Store> = Arc::new(store);
+    let engine = Engine::new(store.clone());
+    let (fixture, template) = server.block_on(common::seeded_template(store));
+    let addr = serve(server, commerce::axum::router(engine));
+    let order = json!({
+        "full_name": "سارة حسن",
+        "phone": "+201112223334",
+        "address": "12 شارع النصر، مدينة نصر",
+        "governorate_id": fixture.cairo,
+        "shipping_option_id": fixture.standard_shipping,
+        "lines": [{"variant_id": fixture.plain_variant, "quantity": 1, "profit": "40.00"}],
+    });
+    let body = serde_json::to_vec(&order).expect("json");
+    let through = drive(
+        client,
+        addr,
+        raw_request("POST", "/api/v1/orders", &body),
+        201,
+        32,
+        duration,
+    );
+    report(
+        "POST /api/v1/orders engine via axum (postgres)",
+        32,
+        &through,
+    );
+
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let template = Arc::new(template);
+    let (count, seconds) = client.block_on(async move {
+        let started = Instant::now();
+        let deadline = started + duration;
+        let tasks: Vec<_> = (0..32)
+            .map(|_| {
+                let pool = pool.clone();
+                let template = template.clone();
+                tokio::spawn(async move {
+                    let mut done = 0u64;
+                    while Instant::now() < deadline {
+                        let mut new = (*template).clone();
+                        new.number = format!("EG-L{:07}", NEXT.fetch_add(1, Ordering::Relaxed));
+                        common::sql::raw_place_pg(&pool, &new).await;
+                        done += 1;
+                    }
+                    done
+                })
+            })
+            .collect();
+        let mut count = 0;
+        for task in tasks {
+            count += task.await.expect("raw task");
+        }
+        (count, started.elapsed().as_secs_f64())
+    });
+    let raw_rps = count as f64 / seconds;
+    println!(
+        "{:<44} tasks  32  {raw_rps:>9.0} tx/s   ({count} transactions, {seconds:.1} s)",
+        "raw insert transaction (postgres)"
+    );
+    println!(
+        "  ratio engine/raw = {:.1}% (goal >= 50%)",
+        100.0 * through.rps() / raw_rps
+    );
 }
