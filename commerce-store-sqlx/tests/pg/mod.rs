@@ -13,17 +13,38 @@ use commerce_store_sqlx::sqlx::postgres::PgConnectOptions;
 use commerce_store_sqlx::sqlx::{self, AssertSqlSafe, Connection, PgConnection, PgPool};
 
 static NEXT: AtomicU64 = AtomicU64::new(0);
-static NOT_RUN: Once = Once::new();
+static ANNOUNCED: Once = Once::new();
 
-/// `COMMERCE_TEST_POSTGRES_URL` (or `DATABASE_URL`); when neither is set, `None`, and one line
-/// on stderr (once per test binary) says the PostgreSQL tests did not run.
+/// `COMMERCE_TEST_POSTGRES_URL` (or `DATABASE_URL`). One line on stderr (once per test
+/// binary) says whether the PostgreSQL tests run, and where; when neither variable is set,
+/// `None`, and the line says they did not run.
 pub fn database_url() -> Option<String> {
     let url = std::env::var("COMMERCE_TEST_POSTGRES_URL")
         .or_else(|_| std::env::var("DATABASE_URL"))
         .ok()
         .filter(|u| !u.trim().is_empty());
-    if url.is_none() {
-        NOT_RUN.call_once(|| {
+    if let Some(url) = &url {
+        ANNOUNCED.call_once(|| {
+            let place = PgConnectOptions::from_str(url).map_or_else(
+                |_| "an unparsable URL".to_owned(),
+                |o| {
+                    format!(
+                        "{}@{}:{}/{}",
+                        o.get_username(),
+                        o.get_host(),
+                        o.get_port(),
+                        o.get_database().unwrap_or_default()
+                    )
+                },
+            );
+            // Written past the test harness's capture so that it is seen once.
+            let _ = writeln!(
+                std::io::stderr(),
+                "commerce-store-sqlx: PostgreSQL tests RUNNING on {place}, a fresh schema per test"
+            );
+        });
+    } else {
+        ANNOUNCED.call_once(|| {
             // Written past the test harness's capture so that it is seen once.
             let _ = writeln!(
                 std::io::stderr(),
