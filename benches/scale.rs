@@ -251,19 +251,19 @@ fn main() {
                 let _ = std::fs::remove_file(format!("{path}{suffix}"));
             }
         }
-        if stores.contains("postgres") {
-            if let Some(url) = common::sql::postgres_url("scale") {
-                let store = common::sql::fresh_pg(&url, "commerce_scale").await;
-                let target = common::sql::BulkTarget::Postgres(store.pool().clone());
-                run(
-                    "postgres",
-                    Arc::new(store),
-                    (small, large),
-                    8,
-                    Bulk::Sql(target),
-                )
-                .await;
-            }
+        if stores.contains("postgres")
+            && let Some(url) = common::sql::postgres_url("scale")
+        {
+            let store = common::sql::fresh_pg(&url, "commerce_scale").await;
+            let target = common::sql::BulkTarget::Postgres(store.pool().clone());
+            run(
+                "postgres",
+                Arc::new(store),
+                (small, large),
+                8,
+                Bulk::Sql(target),
+            )
+            .await;
         }
     });
     #[cfg(not(feature = "sqlx"))]
