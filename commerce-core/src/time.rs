@@ -1,6 +1,6 @@
 //! Egypt time: rendering timestamps in `Africa/Cairo`, parsing `updated_since`, billing months.
 
-use chrono::{DateTime, Datelike, Utc};
+use chrono::{DateTime, Datelike, SecondsFormat, Utc};
 use chrono_tz::Africa::Cairo;
 
 /// The time zone name used on the wire.
@@ -8,9 +8,10 @@ pub const CAIRO_TZ_NAME: &str = "Africa/Cairo";
 
 /// Renders an instant in Egypt time as `YYYY-MM-DDThh:mm:ss+hh:mm`.
 pub fn cairo_timestamp(at: DateTime<Utc>) -> String {
+    // RFC 3339 with whole seconds and a numeric offset is exactly the wire shape, and chrono
+    // writes it without interpreting a format string.
     at.with_timezone(&Cairo)
-        .format("%Y-%m-%dT%H:%M:%S%:z")
-        .to_string()
+        .to_rfc3339_opts(SecondsFormat::Secs, false)
 }
 
 /// Parses an ISO-8601 (RFC 3339) timestamp with any offset.
@@ -37,6 +38,31 @@ mod tests {
         assert_eq!(cairo_timestamp(summer), "2026-07-01T12:00:00+03:00");
         let winter = Utc.with_ymd_and_hms(2026, 12, 1, 9, 0, 0).unwrap();
         assert_eq!(cairo_timestamp(winter), "2026-12-01T11:00:00+02:00");
+    }
+
+    #[test]
+    fn matches_the_explicit_format_across_every_dst_rule() {
+        // Every 7h13m17.123s over 1995-2031 (each of Egypt's daylight-saving rules), plus the
+        // minutes around each offset change.
+        let format = |t: DateTime<Utc>| {
+            t.with_timezone(&Cairo)
+                .format("%Y-%m-%dT%H:%M:%S%:z")
+                .to_string()
+        };
+        let mut at = Utc.with_ymd_and_hms(1995, 1, 1, 0, 0, 0).unwrap();
+        let end = Utc.with_ymd_and_hms(2031, 1, 1, 0, 0, 0).unwrap();
+        let step = chrono::Duration::milliseconds(((7 * 60 + 13) * 60 + 17) * 1000 + 123);
+        while at < end {
+            assert_eq!(cairo_timestamp(at), format(at), "{at}");
+            let next = at + chrono::Duration::hours(1);
+            if cairo_timestamp(at)[19..] != cairo_timestamp(next)[19..] {
+                for minute in 0..=60 {
+                    let t = at + chrono::Duration::minutes(minute);
+                    assert_eq!(cairo_timestamp(t), format(t), "{t}");
+                }
+            }
+            at += step;
+        }
     }
 
     #[test]

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::messages;
 use crate::model::*;
-use crate::money::{money_string, round_money};
+use crate::money::{money_string, serde_money};
 use crate::time::cairo_timestamp;
 
 /// A JSON response with the right content type, never cached.
@@ -78,104 +78,13 @@ pub struct Stamp(pub DateTime<Utc>);
 
 impl Serialize for Stamp {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match fast_stamp(self.0) {
-            Some((bytes, len)) => {
-                s.serialize_str(std::str::from_utf8(&bytes[..len]).expect("ASCII digits"))
-            }
-            None => s.serialize_str(&cairo_timestamp(self.0)),
-        }
+        s.serialize_str(&cairo_timestamp(self.0))
     }
-}
-
-/// Writes `value` as `width` zero-padded decimal digits at `out[at..]`.
-fn put_digits(out: &mut [u8], at: usize, width: usize, mut value: u32) {
-    for i in (at..at + width).rev() {
-        out[i] = b'0' + (value % 10) as u8;
-        value /= 10;
-    }
-}
-
-/// [`cairo_timestamp`] without chrono's format-string interpreter and without allocating:
-/// `YYYY-MM-DDThh:mm:ss+hh:mm` for years 0 to 9999 and whole-minute offsets; `None` for
-/// anything else (leap seconds, far years, the historical local mean time), which the caller
-/// renders through `cairo_timestamp` itself.
-fn fast_stamp(at: DateTime<Utc>) -> Option<([u8; 25], usize)> {
-    use chrono::{Datelike, Offset, Timelike};
-    let local = at.with_timezone(&chrono_tz::Africa::Cairo);
-    let offset = local.offset().fix().local_minus_utc();
-    let naive = local.naive_local();
-    let year = u32::try_from(naive.year()).ok().filter(|y| *y <= 9999)?;
-    if offset % 60 != 0 || naive.nanosecond() >= 1_000_000_000 {
-        return None;
-    }
-    let mut out = *b"0000-00-00T00:00:00+00:00";
-    put_digits(&mut out, 0, 4, year);
-    put_digits(&mut out, 5, 2, naive.month());
-    put_digits(&mut out, 8, 2, naive.day());
-    put_digits(&mut out, 11, 2, naive.hour());
-    put_digits(&mut out, 14, 2, naive.minute());
-    put_digits(&mut out, 17, 2, naive.second());
-    if offset < 0 {
-        out[19] = b'-';
-    }
-    let minutes = offset.unsigned_abs() / 60;
-    put_digits(&mut out, 20, 2, minutes / 60);
-    put_digits(&mut out, 23, 2, minutes % 60);
-    Some((out, out.len()))
 }
 
 /// A money string.
-#[derive(Debug, Clone, Copy)]
-pub struct Money(pub Decimal);
-
-impl Serialize for Money {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match fast_money(self.0) {
-            Some((bytes, start)) => {
-                s.serialize_str(std::str::from_utf8(&bytes[start..]).expect("ASCII digits"))
-            }
-            None => s.serialize_str(&money_string(self.0)),
-        }
-    }
-}
-
-/// [`money_string`] without `Decimal`'s general formatter and without allocating, for amounts
-/// whose piastres fit in a `u64` and are not a negative zero; `None` for anything else, which
-/// the caller renders through `money_string` itself. Returns the buffer and where the text
-/// starts in it.
-fn fast_money(amount: Decimal) -> Option<([u8; 24], usize)> {
-    let rounded = round_money(amount);
-    if rounded.scale() != 2 {
-        return None;
-    }
-    let negative = rounded.is_sign_negative();
-    let mut piastres = u64::try_from(rounded.mantissa().unsigned_abs()).ok()?;
-    if negative && piastres == 0 {
-        return None;
-    }
-    let mut out = [0u8; 24];
-    let mut at = out.len();
-    for _ in 0..2 {
-        at -= 1;
-        out[at] = b'0' + (piastres % 10) as u8;
-        piastres /= 10;
-    }
-    at -= 1;
-    out[at] = b'.';
-    loop {
-        at -= 1;
-        out[at] = b'0' + (piastres % 10) as u8;
-        piastres /= 10;
-        if piastres == 0 {
-            break;
-        }
-    }
-    if negative {
-        at -= 1;
-        out[at] = b'-';
-    }
-    Some((out, at))
-}
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Money(#[serde(with = "serde_money")] pub Decimal);
 
 /// `{id, name}`.
 #[derive(Debug, Serialize)]
@@ -645,96 +554,6 @@ impl<'a> OrderView<'a> {
             updated_at: Stamp(o.updated_at),
             confirmed_at: o.confirmed_at.map(Stamp),
             delivered_at: o.delivered_at.map(Stamp),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use chrono::TimeZone;
-
-    fn stamp_json(at: DateTime<Utc>) -> String {
-        serde_json::to_string(&Stamp(at)).unwrap()
-    }
-
-    #[test]
-    fn fast_stamp_renders_exactly_as_cairo_timestamp() {
-        // Every 7h13m17s over 1995-2031 crosses every DST rule Egypt has had, and each
-        // transition instant is checked to the second on both sides.
-        let mut at = Utc.with_ymd_and_hms(1995, 1, 1, 0, 0, 0).unwrap();
-        let end = Utc.with_ymd_and_hms(2031, 1, 1, 0, 0, 0).unwrap();
-        let mut checked = 0;
-        while at < end {
-            for delta in [0, 1, -1] {
-                let t = at + Duration::seconds(delta);
-                assert_eq!(stamp_json(t), format!("\"{}\"", cairo_timestamp(t)), "{t}");
-            }
-            let here = at
-                .with_timezone(&chrono_tz::Africa::Cairo)
-                .offset()
-                .to_string();
-            let next = (at + Duration::hours(1))
-                .with_timezone(&chrono_tz::Africa::Cairo)
-                .offset()
-                .to_string();
-            if here != next {
-                // Walk the hour minute by minute to hit the transition itself.
-                for m in 0..=60 {
-                    let t = at + Duration::minutes(m);
-                    assert_eq!(stamp_json(t), format!("\"{}\"", cairo_timestamp(t)));
-                }
-            }
-            at += Duration::seconds(7 * 3600 + 13 * 60 + 17) + Duration::milliseconds(123);
-            checked += 1;
-        }
-        assert!(checked > 40_000);
-        // Outside the fast path: local mean time before 1900, a leap second, far years.
-        for t in [
-            Utc.with_ymd_and_hms(1880, 3, 4, 5, 6, 7).unwrap(),
-            Utc.with_ymd_and_hms(2016, 12, 31, 23, 59, 59).unwrap()
-                + Duration::nanoseconds(999_999_999),
-            Utc.with_ymd_and_hms(10_500, 1, 1, 0, 0, 0).unwrap(),
-            Utc.with_ymd_and_hms(-50, 1, 1, 0, 0, 0).unwrap(),
-        ] {
-            assert_eq!(stamp_json(t), format!("\"{}\"", cairo_timestamp(t)));
-        }
-    }
-
-    #[test]
-    fn fast_money_renders_exactly_as_money_string() {
-        let mut amounts = vec![
-            Decimal::ZERO,
-            -Decimal::ZERO,
-            Decimal::new(-0, 2),
-            Decimal::new(5, 3),
-            Decimal::new(-5, 3),
-            Decimal::new(-4, 3),
-            Decimal::new(1, 0),
-            Decimal::new(-1, 2),
-            Decimal::new(12_345, 4),
-            Decimal::new(99_995, 3),
-            Decimal::MAX,
-            Decimal::MIN,
-            Decimal::new(i64::MAX, 2),
-            Decimal::new(i64::MIN, 2),
-            Decimal::new(u64::MAX as i64, 0),
-        ];
-        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-        for _ in 0..20_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let scale = (x % 6) as u32;
-            let mantissa = (x >> 8) as i64 % 10_000_000_000_000;
-            amounts.push(Decimal::new(mantissa, scale));
-        }
-        for amount in amounts {
-            assert_eq!(
-                serde_json::to_string(&Money(amount)).unwrap(),
-                format!("\"{}\"", money_string(amount)),
-                "{amount:?}"
-            );
         }
     }
 }
