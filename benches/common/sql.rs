@@ -173,7 +173,8 @@ pub enum BulkTarget {
 /// lines and first timeline entry) as orders `from..to`, numbered `EG-B` + 7 digits, one in ten
 /// `order_pending` and the rest `order_delivered`, `created_at = updated_at = t0 + i s`, exactly
 /// as the bench's `place_order` loop would, in SQL (`generate_series` / a recursive CTE) in
-/// chunks of 100,000. Stock is not reserved for the copies.
+/// chunks of 100,000, adding them to the store's order counters (`account_order_counts`) as
+/// `place_order` would. Stock is not reserved for the copies.
 pub async fn bulk_copy_orders(
     target: &BulkTarget,
     account: i64,
@@ -229,6 +230,12 @@ pub async fn bulk_copy_orders(
         );
         let timeline = "INSERT INTO order_timeline (order_id, status, at, reason) \
              SELECT id, status, created_at, NULL FROM orders WHERE account_id = $1 AND id > $2";
+        // The store's per-family order counters, as `place_order` keeps them.
+        let counts = "INSERT INTO account_order_counts (account_id, family, count) \
+             SELECT account_id, family, COUNT(*) FROM orders WHERE account_id = $1 AND id > $2 \
+             GROUP BY account_id, family \
+             ON CONFLICT (account_id, family) \
+             DO UPDATE SET count = account_order_counts.count + excluded.count";
         macro_rules! copy {
             ($pool:expr) => {{
                 let mut tx = $pool.begin().await.expect("begin");
@@ -256,6 +263,12 @@ pub async fn bulk_copy_orders(
                     .execute(&mut *tx)
                     .await
                     .expect("timeline copied");
+                sqlx::query(counts)
+                    .bind(account)
+                    .bind(before)
+                    .execute(&mut *tx)
+                    .await
+                    .expect("counters kept");
                 tx.commit().await.expect("commit");
             }};
         }

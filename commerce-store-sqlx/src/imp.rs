@@ -3,17 +3,27 @@
 //! The SQL is shared text (`$N` placeholders work on both databases); what differs is passed
 //! in as literals: the row-lock suffix (`FOR UPDATE` on PostgreSQL, nothing on SQLite, where a
 //! write transaction already holds the database's single write lock) and the substring
-//! function (`strpos` / `instr`). Each backend type provides `write()` (a transaction that may
+//! function (`strpos` / `instr`), and whether a write of one statement still needs a
+//! transaction (`single_statement_tx`: yes on SQLite, whose writes take the writer lock and
+//! `BEGIN IMMEDIATE`; no on PostgreSQL, where the statement is atomic by itself). Each backend type provides `write()` (a transaction that may
 //! write) and `read()` (a consistent read-only snapshot).
 
 macro_rules! impl_store {
-    ($store:ty, $db:ty, $conn:ty, for_update = $for_update:literal, instr = $instr:literal) => {
+    (
+        $store:ty,
+        $db:ty,
+        $conn:ty,
+        for_update = $for_update:literal,
+        instr = $instr:literal,
+        single_statement_tx = $single_statement_tx:literal
+    ) => {
         const _: () = {
             use std::collections::HashMap;
 
             use async_trait::async_trait;
             use chrono::{DateTime, Utc};
             use commerce_core::model::*;
+            use commerce_core::money::from_piastres;
             use commerce_core::store::*;
             use sqlx::QueryBuilder;
 
@@ -257,13 +267,17 @@ macro_rules! impl_store {
             ) -> StoreResult<()> {
                 products.sort_unstable();
                 products.dedup();
-                for product in products {
-                    sqlx::query("UPDATE products SET updated_at = $2 WHERE id = $1 AND updated_at < $2")
-                        .bind(product)
-                        .bind(now)
-                        .execute(&mut *c)
-                        .await
-                        .map_err(backend)?;
+                // Only stamps that move are written (and locked).
+                for chunk in products.chunks(MAX_BIND_CHUNK) {
+                    let mut q = QueryBuilder::<$db>::new("UPDATE products SET updated_at = ");
+                    q.push_bind(now).push(" WHERE updated_at < ").push_bind(now);
+                    q.push(" AND id IN (");
+                    let mut list = q.separated(", ");
+                    for id in chunk {
+                        list.push_bind(*id);
+                    }
+                    q.push(")");
+                    q.build().execute(&mut *c).await.map_err(backend)?;
                 }
                 Ok(())
             }
@@ -318,6 +332,54 @@ macro_rules! impl_store {
                 if let Some(since) = filter.updated_since {
                     q.push(" AND updated_at >= ").push_bind(nanos(since)?);
                 }
+                Ok(())
+            }
+
+            /// How many of the account's orders match `filter`: from the per-family counters
+            /// (`account_order_counts`) when the filter is at most a family, else `COUNT(*)`.
+            async fn count_orders(
+                c: &mut Conn,
+                account: i64,
+                filter: &OrderFilter,
+            ) -> StoreResult<i64> {
+                let counted = filter.status.is_none()
+                    && filter.external_reference.is_none()
+                    && filter.number.is_none()
+                    && filter.updated_since.is_none();
+                if !counted {
+                    let mut q = QueryBuilder::<$db>::new("SELECT COUNT(*)");
+                    push_order_filter(&mut q, account, filter)?;
+                    return q.build_query_scalar().fetch_one(&mut *c).await.map_err(backend);
+                }
+                sqlx::query_scalar(
+                    "SELECT CAST(COALESCE(SUM(count), 0) AS BIGINT) FROM account_order_counts \
+                     WHERE account_id = $1 AND ($2 IS NULL OR family = $2)",
+                )
+                .bind(account)
+                .bind(filter.family.map(|f| f.as_str()))
+                .fetch_one(&mut *c)
+                .await
+                .map_err(backend)
+            }
+
+            /// Adds `by` to the account's counter of each family (in the order given: callers
+            /// pass families sorted, so that concurrent transactions lock counters in one order).
+            async fn count_families(
+                c: &mut Conn,
+                account: i64,
+                deltas: &[(&'static str, i64)],
+            ) -> StoreResult<()> {
+                let mut q = QueryBuilder::<$db>::new(
+                    "INSERT INTO account_order_counts (account_id, family, count) ",
+                );
+                q.push_values(deltas, |mut row, (family, by)| {
+                    row.push_bind(account).push_bind(*family).push_bind(*by);
+                });
+                q.push(
+                    " ON CONFLICT (account_id, family) \
+                     DO UPDATE SET count = account_order_counts.count + excluded.count",
+                );
+                q.build().execute(&mut *c).await.map_err(backend)?;
                 Ok(())
             }
 
@@ -398,90 +460,10 @@ macro_rules! impl_store {
                     return Err(PlaceOrderError::NumberTaken);
                 };
 
-                // Lock the variants in id order, then reserve line by line with a
-                // conditional update: never read-then-write.
-                let mut variant_ids: Vec<i64> = new.lines.iter().map(|l| l.variant_id).collect();
-                variant_ids.sort_unstable();
-                variant_ids.dedup();
-                if !variant_ids.is_empty() {
-                    let mut q = in_list::<$db>(
-                        "SELECT id FROM variants WHERE id IN (",
-                        &variant_ids,
-                        concat!(") ORDER BY id", $for_update),
-                    );
-                    q.build().execute(&mut *c).await.map_err(backend)?;
-                }
-                let mut products = Vec::new();
-                for (index, line) in new.lines.iter().enumerate() {
-                    let product: Option<i64> = sqlx::query_scalar(
-                        "UPDATE variants SET available = available - $2 \
-                         WHERE id = $1 AND available >= $2 RETURNING product_id",
-                    )
-                    .bind(line.variant_id)
-                    .bind(line.quantity)
-                    .fetch_optional(&mut *c)
-                    .await
-                    .map_err(backend)?;
-                    match product {
-                        Some(p) => products.push(p),
-                        None => {
-                            let available: Option<i64> = sqlx::query_scalar(
-                                "SELECT available FROM variants WHERE id = $1",
-                            )
-                            .bind(line.variant_id)
-                            .fetch_optional(&mut *c)
-                            .await
-                            .map_err(backend)?;
-                            return Err(PlaceOrderError::InsufficientStock {
-                                line_index: index,
-                                available: available.unwrap_or(0).max(0),
-                            });
-                        }
-                    }
-                }
-                touch_products(c, products, created).await?;
-
-                for (position, line) in new.lines.iter().enumerate() {
-                    let line_id: i64 = sqlx::query_scalar(
-                        "INSERT INTO order_lines (order_id, position, variant_id, product_id, \
-                         title, variant_label, quantity, sell_price, profit, commission_on, \
-                         damaged_quantity, lost_quantity, destroyed_quantity) \
-                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 0, 0, 0) RETURNING id",
-                    )
-                    .bind(id)
-                    .bind(position as i32)
-                    .bind(line.variant_id)
-                    .bind(line.product_id)
-                    .bind(&line.title)
-                    .bind(&line.variant_label)
-                    .bind(line.quantity)
-                    .bind(cents(line.sell_price)?)
-                    .bind(cents(line.profit)?)
-                    .bind(line.commission_on)
-                    .fetch_one(&mut *c)
-                    .await
-                    .map_err(backend)?;
-                    for (wpos, w) in line.warranties.iter().enumerate() {
-                        sqlx::query(
-                            "INSERT INTO order_line_warranties (order_id, line_id, position, \
-                             warranty_id, name, unit_price, quantity, total, duration_days, \
-                             terms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-                        )
-                        .bind(id)
-                        .bind(line_id)
-                        .bind(wpos as i32)
-                        .bind(w.warranty_id)
-                        .bind(&w.name)
-                        .bind(cents(w.unit_price)?)
-                        .bind(w.quantity)
-                        .bind(cents(w.total)?)
-                        .bind(w.duration_days)
-                        .bind(&w.terms)
-                        .execute(&mut *c)
-                        .await
-                        .map_err(backend)?;
-                    }
-                }
+                // Lines, their warranties, the first timeline entry and the idempotency link
+                // first; the rows other orders contend for (variant stock, product stamps,
+                // counters, meter) last, so that their locks are held as briefly as possible.
+                let line_ids = insert_lines(c, id, &new.lines).await?;
                 sqlx::query(
                     "INSERT INTO order_timeline (order_id, status, at, reason) \
                      VALUES ($1, $2, $3, NULL)",
@@ -504,8 +486,241 @@ macro_rules! impl_store {
                     .await
                     .map_err(backend)?;
                 }
+
+                // Reserve stock variant by variant in id order (concurrent transactions lock
+                // variants in one order: no deadlocks), each with one conditional update that
+                // locks the row only when there is enough: never read-then-write. All lines
+                // fit exactly when each variant's total fits.
+                let mut wanted: std::collections::BTreeMap<i64, i64> =
+                    std::collections::BTreeMap::new();
+                for line in &new.lines {
+                    *wanted.entry(line.variant_id).or_default() += line.quantity;
+                }
+                let mut products = Vec::with_capacity(wanted.len());
+                let mut reserved: Vec<(i64, i64)> = Vec::with_capacity(wanted.len());
+                for (&variant, &quantity) in &wanted {
+                    let product: Option<i64> = sqlx::query_scalar(
+                        "UPDATE variants SET available = available - $2 \
+                         WHERE id = $1 AND available >= $2 RETURNING product_id",
+                    )
+                    .bind(variant)
+                    .bind(quantity)
+                    .fetch_optional(&mut *c)
+                    .await
+                    .map_err(backend)?;
+                    match product {
+                        Some(p) => {
+                            products.push(p);
+                            reserved.push((variant, quantity));
+                        }
+                        None => {
+                            return Err(short_line(c, &new.lines, &reserved, variant).await?);
+                        }
+                    }
+                }
+                touch_products(c, products, created).await?;
+                count_families(c, new.account_id, &[(new.status.family().as_str(), 1)]).await?;
                 bill(c, new.account_id, new.bill_month.as_deref()).await?;
-                Ok(load_order(c, id).await?)
+                Ok(placed_order(id, new, line_ids, created)?)
+            }
+
+            /// Inserts the order's lines and their warranties (multi-row inserts); the lines'
+            /// ids in line order.
+            async fn insert_lines(
+                c: &mut Conn,
+                order: i64,
+                lines: &[NewOrderLine],
+            ) -> StoreResult<Vec<i64>> {
+                const ROWS: usize = 100;
+                let mut ids = vec![0i64; lines.len()];
+                for (chunk_index, chunk) in lines.chunks(ROWS).enumerate() {
+                    let first = chunk_index * ROWS;
+                    let mut rows = Vec::with_capacity(chunk.len());
+                    for (i, line) in chunk.iter().enumerate() {
+                        let position = i32::try_from(first + i)
+                            .map_err(|_| StoreError::Invalid("too many lines".into()))?;
+                        rows.push((position, line, cents(line.sell_price)?, cents(line.profit)?));
+                    }
+                    let mut q = QueryBuilder::<$db>::new(
+                        "INSERT INTO order_lines (order_id, position, variant_id, product_id, \
+                         title, variant_label, quantity, sell_price, profit, commission_on, \
+                         damaged_quantity, lost_quantity, destroyed_quantity) ",
+                    );
+                    q.push_values(&rows, |mut row, (position, line, sell, profit)| {
+                        row.push_bind(order)
+                            .push_bind(*position)
+                            .push_bind(line.variant_id)
+                            .push_bind(line.product_id)
+                            .push_bind(line.title.as_str())
+                            .push_bind(line.variant_label.as_str())
+                            .push_bind(line.quantity)
+                            .push_bind(*sell)
+                            .push_bind(*profit)
+                            .push_bind(line.commission_on)
+                            .push_unseparated(", 0, 0, 0");
+                    });
+                    q.push(" RETURNING id, position");
+                    let returned: Vec<(i64, i32)> =
+                        q.build_query_as().fetch_all(&mut *c).await.map_err(backend)?;
+                    if returned.len() != chunk.len() {
+                        return Err(corrupt("inserted lines not all returned"));
+                    }
+                    for (line_id, position) in returned {
+                        let slot = usize::try_from(position)
+                            .ok()
+                            .and_then(|p| ids.get_mut(p))
+                            .ok_or_else(|| corrupt(format!("line position {position}")))?;
+                        *slot = line_id;
+                    }
+                }
+                let mut warranties = Vec::new();
+                for (line, line_id) in lines.iter().zip(&ids) {
+                    for (wpos, w) in line.warranties.iter().enumerate() {
+                        let wpos = i32::try_from(wpos)
+                            .map_err(|_| StoreError::Invalid("too many warranties".into()))?;
+                        warranties.push((*line_id, wpos, w, cents(w.unit_price)?, cents(w.total)?));
+                    }
+                }
+                for chunk in warranties.chunks(ROWS) {
+                    let mut q = QueryBuilder::<$db>::new(
+                        "INSERT INTO order_line_warranties (order_id, line_id, position, \
+                         warranty_id, name, unit_price, quantity, total, duration_days, terms) ",
+                    );
+                    q.push_values(chunk, |mut row, (line_id, wpos, w, unit, total)| {
+                        row.push_bind(order)
+                            .push_bind(*line_id)
+                            .push_bind(*wpos)
+                            .push_bind(w.warranty_id)
+                            .push_bind(w.name.as_str())
+                            .push_bind(*unit)
+                            .push_bind(w.quantity)
+                            .push_bind(*total)
+                            .push_bind(w.duration_days)
+                            .push_bind(w.terms.as_str());
+                    });
+                    q.build().execute(&mut *c).await.map_err(backend)?;
+                }
+                Ok(ids)
+            }
+
+            /// The first line (in request order) that does not fit, as reserving line by line
+            /// would find it: availability as before this order (the current value plus what
+            /// this transaction reserved), taken down line by line.
+            async fn short_line(
+                c: &mut Conn,
+                lines: &[NewOrderLine],
+                reserved: &[(i64, i64)],
+                short: i64,
+            ) -> Result<PlaceOrderError, StoreError> {
+                let mut ids: Vec<i64> = lines.iter().map(|l| l.variant_id).collect();
+                ids.sort_unstable();
+                ids.dedup();
+                let mut available: HashMap<i64, i64> = HashMap::new();
+                for chunk in ids.chunks(MAX_BIND_CHUNK) {
+                    let mut q = in_list::<$db>(
+                        "SELECT id, available FROM variants WHERE id IN (",
+                        chunk,
+                        ")",
+                    );
+                    let rows: Vec<(i64, i64)> =
+                        q.build_query_as().fetch_all(&mut *c).await.map_err(backend)?;
+                    available.extend(rows);
+                }
+                for (variant, quantity) in reserved {
+                    if let Some(a) = available.get_mut(variant) {
+                        *a += quantity;
+                    }
+                }
+                for (index, line) in lines.iter().enumerate() {
+                    match available.get_mut(&line.variant_id) {
+                        Some(a) if *a >= line.quantity => *a -= line.quantity,
+                        found => {
+                            return Ok(PlaceOrderError::InsufficientStock {
+                                line_index: index,
+                                available: found.map_or(0, |a| (*a).max(0)),
+                            });
+                        }
+                    }
+                }
+                // Every line fits now: the short variant's stock grew since its update.
+                let line_index = lines.iter().position(|l| l.variant_id == short).unwrap_or(0);
+                Ok(PlaceOrderError::InsufficientStock {
+                    line_index,
+                    available: available.get(&short).map_or(0, |a| (*a).max(0)),
+                })
+            }
+
+            /// The order just inserted, built from what was written (amounts and instants
+            /// through their stored forms, exactly as reading it back would give).
+            fn placed_order(
+                id: i64,
+                new: NewOrder,
+                line_ids: Vec<i64>,
+                created: i64,
+            ) -> StoreResult<Order> {
+                let money = |amount| cents(amount).map(from_piastres);
+                let t = &new.totals;
+                let totals = Totals {
+                    products: money(t.products)?,
+                    warranties: money(t.warranties)?,
+                    delivery_charge: money(t.delivery_charge)?,
+                    customer_total: money(t.customer_total)?,
+                    profit: money(t.profit)?,
+                    income_tax: money(t.income_tax)?,
+                    net_profit: money(t.net_profit)?,
+                    income_tax_percent: money(t.income_tax_percent)?,
+                };
+                let mut lines = Vec::with_capacity(new.lines.len());
+                for (line, line_id) in new.lines.into_iter().zip(line_ids) {
+                    let mut warranties = Vec::with_capacity(line.warranties.len());
+                    for w in line.warranties {
+                        warranties.push(LineWarranty {
+                            unit_price: money(w.unit_price)?,
+                            total: money(w.total)?,
+                            ..w
+                        });
+                    }
+                    lines.push(OrderLine {
+                        id: line_id,
+                        variant_id: line.variant_id,
+                        product_id: line.product_id,
+                        title: line.title,
+                        variant_label: line.variant_label,
+                        quantity: line.quantity,
+                        sell_price: money(line.sell_price)?,
+                        profit: money(line.profit)?,
+                        commission_on: line.commission_on,
+                        warranties,
+                        outcome: LineOutcome::default(),
+                    });
+                }
+                let at = instant(created);
+                Ok(Order {
+                    id,
+                    account_id: new.account_id,
+                    number: new.number,
+                    legacy_number: new.legacy_number,
+                    external_reference: new.external_reference,
+                    tracking_url: None,
+                    status: new.status,
+                    customer: new.customer,
+                    shipping_option_id: new.shipping_option_id,
+                    shipping_option_name: new.shipping_option_name,
+                    store_name: new.store_name,
+                    store_link: new.store_link,
+                    note: new.note,
+                    lines,
+                    totals,
+                    timeline: vec![TimelineEntry {
+                        status: new.status,
+                        at,
+                        reason: None,
+                    }],
+                    created_at: at,
+                    updated_at: at,
+                    confirmed_at: None,
+                    delivered_at: None,
+                })
             }
 
             async fn change_status_in(
@@ -565,6 +780,12 @@ macro_rules! impl_store {
                 .execute(&mut *c)
                 .await
                 .map_err(backend)?;
+                let (from, to) = (current.family().as_str(), change.to.family().as_str());
+                if from != to {
+                    let mut deltas = [(from, -1), (to, 1)];
+                    deltas.sort_unstable();
+                    count_families(c, account, &deltas).await?;
+                }
                 sqlx::query(
                     "INSERT INTO order_timeline (order_id, status, at, reason) \
                      VALUES ($1, $2, $3, $4)",
@@ -659,6 +880,64 @@ macro_rules! impl_store {
                 Err(StoreError::backend(CorruptRow(
                     "idempotency record kept disappearing".into(),
                 )))
+            }
+
+            /// Counts a hit in one conditional upsert (the count only moves while under the
+            /// limit); the first hit of a window deletes the key's older windows.
+            async fn rate_limit_in(
+                c: &mut Conn,
+                key: i64,
+                window: i64,
+                limit: u32,
+            ) -> StoreResult<RateLimitHit> {
+                let counted: Option<i64> = if limit == 0 {
+                    None
+                } else {
+                    sqlx::query_scalar(
+                        "INSERT INTO rate_limit_windows (key_id, window_minute, used) \
+                         VALUES ($1, $2, 1) ON CONFLICT (key_id, window_minute) \
+                         DO UPDATE SET used = rate_limit_windows.used + 1 \
+                         WHERE rate_limit_windows.used < $3 RETURNING used",
+                    )
+                    .bind(key)
+                    .bind(window)
+                    .bind(i64::from(limit))
+                    .fetch_optional(&mut *c)
+                    .await
+                    .map_err(backend)?
+                };
+                let (allowed, used) = match counted {
+                    Some(used) => {
+                        if used == 1 {
+                            // A new window: older windows of this key are done with.
+                            sqlx::query(
+                                "DELETE FROM rate_limit_windows \
+                                 WHERE key_id = $1 AND window_minute < $2",
+                            )
+                            .bind(key)
+                            .bind(window)
+                            .execute(&mut *c)
+                            .await
+                            .map_err(backend)?;
+                        }
+                        (true, used)
+                    }
+                    None => {
+                        let used: Option<i64> = sqlx::query_scalar(
+                            "SELECT used FROM rate_limit_windows \
+                             WHERE key_id = $1 AND window_minute = $2",
+                        )
+                        .bind(key)
+                        .bind(window)
+                        .fetch_optional(&mut *c)
+                        .await
+                        .map_err(backend)?;
+                        (false, used.unwrap_or(0))
+                    }
+                };
+                let used =
+                    u32::try_from(used).map_err(|_| corrupt(format!("rate-limit count {used}")))?;
+                Ok(RateLimitHit { allowed, used })
             }
 
             #[async_trait]
@@ -845,57 +1124,15 @@ macro_rules! impl_store {
                     window: i64,
                     limit: u32,
                 ) -> StoreResult<RateLimitHit> {
-                    let mut tx = self.write().await?;
-                    let result = async {
-                        let c = &mut *tx.tx;
-                        // Older windows of this key are done with.
-                        sqlx::query(
-                            "DELETE FROM rate_limit_windows \
-                             WHERE key_id = $1 AND window_minute < $2",
-                        )
-                        .bind(key)
-                        .bind(window)
-                        .execute(&mut *c)
-                        .await
-                        .map_err(backend)?;
-                        let counted: Option<i64> = if limit == 0 {
-                            None
-                        } else {
-                            // One statement counts the hit only while under the limit.
-                            sqlx::query_scalar(
-                                "INSERT INTO rate_limit_windows (key_id, window_minute, used) \
-                                 VALUES ($1, $2, 1) ON CONFLICT (key_id, window_minute) \
-                                 DO UPDATE SET used = rate_limit_windows.used + 1 \
-                                 WHERE rate_limit_windows.used < $3 RETURNING used",
-                            )
-                            .bind(key)
-                            .bind(window)
-                            .bind(i64::from(limit))
-                            .fetch_optional(&mut *c)
-                            .await
-                            .map_err(backend)?
-                        };
-                        let (allowed, used) = match counted {
-                            Some(used) => (true, used),
-                            None => {
-                                let used: Option<i64> = sqlx::query_scalar(
-                                    "SELECT used FROM rate_limit_windows \
-                                     WHERE key_id = $1 AND window_minute = $2",
-                                )
-                                .bind(key)
-                                .bind(window)
-                                .fetch_optional(&mut *c)
-                                .await
-                                .map_err(backend)?;
-                                (false, used.unwrap_or(0))
-                            }
-                        };
-                        let used = u32::try_from(used)
-                            .map_err(|_| corrupt(format!("rate-limit count {used}")))?;
-                        Ok(RateLimitHit { allowed, used })
+                    if $single_statement_tx {
+                        let mut tx = self.write().await?;
+                        let result = rate_limit_in(&mut tx.tx, key, window, limit).await;
+                        tx.finish(result).await
+                    } else {
+                        // Each statement is atomic on its own: no transaction to open or commit.
+                        let mut c = self.pool.acquire().await.map_err(backend)?;
+                        rate_limit_in(&mut c, key, window, limit).await
                     }
-                    .await;
-                    tx.finish(result).await
                 }
 
                 async fn insert_category(&self, new: NewCategory) -> StoreResult<Category> {
@@ -1521,10 +1758,7 @@ macro_rules! impl_store {
                     let mut tx = self.read().await?;
                     let result = async {
                         let c = &mut *tx.tx;
-                        let mut q = QueryBuilder::<$db>::new("SELECT COUNT(*)");
-                        push_order_filter(&mut q, account, filter)?;
-                        let total: i64 =
-                            q.build_query_scalar().fetch_one(&mut *c).await.map_err(backend)?;
+                        let total = count_orders(c, account, filter).await?;
                         let mut q = QueryBuilder::<$db>::new("SELECT id");
                         push_order_filter(&mut q, account, filter)?;
                         q.push(" ORDER BY created_at DESC, id DESC");

@@ -72,5 +72,6 @@ crate::imp::impl_store!(
     Postgres,
     PgConnection,
     for_update = " FOR UPDATE",
-    instr = "strpos"
+    instr = "strpos",
+    single_statement_tx = false
 );

@@ -113,5 +113,6 @@ crate::imp::impl_store!(
     Sqlite,
     SqliteConnection,
     for_update = "",
-    instr = "instr"
+    instr = "instr",
+    single_statement_tx = true
 );

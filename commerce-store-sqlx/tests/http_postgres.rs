@@ -17,7 +17,12 @@ async fn harness() -> Option<Harness> {
     let pool = store.pool().clone();
     let harness = Harness::bare(Arc::new(store))
         .await
-        .with_cleanup(async move { pg::drop_schema(&url, &[&pool], &schema).await });
+        .with_cleanup(async move {
+            // The order counters equal COUNT(*) after every case (races included).
+            let mismatches = pg::counter_mismatches(&pool).await;
+            pg::drop_schema(&url, &[&pool], &schema).await;
+            assert_eq!(mismatches, 0, "order counters out of step with the orders");
+        });
     Some(harness)
 }
 

@@ -13,8 +13,11 @@ async fn harness() -> Harness {
     Harness::bare(Arc::new(store))
         .await
         .with_cleanup(async move {
+            // The order counters equal COUNT(*) after every case (races included).
+            let mismatches = sqlite_file::counter_mismatches(&pool).await;
             pool.close().await;
             sqlite_file::remove_files(&path);
+            assert_eq!(mismatches, 0, "order counters out of step with the orders");
         })
 }
 

@@ -22,7 +22,11 @@ async fn fresh_store() -> Option<TestStore> {
     let pool = store.pool().clone();
     Some(TestStore::with_cleanup(
         Arc::new(store) as Arc<dyn Store>,
-        async move { drop_schema(&url, &[&pool], &schema).await },
+        async move {
+            let mismatches = pg::counter_mismatches(&pool).await;
+            drop_schema(&url, &[&pool], &schema).await;
+            assert_eq!(mismatches, 0, "order counters out of step with the orders");
+        },
     ))
 }
 

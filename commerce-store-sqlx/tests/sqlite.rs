@@ -20,8 +20,10 @@ async fn fresh_store() -> TestStore {
     let (store, path) = open().await;
     let pool = store.pool().clone();
     TestStore::with_cleanup(Arc::new(store) as Arc<dyn Store>, async move {
+        let mismatches = sqlite_file::counter_mismatches(&pool).await;
         pool.close().await;
         remove_files(&path);
+        assert_eq!(mismatches, 0, "order counters out of step with the orders");
     })
 }
 

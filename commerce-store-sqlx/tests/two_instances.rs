@@ -157,10 +157,12 @@ where
         pool: pools[0].clone(),
     };
     let outcome = tokio::spawn(scenario(pair)).await;
+    let mismatches = pg::counter_mismatches(&pools[0]).await;
     pg::drop_schema(&url, &[&pools[0], &pools[1]], &schema).await;
     if let Err(error) = outcome {
         std::panic::resume_unwind(error.into_panic());
     }
+    assert_eq!(mismatches, 0, "order counters out of step with the orders");
 }
 
 /// 50 concurrent creates with one `Idempotency-Key`, split across both instances: every

@@ -37,6 +37,13 @@ fn at(seconds: i64) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 3, 1, 10, 0, 0).unwrap() + Duration::seconds(seconds)
 }
 
+/// Rows where `account_order_counts` differs from `COUNT(*)` over the orders of each account
+/// and family (0 when in step).
+const COUNTER_MISMATCHES: &str = "SELECT COUNT(*) FROM \
+     (SELECT account_id, family, COUNT(*) AS n FROM orders GROUP BY account_id, family) AS o \
+     FULL JOIN account_order_counts AS c ON c.account_id = o.account_id AND c.family = o.family \
+     WHERE COALESCE(o.n, 0) <> COALESCE(c.count, 0)";
+
 fn d(text: &str) -> Decimal {
     text.parse().unwrap()
 }
@@ -188,6 +195,18 @@ async fn snapshot(store: &dyn Store, db: &dyn Database, f: &Fixture) -> Vec<i64>
         db.count("SELECT COUNT(*) FROM order_timeline").await,
         db.count("SELECT COUNT(*) FROM idempotency_records WHERE order_id IS NOT NULL")
             .await,
+        // The order counters: pending, cancelled, and rows out of step with COUNT(*).
+        db.count(
+            "SELECT CAST(COALESCE(SUM(count), 0) AS BIGINT) FROM account_order_counts \
+             WHERE family = 'pending'",
+        )
+        .await,
+        db.count(
+            "SELECT CAST(COALESCE(SUM(count), 0) AS BIGINT) FROM account_order_counts \
+             WHERE family = 'cancelled'",
+        )
+        .await,
+        db.count(COUNTER_MISMATCHES).await,
     ]
 }
 
@@ -224,7 +243,7 @@ pub async fn place_order_failing_at_its_last_write_leaves_nothing(
     };
     assert_eq!(begin(at(20)).await, IdempotencyBegin::Started);
     let before = snapshot(store, db, &f).await;
-    assert_eq!(before, vec![8, 1, 1, 1, 1, 1, 0]);
+    assert_eq!(before, vec![8, 1, 1, 1, 1, 1, 0, 1, 0, 0]);
 
     db.exec(db.fail_meter_sql()).await;
     let mut doomed = order(&f, "EG-AAAA0002", 3);
@@ -241,7 +260,10 @@ pub async fn place_order_failing_at_its_last_write_leaves_nothing(
     doomed.idempotency = Some(scope.clone());
     let placed = store.place_order(doomed).await.unwrap();
     assert_eq!(placed.number, "EG-AAAA0002");
-    assert_eq!(snapshot(store, db, &f).await, vec![5, 2, 2, 2, 2, 2, 1]);
+    assert_eq!(
+        snapshot(store, db, &f).await,
+        vec![5, 2, 2, 2, 2, 2, 1, 2, 0, 0]
+    );
 }
 
 /// A cancellation failing at its last insert (the timeline entry) releases no stock, bills
@@ -256,7 +278,7 @@ pub async fn cancel_failing_at_its_last_insert_changes_nothing(
         .await
         .unwrap();
     let before = snapshot(store, db, &f).await;
-    assert_eq!(before, vec![6, 1, 1, 1, 1, 1, 0]);
+    assert_eq!(before, vec![6, 1, 1, 1, 1, 1, 0, 1, 0, 0]);
     let cancel = StatusChange {
         account_id: Some(f.account.id),
         order_id: placed.id,
@@ -281,6 +303,8 @@ pub async fn cancel_failing_at_its_last_insert_changes_nothing(
     let cancelled = store.change_order_status(cancel).await.unwrap();
     assert_eq!(cancelled.status, OrderStatus::RejectedByMarketer);
     assert_eq!(available(store, &f).await, 10);
+    // The counters moved with the status: pending 0, cancelled 1, in step with COUNT(*).
+    assert_eq!(snapshot(store, db, &f).await[7..], [0, 1, 0]);
 }
 
 /// With the pool closed, every operation fails with `StoreError::Backend` (no panic).

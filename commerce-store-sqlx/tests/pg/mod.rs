@@ -111,3 +111,18 @@ pub async fn drop_schema(url: &str, pools: &[&PgPool], schema: &str) {
         let _ = admin.close().await;
     }
 }
+
+/// Rows where the order counters (`account_order_counts`) differ from `COUNT(*)` over the
+/// orders of each account and family: 0 when they are in step.
+pub const COUNTER_MISMATCHES: &str = "SELECT COUNT(*) FROM \
+     (SELECT account_id, family, COUNT(*) AS n FROM orders GROUP BY account_id, family) AS o \
+     FULL JOIN account_order_counts AS c ON c.account_id = o.account_id AND c.family = o.family \
+     WHERE COALESCE(o.n, 0) <> COALESCE(c.count, 0)";
+
+/// [`COUNTER_MISMATCHES`] on `pool`.
+pub async fn counter_mismatches(pool: &PgPool) -> i64 {
+    sqlx::query_scalar(COUNTER_MISMATCHES)
+        .fetch_one(pool)
+        .await
+        .expect("counters compared")
+}

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use commerce_store_sqlx::SqliteStore;
 use commerce_store_sqlx::sqlx::sqlite::SqliteConnectOptions;
+use commerce_store_sqlx::sqlx::{self, SqlitePool};
 
 static NEXT: AtomicU64 = AtomicU64::new(0);
 
@@ -36,4 +37,19 @@ pub async fn open(tag: &str) -> (SqliteStore, PathBuf) {
         .expect("open SQLite");
     store.migrate().await.expect("migrate SQLite");
     (store, path)
+}
+
+/// Rows where the order counters (`account_order_counts`) differ from `COUNT(*)` over the
+/// orders of each account and family: 0 when they are in step.
+pub const COUNTER_MISMATCHES: &str = "SELECT COUNT(*) FROM \
+     (SELECT account_id, family, COUNT(*) AS n FROM orders GROUP BY account_id, family) AS o \
+     FULL JOIN account_order_counts AS c ON c.account_id = o.account_id AND c.family = o.family \
+     WHERE COALESCE(o.n, 0) <> COALESCE(c.count, 0)";
+
+/// [`COUNTER_MISMATCHES`] on `pool`.
+pub async fn counter_mismatches(pool: &SqlitePool) -> i64 {
+    sqlx::query_scalar(COUNTER_MISMATCHES)
+        .fetch_one(pool)
+        .await
+        .expect("counters compared")
 }
