@@ -12,7 +12,27 @@
 //! - `GET /api/v1/me` and `GET /api/v1/products?per_page=25` through `commerce::axum::router`
 //!   over the sandbox `MemoryStore` (key `sk_demo_bench`), each against a bare axum handler
 //!   on the same path returning the same pre-serialised bytes with the same content type;
-//! - `POST /api/v1/orders` through the engine on `MemoryStore` with 32 clients.
+//! - `POST /api/v1/orders` through the engine on `MemoryStore` with 32 clients;
+//! - with `--features sqlx` and `COMMERCE_TEST_POSTGRES_URL`: `POST /api/v1/orders` through
+//!   the engine on `PgStore` (32 clients) against 32 tasks running the raw-insert transaction
+//!   of `common::sql::raw_place_pg` on the same pool (10 connections), for the same time.
+//!
+//! What the PostgreSQL comparison measures. Every order of both sides is a one-line order of
+//! the sandbox's plain variant (one key, one account, one variant), so both queue on that
+//! variant's row lock: the conditional `UPDATE variants SET available = available - 1 WHERE
+//! id = $1 AND available >= 1` is the same statement on both sides and holds the row until
+//! commit. That is deliberate (it is what a flash sale of one product does), and it is why the
+//! figure depends on how long each side holds the lock, not only on how much work it does:
+//!
+//! - raw side, one transaction: `INSERT` order, the stock `UPDATE`, `INSERT` line, `INSERT`
+//!   timeline entry, `COMMIT` (the lock is held over 3 round trips and the commit);
+//! - engine side, per request: key lookup by hash, the rate-limit upsert (one autocommitted
+//!   statement on the key's window row), account, catalogue and shipping reads, then the
+//!   `place_order` transaction: `INSERT` order, multi-row `INSERT` of lines (and warranties),
+//!   `INSERT` timeline entry, then the contended rows last: the stock `UPDATE`, the product's
+//!   `updated_at` stamp, the account's order counter and billing meter upserts, `COMMIT` (the
+//!   variant lock is held over 3 round trips and the commit; the product, counter and meter
+//!   rows are as contended as the variant, since every order shares them).
 //!
 //! Settings (environment): `LOAD_SECONDS` per phase (default 5), `LOAD_CONNECTIONS` for the GET
 //! comparison (default 32), `LOAD_SERVER_THREADS` and `LOAD_CLIENT_THREADS` (default 1 each: on
@@ -311,7 +331,8 @@ fn main() {
 }
 
 /// `POST /api/v1/orders` through axum and the engine on `PgStore`, 32 clients, against 32 tasks
-/// running the raw-insert transaction of `common::sql` on the same pool for the same time.
+/// running the raw-insert transaction of `common::sql` on the same pool for the same time (what
+/// each side does per order: see the module docs).
 #[cfg(feature = "sqlx")]
 fn postgres_orders(server: &Runtime, client: &Runtime, duration: Duration) {
     use std::sync::atomic::{AtomicU64, Ordering};

@@ -59,8 +59,9 @@ fn nanos(at: chrono::DateTime<chrono::Utc>) -> i64 {
 }
 
 /// The baseline: one transaction inserting the same rows as `place_order` (the order, its
-/// lines, its first timeline entry) and reserving the stock with the same conditional update,
-/// without the store's checks, variant locks, product touch, billing or read-back.
+/// lines, its first timeline entry) and reserving the stock with the same conditional update
+/// on the same variant, without the store's duplicate checks, product `updated_at` stamp,
+/// order counter, billing meter or idempotency link.
 macro_rules! raw_place {
     ($name:ident, $pool:ty, $begin:expr) => {
         /// Inserts `new` in one raw transaction (see the module's baseline).

@@ -8,12 +8,21 @@
 //! * [`PgStore`] (feature `postgres`): every operation is one `READ COMMITTED` transaction in
 //!   which races are decided by the database, never by a read followed by a write:
 //!   stock is reserved with `UPDATE variants SET available = available - $q WHERE id = $v AND
-//!   available >= $q` after locking the order's variants in id order (no deadlocks); a repeated
-//!   `external_reference`, a taken order number and a repeated `Idempotency-Key` are refused by
-//!   unique indexes (`INSERT ... ON CONFLICT DO NOTHING`); the rate-limit counter is one
-//!   conditional upsert; status moves lock the order row (`SELECT ... FOR UPDATE`).
+//!   available >= $q`, one statement per variant in id order (the update locks the row; one
+//!   lock order, no deadlocks); a repeated `external_reference`, a taken order number and a
+//!   repeated `Idempotency-Key` are refused by unique indexes (`INSERT ... ON CONFLICT DO
+//!   NOTHING`); the rate-limit counter is one conditional upsert, on its own (no transaction);
+//!   status moves lock the order row (`SELECT ... FOR UPDATE`).
 //!
-//! Both run every [`Store`](commerce_core::store::Store) method in one transaction: any failure
+//! `place_order` writes the rows every order contends for (variant stock, the product's
+//! `updated_at`, the account's order counter and billing meter) last, just before the commit,
+//! so that their locks are held briefly; it returns the order built from what it wrote.
+//! The unfiltered and `family=` order lists answer `total` from per-account, per-family
+//! counters (`account_order_counts`) kept in the same transaction as `place_order` and
+//! `change_order_status`; the other filters count the matching rows.
+//!
+//! Both run every [`Store`](commerce_core::store::Store) method in one transaction (the
+//! PostgreSQL rate-limit upsert is a single statement): any failure
 //! part-way rolls everything back and surfaces as
 //! [`StoreError::Backend`].
 //!
