@@ -773,6 +773,57 @@ pub struct NewOrder {
     pub idempotency: Option<IdempotencyScope>,
 }
 
+impl NewOrder {
+    /// The order as a store registers it: ids assigned (`line_ids` in line order), the
+    /// timeline opened with the initial status, nothing confirmed or delivered yet.
+    pub fn into_order(self, id: OrderId, line_ids: impl IntoIterator<Item = LineId>) -> Order {
+        let lines = self
+            .lines
+            .into_iter()
+            .zip(line_ids)
+            .map(|(line, line_id)| OrderLine {
+                id: line_id,
+                variant_id: line.variant_id,
+                product_id: line.product_id,
+                title: line.title,
+                variant_label: line.variant_label,
+                quantity: line.quantity,
+                sell_price: line.sell_price,
+                profit: line.profit,
+                commission_on: line.commission_on,
+                warranties: line.warranties,
+                outcome: LineOutcome::default(),
+            })
+            .collect();
+        Order {
+            id,
+            account_id: self.account_id,
+            number: self.number,
+            legacy_number: self.legacy_number,
+            external_reference: self.external_reference,
+            tracking_url: None,
+            status: self.status,
+            customer: self.customer,
+            shipping_option_id: self.shipping_option_id,
+            shipping_option_name: self.shipping_option_name,
+            store_name: self.store_name,
+            store_link: self.store_link,
+            note: self.note,
+            lines,
+            totals: self.totals,
+            timeline: vec![TimelineEntry {
+                status: self.status,
+                at: self.created_at,
+                reason: None,
+            }],
+            created_at: self.created_at,
+            updated_at: self.created_at,
+            confirmed_at: None,
+            delivered_at: None,
+        }
+    }
+}
+
 /// A withdrawal request made from the wallet page.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Withdrawal {

@@ -24,6 +24,7 @@ macro_rules! impl_store {
             use chrono::{DateTime, Utc};
             use commerce_core::model::*;
             use commerce_core::money::from_piastres;
+            use rust_decimal::Decimal;
             use commerce_core::store::*;
             use sqlx::QueryBuilder;
 
@@ -654,73 +655,37 @@ macro_rules! impl_store {
             /// through their stored forms, exactly as reading it back would give).
             fn placed_order(
                 id: i64,
-                new: NewOrder,
+                mut new: NewOrder,
                 line_ids: Vec<i64>,
                 created: i64,
             ) -> StoreResult<Order> {
-                let money = |amount| cents(amount).map(from_piastres);
-                let t = &new.totals;
-                let totals = Totals {
-                    products: money(t.products)?,
-                    warranties: money(t.warranties)?,
-                    delivery_charge: money(t.delivery_charge)?,
-                    customer_total: money(t.customer_total)?,
-                    profit: money(t.profit)?,
-                    income_tax: money(t.income_tax)?,
-                    net_profit: money(t.net_profit)?,
-                    income_tax_percent: money(t.income_tax_percent)?,
+                let money = |amount: &mut Decimal| -> StoreResult<()> {
+                    *amount = from_piastres(cents(*amount)?);
+                    Ok(())
                 };
-                let mut lines = Vec::with_capacity(new.lines.len());
-                for (line, line_id) in new.lines.into_iter().zip(line_ids) {
-                    let mut warranties = Vec::with_capacity(line.warranties.len());
-                    for w in line.warranties {
-                        warranties.push(LineWarranty {
-                            unit_price: money(w.unit_price)?,
-                            total: money(w.total)?,
-                            ..w
-                        });
-                    }
-                    lines.push(OrderLine {
-                        id: line_id,
-                        variant_id: line.variant_id,
-                        product_id: line.product_id,
-                        title: line.title,
-                        variant_label: line.variant_label,
-                        quantity: line.quantity,
-                        sell_price: money(line.sell_price)?,
-                        profit: money(line.profit)?,
-                        commission_on: line.commission_on,
-                        warranties,
-                        outcome: LineOutcome::default(),
-                    });
+                let t = &mut new.totals;
+                for amount in [
+                    &mut t.products,
+                    &mut t.warranties,
+                    &mut t.delivery_charge,
+                    &mut t.customer_total,
+                    &mut t.profit,
+                    &mut t.income_tax,
+                    &mut t.net_profit,
+                    &mut t.income_tax_percent,
+                ] {
+                    money(amount)?;
                 }
-                let at = instant(created);
-                Ok(Order {
-                    id,
-                    account_id: new.account_id,
-                    number: new.number,
-                    legacy_number: new.legacy_number,
-                    external_reference: new.external_reference,
-                    tracking_url: None,
-                    status: new.status,
-                    customer: new.customer,
-                    shipping_option_id: new.shipping_option_id,
-                    shipping_option_name: new.shipping_option_name,
-                    store_name: new.store_name,
-                    store_link: new.store_link,
-                    note: new.note,
-                    lines,
-                    totals,
-                    timeline: vec![TimelineEntry {
-                        status: new.status,
-                        at,
-                        reason: None,
-                    }],
-                    created_at: at,
-                    updated_at: at,
-                    confirmed_at: None,
-                    delivered_at: None,
-                })
+                for line in &mut new.lines {
+                    money(&mut line.sell_price)?;
+                    money(&mut line.profit)?;
+                    for w in &mut line.warranties {
+                        money(&mut w.unit_price)?;
+                        money(&mut w.total)?;
+                    }
+                }
+                new.created_at = instant(created);
+                Ok(new.into_order(id, line_ids))
             }
 
             async fn change_status_in(

@@ -632,59 +632,20 @@ impl Store for MemoryStore {
         s.reserve_stock(&new.lines, new.created_at)?;
 
         let id = s.next_id("orders");
-        let lines = new
-            .lines
-            .into_iter()
-            .map(|line| OrderLine {
-                id: s.next_id("order_lines"),
-                variant_id: line.variant_id,
-                product_id: line.product_id,
-                title: line.title,
-                variant_label: line.variant_label,
-                quantity: line.quantity,
-                sell_price: line.sell_price,
-                profit: line.profit,
-                commission_on: line.commission_on,
-                warranties: line.warranties,
-                outcome: LineOutcome::default(),
-            })
-            .collect();
-        let order = Order {
-            id,
-            account_id: new.account_id,
-            number: new.number,
-            legacy_number: new.legacy_number,
-            external_reference: new.external_reference,
-            tracking_url: None,
-            status: new.status,
-            customer: new.customer,
-            shipping_option_id: new.shipping_option_id,
-            shipping_option_name: new.shipping_option_name,
-            store_name: new.store_name,
-            store_link: new.store_link,
-            note: new.note,
-            lines,
-            totals: new.totals,
-            timeline: vec![TimelineEntry {
-                status: new.status,
-                at: new.created_at,
-                reason: None,
-            }],
-            created_at: new.created_at,
-            updated_at: new.created_at,
-            confirmed_at: None,
-            delivered_at: None,
-        };
+        let line_ids: Vec<LineId> = new.lines.iter().map(|_| s.next_id("order_lines")).collect();
+        let idempotency = new.idempotency.clone();
+        let bill_month = new.bill_month.clone();
+        let order = new.into_order(id, line_ids);
         if let Some(reference) = &order.external_reference {
             s.external_references
                 .insert((order.account_id, reference.clone()), id);
         }
-        if let Some(scope) = &new.idempotency
+        if let Some(scope) = &idempotency
             && let Some(record) = s.idempotency.get_mut(scope)
         {
             record.order_id = Some(id);
         }
-        s.bill_order_operation(order.account_id, new.bill_month.as_ref());
+        s.bill_order_operation(order.account_id, bill_month.as_ref());
         s.numbers.insert(order.number.clone());
         s.orders_by_account
             .entry(order.account_id)
