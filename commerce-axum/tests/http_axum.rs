@@ -10,8 +10,11 @@ use axum::routing::get;
 use bytes::Bytes;
 use commerce_core::Engine;
 use commerce_core::store::MemoryStore;
+use commerce_core::testing::http::adapters::{
+    json, order_location, seeded_engine, send, with_prefix,
+};
 use commerce_core::testing::http::{Harness, HttpIntegration};
-use http::{Request, Response, Uri};
+use http::{Request, Response};
 use http_body_util::BodyExt;
 use tower::ServiceExt;
 
@@ -36,16 +39,6 @@ impl HttpIntegration for AxumIntegration {
         let body = body.collect().await.expect("body").to_bytes();
         Response::from_parts(parts, body)
     }
-}
-
-fn with_prefix(prefix: &str, mut request: Request<Bytes>) -> Request<Bytes> {
-    let target = request
-        .uri()
-        .path_and_query()
-        .map_or("/", |pq| pq.as_str())
-        .to_owned();
-    *request.uri_mut() = format!("{prefix}{target}").parse::<Uri>().expect("uri");
-    request
 }
 
 /// The app's own routes: `GET /` and `GET /shop/hello`.
@@ -89,26 +82,6 @@ mod under_prefix {
 }
 
 // ---------------------------------------------------------------- mounting and fall-through
-
-async fn send(app: &impl HttpIntegration, method: &str, path: &str) -> Response<Bytes> {
-    let request = Request::builder()
-        .method(method)
-        .uri(path)
-        .header("authorization", "Bearer sk_demo_marketer")
-        .body(Bytes::new())
-        .expect("request");
-    app.send(request).await
-}
-
-async fn seeded_engine() -> Engine {
-    let engine = Engine::new(Arc::new(MemoryStore::new()));
-    commerce_core::sandbox::seed(&engine).await.expect("seed");
-    engine
-}
-
-fn json(body: &Bytes) -> serde_json::Value {
-    serde_json::from_slice(body).unwrap_or(serde_json::Value::Null)
-}
 
 #[tokio::test]
 async fn requests_outside_the_api_fall_through_to_the_apps_routes() {
@@ -205,20 +178,4 @@ async fn bodies_beyond_the_limit_are_413_after_404_and_405() {
         .body(Bytes::from(vec![b' '; limit]))
         .expect("request");
     assert_eq!(app.send(request).await.status(), 422);
-}
-
-/// Registers an order through `path` and returns the response's `Location`.
-async fn order_location(app: &impl HttpIntegration, path: &str) -> String {
-    let body = r#"{"full_name":"سارة","phone":"01112223334","address":"عنوان","governorate_id":1,"shipping_option_id":1,"lines":[{"variant_id":3,"quantity":1,"profit":"10"}]}"#;
-    let request = Request::post(path)
-        .header("authorization", "Bearer sk_demo_marketer")
-        .header("content-type", "application/json")
-        .body(Bytes::from(body))
-        .expect("request");
-    let response = app.send(request).await;
-    assert_eq!(response.status(), 201);
-    response.headers()["location"]
-        .to_str()
-        .expect("ascii")
-        .to_owned()
 }

@@ -317,6 +317,70 @@ impl Harness {
     }
 }
 
+/// Helpers for adapter test suites (mounting, fall-through, prefixes), shared by the axum and
+/// warp crates' tests.
+pub mod adapters {
+    use super::*;
+
+    /// The request with `prefix` put before its path (an integration mounted under a prefix).
+    pub fn with_prefix(prefix: &str, mut request: Request<Bytes>) -> Request<Bytes> {
+        let target = request
+            .uri()
+            .path_and_query()
+            .map_or("/", |pq| pq.as_str())
+            .to_owned();
+        *request.uri_mut() = format!("{prefix}{target}").parse().expect("a valid path");
+        request
+    }
+
+    /// Sends `method path` with marketer A's key and no body.
+    pub async fn send(
+        integration: &dyn HttpIntegration,
+        method: &str,
+        path: &str,
+    ) -> Response<Bytes> {
+        let request = Request::builder()
+            .method(method)
+            .uri(path)
+            .header("authorization", format!("Bearer {A}"))
+            .body(Bytes::new())
+            .expect("request");
+        integration.send(request).await
+    }
+
+    /// An engine over a fresh `MemoryStore` with the sandbox seeded.
+    pub async fn seeded_engine() -> Engine {
+        let engine = Engine::new(Arc::new(crate::store::MemoryStore::new()));
+        sandbox::seed(&engine).await.expect("the sandbox seeds");
+        engine
+    }
+
+    /// A body as JSON (`Null` when it is not JSON).
+    pub fn json(body: &Bytes) -> Value {
+        serde_json::from_slice(body).unwrap_or(Value::Null)
+    }
+
+    /// Registers a sandbox order through `path` and returns the response's `Location`.
+    pub async fn order_location(integration: &dyn HttpIntegration, path: &str) -> String {
+        let body = json!({
+            "full_name": "سارة", "phone": "01112223334", "address": "عنوان",
+            "governorate_id": 1, "shipping_option_id": 1,
+            "lines": [{"variant_id": 3, "quantity": 1, "profit": "10"}],
+        });
+        let request = Request::post(path)
+            .header("authorization", format!("Bearer {A}"))
+            .header("content-type", "application/json")
+            .body(Bytes::from(body.to_string()))
+            .expect("request");
+        let response = integration.send(request).await;
+        assert_eq!(response.status(), 201);
+        response.headers()["location"]
+            .to_str()
+            .expect("ascii")
+            .to_owned()
+    }
+}
+
 const A: &str = "sk_demo_marketer";
 const B: &str = "sk_demo_marketer_b";
 
