@@ -8,7 +8,7 @@ use bytes::Bytes;
 use commerce_core::Engine;
 use commerce_core::store::MemoryStore;
 use commerce_core::testing::http::adapters::{
-    json, order_location, seeded_engine, send, with_prefix,
+    assert_mounted_beside_the_apps_routes, json, order_location, seeded_engine, send, with_prefix,
 };
 use commerce_core::testing::http::{Harness, HttpIntegration};
 use commerce_warp::WarpResponse;
@@ -96,42 +96,7 @@ async fn requests_outside_the_api_fall_through_to_the_apps_routes() {
             .unify(),
         prefix: "",
     };
-    // The app's own routes answer, around the API.
-    let home = send(&app, "GET", "/").await;
-    assert_eq!(
-        (home.status().as_u16(), home.body().as_ref()),
-        (200, &b"home"[..])
-    );
-    let hello = send(&app, "GET", "/shop/hello").await;
-    assert_eq!(
-        (hello.status().as_u16(), hello.body().as_ref()),
-        (200, &b"hello"[..])
-    );
-    // The API answers at both mounts.
-    for path in ["/api/v1/me", "/shop/api/v1/me"] {
-        let r = send(&app, "GET", path).await;
-        assert_eq!(r.status(), 200, "{path}");
-        assert_eq!(json(r.body())["data"]["side"], "marketer", "{path}");
-    }
-    // Inside /api/v1 every answer is the engine's, 404 and 405 included.
-    let unknown = send(&app, "GET", "/shop/api/v1/nothing").await;
-    assert_eq!(unknown.status(), 404);
-    assert_eq!(json(unknown.body())["error"]["code"], "not_found");
-    let wrong_method = send(&app, "DELETE", "/api/v1/orders").await;
-    assert_eq!(wrong_method.status(), 405);
-    assert_eq!(wrong_method.headers()["allow"], "GET, HEAD, POST");
-    // Outside it, nothing matched: warp's own empty 404, not the engine's JSON.
-    for path in [
-        "/nothing",
-        "/shop/nothing",
-        "/api/v2/me",
-        "/api/v10/me",
-        "/shopping/api/v1/me",
-    ] {
-        let r = send(&app, "GET", path).await;
-        assert_eq!(r.status(), 404, "{path}");
-        assert!(r.body().is_empty(), "{path} is not the engine's");
-    }
+    assert_mounted_beside_the_apps_routes(&app).await;
 }
 
 #[tokio::test]

@@ -360,6 +360,43 @@ pub mod adapters {
         serde_json::from_slice(body).unwrap_or(Value::Null)
     }
 
+    /// Checks an app that serves `GET /` ("home") and `GET /shop/hello` ("hello") itself and
+    /// mounts the API both at the root and under `/shop`: its own routes answer, the API
+    /// answers at both mounts (its 404 and 405 included), and everything else falls through to
+    /// the app's empty 404, never the engine's JSON.
+    pub async fn assert_mounted_beside_the_apps_routes(app: &dyn HttpIntegration) {
+        for (path, body) in [("/", &b"home"[..]), ("/shop/hello", &b"hello"[..])] {
+            let r = send(app, "GET", path).await;
+            assert_eq!(
+                (r.status().as_u16(), r.body().as_ref()),
+                (200, body),
+                "{path}"
+            );
+        }
+        for path in ["/api/v1/me", "/shop/api/v1/me"] {
+            let r = send(app, "GET", path).await;
+            assert_eq!(r.status(), 200, "{path}");
+            assert_eq!(json(r.body())["data"]["side"], "marketer", "{path}");
+        }
+        let unknown = send(app, "GET", "/shop/api/v1/nothing").await;
+        assert_eq!(unknown.status(), 404);
+        assert_eq!(json(unknown.body())["error"]["code"], "not_found");
+        let wrong_method = send(app, "DELETE", "/api/v1/orders").await;
+        assert_eq!(wrong_method.status(), 405);
+        assert_eq!(wrong_method.headers()["allow"], "GET, HEAD, POST");
+        for path in [
+            "/nothing",
+            "/shop/nothing",
+            "/api/v2/me",
+            "/api/v10/me",
+            "/shopping/api/v1/me",
+        ] {
+            let r = send(app, "GET", path).await;
+            assert_eq!(r.status(), 404, "{path}");
+            assert!(r.body().is_empty(), "{path} is not the engine's");
+        }
+    }
+
     /// Registers a sandbox order through `path` and returns the response's `Location`.
     pub async fn order_location(integration: &dyn HttpIntegration, path: &str) -> String {
         let body = json!({
