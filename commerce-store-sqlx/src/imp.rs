@@ -90,6 +90,21 @@ macro_rules! impl_store {
                     .ok_or(StoreError::NotFound)
             }
 
+            /// Marks a product changed at `at` (a variant or warranty of it changed);
+            /// `NotFound` when there is no such product.
+            async fn touch_product(c: &mut Conn, product: i64, at: i64) -> StoreResult<()> {
+                let done = sqlx::query("UPDATE products SET updated_at = $2 WHERE id = $1")
+                    .bind(product)
+                    .bind(at)
+                    .execute(&mut *c)
+                    .await
+                    .map_err(backend)?;
+                if done.rows_affected() == 0 {
+                    return Err(StoreError::NotFound);
+                }
+                Ok(())
+            }
+
             async fn load_orders(c: &mut Conn, ids: &[i64]) -> StoreResult<Vec<Order>> {
                 let mut out = Vec::with_capacity(ids.len());
                 for chunk in ids.chunks(MAX_BIND_CHUNK) {
@@ -1267,15 +1282,7 @@ macro_rules! impl_store {
                     let mut tx = self.write().await?;
                     let result = async {
                         let c = &mut *tx.tx;
-                        let done = sqlx::query("UPDATE products SET updated_at = $2 WHERE id = $1")
-                            .bind(product)
-                            .bind(at)
-                            .execute(&mut *c)
-                            .await
-                            .map_err(backend)?;
-                        if done.rows_affected() == 0 {
-                            return Err(StoreError::NotFound);
-                        }
+                        touch_product(c, product, at).await?;
                         sqlx::query_scalar(
                             "INSERT INTO variants (product_id, label, price, suggested_min, \
                              suggested_max, available) VALUES ($1, $2, $3, $4, $5, $6) \
@@ -1334,12 +1341,7 @@ macro_rules! impl_store {
                         .map_err(backend)?
                         .ok_or(StoreError::NotFound)?;
                         let variant = row.into_domain();
-                        sqlx::query("UPDATE products SET updated_at = $2 WHERE id = $1")
-                            .bind(variant.product_id)
-                            .bind(at)
-                            .execute(&mut *c)
-                            .await
-                            .map_err(backend)?;
+                        touch_product(c, variant.product_id, at).await?;
                         Ok(variant)
                     }
                     .await;
@@ -1358,15 +1360,7 @@ macro_rules! impl_store {
                     let mut tx = self.write().await?;
                     let result = async {
                         let c = &mut *tx.tx;
-                        let done = sqlx::query("UPDATE products SET updated_at = $2 WHERE id = $1")
-                            .bind(product)
-                            .bind(at)
-                            .execute(&mut *c)
-                            .await
-                            .map_err(backend)?;
-                        if done.rows_affected() == 0 {
-                            return Err(StoreError::NotFound);
-                        }
+                        touch_product(c, product, at).await?;
                         sqlx::query_scalar(
                             "INSERT INTO warranties (product_id, name, admin_fee, percent, \
                              price_from, duration_days, terms, icon_url, active) \
@@ -1421,12 +1415,7 @@ macro_rules! impl_store {
                         .map_err(backend)?
                         .ok_or(StoreError::NotFound)?;
                         let warranty = row.into_domain();
-                        sqlx::query("UPDATE products SET updated_at = $2 WHERE id = $1")
-                            .bind(warranty.product_id)
-                            .bind(at)
-                            .execute(&mut *c)
-                            .await
-                            .map_err(backend)?;
+                        touch_product(c, warranty.product_id, at).await?;
                         Ok(warranty)
                     }
                     .await;
