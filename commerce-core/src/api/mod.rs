@@ -8,7 +8,9 @@ pub(crate) mod orders;
 mod shipping;
 mod wallet;
 
-pub use wallet::{WITHDRAWAL_DAYS, WalletFigures, WithdrawalWindow, order_earnings, withdrawal_window};
+pub use wallet::{
+    WITHDRAWAL_DAYS, WalletFigures, WithdrawalWindow, order_earnings, withdrawal_window,
+};
 
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
