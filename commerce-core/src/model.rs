@@ -1000,3 +1000,127 @@ impl Order {
             && filter.updated_since.is_none_or(|t| self.updated_at >= t)
     }
 }
+
+// ---- what a store registers from each new record (one mapping for every store) ----
+
+impl NewAccount {
+    /// The account as registered with `id` at `at`.
+    pub fn into_account(self, id: AccountId, at: DateTime<Utc>) -> Account {
+        Account {
+            id,
+            name: self.name,
+            store_name: self.store_name,
+            email: self.email,
+            phone: self.phone,
+            side: self.side,
+            state: self.state,
+            api_status: self.api_status,
+            created_at: at,
+        }
+    }
+}
+
+impl NewKeyRecord {
+    /// The key as stored with `id` at `at` (not revoked).
+    pub fn into_key(self, id: KeyId, at: DateTime<Utc>) -> ApiKey {
+        ApiKey {
+            id,
+            account_id: self.account_id,
+            name: self.name,
+            hash: self.hash,
+            abilities: self.abilities,
+            expires_at: self.expires_at,
+            revoked_at: None,
+            rate_limit: self.rate_limit,
+            created_at: at,
+        }
+    }
+}
+
+impl NewCategory {
+    /// The category as added with `id` (listed).
+    pub fn into_category(self, id: CategoryId) -> Category {
+        Category {
+            id,
+            name: self.name,
+            slug: self.slug,
+            parent_id: self.parent_id,
+            active: true,
+        }
+    }
+}
+
+impl NewProduct {
+    /// The product as added with `id` at `at` (sold, no variants or warranties yet).
+    pub fn into_product(self, id: ProductId, at: DateTime<Utc>) -> Product {
+        Product {
+            id,
+            title: self.title,
+            slug: self.slug,
+            category_id: self.category_id,
+            description: self.description,
+            images: self.images,
+            files: self.files,
+            video_url: self.video_url,
+            marketing_files_url: self.marketing_files_url,
+            url: self.url,
+            active: true,
+            updated_at: at,
+            variants: Vec::new(),
+            warranties: Vec::new(),
+        }
+    }
+}
+
+impl NewVariant {
+    /// The variant as added to `product` with `id`.
+    pub fn into_variant(self, id: VariantId, product: ProductId) -> Variant {
+        Variant {
+            id,
+            product_id: product,
+            label: self.label,
+            price: self.price,
+            suggested_min: self.suggested_min,
+            suggested_max: self.suggested_max,
+            available: self.available,
+        }
+    }
+}
+
+impl NewWarranty {
+    /// The warranty as added to `product` with `id` (offered).
+    pub fn into_warranty(self, id: WarrantyId, product: ProductId) -> Warranty {
+        Warranty {
+            id,
+            product_id: product,
+            name: self.name,
+            admin_fee: self.admin_fee,
+            percent: self.percent,
+            price_from: self.price_from,
+            duration_days: self.duration_days,
+            terms: self.terms,
+            icon_url: self.icon_url,
+            active: true,
+        }
+    }
+}
+
+impl NewWithdrawal {
+    /// The withdrawal as requested with `id` at `at` (pending).
+    pub fn into_withdrawal(self, id: WithdrawalId, at: DateTime<Utc>) -> Withdrawal {
+        Withdrawal {
+            id,
+            account_id: self.account_id,
+            amount: self.amount,
+            supply_amount: self.supply_amount,
+            status: WithdrawalStatus::Pending,
+            wallet_number: self.wallet_number,
+            wallet_description: self.wallet_description,
+            notes: self.notes,
+            transfer_reference: None,
+            receipt_url: None,
+            created_at: at,
+            decided_at: None,
+        }
+    }
+}

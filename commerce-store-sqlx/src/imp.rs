@@ -947,17 +947,7 @@ macro_rules! impl_store {
                     .await
                     .map_err(backend);
                     let id: i64 = tx.finish(result).await?;
-                    Ok(Account {
-                        id,
-                        name: new.name,
-                        store_name: new.store_name,
-                        email: new.email,
-                        phone: new.phone,
-                        side: new.side,
-                        state: new.state,
-                        api_status: new.api_status,
-                        created_at: now,
-                    })
+                    Ok(new.into_account(id, now))
                 }
 
                 async fn account(&self, id: AccountId) -> StoreResult<Option<Account>> {
@@ -1027,17 +1017,7 @@ macro_rules! impl_store {
                     }
                     .await;
                     let id = tx.finish(result).await?;
-                    Ok(ApiKey {
-                        id,
-                        account_id: key.account_id,
-                        name: key.name,
-                        hash: key.hash,
-                        abilities: key.abilities,
-                        expires_at: key.expires_at,
-                        revoked_at: None,
-                        rate_limit: key.rate_limit,
-                        created_at: now,
-                    })
+                    Ok(key.into_key(id, now))
                 }
 
                 async fn key_by_hash(&self, hash: &KeyHash) -> StoreResult<Option<ApiKey>> {
@@ -1140,13 +1120,7 @@ macro_rules! impl_store {
                     }
                     .await;
                     let id = tx.finish(result).await?;
-                    Ok(Category {
-                        id,
-                        name: new.name,
-                        slug: new.slug,
-                        parent_id: new.parent_id,
-                        active: true,
-                    })
+                    Ok(new.into_category(id))
                 }
 
                 async fn set_category_active(
@@ -1224,22 +1198,7 @@ macro_rules! impl_store {
                     }
                     .await;
                     let id = tx.finish(result).await?;
-                    Ok(Product {
-                        id,
-                        title: new.title,
-                        slug: new.slug,
-                        category_id: new.category_id,
-                        description: new.description,
-                        images: new.images,
-                        files: new.files,
-                        video_url: new.video_url,
-                        marketing_files_url: new.marketing_files_url,
-                        url: new.url,
-                        active: true,
-                        updated_at: now,
-                        variants: Vec::new(),
-                        warranties: Vec::new(),
-                    })
+                    Ok(new.into_product(id, now))
                 }
 
                 async fn set_product_active(
@@ -1300,15 +1259,7 @@ macro_rules! impl_store {
                     }
                     .await;
                     let id = tx.finish(result).await?;
-                    Ok(Variant {
-                        id,
-                        product_id: product,
-                        label: new.label,
-                        price: new.price,
-                        suggested_min: new.suggested_min,
-                        suggested_max: new.suggested_max,
-                        available: new.available,
-                    })
+                    Ok(new.into_variant(id, product))
                 }
 
                 async fn update_variant(
@@ -1380,18 +1331,7 @@ macro_rules! impl_store {
                     }
                     .await;
                     let id = tx.finish(result).await?;
-                    Ok(Warranty {
-                        id,
-                        product_id: product,
-                        name: new.name,
-                        admin_fee: new.admin_fee,
-                        percent: new.percent,
-                        price_from: new.price_from,
-                        duration_days: new.duration_days,
-                        terms: new.terms,
-                        icon_url: new.icon_url,
-                        active: true,
-                    })
+                    Ok(new.into_warranty(id, product))
                 }
 
                 async fn set_warranty_active(
@@ -1911,20 +1851,7 @@ macro_rules! impl_store {
                     }
                     .await;
                     let id = tx.finish(result).await?;
-                    Ok(Withdrawal {
-                        id,
-                        account_id: new.account_id,
-                        amount: new.amount,
-                        supply_amount: new.supply_amount,
-                        status: WithdrawalStatus::Pending,
-                        wallet_number: new.wallet_number,
-                        wallet_description: new.wallet_description,
-                        notes: new.notes,
-                        transfer_reference: None,
-                        receipt_url: None,
-                        created_at: now,
-                        decided_at: None,
-                    })
+                    Ok(new.into_withdrawal(id, now))
                 }
 
                 async fn decide_withdrawal(

@@ -220,17 +220,7 @@ impl Store for MemoryStore {
         now: DateTime<Utc>,
     ) -> Result<Account, StoreError> {
         let mut s = self.lock();
-        let account = Account {
-            id: s.next_id("accounts"),
-            name: new.name,
-            store_name: new.store_name,
-            email: new.email,
-            phone: new.phone,
-            side: new.side,
-            state: new.state,
-            api_status: new.api_status,
-            created_at: now,
-        };
+        let account = new.into_account(s.next_id("accounts"), now);
         s.accounts.insert(account.id, account.clone());
         Ok(account)
     }
@@ -264,17 +254,7 @@ impl Store for MemoryStore {
         if s.key_by_hash.contains_key(&key.hash) {
             return Err(StoreError::Invalid("key hash already stored".into()));
         }
-        let key = ApiKey {
-            id: s.next_id("keys"),
-            account_id: key.account_id,
-            name: key.name,
-            hash: key.hash,
-            abilities: key.abilities,
-            expires_at: key.expires_at,
-            revoked_at: None,
-            rate_limit: key.rate_limit,
-            created_at: now,
-        };
+        let key = key.into_key(s.next_id("keys"), now);
         s.key_by_hash.insert(key.hash, key.id);
         s.keys.insert(key.id, key.clone());
         Ok(key)
@@ -343,13 +323,7 @@ impl Store for MemoryStore {
         {
             return Err(StoreError::Invalid(format!("no parent category {parent}")));
         }
-        let category = Category {
-            id: s.next_id("categories"),
-            name: new.name,
-            slug: new.slug,
-            parent_id: new.parent_id,
-            active: true,
-        };
+        let category = new.into_category(s.next_id("categories"));
         s.categories.insert(category.id, category.clone());
         Ok(category)
     }
@@ -381,22 +355,7 @@ impl Store for MemoryStore {
                 new.category_id
             )));
         }
-        let product = Product {
-            id: s.next_id("products"),
-            title: new.title,
-            slug: new.slug,
-            category_id: new.category_id,
-            description: new.description,
-            images: new.images,
-            files: new.files,
-            video_url: new.video_url,
-            marketing_files_url: new.marketing_files_url,
-            url: new.url,
-            active: true,
-            updated_at: now,
-            variants: Vec::new(),
-            warranties: Vec::new(),
-        };
+        let product = new.into_product(s.next_id("products"), now);
         s.products.insert(product.id, product.clone());
         Ok(product)
     }
@@ -424,15 +383,7 @@ impl Store for MemoryStore {
         s.product_mut(product)?;
         let id = s.next_id("variants");
         let owner = s.product_mut(product)?;
-        let variant = Variant {
-            id,
-            product_id: product,
-            label: new.label,
-            price: new.price,
-            suggested_min: new.suggested_min,
-            suggested_max: new.suggested_max,
-            available: new.available,
-        };
+        let variant = new.into_variant(id, product);
         owner.variants.push(variant.clone());
         owner.updated_at = now;
         s.variant_owner.insert(id, product);
@@ -474,18 +425,7 @@ impl Store for MemoryStore {
         s.product_mut(product)?;
         let id = s.next_id("warranties");
         let owner = s.product_mut(product)?;
-        let warranty = Warranty {
-            id,
-            product_id: product,
-            name: new.name,
-            admin_fee: new.admin_fee,
-            percent: new.percent,
-            price_from: new.price_from,
-            duration_days: new.duration_days,
-            terms: new.terms,
-            icon_url: new.icon_url,
-            active: true,
-        };
+        let warranty = new.into_warranty(id, product);
         owner.warranties.push(warranty.clone());
         owner.updated_at = now;
         s.warranty_owner.insert(id, product);
@@ -938,20 +878,7 @@ impl Store for MemoryStore {
         if !s.accounts.contains_key(&new.account_id) {
             return Err(StoreError::NotFound);
         }
-        let withdrawal = Withdrawal {
-            id: s.next_id("withdrawals"),
-            account_id: new.account_id,
-            amount: new.amount,
-            supply_amount: new.supply_amount,
-            status: WithdrawalStatus::Pending,
-            wallet_number: new.wallet_number,
-            wallet_description: new.wallet_description,
-            notes: new.notes,
-            transfer_reference: None,
-            receipt_url: None,
-            created_at: now,
-            decided_at: None,
-        };
+        let withdrawal = new.into_withdrawal(s.next_id("withdrawals"), now);
         s.withdrawals.insert(withdrawal.id, withdrawal.clone());
         Ok(withdrawal)
     }
