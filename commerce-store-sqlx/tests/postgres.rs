@@ -35,22 +35,7 @@ commerce_core::store_conformance_tests!(fresh_store());
 struct Db(PgPool);
 
 impl common::Database for Db {
-    fn exec(&self, sql: &'static str) -> common::Fut<'_, ()> {
-        Box::pin(async move {
-            sqlx::raw_sql(sql).execute(&self.0).await.expect("exec");
-        })
-    }
-    fn count(&self, sql: &'static str) -> common::Fut<'_, i64> {
-        Box::pin(async move {
-            sqlx::query_scalar(sql)
-                .fetch_one(&self.0)
-                .await
-                .expect("count")
-        })
-    }
-    fn close(&self) -> common::Fut<'_, ()> {
-        Box::pin(self.0.close())
-    }
+    pool_access!();
     fn fail_meter_sql(&self) -> &'static str {
         "CREATE OR REPLACE FUNCTION injected_failure() RETURNS trigger LANGUAGE plpgsql AS \
          $$ BEGIN RAISE EXCEPTION 'injected failure'; END $$; \

@@ -17,6 +17,30 @@ use rust_decimal::Decimal;
 /// A future borrowed from the database handle.
 pub type Fut<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
+/// The pool-access methods of [`Database`] for a newtype over a sqlx pool (the same on every
+/// backend; only the trigger SQL differs).
+#[macro_export]
+macro_rules! pool_access {
+    () => {
+        fn exec(&self, sql: &'static str) -> common::Fut<'_, ()> {
+            Box::pin(async move {
+                sqlx::raw_sql(sql).execute(&self.0).await.expect("exec");
+            })
+        }
+        fn count(&self, sql: &'static str) -> common::Fut<'_, i64> {
+            Box::pin(async move {
+                sqlx::query_scalar(sql)
+                    .fetch_one(&self.0)
+                    .await
+                    .expect("count")
+            })
+        }
+        fn close(&self) -> common::Fut<'_, ()> {
+            Box::pin(self.0.close())
+        }
+    };
+}
+
 /// Raw access to the database under a store.
 pub trait Database: Sync {
     /// Runs raw SQL (one or more statements).
