@@ -12,6 +12,7 @@ use chrono::{DateTime, Duration, Utc};
 use futures_util::FutureExt;
 use http::{HeaderValue, Request, Response, header};
 use rust_decimal::Decimal;
+use tracing::Instrument;
 
 use crate::api;
 use crate::auth;
@@ -168,7 +169,31 @@ impl Engine {
 
     /// Answers one API request. Never fails: every error is a JSON error response, and a
     /// panic inside a handler becomes a 500 `server_error`.
+    ///
+    /// # Cancellation
+    /// Inside a tokio runtime the request runs in a task of its own, and this future only waits
+    /// for its answer: a caller that drops it (a client that disconnected, a timeout layer)
+    /// does not cut the request short. An order being placed is placed, an `Idempotency-Key`
+    /// record is finished or abandoned, never left in flight; the answer is simply not read.
+    /// Outside a runtime the request runs in this future; the store contract (see
+    /// [`Store`](crate::store::Store)) still keeps a dropped operation atomic.
     pub async fn handle(&self, request: Request<Bytes>) -> Response<Bytes> {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return self.handle_here(request).await;
+        };
+        let engine = self.clone();
+        let task = runtime.spawn(
+            async move { engine.handle_here(request).await }.instrument(tracing::Span::current()),
+        );
+        match task.await {
+            Ok(response) => response,
+            // The runtime is shutting down (a panic is already a 500 inside the task).
+            Err(_) => ApiError::server().into_response(),
+        }
+    }
+
+    /// Answers one request in the current task.
+    pub(crate) async fn handle_here(&self, request: Request<Bytes>) -> Response<Bytes> {
         let method = request.method().clone();
         let started = std::time::Instant::now();
         let response = match AssertUnwindSafe(self.dispatch(request))

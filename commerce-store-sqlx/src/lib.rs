@@ -59,6 +59,7 @@
 //! ```
 
 use commerce_core::store::StoreError;
+use sqlx::pool::PoolConnection;
 use sqlx::{Database, Encode, QueryBuilder, Type};
 
 mod imp;
@@ -79,35 +80,82 @@ pub use sqlx;
 /// Ids per `IN (...)` list (SQLite allows 32766 bind parameters, PostgreSQL 65535).
 pub(crate) const MAX_BIND_CHUNK: usize = 500;
 
-/// A transaction of one store operation, holding the SQLite writer lock when it may write.
+/// A transaction of one store operation on a pooled connection of its own, holding the SQLite
+/// writer lock when it may write.
+///
+/// # Cancellation
+/// The transaction is begun, committed and rolled back here with plain `BEGIN`/`COMMIT`/
+/// `ROLLBACK` statements, and the connection goes back to the pool only once one of them has
+/// answered. If the operation's future is dropped at any `.await` in between (a client that
+/// disconnected, a timeout layer), the guard's `Drop` marks the connection to be closed instead:
+/// the server rolls the open transaction back when the session ends, and no pooled connection
+/// is ever handed out inside a transaction, or with a `BEGIN` sent whose answer was never read.
+/// (sqlx's own `Transaction` misses that last case: a future dropped while `BEGIN` is in flight
+/// returns the connection with the transaction open.)
 pub(crate) struct Tx<DB: Database> {
-    pub(crate) tx: sqlx::Transaction<'static, DB>,
+    /// The connection the transaction runs on.
+    pub(crate) tx: PoolConnection<DB>,
+    /// Until `COMMIT` or `ROLLBACK` has answered: the session's state is not known to be clean.
+    open: bool,
     _writer: Option<tokio::sync::OwnedMutexGuard<()>>,
 }
 
-impl<DB: Database> Tx<DB> {
-    pub(crate) fn new(
-        tx: sqlx::Transaction<'static, DB>,
+impl<DB: Database> Tx<DB>
+where
+    for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
+{
+    /// Takes a connection from `pool` and runs `begin` (`BEGIN ...`) on it.
+    pub(crate) async fn begin(
+        pool: &sqlx::Pool<DB>,
+        begin: &'static str,
         writer: Option<tokio::sync::OwnedMutexGuard<()>>,
-    ) -> Self {
-        Self {
-            tx,
+    ) -> Result<Self, StoreError> {
+        let connection = pool.acquire().await.map_err(rows::backend)?;
+        let mut tx = Self {
+            tx: connection,
+            open: true,
             _writer: writer,
-        }
+        };
+        tx.run(begin).await?;
+        Ok(tx)
+    }
+
+    async fn run(&mut self, statement: &'static str) -> Result<(), StoreError> {
+        sqlx::raw_sql(statement)
+            .execute(&mut *self.tx)
+            .await
+            .map_err(rows::backend)?;
+        Ok(())
     }
 
     /// Commits on success, rolls back on any error (before the writer lock is released).
-    pub(crate) async fn finish<T, E: From<StoreError>>(self, result: Result<T, E>) -> Result<T, E> {
+    pub(crate) async fn finish<T, E: From<StoreError>>(
+        mut self,
+        result: Result<T, E>,
+    ) -> Result<T, E> {
         match result {
             Ok(value) => {
-                self.tx.commit().await.map_err(rows::backend)?;
+                self.run("COMMIT").await?;
+                self.open = false;
                 Ok(value)
             }
             Err(error) => {
-                // The operation already failed; a failed rollback closes the connection.
-                let _ = self.tx.rollback().await;
+                // The operation already failed; if the rollback fails too, `Drop` closes the
+                // connection, which rolls back on the server.
+                if self.run("ROLLBACK").await.is_ok() {
+                    self.open = false;
+                }
                 Err(error)
             }
+        }
+    }
+}
+
+impl<DB: Database> Drop for Tx<DB> {
+    fn drop(&mut self) {
+        if self.open {
+            // Dropped mid-operation, or BEGIN/COMMIT/ROLLBACK failed: never reuse the session.
+            self.tx.close_on_drop();
         }
     }
 }

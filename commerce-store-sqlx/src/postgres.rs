@@ -6,7 +6,6 @@ use commerce_core::store::StoreError;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::{PgConnection, Postgres};
 
-use crate::rows::backend;
 use crate::{SetupError, Tx};
 
 /// The store in a PostgreSQL database.
@@ -53,17 +52,16 @@ impl PgStore {
     }
 
     pub(crate) async fn write(&self) -> Result<Tx<Postgres>, StoreError> {
-        let tx = self.pool.begin().await.map_err(backend)?;
-        Ok(Tx::new(tx, None))
+        Tx::begin(&self.pool, "BEGIN", None).await
     }
 
     pub(crate) async fn read(&self) -> Result<Tx<Postgres>, StoreError> {
-        let tx = self
-            .pool
-            .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            .await
-            .map_err(backend)?;
-        Ok(Tx::new(tx, None))
+        Tx::begin(
+            &self.pool,
+            "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+            None,
+        )
+        .await
     }
 }
 

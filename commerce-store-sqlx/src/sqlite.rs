@@ -11,7 +11,6 @@ use sqlx::sqlite::{
 use sqlx::{Sqlite, SqliteConnection};
 use tokio::sync::Mutex;
 
-use crate::rows::backend;
 use crate::{SetupError, Tx};
 
 /// The store in an SQLite database (one file, or memory).
@@ -94,17 +93,11 @@ impl SqliteStore {
 
     pub(crate) async fn write(&self) -> Result<Tx<Sqlite>, StoreError> {
         let guard = self.writer.clone().lock_owned().await;
-        let tx = self
-            .pool
-            .begin_with("BEGIN IMMEDIATE")
-            .await
-            .map_err(backend)?;
-        Ok(Tx::new(tx, Some(guard)))
+        Tx::begin(&self.pool, "BEGIN IMMEDIATE", Some(guard)).await
     }
 
     pub(crate) async fn read(&self) -> Result<Tx<Sqlite>, StoreError> {
-        let tx = self.pool.begin().await.map_err(backend)?;
-        Ok(Tx::new(tx, None))
+        Tx::begin(&self.pool, "BEGIN", None).await
     }
 }
 

@@ -130,6 +130,22 @@ pub enum IdempotencyBegin {
 ///
 /// Used as `Arc<dyn Store>`. Reads of one account's data take the account id, so that another
 /// account's records are never returned.
+///
+/// # What every implementation must hold
+/// * **Atomicity**: each method is one domain operation; it happens whole or not at all
+///   (one lock, one transaction or one conditional statement).
+/// * **Cancellation safety**: the future of any method may be dropped at any `.await` (the
+///   engine's own requests run in tasks of their own, but the operator API and the embedding
+///   application call the store directly, under their own timeouts). A dropped operation has
+///   either happened whole or not at all, and leaves no resource behind in a state that a later
+///   operation could trip on: no pooled connection inside a transaction or with an unread
+///   answer, no lock held, no half-written record. (The SQL stores begin and end transactions
+///   on a connection of their own and close it, rather than pool it, when dropped in between.)
+/// * **Races decided in the store**: no oversell, one order per `external_reference` and per
+///   idempotency key, an exact rate window, also across several processes sharing a database.
+///
+/// The conformance suites in `commerce_core::testing` (feature `testing`) check all three,
+/// cancellation included (`testing::cancellation`).
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
     // ---- accounts and keys ----

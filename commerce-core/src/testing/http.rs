@@ -228,21 +228,8 @@ impl Harness {
         body: impl Into<Bytes>,
         headers: &[(&str, &str)],
     ) -> TestResponse {
-        let mut builder = Request::builder()
-            .method(method)
-            .uri(path)
-            .header("accept", "application/json");
-        if let Some(key) = key {
-            builder = builder.header("authorization", format!("Bearer {key}"));
-        }
-        for (name, value) in headers {
-            builder = builder.header(*name, *value);
-        }
-        let body: Bytes = body.into();
-        if !body.is_empty() {
-            builder = builder.header("content-type", "application/json");
-        }
-        self.send(builder.body(body).expect("valid request")).await
+        self.send(build_request(method, key, path, body, headers))
+            .await
     }
 
     /// `GET path` with a key.
@@ -315,6 +302,31 @@ impl Harness {
             .expect("store answers")
             .total
     }
+}
+
+/// `method path` with a bearer key, extra headers and a body (JSON when not empty).
+pub fn build_request(
+    method: Method,
+    key: Option<&str>,
+    path: &str,
+    body: impl Into<Bytes>,
+    headers: &[(&str, &str)],
+) -> Request<Bytes> {
+    let mut builder = Request::builder()
+        .method(method)
+        .uri(path)
+        .header("accept", "application/json");
+    if let Some(key) = key {
+        builder = builder.header("authorization", format!("Bearer {key}"));
+    }
+    for (name, value) in headers {
+        builder = builder.header(*name, *value);
+    }
+    let body: Bytes = body.into();
+    if !body.is_empty() {
+        builder = builder.header("content-type", "application/json");
+    }
+    builder.body(body).expect("valid request")
 }
 
 /// Helpers for adapter test suites (mounting, fall-through, prefixes), shared by the axum and

@@ -84,7 +84,8 @@ pub async fn create_schema(url: &str) -> String {
 pub async fn connect(url: &str, schema: &str) -> PgStore {
     let options = PgConnectOptions::from_str(url)
         .expect("PostgreSQL URL")
-        .options([("search_path", schema)]);
+        .options([("search_path", schema)])
+        .application_name(schema);
     let store = PgStore::connect_with(options)
         .await
         .expect("connect PostgreSQL");
@@ -125,4 +126,30 @@ pub async fn counter_mismatches(pool: &PgPool) -> i64 {
         .fetch_one(pool)
         .await
         .expect("counters compared")
+}
+
+/// Sessions of the test's pools (named after `schema`) that sit inside a transaction with no
+/// statement running, waited on for up to 5 s (a connection being closed after a cancelled
+/// operation may still be ending): 0 when none is left.
+pub async fn idle_in_transaction(url: &str, schema: &str) -> i64 {
+    let mut admin = PgConnection::connect(url)
+        .await
+        .expect("connect PostgreSQL");
+    let mut count = 0;
+    for _ in 0..50 {
+        count = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM pg_stat_activity \
+             WHERE application_name = $1 AND state LIKE 'idle in transaction%'",
+        )
+        .bind(schema)
+        .fetch_one(&mut admin)
+        .await
+        .expect("pg_stat_activity read");
+        if count == 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let _ = admin.close().await;
+    count
 }

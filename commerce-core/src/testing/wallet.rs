@@ -1,0 +1,54 @@
+//! The wallet check every suite shares: the figures the engine serves equal a recomputation
+//! from every order and withdrawal of the account.
+
+use super::http::Harness;
+use crate::api::WalletFigures;
+use crate::model::*;
+use crate::wire::PayoutRules;
+
+/// Every order of an account, all pages.
+pub async fn all_orders(h: &Harness, account: AccountId) -> Vec<Order> {
+    let mut orders = Vec::new();
+    for page in 1.. {
+        let request = PageRequest {
+            page,
+            per_page: 100,
+        };
+        let found = h
+            .engine
+            .store()
+            .orders(account, &OrderFilter::default(), request)
+            .await
+            .expect("orders listed");
+        let done = found.items.len() < 100;
+        orders.extend(found.items);
+        if done {
+            break;
+        }
+    }
+    orders
+}
+
+/// Asserts that the wallet the engine serves for `account` now equals the figures recomputed
+/// from all its orders and withdrawals, to the piastre.
+pub async fn assert_wallet_matches_orders(h: &Harness, account: AccountId) {
+    let served = h
+        .engine
+        .operator()
+        .wallet(account)
+        .await
+        .expect("wallet read");
+    let orders = all_orders(h, account).await;
+    let withdrawals = h
+        .engine
+        .store()
+        .withdrawals(account)
+        .await
+        .expect("withdrawals read");
+    let rules = PayoutRules {
+        now: h.engine.now(),
+        hold_days: h.engine.config().hold_days,
+    };
+    let recomputed = WalletFigures::compute(&orders, &withdrawals, rules);
+    assert_eq!(served, recomputed, "wallet of account {account}");
+}
