@@ -498,6 +498,146 @@ pub async fn requests_abandoned_by_their_callers_are_completed(h: &Harness) {
     assert_rate_window_exact(h, &workload, &tally).await;
 }
 
+/// Real HTTP clients that disconnect: requests of the mix sent over TCP to a server at `addr`
+/// that serves `h.engine` (through any framework), a share of them dropped after a random
+/// delay (part-way through writing the request, or before the answer is read), interleaved
+/// with requests read to the end. Then, as in the report that found the pool poisoning:
+/// 60 requests one after the other, none a 5xx; and the store is consistent.
+pub async fn clients_disconnecting_mid_request(h: &Harness, addr: std::net::SocketAddr) {
+    let workload = Arc::new(Workload::new(h).await);
+    let baseline = Baseline {
+        stock: stock_totals(h).await,
+    };
+    let started = std::time::Instant::now();
+    let sample = build_request(
+        Method::GET,
+        Some(&workload.keys[0].1),
+        "/api/v1/orders?per_page=25",
+        Bytes::new(),
+        &[],
+    );
+    let (status, _) = tcp::exchange(addr, &sample).await;
+    assert_eq!(status, 200, "the server answers");
+    let max_delay = started.elapsed() * 2;
+    let tally = Arc::new(Tally::new());
+    let h = Arc::new(h.clone_handle());
+    let tasks: Vec<_> = (0..WORKERS * 2)
+        .map(|worker| {
+            let (h, workload, tally) = (h.clone(), workload.clone(), tally.clone());
+            tokio::spawn(async move {
+                let mut rng = StdRng::from_rng(&mut rand::rng());
+                for _ in (worker..600).step_by(WORKERS * 2) {
+                    let request = workload.request(&h, &mut rng, &tally.orders());
+                    if rng.random_bool(0.5) {
+                        let delay = rng.random_range(0..=max_delay.as_micros() as u64);
+                        let partial = rng.random_bool(0.3);
+                        tcp::abandon(addr, &request, partial, StdDuration::from_micros(delay))
+                            .await;
+                        tally.dropped.fetch_add(1, Ordering::Relaxed);
+                    } else {
+                        let (status, body) = tcp::exchange(addr, &request).await;
+                        let response = Response::builder()
+                            .status(status)
+                            .body(body)
+                            .expect("response");
+                        tally.record(false, Some(response));
+                    }
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.expect("client task finished");
+    }
+    assert_eq!(
+        tally.server_errors.load(Ordering::Relaxed),
+        0,
+        "5xx answers"
+    );
+    let mut server_errors = 0;
+    for i in 0..60 {
+        let path = ["/api/v1/orders?per_page=25", "/api/v1/me", "/api/v1/wallet"][i % 3];
+        let request = build_request(
+            Method::GET,
+            Some(&workload.keys[0].1),
+            path,
+            Bytes::new(),
+            &[],
+        );
+        let (status, _) = tcp::exchange(addr, &request).await;
+        if status >= 500 {
+            server_errors += 1;
+        }
+    }
+    assert_eq!(server_errors, 0, "of 60 requests after the disconnects");
+    settle_in_flight(&h, &workload).await;
+    assert_consistent(&h, &baseline).await;
+}
+
+/// A bare HTTP/1.1 client over TCP, for clients that hang up.
+mod tcp {
+    use std::net::SocketAddr;
+    use std::time::Duration;
+
+    use bytes::Bytes;
+    use http::Request;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpStream;
+
+    fn encode(request: &Request<Bytes>) -> Vec<u8> {
+        let target = request.uri().path_and_query().map_or("/", |p| p.as_str());
+        let mut raw = format!(
+            "{} {target} HTTP/1.1\r\nhost: test\r\nconnection: close\r\n",
+            request.method()
+        );
+        for (name, value) in request.headers() {
+            raw.push_str(&format!(
+                "{name}: {}\r\n",
+                value.to_str().unwrap_or_default()
+            ));
+        }
+        raw.push_str(&format!("content-length: {}\r\n\r\n", request.body().len()));
+        let mut bytes = raw.into_bytes();
+        bytes.extend_from_slice(request.body());
+        bytes
+    }
+
+    /// Sends `request` and reads the whole answer: its status and body.
+    pub(super) async fn exchange(addr: SocketAddr, request: &Request<Bytes>) -> (u16, Bytes) {
+        let mut stream = TcpStream::connect(addr).await.expect("connect");
+        stream.write_all(&encode(request)).await.expect("write");
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).await.expect("read");
+        let text = String::from_utf8_lossy(&answer);
+        let status = text
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("no status line in {text:?}"));
+        let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+        (status, Bytes::from(body.to_owned()))
+    }
+
+    /// Sends `request` (only its first half when `partial`), waits `delay` and hangs up.
+    pub(super) async fn abandon(
+        addr: SocketAddr,
+        request: &Request<Bytes>,
+        partial: bool,
+        delay: Duration,
+    ) {
+        let mut stream = TcpStream::connect(addr).await.expect("connect");
+        let bytes = encode(request);
+        let end = if partial {
+            bytes.len() / 2
+        } else {
+            bytes.len()
+        };
+        let _ = stream.write_all(&bytes[..end]).await;
+        tokio::time::sleep(delay).await;
+        drop(stream);
+    }
+}
+
 /// Each idempotency key of the workload, sent again, answers 201 (its order, first or replay).
 async fn assert_no_key_in_flight(h: &Harness, workload: &Workload) {
     for (index, key) in workload.idempotency_keys.iter().enumerate() {
