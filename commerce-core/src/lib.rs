@@ -63,6 +63,7 @@
 pub mod api;
 pub mod auth;
 pub mod clock;
+pub mod earnings;
 pub mod engine;
 pub mod error;
 pub mod input;

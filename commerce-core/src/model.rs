@@ -65,6 +65,7 @@ macro_rules! string_enum {
         }
     };
 }
+pub(crate) use string_enum;
 
 string_enum! {
     /// Which kind of account owns a key.

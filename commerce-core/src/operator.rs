@@ -544,13 +544,16 @@ impl Operator {
 
     /// An account's wallet, as `GET /wallet` shows it.
     pub async fn wallet(&self, account: AccountId) -> OperatorResult<WalletFigures> {
-        let orders = self.store().earning_orders(account).await?;
-        let withdrawals = self.store().withdrawals(account).await?;
         let rules = PayoutRules {
             now: self.now(),
             hold_days: self.engine.config().hold_days,
         };
-        Ok(WalletFigures::compute(&orders, &withdrawals, rules))
+        let totals = self
+            .store()
+            .wallet_totals(account, rules.held_after())
+            .await?;
+        let withdrawals = self.store().withdrawals(account).await?;
+        Ok(WalletFigures::from_totals(totals, &withdrawals, rules))
     }
 
     /// Registers a withdrawal request from the wallet page: at least the minimum and at most

@@ -366,6 +366,11 @@ pub struct PayoutRules {
 }
 
 impl PayoutRules {
+    /// Orders delivered after this instant are still held.
+    pub fn held_after(self) -> DateTime<Utc> {
+        self.now - Duration::days(self.hold_days)
+    }
+
     /// The payout state and ready date of an order (decisions 5).
     pub fn payout(self, order: &Order) -> (PayoutState, Option<DateTime<Utc>>) {
         let ready_at = order

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use commerce_core::earnings::WalletTotals;
 use commerce_core::model::*;
 use commerce_core::store::*;
 use commerce_core::testing::http::Harness;
@@ -71,7 +72,7 @@ faulty_store! {
         set_tracking_url(order: OrderId, url: Option<String>, now: DateTime<Utc>) -> Result<Order, StoreError>;
         order(account: Option<AccountId>, id: OrderId) -> Result<Option<Order>, StoreError>;
         orders(account: AccountId, filter: &OrderFilter, page: PageRequest) -> Result<Page<Order>, StoreError>;
-        earning_orders(account: AccountId) -> Result<Vec<Order>, StoreError>;
+        wallet_totals(account: AccountId, held_after: DateTime<Utc>) -> Result<WalletTotals, StoreError>;
         begin_idempotent(scope: &IdempotencyScope, fingerprint: &str, now: DateTime<Utc>, expires_before: DateTime<Utc>, stale_before: DateTime<Utc>) -> Result<IdempotencyBegin, StoreError>;
         finish_idempotent(scope: &IdempotencyScope, response: StoredResponse) -> Result<(), StoreError>;
         abandon_idempotent(scope: &IdempotencyScope) -> Result<(), StoreError>;

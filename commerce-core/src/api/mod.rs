@@ -8,9 +8,8 @@ pub(crate) mod orders;
 mod shipping;
 mod wallet;
 
-pub use wallet::{
-    WITHDRAWAL_DAYS, WalletFigures, WithdrawalWindow, order_earnings, withdrawal_window,
-};
+pub use crate::earnings::order_earnings;
+pub use wallet::{WITHDRAWAL_DAYS, WalletFigures, WithdrawalWindow, withdrawal_window};
 
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};

@@ -1,7 +1,7 @@
 //! `GET /wallet`: the wallet figures (decisions 5) and the withdrawal window.
 
 use bytes::Bytes;
-use chrono::{DateTime, Datelike, Days, NaiveDate, NaiveTime, TimeZone, Utc, Weekday};
+use chrono::{DateTime, Datelike, Days, Duration, NaiveDate, NaiveTime, TimeZone, Utc, Weekday};
 use chrono_tz::Africa::Cairo;
 use http::Response;
 use rust_decimal::Decimal;
@@ -10,9 +10,9 @@ use serde_json::json;
 use crate::engine::Ctx;
 use crate::error::ApiError;
 use crate::messages;
-use crate::model::{Family, Order, PayoutState, Withdrawal, WithdrawalStatus};
-use crate::money::{money_string, round_money};
-use crate::pricing;
+use crate::earnings::WalletTotals;
+use crate::model::{Order, Withdrawal, WithdrawalStatus};
+use crate::money::money_string;
 use crate::time::{CAIRO_TZ_NAME, cairo_timestamp};
 use crate::wire::PayoutRules;
 
@@ -40,57 +40,32 @@ pub struct WalletFigures {
     pub pending_amount: Decimal,
 }
 
-/// Profit and commission an order earns: on the delivered quantities once delivered, on the
-/// ordered quantities before, and nothing once cancelled or returned.
-pub fn order_earnings(order: &Order) -> (Decimal, Decimal) {
-    match order.status.family() {
-        Family::Cancelled | Family::Returned => (Decimal::ZERO, Decimal::ZERO),
-        _ if order.delivered_at.is_none() => (order.totals.profit, order.totals.income_tax),
-        _ => {
-            let profit: Decimal = order
-                .lines
-                .iter()
-                .map(|l| {
-                    l.profit * Decimal::from(l.outcome.delivered_quantity.unwrap_or(l.quantity))
-                })
-                .sum();
-            let profit = round_money(profit);
-            (
-                profit,
-                pricing::commission(profit, order.totals.income_tax_percent),
-            )
-        }
-    }
-}
-
 impl WalletFigures {
-    /// Computes the wallet from an account's orders and withdrawals.
+    /// Computes the wallet from all of an account's orders and withdrawals (the reference
+    /// the store's kept sums are checked against).
     pub fn compute(orders: &[Order], withdrawals: &[Withdrawal], rules: PayoutRules) -> Self {
-        let mut figures = WalletFigures::default();
-        let mut earned_ready = Decimal::ZERO;
-        for order in orders {
-            let (profit, commission) = order_earnings(order);
-            let net = profit - commission;
-            let (state, ready_at) = rules.payout(order);
-            match state {
-                PayoutState::Expected => figures.expected += net,
-                PayoutState::Held => {
-                    figures.held += net;
-                    figures.next_ready_at = match (figures.next_ready_at, ready_at) {
-                        (Some(current), Some(candidate)) => Some(current.min(candidate)),
-                        (current, candidate) => current.or(candidate),
-                    };
-                }
-                PayoutState::Ready | PayoutState::Paid => earned_ready += net,
-                PayoutState::None => {}
-            }
-            if matches!(
-                state,
-                PayoutState::Held | PayoutState::Ready | PayoutState::Paid
-            ) {
-                figures.total_commission += commission;
-            }
-        }
+        Self::from_totals(
+            WalletTotals::of_orders(orders, rules.held_after()),
+            withdrawals,
+            rules,
+        )
+    }
+
+    /// The wallet from the sums a store keeps ([`Store::wallet_totals`]) and the withdrawals.
+    ///
+    /// [`Store::wallet_totals`]: crate::store::Store::wallet_totals
+    pub fn from_totals(wallet: WalletTotals, withdrawals: &[Withdrawal], rules: PayoutRules) -> Self {
+        let totals = wallet.totals;
+        let mut figures = WalletFigures {
+            expected: totals.expected,
+            held: wallet.held,
+            next_ready_at: wallet
+                .earliest_held_delivery
+                .map(|delivered| delivered + Duration::days(rules.hold_days)),
+            total_commission: totals.settled_commission,
+            ..WalletFigures::default()
+        };
+        let earned_ready = totals.settled - wallet.held;
         for w in withdrawals {
             match w.status {
                 WithdrawalStatus::Completed => figures.received += w.amount,
@@ -164,9 +139,13 @@ fn withdrawal_item(w: &Withdrawal) -> serde_json::Value {
 
 pub(super) async fn show(ctx: &Ctx<'_>) -> Result<Response<Bytes>, ApiError> {
     let account = &ctx.caller.account;
-    let orders = ctx.store().earning_orders(account.id).await?;
+    let rules = ctx.payout_rules();
+    let totals = ctx
+        .store()
+        .wallet_totals(account.id, rules.held_after())
+        .await?;
     let withdrawals = ctx.store().withdrawals(account.id).await?;
-    let f = WalletFigures::compute(&orders, &withdrawals, ctx.payout_rules());
+    let f = WalletFigures::from_totals(totals, &withdrawals, rules);
     let window = withdrawal_window(ctx.now);
     let config = ctx.config();
     super::ok_data(&json!({

@@ -6,7 +6,10 @@ use std::sync::{Mutex, MutexGuard};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
+use rust_decimal::Decimal;
+
 use super::*;
+use crate::earnings::{EarningsBucket, EarningsTotals, OrderEarnings, WalletTotals};
 
 /// The in-memory store: the embedded default and the sandbox's store.
 ///
@@ -75,6 +78,51 @@ struct AccountOrders {
     by_family: HashMap<Family, OrderKeys>,
     /// Every order by `(updated_at, id)`, for `updated_since`.
     by_updated: OrderKeys,
+    /// The wallet sums, kept by every write (see [`crate::earnings`]).
+    wallet: WalletBook,
+}
+
+/// One account's booked [`OrderEarnings`], their sums, and the settled orders by delivery, so
+/// that a wallet read costs the orders in their hold period.
+#[derive(Debug, Default)]
+struct WalletBook {
+    /// Each order's earnings as booked, with its delivery instant.
+    booked: HashMap<OrderId, (OrderEarnings, Option<DateTime<Utc>>)>,
+    totals: EarningsTotals,
+    /// Net earnings of settled orders by `(delivered_at, id)`.
+    settled: BTreeMap<(DateTime<Utc>, OrderId), Decimal>,
+}
+
+impl WalletBook {
+    /// Books `order`'s earnings as it stands now, replacing what was booked for it.
+    fn book(&mut self, order: &Order) {
+        let now = OrderEarnings::of(order);
+        let before = self.booked.insert(order.id, (now, order.delivered_at));
+        let (was, was_delivered) = before.unwrap_or((OrderEarnings::NOTHING, None));
+        if was == now && was_delivered == order.delivered_at {
+            return;
+        }
+        self.totals.rebook(was, now);
+        if let (EarningsBucket::Settled, Some(at)) = (was.bucket, was_delivered) {
+            self.settled.remove(&(at, order.id));
+        }
+        if let (EarningsBucket::Settled, Some(at)) = (now.bucket, order.delivered_at) {
+            self.settled.insert((at, order.id), now.net);
+        }
+    }
+
+    fn totals(&self, held_after: DateTime<Utc>) -> WalletTotals {
+        let mut wallet = WalletTotals {
+            totals: self.totals,
+            ..WalletTotals::default()
+        };
+        for ((delivered, _), net) in self.settled.range((held_after, OrderId::MAX)..) {
+            if *delivered > held_after {
+                wallet.hold(*net, *delivered);
+            }
+        }
+        wallet
+    }
 }
 
 impl AccountOrders {
@@ -85,6 +133,7 @@ impl AccountOrders {
             .or_default()
             .insert((order.created_at, order.id));
         self.by_updated.insert((order.updated_at, order.id));
+        self.wallet.book(order);
     }
 
     /// Moves an order's keys after a write changed its `updated_at` or status.
@@ -102,6 +151,7 @@ impl AccountOrders {
             }
             self.by_family.entry(to).or_default().insert(key);
         }
+        self.wallet.book(after);
     }
 }
 
@@ -764,16 +814,16 @@ impl Store for MemoryStore {
         Ok(paginate(matching, page))
     }
 
-    async fn earning_orders(&self, account: AccountId) -> Result<Vec<Order>, StoreError> {
+    async fn wallet_totals(
+        &self,
+        account: AccountId,
+        held_after: DateTime<Utc>,
+    ) -> Result<WalletTotals, StoreError> {
         let s = self.lock();
         Ok(s.orders_by_account
             .get(&account)
-            .into_iter()
-            .flat_map(|index| &index.by_created)
-            .map(|(_, id)| &s.orders[id])
-            .filter(|o| !matches!(o.status.family(), Family::Cancelled | Family::Returned))
-            .cloned()
-            .collect())
+            .map(|index| index.wallet.totals(held_after))
+            .unwrap_or_default())
     }
 
     async fn begin_idempotent(
@@ -1094,8 +1144,7 @@ mod tests {
                 }
             }
         }
-        // earning_orders still sees every earning order.
-        let earning = store.earning_orders(1).await.unwrap();
+        // The kept wallet sums equal the recomputation from every order.
         let all = store
             .orders(
                 1,
@@ -1107,12 +1156,10 @@ mod tests {
             )
             .await
             .unwrap();
+        let held_after = t0 - Duration::days(1);
         assert_eq!(
-            earning.len(),
-            all.items
-                .iter()
-                .filter(|o| !matches!(o.status.family(), Family::Cancelled | Family::Returned))
-                .count()
+            store.wallet_totals(1, held_after).await.unwrap(),
+            WalletTotals::of_orders(&all.items, held_after)
         );
     }
 }

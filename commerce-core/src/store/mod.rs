@@ -12,6 +12,7 @@ pub use memory::MemoryStore;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
+use crate::earnings::WalletTotals;
 use crate::model::*;
 
 /// A storage failure that is not a domain outcome (connection lost, constraint broken, ...).
@@ -316,8 +317,17 @@ pub trait Store: Send + Sync + 'static {
         filter: &OrderFilter,
         page: PageRequest,
     ) -> Result<Page<Order>, StoreError>;
-    /// Every order of an account that can still earn (not in the cancelled or returned family).
-    async fn earning_orders(&self, account: AccountId) -> Result<Vec<Order>, StoreError>;
+    /// An account's wallet sums: the [`EarningsTotals`](crate::earnings::EarningsTotals) the
+    /// store keeps, updated in the same atomic operation as every write that changes an
+    /// order's [`OrderEarnings`](crate::earnings::OrderEarnings) (placing it, moving it,
+    /// recording line outcomes), plus the net earnings and earliest delivery of the settled
+    /// orders delivered after `held_after`. Costs the orders in their hold period, not every
+    /// order of the account.
+    async fn wallet_totals(
+        &self,
+        account: AccountId,
+        held_after: DateTime<Utc>,
+    ) -> Result<WalletTotals, StoreError>;
 
     // ---- idempotency ----
 

@@ -30,6 +30,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use rust_decimal::Decimal;
 
+use crate::earnings::{OrderEarnings, WalletTotals};
 use crate::model::*;
 use crate::money::round_money;
 use crate::store::*;
@@ -146,7 +147,7 @@ macro_rules! store_conformance_tests {
             line_outcomes_and_tracking_url_are_recorded,
             orders_list_newest_first_with_pagination,
             orders_filter_by_every_field,
-            earning_orders_exclude_cancelled_and_returned,
+            wallet_totals_follow_every_order_move,
             idempotency_start_in_flight_mismatch_replay_expiry,
             idempotency_stale_record_is_taken_over_or_recovered,
             abandon_removes_only_unanswered_unlinked_records,
@@ -2539,80 +2540,129 @@ pub async fn orders_filter_by_every_field(store: &dyn Store) {
     assert_eq!((order_ids(&paged), paged.total), (vec![a.id], 2));
 }
 
-/// Earning orders: every order of the account not in the cancelled or returned family.
-pub async fn earning_orders_exclude_cancelled_and_returned(store: &dyn Store) {
+/// The wallet sums the store keeps follow every write that changes an order's earnings
+/// (placing, each status move, line outcomes) and equal the recomputation from all the
+/// account's orders after each of them, at hold cut-offs before, between and after the
+/// deliveries; another account's orders never count.
+pub async fn wallet_totals_follow_every_order_move(store: &dyn Store) {
     let f = fixture(store, 100, 100).await;
-    let mk = |n: u32, account: AccountId| {
+    let account = f.account.id;
+    let check = |label: &'static str| async move {
+        let orders = all_orders_of(store, account).await;
+        for held_after in [at(0), at(11), at(12), at(30), at(1_000)] {
+            let kept = store.wallet_totals(account, held_after).await.unwrap();
+            assert_eq!(
+                kept,
+                WalletTotals::of_orders(&orders, held_after),
+                "after {label}, held after {held_after}"
+            );
+        }
+    };
+    let mk = |n: u32, account: AccountId, quantity: i64| {
         new_order(
             &f,
             account,
             &number(n),
-            vec![line(&f, &f.variant, 1, false)],
+            vec![line(&f, &f.variant, quantity, false), line(&f, &f.variant, 1, true)],
             n as i64,
         )
     };
-    let pending = place(store, mk(1, f.account.id)).await;
-    let confirmed = place(store, mk(2, f.account.id)).await;
-    let delivered = place(store, mk(3, f.account.id)).await;
-    let cancelled = place(store, mk(4, f.account.id)).await;
-    let returned = place(store, mk(5, f.account.id)).await;
-    let archived = place(store, mk(6, f.account.id)).await;
-    place(store, mk(7, f.other.id)).await;
+    let pending = place(store, mk(1, account, 1)).await;
+    let confirmed = place(store, mk(2, account, 2)).await;
+    let delivered = place(store, mk(3, account, 3)).await;
+    let cancelled = place(store, mk(4, account, 1)).await;
+    let returned = place(store, mk(5, account, 1)).await;
+    let archived = place(store, mk(6, account, 2)).await;
+    place(store, mk(7, f.other.id, 5)).await;
+    check("placing").await;
+    let expected: Decimal = [&pending, &confirmed, &delivered, &cancelled, &returned, &archived]
+        .iter()
+        .map(|o| o.totals.profit - o.totals.income_tax)
+        .sum();
+    let kept = store.wallet_totals(account, at(0)).await.unwrap();
+    assert_eq!(kept.totals.expected, expected);
+    assert_eq!(kept.totals.settled, Decimal::ZERO);
+
     move_to(store, confirmed.id, &[OrderStatus::Confirmed], 10).await;
+    check("confirming").await;
     move_to(
         store,
         delivered.id,
-        &[
-            OrderStatus::Confirmed,
-            OrderStatus::Shipped,
-            OrderStatus::Delivered,
-        ],
+        &[OrderStatus::Confirmed, OrderStatus::Shipped, OrderStatus::Delivered],
         10,
     )
     .await;
+    check("delivering").await;
     move_to(store, cancelled.id, &[OrderStatus::Cancelled], 10).await;
+    check("cancelling").await;
     move_to(
         store,
         returned.id,
-        &[
-            OrderStatus::Confirmed,
-            OrderStatus::Shipped,
-            OrderStatus::Returned,
-        ],
+        &[OrderStatus::Confirmed, OrderStatus::Shipped, OrderStatus::Returned],
         10,
     )
     .await;
+    check("returning").await;
     let archived = move_to(
         store,
         archived.id,
         &[
             OrderStatus::Confirmed,
             OrderStatus::Shipped,
-            OrderStatus::Delivered,
-            OrderStatus::Archived,
+            OrderStatus::PartiallyDelivered,
         ],
-        10,
+        20,
     )
     .await;
-    let earning = store.earning_orders(f.account.id).await.unwrap();
-    let mut got = ids(&earning, |o| o.id);
-    got.sort_unstable();
+    check("partially delivering").await;
+    let outcome = LineOutcome {
+        delivered_quantity: Some(1),
+        returned_quantity: Some(1),
+        ..LineOutcome::default()
+    };
+    store
+        .set_line_outcomes(archived.id, vec![(archived.lines[0].id, outcome)], at(25))
+        .await
+        .unwrap();
+    check("recording line outcomes").await;
+    move_to(store, archived.id, &[OrderStatus::Archived], 26).await;
+    check("archiving").await;
+
+    // Settled: the delivered order (all pieces) and the archived one (1 + 1 pieces delivered).
+    let kept = store.wallet_totals(account, at(0)).await.unwrap();
+    let settled_orders = [
+        store.order(None, delivered.id).await.unwrap().unwrap(),
+        store.order(None, archived.id).await.unwrap().unwrap(),
+    ];
+    let settled: Decimal = settled_orders
+        .iter()
+        .map(|o| OrderEarnings::of(o).net)
+        .sum();
+    assert_eq!(kept.totals.settled, settled);
+    assert_eq!(kept.held, settled, "both delivered after the cut-off");
+    assert_eq!(kept.earliest_held_delivery, Some(at(12)));
+    let later = store.wallet_totals(account, at(12)).await.unwrap();
+    assert_eq!(later.held, OrderEarnings::of(&settled_orders[1]).net);
+    assert_eq!(later.earliest_held_delivery, Some(at(22)));
     assert_eq!(
-        got,
-        vec![pending.id, confirmed.id, delivered.id, archived.id]
+        store.wallet_totals(account, at(1_000)).await.unwrap().held,
+        Decimal::ZERO
     );
-    let delivered_read = earning.iter().find(|o| o.id == delivered.id).unwrap();
-    assert_eq!(delivered_read.status, OrderStatus::Delivered);
-    assert_eq!(delivered_read.delivered_at, Some(at(12)));
-    assert_eq!(delivered_read.lines.len(), 1);
-    assert_eq!(delivered_read.totals, delivered.totals);
-    assert!(
+    assert_eq!(
         store
-            .earning_orders(f.account.id + 1_000_000)
+            .wallet_totals(account + 1_000_000, at(0))
             .await
-            .unwrap()
-            .is_empty()
+            .unwrap(),
+        WalletTotals::default()
     );
+}
+
+async fn all_orders_of(store: &dyn Store, account: AccountId) -> Vec<Order> {
+    store
+        .orders(account, &OrderFilter::default(), page(1, 100))
+        .await
+        .unwrap()
+        .items
 }
 
 // ------------------------------------------------------------------------------------------

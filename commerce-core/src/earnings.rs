@@ -1,0 +1,174 @@
+//! What each order earns its account, and the sums a store keeps of them so that a wallet
+//! read costs the orders still in their hold period, not every order of the account.
+//!
+//! An order's earnings depend on the order alone ([`OrderEarnings::of`]); only the split of
+//! settled earnings into `held` and `ready` moves with the clock. So a store keeps, per
+//! account, the sum of [`OrderEarnings`] by [`EarningsBucket`] in the same atomic operation as
+//! every write that changes an order ([`EarningsTotals::rebook`]), and at read time adds up
+//! the settled orders delivered within the hold period ([`WalletTotals`]).
+
+use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
+
+use crate::model::{Family, Order, string_enum};
+use crate::money::round_money;
+use crate::pricing;
+
+string_enum! {
+    /// Where an order's earnings sit in its account's wallet.
+    EarningsBucket {
+        /// Cancelled, returned, or archived without delivery: earns nothing.
+        Nothing => "none",
+        /// Not yet delivered (pending, confirmed, shipping): counts as `expected`.
+        Expected => "expected",
+        /// Delivered (also once archived): `held` inside the hold period, `ready` after.
+        Settled => "settled",
+    }
+}
+
+/// What one order earns its account, net of commission, as the order stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OrderEarnings {
+    /// Where the earnings count.
+    pub bucket: EarningsBucket,
+    /// Profit minus commission.
+    pub net: Decimal,
+    /// Commission.
+    pub commission: Decimal,
+}
+
+impl OrderEarnings {
+    /// Earns nothing.
+    pub const NOTHING: OrderEarnings = OrderEarnings {
+        bucket: EarningsBucket::Nothing,
+        net: Decimal::ZERO,
+        commission: Decimal::ZERO,
+    };
+
+    /// The earnings of `order` (decisions 5): on the delivered quantities once delivered, on
+    /// the ordered quantities before, nothing once cancelled or returned.
+    pub fn of(order: &Order) -> Self {
+        let (profit, commission) = order_earnings(order);
+        let bucket = match (order.status.family(), order.delivered_at) {
+            (Family::Pending | Family::Confirmed | Family::Shipping, _) => {
+                EarningsBucket::Expected
+            }
+            (Family::Delivered | Family::Archived, Some(_)) => EarningsBucket::Settled,
+            _ => EarningsBucket::Nothing,
+        };
+        if bucket == EarningsBucket::Nothing {
+            return Self::NOTHING;
+        }
+        Self {
+            bucket,
+            net: profit - commission,
+            commission,
+        }
+    }
+}
+
+/// Profit and commission an order earns: on the delivered quantities once delivered, on the
+/// ordered quantities before, and nothing once cancelled or returned.
+pub fn order_earnings(order: &Order) -> (Decimal, Decimal) {
+    match order.status.family() {
+        Family::Cancelled | Family::Returned => (Decimal::ZERO, Decimal::ZERO),
+        _ if order.delivered_at.is_none() => (order.totals.profit, order.totals.income_tax),
+        _ => {
+            let profit: Decimal = order
+                .lines
+                .iter()
+                .map(|l| {
+                    l.profit * Decimal::from(l.outcome.delivered_quantity.unwrap_or(l.quantity))
+                })
+                .sum();
+            let profit = round_money(profit);
+            (
+                profit,
+                pricing::commission(profit, order.totals.income_tax_percent),
+            )
+        }
+    }
+}
+
+/// The sums of one account's [`OrderEarnings`], by bucket, as a store keeps them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EarningsTotals {
+    /// Net earnings of orders not yet delivered.
+    pub expected: Decimal,
+    /// Net earnings of delivered orders (held and ready together).
+    pub settled: Decimal,
+    /// Commission of delivered orders.
+    pub settled_commission: Decimal,
+}
+
+impl EarningsTotals {
+    /// Moves one order's earnings from `before` to `after` (either may be
+    /// [`OrderEarnings::NOTHING`]).
+    pub fn rebook(&mut self, before: OrderEarnings, after: OrderEarnings) {
+        self.add(before, Decimal::NEGATIVE_ONE);
+        self.add(after, Decimal::ONE);
+    }
+
+    fn add(&mut self, earnings: OrderEarnings, sign: Decimal) {
+        match earnings.bucket {
+            EarningsBucket::Nothing => {}
+            EarningsBucket::Expected => self.expected += sign * earnings.net,
+            EarningsBucket::Settled => {
+                self.settled += sign * earnings.net;
+                self.settled_commission += sign * earnings.commission;
+            }
+        }
+    }
+
+    /// The sums over `orders`, computed from scratch (the reference the kept sums must equal).
+    pub fn of_orders<'a>(orders: impl IntoIterator<Item = &'a Order>) -> Self {
+        let mut totals = Self::default();
+        for order in orders {
+            totals.rebook(OrderEarnings::NOTHING, OrderEarnings::of(order));
+        }
+        totals
+    }
+}
+
+/// What a store answers for a wallet read: the kept sums plus the settled orders still in
+/// their hold period.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WalletTotals {
+    /// The account's kept sums.
+    pub totals: EarningsTotals,
+    /// Net earnings of settled orders delivered after the hold cut-off.
+    pub held: Decimal,
+    /// The earliest delivery among them.
+    pub earliest_held_delivery: Option<DateTime<Utc>>,
+}
+
+impl WalletTotals {
+    /// The wallet sums over `orders` from scratch, holding orders delivered after `held_after`.
+    pub fn of_orders<'a>(
+        orders: impl IntoIterator<Item = &'a Order> + Clone,
+        held_after: DateTime<Utc>,
+    ) -> Self {
+        let mut wallet = Self {
+            totals: EarningsTotals::of_orders(orders.clone()),
+            ..Self::default()
+        };
+        for order in orders {
+            let earnings = OrderEarnings::of(order);
+            if let (EarningsBucket::Settled, Some(delivered)) = (earnings.bucket, order.delivered_at)
+                && delivered > held_after
+            {
+                wallet.hold(earnings.net, delivered);
+            }
+        }
+        wallet
+    }
+
+    /// Adds one held order.
+    pub fn hold(&mut self, net: Decimal, delivered_at: DateTime<Utc>) {
+        self.held += net;
+        self.earliest_held_delivery = Some(
+            self.earliest_held_delivery
+                .map_or(delivered_at, |t| t.min(delivered_at)),
+        );
+    }
+}
