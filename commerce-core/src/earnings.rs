@@ -10,7 +10,7 @@
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 
-use crate::model::{Family, Order, string_enum};
+use crate::model::{Family, Order, OrderStatus, Totals, string_enum};
 use crate::money::round_money;
 use crate::pricing;
 
@@ -48,21 +48,32 @@ impl OrderEarnings {
     /// The earnings of `order` (decisions 5): on the delivered quantities once delivered, on
     /// the ordered quantities before, nothing once cancelled or returned.
     pub fn of(order: &Order) -> Self {
-        let (profit, commission) = order_earnings(order);
-        let bucket = match (order.status.family(), order.delivered_at) {
-            (Family::Pending | Family::Confirmed | Family::Shipping, _) => {
-                EarningsBucket::Expected
-            }
-            (Family::Delivered | Family::Archived, Some(_)) => EarningsBucket::Settled,
-            _ => EarningsBucket::Nothing,
-        };
-        if bucket == EarningsBucket::Nothing {
-            return Self::NOTHING;
+        if order.delivered_at.is_none() {
+            return Self::undelivered(order.status, &order.totals);
         }
-        Self {
-            bucket,
-            net: profit - commission,
-            commission,
+        match order.status.family() {
+            Family::Delivered | Family::Archived => {
+                let (profit, commission) = order_earnings(order);
+                Self {
+                    bucket: EarningsBucket::Settled,
+                    net: profit - commission,
+                    commission,
+                }
+            }
+            _ => Self::NOTHING,
+        }
+    }
+
+    /// The earnings of an order never delivered, from its status and totals alone (an order
+    /// being placed).
+    pub fn undelivered(status: OrderStatus, totals: &Totals) -> Self {
+        match status.family() {
+            Family::Pending | Family::Confirmed | Family::Shipping => Self {
+                bucket: EarningsBucket::Expected,
+                net: totals.profit - totals.income_tax,
+                commission: totals.income_tax,
+            },
+            _ => Self::NOTHING,
         }
     }
 }

@@ -22,6 +22,7 @@ macro_rules! impl_store {
 
             use async_trait::async_trait;
             use chrono::{DateTime, Utc};
+            use commerce_core::earnings::{EarningsTotals, OrderEarnings, WalletTotals};
             use commerce_core::model::*;
             use commerce_core::money::from_piastres;
             use rust_decimal::Decimal;
@@ -378,25 +379,53 @@ macro_rules! impl_store {
                 .map_err(backend)
             }
 
-            /// Adds `by` to the account's counter of each family (in the order given: callers
-            /// pass families sorted, so that concurrent transactions lock counters in one order).
+            /// Applies `deltas` to the account's row of each family (in the order given: callers
+            /// pass families sorted, so that concurrent transactions lock rows in one order).
             async fn count_families(
                 c: &mut Conn,
                 account: i64,
-                deltas: &[(&'static str, i64)],
+                deltas: &[FamilyDelta],
             ) -> StoreResult<()> {
+                if deltas.is_empty() {
+                    return Ok(());
+                }
                 let mut q = QueryBuilder::<$db>::new(
-                    "INSERT INTO account_order_counts (account_id, family, count) ",
+                    "INSERT INTO account_order_counts (account_id, family, count, net, commission) ",
                 );
-                q.push_values(deltas, |mut row, (family, by)| {
-                    row.push_bind(account).push_bind(*family).push_bind(*by);
+                q.push_values(deltas, |mut row, d| {
+                    row.push_bind(account)
+                        .push_bind(d.family)
+                        .push_bind(d.count)
+                        .push_bind(d.net)
+                        .push_bind(d.commission);
                 });
                 q.push(
-                    " ON CONFLICT (account_id, family) \
-                     DO UPDATE SET count = account_order_counts.count + excluded.count",
+                    " ON CONFLICT (account_id, family) DO UPDATE SET \
+                     count = account_order_counts.count + excluded.count, \
+                     net = account_order_counts.net + excluded.net, \
+                     commission = account_order_counts.commission + excluded.commission",
                 );
                 q.build().execute(&mut *c).await.map_err(backend)?;
                 Ok(())
+            }
+
+            /// Books `order`'s earnings as it stands now (it was booked as `was`): writes them on
+            /// its row and moves the account's family sums, in the caller's transaction.
+            async fn rebook(c: &mut Conn, order: &Order, was: Booked) -> StoreResult<()> {
+                let now = Booked::new(order.status.family(), OrderEarnings::of(order))?;
+                if (now.net, now.commission) != (was.net, was.commission) {
+                    sqlx::query(
+                        "UPDATE orders SET earnings_net = $2, earnings_commission = $3 \
+                         WHERE id = $1",
+                    )
+                    .bind(order.id)
+                    .bind(now.net)
+                    .bind(now.commission)
+                    .execute(&mut *c)
+                    .await
+                    .map_err(backend)?;
+                }
+                count_families(c, order.account_id, &FamilyDelta::moving(was, now)).await
             }
 
             fn limit(q: &mut QueryBuilder<$db>, page: PageRequest) -> StoreResult<()> {
@@ -412,15 +441,20 @@ macro_rules! impl_store {
             async fn place_order_in(c: &mut Conn, new: NewOrder) -> Result<Order, PlaceOrderError> {
                 let t = &new.totals;
                 let created = nanos(new.created_at)?;
+                let booked = Booked::new(
+                    new.status.family(),
+                    OrderEarnings::undelivered(new.status, t),
+                )?;
                 let id: Option<i64> = sqlx::query_scalar(
                     "INSERT INTO orders (account_id, number, number_normalized, legacy_number, \
                      external_reference, status, family, customer_name, customer_phone, \
                      customer_second_phone, customer_address, governorate_id, governorate_name, \
                      shipping_option_id, shipping_option_name, store_name, store_link, note, \
                      products, warranties, delivery_charge, customer_total, profit, income_tax, \
-                     net_profit, income_tax_percent, created_at, updated_at) \
+                     net_profit, income_tax_percent, created_at, updated_at, earnings_net, \
+                     earnings_commission) \
                      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, \
-                     $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $27) \
+                     $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $27, $28, $29) \
                      ON CONFLICT DO NOTHING RETURNING id",
                 )
                 .bind(new.account_id)
@@ -450,6 +484,8 @@ macro_rules! impl_store {
                 .bind(cents(t.net_profit)?)
                 .bind(cents(t.income_tax_percent)?)
                 .bind(created)
+                .bind(booked.net)
+                .bind(booked.commission)
                 .fetch_optional(&mut *c)
                 .await
                 .map_err(backend)?;
@@ -535,7 +571,13 @@ macro_rules! impl_store {
                     }
                 }
                 touch_products(c, products, created).await?;
-                count_families(c, new.account_id, &[(new.status.family().as_str(), 1)]).await?;
+                let counted = FamilyDelta {
+                    family: booked.family.as_str(),
+                    count: 1,
+                    net: booked.net,
+                    commission: booked.commission,
+                };
+                count_families(c, new.account_id, &[counted]).await?;
                 bill(c, new.account_id, new.bill_month.as_deref()).await?;
                 Ok(placed_order(id, new, line_ids, created)?)
             }
@@ -707,16 +749,20 @@ macro_rules! impl_store {
                 c: &mut Conn,
                 change: StatusChange,
             ) -> Result<Order, StatusChangeError> {
-                let current: Option<(i64, String)> = sqlx::query_as(concat!(
-                    "SELECT account_id, status FROM orders WHERE id = $1",
-                    $for_update
-                ))
-                .bind(change.order_id)
-                .fetch_optional(&mut *c)
-                .await
-                .map_err(backend)?;
-                let (account, current) = match current {
-                    Some((a, s)) if change.account_id.is_none_or(|x| x == a) => (a, status(&s)?),
+                let current: Option<(i64, String, Option<i64>, Option<i64>)> =
+                    sqlx::query_as(concat!(
+                        "SELECT account_id, status, earnings_net, earnings_commission \
+                         FROM orders WHERE id = $1",
+                        $for_update
+                    ))
+                    .bind(change.order_id)
+                    .fetch_optional(&mut *c)
+                    .await
+                    .map_err(backend)?;
+                let (account, current, was) = match current {
+                    Some((a, s, net, commission)) if change.account_id.is_none_or(|x| x == a) => {
+                        (a, status(&s)?, Booked::from_row(&s, net, commission)?)
+                    }
                     _ => return Err(StatusChangeError::NotFound),
                 };
                 let allowed_from =
@@ -760,12 +806,6 @@ macro_rules! impl_store {
                 .execute(&mut *c)
                 .await
                 .map_err(backend)?;
-                let (from, to) = (current.family().as_str(), change.to.family().as_str());
-                if from != to {
-                    let mut deltas = [(from, -1), (to, 1)];
-                    deltas.sort_unstable();
-                    count_families(c, account, &deltas).await?;
-                }
                 sqlx::query(
                     "INSERT INTO order_timeline (order_id, status, at, reason) \
                      VALUES ($1, $2, $3, $4)",
@@ -778,7 +818,9 @@ macro_rules! impl_store {
                 .await
                 .map_err(backend)?;
                 bill(c, account, change.bill_month.as_deref()).await?;
-                Ok(load_order(c, change.order_id).await?)
+                let order = load_order(c, change.order_id).await?;
+                rebook(c, &order, was).await?;
+                Ok(order)
             }
 
             async fn begin_idempotent_in(
@@ -1568,15 +1610,19 @@ macro_rules! impl_store {
                     let mut tx = self.write().await?;
                     let result = async {
                         let c = &mut *tx.tx;
-                        let done = sqlx::query("UPDATE orders SET updated_at = $2 WHERE id = $1")
-                            .bind(order)
-                            .bind(at)
-                            .execute(&mut *c)
-                            .await
-                            .map_err(backend)?;
-                        if done.rows_affected() == 0 {
+                        let row: Option<(String, Option<i64>, Option<i64>)> = sqlx::query_as(
+                            "UPDATE orders SET updated_at = $2 WHERE id = $1 \
+                             RETURNING status, earnings_net, earnings_commission",
+                        )
+                        .bind(order)
+                        .bind(at)
+                        .fetch_optional(&mut *c)
+                        .await
+                        .map_err(backend)?;
+                        let Some((status_text, net, commission)) = row else {
                             return Err(StoreError::NotFound);
-                        }
+                        };
+                        let was = Booked::from_row(&status_text, net, commission)?;
                         for (line, outcome) in &outcomes {
                             let done = sqlx::query(
                                 "UPDATE order_lines SET delivered_quantity = $3, \
@@ -1598,7 +1644,9 @@ macro_rules! impl_store {
                                 return Err(StoreError::NotFound);
                             }
                         }
-                        load_order(c, order).await
+                        let order = load_order(c, order).await?;
+                        rebook(c, &order, was).await?;
+                        Ok(order)
                     }
                     .await;
                     tx.finish(result).await
@@ -1668,22 +1716,46 @@ macro_rules! impl_store {
                     tx.finish(result).await
                 }
 
-                async fn earning_orders(&self, account: AccountId) -> StoreResult<Vec<Order>> {
-                    let mut tx = self.read().await?;
-                    let result = async {
-                        let c = &mut *tx.tx;
-                        let ids: Vec<i64> = sqlx::query_scalar(
-                            "SELECT id FROM orders WHERE account_id = $1 \
-                             AND family NOT IN ('cancelled', 'returned') ORDER BY created_at, id",
-                        )
-                        .bind(account)
-                        .fetch_all(&mut *c)
-                        .await
-                        .map_err(backend)?;
-                        load_orders(c, &ids).await
-                    }
-                    .await;
-                    tx.finish(result).await
+                async fn wallet_totals(
+                    &self,
+                    account: AccountId,
+                    held_after: DateTime<Utc>,
+                ) -> StoreResult<WalletTotals> {
+                    // One statement (one snapshot): the family sums plus the orders delivered
+                    // within the hold period (`orders_delivered` index).
+                    let (expected, settled, settled_commission, held, earliest): (
+                        i64,
+                        i64,
+                        i64,
+                        i64,
+                        Option<i64>,
+                    ) = sqlx::query_as(
+                        "SELECT \
+                         (SELECT CAST(COALESCE(SUM(net), 0) AS BIGINT) FROM account_order_counts \
+                          WHERE account_id = $1 AND family IN ('pending', 'confirmed', 'shipping')), \
+                         (SELECT CAST(COALESCE(SUM(net), 0) AS BIGINT) FROM account_order_counts \
+                          WHERE account_id = $1 AND family IN ('delivered', 'archived')), \
+                         (SELECT CAST(COALESCE(SUM(commission), 0) AS BIGINT) \
+                          FROM account_order_counts \
+                          WHERE account_id = $1 AND family IN ('delivered', 'archived')), \
+                         CAST(COALESCE(SUM(earnings_net), 0) AS BIGINT), MIN(delivered_at) \
+                         FROM orders WHERE account_id = $1 AND delivered_at > $2 \
+                         AND family IN ('delivered', 'archived')",
+                    )
+                    .bind(account)
+                    .bind(bound_nanos(held_after))
+                    .fetch_one(&self.pool)
+                    .await
+                    .map_err(backend)?;
+                    Ok(WalletTotals {
+                        totals: EarningsTotals {
+                            expected: from_piastres(expected),
+                            settled: from_piastres(settled),
+                            settled_commission: from_piastres(settled_commission),
+                        },
+                        held: from_piastres(held),
+                        earliest_held_delivery: earliest.map(instant),
+                    })
                 }
 
                 async fn begin_idempotent(

@@ -599,3 +599,88 @@ impl WithdrawalRow {
         })
     }
 }
+
+/// An order's earnings as booked on its row and in its account's family sums (piastres).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Booked {
+    /// The family whose sums hold them.
+    pub(crate) family: commerce_core::model::Family,
+    /// Net of commission.
+    pub(crate) net: i64,
+    /// Commission.
+    pub(crate) commission: i64,
+}
+
+impl Booked {
+    /// `earnings` of an order in `family`.
+    pub(crate) fn new(
+        family: commerce_core::model::Family,
+        earnings: commerce_core::earnings::OrderEarnings,
+    ) -> Result<Self, StoreError> {
+        Ok(Self {
+            family,
+            net: cents(earnings.net)?,
+            commission: cents(earnings.commission)?,
+        })
+    }
+
+    /// What a row holds: its status and its booked columns (NULL before the backfill: 0).
+    pub(crate) fn from_row(
+        status_text: &str,
+        net: Option<i64>,
+        commission: Option<i64>,
+    ) -> Result<Self, StoreError> {
+        Ok(Self {
+            family: status(status_text)?.family(),
+            net: net.unwrap_or(0),
+            commission: commission.unwrap_or(0),
+        })
+    }
+}
+
+/// One change to an account's row of a family in `account_order_counts`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct FamilyDelta {
+    /// The family (rows are written in family order: one lock order).
+    pub(crate) family: &'static str,
+    /// Orders added (negative: removed).
+    pub(crate) count: i64,
+    /// Booked net added.
+    pub(crate) net: i64,
+    /// Booked commission added.
+    pub(crate) commission: i64,
+}
+
+impl FamilyDelta {
+    /// The changes that move an order's booking from `was` to `now`, in family order; empty
+    /// when nothing changes.
+    pub(crate) fn moving(was: Booked, now: Booked) -> Vec<FamilyDelta> {
+        if was.family == now.family {
+            if was == now {
+                return Vec::new();
+            }
+            return vec![FamilyDelta {
+                family: now.family.as_str(),
+                count: 0,
+                net: now.net - was.net,
+                commission: now.commission - was.commission,
+            }];
+        }
+        let mut deltas = vec![
+            FamilyDelta {
+                family: was.family.as_str(),
+                count: -1,
+                net: -was.net,
+                commission: -was.commission,
+            },
+            FamilyDelta {
+                family: now.family.as_str(),
+                count: 1,
+                net: now.net,
+                commission: now.commission,
+            },
+        ];
+        deltas.sort_unstable();
+        deltas
+    }
+}
