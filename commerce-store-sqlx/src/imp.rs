@@ -318,7 +318,7 @@ macro_rules! impl_store {
                         .push(") > 0");
                 }
                 if let Some(since) = filter.updated_since {
-                    q.push(" AND updated_at >= ").push_bind(nanos(since)?);
+                    q.push(" AND updated_at >= ").push_bind(bound_nanos(since));
                 }
                 Ok(())
             }
@@ -346,7 +346,7 @@ macro_rules! impl_store {
                         .push(")");
                 }
                 if let Some(since) = filter.updated_since {
-                    q.push(" AND updated_at >= ").push_bind(nanos(since)?);
+                    q.push(" AND updated_at >= ").push_bind(bound_nanos(since));
                 }
                 Ok(())
             }
