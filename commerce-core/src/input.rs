@@ -443,7 +443,14 @@ mod tests {
             assert_eq!(check_printable(breaks, Lines::Multi), Ok(()));
         }
         // Arabic, emoji, a zero-width joiner, a right-to-left mark and U+2028 are text.
-        for good in ["سارة حسن", "a 😀 b", "a\u{200D}b", "a\u{200F}b", "a\u{2028}b", ""] {
+        for good in [
+            "سارة حسن",
+            "a 😀 b",
+            "a\u{200D}b",
+            "a\u{200F}b",
+            "a\u{2028}b",
+            "",
+        ] {
             assert_eq!(check_printable(good, Lines::Single), Ok(()), "{good:?}");
         }
     }

@@ -338,8 +338,7 @@ pub(super) async fn cancel(
 ) -> Result<Response<Bytes>, ApiError> {
     let object = json_object(body, true)?;
     let mut errors = FieldErrors::new();
-    let reason =
-        Fields::new(&object, String::new(), &mut errors).optional_text("reason_note", 500);
+    let reason = Fields::new(&object, String::new(), &mut errors).optional_text("reason_note", 500);
     if !errors.is_empty() {
         return Err(ApiError::validation(errors));
     }
