@@ -43,11 +43,12 @@ pub(crate) fn nanos(at: DateTime<Utc>) -> Result<i64, StoreError> {
 /// stored at exactly that nanosecond), so the filter keeps nothing. Values that are stored go
 /// through the strict [`nanos`].
 pub(crate) fn bound_nanos(at: DateTime<Utc>) -> i64 {
-    at.timestamp_nanos_opt().unwrap_or(if at < DateTime::UNIX_EPOCH {
-        i64::MIN
-    } else {
-        i64::MAX
-    })
+    at.timestamp_nanos_opt()
+        .unwrap_or(if at < DateTime::UNIX_EPOCH {
+            i64::MIN
+        } else {
+            i64::MAX
+        })
 }
 
 pub(crate) fn opt_nanos(at: Option<DateTime<Utc>>) -> Result<Option<i64>, StoreError> {
