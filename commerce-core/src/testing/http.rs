@@ -16,7 +16,10 @@
 //! ```
 //!
 //! The factory may also produce an `Option<Harness>` (see [`IntoHarness`]): `None` skips the
-//! test, for a database that is not configured. A harness built with
+//! test, for a database that is not configured; such a test still counts as passed, so a
+//! suite that needs a database is better given a leading
+//! `#[cfg_attr(not(...), ignore = "...")]`, which the macro puts on every test, so that cargo
+//! reports it as ignored. A harness built with
 //! [`Harness::with_cleanup`] runs its clean-up (e.g. dropping a PostgreSQL schema) once the
 //! case is over, whether it passed or panicked.
 
@@ -1865,10 +1868,39 @@ where
 /// Expands to one `#[tokio::test]` per HTTP case; `$harness` is an expression evaluating to a
 /// future of an [`IntoHarness`] (a [`Harness`], or an `Option` of one where `None` skips the
 /// test), evaluated once per test.
+///
+/// Outer attributes written before the expression are put on every generated test, e.g. to
+/// report the tests as ignored (not passed) when their database is not configured:
+///
+/// ```ignore
+/// commerce_core::http_conformance_tests!(
+///     #[cfg_attr(not(my_database_tests), ignore = "needs MY_DATABASE_URL")]
+///     harness()
+/// );
+/// ```
 #[macro_export]
 macro_rules! http_conformance_tests {
-    ($harness:expr) => {
-        $crate::http_conformance_tests!(@cases $harness;
+    (@cases $attrs:tt $harness:expr; $($case:ident),* $(,)?) => {
+        $(
+            $crate::http_conformance_tests!(@one $attrs $harness; $case);
+        )*
+    };
+    (@one [$(#[$attr:meta])*] $harness:expr; $case:ident) => {
+        $(#[$attr])*
+        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+        async fn $case() {
+            $crate::testing::http::run_case($harness.await, |harness| async move {
+                $crate::testing::http::$case(&harness).await
+            })
+            .await;
+        }
+    };
+    // Leading attributes are gathered one by one (an expression may itself start with `#`).
+    (@attrs [$($attrs:tt)*] #[$attr:meta] $($rest:tt)+) => {
+        $crate::http_conformance_tests!(@attrs [$($attrs)* #[$attr]] $($rest)+);
+    };
+    (@attrs $attrs:tt $harness:expr) => {
+        $crate::http_conformance_tests!(@cases $attrs $harness;
             me_returns_account_token_and_rate_headers,
             supplier_sees_me_and_wallet_but_not_the_catalogue,
             bad_keys_are_unauthenticated,
@@ -1904,17 +1936,12 @@ macro_rules! http_conformance_tests {
             race_one_idempotency_key_makes_one_order,
             race_no_oversell,
             race_rate_limit_is_exact,
-        );
+                );
     };
-    (@cases $harness:expr; $($case:ident),* $(,)?) => {
-        $(
-            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-            async fn $case() {
-                $crate::testing::http::run_case($harness.await, |harness| async move {
-                    $crate::testing::http::$case(&harness).await
-                })
-                .await;
-            }
-        )*
+    (#[$attr:meta] $($rest:tt)+) => {
+        $crate::http_conformance_tests!(@attrs [#[$attr]] $($rest)+);
+    };
+    ($harness:expr) => {
+        $crate::http_conformance_tests!(@attrs [] $harness);
     };
 }
