@@ -1871,13 +1871,7 @@ where
 ///
 /// Outer attributes written before the expression are put on every generated test, e.g. to
 /// report the tests as ignored (not passed) when their database is not configured:
-///
-/// ```ignore
-/// commerce_core::http_conformance_tests!(
-///     #[cfg_attr(not(my_database_tests), ignore = "needs MY_DATABASE_URL")]
-///     harness()
-/// );
-/// ```
+/// `http_conformance_tests!(#[cfg_attr(not(db_tests), ignore = "needs DB_URL")] harness())`.
 #[macro_export]
 macro_rules! http_conformance_tests {
     (@cases $attrs:tt $harness:expr; $($case:ident),* $(,)?) => {

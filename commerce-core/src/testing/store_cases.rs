@@ -119,13 +119,7 @@ where
 ///
 /// Outer attributes written before the factory are put on every generated test, e.g. to report
 /// the tests as ignored (not passed) when their database is not configured:
-///
-/// ```ignore
-/// commerce_core::store_conformance_tests!(
-///     #[cfg_attr(not(my_database_tests), ignore = "needs MY_DATABASE_URL")]
-///     fresh_store()
-/// );
-/// ```
+/// `store_conformance_tests!(#[cfg_attr(not(db_tests), ignore = "needs DB_URL")] fresh_store())`.
 ///
 /// The test crate needs `tokio` (features `macros`, `rt-multi-thread`) as a dev-dependency.
 #[macro_export]
