@@ -21,7 +21,37 @@ pub const DEFAULT_PER_PAGE: u32 = 25;
 /// Largest page size.
 pub const MAX_PER_PAGE: u32 = 100;
 
+/// Which text a string field holds (decisions 14: text fields hold printable text).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lines {
+    /// One line: every control character is refused, tab and line breaks included.
+    Single,
+    /// Several lines (`note`, `address`, `reason_note`): tab, CR and LF are allowed.
+    Multi,
+}
+
+/// Checks that `text` is printable text: no control character (Unicode `Cc`: U+0000-U+001F,
+/// U+007F-U+009F) except tab, CR and LF in a multi-line field, and no bidirectional embedding,
+/// override or isolate (U+202A-U+202E, U+2066-U+2069). The message to report otherwise.
+fn check_printable(text: &str, lines: Lines) -> Result<(), &'static str> {
+    let refused = |c: char| match c {
+        '\t' | '\n' | '\r' => lines == Lines::Single,
+        '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' => true,
+        c => c.is_control(),
+    };
+    if !text.chars().any(refused) {
+        return Ok(());
+    }
+    Err(match lines {
+        Lines::Single => messages::INVALID_CHARACTERS,
+        Lines::Multi => messages::INVALID_CHARACTERS_MULTILINE,
+    })
+}
+
 /// The parsed query string (the last value of a repeated parameter wins).
+///
+/// Every parameter a handler reads holds printable single-line text; a parameter given with an
+/// empty (or blank) value (`per_page=`, `q=`) is a message on it, never taken as absent.
 #[derive(Debug, Default)]
 pub struct Query {
     values: HashMap<String, String>,
@@ -47,12 +77,20 @@ impl Query {
             .push(message.into());
     }
 
-    /// A non-empty string parameter.
-    pub fn string(&self, name: &str) -> Option<String> {
-        self.values
-            .get(name)
-            .map(|v| v.trim().to_owned())
-            .filter(|v| !v.is_empty())
+    /// A string parameter, trimmed: `None` when absent, or (with a message on it) when given
+    /// blank or with a character that is not printable single-line text.
+    pub fn string(&mut self, name: &str) -> Option<String> {
+        let raw = self.values.get(name)?;
+        if let Err(message) = check_printable(raw, Lines::Single) {
+            self.fail(name, message);
+            return None;
+        }
+        let value = raw.trim();
+        if value.is_empty() {
+            self.fail(name, messages::EMPTY_VALUE);
+            return None;
+        }
+        Some(value.to_owned())
     }
 
     /// An integer parameter within a range.
@@ -184,13 +222,38 @@ impl<'a> Fields<'a> {
         }
     }
 
-    /// An optional string of at most `max` characters; blank counts as absent.
+    /// An optional single-line string of at most `max` characters; blank counts as absent.
+    /// Control characters (tab and line breaks included) and bidirectional overrides are refused.
     pub fn optional_string(&mut self, name: &str, max: usize) -> Option<String> {
+        self.optional(name, max, Lines::Single)
+    }
+
+    /// A required, non-blank single-line string of at most `max` characters.
+    pub fn required_string(&mut self, name: &str, max: usize) -> Option<String> {
+        self.required(name, max, Lines::Single)
+    }
+
+    /// An optional multi-line text of at most `max` characters; blank counts as absent. Tab,
+    /// CR and LF are allowed; other control characters and bidirectional overrides are refused.
+    pub fn optional_text(&mut self, name: &str, max: usize) -> Option<String> {
+        self.optional(name, max, Lines::Multi)
+    }
+
+    /// A required, non-blank multi-line text of at most `max` characters.
+    pub fn required_text(&mut self, name: &str, max: usize) -> Option<String> {
+        self.required(name, max, Lines::Multi)
+    }
+
+    fn optional(&mut self, name: &str, max: usize, lines: Lines) -> Option<String> {
         let value = self.raw(name)?;
         let Some(text) = value.as_str() else {
             self.fail(name, messages::MUST_BE_STRING);
             return None;
         };
+        if let Err(message) = check_printable(text, lines) {
+            self.fail(name, message);
+            return None;
+        }
         let text = text.trim();
         if text.chars().count() > max {
             self.fail(name, messages::too_long(max));
@@ -199,8 +262,7 @@ impl<'a> Fields<'a> {
         (!text.is_empty()).then(|| text.to_owned())
     }
 
-    /// A required, non-blank string of at most `max` characters.
-    pub fn required_string(&mut self, name: &str, max: usize) -> Option<String> {
+    fn required(&mut self, name: &str, max: usize, lines: Lines) -> Option<String> {
         let present = self
             .raw(name)
             .is_some_and(|v| !v.as_str().is_some_and(|s| s.trim().is_empty()));
@@ -208,7 +270,7 @@ impl<'a> Fields<'a> {
             self.fail(name, messages::REQUIRED);
             return None;
         }
-        self.optional_string(name, max)
+        self.optional(name, max, lines)
     }
 
     /// An optional Egyptian mobile number, normalised to `01` + 9 digits.
@@ -353,5 +415,95 @@ mod tests {
             }
         );
         assert!(q.finish().is_ok());
+    }
+
+    #[test]
+    fn printable_text_refuses_control_and_bidi_characters() {
+        for bad in [
+            "a\u{0}b",
+            "a\u{1}b",
+            "a\u{1F}b",
+            "a\u{7F}b",
+            "a\u{80}b",
+            "a\u{85}b",
+            "a\u{9F}b",
+            "a\u{202A}b",
+            "a\u{202E}b",
+            "a\u{2066}b",
+            "a\u{2069}b",
+        ] {
+            assert!(check_printable(bad, Lines::Single).is_err(), "{bad:?}");
+            assert!(check_printable(bad, Lines::Multi).is_err(), "{bad:?}");
+        }
+        for breaks in ["a\tb", "a\nb", "a\r\nb"] {
+            assert_eq!(
+                check_printable(breaks, Lines::Single),
+                Err(messages::INVALID_CHARACTERS)
+            );
+            assert_eq!(check_printable(breaks, Lines::Multi), Ok(()));
+        }
+        // Arabic, emoji, a zero-width joiner, a right-to-left mark and U+2028 are text.
+        for good in [
+            "سارة حسن",
+            "a 😀 b",
+            "a\u{200D}b",
+            "a\u{200F}b",
+            "a\u{2028}b",
+            "",
+        ] {
+            assert_eq!(check_printable(good, Lines::Single), Ok(()), "{good:?}");
+        }
+    }
+
+    #[test]
+    fn fields_say_which_text_they_read() {
+        let object = serde_json::json!({
+            "line": "a\nb", "lines": " a\r\n\tb ", "nul": "a\u{0}b", "edge": "ab\u{b}",
+        });
+        let object = object.as_object().expect("object");
+        let mut errors = FieldErrors::new();
+        let mut f = Fields::new(object, String::new(), &mut errors);
+        assert_eq!(f.optional_string("line", 10), None);
+        assert_eq!(f.optional_text("lines", 10).as_deref(), Some("a\r\n\tb"));
+        assert_eq!(f.required_text("nul", 10), None);
+        // A control character where trimming would drop it is still refused.
+        assert_eq!(f.required_string("edge", 10), None);
+        let keys: Vec<&str> = errors.keys().map(String::as_str).collect();
+        assert_eq!(keys.len(), 3, "{errors:?}");
+        for key in ["line", "nul", "edge"] {
+            assert!(errors.contains_key(key), "{key}: {errors:?}");
+        }
+        assert_eq!(errors["line"], vec![messages::INVALID_CHARACTERS]);
+        assert_eq!(errors["nul"], vec![messages::INVALID_CHARACTERS_MULTILINE]);
+    }
+
+    #[test]
+    fn query_refuses_empty_values_and_control_characters() {
+        for (raw, name) in [
+            ("q=", "q"),
+            ("q=%20%20", "q"),
+            ("q", "q"),
+            ("per_page=", "per_page"),
+            ("page=", "page"),
+            ("updated_since=", "updated_since"),
+            ("q=a%00b", "q"),
+            ("q=a%C2%85b", "q"),
+            ("q=a%E2%80%AEb", "q"),
+            ("q=a%0Ab", "q"),
+        ] {
+            let mut q = Query::parse(Some(raw));
+            q.page();
+            q.timestamp("updated_since");
+            q.string("q");
+            let Err(error) = q.finish() else {
+                panic!("{raw} is accepted");
+            };
+            let keys: Vec<&str> = error.fields.keys().map(String::as_str).collect();
+            assert_eq!(keys, vec![name], "{raw}: {:?}", error.fields);
+        }
+        let mut q = Query::parse(Some("q=%20%D8%B3%20&other="));
+        assert_eq!(q.string("q").as_deref(), Some("س"));
+        assert_eq!(q.string("absent"), None);
+        assert!(q.finish().is_ok(), "an unread empty parameter is ignored");
     }
 }

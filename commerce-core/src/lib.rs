@@ -37,7 +37,12 @@
 //! - **Input**: all field messages of a request are reported together; a blank required string
 //!   is missing; strings are trimmed and their length counted in characters; `null` counts as
 //!   absent; an unknown `category_id` is a 422 on `category_id`; a warranty listed twice on a
-//!   line is a 422 on `lines.N.warranty_ids`.
+//!   line is a 422 on `lines.N.warranty_ids`. A query parameter the endpoint reads, given with
+//!   a blank value (`q=`, `per_page=`), is a 422 on it. Text fields and query parameters hold
+//!   printable text: a control character (Unicode `Cc`, NUL included) or a bidirectional
+//!   embedding, override or isolate (U+202A-U+202E, U+2066-U+2069) anywhere in the value, even
+//!   where trimming would drop it, is a 422 on the field; tab, CR and LF only in the multi-line
+//!   fields `note`, `address` and `reason_note`.
 //! - **Stock**: entering the cancelled family (marketer cancel, customer refusal, team
 //!   cancel) releases the order's pieces exactly once; returns do not restock (the platform
 //!   sets stock through [`Operator::update_variant`](operator::Operator::update_variant)).

@@ -63,6 +63,16 @@ pub const INVALID_TIMESTAMP: &str =
     "لازم يكون تاريخ ووقت بصيغة ISO-8601، زي 2026-01-31T10:00:00+02:00.";
 /// Unknown enumerated value.
 pub const UNKNOWN_VALUE: &str = "القيمة دي مش من القيم المسموحة.";
+/// A query parameter given with an empty value (`per_page=`).
+pub const EMPTY_VALUE: &str = "لو بعت الخانة دي في الرابط لازم يكون ليها قيمة، أو شيلها خالص.";
+/// A single-line text with a control character (NUL, a line break, a tab, ...) or a hidden
+/// bidirectional-override character.
+pub const INVALID_CHARACTERS: &str =
+    "لازم يكون نص عادي على سطر واحد، من غير رموز تحكم أو رموز مخفية بتغيّر اتجاه الكتابة.";
+/// A multi-line text (`note`, `address`, `reason_note`) with a control character other than a
+/// line break or a tab, or a hidden bidirectional-override character.
+pub const INVALID_CHARACTERS_MULTILINE: &str =
+    "لازم يكون نص عادي من غير رموز تحكم أو رموز مخفية بتغيّر اتجاه الكتابة (السطور الجديدة مسموحة).";
 /// Lines count out of range.
 pub const LINES_COUNT: &str = "الأوردر لازم يكون فيه من 1 لـ 100 سطر.";
 /// Too many warranties on a line.

@@ -319,7 +319,7 @@ macro_rules! impl_store {
                         .push(") > 0");
                 }
                 if let Some(since) = filter.updated_since {
-                    q.push(" AND updated_at >= ").push_bind(nanos(since)?);
+                    q.push(" AND updated_at >= ").push_bind(bound_nanos(since));
                 }
                 Ok(())
             }
@@ -347,7 +347,7 @@ macro_rules! impl_store {
                         .push(")");
                 }
                 if let Some(since) = filter.updated_since {
-                    q.push(" AND updated_at >= ").push_bind(nanos(since)?);
+                    q.push(" AND updated_at >= ").push_bind(bound_nanos(since));
                 }
                 Ok(())
             }

@@ -36,6 +36,21 @@ pub(crate) fn nanos(at: DateTime<Utc>) -> Result<i64, StoreError> {
         .ok_or_else(|| StoreError::Invalid(format!("instant {at} is out of the storable range")))
 }
 
+/// A filter bound (`updated_since`) as nanoseconds since the Unix epoch, saturating instead of
+/// failing: every valid instant is served (decisions 14). A bound before the storable range
+/// (1677-09-21) is `i64::MIN`, at or before every stored instant, so the filter keeps
+/// everything; one after it (2262-04-11) is `i64::MAX`, after every stored instant (bar one
+/// stored at exactly that nanosecond), so the filter keeps nothing. Values that are stored go
+/// through the strict [`nanos`].
+pub(crate) fn bound_nanos(at: DateTime<Utc>) -> i64 {
+    at.timestamp_nanos_opt()
+        .unwrap_or(if at < DateTime::UNIX_EPOCH {
+            i64::MIN
+        } else {
+            i64::MAX
+        })
+}
+
 pub(crate) fn opt_nanos(at: Option<DateTime<Utc>>) -> Result<Option<i64>, StoreError> {
     at.map(nanos).transpose()
 }
@@ -682,5 +697,26 @@ impl FamilyDelta {
         ];
         deltas.sort_unstable();
         deltas
+#[cfg(test)]
+mod tests {
+    use chrono::TimeZone;
+
+    use super::*;
+
+    #[test]
+    fn filter_bounds_saturate_where_stored_instants_fail() {
+        let early = Utc.with_ymd_and_hms(1500, 1, 1, 0, 0, 0).unwrap();
+        let late = Utc.with_ymd_and_hms(9999, 12, 31, 23, 59, 59).unwrap();
+        assert_eq!(bound_nanos(early), i64::MIN);
+        assert_eq!(bound_nanos(late), i64::MAX);
+        assert!(nanos(early).is_err() && nanos(late).is_err());
+        for at in [
+            DateTime::UNIX_EPOCH,
+            Utc.with_ymd_and_hms(2026, 11, 22, 8, 0, 0).unwrap(),
+            instant(i64::MIN),
+            instant(i64::MAX),
+        ] {
+            assert_eq!(Some(bound_nanos(at)), nanos(at).ok(), "{at}");
+        }
     }
 }

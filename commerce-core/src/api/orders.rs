@@ -100,10 +100,10 @@ fn read_order(object: &Map<String, Value>) -> Result<OrderRequest, ApiError> {
     let full_name = f.required_string("full_name", 255);
     let phone = f.required_phone("phone");
     let second_phone = f.optional_phone("second_phone");
-    let address = f.required_string("address", 255);
+    let address = f.required_text("address", 255);
     let store_name = f.optional_string("store_name", 255);
     let store_link = f.optional_url("store_link", 255);
-    let note = f.optional_string("note", 1000);
+    let note = f.optional_text("note", 1000);
     let checkout = checkout::read(object, Purpose::Order, &mut errors);
     match (full_name, phone, address, checkout) {
         (Some(full_name), Some(phone), Some(address), Some(checkout)) if errors.is_empty() => {
@@ -338,8 +338,7 @@ pub(super) async fn cancel(
 ) -> Result<Response<Bytes>, ApiError> {
     let object = json_object(body, true)?;
     let mut errors = FieldErrors::new();
-    let reason =
-        Fields::new(&object, String::new(), &mut errors).optional_string("reason_note", 500);
+    let reason = Fields::new(&object, String::new(), &mut errors).optional_text("reason_note", 500);
     if !errors.is_empty() {
         return Err(ApiError::validation(errors));
     }

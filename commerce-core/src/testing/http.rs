@@ -16,7 +16,10 @@
 //! ```
 //!
 //! The factory may also produce an `Option<Harness>` (see [`IntoHarness`]): `None` skips the
-//! test, for a database that is not configured. A harness built with
+//! test, for a database that is not configured; such a test still counts as passed, so a
+//! suite that needs a database is better given a leading
+//! `#[cfg_attr(not(...), ignore = "...")]`, which the macro puts on every test, so that cargo
+//! reports it as ignored. A harness built with
 //! [`Harness::with_cleanup`] runs its clean-up (e.g. dropping a PostgreSQL schema) once the
 //! case is over, whether it passed or panicked.
 
@@ -778,6 +781,213 @@ pub async fn invalid_query_parameters_are_422(h: &Harness) {
     h.get(A, "/api/v1/orders?family=lost")
         .await
         .assert_error(422, "validation_failed");
+}
+
+/// A query parameter given with an empty or blank value is a 422 naming it, never taken as
+/// absent (decisions 14); an empty parameter the endpoint does not read is ignored.
+pub async fn empty_query_values_are_422(h: &Harness) {
+    let cases = [
+        ("/api/v1/categories", "page"),
+        ("/api/v1/categories", "per_page"),
+        ("/api/v1/products", "page"),
+        ("/api/v1/products", "per_page"),
+        ("/api/v1/products", "category_id"),
+        ("/api/v1/products", "updated_since"),
+        ("/api/v1/products", "q"),
+        ("/api/v1/orders", "page"),
+        ("/api/v1/orders", "per_page"),
+        ("/api/v1/orders", "status"),
+        ("/api/v1/orders", "family"),
+        ("/api/v1/orders", "external_reference"),
+        ("/api/v1/orders", "number"),
+        ("/api/v1/orders", "updated_since"),
+    ];
+    for (path, name) in cases {
+        for query in [format!("{name}="), format!("{name}=%20"), name.to_owned()] {
+            let r = h.get(A, &format!("{path}?{query}")).await;
+            r.assert_error(422, "validation_failed");
+            assert_eq!(r.error_fields(), vec![name], "{path}?{query}");
+            assert!(
+                r.json()["error"]["fields"][name][0]
+                    .as_str()
+                    .is_some_and(|m| !m.is_ascii()),
+                "Arabic message for {path}?{query}"
+            );
+        }
+    }
+    let r = h.get(A, "/api/v1/products?per_page=&q=&page=2").await;
+    r.assert_error(422, "validation_failed");
+    assert_eq!(r.error_fields(), vec!["per_page", "q"]);
+    let ignored = h.get(A, "/api/v1/products?unknown=&page=1").await;
+    assert_eq!(
+        ignored.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&ignored.body)
+    );
+}
+
+/// Every text field and string query parameter holds printable text: a control character
+/// (NUL, a C1 control) or a bidirectional override is a 422 naming the field on every store,
+/// nothing is written; tab and line breaks are text only in `note`, `address`, `reason_note`.
+pub async fn control_characters_in_text_are_422(h: &Harness) {
+    const REFUSED: [&str; 3] = ["\u{0}", "\u{9B}", "\u{202E}"];
+    let before = h.order_count().await;
+    let base = h.order_body(1, "10");
+    let mut optional = base.clone();
+    optional["second_phone"] = json!("01012345678");
+    optional["store_name"] = json!("متجر سارة");
+    optional["store_link"] = json!("https://shop.example.com/sara");
+    optional["note"] = json!("كلم العميل قبل التوصيل");
+    optional["external_reference"] = json!("EXT-CTRL-1");
+    let fields = [
+        "external_reference",
+        "full_name",
+        "phone",
+        "second_phone",
+        "address",
+        "store_name",
+        "store_link",
+        "note",
+    ];
+    for field in fields {
+        for bad in REFUSED {
+            let mut body = optional.clone();
+            let value = body[field].as_str().expect("a string field").to_owned();
+            let cut = value.char_indices().nth(3).map_or(value.len(), |(i, _)| i);
+            body[field] = json!(format!("{}{bad}{}", &value[..cut], &value[cut..]));
+            let r = h.post(A, "/api/v1/orders", &body).await;
+            r.assert_error(422, "validation_failed");
+            assert_eq!(r.error_fields(), vec![field], "{field} with {bad:?}");
+            assert!(
+                r.json()["error"]["fields"][field][0]
+                    .as_str()
+                    .is_some_and(|m| !m.is_ascii()),
+                "Arabic message for {field}"
+            );
+        }
+    }
+    // Tab and line breaks: text in `note` and `address`, refused in a single-line field.
+    for breaks in ["\t", "\n", "\r\n"] {
+        let mut body = base.clone();
+        body["full_name"] = json!(format!("سارة{breaks}حسن"));
+        let r = h.post(A, "/api/v1/orders", &body).await;
+        r.assert_error(422, "validation_failed");
+        assert_eq!(r.error_fields(), vec!["full_name"], "{breaks:?}");
+    }
+    assert_eq!(h.order_count().await, before, "nothing refused was written");
+    let mut multi_line = base.clone();
+    let address = "12 شارع النصر\nالدور التالت،\tشقة 5\r\nمدينة نصر";
+    multi_line["address"] = json!(address);
+    multi_line["note"] = json!("سطر أول\nسطر تاني\tبعد مسافة");
+    let created = h.post(A, "/api/v1/orders", &multi_line).await;
+    assert_eq!(
+        created.status,
+        201,
+        "{}",
+        String::from_utf8_lossy(&created.body)
+    );
+    let order = created.json()["data"].clone();
+    assert_eq!(order["customer"]["address"], address);
+    assert_eq!(h.order_count().await, before + 1);
+    // The cancel body's `reason_note` is multi-line.
+    let cancel = format!("/api/v1/orders/{}/cancel", order["id"]);
+    for bad in REFUSED {
+        let r = h
+            .post(
+                A,
+                &cancel,
+                &json!({"reason_note": format!("العميل{bad}غيّر رأيه")}),
+            )
+            .await;
+        r.assert_error(422, "validation_failed");
+        assert_eq!(r.error_fields(), vec!["reason_note"], "{bad:?}");
+    }
+    let reason = "العميل غيّر رأيه\nوهيطلب تاني";
+    let cancelled = h.post(A, &cancel, &json!({"reason_note": reason})).await;
+    assert_eq!(cancelled.status, 200);
+    assert_eq!(cancelled.json()["data"]["timeline"][1]["reason"], reason);
+    // String query parameters, on the catalogue and the orders list.
+    for bad in REFUSED.iter().chain(&["\t", "\n"]) {
+        for (path, name) in [
+            ("/api/v1/products", "q"),
+            ("/api/v1/orders", "number"),
+            ("/api/v1/orders", "external_reference"),
+        ] {
+            let value = urlencode(&format!("EG{bad}X"));
+            let r = h.get(A, &format!("{path}?{name}={value}")).await;
+            r.assert_error(422, "validation_failed");
+            assert_eq!(r.error_fields(), vec![name], "{path}?{name}={value}");
+        }
+    }
+    // Arabic, an emoji and a right-to-left mark are text.
+    let search = urlencode("سماعة\u{200F} 🎧");
+    let r = h.get(A, &format!("/api/v1/products?q={search}")).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.json()["meta"]["total"], 0);
+}
+
+/// Any valid `updated_since` is served on every store: one before every record (even before
+/// the range a store keeps in nanoseconds, 1677-2262) returns everything, one after returns
+/// nothing; never a 5xx (decisions 14).
+pub async fn updated_since_far_past_and_future_are_served(h: &Harness) {
+    let ids = |v: &Value| {
+        v["data"]
+            .as_array()
+            .expect("data")
+            .iter()
+            .map(|item| item["id"].clone())
+            .collect::<Vec<_>>()
+    };
+    for path in ["/api/v1/products", "/api/v1/orders"] {
+        let all = h.get(A, &format!("{path}?per_page=100")).await;
+        assert_eq!(all.status, 200);
+        let all = all.json();
+        assert!(
+            all["meta"]["total"].as_u64().is_some_and(|n| n > 0),
+            "{path}"
+        );
+        for since in [
+            "1500-01-01T00:00:00Z",
+            "1677-09-21T00:00:00Z",
+            "0001-01-01T00:00:00+02:00",
+            "1970-01-01T00:00:00Z",
+        ] {
+            let r = h
+                .get(
+                    A,
+                    &format!("{path}?per_page=100&updated_since={}", urlencode(since)),
+                )
+                .await;
+            assert_eq!(
+                r.status,
+                200,
+                "{path} {since}: {}",
+                String::from_utf8_lossy(&r.body)
+            );
+            let body = r.json();
+            assert_eq!(body["meta"], all["meta"], "{path} {since}");
+            assert_eq!(ids(&body), ids(&all), "{path} {since}");
+        }
+        for since in [
+            "9999-12-31T23:59:59Z",
+            "2262-04-12T00:00:00Z",
+            "9999-12-31T23:59:59.999999999-05:00",
+        ] {
+            let r = h
+                .get(A, &format!("{path}?updated_since={}", urlencode(since)))
+                .await;
+            assert_eq!(
+                r.status,
+                200,
+                "{path} {since}: {}",
+                String::from_utf8_lossy(&r.body)
+            );
+            let body = r.json();
+            assert_eq!(body["meta"]["total"], 0, "{path} {since}");
+            assert_eq!(body["data"], json!([]), "{path} {since}");
+        }
+    }
 }
 
 // ---------------------------------------------------------------- shipping
@@ -1670,10 +1880,33 @@ where
 /// Expands to one `#[tokio::test]` per HTTP case; `$harness` is an expression evaluating to a
 /// future of an [`IntoHarness`] (a [`Harness`], or an `Option` of one where `None` skips the
 /// test), evaluated once per test.
+///
+/// Outer attributes written before the expression are put on every generated test, e.g. to
+/// report the tests as ignored (not passed) when their database is not configured:
+/// `http_conformance_tests!(#[cfg_attr(not(db_tests), ignore = "needs DB_URL")] harness())`.
 #[macro_export]
 macro_rules! http_conformance_tests {
-    ($harness:expr) => {
-        $crate::http_conformance_tests!(@cases $harness;
+    (@cases $attrs:tt $harness:expr; $($case:ident),* $(,)?) => {
+        $(
+            $crate::http_conformance_tests!(@one $attrs $harness; $case);
+        )*
+    };
+    (@one [$(#[$attr:meta])*] $harness:expr; $case:ident) => {
+        $(#[$attr])*
+        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+        async fn $case() {
+            $crate::testing::http::run_case($harness.await, |harness| async move {
+                $crate::testing::http::$case(&harness).await
+            })
+            .await;
+        }
+    };
+    // Leading attributes are gathered one by one (an expression may itself start with `#`).
+    (@attrs [$($attrs:tt)*] #[$attr:meta] $($rest:tt)+) => {
+        $crate::http_conformance_tests!(@attrs [$($attrs)* #[$attr]] $($rest)+);
+    };
+    (@attrs $attrs:tt $harness:expr) => {
+        $crate::http_conformance_tests!(@cases $attrs $harness;
             me_returns_account_token_and_rate_headers,
             supplier_sees_me_and_wallet_but_not_the_catalogue,
             bad_keys_are_unauthenticated,
@@ -1686,11 +1919,14 @@ macro_rules! http_conformance_tests {
             products_filter_by_category_and_title,
             products_sync_with_updated_since,
             invalid_query_parameters_are_422,
+            empty_query_values_are_422,
+            updated_since_far_past_and_future_are_served,
             shipping_options_show_rates_and_example,
             quote_computes_to_the_piastre,
             quote_validates_like_checkout,
             order_creation_matches_the_quote_and_reserves_stock,
             order_input_rules_are_enforced,
+            control_characters_in_text_are_422,
             order_above_stock_is_refused_whole,
             duplicate_external_reference_is_409_with_the_existing_order,
             idempotency_key_replays_byte_for_byte,
@@ -1706,17 +1942,12 @@ macro_rules! http_conformance_tests {
             race_one_idempotency_key_makes_one_order,
             race_no_oversell,
             race_rate_limit_is_exact,
-        );
+                );
     };
-    (@cases $harness:expr; $($case:ident),* $(,)?) => {
-        $(
-            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-            async fn $case() {
-                $crate::testing::http::run_case($harness.await, |harness| async move {
-                    $crate::testing::http::$case(&harness).await
-                })
-                .await;
-            }
-        )*
+    (#[$attr:meta] $($rest:tt)+) => {
+        $crate::http_conformance_tests!(@attrs [#[$attr]] $($rest)+);
+    };
+    ($harness:expr) => {
+        $crate::http_conformance_tests!(@attrs [] $harness);
     };
 }

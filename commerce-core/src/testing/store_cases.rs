@@ -21,7 +21,9 @@
 //! The factory expression is evaluated once per test and must produce a future whose output
 //! implements [`IntoTestStore`]: an `Arc<dyn Store>`, a [`TestStore`] (a store with a clean-up
 //! step, e.g. dropping a PostgreSQL schema), or an `Option` of either, where `None` skips the
-//! test (a database that is not configured).
+//! test (a database that is not configured). A skipped test still counts as passed; a leading
+//! `#[cfg_attr(not(...), ignore = "...")]`, which the macro puts on every test, makes cargo
+//! report it as ignored instead.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -116,11 +118,49 @@ where
 /// (an expression producing a future whose output implements
 /// [`IntoTestStore`](crate::testing::store_cases::IntoTestStore)) for a fresh store.
 ///
+/// Outer attributes written before the factory are put on every generated test, e.g. to report
+/// the tests as ignored (not passed) when their database is not configured:
+/// `store_conformance_tests!(#[cfg_attr(not(db_tests), ignore = "needs DB_URL")] fresh_store())`.
+///
 /// The test crate needs `tokio` (features `macros`, `rt-multi-thread`) as a dev-dependency.
 #[macro_export]
 macro_rules! store_conformance_tests {
-    ($factory:expr) => {
-        $crate::store_conformance_tests!(@ref $factory;
+    (@ref $attrs:tt $factory:expr; $($case:ident),+ $(,)?) => {
+        $(
+            $crate::store_conformance_tests!(@one_ref $attrs $factory; $case);
+        )+
+    };
+    (@arc $attrs:tt $factory:expr; $($case:ident),+ $(,)?) => {
+        $(
+            $crate::store_conformance_tests!(@one_arc $attrs $factory; $case);
+        )+
+    };
+    (@one_ref [$(#[$attr:meta])*] $factory:expr; $case:ident) => {
+        $(#[$attr])*
+        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+        async fn $case() {
+            $crate::testing::store_cases::run_case($factory.await, |store| async move {
+                $crate::testing::store_cases::$case(&*store).await
+            })
+            .await;
+        }
+    };
+    (@one_arc [$(#[$attr:meta])*] $factory:expr; $case:ident) => {
+        $(#[$attr])*
+        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+        async fn $case() {
+            $crate::testing::store_cases::run_case($factory.await, |store| async move {
+                $crate::testing::store_cases::$case(store).await
+            })
+            .await;
+        }
+    };
+    // Leading attributes are gathered one by one (an expression may itself start with `#`).
+    (@attrs [$($attrs:tt)*] #[$attr:meta] $($rest:tt)+) => {
+        $crate::store_conformance_tests!(@attrs [$($attrs)* #[$attr]] $($rest)+);
+    };
+    (@attrs $attrs:tt $factory:expr) => {
+        $crate::store_conformance_tests!(@ref $attrs $factory;
             accounts_round_trip_and_change_state,
             keys_are_found_by_hash_and_id,
             revoking_a_key_keeps_the_first_revocation_instant,
@@ -154,36 +194,20 @@ macro_rules! store_conformance_tests {
             purge_deletes_only_older_records_and_counts,
             pulls_are_counted_once_per_product_and_month,
             withdrawals_are_listed_and_decided_once,
-        );
-        $crate::store_conformance_tests!(@arc $factory;
+                );
+        $crate::store_conformance_tests!(@arc $attrs $factory;
             concurrent_orders_never_oversell,
             concurrent_begin_idempotent_starts_once,
             concurrent_rate_limit_allows_exactly_the_limit,
             concurrent_same_external_reference_registers_one_order,
             concurrent_cancels_release_stock_once,
-        );
+                );
     };
-    (@ref $factory:expr; $($case:ident),+ $(,)?) => {
-        $(
-            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-            async fn $case() {
-                $crate::testing::store_cases::run_case($factory.await, |store| async move {
-                    $crate::testing::store_cases::$case(&*store).await
-                })
-                .await;
-            }
-        )+
+    (#[$attr:meta] $($rest:tt)+) => {
+        $crate::store_conformance_tests!(@attrs [#[$attr]] $($rest)+);
     };
-    (@arc $factory:expr; $($case:ident),+ $(,)?) => {
-        $(
-            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-            async fn $case() {
-                $crate::testing::store_cases::run_case($factory.await, |store| async move {
-                    $crate::testing::store_cases::$case(store).await
-                })
-                .await;
-            }
-        )+
+    ($factory:expr) => {
+        $crate::store_conformance_tests!(@attrs [] $factory);
     };
 }
 

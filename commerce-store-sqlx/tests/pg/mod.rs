@@ -1,5 +1,10 @@
-//! PostgreSQL test support shared by the test files: the database URL (or one line saying the
-//! tests did not run) and a fresh schema per test, dropped afterwards.
+//! PostgreSQL test support shared by the test files: the database URL and a fresh schema per
+//! test, dropped afterwards.
+//!
+//! Every PostgreSQL test carries
+//! `#[cfg_attr(not(commerce_postgres_tests), ignore = "needs COMMERCE_TEST_POSTGRES_URL (see README)")]`:
+//! without `COMMERCE_TEST_POSTGRES_URL` (or `DATABASE_URL`) at build time, `build.rs` leaves
+//! `cfg(commerce_postgres_tests)` unset and cargo reports the tests as ignored, never as passed.
 
 #![allow(dead_code)]
 
@@ -16,44 +21,39 @@ static NEXT: AtomicU64 = AtomicU64::new(0);
 static ANNOUNCED: Once = Once::new();
 
 /// `COMMERCE_TEST_POSTGRES_URL` (or `DATABASE_URL`). One line on stderr (once per test
-/// binary) says whether the PostgreSQL tests run, and where; when neither variable is set,
-/// `None`, and the line says they did not run.
-pub fn database_url() -> Option<String> {
+/// binary) says that the PostgreSQL tests run, and where. Panics when neither is set: a test
+/// that gets here was built with a URL (or run with `--ignored`) and must not pass without
+/// running.
+pub fn database_url() -> String {
     let url = std::env::var("COMMERCE_TEST_POSTGRES_URL")
         .or_else(|_| std::env::var("DATABASE_URL"))
         .ok()
-        .filter(|u| !u.trim().is_empty());
-    if let Some(url) = &url {
-        ANNOUNCED.call_once(|| {
-            let place = PgConnectOptions::from_str(url).map_or_else(
-                |_| "an unparsable URL".to_owned(),
-                |o| {
-                    format!(
-                        "{}@{}:{}/{}",
-                        o.get_username(),
-                        o.get_host(),
-                        o.get_port(),
-                        o.get_database().unwrap_or_default()
-                    )
-                },
-            );
-            // Written past the test harness's capture so that it is seen once.
-            let _ = writeln!(
-                std::io::stderr(),
-                "commerce-store-sqlx: PostgreSQL tests RUNNING on {place}, a fresh schema per test"
-            );
-        });
-    } else {
-        ANNOUNCED.call_once(|| {
-            // Written past the test harness's capture so that it is seen once.
-            let _ = writeln!(
-                std::io::stderr(),
-                "commerce-store-sqlx: PostgreSQL tests NOT RUN (they pass vacuously): set \
-                 COMMERCE_TEST_POSTGRES_URL=postgres://user@host:5432/db (or DATABASE_URL), \
-                 e.g. `source .ci/postgres.sh && cargo test -p commerce-store-sqlx`"
-            );
-        });
-    }
+        .filter(|u| !u.trim().is_empty())
+        .expect(
+            "COMMERCE_TEST_POSTGRES_URL (or DATABASE_URL) is not set: build and run the \
+             PostgreSQL tests with it, e.g. \
+             COMMERCE_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test \
+             cargo test -p commerce-store-sqlx",
+        );
+    ANNOUNCED.call_once(|| {
+        let place = PgConnectOptions::from_str(&url).map_or_else(
+            |_| "an unparsable URL".to_owned(),
+            |o| {
+                format!(
+                    "{}@{}:{}/{}",
+                    o.get_username(),
+                    o.get_host(),
+                    o.get_port(),
+                    o.get_database().unwrap_or_default()
+                )
+            },
+        );
+        // Written past the test harness's capture so that it is seen once.
+        let _ = writeln!(
+            std::io::stderr(),
+            "commerce-store-sqlx: PostgreSQL tests RUNNING on {place}, a fresh schema per test"
+        );
+    });
     url
 }
 
