@@ -165,7 +165,8 @@ impl WalletTotals {
         };
         for order in orders {
             let earnings = OrderEarnings::of(order);
-            if let (EarningsBucket::Settled, Some(delivered)) = (earnings.bucket, order.delivered_at)
+            if let (EarningsBucket::Settled, Some(delivered)) =
+                (earnings.bucket, order.delivered_at)
                 && delivered > held_after
             {
                 wallet.hold(earnings.net, delivered);

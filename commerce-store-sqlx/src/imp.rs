@@ -962,6 +962,57 @@ macro_rules! impl_store {
                 Ok(RateLimitHit { allowed, used })
             }
 
+            impl $store {
+                /// Books the earnings of orders stored before the earnings columns existed
+                /// (NULL), a batch per transaction; returns how many. Each row is booked once,
+                /// also when several instances migrate at the same time.
+                pub(crate) async fn book_unbooked_orders(&self) -> StoreResult<u64> {
+                    let mut booked = 0;
+                    loop {
+                        let ids: Vec<i64> = sqlx::query_scalar(
+                            "SELECT id FROM orders WHERE earnings_net IS NULL ORDER BY id LIMIT 200",
+                        )
+                        .fetch_all(&self.pool)
+                        .await
+                        .map_err(backend)?;
+                        if ids.is_empty() {
+                            return Ok(booked);
+                        }
+                        let mut tx = self.write().await?;
+                        let result = async {
+                            let c = &mut *tx.tx;
+                            let mut count = 0;
+                            for order in load_orders(c, &ids).await? {
+                                let now = Booked::new(order.status.family(), OrderEarnings::of(&order))?;
+                                let done = sqlx::query(
+                                    "UPDATE orders SET earnings_net = $2, earnings_commission = $3 \
+                                     WHERE id = $1 AND earnings_net IS NULL",
+                                )
+                                .bind(order.id)
+                                .bind(now.net)
+                                .bind(now.commission)
+                                .execute(&mut *c)
+                                .await
+                                .map_err(backend)?;
+                                if done.rows_affected() == 1 {
+                                    let delta = FamilyDelta {
+                                        family: now.family.as_str(),
+                                        count: 0,
+                                        net: now.net,
+                                        commission: now.commission,
+                                    };
+                                    count_families(c, order.account_id, &[delta]).await?;
+                                    count += 1;
+                                }
+                            }
+                            Ok::<u64, StoreError>(count)
+                        }
+                        .await;
+                        booked += tx.finish(result).await?;
+                    }
+                }
+            }
+
             #[async_trait]
             impl Store for $store {
                 async fn insert_account(

@@ -183,4 +183,7 @@ pub enum SetupError {
     /// Applying the embedded migrations failed.
     #[error("migration failed: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
+    /// Booking the earnings of orders stored before they were kept failed.
+    #[error("booking stored orders' earnings failed: {0}")]
+    Earnings(#[from] StoreError),
 }

@@ -697,6 +697,9 @@ impl FamilyDelta {
         ];
         deltas.sort_unstable();
         deltas
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use chrono::TimeZone;

@@ -83,6 +83,9 @@ impl SqliteStore {
         sqlx::migrate!("./migrations/sqlite")
             .run(&self.pool)
             .await?;
+        // Orders stored before their earnings were kept (migration 20261123) are booked from
+        // the orders themselves, with the one earnings rule of commerce-core.
+        self.book_unbooked_orders().await?;
         Ok(())
     }
 

@@ -7,10 +7,10 @@ use http::Response;
 use rust_decimal::Decimal;
 use serde_json::json;
 
+use crate::earnings::WalletTotals;
 use crate::engine::Ctx;
 use crate::error::ApiError;
 use crate::messages;
-use crate::earnings::WalletTotals;
 use crate::model::{Order, Withdrawal, WithdrawalStatus};
 use crate::money::money_string;
 use crate::time::{CAIRO_TZ_NAME, cairo_timestamp};
@@ -54,7 +54,11 @@ impl WalletFigures {
     /// The wallet from the sums a store keeps ([`Store::wallet_totals`]) and the withdrawals.
     ///
     /// [`Store::wallet_totals`]: crate::store::Store::wallet_totals
-    pub fn from_totals(wallet: WalletTotals, withdrawals: &[Withdrawal], rules: PayoutRules) -> Self {
+    pub fn from_totals(
+        wallet: WalletTotals,
+        withdrawals: &[Withdrawal],
+        rules: PayoutRules,
+    ) -> Self {
         let totals = wallet.totals;
         let mut figures = WalletFigures {
             expected: totals.expected,

@@ -714,12 +714,6 @@ async fn assert_rate_window_exact(h: &Harness, workload: &Workload, tally: &Tall
 /// (e.g. `#[ignore]`) go on every test.
 #[macro_export]
 macro_rules! cancellation_tests {
-    ($(#[$meta:meta])* $harness:expr) => {
-        $crate::cancellation_tests!(@cases [$(#[$meta])*] $harness;
-            requests_dropped_at_any_await_leave_the_store_consistent,
-            requests_abandoned_by_their_callers_are_completed,
-        );
-    };
     (@cases $attrs:tt $harness:expr; $($case:ident),* $(,)?) => {
         $( $crate::cancellation_tests!(@case $attrs $harness; $case); )*
     };
@@ -732,5 +726,21 @@ macro_rules! cancellation_tests {
             })
             .await;
         }
+    };
+    // Leading attributes are gathered one by one (an expression may itself start with `#`).
+    (@attrs [$($attrs:tt)*] #[$attr:meta] $($rest:tt)+) => {
+        $crate::cancellation_tests!(@attrs [$($attrs)* #[$attr]] $($rest)+);
+    };
+    (@attrs $attrs:tt $harness:expr) => {
+        $crate::cancellation_tests!(@cases $attrs $harness;
+            requests_dropped_at_any_await_leave_the_store_consistent,
+            requests_abandoned_by_their_callers_are_completed,
+        );
+    };
+    (#[$attr:meta] $($rest:tt)+) => {
+        $crate::cancellation_tests!(@attrs [#[$attr]] $($rest)+);
+    };
+    ($harness:expr) => {
+        $crate::cancellation_tests!(@attrs [] $harness);
     };
 }

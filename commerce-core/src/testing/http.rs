@@ -1854,7 +1854,8 @@ fn urlencode(text: &str) -> String {
     form_urlencoded::byte_serialize(text.as_bytes()).collect()
 }
 
-/// Runs one case on the harness the factory produced (skipped when it is `None`), then the
+/// Runs one case on the harness the factory produced (skipped when it is `None`), checks that
+/// the wallet the store keeps equals the recomputation from every order, then runs the
 /// harness's clean-up, also when the case panicked (the panic is then resumed).
 #[doc(hidden)]
 pub async fn run_case<F, Fut>(harness: impl IntoHarness, case: F)
@@ -1866,7 +1867,17 @@ where
         return;
     };
     let harness = Arc::new(harness);
-    let outcome = AssertUnwindSafe(case(harness.clone())).catch_unwind().await;
+    let checked = harness.clone();
+    let outcome = AssertUnwindSafe(async move {
+        case(checked.clone()).await;
+        // After every case: the wallet the store keeps equals the recomputation from all the
+        // orders, for both marketers.
+        for account in [checked.fixture.marketer_a, checked.fixture.marketer_b] {
+            super::wallet::assert_wallet_matches_orders(&checked, account).await;
+        }
+    })
+    .catch_unwind()
+    .await;
     let cleanup = harness.take_cleanup();
     drop(harness);
     if let Some(cleanup) = cleanup {

@@ -2587,7 +2587,10 @@ pub async fn wallet_totals_follow_every_order_move(store: &dyn Store) {
             &f,
             account,
             &number(n),
-            vec![line(&f, &f.variant, quantity, false), line(&f, &f.variant, 1, true)],
+            vec![
+                line(&f, &f.variant, quantity, false),
+                line(&f, &f.variant, 1, true),
+            ],
             n as i64,
         )
     };
@@ -2599,10 +2602,12 @@ pub async fn wallet_totals_follow_every_order_move(store: &dyn Store) {
     let archived = place(store, mk(6, account, 2)).await;
     place(store, mk(7, f.other.id, 5)).await;
     check("placing").await;
-    let expected: Decimal = [&pending, &confirmed, &delivered, &cancelled, &returned, &archived]
-        .iter()
-        .map(|o| o.totals.profit - o.totals.income_tax)
-        .sum();
+    let expected: Decimal = [
+        &pending, &confirmed, &delivered, &cancelled, &returned, &archived,
+    ]
+    .iter()
+    .map(|o| o.totals.profit - o.totals.income_tax)
+    .sum();
     let kept = store.wallet_totals(account, at(0)).await.unwrap();
     assert_eq!(kept.totals.expected, expected);
     assert_eq!(kept.totals.settled, Decimal::ZERO);
@@ -2612,7 +2617,11 @@ pub async fn wallet_totals_follow_every_order_move(store: &dyn Store) {
     move_to(
         store,
         delivered.id,
-        &[OrderStatus::Confirmed, OrderStatus::Shipped, OrderStatus::Delivered],
+        &[
+            OrderStatus::Confirmed,
+            OrderStatus::Shipped,
+            OrderStatus::Delivered,
+        ],
         10,
     )
     .await;
@@ -2622,7 +2631,11 @@ pub async fn wallet_totals_follow_every_order_move(store: &dyn Store) {
     move_to(
         store,
         returned.id,
-        &[OrderStatus::Confirmed, OrderStatus::Shipped, OrderStatus::Returned],
+        &[
+            OrderStatus::Confirmed,
+            OrderStatus::Shipped,
+            OrderStatus::Returned,
+        ],
         10,
     )
     .await;

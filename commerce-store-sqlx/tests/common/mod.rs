@@ -61,12 +61,8 @@ fn at(seconds: i64) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 3, 1, 10, 0, 0).unwrap() + Duration::seconds(seconds)
 }
 
-/// Rows where `account_order_counts` differs from `COUNT(*)` over the orders of each account
-/// and family (0 when in step).
-const COUNTER_MISMATCHES: &str = "SELECT COUNT(*) FROM \
-     (SELECT account_id, family, COUNT(*) AS n FROM orders GROUP BY account_id, family) AS o \
-     FULL JOIN account_order_counts AS c ON c.account_id = o.account_id AND c.family = o.family \
-     WHERE COALESCE(o.n, 0) <> COALESCE(c.count, 0)";
+/// Rows where the order counters and earnings sums differ from the orders: 0 when in step.
+pub const COUNTER_MISMATCHES: &str = include_str!("../shared/counter_mismatches.sql");
 
 fn d(text: &str) -> Decimal {
     text.parse().unwrap()

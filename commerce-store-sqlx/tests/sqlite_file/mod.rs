@@ -39,12 +39,8 @@ pub async fn open(tag: &str) -> (SqliteStore, PathBuf) {
     (store, path)
 }
 
-/// Rows where the order counters (`account_order_counts`) differ from `COUNT(*)` over the
-/// orders of each account and family: 0 when they are in step.
-pub const COUNTER_MISMATCHES: &str = "SELECT COUNT(*) FROM \
-     (SELECT account_id, family, COUNT(*) AS n FROM orders GROUP BY account_id, family) AS o \
-     FULL JOIN account_order_counts AS c ON c.account_id = o.account_id AND c.family = o.family \
-     WHERE COALESCE(o.n, 0) <> COALESCE(c.count, 0)";
+/// Rows where the order counters and earnings sums differ from the orders: 0 when in step.
+pub const COUNTER_MISMATCHES: &str = include_str!("../shared/counter_mismatches.sql");
 
 /// [`COUNTER_MISMATCHES`] on `pool`.
 pub async fn counter_mismatches(pool: &SqlitePool) -> i64 {

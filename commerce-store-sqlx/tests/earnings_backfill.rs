@@ -1,0 +1,101 @@
+//! Orders stored before their earnings were kept (the columns NULL, the sums zero) are booked
+//! by `migrate()` from the orders themselves: afterwards the sums equal the orders and the
+//! wallet equals the recomputation. SQLite always; PostgreSQL when configured.
+
+mod pg;
+mod sqlite_file;
+
+use std::sync::Arc;
+
+use commerce_core::testing::http::Harness;
+use commerce_core::testing::wallet::assert_wallet_matches_orders;
+use commerce_store_sqlx::sqlx;
+
+/// SQL that forgets every booking, as a database migrated from before the earnings columns.
+const FORGET: [&str; 2] = [
+    "UPDATE orders SET earnings_net = NULL, earnings_commission = NULL",
+    "UPDATE account_order_counts SET net = 0, commission = 0",
+];
+
+/// The wallet a sandbox marketer with delivered, held and cancelled orders sees.
+async fn assert_wallets(h: &Harness) {
+    for account in [h.fixture.marketer_a, h.fixture.marketer_b] {
+        assert_wallet_matches_orders(h, account).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_books_orders_stored_before_earnings_were_kept() {
+    let (store, path) = sqlite_file::open("backfill").await;
+    let pool = store.pool().clone();
+    let h = Harness::bare(Arc::new(store.clone())).await;
+    let before = h
+        .engine
+        .operator()
+        .wallet(h.fixture.marketer_a)
+        .await
+        .unwrap();
+    for sql in FORGET {
+        sqlx::query(sql).execute(&pool).await.unwrap();
+    }
+    let forgotten = h
+        .engine
+        .operator()
+        .wallet(h.fixture.marketer_a)
+        .await
+        .unwrap();
+    assert_ne!(forgotten, before, "the bookings are gone");
+    store.migrate().await.expect("migrate books the orders");
+    assert_eq!(sqlite_file::counter_mismatches(&pool).await, 0);
+    assert_eq!(
+        h.engine
+            .operator()
+            .wallet(h.fixture.marketer_a)
+            .await
+            .unwrap(),
+        before
+    );
+    assert_wallets(&h).await;
+    pool.close().await;
+    sqlite_file::remove_files(&path);
+}
+
+#[cfg_attr(
+    not(commerce_postgres_tests),
+    ignore = "needs COMMERCE_TEST_POSTGRES_URL (see README)"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_books_orders_stored_before_earnings_were_kept() {
+    let url = pg::database_url();
+    let (store, schema) = pg::open(&url).await;
+    let pool = store.pool().clone();
+    let h = Harness::bare(Arc::new(store.clone())).await;
+    let before = h
+        .engine
+        .operator()
+        .wallet(h.fixture.marketer_a)
+        .await
+        .unwrap();
+    for sql in FORGET {
+        sqlx::query(sql).execute(&pool).await.unwrap();
+    }
+    let forgotten = h
+        .engine
+        .operator()
+        .wallet(h.fixture.marketer_a)
+        .await
+        .unwrap();
+    assert_ne!(forgotten, before, "the bookings are gone");
+    store.migrate().await.expect("migrate books the orders");
+    let mismatches = pg::counter_mismatches(&pool).await;
+    let after = h
+        .engine
+        .operator()
+        .wallet(h.fixture.marketer_a)
+        .await
+        .unwrap();
+    assert_wallets(&h).await;
+    pg::drop_schema(&url, &[&pool], &schema).await;
+    assert_eq!(mismatches, 0);
+    assert_eq!(after, before);
+}
