@@ -904,6 +904,38 @@ macro_rules! impl_store {
                 )))
             }
 
+            /// A new window started: the key's older windows are done with.
+            async fn forget_older_windows<'e, E>(executor: E, key: i64, window: i64) -> StoreResult<()>
+            where
+                E: sqlx::Executor<'e, Database = $db>,
+            {
+                sqlx::query("DELETE FROM rate_limit_windows WHERE key_id = $1 AND window_minute < $2")
+                    .bind(key)
+                    .bind(window)
+                    .execute(executor)
+                    .await
+                    .map_err(backend)?;
+                Ok(())
+            }
+
+            /// [`Store::authenticate`] as its three calls (the trait's provided version).
+            async fn authenticate_in_calls(
+                store: &$store,
+                hash: &KeyHash,
+                now: DateTime<Utc>,
+                window: i64,
+            ) -> StoreResult<Option<KeyCheck>> {
+                let Some(key) = store.key_by_hash(hash).await? else {
+                    return Ok(None);
+                };
+                if !key.is_live(now) {
+                    return Ok(Some(KeyCheck { key, hit: None, account: None }));
+                }
+                let hit = store.hit_rate_limit(key.id, window, key.rate_limit).await?;
+                let account = if hit.allowed { store.account(key.account_id).await? } else { None };
+                Ok(Some(KeyCheck { key, hit: Some(hit), account }))
+            }
+
             /// Counts a hit in one conditional upsert (the count only moves while under the
             /// limit); the first hit of a window deletes the key's older windows.
             async fn rate_limit_in(
@@ -931,16 +963,7 @@ macro_rules! impl_store {
                 let (allowed, used) = match counted {
                     Some(used) => {
                         if used == 1 {
-                            // A new window: older windows of this key are done with.
-                            sqlx::query(
-                                "DELETE FROM rate_limit_windows \
-                                 WHERE key_id = $1 AND window_minute < $2",
-                            )
-                            .bind(key)
-                            .bind(window)
-                            .execute(&mut *c)
-                            .await
-                            .map_err(backend)?;
+                            forget_older_windows(&mut *c, key, window).await?;
                         }
                         (true, used)
                     }
@@ -1169,6 +1192,68 @@ macro_rules! impl_store {
                     .map_err(backend)
                     .and_then(|r| r.ok_or(StoreError::NotFound));
                     tx.finish(result).await?.into_domain()
+                }
+
+                async fn authenticate(
+                    &self,
+                    hash: &KeyHash,
+                    now: DateTime<Utc>,
+                    window: i64,
+                ) -> StoreResult<Option<KeyCheck>> {
+                    if $single_statement_tx {
+                        // SQLite has no data-modifying CTE; in process, the three calls cost
+                        // no round trips.
+                        return authenticate_in_calls(self, hash, now, window).await;
+                    }
+                    // One statement: the key, the rate-limit upsert when the key is live (the
+                    // same conditional upsert as `rate_limit_in`), and the account.
+                    let row: Option<AuthRow> = sqlx::query_as(concat!(
+                        "WITH k AS (SELECT ",
+                        key_cols!(),
+                        " FROM api_keys WHERE hash = $1), \
+                         hit AS (INSERT INTO rate_limit_windows (key_id, window_minute, used) \
+                         SELECT id, $2, 1 FROM k WHERE revoked_at IS NULL \
+                         AND (expires_at IS NULL OR expires_at > $3) AND rate_limit > 0 \
+                         ON CONFLICT (key_id, window_minute) \
+                         DO UPDATE SET used = rate_limit_windows.used + 1 \
+                         WHERE rate_limit_windows.used < (SELECT rate_limit FROM k) \
+                         RETURNING used) \
+                         SELECT k.*, a.id AS a_id, a.name AS a_name, a.store_name AS a_store_name, \
+                         a.email AS a_email, a.phone AS a_phone, a.side AS a_side, \
+                         a.state AS a_state, a.api_status AS a_api_status, \
+                         a.created_at AS a_created_at, (SELECT used FROM hit) AS counted, \
+                         (SELECT used FROM rate_limit_windows \
+                          WHERE key_id = k.id AND window_minute = $2) AS seen \
+                         FROM k LEFT JOIN accounts a ON a.id = k.account_id"
+                    ))
+                    .bind(hash.as_slice())
+                    .bind(window)
+                    .bind(bound_nanos(now))
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(backend)?;
+                    let Some(mut row) = row else {
+                        return Ok(None);
+                    };
+                    let account = row.account()?;
+                    let key = row.key.into_domain()?;
+                    if !key.is_live(now) {
+                        return Ok(Some(KeyCheck { key, hit: None, account: None }));
+                    }
+                    let hit = match row.counted {
+                        Some(used) => {
+                            if used == 1 {
+                                forget_older_windows(&self.pool, key.id, window).await?;
+                            }
+                            RateLimitHit { allowed: true, used: u32_of(used, "rate-limit count")? }
+                        }
+                        None => RateLimitHit {
+                            allowed: false,
+                            used: u32_of(row.seen.unwrap_or(0), "rate-limit count")?,
+                        },
+                    };
+                    let account = if hit.allowed { account } else { None };
+                    Ok(Some(KeyCheck { key, hit: Some(hit), account }))
                 }
 
                 async fn hit_rate_limit(
