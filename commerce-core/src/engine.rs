@@ -19,6 +19,7 @@ use crate::auth;
 use crate::clock::{Clock, SystemClock};
 use crate::error::{ApiError, ErrorCode};
 use crate::model::{Account, AccountState, ApiKey, ApiStatus, Side};
+use crate::pulls_seen::PullsSeen;
 use crate::routes::{self, Endpoint, Sides};
 use crate::store::{KeyCheck, RateLimitHit, Store};
 use crate::wire::PayoutRules;
@@ -87,6 +88,8 @@ pub(crate) struct Inner {
     pub(crate) store: Arc<dyn Store>,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) config: Config,
+    /// Catalogue pulls already recorded this month (writes skipped).
+    pub(crate) pulls_seen: PullsSeen,
 }
 
 impl std::fmt::Debug for Engine {
@@ -148,6 +151,7 @@ impl Engine {
                 store,
                 clock,
                 config,
+                pulls_seen: PullsSeen::default(),
             }),
         }
     }

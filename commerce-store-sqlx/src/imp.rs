@@ -45,6 +45,22 @@ macro_rules! impl_store {
                     );
                     let rows: Vec<ProductRow> =
                         q.build_query_as().fetch_all(&mut *c).await.map_err(backend)?;
+                    out.extend(with_variants(c, chunk, rows).await?);
+                }
+                Ok(out)
+            }
+
+            /// The products of `rows` (ids `chunk`, in that order) with their variants and
+            /// warranties (two statements).
+            async fn with_variants(
+                c: &mut Conn,
+                chunk: &[i64],
+                rows: Vec<ProductRow>,
+            ) -> StoreResult<Vec<Product>> {
+                if chunk.is_empty() {
+                    return Ok(Vec::new());
+                }
+                {
                     let mut q = in_list::<$db>(
                         concat!("SELECT ", variant_cols!(), " FROM variants WHERE product_id IN ("),
                         chunk,
@@ -79,9 +95,8 @@ macro_rules! impl_store {
                         let id = row.id;
                         found.insert(id, row.into_domain(v, w)?);
                     }
-                    out.extend(chunk.iter().filter_map(|id| found.remove(id)));
+                    Ok(chunk.iter().filter_map(|id| found.remove(id)).collect())
                 }
-                Ok(out)
             }
 
             async fn load_product(c: &mut Conn, id: i64) -> StoreResult<Product> {
@@ -116,6 +131,22 @@ macro_rules! impl_store {
                     );
                     let rows: Vec<OrderRow> =
                         q.build_query_as().fetch_all(&mut *c).await.map_err(backend)?;
+                    out.extend(with_lines(c, chunk, rows).await?);
+                }
+                Ok(out)
+            }
+
+            /// The orders of `rows` (ids `chunk`, in that order) with their lines, the lines'
+            /// warranties and their timelines (three statements).
+            async fn with_lines(
+                c: &mut Conn,
+                chunk: &[i64],
+                rows: Vec<OrderRow>,
+            ) -> StoreResult<Vec<Order>> {
+                if chunk.is_empty() {
+                    return Ok(Vec::new());
+                }
+                {
                     let mut q = in_list::<$db>(
                         concat!("SELECT ", line_cols!(), " FROM order_lines WHERE order_id IN ("),
                         chunk,
@@ -167,9 +198,8 @@ macro_rules! impl_store {
                         let t = entries.remove(&id).unwrap_or_default();
                         found.insert(id, row.into_domain(l, t)?);
                     }
-                    out.extend(chunk.iter().filter_map(|id| found.remove(id)));
+                    Ok(chunk.iter().filter_map(|id| found.remove(id)).collect())
                 }
-                Ok(out)
             }
 
             async fn load_order(c: &mut Conn, id: i64) -> StoreResult<Order> {
@@ -354,16 +384,21 @@ macro_rules! impl_store {
 
             /// How many of the account's orders match `filter`: from the per-family counters
             /// (`account_order_counts`) when the filter is at most a family, else `COUNT(*)`.
+            /// Whether the account's counters answer the filter's total (no filter, or
+            /// `family` only).
+            fn counts_answer(filter: &OrderFilter) -> bool {
+                filter.status.is_none()
+                    && filter.external_reference.is_none()
+                    && filter.number.is_none()
+                    && filter.updated_since.is_none()
+            }
+
             async fn count_orders(
                 c: &mut Conn,
                 account: i64,
                 filter: &OrderFilter,
             ) -> StoreResult<i64> {
-                let counted = filter.status.is_none()
-                    && filter.external_reference.is_none()
-                    && filter.number.is_none()
-                    && filter.updated_since.is_none();
-                if !counted {
+                if !counts_answer(filter) {
                     let mut q = QueryBuilder::<$db>::new("SELECT COUNT(*)");
                     push_order_filter(&mut q, account, filter)?;
                     return q.build_query_scalar().fetch_one(&mut *c).await.map_err(backend);
@@ -817,9 +852,11 @@ macro_rules! impl_store {
                 .execute(&mut *c)
                 .await
                 .map_err(backend)?;
-                bill(c, account, change.bill_month.as_deref()).await?;
                 let order = load_order(c, change.order_id).await?;
+                // The contended rows in the one order every operation takes them in (variants,
+                // products, then the account's counters, then its meter): no deadlocks.
                 rebook(c, &order, was).await?;
+                bill(c, account, change.bill_month.as_deref()).await?;
                 Ok(order)
             }
 
@@ -1545,26 +1582,37 @@ macro_rules! impl_store {
                     filter: &ProductFilter,
                     page: PageRequest,
                 ) -> StoreResult<Page<Product>> {
-                    let mut tx = self.read().await?;
-                    let result = async {
-                        let c = &mut *tx.tx;
-                        let mut q = QueryBuilder::<$db>::new("SELECT COUNT(*)");
-                        push_product_filter(&mut q, filter)?;
-                        let total: i64 =
-                            q.build_query_scalar().fetch_one(&mut *c).await.map_err(backend)?;
-                        let mut q = QueryBuilder::<$db>::new("SELECT id");
-                        push_product_filter(&mut q, filter)?;
-                        q.push(" ORDER BY id");
-                        limit(&mut q, page)?;
-                        let ids: Vec<i64> =
-                            q.build_query_scalar().fetch_all(&mut *c).await.map_err(backend)?;
-                        Ok(Page {
-                            items: load_products(c, &ids).await?,
-                            total: total as u64,
-                        })
-                    }
-                    .await;
-                    tx.finish(result).await
+                    // The page with its total in one statement, then its variants and
+                    // warranties: three statements on one connection, no transaction (each
+                    // product, variant and warranty is read as last committed; a catalogue edit
+                    // landing between the statements shows its new variants with the page).
+                    let mut c = self.pool.acquire().await.map_err(backend)?;
+                    let mut q = QueryBuilder::<$db>::new(concat!(
+                        "SELECT ",
+                        product_cols!(),
+                        ", COUNT(*) OVER () AS total"
+                    ));
+                    push_product_filter(&mut q, filter)?;
+                    q.push(" ORDER BY id");
+                    limit(&mut q, page)?;
+                    let rows: Vec<PagedProductRow> =
+                        q.build_query_as().fetch_all(&mut *c).await.map_err(backend)?;
+                    let total = match rows.first() {
+                        Some(first) => first.total,
+                        None if page.offset() == 0 => 0,
+                        None => {
+                            // Past the last page: count on its own.
+                            let mut q = QueryBuilder::<$db>::new("SELECT COUNT(*)");
+                            push_product_filter(&mut q, filter)?;
+                            q.build_query_scalar().fetch_one(&mut *c).await.map_err(backend)?
+                        }
+                    };
+                    let ids: Vec<i64> = rows.iter().map(|r| r.row.id).collect();
+                    let rows = rows.into_iter().map(|r| r.row).collect();
+                    Ok(Page {
+                        items: with_variants(&mut c, &ids, rows).await?,
+                        total: total as u64,
+                    })
                 }
 
                 async fn product(&self, id: ProductId) -> StoreResult<Option<Product>> {
@@ -1836,15 +1884,37 @@ macro_rules! impl_store {
                     let mut tx = self.read().await?;
                     let result = async {
                         let c = &mut *tx.tx;
-                        let total = count_orders(c, account, filter).await?;
-                        let mut q = QueryBuilder::<$db>::new("SELECT id");
+                        // The page with its total in one statement (the total from the
+                        // account's counters when the filter allows), then lines, warranties
+                        // and timelines.
+                        let mut q = QueryBuilder::<$db>::new(concat!("SELECT ", order_cols!(), ", "));
+                        if counts_answer(filter) {
+                            q.push(
+                                "(SELECT CAST(COALESCE(SUM(count), 0) AS BIGINT) \
+                                 FROM account_order_counts WHERE account_id = ",
+                            )
+                            .push_bind(account);
+                            if let Some(family) = filter.family {
+                                q.push(" AND family = ").push_bind(family.as_str());
+                            }
+                            q.push(") AS total");
+                        } else {
+                            q.push("COUNT(*) OVER () AS total");
+                        }
                         push_order_filter(&mut q, account, filter)?;
                         q.push(" ORDER BY created_at DESC, id DESC");
                         limit(&mut q, page)?;
-                        let ids: Vec<i64> =
-                            q.build_query_scalar().fetch_all(&mut *c).await.map_err(backend)?;
+                        let rows: Vec<PagedOrderRow> =
+                            q.build_query_as().fetch_all(&mut *c).await.map_err(backend)?;
+                        let total = match rows.first() {
+                            Some(first) => first.total,
+                            None if page.offset() == 0 && !counts_answer(filter) => 0,
+                            None => count_orders(c, account, filter).await?,
+                        };
+                        let ids: Vec<i64> = rows.iter().map(|r| r.row.id).collect();
+                        let rows = rows.into_iter().map(|r| r.row).collect();
                         Ok(Page {
-                            items: load_orders(c, &ids).await?,
+                            items: with_lines(c, &ids, rows).await?,
                             total: total as u64,
                         })
                     }
@@ -1978,19 +2048,25 @@ macro_rules! impl_store {
                     let mut ids = products.to_vec();
                     ids.sort_unstable();
                     ids.dedup();
+                    let insert = |chunk: &[i64]| {
+                        let mut q = QueryBuilder::<$db>::new(
+                            "INSERT INTO meter_pulls (account_id, month, product_id) ",
+                        );
+                        q.push_values(chunk, |mut row, product| {
+                            row.push_bind(account).push_bind(month).push_bind(*product);
+                        });
+                        q.push(" ON CONFLICT DO NOTHING");
+                        q
+                    };
+                    if !$single_statement_tx && ids.len() <= MAX_BIND_CHUNK {
+                        // One statement, atomic by itself: no transaction to open or commit.
+                        insert(&ids).build().execute(&self.pool).await.map_err(backend)?;
+                        return Ok(());
+                    }
                     let mut tx = self.write().await?;
                     let result = async {
-                        for product in ids {
-                            sqlx::query(
-                                "INSERT INTO meter_pulls (account_id, month, product_id) \
-                                 VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
-                            )
-                            .bind(account)
-                            .bind(month)
-                            .bind(product)
-                            .execute(&mut *tx.tx)
-                            .await
-                            .map_err(backend)?;
+                        for chunk in ids.chunks(MAX_BIND_CHUNK) {
+                            insert(chunk).build().execute(&mut *tx.tx).await.map_err(backend)?;
                         }
                         Ok(())
                     }

@@ -27,6 +27,11 @@ impl PgStore {
     pub async fn connect_with(options: PgConnectOptions) -> Result<Self, SetupError> {
         let pool = PgPoolOptions::new()
             .max_connections(10)
+            // sqlx pings every connection it hands out (a round trip per store call) unless
+            // told not to; it still pings each connection on its way back to the pool, and a
+            // connection that died while idle fails its next statement, which sqlx then
+            // closes.
+            .test_before_acquire(false)
             .connect_with(options)
             .await?;
         Ok(Self::from_pool(pool))

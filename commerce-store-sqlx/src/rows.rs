@@ -281,6 +281,14 @@ impl CategoryRow {
     }
 }
 
+/// A product of a page, with the number of products matching the page's filter.
+#[derive(FromRow)]
+pub(crate) struct PagedProductRow {
+    #[sqlx(flatten)]
+    pub(crate) row: ProductRow,
+    pub(crate) total: i64,
+}
+
 #[derive(FromRow)]
 pub(crate) struct ProductRow {
     pub(crate) id: i64,
@@ -431,6 +439,14 @@ impl RateRow {
             total_due_tax_percent: from_piastres(self.total_due_tax_percent),
         }
     }
+}
+
+/// An order of a page, with the number of orders matching the page's filter.
+#[derive(FromRow)]
+pub(crate) struct PagedOrderRow {
+    #[sqlx(flatten)]
+    pub(crate) row: OrderRow,
+    pub(crate) total: i64,
 }
 
 #[derive(FromRow)]

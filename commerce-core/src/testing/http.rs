@@ -1831,6 +1831,61 @@ pub async fn race_rate_limit_is_exact(h: &Harness) {
     assert_eq!(responses.iter().filter(|r| r.status == 429).count(), 30);
 }
 
+/// 30 tasks each place an order and cancel it at once, all at the same time: every answer is
+/// 201 then 200 (the rows every order and cancel contend for, stock, counters and meter, are
+/// locked in one order: no deadlock), and stock and the meter end where they should.
+pub async fn race_places_and_cancels_never_deadlock(h: &Harness) {
+    let h = Arc::new(h.clone_handle());
+    let stock = h.available(h.fixture.plain_variant).await;
+    let month = crate::time::cairo_month(h.clock.now_utc());
+    let meter = |h: Arc<Harness>| {
+        let month = month.clone();
+        async move {
+            h.engine
+                .operator()
+                .meter(h.fixture.marketer_a, &month)
+                .await
+                .expect("meter")
+                .order_operations
+        }
+    };
+    let operations = meter(h.clone()).await;
+    // Two variants: a cancel of one never waits on the other's stock row first.
+    let featured = h.fixture.featured_variants[0];
+    let featured_stock = h.available(featured).await;
+    let responses = race(30, |i| {
+        let h = h.clone();
+        let mut body = h.order_body(1, "10");
+        if i % 2 == 1 {
+            body["lines"][0]["variant_id"] = json!(featured);
+        }
+        async move {
+            let created = h.post("sk_demo_bench", "/api/v1/orders", &body).await;
+            if created.status != 201 {
+                return created;
+            }
+            let id = created.json()["data"]["id"].clone();
+            h.post(
+                "sk_demo_bench",
+                &format!("/api/v1/orders/{id}/cancel"),
+                &json!({}),
+            )
+            .await
+        }
+    })
+    .await;
+    for r in &responses {
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    }
+    assert_eq!(h.available(h.fixture.plain_variant).await, stock);
+    assert_eq!(h.available(featured).await, featured_stock);
+    assert_eq!(
+        meter(h.clone()).await,
+        operations + 60,
+        "30 orders + 30 cancels"
+    );
+}
+
 impl Harness {
     /// Another handle on the same engine, clock and integration (for spawned tasks).
     pub fn clone_handle(&self) -> Harness {
@@ -1953,6 +2008,7 @@ macro_rules! http_conformance_tests {
             race_one_idempotency_key_makes_one_order,
             race_no_oversell,
             race_rate_limit_is_exact,
+            race_places_and_cancels_never_deadlock,
                 );
     };
     (#[$attr:meta] $($rest:tt)+) => {
