@@ -108,7 +108,8 @@ impl Query {
     /// A timestamp parameter.
     pub fn timestamp(&mut self, name: &str) -> Option<DateTime<Utc>> {
         let raw = self.string(name)?;
-        let parsed = parse_timestamp(&raw);
+        // An unencoded `+` of the offset arrives as a space (form encoding): read it as `+`.
+        let parsed = parse_timestamp(&raw).or_else(|| parse_timestamp(&raw.replace(' ', "+")));
         if parsed.is_none() {
             self.fail(name, messages::INVALID_TIMESTAMP);
         }

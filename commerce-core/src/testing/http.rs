@@ -1831,6 +1831,58 @@ pub async fn race_rate_limit_is_exact(h: &Harness) {
     assert_eq!(responses.iter().filter(|r| r.status == 429).count(), 30);
 }
 
+/// `updated_since` accepts `Z`, `+hh`, `+hhmm` and `+hh:mm` offsets, fractional seconds, and an
+/// unencoded `+` (which arrives as a space): all name the same instant and give the same
+/// answer; a date-time without an offset is a 422 naming the parameter.
+pub async fn updated_since_accepts_every_offset_form(h: &Harness) {
+    h.clock.advance(Duration::hours(1));
+    let since = h.clock.now_utc();
+    h.engine
+        .operator()
+        .update_variant(
+            h.fixture.plain_variant,
+            VariantPatch {
+                price: Some("131.00".parse().expect("decimal")),
+                ..VariantPatch::default()
+            },
+        )
+        .await
+        .expect("operator");
+    let cairo = since.with_timezone(&chrono_tz::Africa::Cairo);
+    let local = cairo.format("%Y-%m-%dT%H:%M:%S").to_string();
+    let offset = cairo.format("%z").to_string(); // +0200
+    let forms = [
+        urlencode(&since.format("%Y-%m-%dT%H:%M:%SZ").to_string()),
+        urlencode(&format!("{local}{}", &offset[..3])),
+        urlencode(&format!("{local}{offset}")),
+        urlencode(&format!("{local}.000{}:{}", &offset[..3], &offset[3..])),
+        format!("{local}{}:{}", &offset[..3], &offset[3..]),
+    ];
+    for form in &forms {
+        for path in ["/api/v1/products", "/api/v1/orders"] {
+            let r = h.get(A, &format!("{path}?updated_since={form}")).await;
+            assert_eq!(
+                r.status,
+                200,
+                "{path} {form}: {}",
+                String::from_utf8_lossy(&r.body)
+            );
+        }
+        let r = h
+            .get(A, &format!("/api/v1/products?updated_since={form}"))
+            .await;
+        assert_eq!(r.json()["meta"]["total"], 1, "{form}");
+    }
+    let r = h
+        .get(
+            A,
+            &format!("/api/v1/products?updated_since={}", urlencode(&local)),
+        )
+        .await;
+    r.assert_error(422, "validation_failed");
+    assert_eq!(r.error_fields(), vec!["updated_since".to_owned()]);
+}
+
 /// 30 tasks each place an order and cancel it at once, all at the same time: every answer is
 /// 201 then 200 (the rows every order and cancel contend for, stock, counters and meter, are
 /// locked in one order: no deadlock), and stock and the meter end where they should.
@@ -2009,6 +2061,7 @@ macro_rules! http_conformance_tests {
             race_no_oversell,
             race_rate_limit_is_exact,
             race_places_and_cancels_never_deadlock,
+            updated_since_accepts_every_offset_form,
                 );
     };
     (#[$attr:meta] $($rest:tt)+) => {
