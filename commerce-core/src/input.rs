@@ -286,7 +286,10 @@ impl<'a> Fields<'a> {
 
     /// A required Egyptian mobile number.
     pub fn required_phone(&mut self, name: &str) -> Option<String> {
-        if self.raw(name).is_none() {
+        let blank = self
+            .raw(name)
+            .is_none_or(|v| v.as_str().is_some_and(|s| s.trim().is_empty()));
+        if blank {
             self.fail(name, messages::REQUIRED);
             return None;
         }

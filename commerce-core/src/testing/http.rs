@@ -1883,6 +1883,53 @@ pub async fn updated_since_accepts_every_offset_form(h: &Harness) {
     assert_eq!(r.error_fields(), vec!["updated_since".to_owned()]);
 }
 
+/// Blank and malformed input named as it should be: a 401 carries `WWW-Authenticate: Bearer`; a
+/// blank `phone` is a 422 naming `phone`; an `Idempotency-Key` is 1 to 100 printable ASCII
+/// characters with spaces allowed inside, anything else a 422 naming the header with a
+/// message that says what is allowed (the same for a short key as for a long one).
+pub async fn blank_and_malformed_input_is_named(h: &Harness) {
+    let r = h
+        .request(Method::GET, None, "/api/v1/me", Bytes::new(), &[])
+        .await;
+    r.assert_error(401, "unauthenticated");
+    assert_eq!(r.header("www-authenticate"), Some("Bearer"));
+    assert_eq!(
+        h.get("sk_nope", "/api/v1/me")
+            .await
+            .header("www-authenticate"),
+        Some("Bearer")
+    );
+    for blank in ["", "   "] {
+        let mut body = h.order_body(1, "10");
+        body["phone"] = json!(blank);
+        let r = h.post(A, "/api/v1/orders", &body).await;
+        r.assert_error(422, "validation_failed");
+        assert_eq!(r.error_fields(), vec!["phone".to_owned()], "{blank:?}");
+    }
+    let body = h.order_body(1, "10");
+    let spaced = h.post_idempotent(A, "order 1001", &body).await;
+    assert_eq!(
+        spaced.status,
+        201,
+        "{}",
+        String::from_utf8_lossy(&spaced.body)
+    );
+    let long = "k".repeat(101);
+    let mut messages = Vec::new();
+    for bad in ["", "   ", "tab\there", long.as_str()] {
+        let r = h.post_idempotent(A, bad, &body).await;
+        r.assert_error(422, "validation_failed");
+        assert_eq!(
+            r.error_fields(),
+            vec!["Idempotency-Key".to_owned()],
+            "{bad:?}"
+        );
+        messages.push(r.json()["error"]["fields"]["Idempotency-Key"][0].clone());
+    }
+    assert!(messages.windows(2).all(|m| m[0] == m[1]), "{messages:?}");
+    assert_eq!(messages[0], json!(crate::messages::IDEMPOTENCY_KEY_FORM));
+}
+
 /// 30 tasks each place an order and cancel it at once, all at the same time: every answer is
 /// 201 then 200 (the rows every order and cancel contend for, stock, counters and meter, are
 /// locked in one order: no deadlock), and stock and the meter end where they should.
@@ -2062,6 +2109,7 @@ macro_rules! http_conformance_tests {
             race_rate_limit_is_exact,
             race_places_and_cancels_never_deadlock,
             updated_since_accepts_every_offset_form,
+            blank_and_malformed_input_is_named,
                 );
     };
     (#[$attr:meta] $($rest:tt)+) => {
