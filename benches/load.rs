@@ -42,189 +42,15 @@
 
 mod common;
 
-use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::Router;
-use axum::http::header;
 use axum::routing::get;
-use bytes::Bytes;
-use commerce::model::VariantPatch;
 use commerce::store::MemoryStore;
 use commerce::{Engine, sandbox};
-use serde_json::json;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::runtime::Runtime;
-
-fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn runtime(threads: usize) -> Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(threads)
-        .enable_all()
-        .build()
-        .expect("runtime")
-}
-
-/// What one phase measured.
-struct Outcome {
-    requests: u64,
-    errors: u64,
-    seconds: f64,
-    p50_us: u64,
-    p99_us: u64,
-}
-
-impl Outcome {
-    fn rps(&self) -> f64 {
-        self.requests as f64 / self.seconds
-    }
-}
-
-/// Reads one HTTP/1.1 response with a `content-length` body; returns its status.
-async fn read_response(stream: &mut TcpStream, buf: &mut Vec<u8>) -> std::io::Result<u16> {
-    buf.clear();
-    let mut chunk = [0u8; 16 * 1024];
-    let header_end = loop {
-        if let Some(at) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break at + 4;
-        }
-        let n = stream.read(&mut chunk).await?;
-        if n == 0 {
-            return Err(std::io::ErrorKind::UnexpectedEof.into());
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    };
-    let head = std::str::from_utf8(&buf[..header_end]).map_err(std::io::Error::other)?;
-    let status: u16 = head
-        .get(9..12)
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| std::io::Error::other("bad status line"))?;
-    let length: usize = head
-        .lines()
-        .find_map(|line| {
-            let (name, value) = line.split_once(':')?;
-            name.eq_ignore_ascii_case("content-length")
-                .then(|| value.trim().parse().ok())?
-        })
-        .ok_or_else(|| std::io::Error::other("no content-length"))?;
-    while buf.len() < header_end + length {
-        let n = stream.read(&mut chunk).await?;
-        if n == 0 {
-            return Err(std::io::ErrorKind::UnexpectedEof.into());
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    }
-    Ok(status)
-}
-
-/// Drives `addr` with `connections` keep-alive clients sending `request` until `duration` ends.
-fn drive(
-    client: &Runtime,
-    addr: SocketAddr,
-    request: Bytes,
-    expect: u16,
-    connections: usize,
-    duration: Duration,
-) -> Outcome {
-    client.block_on(async move {
-        let started = Instant::now();
-        let deadline = started + duration;
-        let tasks: Vec<_> = (0..connections)
-            .map(|_| {
-                let request = request.clone();
-                tokio::spawn(async move {
-                    let mut stream = TcpStream::connect(addr).await.expect("connects");
-                    stream.set_nodelay(true).expect("nodelay");
-                    let mut buf = Vec::with_capacity(32 * 1024);
-                    let mut latencies = Vec::with_capacity(1 << 16);
-                    let mut errors = 0u64;
-                    while Instant::now() < deadline {
-                        let sent = Instant::now();
-                        stream.write_all(&request).await.expect("writes");
-                        match read_response(&mut stream, &mut buf).await {
-                            Ok(status) if status == expect => {
-                                latencies.push(sent.elapsed().as_micros() as u64)
-                            }
-                            Ok(_) => errors += 1,
-                            Err(_) => {
-                                errors += 1;
-                                break;
-                            }
-                        }
-                    }
-                    (latencies, errors)
-                })
-            })
-            .collect();
-        let mut all = Vec::new();
-        let mut errors = 0;
-        for task in tasks {
-            let (latencies, e) = task.await.expect("client task");
-            all.extend(latencies);
-            errors += e;
-        }
-        let seconds = started.elapsed().as_secs_f64();
-        all.sort_unstable();
-        let pick = |q: f64| {
-            all.get(((all.len() as f64 * q) as usize).min(all.len().saturating_sub(1)))
-                .copied()
-                .unwrap_or(0)
-        };
-        Outcome {
-            requests: all.len() as u64,
-            errors,
-            seconds,
-            p50_us: pick(0.50),
-            p99_us: pick(0.99),
-        }
-    })
-}
-
-/// Serves `app` on a fresh loopback port from `server`'s runtime.
-fn serve(server: &Runtime, app: Router) -> SocketAddr {
-    server.block_on(async {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("binds");
-        let addr = listener.local_addr().expect("address");
-        tokio::spawn(async move { axum::serve(listener, app).await.expect("serves") });
-        addr
-    })
-}
-
-fn raw_request(method: &str, path: &str, body: &[u8]) -> Bytes {
-    let mut out = format!(
-        "{method} {path} HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer sk_demo_bench\r\naccept: application/json\r\n"
-    );
-    if !body.is_empty() {
-        out.push_str(&format!(
-            "content-type: application/json\r\ncontent-length: {}\r\n",
-            body.len()
-        ));
-    }
-    out.push_str("\r\n");
-    let mut bytes = out.into_bytes();
-    bytes.extend_from_slice(body);
-    Bytes::from(bytes)
-}
-
-fn report(label: &str, connections: usize, o: &Outcome) {
-    println!(
-        "{label:<44} conns {connections:>3}  {:>9.0} req/s  p50 {:>6} us  p99 {:>6} us  ({} requests, {} errors, {:.1} s)",
-        o.rps(),
-        o.p50_us,
-        o.p99_us,
-        o.requests,
-        o.errors,
-        o.seconds
-    );
-}
+use common::http::{drive, engine_body, raw_request, ready_json, report, runtime, serve};
+use common::{env_or, order_body};
 
 fn main() {
     // `cargo bench` passes `--bench`; this program takes its settings from the environment.
@@ -238,17 +64,7 @@ fn main() {
     let fixture = server
         .block_on(sandbox::seed(&engine))
         .expect("sandbox seeds");
-    server
-        .block_on(engine.operator().update_variant(
-            fixture.plain_variant,
-            VariantPatch {
-                price: None,
-                suggested_min: None,
-                suggested_max: None,
-                available: Some(1_000_000_000),
-            },
-        ))
-        .expect("stock set");
+    server.block_on(common::endless_stock(&engine, fixture.plain_variant));
     let engine_addr = serve(&server, commerce::axum::router(engine.clone()));
 
     println!(
@@ -259,29 +75,13 @@ fn main() {
     for path in ["/api/v1/me", "/api/v1/products?per_page=25"] {
         let request = raw_request("GET", path, b"");
         // The bare handler returns exactly the bytes the engine answers with.
-        let body: Bytes = server.block_on(async {
-            let r = engine
-                .handle(
-                    http::Request::get(path)
-                        .header("authorization", "Bearer sk_demo_bench")
-                        .body(Bytes::new())
-                        .expect("request"),
-                )
-                .await;
-            assert_eq!(r.status(), 200);
-            r.into_body()
-        });
+        let body = server.block_on(engine_body(&engine, path));
         let route = path.split('?').next().expect("path");
         let bare = Router::new().route(
             route,
             get(move || {
                 let body = body.clone();
-                async move {
-                    (
-                        [(header::CONTENT_TYPE, "application/json; charset=utf-8")],
-                        body,
-                    )
-                }
+                async move { ready_json(body) }
             }),
         );
         let bare_addr = serve(&server, bare);
@@ -310,15 +110,7 @@ fn main() {
         );
     }
 
-    let order = json!({
-        "full_name": "سارة حسن",
-        "phone": "+201112223334",
-        "address": "12 شارع النصر، مدينة نصر",
-        "governorate_id": fixture.cairo,
-        "shipping_option_id": fixture.standard_shipping,
-        "lines": [{"variant_id": fixture.plain_variant, "quantity": 1, "profit": "40.00"}],
-    });
-    let body = serde_json::to_vec(&order).expect("json");
+    let body = order_body(&fixture);
     let request = raw_request("POST", "/api/v1/orders", &body);
     let orders = drive(&client, engine_addr, request, 201, 32, duration);
     report("POST /api/v1/orders engine via axum (memory)", 32, &orders);
@@ -334,8 +126,13 @@ fn main() {
 /// running the raw-insert transaction of `common::sql` on the same pool for the same time (what
 /// each side does per order: see the module docs).
 #[cfg(feature = "sqlx")]
-fn postgres_orders(server: &Runtime, client: &Runtime, duration: Duration) {
+fn postgres_orders(
+    server: &tokio::runtime::Runtime,
+    client: &tokio::runtime::Runtime,
+    duration: Duration,
+) {
     use std::sync::atomic::{AtomicU64, Ordering};
+    use std::time::Instant;
 
     let Some(url) = common::sql::postgres_url("POST /api/v1/orders on PostgreSQL") else {
         return;
@@ -346,15 +143,7 @@ fn postgres_orders(server: &Runtime, client: &Runtime, duration: Duration) {
     let engine = Engine::new(store.clone());
     let (fixture, template) = server.block_on(common::seeded_template(store));
     let addr = serve(server, commerce::axum::router(engine));
-    let order = json!({
-        "full_name": "سارة حسن",
-        "phone": "+201112223334",
-        "address": "12 شارع النصر، مدينة نصر",
-        "governorate_id": fixture.cairo,
-        "shipping_option_id": fixture.standard_shipping,
-        "lines": [{"variant_id": fixture.plain_variant, "quantity": 1, "profit": "40.00"}],
-    });
-    let body = serde_json::to_vec(&order).expect("json");
+    let body = order_body(&fixture);
     let through = drive(
         client,
         addr,

@@ -30,13 +30,7 @@ mod common;
 use chrono::{DateTime, Utc};
 use commerce_core::model::*;
 use commerce_core::store::{MemoryStore, Store};
-
-fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
+use common::env_or;
 
 /// `VmRSS` of this process in bytes.
 fn rss_bytes() -> u64 {

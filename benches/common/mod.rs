@@ -1,6 +1,9 @@
-//! Set-up shared by the benches: a sandbox-seeded store and an order template.
+//! Set-up shared by the benches: settings from the environment, a sandbox-seeded store and an
+//! order template; the HTTP client and servers (`http`) and the SQL side (`sql`).
 #![allow(dead_code)]
 
+#[cfg(feature = "axum")]
+pub mod http;
 #[cfg(feature = "sqlx")]
 pub mod sql;
 
@@ -12,15 +15,20 @@ use commerce_core::store::Store;
 use commerce_core::{Engine, sandbox};
 use rust_decimal::Decimal;
 
-/// Seeds `store` with the sandbox, gives the plain variant practically endless stock, and
-/// returns the fixture and a priced one-line order of marketer B (who starts with no orders).
-pub async fn seeded_template(store: Arc<dyn Store>) -> (sandbox::Sandbox, NewOrder) {
-    let engine = Engine::new(store.clone());
-    let fixture = sandbox::seed(&engine).await.expect("sandbox seeds");
+/// The setting `name` from the environment, or `default` when unset or unparsable.
+pub fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Gives `variant` practically endless stock, so that a bench's orders never run out.
+pub async fn endless_stock(engine: &Engine, variant: VariantId) {
     engine
         .operator()
         .update_variant(
-            fixture.plain_variant,
+            variant,
             VariantPatch {
                 price: None,
                 suggested_min: None,
@@ -30,6 +38,28 @@ pub async fn seeded_template(store: Arc<dyn Store>) -> (sandbox::Sandbox, NewOrd
         )
         .await
         .expect("stock set");
+}
+
+/// The JSON body of `POST /api/v1/orders` for one piece of the sandbox's plain variant,
+/// delivered in Cairo by the standard option.
+pub fn order_body(fixture: &sandbox::Sandbox) -> Vec<u8> {
+    let order = serde_json::json!({
+        "full_name": "سارة حسن",
+        "phone": "+201112223334",
+        "address": "12 شارع النصر، مدينة نصر",
+        "governorate_id": fixture.cairo,
+        "shipping_option_id": fixture.standard_shipping,
+        "lines": [{"variant_id": fixture.plain_variant, "quantity": 1, "profit": "40.00"}],
+    });
+    serde_json::to_vec(&order).expect("json")
+}
+
+/// Seeds `store` with the sandbox, gives the plain variant practically endless stock, and
+/// returns the fixture and a priced one-line order of marketer B (who starts with no orders).
+pub async fn seeded_template(store: Arc<dyn Store>) -> (sandbox::Sandbox, NewOrder) {
+    let engine = Engine::new(store.clone());
+    let fixture = sandbox::seed(&engine).await.expect("sandbox seeds");
+    endless_stock(&engine, fixture.plain_variant).await;
     let product = store
         .products_of_variants(&[fixture.plain_variant])
         .await

@@ -17,19 +17,27 @@ pub fn postgres_url(what: &str) -> Option<String> {
     }
 }
 
+/// Runs `statements` one after the other on a connection of its own to the server of `url`.
+async fn admin(url: &str, statements: &[String]) {
+    let mut admin = PgConnection::connect(url).await.expect("postgres answers");
+    for statement in statements {
+        sqlx::query(sqlx::AssertSqlSafe(statement.as_str()))
+            .execute(&mut admin)
+            .await
+            .unwrap_or_else(|e| panic!("{statement}: {e}"));
+    }
+}
+
 /// A new empty database `name` on the server of `url` (dropped first if left over), migrated.
 pub async fn fresh_pg(url: &str, name: &'static str) -> PgStore {
-    let mut admin = PgConnection::connect(url).await.expect("postgres answers");
-    sqlx::query(sqlx::AssertSqlSafe(format!(
-        "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
-    )))
-    .execute(&mut admin)
-    .await
-    .expect("drop bench database");
-    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-        .execute(&mut admin)
-        .await
-        .expect("create bench database");
+    admin(
+        url,
+        &[
+            format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+            format!("CREATE DATABASE {name}"),
+        ],
+    )
+    .await;
     let (base, _) = url.rsplit_once('/').expect("url names a database");
     let store = PgStore::connect(&format!("{base}/{name}"))
         .await
@@ -38,11 +46,25 @@ pub async fn fresh_pg(url: &str, name: &'static str) -> PgStore {
     store
 }
 
-/// A new SQLite file database at `path` (removed first if left over), migrated.
-pub async fn fresh_sqlite(path: &str) -> SqliteStore {
+/// Drops database `name` on the server of `url`, ending its sessions.
+pub async fn drop_pg(url: &str, name: &'static str) {
+    admin(
+        url,
+        &[format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")],
+    )
+    .await;
+}
+
+/// Removes the SQLite database at `path` with its WAL and shared-memory files, if there.
+pub fn remove_sqlite(path: &str) {
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{path}{suffix}"));
     }
+}
+
+/// A new SQLite file database at `path` (removed first if left over), migrated.
+pub async fn fresh_sqlite(path: &str) -> SqliteStore {
+    remove_sqlite(path);
     let store = SqliteStore::connect(&format!("sqlite://{path}"))
         .await
         .expect("sqlite opens");
