@@ -15,7 +15,8 @@ macro_rules! impl_store {
         $conn:ty,
         for_update = $for_update:literal,
         instr = $instr:literal,
-        single_statement_tx = $single_statement_tx:literal
+        single_statement_tx = $single_statement_tx:literal,
+        rate_slots = $rate_slots:literal
     ) => {
         const _: () = {
             use std::collections::HashMap;
@@ -29,6 +30,7 @@ macro_rules! impl_store {
             use commerce_core::store::*;
             use sqlx::QueryBuilder;
 
+            use crate::rate_slots::Slots;
             use crate::rows::*;
             use crate::{in_list, MAX_BIND_CHUNK};
 
@@ -973,53 +975,65 @@ macro_rules! impl_store {
                 Ok(Some(KeyCheck { key, hit: Some(hit), account }))
             }
 
-            /// Counts a hit in one conditional upsert (the count only moves while under the
-            /// limit); the first hit of a window deletes the key's older windows.
+            /// Counts a hit in the first slot still under its share, trying the slots from
+            /// `start` on (see `rate_slots`); refused when every slot is full. Each try is one
+            /// conditional upsert, atomic by itself; the first hit of a slot in a window deletes
+            /// the key's older windows.
             async fn rate_limit_in(
                 c: &mut Conn,
                 key: i64,
                 window: i64,
                 limit: u32,
+                start: u32,
             ) -> StoreResult<RateLimitHit> {
-                let counted: Option<i64> = if limit == 0 {
-                    None
-                } else {
-                    sqlx::query_scalar(
-                        "INSERT INTO rate_limit_windows (key_id, window_minute, used) \
-                         VALUES ($1, $2, 1) ON CONFLICT (key_id, window_minute) \
+                if limit == 0 {
+                    return Ok(RateLimitHit { allowed: false, used: 0 });
+                }
+                let slots = Slots::new(limit, $rate_slots);
+                for slot in slots.from(start) {
+                    // With one slot its count is the window's; with several, the other slots'
+                    // counts as the statement began are added (for the remaining-requests header).
+                    let sql = if slots.count() == 1 {
+                        "INSERT INTO rate_limit_windows (key_id, window_minute, slot, used) \
+                         VALUES ($1, $2, $3, 1) ON CONFLICT (key_id, window_minute, slot) \
                          DO UPDATE SET used = rate_limit_windows.used + 1 \
-                         WHERE rate_limit_windows.used < $3 RETURNING used",
-                    )
-                    .bind(key)
-                    .bind(window)
-                    .bind(i64::from(limit))
-                    .fetch_optional(&mut *c)
-                    .await
-                    .map_err(backend)?
-                };
-                let (allowed, used) = match counted {
-                    Some(used) => {
-                        if used == 1 {
-                            forget_older_windows(&mut *c, key, window).await?;
-                        }
-                        (true, used)
-                    }
-                    None => {
-                        let used: Option<i64> = sqlx::query_scalar(
-                            "SELECT used FROM rate_limit_windows \
-                             WHERE key_id = $1 AND window_minute = $2",
-                        )
+                         WHERE rate_limit_windows.used < $4 RETURNING used, used - 1"
+                    } else {
+                        "INSERT INTO rate_limit_windows (key_id, window_minute, slot, used) \
+                         VALUES ($1, $2, $3, 1) ON CONFLICT (key_id, window_minute, slot) \
+                         DO UPDATE SET used = rate_limit_windows.used + 1 \
+                         WHERE rate_limit_windows.used < $4 RETURNING used, \
+                         (SELECT CAST(COALESCE(SUM(used), 0) AS BIGINT) FROM rate_limit_windows \
+                          WHERE key_id = $1 AND window_minute = $2)"
+                    };
+                    let counted: Option<(i64, i64)> = sqlx::query_as(sql)
                         .bind(key)
                         .bind(window)
+                        .bind(i64::from(slot))
+                        .bind(i64::from(slots.share(slot)))
                         .fetch_optional(&mut *c)
                         .await
                         .map_err(backend)?;
-                        (false, used.unwrap_or(0))
+                    if let Some((used, before)) = counted {
+                        if used == 1 {
+                            forget_older_windows(&mut *c, key, window).await?;
+                        }
+                        let total = u32_of(before + 1, "rate-limit count")?.min(limit);
+                        return Ok(RateLimitHit { allowed: true, used: total });
                     }
-                };
-                let used =
-                    u32::try_from(used).map_err(|_| corrupt(format!("rate-limit count {used}")))?;
-                Ok(RateLimitHit { allowed, used })
+                }
+                // Every slot is full: the window holds at least the limit (more if the limit
+                // was lowered within it).
+                let used: i64 = sqlx::query_scalar(
+                    "SELECT CAST(COALESCE(SUM(used), 0) AS BIGINT) FROM rate_limit_windows \
+                     WHERE key_id = $1 AND window_minute = $2",
+                )
+                .bind(key)
+                .bind(window)
+                .fetch_one(&mut *c)
+                .await
+                .map_err(backend)?;
+                Ok(RateLimitHit { allowed: false, used: u32_of(used, "rate-limit count")? })
             }
 
             impl $store {
@@ -1242,30 +1256,39 @@ macro_rules! impl_store {
                         // no round trips.
                         return authenticate_in_calls(self, hash, now, window).await;
                     }
-                    // One statement: the key, the rate-limit upsert when the key is live (the
-                    // same conditional upsert as `rate_limit_in`), and the account.
+                    // One statement: the key, the rate-limit upsert in one random slot when
+                    // the key is live (the same conditional upsert as `rate_limit_in`), and the
+                    // account. When that slot is full, the other slots are tried after it.
+                    let start = rand::random::<u32>();
                     let row: Option<AuthRow> = sqlx::query_as(concat!(
                         "WITH k AS (SELECT ",
                         key_cols!(),
                         " FROM api_keys WHERE hash = $1), \
-                         hit AS (INSERT INTO rate_limit_windows (key_id, window_minute, used) \
-                         SELECT id, $2, 1 FROM k WHERE revoked_at IS NULL \
-                         AND (expires_at IS NULL OR expires_at > $3) AND rate_limit > 0 \
-                         ON CONFLICT (key_id, window_minute) \
+                         s AS (SELECT id, rate_limit, \
+                         GREATEST(LEAST($5, rate_limit / $6), 1) AS n FROM k), \
+                         hit AS (INSERT INTO rate_limit_windows (key_id, window_minute, slot, used) \
+                         SELECT id, $2, $4 % n, 1 FROM k JOIN s USING (id, rate_limit) \
+                         WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3) \
+                         AND rate_limit > 0 \
+                         ON CONFLICT (key_id, window_minute, slot) \
                          DO UPDATE SET used = rate_limit_windows.used + 1 \
-                         WHERE rate_limit_windows.used < (SELECT rate_limit FROM k) \
+                         WHERE rate_limit_windows.used < (SELECT rate_limit / n + \
+                         CASE WHEN $4 % n < rate_limit % n THEN 1 ELSE 0 END FROM s) \
                          RETURNING used) \
                          SELECT k.*, a.id AS a_id, a.name AS a_name, a.store_name AS a_store_name, \
                          a.email AS a_email, a.phone AS a_phone, a.side AS a_side, \
                          a.state AS a_state, a.api_status AS a_api_status, \
                          a.created_at AS a_created_at, (SELECT used FROM hit) AS counted, \
-                         (SELECT used FROM rate_limit_windows \
+                         (SELECT CAST(COALESCE(SUM(used), 0) AS BIGINT) FROM rate_limit_windows \
                           WHERE key_id = k.id AND window_minute = $2) AS seen \
                          FROM k LEFT JOIN accounts a ON a.id = k.account_id"
                     ))
                     .bind(hash.as_slice())
                     .bind(window)
                     .bind(bound_nanos(now))
+                    .bind(i64::from(start))
+                    .bind(i64::from($rate_slots))
+                    .bind(i64::from(crate::rate_slots::PER_SLOT))
                     .fetch_optional(&self.pool)
                     .await
                     .map_err(backend)?;
@@ -1282,12 +1305,12 @@ macro_rules! impl_store {
                             if used == 1 {
                                 forget_older_windows(&self.pool, key.id, window).await?;
                             }
-                            RateLimitHit { allowed: true, used: u32_of(used, "rate-limit count")? }
+                            // The other slots as the statement began, plus this request.
+                            let total = u32_of(row.seen.unwrap_or(0) + 1, "rate-limit count")?;
+                            RateLimitHit { allowed: true, used: total.min(key.rate_limit) }
                         }
-                        None => RateLimitHit {
-                            allowed: false,
-                            used: u32_of(row.seen.unwrap_or(0), "rate-limit count")?,
-                        },
+                        // That slot was full (or the limit is 0): every slot decides.
+                        None => self.hit_rate_limit(key.id, window, key.rate_limit).await?,
                     };
                     let account = if hit.allowed { account } else { None };
                     Ok(Some(KeyCheck { key, hit: Some(hit), account }))
@@ -1299,15 +1322,23 @@ macro_rules! impl_store {
                     window: i64,
                     limit: u32,
                 ) -> StoreResult<RateLimitHit> {
-                    if $single_statement_tx {
+                    if let Some(used) = self.full_windows.full(key, window, limit) {
+                        return Ok(RateLimitHit { allowed: false, used });
+                    }
+                    let start = rand::random::<u32>();
+                    let hit = if $single_statement_tx {
                         let mut tx = self.write().await?;
-                        let result = rate_limit_in(&mut tx.tx, key, window, limit).await;
-                        tx.finish(result).await
+                        let result = rate_limit_in(&mut tx.tx, key, window, limit, start).await;
+                        tx.finish(result).await?
                     } else {
                         // Each statement is atomic on its own: no transaction to open or commit.
                         let mut c = self.pool.acquire().await.map_err(backend)?;
-                        rate_limit_in(&mut c, key, window, limit).await
+                        rate_limit_in(&mut c, key, window, limit, start).await?
+                    };
+                    if !hit.allowed {
+                        self.full_windows.mark_full(key, window, limit, hit.used);
                     }
+                    Ok(hit)
                 }
 
                 async fn insert_category(&self, new: NewCategory) -> StoreResult<Category> {

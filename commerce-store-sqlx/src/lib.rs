@@ -94,6 +94,7 @@ use sqlx::pool::PoolConnection;
 use sqlx::{Database, Encode, QueryBuilder, Type};
 
 mod imp;
+mod rate_slots;
 mod rows;
 
 #[cfg(feature = "postgres")]

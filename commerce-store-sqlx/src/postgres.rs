@@ -1,11 +1,13 @@
 //! [`PgStore`]: the store in a PostgreSQL database.
 
 use std::str::FromStr;
+use std::sync::Arc;
 
 use commerce_core::store::StoreError;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::{PgConnection, Postgres};
 
+use crate::rate_slots::FullWindows;
 use crate::{SetupError, Tx};
 
 /// The store in a PostgreSQL database.
@@ -15,6 +17,7 @@ use crate::{SetupError, Tx};
 #[derive(Debug, Clone)]
 pub struct PgStore {
     pub(crate) pool: PgPool,
+    pub(crate) full_windows: Arc<FullWindows>,
 }
 
 impl PgStore {
@@ -39,7 +42,10 @@ impl PgStore {
 
     /// Uses an existing pool.
     pub fn from_pool(pool: PgPool) -> Self {
-        Self { pool }
+        Self {
+            pool,
+            full_windows: Arc::default(),
+        }
     }
 
     /// Applies the embedded migrations (`migrations/postgres`) to the pool's current schema;
@@ -79,5 +85,6 @@ crate::imp::impl_store!(
     PgConnection,
     for_update = " FOR UPDATE",
     instr = "strpos",
-    single_statement_tx = false
+    single_statement_tx = false,
+    rate_slots = 8
 );

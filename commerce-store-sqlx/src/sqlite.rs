@@ -11,6 +11,7 @@ use sqlx::sqlite::{
 use sqlx::{Sqlite, SqliteConnection};
 use tokio::sync::Mutex;
 
+use crate::rate_slots::FullWindows;
 use crate::{SetupError, Tx};
 
 /// The store in an SQLite database (one file, or memory).
@@ -23,6 +24,7 @@ use crate::{SetupError, Tx};
 pub struct SqliteStore {
     pub(crate) pool: SqlitePool,
     writer: Arc<Mutex<()>>,
+    pub(crate) full_windows: Arc<FullWindows>,
 }
 
 impl SqliteStore {
@@ -75,6 +77,7 @@ impl SqliteStore {
         Self {
             pool,
             writer: Arc::new(Mutex::new(())),
+            full_windows: Arc::default(),
         }
     }
 
@@ -110,5 +113,6 @@ crate::imp::impl_store!(
     SqliteConnection,
     for_update = "",
     instr = "instr",
-    single_statement_tx = true
+    single_statement_tx = true,
+    rate_slots = 1
 );
