@@ -30,7 +30,7 @@ macro_rules! impl_store {
             use commerce_core::store::*;
             use sqlx::QueryBuilder;
 
-            use crate::rate_slots::Slots;
+            use crate::rate_slots::{lease_size, RateOutcome, Slots};
             use crate::rows::*;
             use crate::{in_list, MAX_BIND_CHUNK};
 
@@ -985,11 +985,52 @@ macro_rules! impl_store {
                 window: i64,
                 limit: u32,
                 start: u32,
-            ) -> StoreResult<RateLimitHit> {
+            ) -> StoreResult<RateOutcome> {
                 if limit == 0 {
-                    return Ok(RateLimitHit { allowed: false, used: 0 });
+                    return Ok(RateOutcome::Counted(RateLimitHit { allowed: false, used: 0 }));
                 }
                 let slots = Slots::new(limit, $rate_slots);
+                let lease = lease_size(limit);
+                if lease > 1 {
+                    // A whole lease from the first slot that still holds one.
+                    for slot in slots.from(start) {
+                        let leased: Option<(i64, i64)> = sqlx::query_as(
+                            "INSERT INTO rate_limit_windows (key_id, window_minute, slot, used) \
+                             VALUES ($1, $2, $3, $4) ON CONFLICT (key_id, window_minute, slot) \
+                             DO UPDATE SET used = rate_limit_windows.used + $4 \
+                             WHERE rate_limit_windows.used + $4 <= $5 RETURNING used, \
+                             (SELECT CAST(COALESCE(SUM(used), 0) AS BIGINT) FROM rate_limit_windows \
+                              WHERE key_id = $1 AND window_minute = $2 AND slot <> $3)",
+                        )
+                        .bind(key)
+                        .bind(window)
+                        .bind(i64::from(slot))
+                        .bind(i64::from(lease))
+                        .bind(i64::from(slots.share(slot)))
+                        .fetch_optional(&mut *c)
+                        .await
+                        .map_err(backend)?;
+                        if let Some((used, others)) = leased {
+                            if used == i64::from(lease) {
+                                forget_older_windows(&mut *c, key, window).await?;
+                            }
+                            let counted = u32_of(used + others, "rate-limit count")?.min(limit);
+                            return Ok(RateOutcome::Leased { tokens: lease, counted });
+                        }
+                    }
+                }
+                Ok(RateOutcome::Counted(count_one_in(c, key, window, slots, start).await?))
+            }
+
+            /// Counts one request in the first slot still under its share, from `start` on.
+            async fn count_one_in(
+                c: &mut Conn,
+                key: i64,
+                window: i64,
+                slots: Slots,
+                start: u32,
+            ) -> StoreResult<RateLimitHit> {
+                let limit = slots.limit();
                 for slot in slots.from(start) {
                     // With one slot its count is the window's; with several, the other slots'
                     // counts as the statement began are added (for the remaining-requests header).
@@ -1256,6 +1297,35 @@ macro_rules! impl_store {
                         // no round trips.
                         return authenticate_in_calls(self, hash, now, window).await;
                     }
+                    if self.leases.is_high_volume(hash) {
+                        // A key allowed thousands a minute: read the key and its account, and
+                        // count the request from this process's lease (a statement only when a
+                        // new lease is needed).
+                        let row: Option<AuthRow> = sqlx::query_as(concat!(
+                            "SELECT k.*, ",
+                            account_aliases!(),
+                            ", NULL AS counted, NULL AS seen FROM api_keys k \
+                             LEFT JOIN accounts a ON a.id = k.account_id WHERE k.hash = $1"
+                        ))
+                        .bind(hash.as_slice())
+                        .fetch_optional(&self.pool)
+                        .await
+                        .map_err(backend)?;
+                        let Some(mut row) = row else {
+                            return Ok(None);
+                        };
+                        let account = row.account()?;
+                        let key = row.key.into_domain()?;
+                        if key.rate_limit < crate::rate_slots::PER_SLOT {
+                            self.leases.forget_high_volume(hash);
+                        }
+                        if !key.is_live(now) {
+                            return Ok(Some(KeyCheck { key, hit: None, account: None }));
+                        }
+                        let hit = self.hit_rate_limit(key.id, window, key.rate_limit).await?;
+                        let account = if hit.allowed { account } else { None };
+                        return Ok(Some(KeyCheck { key, hit: Some(hit), account }));
+                    }
                     // One statement: the key, the rate-limit upsert in one random slot when
                     // the key is live (the same conditional upsert as `rate_limit_in`), and the
                     // account. When that slot is full, the other slots are tried after it.
@@ -1275,10 +1345,9 @@ macro_rules! impl_store {
                          WHERE rate_limit_windows.used < (SELECT rate_limit / n + \
                          CASE WHEN $4 % n < rate_limit % n THEN 1 ELSE 0 END FROM s) \
                          RETURNING used) \
-                         SELECT k.*, a.id AS a_id, a.name AS a_name, a.store_name AS a_store_name, \
-                         a.email AS a_email, a.phone AS a_phone, a.side AS a_side, \
-                         a.state AS a_state, a.api_status AS a_api_status, \
-                         a.created_at AS a_created_at, (SELECT used FROM hit) AS counted, \
+                         SELECT k.*, ",
+                        account_aliases!(),
+                        ", (SELECT used FROM hit) AS counted, \
                          (SELECT CAST(COALESCE(SUM(used), 0) AS BIGINT) FROM rate_limit_windows \
                           WHERE key_id = k.id AND window_minute = $2) AS seen \
                          FROM k LEFT JOIN accounts a ON a.id = k.account_id"
@@ -1297,6 +1366,9 @@ macro_rules! impl_store {
                     };
                     let account = row.account()?;
                     let key = row.key.into_domain()?;
+                    if key.rate_limit >= crate::rate_slots::PER_SLOT {
+                        self.leases.mark_high_volume(*hash);
+                    }
                     if !key.is_live(now) {
                         return Ok(Some(KeyCheck { key, hit: None, account: None }));
                     }
@@ -1322,23 +1394,38 @@ macro_rules! impl_store {
                     window: i64,
                     limit: u32,
                 ) -> StoreResult<RateLimitHit> {
-                    if let Some(used) = self.full_windows.full(key, window, limit) {
-                        return Ok(RateLimitHit { allowed: false, used });
+                    // Each turn either hands out a leased request or visits the database,
+                    // which counts one, refuses, or leases more (then the next turn hands one
+                    // out, unless other tasks of this process took them all first).
+                    loop {
+                        if let Some(used) = self.full_windows.full(key, window, limit) {
+                            return Ok(RateLimitHit { allowed: false, used });
+                        }
+                        if let Some(used) = self.leases.take(key, window, limit) {
+                            return Ok(RateLimitHit { allowed: true, used });
+                        }
+                        let start = rand::random::<u32>();
+                        let outcome = if $single_statement_tx {
+                            let mut tx = self.write().await?;
+                            let result = rate_limit_in(&mut tx.tx, key, window, limit, start).await;
+                            tx.finish(result).await?
+                        } else {
+                            // Each statement is atomic on its own: no transaction to open.
+                            let mut c = self.pool.acquire().await.map_err(backend)?;
+                            rate_limit_in(&mut c, key, window, limit, start).await?
+                        };
+                        match outcome {
+                            RateOutcome::Leased { tokens, counted } => {
+                                self.leases.grant(key, window, limit, tokens, counted);
+                            }
+                            RateOutcome::Counted(hit) => {
+                                if !hit.allowed {
+                                    self.full_windows.mark_full(key, window, limit, hit.used);
+                                }
+                                return Ok(hit);
+                            }
+                        }
                     }
-                    let start = rand::random::<u32>();
-                    let hit = if $single_statement_tx {
-                        let mut tx = self.write().await?;
-                        let result = rate_limit_in(&mut tx.tx, key, window, limit, start).await;
-                        tx.finish(result).await?
-                    } else {
-                        // Each statement is atomic on its own: no transaction to open or commit.
-                        let mut c = self.pool.acquire().await.map_err(backend)?;
-                        rate_limit_in(&mut c, key, window, limit, start).await?
-                    };
-                    if !hit.allowed {
-                        self.full_windows.mark_full(key, window, limit, hit.used);
-                    }
-                    Ok(hit)
                 }
 
                 async fn insert_category(&self, new: NewCategory) -> StoreResult<Category> {

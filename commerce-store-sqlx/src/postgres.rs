@@ -7,7 +7,7 @@ use commerce_core::store::StoreError;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::{PgConnection, Postgres};
 
-use crate::rate_slots::FullWindows;
+use crate::rate_slots::{FullWindows, Leases};
 use crate::{SetupError, Tx};
 
 /// The store in a PostgreSQL database.
@@ -18,6 +18,7 @@ use crate::{SetupError, Tx};
 pub struct PgStore {
     pub(crate) pool: PgPool,
     pub(crate) full_windows: Arc<FullWindows>,
+    pub(crate) leases: Arc<Leases>,
 }
 
 impl PgStore {
@@ -45,6 +46,7 @@ impl PgStore {
         Self {
             pool,
             full_windows: Arc::default(),
+            leases: Arc::default(),
         }
     }
 

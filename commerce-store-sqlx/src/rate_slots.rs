@@ -7,7 +7,9 @@
 //! count more than the limit, and a key sending more than its limit gets exactly the limit:
 //! within a window a slot only fills, so "every slot full" means the limit was reached.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+
+use commerce_core::model::KeyHash;
 use std::sync::Mutex;
 
 /// Requests a minute per slot: a key gets one more slot per this many, up to the store's
@@ -30,6 +32,11 @@ impl Slots {
             limit,
             count: (limit / PER_SLOT).clamp(1, max.max(1)),
         }
+    }
+
+    /// The key's limit.
+    pub(crate) fn limit(self) -> u32 {
+        self.limit
     }
 
     /// How many slots the key has.
@@ -92,6 +99,118 @@ impl FullWindows {
     }
 }
 
+/// What one visit to a key's window in the database did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RateOutcome {
+    /// `tokens` requests were leased; the window then counted `counted`.
+    Leased {
+        /// Requests leased.
+        tokens: u32,
+        /// The window's count after the lease.
+        counted: u32,
+    },
+    /// One request was counted, or refused.
+    Counted(commerce_core::store::RateLimitHit),
+}
+
+/// Requests leased at once by a key allowed `limit` a minute: 1 (counted one by one) under
+/// [`PER_SLOT`], else one per [`PER_SLOT`] a minute, at most 64.
+pub(crate) fn lease_size(limit: u32) -> u32 {
+    if limit < PER_SLOT {
+        1
+    } else {
+        (limit / PER_SLOT).clamp(1, 64)
+    }
+}
+
+/// Requests of high-volume keys this process leased from their window and has not handed out
+/// yet. A lease is counted in the database when taken, so the window never allows more than
+/// the limit; what a process leased and did not use by the end of the minute (or when it
+/// stops) is simply not used, so with several processes a key may get up to one lease per
+/// process less than its limit in a minute. One process alone hands out exactly the limit.
+#[derive(Debug, Default)]
+pub(crate) struct Leases {
+    leases: Mutex<HashMap<i64, Lease>>,
+    /// Hashes of keys last seen allowed [`PER_SLOT`] or more a minute: which way to count a
+    /// request of theirs (never whether it is allowed; the key is read on every request).
+    high_volume: Mutex<HashSet<KeyHash>>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Lease {
+    window: i64,
+    limit: u32,
+    /// Requests left to hand out.
+    tokens: u32,
+    /// The window's count in the database after the last lease.
+    counted: u32,
+}
+
+impl Leases {
+    /// Whether the key with this hash was last seen as a high-volume key.
+    pub(crate) fn is_high_volume(&self, hash: &KeyHash) -> bool {
+        self.high_volume
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(hash)
+    }
+
+    /// Remembers the key with this hash as a high-volume key.
+    pub(crate) fn mark_high_volume(&self, hash: KeyHash) {
+        let mut keys = self.high_volume.lock().unwrap_or_else(|e| e.into_inner());
+        if keys.len() > 100_000 {
+            keys.clear();
+        }
+        keys.insert(hash);
+    }
+
+    /// Forgets the key with this hash as a high-volume key (its limit was lowered).
+    pub(crate) fn forget_high_volume(&self, hash: &KeyHash) {
+        self.high_volume
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(hash);
+    }
+
+    /// Hands out one leased request of `key`'s window `window` at `limit`: the window's count
+    /// with it (the database's count less what is still leased here), or `None`.
+    pub(crate) fn take(&self, key: i64, window: i64, limit: u32) -> Option<u32> {
+        let mut leases = self.leases.lock().unwrap_or_else(|e| e.into_inner());
+        let lease = leases.get_mut(&key)?;
+        if lease.window != window || lease.limit != limit || lease.tokens == 0 {
+            return None;
+        }
+        lease.tokens -= 1;
+        Some(lease.counted.saturating_sub(lease.tokens))
+    }
+
+    /// Adds `tokens` leased in `key`'s window `window` at `limit`, after which the database
+    /// counted `counted` in the window.
+    pub(crate) fn grant(&self, key: i64, window: i64, limit: u32, tokens: u32, counted: u32) {
+        let mut leases = self.leases.lock().unwrap_or_else(|e| e.into_inner());
+        if leases.len() > 100_000 {
+            leases.retain(|_, l| l.window >= window);
+        }
+        let lease = leases.entry(key).or_insert(Lease {
+            window,
+            limit,
+            tokens: 0,
+            counted: 0,
+        });
+        if lease.window != window || lease.limit != limit {
+            *lease = Lease {
+                window,
+                limit,
+                tokens: 0,
+                counted: 0,
+            };
+        }
+        lease.tokens += tokens;
+        // Concurrent leases may land in any order; each count includes its own lease.
+        lease.counted = lease.counted.max(counted);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,6 +244,31 @@ mod tests {
             seen.sort_unstable();
             assert_eq!(seen, (0..8).collect::<Vec<_>>());
         }
+    }
+
+    #[test]
+    fn leases_hand_out_what_was_leased_and_no_more() {
+        assert_eq!(lease_size(120), 1);
+        assert_eq!(lease_size(3_000), 3);
+        assert_eq!(lease_size(1_000_000), 64);
+        let leases = Leases::default();
+        assert_eq!(leases.take(1, 100, 3_000), None);
+        leases.grant(1, 100, 3_000, 3, 3);
+        assert_eq!(leases.take(1, 100, 3_000), Some(1));
+        assert_eq!(leases.take(1, 100, 2_000), None, "another limit");
+        assert_eq!(leases.take(1, 101, 3_000), None, "another window");
+        assert_eq!(leases.take(1, 100, 3_000), Some(2));
+        assert_eq!(leases.take(1, 100, 3_000), Some(3));
+        assert_eq!(leases.take(1, 100, 3_000), None, "used up");
+        // Another process leased 10 meanwhile: this lease of 3 leaves the window at 16.
+        leases.grant(1, 100, 3_000, 3, 16);
+        assert_eq!(leases.take(1, 100, 3_000), Some(14));
+        leases.grant(1, 101, 3_000, 3, 3);
+        assert_eq!(
+            leases.take(1, 100, 3_000),
+            None,
+            "a new window drops the old lease"
+        );
     }
 
     #[test]

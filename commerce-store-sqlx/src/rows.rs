@@ -93,6 +93,14 @@ macro_rules! account_cols {
         "id, name, store_name, email, phone, side, state, api_status, created_at"
     };
 }
+/// The account's columns as `AuthRow` reads them (table alias `a`).
+macro_rules! account_aliases {
+    () => {
+        "a.id AS a_id, a.name AS a_name, a.store_name AS a_store_name, a.email AS a_email, \
+         a.phone AS a_phone, a.side AS a_side, a.state AS a_state, \
+         a.api_status AS a_api_status, a.created_at AS a_created_at"
+    };
+}
 macro_rules! key_cols {
     () => {
         "id, account_id, name, hash, abilities, expires_at, revoked_at, rate_limit, created_at"
@@ -144,8 +152,8 @@ macro_rules! withdrawal_cols {
     };
 }
 pub(crate) use {
-    account_cols, category_cols, key_cols, line_cols, order_cols, product_cols, variant_cols,
-    warranty_cols, withdrawal_cols,
+    account_aliases, account_cols, category_cols, key_cols, line_cols, order_cols, product_cols,
+    variant_cols, warranty_cols, withdrawal_cols,
 };
 
 #[derive(FromRow)]

@@ -11,7 +11,7 @@ use sqlx::sqlite::{
 use sqlx::{Sqlite, SqliteConnection};
 use tokio::sync::Mutex;
 
-use crate::rate_slots::FullWindows;
+use crate::rate_slots::{FullWindows, Leases};
 use crate::{SetupError, Tx};
 
 /// The store in an SQLite database (one file, or memory).
@@ -25,6 +25,7 @@ pub struct SqliteStore {
     pub(crate) pool: SqlitePool,
     writer: Arc<Mutex<()>>,
     pub(crate) full_windows: Arc<FullWindows>,
+    pub(crate) leases: Arc<Leases>,
 }
 
 impl SqliteStore {
@@ -78,6 +79,7 @@ impl SqliteStore {
             pool,
             writer: Arc::new(Mutex::new(())),
             full_windows: Arc::default(),
+            leases: Arc::default(),
         }
     }
 
