@@ -149,21 +149,30 @@ macro_rules! impl_store {
                     return Ok(Vec::new());
                 }
                 {
+                    // The lines with their warranties in one statement (a line appears once per
+                    // warranty, once with NULLs when it has none), in line order.
                     let mut q = in_list::<$db>(
-                        concat!("SELECT ", line_cols!(), " FROM order_lines WHERE order_id IN ("),
+                        concat!(
+                            "SELECT ",
+                            line_and_warranty_cols!(),
+                            " FROM order_lines l LEFT JOIN order_line_warranties w \
+                             ON w.line_id = l.id WHERE l.order_id IN ("
+                        ),
                         chunk,
-                        ") ORDER BY order_id, position",
+                        ") ORDER BY l.order_id, l.position, w.position",
                     );
-                    let lines: Vec<LineRow> =
+                    let rows_with_warranties: Vec<LineAndWarrantyRow> =
                         q.build_query_as().fetch_all(&mut *c).await.map_err(backend)?;
-                    let mut q = in_list::<$db>(
-                        "SELECT line_id, warranty_id, name, unit_price, quantity, total, \
-                         duration_days, terms FROM order_line_warranties WHERE order_id IN (",
-                        chunk,
-                        ") ORDER BY line_id, position",
-                    );
-                    let warranties: Vec<LineWarrantyRow> =
-                        q.build_query_as().fetch_all(&mut *c).await.map_err(backend)?;
+                    let mut lines: Vec<(LineRow, Vec<LineWarranty>)> = Vec::new();
+                    for mut row in rows_with_warranties {
+                        let warranty = row.warranty()?;
+                        match lines.last_mut() {
+                            Some((line, warranties)) if line.id == row.line.id => {
+                                warranties.extend(warranty);
+                            }
+                            _ => lines.push((row.line, warranty.into_iter().collect())),
+                        }
+                    }
                     let mut q = in_list::<$db>(
                         "SELECT order_id, status, at, reason FROM order_timeline \
                          WHERE order_id IN (",
@@ -173,16 +182,8 @@ macro_rules! impl_store {
                     let timeline: Vec<TimelineRow> =
                         q.build_query_as().fetch_all(&mut *c).await.map_err(backend)?;
 
-                    let mut line_warranties: HashMap<i64, Vec<LineWarranty>> = HashMap::new();
-                    for w in warranties {
-                        line_warranties
-                            .entry(w.line_id)
-                            .or_default()
-                            .push(w.into_domain());
-                    }
                     let mut order_lines: HashMap<i64, Vec<OrderLine>> = HashMap::new();
-                    for l in lines {
-                        let w = line_warranties.remove(&l.id).unwrap_or_default();
+                    for (l, w) in lines {
                         order_lines
                             .entry(l.order_id)
                             .or_default()

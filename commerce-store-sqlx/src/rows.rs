@@ -138,11 +138,15 @@ macro_rules! order_cols {
          confirmed_at, delivered_at"
     };
 }
-macro_rules! line_cols {
+/// The lines' columns with their warranties' (`l` and `w` aliases), for `LineAndWarrantyRow`.
+macro_rules! line_and_warranty_cols {
     () => {
-        "id, order_id, variant_id, product_id, title, variant_label, quantity, sell_price, \
-         profit, commission_on, delivered_quantity, returned_quantity, damaged_quantity, \
-         lost_quantity, destroyed_quantity"
+        "l.id, l.order_id, l.variant_id, l.product_id, l.title, l.variant_label, l.quantity, \
+         l.sell_price, l.profit, l.commission_on, l.delivered_quantity, l.returned_quantity, \
+         l.damaged_quantity, l.lost_quantity, l.destroyed_quantity, \
+         w.warranty_id AS w_warranty_id, w.name AS w_name, w.unit_price AS w_unit_price, \
+         w.quantity AS w_quantity, w.total AS w_total, w.duration_days AS w_duration_days, \
+         w.terms AS w_terms"
     };
 }
 macro_rules! withdrawal_cols {
@@ -152,8 +156,8 @@ macro_rules! withdrawal_cols {
     };
 }
 pub(crate) use {
-    account_aliases, account_cols, category_cols, key_cols, line_cols, order_cols, product_cols,
-    variant_cols, warranty_cols, withdrawal_cols,
+    account_aliases, account_cols, category_cols, key_cols, line_and_warranty_cols, order_cols,
+    product_cols, variant_cols, warranty_cols, withdrawal_cols,
 };
 
 #[derive(FromRow)]
@@ -581,9 +585,45 @@ impl LineRow {
     }
 }
 
+/// A line with one of its warranties (the `w_` columns, all NULL for a line without any), as
+/// the lines of orders are read in one statement with their warranties.
+#[derive(FromRow)]
+pub(crate) struct LineAndWarrantyRow {
+    #[sqlx(flatten)]
+    pub(crate) line: LineRow,
+    w_warranty_id: Option<i64>,
+    w_name: Option<String>,
+    w_unit_price: Option<i64>,
+    w_quantity: Option<i64>,
+    w_total: Option<i64>,
+    w_duration_days: Option<i32>,
+    w_terms: Option<String>,
+}
+
+impl LineAndWarrantyRow {
+    /// The warranty of this row, if the line has one here.
+    pub(crate) fn warranty(&mut self) -> Result<Option<LineWarranty>, StoreError> {
+        let Some(warranty_id) = self.w_warranty_id else {
+            return Ok(None);
+        };
+        let missing = || corrupt("line warranty row with NULL columns");
+        Ok(Some(
+            LineWarrantyRow {
+                warranty_id,
+                name: self.w_name.take().ok_or_else(missing)?,
+                unit_price: self.w_unit_price.ok_or_else(missing)?,
+                quantity: self.w_quantity.ok_or_else(missing)?,
+                total: self.w_total.ok_or_else(missing)?,
+                duration_days: self.w_duration_days.ok_or_else(missing)?,
+                terms: self.w_terms.take().ok_or_else(missing)?,
+            }
+            .into_domain(),
+        ))
+    }
+}
+
 #[derive(FromRow)]
 pub(crate) struct LineWarrantyRow {
-    pub(crate) line_id: i64,
     warranty_id: i64,
     name: String,
     unit_price: i64,
