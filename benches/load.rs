@@ -53,25 +53,12 @@ use bytes::Bytes;
 use commerce::model::VariantPatch;
 use commerce::store::MemoryStore;
 use commerce::{Engine, sandbox};
+use common::http::{read_response, serve};
+use common::{env_or, runtime};
 use serde_json::json;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
 use tokio::runtime::Runtime;
-
-fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn runtime(threads: usize) -> Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(threads)
-        .enable_all()
-        .build()
-        .expect("runtime")
-}
 
 /// What one phase measured.
 struct Outcome {
@@ -86,43 +73,6 @@ impl Outcome {
     fn rps(&self) -> f64 {
         self.requests as f64 / self.seconds
     }
-}
-
-/// Reads one HTTP/1.1 response with a `content-length` body; returns its status.
-async fn read_response(stream: &mut TcpStream, buf: &mut Vec<u8>) -> std::io::Result<u16> {
-    buf.clear();
-    let mut chunk = [0u8; 16 * 1024];
-    let header_end = loop {
-        if let Some(at) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break at + 4;
-        }
-        let n = stream.read(&mut chunk).await?;
-        if n == 0 {
-            return Err(std::io::ErrorKind::UnexpectedEof.into());
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    };
-    let head = std::str::from_utf8(&buf[..header_end]).map_err(std::io::Error::other)?;
-    let status: u16 = head
-        .get(9..12)
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| std::io::Error::other("bad status line"))?;
-    let length: usize = head
-        .lines()
-        .find_map(|line| {
-            let (name, value) = line.split_once(':')?;
-            name.eq_ignore_ascii_case("content-length")
-                .then(|| value.trim().parse().ok())?
-        })
-        .ok_or_else(|| std::io::Error::other("no content-length"))?;
-    while buf.len() < header_end + length {
-        let n = stream.read(&mut chunk).await?;
-        if n == 0 {
-            return Err(std::io::ErrorKind::UnexpectedEof.into());
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    }
-    Ok(status)
 }
 
 /// Drives `addr` with `connections` keep-alive clients sending `request` until `duration` ends.
@@ -150,7 +100,7 @@ fn drive(
                         let sent = Instant::now();
                         stream.write_all(&request).await.expect("writes");
                         match read_response(&mut stream, &mut buf).await {
-                            Ok(status) if status == expect => {
+                            Ok(head) if head.status == expect => {
                                 latencies.push(sent.elapsed().as_micros() as u64)
                             }
                             Ok(_) => errors += 1,
@@ -188,30 +138,9 @@ fn drive(
     })
 }
 
-/// Serves `app` on a fresh loopback port from `server`'s runtime.
-fn serve(server: &Runtime, app: Router) -> SocketAddr {
-    server.block_on(async {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("binds");
-        let addr = listener.local_addr().expect("address");
-        tokio::spawn(async move { axum::serve(listener, app).await.expect("serves") });
-        addr
-    })
-}
-
+/// A request of the bench key.
 fn raw_request(method: &str, path: &str, body: &[u8]) -> Bytes {
-    let mut out = format!(
-        "{method} {path} HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer sk_demo_bench\r\naccept: application/json\r\n"
-    );
-    if !body.is_empty() {
-        out.push_str(&format!(
-            "content-type: application/json\r\ncontent-length: {}\r\n",
-            body.len()
-        ));
-    }
-    out.push_str("\r\n");
-    let mut bytes = out.into_bytes();
-    bytes.extend_from_slice(body);
-    Bytes::from(bytes)
+    common::http::raw_request(method, path, "sk_demo_bench", &[], body)
 }
 
 fn report(label: &str, connections: usize, o: &Outcome) {

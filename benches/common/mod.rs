@@ -1,16 +1,55 @@
-//! Set-up shared by the benches: a sandbox-seeded store and an order template.
+//! Set-up shared by the benches: settings from the environment, resident memory, a
+//! sandbox-seeded store and an order template; the raw HTTP client of the loopback runs
+//! (`http`) and the SQL side (`sql`).
 #![allow(dead_code)]
 
+#[cfg(feature = "axum")]
+pub mod http;
 #[cfg(feature = "sqlx")]
 pub mod sql;
 
 use std::sync::Arc;
 
+use commerce_core::api::WalletFigures;
 use commerce_core::model::*;
 use commerce_core::pricing::{LineInput, ShippingTerms, price};
 use commerce_core::store::Store;
+use commerce_core::wire::PayoutRules;
 use commerce_core::{Engine, sandbox};
 use rust_decimal::Decimal;
+use tokio::runtime::Runtime;
+
+/// The setting `name` from the environment, or `default` when unset or unparsable.
+pub fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// A multi-thread tokio runtime with `threads` workers and every driver enabled.
+pub fn runtime(threads: usize) -> Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+/// `VmRSS` of this process in bytes (0 where `/proc` is not there).
+pub fn rss_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
+/// Bytes as MiB, for printing.
+pub fn mib(bytes: u64) -> f64 {
+    bytes as f64 / 1_048_576.0
+}
 
 /// Seeds `store` with the sandbox, gives the plain variant practically endless stock, and
 /// returns the fixture and a priced one-line order of marketer B (who starts with no orders).
@@ -101,4 +140,52 @@ pub async fn seeded_template(store: Arc<dyn Store>) -> (sandbox::Sandbox, NewOrd
         idempotency: None,
     };
     (fixture, template)
+}
+
+/// Every order of `account`, newest first, read page by page (100 a page) through the store.
+pub async fn all_orders(store: &dyn Store, account: AccountId) -> Vec<Order> {
+    let mut orders = Vec::new();
+    for page in 1.. {
+        let found = store
+            .orders(
+                account,
+                &OrderFilter::default(),
+                PageRequest {
+                    page,
+                    per_page: 100,
+                },
+            )
+            .await
+            .expect("orders listed");
+        let done = found.items.len() < 100;
+        orders.extend(found.items);
+        if done {
+            break;
+        }
+    }
+    orders
+}
+
+/// The wallet of `account` as the operator serves it, and as recomputed from every order and
+/// withdrawal of the account (`WalletFigures::compute`): the two must be equal.
+pub async fn wallet_and_recomputation(
+    engine: &Engine,
+    account: AccountId,
+) -> (WalletFigures, WalletFigures) {
+    let served = engine
+        .operator()
+        .wallet(account)
+        .await
+        .expect("wallet read");
+    let orders = all_orders(&**engine.store(), account).await;
+    let withdrawals = engine
+        .store()
+        .withdrawals(account)
+        .await
+        .expect("withdrawals read");
+    let rules = PayoutRules {
+        now: engine.now(),
+        hold_days: engine.config().hold_days,
+    };
+    (served, WalletFigures::compute(&orders, &withdrawals, rules))
 }
