@@ -31,6 +31,7 @@
 //! - `wallet`: `Operator::wallet` (what `GET /wallet` reads: the store's wallet sums and the
 //!   account's withdrawals).
 //!
+//! PostgreSQL's statistics are refreshed (`ANALYZE`) before each of the two measurements.
 //! Each latency is the median of up to 200 calls (at most about 2 s per query). Resident memory
 //! is `VmRSS` from `/proc/self/status` before and after loading the memory store. The wallet is
 //! checked at both sizes: at 10k it equals the recomputation from every order
@@ -298,6 +299,11 @@ async fn run(
     let rss_before = rss_bytes();
     let mut loader = Loader::new(store).await;
     loader.load_to(small, concurrency).await;
+    #[cfg(feature = "sqlx")]
+    if let Bulk::Sql(target) = &bulk {
+        // The large size is measured after the bulk copy's `ANALYZE`: the small one too.
+        target.analyze().await;
+    }
     let at_small = measure(&loader).await;
     let (wallet_small, recomputed) =
         common::wallet_and_recomputation(&loader.engine, loader.account()).await;

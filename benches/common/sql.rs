@@ -212,6 +212,14 @@ impl SqlPool {
         }
     }
 
+    /// Refreshes PostgreSQL's planner statistics (`ANALYZE`), so that a measurement runs on
+    /// the plans the data calls for; nothing on SQLite (whose planner works without them).
+    pub async fn analyze(&self) {
+        if let SqlPool::Postgres(pool) = self {
+            sqlx::query("ANALYZE").execute(pool).await.expect("analyze");
+        }
+    }
+
     /// Whether the store keeps each order's earnings on its row (`orders.earnings_net`,
     /// `earnings_commission`) and their sums by account and family (`account_order_counts.net`,
     /// `commission`), as after migration `20261123000000_account_earnings`.
@@ -396,9 +404,7 @@ pub async fn bulk_copy_orders(
         }
         start = end;
     }
-    if let SqlPool::Postgres(pool) = target {
-        sqlx::query("ANALYZE").execute(pool).await.expect("analyze");
-    }
+    target.analyze().await;
 }
 
 /// Where the per-account, per-family order counters (`account_order_counts`: `count`, and the
