@@ -10,11 +10,12 @@
 //!
 //! Goal (BENCHMARKS.md): `handle` for GET /products ≤ 3× its serde-only baseline.
 
+mod common;
+
 use std::hint::black_box;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use commerce_core::model::VariantPatch;
 use commerce_core::store::MemoryStore;
 use commerce_core::{Engine, sandbox};
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -52,30 +53,13 @@ fn bench_engine(c: &mut Criterion) {
     let engine = Engine::new(Arc::new(MemoryStore::new()));
     let fixture = rt.block_on(sandbox::seed(&engine)).expect("sandbox seeds");
     // Orders must never run out of stock however many iterations criterion picks.
-    rt.block_on(engine.operator().update_variant(
-        fixture.plain_variant,
-        VariantPatch {
-            price: None,
-            suggested_min: None,
-            suggested_max: None,
-            available: Some(1_000_000_000),
-        },
-    ))
-    .expect("stock set");
+    rt.block_on(common::endless_stock(&engine, fixture.plain_variant));
 
     let quote = json!({
         "shipping_option_id": fixture.standard_shipping,
         "governorate_id": fixture.cairo,
         "lines": [{"variant_id": fixture.featured_variants[0], "quantity": 2, "profit": "50.01",
                    "warranty_ids": [fixture.featured_warranties[0]]}],
-    });
-    let order = json!({
-        "full_name": "سارة حسن",
-        "phone": "+201112223334",
-        "address": "12 شارع النصر، مدينة نصر",
-        "governorate_id": fixture.cairo,
-        "shipping_option_id": fixture.standard_shipping,
-        "lines": [{"variant_id": fixture.plain_variant, "quantity": 1, "profit": "40.00"}],
     });
     let cases = [
         Case {
@@ -96,7 +80,7 @@ fn bench_engine(c: &mut Criterion) {
             name: "post_orders",
             method: Method::POST,
             uri: "/api/v1/orders",
-            body: Bytes::from(serde_json::to_vec(&order).expect("json")),
+            body: Bytes::from(common::order_body(&fixture)),
             status: 201,
         },
     ];

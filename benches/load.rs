@@ -42,118 +42,15 @@
 
 mod common;
 
-use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::Router;
-use axum::http::header;
 use axum::routing::get;
-use bytes::Bytes;
-use commerce::model::VariantPatch;
 use commerce::store::MemoryStore;
 use commerce::{Engine, sandbox};
-use common::http::{read_response, serve};
-use common::{env_or, runtime};
-use serde_json::json;
-use tokio::io::AsyncWriteExt;
-use tokio::net::TcpStream;
-use tokio::runtime::Runtime;
-
-/// What one phase measured.
-struct Outcome {
-    requests: u64,
-    errors: u64,
-    seconds: f64,
-    p50_us: u64,
-    p99_us: u64,
-}
-
-impl Outcome {
-    fn rps(&self) -> f64 {
-        self.requests as f64 / self.seconds
-    }
-}
-
-/// Drives `addr` with `connections` keep-alive clients sending `request` until `duration` ends.
-fn drive(
-    client: &Runtime,
-    addr: SocketAddr,
-    request: Bytes,
-    expect: u16,
-    connections: usize,
-    duration: Duration,
-) -> Outcome {
-    client.block_on(async move {
-        let started = Instant::now();
-        let deadline = started + duration;
-        let tasks: Vec<_> = (0..connections)
-            .map(|_| {
-                let request = request.clone();
-                tokio::spawn(async move {
-                    let mut stream = TcpStream::connect(addr).await.expect("connects");
-                    stream.set_nodelay(true).expect("nodelay");
-                    let mut buf = Vec::with_capacity(32 * 1024);
-                    let mut latencies = Vec::with_capacity(1 << 16);
-                    let mut errors = 0u64;
-                    while Instant::now() < deadline {
-                        let sent = Instant::now();
-                        stream.write_all(&request).await.expect("writes");
-                        match read_response(&mut stream, &mut buf).await {
-                            Ok(head) if head.status == expect => {
-                                latencies.push(sent.elapsed().as_micros() as u64)
-                            }
-                            Ok(_) => errors += 1,
-                            Err(_) => {
-                                errors += 1;
-                                break;
-                            }
-                        }
-                    }
-                    (latencies, errors)
-                })
-            })
-            .collect();
-        let mut all = Vec::new();
-        let mut errors = 0;
-        for task in tasks {
-            let (latencies, e) = task.await.expect("client task");
-            all.extend(latencies);
-            errors += e;
-        }
-        let seconds = started.elapsed().as_secs_f64();
-        all.sort_unstable();
-        let pick = |q: f64| {
-            all.get(((all.len() as f64 * q) as usize).min(all.len().saturating_sub(1)))
-                .copied()
-                .unwrap_or(0)
-        };
-        Outcome {
-            requests: all.len() as u64,
-            errors,
-            seconds,
-            p50_us: pick(0.50),
-            p99_us: pick(0.99),
-        }
-    })
-}
-
-/// A request of the bench key.
-fn raw_request(method: &str, path: &str, body: &[u8]) -> Bytes {
-    common::http::raw_request(method, path, "sk_demo_bench", &[], body)
-}
-
-fn report(label: &str, connections: usize, o: &Outcome) {
-    println!(
-        "{label:<44} conns {connections:>3}  {:>9.0} req/s  p50 {:>6} us  p99 {:>6} us  ({} requests, {} errors, {:.1} s)",
-        o.rps(),
-        o.p50_us,
-        o.p99_us,
-        o.requests,
-        o.errors,
-        o.seconds
-    );
-}
+use common::http::{drive, engine_body, raw_request, ready_json, report, serve};
+use common::{env_or, order_body, runtime};
 
 fn main() {
     // `cargo bench` passes `--bench`; this program takes its settings from the environment.
@@ -167,17 +64,7 @@ fn main() {
     let fixture = server
         .block_on(sandbox::seed(&engine))
         .expect("sandbox seeds");
-    server
-        .block_on(engine.operator().update_variant(
-            fixture.plain_variant,
-            VariantPatch {
-                price: None,
-                suggested_min: None,
-                suggested_max: None,
-                available: Some(1_000_000_000),
-            },
-        ))
-        .expect("stock set");
+    server.block_on(common::endless_stock(&engine, fixture.plain_variant));
     let engine_addr = serve(&server, commerce::axum::router(engine.clone()));
 
     println!(
@@ -188,29 +75,13 @@ fn main() {
     for path in ["/api/v1/me", "/api/v1/products?per_page=25"] {
         let request = raw_request("GET", path, b"");
         // The bare handler returns exactly the bytes the engine answers with.
-        let body: Bytes = server.block_on(async {
-            let r = engine
-                .handle(
-                    http::Request::get(path)
-                        .header("authorization", "Bearer sk_demo_bench")
-                        .body(Bytes::new())
-                        .expect("request"),
-                )
-                .await;
-            assert_eq!(r.status(), 200);
-            r.into_body()
-        });
+        let body = server.block_on(engine_body(&engine, path));
         let route = path.split('?').next().expect("path");
         let bare = Router::new().route(
             route,
             get(move || {
                 let body = body.clone();
-                async move {
-                    (
-                        [(header::CONTENT_TYPE, "application/json; charset=utf-8")],
-                        body,
-                    )
-                }
+                async move { ready_json(body) }
             }),
         );
         let bare_addr = serve(&server, bare);
@@ -239,15 +110,7 @@ fn main() {
         );
     }
 
-    let order = json!({
-        "full_name": "سارة حسن",
-        "phone": "+201112223334",
-        "address": "12 شارع النصر، مدينة نصر",
-        "governorate_id": fixture.cairo,
-        "shipping_option_id": fixture.standard_shipping,
-        "lines": [{"variant_id": fixture.plain_variant, "quantity": 1, "profit": "40.00"}],
-    });
-    let body = serde_json::to_vec(&order).expect("json");
+    let body = order_body(&fixture);
     let request = raw_request("POST", "/api/v1/orders", &body);
     let orders = drive(&client, engine_addr, request, 201, 32, duration);
     report("POST /api/v1/orders engine via axum (memory)", 32, &orders);
@@ -263,8 +126,13 @@ fn main() {
 /// running the raw-insert transaction of `common::sql` on the same pool for the same time (what
 /// each side does per order: see the module docs).
 #[cfg(feature = "sqlx")]
-fn postgres_orders(server: &Runtime, client: &Runtime, duration: Duration) {
+fn postgres_orders(
+    server: &tokio::runtime::Runtime,
+    client: &tokio::runtime::Runtime,
+    duration: Duration,
+) {
     use std::sync::atomic::{AtomicU64, Ordering};
+    use std::time::Instant;
 
     let Some(url) = common::sql::postgres_url("POST /api/v1/orders on PostgreSQL") else {
         return;
@@ -275,15 +143,7 @@ fn postgres_orders(server: &Runtime, client: &Runtime, duration: Duration) {
     let engine = Engine::new(store.clone());
     let (fixture, template) = server.block_on(common::seeded_template(store));
     let addr = serve(server, commerce::axum::router(engine));
-    let order = json!({
-        "full_name": "سارة حسن",
-        "phone": "+201112223334",
-        "address": "12 شارع النصر، مدينة نصر",
-        "governorate_id": fixture.cairo,
-        "shipping_option_id": fixture.standard_shipping,
-        "lines": [{"variant_id": fixture.plain_variant, "quantity": 1, "profit": "40.00"}],
-    });
-    let body = serde_json::to_vec(&order).expect("json");
+    let body = order_body(&fixture);
     let through = drive(
         client,
         addr,

@@ -67,7 +67,7 @@ use commerce::sqlx::PgStore;
 use commerce::store::Store;
 use commerce::time::cairo_month;
 use commerce::{Engine, OperatorError, sandbox};
-use common::http::{ResponseHead, raw_request, read_response, serve};
+use common::http::{ResponseHead, raw_request_as, read_response, serve};
 use common::{env_or, mib, rss_bytes, runtime};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -360,7 +360,7 @@ impl Client {
         disconnecting: bool,
     ) -> (Kind, Bytes, Option<(String, Bytes)>) {
         let ids = &self.shared.ids;
-        let get = |path: &str| raw_request("GET", path, &self.key, &[], b"");
+        let get = |path: &str| raw_request_as("GET", path, &self.key, &[], b"");
         let request = match kind {
             Kind::Products => get("/api/v1/products?per_page=25"),
             Kind::Product => {
@@ -381,13 +381,13 @@ impl Client {
                                "warranty_ids": [ids.warranty]}],
                 });
                 let body = serde_json::to_vec(&body).expect("json");
-                raw_request("POST", "/api/v1/shipping/quote", &self.key, &[], &body)
+                raw_request_as("POST", "/api/v1/shipping/quote", &self.key, &[], &body)
             }
             Kind::Orders => get("/api/v1/orders?per_page=25"),
             Kind::Wallet => get("/api/v1/wallet"),
             Kind::Me => get("/api/v1/me"),
             Kind::Cancel => match self.own_orders.pop_front() {
-                Some(id) => raw_request(
+                Some(id) => raw_request_as(
                     "POST",
                     &format!("/api/v1/orders/{id}/cancel"),
                     &self.key,
@@ -411,7 +411,7 @@ impl Client {
                     .as_deref()
                     .map(|k| vec![("idempotency-key", k)])
                     .unwrap_or_default();
-                let request = raw_request("POST", "/api/v1/orders", &self.key, &headers, &body);
+                let request = raw_request_as("POST", "/api/v1/orders", &self.key, &headers, &body);
                 let kind = if keyed { Kind::KeyedOrder } else { Kind::Order };
                 return (kind, request, key.map(|k| (k, body)));
             }
@@ -552,7 +552,7 @@ impl Client {
             return;
         };
         let headers = [("idempotency-key", pending.key.as_str())];
-        let request = raw_request("POST", "/api/v1/orders", &self.key, &headers, &pending.body);
+        let request = raw_request_as("POST", "/api/v1/orders", &self.key, &headers, &pending.body);
         let answer = self.send(Kind::Resolve, &request).await;
         if answer.is_none_or(|head| head.status == 409) {
             pending.attempts += 1;
@@ -1059,7 +1059,7 @@ fn main() {
         for store in &setup.stores {
             store.pool().close().await;
         }
-        common::sql::drop_pg_database(&setup.url, DATABASE).await;
+        common::sql::drop_pg(&setup.url, DATABASE).await;
     });
     server.shutdown_background();
     client.shutdown_background();

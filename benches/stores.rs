@@ -69,9 +69,7 @@ fn bench_stores(c: &mut Criterion) {
         });
     }
     group.finish();
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{path}{suffix}"));
-    }
+    common::sql::remove_sqlite(&path);
 }
 
 criterion_group! {

@@ -1,50 +1,42 @@
-//! The loopback HTTP side of the load and soak runs: an axum app served on a fresh
-//! `127.0.0.1` port, and a raw HTTP/1.1 keep-alive client over tokio TCP (one request in flight
-//! per connection, `content-length` bodies only, which is all axum sends for the engine).
+//! The HTTP side of the load and soak runs: axum servers on loopback and a raw HTTP/1.1
+//! keep-alive client over tokio TCP (one request in flight per connection, `content-length`
+//! bodies only, which is all axum sends for the engine), with a driver that counts requests,
+//! errors and latency percentiles (one connection per client task).
 
 use std::net::SocketAddr;
+use std::time::{Duration, Instant};
 
 use axum::Router;
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
-use tokio::io::AsyncReadExt;
+use commerce::Engine;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::runtime::Runtime;
 
-/// Serves `app` on a fresh loopback port from `server`'s runtime.
-pub fn serve(server: &Runtime, app: Router) -> SocketAddr {
-    server.block_on(async {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("binds");
-        let addr = listener.local_addr().expect("address");
-        tokio::spawn(async move { axum::serve(listener, app).await.expect("serves") });
-        addr
-    })
+/// The key every request of the load benches carries (1,000,000 requests per minute).
+pub const BENCH_KEY: &str = "sk_demo_bench";
+
+/// What one phase measured.
+pub struct Outcome {
+    /// Answers with the expected status.
+    pub requests: u64,
+    /// Answers with another status, and connections that failed (each counted once).
+    pub errors: u64,
+    /// Wall time of the phase.
+    pub seconds: f64,
+    /// Median latency of the expected answers, microseconds.
+    pub p50_us: u64,
+    /// 99th percentile latency of the expected answers, microseconds.
+    pub p99_us: u64,
 }
 
-/// One HTTP/1.1 request as bytes: `authorization: Bearer {key}`, the `headers` given, and a
-/// JSON `body` with its length when there is one.
-pub fn raw_request(
-    method: &str,
-    path: &str,
-    key: &str,
-    headers: &[(&str, &str)],
-    body: &[u8],
-) -> Bytes {
-    let mut out = format!(
-        "{method} {path} HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer {key}\r\naccept: application/json\r\n"
-    );
-    for (name, value) in headers {
-        out.push_str(&format!("{name}: {value}\r\n"));
+impl Outcome {
+    /// Expected answers per second.
+    pub fn rps(&self) -> f64 {
+        self.requests as f64 / self.seconds
     }
-    if !body.is_empty() {
-        out.push_str(&format!(
-            "content-type: application/json\r\ncontent-length: {}\r\n",
-            body.len()
-        ));
-    }
-    out.push_str("\r\n");
-    let mut bytes = out.into_bytes();
-    bytes.extend_from_slice(body);
-    Bytes::from(bytes)
 }
 
 /// What [`read_response`] read: the status, and where the head ends in the buffer.
@@ -107,4 +99,159 @@ pub async fn read_response(
         buf.extend_from_slice(&chunk[..n]);
     }
     Ok(head)
+}
+
+/// Drives `addr` with `connections` keep-alive clients sending `request` until `duration` ends;
+/// any status but `expect` is an error, and so is a connection that fails (it stops there).
+pub fn drive(
+    client: &Runtime,
+    addr: SocketAddr,
+    request: Bytes,
+    expect: u16,
+    connections: usize,
+    duration: Duration,
+) -> Outcome {
+    client.block_on(async move {
+        let started = Instant::now();
+        let deadline = started + duration;
+        let tasks: Vec<_> = (0..connections)
+            .map(|_| {
+                let request = request.clone();
+                tokio::spawn(async move {
+                    let mut stream = TcpStream::connect(addr).await.expect("connects");
+                    stream.set_nodelay(true).expect("nodelay");
+                    let mut buf = Vec::with_capacity(32 * 1024);
+                    let mut latencies = Vec::with_capacity(1 << 16);
+                    let mut errors = 0u64;
+                    while Instant::now() < deadline {
+                        let sent = Instant::now();
+                        if stream.write_all(&request).await.is_err() {
+                            errors += 1;
+                            break;
+                        }
+                        match read_response(&mut stream, &mut buf).await {
+                            Ok(head) if head.status == expect => {
+                                latencies.push(sent.elapsed().as_micros() as u64)
+                            }
+                            Ok(_) => errors += 1,
+                            Err(_) => {
+                                errors += 1;
+                                break;
+                            }
+                        }
+                    }
+                    (latencies, errors)
+                })
+            })
+            .collect();
+        let mut all = Vec::new();
+        let mut errors = 0;
+        for task in tasks {
+            let (latencies, e) = task.await.expect("client task");
+            all.extend(latencies);
+            errors += e;
+        }
+        let seconds = started.elapsed().as_secs_f64();
+        all.sort_unstable();
+        let pick = |q: f64| {
+            all.get(((all.len() as f64 * q) as usize).min(all.len().saturating_sub(1)))
+                .copied()
+                .unwrap_or(0)
+        };
+        Outcome {
+            requests: all.len() as u64,
+            errors,
+            seconds,
+            p50_us: pick(0.50),
+            p99_us: pick(0.99),
+        }
+    })
+}
+
+/// Serves `app` on a fresh loopback port from `server`'s runtime.
+pub fn serve(server: &Runtime, app: Router) -> SocketAddr {
+    server.block_on(async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("binds");
+        let addr = listener.local_addr().expect("address");
+        tokio::spawn(async move { axum::serve(listener, app).await.expect("serves") });
+        addr
+    })
+}
+
+/// One raw HTTP/1.1 request with the bench key (and a JSON body when `body` is not empty).
+pub fn raw_request(method: &str, path: &str, body: &[u8]) -> Bytes {
+    raw_request_as(method, path, BENCH_KEY, &[], body)
+}
+
+/// One raw HTTP/1.1 request: `authorization: Bearer {key}`, the `headers` given, and a JSON
+/// `body` with its length when there is one.
+pub fn raw_request_as(
+    method: &str,
+    path: &str,
+    key: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Bytes {
+    let mut out = format!(
+        "{method} {path} HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer {key}\r\naccept: application/json\r\n"
+    );
+    for (name, value) in headers {
+        out.push_str(&format!("{name}: {value}\r\n"));
+    }
+    if !body.is_empty() {
+        out.push_str(&format!(
+            "content-type: application/json\r\ncontent-length: {}\r\n",
+            body.len()
+        ));
+    }
+    out.push_str("\r\n");
+    let mut bytes = out.into_bytes();
+    bytes.extend_from_slice(body);
+    Bytes::from(bytes)
+}
+
+/// The engine's answer to `GET path` with the bench key, which must be a 200: the bytes the
+/// bare handlers return.
+pub async fn engine_body(engine: &Engine, path: &str) -> Bytes {
+    let response = engine
+        .handle(
+            http::Request::get(path)
+                .header("authorization", format!("Bearer {BENCH_KEY}"))
+                .body(Bytes::new())
+                .expect("request"),
+        )
+        .await;
+    assert_eq!(response.status(), 200, "GET {path} through the engine");
+    response.into_body()
+}
+
+/// A 200 with ready JSON bytes and the engine's content type.
+pub fn ready_json(body: Bytes) -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json; charset=utf-8")],
+        body,
+    )
+        .into_response()
+}
+
+/// `p50 / p99` in milliseconds, two decimals.
+pub fn latencies_ms(o: &Outcome) -> String {
+    format!(
+        "{:.2}/{:.2} ms",
+        o.p50_us as f64 / 1000.0,
+        o.p99_us as f64 / 1000.0
+    )
+}
+
+/// One line for one phase of `load.rs`.
+pub fn report(label: &str, connections: usize, o: &Outcome) {
+    println!(
+        "{label:<44} conns {connections:>3}  {:>9.0} req/s  p50 {:>6} us  p99 {:>6} us  ({} requests, {} errors, {:.1} s)",
+        o.rps(),
+        o.p50_us,
+        o.p99_us,
+        o.requests,
+        o.errors,
+        o.seconds
+    );
 }

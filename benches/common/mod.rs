@@ -1,6 +1,6 @@
-//! Set-up shared by the benches: settings from the environment, resident memory, a
-//! sandbox-seeded store and an order template; the raw HTTP client of the loopback runs
-//! (`http`) and the SQL side (`sql`).
+//! Set-up shared by the benches: settings from the environment, tokio runtimes, resident
+//! memory, a sandbox-seeded store, an order template and the wallet recomputation; the raw
+//! HTTP client and the axum servers of the loopback runs (`http`) and the SQL side (`sql`).
 #![allow(dead_code)]
 
 #[cfg(feature = "axum")]
@@ -51,15 +51,12 @@ pub fn mib(bytes: u64) -> f64 {
     bytes as f64 / 1_048_576.0
 }
 
-/// Seeds `store` with the sandbox, gives the plain variant practically endless stock, and
-/// returns the fixture and a priced one-line order of marketer B (who starts with no orders).
-pub async fn seeded_template(store: Arc<dyn Store>) -> (sandbox::Sandbox, NewOrder) {
-    let engine = Engine::new(store.clone());
-    let fixture = sandbox::seed(&engine).await.expect("sandbox seeds");
+/// Gives `variant` practically endless stock, so that a bench's orders never run out.
+pub async fn endless_stock(engine: &Engine, variant: VariantId) {
     engine
         .operator()
         .update_variant(
-            fixture.plain_variant,
+            variant,
             VariantPatch {
                 price: None,
                 suggested_min: None,
@@ -69,6 +66,28 @@ pub async fn seeded_template(store: Arc<dyn Store>) -> (sandbox::Sandbox, NewOrd
         )
         .await
         .expect("stock set");
+}
+
+/// The JSON body of `POST /api/v1/orders` for one piece of the sandbox's plain variant,
+/// delivered in Cairo by the standard option.
+pub fn order_body(fixture: &sandbox::Sandbox) -> Vec<u8> {
+    let order = serde_json::json!({
+        "full_name": "سارة حسن",
+        "phone": "+201112223334",
+        "address": "12 شارع النصر، مدينة نصر",
+        "governorate_id": fixture.cairo,
+        "shipping_option_id": fixture.standard_shipping,
+        "lines": [{"variant_id": fixture.plain_variant, "quantity": 1, "profit": "40.00"}],
+    });
+    serde_json::to_vec(&order).expect("json")
+}
+
+/// Seeds `store` with the sandbox, gives the plain variant practically endless stock, and
+/// returns the fixture and a priced one-line order of marketer B (who starts with no orders).
+pub async fn seeded_template(store: Arc<dyn Store>) -> (sandbox::Sandbox, NewOrder) {
+    let engine = Engine::new(store.clone());
+    let fixture = sandbox::seed(&engine).await.expect("sandbox seeds");
+    endless_stock(&engine, fixture.plain_variant).await;
     let product = store
         .products_of_variants(&[fixture.plain_variant])
         .await

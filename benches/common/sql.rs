@@ -1,5 +1,7 @@
-//! The SQL side of the benches: fresh databases and the raw-insert baseline.
+//! The SQL side of the benches: fresh databases, the raw-insert baseline, the bulk copy of
+//! the scale bench and the counter reconciliation of the soak run.
 
+use commerce_core::earnings::OrderEarnings;
 use commerce_core::model::{NewOrder, OrderId, OrderStatus};
 use commerce_core::money::to_piastres;
 use commerce_store_sqlx::sqlx::{self, Connection, PgConnection, PgPool, SqlitePool};
@@ -23,24 +25,28 @@ pub fn database_url(url: &str, name: &str) -> String {
     format!("{base}/{name}")
 }
 
-/// Runs one statement on the server of `url` outside any database of the benches.
-async fn admin(url: &str, statement: String) {
+/// Runs `statements` one after the other on a connection of its own to the server of `url`.
+async fn admin(url: &str, statements: &[String]) {
     let mut admin = PgConnection::connect(url).await.expect("postgres answers");
-    sqlx::query(sqlx::AssertSqlSafe(statement))
-        .execute(&mut admin)
-        .await
-        .expect("database created or dropped");
+    for statement in statements {
+        sqlx::query(sqlx::AssertSqlSafe(statement.as_str()))
+            .execute(&mut admin)
+            .await
+            .unwrap_or_else(|e| panic!("{statement}: {e}"));
+    }
 }
 
-/// Drops database `name` on the server of `url`, closing its sessions first.
-pub async fn drop_pg_database(url: &str, name: &str) {
-    admin(url, format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await;
-}
-
-/// Creates database `name` on the server of `url`, empty (dropped first if left over).
+/// Creates database `name` on the server of `url`, empty (dropped first if left over), not
+/// migrated.
 pub async fn create_pg_database(url: &str, name: &str) {
-    drop_pg_database(url, name).await;
-    admin(url, format!("CREATE DATABASE {name}")).await;
+    admin(
+        url,
+        &[
+            format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+            format!("CREATE DATABASE {name}"),
+        ],
+    )
+    .await;
 }
 
 /// A new empty database `name` on the server of `url` (dropped first if left over), migrated.
@@ -53,11 +59,25 @@ pub async fn fresh_pg(url: &str, name: &'static str) -> PgStore {
     store
 }
 
-/// A new SQLite file database at `path` (removed first if left over), migrated.
-pub async fn fresh_sqlite(path: &str) -> SqliteStore {
+/// Drops database `name` on the server of `url`, ending its sessions.
+pub async fn drop_pg(url: &str, name: &str) {
+    admin(
+        url,
+        &[format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")],
+    )
+    .await;
+}
+
+/// Removes the SQLite database at `path` with its WAL and shared-memory files, if there.
+pub fn remove_sqlite(path: &str) {
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{path}{suffix}"));
     }
+}
+
+/// A new SQLite file database at `path` (removed first if left over), migrated.
+pub async fn fresh_sqlite(path: &str) -> SqliteStore {
+    remove_sqlite(path);
     let store = SqliteStore::connect(&format!("sqlite://{path}"))
         .await
         .expect("sqlite opens");
@@ -69,14 +89,16 @@ fn cents(amount: rust_decimal::Decimal) -> i64 {
     to_piastres(amount).expect("whole piastres")
 }
 
-fn nanos(at: chrono::DateTime<chrono::Utc>) -> i64 {
+/// `at` as nanoseconds since the epoch, as the stores keep instants.
+pub fn nanos(at: chrono::DateTime<chrono::Utc>) -> i64 {
     at.timestamp_nanos_opt().expect("in range")
 }
 
-/// The baseline: one transaction inserting the same rows as `place_order` (the order, its
-/// lines, its first timeline entry) and reserving the stock with the same conditional update
-/// on the same variant, without the store's duplicate checks, product `updated_at` stamp,
-/// order counter, billing meter or idempotency link.
+/// The baseline: one transaction inserting the same rows as `place_order` (the order with its
+/// earnings, `OrderEarnings::undelivered`; its lines; its first timeline entry) and reserving
+/// the stock with the same conditional update on the same variant, without the store's
+/// duplicate checks, product `updated_at` stamp, order counter and earnings sums, billing
+/// meter or idempotency link.
 macro_rules! raw_place {
     ($name:ident, $pool:ty, $begin:expr) => {
         /// Inserts `new` in one raw transaction (see the module's baseline).
@@ -89,15 +111,18 @@ macro_rules! raw_place {
             .expect("begin");
             let t = &new.totals;
             let created = nanos(new.created_at);
+            let earnings = OrderEarnings::undelivered(new.status, t);
             let id: i64 = sqlx::query_scalar(
                 "INSERT INTO orders (account_id, number, number_normalized, legacy_number, \
                  external_reference, status, family, customer_name, customer_phone, \
                  customer_second_phone, customer_address, governorate_id, governorate_name, \
                  shipping_option_id, shipping_option_name, store_name, store_link, note, \
                  products, warranties, delivery_charge, customer_total, profit, income_tax, \
-                 net_profit, income_tax_percent, created_at, updated_at) \
+                 net_profit, income_tax_percent, created_at, updated_at, earnings_net, \
+                 earnings_commission) \
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, \
-                 $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $27) RETURNING id",
+                 $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $27, $28, $29) \
+                 RETURNING id",
             )
             .bind(new.account_id)
             .bind(&new.number)
@@ -126,6 +151,8 @@ macro_rules! raw_place {
             .bind(cents(t.net_profit))
             .bind(cents(t.income_tax_percent))
             .bind(created)
+            .bind(cents(earnings.net))
+            .bind(cents(earnings.commission))
             .fetch_one(&mut *tx)
             .await
             .expect("order row");

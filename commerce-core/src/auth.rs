@@ -8,8 +8,8 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use crate::error::{ApiError, ErrorCode};
-use crate::model::{ApiKey, KeyHash};
-use crate::store::Store;
+use crate::model::KeyHash;
+use crate::store::{KeyCheck, Store};
 
 /// The recognisable prefix of generated keys.
 pub const KEY_PREFIX: &str = "sk_live_";
@@ -37,28 +37,28 @@ pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
 }
 
-/// Finds the live key of a request: 401 when missing, unknown, revoked or expired.
+/// Finds the live key of a request and counts the request in the key's rate window `window`
+/// ([`Store::authenticate`]): 401 when the header is missing or the key unknown, revoked or
+/// expired (nothing counted then).
 pub async fn authenticate(
     store: &dyn Store,
     headers: &HeaderMap,
     now: DateTime<Utc>,
-) -> Result<ApiKey, ApiError> {
+    window: i64,
+) -> Result<KeyCheck, ApiError> {
     let unauthenticated = || ApiError::new(ErrorCode::Unauthenticated);
     let token = bearer_token(headers).ok_or_else(unauthenticated)?;
     let hash = hash_key(token);
-    let key = store
-        .key_by_hash(&hash)
+    let check = store
+        .authenticate(&hash, now, window)
         .await?
         .ok_or_else(unauthenticated)?;
     // The store found the key by its hash; compare the full hash again in constant time so
     // that no store index behaviour decides authentication on its own.
-    if !bool::from(key.hash.ct_eq(&hash)) {
+    if !bool::from(check.key.hash.ct_eq(&hash)) || !check.key.is_live(now) || check.hit.is_none() {
         return Err(unauthenticated());
     }
-    if key.revoked_at.is_some() || key.expires_at.is_some_and(|at| at <= now) {
-        return Err(unauthenticated());
-    }
-    Ok(key)
+    Ok(check)
 }
 
 #[cfg(test)]

@@ -19,8 +19,9 @@ use crate::auth;
 use crate::clock::{Clock, SystemClock};
 use crate::error::{ApiError, ErrorCode};
 use crate::model::{Account, AccountState, ApiKey, ApiStatus, Side};
+use crate::pulls_seen::PullsSeen;
 use crate::routes::{self, Endpoint, Sides};
-use crate::store::Store;
+use crate::store::{KeyCheck, RateLimitHit, Store};
 use crate::wire::PayoutRules;
 
 /// Platform settings of an engine. `Config::default()` holds the product's defaults.
@@ -87,6 +88,8 @@ pub(crate) struct Inner {
     pub(crate) store: Arc<dyn Store>,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) config: Config,
+    /// Catalogue pulls already recorded this month (writes skipped).
+    pub(crate) pulls_seen: PullsSeen,
 }
 
 impl std::fmt::Debug for Engine {
@@ -148,6 +151,7 @@ impl Engine {
                 store,
                 clock,
                 config,
+                pulls_seen: PullsSeen::default(),
             }),
         }
     }
@@ -219,15 +223,17 @@ impl Engine {
             return ApiError::new(ErrorCode::PayloadTooLarge).into_response();
         }
         let now = self.now();
-        let key = match auth::authenticate(&*self.inner.store, request.headers(), now).await {
-            Ok(key) => key,
-            Err(error) => return error.into_response(),
-        };
-        let window = match self.hit_rate_limit(&key, now).await {
+        let window = now.timestamp().div_euclid(60);
+        let check =
+            match auth::authenticate(&*self.inner.store, request.headers(), now, window).await {
+                Ok(check) => check,
+                Err(error) => return error.into_response(),
+            };
+        let window = match rate_window(&check, now, window) {
             Ok(window) => window,
             Err(error) => return error.into_response(),
         };
-        let mut response = match self.authorize(key, endpoint).await {
+        let mut response = match authorize(check.key, check.account, endpoint) {
             Ok(caller) => {
                 let ctx = Ctx {
                     engine: self,
@@ -245,68 +251,63 @@ impl Engine {
         headers.insert("x-ratelimit-remaining", HeaderValue::from(window.remaining));
         response
     }
+}
 
-    async fn hit_rate_limit(
-        &self,
-        key: &ApiKey,
-        now: DateTime<Utc>,
-    ) -> Result<RateWindow, ApiError> {
-        let window = now.timestamp().div_euclid(60);
-        let hit = self
-            .inner
-            .store
-            .hit_rate_limit(key.id, window, key.rate_limit)
-            .await?;
-        if hit.allowed {
-            return Ok(RateWindow {
-                limit: key.rate_limit,
-                remaining: key.rate_limit.saturating_sub(hit.used),
-            });
-        }
-        let retry_after = ((window + 1) * 60 - now.timestamp()).max(1);
-        Err(ApiError::new(ErrorCode::RateLimited)
-            .with_extra("retry_after", retry_after)
-            .with_header(header::RETRY_AFTER, HeaderValue::from(retry_after))
-            .with_header(
-                "x-ratelimit-limit".parse().expect("static header name"),
-                HeaderValue::from(key.rate_limit),
-            )
-            .with_header(
-                "x-ratelimit-remaining".parse().expect("static header name"),
-                HeaderValue::from(0),
-            ))
+/// The rate window after the request was counted; 429 when it was refused.
+fn rate_window(check: &KeyCheck, now: DateTime<Utc>, window: i64) -> Result<RateWindow, ApiError> {
+    let key = &check.key;
+    let hit = check.hit.unwrap_or(RateLimitHit {
+        allowed: false,
+        used: key.rate_limit,
+    });
+    if hit.allowed {
+        return Ok(RateWindow {
+            limit: key.rate_limit,
+            remaining: key.rate_limit.saturating_sub(hit.used),
+        });
     }
+    let retry_after = ((window + 1) * 60 - now.timestamp()).max(1);
+    Err(ApiError::new(ErrorCode::RateLimited)
+        .with_extra("retry_after", retry_after)
+        .with_header(header::RETRY_AFTER, HeaderValue::from(retry_after))
+        .with_header(
+            "x-ratelimit-limit".parse().expect("static header name"),
+            HeaderValue::from(key.rate_limit),
+        )
+        .with_header(
+            "x-ratelimit-remaining".parse().expect("static header name"),
+            HeaderValue::from(0),
+        ))
+}
 
-    /// Account state, API status, side and ability, in that order (decisions 8).
-    async fn authorize(&self, key: ApiKey, endpoint: Endpoint) -> Result<Caller, ApiError> {
-        let account = self
-            .inner
-            .store
-            .account(key.account_id)
-            .await?
-            .ok_or_else(|| ApiError::new(ErrorCode::AccountInactive))?;
-        if account.state != AccountState::Active {
-            return Err(ApiError::new(ErrorCode::AccountInactive));
-        }
-        if account.api_status != ApiStatus::Approved {
-            return Err(ApiError::new(ErrorCode::ApiNotEnabled)
-                .with_extra("api_status", account.api_status.as_str()));
-        }
-        let side_ok = match endpoint.sides() {
-            Sides::All => true,
-            Sides::MarketerOrSupplier => matches!(account.side, Side::Marketer | Side::Supplier),
-            Sides::Marketer => account.side == Side::Marketer,
-        };
-        if !side_ok {
-            return Err(ApiError::new(ErrorCode::WrongSide));
-        }
-        if let Some(ability) = endpoint.ability()
-            && !key.abilities.contains(&ability)
-        {
-            return Err(ApiError::new(ErrorCode::ForbiddenAbility));
-        }
-        Ok(Caller { key, account })
+/// Account state, API status, side and ability, in that order (decisions 8).
+fn authorize(
+    key: ApiKey,
+    account: Option<Account>,
+    endpoint: Endpoint,
+) -> Result<Caller, ApiError> {
+    let account = account.ok_or_else(|| ApiError::new(ErrorCode::AccountInactive))?;
+    if account.state != AccountState::Active {
+        return Err(ApiError::new(ErrorCode::AccountInactive));
     }
+    if account.api_status != ApiStatus::Approved {
+        return Err(ApiError::new(ErrorCode::ApiNotEnabled)
+            .with_extra("api_status", account.api_status.as_str()));
+    }
+    let side_ok = match endpoint.sides() {
+        Sides::All => true,
+        Sides::MarketerOrSupplier => matches!(account.side, Side::Marketer | Side::Supplier),
+        Sides::Marketer => account.side == Side::Marketer,
+    };
+    if !side_ok {
+        return Err(ApiError::new(ErrorCode::WrongSide));
+    }
+    if let Some(ability) = endpoint.ability()
+        && !key.abilities.contains(&ability)
+    {
+        return Err(ApiError::new(ErrorCode::ForbiddenAbility));
+    }
+    Ok(Caller { key, account })
 }
 
 impl tower::Service<Request<Bytes>> for Engine {

@@ -197,6 +197,13 @@ impl ApiError {
         })
         .unwrap_or_default();
         let mut response = crate::wire::json_response(self.code.status(), body);
+        if self.code == ErrorCode::Unauthenticated {
+            // RFC 6750: a 401 names the scheme the client should use.
+            response.headers_mut().insert(
+                http::header::WWW_AUTHENTICATE,
+                http::HeaderValue::from_static("Bearer"),
+            );
+        }
         for (name, value) in self.headers {
             response.headers_mut().append(name, value);
         }

@@ -108,7 +108,8 @@ impl Query {
     /// A timestamp parameter.
     pub fn timestamp(&mut self, name: &str) -> Option<DateTime<Utc>> {
         let raw = self.string(name)?;
-        let parsed = parse_timestamp(&raw);
+        // An unencoded `+` of the offset arrives as a space (form encoding): read it as `+`.
+        let parsed = parse_timestamp(&raw).or_else(|| parse_timestamp(&raw.replace(' ', "+")));
         if parsed.is_none() {
             self.fail(name, messages::INVALID_TIMESTAMP);
         }
@@ -285,7 +286,10 @@ impl<'a> Fields<'a> {
 
     /// A required Egyptian mobile number.
     pub fn required_phone(&mut self, name: &str) -> Option<String> {
-        if self.raw(name).is_none() {
+        let blank = self
+            .raw(name)
+            .is_none_or(|v| v.as_str().is_some_and(|s| s.trim().is_empty()));
+        if blank {
             self.fail(name, messages::REQUIRED);
             return None;
         }

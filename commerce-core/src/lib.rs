@@ -77,6 +77,7 @@ pub mod model;
 pub mod money;
 pub mod operator;
 pub mod pricing;
+mod pulls_seen;
 pub mod routes;
 pub mod sandbox;
 pub mod store;

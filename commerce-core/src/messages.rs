@@ -32,6 +32,8 @@ pub const RATE_LIMITED: &str = "عديت عدد الطلبات المسموح ف
 pub const SERVER_ERROR: &str = "حصلت مشكلة عندنا، جرب تاني بعد شوية.";
 /// 409 for a repeated `external_reference`.
 pub const DUPLICATE_EXTERNAL_REFERENCE: &str = "الأوردر ده متسجل قبل كده بنفس رقم الطلب بتاعك.";
+/// An `Idempotency-Key` header that is not 1 to 100 printable ASCII characters.
+pub const IDEMPOTENCY_KEY_FORM: &str = "مفتاح منع التكرار لازم يكون من 1 لـ 100 حرف ASCII مطبوع (حروف وأرقام ورموز، والمسافة مسموحة في النص).";
 /// 409 for an `Idempotency-Key` reused with other data.
 pub const IDEMPOTENCY_MISMATCH: &str = "مفتاح منع التكرار ده اتستخدم قبل كده مع بيانات مختلفة.";
 /// 409 while the first request with the same `Idempotency-Key` is running.

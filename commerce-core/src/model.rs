@@ -319,6 +319,13 @@ pub struct ApiKey {
     pub created_at: DateTime<Utc>,
 }
 
+impl ApiKey {
+    /// Whether the key may be used at `now`: not revoked, not expired.
+    pub fn is_live(&self, now: DateTime<Utc>) -> bool {
+        self.revoked_at.is_none() && self.expires_at.is_none_or(|at| at > now)
+    }
+}
+
 /// A key record to insert (the engine hashes the plaintext).
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewKeyRecord {

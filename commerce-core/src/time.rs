@@ -14,11 +14,30 @@ pub fn cairo_timestamp(at: DateTime<Utc>) -> String {
         .to_rfc3339_opts(SecondsFormat::Secs, false)
 }
 
-/// Parses an ISO-8601 (RFC 3339) timestamp with any offset.
+/// Parses an ISO-8601 date-time in extended form (`YYYY-MM-DDThh:mm:ss`, optional fractional
+/// seconds) with a `Z`, `+hh`, `+hhmm` or `+hh:mm` offset (or `-`); no offset is refused.
 pub fn parse_timestamp(text: &str) -> Option<DateTime<Utc>> {
-    DateTime::parse_from_rfc3339(text.trim())
-        .ok()
-        .map(|t| t.with_timezone(&Utc))
+    let text = text.trim();
+    let parse = |t: &str| {
+        DateTime::parse_from_rfc3339(t)
+            .ok()
+            .map(|t| t.with_timezone(&Utc))
+    };
+    parse(text).or_else(|| {
+        // `+hh` and `+hhmm`: rewrite as `+hh:mm` (RFC 3339's only numeric form).
+        let time_start = text.find('T')?;
+        let sign = time_start + text[time_start..].rfind(['+', '-'])?;
+        let offset = &text[sign + 1..];
+        if !offset.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let (hours, minutes) = match offset.len() {
+            2 => (offset, "00"),
+            4 => offset.split_at(2),
+            _ => return None,
+        };
+        parse(&format!("{}{hours}:{minutes}", &text[..=sign]))
+    })
 }
 
 /// The billing month of an instant, in Cairo time, as `YYYY-MM`.
@@ -78,5 +97,22 @@ mod tests {
         let b = parse_timestamp("2026-07-01T09:00:00Z").unwrap();
         assert_eq!(a, b);
         assert!(parse_timestamp("yesterday").is_none());
+        for other in [
+            "2026-07-01T12:00:00+03",
+            "2026-07-01T12:00:00+0300",
+            "2026-07-01T12:00:00.000+03:00",
+            "2026-07-01T08:30:00-0030",
+        ] {
+            assert_eq!(parse_timestamp(other), Some(b), "{other}");
+        }
+        for refused in [
+            "2026-07-01T12:00:00",
+            "2026-07-01T12:00:00+3",
+            "2026-07-01T12:00:00+030",
+            "2026-07-01T12:00:00+03:0",
+            "2026-07-01",
+        ] {
+            assert_eq!(parse_timestamp(refused), None, "{refused}");
+        }
     }
 }

@@ -15,7 +15,8 @@ macro_rules! impl_store {
         $conn:ty,
         for_update = $for_update:literal,
         instr = $instr:literal,
-        single_statement_tx = $single_statement_tx:literal
+        single_statement_tx = $single_statement_tx:literal,
+        rate_slots = $rate_slots:literal
     ) => {
         const _: () = {
             use std::collections::HashMap;
@@ -29,6 +30,7 @@ macro_rules! impl_store {
             use commerce_core::store::*;
             use sqlx::QueryBuilder;
 
+            use crate::rate_slots::{lease_size, RateOutcome, Slots};
             use crate::rows::*;
             use crate::{in_list, MAX_BIND_CHUNK};
 
@@ -45,6 +47,22 @@ macro_rules! impl_store {
                     );
                     let rows: Vec<ProductRow> =
                         q.build_query_as().fetch_all(&mut *c).await.map_err(backend)?;
+                    out.extend(with_variants(c, chunk, rows).await?);
+                }
+                Ok(out)
+            }
+
+            /// The products of `rows` (ids `chunk`, in that order) with their variants and
+            /// warranties (two statements).
+            async fn with_variants(
+                c: &mut Conn,
+                chunk: &[i64],
+                rows: Vec<ProductRow>,
+            ) -> StoreResult<Vec<Product>> {
+                if chunk.is_empty() {
+                    return Ok(Vec::new());
+                }
+                {
                     let mut q = in_list::<$db>(
                         concat!("SELECT ", variant_cols!(), " FROM variants WHERE product_id IN ("),
                         chunk,
@@ -79,9 +97,8 @@ macro_rules! impl_store {
                         let id = row.id;
                         found.insert(id, row.into_domain(v, w)?);
                     }
-                    out.extend(chunk.iter().filter_map(|id| found.remove(id)));
+                    Ok(chunk.iter().filter_map(|id| found.remove(id)).collect())
                 }
-                Ok(out)
             }
 
             async fn load_product(c: &mut Conn, id: i64) -> StoreResult<Product> {
@@ -116,6 +133,22 @@ macro_rules! impl_store {
                     );
                     let rows: Vec<OrderRow> =
                         q.build_query_as().fetch_all(&mut *c).await.map_err(backend)?;
+                    out.extend(with_lines(c, chunk, rows).await?);
+                }
+                Ok(out)
+            }
+
+            /// The orders of `rows` (ids `chunk`, in that order) with their lines, the lines'
+            /// warranties and their timelines (three statements).
+            async fn with_lines(
+                c: &mut Conn,
+                chunk: &[i64],
+                rows: Vec<OrderRow>,
+            ) -> StoreResult<Vec<Order>> {
+                if chunk.is_empty() {
+                    return Ok(Vec::new());
+                }
+                {
                     let mut q = in_list::<$db>(
                         concat!("SELECT ", line_cols!(), " FROM order_lines WHERE order_id IN ("),
                         chunk,
@@ -167,9 +200,8 @@ macro_rules! impl_store {
                         let t = entries.remove(&id).unwrap_or_default();
                         found.insert(id, row.into_domain(l, t)?);
                     }
-                    out.extend(chunk.iter().filter_map(|id| found.remove(id)));
+                    Ok(chunk.iter().filter_map(|id| found.remove(id)).collect())
                 }
-                Ok(out)
             }
 
             async fn load_order(c: &mut Conn, id: i64) -> StoreResult<Order> {
@@ -354,16 +386,21 @@ macro_rules! impl_store {
 
             /// How many of the account's orders match `filter`: from the per-family counters
             /// (`account_order_counts`) when the filter is at most a family, else `COUNT(*)`.
+            /// Whether the account's counters answer the filter's total (no filter, or
+            /// `family` only).
+            fn counts_answer(filter: &OrderFilter) -> bool {
+                filter.status.is_none()
+                    && filter.external_reference.is_none()
+                    && filter.number.is_none()
+                    && filter.updated_since.is_none()
+            }
+
             async fn count_orders(
                 c: &mut Conn,
                 account: i64,
                 filter: &OrderFilter,
             ) -> StoreResult<i64> {
-                let counted = filter.status.is_none()
-                    && filter.external_reference.is_none()
-                    && filter.number.is_none()
-                    && filter.updated_since.is_none();
-                if !counted {
+                if !counts_answer(filter) {
                     let mut q = QueryBuilder::<$db>::new("SELECT COUNT(*)");
                     push_order_filter(&mut q, account, filter)?;
                     return q.build_query_scalar().fetch_one(&mut *c).await.map_err(backend);
@@ -817,9 +854,11 @@ macro_rules! impl_store {
                 .execute(&mut *c)
                 .await
                 .map_err(backend)?;
-                bill(c, account, change.bill_month.as_deref()).await?;
                 let order = load_order(c, change.order_id).await?;
+                // The contended rows in the one order every operation takes them in (variants,
+                // products, then the account's counters, then its meter): no deadlocks.
                 rebook(c, &order, was).await?;
+                bill(c, account, change.bill_month.as_deref()).await?;
                 Ok(order)
             }
 
@@ -904,62 +943,138 @@ macro_rules! impl_store {
                 )))
             }
 
-            /// Counts a hit in one conditional upsert (the count only moves while under the
-            /// limit); the first hit of a window deletes the key's older windows.
+            /// A new window started: the key's older windows are done with.
+            async fn forget_older_windows<'e, E>(executor: E, key: i64, window: i64) -> StoreResult<()>
+            where
+                E: sqlx::Executor<'e, Database = $db>,
+            {
+                sqlx::query("DELETE FROM rate_limit_windows WHERE key_id = $1 AND window_minute < $2")
+                    .bind(key)
+                    .bind(window)
+                    .execute(executor)
+                    .await
+                    .map_err(backend)?;
+                Ok(())
+            }
+
+            /// [`Store::authenticate`] as its three calls (the trait's provided version).
+            async fn authenticate_in_calls(
+                store: &$store,
+                hash: &KeyHash,
+                now: DateTime<Utc>,
+                window: i64,
+            ) -> StoreResult<Option<KeyCheck>> {
+                let Some(key) = store.key_by_hash(hash).await? else {
+                    return Ok(None);
+                };
+                if !key.is_live(now) {
+                    return Ok(Some(KeyCheck { key, hit: None, account: None }));
+                }
+                let hit = store.hit_rate_limit(key.id, window, key.rate_limit).await?;
+                let account = if hit.allowed { store.account(key.account_id).await? } else { None };
+                Ok(Some(KeyCheck { key, hit: Some(hit), account }))
+            }
+
+            /// Counts a hit in the first slot still under its share, trying the slots from
+            /// `start` on (see `rate_slots`); refused when every slot is full. Each try is one
+            /// conditional upsert, atomic by itself; the first hit of a slot in a window deletes
+            /// the key's older windows.
             async fn rate_limit_in(
                 c: &mut Conn,
                 key: i64,
                 window: i64,
                 limit: u32,
-            ) -> StoreResult<RateLimitHit> {
-                let counted: Option<i64> = if limit == 0 {
-                    None
-                } else {
-                    sqlx::query_scalar(
-                        "INSERT INTO rate_limit_windows (key_id, window_minute, used) \
-                         VALUES ($1, $2, 1) ON CONFLICT (key_id, window_minute) \
-                         DO UPDATE SET used = rate_limit_windows.used + 1 \
-                         WHERE rate_limit_windows.used < $3 RETURNING used",
-                    )
-                    .bind(key)
-                    .bind(window)
-                    .bind(i64::from(limit))
-                    .fetch_optional(&mut *c)
-                    .await
-                    .map_err(backend)?
-                };
-                let (allowed, used) = match counted {
-                    Some(used) => {
-                        if used == 1 {
-                            // A new window: older windows of this key are done with.
-                            sqlx::query(
-                                "DELETE FROM rate_limit_windows \
-                                 WHERE key_id = $1 AND window_minute < $2",
-                            )
-                            .bind(key)
-                            .bind(window)
-                            .execute(&mut *c)
-                            .await
-                            .map_err(backend)?;
-                        }
-                        (true, used)
-                    }
-                    None => {
-                        let used: Option<i64> = sqlx::query_scalar(
-                            "SELECT used FROM rate_limit_windows \
-                             WHERE key_id = $1 AND window_minute = $2",
+                start: u32,
+            ) -> StoreResult<RateOutcome> {
+                if limit == 0 {
+                    return Ok(RateOutcome::Counted(RateLimitHit { allowed: false, used: 0 }));
+                }
+                let slots = Slots::new(limit, $rate_slots);
+                let lease = lease_size(limit);
+                if lease > 1 {
+                    // A whole lease from the first slot that still holds one.
+                    for slot in slots.from(start) {
+                        let leased: Option<(i64, i64)> = sqlx::query_as(
+                            "INSERT INTO rate_limit_windows (key_id, window_minute, slot, used) \
+                             VALUES ($1, $2, $3, $4) ON CONFLICT (key_id, window_minute, slot) \
+                             DO UPDATE SET used = rate_limit_windows.used + $4 \
+                             WHERE rate_limit_windows.used + $4 <= $5 RETURNING used, \
+                             (SELECT CAST(COALESCE(SUM(used), 0) AS BIGINT) FROM rate_limit_windows \
+                              WHERE key_id = $1 AND window_minute = $2 AND slot <> $3)",
                         )
                         .bind(key)
                         .bind(window)
+                        .bind(i64::from(slot))
+                        .bind(i64::from(lease))
+                        .bind(i64::from(slots.share(slot)))
                         .fetch_optional(&mut *c)
                         .await
                         .map_err(backend)?;
-                        (false, used.unwrap_or(0))
+                        if let Some((used, others)) = leased {
+                            if used == i64::from(lease) {
+                                forget_older_windows(&mut *c, key, window).await?;
+                            }
+                            let counted = u32_of(used + others, "rate-limit count")?.min(limit);
+                            return Ok(RateOutcome::Leased { tokens: lease, counted });
+                        }
                     }
-                };
-                let used =
-                    u32::try_from(used).map_err(|_| corrupt(format!("rate-limit count {used}")))?;
-                Ok(RateLimitHit { allowed, used })
+                }
+                Ok(RateOutcome::Counted(count_one_in(c, key, window, slots, start).await?))
+            }
+
+            /// Counts one request in the first slot still under its share, from `start` on.
+            async fn count_one_in(
+                c: &mut Conn,
+                key: i64,
+                window: i64,
+                slots: Slots,
+                start: u32,
+            ) -> StoreResult<RateLimitHit> {
+                let limit = slots.limit();
+                for slot in slots.from(start) {
+                    // With one slot its count is the window's; with several, the other slots'
+                    // counts as the statement began are added (for the remaining-requests header).
+                    let sql = if slots.count() == 1 {
+                        "INSERT INTO rate_limit_windows (key_id, window_minute, slot, used) \
+                         VALUES ($1, $2, $3, 1) ON CONFLICT (key_id, window_minute, slot) \
+                         DO UPDATE SET used = rate_limit_windows.used + 1 \
+                         WHERE rate_limit_windows.used < $4 RETURNING used, used - 1"
+                    } else {
+                        "INSERT INTO rate_limit_windows (key_id, window_minute, slot, used) \
+                         VALUES ($1, $2, $3, 1) ON CONFLICT (key_id, window_minute, slot) \
+                         DO UPDATE SET used = rate_limit_windows.used + 1 \
+                         WHERE rate_limit_windows.used < $4 RETURNING used, \
+                         (SELECT CAST(COALESCE(SUM(used), 0) AS BIGINT) FROM rate_limit_windows \
+                          WHERE key_id = $1 AND window_minute = $2)"
+                    };
+                    let counted: Option<(i64, i64)> = sqlx::query_as(sql)
+                        .bind(key)
+                        .bind(window)
+                        .bind(i64::from(slot))
+                        .bind(i64::from(slots.share(slot)))
+                        .fetch_optional(&mut *c)
+                        .await
+                        .map_err(backend)?;
+                    if let Some((used, before)) = counted {
+                        if used == 1 {
+                            forget_older_windows(&mut *c, key, window).await?;
+                        }
+                        let total = u32_of(before + 1, "rate-limit count")?.min(limit);
+                        return Ok(RateLimitHit { allowed: true, used: total });
+                    }
+                }
+                // Every slot is full: the window holds at least the limit (more if the limit
+                // was lowered within it).
+                let used: i64 = sqlx::query_scalar(
+                    "SELECT CAST(COALESCE(SUM(used), 0) AS BIGINT) FROM rate_limit_windows \
+                     WHERE key_id = $1 AND window_minute = $2",
+                )
+                .bind(key)
+                .bind(window)
+                .fetch_one(&mut *c)
+                .await
+                .map_err(backend)?;
+                Ok(RateLimitHit { allowed: false, used: u32_of(used, "rate-limit count")? })
             }
 
             impl $store {
@@ -1171,20 +1286,145 @@ macro_rules! impl_store {
                     tx.finish(result).await?.into_domain()
                 }
 
+                async fn authenticate(
+                    &self,
+                    hash: &KeyHash,
+                    now: DateTime<Utc>,
+                    window: i64,
+                ) -> StoreResult<Option<KeyCheck>> {
+                    if $single_statement_tx {
+                        // SQLite has no data-modifying CTE; in process, the three calls cost
+                        // no round trips.
+                        return authenticate_in_calls(self, hash, now, window).await;
+                    }
+                    if self.leases.is_high_volume(hash) {
+                        // A key allowed thousands a minute: read the key and its account, and
+                        // count the request from this process's lease (a statement only when a
+                        // new lease is needed).
+                        let row: Option<AuthRow> = sqlx::query_as(concat!(
+                            "SELECT k.*, ",
+                            account_aliases!(),
+                            ", NULL AS counted, NULL AS seen FROM api_keys k \
+                             LEFT JOIN accounts a ON a.id = k.account_id WHERE k.hash = $1"
+                        ))
+                        .bind(hash.as_slice())
+                        .fetch_optional(&self.pool)
+                        .await
+                        .map_err(backend)?;
+                        let Some(mut row) = row else {
+                            return Ok(None);
+                        };
+                        let account = row.account()?;
+                        let key = row.key.into_domain()?;
+                        if key.rate_limit < crate::rate_slots::PER_SLOT {
+                            self.leases.forget_high_volume(hash);
+                        }
+                        if !key.is_live(now) {
+                            return Ok(Some(KeyCheck { key, hit: None, account: None }));
+                        }
+                        let hit = self.hit_rate_limit(key.id, window, key.rate_limit).await?;
+                        let account = if hit.allowed { account } else { None };
+                        return Ok(Some(KeyCheck { key, hit: Some(hit), account }));
+                    }
+                    // One statement: the key, the rate-limit upsert in one random slot when
+                    // the key is live (the same conditional upsert as `rate_limit_in`), and the
+                    // account. When that slot is full, the other slots are tried after it.
+                    let start = rand::random::<u32>();
+                    let row: Option<AuthRow> = sqlx::query_as(concat!(
+                        "WITH k AS (SELECT ",
+                        key_cols!(),
+                        " FROM api_keys WHERE hash = $1), \
+                         s AS (SELECT id, rate_limit, \
+                         GREATEST(LEAST($5, rate_limit / $6), 1) AS n FROM k), \
+                         hit AS (INSERT INTO rate_limit_windows (key_id, window_minute, slot, used) \
+                         SELECT id, $2, $4 % n, 1 FROM k JOIN s USING (id, rate_limit) \
+                         WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3) \
+                         AND rate_limit > 0 \
+                         ON CONFLICT (key_id, window_minute, slot) \
+                         DO UPDATE SET used = rate_limit_windows.used + 1 \
+                         WHERE rate_limit_windows.used < (SELECT rate_limit / n + \
+                         CASE WHEN $4 % n < rate_limit % n THEN 1 ELSE 0 END FROM s) \
+                         RETURNING used) \
+                         SELECT k.*, ",
+                        account_aliases!(),
+                        ", (SELECT used FROM hit) AS counted, \
+                         (SELECT CAST(COALESCE(SUM(used), 0) AS BIGINT) FROM rate_limit_windows \
+                          WHERE key_id = k.id AND window_minute = $2) AS seen \
+                         FROM k LEFT JOIN accounts a ON a.id = k.account_id"
+                    ))
+                    .bind(hash.as_slice())
+                    .bind(window)
+                    .bind(bound_nanos(now))
+                    .bind(i64::from(start))
+                    .bind(i64::from($rate_slots))
+                    .bind(i64::from(crate::rate_slots::PER_SLOT))
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(backend)?;
+                    let Some(mut row) = row else {
+                        return Ok(None);
+                    };
+                    let account = row.account()?;
+                    let key = row.key.into_domain()?;
+                    if key.rate_limit >= crate::rate_slots::PER_SLOT {
+                        self.leases.mark_high_volume(*hash);
+                    }
+                    if !key.is_live(now) {
+                        return Ok(Some(KeyCheck { key, hit: None, account: None }));
+                    }
+                    let hit = match row.counted {
+                        Some(used) => {
+                            if used == 1 {
+                                forget_older_windows(&self.pool, key.id, window).await?;
+                            }
+                            // The other slots as the statement began, plus this request.
+                            let total = u32_of(row.seen.unwrap_or(0) + 1, "rate-limit count")?;
+                            RateLimitHit { allowed: true, used: total.min(key.rate_limit) }
+                        }
+                        // That slot was full (or the limit is 0): every slot decides.
+                        None => self.hit_rate_limit(key.id, window, key.rate_limit).await?,
+                    };
+                    let account = if hit.allowed { account } else { None };
+                    Ok(Some(KeyCheck { key, hit: Some(hit), account }))
+                }
+
                 async fn hit_rate_limit(
                     &self,
                     key: KeyId,
                     window: i64,
                     limit: u32,
                 ) -> StoreResult<RateLimitHit> {
-                    if $single_statement_tx {
-                        let mut tx = self.write().await?;
-                        let result = rate_limit_in(&mut tx.tx, key, window, limit).await;
-                        tx.finish(result).await
-                    } else {
-                        // Each statement is atomic on its own: no transaction to open or commit.
-                        let mut c = self.pool.acquire().await.map_err(backend)?;
-                        rate_limit_in(&mut c, key, window, limit).await
+                    // Each turn either hands out a leased request or visits the database,
+                    // which counts one, refuses, or leases more (then the next turn hands one
+                    // out, unless other tasks of this process took them all first).
+                    loop {
+                        if let Some(used) = self.full_windows.full(key, window, limit) {
+                            return Ok(RateLimitHit { allowed: false, used });
+                        }
+                        if let Some(used) = self.leases.take(key, window, limit) {
+                            return Ok(RateLimitHit { allowed: true, used });
+                        }
+                        let start = rand::random::<u32>();
+                        let outcome = if $single_statement_tx {
+                            let mut tx = self.write().await?;
+                            let result = rate_limit_in(&mut tx.tx, key, window, limit, start).await;
+                            tx.finish(result).await?
+                        } else {
+                            // Each statement is atomic on its own: no transaction to open.
+                            let mut c = self.pool.acquire().await.map_err(backend)?;
+                            rate_limit_in(&mut c, key, window, limit, start).await?
+                        };
+                        match outcome {
+                            RateOutcome::Leased { tokens, counted } => {
+                                self.leases.grant(key, window, limit, tokens, counted);
+                            }
+                            RateOutcome::Counted(hit) => {
+                                if !hit.allowed {
+                                    self.full_windows.mark_full(key, window, limit, hit.used);
+                                }
+                                return Ok(hit);
+                            }
+                        }
                     }
                 }
 
@@ -1460,26 +1700,37 @@ macro_rules! impl_store {
                     filter: &ProductFilter,
                     page: PageRequest,
                 ) -> StoreResult<Page<Product>> {
-                    let mut tx = self.read().await?;
-                    let result = async {
-                        let c = &mut *tx.tx;
-                        let mut q = QueryBuilder::<$db>::new("SELECT COUNT(*)");
-                        push_product_filter(&mut q, filter)?;
-                        let total: i64 =
-                            q.build_query_scalar().fetch_one(&mut *c).await.map_err(backend)?;
-                        let mut q = QueryBuilder::<$db>::new("SELECT id");
-                        push_product_filter(&mut q, filter)?;
-                        q.push(" ORDER BY id");
-                        limit(&mut q, page)?;
-                        let ids: Vec<i64> =
-                            q.build_query_scalar().fetch_all(&mut *c).await.map_err(backend)?;
-                        Ok(Page {
-                            items: load_products(c, &ids).await?,
-                            total: total as u64,
-                        })
-                    }
-                    .await;
-                    tx.finish(result).await
+                    // The page with its total in one statement, then its variants and
+                    // warranties: three statements on one connection, no transaction (each
+                    // product, variant and warranty is read as last committed; a catalogue edit
+                    // landing between the statements shows its new variants with the page).
+                    let mut c = self.pool.acquire().await.map_err(backend)?;
+                    let mut q = QueryBuilder::<$db>::new(concat!(
+                        "SELECT ",
+                        product_cols!(),
+                        ", COUNT(*) OVER () AS total"
+                    ));
+                    push_product_filter(&mut q, filter)?;
+                    q.push(" ORDER BY id");
+                    limit(&mut q, page)?;
+                    let rows: Vec<PagedProductRow> =
+                        q.build_query_as().fetch_all(&mut *c).await.map_err(backend)?;
+                    let total = match rows.first() {
+                        Some(first) => first.total,
+                        None if page.offset() == 0 => 0,
+                        None => {
+                            // Past the last page: count on its own.
+                            let mut q = QueryBuilder::<$db>::new("SELECT COUNT(*)");
+                            push_product_filter(&mut q, filter)?;
+                            q.build_query_scalar().fetch_one(&mut *c).await.map_err(backend)?
+                        }
+                    };
+                    let ids: Vec<i64> = rows.iter().map(|r| r.row.id).collect();
+                    let rows = rows.into_iter().map(|r| r.row).collect();
+                    Ok(Page {
+                        items: with_variants(&mut c, &ids, rows).await?,
+                        total: total as u64,
+                    })
                 }
 
                 async fn product(&self, id: ProductId) -> StoreResult<Option<Product>> {
@@ -1751,15 +2002,37 @@ macro_rules! impl_store {
                     let mut tx = self.read().await?;
                     let result = async {
                         let c = &mut *tx.tx;
-                        let total = count_orders(c, account, filter).await?;
-                        let mut q = QueryBuilder::<$db>::new("SELECT id");
+                        // The page with its total in one statement (the total from the
+                        // account's counters when the filter allows), then lines, warranties
+                        // and timelines.
+                        let mut q = QueryBuilder::<$db>::new(concat!("SELECT ", order_cols!(), ", "));
+                        if counts_answer(filter) {
+                            q.push(
+                                "(SELECT CAST(COALESCE(SUM(count), 0) AS BIGINT) \
+                                 FROM account_order_counts WHERE account_id = ",
+                            )
+                            .push_bind(account);
+                            if let Some(family) = filter.family {
+                                q.push(" AND family = ").push_bind(family.as_str());
+                            }
+                            q.push(") AS total");
+                        } else {
+                            q.push("COUNT(*) OVER () AS total");
+                        }
                         push_order_filter(&mut q, account, filter)?;
                         q.push(" ORDER BY created_at DESC, id DESC");
                         limit(&mut q, page)?;
-                        let ids: Vec<i64> =
-                            q.build_query_scalar().fetch_all(&mut *c).await.map_err(backend)?;
+                        let rows: Vec<PagedOrderRow> =
+                            q.build_query_as().fetch_all(&mut *c).await.map_err(backend)?;
+                        let total = match rows.first() {
+                            Some(first) => first.total,
+                            None if page.offset() == 0 && !counts_answer(filter) => 0,
+                            None => count_orders(c, account, filter).await?,
+                        };
+                        let ids: Vec<i64> = rows.iter().map(|r| r.row.id).collect();
+                        let rows = rows.into_iter().map(|r| r.row).collect();
                         Ok(Page {
-                            items: load_orders(c, &ids).await?,
+                            items: with_lines(c, &ids, rows).await?,
                             total: total as u64,
                         })
                     }
@@ -1893,19 +2166,25 @@ macro_rules! impl_store {
                     let mut ids = products.to_vec();
                     ids.sort_unstable();
                     ids.dedup();
+                    let insert = |chunk: &[i64]| {
+                        let mut q = QueryBuilder::<$db>::new(
+                            "INSERT INTO meter_pulls (account_id, month, product_id) ",
+                        );
+                        q.push_values(chunk, |mut row, product| {
+                            row.push_bind(account).push_bind(month).push_bind(*product);
+                        });
+                        q.push(" ON CONFLICT DO NOTHING");
+                        q
+                    };
+                    if !$single_statement_tx && ids.len() <= MAX_BIND_CHUNK {
+                        // One statement, atomic by itself: no transaction to open or commit.
+                        insert(&ids).build().execute(&self.pool).await.map_err(backend)?;
+                        return Ok(());
+                    }
                     let mut tx = self.write().await?;
                     let result = async {
-                        for product in ids {
-                            sqlx::query(
-                                "INSERT INTO meter_pulls (account_id, month, product_id) \
-                                 VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
-                            )
-                            .bind(account)
-                            .bind(month)
-                            .bind(product)
-                            .execute(&mut *tx.tx)
-                            .await
-                            .map_err(backend)?;
+                        for chunk in ids.chunks(MAX_BIND_CHUNK) {
+                            insert(chunk).build().execute(&mut *tx.tx).await.map_err(backend)?;
                         }
                         Ok(())
                     }

@@ -5,7 +5,8 @@
 //! * [`SqliteStore`] (feature `sqlite`): an embedded database file. Writes are serialised: an
 //!   in-process writer lock plus `BEGIN IMMEDIATE` (WAL journal, `busy_timeout`), so concurrent
 //!   requests never meet `SQLITE_BUSY` and every read-then-write is isolated.
-//! * [`PgStore`] (feature `postgres`): every operation is one `READ COMMITTED` transaction in
+//! * [`PgStore`] (feature `postgres`): every write is one `READ COMMITTED` transaction (or one
+//!   statement) in
 //!   which races are decided by the database, never by a read followed by a write:
 //!   stock is reserved with `UPDATE variants SET available = available - $q WHERE id = $v AND
 //!   available >= $q`, one statement per variant in id order (the update locks the row; one
@@ -16,15 +17,45 @@
 //!
 //! `place_order` writes the rows every order contends for (variant stock, the product's
 //! `updated_at`, the account's order counter and billing meter) last, just before the commit,
-//! so that their locks are held briefly; it returns the order built from what it wrote.
+//! so that their locks are held briefly; it returns the order built from what it wrote. Every
+//! write takes the contended rows in one order (variants by id, products, the account's
+//! counters by family, its meter), so concurrent writes never deadlock.
 //! The unfiltered and `family=` order lists answer `total` from per-account, per-family
 //! counters (`account_order_counts`) kept in the same transaction as `place_order` and
 //! `change_order_status`; the other filters count the matching rows.
 //!
-//! Both run every [`Store`](commerce_core::store::Store) method in one transaction (the
-//! PostgreSQL rate-limit upsert is a single statement): any failure
-//! part-way rolls everything back and surfaces as
-//! [`StoreError::Backend`].
+//! Every write of more than one statement is one transaction; any failure part-way rolls
+//! everything back and surfaces as [`StoreError::Backend`].
+//!
+//! # Cancellation
+//! A store method's future may be dropped at any `.await` (a client that hung up, a timeout).
+//! Transactions are begun and ended here with plain `BEGIN`/`COMMIT`/`ROLLBACK` on a pooled
+//! connection of their own, and if the future is dropped in between, the connection is closed
+//! rather than returned to the pool: the server rolls the transaction back, and no pooled
+//! connection is ever handed out inside a transaction (sqlx's own `Transaction` returned one
+//! when dropped while its `BEGIN` was in flight). The cancellation suite
+//! (`commerce_core::testing::cancellation`) and `tests/disconnects.rs` check it on both
+//! databases, PostgreSQL also through `pg_stat_activity`.
+//!
+//! # Round trips (PostgreSQL)
+//! What each request costs is measured by `examples/statements_per_request.rs` (figures in
+//! BENCHMARKS.md). In short: the key, its rate-window hit and its account are one statement
+//! ([`Store::authenticate`](commerce_core::store::Store::authenticate), a data-modifying CTE);
+//! `rate_limit_windows` is `UNLOGGED`, so that per-minute counter costs no WAL flush (after a
+//! crash of the database server the current minute starts from zero: a key may then get up to
+//! twice its limit within that minute); catalogue pulls already recorded this month are not
+//! written again, and new ones are one multi-row statement; a products or orders page and its
+//! total are one statement; the pool does not ping a connection before handing it out. Keys
+//! are never cached: a revoked or expired key, or a suspended account, is refused by the next
+//! request on every instance.
+//!
+//! # Wallet
+//! Each order row keeps what it earns now (`earnings_net`, `earnings_commission`, from
+//! [`OrderEarnings`](commerce_core::earnings::OrderEarnings)) and `account_order_counts` keeps
+//! their sums per account and family, in the same transaction as every write that changes
+//! them; a wallet read is one statement over those sums and the orders delivered within the
+//! hold period (index `orders_delivered`). Orders stored before these columns are booked by
+//! `migrate()`.
 //!
 //! # Storage
 //! * Money is integer piastres (`BIGINT`), converted with
@@ -63,6 +94,7 @@ use sqlx::pool::PoolConnection;
 use sqlx::{Database, Encode, QueryBuilder, Type};
 
 mod imp;
+mod rate_slots;
 mod rows;
 
 #[cfg(feature = "postgres")]

@@ -1,11 +1,13 @@
 //! [`PgStore`]: the store in a PostgreSQL database.
 
 use std::str::FromStr;
+use std::sync::Arc;
 
 use commerce_core::store::StoreError;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::{PgConnection, Postgres};
 
+use crate::rate_slots::{FullWindows, Leases};
 use crate::{SetupError, Tx};
 
 /// The store in a PostgreSQL database.
@@ -15,6 +17,8 @@ use crate::{SetupError, Tx};
 #[derive(Debug, Clone)]
 pub struct PgStore {
     pub(crate) pool: PgPool,
+    pub(crate) full_windows: Arc<FullWindows>,
+    pub(crate) leases: Arc<Leases>,
 }
 
 impl PgStore {
@@ -27,6 +31,11 @@ impl PgStore {
     pub async fn connect_with(options: PgConnectOptions) -> Result<Self, SetupError> {
         let pool = PgPoolOptions::new()
             .max_connections(10)
+            // sqlx pings every connection it hands out (a round trip per store call) unless
+            // told not to; it still pings each connection on its way back to the pool, and a
+            // connection that died while idle fails its next statement, which sqlx then
+            // closes.
+            .test_before_acquire(false)
             .connect_with(options)
             .await?;
         Ok(Self::from_pool(pool))
@@ -34,7 +43,11 @@ impl PgStore {
 
     /// Uses an existing pool.
     pub fn from_pool(pool: PgPool) -> Self {
-        Self { pool }
+        Self {
+            pool,
+            full_windows: Arc::default(),
+            leases: Arc::default(),
+        }
     }
 
     /// Applies the embedded migrations (`migrations/postgres`) to the pool's current schema;
@@ -74,5 +87,6 @@ crate::imp::impl_store!(
     PgConnection,
     for_update = " FOR UPDATE",
     instr = "strpos",
-    single_statement_tx = false
+    single_statement_tx = false,
+    rate_slots = 8
 );

@@ -83,7 +83,7 @@ pub(crate) fn abilities_text(abilities: &[Ability]) -> String {
         .join(" ")
 }
 
-fn u32_of(value: i64, what: &str) -> Result<u32, StoreError> {
+pub(crate) fn u32_of(value: i64, what: &str) -> Result<u32, StoreError> {
     u32::try_from(value).map_err(|_| corrupt(format!("{what} {value} out of range")))
 }
 
@@ -91,6 +91,14 @@ fn u32_of(value: i64, what: &str) -> Result<u32, StoreError> {
 macro_rules! account_cols {
     () => {
         "id, name, store_name, email, phone, side, state, api_status, created_at"
+    };
+}
+/// The account's columns as `AuthRow` reads them (table alias `a`).
+macro_rules! account_aliases {
+    () => {
+        "a.id AS a_id, a.name AS a_name, a.store_name AS a_store_name, a.email AS a_email, \
+         a.phone AS a_phone, a.side AS a_side, a.state AS a_state, \
+         a.api_status AS a_api_status, a.created_at AS a_created_at"
     };
 }
 macro_rules! key_cols {
@@ -144,8 +152,8 @@ macro_rules! withdrawal_cols {
     };
 }
 pub(crate) use {
-    account_cols, category_cols, key_cols, line_cols, order_cols, product_cols, variant_cols,
-    warranty_cols, withdrawal_cols,
+    account_aliases, account_cols, category_cols, key_cols, line_cols, order_cols, product_cols,
+    variant_cols, warranty_cols, withdrawal_cols,
 };
 
 #[derive(FromRow)]
@@ -174,6 +182,50 @@ impl AccountRow {
             api_status: parse(&self.api_status, ApiStatus::parse, "api status")?,
             created_at: instant(self.created_at),
         })
+    }
+}
+
+/// A key, its account (columns prefixed `a_`; absent when the account row is missing) and the
+/// rate-limit outcome, as the one-statement authentication returns them.
+#[derive(FromRow)]
+pub(crate) struct AuthRow {
+    #[sqlx(flatten)]
+    pub(crate) key: KeyRow,
+    a_id: Option<i64>,
+    a_name: Option<String>,
+    a_store_name: Option<String>,
+    a_email: Option<String>,
+    a_phone: Option<String>,
+    a_side: Option<String>,
+    a_state: Option<String>,
+    a_api_status: Option<String>,
+    a_created_at: Option<i64>,
+    /// The window's count after this request, when it was counted.
+    pub(crate) counted: Option<i64>,
+    /// The window's count before this statement.
+    pub(crate) seen: Option<i64>,
+}
+
+impl AuthRow {
+    /// The account, when the row has one.
+    pub(crate) fn account(&mut self) -> Result<Option<Account>, StoreError> {
+        let Some(id) = self.a_id else {
+            return Ok(None);
+        };
+        let missing = || corrupt("account row with NULL columns");
+        AccountRow {
+            id,
+            name: self.a_name.take().ok_or_else(missing)?,
+            store_name: self.a_store_name.take(),
+            email: self.a_email.take().ok_or_else(missing)?,
+            phone: self.a_phone.take().ok_or_else(missing)?,
+            side: self.a_side.take().ok_or_else(missing)?,
+            state: self.a_state.take().ok_or_else(missing)?,
+            api_status: self.a_api_status.take().ok_or_else(missing)?,
+            created_at: self.a_created_at.ok_or_else(missing)?,
+        }
+        .into_domain()
+        .map(Some)
     }
 }
 
@@ -235,6 +287,14 @@ impl CategoryRow {
             active: self.active,
         }
     }
+}
+
+/// A product of a page, with the number of products matching the page's filter.
+#[derive(FromRow)]
+pub(crate) struct PagedProductRow {
+    #[sqlx(flatten)]
+    pub(crate) row: ProductRow,
+    pub(crate) total: i64,
 }
 
 #[derive(FromRow)]
@@ -387,6 +447,14 @@ impl RateRow {
             total_due_tax_percent: from_piastres(self.total_due_tax_percent),
         }
     }
+}
+
+/// An order of a page, with the number of orders matching the page's filter.
+#[derive(FromRow)]
+pub(crate) struct PagedOrderRow {
+    #[sqlx(flatten)]
+    pub(crate) row: OrderRow,
+    pub(crate) total: i64,
 }
 
 #[derive(FromRow)]

@@ -11,6 +11,7 @@ use sqlx::sqlite::{
 use sqlx::{Sqlite, SqliteConnection};
 use tokio::sync::Mutex;
 
+use crate::rate_slots::{FullWindows, Leases};
 use crate::{SetupError, Tx};
 
 /// The store in an SQLite database (one file, or memory).
@@ -23,6 +24,8 @@ use crate::{SetupError, Tx};
 pub struct SqliteStore {
     pub(crate) pool: SqlitePool,
     writer: Arc<Mutex<()>>,
+    pub(crate) full_windows: Arc<FullWindows>,
+    pub(crate) leases: Arc<Leases>,
 }
 
 impl SqliteStore {
@@ -75,6 +78,8 @@ impl SqliteStore {
         Self {
             pool,
             writer: Arc::new(Mutex::new(())),
+            full_windows: Arc::default(),
+            leases: Arc::default(),
         }
     }
 
@@ -110,5 +115,6 @@ crate::imp::impl_store!(
     SqliteConnection,
     for_update = "",
     instr = "instr",
-    single_statement_tx = true
+    single_statement_tx = true,
+    rate_slots = 1
 );

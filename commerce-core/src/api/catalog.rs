@@ -63,12 +63,14 @@ fn view<'a>(product: &'a Product, names: &HashMap<CategoryId, &'a str>) -> Produ
 
 /// Records the products a billed catalogue call returned (decisions 11).
 pub(super) async fn bill_pulls(ctx: &Ctx<'_>, products: &[i64]) -> Result<(), ApiError> {
-    if products.is_empty() {
+    let (account, month) = (ctx.caller.account.id, cairo_month(ctx.now));
+    let pulls_seen = &ctx.engine.inner.pulls_seen;
+    let unseen = pulls_seen.unseen(account, &month, products);
+    if unseen.is_empty() {
         return Ok(());
     }
-    ctx.store()
-        .record_pulls(ctx.caller.account.id, &cairo_month(ctx.now), products)
-        .await?;
+    ctx.store().record_pulls(account, &month, &unseen).await?;
+    pulls_seen.remember(account, &month, &unseen);
     Ok(())
 }
 

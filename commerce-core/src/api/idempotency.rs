@@ -25,11 +25,13 @@ pub(crate) fn key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
     let Some(value) = headers.get(KEY_HEADER) else {
         return Ok(None);
     };
+    // Printable ASCII, spaces allowed inside (leading and trailing ones are not part of it).
     let text = value.to_str().map(str::trim).unwrap_or_default();
-    if text.is_empty() || text.len() > MAX_KEY_LEN || !text.bytes().all(|b| b.is_ascii_graphic()) {
+    let printable = text.bytes().all(|b| b.is_ascii_graphic() || b == b' ');
+    if text.is_empty() || text.len() > MAX_KEY_LEN || !printable {
         return Err(ApiError::field(
             "Idempotency-Key",
-            messages::too_long(MAX_KEY_LEN),
+            messages::IDEMPOTENCY_KEY_FORM,
         ));
     }
     Ok(Some(text.to_owned()))

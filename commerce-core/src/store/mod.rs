@@ -111,6 +111,17 @@ pub struct RateLimitHit {
     pub used: u32,
 }
 
+/// The answer of [`Store::authenticate`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeyCheck {
+    /// The key with the hash asked for (revoked and expired ones included).
+    pub key: ApiKey,
+    /// The request counted in the key's rate window; `None` when the key is not live.
+    pub hit: Option<RateLimitHit>,
+    /// The key's account; may be `None` when the key is not live or the request was refused.
+    pub account: Option<Account>,
+}
+
 /// The answer of [`Store::begin_idempotent`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum IdempotencyBegin {
@@ -190,6 +201,40 @@ pub trait Store: Send + Sync + 'static {
         window: i64,
         limit: u32,
     ) -> Result<RateLimitHit, StoreError>;
+
+    /// Everything an API request needs about its key, in one operation: the key with this
+    /// hash; when it is live at `now` ([`ApiKey::is_live`]), one request counted in its rate
+    /// window `window` exactly as [`hit_rate_limit`](Store::hit_rate_limit) does; and, when
+    /// the request was counted, the key's account. The SQL stores answer it in one statement;
+    /// the provided version makes the three calls.
+    async fn authenticate(
+        &self,
+        hash: &KeyHash,
+        now: DateTime<Utc>,
+        window: i64,
+    ) -> Result<Option<KeyCheck>, StoreError> {
+        let Some(key) = self.key_by_hash(hash).await? else {
+            return Ok(None);
+        };
+        if !key.is_live(now) {
+            return Ok(Some(KeyCheck {
+                key,
+                hit: None,
+                account: None,
+            }));
+        }
+        let hit = self.hit_rate_limit(key.id, window, key.rate_limit).await?;
+        let account = if hit.allowed {
+            self.account(key.account_id).await?
+        } else {
+            None
+        };
+        Ok(Some(KeyCheck {
+            key,
+            hit: Some(hit),
+            account,
+        }))
+    }
 
     // ---- catalogue ----
 

@@ -199,6 +199,7 @@ macro_rules! store_conformance_tests {
             concurrent_orders_never_oversell,
             concurrent_begin_idempotent_starts_once,
             concurrent_rate_limit_allows_exactly_the_limit,
+            concurrent_rate_limit_with_a_high_limit_allows_exactly_the_limit,
             concurrent_same_external_reference_registers_one_order,
             concurrent_cancels_release_stock_once,
                 );
@@ -3240,6 +3241,46 @@ pub async fn concurrent_begin_idempotent_starts_once(store: Arc<dyn Store>) {
         }
     }
     assert_eq!((started, in_flight), (1, 49));
+}
+
+/// 3,100 hits from 16 tasks on a key allowed 3,000 a minute (a store may spread such a key's
+/// count over several rows): exactly 3,000 allowed, none reporting more than the limit, and the
+/// window then refuses.
+pub async fn concurrent_rate_limit_with_a_high_limit_allows_exactly_the_limit(
+    store: Arc<dyn Store>,
+) {
+    const LIMIT: u32 = 3_000;
+    let a = account(&*store, "Alpha").await;
+    let k = key(&*store, a.id, 42).await;
+    let mut tasks = Vec::new();
+    for task in 0..16 {
+        let store = store.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut allowed = 0u32;
+            for _ in (task..3_100).step_by(16) {
+                let hit = store.hit_rate_limit(k.id, 8, LIMIT).await.expect("hit");
+                assert!(hit.used <= LIMIT, "{hit:?}");
+                if hit.allowed {
+                    allowed += 1;
+                } else {
+                    assert_eq!(hit.used, LIMIT);
+                }
+            }
+            allowed
+        }));
+    }
+    let mut allowed = 0;
+    for task in tasks {
+        allowed += task.await.expect("task");
+    }
+    assert_eq!(allowed, LIMIT);
+    assert_eq!(
+        store.hit_rate_limit(k.id, 8, LIMIT).await.unwrap(),
+        RateLimitHit {
+            allowed: false,
+            used: LIMIT
+        }
+    );
 }
 
 /// 50 concurrent hits with limit 20: exactly 20 allowed, and the window holds 20.

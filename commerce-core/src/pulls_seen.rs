@@ -1,0 +1,79 @@
+//! The products an account was already billed for pulling this month, remembered in process so
+//! that a catalogue read whose products are all recorded writes nothing (decisions 11 bills each
+//! product once per account and month).
+//!
+//! Only a shortcut: [`Store::record_pulls`](crate::store::Store::record_pulls) is idempotent, so
+//! forgetting (a new month, the size cap, another process) only costs a write, and two requests
+//! racing past it record the same rows once.
+
+use std::collections::HashSet;
+use std::sync::Mutex;
+
+use crate::model::{AccountId, ProductId};
+
+/// Pairs remembered before the set is emptied and starts again.
+const CAPACITY: usize = 200_000;
+
+/// `(account, product)` pairs recorded in one month.
+#[derive(Debug, Default)]
+pub(crate) struct PullsSeen {
+    inner: Mutex<Month>,
+}
+
+#[derive(Debug, Default)]
+struct Month {
+    month: String,
+    seen: HashSet<(AccountId, ProductId)>,
+}
+
+impl PullsSeen {
+    /// The products of `products` not known to be recorded for `account` in `month`.
+    pub(crate) fn unseen(
+        &self,
+        account: AccountId,
+        month: &str,
+        products: &[ProductId],
+    ) -> Vec<ProductId> {
+        let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if inner.month != month {
+            return products.to_vec();
+        }
+        products
+            .iter()
+            .copied()
+            .filter(|p| !inner.seen.contains(&(account, *p)))
+            .collect()
+    }
+
+    /// Remembers that `products` are recorded for `account` in `month`.
+    pub(crate) fn remember(&self, account: AccountId, month: &str, products: &[ProductId]) {
+        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if inner.month != month || inner.seen.len() + products.len() > CAPACITY {
+            inner.seen.clear();
+            month.clone_into(&mut inner.month);
+        }
+        inner.seen.extend(products.iter().map(|p| (account, *p)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remembers_per_account_and_month() {
+        let seen = PullsSeen::default();
+        assert_eq!(seen.unseen(1, "2026-11", &[1, 2]), vec![1, 2]);
+        seen.remember(1, "2026-11", &[1, 2]);
+        assert_eq!(seen.unseen(1, "2026-11", &[1, 2, 3]), vec![3]);
+        assert_eq!(seen.unseen(2, "2026-11", &[1]), vec![1], "another account");
+        assert_eq!(seen.unseen(1, "2026-12", &[1]), vec![1], "another month");
+        seen.remember(1, "2026-12", &[3]);
+        assert_eq!(
+            seen.unseen(1, "2026-11", &[1]),
+            vec![1],
+            "the old month is gone"
+        );
+        assert_eq!(seen.unseen(1, "2026-12", &[3]), Vec::<ProductId>::new());
+    }
+}
