@@ -62,11 +62,11 @@ use commerce::operator::{DraftLine, OrderDraft};
 use commerce::sandbox::Sandbox;
 use commerce::{Engine, sandbox};
 use commerce_store_sqlx::sqlx::{self, Database, Encode, PgPool, QueryBuilder, Row, SqlitePool};
-use common::env_or;
 use common::http::{
-    BENCH_KEY, Outcome, drive, engine_body, latencies_ms, raw_request, ready_json, runtime, serve,
+    BENCH_KEY, Outcome, drive, engine_body, latencies_ms, raw_request, ready_json, serve,
 };
 use common::sql;
+use common::{env_or, runtime};
 use rust_decimal::Decimal;
 use tokio::runtime::Runtime;
 
@@ -276,10 +276,6 @@ bare_sql!(PgPool);
 bare_sql!(SqlitePool);
 
 /// Nanoseconds since the Unix epoch, as the stores keep instants.
-fn nanos(at: DateTime<Utc>) -> i64 {
-    at.timestamp_nanos_opt().expect("instant in range")
-}
-
 /// What every bare handler shares: the pool, the engine's answers, the hold period.
 #[derive(Clone)]
 struct Bare<P> {
@@ -291,7 +287,7 @@ struct Bare<P> {
 impl<P: BareSql> Bare<P> {
     /// The start of the hold period at `now`, in nanoseconds.
     fn held_after(&self, now: DateTime<Utc>) -> i64 {
-        nanos(now - chrono::Duration::days(self.hold_days))
+        sql::nanos(now - chrono::Duration::days(self.hold_days))
     }
 
     /// One bare request: authenticate by the key's hash, make the page's reads, answer the
@@ -301,7 +297,7 @@ impl<P: BareSql> Bare<P> {
             return StatusCode::UNAUTHORIZED.into_response();
         };
         let now = Utc::now();
-        let account = match self.pool.key(hash_key(token), nanos(now)).await {
+        let account = match self.pool.key(hash_key(token), sql::nanos(now)).await {
             Ok(Some(account)) => account,
             Ok(None) => return StatusCode::UNAUTHORIZED.into_response(),
             Err(_) => return StatusCode::INTERNAL_SERVER_ERROR.into_response(),
@@ -344,7 +340,7 @@ impl<P: BareSql> Bare<P> {
             serde_json::from_slice(&self.bodies[page as usize]).expect("engine answers JSON")
         };
         let now = Utc::now();
-        let found = self.pool.key(hash_key(BENCH_KEY), nanos(now)).await;
+        let found = self.pool.key(hash_key(BENCH_KEY), sql::nanos(now)).await;
         assert_eq!(found.expect("key read"), Some(account), "bench key found");
         let (products, orders) = (body(Page::Products), body(Page::Orders));
         for list in [&products, &orders] {

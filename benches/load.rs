@@ -49,8 +49,8 @@ use axum::Router;
 use axum::routing::get;
 use commerce::store::MemoryStore;
 use commerce::{Engine, sandbox};
-use common::http::{drive, engine_body, raw_request, ready_json, report, runtime, serve};
-use common::{env_or, order_body};
+use common::http::{drive, engine_body, raw_request, ready_json, report, serve};
+use common::{env_or, order_body, runtime};
 
 fn main() {
     // `cargo bench` passes `--bench`; this program takes its settings from the environment.

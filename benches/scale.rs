@@ -1,101 +1,175 @@
-//! Scale: order list latency with 10 thousand and with 1 million orders in one account, and the
-//! resident memory `MemoryStore` takes per million orders.
+//! Scale: order list and wallet latency with 10 thousand and with 1 million orders in one
+//! account, and the resident memory `MemoryStore` takes per million orders.
 //!
 //! ```text
 //! CARGO_TARGET_DIR=/work/target-helper-bench cargo bench --bench scale
 //! ```
 //!
-//! For each store the run bulk-loads orders through `Store::place_order` (the same call the
-//! engine makes, minus pricing and HTTP; totals are priced once by `pricing::price`), first up
-//! to `SCALE_SMALL` (default 10,000) orders, measures, then up to `SCALE_LARGE` (default
+//! For each store the run loads orders through `Store::place_order` (the same call the engine
+//! makes, minus pricing and HTTP; totals are priced once by `pricing::price`) and moves them
+//! through the operator (`Operator::move_order_at`, as the platform does), first up to
+//! `SCALE_SMALL` (default 10,000) orders, measures, then up to `SCALE_LARGE` (default
 //! 1,000,000) and measures again, so both sizes are measured in the same run on the same
-//! store. One order in ten is `order_pending`, the rest `order_delivered`; `created_at` (and so
-//! `updated_at`) grows one second per order. The queries, each through `Store::orders` for the
-//! account, page 1 of 25:
+//! store. The mix, meant to look like a marketer's history:
+//!
+//! - the first 100 orders (`RECENT`) were placed 12 days ago and later, an hour apart, and
+//!   delivered two days after: inside the 14-day hold, so the wallet's `held` has 100 orders at
+//!   both sizes; they are also the newest orders (page 1 of the list) and the last changed;
+//! - every other order `i` is placed at `t0 + i s` (`t0` 60 days ago) and is, by `i % 50`,
+//!   `order_pending` (2%), `order_shipped` (2%, confirmed an hour after placing and shipped a
+//!   day after) or `order_delivered` (96%, delivered two days after placing: long past the hold).
+//!
+//! SQLite and PostgreSQL load the orders past `SCALE_SMALL` by the documented SQL bulk copy of
+//! `common::sql::bulk_copy_orders` (one template order per status, copied with its line,
+//! timeline, earnings and counters); MemoryStore places and moves them all.
+//!
+//! The queries, each through the store for the account, page 1 of 25:
 //!
 //! - `list`: no filter (`GET /orders`);
 //! - `family=pending`;
-//! - `updated_since`: the last 50 orders changed (`GET /orders?updated_since=...`).
+//! - `updated_since`: the last 50 orders changed (`GET /orders?updated_since=...`);
+//! - `wallet`: `Operator::wallet` (what `GET /wallet` reads: the store's wallet sums and the
+//!   account's withdrawals).
 //!
+//! PostgreSQL's statistics are refreshed (`ANALYZE`) before each of the two measurements.
 //! Each latency is the median of up to 200 calls (at most about 2 s per query). Resident memory
-//! is `VmRSS` from `/proc/self/status` before and after loading the memory store.
+//! is `VmRSS` from `/proc/self/status` before and after loading the memory store. The wallet is
+//! checked at both sizes: at 10k it equals the recomputation from every order
+//! (`WalletFigures::compute`); at 1M it equals the 10k figures plus what the orders added since
+//! earn (their count by status times the template's `OrderEarnings`).
 //!
-//! Goal (BENCHMARKS.md): list and sync at 1M ≤ 1.5× their latency at 10k.
+//! Goals (BENCHMARKS.md): list, sync and wallet at 1M ≤ 1.5× their latency at 10k.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 mod common;
 
 use chrono::{DateTime, Utc};
+use commerce_core::Engine;
+use commerce_core::api::WalletFigures;
+use commerce_core::earnings::{EarningsBucket, OrderEarnings};
 use commerce_core::model::*;
 use commerce_core::store::{MemoryStore, Store};
-use common::env_or;
+use common::{env_or, mib, rss_bytes};
+use rust_decimal::Decimal;
 
-/// `VmRSS` of this process in bytes.
-fn rss_bytes() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .map_or(0, |kb| kb * 1024)
+/// Orders delivered within the hold period (the first ones loaded).
+const RECENT: usize = 100;
+/// The mix of the other orders repeats every `PERIOD` orders.
+const PERIOD: usize = 50;
+
+/// The status order `i` (past `RECENT`) ends in; depends on `i % PERIOD` only.
+fn status_of(i: usize) -> OrderStatus {
+    match i % PERIOD {
+        0 => OrderStatus::Pending,
+        1 => OrderStatus::Shipped,
+        _ => OrderStatus::Delivered,
+    }
+}
+
+/// The moves from `order_pending` to `status`, each with its delay after placing.
+fn moves_to(status: OrderStatus) -> &'static [(OrderStatus, chrono::Duration)] {
+    const HOUR: chrono::Duration = chrono::Duration::hours(1);
+    const DAY: chrono::Duration = chrono::Duration::days(1);
+    const TWO_DAYS: chrono::Duration = chrono::Duration::days(2);
+    const ALL: [(OrderStatus, chrono::Duration); 3] = [
+        (OrderStatus::Confirmed, HOUR),
+        (OrderStatus::Shipped, DAY),
+        (OrderStatus::Delivered, TWO_DAYS),
+    ];
+    match status {
+        OrderStatus::Shipped => &ALL[..2],
+        OrderStatus::Delivered => &ALL,
+        _ => &[],
+    }
 }
 
 /// The seeded account and order template every loaded order copies.
 struct Loader {
-    store: Arc<dyn Store>,
+    engine: Engine,
     template: NewOrder,
+    /// When order `RECENT` was placed (60 days ago).
     t0: DateTime<Utc>,
+    /// When order 0 was placed (12 days ago).
+    recent0: DateTime<Utc>,
     loaded: usize,
+    /// One order of each status of the mix (for the SQL bulk copy and the wallet check).
+    templates: Vec<Order>,
 }
 
 impl Loader {
     async fn new(store: Arc<dyn Store>) -> Self {
         let (_, template) = common::seeded_template(store.clone()).await;
-        let t0 = template.created_at - chrono::Duration::days(60);
+        let now = template.created_at;
         Self {
-            store,
+            engine: Engine::new(store),
             template,
-            t0,
+            t0: now - chrono::Duration::days(60),
+            recent0: now - chrono::Duration::days(12),
             loaded: 0,
+            templates: Vec::new(),
         }
     }
 
-    fn at(&self, index: usize) -> DateTime<Utc> {
-        self.t0 + chrono::Duration::seconds(index as i64)
+    /// When order `i` was placed, and the status it ends in.
+    fn plan(&self, i: usize) -> (DateTime<Utc>, OrderStatus) {
+        if i < RECENT {
+            (
+                self.recent0 + chrono::Duration::hours(i as i64),
+                OrderStatus::Delivered,
+            )
+        } else {
+            (self.t0 + chrono::Duration::seconds(i as i64), status_of(i))
+        }
     }
 
-    /// Places orders until the account holds `target`, from `concurrency` tasks at once.
+    /// Places orders and moves them until the account holds `target`, from `concurrency` tasks
+    /// at once.
     async fn load_to(&mut self, target: usize, concurrency: usize) {
         let started = Instant::now();
         let from = self.loaded;
         let mut tasks = tokio::task::JoinSet::new();
         for worker in 0..concurrency {
-            let store = self.store.clone();
+            let store = self.engine.store().clone();
+            let operator = self.engine.operator();
             let template = self.template.clone();
-            let t0 = self.t0;
+            let plans: Vec<_> = (from + worker..target)
+                .step_by(concurrency)
+                .map(|i| (i, self.plan(i)))
+                .collect();
             tasks.spawn(async move {
-                for i in (from + worker..target).step_by(concurrency) {
+                let mut templates = Vec::new();
+                for (i, (at, status)) in plans {
                     let mut new = template.clone();
                     new.number = format!("EG-B{i:07}");
-                    new.status = if i % 10 == 0 {
-                        OrderStatus::Pending
-                    } else {
-                        OrderStatus::Delivered
-                    };
-                    new.created_at = t0 + chrono::Duration::seconds(i as i64);
-                    store.place_order(new).await.expect("order placed");
+                    new.created_at = at;
+                    let mut order = store.place_order(new).await.expect("order placed");
+                    for &(to, after) in moves_to(status) {
+                        order = operator
+                            .move_order_at(order.id, to, None, at + after)
+                            .await
+                            .expect("order moved");
+                    }
+                    if (RECENT..RECENT + PERIOD).contains(&i) {
+                        templates.push(order);
+                    }
                 }
+                templates
             });
         }
         while let Some(done) = tasks.join_next().await {
-            done.expect("loader task");
+            for order in done.expect("loader task") {
+                if !self.templates.iter().any(|t| t.status == order.status) {
+                    self.templates.push(order);
+                }
+            }
         }
         self.loaded = target;
         let seconds = started.elapsed().as_secs_f64();
         println!(
-            "  loaded {} orders in {seconds:.1} s ({:.0} orders/s)",
+            "  loaded {} orders in {seconds:.1} s ({:.0} orders/s, placed and moved)",
             target - from,
             (target - from) as f64 / seconds
         );
@@ -104,56 +178,110 @@ impl Loader {
     fn account(&self) -> AccountId {
         self.template.account_id
     }
+
+    /// The `updated_since` of the last 50 orders changed: the delivery of recent order 50.
+    fn last_50_changed(&self) -> DateTime<Utc> {
+        let (placed, _) = self.plan(RECENT - 50);
+        placed + chrono::Duration::days(2)
+    }
 }
 
-/// Median latency of `query` in microseconds over up to 200 calls or about 2 s.
-async fn median_us(store: &dyn Store, account: AccountId, filter: &OrderFilter) -> (f64, u64) {
+/// Median latency of `call` in microseconds over up to 200 calls or about 2 s, and what the
+/// last call returned.
+async fn median_us<F, Fut>(mut call: F) -> (f64, u64)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = u64>,
+{
+    let budget = Duration::from_secs(2);
+    let started = Instant::now();
+    let mut samples = Vec::new();
+    let mut last = 0;
+    while samples.len() < 200 && (samples.len() < 5 || started.elapsed() < budget) {
+        let t = Instant::now();
+        last = call().await;
+        samples.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    samples.sort_by(f64::total_cmp);
+    (samples[samples.len() / 2], last)
+}
+
+/// The queries, by name.
+const QUERIES: [&str; 4] = ["list", "family=pending", "updated_since", "wallet"];
+
+/// The queries at the loader's current size: (median µs, the list's `total`; 0 for the wallet).
+async fn measure(loader: &Loader) -> [(f64, u64); 4] {
+    let account = loader.account();
     let page = PageRequest {
         page: 1,
         per_page: 25,
     };
-    let budget = Duration::from_secs(2);
-    let started = Instant::now();
-    let mut samples = Vec::new();
-    let mut total = 0;
-    while samples.len() < 200 && (samples.len() < 5 || started.elapsed() < budget) {
-        let t = Instant::now();
-        let found = store.orders(account, filter, page).await.expect("orders");
-        samples.push(t.elapsed().as_secs_f64() * 1e6);
-        total = found.total;
-        assert!(found.items.len() <= 25);
-    }
-    samples.sort_by(f64::total_cmp);
-    (samples[samples.len() / 2], total)
-}
-
-/// The three queries at the loader's current size.
-async fn measure(loader: &Loader) -> [(f64, u64); 3] {
-    let account = loader.account();
     let list = OrderFilter::default();
     let pending = OrderFilter {
         family: Some(Family::Pending),
         ..OrderFilter::default()
     };
     let sync = OrderFilter {
-        updated_since: Some(loader.at(loader.loaded.saturating_sub(50))),
+        updated_since: Some(loader.last_50_changed()),
         ..OrderFilter::default()
     };
-    let store = &*loader.store;
+    let store = &**loader.engine.store();
+    let orders = |filter: &'static str, f: &OrderFilter| {
+        let f = f.clone();
+        async move {
+            let found = store.orders(account, &f, page).await.expect(filter);
+            assert!(found.items.len() <= 25);
+            found.total
+        }
+    };
+    let operator = loader.engine.operator();
     [
-        median_us(store, account, &list).await,
-        median_us(store, account, &pending).await,
-        median_us(store, account, &sync).await,
+        median_us(|| orders("list", &list)).await,
+        median_us(|| orders("family", &pending)).await,
+        median_us(|| orders("sync", &sync)).await,
+        median_us(|| async {
+            operator.wallet(account).await.expect("wallet read");
+            0
+        })
+        .await,
     ]
+}
+
+/// Asserts that the wallet at the large size is the wallet at the small size plus what the
+/// orders loaded since earn: `added` orders of each template's status, each earning what its
+/// template earns.
+fn check_wallet_growth(
+    small: &WalletFigures,
+    large: &WalletFigures,
+    templates: &[Order],
+    added: impl Fn(OrderStatus) -> u64,
+) {
+    let mut expected = small.clone();
+    for template in templates {
+        let earnings = OrderEarnings::of(template);
+        let n = Decimal::from(added(template.status));
+        match earnings.bucket {
+            EarningsBucket::Expected => expected.expected += n * earnings.net,
+            EarningsBucket::Settled => {
+                expected.ready += n * earnings.net;
+                expected.total_commission += n * earnings.commission;
+            }
+            EarningsBucket::Nothing => {}
+        }
+    }
+    assert_eq!(
+        large, &expected,
+        "wallet at the large size = small + what the added orders earn"
+    );
 }
 
 /// How the orders past `SCALE_SMALL` are loaded.
 enum Bulk {
-    /// Through `Store::place_order`, as the first ones.
+    /// Through `Store::place_order` and the operator's moves, as the first ones.
     PlaceOrder,
-    /// By SQL copying the first loaded order (see `common::sql::bulk_copy_orders`).
+    /// By SQL copying one order of each status (see `common::sql::bulk_copy_orders`).
     #[cfg(feature = "sqlx")]
-    Sql(common::sql::BulkTarget),
+    Sql(common::sql::SqlPool),
 }
 
 async fn run(
@@ -163,44 +291,89 @@ async fn run(
     concurrency: usize,
     bulk: Bulk,
 ) {
+    assert!(
+        small >= RECENT + PERIOD,
+        "SCALE_SMALL holds the recent orders and one of each status"
+    );
     println!("{name}:");
     let rss_before = rss_bytes();
     let mut loader = Loader::new(store).await;
     loader.load_to(small, concurrency).await;
+    #[cfg(feature = "sqlx")]
+    if let Bulk::Sql(target) = &bulk {
+        // The large size is measured after the bulk copy's `ANALYZE`: the small one too.
+        target.analyze().await;
+    }
     let at_small = measure(&loader).await;
+    let (wallet_small, recomputed) =
+        common::wallet_and_recomputation(&loader.engine, loader.account()).await;
+    assert_eq!(
+        wallet_small, recomputed,
+        "wallet = recomputation from every order"
+    );
     match bulk {
         Bulk::PlaceOrder => loader.load_to(large, concurrency).await,
         #[cfg(feature = "sqlx")]
         Bulk::Sql(target) => {
             let started = Instant::now();
-            common::sql::bulk_copy_orders(&target, loader.account(), small, large, loader.t0).await;
+            let templates: Vec<OrderId> = loader.templates.iter().map(|o| o.id).collect();
+            let mix = common::sql::BulkMix {
+                status_of: &status_of,
+                period: PERIOD,
+                templates: &templates,
+            };
+            common::sql::bulk_copy_orders(&target, (small, large), loader.t0, &mix).await;
             loader.loaded = large;
             println!(
-                "  bulk-copied {} orders by SQL in {:.1} s",
+                "  bulk-copied {} orders by SQL in {:.1} s (earnings columns: {})",
                 large - small,
-                started.elapsed().as_secs_f64()
+                started.elapsed().as_secs_f64(),
+                if target.keeps_earnings().await {
+                    "copied"
+                } else {
+                    "none in this schema"
+                }
             );
         }
     }
     let rss_after = rss_bytes();
     let at_large = measure(&loader).await;
-    for (i, query) in ["list", "family=pending", "updated_since"]
-        .iter()
-        .enumerate()
-    {
+    let wallet_large = loader
+        .engine
+        .operator()
+        .wallet(loader.account())
+        .await
+        .expect("wallet read");
+    check_wallet_growth(&wallet_small, &wallet_large, &loader.templates, |status| {
+        (small..large).filter(|&i| status_of(i) == status).count() as u64
+    });
+    for (i, query) in QUERIES.iter().enumerate() {
         let (s, s_total) = at_small[i];
         let (l, l_total) = at_large[i];
+        let total = |t: u64| {
+            if *query == "wallet" {
+                " ".repeat(15)
+            } else {
+                format!(" (total {t:>7})")
+            }
+        };
         println!(
-            "  {query:<15} {small:>8} orders: {s:>10.1} us (total {s_total:>7})   {large:>8} orders: {l:>10.1} us (total {l_total:>7})   ratio {:.2}x",
+            "  {query:<15} {small:>8} orders: {s:>10.1} us{}   {large:>8} orders: {l:>10.1} us{}   ratio {:.2}x",
+            total(s_total),
+            total(l_total),
             l / s
         );
     }
+    println!(
+        "  wallet checked: at {small} = recomputation from every order; at {large} = {small} + what the added orders earn (expected {}, held {}, ready {}, commission {})",
+        wallet_large.expected, wallet_large.held, wallet_large.ready, wallet_large.total_commission
+    );
     if name == "memory" {
         let per_million = (rss_after.saturating_sub(rss_before)) as f64 / large as f64 * 1e6;
         println!(
             "  resident memory: {:.0} MiB before, {:.0} MiB after {large} orders: {:.0} MiB per million orders ({:.0} bytes/order)",
-            rss_before as f64 / 1048576.0,
-            rss_after as f64 / 1048576.0,
+            mib(rss_before),
+            mib(rss_after),
             per_million / 1048576.0,
             per_million / 1e6
         );
@@ -210,11 +383,7 @@ async fn run(
 fn main() {
     let small: usize = env_or("SCALE_SMALL", 10_000);
     let large: usize = env_or("SCALE_LARGE", 1_000_000);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let rt = common::runtime(2);
     let stores = std::env::var("SCALE_STORES").unwrap_or_else(|_| "memory,sqlite,postgres".into());
     if stores.contains("memory") {
         rt.block_on(run(
@@ -232,7 +401,7 @@ fn main() {
                 std::env::temp_dir().join(format!("commerce-scale-{}.db", std::process::id()));
             let path = path.to_str().expect("utf-8 temp path").to_owned();
             let store = common::sql::fresh_sqlite(&path).await;
-            let target = common::sql::BulkTarget::Sqlite(store.pool().clone());
+            let target = common::sql::SqlPool::Sqlite(store.pool().clone());
             run(
                 "sqlite (file, WAL)",
                 Arc::new(store),
@@ -249,7 +418,7 @@ fn main() {
             && let Some(url) = common::sql::postgres_url("scale")
         {
             let store = common::sql::fresh_pg(&url, "commerce_scale").await;
-            let target = common::sql::BulkTarget::Postgres(store.pool().clone());
+            let target = common::sql::SqlPool::Postgres(store.pool().clone());
             run(
                 "postgres",
                 Arc::new(store),

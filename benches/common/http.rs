@@ -1,6 +1,7 @@
-//! The HTTP side of the load benches: runtimes, axum servers on loopback and a raw HTTP/1.1
-//! keep-alive client over tokio TCP (one connection per client task, one request in flight per
-//! connection) that counts requests, errors and latency percentiles.
+//! The HTTP side of the load and soak runs: axum servers on loopback and a raw HTTP/1.1
+//! keep-alive client over tokio TCP (one request in flight per connection, `content-length`
+//! bodies only, which is all axum sends for the engine), with a driver that counts requests,
+//! errors and latency percentiles (one connection per client task).
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -16,15 +17,6 @@ use tokio::runtime::Runtime;
 
 /// The key every request of the load benches carries (1,000,000 requests per minute).
 pub const BENCH_KEY: &str = "sk_demo_bench";
-
-/// A multi-thread tokio runtime with `threads` workers.
-pub fn runtime(threads: usize) -> Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(threads)
-        .enable_all()
-        .build()
-        .expect("runtime")
-}
 
 /// What one phase measured.
 pub struct Outcome {
@@ -47,11 +39,39 @@ impl Outcome {
     }
 }
 
-/// Reads one HTTP/1.1 response with a `content-length` body; returns its status.
-async fn read_response(stream: &mut TcpStream, buf: &mut Vec<u8>) -> std::io::Result<u16> {
+/// What [`read_response`] read: the status, and where the head ends in the buffer.
+#[derive(Debug, Clone, Copy)]
+pub struct ResponseHead {
+    /// HTTP status.
+    pub status: u16,
+    /// Length of the status line and headers (with the blank line) at the start of the buffer.
+    pub head_len: usize,
+}
+
+impl ResponseHead {
+    /// The value of header `name` (case-insensitive), from the buffer the response was read into.
+    pub fn header<'a>(&self, buf: &'a [u8], name: &str) -> Option<&'a str> {
+        let head = std::str::from_utf8(&buf[..self.head_len]).ok()?;
+        head.lines().find_map(|line| {
+            let (n, value) = line.split_once(':')?;
+            n.eq_ignore_ascii_case(name).then(|| value.trim())
+        })
+    }
+
+    /// The body, from the buffer the response was read into.
+    pub fn body<'a>(&self, buf: &'a [u8]) -> &'a [u8] {
+        &buf[self.head_len..]
+    }
+}
+
+/// Reads one HTTP/1.1 response with a `content-length` body into `buf` (cleared first).
+pub async fn read_response(
+    stream: &mut TcpStream,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<ResponseHead> {
     buf.clear();
     let mut chunk = [0u8; 16 * 1024];
-    let header_end = loop {
+    let head_len = loop {
         if let Some(at) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
             break at + 4;
         }
@@ -61,27 +81,24 @@ async fn read_response(stream: &mut TcpStream, buf: &mut Vec<u8>) -> std::io::Re
         }
         buf.extend_from_slice(&chunk[..n]);
     };
-    let head = std::str::from_utf8(&buf[..header_end]).map_err(std::io::Error::other)?;
-    let status: u16 = head
-        .get(9..12)
+    let status: u16 = std::str::from_utf8(&buf[..head_len])
+        .ok()
+        .and_then(|head| head.get(9..12))
         .and_then(|s| s.parse().ok())
         .ok_or_else(|| std::io::Error::other("bad status line"))?;
+    let head = ResponseHead { status, head_len };
     let length: usize = head
-        .lines()
-        .find_map(|line| {
-            let (name, value) = line.split_once(':')?;
-            name.eq_ignore_ascii_case("content-length")
-                .then(|| value.trim().parse().ok())?
-        })
+        .header(buf, "content-length")
+        .and_then(|v| v.parse().ok())
         .ok_or_else(|| std::io::Error::other("no content-length"))?;
-    while buf.len() < header_end + length {
+    while buf.len() < head_len + length {
         let n = stream.read(&mut chunk).await?;
         if n == 0 {
             return Err(std::io::ErrorKind::UnexpectedEof.into());
         }
         buf.extend_from_slice(&chunk[..n]);
     }
-    Ok(status)
+    Ok(head)
 }
 
 /// Drives `addr` with `connections` keep-alive clients sending `request` until `duration` ends;
@@ -113,7 +130,7 @@ pub fn drive(
                             break;
                         }
                         match read_response(&mut stream, &mut buf).await {
-                            Ok(status) if status == expect => {
+                            Ok(head) if head.status == expect => {
                                 latencies.push(sent.elapsed().as_micros() as u64)
                             }
                             Ok(_) => errors += 1,
@@ -163,9 +180,24 @@ pub fn serve(server: &Runtime, app: Router) -> SocketAddr {
 
 /// One raw HTTP/1.1 request with the bench key (and a JSON body when `body` is not empty).
 pub fn raw_request(method: &str, path: &str, body: &[u8]) -> Bytes {
+    raw_request_as(method, path, BENCH_KEY, &[], body)
+}
+
+/// One raw HTTP/1.1 request: `authorization: Bearer {key}`, the `headers` given, and a JSON
+/// `body` with its length when there is one.
+pub fn raw_request_as(
+    method: &str,
+    path: &str,
+    key: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Bytes {
     let mut out = format!(
-        "{method} {path} HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer {BENCH_KEY}\r\naccept: application/json\r\n"
+        "{method} {path} HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer {key}\r\naccept: application/json\r\n"
     );
+    for (name, value) in headers {
+        out.push_str(&format!("{name}: {value}\r\n"));
+    }
     if !body.is_empty() {
         out.push_str(&format!(
             "content-type: application/json\r\ncontent-length: {}\r\n",

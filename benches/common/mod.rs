@@ -1,5 +1,6 @@
-//! Set-up shared by the benches: settings from the environment, a sandbox-seeded store and an
-//! order template; the HTTP client and servers (`http`) and the SQL side (`sql`).
+//! Set-up shared by the benches: settings from the environment, tokio runtimes, resident
+//! memory, a sandbox-seeded store, an order template and the wallet recomputation; the raw
+//! HTTP client and the axum servers of the loopback runs (`http`) and the SQL side (`sql`).
 #![allow(dead_code)]
 
 #[cfg(feature = "axum")]
@@ -9,11 +10,14 @@ pub mod sql;
 
 use std::sync::Arc;
 
+use commerce_core::api::WalletFigures;
 use commerce_core::model::*;
 use commerce_core::pricing::{LineInput, ShippingTerms, price};
 use commerce_core::store::Store;
+use commerce_core::wire::PayoutRules;
 use commerce_core::{Engine, sandbox};
 use rust_decimal::Decimal;
+use tokio::runtime::Runtime;
 
 /// The setting `name` from the environment, or `default` when unset or unparsable.
 pub fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
@@ -21,6 +25,30 @@ pub fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
+}
+
+/// A multi-thread tokio runtime with `threads` workers and every driver enabled.
+pub fn runtime(threads: usize) -> Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+/// `VmRSS` of this process in bytes (0 where `/proc` is not there).
+pub fn rss_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
+/// Bytes as MiB, for printing.
+pub fn mib(bytes: u64) -> f64 {
+    bytes as f64 / 1_048_576.0
 }
 
 /// Gives `variant` practically endless stock, so that a bench's orders never run out.
@@ -131,4 +159,52 @@ pub async fn seeded_template(store: Arc<dyn Store>) -> (sandbox::Sandbox, NewOrd
         idempotency: None,
     };
     (fixture, template)
+}
+
+/// Every order of `account`, newest first, read page by page (100 a page) through the store.
+pub async fn all_orders(store: &dyn Store, account: AccountId) -> Vec<Order> {
+    let mut orders = Vec::new();
+    for page in 1.. {
+        let found = store
+            .orders(
+                account,
+                &OrderFilter::default(),
+                PageRequest {
+                    page,
+                    per_page: 100,
+                },
+            )
+            .await
+            .expect("orders listed");
+        let done = found.items.len() < 100;
+        orders.extend(found.items);
+        if done {
+            break;
+        }
+    }
+    orders
+}
+
+/// The wallet of `account` as the operator serves it, and as recomputed from every order and
+/// withdrawal of the account (`WalletFigures::compute`): the two must be equal.
+pub async fn wallet_and_recomputation(
+    engine: &Engine,
+    account: AccountId,
+) -> (WalletFigures, WalletFigures) {
+    let served = engine
+        .operator()
+        .wallet(account)
+        .await
+        .expect("wallet read");
+    let orders = all_orders(&**engine.store(), account).await;
+    let withdrawals = engine
+        .store()
+        .withdrawals(account)
+        .await
+        .expect("withdrawals read");
+    let rules = PayoutRules {
+        now: engine.now(),
+        hold_days: engine.config().hold_days,
+    };
+    (served, WalletFigures::compute(&orders, &withdrawals, rules))
 }

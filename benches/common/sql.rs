@@ -1,6 +1,8 @@
-//! The SQL side of the benches: fresh databases and the raw-insert baseline.
+//! The SQL side of the benches: fresh databases, the raw-insert baseline, the bulk copy of
+//! the scale bench and the counter reconciliation of the soak run.
 
-use commerce_core::model::NewOrder;
+use commerce_core::earnings::OrderEarnings;
+use commerce_core::model::{NewOrder, OrderId, OrderStatus};
 use commerce_core::money::to_piastres;
 use commerce_store_sqlx::sqlx::{self, Connection, PgConnection, PgPool, SqlitePool};
 use commerce_store_sqlx::{PgStore, SqliteStore};
@@ -17,6 +19,12 @@ pub fn postgres_url(what: &str) -> Option<String> {
     }
 }
 
+/// The URL of database `name` on the server of `url`.
+pub fn database_url(url: &str, name: &str) -> String {
+    let (base, _) = url.rsplit_once('/').expect("url names a database");
+    format!("{base}/{name}")
+}
+
 /// Runs `statements` one after the other on a connection of its own to the server of `url`.
 async fn admin(url: &str, statements: &[String]) {
     let mut admin = PgConnection::connect(url).await.expect("postgres answers");
@@ -28,8 +36,9 @@ async fn admin(url: &str, statements: &[String]) {
     }
 }
 
-/// A new empty database `name` on the server of `url` (dropped first if left over), migrated.
-pub async fn fresh_pg(url: &str, name: &'static str) -> PgStore {
+/// Creates database `name` on the server of `url`, empty (dropped first if left over), not
+/// migrated.
+pub async fn create_pg_database(url: &str, name: &str) {
     admin(
         url,
         &[
@@ -38,8 +47,12 @@ pub async fn fresh_pg(url: &str, name: &'static str) -> PgStore {
         ],
     )
     .await;
-    let (base, _) = url.rsplit_once('/').expect("url names a database");
-    let store = PgStore::connect(&format!("{base}/{name}"))
+}
+
+/// A new empty database `name` on the server of `url` (dropped first if left over), migrated.
+pub async fn fresh_pg(url: &str, name: &'static str) -> PgStore {
+    create_pg_database(url, name).await;
+    let store = PgStore::connect(&database_url(url, name))
         .await
         .expect("bench database answers");
     store.migrate().await.expect("migrates");
@@ -47,7 +60,7 @@ pub async fn fresh_pg(url: &str, name: &'static str) -> PgStore {
 }
 
 /// Drops database `name` on the server of `url`, ending its sessions.
-pub async fn drop_pg(url: &str, name: &'static str) {
+pub async fn drop_pg(url: &str, name: &str) {
     admin(
         url,
         &[format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")],
@@ -76,14 +89,16 @@ fn cents(amount: rust_decimal::Decimal) -> i64 {
     to_piastres(amount).expect("whole piastres")
 }
 
-fn nanos(at: chrono::DateTime<chrono::Utc>) -> i64 {
+/// `at` as nanoseconds since the epoch, as the stores keep instants.
+pub fn nanos(at: chrono::DateTime<chrono::Utc>) -> i64 {
     at.timestamp_nanos_opt().expect("in range")
 }
 
-/// The baseline: one transaction inserting the same rows as `place_order` (the order, its
-/// lines, its first timeline entry) and reserving the stock with the same conditional update
-/// on the same variant, without the store's duplicate checks, product `updated_at` stamp,
-/// order counter, billing meter or idempotency link.
+/// The baseline: one transaction inserting the same rows as `place_order` (the order with its
+/// earnings, `OrderEarnings::undelivered`; its lines; its first timeline entry) and reserving
+/// the stock with the same conditional update on the same variant, without the store's
+/// duplicate checks, product `updated_at` stamp, order counter and earnings sums, billing
+/// meter or idempotency link.
 macro_rules! raw_place {
     ($name:ident, $pool:ty, $begin:expr) => {
         /// Inserts `new` in one raw transaction (see the module's baseline).
@@ -96,15 +111,18 @@ macro_rules! raw_place {
             .expect("begin");
             let t = &new.totals;
             let created = nanos(new.created_at);
+            let earnings = OrderEarnings::undelivered(new.status, t);
             let id: i64 = sqlx::query_scalar(
                 "INSERT INTO orders (account_id, number, number_normalized, legacy_number, \
                  external_reference, status, family, customer_name, customer_phone, \
                  customer_second_phone, customer_address, governorate_id, governorate_name, \
                  shipping_option_id, shipping_option_name, store_name, store_link, note, \
                  products, warranties, delivery_charge, customer_total, profit, income_tax, \
-                 net_profit, income_tax_percent, created_at, updated_at) \
+                 net_profit, income_tax_percent, created_at, updated_at, earnings_net, \
+                 earnings_commission) \
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, \
-                 $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $27) RETURNING id",
+                 $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $27, $28, $29) \
+                 RETURNING id",
             )
             .bind(new.account_id)
             .bind(&new.number)
@@ -133,6 +151,8 @@ macro_rules! raw_place {
             .bind(cents(t.net_profit))
             .bind(cents(t.income_tax_percent))
             .bind(created)
+            .bind(cents(earnings.net))
+            .bind(cents(earnings.commission))
             .fetch_one(&mut *tx)
             .await
             .expect("order row");
@@ -184,81 +204,194 @@ macro_rules! raw_place {
 raw_place!(raw_place_pg, PgPool, None);
 raw_place!(raw_place_sqlite, SqlitePool, Some("BEGIN IMMEDIATE"));
 
-/// Where [`bulk_copy_orders`] writes.
-pub enum BulkTarget {
+/// A database of the benches: where [`bulk_copy_orders`] writes, and whose schema
+/// [`SqlPool::has_column`] looks up.
+pub enum SqlPool {
     /// An SQLite database.
     Sqlite(SqlitePool),
     /// A PostgreSQL database.
     Postgres(PgPool),
 }
 
-/// The documented fast path of the scale bench: copies the account's oldest order (with its
-/// lines and first timeline entry) as orders `from..to`, numbered `EG-B` + 7 digits, one in ten
-/// `order_pending` and the rest `order_delivered`, `created_at = updated_at = t0 + i s`, exactly
-/// as the bench's `place_order` loop would, in SQL (`generate_series` / a recursive CTE) in
-/// chunks of 100,000, adding them to the store's order counters (`account_order_counts`) as
-/// `place_order` would. Stock is not reserved for the copies.
+impl SqlPool {
+    /// Whether `table` has a column `column` (PostgreSQL: `information_schema` of the current
+    /// schema; SQLite: `pragma_table_info`), so that the benches work with the schema before and
+    /// after a migration adds it.
+    pub async fn has_column(&self, table: &str, column: &str) -> bool {
+        match self {
+            SqlPool::Postgres(pool) => sqlx::query_scalar(
+                "SELECT EXISTS (SELECT 1 FROM information_schema.columns \
+                 WHERE table_schema = current_schema() AND table_name = $1 AND column_name = $2)",
+            )
+            .bind(table)
+            .bind(column)
+            .fetch_one(pool)
+            .await
+            .expect("schema look-up"),
+            SqlPool::Sqlite(pool) => sqlx::query_scalar(
+                "SELECT EXISTS (SELECT 1 FROM pragma_table_info($1) WHERE name = $2)",
+            )
+            .bind(table)
+            .bind(column)
+            .fetch_one(pool)
+            .await
+            .expect("schema look-up"),
+        }
+    }
+
+    /// Refreshes PostgreSQL's planner statistics (`ANALYZE`), so that a measurement runs on
+    /// the plans the data calls for; nothing on SQLite (whose planner works without them).
+    pub async fn analyze(&self) {
+        if let SqlPool::Postgres(pool) = self {
+            sqlx::query("ANALYZE").execute(pool).await.expect("analyze");
+        }
+    }
+
+    /// Whether the store keeps each order's earnings on its row (`orders.earnings_net`,
+    /// `earnings_commission`) and their sums by account and family (`account_order_counts.net`,
+    /// `commission`), as after migration `20261123000000_account_earnings`.
+    pub async fn keeps_earnings(&self) -> bool {
+        let mut all = true;
+        for (table, column) in [
+            ("orders", "earnings_net"),
+            ("orders", "earnings_commission"),
+            ("account_order_counts", "net"),
+            ("account_order_counts", "commission"),
+        ] {
+            all &= self.has_column(table, column).await;
+        }
+        all
+    }
+}
+
+/// What [`bulk_copy_orders`] copies: copy `i` is a copy of the template order whose status is
+/// `status_of(i)`.
+pub struct BulkMix<'a> {
+    /// The status of copy `i`; it repeats every `period` copies.
+    pub status_of: &'a dyn Fn(usize) -> OrderStatus,
+    /// How often `status_of` repeats.
+    pub period: usize,
+    /// One order per status `status_of` gives, placed and moved through the store (so its
+    /// columns are what the store writes), one line and no warranties.
+    pub templates: &'a [OrderId],
+}
+
+/// The documented fast path of the scale bench: adds orders `from..to` to the account of the
+/// templates in SQL (`generate_series` / a recursive CTE), in chunks of 100,000, each a copy of
+/// the template with its status (see [`BulkMix`]), exactly as placing and moving it through the
+/// store would leave it:
+///
+/// - number `EG-B` + 7 digits of `i`; `created_at = t0 + i s`; `updated_at`, `confirmed_at` and
+///   `delivered_at` at the template's distances from its `created_at`;
+/// - every other column of the order row copied from the template, including the order's
+///   earnings (`earnings_net`, `earnings_commission`) where the schema has them
+///   ([`SqlPool::keeps_earnings`]), so the copies earn what the template earns;
+/// - the template's line and its whole timeline (shifted like the order's instants);
+/// - the copies added to the store's per-account, per-family counters
+///   (`account_order_counts`: `count`, and the `net`/`commission` sums of the copies' earnings
+///   where the schema has them), as `place_order` and the status moves would have.
+///
+/// Stock is not reserved for the copies. PostgreSQL ends with `ANALYZE`.
 pub async fn bulk_copy_orders(
-    target: &BulkTarget,
-    account: i64,
-    from: usize,
-    to: usize,
+    target: &SqlPool,
+    (from, to): (usize, usize),
     t0: chrono::DateTime<chrono::Utc>,
+    mix: &BulkMix<'_>,
 ) {
     const CHUNK: usize = 100_000;
-    let columns = "account_id, legacy_number, external_reference, customer_name, customer_phone, \
-        customer_second_phone, customer_address, governorate_id, governorate_name, \
-        shipping_option_id, shipping_option_name, store_name, store_link, note, products, \
-        warranties, delivery_charge, customer_total, profit, income_tax, net_profit, \
-        income_tax_percent";
+    let earnings = target.keeps_earnings().await;
+    let mut columns = String::from(
+        "account_id, legacy_number, external_reference, tracking_url, customer_name, \
+         customer_phone, customer_second_phone, customer_address, governorate_id, \
+         governorate_name, shipping_option_id, shipping_option_name, store_name, store_link, \
+         note, products, warranties, delivery_charge, customer_total, profit, income_tax, \
+         net_profit, income_tax_percent",
+    );
+    if earnings {
+        columns.push_str(", earnings_net, earnings_commission");
+    }
     let line_columns = "position, variant_id, product_id, title, variant_label, quantity, \
-        sell_price, profit, commission_on, damaged_quantity, lost_quantity, destroyed_quantity";
+        sell_price, profit, commission_on, delivered_quantity, returned_quantity, \
+        damaged_quantity, lost_quantity, destroyed_quantity";
+    let prefixed = |alias: &str, list: &str| {
+        list.split(", ")
+            .map(|c| format!("{alias}.{}", c.trim()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let ids = mix
+        .templates
+        .iter()
+        .map(i64::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    let templates = format!("(SELECT * FROM orders WHERE id IN ({ids})) AS t");
+    let whens: String = (0..mix.period)
+        .map(|residue| {
+            format!(
+                "WHEN {residue} THEN '{}' ",
+                (mix.status_of)(residue).as_str()
+            )
+        })
+        .collect();
+    let status_case = format!("CASE x % {} {whens}END", mix.period);
+    let (series, number) = match target {
+        SqlPool::Postgres(_) => (
+            "SELECT g AS x FROM generate_series($1::BIGINT, $2::BIGINT - 1) AS g",
+            "lpad(x::TEXT, 7, '0')",
+        ),
+        SqlPool::Sqlite(_) => (
+            "WITH RECURSIVE s(x) AS (SELECT $1 UNION ALL SELECT x + 1 FROM s WHERE x + 1 < $2) \
+             SELECT x FROM s",
+            "substr('0000000' || x, -7, 7)",
+        ),
+    };
+    // The copy's instants: the template's, shifted by the copy's `created_at` minus the
+    // template's (NULL stays NULL).
+    let shift = "($3 + x * 1000000000 - t.created_at)";
+    let orders = format!(
+        "INSERT INTO orders (number, number_normalized, status, family, created_at, \
+         updated_at, confirmed_at, delivered_at, {columns}) \
+         SELECT 'EG-B' || {number}, 'EGB' || {number}, t.status, t.family, \
+         $3 + x * 1000000000, t.updated_at + {shift}, t.confirmed_at + {shift}, \
+         t.delivered_at + {shift}, {} \
+         FROM ({series}) AS g JOIN {templates} ON t.status = {status_case} ORDER BY x",
+        prefixed("t", &columns)
+    );
+    let lines = format!(
+        "INSERT INTO order_lines (order_id, {line_columns}) \
+         SELECT o.id, {} FROM orders o JOIN {templates} ON t.status = o.status \
+         JOIN order_lines l ON l.order_id = t.id WHERE o.id > $1 ORDER BY o.id, l.position",
+        prefixed("l", line_columns)
+    );
+    let timeline = format!(
+        "INSERT INTO order_timeline (order_id, status, at, reason) \
+         SELECT o.id, e.status, e.at + (o.created_at - t.created_at), e.reason \
+         FROM orders o JOIN {templates} ON t.status = o.status \
+         JOIN order_timeline e ON e.order_id = t.id WHERE o.id > $1 ORDER BY o.id, e.id"
+    );
+    // The store's per-family counters (and earnings sums), as placing and moving keep them.
+    let (sums, sum_columns, add_sums) = if earnings {
+        (
+            ", CAST(SUM(earnings_net) AS BIGINT), CAST(SUM(earnings_commission) AS BIGINT)",
+            ", net, commission",
+            ", net = account_order_counts.net + excluded.net, \
+             commission = account_order_counts.commission + excluded.commission",
+        )
+    } else {
+        ("", "", "")
+    };
+    let counts = format!(
+        "INSERT INTO account_order_counts (account_id, family, count{sum_columns}) \
+         SELECT account_id, family, COUNT(*){sums} FROM orders WHERE id > $1 \
+         GROUP BY account_id, family \
+         ON CONFLICT (account_id, family) \
+         DO UPDATE SET count = account_order_counts.count + excluded.count{add_sums}"
+    );
     let t0 = nanos(t0);
     let mut start = from;
     while start < to {
         let end = (start + CHUNK).min(to);
-        let (series, number) = match target {
-            BulkTarget::Postgres(_) => (
-                "SELECT g AS x FROM generate_series($2::BIGINT, $3::BIGINT - 1) AS g".to_owned(),
-                "lpad(x::TEXT, 7, '0')",
-            ),
-            BulkTarget::Sqlite(_) => (
-                "WITH RECURSIVE s(x) AS (SELECT $2 UNION ALL SELECT x + 1 FROM s WHERE x + 1 < $3) \
-                 SELECT x FROM s"
-                    .to_owned(),
-                "substr('0000000' || x, -7, 7)",
-            ),
-        };
-        let orders = format!(
-            "INSERT INTO orders (number, number_normalized, status, family, created_at, \
-             updated_at, {columns}) \
-             SELECT 'EG-B' || {number}, 'EGB' || {number}, \
-             CASE WHEN x % 10 = 0 THEN 'order_pending' ELSE 'order_delivered' END, \
-             CASE WHEN x % 10 = 0 THEN 'pending' ELSE 'delivered' END, \
-             $4 + x * 1000000000, $4 + x * 1000000000, {columns} \
-             FROM ({series}) AS g, \
-             (SELECT * FROM orders WHERE account_id = $1 ORDER BY id LIMIT 1) AS t"
-        );
-        let l_columns = line_columns
-            .split(", ")
-            .map(|c| format!("l.{}", c.trim()))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let lines = format!(
-            "INSERT INTO order_lines (order_id, {line_columns}) \
-             SELECT o.id, {l_columns} FROM orders o, \
-             (SELECT * FROM order_lines WHERE order_id = \
-              (SELECT min(id) FROM orders WHERE account_id = $1)) AS l \
-             WHERE o.account_id = $1 AND o.id > $2"
-        );
-        let timeline = "INSERT INTO order_timeline (order_id, status, at, reason) \
-             SELECT id, status, created_at, NULL FROM orders WHERE account_id = $1 AND id > $2";
-        // The store's per-family order counters, as `place_order` keeps them.
-        let counts = "INSERT INTO account_order_counts (account_id, family, count) \
-             SELECT account_id, family, COUNT(*) FROM orders WHERE account_id = $1 AND id > $2 \
-             GROUP BY account_id, family \
-             ON CONFLICT (account_id, family) \
-             DO UPDATE SET count = account_order_counts.count + excluded.count";
         macro_rules! copy {
             ($pool:expr) => {{
                 let mut tx = $pool.begin().await.expect("begin");
@@ -266,42 +399,76 @@ pub async fn bulk_copy_orders(
                     .fetch_one(&mut *tx)
                     .await
                     .expect("max id");
-                sqlx::query(sqlx::AssertSqlSafe(orders))
-                    .bind(account)
+                let copied = sqlx::query(sqlx::AssertSqlSafe(orders.as_str()))
                     .bind(start as i64)
                     .bind(end as i64)
                     .bind(t0)
                     .execute(&mut *tx)
                     .await
                     .expect("orders copied");
-                sqlx::query(sqlx::AssertSqlSafe(lines))
-                    .bind(account)
-                    .bind(before)
-                    .execute(&mut *tx)
-                    .await
-                    .expect("lines copied");
-                sqlx::query(timeline)
-                    .bind(account)
-                    .bind(before)
-                    .execute(&mut *tx)
-                    .await
-                    .expect("timeline copied");
-                sqlx::query(counts)
-                    .bind(account)
-                    .bind(before)
-                    .execute(&mut *tx)
-                    .await
-                    .expect("counters kept");
+                assert_eq!(
+                    copied.rows_affected(),
+                    (end - start) as u64,
+                    "one template per status"
+                );
+                for (statement, what) in [
+                    (&lines, "lines copied"),
+                    (&timeline, "timeline copied"),
+                    (&counts, "counters kept"),
+                ] {
+                    sqlx::query(sqlx::AssertSqlSafe(statement.as_str()))
+                        .bind(before)
+                        .execute(&mut *tx)
+                        .await
+                        .expect(what);
+                }
                 tx.commit().await.expect("commit");
             }};
         }
         match target {
-            BulkTarget::Postgres(pool) => copy!(pool),
-            BulkTarget::Sqlite(pool) => copy!(pool),
+            SqlPool::Postgres(pool) => copy!(pool),
+            SqlPool::Sqlite(pool) => copy!(pool),
         }
         start = end;
     }
-    if let BulkTarget::Postgres(pool) = target {
-        sqlx::query("ANALYZE").execute(pool).await.expect("analyze");
-    }
+    target.analyze().await;
+}
+
+/// Where the per-account, per-family order counters (`account_order_counts`: `count`, and the
+/// `net`/`commission` earnings sums where the schema keeps them) differ from `COUNT(*)` and the
+/// sums over `orders` grouped by account and family: one line per differing row, and how many
+/// (account, family) rows were compared.
+pub async fn counter_mismatches(pool: &PgPool) -> (Vec<String>, u64) {
+    let earnings = SqlPool::Postgres(pool.clone()).keeps_earnings().await;
+    let (sums, compared_sums, differs) = if earnings {
+        (
+            ", CAST(SUM(earnings_net) AS BIGINT) AS net, \
+             CAST(SUM(earnings_commission) AS BIGINT) AS commission",
+            ", COALESCE(c.net, 0) AS kept_net, COALESCE(o.net, 0) AS net, \
+             COALESCE(c.commission, 0) AS kept_commission, \
+             COALESCE(o.commission, 0) AS commission",
+            " OR x.kept_net <> x.net OR x.kept_commission <> x.commission",
+        )
+    } else {
+        ("", "", "")
+    };
+    let rows: Vec<(String, bool)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT row_to_json(x)::TEXT, x.kept_count <> x.count{differs} FROM ( \
+         SELECT COALESCE(c.account_id, o.account_id) AS account_id, \
+         COALESCE(c.family, o.family) AS family, COALESCE(c.count, 0) AS kept_count, \
+         COALESCE(o.count, 0) AS count{compared_sums} \
+         FROM account_order_counts c FULL OUTER JOIN \
+         (SELECT account_id, family, COUNT(*) AS count{sums} FROM orders \
+          GROUP BY account_id, family) o \
+         ON c.account_id = o.account_id AND c.family = o.family) x"
+    )))
+    .fetch_all(pool)
+    .await
+    .expect("counters compared");
+    let compared = rows.len() as u64;
+    let differing = rows
+        .into_iter()
+        .filter_map(|(row, differs)| differs.then_some(row))
+        .collect();
+    (differing, compared)
 }
