@@ -859,7 +859,7 @@ async fn reconcile(setup: &Setup, ledgers: &[Ledger], months: &[String]) -> Vec<
     };
     let mut reserved: HashMap<VariantId, i64> = HashMap::new();
     for ((account, _), ledger) in setup.accounts.iter().zip(ledgers) {
-        let orders = common::all_orders(store, *account).await;
+        let orders = common::all_orders_of(store, *account).await;
         let stored: HashSet<OrderId> = orders.iter().map(|o| o.id).collect();
         check(
             stored == ledger.created,

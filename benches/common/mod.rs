@@ -14,6 +14,7 @@ use commerce_core::api::WalletFigures;
 use commerce_core::model::*;
 use commerce_core::pricing::{LineInput, ShippingTerms, price};
 use commerce_core::store::Store;
+pub use commerce_core::testing::wallet::all_orders_of;
 use commerce_core::wire::PayoutRules;
 use commerce_core::{Engine, sandbox};
 use rust_decimal::Decimal;
@@ -161,30 +162,6 @@ pub async fn seeded_template(store: Arc<dyn Store>) -> (sandbox::Sandbox, NewOrd
     (fixture, template)
 }
 
-/// Every order of `account`, newest first, read page by page (100 a page) through the store.
-pub async fn all_orders(store: &dyn Store, account: AccountId) -> Vec<Order> {
-    let mut orders = Vec::new();
-    for page in 1.. {
-        let found = store
-            .orders(
-                account,
-                &OrderFilter::default(),
-                PageRequest {
-                    page,
-                    per_page: 100,
-                },
-            )
-            .await
-            .expect("orders listed");
-        let done = found.items.len() < 100;
-        orders.extend(found.items);
-        if done {
-            break;
-        }
-    }
-    orders
-}
-
 /// The wallet of `account` as the operator serves it, and as recomputed from every order and
 /// withdrawal of the account (`WalletFigures::compute`): the two must be equal.
 pub async fn wallet_and_recomputation(
@@ -196,7 +173,7 @@ pub async fn wallet_and_recomputation(
         .wallet(account)
         .await
         .expect("wallet read");
-    let orders = all_orders(&**engine.store(), account).await;
+    let orders = all_orders_of(&**engine.store(), account).await;
     let withdrawals = engine
         .store()
         .withdrawals(account)

@@ -958,24 +958,6 @@ macro_rules! impl_store {
                 Ok(())
             }
 
-            /// [`Store::authenticate`] as its three calls (the trait's provided version).
-            async fn authenticate_in_calls(
-                store: &$store,
-                hash: &KeyHash,
-                now: DateTime<Utc>,
-                window: i64,
-            ) -> StoreResult<Option<KeyCheck>> {
-                let Some(key) = store.key_by_hash(hash).await? else {
-                    return Ok(None);
-                };
-                if !key.is_live(now) {
-                    return Ok(Some(KeyCheck { key, hit: None, account: None }));
-                }
-                let hit = store.hit_rate_limit(key.id, window, key.rate_limit).await?;
-                let account = if hit.allowed { store.account(key.account_id).await? } else { None };
-                Ok(Some(KeyCheck { key, hit: Some(hit), account }))
-            }
-
             /// Counts a hit in the first slot still under its share, trying the slots from
             /// `start` on (see `rate_slots`); refused when every slot is full. Each try is one
             /// conditional upsert, atomic by itself; the first hit of a slot in a window deletes
@@ -1296,7 +1278,7 @@ macro_rules! impl_store {
                     if $single_statement_tx {
                         // SQLite has no data-modifying CTE; in process, the three calls cost
                         // no round trips.
-                        return authenticate_in_calls(self, hash, now, window).await;
+                        return authenticate_by_calls(self, hash, now, window).await;
                     }
                     if self.leases.is_high_volume(hash) {
                         // A key allowed thousands a minute: read the key and its account, and
@@ -1312,20 +1294,18 @@ macro_rules! impl_store {
                         .fetch_optional(&self.pool)
                         .await
                         .map_err(backend)?;
-                        let Some(mut row) = row else {
+                        let Some(row) = row else {
                             return Ok(None);
                         };
-                        let account = row.account()?;
-                        let key = row.key.into_domain()?;
+                        let (key, account, _) = row.into_parts()?;
                         if key.rate_limit < crate::rate_slots::PER_SLOT {
                             self.leases.forget_high_volume(hash);
                         }
                         if !key.is_live(now) {
-                            return Ok(Some(KeyCheck { key, hit: None, account: None }));
+                            return Ok(Some(KeyCheck::of(key, None, account)));
                         }
                         let hit = self.hit_rate_limit(key.id, window, key.rate_limit).await?;
-                        let account = if hit.allowed { account } else { None };
-                        return Ok(Some(KeyCheck { key, hit: Some(hit), account }));
+                        return Ok(Some(KeyCheck::of(key, Some(hit), account)));
                     }
                     // One statement: the key, the rate-limit upsert in one random slot when
                     // the key is live (the same conditional upsert as `rate_limit_in`), and the
@@ -1362,31 +1342,29 @@ macro_rules! impl_store {
                     .fetch_optional(&self.pool)
                     .await
                     .map_err(backend)?;
-                    let Some(mut row) = row else {
+                    let Some(row) = row else {
                         return Ok(None);
                     };
-                    let account = row.account()?;
-                    let key = row.key.into_domain()?;
+                    let (key, account, counted) = row.into_parts()?;
                     if key.rate_limit >= crate::rate_slots::PER_SLOT {
                         self.leases.mark_high_volume(*hash);
                     }
                     if !key.is_live(now) {
-                        return Ok(Some(KeyCheck { key, hit: None, account: None }));
+                        return Ok(Some(KeyCheck::of(key, None, account)));
                     }
-                    let hit = match row.counted {
-                        Some(used) => {
+                    let hit = match counted {
+                        Some((used, seen)) => {
                             if used == 1 {
                                 forget_older_windows(&self.pool, key.id, window).await?;
                             }
                             // The other slots as the statement began, plus this request.
-                            let total = u32_of(row.seen.unwrap_or(0) + 1, "rate-limit count")?;
+                            let total = u32_of(seen + 1, "rate-limit count")?;
                             RateLimitHit { allowed: true, used: total.min(key.rate_limit) }
                         }
                         // That slot was full (or the limit is 0): every slot decides.
                         None => self.hit_rate_limit(key.id, window, key.rate_limit).await?,
                     };
-                    let account = if hit.allowed { account } else { None };
-                    Ok(Some(KeyCheck { key, hit: Some(hit), account }))
+                    Ok(Some(KeyCheck::of(key, Some(hit), account)))
                 }
 
                 async fn hit_rate_limit(

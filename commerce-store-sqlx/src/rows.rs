@@ -194,7 +194,7 @@ impl AccountRow {
 #[derive(FromRow)]
 pub(crate) struct AuthRow {
     #[sqlx(flatten)]
-    pub(crate) key: KeyRow,
+    key: KeyRow,
     a_id: Option<i64>,
     a_name: Option<String>,
     a_store_name: Option<String>,
@@ -205,14 +205,25 @@ pub(crate) struct AuthRow {
     a_api_status: Option<String>,
     a_created_at: Option<i64>,
     /// The window's count after this request, when it was counted.
-    pub(crate) counted: Option<i64>,
+    counted: Option<i64>,
     /// The window's count before this statement.
-    pub(crate) seen: Option<i64>,
+    seen: Option<i64>,
 }
 
 impl AuthRow {
+    /// The key, its account, and the window's count after this request with the other slots'
+    /// count before it, when the request was counted.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn into_parts(
+        mut self,
+    ) -> Result<(ApiKey, Option<Account>, Option<(i64, i64)>), StoreError> {
+        let account = self.account()?;
+        let counted = self.counted.map(|used| (used, self.seen.unwrap_or(0)));
+        Ok((self.key.into_domain()?, account, counted))
+    }
+
     /// The account, when the row has one.
-    pub(crate) fn account(&mut self) -> Result<Option<Account>, StoreError> {
+    fn account(&mut self) -> Result<Option<Account>, StoreError> {
         let Some(id) = self.a_id else {
             return Ok(None);
         };

@@ -3,22 +3,4 @@
 
 mod sqlite_file;
 
-use std::sync::Arc;
-
-use commerce_core::testing::http::Harness;
-
-async fn harness() -> Harness {
-    let (store, path) = sqlite_file::open("http").await;
-    let pool = store.pool().clone();
-    Harness::bare(Arc::new(store))
-        .await
-        .with_cleanup(async move {
-            // The order counters equal COUNT(*) after every case (races included).
-            let mismatches = sqlite_file::counter_mismatches(&pool).await;
-            pool.close().await;
-            sqlite_file::remove_files(&path);
-            assert_eq!(mismatches, 0, "order counters out of step with the orders");
-        })
-}
-
-commerce_core::http_conformance_tests!(harness());
+commerce_core::http_conformance_tests!(sqlite_file::harness("http"));

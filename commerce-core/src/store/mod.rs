@@ -122,6 +122,19 @@ pub struct KeyCheck {
     pub account: Option<Account>,
 }
 
+impl KeyCheck {
+    /// A check of `key`: `hit` when the request was counted (`None` when the key is not live),
+    /// and `account`, kept only when the request was allowed.
+    pub fn of(key: ApiKey, hit: Option<RateLimitHit>, account: Option<Account>) -> Self {
+        let allowed = hit.is_some_and(|h| h.allowed);
+        Self {
+            key,
+            hit,
+            account: account.filter(|_| allowed),
+        }
+    }
+}
+
 /// The answer of [`Store::begin_idempotent`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum IdempotencyBegin {
@@ -213,27 +226,7 @@ pub trait Store: Send + Sync + 'static {
         now: DateTime<Utc>,
         window: i64,
     ) -> Result<Option<KeyCheck>, StoreError> {
-        let Some(key) = self.key_by_hash(hash).await? else {
-            return Ok(None);
-        };
-        if !key.is_live(now) {
-            return Ok(Some(KeyCheck {
-                key,
-                hit: None,
-                account: None,
-            }));
-        }
-        let hit = self.hit_rate_limit(key.id, window, key.rate_limit).await?;
-        let account = if hit.allowed {
-            self.account(key.account_id).await?
-        } else {
-            None
-        };
-        Ok(Some(KeyCheck {
-            key,
-            hit: Some(hit),
-            account,
-        }))
+        authenticate_by_calls(self, hash, now, window).await
     }
 
     // ---- catalogue ----
@@ -427,4 +420,28 @@ pub trait Store: Send + Sync + 'static {
     ) -> Result<Withdrawal, StoreError>;
     /// An account's withdrawals, oldest first.
     async fn withdrawals(&self, account: AccountId) -> Result<Vec<Withdrawal>, StoreError>;
+}
+
+/// [`Store::authenticate`] made of its three calls ([`key_by_hash`](Store::key_by_hash),
+/// [`hit_rate_limit`](Store::hit_rate_limit), [`account`](Store::account)): the provided
+/// version, for a store that overrides it only on some backends.
+pub async fn authenticate_by_calls<S: Store + ?Sized>(
+    store: &S,
+    hash: &KeyHash,
+    now: DateTime<Utc>,
+    window: i64,
+) -> Result<Option<KeyCheck>, StoreError> {
+    let Some(key) = store.key_by_hash(hash).await? else {
+        return Ok(None);
+    };
+    if !key.is_live(now) {
+        return Ok(Some(KeyCheck::of(key, None, None)));
+    }
+    let hit = store.hit_rate_limit(key.id, window, key.rate_limit).await?;
+    let account = if hit.allowed {
+        store.account(key.account_id).await?
+    } else {
+        None
+    };
+    Ok(Some(KeyCheck::of(key, Some(hit), account)))
 }

@@ -728,21 +728,28 @@ pub async fn products_filter_by_category_and_title(h: &Harness) {
     assert_eq!(unknown.error_fields(), vec!["category_id"]);
 }
 
-/// `updated_since` returns what changed at or after the instant, price changes included.
-pub async fn products_sync_with_updated_since(h: &Harness) {
+/// Moves the clock an hour on and gives the plain variant `price`: the instant of the change.
+async fn reprice_plain_variant_an_hour_later(h: &Harness, price: &str) -> DateTime<Utc> {
     h.clock.advance(Duration::hours(1));
-    let since = h.clock_stamp();
+    let at = h.clock.now_utc();
     h.engine
         .operator()
         .update_variant(
             h.fixture.plain_variant,
             VariantPatch {
-                price: Some("130.00".parse().expect("decimal")),
+                price: Some(price.parse().expect("decimal")),
                 ..VariantPatch::default()
             },
         )
         .await
         .expect("operator");
+    at
+}
+
+/// `updated_since` returns what changed at or after the instant, price changes included.
+pub async fn products_sync_with_updated_since(h: &Harness) {
+    let since =
+        crate::time::cairo_timestamp(reprice_plain_variant_an_hour_later(h, "130.00").await);
     let changed = h
         .get(
             A,
@@ -1835,19 +1842,7 @@ pub async fn race_rate_limit_is_exact(h: &Harness) {
 /// unencoded `+` (which arrives as a space): all name the same instant and give the same
 /// answer; a date-time without an offset is a 422 naming the parameter.
 pub async fn updated_since_accepts_every_offset_form(h: &Harness) {
-    h.clock.advance(Duration::hours(1));
-    let since = h.clock.now_utc();
-    h.engine
-        .operator()
-        .update_variant(
-            h.fixture.plain_variant,
-            VariantPatch {
-                price: Some("131.00".parse().expect("decimal")),
-                ..VariantPatch::default()
-            },
-        )
-        .await
-        .expect("operator");
+    let since = reprice_plain_variant_an_hour_later(h, "131.00").await;
     let cairo = since.with_timezone(&chrono_tz::Africa::Cairo);
     let local = cairo.format("%Y-%m-%dT%H:%M:%S").to_string();
     let offset = cairo.format("%z").to_string(); // +0200

@@ -4,19 +4,23 @@
 use super::http::Harness;
 use crate::api::WalletFigures;
 use crate::model::*;
+use crate::store::Store;
 use crate::wire::PayoutRules;
 
-/// Every order of an account, all pages.
+/// Every order of an account, all pages, newest first.
 pub async fn all_orders(h: &Harness, account: AccountId) -> Vec<Order> {
+    all_orders_of(&**h.engine.store(), account).await
+}
+
+/// Every order of an account in `store`, all pages, newest first.
+pub async fn all_orders_of(store: &dyn Store, account: AccountId) -> Vec<Order> {
     let mut orders = Vec::new();
     for page in 1.. {
         let request = PageRequest {
             page,
             per_page: 100,
         };
-        let found = h
-            .engine
-            .store()
+        let found = store
             .orders(account, &OrderFilter::default(), request)
             .await
             .expect("orders listed");

@@ -149,3 +149,21 @@ pub async fn idle_in_transaction(url: &str, schema: &str) -> i64 {
     let _ = admin.close().await;
     count
 }
+
+/// The sandbox on a fresh schema behind the bare engine, for the HTTP-level suites. After the
+/// case: the counters equal the orders, no session of the pool sits `idle in transaction`, and
+/// the schema is dropped.
+pub async fn harness() -> commerce_core::testing::http::Harness {
+    let url = database_url();
+    let (store, schema) = open(&url).await;
+    let pool = store.pool().clone();
+    commerce_core::testing::http::Harness::bare(std::sync::Arc::new(store))
+        .await
+        .with_cleanup(async move {
+            let mismatches = counter_mismatches(&pool).await;
+            let idle = idle_in_transaction(&url, &schema).await;
+            drop_schema(&url, &[&pool], &schema).await;
+            assert_eq!(mismatches, 0, "order counters out of step with the orders");
+            assert_eq!(idle, 0, "pooled sessions left inside a transaction");
+        })
+}

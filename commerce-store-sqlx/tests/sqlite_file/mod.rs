@@ -49,3 +49,18 @@ pub async fn counter_mismatches(pool: &SqlitePool) -> i64 {
         .await
         .expect("counters compared")
 }
+
+/// The sandbox on a fresh database file behind the bare engine, for the HTTP-level suites.
+/// After the case: the counters equal the orders, and the files are removed.
+pub async fn harness(tag: &str) -> commerce_core::testing::http::Harness {
+    let (store, path) = open(tag).await;
+    let pool = store.pool().clone();
+    commerce_core::testing::http::Harness::bare(std::sync::Arc::new(store))
+        .await
+        .with_cleanup(async move {
+            let mismatches = counter_mismatches(&pool).await;
+            pool.close().await;
+            remove_files(&path);
+            assert_eq!(mismatches, 0, "order counters out of step with the orders");
+        })
+}
