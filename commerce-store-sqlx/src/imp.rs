@@ -16,7 +16,8 @@ macro_rules! impl_store {
         for_update = $for_update:literal,
         instr = $instr:literal,
         single_statement_tx = $single_statement_tx:literal,
-        rate_slots = $rate_slots:literal
+        rate_slots = $rate_slots:literal,
+        timeline = $timeline:literal
     ) => {
         const _: () = {
             use std::collections::HashMap;
@@ -127,7 +128,7 @@ macro_rules! impl_store {
                 let mut out = Vec::with_capacity(ids.len());
                 for chunk in ids.chunks(MAX_BIND_CHUNK) {
                     let mut q = in_list::<$db>(
-                        concat!("SELECT ", order_cols!(), " FROM orders WHERE id IN ("),
+                        concat!("SELECT ", order_cols!(), ", ", $timeline, " FROM orders WHERE id IN ("),
                         chunk,
                         ")",
                     );
@@ -173,15 +174,6 @@ macro_rules! impl_store {
                             _ => lines.push((row.line, warranty.into_iter().collect())),
                         }
                     }
-                    let mut q = in_list::<$db>(
-                        "SELECT order_id, status, at, reason FROM order_timeline \
-                         WHERE order_id IN (",
-                        chunk,
-                        ") ORDER BY order_id, id",
-                    );
-                    let timeline: Vec<TimelineRow> =
-                        q.build_query_as().fetch_all(&mut *c).await.map_err(backend)?;
-
                     let mut order_lines: HashMap<i64, Vec<OrderLine>> = HashMap::new();
                     for (l, w) in lines {
                         order_lines
@@ -189,17 +181,11 @@ macro_rules! impl_store {
                             .or_default()
                             .push(l.into_domain(w));
                     }
-                    let mut entries: HashMap<i64, Vec<TimelineEntry>> = HashMap::new();
-                    for t in timeline {
-                        let order = t.order_id;
-                        entries.entry(order).or_default().push(t.into_domain()?);
-                    }
                     let mut found: HashMap<i64, Order> = HashMap::new();
                     for row in rows {
                         let id = row.id;
                         let l = order_lines.remove(&id).unwrap_or_default();
-                        let t = entries.remove(&id).unwrap_or_default();
-                        found.insert(id, row.into_domain(l, t)?);
+                        found.insert(id, row.into_domain(l)?);
                     }
                     Ok(chunk.iter().filter_map(|id| found.remove(id)).collect())
                 }
@@ -1966,9 +1952,10 @@ macro_rules! impl_store {
                     account: Option<AccountId>,
                     id: OrderId,
                 ) -> StoreResult<Option<Order>> {
-                    let mut tx = self.read().await?;
-                    let result = load_orders(&mut tx.tx, &[id]).await;
-                    let order = tx.finish(result).await?.pop();
+                    // Two statements, no transaction: the order row carries its status and
+                    // timeline together; its lines only change in their outcomes.
+                    let mut c = self.pool.acquire().await.map_err(backend)?;
+                    let order = load_orders(&mut c, &[id]).await?.pop();
                     Ok(order.filter(|o| account.is_none_or(|a| a == o.account_id)))
                 }
 
@@ -1978,13 +1965,21 @@ macro_rules! impl_store {
                     filter: &OrderFilter,
                     page: PageRequest,
                 ) -> StoreResult<Page<Order>> {
-                    let mut tx = self.read().await?;
-                    let result = async {
-                        let c = &mut *tx.tx;
-                        // The page with its total in one statement (the total from the
-                        // account's counters when the filter allows), then lines, warranties
-                        // and timelines.
-                        let mut q = QueryBuilder::<$db>::new(concat!("SELECT ", order_cols!(), ", "));
+                    // The page with its total and each order's timeline in one statement
+                    // (the total from the account's counters when the filter allows), then
+                    // the lines with their warranties; no transaction: an order's status and
+                    // timeline come from the same statement, and its lines only change in
+                    // their outcomes.
+                    let mut conn = self.pool.acquire().await.map_err(backend)?;
+                    async {
+                        let c = &mut *conn;
+                        let mut q = QueryBuilder::<$db>::new(concat!(
+                            "SELECT ",
+                            order_cols!(),
+                            ", ",
+                            $timeline,
+                            ", "
+                        ));
                         if counts_answer(filter) {
                             q.push(
                                 "(SELECT CAST(COALESCE(SUM(count), 0) AS BIGINT) \
@@ -2015,8 +2010,7 @@ macro_rules! impl_store {
                             total: total as u64,
                         })
                     }
-                    .await;
-                    tx.finish(result).await
+                    .await
                 }
 
                 async fn wallet_totals(

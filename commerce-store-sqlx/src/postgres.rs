@@ -88,5 +88,6 @@ crate::imp::impl_store!(
     for_update = " FOR UPDATE",
     instr = "strpos",
     single_statement_tx = false,
-    rate_slots = 8
+    rate_slots = 8,
+    timeline = "(SELECT CAST(json_agg(json_build_array(t.status, t.at, t.reason) ORDER BY t.id) AS TEXT) FROM order_timeline t WHERE t.order_id = orders.id) AS timeline"
 );

@@ -504,14 +504,33 @@ pub(crate) struct OrderRow {
     updated_at: i64,
     confirmed_at: Option<i64>,
     delivered_at: Option<i64>,
+    /// The order's timeline, read in the same statement as a JSON array of
+    /// `[status, at, reason]` in entry order (NULL when it has none).
+    timeline: Option<String>,
 }
 
 impl OrderRow {
-    pub(crate) fn into_domain(
-        self,
-        lines: Vec<OrderLine>,
-        timeline: Vec<TimelineEntry>,
-    ) -> Result<Order, StoreError> {
+    /// The timeline of the row's JSON column.
+    fn timeline(&self) -> Result<Vec<TimelineEntry>, StoreError> {
+        let Some(json) = &self.timeline else {
+            return Ok(Vec::new());
+        };
+        let entries: Vec<(String, i64, Option<String>)> = serde_json::from_str(json)
+            .map_err(|e| corrupt(format!("timeline of order {}: {e}", self.id)))?;
+        entries
+            .into_iter()
+            .map(|(text, at, reason)| {
+                Ok(TimelineEntry {
+                    status: status(&text)?,
+                    at: instant(at),
+                    reason,
+                })
+            })
+            .collect()
+    }
+
+    pub(crate) fn into_domain(self, lines: Vec<OrderLine>) -> Result<Order, StoreError> {
+        let timeline = self.timeline()?;
         Ok(Order {
             id: self.id,
             account_id: self.account_id,
@@ -655,24 +674,6 @@ impl LineWarrantyRow {
             duration_days: self.duration_days,
             terms: self.terms,
         }
-    }
-}
-
-#[derive(FromRow)]
-pub(crate) struct TimelineRow {
-    pub(crate) order_id: i64,
-    status: String,
-    at: i64,
-    reason: Option<String>,
-}
-
-impl TimelineRow {
-    pub(crate) fn into_domain(self) -> Result<TimelineEntry, StoreError> {
-        Ok(TimelineEntry {
-            status: status(&self.status)?,
-            at: instant(self.at),
-            reason: self.reason,
-        })
     }
 }
 

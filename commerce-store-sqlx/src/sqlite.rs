@@ -116,5 +116,6 @@ crate::imp::impl_store!(
     for_update = "",
     instr = "instr",
     single_statement_tx = true,
-    rate_slots = 1
+    rate_slots = 1,
+    timeline = "(SELECT json_group_array(json_array(status, at, reason)) FROM (SELECT status, at, reason FROM order_timeline t WHERE t.order_id = orders.id ORDER BY t.id)) AS timeline"
 );
