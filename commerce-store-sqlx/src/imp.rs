@@ -1261,15 +1261,11 @@ macro_rules! impl_store {
                     now: DateTime<Utc>,
                     window: i64,
                 ) -> StoreResult<Option<KeyCheck>> {
-                    if $single_statement_tx {
-                        // SQLite has no data-modifying CTE; in process, the three calls cost
-                        // no round trips.
-                        return authenticate_by_calls(self, hash, now, window).await;
-                    }
-                    if self.leases.is_high_volume(hash) {
-                        // A key allowed thousands a minute: read the key and its account, and
-                        // count the request from this process's lease (a statement only when a
-                        // new lease is needed).
+                    if $single_statement_tx || self.leases.is_high_volume(hash) {
+                        // SQLite (no data-modifying CTE), or a key allowed thousands a minute:
+                        // read the key and its account in one statement, then count the request
+                        // (from this process's lease when the key has one: a statement only
+                        // when a new lease is needed).
                         let row: Option<AuthRow> = sqlx::query_as(concat!(
                             "SELECT k.*, ",
                             account_aliases!(),
@@ -1284,7 +1280,7 @@ macro_rules! impl_store {
                             return Ok(None);
                         };
                         let (key, account, _) = row.into_parts()?;
-                        if key.rate_limit < crate::rate_slots::PER_SLOT {
+                        if key.rate_limit < crate::rate_slots::PER_SLOT && !$single_statement_tx {
                             self.leases.forget_high_volume(hash);
                         }
                         if !key.is_live(now) {
