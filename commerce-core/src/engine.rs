@@ -180,7 +180,7 @@ impl Engine {
     /// does not cut the request short. An order being placed is placed, an `Idempotency-Key`
     /// record is finished or abandoned, never left in flight; the answer is simply not read.
     /// Outside a runtime the request runs in this future; the store contract (see
-    /// [`Store`](crate::store::Store)) still keeps a dropped operation atomic.
+    /// [`Store`]) still keeps a dropped operation atomic.
     pub async fn handle(&self, request: Request<Bytes>) -> Response<Bytes> {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return self.handle_here(request).await;
