@@ -63,43 +63,41 @@ macro_rules! impl_store {
                 if chunk.is_empty() {
                     return Ok(Vec::new());
                 }
-                {
-                    let mut q = in_list::<$db>(
-                        concat!("SELECT ", variant_cols!(), " FROM variants WHERE product_id IN ("),
-                        chunk,
-                        ") ORDER BY id",
-                    );
-                    let variants: Vec<VariantRow> =
-                        q.build_query_as().fetch_all(&mut *c).await.map_err(backend)?;
-                    let mut q = in_list::<$db>(
-                        concat!(
-                            "SELECT ",
-                            warranty_cols!(),
-                            " FROM warranties WHERE product_id IN ("
-                        ),
-                        chunk,
-                        ") ORDER BY id",
-                    );
-                    let warranties: Vec<WarrantyRow> =
-                        q.build_query_as().fetch_all(&mut *c).await.map_err(backend)?;
-                    let mut by_product: HashMap<i64, (Vec<Variant>, Vec<Warranty>)> =
-                        HashMap::new();
-                    for v in variants {
-                        let v = v.into_domain();
-                        by_product.entry(v.product_id).or_default().0.push(v);
-                    }
-                    for w in warranties {
-                        let w = w.into_domain();
-                        by_product.entry(w.product_id).or_default().1.push(w);
-                    }
-                    let mut found: HashMap<i64, Product> = HashMap::new();
-                    for row in rows {
-                        let (v, w) = by_product.remove(&row.id).unwrap_or_default();
-                        let id = row.id;
-                        found.insert(id, row.into_domain(v, w)?);
-                    }
-                    Ok(chunk.iter().filter_map(|id| found.remove(id)).collect())
+                let mut q = in_list::<$db>(
+                    concat!("SELECT ", variant_cols!(), " FROM variants WHERE product_id IN ("),
+                    chunk,
+                    ") ORDER BY id",
+                );
+                let variants: Vec<VariantRow> =
+                    q.build_query_as().fetch_all(&mut *c).await.map_err(backend)?;
+                let mut q = in_list::<$db>(
+                    concat!(
+                        "SELECT ",
+                        warranty_cols!(),
+                        " FROM warranties WHERE product_id IN ("
+                    ),
+                    chunk,
+                    ") ORDER BY id",
+                );
+                let warranties: Vec<WarrantyRow> =
+                    q.build_query_as().fetch_all(&mut *c).await.map_err(backend)?;
+                let mut by_product: HashMap<i64, (Vec<Variant>, Vec<Warranty>)> =
+                    HashMap::new();
+                for v in variants {
+                    let v = v.into_domain();
+                    by_product.entry(v.product_id).or_default().0.push(v);
                 }
+                for w in warranties {
+                    let w = w.into_domain();
+                    by_product.entry(w.product_id).or_default().1.push(w);
+                }
+                let mut found: HashMap<i64, Product> = HashMap::new();
+                for row in rows {
+                    let (v, w) = by_product.remove(&row.id).unwrap_or_default();
+                    let id = row.id;
+                    found.insert(id, row.into_domain(v, w)?);
+                }
+                Ok(chunk.iter().filter_map(|id| found.remove(id)).collect())
             }
 
             async fn load_product(c: &mut Conn, id: i64) -> StoreResult<Product> {
@@ -149,46 +147,44 @@ macro_rules! impl_store {
                 if chunk.is_empty() {
                     return Ok(Vec::new());
                 }
-                {
-                    // The lines with their warranties in one statement (a line appears once per
-                    // warranty, once with NULLs when it has none), in line order.
-                    let mut q = in_list::<$db>(
-                        concat!(
-                            "SELECT ",
-                            line_and_warranty_cols!(),
-                            " FROM order_lines l LEFT JOIN order_line_warranties w \
-                             ON w.line_id = l.id WHERE l.order_id IN ("
-                        ),
-                        chunk,
-                        ") ORDER BY l.order_id, l.position, w.position",
-                    );
-                    let rows_with_warranties: Vec<LineAndWarrantyRow> =
-                        q.build_query_as().fetch_all(&mut *c).await.map_err(backend)?;
-                    let mut lines: Vec<(LineRow, Vec<LineWarranty>)> = Vec::new();
-                    for mut row in rows_with_warranties {
-                        let warranty = row.warranty()?;
-                        match lines.last_mut() {
-                            Some((line, warranties)) if line.id == row.line.id => {
-                                warranties.extend(warranty);
-                            }
-                            _ => lines.push((row.line, warranty.into_iter().collect())),
+                // The lines with their warranties in one statement (a line appears once per
+                // warranty, once with NULLs when it has none), in line order.
+                let mut q = in_list::<$db>(
+                    concat!(
+                        "SELECT ",
+                        line_and_warranty_cols!(),
+                        " FROM order_lines l LEFT JOIN order_line_warranties w \
+                         ON w.line_id = l.id WHERE l.order_id IN ("
+                    ),
+                    chunk,
+                    ") ORDER BY l.order_id, l.position, w.position",
+                );
+                let rows_with_warranties: Vec<LineAndWarrantyRow> =
+                    q.build_query_as().fetch_all(&mut *c).await.map_err(backend)?;
+                let mut lines: Vec<(LineRow, Vec<LineWarranty>)> = Vec::new();
+                for mut row in rows_with_warranties {
+                    let warranty = row.warranty()?;
+                    match lines.last_mut() {
+                        Some((line, warranties)) if line.id == row.line.id => {
+                            warranties.extend(warranty);
                         }
+                        _ => lines.push((row.line, warranty.into_iter().collect())),
                     }
-                    let mut order_lines: HashMap<i64, Vec<OrderLine>> = HashMap::new();
-                    for (l, w) in lines {
-                        order_lines
-                            .entry(l.order_id)
-                            .or_default()
-                            .push(l.into_domain(w));
-                    }
-                    let mut found: HashMap<i64, Order> = HashMap::new();
-                    for row in rows {
-                        let id = row.id;
-                        let l = order_lines.remove(&id).unwrap_or_default();
-                        found.insert(id, row.into_domain(l)?);
-                    }
-                    Ok(chunk.iter().filter_map(|id| found.remove(id)).collect())
                 }
+                let mut order_lines: HashMap<i64, Vec<OrderLine>> = HashMap::new();
+                for (l, w) in lines {
+                    order_lines
+                        .entry(l.order_id)
+                        .or_default()
+                        .push(l.into_domain(w));
+                }
+                let mut found: HashMap<i64, Order> = HashMap::new();
+                for row in rows {
+                    let id = row.id;
+                    let l = order_lines.remove(&id).unwrap_or_default();
+                    found.insert(id, row.into_domain(l)?);
+                }
+                Ok(chunk.iter().filter_map(|id| found.remove(id)).collect())
             }
 
             async fn load_order(c: &mut Conn, id: i64) -> StoreResult<Order> {

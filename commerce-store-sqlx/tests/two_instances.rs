@@ -108,6 +108,24 @@ impl Pair {
     }
 }
 
+impl Pair {
+    /// A new key of marketer A that may read the catalogue `limit` times a minute.
+    async fn key_limited_to(&self, limit: u32) -> String {
+        let spec = KeySpec {
+            name: format!("two instances, {limit} a minute"),
+            abilities: vec![Ability::CatalogRead],
+            expires_at: None,
+            rate_limit: Some(limit),
+        };
+        self.engines[0]
+            .operator()
+            .create_key(self.fixture.marketer_a, spec)
+            .await
+            .expect("key")
+            .plaintext
+    }
+}
+
 /// Runs `count` tasks (task `i` on engine `i % 2`), released together by a barrier.
 async fn race<F, Fut>(count: usize, task: F) -> Vec<Answer>
 where
@@ -293,18 +311,7 @@ async fn no_oversold_variant_across_instances() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn rate_limit_is_exact_across_instances() {
     with_pair(|p| async move {
-        let spec = KeySpec {
-            name: "two instances".into(),
-            abilities: vec![Ability::CatalogRead],
-            expires_at: None,
-            rate_limit: Some(20),
-        };
-        let key = p.engines[0]
-            .operator()
-            .create_key(p.fixture.marketer_a, spec)
-            .await
-            .expect("key")
-            .plaintext;
+        let key = p.key_limited_to(20).await;
         let answers = race(50, |i| {
             let (p, key) = (p.clone(), key.clone());
             async move {
@@ -332,18 +339,7 @@ async fn rate_limit_is_exact_across_instances() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn high_volume_rate_limit_never_exceeds_across_instances() {
     with_pair(|p| async move {
-        let spec = KeySpec {
-            name: "two instances, high volume".into(),
-            abilities: vec![Ability::CatalogRead],
-            expires_at: None,
-            rate_limit: Some(3_000),
-        };
-        let key = p.engines[0]
-            .operator()
-            .create_key(p.fixture.marketer_a, spec)
-            .await
-            .expect("key")
-            .plaintext;
+        let key = p.key_limited_to(3_000).await;
         let mut tasks = Vec::new();
         for task in 0..16 {
             let (p, key) = (p.clone(), key.clone());
