@@ -13,10 +13,8 @@ use commerce_core::testing::wallet::assert_wallet_matches_orders;
 use commerce_store_sqlx::sqlx;
 
 /// SQL that forgets every booking, as a database migrated from before the earnings columns.
-const FORGET: [&str; 2] = [
-    "UPDATE orders SET earnings_net = NULL, earnings_commission = NULL",
-    "UPDATE account_order_counts SET net = 0, commission = 0",
-];
+const FORGET: &str = "UPDATE orders SET earnings_net = NULL, earnings_commission = NULL; \
+     UPDATE account_order_counts SET net = 0, commission = 0";
 
 /// Forgets every booking with `forget`, checks that the wallet changed, books again with
 /// `migrate`, and checks that the wallets are what they were and equal the recomputation.
@@ -48,9 +46,10 @@ async fn sqlite_books_orders_stored_before_earnings_were_kept() {
     let pool = store.pool().clone();
     let h = Harness::bare(Arc::new(store.clone())).await;
     let forget = async {
-        for sql in FORGET {
-            sqlx::query(sql).execute(&pool).await.unwrap();
-        }
+        sqlx::raw_sql(FORGET)
+            .execute(&pool)
+            .await
+            .expect("bookings forgotten");
     };
     let migrate = async { store.migrate().await.expect("migrate books the orders") };
     forget_then_book(&h, forget, migrate).await;
@@ -70,9 +69,10 @@ async fn postgres_books_orders_stored_before_earnings_were_kept() {
     let pool = store.pool().clone();
     let h = Harness::bare(Arc::new(store.clone())).await;
     let forget = async {
-        for sql in FORGET {
-            sqlx::query(sql).execute(&pool).await.unwrap();
-        }
+        sqlx::raw_sql(FORGET)
+            .execute(&pool)
+            .await
+            .expect("bookings forgotten");
     };
     let migrate = async { store.migrate().await.expect("migrate books the orders") };
     forget_then_book(&h, forget, migrate).await;

@@ -284,12 +284,7 @@ async fn assert_every_endpoint_answers(h: &Harness, key: &str) {
     for _ in 0..4 {
         for path in &paths {
             let r = h.get(key, path).await;
-            assert_eq!(
-                r.status,
-                200,
-                "{path}: {}",
-                String::from_utf8_lossy(&r.body)
-            );
+            r.assert_ok(path);
         }
     }
     let h = Arc::new(h.clone_handle());
@@ -301,12 +296,7 @@ async fn assert_every_endpoint_answers(h: &Harness, key: &str) {
         .collect();
     for task in tasks {
         let (r, path) = task.await.expect("task finished");
-        assert_eq!(
-            r.status,
-            200,
-            "{path}: {}",
-            String::from_utf8_lossy(&r.body)
-        );
+        r.assert_ok(&path);
     }
 }
 

@@ -147,6 +147,17 @@ impl TestResponse {
         );
     }
 
+    /// Asserts a 200, with `context` and the body in the failure message.
+    #[track_caller]
+    pub fn assert_ok(&self, context: &str) {
+        assert_eq!(
+            self.status,
+            200,
+            "{context}: {}",
+            String::from_utf8_lossy(&self.body)
+        );
+    }
+
     /// The field keys of a 422.
     pub fn error_fields(&self) -> Vec<String> {
         self.json()["error"]["fields"]
@@ -966,12 +977,7 @@ pub async fn updated_since_far_past_and_future_are_served(h: &Harness) {
                     &format!("{path}?per_page=100&updated_since={}", urlencode(since)),
                 )
                 .await;
-            assert_eq!(
-                r.status,
-                200,
-                "{path} {since}: {}",
-                String::from_utf8_lossy(&r.body)
-            );
+            r.assert_ok(&format!("{path} {since}"));
             let body = r.json();
             assert_eq!(body["meta"], all["meta"], "{path} {since}");
             assert_eq!(ids(&body), ids(&all), "{path} {since}");
@@ -984,12 +990,7 @@ pub async fn updated_since_far_past_and_future_are_served(h: &Harness) {
             let r = h
                 .get(A, &format!("{path}?updated_since={}", urlencode(since)))
                 .await;
-            assert_eq!(
-                r.status,
-                200,
-                "{path} {since}: {}",
-                String::from_utf8_lossy(&r.body)
-            );
+            r.assert_ok(&format!("{path} {since}"));
             let body = r.json();
             assert_eq!(body["meta"]["total"], 0, "{path} {since}");
             assert_eq!(body["data"], json!([]), "{path} {since}");
@@ -1856,12 +1857,7 @@ pub async fn updated_since_accepts_every_offset_form(h: &Harness) {
     for form in &forms {
         for path in ["/api/v1/products", "/api/v1/orders"] {
             let r = h.get(A, &format!("{path}?updated_since={form}")).await;
-            assert_eq!(
-                r.status,
-                200,
-                "{path} {form}: {}",
-                String::from_utf8_lossy(&r.body)
-            );
+            r.assert_ok(&format!("{path} {form}"));
         }
         let r = h
             .get(A, &format!("/api/v1/products?updated_since={form}"))
