@@ -51,7 +51,7 @@ use commerce_core::Engine;
 use commerce_core::api::WalletFigures;
 use commerce_core::earnings::{EarningsBucket, OrderEarnings};
 use commerce_core::model::*;
-use commerce_core::store::{MemoryStore, Store};
+use commerce_core::store::{MemoryStore, prelude::*};
 use common::{env_or, mib, rss_bytes};
 use rust_decimal::Decimal;
 

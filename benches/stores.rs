@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use commerce_core::model::NewOrder;
-use commerce_core::store::Store;
+use commerce_core::store::prelude::*;
 use criterion::{Criterion, criterion_group, criterion_main};
 
 /// Order numbers unique across the whole run.

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use commerce_core::api::WalletFigures;
 use commerce_core::model::*;
 use commerce_core::pricing::{LineInput, ShippingTerms, price};
-use commerce_core::store::Store;
+use commerce_core::store::prelude::*;
 pub use commerce_core::testing::wallet::all_orders_of;
 use commerce_core::wire::PayoutRules;
 use commerce_core::{Engine, sandbox};

@@ -38,7 +38,7 @@ pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
 }
 
 /// Finds the live key of a request and counts the request in the key's rate window `window`
-/// ([`Store::authenticate`]): 401 when the header is missing or the key unknown, revoked or
+/// ([`AccountStore::authenticate`](crate::store::AccountStore::authenticate)): 401 when the header is missing or the key unknown, revoked or
 /// expired (nothing counted then).
 pub async fn authenticate(
     store: &dyn Store,

@@ -742,7 +742,7 @@ pub struct NewOrderLine {
 
 /// An order to register, fully priced by the engine.
 ///
-/// [`Store::place_order`](crate::store::Store::place_order) writes it atomically: the
+/// [`Store::place_order`](crate::store::OrderStore::place_order) writes it atomically: the
 /// `external_reference` check, the stock reservation of every line, the order itself, the
 /// idempotency link and the billing meter entry all succeed together or not at all.
 #[derive(Debug, Clone, PartialEq)]

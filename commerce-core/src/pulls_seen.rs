@@ -2,7 +2,7 @@
 //! that a catalogue read whose products are all recorded writes nothing (decisions 11 bills each
 //! product once per account and month).
 //!
-//! Only a shortcut: [`Store::record_pulls`](crate::store::Store::record_pulls) is idempotent, so
+//! Only a shortcut: [`MeterStore::record_pulls`](crate::store::MeterStore::record_pulls) is idempotent, so
 //! forgetting (a new month, the size cap, another process) only costs a write, and two requests
 //! racing past it record the same rows once.
 

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use commerce_core::store::{MemoryStore, Store};
+use commerce_core::store::{MemoryStore, prelude::*};
 
 async fn fresh_store() -> Arc<dyn Store> {
     Arc::new(MemoryStore::new())

@@ -19,7 +19,7 @@ use bytes::Bytes;
 use commerce_core::Engine;
 use commerce_core::model::VariantPatch;
 use commerce_core::sandbox;
-use commerce_core::store::{MemoryStore, Store};
+use commerce_core::store::{MemoryStore, prelude::*};
 use commerce_store_sqlx::sqlx::postgres::PgConnectOptions;
 use commerce_store_sqlx::sqlx::sqlite::SqliteConnectOptions;
 use commerce_store_sqlx::sqlx::{self, AssertSqlSafe, Connection, PgConnection};

@@ -1094,7 +1094,7 @@ macro_rules! impl_store {
             }
 
             #[async_trait]
-            impl Store for $store {
+            impl AccountStore for $store {
                 async fn insert_account(
                     &self,
                     new: NewAccount,
@@ -1251,6 +1251,46 @@ macro_rules! impl_store {
                     tx.finish(result).await?.into_domain()
                 }
 
+                async fn hit_rate_limit(
+                    &self,
+                    key: KeyId,
+                    window: i64,
+                    limit: u32,
+                ) -> StoreResult<RateLimitHit> {
+                    // Each turn either hands out a leased request or visits the database,
+                    // which counts one, refuses, or leases more (then the next turn hands one
+                    // out, unless other tasks of this process took them all first).
+                    loop {
+                        if let Some(used) = self.full_windows.full(key, window, limit) {
+                            return Ok(RateLimitHit { allowed: false, used });
+                        }
+                        if let Some(used) = self.leases.take(key, window, limit) {
+                            return Ok(RateLimitHit { allowed: true, used });
+                        }
+                        let start = rand::random::<u32>();
+                        let outcome = if $single_statement_tx {
+                            let mut tx = self.write().await?;
+                            let result = rate_limit_in(&mut tx.tx, key, window, limit, start).await;
+                            tx.finish(result).await?
+                        } else {
+                            // Each statement is atomic on its own: no transaction to open.
+                            let mut c = self.pool.acquire().await.map_err(backend)?;
+                            rate_limit_in(&mut c, key, window, limit, start).await?
+                        };
+                        match outcome {
+                            RateOutcome::Leased { tokens, counted } => {
+                                self.leases.grant(key, window, limit, tokens, counted);
+                            }
+                            RateOutcome::Counted(hit) => {
+                                if !hit.allowed {
+                                    self.full_windows.mark_full(key, window, limit, hit.used);
+                                }
+                                return Ok(hit);
+                            }
+                        }
+                    }
+                }
+
                 async fn authenticate(
                     &self,
                     hash: &KeyHash,
@@ -1344,47 +1384,10 @@ macro_rules! impl_store {
                     };
                     Ok(Some(KeyCheck::of(key, Some(hit), account)))
                 }
+            }
 
-                async fn hit_rate_limit(
-                    &self,
-                    key: KeyId,
-                    window: i64,
-                    limit: u32,
-                ) -> StoreResult<RateLimitHit> {
-                    // Each turn either hands out a leased request or visits the database,
-                    // which counts one, refuses, or leases more (then the next turn hands one
-                    // out, unless other tasks of this process took them all first).
-                    loop {
-                        if let Some(used) = self.full_windows.full(key, window, limit) {
-                            return Ok(RateLimitHit { allowed: false, used });
-                        }
-                        if let Some(used) = self.leases.take(key, window, limit) {
-                            return Ok(RateLimitHit { allowed: true, used });
-                        }
-                        let start = rand::random::<u32>();
-                        let outcome = if $single_statement_tx {
-                            let mut tx = self.write().await?;
-                            let result = rate_limit_in(&mut tx.tx, key, window, limit, start).await;
-                            tx.finish(result).await?
-                        } else {
-                            // Each statement is atomic on its own: no transaction to open.
-                            let mut c = self.pool.acquire().await.map_err(backend)?;
-                            rate_limit_in(&mut c, key, window, limit, start).await?
-                        };
-                        match outcome {
-                            RateOutcome::Leased { tokens, counted } => {
-                                self.leases.grant(key, window, limit, tokens, counted);
-                            }
-                            RateOutcome::Counted(hit) => {
-                                if !hit.allowed {
-                                    self.full_windows.mark_full(key, window, limit, hit.used);
-                                }
-                                return Ok(hit);
-                            }
-                        }
-                    }
-                }
-
+            #[async_trait]
+            impl CatalogStore for $store {
                 async fn insert_category(&self, new: NewCategory) -> StoreResult<Category> {
                     let mut tx = self.write().await?;
                     let result = async {
@@ -1843,7 +1846,10 @@ macro_rules! impl_store {
                     let result = load_options(&mut tx.tx, None).await;
                     tx.finish(result).await
                 }
+            }
 
+            #[async_trait]
+            impl OrderStore for $store {
                 async fn place_order(&self, order: NewOrder) -> Result<Order, PlaceOrderError> {
                     let mut tx = self.write().await?;
                     let result = place_order_in(&mut tx.tx, order).await;
@@ -2046,7 +2052,10 @@ macro_rules! impl_store {
                         earliest_held_delivery: earliest.map(instant),
                     })
                 }
+            }
 
+            #[async_trait]
+            impl IdempotencyStore for $store {
                 async fn begin_idempotent(
                     &self,
                     scope: &IdempotencyScope,
@@ -2118,7 +2127,10 @@ macro_rules! impl_store {
                             .map_err(backend);
                     tx.finish(result).await
                 }
+            }
 
+            #[async_trait]
+            impl MeterStore for $store {
                 async fn record_pulls(
                     &self,
                     account: AccountId,
@@ -2186,7 +2198,10 @@ macro_rules! impl_store {
                     .await;
                     tx.finish(result).await
                 }
+            }
 
+            #[async_trait]
+            impl WithdrawalStore for $store {
                 async fn insert_withdrawal(
                     &self,
                     new: NewWithdrawal,

@@ -40,7 +40,7 @@
 //! # Round trips (PostgreSQL)
 //! What each request costs is measured by `examples/statements_per_request.rs` (figures in
 //! BENCHMARKS.md). In short: the key, its rate-window hit and its account are one statement
-//! ([`Store::authenticate`](commerce_core::store::Store::authenticate), a data-modifying CTE);
+//! ([`AccountStore::authenticate`](commerce_core::store::AccountStore::authenticate), a data-modifying CTE);
 //! `rate_limit_windows` is `UNLOGGED`, so that per-minute counter costs no WAL flush (after a
 //! crash of the database server the current minute starts from zero: a key may then get up to
 //! twice its limit within that minute); catalogue pulls already recorded this month are not
@@ -72,7 +72,7 @@
 //!
 //! # Housekeeping
 //! Idempotency records are kept until purged. The platform calls
-//! [`Store::purge_idempotency`](commerce_core::store::Store::purge_idempotency) (or the engine's
+//! [`IdempotencyStore::purge_idempotency`](commerce_core::store::IdempotencyStore::purge_idempotency) (or the engine's
 //! purge, which calls it) periodically, e.g. hourly with "now minus 24 hours". Rate-limit
 //! windows of a key are deleted when the key's next window starts.
 //!
@@ -80,7 +80,7 @@
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::sync::Arc;
-//! use commerce_core::store::Store;
+//! use commerce_core::store::prelude::*;
 //! use commerce_store_sqlx::SqliteStore;
 //!
 //! let store = SqliteStore::connect("sqlite://commerce.db").await?;

@@ -10,7 +10,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use commerce_core::Engine;
-use commerce_core::store::{MemoryStore, Store};
+use commerce_core::store::{MemoryStore, prelude::*};
 use commerce_core::testing::cancellation::clients_disconnecting_mid_request;
 use commerce_core::testing::http::Harness;
 

@@ -11,7 +11,7 @@ mod pg;
 
 use std::sync::Arc;
 
-use commerce_core::store::Store;
+use commerce_core::store::prelude::*;
 use commerce_core::testing::store_cases::TestStore;
 use commerce_store_sqlx::sqlx::{self, PgPool};
 use pg::{database_url, drop_schema, open};

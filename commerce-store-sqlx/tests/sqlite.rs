@@ -6,7 +6,7 @@ mod sqlite_file;
 
 use std::sync::Arc;
 
-use commerce_core::store::Store;
+use commerce_core::store::prelude::*;
 use commerce_core::testing::store_cases::TestStore;
 use commerce_store_sqlx::SqliteStore;
 use commerce_store_sqlx::sqlx::{self, SqlitePool};

@@ -53,7 +53,7 @@ impl WalletFigures {
 
     /// The wallet from the sums a store keeps ([`Store::wallet_totals`]) and the withdrawals.
     ///
-    /// [`Store::wallet_totals`]: crate::store::Store::wallet_totals
+    /// [`Store::wallet_totals`]: crate::store::OrderStore::wallet_totals
     pub fn from_totals(
         wallet: WalletTotals,
         withdrawals: &[Withdrawal],

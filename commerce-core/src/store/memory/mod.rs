@@ -1,15 +1,17 @@
 //! [`MemoryStore`]: everything in process memory, one lock held across each whole operation.
 
+mod indexes;
+
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard};
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use rust_decimal::Decimal;
-
 use super::*;
-use crate::earnings::{EarningsBucket, EarningsTotals, OrderEarnings, WalletTotals};
+use crate::earnings::WalletTotals;
+use crate::model::*;
+use indexes::{AccountOrders, OrderKeys};
 
 /// The in-memory store: the embedded default and the sandbox's store.
 ///
@@ -31,14 +33,6 @@ impl MemoryStore {
         // operation checks everything before it writes anything.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
-}
-
-#[derive(Debug)]
-struct IdempotencyRecord {
-    fingerprint: String,
-    created_at: DateTime<Utc>,
-    order_id: Option<OrderId>,
-    response: Option<StoredResponse>,
 }
 
 #[derive(Debug, Default)]
@@ -63,96 +57,6 @@ struct State {
     pull_counts: HashMap<(AccountId, String), u64>,
     order_operations: HashMap<(AccountId, String), u64>,
     withdrawals: BTreeMap<WithdrawalId, Withdrawal>,
-}
-
-/// A set of orders keyed by an instant then the id.
-type OrderKeys = BTreeSet<(DateTime<Utc>, OrderId)>;
-
-/// The indexes of one account's orders, kept in step with `State::orders` by every write, so
-/// that a page costs the page (plus the matches of `updated_since`), not the account's size.
-#[derive(Debug, Default)]
-struct AccountOrders {
-    /// Every order by `(created_at, id)`: the list order, newest last.
-    by_created: OrderKeys,
-    /// The same keys split by status family.
-    by_family: HashMap<Family, OrderKeys>,
-    /// Every order by `(updated_at, id)`, for `updated_since`.
-    by_updated: OrderKeys,
-    /// The wallet sums, kept by every write (see [`crate::earnings`]).
-    wallet: WalletBook,
-}
-
-/// One account's booked [`OrderEarnings`], their sums, and the settled orders by delivery, so
-/// that a wallet read costs the orders in their hold period.
-#[derive(Debug, Default)]
-struct WalletBook {
-    /// Each order's earnings as booked, with its delivery instant.
-    booked: HashMap<OrderId, (OrderEarnings, Option<DateTime<Utc>>)>,
-    totals: EarningsTotals,
-    /// Net earnings of settled orders by `(delivered_at, id)`.
-    settled: BTreeMap<(DateTime<Utc>, OrderId), Decimal>,
-}
-
-impl WalletBook {
-    /// Books `order`'s earnings as it stands now, replacing what was booked for it.
-    fn book(&mut self, order: &Order) {
-        let now = OrderEarnings::of(order);
-        let before = self.booked.insert(order.id, (now, order.delivered_at));
-        let (was, was_delivered) = before.unwrap_or((OrderEarnings::NOTHING, None));
-        if was == now && was_delivered == order.delivered_at {
-            return;
-        }
-        self.totals.rebook(was, now);
-        if let (EarningsBucket::Settled, Some(at)) = (was.bucket, was_delivered) {
-            self.settled.remove(&(at, order.id));
-        }
-        if let (EarningsBucket::Settled, Some(at)) = (now.bucket, order.delivered_at) {
-            self.settled.insert((at, order.id), now.net);
-        }
-    }
-
-    fn totals(&self, held_after: DateTime<Utc>) -> WalletTotals {
-        let mut wallet = WalletTotals {
-            totals: self.totals,
-            ..WalletTotals::default()
-        };
-        for ((delivered, _), net) in self.settled.range((held_after, OrderId::MAX)..) {
-            if *delivered > held_after {
-                wallet.hold(*net, *delivered);
-            }
-        }
-        wallet
-    }
-}
-
-impl AccountOrders {
-    fn insert(&mut self, order: &Order) {
-        self.by_created.insert((order.created_at, order.id));
-        self.by_family
-            .entry(order.status.family())
-            .or_default()
-            .insert((order.created_at, order.id));
-        self.by_updated.insert((order.updated_at, order.id));
-        self.wallet.book(order);
-    }
-
-    /// Moves an order's keys after a write changed its `updated_at` or status.
-    fn reindex(&mut self, before: (DateTime<Utc>, Family), after: &Order) {
-        let (updated_at, family) = before;
-        if updated_at != after.updated_at {
-            self.by_updated.remove(&(updated_at, after.id));
-            self.by_updated.insert((after.updated_at, after.id));
-        }
-        let to = after.status.family();
-        if family != to {
-            let key = (after.created_at, after.id);
-            if let Some(set) = self.by_family.get_mut(&family) {
-                set.remove(&key);
-            }
-            self.by_family.entry(to).or_default().insert(key);
-        }
-        self.wallet.book(after);
-    }
 }
 
 impl State {
@@ -263,7 +167,7 @@ fn paginate<'a, T: Clone + 'a>(items: impl Iterator<Item = &'a T>, page: PageReq
 }
 
 #[async_trait]
-impl Store for MemoryStore {
+impl AccountStore for MemoryStore {
     async fn insert_account(
         &self,
         new: NewAccount,
@@ -365,7 +269,10 @@ impl Store for MemoryStore {
             used: entry.1,
         })
     }
+}
 
+#[async_trait]
+impl CatalogStore for MemoryStore {
     async fn insert_category(&self, new: NewCategory) -> Result<Category, StoreError> {
         let mut s = self.lock();
         if let Some(parent) = new.parent_id
@@ -602,7 +509,10 @@ impl Store for MemoryStore {
     async fn shipping_options(&self) -> Result<Vec<ShippingOption>, StoreError> {
         Ok(self.lock().shipping_options.values().cloned().collect())
     }
+}
 
+#[async_trait]
+impl OrderStore for MemoryStore {
     async fn place_order(&self, new: NewOrder) -> Result<Order, PlaceOrderError> {
         let mut s = self.lock();
         if let Some(reference) = &new.external_reference
@@ -647,49 +557,26 @@ impl Store for MemoryStore {
 
     async fn change_order_status(&self, change: StatusChange) -> Result<Order, StatusChangeError> {
         let mut s = self.lock();
-        let order = match s.orders.get(&change.order_id) {
-            Some(o) if change.account_id.is_none_or(|a| a == o.account_id) => o,
-            _ => return Err(StatusChangeError::NotFound),
-        };
-        let current = order.status;
-        let allowed_from = change.only_from.is_empty() || change.only_from.contains(&current);
-        if !allowed_from || !current.can_move_to(change.to) {
-            return Err(StatusChangeError::NotAllowed {
-                current,
-                requested: change.to,
-            });
+        let order = s
+            .orders
+            .get(&change.order_id)
+            .ok_or(StatusChangeError::NotFound)?;
+        let account = order.account_id;
+        let step = StatusMove::check(&change, account, order.status)?;
+        if step.releases_stock {
+            let release: Vec<(VariantId, i64)> = order
+                .lines
+                .iter()
+                .map(|l| (l.variant_id, l.quantity))
+                .collect();
+            for (variant, quantity) in release {
+                s.adjust_stock(variant, quantity, change.at);
+            }
         }
-        let release: Vec<(VariantId, i64)> =
-            if change.to.family() == Family::Cancelled && current.family() != Family::Cancelled {
-                order
-                    .lines
-                    .iter()
-                    .map(|l| (l.variant_id, l.quantity))
-                    .collect()
-            } else {
-                Vec::new()
-            };
-        for (variant, quantity) in release {
-            s.adjust_stock(variant, quantity, change.at);
-        }
-        let account = s.orders[&change.order_id].account_id;
         s.bill_order_operation(account, change.bill_month.as_ref());
         let order = s.order_mut(change.order_id)?;
         let before = (order.updated_at, order.status.family());
-        order.status = change.to;
-        order.updated_at = change.at;
-        order.timeline.push(TimelineEntry {
-            status: change.to,
-            at: change.at,
-            reason: change.reason,
-        });
-        match change.to {
-            OrderStatus::Confirmed => order.confirmed_at = Some(change.at),
-            OrderStatus::Delivered | OrderStatus::PartiallyDelivered => {
-                order.delivered_at = Some(change.at)
-            }
-            _ => {}
-        }
+        step.apply(order);
         let order = order.clone();
         s.reindex_order(order.id, before);
         Ok(order)
@@ -825,7 +712,10 @@ impl Store for MemoryStore {
             .map(|index| index.wallet.totals(held_after))
             .unwrap_or_default())
     }
+}
 
+#[async_trait]
+impl IdempotencyStore for MemoryStore {
     async fn begin_idempotent(
         &self,
         scope: &IdempotencyScope,
@@ -835,33 +725,21 @@ impl Store for MemoryStore {
         stale_before: DateTime<Utc>,
     ) -> Result<IdempotencyBegin, StoreError> {
         let mut s = self.lock();
-        if let Some(record) = s.idempotency.get_mut(scope)
-            && record.created_at >= expires_before
-        {
-            if record.fingerprint != fingerprint {
-                return Ok(IdempotencyBegin::Mismatch);
+        let found = s.idempotency.get(scope);
+        let decision = IdempotencyRecord::decide(found, fingerprint, expires_before, stale_before);
+        match &decision {
+            IdempotencyDecision::Start => {
+                let record = IdempotencyRecord::started(fingerprint, now);
+                s.idempotency.insert(scope.clone(), record);
             }
-            if let Some(response) = &record.response {
-                return Ok(IdempotencyBegin::Replay(response.clone()));
+            IdempotencyDecision::Recover(_) => {
+                if let Some(record) = s.idempotency.get_mut(scope) {
+                    record.created_at = now;
+                }
             }
-            if record.created_at >= stale_before {
-                return Ok(IdempotencyBegin::InFlight);
-            }
-            if let Some(order) = record.order_id {
-                record.created_at = now;
-                return Ok(IdempotencyBegin::Recovered(order));
-            }
+            IdempotencyDecision::Answer(_) => {}
         }
-        s.idempotency.insert(
-            scope.clone(),
-            IdempotencyRecord {
-                fingerprint: fingerprint.to_owned(),
-                created_at: now,
-                order_id: None,
-                response: None,
-            },
-        );
-        Ok(IdempotencyBegin::Started)
+        Ok(decision.into_begin())
     }
 
     async fn finish_idempotent(
@@ -879,7 +757,7 @@ impl Store for MemoryStore {
         let mut s = self.lock();
         if s.idempotency
             .get(scope)
-            .is_some_and(|r| r.response.is_none() && r.order_id.is_none())
+            .is_some_and(IdempotencyRecord::may_be_abandoned)
         {
             s.idempotency.remove(scope);
         }
@@ -892,7 +770,10 @@ impl Store for MemoryStore {
         s.idempotency.retain(|_, r| r.created_at >= before);
         Ok((count - s.idempotency.len()) as u64)
     }
+}
 
+#[async_trait]
+impl MeterStore for MemoryStore {
     async fn record_pulls(
         &self,
         account: AccountId,
@@ -918,7 +799,10 @@ impl Store for MemoryStore {
             order_operations: s.order_operations.get(&key).copied().unwrap_or(0),
         })
     }
+}
 
+#[async_trait]
+impl WithdrawalStore for MemoryStore {
     async fn insert_withdrawal(
         &self,
         new: NewWithdrawal,

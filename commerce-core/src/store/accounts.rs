@@ -1,0 +1,122 @@
+//! Accounts, their API keys and the keys' rate windows.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use super::StoreError;
+use crate::model::*;
+
+/// The answer of [`AccountStore::hit_rate_limit`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateLimitHit {
+    /// Whether the request may proceed (it was counted).
+    pub allowed: bool,
+    /// Requests counted in this window, this one included when allowed.
+    pub used: u32,
+}
+
+/// The answer of [`AccountStore::authenticate`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeyCheck {
+    /// The key with the hash asked for (revoked and expired ones included).
+    pub key: ApiKey,
+    /// The request counted in the key's rate window; `None` when the key is not live.
+    pub hit: Option<RateLimitHit>,
+    /// The key's account; may be `None` when the key is not live or the request was refused.
+    pub account: Option<Account>,
+}
+
+impl KeyCheck {
+    /// A check of `key`: `hit` when the request was counted (`None` when the key is not live),
+    /// and `account`, kept only when the request was allowed.
+    pub fn of(key: ApiKey, hit: Option<RateLimitHit>, account: Option<Account>) -> Self {
+        let allowed = hit.is_some_and(|h| h.allowed);
+        Self {
+            key,
+            hit,
+            account: account.filter(|_| allowed),
+        }
+    }
+}
+
+/// Accounts, API keys and the per-key rate window.
+#[async_trait]
+pub trait AccountStore: Send + Sync {
+    /// Registers an account.
+    async fn insert_account(
+        &self,
+        new: NewAccount,
+        now: DateTime<Utc>,
+    ) -> Result<Account, StoreError>;
+    /// One account.
+    async fn account(&self, id: AccountId) -> Result<Option<Account>, StoreError>;
+    /// Sets an account's life state and API status.
+    async fn set_account_state(
+        &self,
+        id: AccountId,
+        state: AccountState,
+        api_status: ApiStatus,
+    ) -> Result<Account, StoreError>;
+    /// Stores a key (hash only).
+    async fn insert_key(&self, key: NewKeyRecord, now: DateTime<Utc>)
+    -> Result<ApiKey, StoreError>;
+    /// The key with this hash, revoked and expired ones included.
+    async fn key_by_hash(&self, hash: &KeyHash) -> Result<Option<ApiKey>, StoreError>;
+    /// One key.
+    async fn key(&self, id: KeyId) -> Result<Option<ApiKey>, StoreError>;
+    /// Marks a key revoked (a revoked key stays revoked).
+    async fn revoke_key(&self, id: KeyId, at: DateTime<Utc>) -> Result<ApiKey, StoreError>;
+    /// Sets a key's expiry and per-minute limit.
+    async fn set_key_terms(
+        &self,
+        id: KeyId,
+        expires_at: Option<DateTime<Utc>>,
+        rate_limit: u32,
+    ) -> Result<ApiKey, StoreError>;
+    /// Counts one request of `key` in the fixed window `window` (UTC minutes since the epoch)
+    /// if fewer than `limit` were counted; a refused request is not counted.
+    async fn hit_rate_limit(
+        &self,
+        key: KeyId,
+        window: i64,
+        limit: u32,
+    ) -> Result<RateLimitHit, StoreError>;
+
+    /// Everything an API request needs about its key, in one operation: the key with this
+    /// hash; when it is live at `now` ([`ApiKey::is_live`]), one request counted in its rate
+    /// window `window` exactly as [`hit_rate_limit`](AccountStore::hit_rate_limit) does; and, when
+    /// the request was counted, the key's account. The SQL stores answer it in one statement;
+    /// the provided version makes the three calls.
+    async fn authenticate(
+        &self,
+        hash: &KeyHash,
+        now: DateTime<Utc>,
+        window: i64,
+    ) -> Result<Option<KeyCheck>, StoreError> {
+        authenticate_by_calls(self, hash, now, window).await
+    }
+}
+
+/// [`AccountStore::authenticate`] made of its three calls ([`key_by_hash`](AccountStore::key_by_hash),
+/// [`hit_rate_limit`](AccountStore::hit_rate_limit), [`account`](AccountStore::account)): the provided
+/// version, for a store that overrides it only on some backends.
+pub async fn authenticate_by_calls<S: AccountStore + ?Sized>(
+    store: &S,
+    hash: &KeyHash,
+    now: DateTime<Utc>,
+    window: i64,
+) -> Result<Option<KeyCheck>, StoreError> {
+    let Some(key) = store.key_by_hash(hash).await? else {
+        return Ok(None);
+    };
+    if !key.is_live(now) {
+        return Ok(Some(KeyCheck::of(key, None, None)));
+    }
+    let hit = store.hit_rate_limit(key.id, window, key.rate_limit).await?;
+    let account = if hit.allowed {
+        store.account(key.account_id).await?
+    } else {
+        None
+    };
+    Ok(Some(KeyCheck::of(key, Some(hit), account)))
+}

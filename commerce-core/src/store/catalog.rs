@@ -1,0 +1,98 @@
+//! The catalogue (categories, products, variants, warranties) and shipping (governorates,
+//! options and their rates).
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use super::StoreError;
+use crate::model::*;
+
+/// The catalogue and shipping: written by the platform, read by every request.
+#[async_trait]
+pub trait CatalogStore: Send + Sync {
+    /// Adds a category.
+    async fn insert_category(&self, new: NewCategory) -> Result<Category, StoreError>;
+    /// Lists or hides a category.
+    async fn set_category_active(
+        &self,
+        id: CategoryId,
+        active: bool,
+    ) -> Result<Category, StoreError>;
+    /// Every category, active or not, by id.
+    async fn all_categories(&self) -> Result<Vec<Category>, StoreError>;
+    /// Adds a product (active, no variants).
+    async fn insert_product(
+        &self,
+        new: NewProduct,
+        now: DateTime<Utc>,
+    ) -> Result<Product, StoreError>;
+    /// Starts or stops selling a product.
+    async fn set_product_active(
+        &self,
+        id: ProductId,
+        active: bool,
+        now: DateTime<Utc>,
+    ) -> Result<Product, StoreError>;
+    /// Adds a variant to a product.
+    async fn insert_variant(
+        &self,
+        product: ProductId,
+        new: NewVariant,
+        now: DateTime<Utc>,
+    ) -> Result<Variant, StoreError>;
+    /// Changes a variant's price or stock; bumps the product's `updated_at`.
+    async fn update_variant(
+        &self,
+        id: VariantId,
+        patch: VariantPatch,
+        now: DateTime<Utc>,
+    ) -> Result<Variant, StoreError>;
+    /// Adds a warranty to a product.
+    async fn insert_warranty(
+        &self,
+        product: ProductId,
+        new: NewWarranty,
+        now: DateTime<Utc>,
+    ) -> Result<Warranty, StoreError>;
+    /// Offers or stops a warranty.
+    async fn set_warranty_active(
+        &self,
+        id: WarrantyId,
+        active: bool,
+        now: DateTime<Utc>,
+    ) -> Result<Warranty, StoreError>;
+    /// Active products matching the filter, by id, one page.
+    async fn products(
+        &self,
+        filter: &ProductFilter,
+        page: PageRequest,
+    ) -> Result<Page<Product>, StoreError>;
+    /// One product, active or stopped.
+    async fn product(&self, id: ProductId) -> Result<Option<Product>, StoreError>;
+    /// The products (active or stopped) that own any of these variants.
+    async fn products_of_variants(
+        &self,
+        variants: &[VariantId],
+    ) -> Result<Vec<Product>, StoreError>;
+
+    /// Adds a governorate.
+    async fn insert_governorate(&self, name: String) -> Result<Governorate, StoreError>;
+    /// Every governorate, by id.
+    async fn governorates(&self) -> Result<Vec<Governorate>, StoreError>;
+    /// Adds a shipping option (active, no governorates).
+    async fn insert_shipping_option(&self, name: String) -> Result<ShippingOption, StoreError>;
+    /// Offers or stops a shipping option.
+    async fn set_shipping_option_active(
+        &self,
+        id: ShippingOptionId,
+        active: bool,
+    ) -> Result<ShippingOption, StoreError>;
+    /// Sets (adds or replaces) what an option charges for a governorate.
+    async fn set_shipping_rate(
+        &self,
+        option: ShippingOptionId,
+        rate: ShippingRate,
+    ) -> Result<ShippingOption, StoreError>;
+    /// Every shipping option, active or not, by id, with rates by governorate id.
+    async fn shipping_options(&self) -> Result<Vec<ShippingOption>, StoreError>;
+}

@@ -1,0 +1,71 @@
+//! The errors of store operations: storage failures and the domain outcomes of the two
+//! order writes.
+
+use crate::model::{OrderId, OrderStatus};
+
+/// A storage failure that is not a domain outcome (connection lost, constraint broken, ...).
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The record named does not exist.
+    #[error("record not found")]
+    NotFound,
+    /// The write would break a rule of the store (a unique slug, a wrong parent, ...).
+    #[error("invalid write: {0}")]
+    Invalid(String),
+    /// The backend failed.
+    #[error("storage backend failed: {0}")]
+    Backend(#[from] Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl StoreError {
+    /// Wraps any backend error.
+    pub fn backend(error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        StoreError::Backend(Box::new(error))
+    }
+}
+
+/// Why [`OrderStore::place_order`](super::OrderStore::place_order) registered nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum PlaceOrderError {
+    /// The account already has an order with this `external_reference`.
+    #[error("external_reference already used by order {existing_id}")]
+    DuplicateExternalReference {
+        /// The order already registered.
+        existing_id: OrderId,
+        /// Its number.
+        existing_number: String,
+    },
+    /// A line asks for more pieces than are available.
+    #[error("line {line_index} asks for more than the {available} available")]
+    InsufficientStock {
+        /// Index of the line in the request.
+        line_index: usize,
+        /// Pieces available now.
+        available: i64,
+    },
+    /// The generated number is taken; the engine draws another.
+    #[error("order number already taken")]
+    NumberTaken,
+    /// The storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Why [`OrderStore::change_order_status`](super::OrderStore::change_order_status) changed nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum StatusChangeError {
+    /// No such order (or it belongs to another account).
+    #[error("order not found")]
+    NotFound,
+    /// The order's current status does not allow the move.
+    #[error("order is {current} and cannot move to {requested}")]
+    NotAllowed {
+        /// Status now.
+        current: OrderStatus,
+        /// Status asked for.
+        requested: OrderStatus,
+    },
+    /// The storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}

@@ -1,0 +1,198 @@
+//! Idempotency records of `POST /orders`.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use super::StoreError;
+use crate::model::*;
+
+/// The answer of [`IdempotencyStore::begin_idempotent`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum IdempotencyBegin {
+    /// No live record: one was created in flight; the caller goes on.
+    Started,
+    /// A finished request with the same fingerprint: replay this response.
+    Replay(StoredResponse),
+    /// The key was used with other data.
+    Mismatch,
+    /// The first request with this key is still being processed.
+    InFlight,
+    /// The first request registered this order but died before its response was kept: the
+    /// caller answers with the order as it is now and keeps that response.
+    Recovered(OrderId),
+}
+
+/// Idempotency records: one request per key and account.
+#[async_trait]
+pub trait IdempotencyStore: Send + Sync {
+    /// Starts a request under an idempotency key (see [`IdempotencyBegin`]). A record older than
+    /// `expires_before` counts as absent; an in-flight record older than `stale_before` is taken
+    /// over (its request died).
+    async fn begin_idempotent(
+        &self,
+        scope: &IdempotencyScope,
+        fingerprint: &str,
+        now: DateTime<Utc>,
+        expires_before: DateTime<Utc>,
+        stale_before: DateTime<Utc>,
+    ) -> Result<IdempotencyBegin, StoreError>;
+    /// Keeps the response of a successful request for replay.
+    async fn finish_idempotent(
+        &self,
+        scope: &IdempotencyScope,
+        response: StoredResponse,
+    ) -> Result<(), StoreError>;
+    /// Forgets an in-flight record whose request ended in an error.
+    async fn abandon_idempotent(&self, scope: &IdempotencyScope) -> Result<(), StoreError>;
+    /// Deletes records created before `before`; returns how many.
+    async fn purge_idempotency(&self, before: DateTime<Utc>) -> Result<u64, StoreError>;
+}
+
+/// What a store keeps under an idempotency key (its [`IdempotencyScope`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct IdempotencyRecord {
+    /// Fingerprint of the first request's method, path and body.
+    pub fingerprint: String,
+    /// When the record was created (or last taken over).
+    pub created_at: DateTime<Utc>,
+    /// The order the request registered, written by [`place_order`] in the same operation.
+    ///
+    /// [`place_order`]: super::OrderStore::place_order
+    pub order_id: Option<OrderId>,
+    /// The response kept for replay, once the request finished.
+    pub response: Option<StoredResponse>,
+}
+
+/// What [`IdempotencyStore::begin_idempotent`] does with the record it found, decided by
+/// [`IdempotencyRecord::decide`]: the one rule every backend applies.
+#[derive(Debug, Clone, PartialEq)]
+pub enum IdempotencyDecision {
+    /// Write a fresh in-flight record (insert it, or overwrite the expired, or stale and
+    /// orderless, one) and answer [`IdempotencyBegin::Started`].
+    Start,
+    /// Set the record's `created_at` to now and answer [`IdempotencyBegin::Recovered`]: its
+    /// request died after registering this order.
+    Recover(OrderId),
+    /// Answer this, writing nothing ([`Replay`](IdempotencyBegin::Replay),
+    /// [`Mismatch`](IdempotencyBegin::Mismatch) or [`InFlight`](IdempotencyBegin::InFlight)).
+    Answer(IdempotencyBegin),
+}
+
+impl IdempotencyDecision {
+    /// The answer of [`IdempotencyStore::begin_idempotent`] once the decision is carried out.
+    pub fn into_begin(self) -> IdempotencyBegin {
+        match self {
+            IdempotencyDecision::Start => IdempotencyBegin::Started,
+            IdempotencyDecision::Recover(order) => IdempotencyBegin::Recovered(order),
+            IdempotencyDecision::Answer(answer) => answer,
+        }
+    }
+}
+
+impl IdempotencyRecord {
+    /// A fresh in-flight record of a request with `fingerprint`, begun at `now`.
+    pub fn started(fingerprint: &str, now: DateTime<Utc>) -> Self {
+        Self {
+            fingerprint: fingerprint.to_owned(),
+            created_at: now,
+            order_id: None,
+            response: None,
+        }
+    }
+
+    /// The rule of [`IdempotencyStore::begin_idempotent`] for the record found under the key
+    /// (`None`: no record). A record created before `expires_before` counts as absent; a live
+    /// one with another fingerprint is a mismatch; a finished one is replayed; an in-flight
+    /// one is in flight until `stale_before`, after which its request is taken to have died:
+    /// recovered when it had registered its order, started afresh otherwise.
+    pub fn decide(
+        record: Option<&IdempotencyRecord>,
+        fingerprint: &str,
+        expires_before: DateTime<Utc>,
+        stale_before: DateTime<Utc>,
+    ) -> IdempotencyDecision {
+        let Some(record) = record.filter(|r| r.created_at >= expires_before) else {
+            return IdempotencyDecision::Start;
+        };
+        if record.fingerprint != fingerprint {
+            return IdempotencyDecision::Answer(IdempotencyBegin::Mismatch);
+        }
+        if let Some(response) = &record.response {
+            return IdempotencyDecision::Answer(IdempotencyBegin::Replay(response.clone()));
+        }
+        if record.created_at >= stale_before {
+            return IdempotencyDecision::Answer(IdempotencyBegin::InFlight);
+        }
+        match record.order_id {
+            Some(order) => IdempotencyDecision::Recover(order),
+            None => IdempotencyDecision::Start,
+        }
+    }
+
+    /// Whether [`IdempotencyStore::abandon_idempotent`] forgets this record: only one that
+    /// neither registered an order nor kept a response.
+    pub fn may_be_abandoned(&self) -> bool {
+        self.order_id.is_none() && self.response.is_none()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::{Duration, TimeZone};
+
+    use super::*;
+
+    fn at(minute: i64) -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap() + Duration::minutes(minute)
+    }
+
+    fn record(created: i64, order: Option<OrderId>, answered: bool) -> IdempotencyRecord {
+        IdempotencyRecord {
+            fingerprint: "f".into(),
+            created_at: at(created),
+            order_id: order,
+            response: answered.then(|| StoredResponse {
+                status: 201,
+                body: b"{}".to_vec(),
+            }),
+        }
+    }
+
+    /// `decide` at minute 100 with records expiring before minute 10 and stale before 98.
+    fn decide(record: Option<&IdempotencyRecord>, fingerprint: &str) -> IdempotencyDecision {
+        IdempotencyRecord::decide(record, fingerprint, at(10), at(98))
+    }
+
+    #[test]
+    fn every_state_of_a_record_has_one_answer() {
+        use IdempotencyBegin::*;
+        use IdempotencyDecision::*;
+        assert_eq!(decide(None, "f"), Start);
+        assert_eq!(decide(Some(&record(5, Some(7), true)), "other"), Start);
+        assert_eq!(
+            decide(Some(&record(99, None, false)), "other"),
+            Answer(Mismatch)
+        );
+        assert!(matches!(
+            decide(Some(&record(50, Some(7), true)), "f"),
+            Answer(Replay(r)) if r.status == 201
+        ));
+        assert_eq!(
+            decide(Some(&record(99, Some(7), false)), "f"),
+            Answer(InFlight)
+        );
+        assert_eq!(
+            decide(Some(&record(98, None, false)), "f"),
+            Answer(InFlight)
+        );
+        assert_eq!(decide(Some(&record(97, Some(7), false)), "f"), Recover(7));
+        assert_eq!(decide(Some(&record(97, None, false)), "f"), Start);
+    }
+
+    #[test]
+    fn only_a_record_without_order_or_response_is_abandoned() {
+        assert!(record(1, None, false).may_be_abandoned());
+        assert!(!record(1, Some(3), false).may_be_abandoned());
+        assert!(!record(1, None, true).may_be_abandoned());
+    }
+}

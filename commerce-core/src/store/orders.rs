@@ -1,0 +1,219 @@
+//! Orders: placing, status moves, line outcomes, reads and the wallet sums.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use super::{PlaceOrderError, StatusChangeError, StoreError};
+use crate::earnings::WalletTotals;
+use crate::model::*;
+
+/// A move of an order to another status.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatusChange {
+    /// Only an order of this account (API calls); `None` for the platform.
+    pub account_id: Option<AccountId>,
+    /// The order.
+    pub order_id: OrderId,
+    /// Status to enter.
+    pub to: OrderStatus,
+    /// Statuses the order must be in now (besides the lifecycle rule of
+    /// [`OrderStatus::can_move_to`]); empty means any.
+    pub only_from: Vec<OrderStatus>,
+    /// Reason shown in the timeline.
+    pub reason: Option<String>,
+    /// When.
+    pub at: DateTime<Utc>,
+    /// Billing month to record one order operation in (`None`: not billed).
+    pub bill_month: Option<String>,
+}
+
+/// Orders and what they book: stock, counters, billing, earnings.
+#[async_trait]
+pub trait OrderStore: Send + Sync {
+    /// Registers an order atomically (see [`NewOrder`]).
+    async fn place_order(&self, order: NewOrder) -> Result<Order, PlaceOrderError>;
+    /// Moves an order to another status, appends a timeline entry, bumps `updated_at`, sets
+    /// `confirmed_at`/`delivered_at` on entering those statuses, releases the reserved stock on
+    /// entering the cancelled family, and records the billing entry: all atomically.
+    async fn change_order_status(&self, change: StatusChange) -> Result<Order, StatusChangeError>;
+    /// Records what became of lines' pieces; bumps `updated_at`.
+    async fn set_line_outcomes(
+        &self,
+        order: OrderId,
+        outcomes: Vec<(LineId, LineOutcome)>,
+        now: DateTime<Utc>,
+    ) -> Result<Order, StoreError>;
+    /// Sets the courier tracking URL; bumps `updated_at`.
+    async fn set_tracking_url(
+        &self,
+        order: OrderId,
+        url: Option<String>,
+        now: DateTime<Utc>,
+    ) -> Result<Order, StoreError>;
+    /// One order; with `account`, only if it belongs to that account.
+    async fn order(
+        &self,
+        account: Option<AccountId>,
+        id: OrderId,
+    ) -> Result<Option<Order>, StoreError>;
+    /// An account's orders matching the filter ([`Order::matches`]), newest first
+    /// (`created_at` then `id`, descending), one page.
+    async fn orders(
+        &self,
+        account: AccountId,
+        filter: &OrderFilter,
+        page: PageRequest,
+    ) -> Result<Page<Order>, StoreError>;
+    /// An account's wallet sums: the [`EarningsTotals`](crate::earnings::EarningsTotals) the
+    /// store keeps, updated in the same atomic operation as every write that changes an
+    /// order's [`OrderEarnings`](crate::earnings::OrderEarnings) (placing it, moving it,
+    /// recording line outcomes), plus the net earnings and earliest delivery of the settled
+    /// orders delivered after `held_after`. Costs the orders in their hold period, not every
+    /// order of the account.
+    async fn wallet_totals(
+        &self,
+        account: AccountId,
+        held_after: DateTime<Utc>,
+    ) -> Result<WalletTotals, StoreError>;
+}
+
+/// What a [`StatusChange`] does to an order, decided by [`StatusMove::check`]: the one rule
+/// every backend applies inside [`OrderStore::change_order_status`], so that a backend only
+/// persists.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatusMove {
+    /// Status entered.
+    pub to: OrderStatus,
+    /// When: the order's new `updated_at` and its timeline entry's instant.
+    pub at: DateTime<Utc>,
+    /// Whether the order's pieces go back to stock (it enters the cancelled family from
+    /// outside it: exactly once per order).
+    pub releases_stock: bool,
+    /// `confirmed_at` to set (entering `confirmed`).
+    pub confirmed_at: Option<DateTime<Utc>>,
+    /// `delivered_at` to set (entering `delivered` or `partially_delivered`).
+    pub delivered_at: Option<DateTime<Utc>>,
+    /// The entry appended to the timeline.
+    pub timeline_entry: TimelineEntry,
+}
+
+impl StatusMove {
+    /// Checks `change` against an order of `owner` now in status `current`: `NotFound` when
+    /// the change is limited to another account, `NotAllowed` when `current` is not among
+    /// its `only_from` statuses or the lifecycle forbids the move
+    /// ([`OrderStatus::can_move_to`]); otherwise the move's effects.
+    pub fn check(
+        change: &StatusChange,
+        owner: AccountId,
+        current: OrderStatus,
+    ) -> Result<StatusMove, StatusChangeError> {
+        if change.account_id.is_some_and(|account| account != owner) {
+            return Err(StatusChangeError::NotFound);
+        }
+        let allowed_from = change.only_from.is_empty() || change.only_from.contains(&current);
+        if !allowed_from || !current.can_move_to(change.to) {
+            return Err(StatusChangeError::NotAllowed {
+                current,
+                requested: change.to,
+            });
+        }
+        let at = change.at;
+        Ok(StatusMove {
+            to: change.to,
+            at,
+            releases_stock: change.to.family() == Family::Cancelled
+                && current.family() != Family::Cancelled,
+            confirmed_at: (change.to == OrderStatus::Confirmed).then_some(at),
+            delivered_at: matches!(
+                change.to,
+                OrderStatus::Delivered | OrderStatus::PartiallyDelivered
+            )
+            .then_some(at),
+            timeline_entry: TimelineEntry {
+                status: change.to,
+                at,
+                reason: change.reason.clone(),
+            },
+        })
+    }
+
+    /// Applies the move to an order held in memory (a backend that stores whole orders).
+    pub fn apply(self, order: &mut Order) {
+        order.status = self.to;
+        order.updated_at = self.at;
+        if self.confirmed_at.is_some() {
+            order.confirmed_at = self.confirmed_at;
+        }
+        if self.delivered_at.is_some() {
+            order.delivered_at = self.delivered_at;
+        }
+        order.timeline.push(self.timeline_entry);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeZone;
+
+    use super::*;
+
+    fn change(to: OrderStatus, account: Option<AccountId>) -> StatusChange {
+        StatusChange {
+            account_id: account,
+            order_id: 1,
+            to,
+            only_from: Vec::new(),
+            reason: Some("why".into()),
+            at: Utc.with_ymd_and_hms(2026, 3, 1, 10, 0, 0).unwrap(),
+            bill_month: None,
+        }
+    }
+
+    #[test]
+    fn another_accounts_order_is_not_found() {
+        let refused = StatusMove::check(
+            &change(OrderStatus::RejectedByMarketer, Some(2)),
+            1,
+            OrderStatus::Pending,
+        );
+        assert!(matches!(refused, Err(StatusChangeError::NotFound)));
+    }
+
+    #[test]
+    fn only_from_and_the_lifecycle_both_limit_a_move() {
+        let mut from_pending = change(OrderStatus::RejectedByMarketer, None);
+        from_pending.only_from = vec![OrderStatus::Pending];
+        assert!(matches!(
+            StatusMove::check(&from_pending, 1, OrderStatus::Confirmed),
+            Err(StatusChangeError::NotAllowed {
+                current: OrderStatus::Confirmed,
+                ..
+            })
+        ));
+        assert!(matches!(
+            StatusMove::check(
+                &change(OrderStatus::Pending, None),
+                1,
+                OrderStatus::Delivered
+            ),
+            Err(StatusChangeError::NotAllowed { .. })
+        ));
+    }
+
+    #[test]
+    fn entering_the_cancelled_family_releases_stock_once() {
+        let cancel = change(OrderStatus::RejectedByMarketer, Some(1));
+        let first = StatusMove::check(&cancel, 1, OrderStatus::Pending).unwrap();
+        assert!(first.releases_stock);
+        assert_eq!(first.confirmed_at, None);
+        let confirm = StatusMove::check(
+            &change(OrderStatus::Confirmed, None),
+            1,
+            OrderStatus::Pending,
+        )
+        .unwrap();
+        assert!(!confirm.releases_stock);
+        assert_eq!(confirm.confirmed_at, Some(confirm.at));
+        assert_eq!(confirm.timeline_entry.reason.as_deref(), Some("why"));
+    }
+}
