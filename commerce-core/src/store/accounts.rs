@@ -57,7 +57,8 @@ pub trait AccountStore: Send + Sync {
         state: AccountState,
         api_status: ApiStatus,
     ) -> Result<Account, StoreError>;
-    /// Stores a key (hash only).
+    /// Stores a key (hash only): `NotFound` when the account does not exist, `Invalid` when a
+    /// key with this hash is already stored.
     async fn insert_key(&self, key: NewKeyRecord, now: DateTime<Utc>)
     -> Result<ApiKey, StoreError>;
     /// The key with this hash, revoked and expired ones included.

@@ -96,3 +96,33 @@ pub trait CatalogStore: Send + Sync {
     /// Every shipping option, active or not, by id, with rates by governorate id.
     async fn shipping_options(&self) -> Result<Vec<ShippingOption>, StoreError>;
 }
+
+impl VariantPatch {
+    /// The rule of [`CatalogStore::update_variant`]: each field given replaces the variant's.
+    pub fn apply(&self, variant: &mut Variant) {
+        variant.price = self.price.unwrap_or(variant.price);
+        variant.suggested_min = self.suggested_min.unwrap_or(variant.suggested_min);
+        variant.suggested_max = self.suggested_max.unwrap_or(variant.suggested_max);
+        variant.available = self.available.unwrap_or(variant.available);
+    }
+}
+
+impl ProductFilter {
+    /// The rule of [`CatalogStore::products`]: whether a product is listed under this filter
+    /// (active, in one of the categories, its title containing the query case-insensitively,
+    /// changed at or after `updated_since`).
+    pub fn listed(&self) -> impl Fn(&Product) -> bool + '_ {
+        let query = self.query.as_deref().map(str::to_lowercase);
+        move |p: &Product| {
+            p.active
+                && self
+                    .category_ids
+                    .as_ref()
+                    .is_none_or(|ids| ids.contains(&p.category_id))
+                && query
+                    .as_deref()
+                    .is_none_or(|q| p.title.to_lowercase().contains(q))
+                && self.updated_since.is_none_or(|since| p.updated_at >= since)
+        }
+    }
+}

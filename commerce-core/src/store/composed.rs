@@ -99,23 +99,35 @@ impl StoreHook for NoHook {}
 ///
 /// [`Composed::of`] starts with one backend for everything; `with_*` replace one concern's
 /// backend. Each concern's operations stay atomic within their own backend; nothing is atomic
-/// across two backends. One link crosses concerns: [`OrderStore::place_order`] records the
-/// order on the request's idempotency record, so that a request that died after placing its
-/// order is answered with that order ([`IdempotencyBegin::Recovered`]); keep orders and
-/// idempotency in one backend to keep that guarantee.
+/// across two backends, so concerns that one operation writes together must share a backend:
+///
+/// - [`OrderStore::place_order`] and [`OrderStore::change_order_status`] take and release
+///   stock ([`CatalogStore`]), count order operations on the meter ([`MeterStore`]) and link
+///   the order to its idempotency record ([`IdempotencyStore`], which answers a request that
+///   died after placing its order with that order): catalogue, orders, meter and idempotency
+///   go together;
+/// - [`WithdrawalStore::insert_withdrawal`] checks the account ([`AccountStore`]): accounts
+///   and withdrawals go together.
+///
+/// So the useful split is two: accounts, keys and withdrawals (e.g. in the platform's own
+/// users database), and the catalogue with everything that orders touch.
 ///
 /// ```
 /// use std::sync::Arc;
 /// use commerce_core::store::{Composed, MemoryStore};
 /// use commerce_core::Engine;
 ///
-/// // Everything in one store, except the billing meter, kept in a store of its own.
-/// let main = Arc::new(MemoryStore::new());
-/// let meter = Arc::new(MemoryStore::new());
-/// let store = Composed::of(main).with_meter(meter);
+/// // Accounts, keys and withdrawals in one backend, the rest in another.
+/// let people = Arc::new(MemoryStore::new());
+/// let commerce = Arc::new(MemoryStore::new());
+/// let store = Composed::of(commerce)
+///     .with_accounts(people.clone())
+///     .with_withdrawals(people);
 /// let engine = Engine::new(Arc::new(store));
 /// # let _ = engine;
 /// ```
+///
+/// The conformance suites pass on that split (`commerce-core/tests/composed_store.rs`).
 #[derive(Clone)]
 pub struct Composed {
     accounts: Arc<dyn AccountStore>,

@@ -19,7 +19,7 @@
 //! and what the move changes.
 //!
 //! Two building blocks need no method forwarding of their own: [`Composed`] takes each concern
-//! from its own backend (e.g. the billing meter elsewhere than the orders), and a
+//! from its own backend (e.g. accounts, keys and withdrawals apart from the orders), and a
 //! [`StoreHook`] sees every operation of a store before it runs (tracing, metrics, fault
 //! injection) through [`Composed::with_hook`].
 //!
@@ -45,7 +45,7 @@ pub use error::{PlaceOrderError, StatusChangeError, StoreError};
 pub use idempotency::{IdempotencyBegin, IdempotencyDecision, IdempotencyRecord, IdempotencyStore};
 pub use memory::MemoryStore;
 pub use meter::MeterStore;
-pub use orders::{OrderStore, StatusChange, StatusMove};
+pub use orders::{OrderStore, StatusChange, StatusMove, pieces_to_reserve};
 pub use withdrawals::WithdrawalStore;
 
 /// Storage of everything the engine reads and writes.

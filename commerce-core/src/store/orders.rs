@@ -151,6 +151,34 @@ impl StatusMove {
     }
 }
 
+/// The stock rule of [`OrderStore::place_order`]: every line checked against the stock, lines
+/// of one variant adding up, before anything is taken. Returns the pieces to take per
+/// variant, by variant id (the order in which a store locks them), or the first line that
+/// asks for more than is left ([`PlaceOrderError::InsufficientStock`], with what was left for
+/// it). `available` answers a variant's stock now (0 for an unknown variant).
+pub fn pieces_to_reserve(
+    lines: &[NewOrderLine],
+    mut available: impl FnMut(VariantId) -> i64,
+) -> Result<Vec<(VariantId, i64)>, PlaceOrderError> {
+    let mut wanted: std::collections::BTreeMap<VariantId, (i64, i64)> = Default::default();
+    for (line_index, line) in lines.iter().enumerate() {
+        let (stock, total) = wanted
+            .entry(line.variant_id)
+            .or_insert_with(|| (available(line.variant_id), 0));
+        *total += line.quantity;
+        if *total > *stock {
+            return Err(PlaceOrderError::InsufficientStock {
+                line_index,
+                available: (*stock - (*total - line.quantity)).max(0),
+            });
+        }
+    }
+    Ok(wanted
+        .into_iter()
+        .map(|(v, (_, total))| (v, total))
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use chrono::TimeZone;

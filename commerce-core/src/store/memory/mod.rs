@@ -112,30 +112,16 @@ impl State {
         self.orders.get_mut(&id).ok_or(StoreError::NotFound)
     }
 
-    /// Checks that every line can be served (lines of one variant add up), then reserves.
+    /// Checks that every line can be served ([`pieces_to_reserve`]), then reserves.
     fn reserve_stock(
         &mut self,
         lines: &[NewOrderLine],
         now: DateTime<Utc>,
     ) -> Result<(), PlaceOrderError> {
-        let mut wanted: HashMap<VariantId, i64> = HashMap::new();
-        for (index, line) in lines.iter().enumerate() {
-            let available = self
-                .variant_owner
-                .get(&line.variant_id)
-                .and_then(|p| self.products.get(p))
-                .and_then(|p| p.variants.iter().find(|v| v.id == line.variant_id))
-                .map_or(0, |v| v.available);
-            let total = wanted.entry(line.variant_id).or_default();
-            *total += line.quantity;
-            if *total > available {
-                return Err(PlaceOrderError::InsufficientStock {
-                    line_index: index,
-                    available: (available - (*total - line.quantity)).max(0),
-                });
-            }
-        }
-        for (variant, quantity) in wanted {
+        let taken = pieces_to_reserve(lines, |variant| {
+            self.variant_mut(variant).map_or(0, |v| v.available)
+        })?;
+        for (variant, quantity) in taken {
             self.adjust_stock(variant, -quantity, now);
         }
         Ok(())
@@ -355,18 +341,7 @@ impl CatalogStore for MemoryStore {
     ) -> Result<Variant, StoreError> {
         let mut s = self.lock();
         let variant = s.variant_mut(id).ok_or(StoreError::NotFound)?;
-        if let Some(price) = patch.price {
-            variant.price = price;
-        }
-        if let Some(min) = patch.suggested_min {
-            variant.suggested_min = min;
-        }
-        if let Some(max) = patch.suggested_max {
-            variant.suggested_max = max;
-        }
-        if let Some(available) = patch.available {
-            variant.available = available;
-        }
+        patch.apply(variant);
         let variant = variant.clone();
         s.product_mut(variant.product_id)?.updated_at = now;
         Ok(variant)
@@ -414,18 +389,8 @@ impl CatalogStore for MemoryStore {
         page: PageRequest,
     ) -> Result<Page<Product>, StoreError> {
         let s = self.lock();
-        let query = filter.query.as_deref().map(str::to_lowercase);
-        let matching = s.products.values().filter(|p| {
-            p.active
-                && filter
-                    .category_ids
-                    .as_ref()
-                    .is_none_or(|ids| ids.contains(&p.category_id))
-                && query
-                    .as_deref()
-                    .is_none_or(|q| p.title.to_lowercase().contains(q))
-                && filter.updated_since.is_none_or(|t| p.updated_at >= t)
-        });
+        let listed = filter.listed();
+        let matching = s.products.values().filter(|p| listed(p));
         Ok(paginate(matching, page))
     }
 
@@ -825,28 +790,7 @@ impl WithdrawalStore for MemoryStore {
     ) -> Result<Withdrawal, StoreError> {
         let mut s = self.lock();
         let withdrawal = s.withdrawals.get_mut(&id).ok_or(StoreError::NotFound)?;
-        if withdrawal.status != WithdrawalStatus::Pending {
-            return Err(StoreError::Invalid(format!(
-                "withdrawal {id} is already decided"
-            )));
-        }
-        match decision {
-            WithdrawalDecision::Complete {
-                transfer_reference,
-                receipt_url,
-            } => {
-                withdrawal.status = WithdrawalStatus::Completed;
-                withdrawal.transfer_reference = Some(transfer_reference);
-                withdrawal.receipt_url = receipt_url;
-            }
-            WithdrawalDecision::Reject { notes } => {
-                withdrawal.status = WithdrawalStatus::Rejected;
-                if notes.is_some() {
-                    withdrawal.notes = notes;
-                }
-            }
-        }
-        withdrawal.decided_at = Some(now);
+        withdrawal.decide(decision, now)?;
         Ok(withdrawal.clone())
     }
 

@@ -1,0 +1,111 @@
+//! [`Composed`]: a store whose billing meter lives in another backend passes the store and
+//! HTTP conformance suites, and a hook sees every operation (and can refuse one before it
+//! reaches the backend).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chrono::Utc;
+use commerce_core::model::{AccountState, ApiStatus, NewAccount, Side};
+use commerce_core::store::*;
+use commerce_core::testing::http::Harness;
+
+/// Accounts, keys and withdrawals in one backend; the catalogue, orders, idempotency and the
+/// meter in another.
+fn two_backends() -> Composed {
+    let people = Arc::new(MemoryStore::new());
+    Composed::of(Arc::new(MemoryStore::new()))
+        .with_accounts(people.clone())
+        .with_withdrawals(people)
+}
+
+async fn fresh_store() -> Arc<dyn Store> {
+    Arc::new(two_backends())
+}
+
+mod store_cases {
+    use super::*;
+    commerce_core::store_conformance_tests!(fresh_store());
+}
+
+mod http_cases {
+    use super::*;
+    commerce_core::http_conformance_tests!(Harness::bare(Arc::new(two_backends())));
+}
+
+/// Records what it saw; refuses `account` reads while `refuse` is on.
+#[derive(Default)]
+struct Recorder {
+    seen: Mutex<Vec<(Concern, &'static str, bool)>>,
+    refuse: AtomicBool,
+}
+
+impl StoreHook for Recorder {
+    fn before(&self, op: Operation) -> Result<(), StoreError> {
+        if op.name == "account" && self.refuse.load(Ordering::SeqCst) {
+            return Err(StoreError::Invalid("refused by the hook".into()));
+        }
+        Ok(())
+    }
+
+    fn after(&self, op: Operation, succeeded: bool, _took: Duration) {
+        self.seen
+            .lock()
+            .unwrap()
+            .push((op.concern, op.name, succeeded));
+    }
+}
+
+#[tokio::test]
+async fn a_hook_sees_each_operation_once_and_may_refuse_it() {
+    let recorder = Arc::new(Recorder::default());
+    let backend = Arc::new(MemoryStore::new());
+    let store = Composed::of(backend.clone()).with_hook(recorder.clone());
+    let account = store
+        .insert_account(
+            NewAccount {
+                name: "A".into(),
+                store_name: None,
+                email: "a@example.com".into(),
+                phone: "01000000000".into(),
+                side: Side::Marketer,
+                state: AccountState::Active,
+                api_status: ApiStatus::Approved,
+            },
+            Utc::now(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        store.account(account.id).await.unwrap(),
+        Some(account.clone())
+    );
+    assert_eq!(
+        store
+            .meter(account.id, "2026-11")
+            .await
+            .unwrap()
+            .order_operations,
+        0
+    );
+
+    recorder.refuse.store(true, Ordering::SeqCst);
+    let refused = store.account(account.id).await;
+    assert!(
+        matches!(refused, Err(StoreError::Invalid(_))),
+        "{refused:?}"
+    );
+    // The backend itself still answers: the hook refused before reaching it.
+    assert!(backend.account(account.id).await.unwrap().is_some());
+
+    let seen = recorder.seen.lock().unwrap().clone();
+    assert_eq!(
+        seen,
+        vec![
+            (Concern::Accounts, "insert_account", true),
+            (Concern::Accounts, "account", true),
+            (Concern::Meter, "meter", true),
+        ]
+    );
+}

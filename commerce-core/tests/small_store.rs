@@ -1,0 +1,699 @@
+//! A complete store backend written from the contract alone, as a new backend's author would
+//! write one: plain vectors under one mutex, every operation a scan, the rules decided by
+//! `commerce_core::store` (`StatusMove`, `IdempotencyRecord::decide`). It passes the same three
+//! suites as the production stores: the store conformance cases, the HTTP conformance cases
+//! and the cancellation cases.
+//!
+//! What a backend must hold is in `ARCHITECTURE.md` ("A new backend") and the docs of
+//! `commerce_core::store`; this file is the smallest answer to both, not a store to run (every
+//! read scans every record).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use commerce_core::earnings::WalletTotals;
+use commerce_core::model::*;
+use commerce_core::store::*;
+use commerce_core::testing::http::Harness;
+
+/// Everything in vectors; a record's id is its position plus one.
+#[derive(Default)]
+struct Tables {
+    accounts: Vec<Account>,
+    keys: Vec<ApiKey>,
+    rate_windows: HashMap<KeyId, (i64, u32)>,
+    categories: Vec<Category>,
+    products: Vec<Product>,
+    variant_count: i64,
+    warranty_count: i64,
+    governorates: Vec<Governorate>,
+    shipping_options: Vec<ShippingOption>,
+    orders: Vec<Order>,
+    line_count: i64,
+    idempotency: HashMap<IdempotencyScope, IdempotencyRecord>,
+    pulls: HashSet<(AccountId, String, ProductId)>,
+    order_operations: HashMap<(AccountId, String), u64>,
+    withdrawals: Vec<Withdrawal>,
+}
+
+/// The store: one mutex held across each operation makes every operation atomic. No
+/// operation awaits while holding it, so a dropped future leaves nothing half-done.
+#[derive(Default)]
+struct SmallStore(Mutex<Tables>);
+
+impl SmallStore {
+    fn lock(&self) -> MutexGuard<'_, Tables> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The next id of a table of `len` records.
+fn next_id(len: usize) -> i64 {
+    len as i64 + 1
+}
+
+/// One record by id, or `NotFound`.
+fn find<T>(items: &mut [T], id: i64) -> Result<&mut T, StoreError> {
+    usize::try_from(id - 1)
+        .ok()
+        .and_then(|i| items.get_mut(i))
+        .ok_or(StoreError::NotFound)
+}
+
+fn page_of<'a, T: Clone + 'a>(items: impl Iterator<Item = &'a T>, page: PageRequest) -> Page<T> {
+    let all: Vec<&T> = items.collect();
+    Page {
+        total: all.len() as u64,
+        items: all
+            .into_iter()
+            .skip(usize::try_from(page.offset()).unwrap_or(usize::MAX))
+            .take(page.per_page as usize)
+            .cloned()
+            .collect(),
+    }
+}
+
+impl Tables {
+    fn variant_mut(&mut self, id: VariantId) -> Option<(&mut Variant, &mut DateTime<Utc>)> {
+        self.products.iter_mut().find_map(|p| {
+            let updated = &mut p.updated_at;
+            p.variants
+                .iter_mut()
+                .find(|v| v.id == id)
+                .map(|v| (v, updated))
+        })
+    }
+
+    /// Adds `by` pieces to a variant's stock; its product changed at `now`.
+    fn restock(&mut self, variant: VariantId, by: i64, now: DateTime<Utc>) {
+        if let Some((v, updated)) = self.variant_mut(variant) {
+            v.available += by;
+            *updated = (*updated).max(now);
+        }
+    }
+
+    fn bill(&mut self, account: AccountId, month: Option<String>) {
+        if let Some(month) = month {
+            *self.order_operations.entry((account, month)).or_default() += 1;
+        }
+    }
+}
+
+#[async_trait]
+impl AccountStore for SmallStore {
+    async fn insert_account(
+        &self,
+        new: NewAccount,
+        now: DateTime<Utc>,
+    ) -> Result<Account, StoreError> {
+        let mut t = self.lock();
+        let account = new.into_account(next_id(t.accounts.len()), now);
+        t.accounts.push(account.clone());
+        Ok(account)
+    }
+
+    async fn account(&self, id: AccountId) -> Result<Option<Account>, StoreError> {
+        Ok(find(&mut self.lock().accounts, id).ok().cloned())
+    }
+
+    async fn set_account_state(
+        &self,
+        id: AccountId,
+        state: AccountState,
+        api_status: ApiStatus,
+    ) -> Result<Account, StoreError> {
+        let mut t = self.lock();
+        let account = find(&mut t.accounts, id)?;
+        account.state = state;
+        account.api_status = api_status;
+        Ok(account.clone())
+    }
+
+    async fn insert_key(
+        &self,
+        key: NewKeyRecord,
+        now: DateTime<Utc>,
+    ) -> Result<ApiKey, StoreError> {
+        let mut t = self.lock();
+        find(&mut t.accounts, key.account_id)?;
+        if t.keys.iter().any(|k| k.hash == key.hash) {
+            return Err(StoreError::Invalid("key hash already stored".into()));
+        }
+        let key = key.into_key(next_id(t.keys.len()), now);
+        t.keys.push(key.clone());
+        Ok(key)
+    }
+
+    async fn key_by_hash(&self, hash: &KeyHash) -> Result<Option<ApiKey>, StoreError> {
+        Ok(self.lock().keys.iter().find(|k| &k.hash == hash).cloned())
+    }
+
+    async fn key(&self, id: KeyId) -> Result<Option<ApiKey>, StoreError> {
+        Ok(find(&mut self.lock().keys, id).ok().cloned())
+    }
+
+    async fn revoke_key(&self, id: KeyId, at: DateTime<Utc>) -> Result<ApiKey, StoreError> {
+        let mut t = self.lock();
+        let key = find(&mut t.keys, id)?;
+        key.revoked_at.get_or_insert(at);
+        Ok(key.clone())
+    }
+
+    async fn set_key_terms(
+        &self,
+        id: KeyId,
+        expires_at: Option<DateTime<Utc>>,
+        rate_limit: u32,
+    ) -> Result<ApiKey, StoreError> {
+        let mut t = self.lock();
+        let key = find(&mut t.keys, id)?;
+        key.expires_at = expires_at;
+        key.rate_limit = rate_limit;
+        Ok(key.clone())
+    }
+
+    async fn hit_rate_limit(
+        &self,
+        key: KeyId,
+        window: i64,
+        limit: u32,
+    ) -> Result<RateLimitHit, StoreError> {
+        let mut t = self.lock();
+        let entry = t.rate_windows.entry(key).or_insert((window, 0));
+        if entry.0 != window {
+            *entry = (window, 0);
+        }
+        let allowed = entry.1 < limit;
+        entry.1 += u32::from(allowed);
+        Ok(RateLimitHit {
+            allowed,
+            used: entry.1,
+        })
+    }
+}
+
+#[async_trait]
+impl CatalogStore for SmallStore {
+    async fn insert_category(&self, new: NewCategory) -> Result<Category, StoreError> {
+        let mut t = self.lock();
+        if new
+            .parent_id
+            .is_some_and(|p| find(&mut t.categories, p).is_err())
+        {
+            return Err(StoreError::Invalid("no such parent category".into()));
+        }
+        let category = new.into_category(next_id(t.categories.len()));
+        t.categories.push(category.clone());
+        Ok(category)
+    }
+
+    async fn set_category_active(
+        &self,
+        id: CategoryId,
+        active: bool,
+    ) -> Result<Category, StoreError> {
+        let mut t = self.lock();
+        let category = find(&mut t.categories, id)?;
+        category.active = active;
+        Ok(category.clone())
+    }
+
+    async fn all_categories(&self) -> Result<Vec<Category>, StoreError> {
+        Ok(self.lock().categories.clone())
+    }
+
+    async fn insert_product(
+        &self,
+        new: NewProduct,
+        now: DateTime<Utc>,
+    ) -> Result<Product, StoreError> {
+        let mut t = self.lock();
+        if find(&mut t.categories, new.category_id).is_err() {
+            return Err(StoreError::Invalid("no such category".into()));
+        }
+        let product = new.into_product(next_id(t.products.len()), now);
+        t.products.push(product.clone());
+        Ok(product)
+    }
+
+    async fn set_product_active(
+        &self,
+        id: ProductId,
+        active: bool,
+        now: DateTime<Utc>,
+    ) -> Result<Product, StoreError> {
+        let mut t = self.lock();
+        let product = find(&mut t.products, id)?;
+        product.active = active;
+        product.updated_at = now;
+        Ok(product.clone())
+    }
+
+    async fn insert_variant(
+        &self,
+        product: ProductId,
+        new: NewVariant,
+        now: DateTime<Utc>,
+    ) -> Result<Variant, StoreError> {
+        let mut t = self.lock();
+        let id = t.variant_count + 1;
+        let owner = find(&mut t.products, product)?;
+        let variant = new.into_variant(id, product);
+        owner.variants.push(variant.clone());
+        owner.updated_at = now;
+        t.variant_count = id;
+        Ok(variant)
+    }
+
+    async fn update_variant(
+        &self,
+        id: VariantId,
+        patch: VariantPatch,
+        now: DateTime<Utc>,
+    ) -> Result<Variant, StoreError> {
+        let mut t = self.lock();
+        let (variant, updated) = t.variant_mut(id).ok_or(StoreError::NotFound)?;
+        patch.apply(variant);
+        *updated = now;
+        Ok(variant.clone())
+    }
+
+    async fn insert_warranty(
+        &self,
+        product: ProductId,
+        new: NewWarranty,
+        now: DateTime<Utc>,
+    ) -> Result<Warranty, StoreError> {
+        let mut t = self.lock();
+        let id = t.warranty_count + 1;
+        let owner = find(&mut t.products, product)?;
+        let warranty = new.into_warranty(id, product);
+        owner.warranties.push(warranty.clone());
+        owner.updated_at = now;
+        t.warranty_count = id;
+        Ok(warranty)
+    }
+
+    async fn set_warranty_active(
+        &self,
+        id: WarrantyId,
+        active: bool,
+        now: DateTime<Utc>,
+    ) -> Result<Warranty, StoreError> {
+        let mut t = self.lock();
+        let product = t
+            .products
+            .iter_mut()
+            .find(|p| p.warranties.iter().any(|w| w.id == id))
+            .ok_or(StoreError::NotFound)?;
+        product.updated_at = now;
+        let warranty = product
+            .warranties
+            .iter_mut()
+            .find(|w| w.id == id)
+            .ok_or(StoreError::NotFound)?;
+        warranty.active = active;
+        Ok(warranty.clone())
+    }
+
+    async fn products(
+        &self,
+        filter: &ProductFilter,
+        page: PageRequest,
+    ) -> Result<Page<Product>, StoreError> {
+        let t = self.lock();
+        let listed = filter.listed();
+        Ok(page_of(t.products.iter().filter(|p| listed(p)), page))
+    }
+
+    async fn product(&self, id: ProductId) -> Result<Option<Product>, StoreError> {
+        Ok(find(&mut self.lock().products, id).ok().cloned())
+    }
+
+    async fn products_of_variants(
+        &self,
+        variants: &[VariantId],
+    ) -> Result<Vec<Product>, StoreError> {
+        let t = self.lock();
+        let owns = |p: &&Product| p.variants.iter().any(|v| variants.contains(&v.id));
+        Ok(t.products.iter().filter(owns).cloned().collect())
+    }
+
+    async fn insert_governorate(&self, name: String) -> Result<Governorate, StoreError> {
+        let mut t = self.lock();
+        let governorate = Governorate {
+            id: next_id(t.governorates.len()),
+            name,
+        };
+        t.governorates.push(governorate.clone());
+        Ok(governorate)
+    }
+
+    async fn governorates(&self) -> Result<Vec<Governorate>, StoreError> {
+        Ok(self.lock().governorates.clone())
+    }
+
+    async fn insert_shipping_option(&self, name: String) -> Result<ShippingOption, StoreError> {
+        let mut t = self.lock();
+        let id = next_id(t.shipping_options.len());
+        let option = ShippingOption {
+            id,
+            name,
+            active: true,
+            rates: Vec::new(),
+        };
+        t.shipping_options.push(option.clone());
+        Ok(option)
+    }
+
+    async fn set_shipping_option_active(
+        &self,
+        id: ShippingOptionId,
+        active: bool,
+    ) -> Result<ShippingOption, StoreError> {
+        let mut t = self.lock();
+        let option = find(&mut t.shipping_options, id)?;
+        option.active = active;
+        Ok(option.clone())
+    }
+
+    async fn set_shipping_rate(
+        &self,
+        option: ShippingOptionId,
+        mut rate: ShippingRate,
+    ) -> Result<ShippingOption, StoreError> {
+        let mut t = self.lock();
+        let governorate = find(&mut t.governorates, rate.governorate_id)
+            .map_err(|_| StoreError::Invalid("no such governorate".into()))?;
+        rate.governorate_name = governorate.name.clone();
+        let option = find(&mut t.shipping_options, option)?;
+        option
+            .rates
+            .retain(|r| r.governorate_id != rate.governorate_id);
+        option.rates.push(rate);
+        option.rates.sort_by_key(|r| r.governorate_id);
+        Ok(option.clone())
+    }
+
+    async fn shipping_options(&self) -> Result<Vec<ShippingOption>, StoreError> {
+        Ok(self.lock().shipping_options.clone())
+    }
+}
+
+#[async_trait]
+impl OrderStore for SmallStore {
+    async fn place_order(&self, new: NewOrder) -> Result<Order, PlaceOrderError> {
+        let mut t = self.lock();
+        let taken = |o: &&Order| {
+            o.account_id == new.account_id
+                && o.external_reference.is_some()
+                && o.external_reference == new.external_reference
+        };
+        if let Some(existing) = t.orders.iter().find(taken) {
+            return Err(PlaceOrderError::DuplicateExternalReference {
+                existing_id: existing.id,
+                existing_number: existing.number.clone(),
+            });
+        }
+        if t.orders.iter().any(|o| o.number == new.number) {
+            return Err(PlaceOrderError::NumberTaken);
+        }
+        let taken = pieces_to_reserve(&new.lines, |v| {
+            t.variant_mut(v).map_or(0, |(v, _)| v.available)
+        })?;
+        for (variant, quantity) in taken {
+            t.restock(variant, -quantity, new.created_at);
+        }
+        let id = next_id(t.orders.len());
+        let line_ids: Vec<LineId> = (1..=new.lines.len() as i64)
+            .map(|i| t.line_count + i)
+            .collect();
+        t.line_count += new.lines.len() as i64;
+        if let Some(record) = new
+            .idempotency
+            .as_ref()
+            .and_then(|s| t.idempotency.get_mut(s))
+        {
+            record.order_id = Some(id);
+        }
+        t.bill(new.account_id, new.bill_month.clone());
+        let order = new.into_order(id, line_ids);
+        t.orders.push(order.clone());
+        Ok(order)
+    }
+
+    async fn change_order_status(&self, change: StatusChange) -> Result<Order, StatusChangeError> {
+        let mut t = self.lock();
+        let order =
+            find(&mut t.orders, change.order_id).map_err(|_| StatusChangeError::NotFound)?;
+        let account = order.account_id;
+        let step = StatusMove::check(&change, account, order.status)?;
+        let released: Vec<(VariantId, i64)> = match step.releases_stock {
+            true => order
+                .lines
+                .iter()
+                .map(|l| (l.variant_id, l.quantity))
+                .collect(),
+            false => Vec::new(),
+        };
+        step.apply(order);
+        let order = order.clone();
+        for (variant, quantity) in released {
+            t.restock(variant, quantity, change.at);
+        }
+        t.bill(account, change.bill_month);
+        Ok(order)
+    }
+
+    async fn set_line_outcomes(
+        &self,
+        order: OrderId,
+        outcomes: Vec<(LineId, LineOutcome)>,
+        now: DateTime<Utc>,
+    ) -> Result<Order, StoreError> {
+        let mut t = self.lock();
+        let order = find(&mut t.orders, order)?;
+        if outcomes
+            .iter()
+            .any(|(id, _)| !order.lines.iter().any(|l| l.id == *id))
+        {
+            return Err(StoreError::NotFound);
+        }
+        for (id, outcome) in outcomes {
+            if let Some(line) = order.lines.iter_mut().find(|l| l.id == id) {
+                line.outcome = outcome;
+            }
+        }
+        order.updated_at = now;
+        Ok(order.clone())
+    }
+
+    async fn set_tracking_url(
+        &self,
+        order: OrderId,
+        url: Option<String>,
+        now: DateTime<Utc>,
+    ) -> Result<Order, StoreError> {
+        let mut t = self.lock();
+        let order = find(&mut t.orders, order)?;
+        order.tracking_url = url;
+        order.updated_at = now;
+        Ok(order.clone())
+    }
+
+    async fn order(
+        &self,
+        account: Option<AccountId>,
+        id: OrderId,
+    ) -> Result<Option<Order>, StoreError> {
+        let mut t = self.lock();
+        let order = find(&mut t.orders, id).ok();
+        Ok(order
+            .filter(|o| account.is_none_or(|a| a == o.account_id))
+            .cloned())
+    }
+
+    async fn orders(
+        &self,
+        account: AccountId,
+        filter: &OrderFilter,
+        page: PageRequest,
+    ) -> Result<Page<Order>, StoreError> {
+        let t = self.lock();
+        let mut matching: Vec<&Order> = t
+            .orders
+            .iter()
+            .filter(|o| o.account_id == account && o.matches(filter))
+            .collect();
+        matching.sort_by_key(|o| std::cmp::Reverse((o.created_at, o.id)));
+        Ok(page_of(matching.into_iter(), page))
+    }
+
+    async fn wallet_totals(
+        &self,
+        account: AccountId,
+        held_after: DateTime<Utc>,
+    ) -> Result<WalletTotals, StoreError> {
+        let t = self.lock();
+        let orders: Vec<&Order> = t
+            .orders
+            .iter()
+            .filter(|o| o.account_id == account)
+            .collect();
+        Ok(WalletTotals::of_orders(orders.iter().copied(), held_after))
+    }
+}
+
+#[async_trait]
+impl IdempotencyStore for SmallStore {
+    async fn begin_idempotent(
+        &self,
+        scope: &IdempotencyScope,
+        fingerprint: &str,
+        now: DateTime<Utc>,
+        expires_before: DateTime<Utc>,
+        stale_before: DateTime<Utc>,
+    ) -> Result<IdempotencyBegin, StoreError> {
+        let mut t = self.lock();
+        let decision = IdempotencyRecord::decide(
+            t.idempotency.get(scope),
+            fingerprint,
+            expires_before,
+            stale_before,
+        );
+        match &decision {
+            IdempotencyDecision::Start => {
+                t.idempotency
+                    .insert(scope.clone(), IdempotencyRecord::started(fingerprint, now));
+            }
+            IdempotencyDecision::Recover(_) => {
+                if let Some(record) = t.idempotency.get_mut(scope) {
+                    record.created_at = now;
+                }
+            }
+            IdempotencyDecision::Answer(_) => {}
+        }
+        Ok(decision.into_begin())
+    }
+
+    async fn finish_idempotent(
+        &self,
+        scope: &IdempotencyScope,
+        response: StoredResponse,
+    ) -> Result<(), StoreError> {
+        let mut t = self.lock();
+        t.idempotency
+            .get_mut(scope)
+            .ok_or(StoreError::NotFound)?
+            .response = Some(response);
+        Ok(())
+    }
+
+    async fn abandon_idempotent(&self, scope: &IdempotencyScope) -> Result<(), StoreError> {
+        let mut t = self.lock();
+        if t.idempotency
+            .get(scope)
+            .is_some_and(IdempotencyRecord::may_be_abandoned)
+        {
+            t.idempotency.remove(scope);
+        }
+        Ok(())
+    }
+
+    async fn purge_idempotency(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
+        let mut t = self.lock();
+        let count = t.idempotency.len();
+        t.idempotency.retain(|_, r| r.created_at >= before);
+        Ok((count - t.idempotency.len()) as u64)
+    }
+}
+
+#[async_trait]
+impl MeterStore for SmallStore {
+    async fn record_pulls(
+        &self,
+        account: AccountId,
+        month: &str,
+        products: &[ProductId],
+    ) -> Result<(), StoreError> {
+        let mut t = self.lock();
+        for product in products {
+            t.pulls.insert((account, month.to_owned(), *product));
+        }
+        Ok(())
+    }
+
+    async fn meter(&self, account: AccountId, month: &str) -> Result<MeterReading, StoreError> {
+        let t = self.lock();
+        Ok(MeterReading {
+            pulled_products: t
+                .pulls
+                .iter()
+                .filter(|(a, m, _)| *a == account && m == month)
+                .count() as u64,
+            order_operations: t
+                .order_operations
+                .get(&(account, month.to_owned()))
+                .copied()
+                .unwrap_or(0),
+        })
+    }
+}
+
+#[async_trait]
+impl WithdrawalStore for SmallStore {
+    async fn insert_withdrawal(
+        &self,
+        new: NewWithdrawal,
+        now: DateTime<Utc>,
+    ) -> Result<Withdrawal, StoreError> {
+        let mut t = self.lock();
+        find(&mut t.accounts, new.account_id)?;
+        let withdrawal = new.into_withdrawal(next_id(t.withdrawals.len()), now);
+        t.withdrawals.push(withdrawal.clone());
+        Ok(withdrawal)
+    }
+
+    async fn decide_withdrawal(
+        &self,
+        id: WithdrawalId,
+        decision: WithdrawalDecision,
+        now: DateTime<Utc>,
+    ) -> Result<Withdrawal, StoreError> {
+        let mut t = self.lock();
+        let withdrawal = find(&mut t.withdrawals, id)?;
+        withdrawal.decide(decision, now)?;
+        Ok(withdrawal.clone())
+    }
+
+    async fn withdrawals(&self, account: AccountId) -> Result<Vec<Withdrawal>, StoreError> {
+        Ok(self
+            .lock()
+            .withdrawals
+            .iter()
+            .filter(|w| w.account_id == account)
+            .cloned()
+            .collect())
+    }
+}
+
+async fn fresh_store() -> Arc<dyn Store> {
+    Arc::new(SmallStore::default())
+}
+
+mod store_cases {
+    use super::*;
+    commerce_core::store_conformance_tests!(fresh_store());
+}
+
+mod http_cases {
+    use super::*;
+    commerce_core::http_conformance_tests!(Harness::bare(Arc::new(SmallStore::default())));
+}
+
+mod cancellation_cases {
+    use super::*;
+    commerce_core::cancellation_tests!(Harness::bare(Arc::new(SmallStore::default())));
+}
