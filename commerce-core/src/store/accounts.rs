@@ -42,7 +42,7 @@ impl KeyCheck {
 /// Accounts, API keys and the per-key rate window.
 #[async_trait]
 pub trait AccountStore: Send + Sync {
-    /// Registers an account.
+    /// Registers an account ([`NewAccount::into_account`]).
     async fn insert_account(
         &self,
         new: NewAccount,
@@ -50,7 +50,7 @@ pub trait AccountStore: Send + Sync {
     ) -> Result<Account, StoreError>;
     /// One account.
     async fn account(&self, id: AccountId) -> Result<Option<Account>, StoreError>;
-    /// Sets an account's life state and API status.
+    /// Sets an account's life state and API status; `NotFound` when there is none.
     async fn set_account_state(
         &self,
         id: AccountId,
@@ -65,9 +65,10 @@ pub trait AccountStore: Send + Sync {
     async fn key_by_hash(&self, hash: &KeyHash) -> Result<Option<ApiKey>, StoreError>;
     /// One key.
     async fn key(&self, id: KeyId) -> Result<Option<ApiKey>, StoreError>;
-    /// Marks a key revoked (a revoked key stays revoked).
+    /// Marks a key revoked at `at`; a key revoked before keeps its first `revoked_at`.
+    /// `NotFound` when there is none.
     async fn revoke_key(&self, id: KeyId, at: DateTime<Utc>) -> Result<ApiKey, StoreError>;
-    /// Sets a key's expiry and per-minute limit.
+    /// Sets a key's expiry and per-minute limit; `NotFound` when there is none.
     async fn set_key_terms(
         &self,
         id: KeyId,

@@ -10,9 +10,10 @@ use crate::model::*;
 /// The catalogue and shipping: written by the platform, read by every request.
 #[async_trait]
 pub trait CatalogStore: Send + Sync {
-    /// Adds a category.
+    /// Adds a category (ids 1, 2, 3, ... as a SQL sequence numbers them); `Invalid` when its
+    /// parent does not exist.
     async fn insert_category(&self, new: NewCategory) -> Result<Category, StoreError>;
-    /// Lists or hides a category.
+    /// Lists or hides a category; `NotFound` when there is none.
     async fn set_category_active(
         &self,
         id: CategoryId,
@@ -20,48 +21,55 @@ pub trait CatalogStore: Send + Sync {
     ) -> Result<Category, StoreError>;
     /// Every category, active or not, by id.
     async fn all_categories(&self) -> Result<Vec<Category>, StoreError>;
-    /// Adds a product (active, no variants).
+    /// Adds a product ([`NewProduct::into_product`]: active, no variants, changed at `now`);
+    /// `Invalid` when its category does not exist.
     async fn insert_product(
         &self,
         new: NewProduct,
         now: DateTime<Utc>,
     ) -> Result<Product, StoreError>;
-    /// Starts or stops selling a product.
+    /// Starts or stops selling a product, changed at `now`; `NotFound` when there is none.
     async fn set_product_active(
         &self,
         id: ProductId,
         active: bool,
         now: DateTime<Utc>,
     ) -> Result<Product, StoreError>;
-    /// Adds a variant to a product.
+    /// Adds a variant to a product ([`NewVariant::into_variant`]; variant ids are unique
+    /// across products) and marks the product changed at `now`; `NotFound` when there is no
+    /// such product.
     async fn insert_variant(
         &self,
         product: ProductId,
         new: NewVariant,
         now: DateTime<Utc>,
     ) -> Result<Variant, StoreError>;
-    /// Changes a variant's price or stock; bumps the product's `updated_at`.
+    /// Changes a variant ([`VariantPatch::apply`]) and marks its product changed at `now`;
+    /// `NotFound` when there is no such variant.
     async fn update_variant(
         &self,
         id: VariantId,
         patch: VariantPatch,
         now: DateTime<Utc>,
     ) -> Result<Variant, StoreError>;
-    /// Adds a warranty to a product.
+    /// Adds a warranty to a product ([`NewWarranty::into_warranty`]) and marks the product
+    /// changed at `now`; `NotFound` when there is no such product.
     async fn insert_warranty(
         &self,
         product: ProductId,
         new: NewWarranty,
         now: DateTime<Utc>,
     ) -> Result<Warranty, StoreError>;
-    /// Offers or stops a warranty.
+    /// Offers or stops a warranty and marks its product changed at `now`; `NotFound` when
+    /// there is no such warranty.
     async fn set_warranty_active(
         &self,
         id: WarrantyId,
         active: bool,
         now: DateTime<Utc>,
     ) -> Result<Warranty, StoreError>;
-    /// Active products matching the filter, by id, one page.
+    /// The products [`ProductFilter::listed`] lists, by id, one page; `total` counts every
+    /// match.
     async fn products(
         &self,
         filter: &ProductFilter,
@@ -69,7 +77,8 @@ pub trait CatalogStore: Send + Sync {
     ) -> Result<Page<Product>, StoreError>;
     /// One product, active or stopped.
     async fn product(&self, id: ProductId) -> Result<Option<Product>, StoreError>;
-    /// The products (active or stopped) that own any of these variants.
+    /// The products (active or stopped) that own any of these variants, by id, each once;
+    /// unknown variants are skipped.
     async fn products_of_variants(
         &self,
         variants: &[VariantId],
@@ -81,13 +90,15 @@ pub trait CatalogStore: Send + Sync {
     async fn governorates(&self) -> Result<Vec<Governorate>, StoreError>;
     /// Adds a shipping option (active, no governorates).
     async fn insert_shipping_option(&self, name: String) -> Result<ShippingOption, StoreError>;
-    /// Offers or stops a shipping option.
+    /// Offers or stops a shipping option; `NotFound` when there is none.
     async fn set_shipping_option_active(
         &self,
         id: ShippingOptionId,
         active: bool,
     ) -> Result<ShippingOption, StoreError>;
-    /// Sets (adds or replaces) what an option charges for a governorate.
+    /// Sets (adds or replaces) what an option charges for a governorate, the rate's
+    /// `governorate_name` taken from the governorate; rates stay sorted by governorate id.
+    /// `Invalid` when there is no such governorate, `NotFound` when there is no such option.
     async fn set_shipping_rate(
         &self,
         option: ShippingOptionId,

@@ -36,13 +36,15 @@ pub trait IdempotencyStore: Send + Sync {
         expires_before: DateTime<Utc>,
         stale_before: DateTime<Utc>,
     ) -> Result<IdempotencyBegin, StoreError>;
-    /// Keeps the response of a successful request for replay.
+    /// Keeps the response of a successful request for replay; `NotFound` when the record is
+    /// gone.
     async fn finish_idempotent(
         &self,
         scope: &IdempotencyScope,
         response: StoredResponse,
     ) -> Result<(), StoreError>;
-    /// Forgets an in-flight record whose request ended in an error.
+    /// Forgets the record of a request that ended in an error, if
+    /// [`IdempotencyRecord::may_be_abandoned`] (one linked to an order stays).
     async fn abandon_idempotent(&self, scope: &IdempotencyScope) -> Result<(), StoreError>;
     /// Deletes records created before `before`; returns how many.
     async fn purge_idempotency(&self, before: DateTime<Utc>) -> Result<u64, StoreError>;

@@ -8,7 +8,8 @@ use crate::model::*;
 /// The billing meter: products pulled and order operations per account and month.
 #[async_trait]
 pub trait MeterStore: Send + Sync {
-    /// Records products pulled by an account in a month (each product once per month).
+    /// Records products pulled by an account in a month: each product counts once per account
+    /// and month, however often it is recorded (concurrently too).
     async fn record_pulls(
         &self,
         account: AccountId,

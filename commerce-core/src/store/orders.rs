@@ -30,20 +30,30 @@ pub struct StatusChange {
 /// Orders and what they book: stock, counters, billing, earnings.
 #[async_trait]
 pub trait OrderStore: Send + Sync {
-    /// Registers an order atomically (see [`NewOrder`]).
+    /// Registers an order, atomically: refuses a repeated `external_reference` of the
+    /// account ([`PlaceOrderError::DuplicateExternalReference`]) and a number any order has
+    /// ([`PlaceOrderError::NumberTaken`]), checks the stock ([`pieces_to_reserve`]), then writes
+    /// the order ([`NewOrder::into_order`], line ids unique across orders), takes the pieces
+    /// (each product changed at least at `created_at`), sets the order on the request's
+    /// idempotency record when `idempotency` names one, counts one order operation on the meter
+    /// when `bill_month` is set, and books the order's earnings for
+    /// [`wallet_totals`](OrderStore::wallet_totals). A refusal writes nothing.
     async fn place_order(&self, order: NewOrder) -> Result<Order, PlaceOrderError>;
-    /// Moves an order to another status, appends a timeline entry, bumps `updated_at`, sets
-    /// `confirmed_at`/`delivered_at` on entering those statuses, releases the reserved stock on
-    /// entering the cancelled family, and records the billing entry: all atomically.
+    /// Moves an order to another status, atomically: [`StatusMove::check`] decides whether it
+    /// may and what changes ([`StatusMove::apply`] on the order); when the move releases stock,
+    /// every line's pieces go back (each product changed at `at`); one order operation is
+    /// counted on the meter when `bill_month` is set; the order's earnings are booked again.
     async fn change_order_status(&self, change: StatusChange) -> Result<Order, StatusChangeError>;
-    /// Records what became of lines' pieces; bumps `updated_at`.
+    /// Records what became of lines' pieces, changes the order at `now` and books its
+    /// earnings again; `NotFound` (writing nothing) when the order or any line is not found.
     async fn set_line_outcomes(
         &self,
         order: OrderId,
         outcomes: Vec<(LineId, LineOutcome)>,
         now: DateTime<Utc>,
     ) -> Result<Order, StoreError>;
-    /// Sets the courier tracking URL; bumps `updated_at`.
+    /// Sets the courier tracking URL and changes the order at `now`; `NotFound` when there is
+    /// no such order.
     async fn set_tracking_url(
         &self,
         order: OrderId,
@@ -69,7 +79,9 @@ pub trait OrderStore: Send + Sync {
     /// order's [`OrderEarnings`](crate::earnings::OrderEarnings) (placing it, moving it,
     /// recording line outcomes), plus the net earnings and earliest delivery of the settled
     /// orders delivered after `held_after`. Costs the orders in their hold period, not every
-    /// order of the account.
+    /// order of the account. The answer equals
+    /// [`WalletTotals::of_orders`](crate::earnings::WalletTotals::of_orders) over the account's
+    /// orders (which a small backend may simply compute; the conformance suite compares them).
     async fn wallet_totals(
         &self,
         account: AccountId,

@@ -9,13 +9,15 @@ use crate::model::*;
 /// Withdrawal requests and their decisions.
 #[async_trait]
 pub trait WithdrawalStore: Send + Sync {
-    /// Registers a withdrawal request (pending).
+    /// Registers a withdrawal request ([`NewWithdrawal::into_withdrawal`]: pending);
+    /// `NotFound` when the account does not exist.
     async fn insert_withdrawal(
         &self,
         new: NewWithdrawal,
         now: DateTime<Utc>,
     ) -> Result<Withdrawal, StoreError>;
-    /// Completes or rejects a pending withdrawal.
+    /// Completes or rejects a pending withdrawal ([`Withdrawal::decide`]); `NotFound` when
+    /// there is none.
     async fn decide_withdrawal(
         &self,
         id: WithdrawalId,
