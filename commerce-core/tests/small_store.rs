@@ -23,7 +23,7 @@ use commerce_core::testing::http::Harness;
 struct Tables {
     accounts: Vec<Account>,
     keys: Vec<ApiKey>,
-    rate_windows: HashMap<KeyId, (i64, u32)>,
+    rate_windows: RateWindows,
     categories: Vec<Category>,
     products: Vec<Product>,
     variant_count: i64,
@@ -32,7 +32,7 @@ struct Tables {
     shipping_options: Vec<ShippingOption>,
     orders: Vec<Order>,
     line_count: i64,
-    idempotency: HashMap<IdempotencyScope, IdempotencyRecord>,
+    idempotency: IdempotencyRecords,
     pulls: HashSet<(AccountId, String, ProductId)>,
     order_operations: HashMap<(AccountId, String), u64>,
     withdrawals: Vec<Withdrawal>,
@@ -180,17 +180,7 @@ impl AccountStore for SmallStore {
         window: i64,
         limit: u32,
     ) -> Result<RateLimitHit, StoreError> {
-        let mut t = self.lock();
-        let entry = t.rate_windows.entry(key).or_insert((window, 0));
-        if entry.0 != window {
-            *entry = (window, 0);
-        }
-        let allowed = entry.1 < limit;
-        entry.1 += u32::from(allowed);
-        Ok(RateLimitHit {
-            allowed,
-            used: entry.1,
-        })
+        Ok(self.lock().rate_windows.hit(key, window, limit))
     }
 }
 
@@ -431,12 +421,8 @@ impl OrderStore for SmallStore {
             .map(|i| t.line_count + i)
             .collect();
         t.line_count += new.lines.len() as i64;
-        if let Some(record) = new
-            .idempotency
-            .as_ref()
-            .and_then(|s| t.idempotency.get_mut(s))
-        {
-            record.order_id = Some(id);
+        if let Some(scope) = &new.idempotency {
+            t.idempotency.link_order(scope, id);
         }
         t.bill(new.account_id, new.bill_month.clone());
         let order = new.into_order(id, line_ids);
@@ -557,25 +543,8 @@ impl IdempotencyStore for SmallStore {
         stale_before: DateTime<Utc>,
     ) -> Result<IdempotencyBegin, StoreError> {
         let mut t = self.lock();
-        let decision = IdempotencyRecord::decide(
-            t.idempotency.get(scope),
-            fingerprint,
-            expires_before,
-            stale_before,
-        );
-        match &decision {
-            IdempotencyDecision::Start => {
-                t.idempotency
-                    .insert(scope.clone(), IdempotencyRecord::started(fingerprint, now));
-            }
-            IdempotencyDecision::Recover(_) => {
-                if let Some(record) = t.idempotency.get_mut(scope) {
-                    record.created_at = now;
-                }
-            }
-            IdempotencyDecision::Answer(_) => {}
-        }
-        Ok(decision.into_begin())
+        Ok(t.idempotency
+            .begin(scope, fingerprint, now, expires_before, stale_before))
     }
 
     async fn finish_idempotent(
@@ -583,30 +552,16 @@ impl IdempotencyStore for SmallStore {
         scope: &IdempotencyScope,
         response: StoredResponse,
     ) -> Result<(), StoreError> {
-        let mut t = self.lock();
-        t.idempotency
-            .get_mut(scope)
-            .ok_or(StoreError::NotFound)?
-            .response = Some(response);
-        Ok(())
+        self.lock().idempotency.finish(scope, response)
     }
 
     async fn abandon_idempotent(&self, scope: &IdempotencyScope) -> Result<(), StoreError> {
-        let mut t = self.lock();
-        if t.idempotency
-            .get(scope)
-            .is_some_and(IdempotencyRecord::may_be_abandoned)
-        {
-            t.idempotency.remove(scope);
-        }
+        self.lock().idempotency.abandon(scope);
         Ok(())
     }
 
     async fn purge_idempotency(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
-        let mut t = self.lock();
-        let count = t.idempotency.len();
-        t.idempotency.retain(|_, r| r.created_at >= before);
-        Ok((count - t.idempotency.len()) as u64)
+        Ok(self.lock().idempotency.purge(before))
     }
 }
 

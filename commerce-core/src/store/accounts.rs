@@ -122,3 +122,25 @@ pub async fn authenticate_by_calls<S: AccountStore + ?Sized>(
     };
     Ok(Some(KeyCheck::of(key, Some(hit), account)))
 }
+
+/// The rate windows of a backend that keeps them in process memory: per key, the current
+/// fixed window and its count (the caller holds its lock across each hit).
+#[derive(Debug, Default)]
+pub struct RateWindows(std::collections::HashMap<KeyId, (i64, u32)>);
+
+impl RateWindows {
+    /// [`AccountStore::hit_rate_limit`]: counts one request of `key` in `window` if fewer than
+    /// `limit` were counted; a new window starts from zero.
+    pub fn hit(&mut self, key: KeyId, window: i64, limit: u32) -> RateLimitHit {
+        let entry = self.0.entry(key).or_insert((window, 0));
+        if entry.0 != window {
+            *entry = (window, 0);
+        }
+        let allowed = entry.1 < limit;
+        entry.1 += u32::from(allowed);
+        RateLimitHit {
+            allowed,
+            used: entry.1,
+        }
+    }
+}

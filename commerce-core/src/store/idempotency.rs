@@ -138,6 +138,76 @@ impl IdempotencyRecord {
     }
 }
 
+/// The idempotency records of a backend that keeps them in process memory, with the
+/// operations of [`IdempotencyStore`] (the caller holds its lock across each).
+#[derive(Debug, Default)]
+pub struct IdempotencyRecords(std::collections::HashMap<IdempotencyScope, IdempotencyRecord>);
+
+impl IdempotencyRecords {
+    /// [`IdempotencyStore::begin_idempotent`]: carries out [`IdempotencyRecord::decide`].
+    pub fn begin(
+        &mut self,
+        scope: &IdempotencyScope,
+        fingerprint: &str,
+        now: DateTime<Utc>,
+        expires_before: DateTime<Utc>,
+        stale_before: DateTime<Utc>,
+    ) -> IdempotencyBegin {
+        let found = self.0.get(scope);
+        let decision = IdempotencyRecord::decide(found, fingerprint, expires_before, stale_before);
+        match &decision {
+            IdempotencyDecision::Start => {
+                let record = IdempotencyRecord::started(fingerprint, now);
+                self.0.insert(scope.clone(), record);
+            }
+            IdempotencyDecision::Recover(_) => {
+                if let Some(record) = self.0.get_mut(scope) {
+                    record.created_at = now;
+                }
+            }
+            IdempotencyDecision::Answer(_) => {}
+        }
+        decision.into_begin()
+    }
+
+    /// Links the record of `scope`, if any, to the order its request placed (inside
+    /// [`OrderStore::place_order`](super::OrderStore::place_order)).
+    pub fn link_order(&mut self, scope: &IdempotencyScope, order: OrderId) {
+        if let Some(record) = self.0.get_mut(scope) {
+            record.order_id = Some(order);
+        }
+    }
+
+    /// [`IdempotencyStore::finish_idempotent`].
+    pub fn finish(
+        &mut self,
+        scope: &IdempotencyScope,
+        response: StoredResponse,
+    ) -> Result<(), StoreError> {
+        let record = self.0.get_mut(scope).ok_or(StoreError::NotFound)?;
+        record.response = Some(response);
+        Ok(())
+    }
+
+    /// [`IdempotencyStore::abandon_idempotent`].
+    pub fn abandon(&mut self, scope: &IdempotencyScope) {
+        if self
+            .0
+            .get(scope)
+            .is_some_and(IdempotencyRecord::may_be_abandoned)
+        {
+            self.0.remove(scope);
+        }
+    }
+
+    /// [`IdempotencyStore::purge_idempotency`].
+    pub fn purge(&mut self, before: DateTime<Utc>) -> u64 {
+        let count = self.0.len();
+        self.0.retain(|_, r| r.created_at >= before);
+        (count - self.0.len()) as u64
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use chrono::{Duration, TimeZone};

@@ -38,11 +38,13 @@ mod meter;
 mod orders;
 mod withdrawals;
 
-pub use accounts::{AccountStore, KeyCheck, RateLimitHit, authenticate_by_calls};
+pub use accounts::{AccountStore, KeyCheck, RateLimitHit, RateWindows, authenticate_by_calls};
 pub use catalog::CatalogStore;
 pub use composed::{Composed, Concern, Operation, StoreHook};
 pub use error::{PlaceOrderError, StatusChangeError, StoreError};
-pub use idempotency::{IdempotencyBegin, IdempotencyDecision, IdempotencyRecord, IdempotencyStore};
+pub use idempotency::{
+    IdempotencyBegin, IdempotencyDecision, IdempotencyRecord, IdempotencyRecords, IdempotencyStore,
+};
 pub use memory::MemoryStore;
 pub use meter::MeterStore;
 pub use orders::{OrderStore, StatusChange, StatusMove, pieces_to_reserve};

@@ -41,7 +41,7 @@ struct State {
     accounts: BTreeMap<AccountId, Account>,
     keys: BTreeMap<KeyId, ApiKey>,
     key_by_hash: HashMap<KeyHash, KeyId>,
-    rate_windows: HashMap<KeyId, (i64, u32)>,
+    rate_windows: RateWindows,
     categories: BTreeMap<CategoryId, Category>,
     products: BTreeMap<ProductId, Product>,
     variant_owner: HashMap<VariantId, ProductId>,
@@ -52,7 +52,7 @@ struct State {
     orders_by_account: HashMap<AccountId, AccountOrders>,
     external_references: HashMap<(AccountId, String), OrderId>,
     numbers: HashSet<String>,
-    idempotency: HashMap<IdempotencyScope, IdempotencyRecord>,
+    idempotency: IdempotencyRecords,
     pulls: HashSet<(AccountId, String, ProductId)>,
     pull_counts: HashMap<(AccountId, String), u64>,
     order_operations: HashMap<(AccountId, String), u64>,
@@ -238,22 +238,7 @@ impl AccountStore for MemoryStore {
         window: i64,
         limit: u32,
     ) -> Result<RateLimitHit, StoreError> {
-        let mut s = self.lock();
-        let entry = s.rate_windows.entry(key).or_insert((window, 0));
-        if entry.0 != window {
-            *entry = (window, 0);
-        }
-        if entry.1 >= limit {
-            return Ok(RateLimitHit {
-                allowed: false,
-                used: entry.1,
-            });
-        }
-        entry.1 += 1;
-        Ok(RateLimitHit {
-            allowed: true,
-            used: entry.1,
-        })
+        Ok(self.lock().rate_windows.hit(key, window, limit))
     }
 }
 
@@ -505,10 +490,8 @@ impl OrderStore for MemoryStore {
             s.external_references
                 .insert((order.account_id, reference.clone()), id);
         }
-        if let Some(scope) = &idempotency
-            && let Some(record) = s.idempotency.get_mut(scope)
-        {
-            record.order_id = Some(id);
+        if let Some(scope) = &idempotency {
+            s.idempotency.link_order(scope, id);
         }
         s.bill_order_operation(order.account_id, bill_month.as_ref());
         s.numbers.insert(order.number.clone());
@@ -690,21 +673,8 @@ impl IdempotencyStore for MemoryStore {
         stale_before: DateTime<Utc>,
     ) -> Result<IdempotencyBegin, StoreError> {
         let mut s = self.lock();
-        let found = s.idempotency.get(scope);
-        let decision = IdempotencyRecord::decide(found, fingerprint, expires_before, stale_before);
-        match &decision {
-            IdempotencyDecision::Start => {
-                let record = IdempotencyRecord::started(fingerprint, now);
-                s.idempotency.insert(scope.clone(), record);
-            }
-            IdempotencyDecision::Recover(_) => {
-                if let Some(record) = s.idempotency.get_mut(scope) {
-                    record.created_at = now;
-                }
-            }
-            IdempotencyDecision::Answer(_) => {}
-        }
-        Ok(decision.into_begin())
+        Ok(s.idempotency
+            .begin(scope, fingerprint, now, expires_before, stale_before))
     }
 
     async fn finish_idempotent(
@@ -712,28 +682,16 @@ impl IdempotencyStore for MemoryStore {
         scope: &IdempotencyScope,
         response: StoredResponse,
     ) -> Result<(), StoreError> {
-        let mut s = self.lock();
-        let record = s.idempotency.get_mut(scope).ok_or(StoreError::NotFound)?;
-        record.response = Some(response);
-        Ok(())
+        self.lock().idempotency.finish(scope, response)
     }
 
     async fn abandon_idempotent(&self, scope: &IdempotencyScope) -> Result<(), StoreError> {
-        let mut s = self.lock();
-        if s.idempotency
-            .get(scope)
-            .is_some_and(IdempotencyRecord::may_be_abandoned)
-        {
-            s.idempotency.remove(scope);
-        }
+        self.lock().idempotency.abandon(scope);
         Ok(())
     }
 
     async fn purge_idempotency(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
-        let mut s = self.lock();
-        let count = s.idempotency.len();
-        s.idempotency.retain(|_, r| r.created_at >= before);
-        Ok((count - s.idempotency.len()) as u64)
+        Ok(self.lock().idempotency.purge(before))
     }
 }
 
