@@ -1,0 +1,195 @@
+//! Accounts, their sides and states, abilities and API keys.
+
+use chrono::{DateTime, Utc};
+
+use super::*;
+
+string_enum! {
+    /// Which kind of account owns a key.
+    Side {
+        /// An online-store owner reselling the platform's products.
+        Marketer => "marketer",
+        /// A supplier of products.
+        Supplier => "supplier",
+        /// A shipping company (refused everywhere but `/me`).
+        Shipping => "shipping",
+    }
+}
+
+string_enum! {
+    /// The life state of an account.
+    AccountState {
+        /// Usable.
+        Active => "active",
+        /// Suspended by the platform: its keys stop at once.
+        Suspended => "suspended",
+        /// Deleted.
+        Deleted => "deleted",
+        /// Registration not completed.
+        Incomplete => "incomplete",
+    }
+}
+
+string_enum! {
+    /// The API access state of an account; only `approved` passes.
+    ApiStatus {
+        /// Never requested.
+        None => "none",
+        /// Requested, awaiting the team.
+        Pending => "pending",
+        /// Approved: keys work.
+        Approved => "approved",
+        /// Refused by the team.
+        Rejected => "rejected",
+        /// Suspended by the team or the owner.
+        Suspended => "suspended",
+        /// Cancelled.
+        Cancelled => "cancelled",
+    }
+}
+
+string_enum! {
+    /// What a key may do.
+    Ability {
+        /// Categories, products, shipping options, shipping quote.
+        CatalogRead => "catalog:read",
+        /// List and read orders.
+        OrdersRead => "orders:read",
+        /// Register and cancel orders.
+        OrdersWrite => "orders:write",
+        /// Read the wallet.
+        WalletRead => "wallet:read",
+        /// Supplier quotes (read).
+        QuotesRead => "quotes:read",
+        /// Supplier quotes (write).
+        QuotesWrite => "quotes:write",
+        /// Supplier statement.
+        StatementRead => "statement:read",
+    }
+}
+
+/// An account (marketer, supplier or shipping company).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Account {
+    /// Id.
+    pub id: AccountId,
+    /// Owner's name.
+    pub name: String,
+    /// Store name (marketers).
+    pub store_name: Option<String>,
+    /// E-mail.
+    pub email: String,
+    /// Phone.
+    pub phone: String,
+    /// Kind of account.
+    pub side: Side,
+    /// Life state.
+    pub state: AccountState,
+    /// API access state.
+    pub api_status: ApiStatus,
+    /// Creation instant.
+    pub created_at: DateTime<Utc>,
+}
+
+/// A new account, as the platform registers it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewAccount {
+    /// Owner's name.
+    pub name: String,
+    /// Store name (marketers).
+    pub store_name: Option<String>,
+    /// E-mail.
+    pub email: String,
+    /// Phone.
+    pub phone: String,
+    /// Kind of account.
+    pub side: Side,
+    /// Initial life state.
+    pub state: AccountState,
+    /// Initial API access state.
+    pub api_status: ApiStatus,
+}
+
+/// SHA-256 of a key's plaintext.
+pub type KeyHash = [u8; 32];
+
+/// An API key as stored: never its plaintext.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApiKey {
+    /// Id.
+    pub id: KeyId,
+    /// Owning account.
+    pub account_id: AccountId,
+    /// Name given by the owner.
+    pub name: String,
+    /// SHA-256 of the plaintext.
+    pub hash: KeyHash,
+    /// Abilities granted.
+    pub abilities: Vec<Ability>,
+    /// Expiry, if any.
+    pub expires_at: Option<DateTime<Utc>>,
+    /// Revocation instant, if revoked.
+    pub revoked_at: Option<DateTime<Utc>>,
+    /// Requests allowed per minute.
+    pub rate_limit: u32,
+    /// Creation instant.
+    pub created_at: DateTime<Utc>,
+}
+
+impl ApiKey {
+    /// Whether the key may be used at `now`: not revoked, not expired.
+    pub fn is_live(&self, now: DateTime<Utc>) -> bool {
+        self.revoked_at.is_none() && self.expires_at.is_none_or(|at| at > now)
+    }
+}
+
+/// A key record to insert (the engine hashes the plaintext).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewKeyRecord {
+    /// Owning account.
+    pub account_id: AccountId,
+    /// Name.
+    pub name: String,
+    /// SHA-256 of the plaintext.
+    pub hash: KeyHash,
+    /// Abilities.
+    pub abilities: Vec<Ability>,
+    /// Expiry.
+    pub expires_at: Option<DateTime<Utc>>,
+    /// Requests per minute.
+    pub rate_limit: u32,
+}
+
+impl NewAccount {
+    /// The account as registered with `id` at `at`.
+    pub fn into_account(self, id: AccountId, at: DateTime<Utc>) -> Account {
+        Account {
+            id,
+            name: self.name,
+            store_name: self.store_name,
+            email: self.email,
+            phone: self.phone,
+            side: self.side,
+            state: self.state,
+            api_status: self.api_status,
+            created_at: at,
+        }
+    }
+}
+
+impl NewKeyRecord {
+    /// The key as stored with `id` at `at` (not revoked).
+    pub fn into_key(self, id: KeyId, at: DateTime<Utc>) -> ApiKey {
+        ApiKey {
+            id,
+            account_id: self.account_id,
+            name: self.name,
+            hash: self.hash,
+            abilities: self.abilities,
+            expires_at: self.expires_at,
+            revoked_at: None,
+            rate_limit: self.rate_limit,
+            created_at: at,
+        }
+    }
+}

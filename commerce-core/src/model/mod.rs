@@ -1,0 +1,62 @@
+//! The domain records the engine and the stores exchange.
+//!
+//! Ids are `i64` (they map one to one onto SQL `BIGINT`). Money is [`Decimal`](rust_decimal::Decimal) with two decimals.
+//! Instants are UTC; they are rendered in Egypt time only on the wire.
+
+/// Declares a string-backed enum with `as_str` and `parse`.
+macro_rules! string_enum {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident => $text:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum $name {
+            $($(#[$vmeta])* $variant),+
+        }
+
+        impl $name {
+            /// Every value, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            /// The wire and storage spelling.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text),+
+                }
+            }
+
+            /// Parses the wire and storage spelling (exact, case-sensitive).
+            pub fn parse(text: &str) -> Option<Self> {
+                match text {
+                    $($text => Some($name::$variant),)+
+                    _ => None,
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+pub(crate) use string_enum;
+
+mod account;
+mod catalog;
+mod idempotency;
+mod ids;
+mod meter;
+mod order;
+mod page;
+mod shipping;
+mod withdrawal;
+
+pub use account::*;
+pub use catalog::*;
+pub use idempotency::*;
+pub use ids::*;
+pub use meter::*;
+pub use order::*;
+pub use page::*;
+pub use shipping::*;
+pub use withdrawal::*;

@@ -1,0 +1,428 @@
+//! Orders: statuses and families, lines, outcomes, timeline, the order filter, new orders.
+
+use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
+
+use super::*;
+
+string_enum! {
+    /// The group of an order status.
+    Family {
+        /// Awaiting confirmation.
+        Pending => "pending",
+        /// Confirmed by the customer.
+        Confirmed => "confirmed",
+        /// With the courier.
+        Shipping => "shipping",
+        /// Delivered (in full or in part).
+        Delivered => "delivered",
+        /// Returned in full.
+        Returned => "returned",
+        /// Cancelled.
+        Cancelled => "cancelled",
+        /// Archived.
+        Archived => "archived",
+    }
+}
+
+string_enum! {
+    /// The detailed status of an order (the complete catalogue of decisions 4).
+    OrderStatus {
+        /// First entry of every order.
+        Pending => "order_pending",
+        /// The customer confirmed.
+        Confirmed => "order_confirmed",
+        /// Being packed.
+        Preparing => "order_preparing",
+        /// With the courier.
+        Shipped => "order_shipped",
+        /// Delivered in full.
+        Delivered => "order_delivered",
+        /// Some pieces delivered, the rest returned.
+        PartiallyDelivered => "order_partially_delivered",
+        /// Returned in full.
+        Returned => "order_returned",
+        /// Cancelled by the marketer (API or cancel button).
+        RejectedByMarketer => "rejected_by_Marketer",
+        /// The customer refused at confirmation.
+        RejectedByCustomer => "rejected_by_customer",
+        /// Cancelled by the platform team.
+        Cancelled => "order_cancelled",
+        /// Archived.
+        Archived => "order_archived",
+    }
+}
+
+impl OrderStatus {
+    /// The family this status belongs to.
+    pub fn family(self) -> Family {
+        match self {
+            OrderStatus::Pending => Family::Pending,
+            OrderStatus::Confirmed | OrderStatus::Preparing => Family::Confirmed,
+            OrderStatus::Shipped => Family::Shipping,
+            OrderStatus::Delivered | OrderStatus::PartiallyDelivered => Family::Delivered,
+            OrderStatus::Returned => Family::Returned,
+            OrderStatus::RejectedByMarketer
+            | OrderStatus::RejectedByCustomer
+            | OrderStatus::Cancelled => Family::Cancelled,
+            OrderStatus::Archived => Family::Archived,
+        }
+    }
+
+    /// Whether the platform may move an order from `self` to `to`.
+    ///
+    /// The lifecycle: pending -> confirmed -> preparing -> shipped -> delivered, partially
+    /// delivered or returned -> archived. Before shipping, an order can be cancelled (by the
+    /// team, or refused by the customer while pending). Cancelled orders can be archived.
+    pub fn can_move_to(self, to: OrderStatus) -> bool {
+        use OrderStatus::*;
+        matches!(
+            (self, to),
+            (
+                Pending,
+                Confirmed | RejectedByCustomer | Cancelled | RejectedByMarketer
+            ) | (Confirmed, Preparing | Shipped | Cancelled)
+                | (Preparing, Shipped | Cancelled)
+                | (Shipped, Delivered | PartiallyDelivered | Returned)
+                | (
+                    Delivered
+                        | PartiallyDelivered
+                        | Returned
+                        | RejectedByMarketer
+                        | RejectedByCustomer
+                        | Cancelled,
+                    Archived
+                )
+        )
+    }
+}
+
+string_enum! {
+    /// Payout readiness of an order's profit (decisions 5).
+    PayoutState {
+        /// Not yet delivered.
+        Expected => "expected",
+        /// Delivered, inside the hold period.
+        Held => "held",
+        /// Hold period over.
+        Ready => "ready",
+        /// Included in a completed withdrawal.
+        Paid => "paid",
+        /// Cancelled or returned: nothing to pay.
+        None => "none",
+    }
+}
+
+/// The customer of an order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Customer {
+    /// Name.
+    pub name: String,
+    /// Normalised mobile (`01` + 9 digits).
+    pub phone: String,
+    /// Second mobile.
+    pub second_phone: Option<String>,
+    /// Address.
+    pub address: String,
+    /// Governorate id.
+    pub governorate_id: GovernorateId,
+    /// Governorate name at registration.
+    pub governorate_name: String,
+}
+
+/// The money of an order (the wire's `totals`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Totals {
+    /// Sum of line sale prices times quantities.
+    pub products: Decimal,
+    /// Sum of warranty totals.
+    pub warranties: Decimal,
+    /// Delivery charge due from the customer.
+    pub delivery_charge: Decimal,
+    /// Goods plus delivery.
+    pub customer_total: Decimal,
+    /// The marketer's profit.
+    pub profit: Decimal,
+    /// The platform commission.
+    pub income_tax: Decimal,
+    /// Profit minus commission.
+    pub net_profit: Decimal,
+    /// Commission percent the order was registered with.
+    pub income_tax_percent: Decimal,
+}
+
+/// A warranty chosen on an order line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LineWarranty {
+    /// Warranty id.
+    pub warranty_id: WarrantyId,
+    /// Name at registration.
+    pub name: String,
+    /// Unit price.
+    pub unit_price: Decimal,
+    /// Pieces covered (the line quantity).
+    pub quantity: i64,
+    /// Unit price times quantity.
+    pub total: Decimal,
+    /// Duration in days.
+    pub duration_days: i32,
+    /// Terms at registration.
+    pub terms: String,
+}
+
+/// What became of a line's pieces (set by the platform after shipping).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LineOutcome {
+    /// Pieces delivered.
+    pub delivered_quantity: Option<i64>,
+    /// Pieces returned.
+    pub returned_quantity: Option<i64>,
+    /// Pieces damaged.
+    pub damaged_quantity: i64,
+    /// Pieces lost.
+    pub lost_quantity: i64,
+    /// Pieces destroyed.
+    pub destroyed_quantity: i64,
+}
+
+/// A line of an order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OrderLine {
+    /// Id.
+    pub id: LineId,
+    /// Variant ordered.
+    pub variant_id: VariantId,
+    /// Its product.
+    pub product_id: ProductId,
+    /// Product title at registration.
+    pub title: String,
+    /// Variant label at registration.
+    pub variant_label: String,
+    /// Pieces.
+    pub quantity: i64,
+    /// Sale price per piece (variant price plus profit).
+    pub sell_price: Decimal,
+    /// Profit per piece.
+    pub profit: Decimal,
+    /// Whether commission applies to this line.
+    pub commission_on: bool,
+    /// Chosen warranties.
+    pub warranties: Vec<LineWarranty>,
+    /// Outcome after shipping.
+    pub outcome: LineOutcome,
+}
+
+/// One entry of an order's timeline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimelineEntry {
+    /// Status entered.
+    pub status: OrderStatus,
+    /// When.
+    pub at: DateTime<Utc>,
+    /// Why, if given.
+    pub reason: Option<String>,
+}
+
+/// An order as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Order {
+    /// Id.
+    pub id: OrderId,
+    /// Owning account.
+    pub account_id: AccountId,
+    /// Reference number (`EG-XXXXXXXX`).
+    pub number: String,
+    /// Number from before reference numbers (digits), if any.
+    pub legacy_number: Option<String>,
+    /// The caller's order number.
+    pub external_reference: Option<String>,
+    /// Courier tracking URL.
+    pub tracking_url: Option<String>,
+    /// Current status.
+    pub status: OrderStatus,
+    /// Customer.
+    pub customer: Customer,
+    /// Shipping option id.
+    pub shipping_option_id: ShippingOptionId,
+    /// Shipping option name at registration.
+    pub shipping_option_name: String,
+    /// Store name shown to the customer.
+    pub store_name: Option<String>,
+    /// Store link.
+    pub store_link: Option<String>,
+    /// Note for the team.
+    pub note: Option<String>,
+    /// Lines.
+    pub lines: Vec<OrderLine>,
+    /// Money.
+    pub totals: Totals,
+    /// History, oldest first.
+    pub timeline: Vec<TimelineEntry>,
+    /// Registration instant.
+    pub created_at: DateTime<Utc>,
+    /// Last change.
+    pub updated_at: DateTime<Utc>,
+    /// When the customer confirmed.
+    pub confirmed_at: Option<DateTime<Utc>>,
+    /// When delivered.
+    pub delivered_at: Option<DateTime<Utc>>,
+}
+
+/// A priced line to register (ids are assigned by the store).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewOrderLine {
+    /// Variant ordered.
+    pub variant_id: VariantId,
+    /// Its product.
+    pub product_id: ProductId,
+    /// Product title.
+    pub title: String,
+    /// Variant label.
+    pub variant_label: String,
+    /// Pieces.
+    pub quantity: i64,
+    /// Sale price per piece.
+    pub sell_price: Decimal,
+    /// Profit per piece.
+    pub profit: Decimal,
+    /// Whether commission applies.
+    pub commission_on: bool,
+    /// Chosen warranties.
+    pub warranties: Vec<LineWarranty>,
+}
+
+/// An order to register, fully priced by the engine.
+///
+/// [`Store::place_order`](crate::store::OrderStore::place_order) writes it atomically: the
+/// `external_reference` check, the stock reservation of every line, the order itself, the
+/// idempotency link and the billing meter entry all succeed together or not at all.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewOrder {
+    /// Owning account.
+    pub account_id: AccountId,
+    /// Reference number.
+    pub number: String,
+    /// Legacy number (imports only).
+    pub legacy_number: Option<String>,
+    /// The caller's order number.
+    pub external_reference: Option<String>,
+    /// Initial status (always pending through the API).
+    pub status: OrderStatus,
+    /// Customer.
+    pub customer: Customer,
+    /// Shipping option id.
+    pub shipping_option_id: ShippingOptionId,
+    /// Shipping option name.
+    pub shipping_option_name: String,
+    /// Store name.
+    pub store_name: Option<String>,
+    /// Store link.
+    pub store_link: Option<String>,
+    /// Note.
+    pub note: Option<String>,
+    /// Lines.
+    pub lines: Vec<NewOrderLine>,
+    /// Money.
+    pub totals: Totals,
+    /// Registration instant.
+    pub created_at: DateTime<Utc>,
+    /// Billing month to record one order operation in (`None`: not billed).
+    pub bill_month: Option<String>,
+    /// Idempotency record to attach the new order to.
+    pub idempotency: Option<IdempotencyScope>,
+}
+
+impl NewOrder {
+    /// The order as a store registers it: ids assigned (`line_ids` in line order), the
+    /// timeline opened with the initial status, nothing confirmed or delivered yet.
+    pub fn into_order(self, id: OrderId, line_ids: impl IntoIterator<Item = LineId>) -> Order {
+        let lines = self
+            .lines
+            .into_iter()
+            .zip(line_ids)
+            .map(|(line, line_id)| OrderLine {
+                id: line_id,
+                variant_id: line.variant_id,
+                product_id: line.product_id,
+                title: line.title,
+                variant_label: line.variant_label,
+                quantity: line.quantity,
+                sell_price: line.sell_price,
+                profit: line.profit,
+                commission_on: line.commission_on,
+                warranties: line.warranties,
+                outcome: LineOutcome::default(),
+            })
+            .collect();
+        Order {
+            id,
+            account_id: self.account_id,
+            number: self.number,
+            legacy_number: self.legacy_number,
+            external_reference: self.external_reference,
+            tracking_url: None,
+            status: self.status,
+            customer: self.customer,
+            shipping_option_id: self.shipping_option_id,
+            shipping_option_name: self.shipping_option_name,
+            store_name: self.store_name,
+            store_link: self.store_link,
+            note: self.note,
+            lines,
+            totals: self.totals,
+            timeline: vec![TimelineEntry {
+                status: self.status,
+                at: self.created_at,
+                reason: None,
+            }],
+            created_at: self.created_at,
+            updated_at: self.created_at,
+            confirmed_at: None,
+            delivered_at: None,
+        }
+    }
+}
+
+/// Filters of `GET /orders`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OrderFilter {
+    /// Exact status.
+    pub status: Option<OrderStatus>,
+    /// Family.
+    pub family: Option<Family>,
+    /// Exact external reference.
+    pub external_reference: Option<String>,
+    /// Number, normalised by [`normalize_order_number`]: matches the `EG-` number or the
+    /// legacy number.
+    pub number: Option<String>,
+    /// Changed at or after.
+    pub updated_since: Option<DateTime<Utc>>,
+}
+
+/// Normalises an order number for matching: uppercase, dashes and spaces removed.
+pub fn normalize_order_number(number: &str) -> String {
+    number
+        .chars()
+        .filter(|c| *c != '-' && !c.is_whitespace())
+        .flat_map(char::to_uppercase)
+        .collect()
+}
+
+impl Order {
+    /// Whether this order matches a filter (the reference semantics every store follows).
+    pub fn matches(&self, filter: &OrderFilter) -> bool {
+        filter.status.is_none_or(|s| s == self.status)
+            && filter.family.is_none_or(|f| f == self.status.family())
+            && filter
+                .external_reference
+                .as_deref()
+                .is_none_or(|r| self.external_reference.as_deref() == Some(r))
+            && filter.number.as_deref().is_none_or(|n| {
+                normalize_order_number(&self.number) == n
+                    || self.legacy_number.as_deref() == Some(n)
+            })
+            && filter.updated_since.is_none_or(|t| self.updated_at >= t)
+    }
+}
+
+// ---- what a store registers from each new record (one mapping for every store) ----

@@ -1,0 +1,51 @@
+//! Governorates, shipping options and their rates.
+
+use rust_decimal::Decimal;
+
+use super::*;
+
+/// An Egyptian governorate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Governorate {
+    /// Id.
+    pub id: GovernorateId,
+    /// Arabic name.
+    pub name: String,
+}
+
+/// What a shipping option charges for one governorate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShippingRate {
+    /// Governorate served.
+    pub governorate_id: GovernorateId,
+    /// Governorate name (filled by the store on reads).
+    pub governorate_name: String,
+    /// Base delivery charge.
+    pub delivery_charge: Decimal,
+    /// Tax on the base charge, percent.
+    pub shipping_tax_percent: Decimal,
+    /// Percent of the goods added to the charge.
+    pub total_due_tax_percent: Decimal,
+}
+
+/// A delivery type with its governorates.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShippingOption {
+    /// Id.
+    pub id: ShippingOptionId,
+    /// Name.
+    pub name: String,
+    /// Offered now.
+    pub active: bool,
+    /// Governorates served, by governorate id.
+    pub rates: Vec<ShippingRate>,
+}
+
+impl ShippingOption {
+    /// The rate for one governorate, if served.
+    pub fn rate(&self, governorate_id: GovernorateId) -> Option<&ShippingRate> {
+        self.rates
+            .iter()
+            .find(|r| r.governorate_id == governorate_id)
+    }
+}
