@@ -1,0 +1,278 @@
+//! Accounts, keys and the rate window.
+
+use chrono::Duration;
+
+use crate::model::*;
+use crate::store::*;
+
+use super::fixtures::*;
+
+/// Accounts keep every field; `set_account_state` persists; unknown ids are absent/NotFound.
+pub async fn accounts_round_trip_and_change_state(store: &dyn Store) {
+    let created = at(0) + Duration::microseconds(123_456);
+    let supplier = store
+        .insert_account(
+            NewAccount {
+                name: "مورد".into(),
+                store_name: None,
+                email: "s@example.com".into(),
+                phone: "01100000000".into(),
+                side: Side::Supplier,
+                state: AccountState::Incomplete,
+                api_status: ApiStatus::Pending,
+            },
+            created,
+        )
+        .await
+        .unwrap();
+    assert_eq!(supplier.name, "مورد");
+    assert_eq!(supplier.store_name, None);
+    assert_eq!(supplier.side, Side::Supplier);
+    assert_eq!(supplier.state, AccountState::Incomplete);
+    assert_eq!(supplier.api_status, ApiStatus::Pending);
+    assert_eq!(supplier.created_at, created);
+    let marketer = account(store, "Alpha").await;
+    assert_ne!(marketer.id, supplier.id);
+    assert_eq!(marketer.store_name.as_deref(), Some("متجر Alpha"));
+
+    assert_eq!(
+        store.account(supplier.id).await.unwrap(),
+        Some(supplier.clone())
+    );
+    assert_eq!(store.account(marketer.id).await.unwrap(), Some(marketer));
+
+    let changed = store
+        .set_account_state(supplier.id, AccountState::Suspended, ApiStatus::Suspended)
+        .await
+        .unwrap();
+    assert_eq!(changed.state, AccountState::Suspended);
+    assert_eq!(changed.api_status, ApiStatus::Suspended);
+    assert_eq!(changed.name, supplier.name);
+    assert_eq!(store.account(supplier.id).await.unwrap(), Some(changed));
+
+    let unknown = supplier.id + 1_000_000;
+    assert_eq!(store.account(unknown).await.unwrap(), None);
+    assert!(matches!(
+        store
+            .set_account_state(unknown, AccountState::Active, ApiStatus::Approved)
+            .await,
+        Err(StoreError::NotFound)
+    ));
+}
+
+/// A key is stored with every field, found by its hash (any byte values) and id.
+pub async fn keys_are_found_by_hash_and_id(store: &dyn Store) {
+    let a = account(store, "Alpha").await;
+    let mut hash = [0u8; 32];
+    for (i, b) in hash.iter_mut().enumerate() {
+        *b = (i as u8).wrapping_mul(37).wrapping_add(200);
+    }
+    hash[0] = 0;
+    hash[31] = 255;
+    let expires = at(3600);
+    let stored = store
+        .insert_key(
+            NewKeyRecord {
+                account_id: a.id,
+                name: "مفتاح المتجر".into(),
+                hash,
+                abilities: vec![Ability::OrdersWrite, Ability::CatalogRead],
+                expires_at: Some(expires),
+                rate_limit: 120,
+            },
+            at(5),
+        )
+        .await
+        .unwrap();
+    assert_eq!(stored.account_id, a.id);
+    assert_eq!(stored.name, "مفتاح المتجر");
+    assert_eq!(stored.hash, hash);
+    assert_eq!(
+        stored.abilities,
+        vec![Ability::OrdersWrite, Ability::CatalogRead]
+    );
+    assert_eq!(stored.expires_at, Some(expires));
+    assert_eq!(stored.revoked_at, None);
+    assert_eq!(stored.rate_limit, 120);
+    assert_eq!(stored.created_at, at(5));
+
+    let bare = store
+        .insert_key(
+            NewKeyRecord {
+                account_id: a.id,
+                name: "bare".into(),
+                hash: [9; 32],
+                abilities: vec![],
+                expires_at: None,
+                rate_limit: 1_000_000,
+            },
+            at(6),
+        )
+        .await
+        .unwrap();
+    assert_ne!(bare.id, stored.id);
+
+    assert_eq!(
+        store.key_by_hash(&hash).await.unwrap(),
+        Some(stored.clone())
+    );
+    assert_eq!(store.key(stored.id).await.unwrap(), Some(stored.clone()));
+    assert_eq!(
+        store.key_by_hash(&[9; 32]).await.unwrap(),
+        Some(bare.clone())
+    );
+    assert!(
+        store
+            .key(bare.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .abilities
+            .is_empty()
+    );
+    assert_eq!(store.key_by_hash(&[1; 32]).await.unwrap(), None);
+    assert_eq!(store.key(bare.id + 1_000_000).await.unwrap(), None);
+
+    let duplicate = store
+        .insert_key(
+            NewKeyRecord {
+                account_id: a.id,
+                name: "dup".into(),
+                hash,
+                abilities: vec![],
+                expires_at: None,
+                rate_limit: 1,
+            },
+            at(7),
+        )
+        .await;
+    assert!(
+        matches!(duplicate, Err(StoreError::Invalid(_))),
+        "duplicate hash must be refused: {duplicate:?}"
+    );
+    let orphan = store
+        .insert_key(
+            NewKeyRecord {
+                account_id: a.id + 1_000_000,
+                name: "orphan".into(),
+                hash: [3; 32],
+                abilities: vec![],
+                expires_at: None,
+                rate_limit: 1,
+            },
+            at(7),
+        )
+        .await;
+    assert!(
+        matches!(orphan, Err(StoreError::NotFound)),
+        "key of unknown account: {orphan:?}"
+    );
+    assert_eq!(store.key_by_hash(&[3; 32]).await.unwrap(), None);
+}
+
+/// `revoke_key` keeps the first revocation instant; everything else is unchanged.
+pub async fn revoking_a_key_keeps_the_first_revocation_instant(store: &dyn Store) {
+    let a = account(store, "Alpha").await;
+    let k = key(store, a.id, 11).await;
+    let other = key(store, a.id, 12).await;
+    let revoked = store.revoke_key(k.id, at(10)).await.unwrap();
+    assert_eq!(revoked.revoked_at, Some(at(10)));
+    let again = store.revoke_key(k.id, at(20)).await.unwrap();
+    assert_eq!(again.revoked_at, Some(at(10)));
+    let found = store.key_by_hash(&[11; 32]).await.unwrap().unwrap();
+    assert_eq!(found.revoked_at, Some(at(10)));
+    assert_eq!(found.name, k.name);
+    assert_eq!(found.abilities, k.abilities);
+    assert_eq!(store.key(other.id).await.unwrap().unwrap().revoked_at, None);
+    assert!(matches!(
+        store.revoke_key(k.id + 1_000_000, at(30)).await,
+        Err(StoreError::NotFound)
+    ));
+}
+
+/// `set_key_terms` replaces expiry (also with none) and limit, nothing else.
+pub async fn key_terms_replace_expiry_and_limit(store: &dyn Store) {
+    let a = account(store, "Alpha").await;
+    let k = key(store, a.id, 21).await;
+    let changed = store.set_key_terms(k.id, Some(at(99)), 5).await.unwrap();
+    assert_eq!(changed.expires_at, Some(at(99)));
+    assert_eq!(changed.rate_limit, 5);
+    assert_eq!(changed.name, k.name);
+    assert_eq!(changed.abilities, k.abilities);
+    assert_eq!(changed.hash, k.hash);
+    assert_eq!(store.key(k.id).await.unwrap(), Some(changed));
+    let cleared = store.set_key_terms(k.id, None, 1_000_000).await.unwrap();
+    assert_eq!(cleared.expires_at, None);
+    assert_eq!(cleared.rate_limit, 1_000_000);
+    assert_eq!(store.key_by_hash(&[21; 32]).await.unwrap(), Some(cleared));
+    assert!(matches!(
+        store.set_key_terms(k.id + 1_000_000, None, 1).await,
+        Err(StoreError::NotFound)
+    ));
+}
+
+/// Hits are counted up to the limit; refused hits are not counted; windows and keys are
+/// independent.
+pub async fn rate_limit_counts_exactly_up_to_the_limit_per_window(store: &dyn Store) {
+    let a = account(store, "Alpha").await;
+    let k = key(store, a.id, 31).await;
+    let k2 = key(store, a.id, 32).await;
+    let window = 29_000_000;
+    for used in 1..=3 {
+        assert_eq!(
+            store.hit_rate_limit(k.id, window, 3).await.unwrap(),
+            RateLimitHit {
+                allowed: true,
+                used
+            }
+        );
+    }
+    for _ in 0..3 {
+        assert_eq!(
+            store.hit_rate_limit(k.id, window, 3).await.unwrap(),
+            RateLimitHit {
+                allowed: false,
+                used: 3
+            }
+        );
+    }
+    // A lower limit inside the window refuses without counting.
+    assert_eq!(
+        store.hit_rate_limit(k.id, window, 2).await.unwrap(),
+        RateLimitHit {
+            allowed: false,
+            used: 3
+        }
+    );
+    // A higher limit allows again, counting from where the window is.
+    assert_eq!(
+        store.hit_rate_limit(k.id, window, 4).await.unwrap(),
+        RateLimitHit {
+            allowed: true,
+            used: 4
+        }
+    );
+    // Another key has its own window.
+    assert_eq!(
+        store.hit_rate_limit(k2.id, window, 3).await.unwrap(),
+        RateLimitHit {
+            allowed: true,
+            used: 1
+        }
+    );
+    // The next window starts from zero.
+    assert_eq!(
+        store.hit_rate_limit(k.id, window + 1, 3).await.unwrap(),
+        RateLimitHit {
+            allowed: true,
+            used: 1
+        }
+    );
+    assert_eq!(
+        store.hit_rate_limit(k.id, window + 1, 3).await.unwrap(),
+        RateLimitHit {
+            allowed: true,
+            used: 2
+        }
+    );
+}

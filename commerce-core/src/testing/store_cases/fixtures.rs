@@ -1,0 +1,403 @@
+//! Fixture helpers the cases share: fixed instants, accounts, a catalogue, orders.
+
+use chrono::{DateTime, Duration, TimeZone, Utc};
+use rust_decimal::Decimal;
+
+use crate::model::*;
+use crate::money::round_money;
+use crate::store::*;
+
+/// The instant fixtures count from (a whole second, UTC).
+pub fn base_time() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 3, 1, 10, 0, 0).unwrap()
+}
+
+pub(super) fn at(seconds: i64) -> DateTime<Utc> {
+    base_time() + Duration::seconds(seconds)
+}
+
+pub(super) fn d(text: &str) -> Decimal {
+    text.parse().expect("decimal literal")
+}
+
+pub(super) const MONTH: &str = "2026-03";
+
+pub(super) fn ids<T>(items: &[T], id: impl Fn(&T) -> i64) -> Vec<i64> {
+    items.iter().map(id).collect()
+}
+
+pub(super) fn order_ids(page: &Page<Order>) -> Vec<OrderId> {
+    ids(&page.items, |o| o.id)
+}
+
+pub(super) fn product_ids(page: &Page<Product>) -> Vec<ProductId> {
+    ids(&page.items, |p| p.id)
+}
+
+pub(super) fn page(page: u32, per_page: u32) -> PageRequest {
+    PageRequest { page, per_page }
+}
+
+pub(super) async fn account(store: &dyn Store, name: &str) -> Account {
+    store
+        .insert_account(
+            NewAccount {
+                name: name.to_owned(),
+                store_name: Some(format!("متجر {name}")),
+                email: format!("{}@example.com", name.to_lowercase()),
+                phone: "01012345678".into(),
+                side: Side::Marketer,
+                state: AccountState::Active,
+                api_status: ApiStatus::Approved,
+            },
+            at(0),
+        )
+        .await
+        .expect("insert account")
+}
+
+pub(super) async fn key(store: &dyn Store, account: AccountId, seed: u8) -> ApiKey {
+    store
+        .insert_key(
+            NewKeyRecord {
+                account_id: account,
+                name: format!("key {seed}"),
+                hash: [seed; 32],
+                abilities: Ability::ALL.to_vec(),
+                expires_at: None,
+                rate_limit: 120,
+            },
+            at(0),
+        )
+        .await
+        .expect("insert key")
+}
+
+pub(super) async fn category(
+    store: &dyn Store,
+    slug: &str,
+    parent: Option<CategoryId>,
+) -> Category {
+    store
+        .insert_category(NewCategory {
+            name: format!("قسم {slug}"),
+            slug: slug.to_owned(),
+            parent_id: parent,
+        })
+        .await
+        .expect("insert category")
+}
+
+pub(super) async fn product(
+    store: &dyn Store,
+    title: &str,
+    category: CategoryId,
+    now: i64,
+) -> Product {
+    store
+        .insert_product(
+            NewProduct {
+                title: title.to_owned(),
+                slug: title.to_lowercase().replace(' ', "-"),
+                category_id: category,
+                description: format!("وصف {title}\nسطر ثاني"),
+                images: vec![
+                    "https://img.example.com/1.jpg".into(),
+                    "https://img.example.com/2.jpg".into(),
+                ],
+                files: vec![],
+                video_url: None,
+                marketing_files_url: Some("https://files.example.com/m.zip".into()),
+                url: format!("https://shop.example.com/p/{}", title.len()),
+            },
+            at(now),
+        )
+        .await
+        .expect("insert product")
+}
+
+pub(super) async fn variant(
+    store: &dyn Store,
+    product: ProductId,
+    label: &str,
+    price: &str,
+    available: i64,
+    now: i64,
+) -> Variant {
+    store
+        .insert_variant(
+            product,
+            NewVariant {
+                label: label.to_owned(),
+                price: d(price),
+                suggested_min: d(price) + d("10.00"),
+                suggested_max: d(price) + d("50.00"),
+                available,
+            },
+            at(now),
+        )
+        .await
+        .expect("insert variant")
+}
+
+pub(super) async fn warranty(
+    store: &dyn Store,
+    product: ProductId,
+    name: &str,
+    now: i64,
+) -> Warranty {
+    store
+        .insert_warranty(
+            product,
+            NewWarranty {
+                name: name.to_owned(),
+                admin_fee: d("15.00"),
+                percent: d("2.50"),
+                price_from: d("20.00"),
+                duration_days: 365,
+                terms: "الشروط:\n- سطر أول\n- سطر ثاني".into(),
+                icon_url: Some("https://img.example.com/w.png".into()),
+            },
+            at(now),
+        )
+        .await
+        .expect("insert warranty")
+}
+
+pub(super) async fn available(store: &dyn Store, product: ProductId, variant: VariantId) -> i64 {
+    store
+        .product(product)
+        .await
+        .expect("product")
+        .expect("product exists")
+        .variants
+        .iter()
+        .find(|v| v.id == variant)
+        .expect("variant exists")
+        .available
+}
+
+/// A catalogue, a shipping option and two accounts.
+pub(super) struct Fixture {
+    pub(super) account: Account,
+    pub(super) other: Account,
+    pub(super) product: Product,
+    pub(super) variant: Variant,
+    pub(super) variant_b: Variant,
+    pub(super) warranty: Warranty,
+    pub(super) governorate: Governorate,
+    pub(super) option: ShippingOption,
+}
+
+pub(super) async fn fixture(store: &dyn Store, stock: i64, stock_b: i64) -> Fixture {
+    let account_a = account(store, "Alpha").await;
+    let other = account(store, "Beta").await;
+    let cat = category(store, "kitchen", None).await;
+    let p = product(store, "Electric Kettle", cat.id, 0).await;
+    let v = variant(store, p.id, "أبيض", "125.40", stock, 0).await;
+    let vb = variant(store, p.id, "أسود", "99.99", stock_b, 0).await;
+    let w = warranty(store, p.id, "ضمان سنة", 0).await;
+    let g = store
+        .insert_governorate("القاهرة".into())
+        .await
+        .expect("insert governorate");
+    let option = store
+        .insert_shipping_option("شحن عادي".into())
+        .await
+        .expect("insert option");
+    let option = store
+        .set_shipping_rate(
+            option.id,
+            ShippingRate {
+                governorate_id: g.id,
+                governorate_name: String::new(),
+                delivery_charge: d("45.00"),
+                shipping_tax_percent: d("14.00"),
+                total_due_tax_percent: d("1.00"),
+            },
+        )
+        .await
+        .expect("set rate");
+    let product = store.product(p.id).await.unwrap().unwrap();
+    Fixture {
+        account: account_a,
+        other,
+        product,
+        variant: v,
+        variant_b: vb,
+        warranty: w,
+        governorate: g,
+        option,
+    }
+}
+
+pub(super) fn line(f: &Fixture, v: &Variant, quantity: i64, with_warranty: bool) -> NewOrderLine {
+    let profit = d("10.50");
+    let sell_price = v.price + profit;
+    let warranties = if with_warranty {
+        let unit = round_money(f.warranty.admin_fee + sell_price * f.warranty.percent / d("100"));
+        vec![LineWarranty {
+            warranty_id: f.warranty.id,
+            name: f.warranty.name.clone(),
+            unit_price: unit,
+            quantity,
+            total: unit * Decimal::from(quantity),
+            duration_days: f.warranty.duration_days,
+            terms: f.warranty.terms.clone(),
+        }]
+    } else {
+        Vec::new()
+    };
+    NewOrderLine {
+        variant_id: v.id,
+        product_id: v.product_id,
+        title: f.product.title.clone(),
+        variant_label: v.label.clone(),
+        quantity,
+        sell_price,
+        profit,
+        commission_on: true,
+        warranties,
+    }
+}
+
+pub(super) fn totals(lines: &[NewOrderLine]) -> Totals {
+    let products: Decimal = lines
+        .iter()
+        .map(|l| l.sell_price * Decimal::from(l.quantity))
+        .sum();
+    let warranties: Decimal = lines
+        .iter()
+        .flat_map(|l| l.warranties.iter().map(|w| w.total))
+        .sum();
+    let profit: Decimal = lines
+        .iter()
+        .map(|l| l.profit * Decimal::from(l.quantity))
+        .sum();
+    let delivery_charge = d("51.30");
+    let income_tax = round_money(profit * d("4") / d("100"));
+    Totals {
+        products: round_money(products),
+        warranties: round_money(warranties),
+        delivery_charge,
+        customer_total: round_money(products + warranties + delivery_charge),
+        profit: round_money(profit),
+        income_tax,
+        net_profit: round_money(profit - income_tax),
+        income_tax_percent: d("4.00"),
+    }
+}
+
+pub(super) fn new_order(
+    f: &Fixture,
+    account: AccountId,
+    number: &str,
+    lines: Vec<NewOrderLine>,
+    created: i64,
+) -> NewOrder {
+    NewOrder {
+        account_id: account,
+        number: number.to_owned(),
+        legacy_number: None,
+        external_reference: None,
+        status: OrderStatus::Pending,
+        customer: Customer {
+            name: "محمد أحمد".into(),
+            phone: "01012345678".into(),
+            second_phone: None,
+            address: "١٢ شارع التحرير".into(),
+            governorate_id: f.governorate.id,
+            governorate_name: f.governorate.name.clone(),
+        },
+        shipping_option_id: f.option.id,
+        shipping_option_name: f.option.name.clone(),
+        store_name: None,
+        store_link: None,
+        note: None,
+        totals: totals(&lines),
+        lines,
+        created_at: at(created),
+        bill_month: Some(MONTH.into()),
+        idempotency: None,
+    }
+}
+
+/// `EG-` plus eight characters from `A-Z0-9`.
+pub(super) fn number(n: u32) -> String {
+    format!("EG-T{n:07}")
+}
+
+pub(super) async fn place(store: &dyn Store, order: NewOrder) -> Order {
+    store.place_order(order).await.expect("place order")
+}
+
+pub(super) fn change(order: OrderId, to: OrderStatus, when: i64) -> StatusChange {
+    StatusChange {
+        account_id: None,
+        order_id: order,
+        to,
+        only_from: Vec::new(),
+        reason: None,
+        at: at(when),
+        bill_month: None,
+    }
+}
+
+pub(super) async fn move_to(
+    store: &dyn Store,
+    order: OrderId,
+    path: &[OrderStatus],
+    from: i64,
+) -> Order {
+    let mut last = None;
+    for (i, status) in path.iter().enumerate() {
+        last = Some(
+            store
+                .change_order_status(change(order, *status, from + i as i64))
+                .await
+                .expect("status change"),
+        );
+    }
+    last.expect("non-empty path")
+}
+
+pub(super) async fn meter_ops(store: &dyn Store, account: AccountId) -> u64 {
+    store
+        .meter(account, MONTH)
+        .await
+        .expect("meter")
+        .order_operations
+}
+
+pub(super) async fn all_orders(store: &dyn Store, account: AccountId) -> Page<Order> {
+    store
+        .orders(account, &OrderFilter::default(), page(1, 100))
+        .await
+        .expect("orders")
+}
+
+pub(super) fn scope(account: AccountId, key: &str) -> IdempotencyScope {
+    IdempotencyScope {
+        account_id: account,
+        key: key.to_owned(),
+    }
+}
+
+/// `begin_idempotent` at `now` with a 24 h expiry and a 60 s staleness window.
+pub(super) async fn begin(
+    store: &dyn Store,
+    s: &IdempotencyScope,
+    fingerprint: &str,
+    now: DateTime<Utc>,
+) -> IdempotencyBegin {
+    store
+        .begin_idempotent(
+            s,
+            fingerprint,
+            now,
+            now - Duration::hours(24),
+            now - Duration::seconds(60),
+        )
+        .await
+        .expect("begin idempotent")
+}

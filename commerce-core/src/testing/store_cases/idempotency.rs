@@ -1,0 +1,305 @@
+//! Idempotency records.
+
+use chrono::{DateTime, Duration, Utc};
+
+use crate::model::*;
+use crate::store::*;
+
+use super::fixtures::*;
+
+/// Started, InFlight, Mismatch, Replay (bytes exact), expiry via `expires_before`, and scopes
+/// per account.
+pub async fn idempotency_start_in_flight_mismatch_replay_expiry(store: &dyn Store) {
+    let a = account(store, "Alpha").await;
+    let b = account(store, "Beta").await;
+    let s = scope(a.id, "order-42");
+    let t0 = at(0);
+    assert_eq!(begin(store, &s, "f1", t0).await, IdempotencyBegin::Started);
+    assert_eq!(
+        begin(store, &s, "f1", t0 + Duration::seconds(1)).await,
+        IdempotencyBegin::InFlight
+    );
+    assert_eq!(
+        begin(store, &s, "f2", t0 + Duration::seconds(2)).await,
+        IdempotencyBegin::Mismatch
+    );
+    let response = StoredResponse {
+        status: 201,
+        body: vec![b'{', 0, 159, 255, b'}', 0xd8, 0xa7],
+    };
+    store.finish_idempotent(&s, response.clone()).await.unwrap();
+    assert_eq!(
+        begin(store, &s, "f1", t0 + Duration::hours(23)).await,
+        IdempotencyBegin::Replay(response.clone())
+    );
+    assert_eq!(
+        begin(store, &s, "f2", t0 + Duration::hours(23)).await,
+        IdempotencyBegin::Mismatch
+    );
+    // Another account's identical key is another scope.
+    assert_eq!(
+        begin(store, &scope(b.id, "order-42"), "f1", t0).await,
+        IdempotencyBegin::Started
+    );
+    // Keys are exact (case-sensitive).
+    assert_eq!(
+        begin(store, &scope(a.id, "ORDER-42"), "f1", t0).await,
+        IdempotencyBegin::Started
+    );
+    // Past the expiry, the record counts as absent: a new request starts, even with other data.
+    let later = t0 + Duration::hours(25);
+    assert_eq!(
+        begin(store, &s, "f2", later).await,
+        IdempotencyBegin::Started
+    );
+    assert_eq!(
+        begin(store, &s, "f2", later + Duration::seconds(1)).await,
+        IdempotencyBegin::InFlight
+    );
+    assert_eq!(
+        begin(store, &s, "f1", later + Duration::seconds(1)).await,
+        IdempotencyBegin::Mismatch
+    );
+    // The boundary: a record created exactly at `expires_before` is live.
+    let s2 = scope(a.id, "edge");
+    assert_eq!(begin(store, &s2, "f", t0).await, IdempotencyBegin::Started);
+    store
+        .finish_idempotent(
+            &s2,
+            StoredResponse {
+                status: 200,
+                body: vec![],
+            },
+        )
+        .await
+        .unwrap();
+    let edge = store
+        .begin_idempotent(&s2, "f", t0 + Duration::hours(24), t0, t0)
+        .await
+        .unwrap();
+    assert_eq!(
+        edge,
+        IdempotencyBegin::Replay(StoredResponse {
+            status: 200,
+            body: vec![]
+        })
+    );
+    let unknown = store
+        .finish_idempotent(
+            &scope(a.id, "never-begun"),
+            StoredResponse {
+                status: 201,
+                body: vec![],
+            },
+        )
+        .await;
+    assert!(matches!(unknown, Err(StoreError::NotFound)), "{unknown:?}");
+}
+
+/// An in-flight record older than `stale_before` is taken over (Started) unless it was linked
+/// to an order (Recovered); a finished record is always replayed.
+pub async fn idempotency_stale_record_is_taken_over_or_recovered(store: &dyn Store) {
+    let f = fixture(store, 10, 10).await;
+    let s = scope(f.account.id, "stale");
+    let t0 = at(0);
+    assert_eq!(begin(store, &s, "f1", t0).await, IdempotencyBegin::Started);
+    let at_with = |now: DateTime<Utc>, stale: DateTime<Utc>, fp: &'static str| {
+        let s = s.clone();
+        async move {
+            store
+                .begin_idempotent(&s, fp, now, t0 - Duration::hours(24), stale)
+                .await
+                .unwrap()
+        }
+    };
+    // Not yet stale at the boundary (created_at == stale_before).
+    assert_eq!(
+        at_with(t0 + Duration::seconds(10), t0, "f1").await,
+        IdempotencyBegin::InFlight
+    );
+    // Stale: taken over, and the takeover's own record is fresh.
+    assert_eq!(
+        at_with(t0 + Duration::seconds(10), t0 + Duration::seconds(5), "f1").await,
+        IdempotencyBegin::Started
+    );
+    assert_eq!(
+        at_with(t0 + Duration::seconds(11), t0 + Duration::seconds(5), "f1").await,
+        IdempotencyBegin::InFlight
+    );
+    // A stale record with other data is still a mismatch.
+    assert_eq!(
+        at_with(
+            t0 + Duration::seconds(100),
+            t0 + Duration::seconds(50),
+            "f2"
+        )
+        .await,
+        IdempotencyBegin::Mismatch
+    );
+    // Linked to an order: recovered, not restarted.
+    let mut order = new_order(
+        &f,
+        f.account.id,
+        &number(1),
+        vec![line(&f, &f.variant, 1, false)],
+        12,
+    );
+    order.idempotency = Some(s.clone());
+    let placed = place(store, order).await;
+    assert_eq!(
+        at_with(
+            t0 + Duration::seconds(200),
+            t0 + Duration::seconds(100),
+            "f1"
+        )
+        .await,
+        IdempotencyBegin::Recovered(placed.id)
+    );
+    // A finished record is replayed however old it is (within the expiry).
+    store
+        .finish_idempotent(
+            &s,
+            StoredResponse {
+                status: 201,
+                body: b"ok".to_vec(),
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        at_with(t0 + Duration::hours(2), t0 + Duration::hours(1), "f1").await,
+        IdempotencyBegin::Replay(StoredResponse {
+            status: 201,
+            body: b"ok".to_vec()
+        })
+    );
+}
+
+/// `abandon_idempotent` removes only an in-flight record without response or order.
+pub async fn abandon_removes_only_unanswered_unlinked_records(store: &dyn Store) {
+    let f = fixture(store, 10, 10).await;
+    let t0 = at(0);
+    let open = scope(f.account.id, "open");
+    assert_eq!(
+        begin(store, &open, "f1", t0).await,
+        IdempotencyBegin::Started
+    );
+    store.abandon_idempotent(&open).await.unwrap();
+    // Gone: the key can be reused at once, with other data too.
+    assert_eq!(
+        begin(store, &open, "f2", t0 + Duration::seconds(1)).await,
+        IdempotencyBegin::Started
+    );
+
+    let answered = scope(f.account.id, "answered");
+    assert_eq!(
+        begin(store, &answered, "f1", t0).await,
+        IdempotencyBegin::Started
+    );
+    let response = StoredResponse {
+        status: 201,
+        body: b"{}".to_vec(),
+    };
+    store
+        .finish_idempotent(&answered, response.clone())
+        .await
+        .unwrap();
+    store.abandon_idempotent(&answered).await.unwrap();
+    assert_eq!(
+        begin(store, &answered, "f1", t0 + Duration::seconds(1)).await,
+        IdempotencyBegin::Replay(response)
+    );
+
+    let linked = scope(f.account.id, "linked");
+    assert_eq!(
+        begin(store, &linked, "f1", t0).await,
+        IdempotencyBegin::Started
+    );
+    let mut order = new_order(
+        &f,
+        f.account.id,
+        &number(1),
+        vec![line(&f, &f.variant, 1, false)],
+        0,
+    );
+    order.idempotency = Some(linked.clone());
+    let placed = place(store, order).await;
+    store.abandon_idempotent(&linked).await.unwrap();
+    assert_eq!(
+        begin(store, &linked, "f1", t0 + Duration::seconds(1)).await,
+        IdempotencyBegin::InFlight
+    );
+    assert_eq!(
+        begin(store, &linked, "f1", t0 + Duration::minutes(5)).await,
+        IdempotencyBegin::Recovered(placed.id)
+    );
+    // Abandoning an unknown scope is a no-op.
+    store
+        .abandon_idempotent(&scope(f.account.id, "unknown"))
+        .await
+        .unwrap();
+}
+
+/// `purge_idempotency` deletes records created strictly before the instant and counts them.
+pub async fn purge_deletes_only_older_records_and_counts(store: &dyn Store) {
+    let a = account(store, "Alpha").await;
+    let t0 = at(0);
+    let scopes: Vec<_> = (0..3).map(|i| scope(a.id, &format!("k{i}"))).collect();
+    for (i, s) in scopes.iter().enumerate() {
+        assert_eq!(
+            begin(store, s, "f", t0 + Duration::seconds(10 * i as i64)).await,
+            IdempotencyBegin::Started
+        );
+    }
+    store
+        .finish_idempotent(
+            &scopes[1],
+            StoredResponse {
+                status: 201,
+                body: b"x".to_vec(),
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(store.purge_idempotency(t0).await.unwrap(), 0);
+    assert_eq!(
+        store
+            .purge_idempotency(t0 + Duration::seconds(10))
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        store
+            .purge_idempotency(t0 + Duration::seconds(10))
+            .await
+            .unwrap(),
+        0
+    );
+    // The purged key starts afresh; the others are untouched.
+    assert_eq!(
+        begin(store, &scopes[0], "other", t0 + Duration::seconds(30)).await,
+        IdempotencyBegin::Started
+    );
+    assert_eq!(
+        begin(store, &scopes[1], "f", t0 + Duration::seconds(30)).await,
+        IdempotencyBegin::Replay(StoredResponse {
+            status: 201,
+            body: b"x".to_vec()
+        })
+    );
+    assert_eq!(
+        store
+            .purge_idempotency(t0 + Duration::seconds(21))
+            .await
+            .unwrap(),
+        2
+    );
+    assert_eq!(
+        store
+            .purge_idempotency(t0 + Duration::hours(1))
+            .await
+            .unwrap(),
+        1
+    );
+}

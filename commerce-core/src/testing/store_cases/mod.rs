@@ -1,0 +1,176 @@
+//! Store-level conformance cases: every [`Store`] implementation must pass all of them.
+//!
+//! Each case is a `pub async fn` that builds its own fixture through the trait's `insert_*`
+//! methods, so cases are independent and can run on a fresh store each. Most take
+//! `&dyn Store`; the concurrency cases race real tokio tasks and take `Arc<dyn Store>`.
+//!
+//! A store crate runs them all with [`store_conformance_tests!`](crate::store_conformance_tests),
+//! which expands to one `#[tokio::test]` per case:
+//!
+//! ```ignore
+//! use std::sync::Arc;
+//! use commerce_core::store::{MemoryStore, Store};
+//!
+//! async fn fresh_store() -> Arc<dyn Store> {
+//!     Arc::new(MemoryStore::new())
+//! }
+//!
+//! commerce_core::store_conformance_tests!(fresh_store());
+//! ```
+//!
+//! The factory expression is evaluated once per test and must produce a future whose output
+//! implements [`IntoTestStore`]: an `Arc<dyn Store>`, a [`TestStore`] (a store with a clean-up
+//! step, e.g. dropping a PostgreSQL schema), or an `Option` of either, where `None` skips the
+//! test (a database that is not configured). A skipped test still counts as passed; a leading
+//! `#[cfg_attr(not(...), ignore = "...")]`, which the macro puts on every test, makes cargo
+//! report it as ignored instead.
+//!
+//! The cases, one module per concern, are listed once, in [`__with_store_cases!`]: the macro
+//! expands from that list, and so does [`STORE_CASES`]; a unit test fails on a case that is
+//! not in it.
+//!
+//! [`__with_store_cases!`]: crate::__with_store_cases
+
+mod accounts;
+mod catalog;
+mod fixtures;
+mod harness;
+mod idempotency;
+mod meter;
+mod moves;
+mod order_reads;
+mod placing;
+mod races;
+mod shipping;
+mod withdrawals;
+
+pub use accounts::*;
+pub use catalog::*;
+pub use fixtures::base_time;
+pub use harness::*;
+pub use idempotency::*;
+pub use meter::*;
+pub use moves::*;
+pub use order_reads::*;
+pub use placing::*;
+pub use races::*;
+pub use shipping::*;
+pub use withdrawals::*;
+
+/// The one list of store cases: calls `$crate::$callback!` with `$args`, then
+/// `@list ref [...] arc [...]` (the cases over `&dyn Store`, then those over
+/// `Arc<dyn Store>`, which race tasks). Used by
+/// [`store_conformance_tests!`](crate::store_conformance_tests) and [`STORE_CASES`].
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __with_store_cases {
+    ($callback:ident $($args:tt)*) => {
+        $crate::$callback! { $($args)* @list
+            ref [
+                accounts_round_trip_and_change_state,
+                keys_are_found_by_hash_and_id,
+                revoking_a_key_keeps_the_first_revocation_instant,
+                key_terms_replace_expiry_and_limit,
+                rate_limit_counts_exactly_up_to_the_limit_per_window,
+                categories_round_trip_with_parents_and_activity,
+                product_round_trips_with_variants_and_warranties,
+                product_listing_filters_and_paginates,
+                update_variant_patches_fields_and_bumps_product,
+                stopping_a_warranty_keeps_it_on_the_product,
+                products_of_variants_returns_each_owner_once,
+                money_amounts_round_trip_to_the_piastre,
+                shipping_rates_are_set_replaced_and_named,
+                place_order_round_trips_and_reserves_stock,
+                lines_of_one_variant_add_up_against_stock,
+                insufficient_stock_writes_nothing,
+                duplicate_external_reference_is_refused_per_account,
+                taken_number_is_refused_and_writes_nothing,
+                order_operations_are_billed_only_with_a_month,
+                place_order_links_the_idempotency_record,
+                status_change_respects_ownership_and_rules,
+                status_change_sets_dates_and_appends_timeline,
+                cancelling_releases_stock_exactly_once,
+                line_outcomes_and_tracking_url_are_recorded,
+                orders_list_newest_first_with_pagination,
+                orders_filter_by_every_field,
+                wallet_totals_follow_every_order_move,
+                idempotency_start_in_flight_mismatch_replay_expiry,
+                idempotency_stale_record_is_taken_over_or_recovered,
+                abandon_removes_only_unanswered_unlinked_records,
+                purge_deletes_only_older_records_and_counts,
+                pulls_are_counted_once_per_product_and_month,
+                withdrawals_are_listed_and_decided_once,
+            ]
+            arc [
+                concurrent_orders_never_oversell,
+                concurrent_begin_idempotent_starts_once,
+                concurrent_rate_limit_with_a_high_limit_allows_exactly_the_limit,
+                concurrent_rate_limit_allows_exactly_the_limit,
+                concurrent_same_external_reference_registers_one_order,
+                concurrent_cancels_release_stock_once,
+            ]
+        }
+    };
+}
+
+/// Defines [`STORE_CASES`] from the list.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __store_case_names {
+    (@list ref [$($ref_case:ident),+ $(,)?] arc [$($arc_case:ident),+ $(,)?]) => {
+        /// The name of every store conformance case, in the order the macro runs them (each
+        /// is a `pub fn` of this module, and the name of its generated test).
+        pub const STORE_CASES: &[&str] = &[$(stringify!($ref_case),)+ $(stringify!($arc_case),)+];
+    };
+}
+
+crate::__with_store_cases!(__store_case_names);
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::STORE_CASES;
+
+    /// The source of every module that holds cases.
+    const SOURCES: &[&str] = &[
+        include_str!("accounts.rs"),
+        include_str!("catalog.rs"),
+        include_str!("shipping.rs"),
+        include_str!("placing.rs"),
+        include_str!("moves.rs"),
+        include_str!("order_reads.rs"),
+        include_str!("idempotency.rs"),
+        include_str!("meter.rs"),
+        include_str!("withdrawals.rs"),
+        include_str!("races.rs"),
+    ];
+
+    /// The public async functions of `source` that take a store: the cases it defines.
+    fn cases_in(source: &str) -> Vec<String> {
+        source
+            .split("\npub async fn ")
+            .skip(1)
+            .filter_map(|rest| {
+                let (name, args) = rest.split_once('(')?;
+                args.trim_start()
+                    .starts_with("store:")
+                    .then(|| name.to_owned())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_case_is_in_the_one_list_and_runs_once() {
+        let defined: BTreeSet<String> = SOURCES.iter().flat_map(|s| cases_in(s)).collect();
+        let listed: BTreeSet<String> = STORE_CASES.iter().map(|s| s.to_string()).collect();
+        assert_eq!(listed.len(), STORE_CASES.len(), "a case is listed twice");
+        assert_eq!(defined, listed, "defined cases and the list differ");
+    }
+
+    #[test]
+    fn the_scan_finds_cases_and_only_cases() {
+        let source = "\npub async fn a_case(store: &dyn Store) {}\npub async fn helper(x: u8) {}\npub async fn race(\n    store: Arc<dyn Store>,\n) {}";
+        assert_eq!(cases_in(source), ["a_case", "race"]);
+    }
+}

@@ -1,0 +1,342 @@
+//! Status moves, stock release, line outcomes and tracking.
+
+use crate::model::*;
+use crate::store::*;
+
+use super::fixtures::*;
+
+/// NotFound for unknown or foreign orders; NotAllowed for `only_from` or the lifecycle rule,
+/// with nothing changed.
+pub async fn status_change_respects_ownership_and_rules(store: &dyn Store) {
+    let f = fixture(store, 10, 5).await;
+    let order = place(
+        store,
+        new_order(
+            &f,
+            f.account.id,
+            &number(1),
+            vec![line(&f, &f.variant, 2, false)],
+            10,
+        ),
+    )
+    .await;
+    let mut foreign = change(order.id, OrderStatus::RejectedByMarketer, 20);
+    foreign.account_id = Some(f.other.id);
+    assert!(matches!(
+        store.change_order_status(foreign).await,
+        Err(StatusChangeError::NotFound)
+    ));
+    assert!(matches!(
+        store
+            .change_order_status(change(order.id + 1_000_000, OrderStatus::Confirmed, 20))
+            .await,
+        Err(StatusChangeError::NotFound)
+    ));
+    let mut guarded = change(order.id, OrderStatus::Cancelled, 20);
+    guarded.only_from = vec![OrderStatus::Confirmed, OrderStatus::Preparing];
+    match store.change_order_status(guarded).await {
+        Err(StatusChangeError::NotAllowed { current, requested }) => {
+            assert_eq!(current, OrderStatus::Pending);
+            assert_eq!(requested, OrderStatus::Cancelled);
+        }
+        other => panic!("expected NotAllowed, got {other:?}"),
+    }
+    match store
+        .change_order_status(change(order.id, OrderStatus::Shipped, 20))
+        .await
+    {
+        Err(StatusChangeError::NotAllowed { current, requested }) => {
+            assert_eq!(current, OrderStatus::Pending);
+            assert_eq!(requested, OrderStatus::Shipped);
+        }
+        other => panic!("expected NotAllowed, got {other:?}"),
+    }
+    assert_eq!(
+        store.order(None, order.id).await.unwrap(),
+        Some(order.clone())
+    );
+    assert_eq!(available(store, f.product.id, f.variant.id).await, 8);
+
+    let mut own = change(order.id, OrderStatus::RejectedByMarketer, 30);
+    own.account_id = Some(f.account.id);
+    own.only_from = vec![OrderStatus::Pending];
+    own.reason = Some("العميل غير رأيه".into());
+    let cancelled = store.change_order_status(own).await.unwrap();
+    assert_eq!(cancelled.status, OrderStatus::RejectedByMarketer);
+    assert_eq!(cancelled.status.family(), Family::Cancelled);
+    assert_eq!(cancelled.updated_at, at(30));
+    assert_eq!(cancelled.timeline.len(), 2);
+    assert_eq!(
+        cancelled.timeline[1],
+        TimelineEntry {
+            status: OrderStatus::RejectedByMarketer,
+            at: at(30),
+            reason: Some("العميل غير رأيه".into())
+        }
+    );
+    assert_eq!(cancelled.confirmed_at, None);
+    assert_eq!(
+        store.order(None, order.id).await.unwrap(),
+        Some(cancelled.clone())
+    );
+}
+
+/// The full lifecycle sets `confirmed_at` and `delivered_at`, appends one timeline entry per
+/// move and bumps `updated_at`; stock is not released by delivery.
+pub async fn status_change_sets_dates_and_appends_timeline(store: &dyn Store) {
+    let f = fixture(store, 10, 5).await;
+    let order = place(
+        store,
+        new_order(
+            &f,
+            f.account.id,
+            &number(1),
+            vec![line(&f, &f.variant, 2, false)],
+            10,
+        ),
+    )
+    .await;
+    let confirmed = store
+        .change_order_status(change(order.id, OrderStatus::Confirmed, 100))
+        .await
+        .unwrap();
+    assert_eq!(confirmed.confirmed_at, Some(at(100)));
+    assert_eq!(confirmed.delivered_at, None);
+    assert_eq!(confirmed.updated_at, at(100));
+    assert_eq!(confirmed.created_at, at(10));
+    let delivered = move_to(
+        store,
+        order.id,
+        &[
+            OrderStatus::Preparing,
+            OrderStatus::Shipped,
+            OrderStatus::PartiallyDelivered,
+        ],
+        200,
+    )
+    .await;
+    assert_eq!(delivered.status, OrderStatus::PartiallyDelivered);
+    assert_eq!(delivered.confirmed_at, Some(at(100)));
+    assert_eq!(delivered.delivered_at, Some(at(202)));
+    assert_eq!(delivered.updated_at, at(202));
+    assert_eq!(
+        delivered
+            .timeline
+            .iter()
+            .map(|e| (e.status, e.at))
+            .collect::<Vec<_>>(),
+        vec![
+            (OrderStatus::Pending, at(10)),
+            (OrderStatus::Confirmed, at(100)),
+            (OrderStatus::Preparing, at(200)),
+            (OrderStatus::Shipped, at(201)),
+            (OrderStatus::PartiallyDelivered, at(202)),
+        ]
+    );
+    let archived = store
+        .change_order_status(change(order.id, OrderStatus::Archived, 300))
+        .await
+        .unwrap();
+    assert_eq!(archived.delivered_at, Some(at(202)));
+    assert_eq!(archived.timeline.len(), 6);
+    assert_eq!(store.order(None, order.id).await.unwrap(), Some(archived));
+    assert_eq!(available(store, f.product.id, f.variant.id).await, 8);
+
+    let second = place(
+        store,
+        new_order(
+            &f,
+            f.account.id,
+            &number(2),
+            vec![line(&f, &f.variant, 1, false)],
+            400,
+        ),
+    )
+    .await;
+    let delivered = move_to(
+        store,
+        second.id,
+        &[
+            OrderStatus::Confirmed,
+            OrderStatus::Shipped,
+            OrderStatus::Delivered,
+        ],
+        500,
+    )
+    .await;
+    assert_eq!(delivered.delivered_at, Some(at(502)));
+    assert_eq!(delivered.confirmed_at, Some(at(500)));
+}
+
+/// Entering the cancelled family releases every line's stock once; moving on does not
+/// release again.
+pub async fn cancelling_releases_stock_exactly_once(store: &dyn Store) {
+    let f = fixture(store, 10, 5).await;
+    let order = place(
+        store,
+        new_order(
+            &f,
+            f.account.id,
+            &number(1),
+            vec![
+                line(&f, &f.variant, 3, false),
+                line(&f, &f.variant_b, 4, false),
+                line(&f, &f.variant, 2, false),
+            ],
+            10,
+        ),
+    )
+    .await;
+    assert_eq!(available(store, f.product.id, f.variant.id).await, 5);
+    assert_eq!(available(store, f.product.id, f.variant_b.id).await, 1);
+    let cancelled = store
+        .change_order_status(change(order.id, OrderStatus::RejectedByCustomer, 20))
+        .await
+        .unwrap();
+    assert_eq!(cancelled.status, OrderStatus::RejectedByCustomer);
+    assert_eq!(available(store, f.product.id, f.variant.id).await, 10);
+    assert_eq!(available(store, f.product.id, f.variant_b.id).await, 5);
+    assert!(
+        store
+            .product(f.product.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .updated_at
+            >= at(20),
+        "releasing stock changes the product"
+    );
+    for to in [OrderStatus::Cancelled, OrderStatus::RejectedByMarketer] {
+        assert!(matches!(
+            store.change_order_status(change(order.id, to, 30)).await,
+            Err(StatusChangeError::NotAllowed { .. })
+        ));
+    }
+    store
+        .change_order_status(change(order.id, OrderStatus::Archived, 40))
+        .await
+        .unwrap();
+    assert_eq!(available(store, f.product.id, f.variant.id).await, 10);
+    assert_eq!(available(store, f.product.id, f.variant_b.id).await, 5);
+
+    // The platform's own cancellation of a confirmed order releases too.
+    let confirmed = place(
+        store,
+        new_order(
+            &f,
+            f.account.id,
+            &number(2),
+            vec![line(&f, &f.variant, 4, false)],
+            50,
+        ),
+    )
+    .await;
+    move_to(
+        store,
+        confirmed.id,
+        &[OrderStatus::Confirmed, OrderStatus::Preparing],
+        60,
+    )
+    .await;
+    assert_eq!(available(store, f.product.id, f.variant.id).await, 6);
+    store
+        .change_order_status(change(confirmed.id, OrderStatus::Cancelled, 70))
+        .await
+        .unwrap();
+    assert_eq!(available(store, f.product.id, f.variant.id).await, 10);
+}
+
+/// `set_line_outcomes` and `set_tracking_url` persist and bump `updated_at`; an unknown line
+/// changes nothing.
+pub async fn line_outcomes_and_tracking_url_are_recorded(store: &dyn Store) {
+    let f = fixture(store, 10, 5).await;
+    let order = place(
+        store,
+        new_order(
+            &f,
+            f.account.id,
+            &number(1),
+            vec![
+                line(&f, &f.variant, 3, false),
+                line(&f, &f.variant_b, 1, false),
+            ],
+            10,
+        ),
+    )
+    .await;
+    let other = place(
+        store,
+        new_order(
+            &f,
+            f.account.id,
+            &number(2),
+            vec![line(&f, &f.variant, 1, false)],
+            10,
+        ),
+    )
+    .await;
+    let outcome = LineOutcome {
+        delivered_quantity: Some(1),
+        returned_quantity: Some(2),
+        damaged_quantity: 1,
+        lost_quantity: 0,
+        destroyed_quantity: 1,
+    };
+    let updated = store
+        .set_line_outcomes(order.id, vec![(order.lines[0].id, outcome.clone())], at(50))
+        .await
+        .unwrap();
+    assert_eq!(updated.lines[0].outcome, outcome);
+    assert_eq!(updated.lines[1].outcome, LineOutcome::default());
+    assert_eq!(updated.updated_at, at(50));
+    assert_eq!(
+        store.order(None, order.id).await.unwrap(),
+        Some(updated.clone())
+    );
+    // A line of another order: NotFound, nothing changed.
+    let refused = store
+        .set_line_outcomes(
+            order.id,
+            vec![
+                (order.lines[1].id, outcome.clone()),
+                (other.lines[0].id, outcome.clone()),
+            ],
+            at(60),
+        )
+        .await;
+    assert!(matches!(refused, Err(StoreError::NotFound)), "{refused:?}");
+    assert_eq!(
+        store.order(None, order.id).await.unwrap(),
+        Some(updated.clone())
+    );
+    assert!(matches!(
+        store
+            .set_line_outcomes(order.id + 1_000_000, vec![], at(60))
+            .await,
+        Err(StoreError::NotFound)
+    ));
+
+    let tracked = store
+        .set_tracking_url(order.id, Some("https://track.example.com/1".into()), at(70))
+        .await
+        .unwrap();
+    assert_eq!(
+        tracked.tracking_url.as_deref(),
+        Some("https://track.example.com/1")
+    );
+    assert_eq!(tracked.updated_at, at(70));
+    assert_eq!(tracked.lines[0].outcome, outcome);
+    assert_eq!(store.order(None, order.id).await.unwrap(), Some(tracked));
+    let cleared = store
+        .set_tracking_url(order.id, None, at(80))
+        .await
+        .unwrap();
+    assert_eq!(cleared.tracking_url, None);
+    assert_eq!(cleared.updated_at, at(80));
+    assert!(matches!(
+        store
+            .set_tracking_url(order.id + 1_000_000, None, at(80))
+            .await,
+        Err(StoreError::NotFound)
+    ));
+}
