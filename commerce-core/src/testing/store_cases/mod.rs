@@ -1,4 +1,4 @@
-//! Store-level conformance cases: every [`Store`] implementation must pass all of them.
+//! Store-level conformance cases: every [`Store`](crate::store::Store) implementation must pass all of them.
 //!
 //! Each case is a `pub async fn` that builds its own fixture through the trait's `insert_*`
 //! methods, so cases are independent and can run on a fresh store each. Most take
