@@ -48,7 +48,7 @@ mod common;
 
 use chrono::{DateTime, Utc};
 use commerce_core::Engine;
-use commerce_core::api::WalletFigures;
+use commerce_core::domain::wallet::WalletFigures;
 use commerce_core::earnings::{EarningsBucket, OrderEarnings};
 use commerce_core::model::*;
 use commerce_core::store::{MemoryStore, prelude::*};

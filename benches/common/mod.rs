@@ -10,12 +10,12 @@ pub mod sql;
 
 use std::sync::Arc;
 
-use commerce_core::api::WalletFigures;
+use commerce_core::domain::wallet::PayoutRules;
+use commerce_core::domain::wallet::WalletFigures;
 use commerce_core::model::*;
 use commerce_core::pricing::{LineInput, ShippingTerms, price};
 use commerce_core::store::prelude::*;
 pub use commerce_core::testing::wallet::all_orders_of;
-use commerce_core::wire::PayoutRules;
 use commerce_core::{Engine, sandbox};
 use rust_decimal::Decimal;
 use tokio::runtime::Runtime;

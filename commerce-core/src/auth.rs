@@ -1,15 +1,16 @@
 //! Keys: generation, hashing, and turning an `Authorization` header into a key.
 
 use chrono::{DateTime, Utc};
-use http::HeaderMap;
+use http::{HeaderMap, HeaderValue, header};
 use rand::Rng;
 use rand::distr::Alphanumeric;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use crate::error::{ApiError, ErrorCode};
-use crate::model::KeyHash;
-use crate::store::{KeyCheck, Store};
+use crate::model::{Account, AccountState, ApiKey, ApiStatus, KeyHash, Side};
+use crate::routes::{Endpoint, Sides};
+use crate::store::{KeyCheck, RateLimitHit, Store};
 
 /// The recognisable prefix of generated keys.
 pub const KEY_PREFIX: &str = "sk_live_";
@@ -87,4 +88,82 @@ mod tests {
         h.insert("authorization", HeaderValue::from_static("Bearer "));
         assert_eq!(bearer_token(&h), None);
     }
+}
+
+/// Who is calling, once the key passed every check.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    /// The key used.
+    pub key: ApiKey,
+    /// Its account.
+    pub account: Account,
+}
+
+/// The key's rate window after the request was counted.
+pub(crate) struct RateWindow {
+    /// The key's per-minute limit.
+    pub(crate) limit: u32,
+    /// Requests left in this window.
+    pub(crate) remaining: u32,
+}
+
+/// The rate window after the request was counted; 429 when it was refused.
+pub(crate) fn rate_window(
+    check: &KeyCheck,
+    now: DateTime<Utc>,
+    window: i64,
+) -> Result<RateWindow, ApiError> {
+    let key = &check.key;
+    let hit = check.hit.unwrap_or(RateLimitHit {
+        allowed: false,
+        used: key.rate_limit,
+    });
+    if hit.allowed {
+        return Ok(RateWindow {
+            limit: key.rate_limit,
+            remaining: key.rate_limit.saturating_sub(hit.used),
+        });
+    }
+    let retry_after = ((window + 1) * 60 - now.timestamp()).max(1);
+    Err(ApiError::new(ErrorCode::RateLimited)
+        .with_extra("retry_after", retry_after)
+        .with_header(header::RETRY_AFTER, HeaderValue::from(retry_after))
+        .with_header(
+            "x-ratelimit-limit".parse().expect("static header name"),
+            HeaderValue::from(key.rate_limit),
+        )
+        .with_header(
+            "x-ratelimit-remaining".parse().expect("static header name"),
+            HeaderValue::from(0),
+        ))
+}
+
+/// Account state, API status, side and ability, in that order (decisions 8).
+pub(crate) fn authorize(
+    key: ApiKey,
+    account: Option<Account>,
+    endpoint: Endpoint,
+) -> Result<Caller, ApiError> {
+    let account = account.ok_or_else(|| ApiError::new(ErrorCode::AccountInactive))?;
+    if account.state != AccountState::Active {
+        return Err(ApiError::new(ErrorCode::AccountInactive));
+    }
+    if account.api_status != ApiStatus::Approved {
+        return Err(ApiError::new(ErrorCode::ApiNotEnabled)
+            .with_extra("api_status", account.api_status.as_str()));
+    }
+    let side_ok = match endpoint.sides() {
+        Sides::All => true,
+        Sides::MarketerOrSupplier => matches!(account.side, Side::Marketer | Side::Supplier),
+        Sides::Marketer => account.side == Side::Marketer,
+    };
+    if !side_ok {
+        return Err(ApiError::new(ErrorCode::WrongSide));
+    }
+    if let Some(ability) = endpoint.ability()
+        && !key.abilities.contains(&ability)
+    {
+        return Err(ApiError::new(ErrorCode::ForbiddenAbility));
+    }
+    Ok(Caller { key, account })
 }

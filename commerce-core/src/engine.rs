@@ -1,4 +1,4 @@
-//! [`Engine`]: the framework-neutral request handler, and its [`Config`].
+//! [`Engine`]: the framework-neutral request handler.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -8,57 +8,21 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 use futures_util::FutureExt;
-use http::{HeaderValue, Request, Response, header};
-use rust_decimal::Decimal;
+use http::{HeaderValue, Request, Response};
 use tracing::Instrument;
 
-use crate::api;
+use crate::api::{self, Ctx};
 use crate::auth;
 use crate::clock::{Clock, SystemClock};
+pub use crate::config::Config;
 use crate::error::{ApiError, ErrorCode};
-use crate::model::{Account, AccountState, ApiKey, ApiStatus, Side};
+use crate::operator::Operator;
 use crate::pulls_seen::PullsSeen;
-use crate::routes::{self, Endpoint, Sides};
-use crate::store::{KeyCheck, RateLimitHit, Store};
-use crate::wire::PayoutRules;
-
-/// Platform settings of an engine. `Config::default()` holds the product's defaults.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Config {
-    /// Platform commission on the marketer's profit, percent (default 4).
-    pub commission_percent: Decimal,
-    /// Days between delivery and payout readiness (default 14).
-    pub hold_days: i64,
-    /// Smallest withdrawal, EGP (default 100.00).
-    pub withdrawal_minimum: Decimal,
-    /// Referral percent shown in the wallet (default 0).
-    pub referral_percent: Decimal,
-    /// Per-minute limit of keys created without their own (default 120).
-    pub default_rate_limit: u32,
-    /// Largest request body in bytes (default 1 MiB); larger is a 413.
-    pub body_limit: usize,
-    /// How long an `Idempotency-Key` replays its first response (default 24 hours).
-    pub idempotency_ttl: Duration,
-    /// After how long a request still in flight under a key is taken to have died (default 2 minutes).
-    pub idempotency_stale_after: Duration,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Self {
-            commission_percent: Decimal::from(4),
-            hold_days: 14,
-            withdrawal_minimum: Decimal::new(10_000, 2),
-            referral_percent: Decimal::ZERO,
-            default_rate_limit: 120,
-            body_limit: 1024 * 1024,
-            idempotency_ttl: Duration::hours(24),
-            idempotency_stale_after: Duration::minutes(2),
-        }
-    }
-}
+use crate::routes;
+use crate::shared::Shared;
+use crate::store::Store;
 
 /// The API engine: `handle(http::Request<Bytes>) -> http::Response<Bytes>`.
 ///
@@ -81,61 +45,15 @@ impl Default for Config {
 /// ```
 #[derive(Clone)]
 pub struct Engine {
-    pub(crate) inner: Arc<Inner>,
-}
-
-pub(crate) struct Inner {
-    pub(crate) store: Arc<dyn Store>,
-    pub(crate) clock: Arc<dyn Clock>,
-    pub(crate) config: Config,
-    /// Catalogue pulls already recorded this month (writes skipped).
-    pub(crate) pulls_seen: PullsSeen,
+    pub(crate) shared: Arc<Shared>,
 }
 
 impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Engine")
-            .field("config", &self.inner.config)
+            .field("config", &self.shared.config)
             .finish_non_exhaustive()
     }
-}
-
-/// Who is calling, once the key passed every check.
-#[derive(Debug, Clone)]
-pub struct Caller {
-    /// The key used.
-    pub key: ApiKey,
-    /// Its account.
-    pub account: Account,
-}
-
-/// Everything a handler needs.
-pub(crate) struct Ctx<'a> {
-    pub engine: &'a Engine,
-    pub caller: Caller,
-    pub now: DateTime<Utc>,
-}
-
-impl Ctx<'_> {
-    pub fn store(&self) -> &dyn Store {
-        &*self.engine.inner.store
-    }
-
-    pub fn config(&self) -> &Config {
-        &self.engine.inner.config
-    }
-
-    pub fn payout_rules(&self) -> PayoutRules {
-        PayoutRules {
-            now: self.now,
-            hold_days: self.config().hold_days,
-        }
-    }
-}
-
-struct RateWindow {
-    limit: u32,
-    remaining: u32,
 }
 
 impl Engine {
@@ -147,7 +65,7 @@ impl Engine {
     /// An engine with its settings and clock.
     pub fn with(store: Arc<dyn Store>, config: Config, clock: Arc<dyn Clock>) -> Self {
         Self {
-            inner: Arc::new(Inner {
+            shared: Arc::new(Shared {
                 store,
                 clock,
                 config,
@@ -158,17 +76,17 @@ impl Engine {
 
     /// The store.
     pub fn store(&self) -> &Arc<dyn Store> {
-        &self.inner.store
+        &self.shared.store
     }
 
     /// The settings.
     pub fn config(&self) -> &Config {
-        &self.inner.config
+        &self.shared.config
     }
 
     /// The current instant, from the engine's clock.
     pub fn now(&self) -> DateTime<Utc> {
-        self.inner.clock.now()
+        self.shared.clock.now()
     }
 
     /// Answers one API request. Never fails: every error is a JSON error response, and a
@@ -219,24 +137,24 @@ impl Engine {
             Ok(endpoint) => endpoint,
             Err(error) => return error.into_response(),
         };
-        if request.body().len() > self.inner.config.body_limit {
+        if request.body().len() > self.shared.config.body_limit {
             return ApiError::new(ErrorCode::PayloadTooLarge).into_response();
         }
         let now = self.now();
         let window = now.timestamp().div_euclid(60);
         let check =
-            match auth::authenticate(&*self.inner.store, request.headers(), now, window).await {
+            match auth::authenticate(&*self.shared.store, request.headers(), now, window).await {
                 Ok(check) => check,
                 Err(error) => return error.into_response(),
             };
-        let window = match rate_window(&check, now, window) {
+        let window = match auth::rate_window(&check, now, window) {
             Ok(window) => window,
             Err(error) => return error.into_response(),
         };
-        let mut response = match authorize(check.key, check.account, endpoint) {
+        let mut response = match auth::authorize(check.key, check.account, endpoint) {
             Ok(caller) => {
                 let ctx = Ctx {
-                    engine: self,
+                    shared: &self.shared,
                     caller,
                     now,
                 };
@@ -253,63 +171,6 @@ impl Engine {
     }
 }
 
-/// The rate window after the request was counted; 429 when it was refused.
-fn rate_window(check: &KeyCheck, now: DateTime<Utc>, window: i64) -> Result<RateWindow, ApiError> {
-    let key = &check.key;
-    let hit = check.hit.unwrap_or(RateLimitHit {
-        allowed: false,
-        used: key.rate_limit,
-    });
-    if hit.allowed {
-        return Ok(RateWindow {
-            limit: key.rate_limit,
-            remaining: key.rate_limit.saturating_sub(hit.used),
-        });
-    }
-    let retry_after = ((window + 1) * 60 - now.timestamp()).max(1);
-    Err(ApiError::new(ErrorCode::RateLimited)
-        .with_extra("retry_after", retry_after)
-        .with_header(header::RETRY_AFTER, HeaderValue::from(retry_after))
-        .with_header(
-            "x-ratelimit-limit".parse().expect("static header name"),
-            HeaderValue::from(key.rate_limit),
-        )
-        .with_header(
-            "x-ratelimit-remaining".parse().expect("static header name"),
-            HeaderValue::from(0),
-        ))
-}
-
-/// Account state, API status, side and ability, in that order (decisions 8).
-fn authorize(
-    key: ApiKey,
-    account: Option<Account>,
-    endpoint: Endpoint,
-) -> Result<Caller, ApiError> {
-    let account = account.ok_or_else(|| ApiError::new(ErrorCode::AccountInactive))?;
-    if account.state != AccountState::Active {
-        return Err(ApiError::new(ErrorCode::AccountInactive));
-    }
-    if account.api_status != ApiStatus::Approved {
-        return Err(ApiError::new(ErrorCode::ApiNotEnabled)
-            .with_extra("api_status", account.api_status.as_str()));
-    }
-    let side_ok = match endpoint.sides() {
-        Sides::All => true,
-        Sides::MarketerOrSupplier => matches!(account.side, Side::Marketer | Side::Supplier),
-        Sides::Marketer => account.side == Side::Marketer,
-    };
-    if !side_ok {
-        return Err(ApiError::new(ErrorCode::WrongSide));
-    }
-    if let Some(ability) = endpoint.ability()
-        && !key.abilities.contains(&ability)
-    {
-        return Err(ApiError::new(ErrorCode::ForbiddenAbility));
-    }
-    Ok(Caller { key, account })
-}
-
 impl tower::Service<Request<Bytes>> for Engine {
     type Response = Response<Bytes>;
     type Error = Infallible;
@@ -322,5 +183,12 @@ impl tower::Service<Request<Bytes>> for Engine {
     fn call(&mut self, request: Request<Bytes>) -> Self::Future {
         let engine = self.clone();
         Box::pin(async move { Ok(engine.handle(request).await) })
+    }
+}
+
+impl Engine {
+    /// The platform's Rust API over this engine's store, clock and settings.
+    pub fn operator(&self) -> Operator {
+        Operator::new(self.shared.clone())
     }
 }

@@ -68,6 +68,8 @@
 pub mod api;
 pub mod auth;
 pub mod clock;
+pub mod config;
+pub mod domain;
 pub mod earnings;
 pub mod engine;
 pub mod error;
@@ -80,6 +82,7 @@ pub mod pricing;
 mod pulls_seen;
 pub mod routes;
 pub mod sandbox;
+mod shared;
 pub mod store;
 pub mod time;
 pub mod wire;
@@ -87,6 +90,8 @@ pub mod wire;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-pub use engine::{Caller, Config, Engine};
+pub use auth::Caller;
+pub use config::Config;
+pub use engine::Engine;
 pub use error::{ApiError, ErrorCode};
 pub use operator::{Operator, OperatorError};

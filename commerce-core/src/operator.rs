@@ -4,20 +4,22 @@
 //! the catalogue, shipping, order moves, withdrawals and the billing meter. None of them is
 //! reachable through `/api/v1`.
 
+use std::sync::Arc;
+
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 
-use crate::api::checkout::{CheckoutRequest, LineRequest};
-use crate::api::{WalletFigures, orders};
 use crate::auth::{generate_key, hash_key};
-use crate::engine::Engine;
+use crate::domain::checkout::{CheckoutRequest, LineRequest};
+use crate::domain::placement::{self, OrderRequest};
+use crate::domain::wallet::{PayoutRules, WalletFigures};
 use crate::error::ApiError;
 use crate::input::normalize_phone;
 use crate::model::*;
 use crate::money::round_money;
+use crate::shared::Shared;
 use crate::store::{StatusChange, StatusChangeError, Store, StoreError};
 use crate::time::cairo_month;
-use crate::wire::PayoutRules;
 
 /// Why an operator call changed nothing.
 #[derive(Debug, thiserror::Error)]
@@ -133,28 +135,23 @@ pub struct OrderDraft {
     pub legacy_number: Option<String>,
 }
 
-/// The platform's handle on an engine; get one with [`Engine::operator`].
+/// The platform's handle on an engine; get one with [`Engine::operator`](crate::Engine::operator).
 #[derive(Debug, Clone)]
 pub struct Operator {
-    engine: Engine,
-}
-
-impl Engine {
-    /// The platform's Rust API over this engine's store, clock and settings.
-    pub fn operator(&self) -> Operator {
-        Operator {
-            engine: self.clone(),
-        }
-    }
+    shared: Arc<Shared>,
 }
 
 impl Operator {
+    pub(crate) fn new(shared: Arc<Shared>) -> Self {
+        Self { shared }
+    }
+
     fn store(&self) -> &dyn Store {
-        &**self.engine.store()
+        &*self.shared.store
     }
 
     fn now(&self) -> DateTime<Utc> {
-        self.engine.now()
+        self.shared.now()
     }
 
     // ---- accounts and keys ----
@@ -232,7 +229,7 @@ impl Operator {
             expires_at: spec.expires_at,
             rate_limit: spec
                 .rate_limit
-                .unwrap_or(self.engine.config().default_rate_limit),
+                .unwrap_or(self.shared.config.default_rate_limit),
         };
         Ok(self.store().insert_key(record, self.now()).await?)
     }
@@ -418,7 +415,7 @@ impl Operator {
             ),
             None => None,
         };
-        let request = orders::OrderRequest {
+        let request = OrderRequest {
             external_reference: draft.external_reference,
             full_name: draft.full_name,
             phone,
@@ -444,10 +441,10 @@ impl Operator {
             legacy_number: draft.legacy_number,
             billed: false,
         };
-        let commission = self.engine.config().commission_percent;
-        orders::place(self.store(), account, request, at, commission, None)
+        let commission = self.shared.config.commission_percent;
+        placement::place(self.store(), account, request, at, commission, None)
             .await
-            .map_err(OperatorError::Rejected)
+            .map_err(|error| OperatorError::Rejected(error.into()))
     }
 
     /// One order, of any account.
@@ -546,7 +543,7 @@ impl Operator {
     pub async fn wallet(&self, account: AccountId) -> OperatorResult<WalletFigures> {
         let rules = PayoutRules {
             now: self.now(),
-            hold_days: self.engine.config().hold_days,
+            hold_days: self.shared.config.hold_days,
         };
         let totals = self
             .store()
@@ -560,7 +557,7 @@ impl Operator {
     /// what is ready.
     pub async fn request_withdrawal(&self, new: NewWithdrawal) -> OperatorResult<Withdrawal> {
         check_money(new.amount)?;
-        if new.amount < self.engine.config().withdrawal_minimum {
+        if new.amount < self.shared.config.withdrawal_minimum {
             return Err(OperatorError::Invalid(
                 "below the withdrawal minimum".into(),
             ));
@@ -613,7 +610,7 @@ impl Operator {
     /// Deletes idempotency records past the replay window; call it periodically (an hourly
     /// task is plenty). Returns how many were deleted.
     pub async fn purge_idempotency(&self) -> OperatorResult<u64> {
-        let before = self.now() - self.engine.config().idempotency_ttl;
+        let before = self.now() - self.shared.config.idempotency_ttl;
         Ok(self.store().purge_idempotency(before).await?)
     }
 }

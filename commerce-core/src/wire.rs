@@ -1,11 +1,12 @@
 //! The JSON shapes of responses (spec section 2), serialised straight from the domain records.
 
 use bytes::Bytes;
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 use http::{HeaderValue, Response, StatusCode, header};
 use rust_decimal::Decimal;
 use serde::Serialize;
 
+use crate::domain::wallet::PayoutRules;
 use crate::messages;
 use crate::model::*;
 use crate::money::{money_string, serde_money};
@@ -354,38 +355,6 @@ pub struct QuoteView {
     /// The figures.
     #[serde(flatten)]
     pub figures: Figures,
-}
-
-/// How the payout of an order is computed.
-#[derive(Debug, Clone, Copy)]
-pub struct PayoutRules {
-    /// Now.
-    pub now: DateTime<Utc>,
-    /// Days between delivery and readiness.
-    pub hold_days: i64,
-}
-
-impl PayoutRules {
-    /// Orders delivered after this instant are still held.
-    pub fn held_after(self) -> DateTime<Utc> {
-        self.now - Duration::days(self.hold_days)
-    }
-
-    /// The payout state and ready date of an order (decisions 5).
-    pub fn payout(self, order: &Order) -> (PayoutState, Option<DateTime<Utc>>) {
-        let ready_at = order
-            .delivered_at
-            .map(|d| d + Duration::days(self.hold_days));
-        let state = match (order.status.family(), ready_at) {
-            (Family::Pending | Family::Confirmed | Family::Shipping, _) => PayoutState::Expected,
-            (Family::Delivered | Family::Archived, Some(ready)) if self.now < ready => {
-                PayoutState::Held
-            }
-            (Family::Delivered | Family::Archived, Some(_)) => PayoutState::Ready,
-            _ => PayoutState::None,
-        };
-        (state, ready_at)
-    }
 }
 
 /// An order.

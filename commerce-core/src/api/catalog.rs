@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use bytes::Bytes;
 use http::{Response, StatusCode};
 
-use crate::engine::Ctx;
+use super::Ctx;
 use crate::error::ApiError;
 use crate::input::Query;
 use crate::messages;
@@ -64,7 +64,7 @@ fn view<'a>(product: &'a Product, names: &HashMap<CategoryId, &'a str>) -> Produ
 /// Records the products a billed catalogue call returned (decisions 11).
 pub(super) async fn bill_pulls(ctx: &Ctx<'_>, products: &[i64]) -> Result<(), ApiError> {
     let (account, month) = (ctx.caller.account.id, cairo_month(ctx.now));
-    let pulls_seen = &ctx.engine.inner.pulls_seen;
+    let pulls_seen = &ctx.shared.pulls_seen;
     let unseen = pulls_seen.unseen(account, &month, products);
     if unseen.is_empty() {
         return Ok(());

@@ -1,45 +1,22 @@
-//! What the quote and order creation share: reading the lines and the shipping choice,
-//! checking them against the catalogue exactly as checkout does, and pricing them.
-
-use std::collections::{HashMap, HashSet};
+//! Reading the lines and the shipping choice of a quote or an order from JSON, and the
+//! answers to checkout problems.
 
 use rust_decimal::Decimal;
 use serde_json::{Map, Value};
 
+use crate::domain::checkout::{
+    CheckoutError, CheckoutRequest, FieldProblem, LineRequest, MAX_LINES, MAX_QUANTITY,
+    MAX_WARRANTIES, Problem,
+};
 use crate::error::{ApiError, FieldErrors};
 use crate::input::Fields;
 use crate::messages;
-use crate::model::{LineWarranty, NewOrderLine, ShippingOption, ShippingRate, Variant, Warranty};
-use crate::pricing::{self, LineInput, Priced, WarrantyTerms};
-use crate::store::Store;
-
-/// Most lines in one order or quote.
-pub const MAX_LINES: usize = 100;
-/// Largest quantity of one line.
-pub const MAX_QUANTITY: i64 = 999;
-/// Most warranties on one line.
-pub const MAX_WARRANTIES: usize = 10;
 
 /// Who reads the lines: a quote may leave `profit` out (it is then 0), an order may not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Purpose {
     Quote,
     Order,
-}
-
-#[derive(Debug, Clone)]
-pub(crate) struct LineRequest {
-    pub variant_id: i64,
-    pub quantity: i64,
-    pub profit: Decimal,
-    pub warranty_ids: Vec<i64>,
-}
-
-#[derive(Debug, Clone)]
-pub(crate) struct CheckoutRequest {
-    pub shipping_option_id: i64,
-    pub governorate_id: i64,
-    pub lines: Vec<LineRequest>,
 }
 
 /// Reads `shipping_option_id`, `governorate_id` and `lines`, adding messages to `errors`.
@@ -128,179 +105,28 @@ pub(crate) fn parse(
     }
 }
 
-/// A line checked against the catalogue.
-#[derive(Debug, Clone)]
-pub(crate) struct ResolvedLine {
-    pub request: LineRequest,
-    pub title: String,
-    pub variant: Variant,
-    pub warranties: Vec<Warranty>,
-}
-
-/// A checkout request checked against the catalogue and the shipping table.
-#[derive(Debug, Clone)]
-pub(crate) struct Resolved {
-    pub option: ShippingOption,
-    pub rate: ShippingRate,
-    pub lines: Vec<ResolvedLine>,
-}
-
-/// Checks the shipping choice, every variant (sold now), every warranty (the product's and
-/// offered now) and the stock (lines of one variant add up). Any failure is a 422 naming the field.
-pub(crate) async fn resolve(
-    store: &dyn Store,
-    request: &CheckoutRequest,
-) -> Result<Resolved, ApiError> {
+/// The 422 of checkout problems, each with its message under its field.
+pub(crate) fn invalid(problems: Vec<FieldProblem>) -> ApiError {
     let mut errors = FieldErrors::new();
-    let mut fail = |key: String, message: String| errors.entry(key).or_default().push(message);
-
-    let options = store.shipping_options().await?;
-    let option = options
-        .into_iter()
-        .find(|o| o.id == request.shipping_option_id && o.active);
-    let rate = match &option {
-        None => {
-            fail(
-                "shipping_option_id".into(),
-                messages::SHIPPING_OPTION_NOT_FOUND.into(),
-            );
-            None
-        }
-        Some(option) => {
-            let rate = option.rate(request.governorate_id).cloned();
-            if rate.is_none() {
-                fail(
-                    "governorate_id".into(),
-                    messages::GOVERNORATE_NOT_SERVED.into(),
-                );
-            }
-            rate
-        }
-    };
-
-    let variant_ids: Vec<i64> = request.lines.iter().map(|l| l.variant_id).collect();
-    let products = store.products_of_variants(&variant_ids).await?;
-    let mut wanted: HashMap<i64, i64> = HashMap::new();
-    let mut lines = Vec::with_capacity(request.lines.len());
-    for (index, line) in request.lines.iter().enumerate() {
-        let found = products.iter().filter(|p| p.active).find_map(|p| {
-            p.variants
-                .iter()
-                .find(|v| v.id == line.variant_id)
-                .map(|v| (p, v))
-        });
-        let Some((product, variant)) = found else {
-            fail(
-                format!("lines.{index}.variant_id"),
-                messages::VARIANT_NOT_AVAILABLE.into(),
-            );
-            continue;
+    for FieldProblem { field, problem } in problems {
+        let message = match problem {
+            Problem::ShippingOptionNotFound => messages::SHIPPING_OPTION_NOT_FOUND.into(),
+            Problem::GovernorateNotServed => messages::GOVERNORATE_NOT_SERVED.into(),
+            Problem::VariantNotAvailable => messages::VARIANT_NOT_AVAILABLE.into(),
+            Problem::DuplicateWarranty => messages::DUPLICATE_WARRANTY.into(),
+            Problem::WarrantyNotAvailable => messages::WARRANTY_NOT_AVAILABLE.into(),
+            Problem::InsufficientStock { available } => messages::insufficient_stock(available),
         };
-        let mut warranties = Vec::with_capacity(line.warranty_ids.len());
-        let mut seen = HashSet::new();
-        for id in &line.warranty_ids {
-            if !seen.insert(*id) {
-                fail(
-                    format!("lines.{index}.warranty_ids"),
-                    messages::DUPLICATE_WARRANTY.into(),
-                );
-                continue;
-            }
-            match product.warranties.iter().find(|w| w.id == *id && w.active) {
-                Some(w) => warranties.push(w.clone()),
-                None => fail(
-                    format!("lines.{index}.warranty_ids"),
-                    messages::WARRANTY_NOT_AVAILABLE.into(),
-                ),
-            }
-        }
-        let total = wanted.entry(variant.id).or_default();
-        let left = (variant.available - *total).max(0);
-        *total += line.quantity;
-        if line.quantity > left {
-            fail(
-                format!("lines.{index}.quantity"),
-                messages::insufficient_stock(left),
-            );
-        }
-        lines.push(ResolvedLine {
-            request: line.clone(),
-            title: product.title.clone(),
-            variant: variant.clone(),
-            warranties,
-        });
+        errors.entry(field).or_default().push(message);
     }
-    match (option, rate) {
-        (Some(option), Some(rate)) if errors.is_empty() => Ok(Resolved {
-            option,
-            rate,
-            lines,
-        }),
-        _ => Err(ApiError::validation(errors)),
-    }
+    ApiError::validation(errors)
 }
 
-impl Resolved {
-    /// Prices the lines with the one pricing function.
-    pub fn price(&self, commission_percent: Decimal) -> Priced {
-        let terms: Vec<Vec<WarrantyTerms>> = self
-            .lines
-            .iter()
-            .map(|l| l.warranties.iter().map(WarrantyTerms::from).collect())
-            .collect();
-        let inputs: Vec<LineInput> = self
-            .lines
-            .iter()
-            .zip(&terms)
-            .map(|(l, warranties)| LineInput {
-                price: l.variant.price,
-                profit: l.request.profit,
-                quantity: l.request.quantity,
-                warranties,
-            })
-            .collect();
-        pricing::price(&inputs, (&self.rate).into(), commission_percent)
-    }
-
-    /// The distinct products of the lines.
-    pub fn product_ids(&self) -> Vec<i64> {
-        let mut ids: Vec<i64> = self.lines.iter().map(|l| l.variant.product_id).collect();
-        ids.sort_unstable();
-        ids.dedup();
-        ids
-    }
-
-    /// The order lines, priced.
-    pub fn order_lines(&self, priced: &Priced) -> Vec<NewOrderLine> {
-        self.lines
-            .iter()
-            .zip(&priced.lines)
-            .map(|(line, price)| NewOrderLine {
-                variant_id: line.variant.id,
-                product_id: line.variant.product_id,
-                title: line.title.clone(),
-                variant_label: line.variant.label.clone(),
-                quantity: line.request.quantity,
-                sell_price: price.sale,
-                profit: line.request.profit,
-                commission_on: true,
-                warranties: line
-                    .warranties
-                    .iter()
-                    .map(|w| {
-                        let unit_price = pricing::warranty_unit_price(price.sale, w.into());
-                        LineWarranty {
-                            warranty_id: w.id,
-                            name: w.name.clone(),
-                            unit_price,
-                            quantity: line.request.quantity,
-                            total: unit_price * Decimal::from(line.request.quantity),
-                            duration_days: w.duration_days,
-                            terms: w.terms.clone(),
-                        }
-                    })
-                    .collect(),
-            })
-            .collect()
+impl From<CheckoutError> for ApiError {
+    fn from(error: CheckoutError) -> Self {
+        match error {
+            CheckoutError::Invalid(problems) => invalid(problems),
+            CheckoutError::Store(error) => error.into(),
+        }
     }
 }

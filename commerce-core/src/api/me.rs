@@ -3,7 +3,7 @@
 use bytes::Bytes;
 use http::Response;
 
-use crate::engine::Ctx;
+use super::Ctx;
 use crate::error::ApiError;
 use crate::wire::AccountView;
 

@@ -8,15 +8,17 @@ pub(crate) mod orders;
 mod shipping;
 mod wallet;
 
-pub use crate::earnings::order_earnings;
-pub use wallet::{WITHDRAWAL_DAYS, WalletFigures, WithdrawalWindow, withdrawal_window};
-
 use bytes::Bytes;
+use chrono::{DateTime, Utc};
 use http::{Request, Response, StatusCode};
 
-use crate::engine::Ctx;
+use crate::auth::Caller;
+use crate::config::Config;
+use crate::domain::wallet::PayoutRules;
 use crate::error::ApiError;
 use crate::routes::{Endpoint, MountPrefix};
+use crate::shared::Shared;
+use crate::store::Store;
 use crate::wire;
 
 /// Runs the handler of an endpoint for an authorised caller.
@@ -49,4 +51,25 @@ pub(crate) async fn serve(
 /// A 200 with `{"data": value}`.
 fn ok_data<T: serde::Serialize>(value: &T) -> Result<Response<Bytes>, ApiError> {
     Ok(wire::json_response(StatusCode::OK, wire::data_body(value)))
+}
+
+/// Everything a handler needs.
+pub(crate) struct Ctx<'a> {
+    pub shared: &'a Shared,
+    pub caller: Caller,
+    pub now: DateTime<Utc>,
+}
+
+impl Ctx<'_> {
+    pub fn store(&self) -> &dyn Store {
+        &*self.shared.store
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.shared.config
+    }
+
+    pub fn payout_rules(&self) -> PayoutRules {
+        self.shared.payout_rules(self.now)
+    }
 }

@@ -1,21 +1,19 @@
 //! `GET /orders`, `GET /orders/{id}`, `POST /orders`, `POST /orders/{id}/cancel`.
 
 use bytes::Bytes;
-use chrono::{DateTime, Utc};
 use http::{HeaderMap, HeaderValue, Response, StatusCode, header};
-use rand::Rng;
-use rust_decimal::Decimal;
 use serde_json::{Map, Value};
 
-use super::checkout::{self, CheckoutRequest, Purpose};
+use super::Ctx;
+use super::checkout::{self, Purpose};
 use super::idempotency;
-use crate::engine::Ctx;
+use crate::domain::placement::{self, OrderRequest, PlaceError};
 use crate::error::{ApiError, FieldErrors};
 use crate::input::{Fields, Query, json_object};
 use crate::messages;
 use crate::model::*;
 use crate::routes::API_PREFIX;
-use crate::store::{IdempotencyBegin, PlaceOrderError, StatusChange, StatusChangeError, Store};
+use crate::store::{IdempotencyBegin, StatusChange, StatusChangeError};
 use crate::time::cairo_month;
 use crate::wire::{self, OrderView};
 
@@ -25,16 +23,6 @@ pub(crate) fn location(mount: &str, id: OrderId) -> HeaderValue {
         HeaderValue::from_str(&format!("{API_PREFIX}/orders/{id}"))
             .expect("digits are a valid header")
     })
-}
-
-/// A new random order number: `EG-` and 8 characters from `A-Z0-9`.
-pub fn generate_number() -> String {
-    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-    let mut rng = rand::rng();
-    let tail: String = (0..8)
-        .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
-        .collect();
-    format!("EG-{tail}")
 }
 
 pub(super) async fn list(
@@ -74,23 +62,6 @@ pub(super) async fn show(ctx: &Ctx<'_>, id: OrderId) -> Result<Response<Bytes>, 
         .await?
         .ok_or_else(ApiError::not_found)?;
     super::ok_data(&OrderView::new(&order, ctx.payout_rules()))
-}
-
-/// The order-level fields of `POST /orders`.
-pub(crate) struct OrderRequest {
-    pub(crate) external_reference: Option<String>,
-    pub(crate) full_name: String,
-    pub(crate) phone: String,
-    pub(crate) second_phone: Option<String>,
-    pub(crate) address: String,
-    pub(crate) store_name: Option<String>,
-    pub(crate) store_link: Option<String>,
-    pub(crate) note: Option<String>,
-    pub(crate) checkout: CheckoutRequest,
-    /// Number from before reference numbers (operator imports only).
-    pub(crate) legacy_number: Option<String>,
-    /// Whether the billing meter counts it (API calls).
-    pub(crate) billed: bool,
 }
 
 fn read_order(object: &Map<String, Value>) -> Result<OrderRequest, ApiError> {
@@ -234,7 +205,7 @@ async fn register(
     request: OrderRequest,
     idempotency: Option<IdempotencyScope>,
 ) -> Result<Response<Bytes>, ApiError> {
-    let order = place(
+    let order = placement::place(
         ctx.store(),
         ctx.caller.account.id,
         request,
@@ -244,91 +215,6 @@ async fn register(
     )
     .await?;
     Ok(created(&order, ctx, mount))
-}
-
-/// Registers an order exactly as checkout does: refuses a repeated `external_reference`,
-/// checks the lines against the catalogue, prices them, and writes the order, the stock
-/// reservation and the billing entry in one store operation. Shared by `POST /orders` and the
-/// operator API.
-pub(crate) async fn place(
-    store: &dyn Store,
-    account_id: AccountId,
-    request: OrderRequest,
-    now: DateTime<Utc>,
-    commission_percent: Decimal,
-    idempotency: Option<IdempotencyScope>,
-) -> Result<Order, ApiError> {
-    if let Some(reference) = &request.external_reference {
-        let filter = OrderFilter {
-            external_reference: Some(reference.clone()),
-            ..OrderFilter::default()
-        };
-        let page = PageRequest {
-            page: 1,
-            per_page: 1,
-        };
-        if let Some(existing) = store
-            .orders(account_id, &filter, page)
-            .await?
-            .items
-            .into_iter()
-            .next()
-        {
-            return Err(duplicate(existing.id, existing.number));
-        }
-    }
-    let resolved = checkout::resolve(store, &request.checkout).await?;
-    let priced = resolved.price(commission_percent);
-    let mut new = NewOrder {
-        account_id,
-        number: generate_number(),
-        legacy_number: request.legacy_number,
-        external_reference: request.external_reference,
-        status: OrderStatus::Pending,
-        customer: Customer {
-            name: request.full_name,
-            phone: request.phone,
-            second_phone: request.second_phone,
-            address: request.address,
-            governorate_id: resolved.rate.governorate_id,
-            governorate_name: resolved.rate.governorate_name.clone(),
-        },
-        shipping_option_id: resolved.option.id,
-        shipping_option_name: resolved.option.name.clone(),
-        store_name: request.store_name,
-        store_link: request.store_link,
-        note: request.note,
-        lines: resolved.order_lines(&priced),
-        totals: priced.totals,
-        created_at: now,
-        bill_month: request.billed.then(|| cairo_month(now)),
-        idempotency,
-    };
-    const NUMBER_ATTEMPTS: usize = 8;
-    for _ in 0..NUMBER_ATTEMPTS {
-        match store.place_order(new.clone()).await {
-            Ok(order) => return Ok(order),
-            Err(PlaceOrderError::NumberTaken) => new.number = generate_number(),
-            Err(PlaceOrderError::DuplicateExternalReference {
-                existing_id,
-                existing_number,
-            }) => {
-                return Err(duplicate(existing_id, existing_number));
-            }
-            Err(PlaceOrderError::InsufficientStock {
-                line_index,
-                available,
-            }) => {
-                return Err(ApiError::field(
-                    format!("lines.{line_index}.quantity"),
-                    messages::insufficient_stock(available),
-                ));
-            }
-            Err(PlaceOrderError::Store(error)) => return Err(error.into()),
-        }
-    }
-    tracing::error!("no free order number after {NUMBER_ATTEMPTS} attempts");
-    Err(ApiError::server())
 }
 
 pub(super) async fn cancel(
@@ -358,5 +244,19 @@ pub(super) async fn cancel(
             Err(ApiError::conflict(messages::NOT_CANCELLABLE))
         }
         Err(StatusChangeError::Store(error)) => Err(error.into()),
+    }
+}
+
+impl From<PlaceError> for ApiError {
+    fn from(error: PlaceError) -> Self {
+        match error {
+            PlaceError::Invalid(problems) => checkout::invalid(problems),
+            PlaceError::DuplicateExternalReference {
+                existing_id,
+                existing_number,
+            } => duplicate(existing_id, existing_number),
+            PlaceError::NoFreeNumber => ApiError::server(),
+            PlaceError::Store(error) => error.into(),
+        }
     }
 }

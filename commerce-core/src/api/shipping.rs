@@ -3,8 +3,8 @@
 use bytes::Bytes;
 use http::Response;
 
+use super::Ctx;
 use super::checkout;
-use crate::engine::Ctx;
 use crate::error::ApiError;
 use crate::wire::{QuoteView, ShippingOptionView};
 
@@ -21,7 +21,7 @@ pub(super) async fn options(ctx: &Ctx<'_>) -> Result<Response<Bytes>, ApiError> 
 pub(super) async fn quote(ctx: &Ctx<'_>, body: &Bytes) -> Result<Response<Bytes>, ApiError> {
     let object = crate::input::json_object(body, false)?;
     let request = checkout::parse(&object, checkout::Purpose::Quote)?;
-    let resolved = checkout::resolve(ctx.store(), &request).await?;
+    let resolved = crate::domain::checkout::resolve(ctx.store(), &request).await?;
     let priced = resolved.price(ctx.config().commission_percent);
     let products: Vec<i64> = resolved.product_ids();
     super::catalog::bill_pulls(ctx, &products).await?;

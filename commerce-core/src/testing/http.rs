@@ -36,11 +36,11 @@ use http::{HeaderMap, Method, Request, Response, StatusCode};
 use serde_json::{Value, json};
 
 use crate::clock::ManualClock;
-use crate::engine::{Config, Engine};
 use crate::model::*;
 use crate::operator::KeySpec;
 use crate::sandbox::{self, Sandbox};
 use crate::store::Store;
+use crate::{Config, Engine};
 
 /// Something that serves the API: the engine itself or the engine mounted in a framework.
 #[async_trait]

@@ -2,10 +2,10 @@
 //! from every order and withdrawal of the account.
 
 use super::http::Harness;
-use crate::api::WalletFigures;
+use crate::domain::wallet::PayoutRules;
+use crate::domain::wallet::WalletFigures;
 use crate::model::*;
 use crate::store::Store;
-use crate::wire::PayoutRules;
 
 /// Every order of an account, all pages, newest first.
 pub async fn all_orders(h: &Harness, account: AccountId) -> Vec<Order> {

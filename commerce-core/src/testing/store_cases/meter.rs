@@ -49,4 +49,3 @@ pub async fn pulls_are_counted_once_per_product_and_month(store: &dyn Store) {
     assert_eq!(store.meter(b.id, MONTH).await.unwrap().pulled_products, 1);
     assert_eq!(store.meter(a.id, MONTH).await.unwrap().pulled_products, 3);
 }
-

@@ -1,0 +1,40 @@
+//! The platform's settings of an engine.
+
+use chrono::Duration;
+use rust_decimal::Decimal;
+
+/// Platform settings of an engine. `Config::default()` holds the product's defaults.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Platform commission on the marketer's profit, percent (default 4).
+    pub commission_percent: Decimal,
+    /// Days between delivery and payout readiness (default 14).
+    pub hold_days: i64,
+    /// Smallest withdrawal, EGP (default 100.00).
+    pub withdrawal_minimum: Decimal,
+    /// Referral percent shown in the wallet (default 0).
+    pub referral_percent: Decimal,
+    /// Per-minute limit of keys created without their own (default 120).
+    pub default_rate_limit: u32,
+    /// Largest request body in bytes (default 1 MiB); larger is a 413.
+    pub body_limit: usize,
+    /// How long an `Idempotency-Key` replays its first response (default 24 hours).
+    pub idempotency_ttl: Duration,
+    /// After how long a request still in flight under a key is taken to have died (default 2 minutes).
+    pub idempotency_stale_after: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            commission_percent: Decimal::from(4),
+            hold_days: 14,
+            withdrawal_minimum: Decimal::new(10_000, 2),
+            referral_percent: Decimal::ZERO,
+            default_rate_limit: 120,
+            body_limit: 1024 * 1024,
+            idempotency_ttl: Duration::hours(24),
+            idempotency_stale_after: Duration::minutes(2),
+        }
+    }
+}

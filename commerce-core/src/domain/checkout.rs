@@ -1,0 +1,261 @@
+//! Checkout: order lines and a shipping choice checked against the catalogue and the shipping
+//! table exactly as checkout does, then priced. Shared by the quote, order placement and the
+//! operator API.
+
+use std::collections::{HashMap, HashSet};
+
+use rust_decimal::Decimal;
+
+use crate::model::{LineWarranty, NewOrderLine, ShippingOption, ShippingRate, Variant, Warranty};
+use crate::pricing::{self, LineInput, Priced, WarrantyTerms};
+use crate::store::{Store, StoreError};
+
+/// Most lines in one order or quote.
+pub const MAX_LINES: usize = 100;
+/// Largest quantity of one line.
+pub const MAX_QUANTITY: i64 = 999;
+/// Most warranties on one line.
+pub const MAX_WARRANTIES: usize = 10;
+
+/// One line asked for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LineRequest {
+    /// The variant.
+    pub variant_id: i64,
+    /// Pieces (1 to [`MAX_QUANTITY`]).
+    pub quantity: i64,
+    /// The marketer's profit per piece.
+    pub profit: Decimal,
+    /// Warranties chosen (at most [`MAX_WARRANTIES`]).
+    pub warranty_ids: Vec<i64>,
+}
+
+/// Lines and a shipping choice, as a quote or an order asks for them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckoutRequest {
+    /// The shipping option.
+    pub shipping_option_id: i64,
+    /// The governorate shipped to.
+    pub governorate_id: i64,
+    /// The lines (1 to [`MAX_LINES`]).
+    pub lines: Vec<LineRequest>,
+}
+
+/// What is wrong with one field of a checkout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Problem {
+    /// No active shipping option with this id.
+    ShippingOptionNotFound,
+    /// The option does not serve the governorate.
+    GovernorateNotServed,
+    /// No variant with this id on sale now.
+    VariantNotAvailable,
+    /// A warranty listed twice on one line.
+    DuplicateWarranty,
+    /// Not a warranty of the line's product offered now.
+    WarrantyNotAvailable,
+    /// More pieces than are left (for this line, after the earlier lines of its variant).
+    InsufficientStock {
+        /// Pieces left for the line.
+        available: i64,
+    },
+}
+
+/// A problem and the field it belongs to (`lines.2.quantity`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldProblem {
+    /// The field's path in the request, as the API names it.
+    pub field: String,
+    /// What is wrong.
+    pub problem: Problem,
+}
+
+/// Why a checkout could not be resolved.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckoutError {
+    /// The request breaks the catalogue's or the shipping table's rules: every problem found.
+    #[error("{} checkout problem(s), first on {}", .0.len(), .0.first().map_or("?", |p| p.field.as_str()))]
+    Invalid(Vec<FieldProblem>),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A line checked against the catalogue.
+#[derive(Debug, Clone)]
+pub struct ResolvedLine {
+    /// The line as asked.
+    pub request: LineRequest,
+    /// The product's title.
+    pub title: String,
+    /// The variant, as sold now.
+    pub variant: Variant,
+    /// The warranties chosen, as offered now.
+    pub warranties: Vec<Warranty>,
+}
+
+/// A checkout request checked against the catalogue and the shipping table.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    /// The shipping option (offered now).
+    pub option: ShippingOption,
+    /// Its rate for the governorate.
+    pub rate: ShippingRate,
+    /// The lines, in request order.
+    pub lines: Vec<ResolvedLine>,
+}
+
+/// Checks the shipping choice, every variant (sold now), every warranty (the product's and
+/// offered now) and the stock (lines of one variant add up). Every problem is reported, each
+/// naming its field.
+pub async fn resolve(
+    store: &dyn Store,
+    request: &CheckoutRequest,
+) -> Result<Resolved, CheckoutError> {
+    let mut problems = Vec::new();
+    let mut fail = |field: String, problem: Problem| problems.push(FieldProblem { field, problem });
+
+    let options = store.shipping_options().await?;
+    let option = options
+        .into_iter()
+        .find(|o| o.id == request.shipping_option_id && o.active);
+    let rate = match &option {
+        None => {
+            fail("shipping_option_id".into(), Problem::ShippingOptionNotFound);
+            None
+        }
+        Some(option) => {
+            let rate = option.rate(request.governorate_id).cloned();
+            if rate.is_none() {
+                fail("governorate_id".into(), Problem::GovernorateNotServed);
+            }
+            rate
+        }
+    };
+
+    let variant_ids: Vec<i64> = request.lines.iter().map(|l| l.variant_id).collect();
+    let products = store.products_of_variants(&variant_ids).await?;
+    let mut wanted: HashMap<i64, i64> = HashMap::new();
+    let mut lines = Vec::with_capacity(request.lines.len());
+    for (index, line) in request.lines.iter().enumerate() {
+        let found = products.iter().filter(|p| p.active).find_map(|p| {
+            p.variants
+                .iter()
+                .find(|v| v.id == line.variant_id)
+                .map(|v| (p, v))
+        });
+        let Some((product, variant)) = found else {
+            fail(
+                format!("lines.{index}.variant_id"),
+                Problem::VariantNotAvailable,
+            );
+            continue;
+        };
+        let mut warranties = Vec::with_capacity(line.warranty_ids.len());
+        let mut seen = HashSet::new();
+        for id in &line.warranty_ids {
+            if !seen.insert(*id) {
+                fail(
+                    format!("lines.{index}.warranty_ids"),
+                    Problem::DuplicateWarranty,
+                );
+                continue;
+            }
+            match product.warranties.iter().find(|w| w.id == *id && w.active) {
+                Some(w) => warranties.push(w.clone()),
+                None => fail(
+                    format!("lines.{index}.warranty_ids"),
+                    Problem::WarrantyNotAvailable,
+                ),
+            }
+        }
+        let total = wanted.entry(variant.id).or_default();
+        let left = (variant.available - *total).max(0);
+        *total += line.quantity;
+        if line.quantity > left {
+            fail(
+                format!("lines.{index}.quantity"),
+                Problem::InsufficientStock { available: left },
+            );
+        }
+        lines.push(ResolvedLine {
+            request: line.clone(),
+            title: product.title.clone(),
+            variant: variant.clone(),
+            warranties,
+        });
+    }
+    match (option, rate) {
+        (Some(option), Some(rate)) if problems.is_empty() => Ok(Resolved {
+            option,
+            rate,
+            lines,
+        }),
+        _ => Err(CheckoutError::Invalid(problems)),
+    }
+}
+
+impl Resolved {
+    /// Prices the lines with the one pricing function.
+    pub fn price(&self, commission_percent: Decimal) -> Priced {
+        let terms: Vec<Vec<WarrantyTerms>> = self
+            .lines
+            .iter()
+            .map(|l| l.warranties.iter().map(WarrantyTerms::from).collect())
+            .collect();
+        let inputs: Vec<LineInput> = self
+            .lines
+            .iter()
+            .zip(&terms)
+            .map(|(l, warranties)| LineInput {
+                price: l.variant.price,
+                profit: l.request.profit,
+                quantity: l.request.quantity,
+                warranties,
+            })
+            .collect();
+        pricing::price(&inputs, (&self.rate).into(), commission_percent)
+    }
+
+    /// The distinct products of the lines.
+    pub fn product_ids(&self) -> Vec<i64> {
+        let mut ids: Vec<i64> = self.lines.iter().map(|l| l.variant.product_id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+
+    /// The order lines, priced.
+    pub fn order_lines(&self, priced: &Priced) -> Vec<NewOrderLine> {
+        self.lines
+            .iter()
+            .zip(&priced.lines)
+            .map(|(line, price)| NewOrderLine {
+                variant_id: line.variant.id,
+                product_id: line.variant.product_id,
+                title: line.title.clone(),
+                variant_label: line.variant.label.clone(),
+                quantity: line.request.quantity,
+                sell_price: price.sale,
+                profit: line.request.profit,
+                commission_on: true,
+                warranties: line
+                    .warranties
+                    .iter()
+                    .map(|w| {
+                        let unit_price = pricing::warranty_unit_price(price.sale, w.into());
+                        LineWarranty {
+                            warranty_id: w.id,
+                            name: w.name.clone(),
+                            unit_price,
+                            quantity: line.request.quantity,
+                            total: unit_price * Decimal::from(line.request.quantity),
+                            duration_days: w.duration_days,
+                            terms: w.terms.clone(),
+                        }
+                    })
+                    .collect(),
+            })
+            .collect()
+    }
+}

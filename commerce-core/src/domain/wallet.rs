@@ -1,0 +1,175 @@
+//! The wallet: an account's figures from the sums its store keeps, the payout rule of an
+//! order, and the withdrawal window.
+
+use chrono::{DateTime, Datelike, Days, Duration, NaiveDate, NaiveTime, TimeZone, Utc, Weekday};
+use chrono_tz::Africa::Cairo;
+use rust_decimal::Decimal;
+
+use crate::earnings::WalletTotals;
+use crate::model::{Family, Order, PayoutState, Withdrawal, WithdrawalStatus};
+
+/// How the payout of an order is computed.
+#[derive(Debug, Clone, Copy)]
+pub struct PayoutRules {
+    /// Now.
+    pub now: DateTime<Utc>,
+    /// Days between delivery and readiness.
+    pub hold_days: i64,
+}
+
+impl PayoutRules {
+    /// Orders delivered after this instant are still held.
+    pub fn held_after(self) -> DateTime<Utc> {
+        self.now - Duration::days(self.hold_days)
+    }
+
+    /// The payout state and ready date of an order: expected until delivered, held for
+    /// `hold_days` after delivery, then ready.
+    pub fn payout(self, order: &Order) -> (PayoutState, Option<DateTime<Utc>>) {
+        let ready_at = order
+            .delivered_at
+            .map(|d| d + Duration::days(self.hold_days));
+        let state = match (order.status.family(), ready_at) {
+            (Family::Pending | Family::Confirmed | Family::Shipping, _) => PayoutState::Expected,
+            (Family::Delivered | Family::Archived, Some(ready)) if self.now < ready => {
+                PayoutState::Held
+            }
+            (Family::Delivered | Family::Archived, Some(_)) => PayoutState::Ready,
+            _ => PayoutState::None,
+        };
+        (state, ready_at)
+    }
+}
+
+/// The days withdrawals can be requested, in Cairo time.
+pub const WITHDRAWAL_DAYS: [Weekday; 2] = [Weekday::Sun, Weekday::Thu];
+
+/// An account's wallet, net of commission.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WalletFigures {
+    /// Net profit of orders not yet delivered.
+    pub expected: Decimal,
+    /// Net profit of delivered orders inside the hold.
+    pub held: Decimal,
+    /// Earliest ready date of the held orders.
+    pub next_ready_at: Option<DateTime<Utc>>,
+    /// Withdrawable now: ready or paid net profit minus received minus pending withdrawals.
+    pub ready: Decimal,
+    /// Sum of completed withdrawals.
+    pub received: Decimal,
+    /// Commission of delivered orders.
+    pub total_commission: Decimal,
+    /// Pending withdrawal requests.
+    pub pending_withdrawals: Vec<Withdrawal>,
+    /// Their sum.
+    pub pending_amount: Decimal,
+}
+
+impl WalletFigures {
+    /// Computes the wallet from all of an account's orders and withdrawals (the reference
+    /// the store's kept sums are checked against).
+    pub fn compute(orders: &[Order], withdrawals: &[Withdrawal], rules: PayoutRules) -> Self {
+        Self::from_totals(
+            WalletTotals::of_orders(orders, rules.held_after()),
+            withdrawals,
+            rules,
+        )
+    }
+
+    /// The wallet from the sums a store keeps ([`Store::wallet_totals`]) and the withdrawals.
+    ///
+    /// [`Store::wallet_totals`]: crate::store::OrderStore::wallet_totals
+    pub fn from_totals(
+        wallet: WalletTotals,
+        withdrawals: &[Withdrawal],
+        rules: PayoutRules,
+    ) -> Self {
+        let totals = wallet.totals;
+        let mut figures = WalletFigures {
+            expected: totals.expected,
+            held: wallet.held,
+            next_ready_at: wallet
+                .earliest_held_delivery
+                .map(|delivered| delivered + Duration::days(rules.hold_days)),
+            total_commission: totals.settled_commission,
+            ..WalletFigures::default()
+        };
+        let earned_ready = totals.settled - wallet.held;
+        for w in withdrawals {
+            match w.status {
+                WithdrawalStatus::Completed => figures.received += w.amount,
+                WithdrawalStatus::Pending => {
+                    figures.pending_amount += w.amount;
+                    figures.pending_withdrawals.push(w.clone());
+                }
+                WithdrawalStatus::Rejected => {}
+            }
+        }
+        figures.ready =
+            (earned_ready - figures.received - figures.pending_amount).max(Decimal::ZERO);
+        figures
+    }
+}
+
+/// The current or next withdrawal window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WithdrawalWindow {
+    /// Whether today (Cairo) is a withdrawal day.
+    pub open: bool,
+    /// Start of the current window when open, else of the next.
+    pub opens_at: DateTime<Utc>,
+    /// End of that window.
+    pub closes_at: DateTime<Utc>,
+}
+
+/// The first instant of a Cairo calendar day (midnight, or the first hour that exists when a
+/// daylight-saving change skips midnight).
+fn start_of_cairo_day(date: NaiveDate) -> DateTime<Utc> {
+    (0..3)
+        .find_map(|hour| {
+            let time = NaiveTime::from_hms_opt(hour, 0, 0)?;
+            Cairo.from_local_datetime(&date.and_time(time)).earliest()
+        })
+        .map(|t| t.with_timezone(&Utc))
+        .unwrap_or_else(|| date.and_time(NaiveTime::MIN).and_utc())
+}
+
+/// The withdrawal window at `now` (days in [`WITHDRAWAL_DAYS`], Cairo time).
+pub fn withdrawal_window(now: DateTime<Utc>) -> WithdrawalWindow {
+    let today = now.with_timezone(&Cairo).date_naive();
+    let open = WITHDRAWAL_DAYS.contains(&today.weekday());
+    let day = (0..7)
+        .filter_map(|n| today.checked_add_days(Days::new(n)))
+        .find(|d| WITHDRAWAL_DAYS.contains(&d.weekday()))
+        .unwrap_or(today);
+    let next = day.succ_opt().unwrap_or(day);
+    WithdrawalWindow {
+        open,
+        opens_at: start_of_cairo_day(day),
+        closes_at: start_of_cairo_day(next),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::cairo_timestamp;
+
+    #[test]
+    fn window_is_open_on_sunday_and_thursday_in_cairo() {
+        // Sunday 22 Nov 2026, 10:00 Cairo (+02:00).
+        let sunday = Utc.with_ymd_and_hms(2026, 11, 22, 8, 0, 0).unwrap();
+        let w = withdrawal_window(sunday);
+        assert!(w.open);
+        assert_eq!(cairo_timestamp(w.opens_at), "2026-11-22T00:00:00+02:00");
+        assert_eq!(cairo_timestamp(w.closes_at), "2026-11-23T00:00:00+02:00");
+        // Monday: closed, next window Thursday.
+        let monday = Utc.with_ymd_and_hms(2026, 11, 23, 8, 0, 0).unwrap();
+        let w = withdrawal_window(monday);
+        assert!(!w.open);
+        assert_eq!(cairo_timestamp(w.opens_at), "2026-11-26T00:00:00+02:00");
+        // Saturday 23:30 UTC is already Sunday in Cairo.
+        let late = Utc.with_ymd_and_hms(2026, 11, 21, 23, 30, 0).unwrap();
+        assert!(withdrawal_window(late).open);
+    }
+}

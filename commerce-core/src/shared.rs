@@ -1,0 +1,44 @@
+//! What an engine and its operator share: the store, the clock, the settings and the
+//! catalogue-pulls cache.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+
+use crate::clock::Clock;
+use crate::config::Config;
+use crate::domain::wallet::PayoutRules;
+use crate::pulls_seen::PullsSeen;
+use crate::store::Store;
+
+/// Shared by every clone of an [`Engine`](crate::Engine) and its [`Operator`](crate::Operator).
+pub(crate) struct Shared {
+    pub(crate) store: Arc<dyn Store>,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) config: Config,
+    /// Catalogue pulls already recorded this month (writes skipped).
+    pub(crate) pulls_seen: PullsSeen,
+}
+
+impl Shared {
+    /// The current instant, from the clock.
+    pub(crate) fn now(&self) -> DateTime<Utc> {
+        self.clock.now()
+    }
+
+    /// The payout rule at `now`.
+    pub(crate) fn payout_rules(&self, now: DateTime<Utc>) -> PayoutRules {
+        PayoutRules {
+            now,
+            hold_days: self.config.hold_days,
+        }
+    }
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,221 @@
+//! The crate's layers, checked from its source: no module cycle between the top-level modules
+//! of `commerce-core/src`, and `domain` imports neither `api` nor `wire`.
+//!
+//! A module's dependencies are the top-level modules its code names through `crate::`
+//! (`use crate::store::Store`, `crate::money::round_money(..)`, `use crate::{a, b}`, and the
+//! crate-root re-exports such as `crate::Engine`). Comments and doc comments do not count: an
+//! intra-doc link is not a dependency. `testing` (test support) and `lib.rs` are left out.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// Module → the modules it depends on.
+type Graph = BTreeMap<String, BTreeSet<String>>;
+
+fn source_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// Every `.rs` file under `dir`.
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in fs::read_dir(dir).expect("read src") {
+        let path = entry.expect("dir entry").path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The top-level module a file belongs to (`api/orders.rs` → `api`, `engine.rs` → `engine`).
+fn module_of(file: &Path) -> String {
+    let relative = file.strip_prefix(source_dir()).expect("under src");
+    let first = relative.components().next().expect("a component");
+    first
+        .as_os_str()
+        .to_string_lossy()
+        .trim_end_matches(".rs")
+        .to_owned()
+}
+
+/// The code of a file without its comments (line comments, doc comments).
+fn code_of(source: &str) -> String {
+    source
+        .lines()
+        .map(|line| match line.find("//") {
+            // `//` inside a string literal (a URL) is kept; a comment is dropped.
+            Some(at) if line[..at].matches('"').count() % 2 == 0 => &line[..at],
+            _ => line,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn identifier_at(text: &str) -> &str {
+    let end = text
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(text.len());
+    &text[..end]
+}
+
+/// The names a file reaches through `crate::`: `crate::x::...`, `crate::X`, `crate::{a, b::c}`.
+fn crate_paths(code: &str) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    for (at, _) in code.match_indices("crate::") {
+        let before = code[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$') {
+            continue; // `$crate::` in macros, or part of a longer identifier
+        }
+        let rest = &code[at + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let inner = &group[..group.find('}').unwrap_or(group.len())];
+            for item in inner.split(',') {
+                let name = identifier_at(item.trim());
+                if !name.is_empty() {
+                    names.insert(name.to_owned());
+                }
+            }
+        } else {
+            names.insert(identifier_at(rest).to_owned());
+        }
+    }
+    names
+}
+
+/// What `lib.rs` re-exports at the crate root: name → module (`Engine` → `engine`).
+fn root_reexports() -> BTreeMap<String, String> {
+    let lib = fs::read_to_string(source_dir().join("lib.rs")).expect("lib.rs");
+    let mut map = BTreeMap::new();
+    for line in lib.lines() {
+        let Some(path) = line.trim().strip_prefix("pub use ") else {
+            continue;
+        };
+        let path = path.trim_end_matches(';');
+        let Some((module, items)) = path.split_once("::") else {
+            continue;
+        };
+        for item in items.trim_matches(|c| c == '{' || c == '}').split(',') {
+            let name = item.trim().rsplit("::").next().unwrap_or("").trim();
+            if !name.is_empty() {
+                map.insert(name.to_owned(), module.to_owned());
+            }
+        }
+    }
+    map
+}
+
+fn graph() -> Graph {
+    let mut files = Vec::new();
+    rust_files(&source_dir(), &mut files);
+    let modules: BTreeSet<String> = files.iter().map(|f| module_of(f)).collect();
+    let reexports = root_reexports();
+    let mut graph = Graph::new();
+    for file in &files {
+        let module = module_of(file);
+        if module == "lib" || module == "testing" {
+            continue;
+        }
+        let code = code_of(&fs::read_to_string(file).expect("read a source file"));
+        let entry = graph.entry(module.clone()).or_default();
+        for name in crate_paths(&code) {
+            let target = if modules.contains(&name) {
+                name
+            } else if let Some(module) = reexports.get(&name) {
+                module.clone()
+            } else {
+                continue;
+            };
+            if target != module && target != "testing" {
+                entry.insert(target);
+            }
+        }
+    }
+    graph
+}
+
+/// A cycle of the graph, if it has one (as the list of modules along it).
+fn find_cycle(graph: &Graph) -> Option<Vec<String>> {
+    fn visit(
+        node: &str,
+        graph: &Graph,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|n| n == node) {
+            let mut cycle = path[at..].to_vec();
+            cycle.push(node.to_owned());
+            return Some(cycle);
+        }
+        if done.contains(node) {
+            return None;
+        }
+        path.push(node.to_owned());
+        for next in graph.get(node).into_iter().flatten() {
+            if let Some(cycle) = visit(next, graph, path, done) {
+                return Some(cycle);
+            }
+        }
+        path.pop();
+        done.insert(node.to_owned());
+        None
+    }
+    let mut done = BTreeSet::new();
+    graph
+        .keys()
+        .find_map(|node| visit(node, graph, &mut Vec::new(), &mut done))
+}
+
+#[test]
+fn the_top_level_modules_form_no_cycle() {
+    let graph = graph();
+    assert!(graph.contains_key("domain") && graph.contains_key("engine"));
+    if let Some(cycle) = find_cycle(&graph) {
+        panic!(
+            "module cycle: {}\n\nthe graph:\n{}",
+            cycle.join(" -> "),
+            graph
+                .iter()
+                .map(|(m, deps)| format!(
+                    "  {m} -> {}",
+                    deps.iter().cloned().collect::<Vec<_>>().join(", ")
+                ))
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+    }
+}
+
+#[test]
+fn domain_imports_neither_api_nor_wire() {
+    let graph = graph();
+    let domain = &graph["domain"];
+    assert!(
+        !domain.contains("api") && !domain.contains("wire"),
+        "domain depends on {domain:?}"
+    );
+}
+
+#[test]
+fn the_scan_sees_every_form_of_path_and_skips_comments() {
+    let code = code_of(
+        "use crate::store::Store;\nuse crate::{money, time::cairo_month};\n\
+         /// see [`crate::api`]\nlet x = crate::Engine::new(s); // crate::wire\n\
+         let url = \"https://x\"; $crate::testing::run();",
+    );
+    let names = crate_paths(&code);
+    let expected: BTreeSet<String> = ["store", "money", "time", "Engine"]
+        .into_iter()
+        .map(String::from)
+        .collect();
+    assert_eq!(names, expected);
+    let mut graph = Graph::new();
+    graph.insert("a".into(), ["b".to_string()].into());
+    graph.insert("b".into(), ["c".to_string()].into());
+    graph.insert("c".into(), ["a".to_string()].into());
+    assert_eq!(
+        find_cycle(&graph),
+        Some(vec!["a".into(), "b".into(), "c".into(), "a".into()])
+    );
+}
