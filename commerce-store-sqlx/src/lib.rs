@@ -90,12 +90,21 @@
 //! ```
 
 use commerce_core::store::StoreError;
+use sqlx::QueryBuilder;
 use sqlx::pool::PoolConnection;
-use sqlx::{Database, Encode, QueryBuilder, Type};
 
-mod imp;
+mod accounts;
+mod catalog;
+mod dialect;
+mod idempotency;
+mod meter;
+mod order_reads;
+mod orders;
 mod rate_slots;
 mod rows;
+mod sql_store;
+mod wallet;
+mod withdrawals;
 
 #[cfg(feature = "postgres")]
 mod postgres;
@@ -104,6 +113,7 @@ mod sqlite;
 
 #[cfg(feature = "postgres")]
 pub use postgres::PgStore;
+pub use sql_store::SqlStore;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 
@@ -124,7 +134,7 @@ pub(crate) const MAX_BIND_CHUNK: usize = 500;
 /// is ever handed out inside a transaction, or with a `BEGIN` sent whose answer was never read.
 /// (sqlx's own `Transaction` misses that last case: a future dropped while `BEGIN` is in flight
 /// returns the connection with the transaction open.)
-pub(crate) struct Tx<DB: Database> {
+pub(crate) struct Tx<DB: dialect::Dialect> {
     /// The connection the transaction runs on.
     pub(crate) tx: PoolConnection<DB>,
     /// Until `COMMIT` or `ROLLBACK` has answered: the session's state is not known to be clean.
@@ -132,10 +142,7 @@ pub(crate) struct Tx<DB: Database> {
     _writer: Option<tokio::sync::OwnedMutexGuard<()>>,
 }
 
-impl<DB: Database> Tx<DB>
-where
-    for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
-{
+impl<DB: dialect::Dialect> Tx<DB> {
     /// Takes a connection from `pool` and runs `begin` (`BEGIN ...`) on it.
     pub(crate) async fn begin(
         pool: &sqlx::Pool<DB>,
@@ -153,11 +160,9 @@ where
     }
 
     async fn run(&mut self, statement: &'static str) -> Result<(), StoreError> {
-        sqlx::raw_sql(statement)
-            .execute(&mut *self.tx)
+        DB::execute_raw(&mut self.tx, statement)
             .await
-            .map_err(rows::backend)?;
-        Ok(())
+            .map_err(rows::backend)
     }
 
     /// Commits on success, rolls back on any error (before the writer lock is released).
@@ -183,7 +188,7 @@ where
     }
 }
 
-impl<DB: Database> Drop for Tx<DB> {
+impl<DB: dialect::Dialect> Drop for Tx<DB> {
     fn drop(&mut self) {
         if self.open {
             // Dropped mid-operation, or BEGIN/COMMIT/ROLLBACK failed: never reuse the session.
@@ -193,14 +198,18 @@ impl<DB: Database> Drop for Tx<DB> {
 }
 
 /// `head` + `$1, $2, ...` (one bind per id) + `tail`.
-pub(crate) fn in_list<DB: Database>(head: &str, ids: &[i64], tail: &str) -> QueryBuilder<DB>
-where
-    for<'a> i64: Encode<'a, DB> + Type<DB>,
-{
+pub(crate) fn in_list<DB: dialect::Dialect>(
+    head: &str,
+    ids: &[i64],
+    tail: &str,
+) -> QueryBuilder<DB> {
+    use dialect::Builder;
     let mut q = QueryBuilder::new(head);
-    let mut list = q.separated(", ");
-    for id in ids {
-        list.push_bind(*id);
+    for (i, id) in ids.iter().enumerate() {
+        if i > 0 {
+            q.push(", ");
+        }
+        q.push_arg(*id);
     }
     q.push(tail);
     q

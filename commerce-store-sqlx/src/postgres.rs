@@ -1,27 +1,20 @@
 //! [`PgStore`]: the store in a PostgreSQL database.
 
 use std::str::FromStr;
-use std::sync::Arc;
 
-use commerce_core::store::StoreError;
+use sqlx::Postgres;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
-use sqlx::{PgConnection, Postgres};
 
-use crate::rate_slots::{FullWindows, Leases};
-use crate::{SetupError, Tx};
+use crate::SetupError;
+use crate::sql_store::SqlStore;
 
 /// The store in a PostgreSQL database.
 ///
 /// Each operation is one `READ COMMITTED` transaction; concurrent operations are decided by
 /// conditional updates, unique indexes and row locks (see the crate docs).
-#[derive(Debug, Clone)]
-pub struct PgStore {
-    pub(crate) pool: PgPool,
-    pub(crate) full_windows: Arc<FullWindows>,
-    pub(crate) leases: Arc<Leases>,
-}
+pub type PgStore = SqlStore<Postgres>;
 
-impl PgStore {
+impl SqlStore<Postgres> {
     /// Connects to `url` (`postgres://user:password@host:port/database`).
     pub async fn connect(url: &str) -> Result<Self, SetupError> {
         Self::connect_with(PgConnectOptions::from_str(url)?).await
@@ -43,11 +36,7 @@ impl PgStore {
 
     /// Uses an existing pool.
     pub fn from_pool(pool: PgPool) -> Self {
-        Self {
-            pool,
-            full_windows: Arc::default(),
-            leases: Arc::default(),
-        }
+        Self::over(pool, false)
     }
 
     /// Applies the embedded migrations (`migrations/postgres`) to the pool's current schema;
@@ -66,28 +55,16 @@ impl PgStore {
     pub fn pool(&self) -> &PgPool {
         &self.pool
     }
-
-    pub(crate) async fn write(&self) -> Result<Tx<Postgres>, StoreError> {
-        Tx::begin(&self.pool, "BEGIN", None).await
-    }
-
-    pub(crate) async fn read(&self) -> Result<Tx<Postgres>, StoreError> {
-        Tx::begin(
-            &self.pool,
-            "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
-            None,
-        )
-        .await
-    }
 }
 
-crate::imp::impl_store!(
-    PgStore,
-    Postgres,
-    PgConnection,
-    for_update = " FOR UPDATE",
-    instr = "strpos",
-    single_statement_tx = false,
-    rate_slots = 8,
-    timeline = "(SELECT CAST(json_agg(json_build_array(t.status, t.at, t.reason) ORDER BY t.id) AS TEXT) FROM order_timeline t WHERE t.order_id = orders.id) AS timeline"
-);
+crate::dialect::sqlx_calls!(Postgres);
+
+impl crate::dialect::Dialect for Postgres {
+    const FOR_UPDATE: &'static str = " FOR UPDATE";
+    const INSTR: &'static str = "strpos";
+    const SINGLE_STATEMENT_TX: bool = false;
+    const RATE_SLOTS: u32 = 8;
+    const TIMELINE: &'static str = "(SELECT CAST(json_agg(json_build_array(t.status, t.at, t.reason) ORDER BY t.id) AS TEXT) FROM order_timeline t WHERE t.order_id = orders.id) AS timeline";
+    const BEGIN_WRITE: &'static str = "BEGIN";
+    const BEGIN_READ: &'static str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+}

@@ -1,12 +1,13 @@
-//! Row types shared by both backends (`FromRow` is derived generically over the row type) and
-//! their conversion into domain records.
+//! Row types shared by both backends, decoded by column name ([`FromDbRow`]), and their
+//! conversion into domain records.
 
 use chrono::{DateTime, Utc};
 use commerce_core::model::*;
 use commerce_core::money::{from_piastres, to_piastres};
 use commerce_core::store::StoreError;
 use rust_decimal::Decimal;
-use sqlx::FromRow;
+
+use crate::dialect::{Dialect, FromDbRow, col};
 
 /// Data read back from the database that does not fit the domain (a bug or manual edit).
 #[derive(Debug, thiserror::Error)]
@@ -160,7 +161,6 @@ pub(crate) use {
     product_cols, variant_cols, warranty_cols, withdrawal_cols,
 };
 
-#[derive(FromRow)]
 pub(crate) struct AccountRow {
     id: i64,
     name: String,
@@ -191,9 +191,7 @@ impl AccountRow {
 
 /// A key, its account (columns prefixed `a_`; absent when the account row is missing) and the
 /// rate-limit outcome, as the one-statement authentication returns them.
-#[derive(FromRow)]
 pub(crate) struct AuthRow {
-    #[sqlx(flatten)]
     key: KeyRow,
     a_id: Option<i64>,
     a_name: Option<String>,
@@ -244,7 +242,6 @@ impl AuthRow {
     }
 }
 
-#[derive(FromRow)]
 pub(crate) struct KeyRow {
     id: i64,
     account_id: i64,
@@ -283,7 +280,6 @@ impl KeyRow {
     }
 }
 
-#[derive(FromRow)]
 pub(crate) struct CategoryRow {
     id: i64,
     name: String,
@@ -305,14 +301,11 @@ impl CategoryRow {
 }
 
 /// A product of a page, with the number of products matching the page's filter.
-#[derive(FromRow)]
 pub(crate) struct PagedProductRow {
-    #[sqlx(flatten)]
     pub(crate) row: ProductRow,
     pub(crate) total: i64,
 }
 
-#[derive(FromRow)]
 pub(crate) struct ProductRow {
     pub(crate) id: i64,
     title: String,
@@ -353,7 +346,6 @@ impl ProductRow {
     }
 }
 
-#[derive(FromRow)]
 pub(crate) struct VariantRow {
     id: i64,
     product_id: i64,
@@ -378,7 +370,6 @@ impl VariantRow {
     }
 }
 
-#[derive(FromRow)]
 pub(crate) struct WarrantyRow {
     id: i64,
     product_id: i64,
@@ -409,7 +400,6 @@ impl WarrantyRow {
     }
 }
 
-#[derive(FromRow)]
 pub(crate) struct GovernorateRow {
     id: i64,
     name: String,
@@ -424,7 +414,6 @@ impl GovernorateRow {
     }
 }
 
-#[derive(FromRow)]
 pub(crate) struct OptionRow {
     pub(crate) id: i64,
     name: String,
@@ -442,7 +431,6 @@ impl OptionRow {
     }
 }
 
-#[derive(FromRow)]
 pub(crate) struct RateRow {
     pub(crate) option_id: i64,
     governorate_id: i64,
@@ -465,14 +453,11 @@ impl RateRow {
 }
 
 /// An order of a page, with the number of orders matching the page's filter.
-#[derive(FromRow)]
 pub(crate) struct PagedOrderRow {
-    #[sqlx(flatten)]
     pub(crate) row: OrderRow,
     pub(crate) total: i64,
 }
 
-#[derive(FromRow)]
 pub(crate) struct OrderRow {
     pub(crate) id: i64,
     account_id: i64,
@@ -572,7 +557,6 @@ impl OrderRow {
     }
 }
 
-#[derive(FromRow)]
 pub(crate) struct LineRow {
     pub(crate) id: i64,
     pub(crate) order_id: i64,
@@ -617,9 +601,7 @@ impl LineRow {
 
 /// A line with one of its warranties (the `w_` columns, all NULL for a line without any), as
 /// the lines of orders are read in one statement with their warranties.
-#[derive(FromRow)]
 pub(crate) struct LineAndWarrantyRow {
-    #[sqlx(flatten)]
     pub(crate) line: LineRow,
     w_warranty_id: Option<i64>,
     w_name: Option<String>,
@@ -652,7 +634,6 @@ impl LineAndWarrantyRow {
     }
 }
 
-#[derive(FromRow)]
 pub(crate) struct LineWarrantyRow {
     warranty_id: i64,
     name: String,
@@ -677,7 +658,6 @@ impl LineWarrantyRow {
     }
 }
 
-#[derive(FromRow)]
 pub(crate) struct IdempotencyRow {
     pub(crate) fingerprint: String,
     pub(crate) created_at: i64,
@@ -700,7 +680,6 @@ impl IdempotencyRow {
     }
 }
 
-#[derive(FromRow)]
 pub(crate) struct WithdrawalRow {
     id: i64,
     account_id: i64,
@@ -817,6 +796,309 @@ impl FamilyDelta {
         ];
         deltas.sort_unstable();
         deltas
+    }
+}
+
+// ---- decoding, by column name ----
+
+impl<DB: Dialect> FromDbRow<DB> for AccountRow {
+    type Output = Self;
+    fn from_db_row(row: &DB::Row) -> Result<Self, sqlx::Error> {
+        Ok(Self {
+            id: col::<DB, _>(row, "id")?,
+            name: col::<DB, _>(row, "name")?,
+            store_name: col::<DB, _>(row, "store_name")?,
+            email: col::<DB, _>(row, "email")?,
+            phone: col::<DB, _>(row, "phone")?,
+            side: col::<DB, _>(row, "side")?,
+            state: col::<DB, _>(row, "state")?,
+            api_status: col::<DB, _>(row, "api_status")?,
+            created_at: col::<DB, _>(row, "created_at")?,
+        })
+    }
+}
+
+impl<DB: Dialect> FromDbRow<DB> for AuthRow {
+    type Output = Self;
+    fn from_db_row(row: &DB::Row) -> Result<Self, sqlx::Error> {
+        Ok(Self {
+            key: <KeyRow as FromDbRow<DB>>::from_db_row(row)?,
+            a_id: col::<DB, _>(row, "a_id")?,
+            a_name: col::<DB, _>(row, "a_name")?,
+            a_store_name: col::<DB, _>(row, "a_store_name")?,
+            a_email: col::<DB, _>(row, "a_email")?,
+            a_phone: col::<DB, _>(row, "a_phone")?,
+            a_side: col::<DB, _>(row, "a_side")?,
+            a_state: col::<DB, _>(row, "a_state")?,
+            a_api_status: col::<DB, _>(row, "a_api_status")?,
+            a_created_at: col::<DB, _>(row, "a_created_at")?,
+            counted: col::<DB, _>(row, "counted")?,
+            seen: col::<DB, _>(row, "seen")?,
+        })
+    }
+}
+
+impl<DB: Dialect> FromDbRow<DB> for KeyRow {
+    type Output = Self;
+    fn from_db_row(row: &DB::Row) -> Result<Self, sqlx::Error> {
+        Ok(Self {
+            id: col::<DB, _>(row, "id")?,
+            account_id: col::<DB, _>(row, "account_id")?,
+            name: col::<DB, _>(row, "name")?,
+            hash: col::<DB, _>(row, "hash")?,
+            abilities: col::<DB, _>(row, "abilities")?,
+            expires_at: col::<DB, _>(row, "expires_at")?,
+            revoked_at: col::<DB, _>(row, "revoked_at")?,
+            rate_limit: col::<DB, _>(row, "rate_limit")?,
+            created_at: col::<DB, _>(row, "created_at")?,
+        })
+    }
+}
+
+impl<DB: Dialect> FromDbRow<DB> for CategoryRow {
+    type Output = Self;
+    fn from_db_row(row: &DB::Row) -> Result<Self, sqlx::Error> {
+        Ok(Self {
+            id: col::<DB, _>(row, "id")?,
+            name: col::<DB, _>(row, "name")?,
+            slug: col::<DB, _>(row, "slug")?,
+            parent_id: col::<DB, _>(row, "parent_id")?,
+            active: col::<DB, _>(row, "active")?,
+        })
+    }
+}
+
+impl<DB: Dialect> FromDbRow<DB> for PagedProductRow {
+    type Output = Self;
+    fn from_db_row(row: &DB::Row) -> Result<Self, sqlx::Error> {
+        Ok(Self {
+            row: <ProductRow as FromDbRow<DB>>::from_db_row(row)?,
+            total: col::<DB, _>(row, "total")?,
+        })
+    }
+}
+
+impl<DB: Dialect> FromDbRow<DB> for ProductRow {
+    type Output = Self;
+    fn from_db_row(row: &DB::Row) -> Result<Self, sqlx::Error> {
+        Ok(Self {
+            id: col::<DB, _>(row, "id")?,
+            title: col::<DB, _>(row, "title")?,
+            slug: col::<DB, _>(row, "slug")?,
+            category_id: col::<DB, _>(row, "category_id")?,
+            description: col::<DB, _>(row, "description")?,
+            images: col::<DB, _>(row, "images")?,
+            files: col::<DB, _>(row, "files")?,
+            video_url: col::<DB, _>(row, "video_url")?,
+            marketing_files_url: col::<DB, _>(row, "marketing_files_url")?,
+            url: col::<DB, _>(row, "url")?,
+            active: col::<DB, _>(row, "active")?,
+            updated_at: col::<DB, _>(row, "updated_at")?,
+        })
+    }
+}
+
+impl<DB: Dialect> FromDbRow<DB> for VariantRow {
+    type Output = Self;
+    fn from_db_row(row: &DB::Row) -> Result<Self, sqlx::Error> {
+        Ok(Self {
+            id: col::<DB, _>(row, "id")?,
+            product_id: col::<DB, _>(row, "product_id")?,
+            label: col::<DB, _>(row, "label")?,
+            price: col::<DB, _>(row, "price")?,
+            suggested_min: col::<DB, _>(row, "suggested_min")?,
+            suggested_max: col::<DB, _>(row, "suggested_max")?,
+            available: col::<DB, _>(row, "available")?,
+        })
+    }
+}
+
+impl<DB: Dialect> FromDbRow<DB> for WarrantyRow {
+    type Output = Self;
+    fn from_db_row(row: &DB::Row) -> Result<Self, sqlx::Error> {
+        Ok(Self {
+            id: col::<DB, _>(row, "id")?,
+            product_id: col::<DB, _>(row, "product_id")?,
+            name: col::<DB, _>(row, "name")?,
+            admin_fee: col::<DB, _>(row, "admin_fee")?,
+            percent: col::<DB, _>(row, "percent")?,
+            price_from: col::<DB, _>(row, "price_from")?,
+            duration_days: col::<DB, _>(row, "duration_days")?,
+            terms: col::<DB, _>(row, "terms")?,
+            icon_url: col::<DB, _>(row, "icon_url")?,
+            active: col::<DB, _>(row, "active")?,
+        })
+    }
+}
+
+impl<DB: Dialect> FromDbRow<DB> for GovernorateRow {
+    type Output = Self;
+    fn from_db_row(row: &DB::Row) -> Result<Self, sqlx::Error> {
+        Ok(Self {
+            id: col::<DB, _>(row, "id")?,
+            name: col::<DB, _>(row, "name")?,
+        })
+    }
+}
+
+impl<DB: Dialect> FromDbRow<DB> for OptionRow {
+    type Output = Self;
+    fn from_db_row(row: &DB::Row) -> Result<Self, sqlx::Error> {
+        Ok(Self {
+            id: col::<DB, _>(row, "id")?,
+            name: col::<DB, _>(row, "name")?,
+            active: col::<DB, _>(row, "active")?,
+        })
+    }
+}
+
+impl<DB: Dialect> FromDbRow<DB> for RateRow {
+    type Output = Self;
+    fn from_db_row(row: &DB::Row) -> Result<Self, sqlx::Error> {
+        Ok(Self {
+            option_id: col::<DB, _>(row, "option_id")?,
+            governorate_id: col::<DB, _>(row, "governorate_id")?,
+            governorate_name: col::<DB, _>(row, "governorate_name")?,
+            delivery_charge: col::<DB, _>(row, "delivery_charge")?,
+            shipping_tax_percent: col::<DB, _>(row, "shipping_tax_percent")?,
+            total_due_tax_percent: col::<DB, _>(row, "total_due_tax_percent")?,
+        })
+    }
+}
+
+impl<DB: Dialect> FromDbRow<DB> for PagedOrderRow {
+    type Output = Self;
+    fn from_db_row(row: &DB::Row) -> Result<Self, sqlx::Error> {
+        Ok(Self {
+            row: <OrderRow as FromDbRow<DB>>::from_db_row(row)?,
+            total: col::<DB, _>(row, "total")?,
+        })
+    }
+}
+
+impl<DB: Dialect> FromDbRow<DB> for OrderRow {
+    type Output = Self;
+    fn from_db_row(row: &DB::Row) -> Result<Self, sqlx::Error> {
+        Ok(Self {
+            id: col::<DB, _>(row, "id")?,
+            account_id: col::<DB, _>(row, "account_id")?,
+            number: col::<DB, _>(row, "number")?,
+            legacy_number: col::<DB, _>(row, "legacy_number")?,
+            external_reference: col::<DB, _>(row, "external_reference")?,
+            tracking_url: col::<DB, _>(row, "tracking_url")?,
+            status: col::<DB, _>(row, "status")?,
+            customer_name: col::<DB, _>(row, "customer_name")?,
+            customer_phone: col::<DB, _>(row, "customer_phone")?,
+            customer_second_phone: col::<DB, _>(row, "customer_second_phone")?,
+            customer_address: col::<DB, _>(row, "customer_address")?,
+            governorate_id: col::<DB, _>(row, "governorate_id")?,
+            governorate_name: col::<DB, _>(row, "governorate_name")?,
+            shipping_option_id: col::<DB, _>(row, "shipping_option_id")?,
+            shipping_option_name: col::<DB, _>(row, "shipping_option_name")?,
+            store_name: col::<DB, _>(row, "store_name")?,
+            store_link: col::<DB, _>(row, "store_link")?,
+            note: col::<DB, _>(row, "note")?,
+            products: col::<DB, _>(row, "products")?,
+            warranties: col::<DB, _>(row, "warranties")?,
+            delivery_charge: col::<DB, _>(row, "delivery_charge")?,
+            customer_total: col::<DB, _>(row, "customer_total")?,
+            profit: col::<DB, _>(row, "profit")?,
+            income_tax: col::<DB, _>(row, "income_tax")?,
+            net_profit: col::<DB, _>(row, "net_profit")?,
+            income_tax_percent: col::<DB, _>(row, "income_tax_percent")?,
+            created_at: col::<DB, _>(row, "created_at")?,
+            updated_at: col::<DB, _>(row, "updated_at")?,
+            confirmed_at: col::<DB, _>(row, "confirmed_at")?,
+            delivered_at: col::<DB, _>(row, "delivered_at")?,
+            timeline: col::<DB, _>(row, "timeline")?,
+        })
+    }
+}
+
+impl<DB: Dialect> FromDbRow<DB> for LineRow {
+    type Output = Self;
+    fn from_db_row(row: &DB::Row) -> Result<Self, sqlx::Error> {
+        Ok(Self {
+            id: col::<DB, _>(row, "id")?,
+            order_id: col::<DB, _>(row, "order_id")?,
+            variant_id: col::<DB, _>(row, "variant_id")?,
+            product_id: col::<DB, _>(row, "product_id")?,
+            title: col::<DB, _>(row, "title")?,
+            variant_label: col::<DB, _>(row, "variant_label")?,
+            quantity: col::<DB, _>(row, "quantity")?,
+            sell_price: col::<DB, _>(row, "sell_price")?,
+            profit: col::<DB, _>(row, "profit")?,
+            commission_on: col::<DB, _>(row, "commission_on")?,
+            delivered_quantity: col::<DB, _>(row, "delivered_quantity")?,
+            returned_quantity: col::<DB, _>(row, "returned_quantity")?,
+            damaged_quantity: col::<DB, _>(row, "damaged_quantity")?,
+            lost_quantity: col::<DB, _>(row, "lost_quantity")?,
+            destroyed_quantity: col::<DB, _>(row, "destroyed_quantity")?,
+        })
+    }
+}
+
+impl<DB: Dialect> FromDbRow<DB> for LineAndWarrantyRow {
+    type Output = Self;
+    fn from_db_row(row: &DB::Row) -> Result<Self, sqlx::Error> {
+        Ok(Self {
+            line: <LineRow as FromDbRow<DB>>::from_db_row(row)?,
+            w_warranty_id: col::<DB, _>(row, "w_warranty_id")?,
+            w_name: col::<DB, _>(row, "w_name")?,
+            w_unit_price: col::<DB, _>(row, "w_unit_price")?,
+            w_quantity: col::<DB, _>(row, "w_quantity")?,
+            w_total: col::<DB, _>(row, "w_total")?,
+            w_duration_days: col::<DB, _>(row, "w_duration_days")?,
+            w_terms: col::<DB, _>(row, "w_terms")?,
+        })
+    }
+}
+
+impl<DB: Dialect> FromDbRow<DB> for LineWarrantyRow {
+    type Output = Self;
+    fn from_db_row(row: &DB::Row) -> Result<Self, sqlx::Error> {
+        Ok(Self {
+            warranty_id: col::<DB, _>(row, "warranty_id")?,
+            name: col::<DB, _>(row, "name")?,
+            unit_price: col::<DB, _>(row, "unit_price")?,
+            quantity: col::<DB, _>(row, "quantity")?,
+            total: col::<DB, _>(row, "total")?,
+            duration_days: col::<DB, _>(row, "duration_days")?,
+            terms: col::<DB, _>(row, "terms")?,
+        })
+    }
+}
+
+impl<DB: Dialect> FromDbRow<DB> for IdempotencyRow {
+    type Output = Self;
+    fn from_db_row(row: &DB::Row) -> Result<Self, sqlx::Error> {
+        Ok(Self {
+            fingerprint: col::<DB, _>(row, "fingerprint")?,
+            created_at: col::<DB, _>(row, "created_at")?,
+            order_id: col::<DB, _>(row, "order_id")?,
+            response_status: col::<DB, _>(row, "response_status")?,
+            response_body: col::<DB, _>(row, "response_body")?,
+        })
+    }
+}
+
+impl<DB: Dialect> FromDbRow<DB> for WithdrawalRow {
+    type Output = Self;
+    fn from_db_row(row: &DB::Row) -> Result<Self, sqlx::Error> {
+        Ok(Self {
+            id: col::<DB, _>(row, "id")?,
+            account_id: col::<DB, _>(row, "account_id")?,
+            amount: col::<DB, _>(row, "amount")?,
+            supply_amount: col::<DB, _>(row, "supply_amount")?,
+            status: col::<DB, _>(row, "status")?,
+            wallet_number: col::<DB, _>(row, "wallet_number")?,
+            wallet_description: col::<DB, _>(row, "wallet_description")?,
+            notes: col::<DB, _>(row, "notes")?,
+            transfer_reference: col::<DB, _>(row, "transfer_reference")?,
+            receipt_url: col::<DB, _>(row, "receipt_url")?,
+            created_at: col::<DB, _>(row, "created_at")?,
+            decided_at: col::<DB, _>(row, "decided_at")?,
+        })
     }
 }
 

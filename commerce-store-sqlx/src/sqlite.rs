@@ -1,18 +1,15 @@
 //! [`SqliteStore`]: the store in an SQLite database.
 
 use std::str::FromStr;
-use std::sync::Arc;
 use std::time::Duration;
 
-use commerce_core::store::StoreError;
+use sqlx::Sqlite;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
-use sqlx::{Sqlite, SqliteConnection};
-use tokio::sync::Mutex;
 
-use crate::rate_slots::{FullWindows, Leases};
-use crate::{SetupError, Tx};
+use crate::SetupError;
+use crate::sql_store::SqlStore;
 
 /// The store in an SQLite database (one file, or memory).
 ///
@@ -20,15 +17,9 @@ use crate::{SetupError, Tx};
 /// isolated and concurrent callers wait instead of failing with `SQLITE_BUSY`; reads run
 /// concurrently in WAL mode. Several processes may share a file: `busy_timeout` (5 s) makes
 /// them wait for each other's writes.
-#[derive(Debug, Clone)]
-pub struct SqliteStore {
-    pub(crate) pool: SqlitePool,
-    writer: Arc<Mutex<()>>,
-    pub(crate) full_windows: Arc<FullWindows>,
-    pub(crate) leases: Arc<Leases>,
-}
+pub type SqliteStore = SqlStore<Sqlite>;
 
-impl SqliteStore {
+impl SqlStore<Sqlite> {
     /// Opens (creating if missing) the database at `url` (`sqlite://path.db`,
     /// `sqlite::memory:`) with WAL, `busy_timeout` 5 s and foreign keys on.
     pub async fn connect(url: &str) -> Result<Self, SetupError> {
@@ -75,12 +66,7 @@ impl SqliteStore {
     /// Uses an existing pool. Configure it with a `busy_timeout` and foreign keys; WAL is
     /// recommended.
     pub fn from_pool(pool: SqlitePool) -> Self {
-        Self {
-            pool,
-            writer: Arc::new(Mutex::new(())),
-            full_windows: Arc::default(),
-            leases: Arc::default(),
-        }
+        Self::over(pool, true)
     }
 
     /// Applies the embedded migrations (`migrations/sqlite`); safe to run on every start.
@@ -98,24 +84,16 @@ impl SqliteStore {
     pub fn pool(&self) -> &SqlitePool {
         &self.pool
     }
-
-    pub(crate) async fn write(&self) -> Result<Tx<Sqlite>, StoreError> {
-        let guard = self.writer.clone().lock_owned().await;
-        Tx::begin(&self.pool, "BEGIN IMMEDIATE", Some(guard)).await
-    }
-
-    pub(crate) async fn read(&self) -> Result<Tx<Sqlite>, StoreError> {
-        Tx::begin(&self.pool, "BEGIN", None).await
-    }
 }
 
-crate::imp::impl_store!(
-    SqliteStore,
-    Sqlite,
-    SqliteConnection,
-    for_update = "",
-    instr = "instr",
-    single_statement_tx = true,
-    rate_slots = 1,
-    timeline = "(SELECT json_group_array(json_array(status, at, reason)) FROM (SELECT status, at, reason FROM order_timeline t WHERE t.order_id = orders.id ORDER BY t.id)) AS timeline"
-);
+crate::dialect::sqlx_calls!(Sqlite);
+
+impl crate::dialect::Dialect for Sqlite {
+    const FOR_UPDATE: &'static str = "";
+    const INSTR: &'static str = "instr";
+    const SINGLE_STATEMENT_TX: bool = true;
+    const RATE_SLOTS: u32 = 1;
+    const TIMELINE: &'static str = "(SELECT json_group_array(json_array(status, at, reason)) FROM (SELECT status, at, reason FROM order_timeline t WHERE t.order_id = orders.id ORDER BY t.id)) AS timeline";
+    const BEGIN_WRITE: &'static str = "BEGIN IMMEDIATE";
+    const BEGIN_READ: &'static str = "BEGIN";
+}

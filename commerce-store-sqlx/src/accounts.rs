@@ -1,0 +1,459 @@
+//! Accounts, keys and the per-key rate window, and the one-statement authentication.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use commerce_core::model::*;
+use commerce_core::store::*;
+use sqlx::pool::PoolConnection;
+
+use crate::dialect::*;
+use crate::rate_slots::{RateOutcome, Slots, lease_size};
+use crate::rows::*;
+use crate::sql_store::*;
+
+pub(crate) async fn key_by_id<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    id: i64,
+) -> StoreResult<Option<ApiKey>> {
+    let row: Option<KeyRow> = query_as::<DB, KeyRow>(concat!(
+        "SELECT ",
+        key_cols!(),
+        " FROM api_keys WHERE id = $1"
+    ))
+    .bind(id)
+    .fetch_optional(&mut *c)
+    .await
+    .map_err(backend)?;
+    row.map(KeyRow::into_domain).transpose()
+}
+
+/// A new window started: the key's older windows are done with.
+pub(crate) async fn forget_older_windows<'e, DB: Dialect>(
+    on: impl Into<On<'e, DB>>,
+    key: i64,
+    window: i64,
+) -> StoreResult<()> {
+    query::<DB>("DELETE FROM rate_limit_windows WHERE key_id = $1 AND window_minute < $2")
+        .bind(key)
+        .bind(window)
+        .execute(on)
+        .await
+        .map_err(backend)?;
+    Ok(())
+}
+
+/// Counts a hit in the first slot still under its share, trying the slots from
+/// `start` on (see `rate_slots`); refused when every slot is full. Each try is one
+/// conditional upsert, atomic by itself; the first hit of a slot in a window deletes
+/// the key's older windows.
+pub(crate) async fn rate_limit_in<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    key: i64,
+    window: i64,
+    limit: u32,
+    start: u32,
+) -> StoreResult<RateOutcome> {
+    if limit == 0 {
+        return Ok(RateOutcome::Counted(RateLimitHit {
+            allowed: false,
+            used: 0,
+        }));
+    }
+    let slots = Slots::new(limit, DB::RATE_SLOTS);
+    let lease = lease_size(limit);
+    if lease > 1 {
+        // A whole lease from the first slot that still holds one.
+        for slot in slots.from(start) {
+            let leased: Option<(i64, i64)> = query_as::<DB, (i64, i64)>(
+                "INSERT INTO rate_limit_windows (key_id, window_minute, slot, used) \
+                 VALUES ($1, $2, $3, $4) ON CONFLICT (key_id, window_minute, slot) \
+                 DO UPDATE SET used = rate_limit_windows.used + $4 \
+                 WHERE rate_limit_windows.used + $4 <= $5 RETURNING used, \
+                 (SELECT CAST(COALESCE(SUM(used), 0) AS BIGINT) FROM rate_limit_windows \
+                  WHERE key_id = $1 AND window_minute = $2 AND slot <> $3)",
+            )
+            .bind(key)
+            .bind(window)
+            .bind(i64::from(slot))
+            .bind(i64::from(lease))
+            .bind(i64::from(slots.share(slot)))
+            .fetch_optional(&mut *c)
+            .await
+            .map_err(backend)?;
+            if let Some((used, others)) = leased {
+                if used == i64::from(lease) {
+                    forget_older_windows(&mut *c, key, window).await?;
+                }
+                let counted = u32_of(used + others, "rate-limit count")?.min(limit);
+                return Ok(RateOutcome::Leased {
+                    tokens: lease,
+                    counted,
+                });
+            }
+        }
+    }
+    Ok(RateOutcome::Counted(
+        count_one_in(c, key, window, slots, start).await?,
+    ))
+}
+
+/// Counts one request in the first slot still under its share, from `start` on.
+pub(crate) async fn count_one_in<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    key: i64,
+    window: i64,
+    slots: Slots,
+    start: u32,
+) -> StoreResult<RateLimitHit> {
+    let limit = slots.limit();
+    for slot in slots.from(start) {
+        // With one slot its count is the window's; with several, the other slots'
+        // counts as the statement began are added (for the remaining-requests header).
+        let sql = if slots.count() == 1 {
+            "INSERT INTO rate_limit_windows (key_id, window_minute, slot, used) \
+             VALUES ($1, $2, $3, 1) ON CONFLICT (key_id, window_minute, slot) \
+             DO UPDATE SET used = rate_limit_windows.used + 1 \
+             WHERE rate_limit_windows.used < $4 RETURNING used, used - 1"
+        } else {
+            "INSERT INTO rate_limit_windows (key_id, window_minute, slot, used) \
+             VALUES ($1, $2, $3, 1) ON CONFLICT (key_id, window_minute, slot) \
+             DO UPDATE SET used = rate_limit_windows.used + 1 \
+             WHERE rate_limit_windows.used < $4 RETURNING used, \
+             (SELECT CAST(COALESCE(SUM(used), 0) AS BIGINT) FROM rate_limit_windows \
+              WHERE key_id = $1 AND window_minute = $2)"
+        };
+        let counted: Option<(i64, i64)> = query_as::<DB, (i64, i64)>(sql)
+            .bind(key)
+            .bind(window)
+            .bind(i64::from(slot))
+            .bind(i64::from(slots.share(slot)))
+            .fetch_optional(&mut *c)
+            .await
+            .map_err(backend)?;
+        if let Some((used, before)) = counted {
+            if used == 1 {
+                forget_older_windows(&mut *c, key, window).await?;
+            }
+            let total = u32_of(before + 1, "rate-limit count")?.min(limit);
+            return Ok(RateLimitHit {
+                allowed: true,
+                used: total,
+            });
+        }
+    }
+    // Every slot is full: the window holds at least the limit (more if the limit
+    // was lowered within it).
+    let used: i64 = query_scalar::<DB, i64>(
+        "SELECT CAST(COALESCE(SUM(used), 0) AS BIGINT) FROM rate_limit_windows \
+         WHERE key_id = $1 AND window_minute = $2",
+    )
+    .bind(key)
+    .bind(window)
+    .fetch_one(&mut *c)
+    .await
+    .map_err(backend)?;
+    Ok(RateLimitHit {
+        allowed: false,
+        used: u32_of(used, "rate-limit count")?,
+    })
+}
+
+#[async_trait]
+impl<DB: Dialect> AccountStore for SqlStore<DB> {
+    async fn insert_account(&self, new: NewAccount, now: DateTime<Utc>) -> StoreResult<Account> {
+        let created = nanos(now)?;
+        let tx = self.write().await?;
+        let mut tx = tx;
+        let result = query_scalar::<DB, i64>(
+            "INSERT INTO accounts (name, store_name, email, phone, side, state, \
+             api_status, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
+             RETURNING id",
+        )
+        .bind(&new.name)
+        .bind(&new.store_name)
+        .bind(&new.email)
+        .bind(&new.phone)
+        .bind(new.side.as_str())
+        .bind(new.state.as_str())
+        .bind(new.api_status.as_str())
+        .bind(created)
+        .fetch_one(&mut tx.tx)
+        .await
+        .map_err(backend);
+        let id: i64 = tx.finish(result).await?;
+        Ok(new.into_account(id, now))
+    }
+
+    async fn account(&self, id: AccountId) -> StoreResult<Option<Account>> {
+        let row: Option<AccountRow> = query_as::<DB, AccountRow>(concat!(
+            "SELECT ",
+            account_cols!(),
+            " FROM accounts WHERE id = $1"
+        ))
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(backend)?;
+        row.map(AccountRow::into_domain).transpose()
+    }
+
+    async fn set_account_state(
+        &self,
+        id: AccountId,
+        state: AccountState,
+        api_status: ApiStatus,
+    ) -> StoreResult<Account> {
+        let mut tx = self.write().await?;
+        let result = query_as::<DB, AccountRow>(concat!(
+            "UPDATE accounts SET state = $2, api_status = $3 WHERE id = $1 RETURNING ",
+            account_cols!()
+        ))
+        .bind(id)
+        .bind(state.as_str())
+        .bind(api_status.as_str())
+        .fetch_optional(&mut tx.tx)
+        .await
+        .map_err(backend)
+        .and_then(|r| r.ok_or(StoreError::NotFound));
+        tx.finish(result).await?.into_domain()
+    }
+
+    async fn insert_key(&self, key: NewKeyRecord, now: DateTime<Utc>) -> StoreResult<ApiKey> {
+        let created = nanos(now)?;
+        let expires = opt_nanos(key.expires_at)?;
+        let mut tx = self.write().await?;
+        let result = async {
+            if !exists(
+                &mut tx.tx,
+                "SELECT id FROM accounts WHERE id = $1",
+                key.account_id,
+            )
+            .await?
+            {
+                return Err(StoreError::NotFound);
+            }
+            let id: Option<i64> = query_scalar::<DB, i64>(
+                "INSERT INTO api_keys (account_id, name, hash, abilities, expires_at, \
+                 rate_limit, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7) \
+                 ON CONFLICT (hash) DO NOTHING RETURNING id",
+            )
+            .bind(key.account_id)
+            .bind(&key.name)
+            .bind(key.hash.as_slice())
+            .bind(abilities_text(&key.abilities))
+            .bind(expires)
+            .bind(i64::from(key.rate_limit))
+            .bind(created)
+            .fetch_optional(&mut tx.tx)
+            .await
+            .map_err(backend)?;
+            id.ok_or_else(|| StoreError::Invalid("key hash already stored".into()))
+        }
+        .await;
+        let id = tx.finish(result).await?;
+        Ok(key.into_key(id, now))
+    }
+
+    async fn key_by_hash(&self, hash: &KeyHash) -> StoreResult<Option<ApiKey>> {
+        let row: Option<KeyRow> = query_as::<DB, KeyRow>(concat!(
+            "SELECT ",
+            key_cols!(),
+            " FROM api_keys WHERE hash = $1"
+        ))
+        .bind(hash.as_slice())
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(backend)?;
+        row.map(KeyRow::into_domain).transpose()
+    }
+
+    async fn key(&self, id: KeyId) -> StoreResult<Option<ApiKey>> {
+        let mut c = self.pool.acquire().await.map_err(backend)?;
+        let c = &mut c;
+        key_by_id(c, id).await
+    }
+
+    async fn revoke_key(&self, id: KeyId, at: DateTime<Utc>) -> StoreResult<ApiKey> {
+        let at = nanos(at)?;
+        let mut tx = self.write().await?;
+        let result = query_as::<DB, KeyRow>(concat!(
+            "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) \
+             WHERE id = $1 RETURNING ",
+            key_cols!()
+        ))
+        .bind(id)
+        .bind(at)
+        .fetch_optional(&mut tx.tx)
+        .await
+        .map_err(backend)
+        .and_then(|r| r.ok_or(StoreError::NotFound));
+        tx.finish(result).await?.into_domain()
+    }
+
+    async fn set_key_terms(
+        &self,
+        id: KeyId,
+        expires_at: Option<DateTime<Utc>>,
+        rate_limit: u32,
+    ) -> StoreResult<ApiKey> {
+        let expires = opt_nanos(expires_at)?;
+        let mut tx = self.write().await?;
+        let result = query_as::<DB, KeyRow>(concat!(
+            "UPDATE api_keys SET expires_at = $2, rate_limit = $3 \
+             WHERE id = $1 RETURNING ",
+            key_cols!()
+        ))
+        .bind(id)
+        .bind(expires)
+        .bind(i64::from(rate_limit))
+        .fetch_optional(&mut tx.tx)
+        .await
+        .map_err(backend)
+        .and_then(|r| r.ok_or(StoreError::NotFound));
+        tx.finish(result).await?.into_domain()
+    }
+
+    async fn hit_rate_limit(
+        &self,
+        key: KeyId,
+        window: i64,
+        limit: u32,
+    ) -> StoreResult<RateLimitHit> {
+        // Each turn either hands out a leased request or visits the database,
+        // which counts one, refuses, or leases more (then the next turn hands one
+        // out, unless other tasks of this process took them all first).
+        loop {
+            if let Some(used) = self.full_windows.full(key, window, limit) {
+                return Ok(RateLimitHit {
+                    allowed: false,
+                    used,
+                });
+            }
+            if let Some(used) = self.leases.take(key, window, limit) {
+                return Ok(RateLimitHit {
+                    allowed: true,
+                    used,
+                });
+            }
+            let start = rand::random::<u32>();
+            let outcome = if DB::SINGLE_STATEMENT_TX {
+                let mut tx = self.write().await?;
+                let result = rate_limit_in(&mut tx.tx, key, window, limit, start).await;
+                tx.finish(result).await?
+            } else {
+                // Each statement is atomic on its own: no transaction to open.
+                let mut c = self.pool.acquire().await.map_err(backend)?;
+                let c = &mut c;
+                rate_limit_in(c, key, window, limit, start).await?
+            };
+            match outcome {
+                RateOutcome::Leased { tokens, counted } => {
+                    self.leases.grant(key, window, limit, tokens, counted);
+                }
+                RateOutcome::Counted(hit) => {
+                    if !hit.allowed {
+                        self.full_windows.mark_full(key, window, limit, hit.used);
+                    }
+                    return Ok(hit);
+                }
+            }
+        }
+    }
+
+    async fn authenticate(
+        &self,
+        hash: &KeyHash,
+        now: DateTime<Utc>,
+        window: i64,
+    ) -> StoreResult<Option<KeyCheck>> {
+        if DB::SINGLE_STATEMENT_TX || self.leases.is_high_volume(hash) {
+            // SQLite (no data-modifying CTE), or a key allowed thousands a minute:
+            // read the key and its account in one statement, then count the request
+            // (from this process's lease when the key has one: a statement only
+            // when a new lease is needed).
+            let row: Option<AuthRow> = query_as::<DB, AuthRow>(concat!(
+                "SELECT k.*, ",
+                account_aliases!(),
+                ", NULL AS counted, NULL AS seen FROM api_keys k \
+                 LEFT JOIN accounts a ON a.id = k.account_id WHERE k.hash = $1"
+            ))
+            .bind(hash.as_slice())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(backend)?;
+            let Some(row) = row else {
+                return Ok(None);
+            };
+            let (key, account, _) = row.into_parts()?;
+            if key.rate_limit < crate::rate_slots::PER_SLOT && !DB::SINGLE_STATEMENT_TX {
+                self.leases.forget_high_volume(hash);
+            }
+            if !key.is_live(now) {
+                return Ok(Some(KeyCheck::of(key, None, account)));
+            }
+            let hit = self.hit_rate_limit(key.id, window, key.rate_limit).await?;
+            return Ok(Some(KeyCheck::of(key, Some(hit), account)));
+        }
+        // One statement: the key, the rate-limit upsert in one random slot when
+        // the key is live (the same conditional upsert as `rate_limit_in`), and the
+        // account. When that slot is full, the other slots are tried after it.
+        let start = rand::random::<u32>();
+        let row: Option<AuthRow> = query_as::<DB, AuthRow>(concat!(
+            "WITH k AS (SELECT ",
+            key_cols!(),
+            " FROM api_keys WHERE hash = $1), \
+             s AS (SELECT id, rate_limit, \
+             GREATEST(LEAST($5, rate_limit / $6), 1) AS n FROM k), \
+             hit AS (INSERT INTO rate_limit_windows (key_id, window_minute, slot, used) \
+             SELECT id, $2, $4 % n, 1 FROM k JOIN s USING (id, rate_limit) \
+             WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3) \
+             AND rate_limit > 0 \
+             ON CONFLICT (key_id, window_minute, slot) \
+             DO UPDATE SET used = rate_limit_windows.used + 1 \
+             WHERE rate_limit_windows.used < (SELECT rate_limit / n + \
+             CASE WHEN $4 % n < rate_limit % n THEN 1 ELSE 0 END FROM s) \
+             RETURNING used) \
+             SELECT k.*, ",
+            account_aliases!(),
+            ", (SELECT used FROM hit) AS counted, \
+             (SELECT CAST(COALESCE(SUM(used), 0) AS BIGINT) FROM rate_limit_windows \
+              WHERE key_id = k.id AND window_minute = $2) AS seen \
+             FROM k LEFT JOIN accounts a ON a.id = k.account_id"
+        ))
+        .bind(hash.as_slice())
+        .bind(window)
+        .bind(bound_nanos(now))
+        .bind(i64::from(start))
+        .bind(i64::from(DB::RATE_SLOTS))
+        .bind(i64::from(crate::rate_slots::PER_SLOT))
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(backend)?;
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let (key, account, counted) = row.into_parts()?;
+        if key.rate_limit >= crate::rate_slots::PER_SLOT {
+            self.leases.mark_high_volume(*hash);
+        }
+        if !key.is_live(now) {
+            return Ok(Some(KeyCheck::of(key, None, account)));
+        }
+        let hit = match counted {
+            Some((used, seen)) => {
+                if used == 1 {
+                    forget_older_windows(&self.pool, key.id, window).await?;
+                }
+                // The other slots as the statement began, plus this request.
+                let total = u32_of(seen + 1, "rate-limit count")?;
+                RateLimitHit {
+                    allowed: true,
+                    used: total.min(key.rate_limit),
+                }
+            }
+            // That slot was full (or the limit is 0): every slot decides.
+            None => self.hit_rate_limit(key.id, window, key.rate_limit).await?,
+        };
+        Ok(Some(KeyCheck::of(key, Some(hit), account)))
+    }
+}

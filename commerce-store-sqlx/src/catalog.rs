@@ -1,0 +1,658 @@
+//! The catalogue and shipping: categories, products with their variants and warranties, governorates, shipping options and rates.
+
+use std::collections::HashMap;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use commerce_core::model::*;
+use commerce_core::store::*;
+use sqlx::QueryBuilder;
+use sqlx::pool::PoolConnection;
+
+use crate::dialect::*;
+use crate::order_reads::*;
+use crate::rows::*;
+use crate::sql_store::*;
+use crate::{MAX_BIND_CHUNK, in_list};
+
+pub(crate) async fn load_products<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    ids: &[i64],
+) -> StoreResult<Vec<Product>> {
+    let mut out = Vec::with_capacity(ids.len());
+    for chunk in ids.chunks(MAX_BIND_CHUNK) {
+        let mut q = in_list::<DB>(
+            concat!("SELECT ", product_cols!(), " FROM products WHERE id IN ("),
+            chunk,
+            ") ORDER BY id",
+        );
+        let rows: Vec<ProductRow> = q
+            .build_as::<ProductRow>()
+            .fetch_all(&mut *c)
+            .await
+            .map_err(backend)?;
+        out.extend(with_variants(c, chunk, rows).await?);
+    }
+    Ok(out)
+}
+
+/// The products of `rows` (ids `chunk`, in that order) with their variants and
+/// warranties (two statements).
+pub(crate) async fn with_variants<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    chunk: &[i64],
+    rows: Vec<ProductRow>,
+) -> StoreResult<Vec<Product>> {
+    if chunk.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut q = in_list::<DB>(
+        concat!(
+            "SELECT ",
+            variant_cols!(),
+            " FROM variants WHERE product_id IN ("
+        ),
+        chunk,
+        ") ORDER BY id",
+    );
+    let variants: Vec<VariantRow> = q
+        .build_as::<VariantRow>()
+        .fetch_all(&mut *c)
+        .await
+        .map_err(backend)?;
+    let mut q = in_list::<DB>(
+        concat!(
+            "SELECT ",
+            warranty_cols!(),
+            " FROM warranties WHERE product_id IN ("
+        ),
+        chunk,
+        ") ORDER BY id",
+    );
+    let warranties: Vec<WarrantyRow> = q
+        .build_as::<WarrantyRow>()
+        .fetch_all(&mut *c)
+        .await
+        .map_err(backend)?;
+    let mut by_product: HashMap<i64, (Vec<Variant>, Vec<Warranty>)> = HashMap::new();
+    for v in variants {
+        let v = v.into_domain();
+        by_product.entry(v.product_id).or_default().0.push(v);
+    }
+    for w in warranties {
+        let w = w.into_domain();
+        by_product.entry(w.product_id).or_default().1.push(w);
+    }
+    let mut found: HashMap<i64, Product> = HashMap::new();
+    for row in rows {
+        let (v, w) = by_product.remove(&row.id).unwrap_or_default();
+        let id = row.id;
+        found.insert(id, row.into_domain(v, w)?);
+    }
+    Ok(chunk.iter().filter_map(|id| found.remove(id)).collect())
+}
+
+pub(crate) async fn load_product<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    id: i64,
+) -> StoreResult<Product> {
+    load_products(c, &[id])
+        .await?
+        .pop()
+        .ok_or(StoreError::NotFound)
+}
+
+/// Marks a product changed at `at` (a variant or warranty of it changed);
+/// `NotFound` when there is no such product.
+pub(crate) async fn touch_product<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    product: i64,
+    at: i64,
+) -> StoreResult<()> {
+    let done = query::<DB>("UPDATE products SET updated_at = $2 WHERE id = $1")
+        .bind(product)
+        .bind(at)
+        .execute(&mut *c)
+        .await
+        .map_err(backend)?;
+    if done.rows_affected() == 0 {
+        return Err(StoreError::NotFound);
+    }
+    Ok(())
+}
+
+pub(crate) async fn load_option<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    id: i64,
+) -> StoreResult<ShippingOption> {
+    load_options(c, Some(id))
+        .await?
+        .pop()
+        .ok_or(StoreError::NotFound)
+}
+
+pub(crate) async fn load_options<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    only: Option<i64>,
+) -> StoreResult<Vec<ShippingOption>> {
+    let options: Vec<OptionRow> = query_as::<DB, OptionRow>(
+        "SELECT id, name, active FROM shipping_options \
+         WHERE $1 IS NULL OR id = $1 ORDER BY id",
+    )
+    .bind(only)
+    .fetch_all(&mut *c)
+    .await
+    .map_err(backend)?;
+    let rates: Vec<RateRow> = query_as::<DB, RateRow>(
+        "SELECT r.option_id, r.governorate_id, g.name AS governorate_name, \
+         r.delivery_charge, r.shipping_tax_percent, r.total_due_tax_percent \
+         FROM shipping_rates r JOIN governorates g ON g.id = r.governorate_id \
+         WHERE $1 IS NULL OR r.option_id = $1 \
+         ORDER BY r.option_id, r.governorate_id",
+    )
+    .bind(only)
+    .fetch_all(&mut *c)
+    .await
+    .map_err(backend)?;
+    let mut by_option: HashMap<i64, Vec<ShippingRate>> = HashMap::new();
+    for r in rates {
+        by_option
+            .entry(r.option_id)
+            .or_default()
+            .push(r.into_domain());
+    }
+    Ok(options
+        .into_iter()
+        .map(|o| {
+            let rates = by_option.remove(&o.id).unwrap_or_default();
+            o.into_domain(rates)
+        })
+        .collect())
+}
+
+pub(crate) fn push_product_filter<DB: Dialect>(
+    q: &mut QueryBuilder<DB>,
+    filter: &ProductFilter,
+) -> StoreResult<()> {
+    q.push(" FROM products WHERE active = TRUE");
+    if let Some(ids) = &filter.category_ids {
+        if ids.is_empty() {
+            q.push(" AND 1 = 0");
+        } else {
+            q.push(" AND category_id IN (");
+            let mut s = q.separated(", ");
+            for id in ids {
+                s.push_arg(*id);
+            }
+            q.push(")");
+        }
+    }
+    if let Some(query) = &filter.query {
+        q.push(format!(" AND {}(title_lower, ", DB::INSTR))
+            .push_arg(query.to_lowercase())
+            .push(") > 0");
+    }
+    if let Some(since) = filter.updated_since {
+        q.push(" AND updated_at >= ").push_arg(bound_nanos(since));
+    }
+    Ok(())
+}
+
+#[async_trait]
+impl<DB: Dialect> CatalogStore for SqlStore<DB> {
+    async fn insert_category(&self, new: NewCategory) -> StoreResult<Category> {
+        let mut tx = self.write().await?;
+        let result = async {
+            if let Some(parent) = new.parent_id
+                && !exists(
+                    &mut tx.tx,
+                    "SELECT id FROM categories WHERE id = $1",
+                    parent,
+                )
+                .await?
+            {
+                return Err(StoreError::Invalid(format!("no parent category {parent}")));
+            }
+            query_scalar::<DB, i64>(
+                "INSERT INTO categories (name, slug, parent_id, active) \
+                 VALUES ($1, $2, $3, TRUE) RETURNING id",
+            )
+            .bind(&new.name)
+            .bind(&new.slug)
+            .bind(new.parent_id)
+            .fetch_one(&mut tx.tx)
+            .await
+            .map_err(backend)
+        }
+        .await;
+        let id = tx.finish(result).await?;
+        Ok(new.into_category(id))
+    }
+
+    async fn set_category_active(&self, id: CategoryId, active: bool) -> StoreResult<Category> {
+        let mut tx = self.write().await?;
+        let result = query_as::<DB, CategoryRow>(concat!(
+            "UPDATE categories SET active = $2 WHERE id = $1 RETURNING ",
+            category_cols!()
+        ))
+        .bind(id)
+        .bind(active)
+        .fetch_optional(&mut tx.tx)
+        .await
+        .map_err(backend)
+        .and_then(|r| r.ok_or(StoreError::NotFound));
+        Ok(tx.finish(result).await?.into_domain())
+    }
+
+    async fn all_categories(&self) -> StoreResult<Vec<Category>> {
+        let rows: Vec<CategoryRow> = query_as::<DB, CategoryRow>(concat!(
+            "SELECT ",
+            category_cols!(),
+            " FROM categories ORDER BY id"
+        ))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(backend)?;
+        Ok(rows.into_iter().map(CategoryRow::into_domain).collect())
+    }
+
+    async fn insert_product(&self, new: NewProduct, now: DateTime<Utc>) -> StoreResult<Product> {
+        let at = nanos(now)?;
+        let mut tx = self.write().await?;
+        let result = async {
+            if !exists(
+                &mut tx.tx,
+                "SELECT id FROM categories WHERE id = $1",
+                new.category_id,
+            )
+            .await?
+            {
+                return Err(StoreError::Invalid(format!(
+                    "no category {}",
+                    new.category_id
+                )));
+            }
+            query_scalar::<DB, i64>(
+                "INSERT INTO products (title, title_lower, slug, category_id, \
+                 description, images, files, video_url, marketing_files_url, url, \
+                 active, updated_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, TRUE, $11) \
+                 RETURNING id",
+            )
+            .bind(&new.title)
+            .bind(new.title.to_lowercase())
+            .bind(&new.slug)
+            .bind(new.category_id)
+            .bind(&new.description)
+            .bind(json_list(&new.images))
+            .bind(json_list(&new.files))
+            .bind(&new.video_url)
+            .bind(&new.marketing_files_url)
+            .bind(&new.url)
+            .bind(at)
+            .fetch_one(&mut tx.tx)
+            .await
+            .map_err(backend)
+        }
+        .await;
+        let id = tx.finish(result).await?;
+        Ok(new.into_product(id, now))
+    }
+
+    async fn set_product_active(
+        &self,
+        id: ProductId,
+        active: bool,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Product> {
+        let at = nanos(now)?;
+        let mut tx = self.write().await?;
+        let result = async {
+            let c = &mut tx.tx;
+            let done =
+                query::<DB>("UPDATE products SET active = $2, updated_at = $3 WHERE id = $1")
+                    .bind(id)
+                    .bind(active)
+                    .bind(at)
+                    .execute(&mut *c)
+                    .await
+                    .map_err(backend)?;
+            if done.rows_affected() == 0 {
+                return Err(StoreError::NotFound);
+            }
+            load_product(c, id).await
+        }
+        .await;
+        tx.finish(result).await
+    }
+
+    async fn insert_variant(
+        &self,
+        product: ProductId,
+        new: NewVariant,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Variant> {
+        let at = nanos(now)?;
+        let (price, min, max) = (
+            cents(new.price)?,
+            cents(new.suggested_min)?,
+            cents(new.suggested_max)?,
+        );
+        let mut tx = self.write().await?;
+        let result = async {
+            let c = &mut tx.tx;
+            touch_product(c, product, at).await?;
+            query_scalar::<DB, i64>(
+                "INSERT INTO variants (product_id, label, price, suggested_min, \
+                 suggested_max, available) VALUES ($1, $2, $3, $4, $5, $6) \
+                 RETURNING id",
+            )
+            .bind(product)
+            .bind(&new.label)
+            .bind(price)
+            .bind(min)
+            .bind(max)
+            .bind(new.available)
+            .fetch_one(&mut *c)
+            .await
+            .map_err(backend)
+        }
+        .await;
+        let id = tx.finish(result).await?;
+        Ok(new.into_variant(id, product))
+    }
+
+    async fn update_variant(
+        &self,
+        id: VariantId,
+        patch: VariantPatch,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Variant> {
+        let at = nanos(now)?;
+        let price = patch.price.map(cents).transpose()?;
+        let min = patch.suggested_min.map(cents).transpose()?;
+        let max = patch.suggested_max.map(cents).transpose()?;
+        let mut tx = self.write().await?;
+        let result = async {
+            let c = &mut tx.tx;
+            let row: VariantRow = query_as::<DB, VariantRow>(concat!(
+                "UPDATE variants SET price = COALESCE($2, price), \
+                 suggested_min = COALESCE($3, suggested_min), \
+                 suggested_max = COALESCE($4, suggested_max), \
+                 available = COALESCE($5, available) WHERE id = $1 RETURNING ",
+                variant_cols!()
+            ))
+            .bind(id)
+            .bind(price)
+            .bind(min)
+            .bind(max)
+            .bind(patch.available)
+            .fetch_optional(&mut *c)
+            .await
+            .map_err(backend)?
+            .ok_or(StoreError::NotFound)?;
+            let variant = row.into_domain();
+            touch_product(c, variant.product_id, at).await?;
+            Ok(variant)
+        }
+        .await;
+        tx.finish(result).await
+    }
+
+    async fn insert_warranty(
+        &self,
+        product: ProductId,
+        new: NewWarranty,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Warranty> {
+        let at = nanos(now)?;
+        let (fee, percent, from) = (
+            cents(new.admin_fee)?,
+            cents(new.percent)?,
+            cents(new.price_from)?,
+        );
+        let mut tx = self.write().await?;
+        let result = async {
+            let c = &mut tx.tx;
+            touch_product(c, product, at).await?;
+            query_scalar::<DB, i64>(
+                "INSERT INTO warranties (product_id, name, admin_fee, percent, \
+                 price_from, duration_days, terms, icon_url, active) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, TRUE) RETURNING id",
+            )
+            .bind(product)
+            .bind(&new.name)
+            .bind(fee)
+            .bind(percent)
+            .bind(from)
+            .bind(new.duration_days)
+            .bind(&new.terms)
+            .bind(&new.icon_url)
+            .fetch_one(&mut *c)
+            .await
+            .map_err(backend)
+        }
+        .await;
+        let id = tx.finish(result).await?;
+        Ok(new.into_warranty(id, product))
+    }
+
+    async fn set_warranty_active(
+        &self,
+        id: WarrantyId,
+        active: bool,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Warranty> {
+        let at = nanos(now)?;
+        let mut tx = self.write().await?;
+        let result = async {
+            let c = &mut tx.tx;
+            let row: WarrantyRow = query_as::<DB, WarrantyRow>(concat!(
+                "UPDATE warranties SET active = $2 WHERE id = $1 RETURNING ",
+                warranty_cols!()
+            ))
+            .bind(id)
+            .bind(active)
+            .fetch_optional(&mut *c)
+            .await
+            .map_err(backend)?
+            .ok_or(StoreError::NotFound)?;
+            let warranty = row.into_domain();
+            touch_product(c, warranty.product_id, at).await?;
+            Ok(warranty)
+        }
+        .await;
+        tx.finish(result).await
+    }
+
+    async fn products(
+        &self,
+        filter: &ProductFilter,
+        page: PageRequest,
+    ) -> StoreResult<Page<Product>> {
+        // The page with its total in one statement, then its variants and
+        // warranties: three statements on one connection, no transaction (each
+        // product, variant and warranty is read as last committed; a catalogue edit
+        // landing between the statements shows its new variants with the page).
+        let mut c = self.pool.acquire().await.map_err(backend)?;
+        let c = &mut c;
+        let mut q = QueryBuilder::<DB>::new(concat!(
+            "SELECT ",
+            product_cols!(),
+            ", COUNT(*) OVER () AS total"
+        ));
+        push_product_filter(&mut q, filter)?;
+        q.push(" ORDER BY id");
+        limit(&mut q, page)?;
+        let rows: Vec<PagedProductRow> = q
+            .build_as::<PagedProductRow>()
+            .fetch_all(&mut *c)
+            .await
+            .map_err(backend)?;
+        let total = match rows.first() {
+            Some(first) => first.total,
+            None if page.offset() == 0 => 0,
+            None => {
+                // Past the last page: count on its own.
+                let mut q = QueryBuilder::<DB>::new("SELECT COUNT(*)");
+                push_product_filter(&mut q, filter)?;
+                q.build_scalar().fetch_one(&mut *c).await.map_err(backend)?
+            }
+        };
+        let ids: Vec<i64> = rows.iter().map(|r| r.row.id).collect();
+        let rows = rows.into_iter().map(|r| r.row).collect();
+        Ok(Page {
+            items: with_variants(c, &ids, rows).await?,
+            total: total as u64,
+        })
+    }
+
+    async fn product(&self, id: ProductId) -> StoreResult<Option<Product>> {
+        let mut tx = self.read().await?;
+        let result = load_products(&mut tx.tx, &[id]).await;
+        Ok(tx.finish(result).await?.pop())
+    }
+
+    async fn products_of_variants(&self, variants: &[VariantId]) -> StoreResult<Vec<Product>> {
+        if variants.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut tx = self.read().await?;
+        let result = async {
+            let c = &mut tx.tx;
+            let mut ids = Vec::new();
+            for chunk in variants.chunks(MAX_BIND_CHUNK) {
+                let mut q = in_list::<DB>(
+                    "SELECT DISTINCT product_id FROM variants WHERE id IN (",
+                    chunk,
+                    ")",
+                );
+                let found: Vec<i64> = q.build_scalar().fetch_all(&mut *c).await.map_err(backend)?;
+                ids.extend(found);
+            }
+            ids.sort_unstable();
+            ids.dedup();
+            load_products(c, &ids).await
+        }
+        .await;
+        tx.finish(result).await
+    }
+
+    async fn insert_governorate(&self, name: String) -> StoreResult<Governorate> {
+        let mut tx = self.write().await?;
+        let result =
+            query_scalar::<DB, i64>("INSERT INTO governorates (name) VALUES ($1) RETURNING id")
+                .bind(&name)
+                .fetch_one(&mut tx.tx)
+                .await
+                .map_err(backend);
+        let id = tx.finish(result).await?;
+        Ok(Governorate { id, name })
+    }
+
+    async fn governorates(&self) -> StoreResult<Vec<Governorate>> {
+        let rows: Vec<GovernorateRow> =
+            query_as::<DB, GovernorateRow>("SELECT id, name FROM governorates ORDER BY id")
+                .fetch_all(&self.pool)
+                .await
+                .map_err(backend)?;
+        Ok(rows.into_iter().map(GovernorateRow::into_domain).collect())
+    }
+
+    async fn insert_shipping_option(&self, name: String) -> StoreResult<ShippingOption> {
+        let mut tx = self.write().await?;
+        let result = query_scalar::<DB, i64>(
+            "INSERT INTO shipping_options (name, active) VALUES ($1, TRUE) \
+             RETURNING id",
+        )
+        .bind(&name)
+        .fetch_one(&mut tx.tx)
+        .await
+        .map_err(backend);
+        let id = tx.finish(result).await?;
+        Ok(ShippingOption {
+            id,
+            name,
+            active: true,
+            rates: Vec::new(),
+        })
+    }
+
+    async fn set_shipping_option_active(
+        &self,
+        id: ShippingOptionId,
+        active: bool,
+    ) -> StoreResult<ShippingOption> {
+        let mut tx = self.write().await?;
+        let result = async {
+            let c = &mut tx.tx;
+            let done = query::<DB>("UPDATE shipping_options SET active = $2 WHERE id = $1")
+                .bind(id)
+                .bind(active)
+                .execute(&mut *c)
+                .await
+                .map_err(backend)?;
+            if done.rows_affected() == 0 {
+                return Err(StoreError::NotFound);
+            }
+            load_option(c, id).await
+        }
+        .await;
+        tx.finish(result).await
+    }
+
+    async fn set_shipping_rate(
+        &self,
+        option: ShippingOptionId,
+        rate: ShippingRate,
+    ) -> StoreResult<ShippingOption> {
+        let charge = cents(rate.delivery_charge)?;
+        let tax = cents(rate.shipping_tax_percent)?;
+        let due = cents(rate.total_due_tax_percent)?;
+        let mut tx = self.write().await?;
+        let result = async {
+            let c = &mut tx.tx;
+            if !exists(
+                c,
+                "SELECT id FROM governorates WHERE id = $1",
+                rate.governorate_id,
+            )
+            .await?
+            {
+                return Err(StoreError::Invalid(format!(
+                    "no governorate {}",
+                    rate.governorate_id
+                )));
+            }
+            if !exists(c, "SELECT id FROM shipping_options WHERE id = $1", option).await? {
+                return Err(StoreError::NotFound);
+            }
+            query::<DB>(
+                "INSERT INTO shipping_rates (option_id, governorate_id, \
+                 delivery_charge, shipping_tax_percent, total_due_tax_percent) \
+                 VALUES ($1, $2, $3, $4, $5) \
+                 ON CONFLICT (option_id, governorate_id) DO UPDATE SET \
+                 delivery_charge = excluded.delivery_charge, \
+                 shipping_tax_percent = excluded.shipping_tax_percent, \
+                 total_due_tax_percent = excluded.total_due_tax_percent",
+            )
+            .bind(option)
+            .bind(rate.governorate_id)
+            .bind(charge)
+            .bind(tax)
+            .bind(due)
+            .execute(&mut *c)
+            .await
+            .map_err(backend)?;
+            load_option(c, option).await
+        }
+        .await;
+        tx.finish(result).await
+    }
+
+    async fn shipping_options(&self) -> StoreResult<Vec<ShippingOption>> {
+        let mut tx = self.read().await?;
+        let result = load_options(&mut tx.tx, None).await;
+        tx.finish(result).await
+    }
+}

@@ -1,0 +1,165 @@
+//! Idempotency records.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use commerce_core::model::*;
+use commerce_core::store::*;
+use sqlx::AssertSqlSafe;
+use sqlx::pool::PoolConnection;
+
+use crate::dialect::*;
+use crate::rows::*;
+use crate::sql_store::*;
+
+pub(crate) async fn begin_idempotent_in<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    scope: &IdempotencyScope,
+    fingerprint: &str,
+    now: i64,
+    expires_before: i64,
+    stale_before: i64,
+) -> StoreResult<IdempotencyBegin> {
+    // The unique key decides a race between first requests; the row lock decides
+    // a race between takeovers. A record deleted between the two is retried.
+    for _ in 0..5 {
+        let inserted: Option<i64> = query_scalar::<DB, i64>(
+            "INSERT INTO idempotency_records (account_id, idem_key, fingerprint, \
+             created_at) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (account_id, idem_key) DO NOTHING RETURNING account_id",
+        )
+        .bind(scope.account_id)
+        .bind(&scope.key)
+        .bind(fingerprint)
+        .bind(now)
+        .fetch_optional(&mut *c)
+        .await
+        .map_err(backend)?;
+        if inserted.is_some() {
+            return Ok(IdempotencyBegin::Started);
+        }
+        let record: Option<IdempotencyRow> =
+            query_as::<DB, IdempotencyRow>(AssertSqlSafe(format!(
+                "SELECT fingerprint, created_at, order_id, response_status, \
+             response_body FROM idempotency_records \
+             WHERE account_id = $1 AND idem_key = $2{}",
+                DB::FOR_UPDATE
+            )))
+            .bind(scope.account_id)
+            .bind(&scope.key)
+            .fetch_optional(&mut *c)
+            .await
+            .map_err(backend)?;
+        let Some(record) = record else { continue };
+        if record.created_at >= expires_before {
+            if record.fingerprint != fingerprint {
+                return Ok(IdempotencyBegin::Mismatch);
+            }
+            if let Some(response) = record.response()? {
+                return Ok(IdempotencyBegin::Replay(response));
+            }
+            if record.created_at >= stale_before {
+                return Ok(IdempotencyBegin::InFlight);
+            }
+            if let Some(order) = record.order_id {
+                query::<DB>(
+                    "UPDATE idempotency_records SET created_at = $3 \
+                     WHERE account_id = $1 AND idem_key = $2",
+                )
+                .bind(scope.account_id)
+                .bind(&scope.key)
+                .bind(now)
+                .execute(&mut *c)
+                .await
+                .map_err(backend)?;
+                return Ok(IdempotencyBegin::Recovered(order));
+            }
+        }
+        query::<DB>(
+            "UPDATE idempotency_records SET fingerprint = $3, created_at = $4, \
+             order_id = NULL, response_status = NULL, response_body = NULL \
+             WHERE account_id = $1 AND idem_key = $2",
+        )
+        .bind(scope.account_id)
+        .bind(&scope.key)
+        .bind(fingerprint)
+        .bind(now)
+        .execute(&mut *c)
+        .await
+        .map_err(backend)?;
+        return Ok(IdempotencyBegin::Started);
+    }
+    Err(StoreError::backend(CorruptRow(
+        "idempotency record kept disappearing".into(),
+    )))
+}
+
+#[async_trait]
+impl<DB: Dialect> IdempotencyStore for SqlStore<DB> {
+    async fn begin_idempotent(
+        &self,
+        scope: &IdempotencyScope,
+        fingerprint: &str,
+        now: DateTime<Utc>,
+        expires_before: DateTime<Utc>,
+        stale_before: DateTime<Utc>,
+    ) -> StoreResult<IdempotencyBegin> {
+        let (now, expires, stale) = (nanos(now)?, nanos(expires_before)?, nanos(stale_before)?);
+        let mut tx = self.write().await?;
+        let result = begin_idempotent_in(&mut tx.tx, scope, fingerprint, now, expires, stale).await;
+        tx.finish(result).await
+    }
+
+    async fn finish_idempotent(
+        &self,
+        scope: &IdempotencyScope,
+        response: StoredResponse,
+    ) -> StoreResult<()> {
+        let mut tx = self.write().await?;
+        let result = query::<DB>(
+            "UPDATE idempotency_records SET response_status = $3, response_body = $4 \
+             WHERE account_id = $1 AND idem_key = $2",
+        )
+        .bind(scope.account_id)
+        .bind(&scope.key)
+        .bind(i32::from(response.status))
+        .bind(response.body.as_slice())
+        .execute(&mut tx.tx)
+        .await
+        .map_err(backend)
+        .and_then(|done| {
+            if done.rows_affected() == 0 {
+                Err(StoreError::NotFound)
+            } else {
+                Ok(())
+            }
+        });
+        tx.finish(result).await
+    }
+
+    async fn abandon_idempotent(&self, scope: &IdempotencyScope) -> StoreResult<()> {
+        let mut tx = self.write().await?;
+        let result = query::<DB>(
+            "DELETE FROM idempotency_records WHERE account_id = $1 \
+             AND idem_key = $2 AND response_status IS NULL AND order_id IS NULL",
+        )
+        .bind(scope.account_id)
+        .bind(&scope.key)
+        .execute(&mut tx.tx)
+        .await
+        .map(|_| ())
+        .map_err(backend);
+        tx.finish(result).await
+    }
+
+    async fn purge_idempotency(&self, before: DateTime<Utc>) -> StoreResult<u64> {
+        let before = nanos(before)?;
+        let mut tx = self.write().await?;
+        let result = query::<DB>("DELETE FROM idempotency_records WHERE created_at < $1")
+            .bind(before)
+            .execute(&mut tx.tx)
+            .await
+            .map(|done| done.rows_affected())
+            .map_err(backend);
+        tx.finish(result).await
+    }
+}

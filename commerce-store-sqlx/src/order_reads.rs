@@ -1,0 +1,204 @@
+//! Reading orders: an order with its lines, warranties and timeline; filtered pages and their totals; the per-account family counters.
+
+use std::collections::HashMap;
+
+use commerce_core::model::*;
+use commerce_core::store::*;
+use sqlx::QueryBuilder;
+use sqlx::pool::PoolConnection;
+
+use crate::dialect::*;
+use crate::rows::*;
+use crate::sql_store::*;
+use crate::{MAX_BIND_CHUNK, in_list};
+
+pub(crate) async fn load_orders<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    ids: &[i64],
+) -> StoreResult<Vec<Order>> {
+    let mut out = Vec::with_capacity(ids.len());
+    for chunk in ids.chunks(MAX_BIND_CHUNK) {
+        let mut q = in_list::<DB>(
+            &format!(
+                concat!("SELECT ", order_cols!(), ", {} FROM orders WHERE id IN ("),
+                DB::TIMELINE
+            ),
+            chunk,
+            ")",
+        );
+        let rows: Vec<OrderRow> = q
+            .build_as::<OrderRow>()
+            .fetch_all(&mut *c)
+            .await
+            .map_err(backend)?;
+        out.extend(with_lines(c, chunk, rows).await?);
+    }
+    Ok(out)
+}
+
+/// The orders of `rows` (ids `chunk`, in that order) with their lines, the lines'
+/// warranties and their timelines (three statements).
+pub(crate) async fn with_lines<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    chunk: &[i64],
+    rows: Vec<OrderRow>,
+) -> StoreResult<Vec<Order>> {
+    if chunk.is_empty() {
+        return Ok(Vec::new());
+    }
+    // The lines with their warranties in one statement (a line appears once per
+    // warranty, once with NULLs when it has none), in line order.
+    let mut q = in_list::<DB>(
+        concat!(
+            "SELECT ",
+            line_and_warranty_cols!(),
+            " FROM order_lines l LEFT JOIN order_line_warranties w \
+             ON w.line_id = l.id WHERE l.order_id IN ("
+        ),
+        chunk,
+        ") ORDER BY l.order_id, l.position, w.position",
+    );
+    let rows_with_warranties: Vec<LineAndWarrantyRow> = q
+        .build_as::<LineAndWarrantyRow>()
+        .fetch_all(&mut *c)
+        .await
+        .map_err(backend)?;
+    let mut lines: Vec<(LineRow, Vec<LineWarranty>)> = Vec::new();
+    for mut row in rows_with_warranties {
+        let warranty = row.warranty()?;
+        match lines.last_mut() {
+            Some((line, warranties)) if line.id == row.line.id => {
+                warranties.extend(warranty);
+            }
+            _ => lines.push((row.line, warranty.into_iter().collect())),
+        }
+    }
+    let mut order_lines: HashMap<i64, Vec<OrderLine>> = HashMap::new();
+    for (l, w) in lines {
+        order_lines
+            .entry(l.order_id)
+            .or_default()
+            .push(l.into_domain(w));
+    }
+    let mut found: HashMap<i64, Order> = HashMap::new();
+    for row in rows {
+        let id = row.id;
+        let l = order_lines.remove(&id).unwrap_or_default();
+        found.insert(id, row.into_domain(l)?);
+    }
+    Ok(chunk.iter().filter_map(|id| found.remove(id)).collect())
+}
+
+pub(crate) async fn load_order<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    id: i64,
+) -> StoreResult<Order> {
+    load_orders(c, &[id])
+        .await?
+        .pop()
+        .ok_or(StoreError::NotFound)
+}
+
+pub(crate) fn push_order_filter<DB: Dialect>(
+    q: &mut QueryBuilder<DB>,
+    account: i64,
+    filter: &OrderFilter,
+) -> StoreResult<()> {
+    q.push(" FROM orders WHERE account_id = ").push_arg(account);
+    if let Some(status) = filter.status {
+        q.push(" AND status = ").push_arg(status.as_str());
+    }
+    if let Some(family) = filter.family {
+        q.push(" AND family = ").push_arg(family.as_str());
+    }
+    if let Some(reference) = &filter.external_reference {
+        q.push(" AND external_reference = ")
+            .push_arg(reference.clone());
+    }
+    if let Some(number) = &filter.number {
+        q.push(" AND (number_normalized = ")
+            .push_arg(number.clone())
+            .push(" OR legacy_number = ")
+            .push_arg(number.clone())
+            .push(")");
+    }
+    if let Some(since) = filter.updated_since {
+        q.push(" AND updated_at >= ").push_arg(bound_nanos(since));
+    }
+    Ok(())
+}
+
+/// How many of the account's orders match `filter`: from the per-family counters
+/// (`account_order_counts`) when the filter is at most a family, else `COUNT(*)`.
+/// Whether the account's counters answer the filter's total (no filter, or
+/// `family` only).
+pub(crate) fn counts_answer(filter: &OrderFilter) -> bool {
+    filter.status.is_none()
+        && filter.external_reference.is_none()
+        && filter.number.is_none()
+        && filter.updated_since.is_none()
+}
+
+pub(crate) async fn count_orders<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    account: i64,
+    filter: &OrderFilter,
+) -> StoreResult<i64> {
+    if !counts_answer(filter) {
+        let mut q = QueryBuilder::<DB>::new("SELECT COUNT(*)");
+        push_order_filter(&mut q, account, filter)?;
+        return q.build_scalar().fetch_one(&mut *c).await.map_err(backend);
+    }
+    query_scalar::<DB, i64>(
+        "SELECT CAST(COALESCE(SUM(count), 0) AS BIGINT) FROM account_order_counts \
+         WHERE account_id = $1 AND ($2 IS NULL OR family = $2)",
+    )
+    .bind(account)
+    .bind(filter.family.map(|f| f.as_str().to_owned()))
+    .fetch_one(&mut *c)
+    .await
+    .map_err(backend)
+}
+
+/// Applies `deltas` to the account's row of each family (in the order given: callers
+/// pass families sorted, so that concurrent transactions lock rows in one order).
+pub(crate) async fn count_families<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    account: i64,
+    deltas: &[FamilyDelta],
+) -> StoreResult<()> {
+    if deltas.is_empty() {
+        return Ok(());
+    }
+    let mut q = QueryBuilder::<DB>::new(
+        "INSERT INTO account_order_counts (account_id, family, count, net, commission) ",
+    );
+    q.push_values(deltas, |mut row, d| {
+        row.push_arg(account)
+            .push_arg(d.family)
+            .push_arg(d.count)
+            .push_arg(d.net)
+            .push_arg(d.commission);
+    });
+    q.push(
+        " ON CONFLICT (account_id, family) DO UPDATE SET \
+         count = account_order_counts.count + excluded.count, \
+         net = account_order_counts.net + excluded.net, \
+         commission = account_order_counts.commission + excluded.commission",
+    );
+    q.build_statement()
+        .execute(&mut *c)
+        .await
+        .map_err(backend)?;
+    Ok(())
+}
+
+pub(crate) fn limit<DB: Dialect>(q: &mut QueryBuilder<DB>, page: PageRequest) -> StoreResult<()> {
+    let offset = i64::try_from(page.offset())
+        .map_err(|_| StoreError::Invalid("page out of range".into()))?;
+    q.push(" LIMIT ")
+        .push_arg(i64::from(page.per_page))
+        .push(" OFFSET ")
+        .push_arg(offset);
+    Ok(())
+}

@@ -1,0 +1,87 @@
+//! The earnings booked on each order and summed per account and family, and the booking of orders stored before those sums were kept.
+
+use commerce_core::earnings::OrderEarnings;
+use commerce_core::model::*;
+use commerce_core::store::*;
+use sqlx::pool::PoolConnection;
+
+use crate::dialect::*;
+use crate::order_reads::*;
+use crate::rows::*;
+use crate::sql_store::*;
+
+/// Books `order`'s earnings as it stands now (it was booked as `was`): writes them on
+/// its row and moves the account's family sums, in the caller's transaction.
+pub(crate) async fn rebook<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    order: &Order,
+    was: Booked,
+) -> StoreResult<()> {
+    let now = Booked::new(order.status.family(), OrderEarnings::of(order))?;
+    if (now.net, now.commission) != (was.net, was.commission) {
+        query::<DB>(
+            "UPDATE orders SET earnings_net = $2, earnings_commission = $3 \
+             WHERE id = $1",
+        )
+        .bind(order.id)
+        .bind(now.net)
+        .bind(now.commission)
+        .execute(&mut *c)
+        .await
+        .map_err(backend)?;
+    }
+    count_families(c, order.account_id, &FamilyDelta::moving(was, now)).await
+}
+
+// Crate-internal methods only: `Dialect` is this crate's own seam.
+#[allow(private_bounds)]
+impl<DB: Dialect> SqlStore<DB> {
+    /// Books the earnings of orders stored before the earnings columns existed
+    /// (NULL), a batch per transaction; returns how many. Each row is booked once,
+    /// also when several instances migrate at the same time.
+    pub(crate) async fn book_unbooked_orders(&self) -> StoreResult<u64> {
+        let mut booked = 0;
+        loop {
+            let ids: Vec<i64> = query_scalar::<DB, i64>(
+                "SELECT id FROM orders WHERE earnings_net IS NULL ORDER BY id LIMIT 200",
+            )
+            .fetch_all(&self.pool)
+            .await
+            .map_err(backend)?;
+            if ids.is_empty() {
+                return Ok(booked);
+            }
+            let mut tx = self.write().await?;
+            let result = async {
+                let c = &mut tx.tx;
+                let mut count = 0;
+                for order in load_orders(c, &ids).await? {
+                    let now = Booked::new(order.status.family(), OrderEarnings::of(&order))?;
+                    let done = query::<DB>(
+                        "UPDATE orders SET earnings_net = $2, earnings_commission = $3 \
+                         WHERE id = $1 AND earnings_net IS NULL",
+                    )
+                    .bind(order.id)
+                    .bind(now.net)
+                    .bind(now.commission)
+                    .execute(&mut *c)
+                    .await
+                    .map_err(backend)?;
+                    if done.rows_affected() == 1 {
+                        let delta = FamilyDelta {
+                            family: now.family.as_str(),
+                            count: 0,
+                            net: now.net,
+                            commission: now.commission,
+                        };
+                        count_families(c, order.account_id, &[delta]).await?;
+                        count += 1;
+                    }
+                }
+                Ok::<u64, StoreError>(count)
+            }
+            .await;
+            booked += tx.finish(result).await?;
+        }
+    }
+}

@@ -1,0 +1,110 @@
+//! Withdrawal requests.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use commerce_core::model::*;
+use commerce_core::store::*;
+
+use crate::dialect::*;
+use crate::rows::*;
+use crate::sql_store::*;
+
+#[async_trait]
+impl<DB: Dialect> WithdrawalStore for SqlStore<DB> {
+    async fn insert_withdrawal(
+        &self,
+        new: NewWithdrawal,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Withdrawal> {
+        let at = nanos(now)?;
+        let (amount, supply) = (cents(new.amount)?, cents(new.supply_amount)?);
+        let mut tx = self.write().await?;
+        let result = async {
+            let c = &mut tx.tx;
+            if !exists(c, "SELECT id FROM accounts WHERE id = $1", new.account_id).await? {
+                return Err(StoreError::NotFound);
+            }
+            query_scalar::<DB, i64>(
+                "INSERT INTO withdrawals (account_id, amount, supply_amount, status, \
+                 wallet_number, wallet_description, notes, created_at) \
+                 VALUES ($1, $2, $3, 'pending', $4, $5, $6, $7) RETURNING id",
+            )
+            .bind(new.account_id)
+            .bind(amount)
+            .bind(supply)
+            .bind(&new.wallet_number)
+            .bind(&new.wallet_description)
+            .bind(&new.notes)
+            .bind(at)
+            .fetch_one(&mut *c)
+            .await
+            .map_err(backend)
+        }
+        .await;
+        let id = tx.finish(result).await?;
+        Ok(new.into_withdrawal(id, now))
+    }
+
+    async fn decide_withdrawal(
+        &self,
+        id: WithdrawalId,
+        decision: WithdrawalDecision,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Withdrawal> {
+        let at = nanos(now)?;
+        let mut tx = self.write().await?;
+        let result = async {
+            let c = &mut tx.tx;
+            // Only a pending request can be decided: the condition is in the update.
+            let row: Option<WithdrawalRow> = match &decision {
+                WithdrawalDecision::Complete {
+                    transfer_reference,
+                    receipt_url,
+                } => query_as::<DB, WithdrawalRow>(concat!(
+                    "UPDATE withdrawals SET status = 'completed', \
+                     transfer_reference = $2, receipt_url = $3, decided_at = $4 \
+                     WHERE id = $1 AND status = 'pending' RETURNING ",
+                    withdrawal_cols!()
+                ))
+                .bind(id)
+                .bind(transfer_reference)
+                .bind(receipt_url)
+                .bind(at),
+                WithdrawalDecision::Reject { notes } => query_as::<DB, WithdrawalRow>(concat!(
+                    "UPDATE withdrawals SET status = 'rejected', \
+                     notes = COALESCE($2, notes), decided_at = $3 \
+                     WHERE id = $1 AND status = 'pending' RETURNING ",
+                    withdrawal_cols!()
+                ))
+                .bind(id)
+                .bind(notes)
+                .bind(at),
+            }
+            .fetch_optional(&mut *c)
+            .await
+            .map_err(backend)?;
+            match row {
+                Some(row) => row.into_domain(),
+                None if exists(c, "SELECT id FROM withdrawals WHERE id = $1", id).await? => Err(
+                    StoreError::Invalid(format!("withdrawal {id} is already decided")),
+                ),
+                None => Err(StoreError::NotFound),
+            }
+        }
+        .await;
+        tx.finish(result).await
+    }
+
+    async fn withdrawals(&self, account: AccountId) -> StoreResult<Vec<Withdrawal>> {
+        let rows: Vec<WithdrawalRow> = query_as::<DB, WithdrawalRow>(concat!(
+            "SELECT ",
+            withdrawal_cols!(),
+            " FROM withdrawals WHERE account_id = $1 ORDER BY created_at, id"
+        ))
+        .bind(account)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(backend)?;
+        rows.into_iter().map(WithdrawalRow::into_domain).collect()
+    }
+}
