@@ -15,10 +15,11 @@ pub(crate) async fn begin_idempotent_in<DB: Dialect>(
     c: &mut PoolConnection<DB>,
     scope: &IdempotencyScope,
     fingerprint: &str,
-    now: i64,
-    expires_before: i64,
-    stale_before: i64,
+    now: DateTime<Utc>,
+    expires_before: DateTime<Utc>,
+    stale_before: DateTime<Utc>,
 ) -> StoreResult<IdempotencyBegin> {
+    let created = nanos(now)?;
     // The unique key decides a race between first requests; the row lock decides
     // a race between takeovers. A record deleted between the two is retried.
     for _ in 0..5 {
@@ -30,7 +31,7 @@ pub(crate) async fn begin_idempotent_in<DB: Dialect>(
         .bind(scope.account_id)
         .bind(&scope.key)
         .bind(fingerprint)
-        .bind(now)
+        .bind(created)
         .fetch_optional(&mut *c)
         .await
         .map_err(backend)?;
@@ -50,43 +51,40 @@ pub(crate) async fn begin_idempotent_in<DB: Dialect>(
             .await
             .map_err(backend)?;
         let Some(record) = record else { continue };
-        if record.created_at >= expires_before {
-            if record.fingerprint != fingerprint {
-                return Ok(IdempotencyBegin::Mismatch);
-            }
-            if let Some(response) = record.response()? {
-                return Ok(IdempotencyBegin::Replay(response));
-            }
-            if record.created_at >= stale_before {
-                return Ok(IdempotencyBegin::InFlight);
-            }
-            if let Some(order) = record.order_id {
+        // The one rule of commerce-core decides; this function only carries it out.
+        let record = record.into_record()?;
+        let decision =
+            IdempotencyRecord::decide(Some(&record), fingerprint, expires_before, stale_before);
+        match &decision {
+            IdempotencyDecision::Answer(_) => {}
+            IdempotencyDecision::Recover(_) => {
                 query::<DB>(
                     "UPDATE idempotency_records SET created_at = $3 \
                      WHERE account_id = $1 AND idem_key = $2",
                 )
                 .bind(scope.account_id)
                 .bind(&scope.key)
-                .bind(now)
+                .bind(created)
                 .execute(&mut *c)
                 .await
                 .map_err(backend)?;
-                return Ok(IdempotencyBegin::Recovered(order));
+            }
+            IdempotencyDecision::Start => {
+                query::<DB>(
+                    "UPDATE idempotency_records SET fingerprint = $3, created_at = $4, \
+                     order_id = NULL, response_status = NULL, response_body = NULL \
+                     WHERE account_id = $1 AND idem_key = $2",
+                )
+                .bind(scope.account_id)
+                .bind(&scope.key)
+                .bind(fingerprint)
+                .bind(created)
+                .execute(&mut *c)
+                .await
+                .map_err(backend)?;
             }
         }
-        query::<DB>(
-            "UPDATE idempotency_records SET fingerprint = $3, created_at = $4, \
-             order_id = NULL, response_status = NULL, response_body = NULL \
-             WHERE account_id = $1 AND idem_key = $2",
-        )
-        .bind(scope.account_id)
-        .bind(&scope.key)
-        .bind(fingerprint)
-        .bind(now)
-        .execute(&mut *c)
-        .await
-        .map_err(backend)?;
-        return Ok(IdempotencyBegin::Started);
+        return Ok(decision.into_begin());
     }
     Err(StoreError::backend(CorruptRow(
         "idempotency record kept disappearing".into(),
@@ -103,9 +101,16 @@ impl<DB: Dialect> IdempotencyStore for SqlStore<DB> {
         expires_before: DateTime<Utc>,
         stale_before: DateTime<Utc>,
     ) -> StoreResult<IdempotencyBegin> {
-        let (now, expires, stale) = (nanos(now)?, nanos(expires_before)?, nanos(stale_before)?);
         let mut tx = self.write().await?;
-        let result = begin_idempotent_in(&mut tx.tx, scope, fingerprint, now, expires, stale).await;
+        let result = begin_idempotent_in(
+            &mut tx.tx,
+            scope,
+            fingerprint,
+            now,
+            expires_before,
+            stale_before,
+        )
+        .await;
         tx.finish(result).await
     }
 

@@ -405,21 +405,14 @@ pub(crate) async fn change_status_in<DB: Dialect>(
         .fetch_optional(&mut *c)
         .await
         .map_err(backend)?;
-    let (account, current, was) = match current {
-        Some((a, s, net, commission)) if change.account_id.is_none_or(|x| x == a) => {
-            (a, status(&s)?, Booked::from_row(&s, net, commission)?)
-        }
-        _ => return Err(StatusChangeError::NotFound),
+    let Some((account, current, net, commission)) = current else {
+        return Err(StatusChangeError::NotFound);
     };
-    let allowed_from = change.only_from.is_empty() || change.only_from.contains(&current);
-    if !allowed_from || !current.can_move_to(change.to) {
-        return Err(StatusChangeError::NotAllowed {
-            current,
-            requested: change.to,
-        });
-    }
-    let at = nanos(change.at)?;
-    if change.to.family() == Family::Cancelled && current.family() != Family::Cancelled {
+    let was = Booked::from_row(&current, net, commission)?;
+    // The one rule of commerce-core decides whether the order may move and what changes.
+    let step = StatusMove::check(&change, account, status(&current)?)?;
+    let at = nanos(step.at)?;
+    if step.releases_stock {
         let lines: Vec<(i64, i64)> = query_as::<DB, (i64, i64)>(
             "SELECT variant_id, CAST(SUM(quantity) AS BIGINT) FROM order_lines WHERE order_id = $1 \
              GROUP BY variant_id ORDER BY variant_id",
@@ -430,34 +423,29 @@ pub(crate) async fn change_status_in<DB: Dialect>(
         .map_err(backend)?;
         release_stock(c, &lines, at).await?;
     }
-    let confirmed = (change.to == OrderStatus::Confirmed).then_some(at);
-    let delivered = matches!(
-        change.to,
-        OrderStatus::Delivered | OrderStatus::PartiallyDelivered
-    )
-    .then_some(at);
     query::<DB>(
         "UPDATE orders SET status = $2, family = $3, updated_at = $4, \
          confirmed_at = COALESCE($5, confirmed_at), \
          delivered_at = COALESCE($6, delivered_at) WHERE id = $1",
     )
     .bind(change.order_id)
-    .bind(change.to.as_str())
-    .bind(change.to.family().as_str())
+    .bind(step.to.as_str())
+    .bind(step.to.family().as_str())
     .bind(at)
-    .bind(confirmed)
-    .bind(delivered)
+    .bind(opt_nanos(step.confirmed_at)?)
+    .bind(opt_nanos(step.delivered_at)?)
     .execute(&mut *c)
     .await
     .map_err(backend)?;
+    let entry = &step.timeline_entry;
     query::<DB>(
         "INSERT INTO order_timeline (order_id, status, at, reason) \
          VALUES ($1, $2, $3, $4)",
     )
     .bind(change.order_id)
-    .bind(change.to.as_str())
-    .bind(at)
-    .bind(&change.reason)
+    .bind(entry.status.as_str())
+    .bind(nanos(entry.at)?)
+    .bind(&entry.reason)
     .execute(&mut *c)
     .await
     .map_err(backend)?;

@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use commerce_core::model::*;
 use commerce_core::money::{from_piastres, to_piastres};
-use commerce_core::store::StoreError;
+use commerce_core::store::{IdempotencyRecord, StoreError};
 use rust_decimal::Decimal;
 
 use crate::dialect::{Dialect, FromDbRow, col};
@@ -667,6 +667,16 @@ pub(crate) struct IdempotencyRow {
 }
 
 impl IdempotencyRow {
+    /// The record as commerce-core's idempotency rule reads it.
+    pub(crate) fn into_record(self) -> Result<IdempotencyRecord, StoreError> {
+        Ok(IdempotencyRecord {
+            response: self.response()?,
+            fingerprint: self.fingerprint,
+            created_at: instant(self.created_at),
+            order_id: self.order_id,
+        })
+    }
+
     pub(crate) fn response(&self) -> Result<Option<StoredResponse>, StoreError> {
         match (self.response_status, &self.response_body) {
             (Some(status), Some(body)) => Ok(Some(StoredResponse {
