@@ -1,0 +1,341 @@
+//! Placing an order: the reference and number checks, the stock taken line by line, the
+//! lines and warranties written, the counters, meter and idempotency link, in one
+//! transaction.
+use std::collections::HashMap;
+
+use commerce_core::earnings::OrderEarnings;
+use commerce_core::model::*;
+use commerce_core::money::from_piastres;
+use commerce_core::store::*;
+use rust_decimal::Decimal;
+use sqlx::QueryBuilder;
+use sqlx::pool::PoolConnection;
+
+use crate::dialect::*;
+use crate::meter::*;
+use crate::order_reads::*;
+use crate::orders::touch_products;
+use crate::rows::*;
+use crate::sql_store::*;
+use crate::{MAX_BIND_CHUNK, in_list};
+
+pub(crate) async fn place_order_in<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    new: NewOrder,
+) -> Result<Order, PlaceOrderError> {
+    let t = &new.totals;
+    let created = nanos(new.created_at)?;
+    let booked = Booked::new(
+        new.status.family(),
+        OrderEarnings::undelivered(new.status, t),
+    )?;
+    let id: Option<i64> = query_scalar::<DB, i64>(
+        "INSERT INTO orders (account_id, number, number_normalized, legacy_number, \
+         external_reference, status, family, customer_name, customer_phone, \
+         customer_second_phone, customer_address, governorate_id, governorate_name, \
+         shipping_option_id, shipping_option_name, store_name, store_link, note, \
+         products, warranties, delivery_charge, customer_total, profit, income_tax, \
+         net_profit, income_tax_percent, created_at, updated_at, earnings_net, \
+         earnings_commission) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, \
+         $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $27, $28, $29) \
+         ON CONFLICT DO NOTHING RETURNING id",
+    )
+    .bind(new.account_id)
+    .bind(&new.number)
+    .bind(normalize_order_number(&new.number))
+    .bind(&new.legacy_number)
+    .bind(&new.external_reference)
+    .bind(new.status.as_str())
+    .bind(new.status.family().as_str())
+    .bind(&new.customer.name)
+    .bind(&new.customer.phone)
+    .bind(&new.customer.second_phone)
+    .bind(&new.customer.address)
+    .bind(new.customer.governorate_id)
+    .bind(&new.customer.governorate_name)
+    .bind(new.shipping_option_id)
+    .bind(&new.shipping_option_name)
+    .bind(&new.store_name)
+    .bind(&new.store_link)
+    .bind(&new.note)
+    .bind(cents(t.products)?)
+    .bind(cents(t.warranties)?)
+    .bind(cents(t.delivery_charge)?)
+    .bind(cents(t.customer_total)?)
+    .bind(cents(t.profit)?)
+    .bind(cents(t.income_tax)?)
+    .bind(cents(t.net_profit)?)
+    .bind(cents(t.income_tax_percent)?)
+    .bind(created)
+    .bind(booked.net)
+    .bind(booked.commission)
+    .fetch_optional(&mut *c)
+    .await
+    .map_err(backend)?;
+    let Some(id) = id else {
+        // A unique index refused the row (the conflicting transaction, if any, has
+        // finished by now): say which.
+        if let Some(reference) = &new.external_reference {
+            let existing: Option<(i64, String)> = query_as::<DB, (i64, String)>(
+                "SELECT id, number FROM orders \
+                 WHERE account_id = $1 AND external_reference = $2",
+            )
+            .bind(new.account_id)
+            .bind(reference)
+            .fetch_optional(&mut *c)
+            .await
+            .map_err(backend)?;
+            if let Some((existing_id, existing_number)) = existing {
+                return Err(PlaceOrderError::DuplicateExternalReference {
+                    existing_id,
+                    existing_number,
+                });
+            }
+        }
+        return Err(PlaceOrderError::NumberTaken);
+    };
+
+    // Lines, their warranties, the first timeline entry and the idempotency link
+    // first; the rows other orders contend for (variant stock, product stamps,
+    // counters, meter) last, so that their locks are held as briefly as possible.
+    let line_ids = insert_lines(c, id, &new.lines).await?;
+    query::<DB>(
+        "INSERT INTO order_timeline (order_id, status, at, reason) \
+         VALUES ($1, $2, $3, NULL)",
+    )
+    .bind(id)
+    .bind(new.status.as_str())
+    .bind(created)
+    .execute(&mut *c)
+    .await
+    .map_err(backend)?;
+    if let Some(scope) = &new.idempotency {
+        query::<DB>(
+            "UPDATE idempotency_records SET order_id = $3 \
+             WHERE account_id = $1 AND idem_key = $2",
+        )
+        .bind(scope.account_id)
+        .bind(&scope.key)
+        .bind(id)
+        .execute(&mut *c)
+        .await
+        .map_err(backend)?;
+    }
+
+    // Reserve stock variant by variant in id order (concurrent transactions lock
+    // variants in one order: no deadlocks), each with one conditional update that
+    // locks the row only when there is enough: never read-then-write. All lines
+    // fit exactly when each variant's total fits.
+    let mut wanted: std::collections::BTreeMap<i64, i64> = std::collections::BTreeMap::new();
+    for line in &new.lines {
+        *wanted.entry(line.variant_id).or_default() += line.quantity;
+    }
+    let mut products = Vec::with_capacity(wanted.len());
+    let mut reserved: Vec<(i64, i64)> = Vec::with_capacity(wanted.len());
+    for (&variant, &quantity) in &wanted {
+        let product: Option<i64> = query_scalar::<DB, i64>(
+            "UPDATE variants SET available = available - $2 \
+             WHERE id = $1 AND available >= $2 RETURNING product_id",
+        )
+        .bind(variant)
+        .bind(quantity)
+        .fetch_optional(&mut *c)
+        .await
+        .map_err(backend)?;
+        match product {
+            Some(p) => {
+                products.push(p);
+                reserved.push((variant, quantity));
+            }
+            None => {
+                return Err(short_line(c, &new.lines, &reserved, variant).await?);
+            }
+        }
+    }
+    touch_products(c, products, created).await?;
+    let counted = FamilyDelta {
+        family: booked.family.as_str(),
+        count: 1,
+        net: booked.net,
+        commission: booked.commission,
+    };
+    count_families(c, new.account_id, &[counted]).await?;
+    bill(c, new.account_id, new.bill_month.as_deref()).await?;
+    Ok(placed_order(id, new, line_ids, created)?)
+}
+
+/// Inserts the order's lines and their warranties (multi-row inserts); the lines'
+/// ids in line order.
+pub(crate) async fn insert_lines<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    order: i64,
+    lines: &[NewOrderLine],
+) -> StoreResult<Vec<i64>> {
+    const ROWS: usize = 100;
+    let mut ids = vec![0i64; lines.len()];
+    for (chunk_index, chunk) in lines.chunks(ROWS).enumerate() {
+        let first = chunk_index * ROWS;
+        let mut rows = Vec::with_capacity(chunk.len());
+        for (i, line) in chunk.iter().enumerate() {
+            let position = i32::try_from(first + i)
+                .map_err(|_| StoreError::Invalid("too many lines".into()))?;
+            rows.push((position, line, cents(line.sell_price)?, cents(line.profit)?));
+        }
+        let mut q = QueryBuilder::<DB>::new(
+            "INSERT INTO order_lines (order_id, position, variant_id, product_id, \
+             title, variant_label, quantity, sell_price, profit, commission_on, \
+             damaged_quantity, lost_quantity, destroyed_quantity) ",
+        );
+        q.push_values(&rows, |mut row, (position, line, sell, profit)| {
+            row.push_arg(order)
+                .push_arg(*position)
+                .push_arg(line.variant_id)
+                .push_arg(line.product_id)
+                .push_arg(line.title.as_str())
+                .push_arg(line.variant_label.as_str())
+                .push_arg(line.quantity)
+                .push_arg(*sell)
+                .push_arg(*profit)
+                .push_arg(line.commission_on)
+                .push_unseparated(", 0, 0, 0");
+        });
+        q.push(" RETURNING id, position");
+        let returned: Vec<(i64, i32)> = q
+            .build_as::<(i64, i32)>()
+            .fetch_all(&mut *c)
+            .await
+            .map_err(backend)?;
+        if returned.len() != chunk.len() {
+            return Err(corrupt("inserted lines not all returned"));
+        }
+        for (line_id, position) in returned {
+            let slot = usize::try_from(position)
+                .ok()
+                .and_then(|p| ids.get_mut(p))
+                .ok_or_else(|| corrupt(format!("line position {position}")))?;
+            *slot = line_id;
+        }
+    }
+    let mut warranties = Vec::new();
+    for (line, line_id) in lines.iter().zip(&ids) {
+        for (wpos, w) in line.warranties.iter().enumerate() {
+            let wpos = i32::try_from(wpos)
+                .map_err(|_| StoreError::Invalid("too many warranties".into()))?;
+            warranties.push((*line_id, wpos, w, cents(w.unit_price)?, cents(w.total)?));
+        }
+    }
+    for chunk in warranties.chunks(ROWS) {
+        let mut q = QueryBuilder::<DB>::new(
+            "INSERT INTO order_line_warranties (order_id, line_id, position, \
+             warranty_id, name, unit_price, quantity, total, duration_days, terms) ",
+        );
+        q.push_values(chunk, |mut row, (line_id, wpos, w, unit, total)| {
+            row.push_arg(order)
+                .push_arg(*line_id)
+                .push_arg(*wpos)
+                .push_arg(w.warranty_id)
+                .push_arg(w.name.as_str())
+                .push_arg(*unit)
+                .push_arg(w.quantity)
+                .push_arg(*total)
+                .push_arg(w.duration_days)
+                .push_arg(w.terms.as_str());
+        });
+        q.build_statement()
+            .execute(&mut *c)
+            .await
+            .map_err(backend)?;
+    }
+    Ok(ids)
+}
+
+/// The first line (in request order) that does not fit, as reserving line by line
+/// would find it: availability as before this order (the current value plus what
+/// this transaction reserved), taken down line by line.
+pub(crate) async fn short_line<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    lines: &[NewOrderLine],
+    reserved: &[(i64, i64)],
+    short: i64,
+) -> Result<PlaceOrderError, StoreError> {
+    let mut ids: Vec<i64> = lines.iter().map(|l| l.variant_id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut available: HashMap<i64, i64> = HashMap::new();
+    for chunk in ids.chunks(MAX_BIND_CHUNK) {
+        let mut q = in_list::<DB>(
+            "SELECT id, available FROM variants WHERE id IN (",
+            chunk,
+            ")",
+        );
+        let rows: Vec<(i64, i64)> = q
+            .build_as::<(i64, i64)>()
+            .fetch_all(&mut *c)
+            .await
+            .map_err(backend)?;
+        available.extend(rows);
+    }
+    for (variant, quantity) in reserved {
+        if let Some(a) = available.get_mut(variant) {
+            *a += quantity;
+        }
+    }
+    for (index, line) in lines.iter().enumerate() {
+        match available.get_mut(&line.variant_id) {
+            Some(a) if *a >= line.quantity => *a -= line.quantity,
+            found => {
+                return Ok(PlaceOrderError::InsufficientStock {
+                    line_index: index,
+                    available: found.map_or(0, |a| (*a).max(0)),
+                });
+            }
+        }
+    }
+    // Every line fits now: the short variant's stock grew since its update.
+    let line_index = lines
+        .iter()
+        .position(|l| l.variant_id == short)
+        .unwrap_or(0);
+    Ok(PlaceOrderError::InsufficientStock {
+        line_index,
+        available: available.get(&short).map_or(0, |a| (*a).max(0)),
+    })
+}
+
+/// The order just inserted, built from what was written (amounts and instants
+/// through their stored forms, exactly as reading it back would give).
+pub(crate) fn placed_order(
+    id: i64,
+    mut new: NewOrder,
+    line_ids: Vec<i64>,
+    created: i64,
+) -> StoreResult<Order> {
+    let money = |amount: &mut Decimal| -> StoreResult<()> {
+        *amount = from_piastres(cents(*amount)?);
+        Ok(())
+    };
+    let t = &mut new.totals;
+    for amount in [
+        &mut t.products,
+        &mut t.warranties,
+        &mut t.delivery_charge,
+        &mut t.customer_total,
+        &mut t.profit,
+        &mut t.income_tax,
+        &mut t.net_profit,
+        &mut t.income_tax_percent,
+    ] {
+        money(amount)?;
+    }
+    for line in &mut new.lines {
+        money(&mut line.sell_price)?;
+        money(&mut line.profit)?;
+        for w in &mut line.warranties {
+            money(&mut w.unit_price)?;
+            money(&mut w.total)?;
+        }
+    }
+    new.created_at = instant(created);
+    Ok(new.into_order(id, line_ids))
+}

@@ -1,0 +1,195 @@
+//! Rows of the catalogue and shipping.
+
+use commerce_core::model::*;
+use commerce_core::money::from_piastres;
+use commerce_core::store::StoreError;
+
+use super::*;
+
+db_row! {
+    pub(crate) struct CategoryRow {
+        id: i64,
+        name: String,
+        slug: String,
+        parent_id: Option<i64>,
+        active: bool,
+    }
+}
+
+impl CategoryRow {
+    pub(crate) fn into_domain(self) -> Category {
+        Category {
+            id: self.id,
+            name: self.name,
+            slug: self.slug,
+            parent_id: self.parent_id,
+            active: self.active,
+        }
+    }
+}
+
+db_row! {
+    /// A product of a page, with the number of products matching the page's filter.
+    pub(crate) struct PagedProductRow {
+        @flatten pub(crate) row: ProductRow,
+        pub(crate) total: i64,
+    }
+}
+
+db_row! {
+    pub(crate) struct ProductRow {
+        pub(crate) id: i64,
+        title: String,
+        slug: String,
+        category_id: i64,
+        description: String,
+        images: String,
+        files: String,
+        video_url: Option<String>,
+        marketing_files_url: Option<String>,
+        url: String,
+        active: bool,
+        updated_at: i64,
+    }
+}
+
+impl ProductRow {
+    pub(crate) fn into_domain(
+        self,
+        variants: Vec<Variant>,
+        warranties: Vec<Warranty>,
+    ) -> Result<Product, StoreError> {
+        Ok(Product {
+            id: self.id,
+            title: self.title,
+            slug: self.slug,
+            category_id: self.category_id,
+            description: self.description,
+            images: parse_json_list(&self.images)?,
+            files: parse_json_list(&self.files)?,
+            video_url: self.video_url,
+            marketing_files_url: self.marketing_files_url,
+            url: self.url,
+            active: self.active,
+            updated_at: instant(self.updated_at),
+            variants,
+            warranties,
+        })
+    }
+}
+
+db_row! {
+    pub(crate) struct VariantRow {
+        id: i64,
+        product_id: i64,
+        label: String,
+        price: i64,
+        suggested_min: i64,
+        suggested_max: i64,
+        available: i64,
+    }
+}
+
+impl VariantRow {
+    pub(crate) fn into_domain(self) -> Variant {
+        Variant {
+            id: self.id,
+            product_id: self.product_id,
+            label: self.label,
+            price: from_piastres(self.price),
+            suggested_min: from_piastres(self.suggested_min),
+            suggested_max: from_piastres(self.suggested_max),
+            available: self.available,
+        }
+    }
+}
+
+db_row! {
+    pub(crate) struct WarrantyRow {
+        id: i64,
+        product_id: i64,
+        name: String,
+        admin_fee: i64,
+        percent: i64,
+        price_from: i64,
+        duration_days: i32,
+        terms: String,
+        icon_url: Option<String>,
+        active: bool,
+    }
+}
+
+impl WarrantyRow {
+    pub(crate) fn into_domain(self) -> Warranty {
+        Warranty {
+            id: self.id,
+            product_id: self.product_id,
+            name: self.name,
+            admin_fee: from_piastres(self.admin_fee),
+            percent: from_piastres(self.percent),
+            price_from: from_piastres(self.price_from),
+            duration_days: self.duration_days,
+            terms: self.terms,
+            icon_url: self.icon_url,
+            active: self.active,
+        }
+    }
+}
+
+db_row! {
+    pub(crate) struct GovernorateRow {
+        id: i64,
+        name: String,
+    }
+}
+
+impl GovernorateRow {
+    pub(crate) fn into_domain(self) -> Governorate {
+        Governorate {
+            id: self.id,
+            name: self.name,
+        }
+    }
+}
+
+db_row! {
+    pub(crate) struct OptionRow {
+        pub(crate) id: i64,
+        name: String,
+        active: bool,
+    }
+}
+
+impl OptionRow {
+    pub(crate) fn into_domain(self, rates: Vec<ShippingRate>) -> ShippingOption {
+        ShippingOption {
+            id: self.id,
+            name: self.name,
+            active: self.active,
+            rates,
+        }
+    }
+}
+
+db_row! {
+    pub(crate) struct RateRow {
+        pub(crate) option_id: i64,
+        governorate_id: i64,
+        governorate_name: String,
+        delivery_charge: i64,
+        shipping_tax_percent: i64,
+        total_due_tax_percent: i64,
+    }
+}
+
+impl RateRow {
+    pub(crate) fn into_domain(self) -> ShippingRate {
+        ShippingRate {
+            governorate_id: self.governorate_id,
+            governorate_name: self.governorate_name,
+            delivery_charge: from_piastres(self.delivery_charge),
+            shipping_tax_percent: from_piastres(self.shipping_tax_percent),
+            total_due_tax_percent: from_piastres(self.total_due_tax_percent),
+        }
+    }
+}

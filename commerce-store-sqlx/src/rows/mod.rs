@@ -1,0 +1,222 @@
+//! Row types shared by both backends, decoded by column name ([`FromDbRow`]), and their
+//! conversion into domain records.
+
+use chrono::{DateTime, Utc};
+use commerce_core::model::*;
+use commerce_core::money::to_piastres;
+use commerce_core::store::StoreError;
+use rust_decimal::Decimal;
+
+/// Data read back from the database that does not fit the domain (a bug or manual edit).
+#[derive(Debug, thiserror::Error)]
+#[error("corrupt row: {0}")]
+pub(crate) struct CorruptRow(pub String);
+
+pub(crate) fn corrupt(what: impl Into<String>) -> StoreError {
+    StoreError::backend(CorruptRow(what.into()))
+}
+
+pub(crate) fn backend(error: sqlx::Error) -> StoreError {
+    StoreError::backend(error)
+}
+
+/// An amount with at most two decimals as integer piastres.
+pub(crate) fn cents(amount: Decimal) -> Result<i64, StoreError> {
+    to_piastres(amount).ok_or_else(|| {
+        StoreError::Invalid(format!(
+            "amount {amount} has more than two decimals or is out of range"
+        ))
+    })
+}
+
+/// An instant as nanoseconds since the Unix epoch (UTC).
+pub(crate) fn nanos(at: DateTime<Utc>) -> Result<i64, StoreError> {
+    at.timestamp_nanos_opt()
+        .ok_or_else(|| StoreError::Invalid(format!("instant {at} is out of the storable range")))
+}
+
+/// A filter bound (`updated_since`) as nanoseconds since the Unix epoch, saturating instead of
+/// failing: every valid instant is served (decisions 14). A bound before the storable range
+/// (1677-09-21) is `i64::MIN`, at or before every stored instant, so the filter keeps
+/// everything; one after it (2262-04-11) is `i64::MAX`, after every stored instant (bar one
+/// stored at exactly that nanosecond), so the filter keeps nothing. Values that are stored go
+/// through the strict [`nanos`].
+pub(crate) fn bound_nanos(at: DateTime<Utc>) -> i64 {
+    at.timestamp_nanos_opt()
+        .unwrap_or(if at < DateTime::UNIX_EPOCH {
+            i64::MIN
+        } else {
+            i64::MAX
+        })
+}
+
+pub(crate) fn opt_nanos(at: Option<DateTime<Utc>>) -> Result<Option<i64>, StoreError> {
+    at.map(nanos).transpose()
+}
+
+pub(crate) fn instant(nanos: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp_nanos(nanos)
+}
+
+fn parse<T>(text: &str, parse: impl Fn(&str) -> Option<T>, what: &str) -> Result<T, StoreError> {
+    parse(text).ok_or_else(|| corrupt(format!("unknown {what} {text:?}")))
+}
+
+pub(crate) fn status(text: &str) -> Result<OrderStatus, StoreError> {
+    parse(text, OrderStatus::parse, "order status")
+}
+
+pub(crate) fn json_list(items: &[String]) -> String {
+    serde_json::Value::from(items.to_vec()).to_string()
+}
+
+fn parse_json_list(text: &str) -> Result<Vec<String>, StoreError> {
+    serde_json::from_str(text).map_err(|e| corrupt(format!("bad JSON list: {e}")))
+}
+
+pub(crate) fn abilities_text(abilities: &[Ability]) -> String {
+    abilities
+        .iter()
+        .map(|a| a.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+pub(crate) fn u32_of(value: i64, what: &str) -> Result<u32, StoreError> {
+    u32::try_from(value).map_err(|_| corrupt(format!("{what} {value} out of range")))
+}
+
+// Column lists, as macros so that `concat!` can build `&'static str` statements.
+macro_rules! account_cols {
+    () => {
+        "id, name, store_name, email, phone, side, state, api_status, created_at"
+    };
+}
+/// The account's columns as `AuthRow` reads them (table alias `a`).
+macro_rules! account_aliases {
+    () => {
+        "a.id AS a_id, a.name AS a_name, a.store_name AS a_store_name, a.email AS a_email, \
+         a.phone AS a_phone, a.side AS a_side, a.state AS a_state, \
+         a.api_status AS a_api_status, a.created_at AS a_created_at"
+    };
+}
+macro_rules! key_cols {
+    () => {
+        "id, account_id, name, hash, abilities, expires_at, revoked_at, rate_limit, created_at"
+    };
+}
+macro_rules! category_cols {
+    () => {
+        "id, name, slug, parent_id, active"
+    };
+}
+macro_rules! product_cols {
+    () => {
+        "id, title, slug, category_id, description, images, files, video_url, \
+         marketing_files_url, url, active, updated_at"
+    };
+}
+macro_rules! variant_cols {
+    () => {
+        "id, product_id, label, price, suggested_min, suggested_max, available"
+    };
+}
+macro_rules! warranty_cols {
+    () => {
+        "id, product_id, name, admin_fee, percent, price_from, duration_days, terms, icon_url, \
+         active"
+    };
+}
+macro_rules! order_cols {
+    () => {
+        "id, account_id, number, legacy_number, external_reference, tracking_url, status, \
+         customer_name, customer_phone, customer_second_phone, customer_address, \
+         governorate_id, governorate_name, shipping_option_id, shipping_option_name, \
+         store_name, store_link, note, products, warranties, delivery_charge, customer_total, \
+         profit, income_tax, net_profit, income_tax_percent, created_at, updated_at, \
+         confirmed_at, delivered_at"
+    };
+}
+/// The lines' columns with their warranties' (`l` and `w` aliases), for `LineAndWarrantyRow`.
+macro_rules! line_and_warranty_cols {
+    () => {
+        "l.id, l.order_id, l.variant_id, l.product_id, l.title, l.variant_label, l.quantity, \
+         l.sell_price, l.profit, l.commission_on, l.delivered_quantity, l.returned_quantity, \
+         l.damaged_quantity, l.lost_quantity, l.destroyed_quantity, \
+         w.warranty_id AS w_warranty_id, w.name AS w_name, w.unit_price AS w_unit_price, \
+         w.quantity AS w_quantity, w.total AS w_total, w.duration_days AS w_duration_days, \
+         w.terms AS w_terms"
+    };
+}
+macro_rules! withdrawal_cols {
+    () => {
+        "id, account_id, amount, supply_amount, status, wallet_number, wallet_description, \
+         notes, transfer_reference, receipt_url, created_at, decided_at"
+    };
+}
+pub(crate) use {
+    account_aliases, account_cols, category_cols, key_cols, line_and_warranty_cols, order_cols,
+    product_cols, variant_cols, warranty_cols, withdrawal_cols,
+};
+
+/// Declares a row type and its decoding ([`FromDbRow`](crate::dialect::FromDbRow)): each field from the column of its
+/// name; a leading `@flatten` field decoded from the same row by its own type.
+macro_rules! db_row {
+    (
+        $(#[$meta:meta])*
+        $vis:vis struct $name:ident {
+            $(@flatten $flat_vis:vis $flat:ident: $flat_ty:ty,)?
+            $($(#[$field_meta:meta])* $field_vis:vis $field:ident: $ty:ty),* $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        $vis struct $name {
+            $($flat_vis $flat: $flat_ty,)?
+            $($(#[$field_meta])* $field_vis $field: $ty),*
+        }
+
+        impl<DB: $crate::dialect::Dialect> $crate::dialect::FromDbRow<DB> for $name {
+            type Output = Self;
+            fn from_db_row(row: &DB::Row) -> Result<Self, sqlx::Error> {
+                Ok(Self {
+                    $($flat: <$flat_ty as $crate::dialect::FromDbRow<DB>>::from_db_row(row)?,)?
+                    $($field: $crate::dialect::col::<DB, _>(row, stringify!($field))?),*
+                })
+            }
+        }
+    };
+}
+
+mod accounts;
+mod catalog;
+mod orders;
+mod records;
+
+pub(crate) use accounts::*;
+pub(crate) use catalog::*;
+pub(crate) use orders::*;
+pub(crate) use records::*;
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeZone;
+
+    use super::*;
+
+    #[test]
+    fn filter_bounds_saturate_where_stored_instants_fail() {
+        let early = Utc.with_ymd_and_hms(1500, 1, 1, 0, 0, 0).unwrap();
+        let late = Utc.with_ymd_and_hms(9999, 12, 31, 23, 59, 59).unwrap();
+        assert_eq!(bound_nanos(early), i64::MIN);
+        assert_eq!(bound_nanos(late), i64::MAX);
+        assert!(nanos(early).is_err() && nanos(late).is_err());
+        for at in [
+            DateTime::UNIX_EPOCH,
+            Utc.with_ymd_and_hms(2026, 11, 22, 8, 0, 0).unwrap(),
+            instant(i64::MIN),
+            instant(i64::MAX),
+        ] {
+            assert_eq!(Some(bound_nanos(at)), nanos(at).ok(), "{at}");
+        }
+    }
+}
