@@ -167,8 +167,11 @@ impl Operator {
         id: AccountId,
         state: AccountState,
     ) -> OperatorResult<Account> {
-        self.update_account(id, |account| account.state = state)
-            .await
+        let patch = AccountPatch {
+            state: Some(state),
+            ..AccountPatch::default()
+        };
+        Ok(self.store().update_account(id, patch).await?)
     }
 
     /// Approves, rejects, suspends or cancels API access.
@@ -177,25 +180,11 @@ impl Operator {
         id: AccountId,
         api_status: ApiStatus,
     ) -> OperatorResult<Account> {
-        self.update_account(id, |account| account.api_status = api_status)
-            .await
-    }
-
-    async fn update_account(
-        &self,
-        id: AccountId,
-        change: impl FnOnce(&mut Account),
-    ) -> OperatorResult<Account> {
-        let mut account = self
-            .store()
-            .account(id)
-            .await?
-            .ok_or(OperatorError::NotFound)?;
-        change(&mut account);
-        Ok(self
-            .store()
-            .set_account_state(id, account.state, account.api_status)
-            .await?)
+        let patch = AccountPatch {
+            api_status: Some(api_status),
+            ..AccountPatch::default()
+        };
+        Ok(self.store().update_account(id, patch).await?)
     }
 
     /// Creates a key with a fresh random plaintext, returned once.

@@ -118,16 +118,14 @@ impl AccountStore for SmallStore {
         Ok(find(&mut self.lock().accounts, id).ok().cloned())
     }
 
-    async fn set_account_state(
+    async fn update_account(
         &self,
         id: AccountId,
-        state: AccountState,
-        api_status: ApiStatus,
+        patch: AccountPatch,
     ) -> Result<Account, StoreError> {
         let mut t = self.lock();
         let account = find(&mut t.accounts, id)?;
-        account.state = state;
-        account.api_status = api_status;
+        patch.apply(account);
         Ok(account.clone())
     }
 

@@ -197,20 +197,17 @@ impl<DB: Dialect> AccountStore for SqlStore<DB> {
         row.map(AccountRow::into_domain).transpose()
     }
 
-    async fn set_account_state(
-        &self,
-        id: AccountId,
-        state: AccountState,
-        api_status: ApiStatus,
-    ) -> StoreResult<Account> {
+    async fn update_account(&self, id: AccountId, patch: AccountPatch) -> StoreResult<Account> {
         let mut tx = self.write().await?;
+        // One statement: each field not given keeps the value the row has when it is written.
         let result = query_as::<DB, AccountRow>(concat!(
-            "UPDATE accounts SET state = $2, api_status = $3 WHERE id = $1 RETURNING ",
+            "UPDATE accounts SET state = COALESCE($2, state), \
+             api_status = COALESCE($3, api_status) WHERE id = $1 RETURNING ",
             account_cols!()
         ))
         .bind(id)
-        .bind(state.as_str())
-        .bind(api_status.as_str())
+        .bind(patch.state.map(|s| s.as_str().to_owned()))
+        .bind(patch.api_status.map(|s| s.as_str().to_owned()))
         .fetch_optional(&mut tx.tx)
         .await
         .map_err(backend)

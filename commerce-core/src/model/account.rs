@@ -91,6 +91,24 @@ pub struct Account {
     pub created_at: DateTime<Utc>,
 }
 
+/// A change to an account's life state and API access, field by field: `None` leaves a field
+/// as it is, so that two changes made at once (one to each field) both stick.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AccountPatch {
+    /// New life state.
+    pub state: Option<AccountState>,
+    /// New API access state.
+    pub api_status: Option<ApiStatus>,
+}
+
+impl AccountPatch {
+    /// Applies the fields given to `account`.
+    pub fn apply(&self, account: &mut Account) {
+        account.state = self.state.unwrap_or(account.state);
+        account.api_status = self.api_status.unwrap_or(account.api_status);
+    }
+}
+
 /// A new account, as the platform registers it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewAccount {

@@ -50,12 +50,13 @@ pub trait AccountStore: Send + Sync {
     ) -> Result<Account, StoreError>;
     /// One account.
     async fn account(&self, id: AccountId) -> Result<Option<Account>, StoreError>;
-    /// Sets an account's life state and API status; `NotFound` when there is none.
-    async fn set_account_state(
+    /// Changes an account's life state and/or API status, field by field
+    /// ([`AccountPatch::apply`]), in one atomic operation: a concurrent change of the other
+    /// field is kept. `NotFound` when there is no such account.
+    async fn update_account(
         &self,
         id: AccountId,
-        state: AccountState,
-        api_status: ApiStatus,
+        patch: AccountPatch,
     ) -> Result<Account, StoreError>;
     /// Stores a key (hash only): `NotFound` when the account does not exist, `Invalid` when a
     /// key with this hash is already stored.

@@ -235,15 +235,14 @@ impl AccountStore for Composed {
         )
         .await
     }
-    async fn set_account_state(
+    async fn update_account(
         &self,
         id: AccountId,
-        state: AccountState,
-        api_status: ApiStatus,
+        patch: AccountPatch,
     ) -> Result<Account, StoreError> {
         self.run(
-            Operation::new(Concern::Accounts, "set_account_state"),
-            self.accounts.set_account_state(id, state, api_status),
+            Operation::new(Concern::Accounts, "update_account"),
+            self.accounts.update_account(id, patch),
         )
         .await
     }

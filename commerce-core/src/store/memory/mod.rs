@@ -169,16 +169,14 @@ impl AccountStore for MemoryStore {
         Ok(self.lock().accounts.get(&id).cloned())
     }
 
-    async fn set_account_state(
+    async fn update_account(
         &self,
         id: AccountId,
-        state: AccountState,
-        api_status: ApiStatus,
+        patch: AccountPatch,
     ) -> Result<Account, StoreError> {
         let mut s = self.lock();
         let account = s.accounts.get_mut(&id).ok_or(StoreError::NotFound)?;
-        account.state = state;
-        account.api_status = api_status;
+        patch.apply(account);
         Ok(account.clone())
     }
 

@@ -98,6 +98,7 @@ macro_rules! for_each_http_case {
             (races::race_no_oversell),
             (races::race_rate_limit_is_exact),
             (races::race_places_and_cancels_never_deadlock),
+            (races::race_account_state_and_api_status_both_stick),
         ] }
     };
 }

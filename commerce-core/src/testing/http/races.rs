@@ -145,3 +145,35 @@ pub async fn race_places_and_cancels_never_deadlock(h: &Harness) {
         "30 orders + 30 cancels"
     );
 }
+
+/// The platform changes an account's life state and its API status at the same moment, 30
+/// times over: neither change is ever lost (each is one field-wise store operation, not a read
+/// of the whole account followed by a write of it).
+pub async fn race_account_state_and_api_status_both_stick(h: &Harness) {
+    let operator = h.engine.operator();
+    let account = h.fixture.marketer_b;
+    for round in 0..30 {
+        let (state, status) = if round % 2 == 0 {
+            (AccountState::Suspended, ApiStatus::Rejected)
+        } else {
+            (AccountState::Active, ApiStatus::Approved)
+        };
+        let (a, b) = (operator.clone(), operator.clone());
+        let state_change = tokio::spawn(async move { a.set_account_state(account, state).await });
+        let status_change = tokio::spawn(async move { b.set_api_status(account, status).await });
+        state_change.await.expect("task").expect("state set");
+        status_change.await.expect("task").expect("status set");
+        let now = h
+            .engine
+            .store()
+            .account(account)
+            .await
+            .expect("read")
+            .expect("account");
+        assert_eq!(
+            (now.state, now.api_status),
+            (state, status),
+            "round {round}: one of two concurrent changes was lost"
+        );
+    }
+}

@@ -7,7 +7,8 @@ use crate::store::*;
 
 use super::fixtures::*;
 
-/// Accounts keep every field; `set_account_state` persists; unknown ids are absent/NotFound.
+/// Accounts keep every field; `update_account` persists the fields given and keeps the others;
+/// unknown ids are absent/NotFound.
 pub async fn accounts_round_trip_and_change_state(store: &dyn Store) {
     let created = at(0) + Duration::microseconds(123_456);
     let supplier = store
@@ -41,21 +42,44 @@ pub async fn accounts_round_trip_and_change_state(store: &dyn Store) {
     );
     assert_eq!(store.account(marketer.id).await.unwrap(), Some(marketer));
 
-    let changed = store
-        .set_account_state(supplier.id, AccountState::Suspended, ApiStatus::Suspended)
-        .await
-        .unwrap();
+    let both = AccountPatch {
+        state: Some(AccountState::Suspended),
+        api_status: Some(ApiStatus::Suspended),
+    };
+    let changed = store.update_account(supplier.id, both).await.unwrap();
     assert_eq!(changed.state, AccountState::Suspended);
     assert_eq!(changed.api_status, ApiStatus::Suspended);
     assert_eq!(changed.name, supplier.name);
     assert_eq!(store.account(supplier.id).await.unwrap(), Some(changed));
 
+    // One field given: the other keeps what the row holds.
+    let only_status = AccountPatch {
+        api_status: Some(ApiStatus::Approved),
+        ..AccountPatch::default()
+    };
+    let changed = store
+        .update_account(supplier.id, only_status)
+        .await
+        .unwrap();
+    assert_eq!(
+        (changed.state, changed.api_status),
+        (AccountState::Suspended, ApiStatus::Approved)
+    );
+    let only_state = AccountPatch {
+        state: Some(AccountState::Active),
+        ..AccountPatch::default()
+    };
+    let changed = store.update_account(supplier.id, only_state).await.unwrap();
+    assert_eq!(
+        (changed.state, changed.api_status),
+        (AccountState::Active, ApiStatus::Approved)
+    );
+    assert_eq!(store.account(supplier.id).await.unwrap(), Some(changed));
+
     let unknown = supplier.id + 1_000_000;
     assert_eq!(store.account(unknown).await.unwrap(), None);
     assert!(matches!(
-        store
-            .set_account_state(unknown, AccountState::Active, ApiStatus::Approved)
-            .await,
+        store.update_account(unknown, AccountPatch::default()).await,
         Err(StoreError::NotFound)
     ));
 }
