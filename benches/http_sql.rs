@@ -381,29 +381,17 @@ impl<P: BareSql> Bare<P> {
 async fn seed_orders(engine: &Engine, fixture: &Sandbox, count: usize) {
     let op = engine.operator();
     for i in 0..count {
-        let line = |variant_id| DraftLine {
-            variant_id,
-            quantity: 1,
-            profit: Decimal::new(3_500, 2),
-            warranty_ids: Vec::new(),
-        };
-        let draft = OrderDraft {
-            external_reference: Some(format!("BENCH-{i:04}")),
-            full_name: "سارة حسن".into(),
-            phone: "+201112223334".into(),
-            second_phone: None,
-            address: "12 شارع النصر، مدينة نصر".into(),
-            governorate_id: fixture.cairo,
-            shipping_option_id: fixture.standard_shipping,
-            store_name: None,
-            store_link: None,
-            note: None,
-            lines: vec![
-                line(fixture.plain_variant),
-                line(fixture.featured_variants[0]),
-            ],
-            legacy_number: None,
-        };
+        let line = |variant_id| DraftLine::new(variant_id, 1, Decimal::new(3_500, 2));
+        let draft = OrderDraft::new(
+            "سارة حسن",
+            "+201112223334",
+            "12 شارع النصر، مدينة نصر",
+            fixture.standard_shipping,
+            fixture.cairo,
+        )
+        .external_reference(format!("BENCH-{i:04}"))
+        .line(line(fixture.plain_variant))
+        .line(line(fixture.featured_variants[0]));
         let order = op
             .place_order(fixture.marketer_a, draft)
             .await

@@ -62,6 +62,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use commerce::model::*;
+use commerce::operator::Conflict;
 use commerce::operator::KeySpec;
 use commerce::sqlx::PgStore;
 use commerce::store::Store;
@@ -645,7 +646,7 @@ async fn platform(
             for &to in path {
                 match operator.move_order(id, to, None).await {
                     Ok(_) => done.moved += 1,
-                    Err(OperatorError::MoveNotAllowed { .. }) => {
+                    Err(OperatorError::Conflict(Conflict::MoveNotAllowed { .. })) => {
                         done.refused += 1;
                         break;
                     }

@@ -61,7 +61,8 @@ async fn confirm_order(State(app): State<AppState>, Path(id): Path<i64>) -> Resp
         Err(error) => {
             let status = match error {
                 OperatorError::NotFound => StatusCode::NOT_FOUND,
-                OperatorError::MoveNotAllowed { .. } => StatusCode::CONFLICT,
+                OperatorError::Conflict(_) => StatusCode::CONFLICT,
+                OperatorError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
                 _ => StatusCode::INTERNAL_SERVER_ERROR,
             };
             json_response(status, json!({ "error": error.to_string() }))

@@ -38,7 +38,8 @@ async fn confirm_order(id: i64, engine: Engine) -> warp::reply::Response {
         Err(error) => {
             let status = match error {
                 OperatorError::NotFound => StatusCode::NOT_FOUND,
-                OperatorError::MoveNotAllowed { .. } => StatusCode::CONFLICT,
+                OperatorError::Conflict(_) => StatusCode::CONFLICT,
+                OperatorError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
                 _ => StatusCode::INTERNAL_SERVER_ERROR,
             };
             let body = warp::reply::json(&json!({ "error": error.to_string() }));

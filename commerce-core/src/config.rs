@@ -3,8 +3,11 @@
 use chrono::Duration;
 use rust_decimal::Decimal;
 
-/// Platform settings of an engine. `Config::default()` holds the product's defaults.
+/// Platform settings of an engine. `Config::default()` holds the product's defaults; change
+/// a field on it, or with [`Engine::builder`](crate::Engine::builder)`(store).configure(|c| ..)`.
+/// New settings may be added (`#[non_exhaustive]`), each with a default.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Config {
     /// Platform commission on the marketer's profit, percent (default 4).
     pub commission_percent: Decimal,

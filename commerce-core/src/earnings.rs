@@ -10,7 +10,7 @@
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 
-use crate::model::{Family, Order, OrderStatus, Totals, string_enum};
+use crate::model::{Family, Order, OrderStatus, Totals, Withdrawal, WithdrawalStatus, string_enum};
 use crate::money::round_money;
 use crate::pricing;
 
@@ -175,6 +175,13 @@ impl WalletTotals {
         wallet
     }
 
+    /// Withdrawable now: settled net earnings past their hold, minus what was received and
+    /// what is pending; never below zero.
+    pub fn ready(&self, withdrawn: Withdrawn) -> Decimal {
+        (self.totals.settled - self.held - withdrawn.received - withdrawn.pending)
+            .max(Decimal::ZERO)
+    }
+
     /// Adds one held order.
     pub fn hold(&mut self, net: Decimal, delivered_at: DateTime<Utc>) {
         self.held += net;
@@ -182,5 +189,29 @@ impl WalletTotals {
             self.earliest_held_delivery
                 .map_or(delivered_at, |t| t.min(delivered_at)),
         );
+    }
+}
+
+/// What an account has withdrawn or asked to withdraw.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Withdrawn {
+    /// Sum of completed withdrawals.
+    pub received: Decimal,
+    /// Sum of pending withdrawal requests.
+    pub pending: Decimal,
+}
+
+impl Withdrawn {
+    /// The sums over an account's withdrawals (rejected ones count for nothing).
+    pub fn of<'a>(withdrawals: impl IntoIterator<Item = &'a Withdrawal>) -> Self {
+        let mut sums = Self::default();
+        for w in withdrawals {
+            match w.status {
+                WithdrawalStatus::Completed => sums.received += w.amount,
+                WithdrawalStatus::Pending => sums.pending += w.amount,
+                WithdrawalStatus::Rejected => {}
+            }
+        }
+        sums
     }
 }

@@ -56,10 +56,75 @@ impl std::fmt::Debug for Engine {
     }
 }
 
+/// Sets up an [`Engine`]: get one from [`Engine::builder`].
+#[must_use = "call build() to get the engine"]
+pub struct EngineBuilder {
+    store: Arc<dyn Store>,
+    config: Config,
+    clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for EngineBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EngineBuilder")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl EngineBuilder {
+    /// Replaces every setting.
+    pub fn config(mut self, config: Config) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Changes settings in place, starting from the defaults (or the last
+    /// [`config`](Self::config)).
+    pub fn configure(mut self, change: impl FnOnce(&mut Config)) -> Self {
+        change(&mut self.config);
+        self
+    }
+
+    /// The clock the engine reads "now" from (the system clock by default; a
+    /// [`ManualClock`](crate::clock::ManualClock) in tests).
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The engine.
+    pub fn build(self) -> Engine {
+        Engine::with(self.store, self.config, self.clock)
+    }
+}
+
 impl Engine {
     /// An engine over `store` with the default [`Config`] and the system clock.
     pub fn new(store: Arc<dyn Store>) -> Self {
         Self::with(store, Config::default(), Arc::new(SystemClock))
+    }
+
+    /// Starts an engine over `store`: change settings with [`EngineBuilder::configure`] or
+    /// [`EngineBuilder::config`], the clock with [`EngineBuilder::clock`], then
+    /// [`EngineBuilder::build`].
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use commerce_core::{Engine, store::MemoryStore};
+    ///
+    /// let engine = Engine::builder(Arc::new(MemoryStore::new()))
+    ///     .configure(|c| c.hold_days = 7)
+    ///     .build();
+    /// assert_eq!(engine.config().hold_days, 7);
+    /// assert_eq!(engine.config().default_rate_limit, 120);
+    /// ```
+    pub fn builder(store: Arc<dyn Store>) -> EngineBuilder {
+        EngineBuilder {
+            store,
+            config: Config::default(),
+            clock: Arc::new(SystemClock),
+        }
     }
 
     /// An engine with its settings and clock.

@@ -10,6 +10,7 @@ use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde_json::{Map, Value};
 
+use crate::domain::fields::{MAX_PHONE, TextKind, check_printable, clean_text, is_web_link, phone};
 use crate::error::{ApiError, FieldErrors};
 use crate::messages;
 use crate::model::PageRequest;
@@ -20,33 +21,6 @@ use crate::time::parse_timestamp;
 pub const DEFAULT_PER_PAGE: u32 = 25;
 /// Largest page size.
 pub const MAX_PER_PAGE: u32 = 100;
-
-/// Which text a string field holds (decisions 14: text fields hold printable text).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Lines {
-    /// One line: every control character is refused, tab and line breaks included.
-    Single,
-    /// Several lines (`note`, `address`, `reason_note`): tab, CR and LF are allowed.
-    Multi,
-}
-
-/// Checks that `text` is printable text: no control character (Unicode `Cc`: U+0000-U+001F,
-/// U+007F-U+009F) except tab, CR and LF in a multi-line field, and no bidirectional embedding,
-/// override or isolate (U+202A-U+202E, U+2066-U+2069). The message to report otherwise.
-fn check_printable(text: &str, lines: Lines) -> Result<(), &'static str> {
-    let refused = |c: char| match c {
-        '\t' | '\n' | '\r' => lines == Lines::Single,
-        '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' => true,
-        c => c.is_control(),
-    };
-    if !text.chars().any(refused) {
-        return Ok(());
-    }
-    Err(match lines {
-        Lines::Single => messages::INVALID_CHARACTERS,
-        Lines::Multi => messages::INVALID_CHARACTERS_MULTILINE,
-    })
-}
 
 /// The parsed query string (the last value of a repeated parameter wins).
 ///
@@ -81,8 +55,8 @@ impl Query {
     /// blank or with a character that is not printable single-line text.
     pub fn string(&mut self, name: &str) -> Option<String> {
         let raw = self.values.get(name)?;
-        if let Err(message) = check_printable(raw, Lines::Single) {
-            self.fail(name, message);
+        if let Err(problem) = check_printable(raw, TextKind::SingleLine) {
+            self.fail(name, messages::problem(problem));
             return None;
         }
         let value = raw.trim();
@@ -226,44 +200,38 @@ impl<'a> Fields<'a> {
     /// An optional single-line string of at most `max` characters; blank counts as absent.
     /// Control characters (tab and line breaks included) and bidirectional overrides are refused.
     pub fn optional_string(&mut self, name: &str, max: usize) -> Option<String> {
-        self.optional(name, max, Lines::Single)
+        self.optional(name, max, TextKind::SingleLine)
     }
 
     /// A required, non-blank single-line string of at most `max` characters.
     pub fn required_string(&mut self, name: &str, max: usize) -> Option<String> {
-        self.required(name, max, Lines::Single)
+        self.required(name, max, TextKind::SingleLine)
     }
 
     /// An optional multi-line text of at most `max` characters; blank counts as absent. Tab,
     /// CR and LF are allowed; other control characters and bidirectional overrides are refused.
     pub fn optional_text(&mut self, name: &str, max: usize) -> Option<String> {
-        self.optional(name, max, Lines::Multi)
+        self.optional(name, max, TextKind::MultiLine)
     }
 
     /// A required, non-blank multi-line text of at most `max` characters.
     pub fn required_text(&mut self, name: &str, max: usize) -> Option<String> {
-        self.required(name, max, Lines::Multi)
+        self.required(name, max, TextKind::MultiLine)
     }
 
-    fn optional(&mut self, name: &str, max: usize, lines: Lines) -> Option<String> {
+    fn optional(&mut self, name: &str, max: usize, kind: TextKind) -> Option<String> {
         let value = self.raw(name)?;
         let Some(text) = value.as_str() else {
             self.fail(name, messages::MUST_BE_STRING);
             return None;
         };
-        if let Err(message) = check_printable(text, lines) {
-            self.fail(name, message);
-            return None;
-        }
-        let text = text.trim();
-        if text.chars().count() > max {
-            self.fail(name, messages::too_long(max));
-            return None;
-        }
-        (!text.is_empty()).then(|| text.to_owned())
+        clean_text(text, max, kind)
+            .map_err(|problem| self.fail(name, messages::problem(problem)))
+            .ok()
+            .flatten()
     }
 
-    fn required(&mut self, name: &str, max: usize, lines: Lines) -> Option<String> {
+    fn required(&mut self, name: &str, max: usize, kind: TextKind) -> Option<String> {
         let present = self
             .raw(name)
             .is_some_and(|v| !v.as_str().is_some_and(|s| s.trim().is_empty()));
@@ -271,17 +239,15 @@ impl<'a> Fields<'a> {
             self.fail(name, messages::REQUIRED);
             return None;
         }
-        self.optional(name, max, lines)
+        self.optional(name, max, kind)
     }
 
     /// An optional Egyptian mobile number, normalised to `01` + 9 digits.
     pub fn optional_phone(&mut self, name: &str) -> Option<String> {
-        let raw = self.optional_string(name, 32)?;
-        let normalised = normalize_phone(&raw);
-        if normalised.is_none() {
-            self.fail(name, messages::INVALID_PHONE);
-        }
-        normalised
+        let raw = self.optional_string(name, MAX_PHONE)?;
+        phone(&raw)
+            .map_err(|problem| self.fail(name, messages::problem(problem)))
+            .ok()
     }
 
     /// A required Egyptian mobile number.
@@ -299,9 +265,7 @@ impl<'a> Fields<'a> {
     /// An optional http/https URL of at most `max` characters.
     pub fn optional_url(&mut self, name: &str, max: usize) -> Option<String> {
         let raw = self.optional_string(name, max)?;
-        let valid = url::Url::parse(&raw)
-            .is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some());
-        if !valid {
+        if !is_web_link(&raw) {
             self.fail(name, messages::INVALID_URL);
             return None;
         }
@@ -344,28 +308,10 @@ impl<'a> Fields<'a> {
     }
 }
 
-/// Normalises an Egyptian mobile: `+20` and `0020` prefixes become `0`; spaces and dashes are
-/// dropped; the result must be `01` followed by 9 digits.
-pub fn normalize_phone(raw: &str) -> Option<String> {
-    let compact: String = raw
-        .chars()
-        .filter(|c| !c.is_whitespace() && *c != '-')
-        .collect();
-    let local = if let Some(rest) = compact.strip_prefix("+20") {
-        format!("0{rest}")
-    } else if let Some(rest) = compact.strip_prefix("0020") {
-        format!("0{rest}")
-    } else {
-        compact
-    };
-    let valid =
-        local.len() == 11 && local.starts_with("01") && local.bytes().all(|b| b.is_ascii_digit());
-    valid.then_some(local)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::fields::{Problem, normalize_phone};
 
     #[test]
     fn phones_are_normalised() {
@@ -436,15 +382,21 @@ mod tests {
             "a\u{2066}b",
             "a\u{2069}b",
         ] {
-            assert!(check_printable(bad, Lines::Single).is_err(), "{bad:?}");
-            assert!(check_printable(bad, Lines::Multi).is_err(), "{bad:?}");
+            assert!(
+                check_printable(bad, TextKind::SingleLine).is_err(),
+                "{bad:?}"
+            );
+            assert!(
+                check_printable(bad, TextKind::MultiLine).is_err(),
+                "{bad:?}"
+            );
         }
         for breaks in ["a\tb", "a\nb", "a\r\nb"] {
             assert_eq!(
-                check_printable(breaks, Lines::Single),
-                Err(messages::INVALID_CHARACTERS)
+                check_printable(breaks, TextKind::SingleLine),
+                Err(Problem::NotPrintable { multi_line: false })
             );
-            assert_eq!(check_printable(breaks, Lines::Multi), Ok(()));
+            assert_eq!(check_printable(breaks, TextKind::MultiLine), Ok(()));
         }
         // Arabic, emoji, a zero-width joiner, a right-to-left mark and U+2028 are text.
         for good in [
@@ -455,7 +407,11 @@ mod tests {
             "a\u{2028}b",
             "",
         ] {
-            assert_eq!(check_printable(good, Lines::Single), Ok(()), "{good:?}");
+            assert_eq!(
+                check_printable(good, TextKind::SingleLine),
+                Ok(()),
+                "{good:?}"
+            );
         }
     }
 

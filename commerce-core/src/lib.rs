@@ -92,6 +92,6 @@ pub mod testing;
 
 pub use auth::Caller;
 pub use config::Config;
-pub use engine::Engine;
+pub use engine::{Engine, EngineBuilder};
 pub use error::{ApiError, ErrorCode};
 pub use operator::{Operator, OperatorError};

@@ -2,6 +2,7 @@
 //!
 //! Nothing else in the crate writes a client-facing sentence; codes stay English and stable.
 
+use crate::domain::fields::Problem;
 use crate::model::{OrderStatus, WithdrawalStatus};
 
 /// 401 `unauthenticated`.
@@ -160,5 +161,38 @@ mod tests {
             );
             assert!(!label.chars().any(|c| c.is_ascii_alphabetic()), "{status}");
         }
+    }
+}
+
+/// The message of a field problem, as the API shows it under the field.
+pub fn problem(problem: Problem) -> String {
+    match problem {
+        Problem::Required => REQUIRED.into(),
+        Problem::TooLong { max } => too_long(max),
+        Problem::NotPrintable { multi_line: false } => INVALID_CHARACTERS.into(),
+        Problem::NotPrintable { multi_line: true } => INVALID_CHARACTERS_MULTILINE.into(),
+        Problem::InvalidPhone => INVALID_PHONE.into(),
+        Problem::InvalidUrl => INVALID_URL.into(),
+        Problem::InvalidAmount => INVALID_MONEY.into(),
+        Problem::OutOfRange { min, max } if max < i64::MAX => integer_between(min, max),
+        Problem::OutOfRange { .. } => MUST_BE_INTEGER.into(),
+        Problem::TooShort { min } => format!("لازم يكون {min} حروف على الأقل."),
+        Problem::InvalidPercent => {
+            "لازم تكون نسبة من 0 لـ 100، وبحد أقصى رقمين بعد العلامة العشرية.".into()
+        }
+        Problem::BelowMinimum { minimum } => {
+            format!(
+                "أقل من الحد الأدنى ({}).",
+                crate::money::money_string(minimum)
+            )
+        }
+        Problem::LineCount => LINES_COUNT.into(),
+        Problem::TooManyWarranties => TOO_MANY_WARRANTIES.into(),
+        Problem::ShippingOptionNotFound => SHIPPING_OPTION_NOT_FOUND.into(),
+        Problem::GovernorateNotServed => GOVERNORATE_NOT_SERVED.into(),
+        Problem::VariantNotAvailable => VARIANT_NOT_AVAILABLE.into(),
+        Problem::DuplicateWarranty => DUPLICATE_WARRANTY.into(),
+        Problem::WarrantyNotAvailable => WARRANTY_NOT_AVAILABLE.into(),
+        Problem::InsufficientStock { available } => insufficient_stock(available),
     }
 }

@@ -34,8 +34,23 @@ pub fn from_piastres(piastres: i64) -> Decimal {
     Decimal::new(piastres, 2)
 }
 
-/// Parses a money input (a JSON number or a numeric string) with at most two decimals,
-/// zero or more. Returns `None` for anything else.
+/// Largest amount an input may hold (so that arithmetic on inputs can never overflow).
+pub const MAX_AMOUNT: Decimal = Decimal::from_parts(1_000_000_000, 0, 0, false, 0);
+
+/// An amount as an input may hold it: zero or more, at most two decimals, at most
+/// [`MAX_AMOUNT`]; returned with scale 2. `None` for anything else.
+pub fn accepted_amount(amount: Decimal) -> Option<Decimal> {
+    if amount.is_sign_negative() && !amount.is_zero() {
+        return None;
+    }
+    if amount.normalize().scale() > 2 || amount > MAX_AMOUNT {
+        return None;
+    }
+    Some(round_money(amount.abs()))
+}
+
+/// Parses a money input (a JSON number or a numeric string) by the rule of
+/// [`accepted_amount`]. Returns `None` for anything else.
 pub fn parse_money_input(value: &serde_json::Value) -> Option<Decimal> {
     let amount = match value {
         serde_json::Value::Number(n) => n.to_string().parse::<Decimal>().ok().or_else(|| {
@@ -45,17 +60,7 @@ pub fn parse_money_input(value: &serde_json::Value) -> Option<Decimal> {
         serde_json::Value::String(s) => s.trim().parse::<Decimal>().ok()?,
         _ => return None,
     };
-    if amount.is_sign_negative() && !amount.is_zero() {
-        return None;
-    }
-    if amount.normalize().scale() > 2 {
-        return None;
-    }
-    // Bound inputs so that arithmetic on them can never overflow.
-    if amount > Decimal::new(1_000_000_000, 0) {
-        return None;
-    }
-    Some(round_money(amount.abs()))
+    accepted_amount(amount)
 }
 
 /// Serde helper: serialises a [`Decimal`] as a two-decimal money string.

@@ -10,26 +10,41 @@ use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 
 use crate::auth::{generate_key, hash_key};
-use crate::domain::checkout::{CheckoutRequest, LineRequest};
-use crate::domain::placement::{self, OrderRequest};
+pub use crate::domain::fields::{DraftLine, OrderDraft};
+use crate::domain::fields::{FieldProblem, Problem};
+use crate::domain::placement::{self, PlaceError};
 use crate::domain::wallet::{PayoutRules, WalletFigures};
-use crate::error::ApiError;
-use crate::input::normalize_phone;
 use crate::model::*;
-use crate::money::round_money;
+use crate::money::accepted_amount;
 use crate::shared::Shared;
-use crate::store::{StatusChange, StatusChangeError, Store, StoreError};
+use crate::store::{StatusChange, StatusChangeError, Store, StoreError, WithdrawalRequestError};
 use crate::time::cairo_month;
 
-/// Why an operator call changed nothing.
+/// Why an operator call changed nothing. Match on it: each variant says what the caller can
+/// do about it.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum OperatorError {
     /// No such record.
     #[error("not found")]
     NotFound,
-    /// The input breaks a rule (the text says which).
-    #[error("invalid: {0}")]
-    Invalid(String),
+    /// The input breaks a field rule: every problem found, each naming its field (an
+    /// [`OrderDraft`] is checked by the rules of `POST /orders`).
+    #[error("invalid input: {}", list_problems(.0))]
+    Invalid(Vec<FieldProblem>),
+    /// The records as they stand do not allow it (an order's status, a reference already
+    /// used, the ready balance, a decision already taken).
+    #[error(transparent)]
+    Conflict(#[from] Conflict),
+    /// The store failed.
+    #[error(transparent)]
+    Store(StoreError),
+}
+
+/// What in the stored records stood in the way of an operator call.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Conflict {
     /// The order's status does not allow the move.
     #[error("order is {current} and cannot move to {requested}")]
     MoveNotAllowed {
@@ -38,19 +53,48 @@ pub enum OperatorError {
         /// Status asked for.
         requested: OrderStatus,
     },
-    /// An order was refused exactly as the API would refuse it (validation, stock, duplicate).
-    #[error("order refused: {0}")]
-    Rejected(ApiError),
-    /// The store failed.
-    #[error(transparent)]
-    Store(StoreError),
+    /// The account already has an order with this `external_reference`.
+    #[error("external_reference already used by order {existing_id}")]
+    DuplicateExternalReference {
+        /// The order already registered.
+        existing_id: OrderId,
+        /// Its number.
+        existing_number: String,
+    },
+    /// A withdrawal asks for more than the account's ready balance.
+    #[error("{requested} is more than the ready balance of {ready}")]
+    OverReadyBalance {
+        /// The amount asked for.
+        requested: Decimal,
+        /// The ready balance.
+        ready: Decimal,
+    },
+    /// The store refused the write as it stands (a key hash already stored, a parent
+    /// category or governorate that does not exist, a withdrawal already decided).
+    #[error("refused by the store: {0}")]
+    Refused(String),
+}
+
+fn list_problems(problems: &[FieldProblem]) -> String {
+    let list: Vec<String> = problems.iter().map(ToString::to_string).collect();
+    list.join(", ")
+}
+
+impl OperatorError {
+    /// One problem on one field.
+    fn field(field: &str, problem: Problem) -> Self {
+        OperatorError::Invalid(vec![FieldProblem {
+            field: field.to_owned(),
+            problem,
+        }])
+    }
 }
 
 impl From<StoreError> for OperatorError {
     fn from(error: StoreError) -> Self {
         match error {
             StoreError::NotFound => OperatorError::NotFound,
-            StoreError::Invalid(text) => OperatorError::Invalid(text),
+            StoreError::Invalid(text) => Conflict::Refused(text).into(),
             other => OperatorError::Store(other),
         }
     }
@@ -61,12 +105,46 @@ impl From<StatusChangeError> for OperatorError {
         match error {
             StatusChangeError::NotFound => OperatorError::NotFound,
             StatusChangeError::NotAllowed { current, requested } => {
-                OperatorError::MoveNotAllowed { current, requested }
+                Conflict::MoveNotAllowed { current, requested }.into()
             }
             StatusChangeError::Store(e) => e.into(),
         }
     }
 }
+
+impl From<PlaceError> for OperatorError {
+    fn from(error: PlaceError) -> Self {
+        match error {
+            PlaceError::Invalid(problems) => OperatorError::Invalid(problems),
+            PlaceError::DuplicateExternalReference {
+                existing_id,
+                existing_number,
+            } => Conflict::DuplicateExternalReference {
+                existing_id,
+                existing_number,
+            }
+            .into(),
+            PlaceError::NoFreeNumber => {
+                OperatorError::Store(StoreError::Invalid("no free order number".into()))
+            }
+            PlaceError::Store(error) => error.into(),
+        }
+    }
+}
+
+impl From<WithdrawalRequestError> for OperatorError {
+    fn from(error: WithdrawalRequestError) -> Self {
+        match error {
+            WithdrawalRequestError::OverReadyBalance { requested, ready } => {
+                Conflict::OverReadyBalance { requested, ready }.into()
+            }
+            WithdrawalRequestError::Store(error) => error.into(),
+        }
+    }
+}
+
+/// Fewest characters of a key's plaintext ([`Operator::import_key`]).
+pub const MIN_KEY_LENGTH: usize = 8;
 
 /// Result of an operator call.
 pub type OperatorResult<T> = Result<T, OperatorError>;
@@ -93,48 +171,6 @@ pub struct CreatedKey {
     pub plaintext: String,
 }
 
-/// One line of an order placed by the platform.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DraftLine {
-    /// Variant.
-    pub variant_id: VariantId,
-    /// Pieces.
-    pub quantity: i64,
-    /// Profit per piece.
-    pub profit: Decimal,
-    /// Warranties chosen.
-    pub warranty_ids: Vec<WarrantyId>,
-}
-
-/// An order placed by the platform itself (its own checkout, or an import).
-#[derive(Debug, Clone, PartialEq)]
-pub struct OrderDraft {
-    /// The marketer's order number.
-    pub external_reference: Option<String>,
-    /// Customer name.
-    pub full_name: String,
-    /// Customer mobile (`+20`/`0020` accepted).
-    pub phone: String,
-    /// Second mobile.
-    pub second_phone: Option<String>,
-    /// Address.
-    pub address: String,
-    /// Governorate.
-    pub governorate_id: GovernorateId,
-    /// Shipping option.
-    pub shipping_option_id: ShippingOptionId,
-    /// Store name.
-    pub store_name: Option<String>,
-    /// Store link.
-    pub store_link: Option<String>,
-    /// Note.
-    pub note: Option<String>,
-    /// Lines.
-    pub lines: Vec<DraftLine>,
-    /// Number from before reference numbers (imports).
-    pub legacy_number: Option<String>,
-}
-
 /// The platform's handle on an engine; get one with [`Engine::operator`](crate::Engine::operator).
 #[derive(Debug, Clone)]
 pub struct Operator {
@@ -152,6 +188,13 @@ impl Operator {
 
     fn now(&self) -> DateTime<Utc> {
         self.shared.now()
+    }
+
+    fn payout_rules(&self) -> PayoutRules {
+        PayoutRules {
+            now: self.now(),
+            hold_days: self.shared.config.hold_days,
+        }
     }
 
     // ---- accounts and keys ----
@@ -205,9 +248,12 @@ impl Operator {
         plaintext: &str,
         spec: KeySpec,
     ) -> OperatorResult<ApiKey> {
-        if plaintext.len() < 8 {
-            return Err(OperatorError::Invalid(
-                "a key needs at least 8 characters".into(),
+        if plaintext.len() < MIN_KEY_LENGTH {
+            return Err(OperatorError::field(
+                "plaintext",
+                Problem::TooShort {
+                    min: MIN_KEY_LENGTH,
+                },
             ));
         }
         let record = NewKeyRecord {
@@ -276,9 +322,9 @@ impl Operator {
         product: ProductId,
         new: NewVariant,
     ) -> OperatorResult<Variant> {
-        for amount in [new.price, new.suggested_min, new.suggested_max] {
-            check_money(amount)?;
-        }
+        check_money("price", new.price)?;
+        check_money("suggested_min", new.suggested_min)?;
+        check_money("suggested_max", new.suggested_max)?;
         check_stock(new.available)?;
         Ok(self
             .store()
@@ -292,11 +338,15 @@ impl Operator {
         id: VariantId,
         patch: VariantPatch,
     ) -> OperatorResult<Variant> {
-        for amount in [patch.price, patch.suggested_min, patch.suggested_max]
-            .into_iter()
-            .flatten()
-        {
-            check_money(amount)?;
+        let amounts = [
+            ("price", patch.price),
+            ("suggested_min", patch.suggested_min),
+            ("suggested_max", patch.suggested_max),
+        ];
+        for (field, amount) in amounts {
+            if let Some(amount) = amount {
+                check_money(field, amount)?;
+            }
         }
         if let Some(available) = patch.available {
             check_stock(available)?;
@@ -310,13 +360,9 @@ impl Operator {
         product: ProductId,
         new: NewWarranty,
     ) -> OperatorResult<Warranty> {
-        check_money(new.admin_fee)?;
-        check_money(new.price_from)?;
-        if new.percent.is_sign_negative() || new.percent > Decimal::ONE_HUNDRED {
-            return Err(OperatorError::Invalid(
-                "a warranty percent is between 0 and 100".into(),
-            ));
-        }
+        check_money("admin_fee", new.admin_fee)?;
+        check_money("price_from", new.price_from)?;
+        check_percent("percent", new.percent)?;
         Ok(self
             .store()
             .insert_warranty(product, new, self.now())
@@ -356,31 +402,31 @@ impl Operator {
         Ok(self.store().set_shipping_option_active(id, active).await?)
     }
 
-    /// Sets what an option charges for a governorate (base charge, tax on it, percent of goods).
+    /// Sets what an option charges for a governorate.
     pub async fn set_shipping_rate(
         &self,
         option: ShippingOptionId,
         governorate: GovernorateId,
-        delivery_charge: Decimal,
-        shipping_tax_percent: Decimal,
-        total_due_tax_percent: Decimal,
+        terms: RateTerms,
     ) -> OperatorResult<ShippingOption> {
-        for amount in [delivery_charge, shipping_tax_percent, total_due_tax_percent] {
-            check_money(amount)?;
-        }
+        check_money("delivery_charge", terms.delivery_charge)?;
+        check_percent("shipping_tax_percent", terms.shipping_tax_percent)?;
+        check_percent("total_due_tax_percent", terms.total_due_tax_percent)?;
         let rate = ShippingRate {
             governorate_id: governorate,
             governorate_name: String::new(),
-            delivery_charge,
-            shipping_tax_percent,
-            total_due_tax_percent,
+            delivery_charge: terms.delivery_charge,
+            shipping_tax_percent: terms.shipping_tax_percent,
+            total_due_tax_percent: terms.total_due_tax_percent,
         };
         Ok(self.store().set_shipping_rate(option, rate).await?)
     }
 
     // ---- orders ----
 
-    /// Places an order for an account as the platform's own checkout, not billed.
+    /// Places an order for an account as the platform's own checkout, not billed. The draft
+    /// is checked by the rules of `POST /orders` ([`OrderDraft::check`]), then against the
+    /// catalogue, the shipping table and the stock, exactly as the API does.
     pub async fn place_order(
         &self,
         account: AccountId,
@@ -396,44 +442,9 @@ impl Operator {
         draft: OrderDraft,
         at: DateTime<Utc>,
     ) -> OperatorResult<Order> {
-        let phone =
-            normalize_phone(&draft.phone).ok_or_else(|| OperatorError::Invalid("phone".into()))?;
-        let second_phone = match draft.second_phone {
-            Some(p) => Some(
-                normalize_phone(&p).ok_or_else(|| OperatorError::Invalid("second_phone".into()))?,
-            ),
-            None => None,
-        };
-        let request = OrderRequest {
-            external_reference: draft.external_reference,
-            full_name: draft.full_name,
-            phone,
-            second_phone,
-            address: draft.address,
-            store_name: draft.store_name,
-            store_link: draft.store_link,
-            note: draft.note,
-            checkout: CheckoutRequest {
-                shipping_option_id: draft.shipping_option_id,
-                governorate_id: draft.governorate_id,
-                lines: draft
-                    .lines
-                    .into_iter()
-                    .map(|l| LineRequest {
-                        variant_id: l.variant_id,
-                        quantity: l.quantity,
-                        profit: l.profit,
-                        warranty_ids: l.warranty_ids,
-                    })
-                    .collect(),
-            },
-            legacy_number: draft.legacy_number,
-            billed: false,
-        };
+        let request = draft.check(false).map_err(OperatorError::Invalid)?;
         let commission = self.shared.config.commission_percent;
-        placement::place(self.store(), account, request, at, commission, None)
-            .await
-            .map_err(|error| OperatorError::Rejected(error.into()))
+        Ok(placement::place(self.store(), account, request, at, commission, None).await?)
     }
 
     /// One order, of any account.
@@ -481,31 +492,28 @@ impl Operator {
         outcomes: Vec<(LineId, LineOutcome)>,
     ) -> OperatorResult<Order> {
         let current = self.order(order).await?;
-        for (line_id, outcome) in &outcomes {
+        for (index, (line_id, outcome)) in outcomes.iter().enumerate() {
             let line = current
                 .lines
                 .iter()
                 .find(|l| l.id == *line_id)
                 .ok_or(OperatorError::NotFound)?;
-            let counted = outcome.delivered_quantity.unwrap_or(0)
-                + outcome.returned_quantity.unwrap_or(0)
-                + outcome.damaged_quantity
-                + outcome.lost_quantity
-                + outcome.destroyed_quantity;
-            let negative = [
+            let counts = [
                 outcome.delivered_quantity.unwrap_or(0),
                 outcome.returned_quantity.unwrap_or(0),
                 outcome.damaged_quantity,
                 outcome.lost_quantity,
                 outcome.destroyed_quantity,
-            ]
-            .iter()
-            .any(|q| *q < 0);
-            if negative || counted > line.quantity {
-                return Err(OperatorError::Invalid(format!(
-                    "line {line_id}: outcomes exceed the {} pieces",
-                    line.quantity
-                )));
+            ];
+            let counted: i64 = counts.iter().sum();
+            if counts.iter().any(|q| *q < 0) || counted > line.quantity {
+                return Err(OperatorError::field(
+                    &format!("outcomes.{index}"),
+                    Problem::OutOfRange {
+                        min: 0,
+                        max: line.quantity,
+                    },
+                ));
             }
         }
         Ok(self
@@ -530,10 +538,7 @@ impl Operator {
 
     /// An account's wallet, as `GET /wallet` shows it.
     pub async fn wallet(&self, account: AccountId) -> OperatorResult<WalletFigures> {
-        let rules = PayoutRules {
-            now: self.now(),
-            hold_days: self.shared.config.hold_days,
-        };
+        let rules = self.payout_rules();
         let totals = self
             .store()
             .wallet_totals(account, rules.held_after())
@@ -542,19 +547,26 @@ impl Operator {
         Ok(WalletFigures::from_totals(totals, &withdrawals, rules))
     }
 
-    /// Registers a withdrawal request from the wallet page: at least the minimum and at most
-    /// what is ready.
+    /// Registers a withdrawal request from the wallet page: at least the minimum
+    /// ([`Config::withdrawal_minimum`](crate::Config::withdrawal_minimum)) and at most what is
+    /// ready, decided by the store in one atomic operation with the insert, so requests made
+    /// at once never together exceed the balance ([`Conflict::OverReadyBalance`]).
     pub async fn request_withdrawal(&self, new: NewWithdrawal) -> OperatorResult<Withdrawal> {
-        check_money(new.amount)?;
+        check_money("amount", new.amount)?;
+        check_money("supply_amount", new.supply_amount)?;
         if new.amount < self.shared.config.withdrawal_minimum {
-            return Err(OperatorError::Invalid(
-                "below the withdrawal minimum".into(),
+            return Err(OperatorError::field(
+                "amount",
+                Problem::BelowMinimum {
+                    minimum: self.shared.config.withdrawal_minimum,
+                },
             ));
         }
-        if new.amount > self.wallet(new.account_id).await?.ready {
-            return Err(OperatorError::Invalid("more than the ready balance".into()));
-        }
-        Ok(self.store().insert_withdrawal(new, self.now()).await?)
+        let held_after = self.payout_rules().held_after();
+        Ok(self
+            .store()
+            .request_withdrawal(new, held_after, self.now())
+            .await?)
     }
 
     /// Records a withdrawal as paid.
@@ -604,18 +616,31 @@ impl Operator {
     }
 }
 
-fn check_money(amount: Decimal) -> OperatorResult<()> {
-    if amount.is_sign_negative() && !amount.is_zero() || round_money(amount) != amount {
-        return Err(OperatorError::Invalid(format!(
-            "{amount} is not a non-negative amount in whole piastres"
-        )));
+/// An amount in whole piastres, zero or more ([`accepted_amount`]).
+fn check_money(field: &str, amount: Decimal) -> OperatorResult<()> {
+    match accepted_amount(amount) {
+        Some(_) => Ok(()),
+        None => Err(OperatorError::field(field, Problem::InvalidAmount)),
     }
-    Ok(())
+}
+
+/// A percent from 0 to 100 with at most two decimals.
+fn check_percent(field: &str, percent: Decimal) -> OperatorResult<()> {
+    match accepted_amount(percent) {
+        Some(p) if p <= Decimal::ONE_HUNDRED => Ok(()),
+        _ => Err(OperatorError::field(field, Problem::InvalidPercent)),
+    }
 }
 
 fn check_stock(available: i64) -> OperatorResult<()> {
     if available < 0 {
-        return Err(OperatorError::Invalid("stock cannot be negative".into()));
+        return Err(OperatorError::field(
+            "available",
+            Problem::OutOfRange {
+                min: 0,
+                max: i64::MAX,
+            },
+        ));
     }
     Ok(())
 }

@@ -478,19 +478,18 @@ pub async fn seed(engine: &Engine) -> Result<Sandbox, OperatorError> {
             "Alexandria" | "Qalyubia" => money("55.00"),
             _ => money("65.00") + Decimal::from(index as i64 % 4 * 5),
         };
-        op.set_shipping_rate(standard.id, *id, base, money("14.00"), money("1.00"))
-            .await?;
+        let terms = RateTerms::charge(base)
+            .shipping_tax_percent(money("14.00"))
+            .total_due_tax_percent(money("1.00"));
+        op.set_shipping_rate(standard.id, *id, terms).await?;
     }
     let express = op.create_shipping_option("شحن سريع").await?;
     for english in ["Cairo", "Giza", "Alexandria"] {
-        op.set_shipping_rate(
-            express.id,
-            id_of(english),
-            money("80.00"),
-            money("14.00"),
-            money("1.50"),
-        )
-        .await?;
+        let terms = RateTerms::charge(money("80.00"))
+            .shipping_tax_percent(money("14.00"))
+            .total_due_tax_percent(money("1.50"));
+        op.set_shipping_rate(express.id, id_of(english), terms)
+            .await?;
     }
     let cairo = id_of("Cairo");
 

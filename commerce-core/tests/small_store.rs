@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use commerce_core::earnings::WalletTotals;
+use commerce_core::earnings::{WalletTotals, Withdrawn};
 use commerce_core::model::*;
 use commerce_core::store::*;
 use commerce_core::testing::http::Harness;
@@ -597,13 +597,21 @@ impl MeterStore for SmallStore {
 
 #[async_trait]
 impl WithdrawalStore for SmallStore {
-    async fn insert_withdrawal(
+    async fn request_withdrawal(
         &self,
         new: NewWithdrawal,
+        held_after: DateTime<Utc>,
         now: DateTime<Utc>,
-    ) -> Result<Withdrawal, StoreError> {
+    ) -> Result<Withdrawal, WithdrawalRequestError> {
         let mut t = self.lock();
         find(&mut t.accounts, new.account_id)?;
+        let orders = t.orders.iter().filter(|o| o.account_id == new.account_id);
+        let wallet = WalletTotals::of_orders(orders, held_after);
+        let mine = t
+            .withdrawals
+            .iter()
+            .filter(|w| w.account_id == new.account_id);
+        new.admit(&wallet, Withdrawn::of(mine))?;
         let withdrawal = new.into_withdrawal(next_id(t.withdrawals.len()), now);
         t.withdrawals.push(withdrawal.clone());
         Ok(withdrawal)

@@ -296,40 +296,43 @@ impl<DB: Dialect> OrderStore for SqlStore<DB> {
         account: AccountId,
         held_after: DateTime<Utc>,
     ) -> StoreResult<WalletTotals> {
-        // One statement (one snapshot): the family sums plus the orders delivered
-        // within the hold period (`orders_delivered` index).
-        let (expected, settled, settled_commission, held, earliest): (
-            i64,
-            i64,
-            i64,
-            i64,
-            Option<i64>,
-        ) = query_as::<DB, (i64, i64, i64, i64, Option<i64>)>(
+        wallet_totals(&self.pool, account, held_after).await
+    }
+}
+
+/// An account's wallet sums in one statement (one snapshot): the family sums plus the
+/// orders delivered within the hold period (`orders_delivered` index).
+pub(crate) async fn wallet_totals<'e, DB: Dialect>(
+    on: impl Into<On<'e, DB>>,
+    account: AccountId,
+    held_after: DateTime<Utc>,
+) -> StoreResult<WalletTotals> {
+    let (expected, settled, settled_commission, held, earliest): (i64, i64, i64, i64, Option<i64>) =
+        query_as::<DB, (i64, i64, i64, i64, Option<i64>)>(
             "SELECT \
-             (SELECT CAST(COALESCE(SUM(net), 0) AS BIGINT) FROM account_order_counts \
-              WHERE account_id = $1 AND family IN ('pending', 'confirmed', 'shipping')), \
-             (SELECT CAST(COALESCE(SUM(net), 0) AS BIGINT) FROM account_order_counts \
-              WHERE account_id = $1 AND family IN ('delivered', 'archived')), \
-             (SELECT CAST(COALESCE(SUM(commission), 0) AS BIGINT) \
-              FROM account_order_counts \
-              WHERE account_id = $1 AND family IN ('delivered', 'archived')), \
-             CAST(COALESCE(SUM(earnings_net), 0) AS BIGINT), MIN(delivered_at) \
-             FROM orders WHERE account_id = $1 AND delivered_at > $2 \
-             AND family IN ('delivered', 'archived')",
+         (SELECT CAST(COALESCE(SUM(net), 0) AS BIGINT) FROM account_order_counts \
+          WHERE account_id = $1 AND family IN ('pending', 'confirmed', 'shipping')), \
+         (SELECT CAST(COALESCE(SUM(net), 0) AS BIGINT) FROM account_order_counts \
+          WHERE account_id = $1 AND family IN ('delivered', 'archived')), \
+         (SELECT CAST(COALESCE(SUM(commission), 0) AS BIGINT) \
+          FROM account_order_counts \
+          WHERE account_id = $1 AND family IN ('delivered', 'archived')), \
+         CAST(COALESCE(SUM(earnings_net), 0) AS BIGINT), MIN(delivered_at) \
+         FROM orders WHERE account_id = $1 AND delivered_at > $2 \
+         AND family IN ('delivered', 'archived')",
         )
         .bind(account)
         .bind(bound_nanos(held_after))
-        .fetch_one(&self.pool)
+        .fetch_one(on)
         .await
         .map_err(backend)?;
-        Ok(WalletTotals {
-            totals: EarningsTotals {
-                expected: from_piastres(expected),
-                settled: from_piastres(settled),
-                settled_commission: from_piastres(settled_commission),
-            },
-            held: from_piastres(held),
-            earliest_held_delivery: earliest.map(instant),
-        })
-    }
+    Ok(WalletTotals {
+        totals: EarningsTotals {
+            expected: from_piastres(expected),
+            settled: from_piastres(settled),
+            settled_commission: from_piastres(settled_commission),
+        },
+        held: from_piastres(held),
+        earliest_held_delivery: earliest.map(instant),
+    })
 }

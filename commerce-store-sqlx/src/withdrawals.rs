@@ -4,26 +4,59 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use commerce_core::model::*;
 use commerce_core::store::*;
+use sqlx::AssertSqlSafe;
+
+use commerce_core::earnings::Withdrawn;
+use commerce_core::money::from_piastres;
 
 use crate::dialect::*;
+use crate::orders::wallet_totals;
 use crate::rows::*;
 use crate::sql_store::*;
 
 #[async_trait]
 impl<DB: Dialect> WithdrawalStore for SqlStore<DB> {
-    async fn insert_withdrawal(
+    async fn request_withdrawal(
         &self,
         new: NewWithdrawal,
+        held_after: DateTime<Utc>,
         now: DateTime<Utc>,
-    ) -> StoreResult<Withdrawal> {
+    ) -> Result<Withdrawal, WithdrawalRequestError> {
         let at = nanos(now)?;
         let (amount, supply) = (cents(new.amount)?, cents(new.supply_amount)?);
         let mut tx = self.write().await?;
         let result = async {
             let c = &mut tx.tx;
-            if !exists(c, "SELECT id FROM accounts WHERE id = $1", new.account_id).await? {
-                return Err(StoreError::NotFound);
+            // The account row is the lock that puts requests of one account in a row (on
+            // SQLite the write transaction already does): each reads the balance the one
+            // before it left.
+            let account: Option<i64> = query_scalar::<DB, i64>(AssertSqlSafe(format!(
+                "SELECT id FROM accounts WHERE id = $1{}",
+                DB::FOR_UPDATE
+            )))
+            .bind(new.account_id)
+            .fetch_optional(&mut *c)
+            .await
+            .map_err(backend)?;
+            if account.is_none() {
+                return Err(StoreError::NotFound.into());
             }
+            let wallet = wallet_totals(&mut *c, new.account_id, held_after).await?;
+            let (received, pending): (i64, i64) = query_as::<DB, (i64, i64)>(
+                "SELECT \
+                 CAST(COALESCE(SUM(CASE WHEN status = 'completed' THEN amount END), 0) AS BIGINT), \
+                 CAST(COALESCE(SUM(CASE WHEN status = 'pending' THEN amount END), 0) AS BIGINT) \
+                 FROM withdrawals WHERE account_id = $1",
+            )
+            .bind(new.account_id)
+            .fetch_one(&mut *c)
+            .await
+            .map_err(backend)?;
+            let withdrawn = Withdrawn {
+                received: from_piastres(received),
+                pending: from_piastres(pending),
+            };
+            new.admit(&wallet, withdrawn)?;
             query_scalar::<DB, i64>(
                 "INSERT INTO withdrawals (account_id, amount, supply_amount, status, \
                  wallet_number, wallet_description, notes, created_at) \
@@ -38,7 +71,7 @@ impl<DB: Dialect> WithdrawalStore for SqlStore<DB> {
             .bind(at)
             .fetch_one(&mut *c)
             .await
-            .map_err(backend)
+            .map_err(|e| WithdrawalRequestError::Store(backend(e)))
         }
         .await;
         let id = tx.finish(result).await?;

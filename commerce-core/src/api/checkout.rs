@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use crate::domain::checkout::{
     CheckoutError, CheckoutRequest, FieldProblem, LineRequest, MAX_LINES, MAX_QUANTITY,
-    MAX_WARRANTIES, Problem,
+    MAX_WARRANTIES,
 };
 use crate::error::{ApiError, FieldErrors};
 use crate::input::Fields;
@@ -109,14 +109,7 @@ pub(crate) fn parse(
 pub(crate) fn invalid(problems: Vec<FieldProblem>) -> ApiError {
     let mut errors = FieldErrors::new();
     for FieldProblem { field, problem } in problems {
-        let message = match problem {
-            Problem::ShippingOptionNotFound => messages::SHIPPING_OPTION_NOT_FOUND.into(),
-            Problem::GovernorateNotServed => messages::GOVERNORATE_NOT_SERVED.into(),
-            Problem::VariantNotAvailable => messages::VARIANT_NOT_AVAILABLE.into(),
-            Problem::DuplicateWarranty => messages::DUPLICATE_WARRANTY.into(),
-            Problem::WarrantyNotAvailable => messages::WARRANTY_NOT_AVAILABLE.into(),
-            Problem::InsufficientStock { available } => messages::insufficient_stock(available),
-        };
+        let message = messages::problem(problem);
         errors.entry(field).or_default().push(message);
     }
     ApiError::validation(errors)

@@ -6,6 +6,7 @@ use std::collections::{HashMap, HashSet};
 
 use rust_decimal::Decimal;
 
+pub use super::fields::{FieldProblem, Problem};
 use crate::model::{LineWarranty, NewOrderLine, ShippingOption, ShippingRate, Variant, Warranty};
 use crate::pricing::{self, LineInput, Priced, WarrantyTerms};
 use crate::store::{Store, StoreError};
@@ -39,35 +40,6 @@ pub struct CheckoutRequest {
     pub governorate_id: i64,
     /// The lines (1 to [`MAX_LINES`]).
     pub lines: Vec<LineRequest>,
-}
-
-/// What is wrong with one field of a checkout.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Problem {
-    /// No active shipping option with this id.
-    ShippingOptionNotFound,
-    /// The option does not serve the governorate.
-    GovernorateNotServed,
-    /// No variant with this id on sale now.
-    VariantNotAvailable,
-    /// A warranty listed twice on one line.
-    DuplicateWarranty,
-    /// Not a warranty of the line's product offered now.
-    WarrantyNotAvailable,
-    /// More pieces than are left (for this line, after the earlier lines of its variant).
-    InsufficientStock {
-        /// Pieces left for the line.
-        available: i64,
-    },
-}
-
-/// A problem and the field it belongs to (`lines.2.quantity`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FieldProblem {
-    /// The field's path in the request, as the API names it.
-    pub field: String,
-    /// What is wrong.
-    pub problem: Problem,
 }
 
 /// Why a checkout could not be resolved.

@@ -1,10 +1,12 @@
 //! The product's rules, without HTTP: what `api/` and the [`Operator`](crate::Operator) both
 //! call. A module here imports neither `api` nor `wire` (`tests/layering.rs` checks it).
 //!
+//! - [`fields`]: the rules of an order's own fields, and the platform's [`OrderDraft`](fields::OrderDraft);
 //! - [`checkout`]: order lines and a shipping choice checked against the catalogue and priced;
 //! - [`placement`]: registering an order;
 //! - [`wallet`]: an account's wallet figures, the payout rule, the withdrawal window.
 
 pub mod checkout;
+pub mod fields;
 pub mod placement;
 pub mod wallet;

@@ -5,7 +5,7 @@ use chrono::{DateTime, Datelike, Days, Duration, NaiveDate, NaiveTime, TimeZone,
 use chrono_tz::Africa::Cairo;
 use rust_decimal::Decimal;
 
-use crate::earnings::WalletTotals;
+use crate::earnings::{WalletTotals, Withdrawn};
 use crate::model::{Family, Order, PayoutState, Withdrawal, WithdrawalStatus};
 
 /// How the payout of an order is computed.
@@ -94,19 +94,15 @@ impl WalletFigures {
             total_commission: totals.settled_commission,
             ..WalletFigures::default()
         };
-        let earned_ready = totals.settled - wallet.held;
-        for w in withdrawals {
-            match w.status {
-                WithdrawalStatus::Completed => figures.received += w.amount,
-                WithdrawalStatus::Pending => {
-                    figures.pending_amount += w.amount;
-                    figures.pending_withdrawals.push(w.clone());
-                }
-                WithdrawalStatus::Rejected => {}
-            }
-        }
-        figures.ready =
-            (earned_ready - figures.received - figures.pending_amount).max(Decimal::ZERO);
+        let withdrawn = Withdrawn::of(withdrawals);
+        figures.received = withdrawn.received;
+        figures.pending_amount = withdrawn.pending;
+        figures.pending_withdrawals = withdrawals
+            .iter()
+            .filter(|w| w.status == WithdrawalStatus::Pending)
+            .cloned()
+            .collect();
+        figures.ready = wallet.ready(withdrawn);
         figures
     }
 }

@@ -28,6 +28,41 @@ pub struct ShippingRate {
     pub total_due_tax_percent: Decimal,
 }
 
+/// What a shipping option charges for a governorate, as the platform sets it
+/// ([`Operator::set_shipping_rate`](crate::Operator::set_shipping_rate)).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[non_exhaustive]
+pub struct RateTerms {
+    /// Base delivery charge.
+    pub delivery_charge: Decimal,
+    /// Tax on the base charge, percent.
+    pub shipping_tax_percent: Decimal,
+    /// Percent of the goods added to the charge.
+    pub total_due_tax_percent: Decimal,
+}
+
+impl RateTerms {
+    /// A base charge, with no tax and no percent of the goods.
+    pub fn charge(delivery_charge: Decimal) -> Self {
+        Self {
+            delivery_charge,
+            ..Self::default()
+        }
+    }
+
+    /// With a tax on the base charge, percent.
+    pub fn shipping_tax_percent(mut self, percent: Decimal) -> Self {
+        self.shipping_tax_percent = percent;
+        self
+    }
+
+    /// With a percent of the goods added to the charge.
+    pub fn total_due_tax_percent(mut self, percent: Decimal) -> Self {
+        self.total_due_tax_percent = percent;
+        self
+    }
+}
+
 /// A delivery type with its governorates.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ShippingOption {

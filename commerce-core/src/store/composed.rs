@@ -106,23 +106,22 @@ impl StoreHook for NoHook {}
 ///   the order to its idempotency record ([`IdempotencyStore`], which answers a request that
 ///   died after placing its order with that order): catalogue, orders, meter and idempotency
 ///   go together;
-/// - [`WithdrawalStore::insert_withdrawal`] checks the account ([`AccountStore`]): accounts
-///   and withdrawals go together.
+/// - [`WithdrawalStore::request_withdrawal`] reads the account's wallet sums
+///   ([`OrderStore::wallet_totals`]) in the same atomic operation as the insert: withdrawals
+///   go with orders too.
 ///
-/// So the useful split is two: accounts, keys and withdrawals (e.g. in the platform's own
-/// users database), and the catalogue with everything that orders touch.
+/// So the useful split is two: accounts and keys (e.g. in the platform's own users
+/// database, or keys and the rate window in a faster backend), and everything else.
 ///
 /// ```
 /// use std::sync::Arc;
 /// use commerce_core::store::{Composed, MemoryStore};
 /// use commerce_core::Engine;
 ///
-/// // Accounts, keys and withdrawals in one backend, the rest in another.
+/// // Accounts and keys in one backend, the rest in another.
 /// let people = Arc::new(MemoryStore::new());
 /// let commerce = Arc::new(MemoryStore::new());
-/// let store = Composed::of(commerce)
-///     .with_accounts(people.clone())
-///     .with_withdrawals(people);
+/// let store = Composed::of(commerce).with_accounts(people);
 /// let engine = Engine::new(Arc::new(store));
 /// # let _ = engine;
 /// ```
@@ -644,14 +643,15 @@ impl MeterStore for Composed {
 
 #[async_trait]
 impl WithdrawalStore for Composed {
-    async fn insert_withdrawal(
+    async fn request_withdrawal(
         &self,
         new: NewWithdrawal,
+        held_after: DateTime<Utc>,
         now: DateTime<Utc>,
-    ) -> Result<Withdrawal, StoreError> {
+    ) -> Result<Withdrawal, WithdrawalRequestError> {
         self.run(
-            Operation::new(Concern::Withdrawals, "insert_withdrawal"),
-            self.withdrawals.insert_withdrawal(new, now),
+            Operation::new(Concern::Withdrawals, "request_withdrawal"),
+            self.withdrawals.request_withdrawal(new, held_after, now),
         )
         .await
     }

@@ -48,7 +48,7 @@ pub use idempotency::{
 pub use memory::MemoryStore;
 pub use meter::MeterStore;
 pub use orders::{OrderStore, StatusChange, StatusMove, pieces_to_reserve};
-pub use withdrawals::WithdrawalStore;
+pub use withdrawals::{WithdrawalRequestError, WithdrawalStore};
 
 /// Storage of everything the engine reads and writes.
 ///

@@ -3,19 +3,64 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
+use rust_decimal::Decimal;
+
 use super::StoreError;
+use crate::earnings::{WalletTotals, Withdrawn};
 use crate::model::*;
+
+/// Why [`WithdrawalStore::request_withdrawal`] registered nothing.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WithdrawalRequestError {
+    /// The amount is more than the ready balance.
+    #[error("{requested} is more than the ready balance of {ready}")]
+    OverReadyBalance {
+        /// The amount asked for.
+        requested: Decimal,
+        /// The ready balance when the request was decided.
+        ready: Decimal,
+    },
+    /// The storage failed (or the account does not exist: `NotFound`).
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl NewWithdrawal {
+    /// The rule of [`WithdrawalStore::request_withdrawal`]: the amount must not exceed the
+    /// ready balance of `wallet` and `withdrawn`.
+    pub fn admit(
+        &self,
+        wallet: &WalletTotals,
+        withdrawn: Withdrawn,
+    ) -> Result<(), WithdrawalRequestError> {
+        let ready = wallet.ready(withdrawn);
+        if self.amount > ready {
+            return Err(WithdrawalRequestError::OverReadyBalance {
+                requested: self.amount,
+                ready,
+            });
+        }
+        Ok(())
+    }
+}
 
 /// Withdrawal requests and their decisions.
 #[async_trait]
 pub trait WithdrawalStore: Send + Sync {
-    /// Registers a withdrawal request ([`NewWithdrawal::into_withdrawal`]: pending);
-    /// `NotFound` when the account does not exist.
-    async fn insert_withdrawal(
+    /// Registers a withdrawal request ([`NewWithdrawal::into_withdrawal`]: pending) if the
+    /// account's ready balance covers it ([`NewWithdrawal::admit`]), reading the balance in
+    /// the same atomic operation as the insert: requests made at once, from one instance or
+    /// several, never together exceed it. The balance is [`WalletTotals::ready`] of what
+    /// [`OrderStore::wallet_totals`](super::OrderStore::wallet_totals) answers for
+    /// `held_after` and of the account's withdrawals. An account this backend does not know
+    /// has nothing ready (a backend that keeps accounts may answer `NotFound` instead).
+    async fn request_withdrawal(
         &self,
         new: NewWithdrawal,
+        held_after: DateTime<Utc>,
         now: DateTime<Utc>,
-    ) -> Result<Withdrawal, StoreError>;
+    ) -> Result<Withdrawal, WithdrawalRequestError>;
     /// Completes or rejects a pending withdrawal ([`Withdrawal::decide`]); `NotFound` when
     /// there is none.
     async fn decide_withdrawal(

@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use super::*;
-use crate::earnings::WalletTotals;
+use crate::earnings::{WalletTotals, Withdrawn};
 use crate::model::*;
 use indexes::{AccountOrders, OrderKeys};
 
@@ -724,15 +724,25 @@ impl MeterStore for MemoryStore {
 
 #[async_trait]
 impl WithdrawalStore for MemoryStore {
-    async fn insert_withdrawal(
+    async fn request_withdrawal(
         &self,
         new: NewWithdrawal,
+        held_after: DateTime<Utc>,
         now: DateTime<Utc>,
-    ) -> Result<Withdrawal, StoreError> {
+    ) -> Result<Withdrawal, WithdrawalRequestError> {
+        // One lock over the balance read and the insert: requests are decided one at a time.
         let mut s = self.lock();
-        if !s.accounts.contains_key(&new.account_id) {
-            return Err(StoreError::NotFound);
-        }
+        let wallet = s
+            .orders_by_account
+            .get(&new.account_id)
+            .map(|index| index.wallet.totals(held_after))
+            .unwrap_or_default();
+        let withdrawn = Withdrawn::of(
+            s.withdrawals
+                .values()
+                .filter(|w| w.account_id == new.account_id),
+        );
+        new.admit(&wallet, withdrawn)?;
         let withdrawal = new.into_withdrawal(s.next_id("withdrawals"), now);
         s.withdrawals.insert(withdrawal.id, withdrawal.clone());
         Ok(withdrawal)

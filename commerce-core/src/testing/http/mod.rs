@@ -39,6 +39,7 @@ mod catalog;
 mod fixtures;
 mod harness;
 mod input;
+mod operator;
 mod orders;
 mod pipeline;
 mod races;
@@ -94,11 +95,13 @@ macro_rules! for_each_http_case {
             (wallet::wallet_matches_the_orders),
             (wallet::partial_delivery_earns_on_delivered_pieces),
             (wallet::billing_meter_counts_what_the_spec_bills),
+            (operator::operator_orders_follow_the_api_rules),
             (races::race_one_idempotency_key_makes_one_order),
             (races::race_no_oversell),
             (races::race_rate_limit_is_exact),
             (races::race_places_and_cancels_never_deadlock),
             (races::race_account_state_and_api_status_both_stick),
+            (operator::race_withdrawals_never_overdraw),
         ] }
     };
 }
@@ -177,6 +180,7 @@ mod tests {
         ("input.rs", include_str!("input.rs")),
         ("shipping.rs", include_str!("shipping.rs")),
         ("orders.rs", include_str!("orders.rs")),
+        ("operator.rs", include_str!("operator.rs")),
         ("wallet.rs", include_str!("wallet.rs")),
         ("races.rs", include_str!("races.rs")),
     ];

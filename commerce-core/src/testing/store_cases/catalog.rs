@@ -443,8 +443,9 @@ pub async fn money_amounts_round_trip_to_the_piastre(store: &dyn Store) {
         assert_eq!(rate.shipping_tax_percent.to_string(), "14.00");
         assert_eq!(rate.total_due_tax_percent.to_string(), "0.75");
 
+        earn(store, &f, f.account.id, d(amount), &format!("EG-W{i:07}")).await;
         let wd = store
-            .insert_withdrawal(
+            .request_withdrawal(
                 NewWithdrawal {
                     account_id: f.account.id,
                     amount: d(amount),
@@ -453,6 +454,7 @@ pub async fn money_amounts_round_trip_to_the_piastre(store: &dyn Store) {
                     wallet_description: "فودافون كاش".into(),
                     notes: None,
                 },
+                no_hold(),
                 at(1),
             )
             .await

@@ -401,3 +401,52 @@ pub(super) async fn begin(
         .await
         .expect("begin idempotent")
 }
+
+/// A hold cut-off far in the future: every delivered order is ready (nothing is held).
+pub(super) fn no_hold() -> DateTime<Utc> {
+    at(100 * 365 * 86_400)
+}
+
+/// Gives `account` a ready balance of at least `amount`: an order earning twice `amount`
+/// and 10.00 more, delivered. Returns the account's ready balance as the store reads it.
+pub(super) async fn earn(
+    store: &dyn Store,
+    f: &Fixture,
+    account: AccountId,
+    amount: Decimal,
+    number: &str,
+) -> Decimal {
+    let mut l = line(f, &f.variant, 1, false);
+    l.profit = amount * d("2") + d("10.00");
+    l.sell_price = f.variant.price + l.profit;
+    let order = place(store, new_order(f, account, number, vec![l], 1)).await;
+    let path = [
+        OrderStatus::Confirmed,
+        OrderStatus::Shipped,
+        OrderStatus::Delivered,
+    ];
+    move_to(store, order.id, &path, 2).await;
+    ready(store, account).await
+}
+
+/// The ready balance of `account` (nothing held, see [`no_hold`]).
+pub(super) async fn ready(store: &dyn Store, account: AccountId) -> Decimal {
+    let withdrawals = store.withdrawals(account).await.expect("withdrawals");
+    store
+        .wallet_totals(account, no_hold())
+        .await
+        .expect("wallet totals")
+        .ready(crate::earnings::Withdrawn::of(&withdrawals))
+}
+
+/// A withdrawal request of `amount` for `account`.
+pub(super) fn withdrawal(account: AccountId, amount: &str, notes: Option<&str>) -> NewWithdrawal {
+    NewWithdrawal {
+        account_id: account,
+        amount: d(amount),
+        supply_amount: d("0.01"),
+        wallet_number: "01012345678".into(),
+        wallet_description: "فودافون كاش".into(),
+        notes: notes.map(str::to_owned),
+    }
+}

@@ -100,6 +100,7 @@ macro_rules! __with_store_cases {
                 purge_deletes_only_older_records_and_counts,
                 pulls_are_counted_once_per_product_and_month,
                 withdrawals_are_listed_and_decided_once,
+                a_withdrawal_never_exceeds_the_ready_balance,
             ]
             arc [
                 concurrent_orders_never_oversell,
@@ -108,6 +109,7 @@ macro_rules! __with_store_cases {
                 concurrent_rate_limit_allows_exactly_the_limit,
                 concurrent_same_external_reference_registers_one_order,
                 concurrent_cancels_release_stock_once,
+                concurrent_withdrawals_never_overdraw,
             ]
         }
     };

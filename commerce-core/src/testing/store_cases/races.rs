@@ -230,3 +230,40 @@ pub async fn concurrent_cancels_release_stock_once(store: Arc<dyn Store>) {
     assert_eq!(read.timeline.len(), 2);
     assert_eq!(meter_ops(&*store, f.account.id).await, 2);
 }
+
+/// 16 concurrent withdrawal requests of 100.00 on a ready balance of a few hundred: exactly
+/// as many succeed as the balance covers, the rest are refused, and the balance never goes
+/// below zero.
+pub async fn concurrent_withdrawals_never_overdraw(store: Arc<dyn Store>) {
+    let f = fixture(&*store, 1000, 0).await;
+    let a = f.account.id;
+    let balance = earn(&*store, &f, a, d("200.00"), &number(1)).await;
+    let amount = d("100.00");
+    let covered = (balance / amount).floor();
+    let mut tasks = Vec::new();
+    for n in 0..16 {
+        let store = store.clone();
+        tasks.push(tokio::spawn(async move {
+            store
+                .request_withdrawal(withdrawal(a, "100.00", None), no_hold(), at(100 + n))
+                .await
+        }));
+    }
+    let (mut accepted, mut refused) = (0, 0);
+    for task in tasks {
+        match task.await.expect("task") {
+            Ok(_) => accepted += 1,
+            Err(WithdrawalRequestError::OverReadyBalance { .. }) => refused += 1,
+            Err(other) => panic!("unexpected failure: {other:?}"),
+        }
+    }
+    assert_eq!(
+        (rust_decimal::Decimal::from(accepted), refused),
+        (covered, 16 - accepted)
+    );
+    assert_eq!(
+        store.withdrawals(a).await.expect("withdrawals").len(),
+        accepted
+    );
+    assert_eq!(ready(&*store, a).await, balance - covered * amount);
+}

@@ -1,0 +1,541 @@
+//! The rules of an order's own fields, whoever enters the order: `POST /orders` reads them
+//! from JSON, the [`Operator`](crate::Operator) from an [`OrderDraft`]; both apply these
+//! functions and limits, and both report a [`FieldProblem`] per field that breaks one.
+
+use rust_decimal::Decimal;
+
+use super::checkout::{CheckoutRequest, LineRequest, MAX_LINES, MAX_QUANTITY, MAX_WARRANTIES};
+use super::placement::OrderRequest;
+use crate::model::{GovernorateId, ShippingOptionId, VariantId, WarrantyId};
+use crate::money::accepted_amount;
+
+/// Longest `external_reference` and `legacy_number`, in characters.
+pub const MAX_REFERENCE: usize = 100;
+/// Longest `full_name`, `address`, `store_name` and `store_link`, in characters.
+pub const MAX_TEXT: usize = 255;
+/// Longest `note`, in characters.
+pub const MAX_NOTE: usize = 1000;
+/// Longest phone number as typed (before normalising), in characters.
+pub const MAX_PHONE: usize = 32;
+
+/// What is wrong with one field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Problem {
+    /// A required field is absent or blank.
+    Required,
+    /// Longer than `max` characters (after trimming).
+    TooLong {
+        /// The limit.
+        max: usize,
+    },
+    /// Holds a control character or a bidirectional override; `multi_line` fields allow tab,
+    /// CR and LF.
+    NotPrintable {
+        /// Whether the field is one that may hold line breaks.
+        multi_line: bool,
+    },
+    /// Not an Egyptian mobile number (`01` and 9 digits; `+20`/`0020` accepted).
+    InvalidPhone,
+    /// Not an http or https URL with a host.
+    InvalidUrl,
+    /// Not an amount of zero or more with at most two decimals (and at most
+    /// [`MAX_AMOUNT`](crate::money::MAX_AMOUNT)).
+    InvalidAmount,
+    /// An integer outside `min..=max`.
+    OutOfRange {
+        /// Smallest allowed.
+        min: i64,
+        /// Largest allowed.
+        max: i64,
+    },
+    /// Shorter than `min` characters.
+    TooShort {
+        /// The least.
+        min: usize,
+    },
+    /// Not a percent from 0 to 100 with at most two decimals.
+    InvalidPercent,
+    /// Below the least amount allowed.
+    BelowMinimum {
+        /// The least amount.
+        minimum: Decimal,
+    },
+    /// Not 1 to [`MAX_LINES`] lines.
+    LineCount,
+    /// More than [`MAX_WARRANTIES`] warranties on one line.
+    TooManyWarranties,
+    /// No active shipping option with this id.
+    ShippingOptionNotFound,
+    /// The option does not serve the governorate.
+    GovernorateNotServed,
+    /// No variant with this id on sale now.
+    VariantNotAvailable,
+    /// A warranty listed twice on one line.
+    DuplicateWarranty,
+    /// Not a warranty of the line's product offered now.
+    WarrantyNotAvailable,
+    /// More pieces than are left (for this line, after the earlier lines of its variant).
+    InsufficientStock {
+        /// Pieces left for the line.
+        available: i64,
+    },
+}
+
+/// A problem and the field it belongs to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldProblem {
+    /// The field's path, as the API names it and as the fields of [`OrderDraft`] are named:
+    /// `phone`, `lines.2.quantity` (the third line's `quantity`).
+    pub field: String,
+    /// What is wrong.
+    pub problem: Problem,
+}
+
+impl std::fmt::Display for FieldProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {:?}", self.field, self.problem)
+    }
+}
+
+/// Which text a string field holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextKind {
+    /// One line: every control character is refused, tab and line breaks included.
+    SingleLine,
+    /// Several lines (`note`, `address`, `reason_note`): tab, CR and LF are allowed.
+    MultiLine,
+}
+
+/// Checks that `text` is printable text: no control character (Unicode `Cc`: U+0000-U+001F,
+/// U+007F-U+009F) except tab, CR and LF in a multi-line field, and no bidirectional embedding,
+/// override or isolate (U+202A-U+202E, U+2066-U+2069).
+pub fn check_printable(text: &str, kind: TextKind) -> Result<(), Problem> {
+    let refused = |c: char| match c {
+        '\t' | '\n' | '\r' => kind == TextKind::SingleLine,
+        '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' => true,
+        c => c.is_control(),
+    };
+    if text.chars().any(refused) {
+        return Err(Problem::NotPrintable {
+            multi_line: kind == TextKind::MultiLine,
+        });
+    }
+    Ok(())
+}
+
+/// A text field as stored: printable, trimmed, at most `max` characters; `None` when blank.
+pub fn clean_text(raw: &str, max: usize, kind: TextKind) -> Result<Option<String>, Problem> {
+    check_printable(raw, kind)?;
+    let text = raw.trim();
+    if text.chars().count() > max {
+        return Err(Problem::TooLong { max });
+    }
+    Ok((!text.is_empty()).then(|| text.to_owned()))
+}
+
+/// Normalises an Egyptian mobile: `+20` and `0020` prefixes become `0`; spaces and dashes are
+/// dropped; the result must be `01` followed by 9 digits.
+pub fn normalize_phone(raw: &str) -> Option<String> {
+    let compact: String = raw
+        .chars()
+        .filter(|c| !c.is_whitespace() && *c != '-')
+        .collect();
+    let local = if let Some(rest) = compact.strip_prefix("+20") {
+        format!("0{rest}")
+    } else if let Some(rest) = compact.strip_prefix("0020") {
+        format!("0{rest}")
+    } else {
+        compact
+    };
+    let valid =
+        local.len() == 11 && local.starts_with("01") && local.bytes().all(|b| b.is_ascii_digit());
+    valid.then_some(local)
+}
+
+/// A phone field (already cleaned text), normalised.
+pub fn phone(text: &str) -> Result<String, Problem> {
+    normalize_phone(text).ok_or(Problem::InvalidPhone)
+}
+
+/// Whether `text` is an http or https URL with a host written after `//` (the URL parser
+/// alone would read `http:///nohost` as the host `nohost`).
+pub fn is_web_link(text: &str) -> bool {
+    let host_written = text
+        .split_once("://")
+        .is_some_and(|(_, rest)| !rest.is_empty() && !rest.starts_with(['/', '\\']));
+    host_written
+        && url::Url::parse(text)
+            .is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some())
+}
+
+/// Collects the problems of one object's fields under their dotted keys.
+struct Checker {
+    prefix: String,
+    problems: Vec<FieldProblem>,
+}
+
+impl Checker {
+    fn fail(&mut self, name: &str, problem: Problem) {
+        self.problems.push(FieldProblem {
+            field: format!("{}{name}", self.prefix),
+            problem,
+        });
+    }
+
+    fn optional(
+        &mut self,
+        name: &str,
+        raw: Option<&str>,
+        max: usize,
+        kind: TextKind,
+    ) -> Option<String> {
+        match clean_text(raw?, max, kind) {
+            Ok(text) => text,
+            Err(problem) => {
+                self.fail(name, problem);
+                None
+            }
+        }
+    }
+
+    /// A blank value is missing, whatever it holds (as `POST /orders` reads it).
+    fn required(&mut self, name: &str, raw: &str, max: usize, kind: TextKind) -> String {
+        if raw.trim().is_empty() {
+            self.fail(name, Problem::Required);
+            return String::new();
+        }
+        self.optional(name, Some(raw), max, kind)
+            .unwrap_or_default()
+    }
+
+    fn phone(&mut self, name: &str, raw: Option<&str>) -> Option<String> {
+        let text = self.optional(name, raw, MAX_PHONE, TextKind::SingleLine)?;
+        phone(&text)
+            .map_err(|problem| self.fail(name, problem))
+            .ok()
+    }
+
+    fn id(&mut self, name: &str, id: i64) {
+        if id < 1 {
+            self.fail(
+                name,
+                Problem::OutOfRange {
+                    min: 1,
+                    max: i64::MAX,
+                },
+            );
+        }
+    }
+}
+
+/// One line of an order the platform enters.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct DraftLine {
+    /// Variant.
+    pub variant_id: VariantId,
+    /// Pieces (1 to [`MAX_QUANTITY`]).
+    pub quantity: i64,
+    /// Profit per piece (zero or more, whole piastres).
+    pub profit: Decimal,
+    /// Warranties chosen (at most [`MAX_WARRANTIES`]).
+    pub warranty_ids: Vec<WarrantyId>,
+}
+
+impl DraftLine {
+    /// `quantity` pieces of a variant at `profit` per piece, no warranty.
+    pub fn new(variant_id: VariantId, quantity: i64, profit: Decimal) -> Self {
+        Self {
+            variant_id,
+            quantity,
+            profit,
+            warranty_ids: Vec::new(),
+        }
+    }
+
+    /// With these warranties.
+    pub fn with_warranties(mut self, warranty_ids: impl Into<Vec<WarrantyId>>) -> Self {
+        self.warranty_ids = warranty_ids.into();
+        self
+    }
+}
+
+/// An order the platform enters itself (its own checkout, or an import), checked by the
+/// same rules as `POST /orders`: build one with [`OrderDraft::new`] and the `with_*` methods.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct OrderDraft {
+    /// The marketer's order number (unique per account; at most [`MAX_REFERENCE`]).
+    pub external_reference: Option<String>,
+    /// Customer name (required; at most [`MAX_TEXT`]).
+    pub full_name: String,
+    /// Customer mobile (`+20`/`0020` accepted; normalised to `01` and 9 digits).
+    pub phone: String,
+    /// Second mobile.
+    pub second_phone: Option<String>,
+    /// Address (required; may hold line breaks; at most [`MAX_TEXT`]).
+    pub address: String,
+    /// Governorate.
+    pub governorate_id: GovernorateId,
+    /// Shipping option.
+    pub shipping_option_id: ShippingOptionId,
+    /// Store name.
+    pub store_name: Option<String>,
+    /// Store link (http or https).
+    pub store_link: Option<String>,
+    /// Note (may hold line breaks; at most [`MAX_NOTE`]).
+    pub note: Option<String>,
+    /// Lines (1 to [`MAX_LINES`]).
+    pub lines: Vec<DraftLine>,
+    /// Number from before reference numbers (imports; at most [`MAX_REFERENCE`]).
+    pub legacy_number: Option<String>,
+}
+
+impl OrderDraft {
+    /// An order for a customer, shipped with an option to a governorate, with no line yet.
+    pub fn new(
+        full_name: impl Into<String>,
+        phone: impl Into<String>,
+        address: impl Into<String>,
+        shipping_option_id: ShippingOptionId,
+        governorate_id: GovernorateId,
+    ) -> Self {
+        Self {
+            full_name: full_name.into(),
+            phone: phone.into(),
+            address: address.into(),
+            shipping_option_id,
+            governorate_id,
+            ..Self::default()
+        }
+    }
+
+    /// With one more line.
+    pub fn line(mut self, line: DraftLine) -> Self {
+        self.lines.push(line);
+        self
+    }
+
+    /// With the marketer's own order number.
+    pub fn external_reference(mut self, reference: impl Into<String>) -> Self {
+        self.external_reference = Some(reference.into());
+        self
+    }
+
+    /// With a second mobile.
+    pub fn second_phone(mut self, phone: impl Into<String>) -> Self {
+        self.second_phone = Some(phone.into());
+        self
+    }
+
+    /// With the marketer's store name and link.
+    pub fn store(mut self, name: impl Into<String>, link: Option<String>) -> Self {
+        self.store_name = Some(name.into());
+        self.store_link = link;
+        self
+    }
+
+    /// With a note to the platform.
+    pub fn note(mut self, note: impl Into<String>) -> Self {
+        self.note = Some(note.into());
+        self
+    }
+
+    /// With the number the order had before reference numbers (imports).
+    pub fn legacy_number(mut self, number: impl Into<String>) -> Self {
+        self.legacy_number = Some(number.into());
+        self
+    }
+
+    /// Checks every field by the rules of `POST /orders` and returns the order request
+    /// (texts trimmed, phones normalised; blank optional texts dropped), or every problem
+    /// found. The catalogue, shipping and stock are checked when the order is placed.
+    pub fn check(self, billed: bool) -> Result<OrderRequest, Vec<FieldProblem>> {
+        use TextKind::{MultiLine, SingleLine};
+        let mut c = Checker {
+            prefix: String::new(),
+            problems: Vec::new(),
+        };
+        let external_reference = c.optional(
+            "external_reference",
+            self.external_reference.as_deref(),
+            MAX_REFERENCE,
+            SingleLine,
+        );
+        let full_name = c.required("full_name", &self.full_name, MAX_TEXT, SingleLine);
+        let phone = if self.phone.trim().is_empty() {
+            c.fail("phone", Problem::Required);
+            None
+        } else {
+            c.phone("phone", Some(&self.phone))
+        };
+        let second_phone = c.phone("second_phone", self.second_phone.as_deref());
+        let address = c.required("address", &self.address, MAX_TEXT, MultiLine);
+        let store_name = c.optional(
+            "store_name",
+            self.store_name.as_deref(),
+            MAX_TEXT,
+            SingleLine,
+        );
+        let store_link = c
+            .optional(
+                "store_link",
+                self.store_link.as_deref(),
+                MAX_TEXT,
+                SingleLine,
+            )
+            .filter(|link| {
+                let valid = is_web_link(link);
+                if !valid {
+                    c.fail("store_link", Problem::InvalidUrl);
+                }
+                valid
+            });
+        let note = c.optional("note", self.note.as_deref(), MAX_NOTE, MultiLine);
+        let legacy_number = c.optional(
+            "legacy_number",
+            self.legacy_number.as_deref(),
+            MAX_REFERENCE,
+            SingleLine,
+        );
+        c.id("shipping_option_id", self.shipping_option_id);
+        c.id("governorate_id", self.governorate_id);
+        if !(1..=MAX_LINES).contains(&self.lines.len()) {
+            c.fail("lines", Problem::LineCount);
+        }
+        let mut lines = Vec::with_capacity(self.lines.len());
+        for (index, line) in self.lines.into_iter().enumerate() {
+            c.prefix = format!("lines.{index}.");
+            c.id("variant_id", line.variant_id);
+            if !(1..=MAX_QUANTITY).contains(&line.quantity) {
+                c.fail(
+                    "quantity",
+                    Problem::OutOfRange {
+                        min: 1,
+                        max: MAX_QUANTITY,
+                    },
+                );
+            }
+            let profit = accepted_amount(line.profit);
+            if profit.is_none() {
+                c.fail("profit", Problem::InvalidAmount);
+            }
+            if line.warranty_ids.len() > MAX_WARRANTIES {
+                c.fail("warranty_ids", Problem::TooManyWarranties);
+            }
+            lines.push(LineRequest {
+                variant_id: line.variant_id,
+                quantity: line.quantity,
+                profit: profit.unwrap_or_default(),
+                warranty_ids: line.warranty_ids,
+            });
+        }
+        if !c.problems.is_empty() {
+            return Err(c.problems);
+        }
+        Ok(OrderRequest {
+            external_reference,
+            full_name,
+            phone: phone.unwrap_or_default(),
+            second_phone,
+            address,
+            store_name,
+            store_link,
+            note,
+            checkout: CheckoutRequest {
+                shipping_option_id: self.shipping_option_id,
+                governorate_id: self.governorate_id,
+                lines,
+            },
+            legacy_number,
+            billed,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn draft() -> OrderDraft {
+        OrderDraft::new(
+            "سارة حسن",
+            "+20 100 123 4567",
+            " 12 شارع النيل\nالدقي ",
+            1,
+            1,
+        )
+        .line(DraftLine::new(7, 2, Decimal::new(5000, 2)))
+    }
+
+    fn fields(problems: &[FieldProblem]) -> Vec<(&str, Problem)> {
+        problems
+            .iter()
+            .map(|p| (p.field.as_str(), p.problem))
+            .collect()
+    }
+
+    #[test]
+    fn a_valid_draft_is_cleaned() {
+        let request = draft().check(false).expect("valid");
+        assert_eq!(request.phone, "01001234567");
+        assert_eq!(request.address, "12 شارع النيل\nالدقي");
+        assert_eq!(request.checkout.lines[0].profit.to_string(), "50.00");
+        assert!(!request.billed);
+    }
+
+    #[test]
+    fn every_broken_field_is_named() {
+        let mut bad = draft();
+        bad.full_name = "  ".into();
+        bad.phone = "012".into();
+        bad.address = "a\u{7}b".into();
+        bad.store_link = Some("http:///nohost".into());
+        bad.note = Some("x".repeat(MAX_NOTE + 1));
+        bad.lines = vec![
+            DraftLine::new(0, -5, Decimal::new(-10000, 2)),
+            DraftLine::new(7, 1, Decimal::new(1, 3)).with_warranties(vec![1; 11]),
+        ];
+        let problems = bad.check(true).expect_err("invalid");
+        assert_eq!(
+            fields(&problems),
+            vec![
+                ("full_name", Problem::Required),
+                ("phone", Problem::InvalidPhone),
+                ("address", Problem::NotPrintable { multi_line: true }),
+                ("store_link", Problem::InvalidUrl),
+                ("note", Problem::TooLong { max: MAX_NOTE }),
+                (
+                    "lines.0.variant_id",
+                    Problem::OutOfRange {
+                        min: 1,
+                        max: i64::MAX
+                    }
+                ),
+                (
+                    "lines.0.quantity",
+                    Problem::OutOfRange {
+                        min: 1,
+                        max: MAX_QUANTITY
+                    }
+                ),
+                ("lines.0.profit", Problem::InvalidAmount),
+                ("lines.1.profit", Problem::InvalidAmount),
+                ("lines.1.warranty_ids", Problem::TooManyWarranties),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_order_needs_lines_and_a_phone() {
+        let mut bad = draft();
+        bad.lines.clear();
+        bad.phone = " ".into();
+        let problems = bad.check(false).expect_err("invalid");
+        assert_eq!(
+            fields(&problems),
+            vec![("phone", Problem::Required), ("lines", Problem::LineCount)]
+        );
+    }
+}

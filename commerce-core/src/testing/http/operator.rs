@@ -1,0 +1,174 @@
+//! The platform's side: orders entered through the operator API follow the rules of
+//! `POST /orders`, and withdrawals are decided against the ready balance.
+
+use std::collections::BTreeSet;
+
+use rust_decimal::Decimal;
+use serde_json::{Value, json};
+
+use super::fixtures::*;
+use super::harness::*;
+use crate::OperatorError;
+use crate::domain::fields::{DraftLine, OrderDraft};
+use crate::model::NewWithdrawal;
+use crate::operator::Conflict;
+
+/// The same broken order sent to `POST /orders` and to `Operator::place_order`: both refuse
+/// it on the same fields, and neither touches the stock or registers an order.
+pub async fn operator_orders_follow_the_api_rules(h: &Harness) {
+    let f = &h.fixture;
+    let valid_draft = || {
+        OrderDraft::new(
+            "سارة حسن",
+            "+201112223334",
+            "12 شارع النصر، مدينة نصر",
+            f.standard_shipping,
+            f.cairo,
+        )
+        .line(DraftLine::new(f.plain_variant, 1, Decimal::new(5000, 2)))
+    };
+    type Breaks = (&'static str, fn(&mut Value), fn(&mut OrderDraft));
+    let cases: &[Breaks] = &[
+        (
+            "the report's order: -5 pieces at -100.00, blank name and address",
+            |b| {
+                b["full_name"] = json!("");
+                b["address"] = json!("   ");
+                b["lines"][0]["quantity"] = json!(-5);
+                b["lines"][0]["profit"] = json!("-100.00");
+            },
+            |d| {
+                d.full_name = String::new();
+                d.address = "   ".into();
+                d.lines[0].quantity = -5;
+                d.lines[0].profit = Decimal::new(-10000, 2);
+            },
+        ),
+        ("no lines", |b| b["lines"] = json!([]), |d| d.lines.clear()),
+        (
+            "a bad phone and a bad second phone",
+            |b| {
+                b["phone"] = json!("012");
+                b["second_phone"] = json!("+20 99");
+            },
+            |d| {
+                d.phone = "012".into();
+                d.second_phone = Some("+20 99".into());
+            },
+        ),
+        (
+            "control characters, a bad link, a long note",
+            |b| {
+                b["full_name"] = json!("a\u{1b}b");
+                b["address"] = json!("x\u{202e}y");
+                b["store_link"] = json!("http:///nohost");
+                b["note"] = json!("n".repeat(1001));
+            },
+            |d| {
+                d.full_name = "a\u{1b}b".into();
+                d.address = "x\u{202e}y".into();
+                d.store_link = Some("http:///nohost".into());
+                d.note = Some("n".repeat(1001));
+            },
+        ),
+        (
+            "a quantity over the limit, profit with three decimals, eleven warranties",
+            |b| {
+                b["lines"][0]["quantity"] = json!(1000);
+                b["lines"][0]["profit"] = json!("1.005");
+                b["lines"][0]["warranty_ids"] = json!(vec![1; 11]);
+            },
+            |d| {
+                d.lines[0].quantity = 1000;
+                d.lines[0].profit = Decimal::new(1005, 3);
+                d.lines[0].warranty_ids = vec![1; 11];
+            },
+        ),
+        (
+            "more pieces than in stock",
+            |b| b["lines"][0]["quantity"] = json!(999),
+            |d| d.lines[0].quantity = 999,
+        ),
+    ];
+    let stock = h.available(f.plain_variant).await;
+    let orders = h.order_count().await;
+    for (name, break_body, break_draft) in cases {
+        let mut body = h.order_body(1, "50.00");
+        break_body(&mut body);
+        let r = h.post(A, "/api/v1/orders", &body).await;
+        r.assert_error(422, "validation_failed");
+        let api: BTreeSet<String> = r.error_fields().into_iter().collect();
+
+        let mut draft = valid_draft();
+        break_draft(&mut draft);
+        let refused = h.engine.operator().place_order(f.marketer_a, draft).await;
+        let operator: BTreeSet<String> = match refused {
+            Err(OperatorError::Invalid(problems)) => {
+                problems.into_iter().map(|p| p.field).collect()
+            }
+            other => panic!("{name}: the operator answered {other:?}"),
+        };
+        assert!(!api.is_empty(), "{name}");
+        assert_eq!(operator, api, "{name}");
+    }
+    assert_eq!(h.available(f.plain_variant).await, stock);
+    assert_eq!(h.order_count().await, orders);
+    // And a valid draft is placed, as the API would.
+    let placed = h
+        .engine
+        .operator()
+        .place_order(f.marketer_a, valid_draft())
+        .await
+        .expect("valid draft");
+    assert_eq!(placed.customer.phone, "01112223334");
+    assert_eq!(h.available(f.plain_variant).await, stock - 1);
+}
+
+/// 12 withdrawal requests at once through the operator API on marketer A's ready balance:
+/// exactly as many are accepted as the balance covers, the others are refused as over the
+/// balance, and the wallet's `ready` drops by what was accepted, to the piastre.
+pub async fn race_withdrawals_never_overdraw(h: &Harness) {
+    let op = h.engine.operator();
+    let account = h.fixture.marketer_a;
+    let before = op.wallet(account).await.expect("wallet");
+    let ready = before.ready;
+    assert!(
+        ready > Decimal::ZERO,
+        "the sandbox gives marketer A a ready balance"
+    );
+    let minimum = h.engine.config().withdrawal_minimum;
+    // An amount that fits two to three times, never a divisor rounding problem: a third,
+    // cut to whole pounds, at least the minimum.
+    let amount = (ready / Decimal::from(3)).floor().max(minimum);
+    let covered = (ready / amount).floor();
+    let mut tasks = Vec::new();
+    for _ in 0..12 {
+        let h = h.clone_handle();
+        tasks.push(tokio::spawn(async move {
+            let new = NewWithdrawal {
+                account_id: account,
+                amount,
+                supply_amount: Decimal::ZERO,
+                wallet_number: "01012345678".into(),
+                wallet_description: "فودافون كاش".into(),
+                notes: None,
+            };
+            h.engine.operator().request_withdrawal(new).await
+        }));
+    }
+    let (mut accepted, mut refused) = (0, 0);
+    for task in tasks {
+        match task.await.expect("task") {
+            Ok(_) => accepted += 1,
+            Err(OperatorError::Conflict(Conflict::OverReadyBalance { .. })) => refused += 1,
+            Err(other) => panic!("unexpected failure: {other:?}"),
+        }
+    }
+    assert_eq!((Decimal::from(accepted), refused), (covered, 12 - accepted));
+    let after = op.wallet(account).await.expect("wallet");
+    assert_eq!(after.ready, ready - covered * amount);
+    assert_eq!(
+        after.pending_withdrawals.len(),
+        before.pending_withdrawals.len() + accepted
+    );
+}
