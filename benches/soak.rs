@@ -712,12 +712,7 @@ async fn set_up(url: String) -> (Setup, Ids) {
         (fixture.plain_variant, 100_000_000),
         (fixture.featured_variants[0], 1_000_000),
     ] {
-        let patch = VariantPatch {
-            price: None,
-            suggested_min: None,
-            suggested_max: None,
-            available: Some(stock),
-        };
+        let patch = VariantPatch::default().set_available(stock);
         operator
             .update_variant(variant, patch)
             .await
@@ -726,31 +721,30 @@ async fn set_up(url: String) -> (Setup, Ids) {
     let mut accounts = Vec::new();
     for name in ["soak-1", "soak-2"] {
         let account = operator
-            .create_account(NewAccount {
-                name: name.into(),
-                store_name: Some(format!("متجر {name}")),
-                email: format!("{name}@example.com"),
-                phone: "01000000000".into(),
-                side: Side::Marketer,
-                state: AccountState::Active,
-                api_status: ApiStatus::Approved,
-            })
+            .create_account(
+                NewAccount::marketer(
+                    name,
+                    format!("متجر {name}"),
+                    format!("{name}@example.com"),
+                    "01000000000",
+                )
+                .with_states(AccountState::Active, ApiStatus::Approved),
+            )
             .await
             .expect("account created");
         let key = operator
             .create_key(
                 account.id,
-                KeySpec {
-                    name: name.into(),
-                    abilities: vec![
+                KeySpec::new(
+                    name,
+                    [
                         Ability::CatalogRead,
                         Ability::OrdersRead,
                         Ability::OrdersWrite,
                         Ability::WalletRead,
                     ],
-                    expires_at: None,
-                    rate_limit: Some(1_000_000),
-                },
+                )
+                .with_rate_limit(1_000_000),
             )
             .await
             .expect("key created");

@@ -56,15 +56,7 @@ pub fn mib(bytes: u64) -> f64 {
 pub async fn endless_stock(engine: &Engine, variant: VariantId) {
     engine
         .operator()
-        .update_variant(
-            variant,
-            VariantPatch {
-                price: None,
-                suggested_min: None,
-                suggested_max: None,
-                available: Some(i64::MAX / 4),
-            },
-        )
+        .update_variant(variant, VariantPatch::default().set_available(i64::MAX / 4))
         .await
         .expect("stock set");
 }

@@ -149,8 +149,9 @@ pub const MIN_KEY_LENGTH: usize = 8;
 /// Result of an operator call.
 pub type OperatorResult<T> = Result<T, OperatorError>;
 
-/// What a new key is allowed.
-#[derive(Debug, Clone, PartialEq)]
+/// What a new key is allowed: [`KeySpec::new`] and the `with_*` methods.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct KeySpec {
     /// Name shown to the owner.
     pub name: String,
@@ -160,6 +161,29 @@ pub struct KeySpec {
     pub expires_at: Option<DateTime<Utc>>,
     /// Own per-minute limit (`None`: the engine's default, 120).
     pub rate_limit: Option<u32>,
+}
+
+impl KeySpec {
+    /// A key named `name` with these abilities, no expiry, the engine's default limit.
+    pub fn new(name: impl Into<String>, abilities: impl IntoIterator<Item = Ability>) -> Self {
+        Self {
+            name: name.into(),
+            abilities: abilities.into_iter().collect(),
+            ..Self::default()
+        }
+    }
+
+    /// Expiring at `at`.
+    pub fn with_expiry(mut self, at: DateTime<Utc>) -> Self {
+        self.expires_at = Some(at);
+        self
+    }
+
+    /// With its own per-minute limit.
+    pub fn with_rate_limit(mut self, per_minute: u32) -> Self {
+        self.rate_limit = Some(per_minute);
+        self
+    }
 }
 
 /// A key just created: the plaintext is shown this once and never stored.
@@ -210,10 +234,7 @@ impl Operator {
         id: AccountId,
         state: AccountState,
     ) -> OperatorResult<Account> {
-        let patch = AccountPatch {
-            state: Some(state),
-            ..AccountPatch::default()
-        };
+        let patch = AccountPatch::state(state);
         Ok(self.store().update_account(id, patch).await?)
     }
 
@@ -223,10 +244,7 @@ impl Operator {
         id: AccountId,
         api_status: ApiStatus,
     ) -> OperatorResult<Account> {
-        let patch = AccountPatch {
-            api_status: Some(api_status),
-            ..AccountPatch::default()
-        };
+        let patch = AccountPatch::api_status(api_status);
         Ok(self.store().update_account(id, patch).await?)
     }
 

@@ -62,15 +62,8 @@ async fn a_hook_sees_each_operation_once_and_may_refuse_it() {
     let store = Composed::of(backend.clone()).with_hook(recorder.clone());
     let account = store
         .insert_account(
-            NewAccount {
-                name: "A".into(),
-                store_name: None,
-                email: "a@example.com".into(),
-                phone: "01000000000".into(),
-                side: Side::Marketer,
-                state: AccountState::Active,
-                api_status: ApiStatus::Approved,
-            },
+            NewAccount::of_side(Side::Marketer, "A", "a@example.com", "01000000000")
+                .with_states(AccountState::Active, ApiStatus::Approved),
             Utc::now(),
         )
         .await

@@ -43,10 +43,7 @@ async fn measure(store: Arc<dyn Store>, seconds: u64, tasks: usize) -> Result<Fi
         .operator()
         .update_variant(
             fixture.plain_variant,
-            VariantPatch {
-                available: Some(100_000_000),
-                ..VariantPatch::default()
-            },
+            VariantPatch::default().set_available(100_000_000),
         )
         .await?;
     let body = Bytes::from(

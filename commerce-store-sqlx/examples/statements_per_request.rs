@@ -120,10 +120,7 @@ async fn main() -> Result<(), AnyError> {
         .operator()
         .update_variant(
             fixture.plain_variant,
-            VariantPatch {
-                available: Some(1_000_000),
-                ..VariantPatch::default()
-            },
+            VariantPatch::default().set_available(1_000_000),
         )
         .await?;
     let order = json!({

@@ -111,12 +111,11 @@ impl Pair {
 impl Pair {
     /// A new key of marketer A that may read the catalogue `limit` times a minute.
     async fn key_limited_to(&self, limit: u32) -> String {
-        let spec = KeySpec {
-            name: format!("two instances, {limit} a minute"),
-            abilities: vec![Ability::CatalogRead],
-            expires_at: None,
-            rate_limit: Some(limit),
-        };
+        let spec = KeySpec::new(
+            format!("two instances, {limit} a minute"),
+            [Ability::CatalogRead],
+        )
+        .with_rate_limit(limit);
         self.engines[0]
             .operator()
             .create_key(self.fixture.marketer_a, spec)
@@ -273,13 +272,7 @@ async fn no_oversold_variant_across_instances() {
         let variant = p.fixture.featured_variants[1];
         p.engines[0]
             .operator()
-            .update_variant(
-                variant,
-                VariantPatch {
-                    available: Some(10),
-                    ..VariantPatch::default()
-                },
-            )
+            .update_variant(variant, VariantPatch::default().set_available(10))
             .await
             .expect("stock");
         assert_eq!(p.available(variant).await, [10, 10]);

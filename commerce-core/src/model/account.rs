@@ -94,6 +94,7 @@ pub struct Account {
 /// A change to an account's life state and API access, field by field: `None` leaves a field
 /// as it is, so that two changes made at once (one to each field) both stick.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct AccountPatch {
     /// New life state.
     pub state: Option<AccountState>,
@@ -102,6 +103,22 @@ pub struct AccountPatch {
 }
 
 impl AccountPatch {
+    /// A change of the life state only.
+    pub fn state(state: AccountState) -> Self {
+        Self {
+            state: Some(state),
+            ..Self::default()
+        }
+    }
+
+    /// A change of the API access state only.
+    pub fn api_status(api_status: ApiStatus) -> Self {
+        Self {
+            api_status: Some(api_status),
+            ..Self::default()
+        }
+    }
+
     /// Applies the fields given to `account`.
     pub fn apply(&self, account: &mut Account) {
         account.state = self.state.unwrap_or(account.state);
@@ -109,8 +126,12 @@ impl AccountPatch {
     }
 }
 
-/// A new account, as the platform registers it.
+/// A new account, as the platform registers it: [`NewAccount::marketer`] or
+/// [`NewAccount::supplier`], registration incomplete and API access never requested until the
+/// platform moves them ([`Operator::set_account_state`](crate::Operator::set_account_state),
+/// [`Operator::set_api_status`](crate::Operator::set_api_status)) or sets them here.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct NewAccount {
     /// Owner's name.
     pub name: String,
@@ -126,6 +147,55 @@ pub struct NewAccount {
     pub state: AccountState,
     /// Initial API access state.
     pub api_status: ApiStatus,
+}
+
+impl NewAccount {
+    /// A marketer (an online-store owner) with its store's name.
+    pub fn marketer(
+        name: impl Into<String>,
+        store_name: impl Into<String>,
+        email: impl Into<String>,
+        phone: impl Into<String>,
+    ) -> Self {
+        Self {
+            store_name: Some(store_name.into()),
+            ..Self::of_side(Side::Marketer, name, email, phone)
+        }
+    }
+
+    /// A supplier.
+    pub fn supplier(
+        name: impl Into<String>,
+        email: impl Into<String>,
+        phone: impl Into<String>,
+    ) -> Self {
+        Self::of_side(Side::Supplier, name, email, phone)
+    }
+
+    /// An account of any side, with no store name.
+    pub fn of_side(
+        side: Side,
+        name: impl Into<String>,
+        email: impl Into<String>,
+        phone: impl Into<String>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            store_name: None,
+            email: email.into(),
+            phone: phone.into(),
+            side,
+            state: AccountState::Incomplete,
+            api_status: ApiStatus::None,
+        }
+    }
+
+    /// With its life state and API access state already decided (imports, fixtures).
+    pub fn with_states(mut self, state: AccountState, api_status: ApiStatus) -> Self {
+        self.state = state;
+        self.api_status = api_status;
+        self
+    }
 }
 
 /// SHA-256 of a key's plaintext.

@@ -20,8 +20,9 @@ pub struct Category {
     pub active: bool,
 }
 
-/// A new category.
+/// A new category: [`NewCategory::new`], [`NewCategory::under`] for a subcategory.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct NewCategory {
     /// Name.
     pub name: String,
@@ -64,8 +65,10 @@ pub struct Product {
     pub warranties: Vec<Warranty>,
 }
 
-/// A new product (variants and warranties are added afterwards).
-#[derive(Debug, Clone, PartialEq)]
+/// A new product (variants and warranties are added afterwards): [`NewProduct::new`] and
+/// the `with_*` methods for what is optional.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct NewProduct {
     /// Title.
     pub title: String,
@@ -106,8 +109,9 @@ pub struct Variant {
     pub available: i64,
 }
 
-/// A new variant.
-#[derive(Debug, Clone, PartialEq)]
+/// A new variant: [`NewVariant::new`].
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct NewVariant {
     /// Label.
     pub label: String,
@@ -121,8 +125,11 @@ pub struct NewVariant {
     pub available: i64,
 }
 
-/// A change to a variant; `None` leaves a field as it is.
+/// A change to a variant; `None` leaves a field as it is. Start from
+/// `VariantPatch::default()` and set what changes, e.g.
+/// `VariantPatch::default().set_available(40)`.
 #[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
 pub struct VariantPatch {
     /// New price.
     pub price: Option<Decimal>,
@@ -159,8 +166,9 @@ pub struct Warranty {
     pub active: bool,
 }
 
-/// A new warranty.
-#[derive(Debug, Clone, PartialEq)]
+/// A new warranty: [`NewWarranty::new`].
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct NewWarranty {
     /// Name.
     pub name: String,
@@ -254,5 +262,147 @@ impl NewWarranty {
             icon_url: self.icon_url,
             active: true,
         }
+    }
+}
+
+impl NewCategory {
+    /// A top-level category.
+    pub fn new(name: impl Into<String>, slug: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            slug: slug.into(),
+            parent_id: None,
+        }
+    }
+
+    /// A subcategory of `parent`.
+    pub fn under(parent: CategoryId, name: impl Into<String>, slug: impl Into<String>) -> Self {
+        Self {
+            parent_id: Some(parent),
+            ..Self::new(name, slug)
+        }
+    }
+}
+
+impl NewProduct {
+    /// A product in a category, with its public page; no description, images or files yet.
+    pub fn new(
+        category_id: CategoryId,
+        title: impl Into<String>,
+        slug: impl Into<String>,
+        url: impl Into<String>,
+    ) -> Self {
+        Self {
+            title: title.into(),
+            slug: slug.into(),
+            category_id,
+            url: url.into(),
+            ..Self::default()
+        }
+    }
+
+    /// With a description.
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = description.into();
+        self
+    }
+
+    /// With image URLs.
+    pub fn with_images(mut self, images: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.images = images.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// With file URLs.
+    pub fn with_files(mut self, files: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.files = files.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// With a video.
+    pub fn with_video_url(mut self, url: impl Into<String>) -> Self {
+        self.video_url = Some(url.into());
+        self
+    }
+
+    /// With a bundle of marketing files.
+    pub fn with_marketing_files_url(mut self, url: impl Into<String>) -> Self {
+        self.marketing_files_url = Some(url.into());
+        self
+    }
+}
+
+impl NewVariant {
+    /// A variant at `price` (the marketer's cost) with `available` pieces; the suggested
+    /// sale range starts at the price.
+    pub fn new(label: impl Into<String>, price: Decimal, available: i64) -> Self {
+        Self {
+            label: label.into(),
+            price,
+            suggested_min: price,
+            suggested_max: price,
+            available,
+        }
+    }
+
+    /// With a suggested sale range.
+    pub fn with_suggested_range(mut self, min: Decimal, max: Decimal) -> Self {
+        self.suggested_min = min;
+        self.suggested_max = max;
+        self
+    }
+}
+
+impl VariantPatch {
+    /// Also sets the price.
+    pub fn set_price(mut self, price: Decimal) -> Self {
+        self.price = Some(price);
+        self
+    }
+
+    /// Also sets the suggested sale range.
+    pub fn set_suggested_range(mut self, min: Decimal, max: Decimal) -> Self {
+        self.suggested_min = Some(min);
+        self.suggested_max = Some(max);
+        self
+    }
+
+    /// Also sets the pieces available.
+    pub fn set_available(mut self, available: i64) -> Self {
+        self.available = Some(available);
+        self
+    }
+}
+
+impl NewWarranty {
+    /// A warranty of `duration_days` priced at `admin_fee` plus `percent` of the per-piece
+    /// sale price, from `price_from`; no terms or icon yet.
+    pub fn new(
+        name: impl Into<String>,
+        admin_fee: Decimal,
+        percent: Decimal,
+        price_from: Decimal,
+        duration_days: i32,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            admin_fee,
+            percent,
+            price_from,
+            duration_days,
+            ..Self::default()
+        }
+    }
+
+    /// With its terms (multi-line text).
+    pub fn with_terms(mut self, terms: impl Into<String>) -> Self {
+        self.terms = terms.into();
+        self
+    }
+
+    /// With an icon.
+    pub fn with_icon_url(mut self, url: impl Into<String>) -> Self {
+        self.icon_url = Some(url.into());
+        self
     }
 }

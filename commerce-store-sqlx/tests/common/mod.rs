@@ -81,40 +81,24 @@ struct Fixture {
 async fn fixture(store: &dyn Store) -> Fixture {
     let account = store
         .insert_account(
-            NewAccount {
-                name: "Alpha".into(),
-                store_name: None,
-                email: "a@example.com".into(),
-                phone: "01012345678".into(),
-                side: Side::Marketer,
-                state: AccountState::Active,
-                api_status: ApiStatus::Approved,
-            },
+            NewAccount::of_side(Side::Marketer, "Alpha", "a@example.com", "01012345678")
+                .with_states(AccountState::Active, ApiStatus::Approved),
             at(0),
         )
         .await
         .unwrap();
     let category = store
-        .insert_category(NewCategory {
-            name: "Kitchen".into(),
-            slug: "kitchen".into(),
-            parent_id: None,
-        })
+        .insert_category(NewCategory::new("Kitchen", "kitchen"))
         .await
         .unwrap();
     let product = store
         .insert_product(
-            NewProduct {
-                title: "Kettle".into(),
-                slug: "kettle".into(),
-                category_id: category.id,
-                description: String::new(),
-                images: vec![],
-                files: vec![],
-                video_url: None,
-                marketing_files_url: None,
-                url: "https://example.com/kettle".into(),
-            },
+            NewProduct::new(
+                category.id,
+                "Kettle",
+                "kettle",
+                "https://example.com/kettle",
+            ),
             at(0),
         )
         .await
@@ -122,13 +106,8 @@ async fn fixture(store: &dyn Store) -> Fixture {
     let variant = store
         .insert_variant(
             product.id,
-            NewVariant {
-                label: "White".into(),
-                price: d("125.40"),
-                suggested_min: d("150.00"),
-                suggested_max: d("200.00"),
-                available: 10,
-            },
+            NewVariant::new("White", d("125.40"), 10)
+                .with_suggested_range(d("150.00"), d("200.00")),
             at(0),
         )
         .await
@@ -359,10 +338,7 @@ pub async fn sub_piastre_amounts_are_refused(store: &dyn Store, db: &dyn Databas
     let refused = store
         .update_variant(
             f.variant.id,
-            VariantPatch {
-                price: Some(d("1.005")),
-                ..Default::default()
-            },
+            VariantPatch::default().set_price(d("1.005")),
             at(5),
         )
         .await;
