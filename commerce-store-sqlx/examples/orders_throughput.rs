@@ -161,9 +161,9 @@ async fn main() -> Result<(), AnyError> {
     sqlx::raw_sql(AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
         .execute(&mut admin)
         .await?;
-    let options = PgConnectOptions::from_str(&url)?.options([("search_path", schema.as_str())]);
+    let options = PgConnectOptions::from_str(&url)?;
     let figures = async {
-        let pg = PgStore::connect_with(options).await?;
+        let pg = PgStore::connect_with_schema(options, &schema).await?;
         pg.migrate().await?;
         let pool = pg.pool().clone();
         let figures = measure(Arc::new(pg), seconds, tasks).await;

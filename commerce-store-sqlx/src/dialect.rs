@@ -99,6 +99,9 @@ pub(crate) trait Dialect:
     const BEGIN_WRITE: &'static str;
     /// The statement that begins a consistent read-only snapshot.
     const BEGIN_READ: &'static str;
+    /// A `SELECT` of one `BIGINT`, above 0 when the table named `$1` exists where the store's
+    /// unqualified table names resolve (PostgreSQL: the `search_path`; SQLite: the database).
+    const TABLE_EXISTS: &'static str;
 }
 
 /// Runs statements: sqlx's calls, which need the database's concrete connection and

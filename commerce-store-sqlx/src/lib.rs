@@ -66,9 +66,46 @@
 //! * Instants are `BIGINT` nanoseconds since the Unix epoch, UTC (exact round trip).
 //! * Tables are normalised (orders, order_lines, order_line_warranties, order_timeline, ...);
 //!   the schema is embedded and applied by [`SqliteStore::migrate`] / [`PgStore::migrate`]
-//!   (`migrations/sqlite`, `migrations/postgres`).
+//!   (`migrations/sqlite`, `migrations/postgres`), in the store's own place (see "Where the
+//!   tables live").
 //! * Title search is a literal, case-insensitive substring match on a lower-cased copy of the
 //!   title (`%` and `_` match only themselves), exactly as `MemoryStore` does.
+//!
+//! # Where the tables live
+//! The store shares a database with the application that embeds it without meeting the
+//! application's tables or its sqlx migrations:
+//!
+//! * **PostgreSQL**: the store's tables are in a schema of their own, [`DEFAULT_SCHEMA`]
+//!   (`commerce`), or the one named with [`PgStore::connect_with_schema`] (a plain identifier,
+//!   `[a-z_][a-z0-9_]*`). Every connection of the store's pool is opened with `search_path` set
+//!   to that schema alone, as a startup parameter (no extra round trip, and no statement of
+//!   the store names a schema); [`PgStore::migrate`] creates the schema if missing. The
+//!   application's `public.orders` and the store's `commerce.orders` are different tables;
+//!   the application reads the store's data, if it wants to, as `commerce.orders`. Extensions
+//!   and `pg_catalog` are unaffected (the store calls no extension function).
+//! * **SQLite**: the store wants a database file of its own. SQLite has no schemas inside one
+//!   file; giving the store's tables a prefix, or an attached database they are qualified
+//!   with, would mean rewriting every statement of the store for one deployment shape, while
+//!   a file of its own costs nothing. An application that shares one file with the store
+//!   works as long as its table names differ from the store's (`orders`, `products`, ...);
+//!   one that wants its own `orders` next to the store's data opens its own file and
+//!   `ATTACH`es the store's (`ATTACH DATABASE 'commerce.db' AS commerce`, then
+//!   `SELECT ... FROM commerce.orders`); `tests/side_by_side.rs` shows both.
+//! * **Migrations** (both): the store records its applied migrations in
+//!   [`MIGRATIONS_TABLE`] (`_commerce_migrations`, in the store's schema on PostgreSQL), not
+//!   in sqlx's `_sqlx_migrations`, which stays the application's: the application's own
+//!   `sqlx::migrate!()` neither sees the store's migrations (it would refuse them as
+//!   "applied but missing") nor changes them.
+//!
+//! A database migrated by an earlier version of this crate (tables in the pool's schema,
+//! usually `public`; migrations in `_sqlx_migrations`) keeps working: opened where its tables
+//! are (`PgStore::connect_with_schema(options, "public")`, or the same SQLite file), `migrate`
+//! copies the store's rows of `_sqlx_migrations` (those whose version and checksum are the
+//! store's) to `_commerce_migrations` once. Opened in `commerce` while its tables are in
+//! `public`, `migrate` refuses with [`SetupError::TablesElsewhere`] instead of starting an empty
+//! store next to the old one; moving the tables is then the operator's choice
+//! (`ALTER TABLE ... SET SCHEMA commerce` for each, and the store's rows of `_sqlx_migrations`
+//! copied to `commerce._commerce_migrations`).
 //!
 //! # Housekeeping
 //! Idempotency records are kept until purged. The platform calls
@@ -88,6 +125,18 @@
 //! let store: Arc<dyn Store> = Arc::new(store);
 //! # Ok(()) }
 //! ```
+//!
+//! On PostgreSQL, in the schema `shop` of the application's database:
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use commerce_store_sqlx::PgStore;
+//! use commerce_store_sqlx::sqlx::postgres::PgConnectOptions;
+//!
+//! let options: PgConnectOptions = "postgres://app@localhost/app".parse()?;
+//! let store = PgStore::connect_with_schema(options, "shop").await?;
+//! store.migrate().await?; // creates the schema `shop` if missing
+//! # Ok(()) }
+//! ```
 
 use commerce_core::store::StoreError;
 use sqlx::QueryBuilder;
@@ -98,6 +147,7 @@ mod catalog;
 mod dialect;
 mod idempotency;
 mod meter;
+mod migrations;
 mod order_reads;
 mod orders;
 mod placing;
@@ -113,8 +163,9 @@ mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
+pub use migrations::MIGRATIONS_TABLE;
 #[cfg(feature = "postgres")]
-pub use postgres::PgStore;
+pub use postgres::{DEFAULT_SCHEMA, PgStore};
 pub use sql_store::SqlStore;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
@@ -229,4 +280,22 @@ pub enum SetupError {
     /// Booking the earnings of orders stored before they were kept failed.
     #[error("booking stored orders' earnings failed: {0}")]
     Earnings(#[from] StoreError),
+    /// The PostgreSQL schema name is not a plain lower-case identifier (`[a-z_][a-z0-9_]*`, at
+    /// most 63 bytes, not starting with `pg_`).
+    #[error("invalid schema name {0:?}: expected [a-z_][a-z0-9_]*, at most 63 bytes, not pg_*")]
+    InvalidSchema(String),
+    /// The store's tables were found in another schema than the one it was opened in (a
+    /// database migrated before the store had a schema of its own): open the store in the
+    /// schema `found`, or move the tables (and the store's rows of `_sqlx_migrations`) to
+    /// `configured`.
+    #[error(
+        "the store's tables are in schema {found:?} (migrated by an earlier version), not in \
+         {configured:?}: open the store in schema {found:?} or move its tables"
+    )]
+    TablesElsewhere {
+        /// The schema holding the store's tables.
+        found: String,
+        /// The schema the store was opened in.
+        configured: String,
+    },
 }

@@ -1,4 +1,4 @@
-//! [`PgStore`]: the store in a PostgreSQL database.
+//! [`PgStore`]: the store in a PostgreSQL database, in a schema of its own.
 
 use std::str::FromStr;
 
@@ -6,22 +6,54 @@ use sqlx::Postgres;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 
 use crate::SetupError;
+use crate::dialect::query_scalar;
+use crate::migrations::{MIGRATIONS_TABLE, adopt_earlier_records, own_table, table_exists};
 use crate::sql_store::SqlStore;
+
+/// The schema the store's tables live in on PostgreSQL unless another is named
+/// ([`PgStore::connect_with_schema`]).
+pub const DEFAULT_SCHEMA: &str = "commerce";
 
 /// The store in a PostgreSQL database.
 ///
 /// Each operation is one `READ COMMITTED` transaction; concurrent operations are decided by
 /// conditional updates, unique indexes and row locks (see the crate docs).
+///
+/// Its tables live in a schema of their own, [`DEFAULT_SCHEMA`] (`commerce`) unless another is
+/// named: every connection of the store's pool is opened with `search_path` set to that schema
+/// alone (a startup parameter, no extra round trip), and [`migrate`](Self::migrate) creates it
+/// if missing. The application's own tables, and its own `_sqlx_migrations`, stay in its
+/// schemas (`public`) untouched.
 pub type PgStore = SqlStore<Postgres>;
 
 impl SqlStore<Postgres> {
-    /// Connects to `url` (`postgres://user:password@host:port/database`).
+    /// Connects to `url` (`postgres://user:password@host:port/database`); the store's tables
+    /// live in the schema [`DEFAULT_SCHEMA`] (`commerce`).
     pub async fn connect(url: &str) -> Result<Self, SetupError> {
         Self::connect_with(PgConnectOptions::from_str(url)?).await
     }
 
-    /// Connects with these options (e.g. with `.options([("search_path", "my_schema")])`).
+    /// Connects with these options; the store's tables live in the schema [`DEFAULT_SCHEMA`]
+    /// (`commerce`). A `search_path` among the options' `options` is overridden: name the
+    /// schema with [`connect_with_schema`](Self::connect_with_schema) instead.
     pub async fn connect_with(options: PgConnectOptions) -> Result<Self, SetupError> {
+        Self::connect_with_schema(options, DEFAULT_SCHEMA).await
+    }
+
+    /// Connects with these options; the store's tables live in `schema` (created by
+    /// [`migrate`](Self::migrate) if missing).
+    ///
+    /// `schema` is a plain lower-case identifier: `[a-z_][a-z0-9_]*`, at most 63 bytes, not
+    /// starting with `pg_`; anything else is refused with [`SetupError::InvalidSchema`]. Every
+    /// connection of the store's pool has `search_path` set to that schema alone (appended to
+    /// the options' `options`, so it overrides a `search_path` given there).
+    pub async fn connect_with_schema(
+        options: PgConnectOptions,
+        schema: &str,
+    ) -> Result<Self, SetupError> {
+        check_schema(schema)?;
+        // Quoted, so that a name that is also a keyword (`user`, `order`) means the schema.
+        let options = options.options([("search_path", format!("\"{schema}\""))]);
         let pool = PgPoolOptions::new()
             .max_connections(10)
             // sqlx pings every connection it hands out (a round trip per store call) unless
@@ -31,29 +63,106 @@ impl SqlStore<Postgres> {
             .test_before_acquire(false)
             .connect_with(options)
             .await?;
-        Ok(Self::from_pool(pool))
+        let mut store = Self::from_pool(pool);
+        store.schema = Some(schema.into());
+        Ok(store)
     }
 
-    /// Uses an existing pool.
+    /// Uses an existing pool, as it is configured: the store's tables live where its
+    /// connections' `search_path` puts new tables (its first schema, which must exist; e.g. a
+    /// pool opened with `.options([("search_path", "commerce")])` after
+    /// `CREATE SCHEMA commerce`). A pool shared with the application's own tables should not be
+    /// used here: the store's table names (`orders`, `products`, ...) would meet the
+    /// application's.
     pub fn from_pool(pool: PgPool) -> Self {
         Self::over(pool, false)
     }
 
-    /// Applies the embedded migrations (`migrations/postgres`) to the pool's current schema;
-    /// safe to run on every start.
+    /// The schema the store was connected in ([`DEFAULT_SCHEMA`] unless named); `None` for a
+    /// store over a pool given to [`from_pool`](Self::from_pool).
+    pub fn schema(&self) -> Option<&str> {
+        self.schema.as_deref()
+    }
+
+    /// Applies the embedded migrations (`migrations/postgres`) in the store's schema, creating
+    /// the schema if missing; safe to run on every start, also by several instances at once
+    /// (sqlx's migrator holds an advisory lock on the database).
+    ///
+    /// The applied migrations are recorded in [`MIGRATIONS_TABLE`] (`_commerce_migrations`) in
+    /// that schema. A database migrated by an earlier version of this crate (tables in
+    /// `public`, migrations recorded in `_sqlx_migrations`): opened in the schema that holds
+    /// its tables (`connect_with_schema(options, "public")`), the store's rows of
+    /// `_sqlx_migrations` are copied to `_commerce_migrations` once; opened in another schema
+    /// that is still empty, `migrate` refuses with [`SetupError::TablesElsewhere`] rather than
+    /// start an empty store next to the old one.
     pub async fn migrate(&self) -> Result<(), SetupError> {
-        sqlx::migrate!("./migrations/postgres")
-            .run(&self.pool)
-            .await?;
+        let mut migrator = own_table(sqlx::migrate!("./migrations/postgres"));
+        if let Some(schema) = self.schema() {
+            if schema != "public" && !table_exists(&self.pool, MIGRATIONS_TABLE).await? {
+                self.refuse_tables_in_public(&migrator, schema).await?;
+            }
+            migrator.create_schema(format!("\"{schema}\""));
+        }
+        adopt_earlier_records(&self.pool, &migrator).await?;
+        migrator.run(&self.pool).await?;
         // Orders stored before their earnings were kept (migration 20261123) are booked from
         // the orders themselves, with the one earnings rule of commerce-core.
         self.book_unbooked_orders().await?;
         Ok(())
     }
 
-    /// The pool (for the application's own queries, health checks and tests).
+    /// Fails when `public._sqlx_migrations` records the store's first migration: the store's
+    /// tables from before it had a schema of its own are there, not in `schema`.
+    async fn refuse_tables_in_public(
+        &self,
+        migrator: &sqlx::migrate::Migrator,
+        schema: &str,
+    ) -> Result<(), SetupError> {
+        let Some(first) = migrator.iter().next() else {
+            return Ok(());
+        };
+        let legacy: Option<String> = query_scalar::<Postgres, Option<String>>(
+            "SELECT CAST(to_regclass('public._sqlx_migrations') AS TEXT)",
+        )
+        .fetch_one(&self.pool)
+        .await?;
+        if legacy.is_none() {
+            return Ok(());
+        }
+        let found: i64 = query_scalar::<Postgres, i64>(
+            "SELECT COUNT(*) FROM public._sqlx_migrations WHERE version = $1 AND checksum = $2",
+        )
+        .bind(first.version)
+        .bind(&*first.checksum)
+        .fetch_one(&self.pool)
+        .await?;
+        if found > 0 {
+            return Err(SetupError::TablesElsewhere {
+                found: "public".into(),
+                configured: schema.into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The pool (for the application's own queries, health checks and tests). Its connections
+    /// see the store's schema only.
     pub fn pool(&self) -> &PgPool {
         &self.pool
+    }
+}
+
+/// Refuses a schema name that is not a plain lower-case identifier PostgreSQL accepts.
+fn check_schema(schema: &str) -> Result<(), SetupError> {
+    let mut chars = schema.chars();
+    let plain = matches!(chars.next(), Some('a'..='z' | '_'))
+        && chars.all(|c| matches!(c, 'a'..='z' | '0'..='9' | '_'))
+        && schema.len() <= 63
+        && !schema.starts_with("pg_");
+    if plain {
+        Ok(())
+    } else {
+        Err(SetupError::InvalidSchema(schema.into()))
     }
 }
 
@@ -67,4 +176,28 @@ impl crate::dialect::Dialect for Postgres {
     const TIMELINE: &'static str = "(SELECT CAST(json_agg(json_build_array(t.status, t.at, t.reason) ORDER BY t.id) AS TEXT) FROM order_timeline t WHERE t.order_id = orders.id) AS timeline";
     const BEGIN_WRITE: &'static str = "BEGIN";
     const BEGIN_READ: &'static str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+    const TABLE_EXISTS: &'static str =
+        "SELECT CAST(COUNT(*) AS BIGINT) FROM pg_catalog.pg_class WHERE oid = to_regclass($1)";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schema_names_are_plain_identifiers() {
+        for good in ["commerce", "_shop", "shop_2", "user", &"a".repeat(63)] {
+            assert!(check_schema(good).is_ok(), "{good}");
+        }
+        let long = "a".repeat(64);
+        for bad in [
+            "", "2shop", "Shop", "shop-1", "shop.x", "shop x", "\"shop\"", "pg_shop", "ümlaut",
+            &long,
+        ] {
+            assert!(
+                matches!(check_schema(bad), Err(SetupError::InvalidSchema(_))),
+                "{bad}"
+            );
+        }
+    }
 }

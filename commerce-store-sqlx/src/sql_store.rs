@@ -31,6 +31,9 @@ pub struct SqlStore<DB: sqlx::Database> {
     writer: Option<Arc<Mutex<()>>>,
     pub(crate) full_windows: Arc<FullWindows>,
     pub(crate) leases: Arc<Leases>,
+    /// The schema the store's connections were opened in (PostgreSQL, by `connect*`), created
+    /// by `migrate` if missing; `None` for a pool given by the application, and on SQLite.
+    pub(crate) schema: Option<Arc<str>>,
 }
 
 impl<DB: sqlx::Database> Clone for SqlStore<DB> {
@@ -40,6 +43,7 @@ impl<DB: sqlx::Database> Clone for SqlStore<DB> {
             writer: self.writer.clone(),
             full_windows: self.full_windows.clone(),
             leases: self.leases.clone(),
+            schema: self.schema.clone(),
         }
     }
 }
@@ -55,6 +59,7 @@ impl<DB: Dialect> SqlStore<DB> {
             writer: serialise_writes.then(|| Arc::new(Mutex::new(()))),
             full_windows: Arc::default(),
             leases: Arc::default(),
+            schema: None,
         }
     }
 

@@ -9,9 +9,15 @@ use sqlx::sqlite::{
 };
 
 use crate::SetupError;
+use crate::migrations::{adopt_earlier_records, own_table};
 use crate::sql_store::SqlStore;
 
 /// The store in an SQLite database (one file, or memory).
+///
+/// The store wants a database file of its own: its tables have plain names (`orders`,
+/// `products`, ...), so an application's table of the same name in the same file would meet
+/// them (see the crate docs, "Where the tables live"). Its migrations are recorded in
+/// [`MIGRATIONS_TABLE`](crate::MIGRATIONS_TABLE), not in sqlx's `_sqlx_migrations`.
 ///
 /// Writes are serialised by an in-process lock and `BEGIN IMMEDIATE`, so each operation is
 /// isolated and concurrent callers wait instead of failing with `SQLITE_BUSY`; reads run
@@ -70,10 +76,15 @@ impl SqlStore<Sqlite> {
     }
 
     /// Applies the embedded migrations (`migrations/sqlite`); safe to run on every start.
+    ///
+    /// The applied migrations are recorded in [`MIGRATIONS_TABLE`](crate::MIGRATIONS_TABLE) (`_commerce_migrations`),
+    /// so an application's own `sqlx::migrate!()` on the same file keeps `_sqlx_migrations`
+    /// to itself. A file migrated by an earlier version of this crate (which recorded them in
+    /// `_sqlx_migrations`) has the store's rows copied over once.
     pub async fn migrate(&self) -> Result<(), SetupError> {
-        sqlx::migrate!("./migrations/sqlite")
-            .run(&self.pool)
-            .await?;
+        let migrator = own_table(sqlx::migrate!("./migrations/sqlite"));
+        adopt_earlier_records(&self.pool, &migrator).await?;
+        migrator.run(&self.pool).await?;
         // Orders stored before their earnings were kept (migration 20261123) are booked from
         // the orders themselves, with the one earnings rule of commerce-core.
         self.book_unbooked_orders().await?;
@@ -96,4 +107,6 @@ impl crate::dialect::Dialect for Sqlite {
     const TIMELINE: &'static str = "(SELECT json_group_array(json_array(status, at, reason)) FROM (SELECT status, at, reason FROM order_timeline t WHERE t.order_id = orders.id ORDER BY t.id)) AS timeline";
     const BEGIN_WRITE: &'static str = "BEGIN IMMEDIATE";
     const BEGIN_READ: &'static str = "BEGIN";
+    const TABLE_EXISTS: &'static str =
+        "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = $1";
 }

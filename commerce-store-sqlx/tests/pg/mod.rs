@@ -80,13 +80,12 @@ pub async fn create_schema(url: &str) -> String {
     schema
 }
 
-/// A store (its own pool) on `schema`, migrated.
+/// A store (its own pool) in `schema`, migrated.
 pub async fn connect(url: &str, schema: &str) -> PgStore {
     let options = PgConnectOptions::from_str(url)
         .expect("PostgreSQL URL")
-        .options([("search_path", schema)])
         .application_name(schema);
-    let store = PgStore::connect_with(options)
+    let store = PgStore::connect_with_schema(options, schema)
         .await
         .expect("connect PostgreSQL");
     store.migrate().await.expect("migrate PostgreSQL");
