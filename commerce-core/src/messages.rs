@@ -144,26 +144,6 @@ pub fn warranty_price_rule(admin_fee: &str, percent: &str) -> String {
 /// The same warranty twice on one line.
 pub const DUPLICATE_WARRANTY: &str = "نفس الضمان متكرر في السطر ده.";
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::OrderStatus;
-
-    #[test]
-    fn every_status_has_an_arabic_label() {
-        for status in OrderStatus::ALL {
-            let label = status_label(*status);
-            assert!(
-                label
-                    .chars()
-                    .any(|c| ('\u{0600}'..='\u{06FF}').contains(&c)),
-                "{status}"
-            );
-            assert!(!label.chars().any(|c| c.is_ascii_alphabetic()), "{status}");
-        }
-    }
-}
-
 /// The message of a field problem, as the API shows it under the field.
 pub fn problem(problem: Problem) -> String {
     match problem {
@@ -194,5 +174,25 @@ pub fn problem(problem: Problem) -> String {
         Problem::DuplicateWarranty => DUPLICATE_WARRANTY.into(),
         Problem::WarrantyNotAvailable => WARRANTY_NOT_AVAILABLE.into(),
         Problem::InsufficientStock { available } => insufficient_stock(available),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::OrderStatus;
+
+    #[test]
+    fn every_status_has_an_arabic_label() {
+        for status in OrderStatus::ALL {
+            let label = status_label(*status);
+            assert!(
+                label
+                    .chars()
+                    .any(|c| ('\u{0600}'..='\u{06FF}').contains(&c)),
+                "{status}"
+            );
+            assert!(!label.chars().any(|c| c.is_ascii_alphabetic()), "{status}");
+        }
     }
 }
