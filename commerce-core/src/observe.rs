@@ -23,7 +23,8 @@
 //!
 //! Through the [`metrics`](https://docs.rs/metrics) facade, to whatever recorder the
 //! application installs (none: nothing is kept): [`REQUESTS_TOTAL`], [`REQUEST_DURATION`],
-//! [`RATE_LIMITED_TOTAL`], [`IDEMPOTENT_REPLAYS_TOTAL`].
+//! [`RATE_LIMITED_TOTAL`], [`IDEMPOTENT_REPLAYS_TOTAL`]; `describe_metrics` gives the
+//! recorder their help texts.
 
 use std::time::Duration;
 
@@ -44,6 +45,29 @@ pub const REQUEST_DURATION: &str = "commerce_request_duration_seconds";
 pub const RATE_LIMITED_TOTAL: &str = "commerce_rate_limited_total";
 /// Counter of `POST /orders` answered from an `Idempotency-Key` record (replays).
 pub const IDEMPOTENT_REPLAYS_TOTAL: &str = "commerce_idempotent_replays_total";
+
+/// Describes the metrics to the installed recorder (help texts, the unit of the histogram),
+/// for exporters that show them (Prometheus `# HELP`). Call once, after installing it.
+#[cfg(feature = "metrics")]
+pub fn describe_metrics() {
+    metrics::describe_counter!(
+        REQUESTS_TOTAL,
+        "API requests answered, by endpoint and status"
+    );
+    metrics::describe_histogram!(
+        REQUEST_DURATION,
+        metrics::Unit::Seconds,
+        "Time to answer an API request, by endpoint"
+    );
+    metrics::describe_counter!(
+        RATE_LIMITED_TOTAL,
+        "API requests refused by their key's rate limit (429)"
+    );
+    metrics::describe_counter!(
+        IDEMPOTENT_REPLAYS_TOTAL,
+        "POST /orders answered from an Idempotency-Key record"
+    );
+}
 
 /// A request was answered.
 #[inline]

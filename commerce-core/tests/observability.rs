@@ -377,7 +377,8 @@ fn requests_are_counted_and_timed() {
             assert!(refused > 0, "the limited key is refused within 10 requests");
         })
     });
-    let values: Vec<(String, Vec<(String, String)>, DebugValue)> = snapshotter
+    type Labels = Vec<(String, String)>;
+    let values: Vec<(String, Labels, DebugValue)> = snapshotter
         .snapshot()
         .into_vec()
         .into_iter()
