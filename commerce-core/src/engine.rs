@@ -78,8 +78,9 @@ impl Engine {
         }
     }
 
-    /// The store (behind the engine's tracing layer: its operations are traced as the
-    /// engine's are).
+    /// The store, behind the engine's tracing layer: operations called on it are traced as the
+    /// engine's own are. (Pass the original store, not this one, to build another engine over
+    /// the same data, or each operation is traced twice.)
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.shared.store
     }
