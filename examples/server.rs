@@ -9,6 +9,8 @@
 //! COMMERCE_ADDR=127.0.0.1:9000 cargo run --example server
 //! cargo run --example server --features sqlx -- --database-url 'sqlite://commerce.db?mode=rwc'
 //! cargo run --example server --features sqlx -- --database-url postgres://postgres@127.0.0.1:5432/test
+//! cargo run --example server --features metrics   # and Prometheus text at GET /metrics
+//! RUST_LOG=info,commerce_core=debug cargo run --example server   # spans of every store call
 //! ```
 
 use std::net::SocketAddr;
@@ -121,6 +123,27 @@ async fn log_request(request: Request, next: Next) -> Response {
     response
 }
 
+/// `GET /metrics`: the engine's metrics (feature `metrics`) in Prometheus text, from a
+/// recorder installed for the whole process; the exporter runs no listener of its own.
+#[cfg(feature = "metrics")]
+fn metrics_route() -> Result<axum::Router, Box<dyn std::error::Error>> {
+    let handle = metrics_exporter_prometheus::PrometheusBuilder::new().install_recorder()?;
+    commerce::observe::describe_metrics();
+    // Without the exporter's own listener nothing else drains its histograms: do it here.
+    let upkeep = handle.clone();
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(std::time::Duration::from_secs(5));
+        loop {
+            every.tick().await;
+            upkeep.run_upkeep();
+        }
+    });
+    Ok(axum::Router::new().route(
+        "/metrics",
+        axum::routing::get(move || std::future::ready(handle.render())),
+    ))
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     tracing_subscriber::fmt()
@@ -133,7 +156,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let engine = Engine::new(store);
     let fixture = sandbox::seed_if_empty(&engine).await?;
 
-    let app = commerce::axum::router(engine).layer(middleware::from_fn(log_request));
+    let app = commerce::axum::router(engine);
+    #[cfg(feature = "metrics")]
+    let app = app.merge(metrics_route()?);
+    let app = app.layer(middleware::from_fn(log_request));
     let listener = tokio::net::TcpListener::bind(addr).await?;
 
     println!("Sandbox API on http://{addr}/api/v1 ({storage})\n");
@@ -155,6 +181,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "\nTry:\n  curl -s http://{addr}/api/v1/me -H 'Authorization: Bearer sk_demo_marketer'\n"
     );
+    #[cfg(feature = "metrics")]
+    println!("Metrics: curl -s http://{addr}/metrics\n");
 
     axum::serve(listener, app)
         .with_graceful_shutdown(async {

@@ -6,6 +6,8 @@
 //! - [`axum`] (feature `axum`, on by default): mount the engine in an axum app.
 //! - `sqlx` (feature `sqlx`): the store on SQLite and PostgreSQL.
 //! - `warp` (feature `warp`): mount the engine in a warp app, as a `Filter`.
+//! - `metrics` (feature `metrics`): request metrics through the `metrics` facade
+//!   ([`observe`] names them, with the engine's `tracing` spans).
 //!
 //! See the README for the two commands that run the sandbox and the tests.
 

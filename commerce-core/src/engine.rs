@@ -11,18 +11,19 @@ use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use futures_util::FutureExt;
 use http::{HeaderValue, Request, Response};
-use tracing::Instrument;
+use tracing::{Instrument, Span, field};
 
 use crate::api::{self, Ctx};
 use crate::auth;
 use crate::clock::{Clock, SystemClock};
 pub use crate::config::Config;
 use crate::error::{ApiError, ErrorCode};
+use crate::observe;
 use crate::operator::Operator;
 use crate::pulls_seen::PullsSeen;
-use crate::routes;
+use crate::routes::{self, Endpoint};
 use crate::shared::Shared;
-use crate::store::Store;
+use crate::store::{Composed, Store};
 
 /// The API engine: `handle(http::Request<Bytes>) -> http::Response<Bytes>`.
 ///
@@ -128,10 +129,13 @@ impl Engine {
     }
 
     /// An engine with its settings and clock.
+    ///
+    /// The engine keeps `store` behind its tracing layer: each store operation of a request is
+    /// a `commerce.store` span under the request's span (see [`observe`]).
     pub fn with(store: Arc<dyn Store>, config: Config, clock: Arc<dyn Clock>) -> Self {
         Self {
             shared: Arc::new(Shared {
-                store,
+                store: Arc::new(Composed::traced(store)),
                 clock,
                 config,
                 pulls_seen: PullsSeen::default(),
@@ -139,7 +143,9 @@ impl Engine {
         }
     }
 
-    /// The store.
+    /// The store, behind the engine's tracing layer: operations called on it are traced as the
+    /// engine's own are. (Pass the original store, not this one, to build another engine over
+    /// the same data, or each operation is traced twice.)
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.shared.store
     }
@@ -179,26 +185,46 @@ impl Engine {
         }
     }
 
-    /// Answers one request in the current task.
+    /// Answers one request in the current task, in its `commerce.request` span.
     pub(crate) async fn handle_here(&self, request: Request<Bytes>) -> Response<Bytes> {
-        let method = request.method().clone();
         let started = std::time::Instant::now();
-        let response = match AssertUnwindSafe(self.dispatch(request))
+        let route = routes::resolve(request.method(), request.uri().path());
+        let endpoint = route.as_ref().map_or(routes::UNMATCHED, |e| e.name());
+        // Never the path (it holds ids), the query, a header or the body: the route's name.
+        let span = tracing::info_span!(
+            "commerce.request",
+            endpoint,
+            method = request.method().as_str(),
+            account_id = field::Empty,
+            key_id = field::Empty,
+            status = field::Empty,
+            latency_ms = field::Empty,
+        );
+        let answer = AssertUnwindSafe(self.dispatch(route, request, &span))
             .catch_unwind()
-            .await
-        {
-            Ok(response) => response,
-            Err(_) => {
-                tracing::error!("handler panicked");
-                ApiError::server().into_response()
-            }
-        };
-        tracing::debug!(%method, status = response.status().as_u16(), elapsed_us = started.elapsed().as_micros() as u64, "api request");
+            .instrument(span.clone())
+            .await;
+        let response = answer.unwrap_or_else(|_| {
+            span.in_scope(|| tracing::error!("handler panicked"));
+            ApiError::server().into_response()
+        });
+        let took = started.elapsed();
+        if !span.is_disabled() {
+            span.record("status", response.status().as_u16());
+            span.record("latency_ms", took.as_secs_f64() * 1000.0);
+            span.in_scope(|| tracing::debug!("api request"));
+        }
+        observe::request_answered(endpoint, response.status(), took);
         response
     }
 
-    async fn dispatch(&self, request: Request<Bytes>) -> Response<Bytes> {
-        let endpoint = match routes::resolve(request.method(), request.uri().path()) {
+    async fn dispatch(
+        &self,
+        route: Result<Endpoint, ApiError>,
+        request: Request<Bytes>,
+        span: &Span,
+    ) -> Response<Bytes> {
+        let endpoint = match route {
             Ok(endpoint) => endpoint,
             Err(error) => return error.into_response(),
         };
@@ -212,9 +238,16 @@ impl Engine {
                 Ok(check) => check,
                 Err(error) => return error.into_response(),
             };
+        if !span.is_disabled() {
+            span.record("account_id", check.key.account_id);
+            span.record("key_id", check.key.id);
+        }
         let window = match auth::rate_window(&check, now, window) {
             Ok(window) => window,
-            Err(error) => return error.into_response(),
+            Err(error) => {
+                observe::rate_limited();
+                return error.into_response();
+            }
         };
         let mut response = match auth::authorize(check.key, check.account, endpoint) {
             Ok(caller) => {

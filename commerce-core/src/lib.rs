@@ -77,6 +77,7 @@ pub mod input;
 pub mod messages;
 pub mod model;
 pub mod money;
+pub mod observe;
 pub mod operator;
 pub mod pricing;
 mod pulls_seen;

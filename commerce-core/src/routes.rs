@@ -82,6 +82,24 @@ impl Endpoint {
         }
     }
 
+    /// A stable name for logs, spans and metrics (`"orders.create"`): the resource and the
+    /// action, never a path parameter, so that it stays one label value per endpoint.
+    pub fn name(self) -> &'static str {
+        match self {
+            Endpoint::Me => "me.show",
+            Endpoint::Categories => "categories.list",
+            Endpoint::Products => "products.list",
+            Endpoint::Product(_) => "products.show",
+            Endpoint::ShippingOptions => "shipping.options",
+            Endpoint::ShippingQuote => "shipping.quote",
+            Endpoint::ListOrders => "orders.list",
+            Endpoint::CreateOrder => "orders.create",
+            Endpoint::Order(_) => "orders.show",
+            Endpoint::CancelOrder(_) => "orders.cancel",
+            Endpoint::Wallet => "wallet.show",
+        }
+    }
+
     /// The sides it serves.
     pub fn sides(self) -> Sides {
         match self {
@@ -98,6 +116,10 @@ fn parse_id(segment: &str) -> Option<i64> {
     }
     segment.parse().ok()
 }
+
+/// The endpoint name of a request that matched no route (404 or 405): one value for every
+/// unknown path, so that the raw path never becomes a label.
+pub const UNMATCHED: &str = "unmatched";
 
 /// Resolves a request line; 404 for an unknown path, 405 with `Allow` for a wrong method.
 pub fn resolve(method: &Method, path: &str) -> Result<Endpoint, ApiError> {

@@ -87,8 +87,11 @@ fn write_canonical(value: &Value, out: &mut String) {
     }
 }
 
-/// Marks a response as first (`false`) or replayed (`true`).
+/// Marks a response as first (`false`) or replayed (`true`, counted in the metrics).
 pub(crate) fn mark(response: &mut Response<Bytes>, replayed: bool) {
+    if replayed {
+        crate::observe::idempotent_replay();
+    }
     response.headers_mut().insert(
         REPLAYED_HEADER,
         HeaderValue::from_static(if replayed { "true" } else { "false" }),
