@@ -20,7 +20,7 @@
 //! the same number of connections, engine first, at each of `HTTP_SQL_CONNECTIONS`.
 //!
 //! Both sides share the store's own pool (`PgStore`: 10 connections; `SqliteStore`: 8). Every
-//! bare handler hashes the bearer token with `commerce::auth::hash_key` (SHA-256, as the engine
+//! bare handler hashes the bearer token with `commerce::hash_key` (SHA-256, as the engine
 //! does), looks the key up by hash, answers 401 when it is missing, revoked or expired, then:
 //!
 //! - `GET /api/v1/me`: nothing more (1 query);
@@ -56,11 +56,11 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
-use commerce::auth::{bearer_token, hash_key};
 use commerce::model::{KeyHash, OrderStatus};
 use commerce::operator::{DraftLine, OrderDraft};
 use commerce::sandbox::Sandbox;
 use commerce::{Engine, sandbox};
+use commerce::{bearer_token, hash_key};
 use commerce_store_sqlx::sqlx::{self, Database, Encode, PgPool, QueryBuilder, Row, SqlitePool};
 use common::http::{
     BENCH_KEY, Outcome, drive, engine_body, latencies_ms, raw_request, ready_json, serve,

@@ -4,7 +4,10 @@
 //! - [`Engine`]: the framework-neutral engine (`handle(http::Request<Bytes>) -> http::Response<Bytes>`).
 //! - [`store`]: the `Store` trait and the in-memory store.
 //! - [`axum`] (feature `axum`, on by default): mount the engine in an axum app.
-//! - `sqlx` (feature `sqlx`): the store on SQLite and PostgreSQL.
+//! - [`sqlx`] (features `sqlx-sqlite`, `sqlx-postgres`, or `sqlx` for both): the store on
+//!   SQLite and PostgreSQL.
+//! - `sandbox` (feature `sandbox`): the demo fixture the examples and tests use; leave it off
+//!   in production (it knows fixed demo keys).
 //! - `warp` (feature `warp`): mount the engine in a warp app, as a `Filter`.
 //! - `metrics` (feature `metrics`): request metrics through the `metrics` facade
 //!   ([`observe`] names them, with the engine's `tracing` spans).
@@ -25,8 +28,8 @@ pub mod warp {
     pub use commerce_warp::*;
 }
 
-/// The store on SQLite and PostgreSQL (feature `sqlx`).
-#[cfg(feature = "sqlx")]
+/// The store on SQLite (feature `sqlx-sqlite`) and PostgreSQL (feature `sqlx-postgres`).
+#[cfg(any(feature = "sqlx-sqlite", feature = "sqlx-postgres"))]
 pub mod sqlx {
     pub use commerce_store_sqlx::*;
 }

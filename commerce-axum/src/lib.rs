@@ -31,7 +31,7 @@ use axum::Router;
 use axum::body::Body;
 use axum::extract::NestedPath;
 use bytes::Bytes;
-use commerce_core::routes::{self, MountPrefix};
+use commerce_core::MountPrefix;
 use commerce_core::{ApiError, Engine, ErrorCode};
 use http::{Request, Response};
 use http_body_util::{BodyExt, Limited};
@@ -89,8 +89,7 @@ impl tower::Service<Request<Body>> for CommerceService {
             let response = match collect_limited(body, engine.config().body_limit).await {
                 Ok(bytes) => engine.handle(Request::from_parts(parts, bytes)).await,
                 // The engine answers an unknown path or a wrong method before the body size.
-                Err(too_large) => routes::resolve(&parts.method, parts.uri.path())
-                    .map_or_else(ApiError::into_response, |_| too_large),
+                Err(_) => engine.body_too_large(&parts.method, parts.uri.path()),
             };
             Ok(response.map(Body::from))
         })

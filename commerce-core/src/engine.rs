@@ -143,6 +143,17 @@ impl Engine {
         }
     }
 
+    /// The answer to a request whose body is over [`Config::body_limit`] (an adapter stops
+    /// reading at the limit and asks for this instead of [`handle`](Self::handle)): `404` or
+    /// `405` when the engine does not serve that path or method, as it would answer before
+    /// reading any body; else `413 payload_too_large`.
+    pub fn body_too_large(&self, method: &http::Method, path: &str) -> Response<Bytes> {
+        match routes::resolve(method, path) {
+            Ok(_) => ApiError::new(ErrorCode::PayloadTooLarge).into_response(),
+            Err(error) => error.into_response(),
+        }
+    }
+
     /// The store, behind the engine's tracing layer: operations called on it are traced as the
     /// engine's own are. (Pass the original store, not this one, to build another engine over
     /// the same data, or each operation is traced twice.)

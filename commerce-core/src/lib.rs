@@ -65,34 +65,46 @@
 //!   [`routes::MountPrefix`] request extension the adapters set when the API is mounted under a
 //!   path (`/shop`), and empty otherwise.
 
-pub mod api;
-pub mod auth;
+pub(crate) mod api;
+pub(crate) mod auth;
 pub mod clock;
 pub mod config;
 pub mod domain;
 pub mod earnings;
 pub mod engine;
 pub mod error;
-pub mod input;
-pub mod messages;
+pub mod governorates;
+pub(crate) mod input;
+pub(crate) mod messages;
 pub mod model;
 pub mod money;
 pub mod observe;
 pub mod operator;
 pub mod pricing;
 mod pulls_seen;
-pub mod routes;
+pub(crate) mod routes;
+#[cfg(feature = "sandbox")]
 pub mod sandbox;
 mod shared;
 pub mod store;
-pub mod time;
-pub mod wire;
+pub(crate) mod time;
+pub(crate) mod wire;
 
 #[cfg(feature = "testing")]
 pub mod testing;
 
-pub use auth::Caller;
+pub use auth::{Caller, KEY_PREFIX, bearer_token, hash_key};
 pub use config::Config;
 pub use engine::{Engine, EngineBuilder};
 pub use error::{ApiError, ErrorCode};
-pub use operator::{Operator, OperatorError};
+pub use operator::{Conflict, Operator, OperatorError};
+pub use routes::{API_PREFIX, MountPrefix};
+pub use time::{cairo_month, cairo_timestamp};
+
+/// The date and time types of the API ([`DateTime<Utc>`](chrono::DateTime) instants,
+/// [`Duration`](chrono::Duration) settings), re-exported so that a caller needs no
+/// dependency of its own.
+pub use chrono;
+/// Exact decimal money ([`Decimal`]), re-exported.
+pub use rust_decimal;
+pub use rust_decimal::Decimal;

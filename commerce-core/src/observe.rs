@@ -4,7 +4,7 @@
 //! # Spans
 //!
 //! - [`REQUEST_SPAN`] (`commerce.request`, level `INFO`), one per API request, with the fields
-//!   `endpoint` (the route's [`Endpoint::name`](crate::routes::Endpoint::name), `"unmatched"`
+//!   `endpoint` (the route's stable name, e.g. `orders.create`, `me.show`; `"unmatched"`
 //!   for a 404 or 405), `method`, `account_id` and `key_id` (recorded once the key is
 //!   authenticated, empty before), `status` and `latency_ms` (recorded when the answer is ready).
 //! - [`STORE_SPAN`] (`commerce.store`, level `DEBUG`), one per store operation, with `concern`

@@ -196,6 +196,96 @@ pub struct CreatedKey {
 }
 
 /// The platform's handle on an engine; get one with [`Engine::operator`](crate::Engine::operator).
+///
+/// # A platform, from nothing to a paid-out order
+///
+/// Shipping, a catalogue, a marketer with a key, an order placed through the HTTP API, moved
+/// to delivered with what became of its pieces, its profit withdrawn once out of its hold, and
+/// the month's meter. (`examples/platform.rs` runs the same on SQLite or PostgreSQL.)
+///
+/// ```
+/// use std::sync::Arc;
+/// use commerce_core::clock::ManualClock;
+/// use commerce_core::model::*;
+/// use commerce_core::operator::KeySpec;
+/// use commerce_core::store::MemoryStore;
+/// use commerce_core::{Decimal, Engine, cairo_month, governorates};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let egp = |s: &str| s.parse::<Decimal>().unwrap();
+/// let clock = ManualClock::new(chrono::Utc::now());
+/// let engine = Engine::builder(Arc::new(MemoryStore::new()))
+///     .clock(Arc::new(clock.clone()))
+///     .build();
+/// let op = engine.operator();
+///
+/// // Shipping: every governorate at 45.00 with 14% tax on the charge.
+/// let standard = op.create_shipping_option("شحن عادي").await?;
+/// let mut served = Vec::new();
+/// for name in governorates::EGYPT {
+///     let g = op.create_governorate(name.arabic).await?;
+///     let terms = RateTerms::charge(egp("45.00")).shipping_tax_percent(egp("14.00"));
+///     op.set_shipping_rate(standard.id, g.id, terms).await?;
+///     served.push(g.id);
+/// }
+///
+/// // The catalogue: a product with a variant and a warranty.
+/// let home = op.create_category(NewCategory::new("أدوات منزلية", "home")).await?;
+/// let url = "https://shop.example.com/kettle";
+/// let kettle = op.create_product(NewProduct::new(home.id, "غلاية", "kettle", url)).await?;
+/// let white = op.add_variant(kettle.id, NewVariant::new("أبيض", egp("250.00"), 40)).await?;
+/// let warranty = NewWarranty::new("ضمان سنة", egp("15.00"), egp("5.00"), egp("20.00"), 365);
+/// let warranty = op.add_warranty(kettle.id, warranty).await?;
+///
+/// // A marketer, activated and approved, with a key shown once.
+/// let who = NewAccount::marketer("أحمد", "متجر أحمد", "ahmed@example.com", "01012345678");
+/// let account = op.create_account(who).await?;
+/// op.set_account_state(account.id, AccountState::Active).await?;
+/// op.set_api_status(account.id, ApiStatus::Approved).await?;
+/// let abilities = [Ability::CatalogRead, Ability::OrdersWrite, Ability::WalletRead];
+/// let key = op.create_key(account.id, KeySpec::new("متجري", abilities)).await?;
+///
+/// // The marketer's store orders two pieces through the API, at 60.00 profit each.
+/// let body = serde_json::json!({
+///     "full_name": "سارة حسن", "phone": "01112223334", "address": "12 شارع النصر",
+///     "governorate_id": served[0], "shipping_option_id": standard.id,
+///     "lines": [{"variant_id": white.id, "quantity": 2, "profit": "60.00",
+///                "warranty_ids": [warranty.id]}],
+/// });
+/// let request = http::Request::post("/api/v1/orders")
+///     .header("authorization", format!("Bearer {}", key.plaintext))
+///     .body(bytes::Bytes::from(body.to_string()))?;
+/// let response = engine.handle(request).await;
+/// assert_eq!(response.status(), 201);
+/// let created: serde_json::Value = serde_json::from_slice(response.body())?;
+/// let order_id = created["data"]["id"].as_i64().unwrap();
+///
+/// // The back office moves it; both pieces are delivered.
+/// op.move_order(order_id, OrderStatus::Confirmed, None).await?;
+/// let order = op.move_order(order_id, OrderStatus::Shipped, None).await?;
+/// let line = order.lines[0].id;
+/// op.set_line_outcomes(order_id, vec![(line, LineOutcome::delivered(2))]).await?;
+/// op.move_order(order_id, OrderStatus::Delivered, None).await?;
+///
+/// // Held for `hold_days`, then ready: 120.00 profit less the 4% commission.
+/// assert_eq!(op.wallet(account.id).await?.held, egp("115.20"));
+/// clock.advance(chrono::Duration::days(engine.config().hold_days + 1));
+/// let ready = op.wallet(account.id).await?.ready;
+/// assert_eq!(ready, egp("115.20"));
+/// let asked = NewWithdrawal::new(account.id, ready, "01012345678", "فودافون كاش");
+/// let withdrawal = op.request_withdrawal(asked).await?;
+/// op.complete_withdrawal(withdrawal.id, "TRX-1".into(), None).await?;
+/// assert_eq!(op.wallet(account.id).await?.received, egp("115.20"));
+///
+/// // What the month costs: one billed order operation.
+/// let month = cairo_month(created_at(&created));
+/// assert_eq!(op.meter(account.id, &month).await?.order_operations, 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// # fn created_at(order: &serde_json::Value) -> chrono::DateTime<chrono::Utc> {
+/// #     order["data"]["created_at"].as_str().unwrap().parse().unwrap()
+/// # }
+/// ```
 #[derive(Debug, Clone)]
 pub struct Operator {
     shared: Arc<Shared>,

@@ -8,9 +8,6 @@ use crate::engine::Engine;
 use crate::model::*;
 use crate::operator::{DraftLine, KeySpec, OperatorError, OrderDraft};
 
-/// The governorates (English name, Arabic name), one per line, tab-separated.
-const GOVERNORATES_TSV: &str = include_str!("../data/governorates.tsv");
-
 /// The fixed demo keys: (plaintext, what it is).
 pub const DEMO_KEYS: &[(&str, &str)] = &[
     (
@@ -456,13 +453,9 @@ pub async fn seed(engine: &Engine) -> Result<Sandbox, OperatorError> {
 
     // Shipping.
     let mut governorates = Vec::new();
-    for line in GOVERNORATES_TSV
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-    {
-        let (english, arabic) = line.split_once('\t').unwrap_or((line, line));
-        let governorate = op.create_governorate(arabic.trim()).await?;
-        governorates.push((english.trim().to_owned(), governorate.id));
+    for name in crate::governorates::EGYPT {
+        let governorate = op.create_governorate(name.arabic).await?;
+        governorates.push((name.english.to_owned(), governorate.id));
     }
     let id_of = |english: &str| {
         governorates

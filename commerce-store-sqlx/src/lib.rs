@@ -138,6 +138,13 @@
 //! # Ok(()) }
 //! ```
 
+// With neither backend feature the crate has no store to offer, and the code the two share
+// is unused: build it anyway (CI checks every feature combination), without the warnings.
+#![cfg_attr(
+    not(any(feature = "sqlite", feature = "postgres")),
+    allow(dead_code, unused_imports, unused_macros)
+)]
+
 use commerce_core::store::StoreError;
 use sqlx::QueryBuilder;
 use sqlx::pool::PoolConnection;

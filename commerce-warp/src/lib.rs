@@ -37,7 +37,7 @@
 use std::convert::Infallible;
 
 use bytes::{Buf, Bytes};
-use commerce_core::routes::{self, API_PREFIX, MountPrefix};
+use commerce_core::{API_PREFIX, MountPrefix};
 use commerce_core::{ApiError, Engine, ErrorCode};
 use futures_util::{Stream, TryStreamExt};
 use http::request::Parts;
@@ -204,8 +204,7 @@ where
     let response = match collect_limited(body, engine.config().body_limit).await {
         Ok(bytes) => engine.handle(Request::from_parts(parts, bytes)).await,
         // The engine answers an unknown path or a wrong method before the body size.
-        Err(too_large) => routes::resolve(&parts.method, parts.uri.path())
-            .map_or_else(ApiError::into_response, |_| too_large),
+        Err(_) => engine.body_too_large(&parts.method, parts.uri.path()),
     };
     response.into_response()
 }

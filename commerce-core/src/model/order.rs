@@ -185,6 +185,25 @@ pub struct LineOutcome {
     pub destroyed_quantity: i64,
 }
 
+impl LineOutcome {
+    /// All `quantity` pieces delivered, nothing else.
+    pub fn delivered(quantity: i64) -> Self {
+        Self {
+            delivered_quantity: Some(quantity),
+            ..Self::default()
+        }
+    }
+
+    /// `delivered` pieces delivered and `returned` returned.
+    pub fn partly_delivered(delivered: i64, returned: i64) -> Self {
+        Self {
+            delivered_quantity: Some(delivered),
+            returned_quantity: Some(returned),
+            ..Self::default()
+        }
+    }
+}
+
 /// A line of an order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OrderLine {

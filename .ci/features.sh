@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Every feature a user can pick, built on its own with clippy -D warnings: a combination CI
+# never builds is one where dead code and missing imports go unseen.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+check() {
+  echo "== cargo clippy $*"
+  cargo clippy --quiet "$@" -- -D warnings
+}
+
+# The library crates, lib targets only (the tests need the full set, built by .ci/run).
+check -p commerce-core --lib --no-default-features
+check -p commerce-core --lib --no-default-features --features sandbox
+check -p commerce-core --lib --no-default-features --features metrics
+check -p commerce-store-sqlx --lib --no-default-features
+check -p commerce-store-sqlx --lib --no-default-features --features sqlite
+check -p commerce-store-sqlx --lib --no-default-features --features postgres
+check -p commerce --lib --no-default-features
+for feature in axum warp sqlx-sqlite sqlx-postgres sandbox metrics; do
+  check -p commerce --lib --no-default-features --features "$feature"
+done
