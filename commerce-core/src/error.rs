@@ -11,6 +11,7 @@ use crate::messages;
 
 /// The stable machine-readable error codes (spec section 7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ErrorCode {
     /// 401: key missing, wrong, revoked or expired.
     Unauthenticated,

@@ -44,6 +44,7 @@ pub struct CheckoutRequest {
 
 /// Why a checkout could not be resolved.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum CheckoutError {
     /// The request breaks the catalogue's or the shipping table's rules: every problem found.
     #[error("{} checkout problem(s), first on {}", .0.len(), .0.first().map_or("?", |p| p.field.as_str()))]

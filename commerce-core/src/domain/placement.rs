@@ -12,6 +12,7 @@ use crate::time::cairo_month;
 
 /// Why no order was registered.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PlaceError {
     /// The request breaks the catalogue's, the shipping table's or the stock's rules: every
     /// problem found, each naming its field.

@@ -66,6 +66,7 @@ pub struct NewWithdrawal {
 
 /// The team's decision on a withdrawal.
 #[derive(Debug, Clone, PartialEq)]
+// Exhaustive on purpose: a backend carries out every decision, so a new one is a change of the store contract.
 pub enum WithdrawalDecision {
     /// Paid out.
     Complete {

@@ -5,6 +5,7 @@ use crate::model::{OrderId, OrderStatus};
 
 /// A storage failure that is not a domain outcome (connection lost, constraint broken, ...).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StoreError {
     /// The record named does not exist.
     #[error("record not found")]
@@ -26,6 +27,7 @@ impl StoreError {
 
 /// Why [`OrderStore::place_order`](super::OrderStore::place_order) registered nothing.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PlaceOrderError {
     /// The account already has an order with this `external_reference`.
     #[error("external_reference already used by order {existing_id}")]
@@ -53,6 +55,7 @@ pub enum PlaceOrderError {
 
 /// Why [`OrderStore::change_order_status`](super::OrderStore::change_order_status) changed nothing.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StatusChangeError {
     /// No such order (or it belongs to another account).
     #[error("order not found")]

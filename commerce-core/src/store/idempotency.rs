@@ -8,6 +8,7 @@ use crate::model::*;
 
 /// The answer of [`IdempotencyStore::begin_idempotent`].
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum IdempotencyBegin {
     /// No live record: one was created in flight; the caller goes on.
     Started,
@@ -68,6 +69,7 @@ pub struct IdempotencyRecord {
 /// What [`IdempotencyStore::begin_idempotent`] does with the record it found, decided by
 /// [`IdempotencyRecord::decide`]: the one rule every backend applies.
 #[derive(Debug, Clone, PartialEq)]
+// Exhaustive on purpose: a backend carries out every decision, so a new one is a change of the store contract.
 pub enum IdempotencyDecision {
     /// Write a fresh in-flight record (insert it, or overwrite the expired, or stale and
     /// orderless, one) and answer [`IdempotencyBegin::Started`].
