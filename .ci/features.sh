@@ -13,6 +13,7 @@ check() {
 check -p commerce-core --lib --no-default-features
 check -p commerce-core --lib --no-default-features --features sandbox
 check -p commerce-core --lib --no-default-features --features metrics
+check -p commerce-core --lib --no-default-features --features sqlx
 check -p commerce-store-sqlx --lib --no-default-features
 check -p commerce-store-sqlx --lib --no-default-features --features sqlite
 check -p commerce-store-sqlx --lib --no-default-features --features postgres

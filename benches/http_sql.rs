@@ -438,7 +438,7 @@ impl Run {
             bodies: Arc::new(bodies),
             hold_days: engine.config().hold_days,
         };
-        let summary = self.server.block_on(bare.check(fixture.marketer_a));
+        let summary = self.server.block_on(bare.check(fixture.marketer_a.get()));
         println!("{store}: pool {pool_size} connections (shared); {summary}");
         let engine_addr = serve(&self.server, commerce::axum::router(engine));
         let bare_addr = serve(&self.server, bare.router());

@@ -322,7 +322,7 @@ pub async fn bulk_copy_orders(
     let ids = mix
         .templates
         .iter()
-        .map(i64::to_string)
+        .map(ToString::to_string)
         .collect::<Vec<_>>()
         .join(", ");
     let templates = format!("(SELECT * FROM orders WHERE id IN ({ids})) AS t");

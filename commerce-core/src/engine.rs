@@ -250,8 +250,8 @@ impl Engine {
                 Err(error) => return error.into_response(),
             };
         if !span.is_disabled() {
-            span.record("account_id", check.key.account_id);
-            span.record("key_id", check.key.id);
+            span.record("account_id", check.key.account_id.get());
+            span.record("key_id", check.key.id.get());
         }
         let window = match auth::rate_window(&check, now, window) {
             Ok(window) => window,

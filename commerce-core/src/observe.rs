@@ -99,9 +99,9 @@ pub(crate) fn idempotent_replay() {
 /// An order was placed.
 pub(crate) fn order_placed(order: &Order) {
     tracing::info!(
-        order_id = order.id,
+        order_id = order.id.get(),
         number = %order.number,
-        account_id = order.account_id,
+        account_id = order.account_id.get(),
         status = order.status.as_str(),
         lines = order.lines.len(),
         customer_total = %order.totals.customer_total,
@@ -121,9 +121,9 @@ pub(crate) fn order_moved(order: &Order, by: &'static str) {
         .and_then(|i| order.timeline.get(i))
         .map_or("", |entry| entry.status.as_str());
     tracing::info!(
-        order_id = order.id,
+        order_id = order.id.get(),
         number = %order.number,
-        account_id = order.account_id,
+        account_id = order.account_id.get(),
         from,
         to = order.status.as_str(),
         by,
@@ -136,8 +136,8 @@ pub(crate) fn order_moved(order: &Order, by: &'static str) {
 /// A withdrawal was requested or decided (its status tells which).
 pub(crate) fn withdrawal(withdrawal: &Withdrawal, what: &'static str) {
     tracing::info!(
-        withdrawal_id = withdrawal.id,
-        account_id = withdrawal.account_id,
+        withdrawal_id = withdrawal.id.get(),
+        account_id = withdrawal.account_id.get(),
         status = withdrawal.status.as_str(),
         amount = %withdrawal.amount,
         supply_amount = %withdrawal.supply_amount,

@@ -62,18 +62,36 @@ mod tests {
 
     #[test]
     fn remembers_per_account_and_month() {
+        use crate::model::ProductId as P;
         let seen = PullsSeen::default();
-        assert_eq!(seen.unseen(1, "2026-11", &[1, 2]), vec![1, 2]);
-        seen.remember(1, "2026-11", &[1, 2]);
-        assert_eq!(seen.unseen(1, "2026-11", &[1, 2, 3]), vec![3]);
-        assert_eq!(seen.unseen(2, "2026-11", &[1]), vec![1], "another account");
-        assert_eq!(seen.unseen(1, "2026-12", &[1]), vec![1], "another month");
-        seen.remember(1, "2026-12", &[3]);
         assert_eq!(
-            seen.unseen(1, "2026-11", &[1]),
-            vec![1],
+            seen.unseen(AccountId(1), "2026-11", &[P(1), P(2)]),
+            vec![P(1), P(2)]
+        );
+        seen.remember(AccountId(1), "2026-11", &[P(1), P(2)]);
+        assert_eq!(
+            seen.unseen(AccountId(1), "2026-11", &[P(1), P(2), P(3)]),
+            vec![P(3)]
+        );
+        assert_eq!(
+            seen.unseen(AccountId(2), "2026-11", &[P(1)]),
+            vec![P(1)],
+            "another account"
+        );
+        assert_eq!(
+            seen.unseen(AccountId(1), "2026-12", &[P(1)]),
+            vec![P(1)],
+            "another month"
+        );
+        seen.remember(AccountId(1), "2026-12", &[ProductId(3)]);
+        assert_eq!(
+            seen.unseen(AccountId(1), "2026-11", &[P(1)]),
+            vec![P(1)],
             "the old month is gone"
         );
-        assert_eq!(seen.unseen(1, "2026-12", &[3]), Vec::<ProductId>::new());
+        assert_eq!(
+            seen.unseen(AccountId(1), "2026-12", &[ProductId(3)]),
+            Vec::<ProductId>::new()
+        );
     }
 }

@@ -136,19 +136,25 @@ pub fn resolve(method: &Method, path: &str) -> Result<Endpoint, ApiError> {
         ["categories"] => (Some(Endpoint::Categories), None),
         ["products"] => (Some(Endpoint::Products), None),
         ["products", id] => (
-            Some(Endpoint::Product(parse_id(id).ok_or_else(not_found)?)),
+            Some(Endpoint::Product(ProductId(
+                parse_id(id).ok_or_else(not_found)?,
+            ))),
             None,
         ),
         ["shipping", "options"] => (Some(Endpoint::ShippingOptions), None),
         ["shipping", "quote"] => (None, Some(Endpoint::ShippingQuote)),
         ["orders"] => (Some(Endpoint::ListOrders), Some(Endpoint::CreateOrder)),
         ["orders", id] => (
-            Some(Endpoint::Order(parse_id(id).ok_or_else(not_found)?)),
+            Some(Endpoint::Order(OrderId(
+                parse_id(id).ok_or_else(not_found)?,
+            ))),
             None,
         ),
         ["orders", id, "cancel"] => (
             None,
-            Some(Endpoint::CancelOrder(parse_id(id).ok_or_else(not_found)?)),
+            Some(Endpoint::CancelOrder(OrderId(
+                parse_id(id).ok_or_else(not_found)?,
+            ))),
         ),
         ["wallet"] => (Some(Endpoint::Wallet), None),
         _ => return Err(not_found()),
@@ -178,7 +184,7 @@ mod tests {
         assert_eq!(resolve(&Method::GET, "/api/v1/me").unwrap(), Endpoint::Me);
         assert_eq!(
             resolve(&Method::GET, "/api/v1/products/12").unwrap(),
-            Endpoint::Product(12)
+            Endpoint::Product(ProductId(12))
         );
         assert_eq!(
             resolve(&Method::POST, "/api/v1/orders").unwrap(),
@@ -186,7 +192,7 @@ mod tests {
         );
         assert_eq!(
             resolve(&Method::POST, "/api/v1/orders/7/cancel").unwrap(),
-            Endpoint::CancelOrder(7)
+            Endpoint::CancelOrder(OrderId(7))
         );
     }
 

@@ -147,7 +147,7 @@ pub async fn seed_if_empty(engine: &Engine) -> Result<Option<Sandbox>, OperatorE
             .map_err(OperatorError::from)?
             .is_empty()
         && store
-            .account(1)
+            .account(AccountId(1))
             .await
             .map_err(OperatorError::from)?
             .is_none();

@@ -183,7 +183,7 @@ impl<'a> ProductView<'a> {
             title: &p.title,
             slug: &p.slug,
             category: IdName {
-                id: p.category_id,
+                id: p.category_id.into(),
                 name: category_name,
             },
             description: &p.description,
@@ -465,12 +465,12 @@ impl<'a> OrderView<'a> {
                 second_phone: o.customer.second_phone.as_deref(),
                 address: &o.customer.address,
                 governorate: IdName {
-                    id: o.customer.governorate_id,
+                    id: o.customer.governorate_id.into(),
                     name: &o.customer.governorate_name,
                 },
             },
             shipping_option: IdName {
-                id: o.shipping_option_id,
+                id: o.shipping_option_id.into(),
                 name: &o.shipping_option_name,
             },
             lines: o

@@ -54,7 +54,7 @@ proptest! {
             let variants = [f.featured_variants[0], f.featured_variants[1], f.plain_variant];
             let body_lines: Vec<Value> = lines.iter().map(|l| {
                 let profit = Decimal::new(l.profit_piastres, 2);
-                let warranty_ids: Vec<i64> = if l.variant < 2 { l.warranties.iter().map(|w| f.featured_warranties[*w]).collect() } else { Vec::new() };
+                let warranty_ids: Vec<commerce_core::model::WarrantyId> = if l.variant < 2 { l.warranties.iter().map(|w| f.featured_warranties[*w]).collect() } else { Vec::new() };
                 json!({
                     "variant_id": variants[l.variant],
                     "quantity": l.quantity,

@@ -109,13 +109,13 @@ impl AccountStore for SmallStore {
         now: DateTime<Utc>,
     ) -> Result<Account, StoreError> {
         let mut t = self.lock();
-        let account = new.into_account(next_id(t.accounts.len()), now);
+        let account = new.into_account(AccountId(next_id(t.accounts.len())), now);
         t.accounts.push(account.clone());
         Ok(account)
     }
 
     async fn account(&self, id: AccountId) -> Result<Option<Account>, StoreError> {
-        Ok(find(&mut self.lock().accounts, id).ok().cloned())
+        Ok(find(&mut self.lock().accounts, id.into()).ok().cloned())
     }
 
     async fn update_account(
@@ -124,7 +124,7 @@ impl AccountStore for SmallStore {
         patch: AccountPatch,
     ) -> Result<Account, StoreError> {
         let mut t = self.lock();
-        let account = find(&mut t.accounts, id)?;
+        let account = find(&mut t.accounts, id.into())?;
         patch.apply(account);
         Ok(account.clone())
     }
@@ -135,11 +135,11 @@ impl AccountStore for SmallStore {
         now: DateTime<Utc>,
     ) -> Result<ApiKey, StoreError> {
         let mut t = self.lock();
-        find(&mut t.accounts, key.account_id)?;
+        find(&mut t.accounts, key.account_id.into())?;
         if t.keys.iter().any(|k| k.hash == key.hash) {
             return Err(StoreError::Invalid("key hash already stored".into()));
         }
-        let key = key.into_key(next_id(t.keys.len()), now);
+        let key = key.into_key(KeyId(next_id(t.keys.len())), now);
         t.keys.push(key.clone());
         Ok(key)
     }
@@ -149,12 +149,12 @@ impl AccountStore for SmallStore {
     }
 
     async fn key(&self, id: KeyId) -> Result<Option<ApiKey>, StoreError> {
-        Ok(find(&mut self.lock().keys, id).ok().cloned())
+        Ok(find(&mut self.lock().keys, id.into()).ok().cloned())
     }
 
     async fn revoke_key(&self, id: KeyId, at: DateTime<Utc>) -> Result<ApiKey, StoreError> {
         let mut t = self.lock();
-        let key = find(&mut t.keys, id)?;
+        let key = find(&mut t.keys, id.into())?;
         key.revoked_at.get_or_insert(at);
         Ok(key.clone())
     }
@@ -166,7 +166,7 @@ impl AccountStore for SmallStore {
         rate_limit: u32,
     ) -> Result<ApiKey, StoreError> {
         let mut t = self.lock();
-        let key = find(&mut t.keys, id)?;
+        let key = find(&mut t.keys, id.into())?;
         key.expires_at = expires_at;
         key.rate_limit = rate_limit;
         Ok(key.clone())
@@ -188,11 +188,11 @@ impl CatalogStore for SmallStore {
         let mut t = self.lock();
         if new
             .parent_id
-            .is_some_and(|p| find(&mut t.categories, p).is_err())
+            .is_some_and(|p| find(&mut t.categories, p.into()).is_err())
         {
             return Err(StoreError::Invalid("no such parent category".into()));
         }
-        let category = new.into_category(next_id(t.categories.len()));
+        let category = new.into_category(CategoryId(next_id(t.categories.len())));
         t.categories.push(category.clone());
         Ok(category)
     }
@@ -203,7 +203,7 @@ impl CatalogStore for SmallStore {
         active: bool,
     ) -> Result<Category, StoreError> {
         let mut t = self.lock();
-        let category = find(&mut t.categories, id)?;
+        let category = find(&mut t.categories, id.into())?;
         category.active = active;
         Ok(category.clone())
     }
@@ -218,10 +218,10 @@ impl CatalogStore for SmallStore {
         now: DateTime<Utc>,
     ) -> Result<Product, StoreError> {
         let mut t = self.lock();
-        if find(&mut t.categories, new.category_id).is_err() {
+        if find(&mut t.categories, new.category_id.into()).is_err() {
             return Err(StoreError::Invalid("no such category".into()));
         }
-        let product = new.into_product(next_id(t.products.len()), now);
+        let product = new.into_product(ProductId(next_id(t.products.len())), now);
         t.products.push(product.clone());
         Ok(product)
     }
@@ -233,7 +233,7 @@ impl CatalogStore for SmallStore {
         now: DateTime<Utc>,
     ) -> Result<Product, StoreError> {
         let mut t = self.lock();
-        let product = find(&mut t.products, id)?;
+        let product = find(&mut t.products, id.into())?;
         product.active = active;
         product.updated_at = now;
         Ok(product.clone())
@@ -247,8 +247,8 @@ impl CatalogStore for SmallStore {
     ) -> Result<Variant, StoreError> {
         let mut t = self.lock();
         let id = t.variant_count + 1;
-        let owner = find(&mut t.products, product)?;
-        let variant = new.into_variant(id, product);
+        let owner = find(&mut t.products, product.into())?;
+        let variant = new.into_variant(VariantId(id), product);
         owner.variants.push(variant.clone());
         owner.updated_at = now;
         t.variant_count = id;
@@ -276,8 +276,8 @@ impl CatalogStore for SmallStore {
     ) -> Result<Warranty, StoreError> {
         let mut t = self.lock();
         let id = t.warranty_count + 1;
-        let owner = find(&mut t.products, product)?;
-        let warranty = new.into_warranty(id, product);
+        let owner = find(&mut t.products, product.into())?;
+        let warranty = new.into_warranty(WarrantyId(id), product);
         owner.warranties.push(warranty.clone());
         owner.updated_at = now;
         t.warranty_count = id;
@@ -317,7 +317,7 @@ impl CatalogStore for SmallStore {
     }
 
     async fn product(&self, id: ProductId) -> Result<Option<Product>, StoreError> {
-        Ok(find(&mut self.lock().products, id).ok().cloned())
+        Ok(find(&mut self.lock().products, id.into()).ok().cloned())
     }
 
     async fn products_of_variants(
@@ -332,7 +332,7 @@ impl CatalogStore for SmallStore {
     async fn insert_governorate(&self, name: String) -> Result<Governorate, StoreError> {
         let mut t = self.lock();
         let governorate = Governorate {
-            id: next_id(t.governorates.len()),
+            id: GovernorateId(next_id(t.governorates.len())),
             name,
         };
         t.governorates.push(governorate.clone());
@@ -347,7 +347,7 @@ impl CatalogStore for SmallStore {
         let mut t = self.lock();
         let id = next_id(t.shipping_options.len());
         let option = ShippingOption {
-            id,
+            id: ShippingOptionId(id),
             name,
             active: true,
             rates: Vec::new(),
@@ -362,7 +362,7 @@ impl CatalogStore for SmallStore {
         active: bool,
     ) -> Result<ShippingOption, StoreError> {
         let mut t = self.lock();
-        let option = find(&mut t.shipping_options, id)?;
+        let option = find(&mut t.shipping_options, id.into())?;
         option.active = active;
         Ok(option.clone())
     }
@@ -373,10 +373,10 @@ impl CatalogStore for SmallStore {
         mut rate: ShippingRate,
     ) -> Result<ShippingOption, StoreError> {
         let mut t = self.lock();
-        let governorate = find(&mut t.governorates, rate.governorate_id)
+        let governorate = find(&mut t.governorates, rate.governorate_id.into())
             .map_err(|_| StoreError::Invalid("no such governorate".into()))?;
         rate.governorate_name = governorate.name.clone();
-        let option = find(&mut t.shipping_options, option)?;
+        let option = find(&mut t.shipping_options, option.into())?;
         option
             .rates
             .retain(|r| r.governorate_id != rate.governorate_id);
@@ -416,14 +416,14 @@ impl OrderStore for SmallStore {
         }
         let id = next_id(t.orders.len());
         let line_ids: Vec<LineId> = (1..=new.lines.len() as i64)
-            .map(|i| t.line_count + i)
+            .map(|i| LineId(t.line_count + i))
             .collect();
         t.line_count += new.lines.len() as i64;
         if let Some(scope) = &new.idempotency {
-            t.idempotency.link_order(scope, id);
+            t.idempotency.link_order(scope, OrderId(id));
         }
         t.bill(new.account_id, new.bill_month.clone());
-        let order = new.into_order(id, line_ids);
+        let order = new.into_order(OrderId(id), line_ids);
         t.orders.push(order.clone());
         Ok(order)
     }
@@ -431,7 +431,7 @@ impl OrderStore for SmallStore {
     async fn change_order_status(&self, change: StatusChange) -> Result<Order, StatusChangeError> {
         let mut t = self.lock();
         let order =
-            find(&mut t.orders, change.order_id).map_err(|_| StatusChangeError::NotFound)?;
+            find(&mut t.orders, change.order_id.into()).map_err(|_| StatusChangeError::NotFound)?;
         let account = order.account_id;
         let step = StatusMove::check(&change, account, order.status)?;
         let released: Vec<(VariantId, i64)> = match step.releases_stock {
@@ -458,7 +458,7 @@ impl OrderStore for SmallStore {
         now: DateTime<Utc>,
     ) -> Result<Order, StoreError> {
         let mut t = self.lock();
-        let order = find(&mut t.orders, order)?;
+        let order = find(&mut t.orders, order.into())?;
         if outcomes
             .iter()
             .any(|(id, _)| !order.lines.iter().any(|l| l.id == *id))
@@ -481,7 +481,7 @@ impl OrderStore for SmallStore {
         now: DateTime<Utc>,
     ) -> Result<Order, StoreError> {
         let mut t = self.lock();
-        let order = find(&mut t.orders, order)?;
+        let order = find(&mut t.orders, order.into())?;
         order.tracking_url = url;
         order.updated_at = now;
         Ok(order.clone())
@@ -493,7 +493,7 @@ impl OrderStore for SmallStore {
         id: OrderId,
     ) -> Result<Option<Order>, StoreError> {
         let mut t = self.lock();
-        let order = find(&mut t.orders, id).ok();
+        let order = find(&mut t.orders, id.into()).ok();
         Ok(order
             .filter(|o| account.is_none_or(|a| a == o.account_id))
             .cloned())
@@ -604,7 +604,7 @@ impl WithdrawalStore for SmallStore {
         now: DateTime<Utc>,
     ) -> Result<Withdrawal, WithdrawalRequestError> {
         let mut t = self.lock();
-        find(&mut t.accounts, new.account_id)?;
+        find(&mut t.accounts, new.account_id.into())?;
         let orders = t.orders.iter().filter(|o| o.account_id == new.account_id);
         let wallet = WalletTotals::of_orders(orders, held_after);
         let mine = t
@@ -612,7 +612,7 @@ impl WithdrawalStore for SmallStore {
             .iter()
             .filter(|w| w.account_id == new.account_id);
         new.admit(&wallet, Withdrawn::of(mine))?;
-        let withdrawal = new.into_withdrawal(next_id(t.withdrawals.len()), now);
+        let withdrawal = new.into_withdrawal(WithdrawalId(next_id(t.withdrawals.len())), now);
         t.withdrawals.push(withdrawal.clone());
         Ok(withdrawal)
     }
@@ -624,7 +624,7 @@ impl WithdrawalStore for SmallStore {
         now: DateTime<Utc>,
     ) -> Result<Withdrawal, StoreError> {
         let mut t = self.lock();
-        let withdrawal = find(&mut t.withdrawals, id)?;
+        let withdrawal = find(&mut t.withdrawals, id.into())?;
         withdrawal.decide(decision, now)?;
         Ok(withdrawal.clone())
     }

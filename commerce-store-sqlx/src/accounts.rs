@@ -181,7 +181,7 @@ impl<DB: Dialect> AccountStore for SqlStore<DB> {
         .await
         .map_err(backend);
         let id: i64 = tx.finish(result).await?;
-        Ok(new.into_account(id, now))
+        Ok(new.into_account(AccountId(id), now))
     }
 
     async fn account(&self, id: AccountId) -> StoreResult<Option<Account>> {
@@ -223,7 +223,7 @@ impl<DB: Dialect> AccountStore for SqlStore<DB> {
             if !exists(
                 &mut tx.tx,
                 "SELECT id FROM accounts WHERE id = $1",
-                key.account_id,
+                key.account_id.into(),
             )
             .await?
             {
@@ -248,7 +248,7 @@ impl<DB: Dialect> AccountStore for SqlStore<DB> {
         }
         .await;
         let id = tx.finish(result).await?;
-        Ok(key.into_key(id, now))
+        Ok(key.into_key(KeyId(id), now))
     }
 
     async fn key_by_hash(&self, hash: &KeyHash) -> StoreResult<Option<ApiKey>> {
@@ -267,7 +267,7 @@ impl<DB: Dialect> AccountStore for SqlStore<DB> {
     async fn key(&self, id: KeyId) -> StoreResult<Option<ApiKey>> {
         let mut c = self.pool.acquire().await.map_err(backend)?;
         let c = &mut c;
-        key_by_id(c, id).await
+        key_by_id(c, id.into()).await
     }
 
     async fn revoke_key(&self, id: KeyId, at: DateTime<Utc>) -> StoreResult<ApiKey> {
@@ -320,13 +320,13 @@ impl<DB: Dialect> AccountStore for SqlStore<DB> {
         // which counts one, refuses, or leases more (then the next turn hands one
         // out, unless other tasks of this process took them all first).
         loop {
-            if let Some(used) = self.full_windows.full(key, window, limit) {
+            if let Some(used) = self.full_windows.full(key.into(), window, limit) {
                 return Ok(RateLimitHit {
                     allowed: false,
                     used,
                 });
             }
-            if let Some(used) = self.leases.take(key, window, limit) {
+            if let Some(used) = self.leases.take(key.into(), window, limit) {
                 return Ok(RateLimitHit {
                     allowed: true,
                     used,
@@ -335,21 +335,23 @@ impl<DB: Dialect> AccountStore for SqlStore<DB> {
             let start = rand::random::<u32>();
             let outcome = if DB::SINGLE_STATEMENT_TX {
                 let mut tx = self.write().await?;
-                let result = rate_limit_in(&mut tx.tx, key, window, limit, start).await;
+                let result = rate_limit_in(&mut tx.tx, key.into(), window, limit, start).await;
                 tx.finish(result).await?
             } else {
                 // Each statement is atomic on its own: no transaction to open.
                 let mut c = self.pool.acquire().await.map_err(backend)?;
                 let c = &mut c;
-                rate_limit_in(c, key, window, limit, start).await?
+                rate_limit_in(c, key.into(), window, limit, start).await?
             };
             match outcome {
                 RateOutcome::Leased { tokens, counted } => {
-                    self.leases.grant(key, window, limit, tokens, counted);
+                    self.leases
+                        .grant(key.into(), window, limit, tokens, counted);
                 }
                 RateOutcome::Counted(hit) => {
                     if !hit.allowed {
-                        self.full_windows.mark_full(key, window, limit, hit.used);
+                        self.full_windows
+                            .mark_full(key.into(), window, limit, hit.used);
                     }
                     return Ok(hit);
                 }
@@ -439,7 +441,7 @@ impl<DB: Dialect> AccountStore for SqlStore<DB> {
         let hit = match counted {
             Some((used, seen)) => {
                 if used == 1 {
-                    forget_older_windows(&self.pool, key.id, window).await?;
+                    forget_older_windows(&self.pool, key.id.into(), window).await?;
                 }
                 // The other slots as the statement began, plus this request.
                 let total = u32_of(seen + 1, "rate-limit count")?;

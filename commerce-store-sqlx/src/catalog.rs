@@ -21,7 +21,7 @@ pub(crate) async fn load_products<DB: Dialect>(
 ) -> StoreResult<Vec<Product>> {
     let mut out = Vec::with_capacity(ids.len());
     for chunk in ids.chunks(MAX_BIND_CHUNK) {
-        let mut q = in_list::<DB>(
+        let mut q = in_list::<DB, _>(
             concat!("SELECT ", product_cols!(), " FROM products WHERE id IN ("),
             chunk,
             ") ORDER BY id",
@@ -46,7 +46,7 @@ pub(crate) async fn with_variants<DB: Dialect>(
     if chunk.is_empty() {
         return Ok(Vec::new());
     }
-    let mut q = in_list::<DB>(
+    let mut q = in_list::<DB, _>(
         concat!(
             "SELECT ",
             variant_cols!(),
@@ -60,7 +60,7 @@ pub(crate) async fn with_variants<DB: Dialect>(
         .fetch_all(&mut *c)
         .await
         .map_err(backend)?;
-    let mut q = in_list::<DB>(
+    let mut q = in_list::<DB, _>(
         concat!(
             "SELECT ",
             warranty_cols!(),
@@ -77,11 +77,11 @@ pub(crate) async fn with_variants<DB: Dialect>(
     let mut by_product: HashMap<i64, (Vec<Variant>, Vec<Warranty>)> = HashMap::new();
     for v in variants {
         let v = v.into_domain();
-        by_product.entry(v.product_id).or_default().0.push(v);
+        by_product.entry(v.product_id.into()).or_default().0.push(v);
     }
     for w in warranties {
         let w = w.into_domain();
-        by_product.entry(w.product_id).or_default().1.push(w);
+        by_product.entry(w.product_id.into()).or_default().1.push(w);
     }
     let mut found: HashMap<i64, Product> = HashMap::new();
     for row in rows {
@@ -158,7 +158,7 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
                 && !exists(
                     &mut tx.tx,
                     "SELECT id FROM categories WHERE id = $1",
-                    parent,
+                    parent.into(),
                 )
                 .await?
             {
@@ -177,7 +177,7 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
         }
         .await;
         let id = tx.finish(result).await?;
-        Ok(new.into_category(id))
+        Ok(new.into_category(CategoryId(id)))
     }
 
     async fn set_category_active(&self, id: CategoryId, active: bool) -> StoreResult<Category> {
@@ -214,7 +214,7 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
             if !exists(
                 &mut tx.tx,
                 "SELECT id FROM categories WHERE id = $1",
-                new.category_id,
+                new.category_id.into(),
             )
             .await?
             {
@@ -247,7 +247,7 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
         }
         .await;
         let id = tx.finish(result).await?;
-        Ok(new.into_product(id, now))
+        Ok(new.into_product(ProductId(id), now))
     }
 
     async fn set_product_active(
@@ -271,7 +271,7 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
             if done.rows_affected() == 0 {
                 return Err(StoreError::NotFound);
             }
-            load_product(c, id).await
+            load_product(c, id.into()).await
         }
         .await;
         tx.finish(result).await
@@ -292,7 +292,7 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
         let mut tx = self.write().await?;
         let result = async {
             let c = &mut tx.tx;
-            touch_product(c, product, at).await?;
+            touch_product(c, product.into(), at).await?;
             query_scalar::<DB, i64>(
                 "INSERT INTO variants (product_id, label, price, suggested_min, \
                  suggested_max, available) VALUES ($1, $2, $3, $4, $5, $6) \
@@ -310,7 +310,7 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
         }
         .await;
         let id = tx.finish(result).await?;
-        Ok(new.into_variant(id, product))
+        Ok(new.into_variant(VariantId(id), product))
     }
 
     async fn update_variant(
@@ -343,7 +343,7 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
             .map_err(backend)?
             .ok_or(StoreError::NotFound)?;
             let variant = row.into_domain();
-            touch_product(c, variant.product_id, at).await?;
+            touch_product(c, variant.product_id.into(), at).await?;
             Ok(variant)
         }
         .await;
@@ -365,7 +365,7 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
         let mut tx = self.write().await?;
         let result = async {
             let c = &mut tx.tx;
-            touch_product(c, product, at).await?;
+            touch_product(c, product.into(), at).await?;
             query_scalar::<DB, i64>(
                 "INSERT INTO warranties (product_id, name, admin_fee, percent, \
                  price_from, duration_days, terms, icon_url, active) \
@@ -385,7 +385,7 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
         }
         .await;
         let id = tx.finish(result).await?;
-        Ok(new.into_warranty(id, product))
+        Ok(new.into_warranty(WarrantyId(id), product))
     }
 
     async fn set_warranty_active(
@@ -409,7 +409,7 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
             .map_err(backend)?
             .ok_or(StoreError::NotFound)?;
             let warranty = row.into_domain();
-            touch_product(c, warranty.product_id, at).await?;
+            touch_product(c, warranty.product_id.into(), at).await?;
             Ok(warranty)
         }
         .await;
@@ -460,7 +460,7 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
 
     async fn product(&self, id: ProductId) -> StoreResult<Option<Product>> {
         let mut tx = self.read().await?;
-        let result = load_products(&mut tx.tx, &[id]).await;
+        let result = load_products(&mut tx.tx, &[id.into()]).await;
         Ok(tx.finish(result).await?.pop())
     }
 
@@ -473,7 +473,7 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
             let c = &mut tx.tx;
             let mut ids = Vec::new();
             for chunk in variants.chunks(MAX_BIND_CHUNK) {
-                let mut q = in_list::<DB>(
+                let mut q = in_list::<DB, _>(
                     "SELECT DISTINCT product_id FROM variants WHERE id IN (",
                     chunk,
                     ")",

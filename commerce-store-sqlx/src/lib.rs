@@ -258,9 +258,9 @@ impl<DB: dialect::Dialect> Drop for Tx<DB> {
 }
 
 /// `head` + `$1, $2, ...` (one bind per id) + `tail`.
-pub(crate) fn in_list<DB: dialect::Dialect>(
+pub(crate) fn in_list<DB: dialect::Dialect + dialect::Bind<I>, I: Copy>(
     head: &str,
-    ids: &[i64],
+    ids: &[I],
     tail: &str,
 ) -> QueryBuilder<DB> {
     use dialect::Builder;

@@ -45,7 +45,7 @@ impl<DB: Dialect> MeterStore for SqlStore<DB> {
         let mut ids = products.to_vec();
         ids.sort_unstable();
         ids.dedup();
-        let insert = |chunk: &[i64]| {
+        let insert = |chunk: &[ProductId]| {
             let mut q =
                 QueryBuilder::<DB>::new("INSERT INTO meter_pulls (account_id, month, product_id) ");
             q.push_values(chunk, |mut row, product| {

@@ -18,7 +18,7 @@ pub(crate) async fn load_orders<DB: Dialect>(
 ) -> StoreResult<Vec<Order>> {
     let mut out = Vec::with_capacity(ids.len());
     for chunk in ids.chunks(MAX_BIND_CHUNK) {
-        let mut q = in_list::<DB>(
+        let mut q = in_list::<DB, _>(
             &format!(
                 concat!("SELECT ", order_cols!(), ", {} FROM orders WHERE id IN ("),
                 DB::TIMELINE
@@ -48,7 +48,7 @@ pub(crate) async fn with_lines<DB: Dialect>(
     }
     // The lines with their warranties in one statement (a line appears once per
     // warranty, once with NULLs when it has none), in line order.
-    let mut q = in_list::<DB>(
+    let mut q = in_list::<DB, _>(
         concat!(
             "SELECT ",
             line_and_warranty_cols!(),

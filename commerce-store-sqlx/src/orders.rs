@@ -87,7 +87,7 @@ pub(crate) async fn change_status_in<DB: Dialect>(
     };
     let was = Booked::from_row(&current, net, commission)?;
     // The one rule of commerce-core decides whether the order may move and what changes.
-    let step = StatusMove::check(&change, account, status(&current)?)?;
+    let step = StatusMove::check(&change, AccountId(account), status(&current)?)?;
     let at = nanos(step.at)?;
     if step.releases_stock {
         let lines: Vec<(i64, i64)> = query_as::<DB, (i64, i64)>(
@@ -126,7 +126,7 @@ pub(crate) async fn change_status_in<DB: Dialect>(
     .execute(&mut *c)
     .await
     .map_err(backend)?;
-    let order = load_order(c, change.order_id).await?;
+    let order = load_order(c, change.order_id.into()).await?;
     // The contended rows in the one order every operation takes them in (variants,
     // products, then the account's counters, then its meter): no deadlocks.
     rebook(c, &order, was).await?;
@@ -193,7 +193,7 @@ impl<DB: Dialect> OrderStore for SqlStore<DB> {
                     return Err(StoreError::NotFound);
                 }
             }
-            let order = load_order(c, order).await?;
+            let order = load_order(c, order.into()).await?;
             rebook(c, &order, was).await?;
             Ok(order)
         }
@@ -222,7 +222,7 @@ impl<DB: Dialect> OrderStore for SqlStore<DB> {
             if done.rows_affected() == 0 {
                 return Err(StoreError::NotFound);
             }
-            load_order(c, order).await
+            load_order(c, order.into()).await
         }
         .await;
         tx.finish(result).await
@@ -233,7 +233,7 @@ impl<DB: Dialect> OrderStore for SqlStore<DB> {
         // timeline together; its lines only change in their outcomes.
         let mut c = self.pool.acquire().await.map_err(backend)?;
         let c = &mut c;
-        let order = load_orders(c, &[id]).await?.pop();
+        let order = load_orders(c, &[id.into()]).await?.pop();
         Ok(order.filter(|o| account.is_none_or(|a| a == o.account_id)))
     }
 
@@ -268,7 +268,7 @@ impl<DB: Dialect> OrderStore for SqlStore<DB> {
             } else {
                 q.push("COUNT(*) OVER () AS total");
             }
-            push_order_filter(&mut q, account, filter)?;
+            push_order_filter(&mut q, account.into(), filter)?;
             q.push(" ORDER BY created_at DESC, id DESC");
             limit(&mut q, page)?;
             let rows: Vec<PagedOrderRow> = q
@@ -279,7 +279,7 @@ impl<DB: Dialect> OrderStore for SqlStore<DB> {
             let total = match rows.first() {
                 Some(first) => first.total,
                 None if page.offset() == 0 && !counts_answer(filter) => 0,
-                None => count_orders(c, account, filter).await?,
+                None => count_orders(c, account.into(), filter).await?,
             };
             let ids: Vec<i64> = rows.iter().map(|r| r.row.id).collect();
             let rows = rows.into_iter().map(|r| r.row).collect();

@@ -88,7 +88,7 @@ pub(crate) async fn place_order_in<DB: Dialect>(
             .map_err(backend)?;
             if let Some((existing_id, existing_number)) = existing {
                 return Err(PlaceOrderError::DuplicateExternalReference {
-                    existing_id,
+                    existing_id: OrderId(existing_id),
                     existing_number,
                 });
             }
@@ -129,7 +129,7 @@ pub(crate) async fn place_order_in<DB: Dialect>(
     // fit exactly when each variant's total fits.
     let mut wanted: std::collections::BTreeMap<i64, i64> = std::collections::BTreeMap::new();
     for line in &new.lines {
-        *wanted.entry(line.variant_id).or_default() += line.quantity;
+        *wanted.entry(line.variant_id.into()).or_default() += line.quantity;
     }
     let mut products = Vec::with_capacity(wanted.len());
     let mut reserved: Vec<(i64, i64)> = Vec::with_capacity(wanted.len());
@@ -160,8 +160,8 @@ pub(crate) async fn place_order_in<DB: Dialect>(
         net: booked.net,
         commission: booked.commission,
     };
-    count_families(c, new.account_id, &[counted]).await?;
-    bill(c, new.account_id, new.bill_month.as_deref()).await?;
+    count_families(c, new.account_id.into(), &[counted]).await?;
+    bill(c, new.account_id.into(), new.bill_month.as_deref()).await?;
     Ok(placed_order(id, new, line_ids, created)?)
 }
 
@@ -259,12 +259,12 @@ pub(crate) async fn short_line<DB: Dialect>(
     reserved: &[(i64, i64)],
     short: i64,
 ) -> Result<PlaceOrderError, StoreError> {
-    let mut ids: Vec<i64> = lines.iter().map(|l| l.variant_id).collect();
+    let mut ids: Vec<VariantId> = lines.iter().map(|l| l.variant_id).collect();
     ids.sort_unstable();
     ids.dedup();
     let mut available: HashMap<i64, i64> = HashMap::new();
     for chunk in ids.chunks(MAX_BIND_CHUNK) {
-        let mut q = in_list::<DB>(
+        let mut q = in_list::<DB, _>(
             "SELECT id, available FROM variants WHERE id IN (",
             chunk,
             ")",
@@ -282,7 +282,7 @@ pub(crate) async fn short_line<DB: Dialect>(
         }
     }
     for (index, line) in lines.iter().enumerate() {
-        match available.get_mut(&line.variant_id) {
+        match available.get_mut(&line.variant_id.get()) {
             Some(a) if *a >= line.quantity => *a -= line.quantity,
             found => {
                 return Ok(PlaceOrderError::InsufficientStock {
@@ -337,5 +337,6 @@ pub(crate) fn placed_order(
         }
     }
     new.created_at = instant(created);
-    Ok(new.into_order(id, line_ids))
+    let line_ids: Vec<LineId> = line_ids.into_iter().map(LineId).collect();
+    Ok(new.into_order(OrderId(id), line_ids))
 }

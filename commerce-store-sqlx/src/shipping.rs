@@ -70,7 +70,10 @@ pub(crate) async fn insert_governorate<DB: Dialect>(
             .await
             .map_err(backend);
     let id = tx.finish(result).await?;
-    Ok(Governorate { id, name })
+    Ok(Governorate {
+        id: GovernorateId(id),
+        name,
+    })
 }
 
 pub(crate) async fn governorates<DB: Dialect>(
@@ -99,7 +102,7 @@ pub(crate) async fn insert_shipping_option<DB: Dialect>(
     .map_err(backend);
     let id = tx.finish(result).await?;
     Ok(ShippingOption {
-        id,
+        id: ShippingOptionId(id),
         name,
         active: true,
         rates: Vec::new(),
@@ -123,7 +126,7 @@ pub(crate) async fn set_shipping_option_active<DB: Dialect>(
         if done.rows_affected() == 0 {
             return Err(StoreError::NotFound);
         }
-        load_option(c, id).await
+        load_option(c, id.into()).await
     }
     .await;
     tx.finish(result).await
@@ -143,7 +146,7 @@ pub(crate) async fn set_shipping_rate<DB: Dialect>(
         if !exists(
             c,
             "SELECT id FROM governorates WHERE id = $1",
-            rate.governorate_id,
+            rate.governorate_id.into(),
         )
         .await?
         {
@@ -152,7 +155,13 @@ pub(crate) async fn set_shipping_rate<DB: Dialect>(
                 rate.governorate_id
             )));
         }
-        if !exists(c, "SELECT id FROM shipping_options WHERE id = $1", option).await? {
+        if !exists(
+            c,
+            "SELECT id FROM shipping_options WHERE id = $1",
+            option.into(),
+        )
+        .await?
+        {
             return Err(StoreError::NotFound);
         }
         query::<DB>(
@@ -172,7 +181,7 @@ pub(crate) async fn set_shipping_rate<DB: Dialect>(
         .execute(&mut *c)
         .await
         .map_err(backend)?;
-        load_option(c, option).await
+        load_option(c, option.into()).await
     }
     .await;
     tx.finish(result).await

@@ -30,7 +30,7 @@ pub(crate) async fn rebook<DB: Dialect>(
         .await
         .map_err(backend)?;
     }
-    count_families(c, order.account_id, &FamilyDelta::moving(was, now)).await
+    count_families(c, order.account_id.into(), &FamilyDelta::moving(was, now)).await
 }
 
 // Crate-internal methods only: `Dialect` is this crate's own seam.
@@ -74,7 +74,7 @@ impl<DB: Dialect> SqlStore<DB> {
                             net: now.net,
                             commission: now.commission,
                         };
-                        count_families(c, order.account_id, &[delta]).await?;
+                        count_families(c, order.account_id.into(), &[delta]).await?;
                         count += 1;
                     }
                 }

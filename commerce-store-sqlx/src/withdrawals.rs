@@ -75,7 +75,7 @@ impl<DB: Dialect> WithdrawalStore for SqlStore<DB> {
         }
         .await;
         let id = tx.finish(result).await?;
-        Ok(new.into_withdrawal(id, now))
+        Ok(new.into_withdrawal(WithdrawalId(id), now))
     }
 
     async fn decide_withdrawal(
@@ -118,9 +118,13 @@ impl<DB: Dialect> WithdrawalStore for SqlStore<DB> {
             .map_err(backend)?;
             match row {
                 Some(row) => row.into_domain(),
-                None if exists(c, "SELECT id FROM withdrawals WHERE id = $1", id).await? => Err(
-                    StoreError::Invalid(format!("withdrawal {id} is already decided")),
-                ),
+                None if exists(c, "SELECT id FROM withdrawals WHERE id = $1", id.into())
+                    .await? =>
+                {
+                    Err(StoreError::Invalid(format!(
+                        "withdrawal {id} is already decided"
+                    )))
+                }
                 None => Err(StoreError::NotFound),
             }
         }

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use commerce_core::clock::ManualClock;
-use commerce_core::model::{Ability, VariantPatch};
+use commerce_core::model::{Ability, VariantId, VariantPatch};
 use commerce_core::operator::KeySpec;
 use commerce_core::sandbox::{self, Sandbox};
 use commerce_core::testing::http::start_instant;
@@ -71,7 +71,7 @@ impl Pair {
         self.send(i, request).await
     }
 
-    fn order_body(&self, variant: i64) -> Value {
+    fn order_body(&self, variant: VariantId) -> Value {
         json!({
             "full_name": "سارة حسن",
             "phone": "+201112223334",
@@ -90,7 +90,7 @@ impl Pair {
     }
 
     /// `available` of a variant as each engine's store reads it.
-    async fn available(&self, variant: i64) -> [i64; 2] {
+    async fn available(&self, variant: VariantId) -> [i64; 2] {
         let mut out = [0; 2];
         for (i, engine) in self.engines.iter().enumerate() {
             out[i] = engine

@@ -9,7 +9,7 @@ use super::Ctx;
 use crate::error::ApiError;
 use crate::input::Query;
 use crate::messages;
-use crate::model::{Category, CategoryId, Product, ProductFilter};
+use crate::model::{Category, CategoryId, Product, ProductFilter, ProductId};
 use crate::time::cairo_month;
 use crate::wire::{self, CategoryView, ProductView};
 
@@ -62,7 +62,7 @@ fn view<'a>(product: &'a Product, names: &HashMap<CategoryId, &'a str>) -> Produ
 }
 
 /// Records the products a billed catalogue call returned (decisions 11).
-pub(super) async fn bill_pulls(ctx: &Ctx<'_>, products: &[i64]) -> Result<(), ApiError> {
+pub(super) async fn bill_pulls(ctx: &Ctx<'_>, products: &[ProductId]) -> Result<(), ApiError> {
     let (account, month) = (ctx.caller.account.id, cairo_month(ctx.now));
     let pulls_seen = &ctx.shared.pulls_seen;
     let unseen = pulls_seen.unseen(account, &month, products);
@@ -88,7 +88,7 @@ pub(super) async fn products(
     let categories = ctx.store().all_categories().await?;
     let category_ids = match category_id {
         Some(id) if categories.iter().any(|c| c.id == id && c.active) => {
-            Some(category_tree(&categories, id))
+            Some(category_tree(&categories, crate::model::CategoryId(id)))
         }
         Some(_) => return Err(ApiError::field("category_id", messages::CATEGORY_NOT_FOUND)),
         None => None,
@@ -99,7 +99,7 @@ pub(super) async fn products(
         updated_since,
     };
     let found = ctx.store().products(&filter, page).await?;
-    let ids: Vec<i64> = found.items.iter().map(|p| p.id).collect();
+    let ids: Vec<ProductId> = found.items.iter().map(|p| p.id).collect();
     bill_pulls(ctx, &ids).await?;
     let names = category_names(&categories);
     let views: Vec<ProductView> = found.items.iter().map(|p| view(p, &names)).collect();
@@ -112,7 +112,7 @@ pub(super) async fn products(
 pub(super) async fn product(ctx: &Ctx<'_>, id: i64) -> Result<Response<Bytes>, ApiError> {
     let product = ctx
         .store()
-        .product(id)
+        .product(crate::model::ProductId(id))
         .await?
         .filter(|p| p.active)
         .ok_or_else(ApiError::not_found)?;

@@ -11,6 +11,7 @@ use crate::domain::checkout::{
 use crate::error::{ApiError, FieldErrors};
 use crate::input::Fields;
 use crate::messages;
+use crate::model::{VariantId, WarrantyId};
 
 /// Who reads the lines: a quote may leave `profit` out (it is then 0), an order may not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,8 +46,8 @@ pub(crate) fn read(
     };
     let lines = lines.and_then(|items| read_lines(items, purpose, errors));
     Some(CheckoutRequest {
-        shipping_option_id: shipping_option_id?,
-        governorate_id: governorate_id?,
+        shipping_option_id: crate::model::ShippingOptionId(shipping_option_id?),
+        governorate_id: crate::model::GovernorateId(governorate_id?),
         lines: lines?,
     })
 }
@@ -81,10 +82,10 @@ fn read_lines(
         let warranties_ok = !fields.has_error("warranty_ids");
         match (variant_id, quantity, profit_ok && warranties_ok) {
             (Some(variant_id), Some(quantity), true) => lines.push(LineRequest {
-                variant_id,
+                variant_id: VariantId(variant_id),
                 quantity,
                 profit: profit.unwrap_or(Decimal::ZERO),
-                warranty_ids,
+                warranty_ids: warranty_ids.into_iter().map(WarrantyId).collect(),
             }),
             _ => complete = false,
         }

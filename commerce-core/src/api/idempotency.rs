@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 
 use crate::error::ApiError;
 use crate::messages;
-use crate::model::StoredResponse;
+use crate::model::{OrderId, StoredResponse};
 use crate::wire;
 
 /// The request header.
@@ -106,9 +106,10 @@ pub(crate) fn replay(stored: StoredResponse, mount: &str) -> Response<Bytes> {
     let status = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::CREATED);
     let mut response = wire::json_response(status, stored.body);
     if let Some(id) = location {
-        response
-            .headers_mut()
-            .insert(header::LOCATION, super::orders::location(mount, id));
+        response.headers_mut().insert(
+            header::LOCATION,
+            super::orders::location(mount, OrderId(id)),
+        );
     }
     mark(&mut response, true);
     response

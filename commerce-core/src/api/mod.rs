@@ -37,7 +37,7 @@ pub(crate) async fn serve(
         Endpoint::Me => me::show(ctx),
         Endpoint::Categories => catalog::categories(ctx, query).await,
         Endpoint::Products => catalog::products(ctx, query).await,
-        Endpoint::Product(id) => catalog::product(ctx, id).await,
+        Endpoint::Product(id) => catalog::product(ctx, id.into()).await,
         Endpoint::ShippingOptions => shipping::options(ctx).await,
         Endpoint::ShippingQuote => shipping::quote(ctx, &body).await,
         Endpoint::ListOrders => orders::list(ctx, query).await,

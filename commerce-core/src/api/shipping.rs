@@ -23,7 +23,7 @@ pub(super) async fn quote(ctx: &Ctx<'_>, body: &Bytes) -> Result<Response<Bytes>
     let request = checkout::parse(&object, checkout::Purpose::Quote)?;
     let resolved = crate::domain::checkout::resolve(ctx.store(), &request).await?;
     let priced = resolved.price(ctx.config().commission_percent);
-    let products: Vec<i64> = resolved.product_ids();
+    let products = resolved.product_ids();
     super::catalog::bill_pulls(ctx, &products).await?;
     super::ok_data(&QuoteView {
         shipping_option_id: resolved.option.id,

@@ -7,7 +7,10 @@ use std::collections::{HashMap, HashSet};
 use rust_decimal::Decimal;
 
 pub use super::fields::{FieldProblem, Problem};
-use crate::model::{LineWarranty, NewOrderLine, ShippingOption, ShippingRate, Variant, Warranty};
+use crate::model::{
+    GovernorateId, LineWarranty, NewOrderLine, ProductId, ShippingOption, ShippingOptionId,
+    ShippingRate, Variant, VariantId, Warranty, WarrantyId,
+};
 use crate::pricing::{self, LineInput, Priced, WarrantyTerms};
 use crate::store::{Store, StoreError};
 
@@ -22,22 +25,22 @@ pub const MAX_WARRANTIES: usize = 10;
 #[derive(Debug, Clone, PartialEq)]
 pub struct LineRequest {
     /// The variant.
-    pub variant_id: i64,
+    pub variant_id: VariantId,
     /// Pieces (1 to [`MAX_QUANTITY`]).
     pub quantity: i64,
     /// The marketer's profit per piece.
     pub profit: Decimal,
     /// Warranties chosen (at most [`MAX_WARRANTIES`]).
-    pub warranty_ids: Vec<i64>,
+    pub warranty_ids: Vec<WarrantyId>,
 }
 
 /// Lines and a shipping choice, as a quote or an order asks for them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CheckoutRequest {
     /// The shipping option.
-    pub shipping_option_id: i64,
+    pub shipping_option_id: ShippingOptionId,
     /// The governorate shipped to.
-    pub governorate_id: i64,
+    pub governorate_id: GovernorateId,
     /// The lines (1 to [`MAX_LINES`]).
     pub lines: Vec<LineRequest>,
 }
@@ -98,7 +101,9 @@ pub async fn resolve(
             None
         }
         Some(option) => {
-            let rate = option.rate(request.governorate_id).cloned();
+            let rate = option
+                .rate(crate::model::GovernorateId(request.governorate_id.into()))
+                .cloned();
             if rate.is_none() {
                 fail("governorate_id".into(), Problem::GovernorateNotServed);
             }
@@ -106,9 +111,9 @@ pub async fn resolve(
         }
     };
 
-    let variant_ids: Vec<i64> = request.lines.iter().map(|l| l.variant_id).collect();
+    let variant_ids: Vec<VariantId> = request.lines.iter().map(|l| l.variant_id).collect();
     let products = store.products_of_variants(&variant_ids).await?;
-    let mut wanted: HashMap<i64, i64> = HashMap::new();
+    let mut wanted: HashMap<VariantId, i64> = HashMap::new();
     let mut lines = Vec::with_capacity(request.lines.len());
     for (index, line) in request.lines.iter().enumerate() {
         let found = products.iter().filter(|p| p.active).find_map(|p| {
@@ -191,8 +196,8 @@ impl Resolved {
     }
 
     /// The distinct products of the lines.
-    pub fn product_ids(&self) -> Vec<i64> {
-        let mut ids: Vec<i64> = self.lines.iter().map(|l| l.variant.product_id).collect();
+    pub fn product_ids(&self) -> Vec<ProductId> {
+        let mut ids: Vec<ProductId> = self.lines.iter().map(|l| l.variant.product_id).collect();
         ids.sort_unstable();
         ids.dedup();
         ids

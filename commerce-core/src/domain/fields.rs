@@ -399,15 +399,15 @@ impl OrderDraft {
             MAX_REFERENCE,
             SingleLine,
         );
-        c.id("shipping_option_id", self.shipping_option_id);
-        c.id("governorate_id", self.governorate_id);
+        c.id("shipping_option_id", self.shipping_option_id.into());
+        c.id("governorate_id", self.governorate_id.into());
         if !(1..=MAX_LINES).contains(&self.lines.len()) {
             c.fail("lines", Problem::LineCount);
         }
         let mut lines = Vec::with_capacity(self.lines.len());
         for (index, line) in self.lines.into_iter().enumerate() {
             c.prefix = format!("lines.{index}.");
-            c.id("variant_id", line.variant_id);
+            c.id("variant_id", line.variant_id.into());
             if !(1..=MAX_QUANTITY).contains(&line.quantity) {
                 c.fail(
                     "quantity",
@@ -463,10 +463,10 @@ mod tests {
             "سارة حسن",
             "+20 100 123 4567",
             " 12 شارع النيل\nالدقي ",
-            1,
-            1,
+            ShippingOptionId(1),
+            GovernorateId(1),
         )
-        .line(DraftLine::new(7, 2, Decimal::new(5000, 2)))
+        .line(DraftLine::new(VariantId(7), 2, Decimal::new(5000, 2)))
     }
 
     fn fields(problems: &[FieldProblem]) -> Vec<(&str, Problem)> {
@@ -494,8 +494,9 @@ mod tests {
         bad.store_link = Some("http:///nohost".into());
         bad.note = Some("x".repeat(MAX_NOTE + 1));
         bad.lines = vec![
-            DraftLine::new(0, -5, Decimal::new(-10000, 2)),
-            DraftLine::new(7, 1, Decimal::new(1, 3)).with_warranties(vec![1; 11]),
+            DraftLine::new(VariantId(0), -5, Decimal::new(-10000, 2)),
+            DraftLine::new(VariantId(7), 1, Decimal::new(1, 3))
+                .with_warranties(vec![WarrantyId(1); 11]),
         ];
         let problems = bad.check(true).expect_err("invalid");
         assert_eq!(

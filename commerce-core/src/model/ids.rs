@@ -1,24 +1,102 @@
-//! Ids: `i64` aliases that map one to one onto SQL `BIGINT`.
+//! Ids: one type per record, so that a product id cannot be passed where an order id is
+//! wanted. Each wraps the `i64` it is stored as (SQL `BIGINT`), is written as that number in
+//! JSON (`serde(transparent)`) and, with the feature `sqlx`, binds and decodes as one.
 
-/// Id of an account.
-pub type AccountId = i64;
-/// Id of an API key.
-pub type KeyId = i64;
-/// Id of a category.
-pub type CategoryId = i64;
-/// Id of a product.
-pub type ProductId = i64;
-/// Id of a variant (the `variant_id` of orders and quotes).
-pub type VariantId = i64;
-/// Id of a product warranty.
-pub type WarrantyId = i64;
-/// Id of a governorate.
-pub type GovernorateId = i64;
-/// Id of a shipping option.
-pub type ShippingOptionId = i64;
-/// Id of an order.
-pub type OrderId = i64;
-/// Id of an order line.
-pub type LineId = i64;
-/// Id of a withdrawal request.
-pub type WithdrawalId = i64;
+/// Declares the id types.
+macro_rules! id_types {
+    ($($(#[$doc:meta])* $name:ident),+ $(,)?) => {$(
+        $(#[$doc])*
+        #[derive(
+            Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord,
+            serde::Serialize, serde::Deserialize,
+        )]
+        #[serde(transparent)]
+        #[cfg_attr(feature = "sqlx", derive(sqlx::Type), sqlx(transparent))]
+        pub struct $name(pub i64);
+
+        impl $name {
+            /// The largest id (a bound for ranges over ids).
+            pub const MAX: Self = Self(i64::MAX);
+
+            /// The number.
+            pub const fn get(self) -> i64 {
+                self.0
+            }
+        }
+
+        impl From<i64> for $name {
+            fn from(id: i64) -> Self {
+                Self(id)
+            }
+        }
+
+        impl From<$name> for i64 {
+            fn from(id: $name) -> i64 {
+                id.0
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                self.0.fmt(f)
+            }
+        }
+
+        impl std::str::FromStr for $name {
+            type Err = std::num::ParseIntError;
+
+            fn from_str(text: &str) -> Result<Self, Self::Err> {
+                text.parse().map(Self)
+            }
+        }
+
+        impl PartialEq<i64> for $name {
+            fn eq(&self, other: &i64) -> bool {
+                self.0 == *other
+            }
+        }
+
+        impl PartialEq<$name> for i64 {
+            fn eq(&self, other: &$name) -> bool {
+                *self == other.0
+            }
+        }
+
+        impl PartialEq<$name> for serde_json::Value {
+            fn eq(&self, other: &$name) -> bool {
+                *self == other.0
+            }
+        }
+
+        impl From<$name> for serde_json::Value {
+            fn from(id: $name) -> Self {
+                id.0.into()
+            }
+        }
+    )+};
+}
+
+id_types! {
+    /// Id of an account.
+    AccountId,
+    /// Id of an API key.
+    KeyId,
+    /// Id of a category.
+    CategoryId,
+    /// Id of a product.
+    ProductId,
+    /// Id of a variant (the `variant_id` of orders and quotes).
+    VariantId,
+    /// Id of a product warranty.
+    WarrantyId,
+    /// Id of a governorate.
+    GovernorateId,
+    /// Id of a shipping option.
+    ShippingOptionId,
+    /// Id of an order.
+    OrderId,
+    /// Id of an order line.
+    LineId,
+    /// Id of a withdrawal request.
+    WithdrawalId,
+}

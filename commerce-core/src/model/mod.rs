@@ -1,6 +1,7 @@
 //! The domain records the engine and the stores exchange.
 //!
-//! Ids are `i64` (they map one to one onto SQL `BIGINT`). Money is [`Decimal`](rust_decimal::Decimal) with two decimals.
+//! Ids are one type per record ([`OrderId`], [`ProductId`], ...), each wrapping the `i64` it is
+//! stored as (SQL `BIGINT`). Money is [`Decimal`](rust_decimal::Decimal) with two decimals.
 //! Instants are UTC; they are rendered in Egypt time only on the wire.
 
 /// Declares a string-backed enum with `as_str` and `parse`.

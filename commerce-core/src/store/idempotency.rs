@@ -242,31 +242,37 @@ mod tests {
         use IdempotencyBegin::*;
         use IdempotencyDecision::*;
         assert_eq!(decide(None, "f"), Start);
-        assert_eq!(decide(Some(&record(5, Some(7), true)), "other"), Start);
+        assert_eq!(
+            decide(Some(&record(5, Some(OrderId(7)), true)), "other"),
+            Start
+        );
         assert_eq!(
             decide(Some(&record(99, None, false)), "other"),
             Answer(Mismatch)
         );
         assert!(matches!(
-            decide(Some(&record(50, Some(7), true)), "f"),
+            decide(Some(&record(50, Some(OrderId(7)), true)), "f"),
             Answer(Replay(r)) if r.status == 201
         ));
         assert_eq!(
-            decide(Some(&record(99, Some(7), false)), "f"),
+            decide(Some(&record(99, Some(OrderId(7)), false)), "f"),
             Answer(InFlight)
         );
         assert_eq!(
             decide(Some(&record(98, None, false)), "f"),
             Answer(InFlight)
         );
-        assert_eq!(decide(Some(&record(97, Some(7), false)), "f"), Recover(7));
+        assert_eq!(
+            decide(Some(&record(97, Some(OrderId(7)), false)), "f"),
+            Recover(OrderId(7))
+        );
         assert_eq!(decide(Some(&record(97, None, false)), "f"), Start);
     }
 
     #[test]
     fn only_a_record_without_order_or_response_is_abandoned() {
         assert!(record(1, None, false).may_be_abandoned());
-        assert!(!record(1, Some(3), false).may_be_abandoned());
+        assert!(!record(1, Some(OrderId(3)), false).may_be_abandoned());
         assert!(!record(1, None, true).may_be_abandoned());
     }
 }

@@ -200,7 +200,7 @@ mod tests {
     fn change(to: OrderStatus, account: Option<AccountId>) -> StatusChange {
         StatusChange {
             account_id: account,
-            order_id: 1,
+            order_id: OrderId(1),
             to,
             only_from: Vec::new(),
             reason: Some("why".into()),
@@ -212,8 +212,8 @@ mod tests {
     #[test]
     fn another_accounts_order_is_not_found() {
         let refused = StatusMove::check(
-            &change(OrderStatus::RejectedByMarketer, Some(2)),
-            1,
+            &change(OrderStatus::RejectedByMarketer, Some(AccountId(2))),
+            AccountId(1),
             OrderStatus::Pending,
         );
         assert!(matches!(refused, Err(StatusChangeError::NotFound)));
@@ -224,7 +224,7 @@ mod tests {
         let mut from_pending = change(OrderStatus::RejectedByMarketer, None);
         from_pending.only_from = vec![OrderStatus::Pending];
         assert!(matches!(
-            StatusMove::check(&from_pending, 1, OrderStatus::Confirmed),
+            StatusMove::check(&from_pending, AccountId(1), OrderStatus::Confirmed),
             Err(StatusChangeError::NotAllowed {
                 current: OrderStatus::Confirmed,
                 ..
@@ -233,7 +233,7 @@ mod tests {
         assert!(matches!(
             StatusMove::check(
                 &change(OrderStatus::Pending, None),
-                1,
+                AccountId(1),
                 OrderStatus::Delivered
             ),
             Err(StatusChangeError::NotAllowed { .. })
@@ -242,13 +242,13 @@ mod tests {
 
     #[test]
     fn entering_the_cancelled_family_releases_stock_once() {
-        let cancel = change(OrderStatus::RejectedByMarketer, Some(1));
-        let first = StatusMove::check(&cancel, 1, OrderStatus::Pending).unwrap();
+        let cancel = change(OrderStatus::RejectedByMarketer, Some(AccountId(1)));
+        let first = StatusMove::check(&cancel, AccountId(1), OrderStatus::Pending).unwrap();
         assert!(first.releases_stock);
         assert_eq!(first.confirmed_at, None);
         let confirm = StatusMove::check(
             &change(OrderStatus::Confirmed, None),
-            1,
+            AccountId(1),
             OrderStatus::Pending,
         )
         .unwrap();

@@ -22,7 +22,7 @@ db_row! {
 impl AccountRow {
     pub(crate) fn into_domain(self) -> Result<Account, StoreError> {
         Ok(Account {
-            id: self.id,
+            id: AccountId(self.id),
             name: self.name,
             store_name: self.store_name,
             email: self.email,
@@ -117,8 +117,8 @@ impl KeyRow {
             .map(|a| parse(a, Ability::parse, "ability"))
             .collect::<Result<_, _>>()?;
         Ok(ApiKey {
-            id: self.id,
-            account_id: self.account_id,
+            id: KeyId(self.id),
+            account_id: AccountId(self.account_id),
             name: self.name,
             hash,
             abilities,

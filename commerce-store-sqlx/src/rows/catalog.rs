@@ -19,10 +19,10 @@ db_row! {
 impl CategoryRow {
     pub(crate) fn into_domain(self) -> Category {
         Category {
-            id: self.id,
+            id: CategoryId(self.id),
             name: self.name,
             slug: self.slug,
-            parent_id: self.parent_id,
+            parent_id: self.parent_id.map(CategoryId),
             active: self.active,
         }
     }
@@ -60,10 +60,10 @@ impl ProductRow {
         warranties: Vec<Warranty>,
     ) -> Result<Product, StoreError> {
         Ok(Product {
-            id: self.id,
+            id: ProductId(self.id),
             title: self.title,
             slug: self.slug,
-            category_id: self.category_id,
+            category_id: CategoryId(self.category_id),
             description: self.description,
             images: parse_json_list(&self.images)?,
             files: parse_json_list(&self.files)?,
@@ -93,8 +93,8 @@ db_row! {
 impl VariantRow {
     pub(crate) fn into_domain(self) -> Variant {
         Variant {
-            id: self.id,
-            product_id: self.product_id,
+            id: VariantId(self.id),
+            product_id: ProductId(self.product_id),
             label: self.label,
             price: from_piastres(self.price),
             suggested_min: from_piastres(self.suggested_min),
@@ -122,8 +122,8 @@ db_row! {
 impl WarrantyRow {
     pub(crate) fn into_domain(self) -> Warranty {
         Warranty {
-            id: self.id,
-            product_id: self.product_id,
+            id: WarrantyId(self.id),
+            product_id: ProductId(self.product_id),
             name: self.name,
             admin_fee: from_piastres(self.admin_fee),
             percent: from_piastres(self.percent),
@@ -146,7 +146,7 @@ db_row! {
 impl GovernorateRow {
     pub(crate) fn into_domain(self) -> Governorate {
         Governorate {
-            id: self.id,
+            id: GovernorateId(self.id),
             name: self.name,
         }
     }
@@ -163,7 +163,7 @@ db_row! {
 impl OptionRow {
     pub(crate) fn into_domain(self, rates: Vec<ShippingRate>) -> ShippingOption {
         ShippingOption {
-            id: self.id,
+            id: ShippingOptionId(self.id),
             name: self.name,
             active: self.active,
             rates,
@@ -185,7 +185,7 @@ db_row! {
 impl RateRow {
     pub(crate) fn into_domain(self) -> ShippingRate {
         ShippingRate {
-            governorate_id: self.governorate_id,
+            governorate_id: GovernorateId(self.governorate_id),
             governorate_name: self.governorate_name,
             delivery_charge: from_piastres(self.delivery_charge),
             shipping_tax_percent: from_piastres(self.shipping_tax_percent),

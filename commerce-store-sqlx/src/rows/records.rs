@@ -23,7 +23,7 @@ impl IdempotencyRow {
             response: self.response()?,
             fingerprint: self.fingerprint,
             created_at: instant(self.created_at),
-            order_id: self.order_id,
+            order_id: self.order_id.map(OrderId),
         })
     }
 
@@ -60,8 +60,8 @@ db_row! {
 impl WithdrawalRow {
     pub(crate) fn into_domain(self) -> Result<Withdrawal, StoreError> {
         Ok(Withdrawal {
-            id: self.id,
-            account_id: self.account_id,
+            id: WithdrawalId(self.id),
+            account_id: AccountId(self.account_id),
             amount: from_piastres(self.amount),
             supply_amount: from_piastres(self.supply_amount),
             status: parse(&self.status, WithdrawalStatus::parse, "withdrawal status")?,

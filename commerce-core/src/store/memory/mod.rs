@@ -160,7 +160,7 @@ impl AccountStore for MemoryStore {
         now: DateTime<Utc>,
     ) -> Result<Account, StoreError> {
         let mut s = self.lock();
-        let account = new.into_account(s.next_id("accounts"), now);
+        let account = new.into_account(AccountId(s.next_id("accounts")), now);
         s.accounts.insert(account.id, account.clone());
         Ok(account)
     }
@@ -192,7 +192,7 @@ impl AccountStore for MemoryStore {
         if s.key_by_hash.contains_key(&key.hash) {
             return Err(StoreError::Invalid("key hash already stored".into()));
         }
-        let key = key.into_key(s.next_id("keys"), now);
+        let key = key.into_key(KeyId(s.next_id("keys")), now);
         s.key_by_hash.insert(key.hash, key.id);
         s.keys.insert(key.id, key.clone());
         Ok(key)
@@ -249,7 +249,7 @@ impl CatalogStore for MemoryStore {
         {
             return Err(StoreError::Invalid(format!("no parent category {parent}")));
         }
-        let category = new.into_category(s.next_id("categories"));
+        let category = new.into_category(CategoryId(s.next_id("categories")));
         s.categories.insert(category.id, category.clone());
         Ok(category)
     }
@@ -281,7 +281,7 @@ impl CatalogStore for MemoryStore {
                 new.category_id
             )));
         }
-        let product = new.into_product(s.next_id("products"), now);
+        let product = new.into_product(ProductId(s.next_id("products")), now);
         s.products.insert(product.id, product.clone());
         Ok(product)
     }
@@ -309,10 +309,10 @@ impl CatalogStore for MemoryStore {
         s.product_mut(product)?;
         let id = s.next_id("variants");
         let owner = s.product_mut(product)?;
-        let variant = new.into_variant(id, product);
+        let variant = new.into_variant(VariantId(id), product);
         owner.variants.push(variant.clone());
         owner.updated_at = now;
-        s.variant_owner.insert(id, product);
+        s.variant_owner.insert(VariantId(id), product);
         Ok(variant)
     }
 
@@ -340,10 +340,10 @@ impl CatalogStore for MemoryStore {
         s.product_mut(product)?;
         let id = s.next_id("warranties");
         let owner = s.product_mut(product)?;
-        let warranty = new.into_warranty(id, product);
+        let warranty = new.into_warranty(WarrantyId(id), product);
         owner.warranties.push(warranty.clone());
         owner.updated_at = now;
-        s.warranty_owner.insert(id, product);
+        s.warranty_owner.insert(WarrantyId(id), product);
         Ok(warranty)
     }
 
@@ -399,7 +399,7 @@ impl CatalogStore for MemoryStore {
     async fn insert_governorate(&self, name: String) -> Result<Governorate, StoreError> {
         let mut s = self.lock();
         let governorate = Governorate {
-            id: s.next_id("governorates"),
+            id: GovernorateId(s.next_id("governorates")),
             name,
         };
         s.governorates.insert(governorate.id, governorate.clone());
@@ -413,7 +413,7 @@ impl CatalogStore for MemoryStore {
     async fn insert_shipping_option(&self, name: String) -> Result<ShippingOption, StoreError> {
         let mut s = self.lock();
         let option = ShippingOption {
-            id: s.next_id("shipping_options"),
+            id: ShippingOptionId(s.next_id("shipping_options")),
             name,
             active: true,
             rates: Vec::new(),
@@ -480,16 +480,20 @@ impl OrderStore for MemoryStore {
         s.reserve_stock(&new.lines, new.created_at)?;
 
         let id = s.next_id("orders");
-        let line_ids: Vec<LineId> = new.lines.iter().map(|_| s.next_id("order_lines")).collect();
+        let line_ids: Vec<LineId> = new
+            .lines
+            .iter()
+            .map(|_| LineId(s.next_id("order_lines")))
+            .collect();
         let idempotency = new.idempotency.clone();
         let bill_month = new.bill_month.clone();
-        let order = new.into_order(id, line_ids);
+        let order = new.into_order(OrderId(id), line_ids);
         if let Some(reference) = &order.external_reference {
             s.external_references
-                .insert((order.account_id, reference.clone()), id);
+                .insert((order.account_id, reference.clone()), OrderId(id));
         }
         if let Some(scope) = &idempotency {
-            s.idempotency.link_order(scope, id);
+            s.idempotency.link_order(scope, OrderId(id));
         }
         s.bill_order_operation(order.account_id, bill_month.as_ref());
         s.numbers.insert(order.number.clone());
@@ -497,7 +501,7 @@ impl OrderStore for MemoryStore {
             .entry(order.account_id)
             .or_default()
             .insert(&order);
-        s.orders.insert(id, order.clone());
+        s.orders.insert(OrderId(id), order.clone());
         Ok(order)
     }
 
@@ -628,7 +632,7 @@ impl OrderStore for MemoryStore {
         } else if let Some(since) = filter.updated_since {
             // Sync: the orders changed since `since` are usually few; gather them from the
             // `updated_at` index and sort them into list order, unless they are most of `base`.
-            let changed = index.by_updated.range((since, OrderId::MIN)..);
+            let changed = index.by_updated.range((since, OrderId(i64::MIN))..);
             if changed.clone().count() < base.len() / 4 {
                 let mut keys: Vec<(DateTime<Utc>, OrderId)> = changed
                     .map(|(_, id)| &s.orders[id])
@@ -743,7 +747,7 @@ impl WithdrawalStore for MemoryStore {
                 .filter(|w| w.account_id == new.account_id),
         );
         new.admit(&wallet, withdrawn)?;
-        let withdrawal = new.into_withdrawal(s.next_id("withdrawals"), now);
+        let withdrawal = new.into_withdrawal(WithdrawalId(s.next_id("withdrawals")), now);
         s.withdrawals.insert(withdrawal.id, withdrawal.clone());
         Ok(withdrawal)
     }
@@ -788,10 +792,10 @@ mod tests {
                 phone: "01000000000".into(),
                 second_phone: None,
                 address: "a".into(),
-                governorate_id: 1,
+                governorate_id: GovernorateId(1),
                 governorate_name: "g".into(),
             },
-            shipping_option_id: 1,
+            shipping_option_id: ShippingOptionId(1),
             shipping_option_name: "s".into(),
             store_name: None,
             store_link: None,
@@ -838,7 +842,11 @@ mod tests {
             // Two accounts; some orders share a `created_at` so ids break the tie.
             let account = 1 + i % 2;
             store
-                .place_order(new_order(account, i, t0 + Duration::seconds(i / 3)))
+                .place_order(new_order(
+                    AccountId(account),
+                    i,
+                    t0 + Duration::seconds(i / 3),
+                ))
                 .await
                 .unwrap();
         }
@@ -852,7 +860,7 @@ mod tests {
             store
                 .change_order_status(StatusChange {
                     account_id: None,
-                    order_id: id,
+                    order_id: OrderId(id),
                     to,
                     only_from: Vec::new(),
                     reason: None,
@@ -865,7 +873,7 @@ mod tests {
         for id in (3..=60).step_by(7) {
             store
                 .set_tracking_url(
-                    id,
+                    OrderId(id),
                     Some("https://t.example/1".into()),
                     later + Duration::minutes(id),
                 )
@@ -874,7 +882,7 @@ mod tests {
         }
         for id in (2..=60).step_by(9) {
             store
-                .set_line_outcomes(id, Vec::new(), later + Duration::hours(id))
+                .set_line_outcomes(OrderId(id), Vec::new(), later + Duration::hours(id))
                 .await
                 .unwrap();
         }
@@ -929,10 +937,13 @@ mod tests {
             for filter in &filters {
                 for (page, per_page) in [(1, 25), (1, 7), (2, 7), (5, 7), (9, 7), (1, 100)] {
                     let page = PageRequest { page, per_page };
-                    let got = store.orders(account, filter, page).await.unwrap();
+                    let got = store
+                        .orders(AccountId(account), filter, page)
+                        .await
+                        .unwrap();
                     assert_eq!(
                         got,
-                        expected(&store, account, filter, page),
+                        expected(&store, AccountId(account), filter, page),
                         "{account} {filter:?} {page:?}"
                     );
                 }
@@ -941,7 +952,7 @@ mod tests {
         // The kept wallet sums equal the recomputation from every order.
         let all = store
             .orders(
-                1,
+                AccountId(1),
                 &OrderFilter::default(),
                 PageRequest {
                     page: 1,
@@ -952,7 +963,7 @@ mod tests {
             .unwrap();
         let held_after = t0 - Duration::days(1);
         assert_eq!(
-            store.wallet_totals(1, held_after).await.unwrap(),
+            store.wallet_totals(AccountId(1), held_after).await.unwrap(),
             WalletTotals::of_orders(&all.items, held_after)
         );
     }

@@ -44,7 +44,7 @@ pub async fn products_paginate_and_hide_stopped_products(h: &Harness) {
         .iter()
         .filter_map(|p| p["id"].as_i64())
         .collect();
-    assert!(!ids.contains(&h.fixture.stopped_product));
+    assert!(!ids.contains(&h.fixture.stopped_product.get()));
     h.get(
         A,
         &format!("/api/v1/products/{}", h.fixture.stopped_product),

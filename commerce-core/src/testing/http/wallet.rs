@@ -74,12 +74,14 @@ pub async fn partial_delivery_earns_on_delivered_pieces(h: &Harness) {
     let line = order["lines"][0]["id"].as_i64().expect("line id");
     let op = h.engine.operator();
     for status in [OrderStatus::Confirmed, OrderStatus::Shipped] {
-        op.move_order(id, status, None).await.expect("move");
+        op.move_order(OrderId(id), status, None)
+            .await
+            .expect("move");
     }
     op.set_line_outcomes(
-        id,
+        OrderId(id),
         vec![(
-            line,
+            LineId(line),
             LineOutcome {
                 delivered_quantity: Some(3),
                 returned_quantity: Some(1),
@@ -89,7 +91,7 @@ pub async fn partial_delivery_earns_on_delivered_pieces(h: &Harness) {
     )
     .await
     .expect("outcomes");
-    op.move_order(id, OrderStatus::PartiallyDelivered, None)
+    op.move_order(OrderId(id), OrderStatus::PartiallyDelivered, None)
         .await
         .expect("move");
     let shown = h.get(A, &format!("/api/v1/orders/{id}")).await.json()["data"].clone();
@@ -104,7 +106,11 @@ pub async fn partial_delivery_earns_on_delivered_pieces(h: &Harness) {
         "187.20"
     );
     // Not a move the lifecycle allows.
-    assert!(op.move_order(id, OrderStatus::Pending, None).await.is_err());
+    assert!(
+        op.move_order(OrderId(id), OrderStatus::Pending, None)
+            .await
+            .is_err()
+    );
 }
 
 /// Billing: distinct products per month, order operations when executed only.

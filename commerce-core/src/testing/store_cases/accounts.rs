@@ -76,7 +76,7 @@ pub async fn accounts_round_trip_and_change_state(store: &dyn Store) {
     );
     assert_eq!(store.account(supplier.id).await.unwrap(), Some(changed));
 
-    let unknown = supplier.id + 1_000_000;
+    let unknown = supplier.id.absent();
     assert_eq!(store.account(unknown).await.unwrap(), None);
     assert!(matches!(
         store.update_account(unknown, AccountPatch::default()).await,
@@ -155,7 +155,7 @@ pub async fn keys_are_found_by_hash_and_id(store: &dyn Store) {
             .is_empty()
     );
     assert_eq!(store.key_by_hash(&[1; 32]).await.unwrap(), None);
-    assert_eq!(store.key(bare.id + 1_000_000).await.unwrap(), None);
+    assert_eq!(store.key(bare.id.absent()).await.unwrap(), None);
 
     let duplicate = store
         .insert_key(
@@ -177,7 +177,7 @@ pub async fn keys_are_found_by_hash_and_id(store: &dyn Store) {
     let orphan = store
         .insert_key(
             NewKeyRecord {
-                account_id: a.id + 1_000_000,
+                account_id: a.id.absent(),
                 name: "orphan".into(),
                 hash: [3; 32],
                 abilities: vec![],
@@ -209,7 +209,7 @@ pub async fn revoking_a_key_keeps_the_first_revocation_instant(store: &dyn Store
     assert_eq!(found.abilities, k.abilities);
     assert_eq!(store.key(other.id).await.unwrap().unwrap().revoked_at, None);
     assert!(matches!(
-        store.revoke_key(k.id + 1_000_000, at(30)).await,
+        store.revoke_key(k.id.absent(), at(30)).await,
         Err(StoreError::NotFound)
     ));
 }
@@ -230,7 +230,7 @@ pub async fn key_terms_replace_expiry_and_limit(store: &dyn Store) {
     assert_eq!(cleared.rate_limit, 1_000_000);
     assert_eq!(store.key_by_hash(&[21; 32]).await.unwrap(), Some(cleared));
     assert!(matches!(
-        store.set_key_terms(k.id + 1_000_000, None, 1).await,
+        store.set_key_terms(k.id.absent(), None, 1).await,
         Err(StoreError::NotFound)
     ));
 }

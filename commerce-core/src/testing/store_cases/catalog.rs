@@ -17,7 +17,7 @@ pub async fn categories_round_trip_with_parents_and_activity(store: &dyn Store) 
         .insert_category(NewCategory {
             name: "x".into(),
             slug: "x".into(),
-            parent_id: Some(child.id + 1_000_000),
+            parent_id: Some(child.id.absent()),
         })
         .await;
     assert!(
@@ -32,7 +32,7 @@ pub async fn categories_round_trip_with_parents_and_activity(store: &dyn Store) 
     let shown = store.set_category_active(root.id, true).await.unwrap();
     assert!(shown.active);
     assert!(matches!(
-        store.set_category_active(child.id + 1_000_000, true).await,
+        store.set_category_active(child.id.absent(), true).await,
         Err(StoreError::NotFound)
     ));
 }
@@ -87,13 +87,13 @@ pub async fn product_round_trips_with_variants_and_warranties(store: &dyn Store)
     assert_eq!(listed.items, vec![stored.clone()]);
     assert_eq!(listed.total, 1);
 
-    assert_eq!(store.product(p.id + 1_000_000).await.unwrap(), None);
+    assert_eq!(store.product(p.id.absent()).await.unwrap(), None);
     let bad_category = store
         .insert_product(
             NewProduct {
                 title: "x".into(),
                 slug: "x".into(),
-                category_id: cat.id + 1_000_000,
+                category_id: cat.id.absent(),
                 description: String::new(),
                 images: vec![],
                 files: vec![],
@@ -110,7 +110,7 @@ pub async fn product_round_trips_with_variants_and_warranties(store: &dyn Store)
     );
     let orphan_variant = store
         .insert_variant(
-            p.id + 1_000_000,
+            p.id.absent(),
             NewVariant {
                 label: "x".into(),
                 price: d("1.00"),
@@ -124,7 +124,7 @@ pub async fn product_round_trips_with_variants_and_warranties(store: &dyn Store)
     assert!(matches!(orphan_variant, Err(StoreError::NotFound)));
     let orphan_warranty = store
         .insert_warranty(
-            p.id + 1_000_000,
+            p.id.absent(),
             NewWarranty {
                 name: "x".into(),
                 admin_fee: d("1.00"),
@@ -139,9 +139,7 @@ pub async fn product_round_trips_with_variants_and_warranties(store: &dyn Store)
         .await;
     assert!(matches!(orphan_warranty, Err(StoreError::NotFound)));
     assert!(matches!(
-        store
-            .set_product_active(p.id + 1_000_000, false, at(0))
-            .await,
+        store.set_product_active(p.id.absent(), false, at(0)).await,
         Err(StoreError::NotFound)
     ));
 }
@@ -316,7 +314,7 @@ pub async fn update_variant_patches_fields_and_bumps_product(store: &dyn Store) 
     assert_eq!(available(store, p.id, v.id).await, 0);
     assert!(matches!(
         store
-            .update_variant(v.id + 1_000_000, VariantPatch::default(), at(300))
+            .update_variant(v.id.absent(), VariantPatch::default(), at(300))
             .await,
         Err(StoreError::NotFound)
     ));
@@ -346,9 +344,7 @@ pub async fn stopping_a_warranty_keeps_it_on_the_product(store: &dyn Store) {
         .unwrap();
     assert_eq!(restarted, w);
     assert!(matches!(
-        store
-            .set_warranty_active(w.id + 1_000_000, true, at(0))
-            .await,
+        store.set_warranty_active(w.id.absent(), true, at(0)).await,
         Err(StoreError::NotFound)
     ));
 }
@@ -365,7 +361,7 @@ pub async fn products_of_variants_returns_each_owner_once(store: &dyn Store) {
     let _v4 = variant(store, p3.id, "d", "4.00", 1, 0).await;
     store.set_product_active(p2.id, false, at(1)).await.unwrap();
     let found = store
-        .products_of_variants(&[v3.id, v2.id, v1.id, v3.id + 1_000_000])
+        .products_of_variants(&[v3.id, v2.id, v1.id, v3.id.absent()])
         .await
         .unwrap();
     assert_eq!(ids(&found, |p| p.id), vec![p1.id, p2.id]);

@@ -6,6 +6,7 @@ use rust_decimal::Decimal;
 use crate::model::*;
 use crate::money::round_money;
 use crate::store::*;
+pub(crate) use crate::testing::Absent;
 
 /// The instant fixtures count from (a whole second, UTC).
 pub fn base_time() -> DateTime<Utc> {
@@ -22,7 +23,7 @@ pub(super) fn d(text: &str) -> Decimal {
 
 pub(super) const MONTH: &str = "2026-03";
 
-pub(super) fn ids<T>(items: &[T], id: impl Fn(&T) -> i64) -> Vec<i64> {
+pub(super) fn ids<T, I>(items: &[T], id: impl Fn(&T) -> I) -> Vec<I> {
     items.iter().map(id).collect()
 }
 

@@ -28,7 +28,7 @@ pub async fn status_change_respects_ownership_and_rules(store: &dyn Store) {
     ));
     assert!(matches!(
         store
-            .change_order_status(change(order.id + 1_000_000, OrderStatus::Confirmed, 20))
+            .change_order_status(change(order.id.absent(), OrderStatus::Confirmed, 20))
             .await,
         Err(StatusChangeError::NotFound)
     ));
@@ -311,7 +311,7 @@ pub async fn line_outcomes_and_tracking_url_are_recorded(store: &dyn Store) {
     );
     assert!(matches!(
         store
-            .set_line_outcomes(order.id + 1_000_000, vec![], at(60))
+            .set_line_outcomes(order.id.absent(), vec![], at(60))
             .await,
         Err(StoreError::NotFound)
     ));
@@ -335,7 +335,7 @@ pub async fn line_outcomes_and_tracking_url_are_recorded(store: &dyn Store) {
     assert_eq!(cleared.updated_at, at(80));
     assert!(matches!(
         store
-            .set_tracking_url(order.id + 1_000_000, None, at(80))
+            .set_tracking_url(order.id.absent(), None, at(80))
             .await,
         Err(StoreError::NotFound)
     ));

@@ -64,14 +64,14 @@ pub async fn shipping_rates_are_set_replaced_and_named(store: &dyn Store) {
         }
     );
     let unknown_governorate = store
-        .set_shipping_rate(standard.id, rate(g3.id + 1_000_000, "1.00"))
+        .set_shipping_rate(standard.id, rate(g3.id.absent(), "1.00"))
         .await;
     assert!(
         matches!(unknown_governorate, Err(StoreError::Invalid(_))),
         "{unknown_governorate:?}"
     );
     let unknown_option = store
-        .set_shipping_rate(express.id + 1_000_000, rate(g1.id, "1.00"))
+        .set_shipping_rate(express.id.absent(), rate(g1.id, "1.00"))
         .await;
     assert!(
         matches!(unknown_option, Err(StoreError::NotFound)),
@@ -79,7 +79,7 @@ pub async fn shipping_rates_are_set_replaced_and_named(store: &dyn Store) {
     );
     assert!(matches!(
         store
-            .set_shipping_option_active(express.id + 1_000_000, true)
+            .set_shipping_option_active(express.id.absent(), true)
             .await,
         Err(StoreError::NotFound)
     ));

@@ -106,14 +106,14 @@ pub async fn withdrawals_are_listed_and_decided_once(store: &dyn Store) {
     assert!(matches!(
         store
             .decide_withdrawal(
-                w4.id + 1_000_000,
+                w4.id.absent(),
                 WithdrawalDecision::Reject { notes: None },
                 at(80)
             )
             .await,
         Err(StoreError::NotFound)
     ));
-    let orphan = request(withdrawal(b.id + 1_000_000, "1.00", None), 0).await;
+    let orphan = request(withdrawal(b.id.absent(), "1.00", None), 0).await;
     assert!(
         matches!(
             orphan,
