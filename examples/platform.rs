@@ -88,7 +88,10 @@ async fn main() -> Result<(), Box<dyn Error>> {
     let warranty = op
         .add_warranty(
             kettle.id,
-            NewWarranty::new("ضمان سنة", egp("15.00"), egp("5.00"), egp("20.00"), 365)
+            NewWarranty::new("ضمان سنة", 365)
+                .with_admin_fee(egp("15.00"))
+                .with_percent(egp("5.00"))
+                .with_price_from(egp("20.00"))
                 .with_terms("استبدال خلال سنة من الاستلام."),
         )
         .await?;

@@ -234,7 +234,7 @@ pub struct CreatedKey {
 /// let url = "https://shop.example.com/kettle";
 /// let kettle = op.create_product(NewProduct::new(home.id, "غلاية", "kettle", url)).await?;
 /// let white = op.add_variant(kettle.id, NewVariant::new("أبيض", egp("250.00"), 40)).await?;
-/// let warranty = NewWarranty::new("ضمان سنة", egp("15.00"), egp("5.00"), egp("20.00"), 365);
+/// let warranty = NewWarranty::new("ضمان سنة", 365).with_admin_fee(egp("15.00"));
 /// let warranty = op.add_warranty(kettle.id, warranty).await?;
 ///
 /// // A marketer, activated and approved, with a key shown once.

@@ -375,23 +375,33 @@ impl VariantPatch {
 }
 
 impl NewWarranty {
-    /// A warranty of `duration_days` priced at `admin_fee` plus `percent` of the per-piece
-    /// sale price, from `price_from`; no terms or icon yet.
-    pub fn new(
-        name: impl Into<String>,
-        admin_fee: Decimal,
-        percent: Decimal,
-        price_from: Decimal,
-        duration_days: i32,
-    ) -> Self {
+    /// A warranty of `duration_days`, free until priced with [`with_admin_fee`](Self::with_admin_fee)
+    /// and [`with_percent`](Self::with_percent) (its price per piece is the fee plus the
+    /// percent of the per-piece sale price); no terms or icon yet.
+    pub fn new(name: impl Into<String>, duration_days: i32) -> Self {
         Self {
             name: name.into(),
-            admin_fee,
-            percent,
-            price_from,
             duration_days,
             ..Self::default()
         }
+    }
+
+    /// With a fixed fee per piece.
+    pub fn with_admin_fee(mut self, admin_fee: Decimal) -> Self {
+        self.admin_fee = admin_fee;
+        self
+    }
+
+    /// With a percent of the per-piece sale price (0 to 100).
+    pub fn with_percent(mut self, percent: Decimal) -> Self {
+        self.percent = percent;
+        self
+    }
+
+    /// With the indicative "from" price shown in the catalogue.
+    pub fn with_price_from(mut self, price_from: Decimal) -> Self {
+        self.price_from = price_from;
+        self
     }
 
     /// With its terms (multi-line text).
