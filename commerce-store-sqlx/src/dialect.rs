@@ -59,105 +59,36 @@ impl<'e, DB: Database> From<&'e Pool<DB>> for On<'e, DB> {
     }
 }
 
-/// The id types of `commerce_core::model` bind and decode as the `BIGINT` they wrap
-/// (commerce-core's feature `sqlx`).
-pub(crate) trait Ids:
-    Database
-    + Bind<AccountId>
-    + Bind<Option<AccountId>>
-    + Get<AccountId>
-    + Get<Option<AccountId>>
-    + Bind<KeyId>
-    + Bind<Option<KeyId>>
-    + Get<KeyId>
-    + Get<Option<KeyId>>
-    + Bind<CategoryId>
-    + Bind<Option<CategoryId>>
-    + Get<CategoryId>
-    + Get<Option<CategoryId>>
-    + Bind<ProductId>
-    + Bind<Option<ProductId>>
-    + Get<ProductId>
-    + Get<Option<ProductId>>
-    + Bind<VariantId>
-    + Bind<Option<VariantId>>
-    + Get<VariantId>
-    + Get<Option<VariantId>>
-    + Bind<WarrantyId>
-    + Bind<Option<WarrantyId>>
-    + Get<WarrantyId>
-    + Get<Option<WarrantyId>>
-    + Bind<GovernorateId>
-    + Bind<Option<GovernorateId>>
-    + Get<GovernorateId>
-    + Get<Option<GovernorateId>>
-    + Bind<ShippingOptionId>
-    + Bind<Option<ShippingOptionId>>
-    + Get<ShippingOptionId>
-    + Get<Option<ShippingOptionId>>
-    + Bind<OrderId>
-    + Bind<Option<OrderId>>
-    + Get<OrderId>
-    + Get<Option<OrderId>>
-    + Bind<LineId>
-    + Bind<Option<LineId>>
-    + Get<LineId>
-    + Get<Option<LineId>>
-    + Bind<WithdrawalId>
-    + Bind<Option<WithdrawalId>>
-    + Get<WithdrawalId>
-    + Get<Option<WithdrawalId>>
-{
+/// Declares [`Ids`] and implements it for every database that binds and decodes each id.
+macro_rules! id_bounds {
+    ($($id:ident),+ $(,)?) => {
+        /// The id types of `commerce_core::model` bind and decode as the `BIGINT` they wrap
+        /// (commerce-core's feature `sqlx`).
+        pub(crate) trait Ids:
+            Database $(+ Bind<$id> + Bind<Option<$id>> + Get<$id> + Get<Option<$id>>)+
+        {
+        }
+
+        impl<DB> Ids for DB where
+            DB: Database $(+ Bind<$id> + Bind<Option<$id>> + Get<$id> + Get<Option<$id>>)+
+        {
+        }
+    };
 }
 
-impl<DB> Ids for DB where
-    DB: Database
-        + Bind<AccountId>
-        + Bind<Option<AccountId>>
-        + Get<AccountId>
-        + Get<Option<AccountId>>
-        + Bind<KeyId>
-        + Bind<Option<KeyId>>
-        + Get<KeyId>
-        + Get<Option<KeyId>>
-        + Bind<CategoryId>
-        + Bind<Option<CategoryId>>
-        + Get<CategoryId>
-        + Get<Option<CategoryId>>
-        + Bind<ProductId>
-        + Bind<Option<ProductId>>
-        + Get<ProductId>
-        + Get<Option<ProductId>>
-        + Bind<VariantId>
-        + Bind<Option<VariantId>>
-        + Get<VariantId>
-        + Get<Option<VariantId>>
-        + Bind<WarrantyId>
-        + Bind<Option<WarrantyId>>
-        + Get<WarrantyId>
-        + Get<Option<WarrantyId>>
-        + Bind<GovernorateId>
-        + Bind<Option<GovernorateId>>
-        + Get<GovernorateId>
-        + Get<Option<GovernorateId>>
-        + Bind<ShippingOptionId>
-        + Bind<Option<ShippingOptionId>>
-        + Get<ShippingOptionId>
-        + Get<Option<ShippingOptionId>>
-        + Bind<OrderId>
-        + Bind<Option<OrderId>>
-        + Get<OrderId>
-        + Get<Option<OrderId>>
-        + Bind<LineId>
-        + Bind<Option<LineId>>
-        + Get<LineId>
-        + Get<Option<LineId>>
-        + Bind<WithdrawalId>
-        + Bind<Option<WithdrawalId>>
-        + Get<WithdrawalId>
-        + Get<Option<WithdrawalId>>
-{
-}
+id_bounds!(
+    AccountId,
+    KeyId,
+    CategoryId,
+    ProductId,
+    VariantId,
+    WarrantyId,
+    GovernorateId,
+    ShippingOptionId,
+    OrderId,
+    LineId,
+    WithdrawalId,
+);
 
 /// A database the store runs on: the SQL that differs, and sqlx's calls that need the
 /// database's concrete types, implemented once per backend (`postgres.rs`, `sqlite.rs`).
