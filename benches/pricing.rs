@@ -3,16 +3,23 @@
 //! (same rounding: `round_dp_with_strategy(2, MidpointAwayFromZero)`) with no structure around it.
 //!
 //! ```text
-//! CARGO_TARGET_DIR=/work/target-helper-bench cargo bench --bench pricing -- --warm-up-time 1 --measurement-time 3
+//! cargo bench --bench pricing -- --warm-up-time 1 --measurement-time 3
 //! ```
 //!
-//! Goal (BENCHMARKS.md): `price` ≤ 1.5× the inline arithmetic.
+//! Goal (BENCHMARKS.md): `price` ≤ 1.5× the inline arithmetic, at every size. After criterion's
+//! output the bench prints one `ratio` line per size.
+
+mod common;
 
 use std::hint::black_box;
 
 use commerce_core::pricing::{LineInput, ShippingTerms, WarrantyTerms, price};
-use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use common::report::{Goal, run_criterion};
+use criterion::{BenchmarkId, Criterion, criterion_group};
 use rust_decimal::{Decimal, RoundingStrategy};
+
+/// The sizes measured, in lines.
+const SIZES: [usize; 3] = [1, 10, 100];
 
 /// Round to the piastre, half away from zero, written out as the baseline does it.
 fn round(d: Decimal) -> Decimal {
@@ -94,7 +101,7 @@ fn inline(
 fn bench_pricing(c: &mut Criterion) {
     let commission = Decimal::from(4);
     let mut group = c.benchmark_group("pricing");
-    for n in [1usize, 10, 100] {
+    for n in SIZES {
         let (raw, warranties) = inputs(n);
         let lines: Vec<LineInput> = raw
             .iter()
@@ -149,4 +156,16 @@ criterion_group! {
     config = Criterion::default().sample_size(20);
     targets = bench_pricing
 }
-criterion_main!(benches);
+
+fn main() {
+    let estimates = run_criterion(&[benches]);
+    for n in SIZES {
+        estimates.ratio(
+            &format!("price/inline {n} line{}", if n == 1 { "" } else { "s" }),
+            "pricing",
+            &format!("price/{n}"),
+            &format!("inline_baseline/{n}"),
+            Goal::AtMost(1.5),
+        );
+    }
+}

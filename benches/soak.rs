@@ -50,7 +50,8 @@
 //!   that succeeded (the cancels answered 200 plus those disconnected, as the store shows them:
 //!   orders `rejected_by_marketer`).
 //!
-//! Panics (non-zero exit) when a reconciliation fails or any 5xx was answered.
+//! Goal: every reconciliation holds and no 5xx, printed as a `goal ...: met` / `NOT met` line;
+//! the run then panics (non-zero exit) when a reconciliation failed or any 5xx was answered.
 
 mod common;
 
@@ -1057,6 +1058,14 @@ fn main() {
     });
     server.shutdown_background();
     client.shutdown_background();
+    println!(
+        "goal (every reconciliation holds, no 5xx): {}",
+        if failures.is_empty() {
+            "met"
+        } else {
+            "NOT met"
+        }
+    );
     assert!(failures.is_empty(), "soak failed: {failures:#?}");
     println!("soak passed: every reconciliation holds and no 5xx");
 }

@@ -5,8 +5,10 @@
 //!
 //! ```text
 //! COMMERCE_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test \
-//! CARGO_TARGET_DIR=/work/target-helper-bench cargo bench --features sqlx --bench stores -- --warm-up-time 1 --measurement-time 3
+//!   cargo bench --features sqlx --bench stores -- --warm-up-time 1 --measurement-time 3
 //! ```
+//!
+//! No goal: after criterion's output the bench reports one `ratio` line per database.
 
 mod common;
 
@@ -15,7 +17,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use commerce_core::model::NewOrder;
 use commerce_core::store::prelude::*;
-use criterion::{Criterion, criterion_group, criterion_main};
+use common::report::{Goal, run_criterion};
+use criterion::{Criterion, criterion_group};
 
 /// Order numbers unique across the whole run.
 static NEXT: AtomicU64 = AtomicU64::new(0);
@@ -77,4 +80,16 @@ criterion_group! {
     config = Criterion::default().sample_size(10);
     targets = bench_stores
 }
-criterion_main!(benches);
+
+fn main() {
+    let estimates = run_criterion(&[benches]);
+    for db in ["sqlite", "postgres"] {
+        estimates.ratio(
+            &format!("store/raw transaction place_order {db}"),
+            "place_order",
+            &format!("{db}/store"),
+            &format!("{db}/raw_insert_baseline"),
+            Goal::None,
+        );
+    }
+}

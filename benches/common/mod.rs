@@ -1,10 +1,12 @@
 //! Set-up shared by the benches: settings from the environment, tokio runtimes, resident
 //! memory, a sandbox-seeded store, an order template and the wallet recomputation; the raw
-//! HTTP client and the axum servers of the loopback runs (`http`) and the SQL side (`sql`).
+//! HTTP client and the axum servers of the loopback runs (`http`), the SQL side (`sql`) and the
+//! ratio lines every bench prints (`report`).
 #![allow(dead_code)]
 
 #[cfg(feature = "axum")]
 pub mod http;
+pub mod report;
 #[cfg(feature = "sqlx")]
 pub mod sql;
 
