@@ -155,6 +155,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (store, storage) = open_store(database_url.as_deref()).await?;
     let engine = Engine::new(store);
     let fixture = sandbox::seed_if_empty(&engine).await?;
+    // As the crate docs ask of every embedder: purge `Idempotency-Key` records past their
+    // 24 hours, hourly, so that the store does not keep them for ever.
+    let purger = engine.operator();
+    tokio::spawn(async move {
+        let mut hourly = tokio::time::interval(std::time::Duration::from_secs(3600));
+        loop {
+            hourly.tick().await;
+            match purger.purge_idempotency().await {
+                Ok(purged) => tracing::info!(purged, "idempotency records purged"),
+                Err(error) => tracing::warn!(%error, "idempotency purge failed"),
+            }
+        }
+    });
 
     let app = commerce::axum::router(engine);
     #[cfg(feature = "metrics")]

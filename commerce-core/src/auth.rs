@@ -30,9 +30,14 @@ pub fn generate_key() -> String {
     format!("{KEY_PREFIX}{random}")
 }
 
-/// The bearer token of a request, if the header is `Bearer <token>`.
+/// The bearer token of a request, if its one `Authorization` header is `Bearer <token>` (a
+/// repeated header is ambiguous: no token).
 pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
-    let value = headers.get(http::header::AUTHORIZATION)?.to_str().ok()?;
+    let mut all = headers.get_all(http::header::AUTHORIZATION).iter();
+    let (Some(value), None) = (all.next(), all.next()) else {
+        return None;
+    };
+    let value = value.to_str().ok()?;
     let (scheme, token) = value.split_once(' ')?;
     let token = token.trim();
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)

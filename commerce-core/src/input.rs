@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde_json::{Map, Value};
 
-use crate::domain::fields::{MAX_PHONE, TextKind, check_printable, clean_text, is_web_link, phone};
+use crate::domain::fields::{TextKind, check_printable, clean_text, is_web_link, phone};
 use crate::error::{ApiError, FieldErrors};
 use crate::messages;
 use crate::model::PageRequest;
@@ -244,10 +244,15 @@ impl<'a> Fields<'a> {
 
     /// An optional Egyptian mobile number, normalised to `01` + 9 digits.
     pub fn optional_phone(&mut self, name: &str) -> Option<String> {
-        let raw = self.optional_string(name, MAX_PHONE)?;
-        phone(&raw)
+        let value = self.raw(name)?;
+        let Some(text) = value.as_str() else {
+            self.fail(name, messages::MUST_BE_STRING);
+            return None;
+        };
+        phone(text)
             .map_err(|problem| self.fail(name, messages::problem(problem)))
             .ok()
+            .flatten()
     }
 
     /// A required Egyptian mobile number.

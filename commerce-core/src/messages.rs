@@ -60,7 +60,8 @@ pub const INVALID_PHONE: &str = "رقم الموبايل لازم يكون مص�
 /// Not an http/https URL.
 pub const INVALID_URL: &str = "لازم يكون رابط صحيح يبدأ بـ http أو https.";
 /// Not a money amount.
-pub const INVALID_MONEY: &str = "لازم يكون مبلغ صفر أو أكتر، وبحد أقصى رقمين بعد العلامة العشرية.";
+pub const INVALID_MONEY: &str =
+    "لازم يكون مبلغ من 0 لحد 1000000000، بأرقام بس وبحد أقصى رقمين بعد العلامة العشرية.";
 /// Not a timestamp.
 pub const INVALID_TIMESTAMP: &str =
     "لازم يكون تاريخ ووقت بصيغة ISO-8601، زي 2026-01-31T10:00:00+02:00.";

@@ -57,7 +57,19 @@ pub fn parse_money_input(value: &serde_json::Value) -> Option<Decimal> {
             // Exponent notation such as 1e2.
             Decimal::from_scientific(&n.to_string()).ok()
         })?,
-        serde_json::Value::String(s) => s.trim().parse::<Decimal>().ok()?,
+        // Plain decimal notation only: the parser would also take `1_000` or `1e3`.
+        serde_json::Value::String(s) => {
+            let s = s.trim();
+            let plain = s
+                .strip_prefix(['-', '+'])
+                .unwrap_or(s)
+                .bytes()
+                .all(|b| b.is_ascii_digit() || b == b'.');
+            if !plain {
+                return None;
+            }
+            s.parse::<Decimal>().ok()?
+        }
         _ => return None,
     };
     accepted_amount(amount)

@@ -153,9 +153,15 @@ pub fn normalize_phone(raw: &str) -> Option<String> {
     valid.then_some(local)
 }
 
-/// A phone field (already cleaned text), normalised.
-pub fn phone(text: &str) -> Result<String, Problem> {
-    normalize_phone(text).ok_or(Problem::InvalidPhone)
+/// A phone field as typed: printable single-line text that normalises to an Egyptian mobile
+/// (anything longer than [`MAX_PHONE`] is simply not one); `None` when blank.
+pub fn phone(raw: &str) -> Result<Option<String>, Problem> {
+    let text = match clean_text(raw, MAX_PHONE, TextKind::SingleLine) {
+        Err(Problem::TooLong { .. }) => return Err(Problem::InvalidPhone),
+        other => other?,
+    };
+    text.map(|t| normalize_phone(&t).ok_or(Problem::InvalidPhone))
+        .transpose()
 }
 
 /// Whether `text` is an http or https URL with a host written after `//` (the URL parser
@@ -210,10 +216,10 @@ impl Checker {
     }
 
     fn phone(&mut self, name: &str, raw: Option<&str>) -> Option<String> {
-        let text = self.optional(name, raw, MAX_PHONE, TextKind::SingleLine)?;
-        phone(&text)
+        phone(raw?)
             .map_err(|problem| self.fail(name, problem))
             .ok()
+            .flatten()
     }
 
     fn id(&mut self, name: &str, id: i64) {

@@ -237,6 +237,41 @@ pub async fn blank_and_malformed_input_is_named(h: &Harness) {
             .header("www-authenticate"),
         Some("Bearer")
     );
+    // Two `Authorization` headers are ambiguous: 401, even when the first is a good key.
+    let bearer = format!("Bearer {A}");
+    let twice = [
+        ("authorization", bearer.as_str()),
+        ("authorization", "Bearer sk_nope"),
+    ];
+    h.request(Method::GET, None, "/api/v1/me", Bytes::new(), &twice)
+        .await
+        .assert_error(401, "unauthenticated");
+    // A phone too long to be one is an invalid phone; money is plain decimal notation (no
+    // `1_000`, no exponent) up to 1,000,000,000.
+    let mut body = h.order_body(1, "10");
+    body["phone"] = json!("0".repeat(40));
+    let r = h.post(A, "/api/v1/orders", &body).await;
+    r.assert_error(422, "validation_failed");
+    assert_eq!(
+        r.json()["error"]["fields"]["phone"],
+        json!([crate::messages::INVALID_PHONE])
+    );
+    for profit in [
+        json!("1_000"),
+        json!("1e3"),
+        json!("1000000000.01"),
+        json!(" "),
+    ] {
+        let mut body = h.order_body(1, "10");
+        body["lines"][0]["profit"] = profit.clone();
+        let r = h.post(A, "/api/v1/orders", &body).await;
+        r.assert_error(422, "validation_failed");
+        assert_eq!(
+            r.error_fields(),
+            vec!["lines.0.profit".to_owned()],
+            "{profit}"
+        );
+    }
     for blank in ["", "   "] {
         let mut body = h.order_body(1, "10");
         body["phone"] = json!(blank);
