@@ -20,17 +20,9 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 fn request(method: &str, uri: &str, body: Option<Value>) -> Request<Bytes> {
-    let builder = Request::builder()
-        .method(method)
-        .uri(uri)
-        .header("authorization", "Bearer sk_demo_marketer");
-    match body {
-        Some(body) => builder
-            .header("content-type", "application/json")
-            .body(Bytes::from(body.to_string())),
-        None => builder.body(Bytes::new()),
-    }
-    .expect("request")
+    let body = body.map(|b| b.to_string()).unwrap_or_default();
+    let method = method.parse().expect("method");
+    commerce_core::testing::http::build_request(method, Some("sk_demo_marketer"), uri, body, &[])
 }
 
 #[test]

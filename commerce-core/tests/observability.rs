@@ -120,17 +120,9 @@ const NAME: &str = "سارة حسن";
 const ADDRESS: &str = "12 شارع النصر، مدينة نصر";
 
 fn request(method: &str, uri: &str, body: Option<Value>) -> Request<Bytes> {
-    let builder = Request::builder()
-        .method(method)
-        .uri(uri)
-        .header("authorization", format!("Bearer {KEY}"));
-    match body {
-        Some(body) => builder
-            .header("content-type", "application/json")
-            .body(Bytes::from(body.to_string())),
-        None => builder.body(Bytes::new()),
-    }
-    .expect("request")
+    let body = body.map(|b| b.to_string()).unwrap_or_default();
+    let method = method.parse().expect("method");
+    commerce_core::testing::http::build_request(method, Some(KEY), uri, body, &[])
 }
 
 fn json_of(response: &Response<Bytes>) -> Value {

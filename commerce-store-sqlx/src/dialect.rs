@@ -61,7 +61,7 @@ impl<'e, DB: Database> From<&'e Pool<DB>> for On<'e, DB> {
 
 /// Declares [`Ids`] and implements it for every database that binds and decodes each id.
 macro_rules! id_bounds {
-    ($($id:ident),+ $(,)?) => {
+    ($($(#[$doc:meta])* $id:ident),+ $(,)?) => {
         /// The id types of `commerce_core::model` bind and decode as the `BIGINT` they wrap
         /// (commerce-core's feature `sqlx`).
         pub(crate) trait Ids:
@@ -76,19 +76,7 @@ macro_rules! id_bounds {
     };
 }
 
-id_bounds!(
-    AccountId,
-    KeyId,
-    CategoryId,
-    ProductId,
-    VariantId,
-    WarrantyId,
-    GovernorateId,
-    ShippingOptionId,
-    OrderId,
-    LineId,
-    WithdrawalId,
-);
+commerce_core::__with_id_types!(id_bounds);
 
 /// A database the store runs on: the SQL that differs, and sqlx's calls that need the
 /// database's concrete types, implemented once per backend (`postgres.rs`, `sqlite.rs`).

@@ -222,7 +222,8 @@ impl Checker {
             .flatten()
     }
 
-    fn id(&mut self, name: &str, id: i64) {
+    fn id(&mut self, name: &str, id: impl Into<i64>) {
+        let id: i64 = id.into();
         if id < 1 {
             self.fail(
                 name,
@@ -405,15 +406,15 @@ impl OrderDraft {
             MAX_REFERENCE,
             SingleLine,
         );
-        c.id("shipping_option_id", self.shipping_option_id.into());
-        c.id("governorate_id", self.governorate_id.into());
+        c.id("shipping_option_id", self.shipping_option_id);
+        c.id("governorate_id", self.governorate_id);
         if !(1..=MAX_LINES).contains(&self.lines.len()) {
             c.fail("lines", Problem::LineCount);
         }
         let mut lines = Vec::with_capacity(self.lines.len());
         for (index, line) in self.lines.into_iter().enumerate() {
             c.prefix = format!("lines.{index}.");
-            c.id("variant_id", line.variant_id.into());
+            c.id("variant_id", line.variant_id);
             if !(1..=MAX_QUANTITY).contains(&line.quantity) {
                 c.fail(
                     "quantity",

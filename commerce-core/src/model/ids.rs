@@ -83,27 +83,37 @@ macro_rules! id_types {
     )+};
 }
 
-id_types! {
-    /// Id of an account.
-    AccountId,
-    /// Id of an API key.
-    KeyId,
-    /// Id of a category.
-    CategoryId,
-    /// Id of a product.
-    ProductId,
-    /// Id of a variant (the `variant_id` of orders and quotes).
-    VariantId,
-    /// Id of a product warranty.
-    WarrantyId,
-    /// Id of a governorate.
-    GovernorateId,
-    /// Id of a shipping option.
-    ShippingOptionId,
-    /// Id of an order.
-    OrderId,
-    /// Id of an order line.
-    LineId,
-    /// Id of a withdrawal request.
-    WithdrawalId,
+/// Calls `$callback! { ... }` with every id type, each with its doc comment: the one list
+/// that [`id_types!`] and other crates' per-id code (the sqlx store's bounds) expand from.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __with_id_types {
+    ($callback:ident) => {
+        $callback! {
+            /// Id of an account.
+            AccountId,
+            /// Id of an API key.
+            KeyId,
+            /// Id of a category.
+            CategoryId,
+            /// Id of a product.
+            ProductId,
+            /// Id of a variant (the `variant_id` of orders and quotes).
+            VariantId,
+            /// Id of a product warranty.
+            WarrantyId,
+            /// Id of a governorate.
+            GovernorateId,
+            /// Id of a shipping option.
+            ShippingOptionId,
+            /// Id of an order.
+            OrderId,
+            /// Id of an order line.
+            LineId,
+            /// Id of a withdrawal request.
+            WithdrawalId,
+        }
+    };
 }
+
+crate::__with_id_types!(id_types);

@@ -255,6 +255,23 @@ impl Composed {
         result
     }
 
+    /// [`run`](Self::run), then, when traced, `report` on what a committed operation returned
+    /// (the `info` events of `observe`).
+    async fn run_reported<T, E: From<StoreError>>(
+        &self,
+        op: Operation,
+        operation: impl Future<Output = Result<T, E>>,
+        report: impl FnOnce(&T),
+    ) -> Result<T, E> {
+        let result = self.run(op, operation).await;
+        if self.traced
+            && let Ok(value) = &result
+        {
+            report(value);
+        }
+        result
+    }
+
     /// The operation in a `commerce.store` span when traced.
     async fn in_span<T>(&self, op: Operation, operation: impl Future<Output = T>) -> T {
         if !self.traced {
@@ -551,18 +568,12 @@ impl CatalogStore for Composed {
 #[async_trait]
 impl OrderStore for Composed {
     async fn place_order(&self, order: NewOrder) -> Result<Order, PlaceOrderError> {
-        let result = self
-            .run(
-                Operation::new(Concern::Orders, "place_order"),
-                self.orders.place_order(order),
-            )
-            .await;
-        if self.traced
-            && let Ok(order) = &result
-        {
-            observe::order_placed(order);
-        }
-        result
+        self.run_reported(
+            Operation::new(Concern::Orders, "place_order"),
+            self.orders.place_order(order),
+            observe::order_placed,
+        )
+        .await
     }
     async fn change_order_status(&self, change: StatusChange) -> Result<Order, StatusChangeError> {
         let by = if change.account_id.is_some() {
@@ -570,18 +581,12 @@ impl OrderStore for Composed {
         } else {
             "platform"
         };
-        let result = self
-            .run(
-                Operation::new(Concern::Orders, "change_order_status"),
-                self.orders.change_order_status(change),
-            )
-            .await;
-        if self.traced
-            && let Ok(order) = &result
-        {
-            observe::order_moved(order, by);
-        }
-        result
+        self.run_reported(
+            Operation::new(Concern::Orders, "change_order_status"),
+            self.orders.change_order_status(change),
+            |order| observe::order_moved(order, by),
+        )
+        .await
     }
     async fn set_line_outcomes(
         &self,
@@ -723,18 +728,12 @@ impl WithdrawalStore for Composed {
         held_after: DateTime<Utc>,
         now: DateTime<Utc>,
     ) -> Result<Withdrawal, WithdrawalRequestError> {
-        let result = self
-            .run(
-                Operation::new(Concern::Withdrawals, "request_withdrawal"),
-                self.withdrawals.request_withdrawal(new, held_after, now),
-            )
-            .await;
-        if self.traced
-            && let Ok(withdrawal) = &result
-        {
-            observe::withdrawal(withdrawal, "withdrawal requested");
-        }
-        result
+        self.run_reported(
+            Operation::new(Concern::Withdrawals, "request_withdrawal"),
+            self.withdrawals.request_withdrawal(new, held_after, now),
+            |withdrawal| observe::withdrawal(withdrawal, "withdrawal requested"),
+        )
+        .await
     }
     async fn decide_withdrawal(
         &self,
@@ -742,18 +741,12 @@ impl WithdrawalStore for Composed {
         decision: WithdrawalDecision,
         now: DateTime<Utc>,
     ) -> Result<Withdrawal, StoreError> {
-        let result = self
-            .run(
-                Operation::new(Concern::Withdrawals, "decide_withdrawal"),
-                self.withdrawals.decide_withdrawal(id, decision, now),
-            )
-            .await;
-        if self.traced
-            && let Ok(withdrawal) = &result
-        {
-            observe::withdrawal(withdrawal, "withdrawal decided");
-        }
-        result
+        self.run_reported(
+            Operation::new(Concern::Withdrawals, "decide_withdrawal"),
+            self.withdrawals.decide_withdrawal(id, decision, now),
+            |withdrawal| observe::withdrawal(withdrawal, "withdrawal decided"),
+        )
+        .await
     }
     async fn withdrawals(&self, account: AccountId) -> Result<Vec<Withdrawal>, StoreError> {
         self.run(

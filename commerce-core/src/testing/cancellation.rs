@@ -4,7 +4,8 @@
 //! A future can be dropped at any `.await`: a client disconnects and the server drops the
 //! handler, a timeout layer fires, the application calls the store under its own timeout.
 //! Each case drives a sandbox [`Harness`] with a mixed workload (catalogue and order reads,
-//! `POST /orders` with and without `Idempotency-Key`, cancels, wallet reads, operator moves)
+//! `POST /orders` with and without `Idempotency-Key`, cancels, wallet reads, operator moves
+//! and withdrawal requests)
 //! from several tasks at once, drops a share of the futures after a random number of polls or
 //! a random delay, and then checks, on the store itself:
 //!
@@ -12,7 +13,8 @@
 //! * stock + reserved pieces equal what they were before, for every variant;
 //! * every order has its lines and its first timeline entry;
 //! * the order counts per family equal the orders listed;
-//! * the wallet the store keeps equals the recomputation from the orders;
+//! * the wallet the store keeps equals the recomputation from the orders, and the withdrawals
+//!   (pending and paid) never exceed what was earned past the hold;
 //! * no `Idempotency-Key` is left in flight past its stale time;
 //! * the rate window never counted more than the limit.
 //!
@@ -267,6 +269,17 @@ async fn assert_consistent(h: &Harness, baseline: &Baseline) {
             );
         }
         super::wallet::assert_wallet_matches_orders(h, account).await;
+        let held_after = h.engine.now() - Duration::days(h.engine.config().hold_days);
+        let wallet = store
+            .wallet_totals(account, held_after)
+            .await
+            .expect("wallet totals");
+        let withdrawals = store.withdrawals(account).await.expect("withdrawals");
+        let withdrawn = crate::earnings::Withdrawn::of(&withdrawals);
+        assert!(
+            withdrawn.received + withdrawn.pending <= wallet.totals.settled - wallet.held,
+            "account {account} withdrew {withdrawn:?} of {wallet:?}"
+        );
     }
 }
 
@@ -427,6 +440,15 @@ async fn storm(h: &Harness, workload: &Arc<Workload>, path: Path, requests: usiz
                 let cut = Cut::random(&mut rng, 8, max_delay);
                 // Refusals (a move the lifecycle forbids) are expected; only drops matter.
                 let _ = cut.run(op.move_order(*id, to, None)).await;
+                if rng.random_range(0..4) == 0 {
+                    // Marketer A has a ready balance: some requests pass, later ones are
+                    // refused; a dropped one is written whole or not at all.
+                    let minimum = h.engine.config().withdrawal_minimum;
+                    let new =
+                        NewWithdrawal::new(h.fixture.marketer_a, minimum, "01012345678", "محفظة");
+                    let cut = Cut::random(&mut rng, 8, max_delay);
+                    let _ = cut.run(op.request_withdrawal(new)).await;
+                }
             }
         }));
     }
