@@ -152,6 +152,7 @@ pub async fn seeded_template(store: Arc<dyn Store>) -> (sandbox::Sandbox, NewOrd
         created_at: engine.now(),
         bill_month: None,
         idempotency: None,
+        events: Default::default(),
     };
     (fixture, template)
 }

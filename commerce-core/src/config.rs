@@ -3,6 +3,8 @@
 use chrono::Duration;
 use rust_decimal::Decimal;
 
+use crate::webhooks::UrlPolicy;
+
 /// Platform settings of an engine. `Config::default()` holds the product's defaults; change
 /// a field on it, or with [`Engine::builder`](crate::Engine::builder)`(store).configure(|c| ..)`.
 /// New settings may be added (`#[non_exhaustive]`), each with a default.
@@ -25,19 +27,32 @@ pub struct Config {
     pub idempotency_ttl: Duration,
     /// After how long a request still in flight under a key is taken to have died (default 2 minutes).
     pub idempotency_stale_after: Duration,
+    /// Which webhook URLs may be registered and called besides `https` ones of public
+    /// addresses (default: none; the sandbox allows `http` and loopback).
+    pub webhook_urls: UrlPolicy,
 }
 
 impl Default for Config {
     fn default() -> Self {
         Self {
             commission_percent: Decimal::from(4),
-            hold_days: 14,
+            hold_days: crate::model::DEFAULT_HOLD_DAYS,
             withdrawal_minimum: Decimal::new(10_000, 2),
             referral_percent: Decimal::ZERO,
             default_rate_limit: 120,
             body_limit: 1024 * 1024,
             idempotency_ttl: Duration::hours(24),
             idempotency_stale_after: Duration::minutes(2),
+            webhook_urls: UrlPolicy::default(),
+        }
+    }
+}
+
+impl Config {
+    /// What the store needs to render an order's webhook events under these settings.
+    pub fn event_context(&self) -> crate::model::EventContext {
+        crate::model::EventContext {
+            hold_days: self.hold_days,
         }
     }
 }

@@ -10,7 +10,9 @@
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 
-use crate::model::{Family, Order, OrderStatus, Totals, Withdrawal, WithdrawalStatus, string_enum};
+use crate::model::{
+    Family, Order, OrderStatus, PayoutState, Totals, Withdrawal, WithdrawalStatus, string_enum,
+};
 use crate::money::round_money;
 use crate::pricing;
 
@@ -213,5 +215,38 @@ impl Withdrawn {
             }
         }
         sums
+    }
+}
+
+/// How the payout of an order is computed.
+#[derive(Debug, Clone, Copy)]
+pub struct PayoutRules {
+    /// Now.
+    pub now: DateTime<Utc>,
+    /// Days between delivery and readiness.
+    pub hold_days: i64,
+}
+
+impl PayoutRules {
+    /// Orders delivered after this instant are still held.
+    pub fn held_after(self) -> DateTime<Utc> {
+        self.now - chrono::Duration::days(self.hold_days)
+    }
+
+    /// The payout state and ready date of an order: expected until delivered, held for
+    /// `hold_days` after delivery, then ready.
+    pub fn payout(self, order: &Order) -> (PayoutState, Option<DateTime<Utc>>) {
+        let ready_at = order
+            .delivered_at
+            .map(|d| d + chrono::Duration::days(self.hold_days));
+        let state = match (order.status.family(), ready_at) {
+            (Family::Pending | Family::Confirmed | Family::Shipping, _) => PayoutState::Expected,
+            (Family::Delivered | Family::Archived, Some(ready)) if self.now < ready => {
+                PayoutState::Held
+            }
+            (Family::Delivered | Family::Archived, Some(_)) => PayoutState::Ready,
+            _ => PayoutState::None,
+        };
+        (state, ready_at)
     }
 }

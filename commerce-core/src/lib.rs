@@ -88,6 +88,7 @@ pub mod sandbox;
 mod shared;
 pub mod store;
 pub(crate) mod time;
+pub mod webhooks;
 pub(crate) mod wire;
 
 #[cfg(feature = "testing")]

@@ -2,8 +2,7 @@
 //!
 //! Nothing else in the crate writes a client-facing sentence; codes stay English and stable.
 
-use crate::domain::fields::Problem;
-use crate::model::{OrderStatus, WithdrawalStatus};
+use crate::model::{OrderStatus, Problem, WithdrawalStatus};
 
 /// 401 `unauthenticated`.
 pub const UNAUTHENTICATED: &str = "مفتاح الربط مش موجود أو غلط أو اتلغى أو انتهت صلاحيته.";
@@ -107,6 +106,23 @@ pub fn insufficient_stock(available: i64) -> String {
     format!("الكمية المطلوبة أكبر من المتاح ({available} قطعة بس).")
 }
 
+/// A webhook URL that is not `https`.
+pub const WEBHOOK_NOT_HTTPS: &str = "رابط الـ webhook لازم يبدأ بـ https.";
+
+/// A webhook URL on a non-public address.
+pub const WEBHOOK_NOT_PUBLIC: &str =
+    "رابط الـ webhook لازم يكون على عنوان عام على الإنترنت، مش عنوان داخلي أو محلي.";
+
+/// A webhook URL whose host does not resolve.
+pub const WEBHOOK_UNRESOLVABLE: &str = "اسم الموقع في رابط الـ webhook مش بيوصل لأي عنوان.";
+
+/// An account at its limit of webhook endpoints.
+pub const TOO_MANY_WEBHOOKS: &str =
+    "وصلت للحد الأقصى: 10 روابط webhook للحساب الواحد. امسح رابط قديم الأول.";
+
+/// A field that must be `true` or `false`.
+pub const MUST_BE_BOOLEAN: &str = "لازم يكون true أو false.";
+
 /// The Arabic label of an order status.
 pub fn status_label(status: OrderStatus) -> &'static str {
     match status {
@@ -154,6 +170,10 @@ pub fn problem(problem: Problem) -> String {
         Problem::NotPrintable { multi_line: true } => INVALID_CHARACTERS_MULTILINE.into(),
         Problem::InvalidPhone => INVALID_PHONE.into(),
         Problem::InvalidUrl => INVALID_URL.into(),
+        Problem::NotHttps => WEBHOOK_NOT_HTTPS.into(),
+        Problem::NotPublicAddress => WEBHOOK_NOT_PUBLIC.into(),
+        Problem::UnresolvableHost => WEBHOOK_UNRESOLVABLE.into(),
+        Problem::UnknownValue => UNKNOWN_VALUE.into(),
         Problem::InvalidAmount => INVALID_MONEY.into(),
         Problem::OutOfRange { min, max } if max < i64::MAX => integer_between(min, max),
         Problem::OutOfRange { .. } => MUST_BE_INTEGER.into(),

@@ -551,8 +551,8 @@ impl Operator {
         at: DateTime<Utc>,
     ) -> OperatorResult<Order> {
         let request = draft.check(false).map_err(OperatorError::Invalid)?;
-        let commission = self.shared.config.commission_percent;
-        Ok(placement::place(self.store(), account, request, at, commission, None).await?)
+        let config = &self.shared.config;
+        Ok(placement::place(self.store(), account, request, at, config, None).await?)
     }
 
     /// One order, of any account.
@@ -589,6 +589,7 @@ impl Operator {
             reason,
             at,
             bill_month: None,
+            events: self.shared.config.event_context(),
         };
         Ok(self.store().change_order_status(change).await?)
     }

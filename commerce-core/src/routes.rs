@@ -4,7 +4,7 @@ use http::{HeaderValue, Method, header};
 
 use crate::error::{ApiError, ErrorCode};
 use crate::messages;
-use crate::model::{Ability, OrderId, ProductId};
+use crate::model::{Ability, DeliveryId, OrderId, ProductId, WebhookId};
 
 /// The path prefix every endpoint lives under.
 pub const API_PREFIX: &str = "/api/v1";
@@ -53,6 +53,24 @@ pub enum Endpoint {
     CancelOrder(OrderId),
     /// `GET /wallet`.
     Wallet,
+    /// `GET /webhooks`.
+    ListWebhooks,
+    /// `POST /webhooks`.
+    CreateWebhook,
+    /// `GET /webhooks/{id}`.
+    Webhook(WebhookId),
+    /// `PATCH /webhooks/{id}`.
+    UpdateWebhook(WebhookId),
+    /// `DELETE /webhooks/{id}`.
+    DeleteWebhook(WebhookId),
+    /// `POST /webhooks/{id}/rotate_secret`.
+    RotateWebhookSecret(WebhookId),
+    /// `POST /webhooks/{id}/ping`.
+    PingWebhook(WebhookId),
+    /// `GET /webhooks/{id}/deliveries`.
+    WebhookDeliveries(WebhookId),
+    /// `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`.
+    Redeliver(WebhookId, DeliveryId),
 }
 
 /// Which account sides an endpoint serves.
@@ -62,41 +80,59 @@ pub enum Sides {
     All,
     /// Marketers and suppliers (`/wallet`).
     MarketerOrSupplier,
-    /// Marketers only (catalogue, shipping, orders).
+    /// Marketers only (catalogue, shipping, orders, webhooks).
     Marketer,
 }
 
 impl Endpoint {
     /// The ability a key needs (`None`: any key).
     pub fn ability(self) -> Option<Ability> {
+        use Endpoint::*;
         match self {
-            Endpoint::Me => None,
-            Endpoint::Categories
-            | Endpoint::Products
-            | Endpoint::Product(_)
-            | Endpoint::ShippingOptions
-            | Endpoint::ShippingQuote => Some(Ability::CatalogRead),
-            Endpoint::ListOrders | Endpoint::Order(_) => Some(Ability::OrdersRead),
-            Endpoint::CreateOrder | Endpoint::CancelOrder(_) => Some(Ability::OrdersWrite),
-            Endpoint::Wallet => Some(Ability::WalletRead),
+            Me => None,
+            Categories | Products | Product(_) | ShippingOptions | ShippingQuote => {
+                Some(Ability::CatalogRead)
+            }
+            ListOrders | Order(_) => Some(Ability::OrdersRead),
+            CreateOrder | CancelOrder(_) => Some(Ability::OrdersWrite),
+            Wallet => Some(Ability::WalletRead),
+            ListWebhooks
+            | CreateWebhook
+            | Webhook(_)
+            | UpdateWebhook(_)
+            | DeleteWebhook(_)
+            | RotateWebhookSecret(_)
+            | PingWebhook(_)
+            | WebhookDeliveries(_)
+            | Redeliver(..) => Some(Ability::WebhooksManage),
         }
     }
 
     /// A stable name for logs, spans and metrics (`"orders.create"`): the resource and the
     /// action, never a path parameter, so that it stays one label value per endpoint.
     pub fn name(self) -> &'static str {
+        use Endpoint::*;
         match self {
-            Endpoint::Me => "me.show",
-            Endpoint::Categories => "categories.list",
-            Endpoint::Products => "products.list",
-            Endpoint::Product(_) => "products.show",
-            Endpoint::ShippingOptions => "shipping.options",
-            Endpoint::ShippingQuote => "shipping.quote",
-            Endpoint::ListOrders => "orders.list",
-            Endpoint::CreateOrder => "orders.create",
-            Endpoint::Order(_) => "orders.show",
-            Endpoint::CancelOrder(_) => "orders.cancel",
-            Endpoint::Wallet => "wallet.show",
+            Me => "me.show",
+            Categories => "categories.list",
+            Products => "products.list",
+            Product(_) => "products.show",
+            ShippingOptions => "shipping.options",
+            ShippingQuote => "shipping.quote",
+            ListOrders => "orders.list",
+            CreateOrder => "orders.create",
+            Order(_) => "orders.show",
+            CancelOrder(_) => "orders.cancel",
+            Wallet => "wallet.show",
+            ListWebhooks => "webhooks.list",
+            CreateWebhook => "webhooks.create",
+            Webhook(_) => "webhooks.show",
+            UpdateWebhook(_) => "webhooks.update",
+            DeleteWebhook(_) => "webhooks.delete",
+            RotateWebhookSecret(_) => "webhooks.rotate_secret",
+            PingWebhook(_) => "webhooks.ping",
+            WebhookDeliveries(_) => "webhooks.deliveries",
+            Redeliver(..) => "webhooks.redeliver",
         }
     }
 
@@ -110,11 +146,76 @@ impl Endpoint {
     }
 }
 
+/// One row of the dispatch table: a method and a path template under [`API_PREFIX`] whose
+/// `{...}` segments are ids (positive integers), and the endpoint they make.
+#[derive(Debug)]
+pub struct Route {
+    /// The method (`HEAD` is served wherever `GET` is).
+    pub method: Method,
+    /// The path under [`API_PREFIX`], e.g. `/orders/{id}/cancel`.
+    pub path: &'static str,
+    /// The endpoint, from the path's ids in order.
+    build: fn(&[i64]) -> Endpoint,
+}
+
+impl Route {
+    /// The endpoint this route makes from its path's ids (as many as the template has).
+    pub fn endpoint(&self, ids: &[i64]) -> Endpoint {
+        (self.build)(ids)
+    }
+}
+
+macro_rules! routes {
+    ($($method:ident $path:literal => |$ids:pat_param| $endpoint:expr;)+) => {
+        &[$(Route { method: Method::$method, path: $path, build: |$ids| $endpoint }),+]
+    };
+}
+
+/// The dispatch table: every route the engine serves, in the order `Allow` lists methods.
+pub static ROUTES: &[Route] = routes! {
+    GET "/me" => |_| Endpoint::Me;
+    GET "/categories" => |_| Endpoint::Categories;
+    GET "/products" => |_| Endpoint::Products;
+    GET "/products/{id}" => |ids| Endpoint::Product(ProductId(ids[0]));
+    GET "/shipping/options" => |_| Endpoint::ShippingOptions;
+    POST "/shipping/quote" => |_| Endpoint::ShippingQuote;
+    GET "/orders" => |_| Endpoint::ListOrders;
+    POST "/orders" => |_| Endpoint::CreateOrder;
+    GET "/orders/{id}" => |ids| Endpoint::Order(OrderId(ids[0]));
+    POST "/orders/{id}/cancel" => |ids| Endpoint::CancelOrder(OrderId(ids[0]));
+    GET "/wallet" => |_| Endpoint::Wallet;
+    GET "/webhooks" => |_| Endpoint::ListWebhooks;
+    POST "/webhooks" => |_| Endpoint::CreateWebhook;
+    GET "/webhooks/{id}" => |ids| Endpoint::Webhook(WebhookId(ids[0]));
+    PATCH "/webhooks/{id}" => |ids| Endpoint::UpdateWebhook(WebhookId(ids[0]));
+    DELETE "/webhooks/{id}" => |ids| Endpoint::DeleteWebhook(WebhookId(ids[0]));
+    POST "/webhooks/{id}/rotate_secret" => |ids| Endpoint::RotateWebhookSecret(WebhookId(ids[0]));
+    POST "/webhooks/{id}/ping" => |ids| Endpoint::PingWebhook(WebhookId(ids[0]));
+    GET "/webhooks/{id}/deliveries" => |ids| Endpoint::WebhookDeliveries(WebhookId(ids[0]));
+    POST "/webhooks/{id}/deliveries/{delivery_id}/redeliver" =>
+        |ids| Endpoint::Redeliver(WebhookId(ids[0]), DeliveryId(ids[1]));
+};
+
 fn parse_id(segment: &str) -> Option<i64> {
     if segment.is_empty() || !segment.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
     segment.parse().ok()
+}
+
+/// The ids of `segments` if they fit `template` (`None` when they do not).
+fn match_template(template: &str, segments: &[&str], ids: &mut Vec<i64>) -> Option<()> {
+    ids.clear();
+    let mut parts = template.split('/').skip(1);
+    for segment in segments {
+        let part = parts.next()?;
+        if part.starts_with('{') {
+            ids.push(parse_id(segment)?);
+        } else if part != *segment {
+            return None;
+        }
+    }
+    parts.next().is_none().then_some(())
 }
 
 /// The endpoint name of a request that matched no route (404 or 405): one value for every
@@ -130,49 +231,30 @@ pub fn resolve(method: &Method, path: &str) -> Result<Endpoint, ApiError> {
         .ok_or_else(not_found)?
         .split('/')
         .collect();
-    // (endpoint for GET, endpoint for POST)
-    let (get, post) = match segments.as_slice() {
-        ["me"] => (Some(Endpoint::Me), None),
-        ["categories"] => (Some(Endpoint::Categories), None),
-        ["products"] => (Some(Endpoint::Products), None),
-        ["products", id] => (
-            Some(Endpoint::Product(ProductId(
-                parse_id(id).ok_or_else(not_found)?,
-            ))),
-            None,
-        ),
-        ["shipping", "options"] => (Some(Endpoint::ShippingOptions), None),
-        ["shipping", "quote"] => (None, Some(Endpoint::ShippingQuote)),
-        ["orders"] => (Some(Endpoint::ListOrders), Some(Endpoint::CreateOrder)),
-        ["orders", id] => (
-            Some(Endpoint::Order(OrderId(
-                parse_id(id).ok_or_else(not_found)?,
-            ))),
-            None,
-        ),
-        ["orders", id, "cancel"] => (
-            None,
-            Some(Endpoint::CancelOrder(OrderId(
-                parse_id(id).ok_or_else(not_found)?,
-            ))),
-        ),
-        ["wallet"] => (Some(Endpoint::Wallet), None),
-        _ => return Err(not_found()),
+    let wanted = if *method == Method::HEAD {
+        &Method::GET
+    } else {
+        method
     };
-    let chosen = match *method {
-        Method::GET | Method::HEAD => get,
-        Method::POST => post,
-        _ => None,
-    };
-    chosen.ok_or_else(|| {
-        let allow = match (get, post) {
-            (Some(_), Some(_)) => "GET, HEAD, POST",
-            (Some(_), None) => "GET, HEAD",
-            _ => "POST",
-        };
-        ApiError::new(ErrorCode::MethodNotAllowed)
-            .with_header(header::ALLOW, HeaderValue::from_static(allow))
-    })
+    let mut ids = Vec::with_capacity(2);
+    let mut allowed: Vec<&'static str> = Vec::new();
+    for route in ROUTES {
+        if match_template(route.path, &segments, &mut ids).is_none() {
+            continue;
+        }
+        if route.method == *wanted {
+            return Ok(route.endpoint(&ids));
+        }
+        allowed.push(route.method.as_str());
+        if route.method == Method::GET {
+            allowed.push("HEAD");
+        }
+    }
+    if allowed.is_empty() {
+        return Err(not_found());
+    }
+    let allow = HeaderValue::from_str(&allowed.join(", ")).expect("method names are header-safe");
+    Err(ApiError::new(ErrorCode::MethodNotAllowed).with_header(header::ALLOW, allow))
 }
 
 #[cfg(test)]
@@ -203,6 +285,16 @@ mod tests {
         assert_eq!(e.headers[0].1, "GET, HEAD, POST");
         let e = resolve(&Method::GET, "/api/v1/shipping/quote").unwrap_err();
         assert_eq!(e.headers[0].1, "POST");
+        let e = resolve(&Method::POST, "/api/v1/webhooks/3").unwrap_err();
+        assert_eq!(e.headers[0].1, "GET, HEAD, PATCH, DELETE");
+        assert_eq!(
+            resolve(&Method::POST, "/api/v1/webhooks/3/deliveries/9/redeliver").unwrap(),
+            Endpoint::Redeliver(WebhookId(3), DeliveryId(9))
+        );
+        assert_eq!(
+            resolve(&Method::HEAD, "/api/v1/webhooks").unwrap(),
+            Endpoint::ListWebhooks
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@ use http::{HeaderValue, Response, StatusCode, header};
 use rust_decimal::Decimal;
 use serde::Serialize;
 
-use crate::domain::wallet::PayoutRules;
+use crate::earnings::PayoutRules;
 use crate::messages;
 use crate::model::*;
 use crate::money::{money_string, serde_money};
@@ -378,10 +378,21 @@ pub struct OrderView<'a> {
     delivered_at: Option<Stamp>,
 }
 
+/// `{key, label}` of a status.
 #[derive(Debug, Serialize)]
-struct StatusView {
+pub(crate) struct StatusView {
     key: &'static str,
     label: &'static str,
+}
+
+impl StatusView {
+    /// The status's key and Arabic label.
+    pub(crate) fn of(status: OrderStatus) -> Self {
+        Self {
+            key: status.as_str(),
+            label: messages::status_label(status),
+        }
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -454,10 +465,7 @@ impl<'a> OrderView<'a> {
             number: &o.number,
             external_reference: o.external_reference.as_deref(),
             tracking_url: o.tracking_url.as_deref(),
-            status: StatusView {
-                key: o.status.as_str(),
-                label: messages::status_label(o.status),
-            },
+            status: StatusView::of(o.status),
             family: o.status.family().as_str(),
             customer: CustomerView {
                 name: &o.customer.name,
@@ -528,6 +536,78 @@ impl<'a> OrderView<'a> {
             updated_at: Stamp(o.updated_at),
             confirmed_at: o.confirmed_at.map(Stamp),
             delivered_at: o.delivered_at.map(Stamp),
+        }
+    }
+}
+
+/// A webhook endpoint; `secret` only on creation and rotation.
+#[derive(Debug, Serialize)]
+pub struct WebhookView<'a> {
+    id: WebhookId,
+    url: &'a str,
+    events: Vec<&'static str>,
+    description: Option<&'a str>,
+    enabled: bool,
+    disabled_reason: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    secret: Option<&'a str>,
+    created_at: Stamp,
+    updated_at: Stamp,
+}
+
+impl<'a> WebhookView<'a> {
+    /// The endpoint without its secret.
+    pub fn new(webhook: &'a Webhook) -> Self {
+        Self {
+            id: webhook.id,
+            url: &webhook.url,
+            events: webhook.events.iter().map(|e| e.as_str()).collect(),
+            description: webhook.description.as_deref(),
+            enabled: webhook.enabled,
+            disabled_reason: webhook.disabled_reason.map(DisabledReason::as_str),
+            secret: None,
+            created_at: Stamp(webhook.created_at),
+            updated_at: Stamp(webhook.updated_at),
+        }
+    }
+
+    /// The endpoint with its secret (shown once: on creation and rotation).
+    pub fn with_secret(webhook: &'a Webhook) -> Self {
+        Self {
+            secret: Some(&webhook.secret),
+            ..Self::new(webhook)
+        }
+    }
+}
+
+/// A delivery of one event to one endpoint.
+#[derive(Debug, Serialize)]
+pub struct DeliveryView<'a> {
+    id: DeliveryId,
+    event_id: &'a str,
+    event_type: &'static str,
+    status: &'static str,
+    attempts: u32,
+    next_attempt_at: Option<Stamp>,
+    last_attempt_at: Option<Stamp>,
+    last_status_code: Option<u16>,
+    last_error: Option<&'a str>,
+    created_at: Stamp,
+}
+
+impl<'a> From<&'a Delivery> for DeliveryView<'a> {
+    fn from(d: &'a Delivery) -> Self {
+        Self {
+            id: d.id,
+            event_id: &d.event_id,
+            event_type: d.event_type.as_str(),
+            status: d.status.as_str(),
+            attempts: d.attempts,
+            next_attempt_at: d.next_attempt_at.map(Stamp),
+            last_attempt_at: d.last_attempt_at.map(Stamp),
+            last_status_code: d.last_status_code,
+            last_error: d.last_error.as_deref(),
+            created_at: Stamp(d.created_at),
         }
     }
 }

@@ -7,6 +7,7 @@ mod me;
 pub(crate) mod orders;
 mod shipping;
 mod wallet;
+mod webhooks;
 
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
@@ -45,6 +46,15 @@ pub(crate) async fn serve(
         Endpoint::CreateOrder => orders::create(ctx, mount, &parts.headers, &body).await,
         Endpoint::CancelOrder(id) => orders::cancel(ctx, id, &body).await,
         Endpoint::Wallet => wallet::show(ctx).await,
+        Endpoint::ListWebhooks => webhooks::list(ctx, query).await,
+        Endpoint::CreateWebhook => webhooks::create(ctx, &body).await,
+        Endpoint::Webhook(id) => webhooks::show(ctx, id).await,
+        Endpoint::UpdateWebhook(id) => webhooks::update(ctx, id, &body).await,
+        Endpoint::DeleteWebhook(id) => webhooks::delete(ctx, id).await,
+        Endpoint::RotateWebhookSecret(id) => webhooks::rotate_secret(ctx, id).await,
+        Endpoint::PingWebhook(id) => webhooks::ping(ctx, id).await,
+        Endpoint::WebhookDeliveries(id) => webhooks::deliveries(ctx, id, query).await,
+        Endpoint::Redeliver(id, delivery) => webhooks::redeliver(ctx, id, delivery).await,
     }
 }
 

@@ -210,7 +210,7 @@ async fn register(
         ctx.caller.account.id,
         request,
         ctx.now,
-        ctx.config().commission_percent,
+        ctx.config(),
         idempotency,
     )
     .await?;
@@ -236,6 +236,7 @@ pub(super) async fn cancel(
         reason,
         at: ctx.now,
         bill_month: Some(cairo_month(ctx.now)),
+        events: ctx.config().event_context(),
     };
     match ctx.store().change_order_status(change).await {
         Ok(order) => super::ok_data(&OrderView::new(&order, ctx.payout_rules())),

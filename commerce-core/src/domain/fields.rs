@@ -6,6 +6,7 @@ use rust_decimal::Decimal;
 
 use super::checkout::{CheckoutRequest, LineRequest, MAX_LINES, MAX_QUANTITY, MAX_WARRANTIES};
 use super::placement::OrderRequest;
+pub use crate::model::{FieldProblem, Problem};
 use crate::model::{GovernorateId, ShippingOptionId, VariantId, WarrantyId};
 use crate::money::accepted_amount;
 
@@ -17,86 +18,6 @@ pub const MAX_TEXT: usize = 255;
 pub const MAX_NOTE: usize = 1000;
 /// Longest phone number as typed (before normalising), in characters.
 pub const MAX_PHONE: usize = 32;
-
-/// What is wrong with one field.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Problem {
-    /// A required field is absent or blank.
-    Required,
-    /// Longer than `max` characters (after trimming).
-    TooLong {
-        /// The limit.
-        max: usize,
-    },
-    /// Holds a control character or a bidirectional override; `multi_line` fields allow tab,
-    /// CR and LF.
-    NotPrintable {
-        /// Whether the field is one that may hold line breaks.
-        multi_line: bool,
-    },
-    /// Not an Egyptian mobile number (`01` and 9 digits; `+20`/`0020` accepted).
-    InvalidPhone,
-    /// Not an http or https URL with a host.
-    InvalidUrl,
-    /// Not an amount of zero or more with at most two decimals (and at most
-    /// [`MAX_AMOUNT`](crate::money::MAX_AMOUNT)).
-    InvalidAmount,
-    /// An integer outside `min..=max`.
-    OutOfRange {
-        /// Smallest allowed.
-        min: i64,
-        /// Largest allowed.
-        max: i64,
-    },
-    /// Shorter than `min` characters.
-    TooShort {
-        /// The least.
-        min: usize,
-    },
-    /// Not a percent from 0 to 100 with at most two decimals.
-    InvalidPercent,
-    /// Below the least amount allowed.
-    BelowMinimum {
-        /// The least amount.
-        minimum: Decimal,
-    },
-    /// Not 1 to [`MAX_LINES`] lines.
-    LineCount,
-    /// More than [`MAX_WARRANTIES`] warranties on one line.
-    TooManyWarranties,
-    /// No active shipping option with this id.
-    ShippingOptionNotFound,
-    /// The option does not serve the governorate.
-    GovernorateNotServed,
-    /// No variant with this id on sale now.
-    VariantNotAvailable,
-    /// A warranty listed twice on one line.
-    DuplicateWarranty,
-    /// Not a warranty of the line's product offered now.
-    WarrantyNotAvailable,
-    /// More pieces than are left (for this line, after the earlier lines of its variant).
-    InsufficientStock {
-        /// Pieces left for the line.
-        available: i64,
-    },
-}
-
-/// A problem and the field it belongs to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FieldProblem {
-    /// The field's path, as the API names it and as the fields of [`OrderDraft`] are named:
-    /// `phone`, `lines.2.quantity` (the third line's `quantity`).
-    pub field: String,
-    /// What is wrong.
-    pub problem: Problem,
-}
-
-impl std::fmt::Display for FieldProblem {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {:?}", self.field, self.problem)
-    }
-}
 
 /// Which text a string field holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,9 +3,9 @@
 
 use chrono::{DateTime, Utc};
 use rand::Rng;
-use rust_decimal::Decimal;
 
 use super::checkout::{self, CheckoutError, CheckoutRequest, FieldProblem, Problem};
+use crate::config::Config;
 use crate::model::*;
 use crate::store::{PlaceOrderError, Store, StoreError};
 use crate::time::cairo_month;
@@ -80,7 +80,7 @@ pub async fn place(
     account_id: AccountId,
     request: OrderRequest,
     now: DateTime<Utc>,
-    commission_percent: Decimal,
+    config: &Config,
     idempotency: Option<IdempotencyScope>,
 ) -> Result<Order, PlaceError> {
     if let Some(reference) = &request.external_reference {
@@ -112,7 +112,7 @@ pub async fn place(
                 CheckoutError::Invalid(problems) => PlaceError::Invalid(problems),
                 CheckoutError::Store(error) => PlaceError::Store(error),
             })?;
-    let priced = resolved.price(commission_percent);
+    let priced = resolved.price(config.commission_percent);
     let mut new = NewOrder {
         account_id,
         number: generate_number(),
@@ -137,6 +137,7 @@ pub async fn place(
         created_at: now,
         bill_month: request.billed.then(|| cairo_month(now)),
         idempotency,
+        events: config.event_context(),
     };
     const NUMBER_ATTEMPTS: usize = 8;
     for _ in 0..NUMBER_ATTEMPTS {

@@ -6,40 +6,9 @@ use chrono_tz::Africa::Cairo;
 use rust_decimal::Decimal;
 
 use crate::earnings::{WalletTotals, Withdrawn};
-use crate::model::{Family, Order, PayoutState, Withdrawal, WithdrawalStatus};
+use crate::model::{Order, Withdrawal, WithdrawalStatus};
 
-/// How the payout of an order is computed.
-#[derive(Debug, Clone, Copy)]
-pub struct PayoutRules {
-    /// Now.
-    pub now: DateTime<Utc>,
-    /// Days between delivery and readiness.
-    pub hold_days: i64,
-}
-
-impl PayoutRules {
-    /// Orders delivered after this instant are still held.
-    pub fn held_after(self) -> DateTime<Utc> {
-        self.now - Duration::days(self.hold_days)
-    }
-
-    /// The payout state and ready date of an order: expected until delivered, held for
-    /// `hold_days` after delivery, then ready.
-    pub fn payout(self, order: &Order) -> (PayoutState, Option<DateTime<Utc>>) {
-        let ready_at = order
-            .delivered_at
-            .map(|d| d + Duration::days(self.hold_days));
-        let state = match (order.status.family(), ready_at) {
-            (Family::Pending | Family::Confirmed | Family::Shipping, _) => PayoutState::Expected,
-            (Family::Delivered | Family::Archived, Some(ready)) if self.now < ready => {
-                PayoutState::Held
-            }
-            (Family::Delivered | Family::Archived, Some(_)) => PayoutState::Ready,
-            _ => PayoutState::None,
-        };
-        (state, ready_at)
-    }
-}
+pub use crate::earnings::PayoutRules;
 
 /// The days withdrawals can be requested, in Cairo time.
 pub const WITHDRAWAL_DAYS: [Weekday; 2] = [Weekday::Sun, Weekday::Thu];

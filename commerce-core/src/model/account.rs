@@ -65,6 +65,8 @@ string_enum! {
         QuotesWrite => "quotes:write",
         /// Supplier statement.
         StatementRead => "statement:read",
+        /// Register and manage webhook endpoints.
+        WebhooksManage => "webhooks:manage",
     }
 }
 

@@ -112,6 +112,10 @@ macro_rules! __with_id_types {
             LineId,
             /// Id of a withdrawal request.
             WithdrawalId,
+            /// Id of a webhook endpoint.
+            WebhookId,
+            /// Id of a webhook delivery (one event for one endpoint).
+            DeliveryId,
         }
     };
 }

@@ -50,7 +50,9 @@ mod ids;
 mod meter;
 mod order;
 mod page;
+mod problem;
 mod shipping;
+mod webhook;
 mod withdrawal;
 
 pub use account::*;
@@ -60,5 +62,7 @@ pub use ids::*;
 pub use meter::*;
 pub use order::*;
 pub use page::*;
+pub use problem::*;
 pub use shipping::*;
+pub use webhook::*;
 pub use withdrawal::*;

@@ -349,6 +349,8 @@ pub struct NewOrder {
     pub bill_month: Option<String>,
     /// Idempotency record to attach the new order to.
     pub idempotency: Option<IdempotencyScope>,
+    /// How its `order.created` webhook event is rendered.
+    pub events: EventContext,
 }
 
 impl NewOrder {

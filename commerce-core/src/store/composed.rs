@@ -14,7 +14,7 @@ use crate::earnings::WalletTotals;
 use crate::model::*;
 use crate::observe;
 
-/// The concern a store operation belongs to: which of the six store traits declares it.
+/// The concern a store operation belongs to: which of the seven store traits declares it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Concern {
@@ -30,6 +30,8 @@ pub enum Concern {
     Meter,
     /// [`WithdrawalStore`].
     Withdrawals,
+    /// [`WebhookStore`].
+    Webhooks,
 }
 
 impl Concern {
@@ -42,6 +44,7 @@ impl Concern {
             Concern::Idempotency => "idempotency",
             Concern::Meter => "meter",
             Concern::Withdrawals => "withdrawals",
+            Concern::Webhooks => "webhooks",
         }
     }
 }
@@ -119,7 +122,9 @@ pub trait StoreHook: Send + Sync + 'static {
 ///   go together;
 /// - [`WithdrawalStore::request_withdrawal`] reads the account's wallet sums
 ///   ([`OrderStore::wallet_totals`]) in the same atomic operation as the insert: withdrawals
-///   go with orders too.
+///   go with orders too;
+/// - the order writes queue their webhook deliveries in the same atomic operation (the
+///   outbox of [`WebhookStore`]): webhooks go with orders too.
 ///
 /// So the useful split is two: accounts and keys (e.g. in the platform's own users
 /// database, or keys and the rate window in a faster backend), and everything else.
@@ -146,6 +151,7 @@ pub struct Composed {
     idempotency: Arc<dyn IdempotencyStore>,
     meter: Arc<dyn MeterStore>,
     withdrawals: Arc<dyn WithdrawalStore>,
+    webhooks: Arc<dyn WebhookStore>,
     hook: Option<Arc<dyn StoreHook>>,
     /// The engine's own layer: a span per operation and the events of order and withdrawal
     /// moves ([`Composed::traced`]).
@@ -167,7 +173,8 @@ impl Composed {
             orders: store.clone(),
             idempotency: store.clone(),
             meter: store.clone(),
-            withdrawals: store,
+            withdrawals: store.clone(),
+            webhooks: store,
             hook: None,
             traced: false,
         }
@@ -191,7 +198,8 @@ impl Composed {
             orders: store.clone(),
             idempotency: store.clone(),
             meter: store.clone(),
-            withdrawals: store,
+            withdrawals: store.clone(),
+            webhooks: store,
             hook: None,
             traced: true,
         }
@@ -230,6 +238,13 @@ impl Composed {
     /// Withdrawals from `backend`.
     pub fn with_withdrawals(mut self, backend: Arc<dyn WithdrawalStore>) -> Self {
         self.withdrawals = backend;
+        self
+    }
+
+    /// Webhook endpoints and deliveries from `backend` (the orders' backend: it writes their
+    /// deliveries).
+    pub fn with_webhooks(mut self, backend: Arc<dyn WebhookStore>) -> Self {
+        self.webhooks = backend;
         self
     }
 
@@ -752,6 +767,151 @@ impl WithdrawalStore for Composed {
         self.run(
             Operation::new(Concern::Withdrawals, "withdrawals"),
             self.withdrawals.withdrawals(account),
+        )
+        .await
+    }
+}
+
+#[async_trait]
+impl WebhookStore for Composed {
+    async fn insert_webhook(
+        &self,
+        new: NewWebhook,
+        limit: usize,
+    ) -> Result<Webhook, InsertWebhookError> {
+        self.run(
+            Operation::new(Concern::Webhooks, "insert_webhook"),
+            self.webhooks.insert_webhook(new, limit),
+        )
+        .await
+    }
+    async fn webhook(
+        &self,
+        account: Option<AccountId>,
+        id: WebhookId,
+    ) -> Result<Option<Webhook>, StoreError> {
+        self.run(
+            Operation::new(Concern::Webhooks, "webhook"),
+            self.webhooks.webhook(account, id),
+        )
+        .await
+    }
+    async fn webhooks(
+        &self,
+        account: AccountId,
+        page: PageRequest,
+    ) -> Result<Page<Webhook>, StoreError> {
+        self.run(
+            Operation::new(Concern::Webhooks, "webhooks"),
+            self.webhooks.webhooks(account, page),
+        )
+        .await
+    }
+    async fn update_webhook(
+        &self,
+        account: Option<AccountId>,
+        id: WebhookId,
+        patch: WebhookPatch,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Webhook>, StoreError> {
+        self.run(
+            Operation::new(Concern::Webhooks, "update_webhook"),
+            self.webhooks.update_webhook(account, id, patch, now),
+        )
+        .await
+    }
+    async fn delete_webhook(
+        &self,
+        account: Option<AccountId>,
+        id: WebhookId,
+    ) -> Result<bool, StoreError> {
+        self.run(
+            Operation::new(Concern::Webhooks, "delete_webhook"),
+            self.webhooks.delete_webhook(account, id),
+        )
+        .await
+    }
+    async fn rotate_webhook_secret(
+        &self,
+        account: Option<AccountId>,
+        id: WebhookId,
+        secret: String,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Webhook>, StoreError> {
+        self.run(
+            Operation::new(Concern::Webhooks, "rotate_webhook_secret"),
+            self.webhooks
+                .rotate_webhook_secret(account, id, secret, now),
+        )
+        .await
+    }
+    async fn queue_event(
+        &self,
+        account: Option<AccountId>,
+        webhook: WebhookId,
+        event: NewEvent,
+    ) -> Result<Option<Delivery>, StoreError> {
+        self.run(
+            Operation::new(Concern::Webhooks, "queue_event"),
+            self.webhooks.queue_event(account, webhook, event),
+        )
+        .await
+    }
+    async fn redeliver(
+        &self,
+        account: Option<AccountId>,
+        webhook: WebhookId,
+        delivery: DeliveryId,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Delivery>, StoreError> {
+        self.run(
+            Operation::new(Concern::Webhooks, "redeliver"),
+            self.webhooks.redeliver(account, webhook, delivery, now),
+        )
+        .await
+    }
+    async fn deliveries(
+        &self,
+        account: Option<AccountId>,
+        webhook: WebhookId,
+        status: Option<DeliveryStatus>,
+        page: PageRequest,
+    ) -> Result<Option<Page<Delivery>>, StoreError> {
+        self.run(
+            Operation::new(Concern::Webhooks, "deliveries"),
+            self.webhooks.deliveries(account, webhook, status, page),
+        )
+        .await
+    }
+    async fn claim_deliveries(
+        &self,
+        now: DateTime<Utc>,
+        lease_for: chrono::TimeDelta,
+        lease: &str,
+        limit: usize,
+    ) -> Result<Vec<ClaimedDelivery>, StoreError> {
+        self.run(
+            Operation::new(Concern::Webhooks, "claim_deliveries"),
+            self.webhooks.claim_deliveries(now, lease_for, lease, limit),
+        )
+        .await
+    }
+    async fn finish_delivery(
+        &self,
+        delivery: DeliveryId,
+        lease: &str,
+        outcome: AttemptOutcome,
+    ) -> Result<bool, StoreError> {
+        self.run(
+            Operation::new(Concern::Webhooks, "finish_delivery"),
+            self.webhooks.finish_delivery(delivery, lease, outcome),
+        )
+        .await
+    }
+    async fn purge_deliveries(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
+        self.run(
+            Operation::new(Concern::Webhooks, "purge_deliveries"),
+            self.webhooks.purge_deliveries(before),
         )
         .await
     }

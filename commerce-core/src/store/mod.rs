@@ -1,7 +1,7 @@
 //! The storage contract and the in-memory store.
 //!
 //! A store keeps everything the engine reads and writes. Its contract is split by concern into
-//! six traits, each a set of atomic domain operations:
+//! seven traits, each a set of atomic domain operations:
 //!
 //! | Trait | Concern |
 //! |---|---|
@@ -11,8 +11,9 @@
 //! | [`IdempotencyStore`] | the records behind `Idempotency-Key` |
 //! | [`MeterStore`] | the billing meter |
 //! | [`WithdrawalStore`] | withdrawal requests |
+//! | [`WebhookStore`] | webhook endpoints and the outbox of their deliveries |
 //!
-//! [`Store`] is all six at once, implemented for every type that implements them; the engine
+//! [`Store`] is all seven at once, implemented for every type that implements them; the engine
 //! holds an `Arc<dyn Store>`. The rules a backend must apply are decided here, once, so that a
 //! backend only persists: [`idempotency::decide`](IdempotencyRecord::decide) says what to do
 //! with the record found under a key, and [`StatusMove::check`] says whether an order may move
@@ -36,6 +37,7 @@ mod idempotency;
 mod memory;
 mod meter;
 mod orders;
+mod webhooks;
 mod withdrawals;
 
 pub use accounts::{AccountStore, KeyCheck, RateLimitHit, RateWindows, authenticate_by_calls};
@@ -48,6 +50,7 @@ pub use idempotency::{
 pub use memory::MemoryStore;
 pub use meter::MeterStore;
 pub use orders::{OrderStore, StatusChange, StatusMove, pieces_to_reserve};
+pub use webhooks::{InsertWebhookError, MAX_WEBHOOKS_PER_ACCOUNT, SECRET_OVERLAP, WebhookStore};
 pub use withdrawals::{WithdrawalRequestError, WithdrawalStore};
 
 /// Storage of everything the engine reads and writes.
@@ -71,11 +74,18 @@ pub use withdrawals::{WithdrawalRequestError, WithdrawalStore};
 /// The conformance suites in `commerce_core::testing` (feature `testing`) check all three,
 /// cancellation included (`testing::cancellation`).
 ///
-/// `Store` has no methods of its own: it is the six concern traits together, implemented for
+/// `Store` has no methods of its own: it is the seven concern traits together, implemented for
 /// every type that implements them. Call its methods with the concern traits in scope
 /// (`use commerce_core::store::*`, or the [`prelude`]).
 pub trait Store:
-    AccountStore + CatalogStore + OrderStore + IdempotencyStore + MeterStore + WithdrawalStore + 'static
+    AccountStore
+    + CatalogStore
+    + OrderStore
+    + IdempotencyStore
+    + MeterStore
+    + WithdrawalStore
+    + WebhookStore
+    + 'static
 {
 }
 
@@ -86,6 +96,7 @@ impl<T> Store for T where
         + IdempotencyStore
         + MeterStore
         + WithdrawalStore
+        + WebhookStore
         + 'static
 {
 }
@@ -94,7 +105,7 @@ impl<T> Store for T where
 /// `use commerce_core::store::prelude::*;`.
 pub mod prelude {
     pub use super::{
-        AccountStore, CatalogStore, IdempotencyStore, MeterStore, OrderStore, Store,
+        AccountStore, CatalogStore, IdempotencyStore, MeterStore, OrderStore, Store, WebhookStore,
         WithdrawalStore,
     };
 }

@@ -25,6 +25,8 @@ pub struct StatusChange {
     pub at: DateTime<Utc>,
     /// Billing month to record one order operation in (`None`: not billed).
     pub bill_month: Option<String>,
+    /// How its `order.status_changed` webhook event is rendered.
+    pub events: EventContext,
 }
 
 /// Orders and what they book: stock, counters, billing, earnings.
@@ -206,6 +208,7 @@ mod tests {
             reason: Some("why".into()),
             at: Utc.with_ymd_and_hms(2026, 3, 1, 10, 0, 0).unwrap(),
             bill_month: None,
+            events: Default::default(),
         }
     }
 

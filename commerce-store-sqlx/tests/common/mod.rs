@@ -165,6 +165,7 @@ fn order(f: &Fixture, number: &str, quantity: i64) -> NewOrder {
         created_at: at(10),
         bill_month: Some(MONTH.into()),
         idempotency: None,
+        events: Default::default(),
     }
 }
 
@@ -286,6 +287,7 @@ pub async fn cancel_failing_at_its_last_insert_changes_nothing(
         reason: None,
         at: at(30),
         bill_month: Some(MONTH.into()),
+        events: Default::default(),
     };
     db.exec(db.fail_timeline_sql()).await;
     let failed = store.change_order_status(cancel.clone()).await;

@@ -1,6 +1,7 @@
 //! [`MemoryStore`]: everything in process memory, one lock held across each whole operation.
 
 mod indexes;
+mod webhooks;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard};
@@ -57,6 +58,8 @@ struct State {
     pull_counts: HashMap<(AccountId, String), u64>,
     order_operations: HashMap<(AccountId, String), u64>,
     withdrawals: BTreeMap<WithdrawalId, Withdrawal>,
+    webhooks: BTreeMap<WebhookId, Webhook>,
+    deliveries: BTreeMap<DeliveryId, webhooks::Queued>,
 }
 
 impl State {
@@ -487,7 +490,9 @@ impl OrderStore for MemoryStore {
             .collect();
         let idempotency = new.idempotency.clone();
         let bill_month = new.bill_month.clone();
+        let events = new.events;
         let order = new.into_order(OrderId(id), line_ids);
+        s.queue_order_event(EventType::OrderCreated, &order, None, events);
         if let Some(reference) = &order.external_reference {
             s.external_references
                 .insert((order.account_id, reference.clone()), OrderId(id));
@@ -526,9 +531,16 @@ impl OrderStore for MemoryStore {
         s.bill_order_operation(account, change.bill_month.as_ref());
         let order = s.order_mut(change.order_id)?;
         let before = (order.updated_at, order.status.family());
+        let previous = order.status;
         step.apply(order);
         let order = order.clone();
         s.reindex_order(order.id, before);
+        s.queue_order_event(
+            EventType::OrderStatusChanged,
+            &order,
+            Some(previous),
+            change.events,
+        );
         Ok(order)
     }
 
@@ -805,6 +817,7 @@ mod tests {
             created_at: at,
             bill_month: None,
             idempotency: None,
+            events: Default::default(),
         }
     }
 
@@ -866,6 +879,7 @@ mod tests {
                     reason: None,
                     at: later + Duration::seconds(id),
                     bill_month: None,
+                    events: Default::default(),
                 })
                 .await
                 .unwrap();

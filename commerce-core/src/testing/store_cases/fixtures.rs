@@ -320,6 +320,7 @@ pub(super) fn new_order(
         created_at: at(created),
         bill_month: Some(MONTH.into()),
         idempotency: None,
+        events: Default::default(),
     }
 }
 
@@ -341,6 +342,7 @@ pub(super) fn change(order: OrderId, to: OrderStatus, when: i64) -> StatusChange
         reason: None,
         at: at(when),
         bill_month: None,
+        events: Default::default(),
     }
 }
 

@@ -1,0 +1,219 @@
+//! Webhook endpoints: the rules of their fields and the operations the API and the
+//! [`Operator`](crate::Operator) share.
+
+use chrono::{DateTime, Utc};
+
+use crate::domain::fields::{FieldProblem, Problem, TextKind, clean_text};
+use crate::model::*;
+use crate::store::{InsertWebhookError, MAX_WEBHOOKS_PER_ACCOUNT, Store, StoreError};
+use crate::webhooks::{UrlPolicy, UrlProblem, check_address, check_url, new_secret, ping_event};
+
+/// Longest `description`, in characters.
+pub const MAX_DESCRIPTION: usize = 255;
+
+/// What a caller asks of an endpoint: every field optional (a registration needs `url`).
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct WebhookInput {
+    /// Where to send events.
+    pub url: Option<String>,
+    /// Which event types (all subscribable ones when registering without).
+    pub events: Option<Vec<EventType>>,
+    /// The owner's description (`Some(None)` clears it).
+    pub description: Option<Option<String>>,
+    /// Enable or disable it (changes only).
+    pub enabled: Option<bool>,
+}
+
+impl WebhookInput {
+    /// A registration of `url` for every event type.
+    pub fn url(url: impl Into<String>) -> Self {
+        Self {
+            url: Some(url.into()),
+            ..Self::default()
+        }
+    }
+
+    /// Only these event types.
+    pub fn with_events(mut self, events: Vec<EventType>) -> Self {
+        self.events = Some(events);
+        self
+    }
+
+    /// With a description.
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(Some(description.into()));
+        self
+    }
+
+    /// Enable (`true`) or disable it.
+    pub fn with_enabled(mut self, enabled: bool) -> Self {
+        self.enabled = Some(enabled);
+        self
+    }
+}
+
+/// Why a webhook operation changed nothing.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WebhookError {
+    /// No such endpoint (or delivery) of the account.
+    #[error("webhook not found")]
+    NotFound,
+    /// Fields break a rule.
+    #[error("invalid webhook fields")]
+    Invalid(Vec<FieldProblem>),
+    /// The account has [`MAX_WEBHOOKS_PER_ACCOUNT`] endpoints already.
+    #[error("the account has {0} webhooks already")]
+    TooMany(usize),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+fn url_problem(problem: UrlProblem) -> Problem {
+    match problem {
+        UrlProblem::NotHttps => Problem::NotHttps,
+        UrlProblem::NotPublic => Problem::NotPublicAddress,
+        UrlProblem::Unresolvable => Problem::UnresolvableHost,
+        _ => Problem::InvalidUrl,
+    }
+}
+
+/// Checks a webhook URL: its form ([`check_url`]) and, for a host name, that it resolves
+/// and every address it resolves to is allowed ([`check_address`]). The dispatcher checks the
+/// addresses again when it connects (a name may resolve elsewhere later).
+pub async fn check_webhook_url(url: &str, policy: UrlPolicy) -> Result<(), Problem> {
+    let parsed = check_url(url, policy).map_err(url_problem)?;
+    let Some(url::Host::Domain(host)) = parsed.host() else {
+        return Ok(());
+    };
+    if policy.allow_private {
+        return Ok(());
+    }
+    let port = parsed.port_or_known_default().unwrap_or(443);
+    let addresses: Vec<_> = tokio::net::lookup_host((host, port))
+        .await
+        .map_err(|_| Problem::UnresolvableHost)?
+        .collect();
+    if addresses.is_empty() {
+        return Err(Problem::UnresolvableHost);
+    }
+    for address in addresses {
+        check_address(address.ip(), policy).map_err(url_problem)?;
+    }
+    Ok(())
+}
+
+/// Checks the fields given: the URL ([`check_webhook_url`]), a non-empty list of
+/// subscribable event types without repeats, a printable description of at most
+/// [`MAX_DESCRIPTION`] characters (blank clears it).
+async fn check(input: &mut WebhookInput, policy: UrlPolicy) -> Result<(), WebhookError> {
+    let mut problems = Vec::new();
+    let mut fail = |field: &str, problem| {
+        problems.push(FieldProblem {
+            field: field.into(),
+            problem,
+        })
+    };
+    if let Some(url) = &input.url
+        && let Err(problem) = check_webhook_url(url, policy).await
+    {
+        fail("url", problem);
+    }
+    if let Some(events) = &mut input.events {
+        events.dedup();
+        if events.is_empty() {
+            fail("events", Problem::Required);
+        } else if events.iter().any(|e| !EventType::SUBSCRIBABLE.contains(e)) {
+            fail("events", Problem::UnknownValue);
+        }
+    }
+    if let Some(Some(description)) = &input.description {
+        match clean_text(description, MAX_DESCRIPTION, TextKind::SingleLine) {
+            Ok(cleaned) => input.description = Some(cleaned),
+            Err(problem) => fail("description", problem),
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(WebhookError::Invalid(problems))
+    }
+}
+
+/// Registers an endpoint of `account` with a new secret (returned in the endpoint, to show
+/// once).
+pub async fn register(
+    store: &dyn Store,
+    policy: UrlPolicy,
+    account: AccountId,
+    mut input: WebhookInput,
+    now: DateTime<Utc>,
+) -> Result<Webhook, WebhookError> {
+    if input.url.is_none() {
+        return Err(WebhookError::Invalid(vec![FieldProblem {
+            field: "url".into(),
+            problem: Problem::Required,
+        }]));
+    }
+    check(&mut input, policy).await?;
+    let mut new = NewWebhook::new(account, input.url.unwrap_or_default(), new_secret(), now);
+    if let Some(events) = input.events {
+        new = new.with_events(events);
+    }
+    new.description = input.description.flatten();
+    match store.insert_webhook(new, MAX_WEBHOOKS_PER_ACCOUNT).await {
+        Ok(webhook) => Ok(webhook),
+        Err(InsertWebhookError::TooMany { limit }) => Err(WebhookError::TooMany(limit)),
+        Err(InsertWebhookError::Store(e)) => Err(e.into()),
+    }
+}
+
+/// Changes an endpoint (`account`: only one of that account's).
+pub async fn update(
+    store: &dyn Store,
+    policy: UrlPolicy,
+    account: Option<AccountId>,
+    id: WebhookId,
+    mut input: WebhookInput,
+    now: DateTime<Utc>,
+) -> Result<Webhook, WebhookError> {
+    check(&mut input, policy).await?;
+    let patch = WebhookPatch {
+        url: input.url,
+        events: input.events,
+        description: input.description,
+        enabled: input.enabled,
+    };
+    store
+        .update_webhook(account, id, patch, now)
+        .await?
+        .ok_or(WebhookError::NotFound)
+}
+
+/// Gives an endpoint a new secret; the old one signs too for the next 24 hours.
+pub async fn rotate_secret(
+    store: &dyn Store,
+    account: Option<AccountId>,
+    id: WebhookId,
+    now: DateTime<Utc>,
+) -> Result<Webhook, WebhookError> {
+    store
+        .rotate_webhook_secret(account, id, new_secret(), now)
+        .await?
+        .ok_or(WebhookError::NotFound)
+}
+
+/// Queues a `ping` for an endpoint, due now.
+pub async fn ping(
+    store: &dyn Store,
+    account: Option<AccountId>,
+    id: WebhookId,
+    now: DateTime<Utc>,
+) -> Result<Delivery, WebhookError> {
+    store
+        .queue_event(account, id, ping_event(id, now))
+        .await?
+        .ok_or(WebhookError::NotFound)
+}

@@ -1,0 +1,402 @@
+//! Webhook endpoints, the events they receive and the deliveries of those events.
+
+use chrono::{DateTime, Utc};
+
+use super::*;
+
+string_enum! {
+    /// What happened: the `type` of an event.
+    EventType {
+        /// An order was registered (through the API, by the platform or by an import).
+        OrderCreated => "order.created",
+        /// An order entered another status (every timeline entry after the first).
+        OrderStatusChanged => "order.status_changed",
+        /// A test event, sent on request (`POST /webhooks/{id}/ping`).
+        Ping => "ping",
+    }
+}
+
+impl EventType {
+    /// The types an endpoint can subscribe to (`ping` is sent on request, to whoever asks).
+    pub const SUBSCRIBABLE: &'static [EventType] =
+        &[EventType::OrderCreated, EventType::OrderStatusChanged];
+}
+
+string_enum! {
+    /// Why an endpoint receives nothing any more.
+    DisabledReason {
+        /// It answered `410 Gone`.
+        Gone => "gone",
+        /// Every delivery to it failed for 5 days.
+        Failing => "failing",
+        /// Its owner or the platform disabled it.
+        Manual => "manual",
+    }
+}
+
+string_enum! {
+    /// Where a delivery stands.
+    DeliveryStatus {
+        /// Waiting for its next attempt (or being attempted now).
+        Pending => "pending",
+        /// The endpoint answered 2xx.
+        Delivered => "delivered",
+        /// Every attempt failed, or the endpoint was gone: no more attempts.
+        Failed => "failed",
+    }
+}
+
+/// A URL an account receives events at.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Webhook {
+    /// Id.
+    pub id: WebhookId,
+    /// Owning account.
+    pub account_id: AccountId,
+    /// Where events are sent (`https`, unless the platform allows `http`).
+    pub url: String,
+    /// The event types it receives.
+    pub events: Vec<EventType>,
+    /// The owner's description.
+    pub description: Option<String>,
+    /// Whether it receives events.
+    pub enabled: bool,
+    /// Why not, when disabled.
+    pub disabled_reason: Option<DisabledReason>,
+    /// The signing secret (`whsec_...`), shown to the owner on creation and rotation only.
+    pub secret: String,
+    /// The secret before the last rotation, still signing until the instant given.
+    pub previous_secret: Option<(String, DateTime<Utc>)>,
+    /// Since when every attempt to it has failed (`None`: the last attempt succeeded).
+    pub failing_since: Option<DateTime<Utc>>,
+    /// Registration instant.
+    pub created_at: DateTime<Utc>,
+    /// Last change.
+    pub updated_at: DateTime<Utc>,
+}
+
+impl Webhook {
+    /// Whether it receives events of `kind` (a `ping` goes to whoever asked for it).
+    pub fn receives(&self, kind: EventType) -> bool {
+        self.enabled && (kind == EventType::Ping || self.events.contains(&kind))
+    }
+
+    /// The secrets that sign an attempt at `now`: the current one, then the previous one
+    /// during the 24 hours after a rotation.
+    pub fn signing_secrets(&self, now: DateTime<Utc>) -> Vec<&str> {
+        let mut secrets = vec![self.secret.as_str()];
+        if let Some((previous, until)) = &self.previous_secret
+            && now < *until
+        {
+            secrets.push(previous);
+        }
+        secrets
+    }
+}
+
+/// A new endpoint: [`NewWebhook::new`].
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct NewWebhook {
+    /// Owning account.
+    pub account_id: AccountId,
+    /// URL.
+    pub url: String,
+    /// Event types (all subscribable ones when not chosen).
+    pub events: Vec<EventType>,
+    /// Description.
+    pub description: Option<String>,
+    /// Signing secret (see `webhooks::new_secret`).
+    pub secret: String,
+    /// Registration instant.
+    pub created_at: DateTime<Utc>,
+}
+
+impl NewWebhook {
+    /// An endpoint of `account` at `url` receiving every subscribable event, signed with
+    /// `secret`.
+    pub fn new(
+        account_id: AccountId,
+        url: impl Into<String>,
+        secret: impl Into<String>,
+        created_at: DateTime<Utc>,
+    ) -> Self {
+        Self {
+            account_id,
+            url: url.into(),
+            events: EventType::SUBSCRIBABLE.to_vec(),
+            description: None,
+            secret: secret.into(),
+            created_at,
+        }
+    }
+
+    /// Only these event types.
+    pub fn with_events(mut self, events: Vec<EventType>) -> Self {
+        self.events = events;
+        self
+    }
+
+    /// With a description.
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+}
+
+/// A change to an endpoint: the fields set are changed, the others kept.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct WebhookPatch {
+    /// New URL.
+    pub url: Option<String>,
+    /// New event types.
+    pub events: Option<Vec<EventType>>,
+    /// New description (`Some(None)` clears it).
+    pub description: Option<Option<String>>,
+    /// Enable (clears the reason and the failing streak) or disable (reason `manual`).
+    pub enabled: Option<bool>,
+}
+
+impl WebhookPatch {
+    /// Applies the patch to an endpoint held in memory at `now` (a backend that stores whole
+    /// records; SQL backends write the same columns).
+    pub fn apply(self, webhook: &mut Webhook, now: DateTime<Utc>) {
+        if let Some(url) = self.url {
+            webhook.url = url;
+        }
+        if let Some(events) = self.events {
+            webhook.events = events;
+        }
+        if let Some(description) = self.description {
+            webhook.description = description;
+        }
+        match self.enabled {
+            Some(true) => {
+                webhook.enabled = true;
+                webhook.disabled_reason = None;
+                webhook.failing_since = None;
+            }
+            Some(false) if webhook.enabled => {
+                webhook.enabled = false;
+                webhook.disabled_reason = Some(DisabledReason::Manual);
+            }
+            _ => {}
+        }
+        webhook.updated_at = now;
+    }
+}
+
+/// One event for one endpoint, with its attempts so far.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Delivery {
+    /// Id.
+    pub id: DeliveryId,
+    /// The endpoint.
+    pub webhook_id: WebhookId,
+    /// The event's id (`evt_...`, the `webhook-id` header): the same on every attempt.
+    pub event_id: String,
+    /// The event's type.
+    pub event_type: EventType,
+    /// The order the event is about (`None` for `ping`): the deliveries of one order to one
+    /// endpoint go out in the order they were created.
+    pub order_id: Option<OrderId>,
+    /// The request body sent on every attempt.
+    pub payload: String,
+    /// Where it stands.
+    pub status: DeliveryStatus,
+    /// Attempts made.
+    pub attempts: u32,
+    /// When the next attempt is due (`None` once delivered or failed).
+    pub next_attempt_at: Option<DateTime<Utc>>,
+    /// The last attempt's instant.
+    pub last_attempt_at: Option<DateTime<Utc>>,
+    /// The last attempt's HTTP status (`None`: no answer).
+    pub last_status_code: Option<u16>,
+    /// What went wrong with the last attempt.
+    pub last_error: Option<String>,
+    /// When the event was queued for this endpoint.
+    pub created_at: DateTime<Utc>,
+}
+
+/// The default payout hold, in days ([`Config::hold_days`](crate::Config::hold_days)).
+pub const DEFAULT_HOLD_DAYS: i64 = 14;
+
+/// What rendering an order's webhook event needs besides the order: carried by
+/// [`NewOrder`] and `StatusChange` so that the store renders the event
+/// (`webhooks::order_event`) inside the change's own atomic operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventContext {
+    /// The payout hold ([`Config::hold_days`](crate::Config::hold_days)): the order's
+    /// `payout` is shown as it stood at the event.
+    pub hold_days: i64,
+}
+
+impl Default for EventContext {
+    fn default() -> Self {
+        Self {
+            hold_days: DEFAULT_HOLD_DAYS,
+        }
+    }
+}
+
+/// An event to queue for an account's endpoints (`webhooks::order_event` renders those of orders).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewEvent {
+    /// Its id (`evt_` and 24 characters from `[a-z0-9]`).
+    pub id: String,
+    /// Its type.
+    pub kind: EventType,
+    /// The order it is about (`None` for `ping`).
+    pub order_id: Option<OrderId>,
+    /// The JSON body, rendered once.
+    pub payload: String,
+    /// When it happened.
+    pub created_at: DateTime<Utc>,
+}
+
+/// A due delivery handed to one dispatcher until `lease_until`, with what is needed to send it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClaimedDelivery {
+    /// The delivery as claimed.
+    pub delivery: Delivery,
+    /// Its endpoint.
+    pub webhook: Webhook,
+    /// Proof of the claim: finishing the attempt needs it, so an attempt whose lease ran out
+    /// (and was claimed again) cannot be recorded twice.
+    pub lease: String,
+}
+
+/// What became of one attempt, decided by [`AttemptResult::decide`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttemptOutcome {
+    /// The delivery's new status.
+    pub status: DeliveryStatus,
+    /// The next attempt (when still pending).
+    pub next_attempt_at: Option<DateTime<Utc>>,
+    /// The attempt's instant.
+    pub attempted_at: DateTime<Utc>,
+    /// The HTTP status it got.
+    pub status_code: Option<u16>,
+    /// What went wrong.
+    pub error: Option<String>,
+    /// The endpoint's failing streak after this attempt.
+    pub failing_since: Option<DateTime<Utc>>,
+    /// Disable the endpoint for this reason.
+    pub disable: Option<DisabledReason>,
+}
+
+/// The answer an attempt got.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AttemptResult {
+    /// An HTTP answer with this status.
+    Answered(u16),
+    /// No usable answer (refused, timed out, TLS, a refused address): the reason.
+    NoAnswer(String),
+}
+
+/// The waits before the 2nd to the 8th attempt: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h.
+pub const RETRY_SCHEDULE: [chrono::TimeDelta; 7] = [
+    chrono::TimeDelta::seconds(5),
+    chrono::TimeDelta::minutes(5),
+    chrono::TimeDelta::minutes(30),
+    chrono::TimeDelta::hours(2),
+    chrono::TimeDelta::hours(5),
+    chrono::TimeDelta::hours(10),
+    chrono::TimeDelta::hours(10),
+];
+
+/// An endpoint whose every attempt failed for this long is disabled (`failing`).
+pub const FAILING_FOR: chrono::TimeDelta = chrono::TimeDelta::days(5);
+
+impl AttemptResult {
+    /// The one rule of retries: a 2xx is delivered (and ends the endpoint's failing streak);
+    /// a 410 fails the delivery and disables the endpoint (`gone`); anything else is retried
+    /// after [`RETRY_SCHEDULE`] (the `attempts`-th wait, `attempts` counting this one), then
+    /// failed; an endpoint failing since [`FAILING_FOR`] is disabled (`failing`).
+    pub fn decide(
+        self,
+        attempts: u32,
+        now: DateTime<Utc>,
+        failing_since: Option<DateTime<Utc>>,
+    ) -> AttemptOutcome {
+        let (status_code, error) = match &self {
+            AttemptResult::Answered(code) => (Some(*code), None),
+            AttemptResult::NoAnswer(reason) => (None, Some(reason.clone())),
+        };
+        let delivered = matches!(status_code, Some(200..=299));
+        let gone = status_code == Some(410);
+        let error = error
+            .or_else(|| (!delivered).then(|| format!("HTTP {}", status_code.unwrap_or_default())));
+        let failing_since = if delivered {
+            None
+        } else {
+            Some(failing_since.unwrap_or(now))
+        };
+        let retry_after = RETRY_SCHEDULE.get((attempts as usize).wrapping_sub(1));
+        let (status, next_attempt_at) = match (delivered, gone, retry_after) {
+            (true, _, _) => (DeliveryStatus::Delivered, None),
+            (false, false, Some(wait)) => (DeliveryStatus::Pending, Some(now + *wait)),
+            _ => (DeliveryStatus::Failed, None),
+        };
+        let disable = if gone {
+            Some(DisabledReason::Gone)
+        } else if failing_since.is_some_and(|since| now - since >= FAILING_FOR) {
+            Some(DisabledReason::Failing)
+        } else {
+            None
+        };
+        AttemptOutcome {
+            status,
+            next_attempt_at,
+            attempted_at: now,
+            status_code,
+            error,
+            failing_since,
+            disable,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeZone;
+
+    use super::*;
+
+    fn at() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 11, 1, 10, 0, 0).unwrap()
+    }
+
+    #[test]
+    fn the_retry_schedule_then_failed() {
+        let mut waits = Vec::new();
+        for attempt in 1..=8 {
+            let outcome = AttemptResult::Answered(500).decide(attempt, at(), None);
+            match outcome.next_attempt_at {
+                Some(next) => waits.push(next - at()),
+                None => assert_eq!(outcome.status, DeliveryStatus::Failed),
+            }
+        }
+        assert_eq!(waits, RETRY_SCHEDULE.to_vec());
+    }
+
+    #[test]
+    fn success_gone_and_failing() {
+        let ok = AttemptResult::Answered(204).decide(3, at(), Some(at()));
+        assert_eq!(ok.status, DeliveryStatus::Delivered);
+        assert_eq!(ok.failing_since, None);
+        let gone = AttemptResult::Answered(410).decide(1, at(), None);
+        assert_eq!(
+            (gone.status, gone.disable),
+            (DeliveryStatus::Failed, Some(DisabledReason::Gone))
+        );
+        let long =
+            AttemptResult::NoAnswer("refused".into()).decide(2, at(), Some(at() - FAILING_FOR));
+        assert_eq!(long.disable, Some(DisabledReason::Failing));
+        assert_eq!(long.error.as_deref(), Some("refused"));
+        let redirect = AttemptResult::Answered(301).decide(1, at(), None);
+        assert_eq!(redirect.status, DeliveryStatus::Pending);
+        assert_eq!(redirect.error.as_deref(), Some("HTTP 301"));
+    }
+}

@@ -1,0 +1,349 @@
+//! [`WebhookStore`] for [`MemoryStore`]: endpoints and deliveries under the store's one lock,
+//! so an order change and its deliveries are one operation.
+
+use async_trait::async_trait;
+use chrono::{DateTime, TimeDelta, Utc};
+
+use super::{MemoryStore, State};
+use crate::model::*;
+use crate::store::{InsertWebhookError, SECRET_OVERLAP, StoreError, WebhookStore};
+use crate::webhooks::order_event;
+
+/// A delivery with what only the store needs: its account and its lease.
+#[derive(Debug, Clone)]
+pub(super) struct Queued {
+    delivery: Delivery,
+    lease: Option<(String, DateTime<Utc>)>,
+}
+
+impl State {
+    /// The outbox: one pending delivery of the order's event per enabled endpoint of its
+    /// account that receives the type (nothing rendered when there is none).
+    pub(super) fn queue_order_event(
+        &mut self,
+        kind: EventType,
+        order: &Order,
+        previous: Option<OrderStatus>,
+        context: EventContext,
+    ) {
+        let receivers: Vec<WebhookId> = self
+            .webhooks
+            .values()
+            .filter(|w| w.account_id == order.account_id && w.receives(kind))
+            .map(|w| w.id)
+            .collect();
+        if receivers.is_empty() {
+            return;
+        }
+        let event = order_event(kind, order, previous, context);
+        for webhook in receivers {
+            self.queue(webhook, &event);
+        }
+    }
+
+    fn queue(&mut self, webhook: WebhookId, event: &NewEvent) -> Delivery {
+        let id = DeliveryId(self.next_id("webhook_deliveries"));
+        let delivery = Delivery {
+            id,
+            webhook_id: webhook,
+            event_id: event.id.clone(),
+            event_type: event.kind,
+            order_id: event.order_id,
+            payload: event.payload.clone(),
+            status: DeliveryStatus::Pending,
+            attempts: 0,
+            next_attempt_at: Some(event.created_at),
+            last_attempt_at: None,
+            last_status_code: None,
+            last_error: None,
+            created_at: event.created_at,
+        };
+        self.deliveries.insert(
+            id,
+            Queued {
+                delivery: delivery.clone(),
+                lease: None,
+            },
+        );
+        delivery
+    }
+
+    fn owned_webhook(&self, account: Option<AccountId>, id: WebhookId) -> Option<&Webhook> {
+        self.webhooks
+            .get(&id)
+            .filter(|w| account.is_none_or(|a| a == w.account_id))
+    }
+
+    fn owned_webhook_mut(
+        &mut self,
+        account: Option<AccountId>,
+        id: WebhookId,
+    ) -> Option<&mut Webhook> {
+        self.webhooks
+            .get_mut(&id)
+            .filter(|w| account.is_none_or(|a| a == w.account_id))
+    }
+
+    /// Whether `delivery` may be claimed at `now` (see `WebhookStore::claim_deliveries`).
+    fn claimable(&self, queued: &Queued, now: DateTime<Utc>) -> bool {
+        let d = &queued.delivery;
+        d.status == DeliveryStatus::Pending
+            && d.next_attempt_at.is_some_and(|due| due <= now)
+            && queued.lease.as_ref().is_none_or(|(_, until)| *until <= now)
+            && self.webhooks.get(&d.webhook_id).is_some_and(|w| w.enabled)
+            && (d.order_id.is_none()
+                || !self.deliveries.range(..d.id).any(|(_, earlier)| {
+                    earlier.delivery.webhook_id == d.webhook_id
+                        && earlier.delivery.order_id == d.order_id
+                        && earlier.delivery.status == DeliveryStatus::Pending
+                }))
+    }
+}
+
+fn page_of<T: Clone>(items: Vec<&T>, page: PageRequest) -> Page<T> {
+    let total = items.len() as u64;
+    let items = items
+        .into_iter()
+        .skip(usize::try_from(page.offset()).unwrap_or(usize::MAX))
+        .take(page.per_page as usize)
+        .cloned()
+        .collect();
+    Page { items, total }
+}
+
+#[async_trait]
+impl WebhookStore for MemoryStore {
+    async fn insert_webhook(
+        &self,
+        new: NewWebhook,
+        limit: usize,
+    ) -> Result<Webhook, InsertWebhookError> {
+        let mut s = self.lock();
+        let count = s
+            .webhooks
+            .values()
+            .filter(|w| w.account_id == new.account_id)
+            .count();
+        if count >= limit {
+            return Err(InsertWebhookError::TooMany { limit });
+        }
+        let id = WebhookId(s.next_id("webhook_endpoints"));
+        let webhook = Webhook {
+            id,
+            account_id: new.account_id,
+            url: new.url,
+            events: new.events,
+            description: new.description,
+            enabled: true,
+            disabled_reason: None,
+            secret: new.secret,
+            previous_secret: None,
+            failing_since: None,
+            created_at: new.created_at,
+            updated_at: new.created_at,
+        };
+        s.webhooks.insert(id, webhook.clone());
+        Ok(webhook)
+    }
+
+    async fn webhook(
+        &self,
+        account: Option<AccountId>,
+        id: WebhookId,
+    ) -> Result<Option<Webhook>, StoreError> {
+        Ok(self.lock().owned_webhook(account, id).cloned())
+    }
+
+    async fn webhooks(
+        &self,
+        account: AccountId,
+        page: PageRequest,
+    ) -> Result<Page<Webhook>, StoreError> {
+        let s = self.lock();
+        let mine = s
+            .webhooks
+            .values()
+            .filter(|w| w.account_id == account)
+            .collect();
+        Ok(page_of(mine, page))
+    }
+
+    async fn update_webhook(
+        &self,
+        account: Option<AccountId>,
+        id: WebhookId,
+        patch: WebhookPatch,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Webhook>, StoreError> {
+        let mut s = self.lock();
+        Ok(s.owned_webhook_mut(account, id).map(|webhook| {
+            patch.apply(webhook, now);
+            webhook.clone()
+        }))
+    }
+
+    async fn delete_webhook(
+        &self,
+        account: Option<AccountId>,
+        id: WebhookId,
+    ) -> Result<bool, StoreError> {
+        let mut s = self.lock();
+        if s.owned_webhook(account, id).is_none() {
+            return Ok(false);
+        }
+        s.webhooks.remove(&id);
+        s.deliveries.retain(|_, q| q.delivery.webhook_id != id);
+        Ok(true)
+    }
+
+    async fn rotate_webhook_secret(
+        &self,
+        account: Option<AccountId>,
+        id: WebhookId,
+        secret: String,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Webhook>, StoreError> {
+        let mut s = self.lock();
+        Ok(s.owned_webhook_mut(account, id).map(|webhook| {
+            let old = std::mem::replace(&mut webhook.secret, secret);
+            webhook.previous_secret = Some((old, now + SECRET_OVERLAP));
+            webhook.updated_at = now;
+            webhook.clone()
+        }))
+    }
+
+    async fn queue_event(
+        &self,
+        account: Option<AccountId>,
+        webhook: WebhookId,
+        event: NewEvent,
+    ) -> Result<Option<Delivery>, StoreError> {
+        let mut s = self.lock();
+        if s.owned_webhook(account, webhook).is_none() {
+            return Ok(None);
+        }
+        Ok(Some(s.queue(webhook, &event)))
+    }
+
+    async fn redeliver(
+        &self,
+        account: Option<AccountId>,
+        webhook: WebhookId,
+        delivery: DeliveryId,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Delivery>, StoreError> {
+        let mut s = self.lock();
+        if s.owned_webhook(account, webhook).is_none() {
+            return Ok(None);
+        }
+        let Some(original) = s
+            .deliveries
+            .get(&delivery)
+            .filter(|q| q.delivery.webhook_id == webhook)
+        else {
+            return Ok(None);
+        };
+        let event = NewEvent {
+            id: original.delivery.event_id.clone(),
+            kind: original.delivery.event_type,
+            order_id: original.delivery.order_id,
+            payload: original.delivery.payload.clone(),
+            created_at: now,
+        };
+        Ok(Some(s.queue(webhook, &event)))
+    }
+
+    async fn deliveries(
+        &self,
+        account: Option<AccountId>,
+        webhook: WebhookId,
+        status: Option<DeliveryStatus>,
+        page: PageRequest,
+    ) -> Result<Option<Page<Delivery>>, StoreError> {
+        let s = self.lock();
+        if s.owned_webhook(account, webhook).is_none() {
+            return Ok(None);
+        }
+        let found = s
+            .deliveries
+            .values()
+            .rev()
+            .map(|q| &q.delivery)
+            .filter(|d| d.webhook_id == webhook && status.is_none_or(|st| st == d.status))
+            .collect();
+        Ok(Some(page_of(found, page)))
+    }
+
+    async fn claim_deliveries(
+        &self,
+        now: DateTime<Utc>,
+        lease_for: TimeDelta,
+        lease: &str,
+        limit: usize,
+    ) -> Result<Vec<ClaimedDelivery>, StoreError> {
+        let mut s = self.lock();
+        let mut due: Vec<&Queued> = s
+            .deliveries
+            .values()
+            .filter(|q| s.claimable(q, now))
+            .collect();
+        due.sort_by_key(|q| (q.delivery.next_attempt_at, q.delivery.id));
+        let ids: Vec<DeliveryId> = due.iter().take(limit).map(|q| q.delivery.id).collect();
+        let mut claimed = Vec::with_capacity(ids.len());
+        for id in ids {
+            let queued = s.deliveries.get_mut(&id).expect("just found");
+            queued.lease = Some((lease.to_owned(), now + lease_for));
+            let delivery = queued.delivery.clone();
+            let webhook = s.webhooks[&delivery.webhook_id].clone();
+            claimed.push(ClaimedDelivery {
+                delivery,
+                webhook,
+                lease: lease.to_owned(),
+            });
+        }
+        Ok(claimed)
+    }
+
+    async fn finish_delivery(
+        &self,
+        delivery: DeliveryId,
+        lease: &str,
+        outcome: AttemptOutcome,
+    ) -> Result<bool, StoreError> {
+        let mut s = self.lock();
+        let Some(queued) = s
+            .deliveries
+            .get_mut(&delivery)
+            .filter(|q| q.lease.as_ref().is_some_and(|(held, _)| held == lease))
+        else {
+            return Ok(false);
+        };
+        queued.lease = None;
+        let d = &mut queued.delivery;
+        d.status = outcome.status;
+        d.attempts += 1;
+        d.next_attempt_at = outcome.next_attempt_at;
+        d.last_attempt_at = Some(outcome.attempted_at);
+        d.last_status_code = outcome.status_code;
+        d.last_error = outcome.error;
+        let webhook_id = d.webhook_id;
+        if let Some(webhook) = s.webhooks.get_mut(&webhook_id) {
+            webhook.failing_since = outcome.failing_since;
+            if let Some(reason) = outcome.disable {
+                webhook.enabled = false;
+                webhook.disabled_reason = Some(reason);
+                webhook.updated_at = outcome.attempted_at;
+            }
+        }
+        Ok(true)
+    }
+
+    async fn purge_deliveries(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
+        let mut s = self.lock();
+        let was = s.deliveries.len();
+        s.deliveries.retain(|_, q| {
+            q.delivery.status == DeliveryStatus::Pending || q.delivery.created_at >= before
+        });
+        Ok((was - s.deliveries.len()) as u64)
+    }
+}

@@ -1,0 +1,140 @@
+//! Webhook endpoints and the outbox of their deliveries.
+//!
+//! The outbox itself is written by [`OrderStore::place_order`](super::OrderStore::place_order)
+//! and [`OrderStore::change_order_status`](super::OrderStore::change_order_status): in the same
+//! atomic operation as the order change, each enabled endpoint of the order's account that
+//! receives the event's type ([`Webhook::receives`]) gets one pending [`Delivery`] of it
+//! ([`OrderEvents::event`] renders it). A committed change always has its deliveries; a change
+//! that did not happen has none. The dispatcher then claims due deliveries
+//! ([`WebhookStore::claim_deliveries`]), sends them and records each attempt
+//! ([`WebhookStore::finish_delivery`]).
+
+use async_trait::async_trait;
+use chrono::{DateTime, TimeDelta, Utc};
+
+use super::StoreError;
+use crate::model::*;
+
+/// How long the previous secret keeps signing after a rotation.
+pub const SECRET_OVERLAP: TimeDelta = TimeDelta::hours(24);
+
+/// The most endpoints one account may register.
+pub const MAX_WEBHOOKS_PER_ACCOUNT: usize = 10;
+
+/// Why [`WebhookStore::insert_webhook`] registered nothing.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum InsertWebhookError {
+    /// The account has as many endpoints as it may.
+    #[error("the account has {limit} webhooks already")]
+    TooMany {
+        /// The limit.
+        limit: usize,
+    },
+    /// The storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Webhook endpoints, their deliveries, and the dispatcher's claims on them.
+///
+/// Reads and changes of one endpoint take `account`: `Some` limits them to that account's
+/// endpoints (the API: another account's endpoint is "not found"), `None` is the platform.
+#[async_trait]
+pub trait WebhookStore: Send + Sync {
+    /// Registers an endpoint (enabled), unless the account has `limit` already; the count and
+    /// the insert are one atomic operation, so endpoints registered at once never exceed it.
+    async fn insert_webhook(
+        &self,
+        new: NewWebhook,
+        limit: usize,
+    ) -> Result<Webhook, InsertWebhookError>;
+    /// One endpoint.
+    async fn webhook(
+        &self,
+        account: Option<AccountId>,
+        id: WebhookId,
+    ) -> Result<Option<Webhook>, StoreError>;
+    /// An account's endpoints, oldest first, one page.
+    async fn webhooks(
+        &self,
+        account: AccountId,
+        page: PageRequest,
+    ) -> Result<Page<Webhook>, StoreError>;
+    /// Changes an endpoint ([`WebhookPatch::apply`]); `None` when there is none.
+    async fn update_webhook(
+        &self,
+        account: Option<AccountId>,
+        id: WebhookId,
+        patch: WebhookPatch,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Webhook>, StoreError>;
+    /// Deletes an endpoint and every delivery to it (pending ones are dropped); whether there
+    /// was one.
+    async fn delete_webhook(
+        &self,
+        account: Option<AccountId>,
+        id: WebhookId,
+    ) -> Result<bool, StoreError>;
+    /// Replaces the signing secret; the old one keeps signing for [`SECRET_OVERLAP`] after
+    /// `now`. `None` when there is no such endpoint.
+    async fn rotate_webhook_secret(
+        &self,
+        account: Option<AccountId>,
+        id: WebhookId,
+        secret: String,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Webhook>, StoreError>;
+    /// Queues `event` for one endpoint, whatever it subscribes to (a `ping`), due at the
+    /// event's `created_at`; `None` when there is no such endpoint.
+    async fn queue_event(
+        &self,
+        account: Option<AccountId>,
+        webhook: WebhookId,
+        event: NewEvent,
+    ) -> Result<Option<Delivery>, StoreError>;
+    /// Queues the event of a delivery again: a new pending delivery of the same event (same
+    /// `event_id` and payload), due `now`. `None` when the endpoint or the delivery is not
+    /// found.
+    async fn redeliver(
+        &self,
+        account: Option<AccountId>,
+        webhook: WebhookId,
+        delivery: DeliveryId,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Delivery>, StoreError>;
+    /// An endpoint's deliveries, newest first (by id), optionally of one status, one page;
+    /// `None` when there is no such endpoint.
+    async fn deliveries(
+        &self,
+        account: Option<AccountId>,
+        webhook: WebhookId,
+        status: Option<DeliveryStatus>,
+        page: PageRequest,
+    ) -> Result<Option<Page<Delivery>>, StoreError>;
+    /// Claims up to `limit` deliveries for one dispatcher until `now + lease_for`, marked with
+    /// `lease`: pending ones due by `now`, of enabled endpoints, not under another live lease,
+    /// each the earliest pending delivery of its order to its endpoint (so one order's events
+    /// reach an endpoint in order), oldest first. Claims are exclusive: several dispatchers,
+    /// in one process or several sharing a database, never hold the same delivery at once.
+    async fn claim_deliveries(
+        &self,
+        now: DateTime<Utc>,
+        lease_for: TimeDelta,
+        lease: &str,
+        limit: usize,
+    ) -> Result<Vec<ClaimedDelivery>, StoreError>;
+    /// Records an attempt of a claimed delivery ([`AttemptResult::decide`] made `outcome`):
+    /// the delivery's status, attempts and last answer, its lease released; the endpoint's
+    /// failing streak, and disabling it when the outcome says so. Only while `lease` still
+    /// holds the delivery; `false` (nothing written) when it does not any more.
+    async fn finish_delivery(
+        &self,
+        delivery: DeliveryId,
+        lease: &str,
+        outcome: AttemptOutcome,
+    ) -> Result<bool, StoreError>;
+    /// Deletes the deliveries created before `before` that are no longer pending (history is
+    /// kept 30 days); how many.
+    async fn purge_deliveries(&self, before: DateTime<Utc>) -> Result<u64, StoreError>;
+}

@@ -1,0 +1,26 @@
+//! Webhooks: order events pushed to the URLs an account registers, signed as
+//! [Standard Webhooks](https://www.standardwebhooks.com/) 1.0 and delivered at least once.
+//!
+//! - **Events** ([`EventType`](crate::model::EventType)): `order.created`,
+//!   `order.status_changed` and, on request, `ping`. The store writes an order's events in the
+//!   same atomic operation as the change ([`WebhookStore`](crate::store::WebhookStore), the
+//!   outbox), rendered by [`order_event`]: a committed change always has them, a change that
+//!   did not happen never does.
+//! - **Registration**: `POST /api/v1/webhooks` and the rest (ability `webhooks:manage`), or
+//!   [`Operator`](crate::Operator)'s webhook methods for the platform.
+//! - **Delivery**: the dispatcher (feature `webhooks`: `engine.webhooks().run(shutdown)`)
+//!   claims due deliveries, signs ([`sign`]) and sends them, and retries on the schedule of
+//!   [`RETRY_SCHEDULE`](crate::model::RETRY_SCHEDULE).
+//! - **Receivers** check a request with [`verify`].
+//!
+//! The reference for integrators is `docs/webhooks.md` in the repository.
+
+mod events;
+mod signing;
+mod urls;
+
+pub use events::{new_event_id, order_event, ping_event};
+pub use signing::{
+    SIGNATURE_HEADER, TIMESTAMP_HEADER, VerifyError, WEBHOOK_ID_HEADER, new_secret, sign, verify,
+};
+pub use urls::{MAX_URL, UrlPolicy, UrlProblem, check_address, check_url};
