@@ -163,6 +163,7 @@ mod rows;
 mod shipping;
 mod sql_store;
 mod wallet;
+mod webhooks;
 mod withdrawals;
 
 #[cfg(feature = "postgres")]

@@ -17,6 +17,7 @@ use crate::placing::place_order_in;
 use crate::rows::*;
 use crate::sql_store::*;
 use crate::wallet::*;
+use crate::webhooks::{queue_order_event, subscribed};
 
 /// Moves stock of variants (sorted by id, so that concurrent transactions lock in
 /// one order) and marks their products changed.
@@ -72,22 +73,25 @@ pub(crate) async fn change_status_in<DB: Dialect>(
     c: &mut PoolConnection<DB>,
     change: StatusChange,
 ) -> Result<Order, StatusChangeError> {
-    let current: Option<(i64, String, Option<i64>, Option<i64>)> =
-        query_as::<DB, (i64, String, Option<i64>, Option<i64>)>(AssertSqlSafe(format!(
-            "SELECT account_id, status, earnings_net, earnings_commission \
+    // With whether the account has an endpoint that receives the move (see placing).
+    let current: Option<(i64, String, Option<i64>, Option<i64>, bool)> =
+        query_as::<DB, (i64, String, Option<i64>, Option<i64>, bool)>(AssertSqlSafe(format!(
+            "SELECT account_id, status, earnings_net, earnings_commission, {} \
              FROM orders WHERE id = $1{}",
+            subscribed::<DB>("orders.account_id", EventType::OrderStatusChanged),
             DB::FOR_UPDATE
         )))
         .bind(change.order_id)
         .fetch_optional(&mut *c)
         .await
         .map_err(backend)?;
-    let Some((account, current, net, commission)) = current else {
+    let Some((account, current, net, commission, hooked)) = current else {
         return Err(StatusChangeError::NotFound);
     };
     let was = Booked::from_row(&current, net, commission)?;
     // The one rule of commerce-core decides whether the order may move and what changes.
-    let step = StatusMove::check(&change, AccountId(account), status(&current)?)?;
+    let previous = status(&current)?;
+    let step = StatusMove::check(&change, AccountId(account), previous)?;
     let at = nanos(step.at)?;
     if step.releases_stock {
         let lines: Vec<(i64, i64)> = query_as::<DB, (i64, i64)>(
@@ -127,6 +131,16 @@ pub(crate) async fn change_status_in<DB: Dialect>(
     .await
     .map_err(backend)?;
     let order = load_order(c, change.order_id.into()).await?;
+    if hooked {
+        queue_order_event(
+            c,
+            EventType::OrderStatusChanged,
+            &order,
+            Some(previous),
+            change.events,
+        )
+        .await?;
+    }
     // The contended rows in the one order every operation takes them in (variants,
     // products, then the account's counters, then its meter): no deadlocks.
     rebook(c, &order, was).await?;

@@ -8,7 +8,7 @@ use commerce_core::model::*;
 use commerce_core::money::from_piastres;
 use commerce_core::store::*;
 use rust_decimal::Decimal;
-use sqlx::QueryBuilder;
+use sqlx::{AssertSqlSafe, QueryBuilder};
 use sqlx::pool::PoolConnection;
 
 use crate::dialect::*;
@@ -17,6 +17,7 @@ use crate::order_reads::*;
 use crate::orders::touch_products;
 use crate::rows::*;
 use crate::sql_store::*;
+use crate::webhooks::{queue_order_event, subscribed};
 use crate::{MAX_BIND_CHUNK, in_list};
 
 pub(crate) async fn place_order_in<DB: Dialect>(
@@ -29,7 +30,9 @@ pub(crate) async fn place_order_in<DB: Dialect>(
         new.status.family(),
         OrderEarnings::undelivered(new.status, t),
     )?;
-    let id: Option<i64> = query_scalar::<DB, i64>(
+    // The insert also says whether the account has an endpoint that receives the event:
+    // without one, the outbox costs no statement and nothing is rendered.
+    let id: Option<(i64, bool)> = query_as::<DB, (i64, bool)>(AssertSqlSafe(format!(
         "INSERT INTO orders (account_id, number, number_normalized, legacy_number, \
          external_reference, status, family, customer_name, customer_phone, \
          customer_second_phone, customer_address, governorate_id, governorate_name, \
@@ -39,8 +42,9 @@ pub(crate) async fn place_order_in<DB: Dialect>(
          earnings_commission) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, \
          $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $27, $28, $29) \
-         ON CONFLICT DO NOTHING RETURNING id",
-    )
+         ON CONFLICT DO NOTHING RETURNING id, {}",
+        subscribed::<DB>("orders.account_id", EventType::OrderCreated)
+    )))
     .bind(new.account_id)
     .bind(&new.number)
     .bind(normalize_order_number(&new.number))
@@ -73,7 +77,7 @@ pub(crate) async fn place_order_in<DB: Dialect>(
     .fetch_optional(&mut *c)
     .await
     .map_err(backend)?;
-    let Some(id) = id else {
+    let Some((id, hooked)) = id else {
         // A unique index refused the row (the conflicting transaction, if any, has
         // finished by now): say which.
         if let Some(reference) = &new.external_reference {
@@ -153,6 +157,11 @@ pub(crate) async fn place_order_in<DB: Dialect>(
             }
         }
     }
+    let (events, bill_month) = (new.events, new.bill_month.clone());
+    let order = placed_order(id, new, line_ids, created)?;
+    if hooked {
+        queue_order_event(c, EventType::OrderCreated, &order, None, events).await?;
+    }
     touch_products(c, products, created).await?;
     let counted = FamilyDelta {
         family: booked.family.as_str(),
@@ -160,9 +169,9 @@ pub(crate) async fn place_order_in<DB: Dialect>(
         net: booked.net,
         commission: booked.commission,
     };
-    count_families(c, new.account_id.into(), &[counted]).await?;
-    bill(c, new.account_id.into(), new.bill_month.as_deref()).await?;
-    Ok(placed_order(id, new, line_ids, created)?)
+    count_families(c, order.account_id.into(), &[counted]).await?;
+    bill(c, order.account_id.into(), bill_month.as_deref()).await?;
+    Ok(order)
 }
 
 /// Inserts the order's lines and their warranties (multi-row inserts); the lines'

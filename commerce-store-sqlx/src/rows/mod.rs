@@ -154,9 +154,22 @@ macro_rules! withdrawal_cols {
          notes, transfer_reference, receipt_url, created_at, decided_at"
     };
 }
+macro_rules! webhook_cols {
+    () => {
+        "id, account_id, url, events, description, enabled, disabled_reason, secret, \
+         previous_secret, previous_secret_until, failing_since, created_at, updated_at"
+    };
+}
+macro_rules! delivery_cols {
+    () => {
+        "id, endpoint_id, event_id, event_type, order_id, payload, status, attempts, \
+         next_attempt_at, last_attempt_at, last_status_code, last_error, created_at"
+    };
+}
 pub(crate) use {
-    account_aliases, account_cols, category_cols, key_cols, line_and_warranty_cols, order_cols,
-    product_cols, variant_cols, warranty_cols, withdrawal_cols,
+    account_aliases, account_cols, category_cols, delivery_cols, key_cols,
+    line_and_warranty_cols, order_cols, product_cols, variant_cols, warranty_cols,
+    webhook_cols, withdrawal_cols,
 };
 
 /// Declares a row type and its decoding ([`FromDbRow`](crate::dialect::FromDbRow)): each field from the column of its
@@ -191,11 +204,13 @@ mod accounts;
 mod catalog;
 mod orders;
 mod records;
+mod webhooks;
 
 pub(crate) use accounts::*;
 pub(crate) use catalog::*;
 pub(crate) use orders::*;
 pub(crate) use records::*;
+pub(crate) use webhooks::*;
 
 #[cfg(test)]
 mod tests {

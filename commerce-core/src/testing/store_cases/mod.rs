@@ -42,6 +42,7 @@ mod order_reads;
 mod placing;
 mod races;
 mod shipping;
+mod webhooks;
 mod withdrawals;
 
 pub use accounts::*;
@@ -55,6 +56,7 @@ pub use order_reads::*;
 pub use placing::*;
 pub use races::*;
 pub use shipping::*;
+pub use webhooks::*;
 pub use withdrawals::*;
 
 /// The one list of store cases: calls `$crate::$callback!` with `$args`, then
@@ -101,6 +103,16 @@ macro_rules! __with_store_cases {
                 pulls_are_counted_once_per_product_and_month,
                 withdrawals_are_listed_and_decided_once,
                 a_withdrawal_never_exceeds_the_ready_balance,
+                webhooks_register_to_the_limit_and_belong_to_their_account,
+                webhook_patch_enables_disables_and_changes_fields,
+                deleting_a_webhook_drops_its_deliveries,
+                rotating_a_secret_keeps_the_previous_one_for_a_day,
+                order_changes_queue_one_delivery_per_subscribed_endpoint,
+                refused_order_changes_queue_nothing,
+                claims_are_due_exclusive_and_leased,
+                claims_keep_each_orders_events_in_order,
+                a_failing_endpoint_is_disabled_by_the_outcome,
+                purging_deletes_only_old_finished_deliveries,
             ]
             arc [
                 concurrent_orders_never_oversell,
@@ -110,6 +122,8 @@ macro_rules! __with_store_cases {
                 concurrent_same_external_reference_registers_one_order,
                 concurrent_cancels_release_stock_once,
                 concurrent_withdrawals_never_overdraw,
+                concurrent_webhook_registrations_never_exceed_the_limit,
+                concurrent_claims_never_share_a_delivery,
             ]
         }
     };
@@ -146,6 +160,7 @@ mod tests {
         include_str!("meter.rs"),
         include_str!("withdrawals.rs"),
         include_str!("races.rs"),
+        include_str!("webhooks.rs"),
     ];
 
     /// The public async functions of `source` that take a store: the cases it defines.

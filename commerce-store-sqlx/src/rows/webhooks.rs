@@ -1,0 +1,135 @@
+//! Rows of webhook endpoints and deliveries.
+
+use commerce_core::model::*;
+use commerce_core::store::StoreError;
+
+use super::*;
+
+/// An endpoint's event types as stored: comma-joined (`order.created,order.status_changed`).
+pub(crate) fn events_text(events: &[EventType]) -> String {
+    events
+        .iter()
+        .map(|e| e.as_str())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn parse_events(text: &str) -> Result<Vec<EventType>, StoreError> {
+    text.split(',')
+        .filter(|e| !e.is_empty())
+        .map(|e| parse(e, EventType::parse, "event type"))
+        .collect()
+}
+
+db_row! {
+    pub(crate) struct WebhookRow {
+        id: i64,
+        account_id: i64,
+        url: String,
+        events: String,
+        description: Option<String>,
+        enabled: bool,
+        disabled_reason: Option<String>,
+        secret: String,
+        previous_secret: Option<String>,
+        previous_secret_until: Option<i64>,
+        failing_since: Option<i64>,
+        created_at: i64,
+        updated_at: i64,
+    }
+}
+
+impl WebhookRow {
+    pub(crate) fn into_domain(self) -> Result<Webhook, StoreError> {
+        let previous_secret = match (self.previous_secret, self.previous_secret_until) {
+            (Some(secret), Some(until)) => Some((secret, instant(until))),
+            (None, None) => None,
+            _ => return Err(corrupt("previous secret without its end, or the reverse")),
+        };
+        Ok(Webhook {
+            id: WebhookId(self.id),
+            account_id: AccountId(self.account_id),
+            url: self.url,
+            events: parse_events(&self.events)?,
+            description: self.description,
+            enabled: self.enabled,
+            disabled_reason: self
+                .disabled_reason
+                .map(|r| parse(&r, DisabledReason::parse, "disabled reason"))
+                .transpose()?,
+            secret: self.secret,
+            previous_secret,
+            failing_since: self.failing_since.map(instant),
+            created_at: instant(self.created_at),
+            updated_at: instant(self.updated_at),
+        })
+    }
+}
+
+db_row! {
+    pub(crate) struct DeliveryRow {
+        id: i64,
+        endpoint_id: i64,
+        event_id: String,
+        event_type: String,
+        order_id: Option<i64>,
+        payload: String,
+        status: String,
+        attempts: i64,
+        next_attempt_at: Option<i64>,
+        last_attempt_at: Option<i64>,
+        last_status_code: Option<i32>,
+        last_error: Option<String>,
+        created_at: i64,
+    }
+}
+
+impl DeliveryRow {
+    /// The order claims are made in: due first, then oldest.
+    pub(crate) fn claim_order(&self) -> (Option<i64>, i64) {
+        (self.next_attempt_at, self.id)
+    }
+
+    /// The endpoint the delivery is for.
+    pub(crate) fn endpoint(&self) -> WebhookId {
+        WebhookId(self.endpoint_id)
+    }
+
+    pub(crate) fn into_domain(self) -> Result<Delivery, StoreError> {
+        Ok(Delivery {
+            id: DeliveryId(self.id),
+            webhook_id: WebhookId(self.endpoint_id),
+            event_id: self.event_id,
+            event_type: parse(&self.event_type, EventType::parse, "event type")?,
+            order_id: self.order_id.map(OrderId),
+            payload: self.payload,
+            status: parse(&self.status, DeliveryStatus::parse, "delivery status")?,
+            attempts: u32_of(self.attempts, "attempts")?,
+            next_attempt_at: self.next_attempt_at.map(instant),
+            last_attempt_at: self.last_attempt_at.map(instant),
+            last_status_code: self
+                .last_status_code
+                .map(|code| {
+                    u16::try_from(code).map_err(|_| corrupt(format!("HTTP status {code}")))
+                })
+                .transpose()?,
+            last_error: self.last_error,
+            created_at: instant(self.created_at),
+        })
+    }
+}
+
+/// A row of a page read with its total (`COUNT(*) OVER () AS total`): the row and the total.
+pub(crate) struct Counted<T>(std::marker::PhantomData<T>);
+
+impl<DB: crate::dialect::Dialect, T: crate::dialect::FromDbRow<DB>> crate::dialect::FromDbRow<DB>
+    for Counted<T>
+{
+    type Output = (T::Output, i64);
+    fn from_db_row(row: &DB::Row) -> Result<Self::Output, sqlx::Error> {
+        Ok((
+            T::from_db_row(row)?,
+            crate::dialect::col::<DB, i64>(row, "total")?,
+        ))
+    }
+}

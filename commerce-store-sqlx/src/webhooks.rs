@@ -1,0 +1,651 @@
+//! Webhook endpoints, the outbox of their deliveries, and the dispatcher's leases.
+//!
+//! The outbox is written by the order writes themselves ([`queue_order_event`], called by
+//! `place_order_in` and `change_status_in` inside their transaction): one statement inserts a
+//! delivery for every enabled endpoint of the order's account that receives the event's type.
+//! Those writes learn whether there is any such endpoint from a column of a statement they run
+//! anyway ([`subscribed`]), so an account without endpoints pays no statement and no rendering.
+//!
+//! Claims are one conditional `UPDATE` of the due deliveries (`FOR UPDATE SKIP LOCKED` on
+//! PostgreSQL, so that dispatchers sharing the database skip each other's rows instead of
+//! waiting; SQLite's single writer serialises them), marked with the dispatcher's lease; an
+//! attempt is recorded only while that lease still holds the delivery.
+
+use async_trait::async_trait;
+use chrono::{DateTime, TimeDelta, Utc};
+use commerce_core::model::*;
+use commerce_core::store::*;
+use commerce_core::webhooks::order_event;
+use sqlx::AssertSqlSafe;
+use sqlx::pool::PoolConnection;
+
+/// A boxed future borrowing for `'e`.
+type BoxFuture<'e, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'e>>;
+
+use crate::dialect::*;
+use crate::order_reads::limit;
+use crate::rows::*;
+use crate::sql_store::*;
+
+/// A boolean select-list item: whether the account `account` (an SQL expression, e.g. a
+/// column of the statement's own table) has an enabled endpoint that receives `kind`.
+pub(crate) fn subscribed<DB: Dialect>(account: &str, kind: EventType) -> String {
+    format!(
+        "EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.account_id = {account} \
+         AND e.enabled AND {}(',' || e.events || ',', ',{},') > 0)",
+        DB::INSTR,
+        kind.as_str()
+    )
+}
+
+/// The outbox (one statement): one pending delivery of the order's event, rendered by
+/// `commerce_core::webhooks::order_event`, for every enabled endpoint of the order's account
+/// that receives `kind`.
+pub(crate) async fn queue_order_event<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    kind: EventType,
+    order: &Order,
+    previous: Option<OrderStatus>,
+    context: EventContext,
+) -> StoreResult<()> {
+    let event = order_event(kind, order, previous, context);
+    let at = nanos(event.created_at)?;
+    query::<DB>(AssertSqlSafe(format!(
+        "INSERT INTO webhook_deliveries (endpoint_id, account_id, event_id, event_type, \
+         order_id, payload, status, attempts, next_attempt_at, created_at) \
+         SELECT id, account_id, $2, $3, $4, $5, 'pending', 0, $6, $6 FROM webhook_endpoints \
+         WHERE account_id = $1 AND enabled AND {}(',' || events || ',', $7) > 0",
+        DB::INSTR
+    )))
+    .bind(order.account_id)
+    .bind(&event.id)
+    .bind(kind.as_str())
+    .bind(event.order_id)
+    .bind(&event.payload)
+    .bind(at)
+    .bind(format!(",{},", kind.as_str()))
+    .execute(&mut *c)
+    .await
+    .map_err(backend)?;
+    Ok(())
+}
+
+/// `" AND <column> = $n"` when the call is limited to one account's endpoints.
+fn owned_by(column: &str, n: usize, account: Option<AccountId>) -> String {
+    match account {
+        Some(_) => format!(" AND {column} = ${n}"),
+        None => String::new(),
+    }
+}
+
+/// The endpoint `id` (of `account` when given), locked until the transaction ends.
+async fn locked_webhook<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    account: Option<AccountId>,
+    id: WebhookId,
+) -> StoreResult<Option<Webhook>> {
+    let mut q = query_as::<DB, WebhookRow>(AssertSqlSafe(format!(
+        concat!(
+            "SELECT ",
+            webhook_cols!(),
+            " FROM webhook_endpoints WHERE id = $1{}{}"
+        ),
+        owned_by("account_id", 2, account),
+        DB::FOR_UPDATE
+    )))
+    .bind(id);
+    if let Some(account) = account {
+        q = q.bind(account);
+    }
+    let row = q.fetch_optional(&mut *c).await.map_err(backend)?;
+    row.map(WebhookRow::into_domain).transpose()
+}
+
+/// Writes every changeable column of `webhook` (read and changed under its row lock).
+async fn write_webhook<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    webhook: &Webhook,
+) -> StoreResult<()> {
+    let (previous, until) = match &webhook.previous_secret {
+        Some((secret, until)) => (Some(secret.clone()), Some(nanos(*until)?)),
+        None => (None, None),
+    };
+    query::<DB>(
+        "UPDATE webhook_endpoints SET url = $2, events = $3, description = $4, enabled = $5, \
+         disabled_reason = $6, secret = $7, previous_secret = $8, previous_secret_until = $9, \
+         failing_since = $10, updated_at = $11 WHERE id = $1",
+    )
+    .bind(webhook.id)
+    .bind(&webhook.url)
+    .bind(events_text(&webhook.events))
+    .bind(&webhook.description)
+    .bind(webhook.enabled)
+    .bind(webhook.disabled_reason.map(|r| r.as_str().to_owned()))
+    .bind(&webhook.secret)
+    .bind(previous)
+    .bind(until)
+    .bind(opt_nanos(webhook.failing_since)?)
+    .bind(nanos(webhook.updated_at)?)
+    .execute(&mut *c)
+    .await
+    .map_err(backend)?;
+    Ok(())
+}
+
+/// Why [`WebhookStore::finish_delivery`] wrote nothing: its transaction is rolled back.
+enum FinishError {
+    /// The lease no longer holds the delivery.
+    LeaseLost,
+    Store(StoreError),
+}
+
+impl From<StoreError> for FinishError {
+    fn from(error: StoreError) -> Self {
+        FinishError::Store(error)
+    }
+}
+
+// Crate-internal: `Dialect` is this crate's own seam.
+#[allow(private_bounds)]
+impl<DB: Dialect> SqlStore<DB> {
+    /// Runs one writing statement (`run` gets where to run it) in the transaction such a
+    /// write needs on this database: SQLite's writer lock; none on PostgreSQL, where one
+    /// statement is atomic by itself.
+    async fn one_statement<T: Send>(
+        &self,
+        run: impl for<'e> FnOnce(On<'e, DB>) -> BoxFuture<'e, Result<T, sqlx::Error>> + Send,
+    ) -> StoreResult<T> {
+        if DB::SINGLE_STATEMENT_TX {
+            let mut tx = self.write().await?;
+            let result = run((&mut tx.tx).into()).await.map_err(backend);
+            tx.finish(result).await
+        } else {
+            run((&self.pool).into()).await.map_err(backend)
+        }
+    }
+
+    /// Runs one statement that inserts a delivery and returns it.
+    async fn insert_delivery(
+        &self,
+        q: Q<'static, DB, DeliveryRow>,
+    ) -> StoreResult<Option<Delivery>> {
+        let row = self
+            .one_statement(move |on| Box::pin(q.fetch_optional(on)))
+            .await?;
+        row.map(DeliveryRow::into_domain).transpose()
+    }
+
+    /// Runs `change` on the locked endpoint and writes it back, in one transaction.
+    async fn change_webhook(
+        &self,
+        account: Option<AccountId>,
+        id: WebhookId,
+        change: impl FnOnce(&mut Webhook) + Send,
+    ) -> StoreResult<Option<Webhook>> {
+        let mut tx = self.write().await?;
+        let result = async {
+            let c = &mut tx.tx;
+            let Some(mut webhook) = locked_webhook(c, account, id).await? else {
+                return Ok(None);
+            };
+            change(&mut webhook);
+            write_webhook(c, &webhook).await?;
+            Ok(Some(webhook))
+        }
+        .await;
+        tx.finish(result).await
+    }
+}
+
+#[async_trait]
+impl<DB: Dialect> WebhookStore for SqlStore<DB> {
+    async fn insert_webhook(
+        &self,
+        new: NewWebhook,
+        limit: usize,
+    ) -> Result<Webhook, InsertWebhookError> {
+        let at = nanos(new.created_at)?;
+        let mut tx = self.write().await?;
+        let result = async {
+            let c = &mut tx.tx;
+            // The account row is the lock that puts registrations of one account in a row
+            // (on SQLite the write transaction already does): each counts what the one
+            // before it inserted.
+            let account: Option<i64> = query_scalar::<DB, i64>(AssertSqlSafe(format!(
+                "SELECT id FROM accounts WHERE id = $1{}",
+                DB::FOR_UPDATE
+            )))
+            .bind(new.account_id)
+            .fetch_optional(&mut *c)
+            .await
+            .map_err(backend)?;
+            if account.is_none() {
+                return Err(StoreError::NotFound.into());
+            }
+            let count: i64 = query_scalar::<DB, i64>(
+                "SELECT COUNT(*) FROM webhook_endpoints WHERE account_id = $1",
+            )
+            .bind(new.account_id)
+            .fetch_one(&mut *c)
+            .await
+            .map_err(backend)?;
+            if usize::try_from(count).unwrap_or(usize::MAX) >= limit {
+                return Err(InsertWebhookError::TooMany { limit });
+            }
+            query_scalar::<DB, i64>(
+                "INSERT INTO webhook_endpoints (account_id, url, events, description, enabled, \
+                 secret, created_at, updated_at) \
+                 VALUES ($1, $2, $3, $4, TRUE, $5, $6, $6) RETURNING id",
+            )
+            .bind(new.account_id)
+            .bind(&new.url)
+            .bind(events_text(&new.events))
+            .bind(&new.description)
+            .bind(&new.secret)
+            .bind(at)
+            .fetch_one(&mut *c)
+            .await
+            .map_err(|e| InsertWebhookError::Store(backend(e)))
+        }
+        .await;
+        let id = tx.finish(result).await?;
+        Ok(Webhook {
+            id: WebhookId(id),
+            account_id: new.account_id,
+            url: new.url,
+            events: new.events,
+            description: new.description,
+            enabled: true,
+            disabled_reason: None,
+            secret: new.secret,
+            previous_secret: None,
+            failing_since: None,
+            created_at: instant(at),
+            updated_at: instant(at),
+        })
+    }
+
+    async fn webhook(
+        &self,
+        account: Option<AccountId>,
+        id: WebhookId,
+    ) -> StoreResult<Option<Webhook>> {
+        let mut q = query_as::<DB, WebhookRow>(AssertSqlSafe(format!(
+            concat!("SELECT ", webhook_cols!(), " FROM webhook_endpoints WHERE id = $1{}"),
+            owned_by("account_id", 2, account)
+        )))
+        .bind(id);
+        if let Some(account) = account {
+            q = q.bind(account);
+        }
+        let row = q.fetch_optional(&self.pool).await.map_err(backend)?;
+        row.map(WebhookRow::into_domain).transpose()
+    }
+
+    async fn webhooks(&self, account: AccountId, page: PageRequest) -> StoreResult<Page<Webhook>> {
+        let mut q = sqlx::QueryBuilder::<DB>::new(concat!(
+            "SELECT ",
+            webhook_cols!(),
+            ", COUNT(*) OVER () AS total FROM webhook_endpoints WHERE account_id = "
+        ));
+        q.push_arg(account).push(" ORDER BY id");
+        limit(&mut q, page)?;
+        let rows: Vec<(WebhookRow, i64)> = q
+            .build_as::<Counted<WebhookRow>>()
+            .fetch_all(&self.pool)
+            .await
+            .map_err(backend)?;
+        let total = match rows.first() {
+            Some((_, total)) => *total,
+            None if page.offset() == 0 => 0,
+            None => query_scalar::<DB, i64>(
+                "SELECT COUNT(*) FROM webhook_endpoints WHERE account_id = $1",
+            )
+            .bind(account)
+            .fetch_one(&self.pool)
+            .await
+            .map_err(backend)?,
+        };
+        Ok(Page {
+            items: rows
+                .into_iter()
+                .map(|(row, _)| row.into_domain())
+                .collect::<StoreResult<_>>()?,
+            total: total as u64,
+        })
+    }
+
+    async fn update_webhook(
+        &self,
+        account: Option<AccountId>,
+        id: WebhookId,
+        patch: WebhookPatch,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<Webhook>> {
+        self.change_webhook(account, id, |webhook| patch.apply(webhook, now))
+            .await
+    }
+
+    async fn delete_webhook(&self, account: Option<AccountId>, id: WebhookId) -> StoreResult<bool> {
+        // Its deliveries go with it (ON DELETE CASCADE), in the same statement.
+        let mut q = query::<DB>(AssertSqlSafe(format!(
+            "DELETE FROM webhook_endpoints WHERE id = $1{}",
+            owned_by("account_id", 2, account)
+        )))
+        .bind(id);
+        if let Some(account) = account {
+            q = q.bind(account);
+        }
+        let done = self
+            .one_statement(move |on| Box::pin(q.execute(on)))
+            .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    async fn rotate_webhook_secret(
+        &self,
+        account: Option<AccountId>,
+        id: WebhookId,
+        secret: String,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<Webhook>> {
+        self.change_webhook(account, id, |webhook| {
+            let old = std::mem::replace(&mut webhook.secret, secret);
+            webhook.previous_secret = Some((old, now + SECRET_OVERLAP));
+            webhook.updated_at = now;
+        })
+        .await
+    }
+
+    async fn queue_event(
+        &self,
+        account: Option<AccountId>,
+        webhook: WebhookId,
+        event: NewEvent,
+    ) -> StoreResult<Option<Delivery>> {
+        let at = nanos(event.created_at)?;
+        let sql = format!(
+            concat!(
+                "INSERT INTO webhook_deliveries (endpoint_id, account_id, event_id, event_type, \
+                 order_id, payload, status, attempts, next_attempt_at, created_at) \
+                 SELECT id, account_id, $2, $3, $4, $5, 'pending', 0, $6, $6 \
+                 FROM webhook_endpoints WHERE id = $1{} RETURNING ",
+                delivery_cols!()
+            ),
+            owned_by("account_id", 7, account)
+        );
+        let mut q = query_as::<DB, DeliveryRow>(AssertSqlSafe(sql))
+            .bind(webhook)
+            .bind(event.id)
+            .bind(event.kind.as_str())
+            .bind(event.order_id)
+            .bind(event.payload)
+            .bind(at);
+        if let Some(account) = account {
+            q = q.bind(account);
+        }
+        self.insert_delivery(q).await
+    }
+
+    async fn redeliver(
+        &self,
+        account: Option<AccountId>,
+        webhook: WebhookId,
+        delivery: DeliveryId,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<Delivery>> {
+        let at = nanos(now)?;
+        let sql = format!(
+            concat!(
+                "INSERT INTO webhook_deliveries (endpoint_id, account_id, event_id, event_type, \
+                 order_id, payload, status, attempts, next_attempt_at, created_at) \
+                 SELECT endpoint_id, account_id, event_id, event_type, order_id, payload, \
+                 'pending', 0, $3, $3 FROM webhook_deliveries \
+                 WHERE id = $1 AND endpoint_id = $2{} RETURNING ",
+                delivery_cols!()
+            ),
+            owned_by("account_id", 4, account)
+        );
+        let mut q = query_as::<DB, DeliveryRow>(AssertSqlSafe(sql))
+            .bind(delivery)
+            .bind(webhook)
+            .bind(at);
+        if let Some(account) = account {
+            q = q.bind(account);
+        }
+        self.insert_delivery(q).await
+    }
+
+    async fn deliveries(
+        &self,
+        account: Option<AccountId>,
+        webhook: WebhookId,
+        status: Option<DeliveryStatus>,
+        page: PageRequest,
+    ) -> StoreResult<Option<Page<Delivery>>> {
+        // One snapshot: the endpoint's existence and the page agree.
+        let mut tx = self.read().await?;
+        let result = async {
+            let c = &mut tx.tx;
+            let mut found = query_scalar::<DB, i64>(AssertSqlSafe(format!(
+                "SELECT id FROM webhook_endpoints WHERE id = $1{}",
+                owned_by("account_id", 2, account)
+            )))
+            .bind(webhook);
+            if let Some(account) = account {
+                found = found.bind(account);
+            }
+            if found
+                .fetch_optional(&mut *c)
+                .await
+                .map_err(backend)?
+                .is_none()
+            {
+                return Ok(None);
+            }
+            let filter = |q: &mut sqlx::QueryBuilder<DB>| {
+                q.push(" FROM webhook_deliveries WHERE endpoint_id = ")
+                    .push_arg(webhook);
+                if let Some(status) = status {
+                    q.push(" AND status = ").push_arg(status.as_str());
+                }
+            };
+            let mut q = sqlx::QueryBuilder::<DB>::new(concat!(
+                "SELECT ",
+                delivery_cols!(),
+                ", COUNT(*) OVER () AS total"
+            ));
+            filter(&mut q);
+            q.push(" ORDER BY id DESC");
+            limit(&mut q, page)?;
+            let rows: Vec<(DeliveryRow, i64)> = q
+                .build_as::<Counted<DeliveryRow>>()
+                .fetch_all(&mut *c)
+                .await
+                .map_err(backend)?;
+            let total = match rows.first() {
+                Some((_, total)) => *total,
+                None if page.offset() == 0 => 0,
+                None => {
+                    let mut count = sqlx::QueryBuilder::<DB>::new("SELECT COUNT(*)");
+                    filter(&mut count);
+                    count
+                        .build_scalar::<i64>()
+                        .fetch_one(&mut *c)
+                        .await
+                        .map_err(backend)?
+                }
+            };
+            let items = rows
+                .into_iter()
+                .map(|(row, _)| row.into_domain())
+                .collect::<StoreResult<_>>()?;
+            Ok(Some(Page {
+                items,
+                total: total as u64,
+            }))
+        }
+        .await;
+        tx.finish(result).await
+    }
+
+    async fn claim_deliveries(
+        &self,
+        now: DateTime<Utc>,
+        lease_for: TimeDelta,
+        lease: &str,
+        limit: usize,
+    ) -> StoreResult<Vec<ClaimedDelivery>> {
+        let at = nanos(now)?;
+        let until = nanos(now + lease_for)?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        // One statement: the due deliveries of enabled endpoints, not under a live lease,
+        // each the earliest pending one of its order to its endpoint, oldest first, leased.
+        // On PostgreSQL the rows are locked as they are picked, skipping those another
+        // dispatcher is claiming (`SKIP LOCKED`); a row whose lease changed since the
+        // statement's snapshot is checked again on its new version before it is taken.
+        let skip_locked = if DB::FOR_UPDATE.is_empty() {
+            ""
+        } else {
+            " FOR UPDATE OF d SKIP LOCKED"
+        };
+        let sql = format!(
+            concat!(
+                "UPDATE webhook_deliveries SET lease_owner = $1, lease_until = $2 \
+                 WHERE id IN (SELECT d.id FROM webhook_deliveries d \
+                 JOIN webhook_endpoints e ON e.id = d.endpoint_id \
+                 WHERE d.status = 'pending' AND d.next_attempt_at <= $3 \
+                 AND (d.lease_until IS NULL OR d.lease_until <= $3) AND e.enabled \
+                 AND (d.order_id IS NULL OR NOT EXISTS (SELECT 1 FROM webhook_deliveries p \
+                 WHERE p.endpoint_id = d.endpoint_id AND p.order_id = d.order_id \
+                 AND p.status = 'pending' AND p.id < d.id)) \
+                 ORDER BY d.next_attempt_at, d.id LIMIT $4{}) \
+                 AND status = 'pending' AND (lease_until IS NULL OR lease_until <= $3) \
+                 RETURNING ",
+                delivery_cols!()
+            ),
+            skip_locked
+        );
+        let q = query_as::<DB, DeliveryRow>(AssertSqlSafe(sql))
+            .bind(lease)
+            .bind(until)
+            .bind(at)
+            .bind(limit);
+        let mut rows = self
+            .one_statement(move |on| Box::pin(q.fetch_all(on)))
+            .await?;
+        if rows.is_empty() {
+            return Ok(Vec::new());
+        }
+        rows.sort_by_key(DeliveryRow::claim_order);
+        // Then their endpoints (a dropped future here leaves leases that run out).
+        let mut ids: Vec<WebhookId> = rows.iter().map(DeliveryRow::endpoint).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let mut webhooks = std::collections::HashMap::with_capacity(ids.len());
+        for chunk in ids.chunks(crate::MAX_BIND_CHUNK) {
+            let mut q = crate::in_list::<DB, _>(
+                concat!("SELECT ", webhook_cols!(), " FROM webhook_endpoints WHERE id IN ("),
+                chunk,
+                ")",
+            );
+            let found: Vec<WebhookRow> = q
+                .build_as::<WebhookRow>()
+                .fetch_all(&self.pool)
+                .await
+                .map_err(backend)?;
+            for row in found {
+                let webhook = row.into_domain()?;
+                webhooks.insert(webhook.id, webhook);
+            }
+        }
+        let mut claimed = Vec::with_capacity(rows.len());
+        for row in rows {
+            // An endpoint deleted since the claim took its deliveries with it.
+            let Some(webhook) = webhooks.get(&row.endpoint()) else {
+                continue;
+            };
+            claimed.push(ClaimedDelivery {
+                delivery: row.into_domain()?,
+                webhook: webhook.clone(),
+                lease: lease.to_owned(),
+            });
+        }
+        Ok(claimed)
+    }
+
+    async fn finish_delivery(
+        &self,
+        delivery: DeliveryId,
+        lease: &str,
+        outcome: AttemptOutcome,
+    ) -> StoreResult<bool> {
+        let attempted = nanos(outcome.attempted_at)?;
+        let next = opt_nanos(outcome.next_attempt_at)?;
+        let failing_since = opt_nanos(outcome.failing_since)?;
+        let mut tx = self.write().await?;
+        let result = async {
+            let c = &mut tx.tx;
+            // The endpoint first, as every write of an endpoint and its deliveries takes
+            // them (deleting one locks it, then its deliveries): no deadlock.
+            let disable = outcome.disable.map(|r| r.as_str().to_owned());
+            let done = query::<DB>(
+                "UPDATE webhook_endpoints SET failing_since = $3, \
+                 enabled = CASE WHEN $4 IS NULL THEN enabled ELSE FALSE END, \
+                 disabled_reason = COALESCE($4, disabled_reason), \
+                 updated_at = CASE WHEN $4 IS NULL THEN updated_at ELSE $5 END \
+                 WHERE id = (SELECT endpoint_id FROM webhook_deliveries \
+                 WHERE id = $1 AND lease_owner = $2)",
+            )
+            .bind(delivery)
+            .bind(lease)
+            .bind(failing_since)
+            .bind(disable)
+            .bind(attempted)
+            .execute(&mut *c)
+            .await
+            .map_err(backend)?;
+            if done.rows_affected() == 0 {
+                return Err(FinishError::LeaseLost);
+            }
+            let done = query::<DB>(
+                "UPDATE webhook_deliveries SET status = $3, attempts = attempts + 1, \
+                 next_attempt_at = $4, last_attempt_at = $5, last_status_code = $6, \
+                 last_error = $7, lease_owner = NULL, lease_until = NULL \
+                 WHERE id = $1 AND lease_owner = $2",
+            )
+            .bind(delivery)
+            .bind(lease)
+            .bind(outcome.status.as_str())
+            .bind(next)
+            .bind(attempted)
+            .bind(outcome.status_code.map(i32::from))
+            .bind(outcome.error)
+            .execute(&mut *c)
+            .await
+            .map_err(backend)?;
+            if done.rows_affected() == 0 {
+                // Claimed again between the two statements: the endpoint's change goes too.
+                return Err(FinishError::LeaseLost);
+            }
+            Ok(())
+        }
+        .await;
+        match tx.finish(result).await {
+            Ok(()) => Ok(true),
+            Err(FinishError::LeaseLost) => Ok(false),
+            Err(FinishError::Store(error)) => Err(error),
+        }
+    }
+
+    async fn purge_deliveries(&self, before: DateTime<Utc>) -> StoreResult<u64> {
+        let q = query::<DB>(
+            "DELETE FROM webhook_deliveries WHERE status <> 'pending' AND created_at < $1",
+        )
+        .bind(bound_nanos(before));
+        let done = self
+            .one_statement(move |on| Box::pin(q.execute(on)))
+            .await?;
+        Ok(done.rows_affected())
+    }
+}
