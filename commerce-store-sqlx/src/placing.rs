@@ -8,8 +8,8 @@ use commerce_core::model::*;
 use commerce_core::money::from_piastres;
 use commerce_core::store::*;
 use rust_decimal::Decimal;
-use sqlx::{AssertSqlSafe, QueryBuilder};
 use sqlx::pool::PoolConnection;
+use sqlx::{AssertSqlSafe, QueryBuilder};
 
 use crate::dialect::*;
 use crate::meter::*;

@@ -249,20 +249,7 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
         }
         .await;
         let id = tx.finish(result).await?;
-        Ok(Webhook {
-            id: WebhookId(id),
-            account_id: new.account_id,
-            url: new.url,
-            events: new.events,
-            description: new.description,
-            enabled: true,
-            disabled_reason: None,
-            secret: new.secret,
-            previous_secret: None,
-            failing_since: None,
-            created_at: instant(at),
-            updated_at: instant(at),
-        })
+        Ok(Webhook::registered(WebhookId(id), new))
     }
 
     async fn webhook(
@@ -271,7 +258,11 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
         id: WebhookId,
     ) -> StoreResult<Option<Webhook>> {
         let mut q = query_as::<DB, WebhookRow>(AssertSqlSafe(format!(
-            concat!("SELECT ", webhook_cols!(), " FROM webhook_endpoints WHERE id = $1{}"),
+            concat!(
+                "SELECT ",
+                webhook_cols!(),
+                " FROM webhook_endpoints WHERE id = $1{}"
+            ),
             owned_by("account_id", 2, account)
         )))
         .bind(id);
@@ -350,9 +341,7 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
         now: DateTime<Utc>,
     ) -> StoreResult<Option<Webhook>> {
         self.change_webhook(account, id, |webhook| {
-            let old = std::mem::replace(&mut webhook.secret, secret);
-            webhook.previous_secret = Some((old, now + SECRET_OVERLAP));
-            webhook.updated_at = now;
+            webhook.rotate(secret, now, SECRET_OVERLAP)
         })
         .await
     }
@@ -509,10 +498,11 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
         } else {
             " FOR UPDATE OF d SKIP LOCKED"
         };
+        // (Picked in a materialised CTE: as `IN (subquery)`, PostgreSQL may run a `LIMIT ...
+        // SKIP LOCKED` subquery more than once and take more rows than the limit.)
         let sql = format!(
             concat!(
-                "UPDATE webhook_deliveries SET lease_owner = $1, lease_until = $2 \
-                 WHERE id IN (SELECT d.id FROM webhook_deliveries d \
+                "WITH picked AS MATERIALIZED (SELECT d.id FROM webhook_deliveries d \
                  JOIN webhook_endpoints e ON e.id = d.endpoint_id \
                  WHERE d.status = 'pending' AND d.next_attempt_at <= $3 \
                  AND (d.lease_until IS NULL OR d.lease_until <= $3) AND e.enabled \
@@ -520,6 +510,8 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
                  WHERE p.endpoint_id = d.endpoint_id AND p.order_id = d.order_id \
                  AND p.status = 'pending' AND p.id < d.id)) \
                  ORDER BY d.next_attempt_at, d.id LIMIT $4{}) \
+                 UPDATE webhook_deliveries SET lease_owner = $1, lease_until = $2 \
+                 WHERE id IN (SELECT id FROM picked) \
                  AND status = 'pending' AND (lease_until IS NULL OR lease_until <= $3) \
                  RETURNING ",
                 delivery_cols!()
@@ -545,7 +537,11 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
         let mut webhooks = std::collections::HashMap::with_capacity(ids.len());
         for chunk in ids.chunks(crate::MAX_BIND_CHUNK) {
             let mut q = crate::in_list::<DB, _>(
-                concat!("SELECT ", webhook_cols!(), " FROM webhook_endpoints WHERE id IN ("),
+                concat!(
+                    "SELECT ",
+                    webhook_cols!(),
+                    " FROM webhook_endpoints WHERE id IN ("
+                ),
                 chunk,
                 ")",
             );

@@ -167,9 +167,8 @@ macro_rules! delivery_cols {
     };
 }
 pub(crate) use {
-    account_aliases, account_cols, category_cols, delivery_cols, key_cols,
-    line_and_warranty_cols, order_cols, product_cols, variant_cols, warranty_cols,
-    webhook_cols, withdrawal_cols,
+    account_aliases, account_cols, category_cols, delivery_cols, key_cols, line_and_warranty_cols,
+    order_cols, product_cols, variant_cols, warranty_cols, webhook_cols, withdrawal_cols,
 };
 
 /// Declares a row type and its decoding ([`FromDbRow`](crate::dialect::FromDbRow)): each field from the column of its

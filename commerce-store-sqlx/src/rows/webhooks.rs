@@ -109,9 +109,7 @@ impl DeliveryRow {
             last_attempt_at: self.last_attempt_at.map(instant),
             last_status_code: self
                 .last_status_code
-                .map(|code| {
-                    u16::try_from(code).map_err(|_| corrupt(format!("HTTP status {code}")))
-                })
+                .map(|code| u16::try_from(code).map_err(|_| corrupt(format!("HTTP status {code}"))))
                 .transpose()?,
             last_error: self.last_error,
             created_at: instant(self.created_at),

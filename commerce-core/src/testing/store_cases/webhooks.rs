@@ -52,7 +52,12 @@ async fn ping(store: &dyn Store, webhook: WebhookId, now: i64) -> Delivery {
 }
 
 /// An event about `order` for `webhook` at `now` (what the outbox writes, by hand).
-async fn order_event_for(store: &dyn Store, webhook: WebhookId, order: OrderId, now: i64) -> Delivery {
+async fn order_event_for(
+    store: &dyn Store,
+    webhook: WebhookId,
+    order: OrderId,
+    now: i64,
+) -> Delivery {
     let event = NewEvent {
         id: crate::webhooks::new_event_id(),
         kind: EventType::OrderStatusChanged,
@@ -106,14 +111,24 @@ pub async fn webhooks_register_to_the_limit_and_belong_to_their_account(store: &
     let b = account(store, "Beta").await;
     let mut mine = Vec::new();
     for n in 0..LIMIT {
-        mine.push(register(store, a.id, &format!("https://a.example/{n}"), EventType::SUBSCRIBABLE, n as i64).await);
+        mine.push(
+            register(
+                store,
+                a.id,
+                &format!("https://a.example/{n}"),
+                EventType::SUBSCRIBABLE,
+                n as i64,
+            )
+            .await,
+        );
     }
     let first = &mine[0];
     assert!(first.enabled && first.disabled_reason.is_none() && first.failing_since.is_none());
     assert_eq!(first.previous_secret, None);
     assert_eq!((first.created_at, first.updated_at), (at(0), at(0)));
     assert_eq!(webhook_of(store, first.id).await, *first);
-    let described = NewWebhook::new(a.id, "https://a.example/x", "whsec_x", at(99)).with_description("مخزن");
+    let described =
+        NewWebhook::new(a.id, "https://a.example/x", "whsec_x", at(99)).with_description("مخزن");
     assert!(matches!(
         store.insert_webhook(described, LIMIT).await,
         Err(InsertWebhookError::TooMany { limit: LIMIT })
@@ -136,31 +151,64 @@ pub async fn webhooks_register_to_the_limit_and_belong_to_their_account(store: &
     assert_eq!(ids(&listed.items, |w| w.id), ids(&mine[4..8], |w| w.id));
     let past = store.webhooks(a.id, page(9, 4)).await.expect("webhooks");
     assert_eq!((past.items.len(), past.total), (0, LIMIT as u64));
-    assert_eq!(store.webhooks(b.id, page(1, 20)).await.unwrap().items, vec![theirs.clone()]);
+    assert_eq!(
+        store.webhooks(b.id, page(1, 20)).await.unwrap().items,
+        vec![theirs.clone()]
+    );
 
     let other = Some(b.id);
     let id = first.id;
     assert_eq!(store.webhook(other, id).await.unwrap(), None);
-    assert_eq!(store.webhook(Some(a.id), id).await.unwrap().as_ref(), Some(first));
+    assert_eq!(
+        store.webhook(Some(a.id), id).await.unwrap().as_ref(),
+        Some(first)
+    );
     assert_eq!(store.webhook(None, id.absent()).await.unwrap(), None);
     let patch = WebhookPatch {
         enabled: Some(false),
         ..Default::default()
     };
-    assert_eq!(store.update_webhook(other, id, patch, at(50)).await.unwrap(), None);
     assert_eq!(
-        store.rotate_webhook_secret(other, id, "whsec_new".into(), at(50)).await.unwrap(),
+        store
+            .update_webhook(other, id, patch, at(50))
+            .await
+            .unwrap(),
         None
     );
-    assert_eq!(store.queue_event(other, id, ping_event(id, at(50))).await.unwrap(), None);
-    let queued = ping(store, id, 50).await;
-    assert_eq!(store.redeliver(other, id, queued.id, at(51)).await.unwrap(), None);
     assert_eq!(
-        store.redeliver(None, theirs.id, queued.id, at(51)).await.unwrap(),
+        store
+            .rotate_webhook_secret(other, id, "whsec_new".into(), at(50))
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        store
+            .queue_event(other, id, ping_event(id, at(50)))
+            .await
+            .unwrap(),
+        None
+    );
+    let queued = ping(store, id, 50).await;
+    assert_eq!(
+        store.redeliver(other, id, queued.id, at(51)).await.unwrap(),
+        None
+    );
+    assert_eq!(
+        store
+            .redeliver(None, theirs.id, queued.id, at(51))
+            .await
+            .unwrap(),
         None,
         "a delivery of another endpoint"
     );
-    assert_eq!(store.deliveries(other, id, None, page(1, 10)).await.unwrap(), None);
+    assert_eq!(
+        store
+            .deliveries(other, id, None, page(1, 10))
+            .await
+            .unwrap(),
+        None
+    );
     assert!(!store.delete_webhook(other, id).await.unwrap());
     assert_eq!(webhook_of(store, id).await, *first, "nothing changed");
     assert_eq!(deliveries_of(store, id).await, vec![queued]);
@@ -170,14 +218,25 @@ pub async fn webhooks_register_to_the_limit_and_belong_to_their_account(store: &
 /// disabling says `manual` (and keeps an earlier reason).
 pub async fn webhook_patch_enables_disables_and_changes_fields(store: &dyn Store) {
     let a = account(store, "Alpha").await;
-    let w = register(store, a.id, "https://a.example/hook", EventType::SUBSCRIBABLE, 0).await;
+    let w = register(
+        store,
+        a.id,
+        "https://a.example/hook",
+        EventType::SUBSCRIBABLE,
+        0,
+    )
+    .await;
     let patch = WebhookPatch {
         url: Some("https://a.example/new".into()),
         events: Some(vec![EventType::OrderStatusChanged]),
         description: Some(Some("وصف".into())),
         enabled: None,
     };
-    let changed = store.update_webhook(Some(a.id), w.id, patch, at(10)).await.unwrap().unwrap();
+    let changed = store
+        .update_webhook(Some(a.id), w.id, patch, at(10))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(changed.url, "https://a.example/new");
     assert_eq!(changed.events, vec![EventType::OrderStatusChanged]);
     assert_eq!(changed.description.as_deref(), Some("وصف"));
@@ -190,7 +249,11 @@ pub async fn webhook_patch_enables_disables_and_changes_fields(store: &dyn Store
         description: Some(None),
         ..Default::default()
     };
-    let disabled = store.update_webhook(None, w.id, disable.clone(), at(20)).await.unwrap().unwrap();
+    let disabled = store
+        .update_webhook(None, w.id, disable.clone(), at(20))
+        .await
+        .unwrap()
+        .unwrap();
     assert!(!disabled.enabled);
     assert_eq!(disabled.disabled_reason, Some(DisabledReason::Manual));
     assert_eq!(disabled.description, None);
@@ -201,18 +264,47 @@ pub async fn webhook_patch_enables_disables_and_changes_fields(store: &dyn Store
         enabled: Some(true),
         ..Default::default()
     };
-    store.update_webhook(None, w.id, enable.clone(), at(30)).await.unwrap();
+    store
+        .update_webhook(None, w.id, enable.clone(), at(30))
+        .await
+        .unwrap();
     let d = ping(store, w.id, 30).await;
     assert_eq!(claim(store, 31, "lease-1", 10).await, vec![d.id]);
-    assert!(finish(store, d.id, "lease-1", outcome(AttemptResult::Answered(410), 1, at(31))).await);
+    assert!(
+        finish(
+            store,
+            d.id,
+            "lease-1",
+            outcome(AttemptResult::Answered(410), 1, at(31))
+        )
+        .await
+    );
     let gone = webhook_of(store, w.id).await;
-    assert_eq!((gone.enabled, gone.disabled_reason), (false, Some(DisabledReason::Gone)));
+    assert_eq!(
+        (gone.enabled, gone.disabled_reason),
+        (false, Some(DisabledReason::Gone))
+    );
     assert_eq!(gone.failing_since, Some(at(31)));
-    let still = store.update_webhook(None, w.id, disable, at(40)).await.unwrap().unwrap();
-    assert_eq!(still.disabled_reason, Some(DisabledReason::Gone), "disabling keeps the reason");
-    let enabled = store.update_webhook(None, w.id, enable, at(50)).await.unwrap().unwrap();
+    let still = store
+        .update_webhook(None, w.id, disable, at(40))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        still.disabled_reason,
+        Some(DisabledReason::Gone),
+        "disabling keeps the reason"
+    );
+    let enabled = store
+        .update_webhook(None, w.id, enable, at(50))
+        .await
+        .unwrap()
+        .unwrap();
     assert!(enabled.enabled);
-    assert_eq!((enabled.disabled_reason, enabled.failing_since), (None, None));
+    assert_eq!(
+        (enabled.disabled_reason, enabled.failing_since),
+        (None, None)
+    );
     assert_eq!(enabled.updated_at, at(50));
     assert_eq!(webhook_of(store, w.id).await, enabled);
 }
@@ -220,18 +312,53 @@ pub async fn webhook_patch_enables_disables_and_changes_fields(store: &dyn Store
 /// Deleting an endpoint deletes its deliveries, pending or not, and no other's.
 pub async fn deleting_a_webhook_drops_its_deliveries(store: &dyn Store) {
     let a = account(store, "Alpha").await;
-    let w = register(store, a.id, "https://a.example/1", EventType::SUBSCRIBABLE, 0).await;
-    let kept = register(store, a.id, "https://a.example/2", EventType::SUBSCRIBABLE, 0).await;
+    let w = register(
+        store,
+        a.id,
+        "https://a.example/1",
+        EventType::SUBSCRIBABLE,
+        0,
+    )
+    .await;
+    let kept = register(
+        store,
+        a.id,
+        "https://a.example/2",
+        EventType::SUBSCRIBABLE,
+        0,
+    )
+    .await;
     let done = ping(store, w.id, 1).await;
     assert_eq!(claim(store, 2, "l", 1).await, vec![done.id]);
-    assert!(finish(store, done.id, "l", outcome(AttemptResult::Answered(200), 1, at(2))).await);
+    assert!(
+        finish(
+            store,
+            done.id,
+            "l",
+            outcome(AttemptResult::Answered(200), 1, at(2))
+        )
+        .await
+    );
     ping(store, w.id, 3).await;
     let other = ping(store, kept.id, 3).await;
     assert!(store.delete_webhook(Some(a.id), w.id).await.unwrap());
     assert_eq!(store.webhook(None, w.id).await.unwrap(), None);
-    assert_eq!(store.deliveries(None, w.id, None, page(1, 10)).await.unwrap(), None);
-    assert!(!store.delete_webhook(None, w.id).await.unwrap(), "deleted once");
-    assert_eq!(claim(store, 10, "l2", 10).await, vec![other.id], "only the other's is left");
+    assert_eq!(
+        store
+            .deliveries(None, w.id, None, page(1, 10))
+            .await
+            .unwrap(),
+        None
+    );
+    assert!(
+        !store.delete_webhook(None, w.id).await.unwrap(),
+        "deleted once"
+    );
+    assert_eq!(
+        claim(store, 10, "l2", 10).await,
+        vec![other.id],
+        "only the other's is left"
+    );
     assert_eq!(store.purge_deliveries(at(1_000)).await.unwrap(), 0);
 }
 
@@ -245,17 +372,29 @@ pub async fn rotating_a_secret_keeps_the_previous_one_for_a_day(store: &dyn Stor
         .unwrap()
         .unwrap();
     assert_eq!(rotated.secret, "whsec_second");
-    assert_eq!(rotated.previous_secret, Some((w.secret.clone(), at(100) + SECRET_OVERLAP)));
+    assert_eq!(
+        rotated.previous_secret,
+        Some((w.secret.clone(), at(100) + SECRET_OVERLAP))
+    );
     assert_eq!(rotated.updated_at, at(100));
     assert_eq!(webhook_of(store, w.id).await, rotated);
-    assert_eq!(rotated.signing_secrets(at(101)), vec!["whsec_second", w.secret.as_str()]);
-    assert_eq!(rotated.signing_secrets(at(100) + SECRET_OVERLAP), vec!["whsec_second"]);
+    assert_eq!(
+        rotated.signing_secrets(at(101)),
+        vec!["whsec_second", w.secret.as_str()]
+    );
+    assert_eq!(
+        rotated.signing_secrets(at(100) + SECRET_OVERLAP),
+        vec!["whsec_second"]
+    );
     let again = store
         .rotate_webhook_secret(None, w.id, "whsec_third".into(), at(200))
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(again.previous_secret, Some(("whsec_second".into(), at(200) + SECRET_OVERLAP)));
+    assert_eq!(
+        again.previous_secret,
+        Some(("whsec_second".into(), at(200) + SECRET_OVERLAP))
+    );
     assert_eq!(webhook_of(store, w.id).await, again);
 }
 
@@ -268,39 +407,96 @@ fn payload(delivery: &Delivery) -> Value {
 /// subscribed to the other type, or another account's.
 pub async fn order_changes_queue_one_delivery_per_subscribed_endpoint(store: &dyn Store) {
     let f = fixture(store, 10, 5).await;
-    let all = register(store, f.account.id, "https://a.example/all", EventType::SUBSCRIBABLE, 0).await;
-    let created = register(store, f.account.id, "https://a.example/created", &[EventType::OrderCreated], 0).await;
-    let moves = register(store, f.account.id, "https://a.example/moves", &[EventType::OrderStatusChanged], 0).await;
-    let off = register(store, f.account.id, "https://a.example/off", EventType::SUBSCRIBABLE, 0).await;
+    let all = register(
+        store,
+        f.account.id,
+        "https://a.example/all",
+        EventType::SUBSCRIBABLE,
+        0,
+    )
+    .await;
+    let created = register(
+        store,
+        f.account.id,
+        "https://a.example/created",
+        &[EventType::OrderCreated],
+        0,
+    )
+    .await;
+    let moves = register(
+        store,
+        f.account.id,
+        "https://a.example/moves",
+        &[EventType::OrderStatusChanged],
+        0,
+    )
+    .await;
+    let off = register(
+        store,
+        f.account.id,
+        "https://a.example/off",
+        EventType::SUBSCRIBABLE,
+        0,
+    )
+    .await;
     let patch = WebhookPatch {
         enabled: Some(false),
         ..Default::default()
     };
-    store.update_webhook(None, off.id, patch, at(0)).await.unwrap();
-    let theirs = register(store, f.other.id, "https://b.example", EventType::SUBSCRIBABLE, 0).await;
+    store
+        .update_webhook(None, off.id, patch, at(0))
+        .await
+        .unwrap();
+    let theirs = register(
+        store,
+        f.other.id,
+        "https://b.example",
+        EventType::SUBSCRIBABLE,
+        0,
+    )
+    .await;
 
     let order = place(
         store,
-        new_order(&f, f.account.id, &number(1), vec![line(&f, &f.variant, 2, false)], 10),
+        new_order(
+            &f,
+            f.account.id,
+            &number(1),
+            vec![line(&f, &f.variant, 2, false)],
+            10,
+        ),
     )
     .await;
     let queued = deliveries_of(store, all.id).await;
     assert_eq!(queued.len(), 1);
     let d = &queued[0];
-    assert_eq!((d.event_type, d.order_id), (EventType::OrderCreated, Some(order.id)));
+    assert_eq!(
+        (d.event_type, d.order_id),
+        (EventType::OrderCreated, Some(order.id))
+    );
     assert_eq!((d.status, d.attempts), (DeliveryStatus::Pending, 0));
     assert_eq!((d.next_attempt_at, d.created_at), (Some(at(10)), at(10)));
-    assert_eq!((d.last_attempt_at, d.last_status_code, d.last_error.as_deref()), (None, None, None));
+    assert_eq!(
+        (
+            d.last_attempt_at,
+            d.last_status_code,
+            d.last_error.as_deref()
+        ),
+        (None, None, None)
+    );
     assert!(d.event_id.starts_with("evt_"), "{}", d.event_id);
     let body = payload(d);
     assert_eq!(body["type"], "order.created");
     assert_eq!(body["id"], d.event_id.as_str());
     assert_eq!(body["data"]["order"]["id"], order.id.get());
-    assert_eq!(body["data"]["order"]["status"]["key"], "pending");
+    assert_eq!(body["data"]["order"]["status"]["key"], OrderStatus::Pending.as_str());
     assert_eq!(body["data"]["previous_status"], Value::Null);
     let to_created = deliveries_of(store, created.id).await;
     assert_eq!(to_created.len(), 1);
-    assert_eq!(to_created[0].event_id, d.event_id, "one event, one id, every endpoint");
+    assert_eq!(
+        to_created[0].event_id, d.event_id,
+        "one event, one id, every endpoint"
+    );
     assert_eq!(to_created[0].payload, d.payload);
     assert!(deliveries_of(store, moves.id).await.is_empty());
     assert!(deliveries_of(store, off.id).await.is_empty());
@@ -312,13 +508,16 @@ pub async fn order_changes_queue_one_delivery_per_subscribed_endpoint(store: &dy
     let queued = deliveries_of(store, all.id).await;
     assert_eq!(queued.len(), 2);
     let moved = &queued[0];
-    assert_eq!((moved.event_type, moved.order_id), (EventType::OrderStatusChanged, Some(order.id)));
+    assert_eq!(
+        (moved.event_type, moved.order_id),
+        (EventType::OrderStatusChanged, Some(order.id))
+    );
     assert_eq!(moved.created_at, at(20));
     assert_ne!(moved.event_id, d.event_id);
     let body = payload(moved);
     assert_eq!(body["type"], "order.status_changed");
-    assert_eq!(body["data"]["order"]["status"]["key"], "confirmed");
-    assert_eq!(body["data"]["previous_status"]["key"], "pending");
+    assert_eq!(body["data"]["order"]["status"]["key"], OrderStatus::Confirmed.as_str());
+    assert_eq!(body["data"]["previous_status"]["key"], OrderStatus::Pending.as_str());
     let to_moves = deliveries_of(store, moves.id).await;
     assert_eq!(to_moves.len(), 1);
     assert_eq!(to_moves[0].event_id, moved.event_id);
@@ -327,7 +526,17 @@ pub async fn order_changes_queue_one_delivery_per_subscribed_endpoint(store: &dy
     assert!(deliveries_of(store, theirs.id).await.is_empty());
 
     // The other account's own order reaches its own endpoint only.
-    place(store, new_order(&f, f.other.id, &number(2), vec![line(&f, &f.variant, 1, false)], 30)).await;
+    place(
+        store,
+        new_order(
+            &f,
+            f.other.id,
+            &number(2),
+            vec![line(&f, &f.variant, 1, false)],
+            30,
+        ),
+    )
+    .await;
     assert_eq!(deliveries_of(store, theirs.id).await.len(), 1);
     assert_eq!(deliveries_of(store, all.id).await.len(), 2);
 }
@@ -335,16 +544,41 @@ pub async fn order_changes_queue_one_delivery_per_subscribed_endpoint(store: &dy
 /// A placement or a move that is refused queues nothing.
 pub async fn refused_order_changes_queue_nothing(store: &dyn Store) {
     let f = fixture(store, 1, 0).await;
-    let w = register(store, f.account.id, "https://a.example", EventType::SUBSCRIBABLE, 0).await;
-    let short = new_order(&f, f.account.id, &number(1), vec![line(&f, &f.variant, 2, false)], 10);
+    let w = register(
+        store,
+        f.account.id,
+        "https://a.example",
+        EventType::SUBSCRIBABLE,
+        0,
+    )
+    .await;
+    let short = new_order(
+        &f,
+        f.account.id,
+        &number(1),
+        vec![line(&f, &f.variant, 2, false)],
+        10,
+    );
     assert!(matches!(
         store.place_order(short).await,
         Err(PlaceOrderError::InsufficientStock { .. })
     ));
     assert!(deliveries_of(store, w.id).await.is_empty());
-    let order = place(store, new_order(&f, f.account.id, &number(2), vec![line(&f, &f.variant, 1, false)], 10)).await;
+    let order = place(
+        store,
+        new_order(
+            &f,
+            f.account.id,
+            &number(2),
+            vec![line(&f, &f.variant, 1, false)],
+            10,
+        ),
+    )
+    .await;
     assert!(matches!(
-        store.change_order_status(change(order.id, OrderStatus::Shipped, 20)).await,
+        store
+            .change_order_status(change(order.id, OrderStatus::Shipped, 20))
+            .await,
         Err(StatusChangeError::NotAllowed { .. })
     ));
     let mut foreign = change(order.id, OrderStatus::Cancelled, 20);
@@ -353,13 +587,22 @@ pub async fn refused_order_changes_queue_nothing(store: &dyn Store) {
         store.change_order_status(foreign).await,
         Err(StatusChangeError::NotFound)
     ));
-    let taken = new_order(&f, f.account.id, &number(2), vec![line(&f, &f.variant, 1, false)], 30);
+    let taken = new_order(
+        &f,
+        f.account.id,
+        &number(2),
+        vec![line(&f, &f.variant, 1, false)],
+        30,
+    );
     assert!(matches!(
         store.place_order(taken).await,
         Err(PlaceOrderError::NumberTaken)
     ));
     let queued = deliveries_of(store, w.id).await;
-    assert_eq!(ids(&queued, |d| d.event_type), vec![EventType::OrderCreated]);
+    assert_eq!(
+        ids(&queued, |d| d.event_type),
+        vec![EventType::OrderCreated]
+    );
 }
 
 /// Claims: due ones only, exclusive per lease, again once a lease ran out; a wrong lease
@@ -370,19 +613,35 @@ pub async fn claims_are_due_exclusive_and_leased(store: &dyn Store) {
     let first = ping(store, w.id, 10).await;
     let second = ping(store, w.id, 11).await;
     let later = ping(store, w.id, 100).await;
-    assert!(claim(store, 9, "early", 10).await.is_empty(), "nothing due yet");
+    assert!(
+        claim(store, 9, "early", 10).await.is_empty(),
+        "nothing due yet"
+    );
     let one = claim(store, 50, "one", 1).await;
     assert_eq!(one, vec![first.id], "oldest first, up to the limit");
     let two = claim(store, 50, "two", 10).await;
-    assert_eq!(two, vec![second.id], "the other lease's delivery is not claimed again");
+    assert_eq!(
+        two,
+        vec![second.id],
+        "the other lease's delivery is not claimed again"
+    );
     assert!(claim(store, 60, "three", 10).await.is_empty());
 
     // A wrong lease writes nothing.
     let ok = outcome(AttemptResult::Answered(204), 1, at(61));
     assert!(!finish(store, first.id, "two", ok.clone()).await);
-    assert_eq!(deliveries_of(store, w.id).await.iter().find(|d| d.id == first.id), Some(&first));
+    assert_eq!(
+        deliveries_of(store, w.id)
+            .await
+            .iter()
+            .find(|d| d.id == first.id),
+        Some(&first)
+    );
     assert!(finish(store, first.id, "one", ok.clone()).await);
-    assert!(!finish(store, first.id, "one", ok).await, "the lease is released");
+    assert!(
+        !finish(store, first.id, "one", ok).await,
+        "the lease is released"
+    );
     let delivered = store
         .deliveries(None, w.id, Some(DeliveryStatus::Delivered), page(1, 10))
         .await
@@ -390,14 +649,24 @@ pub async fn claims_are_due_exclusive_and_leased(store: &dyn Store) {
         .unwrap();
     assert_eq!(delivered.total, 1);
     let d = &delivered.items[0];
-    assert_eq!((d.id, d.status, d.attempts), (first.id, DeliveryStatus::Delivered, 1));
-    assert_eq!((d.next_attempt_at, d.last_attempt_at, d.last_status_code), (None, Some(at(61)), Some(204)));
+    assert_eq!(
+        (d.id, d.status, d.attempts),
+        (first.id, DeliveryStatus::Delivered, 1)
+    );
+    assert_eq!(
+        (d.next_attempt_at, d.last_attempt_at, d.last_status_code),
+        (None, Some(at(61)), Some(204))
+    );
 
     // `second`'s lease (until 80) runs out: another dispatcher takes it over, and the first
     // one's late attempt is not recorded.
     assert!(claim(store, 79, "four", 10).await.is_empty());
     assert_eq!(claim(store, 80, "four", 10).await, vec![second.id]);
-    let failed = outcome(AttemptResult::NoAnswer("connection refused".into()), 1, at(81));
+    let failed = outcome(
+        AttemptResult::NoAnswer("connection refused".into()),
+        1,
+        at(81),
+    );
     assert!(!finish(store, second.id, "two", failed.clone()).await);
     assert!(finish(store, second.id, "four", failed).await);
     let pending = store
@@ -409,20 +678,40 @@ pub async fn claims_are_due_exclusive_and_leased(store: &dyn Store) {
     let retried = &pending.items[1];
     assert_eq!(retried.attempts, 1);
     assert_eq!(retried.next_attempt_at, Some(at(81) + RETRY_SCHEDULE[0]));
-    assert_eq!((retried.last_status_code, retried.last_error.as_deref()), (None, Some("connection refused")));
+    assert_eq!(
+        (retried.last_status_code, retried.last_error.as_deref()),
+        (None, Some("connection refused"))
+    );
     assert_eq!(webhook_of(store, w.id).await.failing_since, Some(at(81)));
-    assert!(claim(store, 85, "five", 10).await.is_empty(), "not before the wait");
-    assert_eq!(claim(store, 86, "five", 10).await, vec![second.id], "due again after the wait");
+    assert!(
+        claim(store, 85, "five", 10).await.is_empty(),
+        "not before the wait"
+    );
+    assert_eq!(
+        claim(store, 86, "five", 10).await,
+        vec![second.id],
+        "due again after the wait"
+    );
     assert_eq!(claim(store, 100, "six", 10).await, vec![later.id]);
     let ok = outcome(AttemptResult::Answered(200), 2, at(101));
     assert!(finish(store, second.id, "five", ok.clone()).await);
     assert!(finish(store, later.id, "six", ok).await);
 
     // A redelivery is a new pending delivery of the same event, due now.
-    let again = store.redeliver(Some(a.id), w.id, first.id, at(200)).await.unwrap().unwrap();
+    let again = store
+        .redeliver(Some(a.id), w.id, first.id, at(200))
+        .await
+        .unwrap()
+        .unwrap();
     assert_ne!(again.id, first.id);
-    assert_eq!((again.event_id, again.payload), (first.event_id.clone(), first.payload.clone()));
-    assert_eq!((again.status, again.attempts, again.next_attempt_at), (DeliveryStatus::Pending, 0, Some(at(200))));
+    assert_eq!(
+        (again.event_id, again.payload),
+        (first.event_id.clone(), first.payload.clone())
+    );
+    assert_eq!(
+        (again.status, again.attempts, again.next_attempt_at),
+        (DeliveryStatus::Pending, 0, Some(at(200)))
+    );
     assert_eq!(claim(store, 200, "seven", 10).await, vec![again.id]);
 }
 
@@ -431,8 +720,22 @@ pub async fn claims_are_due_exclusive_and_leased(store: &dyn Store) {
 /// is once the first is delivered or failed. Other orders and endpoints are not held up.
 pub async fn claims_keep_each_orders_events_in_order(store: &dyn Store) {
     let a = account(store, "Alpha").await;
-    let w = register(store, a.id, "https://a.example/1", EventType::SUBSCRIBABLE, 0).await;
-    let w2 = register(store, a.id, "https://a.example/2", EventType::SUBSCRIBABLE, 0).await;
+    let w = register(
+        store,
+        a.id,
+        "https://a.example/1",
+        EventType::SUBSCRIBABLE,
+        0,
+    )
+    .await;
+    let w2 = register(
+        store,
+        a.id,
+        "https://a.example/2",
+        EventType::SUBSCRIBABLE,
+        0,
+    )
+    .await;
     let (x, y) = (OrderId(1_000_001), OrderId(1_000_002));
     let x1 = order_event_for(store, w.id, x, 10).await;
     let x2 = order_event_for(store, w.id, x, 11).await;
@@ -446,18 +749,40 @@ pub async fn claims_keep_each_orders_events_in_order(store: &dyn Store) {
     assert!(finish(store, x1.id, "l1", retry).await);
     assert!(claim(store, 22, "l2", 10).await.is_empty());
     assert_eq!(claim(store, 26, "l3", 10).await, vec![x1.id]);
-    assert!(finish(store, x1.id, "l3", outcome(AttemptResult::Answered(200), 2, at(27))).await);
+    assert!(
+        finish(
+            store,
+            x1.id,
+            "l3",
+            outcome(AttemptResult::Answered(200), 2, at(27))
+        )
+        .await
+    );
     assert_eq!(claim(store, 28, "l4", 10).await, vec![x2.id]);
     // A failed delivery (410) no longer holds the next one back.
-    assert!(finish(store, x2.id, "l4", outcome(AttemptResult::Answered(410), 1, at(29))).await);
+    assert!(
+        finish(
+            store,
+            x2.id,
+            "l4",
+            outcome(AttemptResult::Answered(410), 1, at(29))
+        )
+        .await
+    );
     let gone = webhook_of(store, w.id).await;
     assert!(!gone.enabled);
-    assert!(claim(store, 30, "l5", 10).await.is_empty(), "a disabled endpoint's deliveries wait");
+    assert!(
+        claim(store, 30, "l5", 10).await.is_empty(),
+        "a disabled endpoint's deliveries wait"
+    );
     let enable = WebhookPatch {
         enabled: Some(true),
         ..Default::default()
     };
-    store.update_webhook(None, w.id, enable, at(31)).await.unwrap();
+    store
+        .update_webhook(None, w.id, enable, at(31))
+        .await
+        .unwrap();
     assert_eq!(claim(store, 32, "l6", 10).await, vec![x3.id]);
 }
 
@@ -480,7 +805,10 @@ pub async fn a_failing_endpoint_is_disabled_by_the_outcome(store: &dyn Store) {
         enabled: Some(true),
         ..Default::default()
     };
-    store.update_webhook(None, w.id, enable, at(20)).await.unwrap();
+    store
+        .update_webhook(None, w.id, enable, at(20))
+        .await
+        .unwrap();
     let d2 = ping(store, w.id, 20).await;
     let mut due = claim(store, 30, "m", 10).await;
     due.sort();
@@ -488,9 +816,20 @@ pub async fn a_failing_endpoint_is_disabled_by_the_outcome(store: &dyn Store) {
     let o = AttemptResult::Answered(500).decide(2, at(31), Some(at(25)));
     assert!(finish(store, d2.id, "m", o).await);
     assert_eq!(webhook_of(store, w.id).await.failing_since, Some(at(25)));
-    assert!(finish(store, d.id, "m", outcome(AttemptResult::Answered(200), 2, at(32))).await);
+    assert!(
+        finish(
+            store,
+            d.id,
+            "m",
+            outcome(AttemptResult::Answered(200), 2, at(32))
+        )
+        .await
+    );
     let w = webhook_of(store, w.id).await;
-    assert_eq!((w.enabled, w.failing_since, w.updated_at), (true, None, at(20)));
+    assert_eq!(
+        (w.enabled, w.failing_since, w.updated_at),
+        (true, None, at(20))
+    );
 }
 
 /// Purging deletes the deliveries created before the cut that are delivered or failed.
@@ -503,9 +842,33 @@ pub async fn purging_deletes_only_old_finished_deliveries(store: &dyn Store) {
     let recent = ping(store, w.id, 100).await;
     let claimed = claim(store, 100, "l", 10).await;
     assert_eq!(claimed.len(), 4);
-    assert!(finish(store, delivered.id, "l", outcome(AttemptResult::Answered(200), 1, at(101))).await);
-    assert!(finish(store, failed.id, "l", outcome(AttemptResult::Answered(410), 1, at(101))).await);
-    assert!(finish(store, recent.id, "l", outcome(AttemptResult::Answered(200), 1, at(101))).await);
+    assert!(
+        finish(
+            store,
+            delivered.id,
+            "l",
+            outcome(AttemptResult::Answered(200), 1, at(101))
+        )
+        .await
+    );
+    assert!(
+        finish(
+            store,
+            failed.id,
+            "l",
+            outcome(AttemptResult::Answered(410), 1, at(101))
+        )
+        .await
+    );
+    assert!(
+        finish(
+            store,
+            recent.id,
+            "l",
+            outcome(AttemptResult::Answered(200), 1, at(101))
+        )
+        .await
+    );
     assert_eq!(store.purge_deliveries(at(50)).await.unwrap(), 2);
     assert_eq!(
         ids(&deliveries_of(store, w.id).await, |d| d.id),
@@ -518,14 +881,24 @@ pub async fn purging_deletes_only_old_finished_deliveries(store: &dyn Store) {
 pub async fn concurrent_webhook_registrations_never_exceed_the_limit(store: Arc<dyn Store>) {
     let a = account(&*store, "Alpha").await;
     for n in 0..4 {
-        register(&*store, a.id, &format!("https://a.example/{n}"), EventType::SUBSCRIBABLE, 0).await;
+        register(
+            &*store,
+            a.id,
+            &format!("https://a.example/{n}"),
+            EventType::SUBSCRIBABLE,
+            0,
+        )
+        .await;
     }
     let mut tasks = Vec::new();
     for n in 0..16 {
         let store = store.clone();
         tasks.push(tokio::spawn(async move {
             store
-                .insert_webhook(NewWebhook::new(a.id, format!("https://a.example/r{n}"), "whsec_r", at(1)), LIMIT)
+                .insert_webhook(
+                    NewWebhook::new(a.id, format!("https://a.example/r{n}"), "whsec_r", at(1)),
+                    LIMIT,
+                )
                 .await
         }));
     }
@@ -538,19 +911,40 @@ pub async fn concurrent_webhook_registrations_never_exceed_the_limit(store: Arc<
         }
     }
     assert_eq!((ok, refused), (6, 10));
-    assert_eq!(store.webhooks(a.id, page(1, 50)).await.unwrap().total, LIMIT as u64);
+    assert_eq!(
+        store.webhooks(a.id, page(1, 50)).await.unwrap().total,
+        LIMIT as u64
+    );
 }
 
 /// 8 dispatchers claiming and finishing 60 due deliveries at once: each is claimed and
 /// delivered exactly once.
 pub async fn concurrent_claims_never_share_a_delivery(store: Arc<dyn Store>) {
     let a = account(&*store, "Alpha").await;
-    let w1 = register(&*store, a.id, "https://a.example/1", EventType::SUBSCRIBABLE, 0).await;
-    let w2 = register(&*store, a.id, "https://a.example/2", EventType::SUBSCRIBABLE, 0).await;
+    let w1 = register(
+        &*store,
+        a.id,
+        "https://a.example/1",
+        EventType::SUBSCRIBABLE,
+        0,
+    )
+    .await;
+    let w2 = register(
+        &*store,
+        a.id,
+        "https://a.example/2",
+        EventType::SUBSCRIBABLE,
+        0,
+    )
+    .await;
     let mut queued = BTreeSet::new();
     for n in 0..30 {
         queued.insert(ping(&*store, w1.id, n).await.id);
-        queued.insert(order_event_for(&*store, w2.id, OrderId(2_000_000 + n % 7), n).await.id);
+        queued.insert(
+            order_event_for(&*store, w2.id, OrderId(2_000_000 + n % 7), n)
+                .await
+                .id,
+        );
     }
     let mut tasks = Vec::new();
     for t in 0..8 {
