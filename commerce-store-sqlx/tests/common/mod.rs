@@ -210,18 +210,51 @@ async fn snapshot(store: &dyn Store, db: &dyn Database, f: &Fixture) -> Vec<i64>
     ]
 }
 
-/// `place_order` failing at its last write (the meter) leaves stock, orders, lines,
-/// timeline, idempotency link and meter exactly as before; after the fault is removed the
-/// same order (same number and reference) goes through.
+/// Registers an endpoint of the fixture's account receiving every order event.
+async fn subscribe(store: &dyn Store, f: &Fixture) {
+    store
+        .insert_webhook(
+            NewWebhook::new(f.account.id, "https://hooks.example", "whsec_test", at(0)),
+            MAX_WEBHOOKS_PER_ACCOUNT,
+        )
+        .await
+        .unwrap();
+}
+
+/// The deliveries queued of events of `kind`.
+async fn queued(db: &dyn Database, kind: EventType) -> i64 {
+    match kind {
+        EventType::OrderCreated => {
+            db.count(
+                "SELECT COUNT(*) FROM webhook_deliveries WHERE event_type = 'order.created'",
+            )
+            .await
+        }
+        _ => {
+            db.count(
+                "SELECT COUNT(*) FROM webhook_deliveries \
+                 WHERE event_type = 'order.status_changed'",
+            )
+            .await
+        }
+    }
+}
+
+/// `place_order` failing at its last write (the meter, after the outbox's insert) leaves
+/// stock, orders, lines, timeline, idempotency link, meter and webhook deliveries exactly as
+/// before; after the fault is removed the same order (same number and reference) goes
+/// through, with its delivery.
 pub async fn place_order_failing_at_its_last_write_leaves_nothing(
     store: &dyn Store,
     db: &dyn Database,
 ) {
     let f = fixture(store).await;
+    subscribe(store, &f).await;
     store
         .place_order(order(&f, "EG-AAAA0001", 2))
         .await
         .unwrap();
+    assert_eq!(queued(db, EventType::OrderCreated).await, 1);
     let scope = IdempotencyScope {
         account_id: f.account.id,
         key: "idem".into(),
@@ -255,6 +288,7 @@ pub async fn place_order_failing_at_its_last_write_leaves_nothing(
     );
     db.exec(db.disarm_sql()).await;
     assert_eq!(snapshot(store, db, &f).await, before);
+    assert_eq!(queued(db, EventType::OrderCreated).await, 1, "no delivery left behind");
     // The record was not linked: a stale takeover starts afresh instead of recovering.
     assert_eq!(begin(at(200)).await, IdempotencyBegin::Started);
     doomed.idempotency = Some(scope.clone());
@@ -264,15 +298,17 @@ pub async fn place_order_failing_at_its_last_write_leaves_nothing(
         snapshot(store, db, &f).await,
         vec![5, 2, 2, 2, 2, 2, 1, 2, 0, 0]
     );
+    assert_eq!(queued(db, EventType::OrderCreated).await, 2);
 }
 
 /// A cancellation failing at its last insert (the timeline entry) releases no stock, bills
-/// nothing and leaves the status as it was.
+/// nothing, queues no event and leaves the status as it was.
 pub async fn cancel_failing_at_its_last_insert_changes_nothing(
     store: &dyn Store,
     db: &dyn Database,
 ) {
     let f = fixture(store).await;
+    subscribe(store, &f).await;
     let placed = store
         .place_order(order(&f, "EG-AAAA0001", 4))
         .await
@@ -301,11 +337,13 @@ pub async fn cancel_failing_at_its_last_insert_changes_nothing(
     db.exec(db.disarm_sql()).await;
     assert_eq!(snapshot(store, db, &f).await, before);
     assert_eq!(store.order(None, placed.id).await.unwrap().unwrap(), placed);
+    assert_eq!(queued(db, EventType::OrderStatusChanged).await, 0);
     let cancelled = store.change_order_status(cancel).await.unwrap();
     assert_eq!(cancelled.status, OrderStatus::RejectedByMarketer);
     assert_eq!(available(store, &f).await, 10);
     // The counters moved with the status: pending 0, cancelled 1, in step with COUNT(*).
     assert_eq!(snapshot(store, db, &f).await[7..], [0, 1, 0]);
+    assert_eq!(queued(db, EventType::OrderStatusChanged).await, 1);
 }
 
 /// With the pool closed, every operation fails with `StoreError::Backend` (no panic).
