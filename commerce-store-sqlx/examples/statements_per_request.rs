@@ -11,7 +11,8 @@
 //! (`commerce_statements`, dropped and created anew), so that other clients of the server do
 //! not count. The sandbox is seeded, 40 orders are placed, and then each request of the list is
 //! sent `REPEAT` (100) times through `Engine::handle`; for each, the statements executed in
-//! that database are divided by the repeats. `BEGIN`/`COMMIT`/`ROLLBACK` are counted apart;
+//! that database are divided by the repeats. The order writes are then measured again with a
+//! webhook endpoint registered for the account ("+ webhook": the outbox's own insert). `BEGIN`/`COMMIT`/`ROLLBACK` are counted apart;
 //! "WAL" counts executions of statements that wrote WAL (a durable write at commit unless the
 //! statement is on an unlogged table or `synchronous_commit` is off).
 //!
@@ -24,8 +25,9 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use commerce_core::Engine;
-use commerce_core::model::VariantPatch;
+use commerce_core::model::{NewWebhook, VariantPatch};
 use commerce_core::sandbox;
+use commerce_core::store::{MAX_WEBHOOKS_PER_ACCOUNT, WebhookStore};
 use commerce_store_sqlx::PgStore;
 use commerce_store_sqlx::sqlx::postgres::PgConnectOptions;
 use commerce_store_sqlx::sqlx::{self, Connection, PgConnection};
@@ -36,6 +38,7 @@ type AnyError = Box<dyn std::error::Error + Send + Sync>;
 
 const DATABASE: &str = "commerce_statements";
 const REPEAT: usize = 100;
+const WARM_UP: usize = 5;
 const KEY: &str = "sk_demo_bench";
 
 /// One request of the list: a label and how to build it (`i` is the repeat).
@@ -95,6 +98,66 @@ async fn counts(admin: &mut PgConnection) -> Result<Counts, AnyError> {
     Ok(counts)
 }
 
+/// A cancel of each order of `orders` in turn (`i` is the repeat).
+fn cancel_probe(label: &'static str, orders: Vec<i64>) -> Probe {
+    Probe {
+        label,
+        build: Box::new(move |i| {
+            request(
+                Method::POST,
+                &format!("/api/v1/orders/{}/cancel", orders[i]),
+                None,
+                None,
+            )
+        }),
+    }
+}
+
+/// Sends `probe`'s request `REPEAT` times (after a warm-up) and prints its statements per
+/// request.
+async fn measure(engine: &Engine, admin: &mut PgConnection, probe: &Probe) -> Result<(), AnyError> {
+    // Warm the connections and statement caches first.
+    for i in 0..WARM_UP {
+        let _ = engine.handle((probe.build)(REPEAT + i)).await;
+    }
+    sqlx::raw_sql("SELECT pg_stat_statements_reset()")
+        .execute(&mut *admin)
+        .await?;
+    for i in 0..REPEAT {
+        let r = engine.handle((probe.build)(i)).await;
+        if !r.status().is_success() {
+            return Err(format!("{}: {}", probe.label, r.status()).into());
+        }
+    }
+    if std::env::var_os("STATEMENTS_DETAIL").is_some() {
+        let rows: Vec<(String, i64)> = sqlx::query_as(
+            "SELECT s.query, s.calls FROM pg_stat_statements s \
+             JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = $1 ORDER BY s.calls DESC",
+        )
+        .bind(DATABASE)
+        .fetch_all(&mut *admin)
+        .await?;
+        for (query, calls) in rows {
+            let query: String = query.split_whitespace().collect::<Vec<_>>().join(" ");
+            println!(
+                "    {:>6.2}  {}",
+                calls as f64 / REPEAT as f64,
+                &query[..query.len().min(150)]
+            );
+        }
+    }
+    let c = counts(&mut *admin).await?;
+    let per = |n: i64| n as f64 / REPEAT as f64;
+    println!(
+        "{:<36} {:>11.2} {:>13.2} {:>12.2}",
+        probe.label,
+        per(c.statements),
+        per(c.transaction_control),
+        per(c.wal_writing)
+    );
+    Ok(())
+}
+
 #[tokio::main]
 async fn main() -> Result<(), AnyError> {
     let Ok(url) = std::env::var("COMMERCE_TEST_POSTGRES_URL") else {
@@ -131,8 +194,9 @@ async fn main() -> Result<(), AnyError> {
         "shipping_option_id": fixture.standard_shipping,
         "lines": [{"variant_id": fixture.plain_variant, "quantity": 1, "profit": "10"}],
     });
+    // Orders to cancel: one per request of each cancel probe and its warm-up.
     let mut placed = Vec::new();
-    for _ in 0..40 + REPEAT {
+    for _ in 0..40 + 2 * (REPEAT + WARM_UP) {
         let r = engine
             .handle(request(Method::POST, "/api/v1/orders", Some(&order), None))
             .await;
@@ -211,62 +275,45 @@ async fn main() -> Result<(), AnyError> {
                 )
             }),
         },
-        Probe {
-            label: "POST /orders/{id}/cancel",
-            build: Box::new(move |i| {
-                request(
-                    Method::POST,
-                    &format!("/api/v1/orders/{}/cancel", placed[i]),
-                    None,
-                    None,
-                )
-            }),
-        },
+        cancel_probe(
+            "POST /orders/{id}/cancel",
+            placed[..REPEAT + WARM_UP].to_vec(),
+        ),
     ];
     println!(
-        "{:<32} {:>11} {:>13} {:>12}",
+        "{:<36} {:>11} {:>13} {:>12}",
         "request (per request)", "statements", "BEGIN/COMMIT", "WAL-writing"
     );
     for probe in &probes {
-        // Warm the connections and statement caches first.
-        for i in 0..5 {
-            let _ = engine.handle((probe.build)(REPEAT + i)).await;
-        }
-        sqlx::raw_sql("SELECT pg_stat_statements_reset()")
-            .execute(&mut admin)
-            .await?;
-        for i in 0..REPEAT {
-            let r = engine.handle((probe.build)(i)).await;
-            if !r.status().is_success() {
-                return Err(format!("{}: {}", probe.label, r.status()).into());
-            }
-        }
-        if std::env::var_os("STATEMENTS_DETAIL").is_some() {
-            let rows: Vec<(String, i64)> = sqlx::query_as(
-                "SELECT s.query, s.calls FROM pg_stat_statements s \
-                 JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = $1 ORDER BY s.calls DESC",
-            )
-            .bind(DATABASE)
-            .fetch_all(&mut admin)
-            .await?;
-            for (query, calls) in rows {
-                let query: String = query.split_whitespace().collect::<Vec<_>>().join(" ");
-                println!(
-                    "    {:>6.2}  {}",
-                    calls as f64 / REPEAT as f64,
-                    &query[..query.len().min(150)]
-                );
-            }
-        }
-        let c = counts(&mut admin).await?;
-        let per = |n: i64| n as f64 / REPEAT as f64;
-        println!(
-            "{:<32} {:>11.2} {:>13.2} {:>12.2}",
-            probe.label,
-            per(c.statements),
-            per(c.transaction_control),
-            per(c.wal_writing)
-        );
+        measure(&engine, &mut admin, probe).await?;
+    }
+    // The same order writes for an account with a webhook endpoint: the outbox's insert.
+    store
+        .insert_webhook(
+            NewWebhook::new(
+                fixture.marketer_a,
+                "https://hooks.example/bench",
+                "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+                chrono::Utc::now(),
+            ),
+            MAX_WEBHOOKS_PER_ACCOUNT,
+        )
+        .await?;
+    let order_body = order.clone();
+    let hooked = [
+        Probe {
+            label: "POST /orders + webhook",
+            build: Box::new(move |_| {
+                request(Method::POST, "/api/v1/orders", Some(&order_body), None)
+            }),
+        },
+        cancel_probe(
+            "POST /orders/{id}/cancel + webhook",
+            placed[REPEAT + WARM_UP..].to_vec(),
+        ),
+    ];
+    for probe in &hooked {
+        measure(&engine, &mut admin, probe).await?;
     }
     store.pool().close().await;
     sqlx::raw_sql("DROP DATABASE IF EXISTS commerce_statements WITH (FORCE)")

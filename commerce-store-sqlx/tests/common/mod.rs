@@ -225,10 +225,8 @@ async fn subscribe(store: &dyn Store, f: &Fixture) {
 async fn queued(db: &dyn Database, kind: EventType) -> i64 {
     match kind {
         EventType::OrderCreated => {
-            db.count(
-                "SELECT COUNT(*) FROM webhook_deliveries WHERE event_type = 'order.created'",
-            )
-            .await
+            db.count("SELECT COUNT(*) FROM webhook_deliveries WHERE event_type = 'order.created'")
+                .await
         }
         _ => {
             db.count(
@@ -288,7 +286,11 @@ pub async fn place_order_failing_at_its_last_write_leaves_nothing(
     );
     db.exec(db.disarm_sql()).await;
     assert_eq!(snapshot(store, db, &f).await, before);
-    assert_eq!(queued(db, EventType::OrderCreated).await, 1, "no delivery left behind");
+    assert_eq!(
+        queued(db, EventType::OrderCreated).await,
+        1,
+        "no delivery left behind"
+    );
     // The record was not linked: a stale takeover starts afresh instead of recovering.
     assert_eq!(begin(at(200)).await, IdempotencyBegin::Started);
     doomed.idempotency = Some(scope.clone());

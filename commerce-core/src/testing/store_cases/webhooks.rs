@@ -489,7 +489,10 @@ pub async fn order_changes_queue_one_delivery_per_subscribed_endpoint(store: &dy
     assert_eq!(body["type"], "order.created");
     assert_eq!(body["id"], d.event_id.as_str());
     assert_eq!(body["data"]["order"]["id"], order.id.get());
-    assert_eq!(body["data"]["order"]["status"]["key"], OrderStatus::Pending.as_str());
+    assert_eq!(
+        body["data"]["order"]["status"]["key"],
+        OrderStatus::Pending.as_str()
+    );
     assert_eq!(body["data"]["previous_status"], Value::Null);
     let to_created = deliveries_of(store, created.id).await;
     assert_eq!(to_created.len(), 1);
@@ -516,8 +519,14 @@ pub async fn order_changes_queue_one_delivery_per_subscribed_endpoint(store: &dy
     assert_ne!(moved.event_id, d.event_id);
     let body = payload(moved);
     assert_eq!(body["type"], "order.status_changed");
-    assert_eq!(body["data"]["order"]["status"]["key"], OrderStatus::Confirmed.as_str());
-    assert_eq!(body["data"]["previous_status"]["key"], OrderStatus::Pending.as_str());
+    assert_eq!(
+        body["data"]["order"]["status"]["key"],
+        OrderStatus::Confirmed.as_str()
+    );
+    assert_eq!(
+        body["data"]["previous_status"]["key"],
+        OrderStatus::Pending.as_str()
+    );
     let to_moves = deliveries_of(store, moves.id).await;
     assert_eq!(to_moves.len(), 1);
     assert_eq!(to_moves[0].event_id, moved.event_id);
