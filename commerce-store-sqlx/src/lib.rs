@@ -37,6 +37,17 @@
 //! (`commerce_core::testing::cancellation`) and `tests/disconnects.rs` check it on both
 //! databases, PostgreSQL also through `pg_stat_activity`.
 //!
+//! # Webhooks
+//! The outbox of webhook deliveries is written by `place_order` and `change_order_status` in
+//! their own transaction: one `INSERT ... SELECT` queues the event for every enabled endpoint
+//! of the account that receives its type (`webhook_endpoints.events` is the comma-joined
+//! list), and only when the order's insert or row lock (a column of a statement they run
+//! anyway) says there is one, so an account without endpoints pays nothing. The dispatcher's
+//! claim is one `UPDATE` of the due deliveries, picked oldest first, each the earliest pending
+//! one of its order to its endpoint, under a lease; on PostgreSQL with `FOR UPDATE SKIP
+//! LOCKED`, so that dispatchers sharing the database never take the same delivery. An attempt
+//! is recorded only while its lease still holds the delivery.
+//!
 //! # Round trips (PostgreSQL)
 //! What each request costs is measured by `examples/statements_per_request.rs` (figures in
 //! BENCHMARKS.md). In short: the key, its rate-window hit and its account are one statement
