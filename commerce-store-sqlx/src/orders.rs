@@ -69,22 +69,25 @@ pub(crate) async fn touch_products<DB: Dialect>(
     Ok(())
 }
 
+/// The moving order's account, status and booked earnings (net, commission), and whether the
+/// account has an endpoint that receives the move.
+type MovingRow = (i64, String, Option<i64>, Option<i64>, bool);
+
 pub(crate) async fn change_status_in<DB: Dialect>(
     c: &mut PoolConnection<DB>,
     change: StatusChange,
 ) -> Result<Order, StatusChangeError> {
     // With whether the account has an endpoint that receives the move (see placing).
-    let current: Option<(i64, String, Option<i64>, Option<i64>, bool)> =
-        query_as::<DB, (i64, String, Option<i64>, Option<i64>, bool)>(AssertSqlSafe(format!(
-            "SELECT account_id, status, earnings_net, earnings_commission, {} \
+    let current: Option<MovingRow> = query_as::<DB, MovingRow>(AssertSqlSafe(format!(
+        "SELECT account_id, status, earnings_net, earnings_commission, {} \
              FROM orders WHERE id = $1{}",
-            subscribed::<DB>("orders.account_id", EventType::OrderStatusChanged),
-            DB::FOR_UPDATE
-        )))
-        .bind(change.order_id)
-        .fetch_optional(&mut *c)
-        .await
-        .map_err(backend)?;
+        subscribed::<DB>("orders.account_id", EventType::OrderStatusChanged),
+        DB::FOR_UPDATE
+    )))
+    .bind(change.order_id)
+    .fetch_optional(&mut *c)
+    .await
+    .map_err(backend)?;
     let Some((account, current, net, commission, hooked)) = current else {
         return Err(StatusChangeError::NotFound);
     };
