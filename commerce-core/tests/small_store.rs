@@ -696,7 +696,12 @@ impl WebhookStore for SmallStore {
         limit: usize,
     ) -> Result<Webhook, InsertWebhookError> {
         let mut t = self.lock();
-        if t.webhooks.iter().filter(|w| w.account_id == new.account_id).count() >= limit {
+        if t.webhooks
+            .iter()
+            .filter(|w| w.account_id == new.account_id)
+            .count()
+            >= limit
+        {
             return Err(InsertWebhookError::TooMany { limit });
         }
         t.webhook_count += 1;
@@ -719,7 +724,10 @@ impl WebhookStore for SmallStore {
         page: PageRequest,
     ) -> Result<Page<Webhook>, StoreError> {
         let t = self.lock();
-        Ok(page_of(t.webhooks.iter().filter(|w| w.account_id == account), page))
+        Ok(page_of(
+            t.webhooks.iter().filter(|w| w.account_id == account),
+            page,
+        ))
     }
 
     async fn update_webhook(
@@ -840,7 +848,11 @@ impl WebhookStore for SmallStore {
         for i in due {
             t.deliveries[i].1 = Some((lease.to_owned(), now + lease_for));
             let delivery = t.deliveries[i].0.clone();
-            let webhook = t.webhooks.iter().find(|w| w.id == delivery.webhook_id).cloned();
+            let webhook = t
+                .webhooks
+                .iter()
+                .find(|w| w.id == delivery.webhook_id)
+                .cloned();
             claimed.push(ClaimedDelivery {
                 delivery,
                 webhook: webhook.expect("claimed for an existing endpoint"),
