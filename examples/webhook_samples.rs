@@ -44,7 +44,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (current, previous) = (new_secret(), new_secret());
     let timestamp = engine.now().timestamp();
     for event in &events {
-        for secrets in [vec![current.as_str()], vec![current.as_str(), previous.as_str()]] {
+        for secrets in [
+            vec![current.as_str()],
+            vec![current.as_str(), previous.as_str()],
+        ] {
             let signature = sign(&secrets, &event.id, timestamp, event.payload.as_bytes());
             let sample = json!({
                 "secrets": secrets,

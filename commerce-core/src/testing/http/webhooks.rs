@@ -61,7 +61,12 @@ async fn place(h: &Harness) -> (OrderId, Value) {
     let created = h
         .post(KEY, "/api/v1/orders", &h.order_body(1, "10.00"))
         .await;
-    assert_eq!(created.status, 201, "{}", String::from_utf8_lossy(&created.body));
+    assert_eq!(
+        created.status,
+        201,
+        "{}",
+        String::from_utf8_lossy(&created.body)
+    );
     let order = created.json()["data"].clone();
     (OrderId(order["id"].as_i64().expect("an id")), order)
 }
@@ -385,9 +390,18 @@ pub async fn webhook_registration_rules(h: &Harness) {
     for (body, field) in [
         (json!({"url": "ftp://example.com/h"}), "url"),
         (json!({"url": "https:///nohost"}), "url"),
-        (json!({"url": "https://example.com/h", "events": ["order.created", "nope"]}), "events"),
-        (json!({"url": "https://example.com/h", "events": []}), "events"),
-        (json!({"url": "https://example.com/h", "description": "a\u{7}b"}), "description"),
+        (
+            json!({"url": "https://example.com/h", "events": ["order.created", "nope"]}),
+            "events",
+        ),
+        (
+            json!({"url": "https://example.com/h", "events": []}),
+            "events",
+        ),
+        (
+            json!({"url": "https://example.com/h", "description": "a\u{7}b"}),
+            "description",
+        ),
     ] {
         let invalid = h.post(KEY, "/api/v1/webhooks", &body).await;
         invalid.assert_error(422, "validation_failed");
