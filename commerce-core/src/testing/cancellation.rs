@@ -274,7 +274,7 @@ async fn assert_outbox_matches_orders(h: &Harness, baseline: &Baseline, orders: 
     }
     for order in orders {
         let before = baseline.timelines.get(&order.id).copied().unwrap_or(0);
-        let expected: Vec<(String, String)> = order
+        let mut expected: Vec<(String, String)> = order
             .timeline
             .iter()
             .enumerate()
@@ -287,7 +287,6 @@ async fn assert_outbox_matches_orders(h: &Harness, baseline: &Baseline, orders: 
                 (kind.as_str().to_owned(), entry.status.as_str().to_owned())
             })
             .collect();
-        let mut expected = expected;
         let mut got = events.remove(&order.id.get()).unwrap_or_default();
         got.sort();
         expected.sort();
