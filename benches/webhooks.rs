@@ -103,7 +103,10 @@ async fn run(label: &str, store: Arc<dyn Store>) {
         .update_webhook(endpoint.id, WebhookInput::default().with_enabled(true))
         .await
         .expect("enabled");
-    let page = PageRequest { page: 1, per_page: 100 };
+    let page = PageRequest {
+        page: 1,
+        per_page: 100,
+    };
     let queued = operator
         .webhook_deliveries(endpoint.id, Some(DeliveryStatus::Pending), page)
         .await
@@ -121,7 +124,10 @@ async fn run(label: &str, store: Arc<dyn Store>) {
         }
     }
     let dispatched = delivered as f64 / started.elapsed().as_secs_f64();
-    assert_eq!(delivered as u64, queued.total, "every queued delivery sent once");
+    assert_eq!(
+        delivered as u64, queued.total,
+        "every queued delivery sent once"
+    );
 
     let client = reqwest::Client::new();
     let started = Instant::now();
@@ -141,7 +147,9 @@ async fn run(label: &str, store: Arc<dyn Store>) {
         posted += batch;
     }
     let raw = posted as f64 / started.elapsed().as_secs_f64();
-    println!("{label} delivery: {delivered} events, dispatcher {dispatched:.0}/s, plain client {raw:.0}/s");
+    println!(
+        "{label} delivery: {delivered} events, dispatcher {dispatched:.0}/s, plain client {raw:.0}/s"
+    );
     report::ratio(
         &format!("dispatcher/plain client events per second {label}"),
         dispatched / raw,

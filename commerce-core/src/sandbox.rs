@@ -109,12 +109,13 @@ const MARKETER_KEY: [Ability; 5] = [
 /// The sandbox's settings: the defaults, with webhooks allowed to `http` and loopback
 /// receivers (a receiver on `http://127.0.0.1` during development).
 pub fn config() -> crate::Config {
-    let mut config = crate::Config::default();
-    config.webhook_urls = crate::webhooks::UrlPolicy {
-        allow_http: true,
-        allow_private: true,
-    };
-    config
+    crate::Config {
+        webhook_urls: crate::webhooks::UrlPolicy {
+            allow_http: true,
+            allow_private: true,
+        },
+        ..crate::Config::default()
+    }
 }
 
 const PRODUCT_TITLES: [&str; 32] = [

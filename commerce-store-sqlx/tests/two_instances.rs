@@ -13,16 +13,16 @@ use std::future::Future;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use commerce_core::clock::ManualClock;
+use commerce_core::Engine;
 use commerce_core::chrono::TimeDelta;
+use commerce_core::clock::ManualClock;
 use commerce_core::domain::webhooks::WebhookInput;
 use commerce_core::model::{Ability, DeliveryStatus, PageRequest, VariantId, VariantPatch};
-use commerce_core::testing::http::receiver::Receiver;
-use commerce_core::webhooks::{Dispatcher, DispatcherConfig};
 use commerce_core::operator::KeySpec;
 use commerce_core::sandbox::{self, Sandbox};
+use commerce_core::testing::http::receiver::Receiver;
 use commerce_core::testing::http::start_instant;
-use commerce_core::Engine;
+use commerce_core::webhooks::{Dispatcher, DispatcherConfig};
 use commerce_store_sqlx::PgStore;
 use commerce_store_sqlx::sqlx::{self, PgPool};
 use http::{Request, StatusCode};
@@ -169,13 +169,8 @@ where
     let pools = [first.pool().clone(), second.pool().clone()];
     let clock = ManualClock::new(start_instant());
     // The sandbox's settings: webhooks may go to the local receiver of the webhook tests.
-    let engine = |store: PgStore| {
-        Engine::with(
-            Arc::new(store),
-            sandbox::config(),
-            Arc::new(clock.clone()),
-        )
-    };
+    let engine =
+        |store: PgStore| Engine::with(Arc::new(store), sandbox::config(), Arc::new(clock.clone()));
     let engines = [engine(first), engine(second)];
     let fixture = sandbox::seed(&engines[0]).await.expect("the sandbox seeds");
     let pair = Pair {
@@ -431,7 +426,11 @@ async fn webhook_events_are_delivered_once_by_two_dispatchers() {
             assert!(placed.iter().all(|a| a.status == StatusCode::CREATED));
         }
         let attempts = drain_both(&dispatchers(&pair, DispatcherConfig::default())).await;
-        assert_eq!(attempts[0] + attempts[1], 500, "attempts by each: {attempts:?}");
+        assert_eq!(
+            attempts[0] + attempts[1],
+            500,
+            "attempts by each: {attempts:?}"
+        );
         let got = receiver.received();
         let ids: std::collections::HashSet<&str> =
             got.iter().map(|r| r.header("webhook-id")).collect();
@@ -441,7 +440,10 @@ async fn webhook_events_are_delivered_once_by_two_dispatchers() {
             .webhook_deliveries(
                 endpoint.id,
                 Some(DeliveryStatus::Delivered),
-                PageRequest { page: 1, per_page: 1 },
+                PageRequest {
+                    page: 1,
+                    per_page: 1,
+                },
             )
             .await
             .expect("deliveries");
@@ -473,26 +475,37 @@ async fn a_delivery_cut_short_is_sent_again_by_the_other_instance() {
             .expect("a ping");
         let config = DispatcherConfig::default().with_lease(TimeDelta::seconds(60));
         let [first, second] = dispatchers(&pair, config);
-        let cut = tokio::time::timeout(
-            std::time::Duration::from_millis(200),
-            first.deliver_due(),
-        )
-        .await;
+        let cut =
+            tokio::time::timeout(std::time::Duration::from_millis(200), first.deliver_due()).await;
         assert!(cut.is_err(), "the first dispatcher was dropped mid-attempt");
-        assert_eq!(second.deliver_due().await.expect("a pass"), 0, "still leased");
+        assert_eq!(
+            second.deliver_due().await.expect("a pass"),
+            0,
+            "still leased"
+        );
         pair.clock.advance(TimeDelta::seconds(61));
-        assert_eq!(second.deliver_due().await.expect("a pass"), 1, "the lease ran out");
+        assert_eq!(
+            second.deliver_due().await.expect("a pass"),
+            1,
+            "the lease ran out"
+        );
         let got = receiver.received();
         // The second attempt (and, if the receiver finished it, the cut one): one event.
         assert!(got.iter().any(|r| r.answered.is_success()), "sent again");
-        assert!(got.iter().all(|r| r.header("webhook-id") == queued.event_id));
+        assert!(
+            got.iter()
+                .all(|r| r.header("webhook-id") == queued.event_id)
+        );
         let listed = pair.engines[1]
             .operator()
             .webhook_deliveries(endpoint.id, None, PageRequest::default())
             .await
             .expect("deliveries");
         assert_eq!(listed.items[0].status, DeliveryStatus::Delivered);
-        assert_eq!(listed.items[0].attempts, 1, "the cut attempt was never recorded");
+        assert_eq!(
+            listed.items[0].attempts, 1,
+            "the cut attempt was never recorded"
+        );
     })
     .await;
 }

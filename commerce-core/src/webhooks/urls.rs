@@ -60,7 +60,7 @@ pub fn check_url(text: &str, policy: UrlPolicy) -> Result<Url, UrlProblem> {
     }
     let literal = match url.host() {
         None => return Err(UrlProblem::Invalid),
-        Some(Host::Domain(name)) if name.is_empty() => return Err(UrlProblem::Invalid),
+        Some(Host::Domain("")) => return Err(UrlProblem::Invalid),
         Some(Host::Domain(_)) => None,
         Some(Host::Ipv4(ip)) => Some(IpAddr::V4(ip)),
         Some(Host::Ipv6(ip)) => Some(IpAddr::V6(ip)),

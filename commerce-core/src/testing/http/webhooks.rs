@@ -95,21 +95,21 @@ async fn send(h: &Harness, method: Method, path: &str, body: Value) -> TestRespo
 /// `GET /orders/{id}` showed it at that moment; polling agrees; ping names the endpoint.
 pub async fn webhooks_deliver_every_event_signed(h: &Harness) {
     let receiver = Receiver::start().await;
-    let endpoint = register(&h, &receiver.url).await;
+    let endpoint = register(h, &receiver.url).await;
     let listed = h.get(KEY, "/api/v1/webhooks").await;
     assert_eq!(listed.json()["meta"]["total"], 1);
     assert!(
         listed.json()["data"][0].get("secret").is_none(),
         "never listed with its secret"
     );
-    let (id, _) = place(&h).await;
-    let at_creation = shown(&h, id).await;
+    let (id, _) = place(h).await;
+    let at_creation = shown(h, id).await;
     h.clock.advance(chrono::Duration::minutes(1));
     h.post(KEY, &format!("/api/v1/orders/{id}/cancel"), &json!({}))
         .await
         .assert_ok("cancel");
-    let at_cancel = shown(&h, id).await;
-    assert_eq!(drain(&dispatcher(&h)).await, 2);
+    let at_cancel = shown(h, id).await;
+    assert_eq!(drain(&dispatcher(h)).await, 2);
 
     let got = receiver.received();
     assert_eq!(got.len(), 2);
@@ -149,7 +149,7 @@ pub async fn webhooks_deliver_every_event_signed(h: &Harness) {
         .expect("the order is polled");
     assert_eq!(polled["status"], changed["data"]["order"]["status"]);
 
-    let listed = deliveries(&h, &endpoint).await;
+    let listed = deliveries(h, &endpoint).await;
     assert_eq!(listed.len(), 2);
     assert_eq!(
         listed[0]["event_type"], "order.status_changed",
@@ -172,7 +172,7 @@ pub async fn webhooks_deliver_every_event_signed(h: &Harness) {
         .await;
     assert_eq!(ping.status, 202);
     assert_eq!(ping.json()["data"]["status"], "pending");
-    assert_eq!(drain(&dispatcher(&h)).await, 1);
+    assert_eq!(drain(&dispatcher(h)).await, 1);
     let pinged = receiver.received()[2].json();
     assert_eq!(
         (pinged["type"].clone(), pinged["data"]["webhook_id"].clone()),
@@ -185,9 +185,9 @@ pub async fn webhooks_deliver_every_event_signed(h: &Harness) {
 pub async fn webhook_failures_retry_on_schedule_then_fail(h: &Harness) {
     let receiver = Receiver::start().await;
     receiver.always_answer(500);
-    let endpoint = register(&h, &receiver.url).await;
-    place(&h).await;
-    let d = dispatcher(&h);
+    let endpoint = register(h, &receiver.url).await;
+    place(h).await;
+    let d = dispatcher(h);
     assert_eq!(drain(&d).await, 1);
     for wait in RETRY_SCHEDULE {
         h.clock.advance(wait - TimeDelta::seconds(1));
@@ -195,7 +195,7 @@ pub async fn webhook_failures_retry_on_schedule_then_fail(h: &Harness) {
         h.clock.advance(TimeDelta::seconds(1));
         assert_eq!(drain(&d).await, 1, "due after {wait}");
     }
-    let listed = deliveries(&h, &endpoint).await;
+    let listed = deliveries(h, &endpoint).await;
     assert_eq!(listed[0]["status"], "failed");
     assert_eq!(listed[0]["attempts"], 8);
     assert_eq!(listed[0]["last_status_code"], 500);
@@ -226,23 +226,23 @@ pub async fn webhook_failures_retry_on_schedule_then_fail(h: &Harness) {
         receiver.received()[8].header("webhook-id"),
         got[0].header("webhook-id")
     );
-    assert_eq!(deliveries(&h, &endpoint).await[0]["status"], "delivered");
+    assert_eq!(deliveries(h, &endpoint).await[0]["status"], "delivered");
 }
 
 /// An attempt without an answer within the timeout is retried like a failure.
 pub async fn webhook_timeouts_are_retried(h: &Harness) {
     let receiver = Receiver::start().await;
     receiver.then_stall(Duration::from_secs(2));
-    let endpoint = register(&h, &receiver.url).await;
-    place(&h).await;
-    assert_eq!(drain(&dispatcher(&h)).await, 1);
-    let listed = deliveries(&h, &endpoint).await;
+    let endpoint = register(h, &receiver.url).await;
+    place(h).await;
+    assert_eq!(drain(&dispatcher(h)).await, 1);
+    let listed = deliveries(h, &endpoint).await;
     assert_eq!(listed[0]["status"], "pending");
     assert_eq!(listed[0]["last_error"], "timeout");
     assert_eq!(listed[0]["last_status_code"], Value::Null);
     h.clock.advance(RETRY_SCHEDULE[0]);
-    assert_eq!(drain(&dispatcher(&h)).await, 1);
-    assert_eq!(deliveries(&h, &endpoint).await[0]["status"], "delivered");
+    assert_eq!(drain(&dispatcher(h)).await, 1);
+    assert_eq!(deliveries(h, &endpoint).await[0]["status"], "delivered");
 }
 
 /// 410 Gone disables the endpoint at once (nothing more is queued for it) until it is
@@ -250,24 +250,24 @@ pub async fn webhook_timeouts_are_retried(h: &Harness) {
 pub async fn webhook_gone_disables_and_rotation_signs_with_both(h: &Harness) {
     let receiver = Receiver::start().await;
     receiver.then_answer(&[410]);
-    let endpoint = register(&h, &receiver.url).await;
+    let endpoint = register(h, &receiver.url).await;
     let path = format!("/api/v1/webhooks/{}", endpoint.id);
-    place(&h).await;
-    assert_eq!(drain(&dispatcher(&h)).await, 1);
+    place(h).await;
+    assert_eq!(drain(&dispatcher(h)).await, 1);
     let shown = h.get(KEY, &path).await.json()["data"].clone();
     assert_eq!(
         (shown["enabled"].clone(), shown["disabled_reason"].clone()),
         (json!(false), json!("gone"))
     );
-    assert_eq!(deliveries(&h, &endpoint).await[0]["status"], "failed");
-    place(&h).await;
+    assert_eq!(deliveries(h, &endpoint).await[0]["status"], "failed");
+    place(h).await;
     assert_eq!(
-        deliveries(&h, &endpoint).await.len(),
+        deliveries(h, &endpoint).await.len(),
         1,
         "nothing queued while disabled"
     );
 
-    let enabled = send(&h, Method::PATCH, &path, json!({"enabled": true})).await;
+    let enabled = send(h, Method::PATCH, &path, json!({"enabled": true})).await;
     enabled.assert_ok("enable");
     assert_eq!(enabled.json()["data"]["disabled_reason"], Value::Null);
     let rotated = h
@@ -279,8 +279,8 @@ pub async fn webhook_gone_disables_and_rotation_signs_with_both(h: &Harness) {
         .unwrap_or_default()
         .to_owned();
     assert!(new_secret.starts_with("whsec_") && new_secret != endpoint.secret);
-    place(&h).await;
-    assert_eq!(drain(&dispatcher(&h)).await, 1);
+    place(h).await;
+    assert_eq!(drain(&dispatcher(h)).await, 1);
     let both = receiver
         .received()
         .last()
@@ -294,7 +294,7 @@ pub async fn webhook_gone_disables_and_rotation_signs_with_both(h: &Harness) {
     h.clock
         .advance(TimeDelta::hours(24) + TimeDelta::seconds(1));
     h.post(KEY, &format!("{path}/ping"), &json!({})).await;
-    assert_eq!(drain(&dispatcher(&h)).await, 1);
+    assert_eq!(drain(&dispatcher(h)).await, 1);
     let later = receiver.received().last().cloned().expect("the ping");
     assert!(
         verify(
@@ -323,8 +323,8 @@ pub async fn webhook_gone_disables_and_rotation_signs_with_both(h: &Harness) {
 pub async fn webhook_events_of_one_order_arrive_in_order(h: &Harness) {
     let receiver = Receiver::start().await;
     receiver.then_answer(&[500]);
-    register(&h, &receiver.url).await;
-    let (first, _) = place(&h).await;
+    register(h, &receiver.url).await;
+    let (first, _) = place(h).await;
     let operator = h.engine.operator();
     for to in [
         OrderStatus::Confirmed,
@@ -333,13 +333,13 @@ pub async fn webhook_events_of_one_order_arrive_in_order(h: &Harness) {
     ] {
         operator.move_order(first, to, None).await.expect("a move");
     }
-    let d = dispatcher(&h);
+    let d = dispatcher(h);
     assert_eq!(
         drain(&d).await,
         1,
         "the first event failed; the later ones wait for it"
     );
-    let (second, _) = place(&h).await;
+    let (second, _) = place(h).await;
     assert_eq!(drain(&d).await, 1, "another order does not wait");
     h.clock.advance(RETRY_SCHEDULE[0]);
     assert_eq!(drain(&d).await, 4);
@@ -447,12 +447,12 @@ pub async fn webhook_registration_rules(h: &Harness) {
         (json!({"url": "not a url"}), "url"),
         (json!({"events": "order.created"}), "events"),
     ] {
-        let bad = send(&h, Method::PATCH, &path, body).await;
+        let bad = send(h, Method::PATCH, &path, body).await;
         bad.assert_error(422, "validation_failed");
         assert_eq!(bad.error_fields(), [field]);
     }
     let off = send(
-        &h,
+        h,
         Method::PATCH,
         &path,
         json!({"enabled": false, "description": null}),
