@@ -1,5 +1,5 @@
 //! The sandbox server: the whole API on 127.0.0.1:8080, seeded with the demo platform
-//! (decisions 13). By default the store is in memory; with the `sqlx` feature,
+//! (docs/sandbox.md). By default the store is in memory; with the `sqlx` feature,
 //! `--database-url` (or `DATABASE_URL`) keeps everything in SQLite or PostgreSQL: migrations
 //! run on start, the sandbox is seeded only into an empty database, and data survives restarts.
 //!

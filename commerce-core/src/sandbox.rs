@@ -1,4 +1,4 @@
-//! The sandbox fixture (decisions 13): a demo platform with fixed keys, served by
+//! The sandbox fixture (docs/sandbox.md): a demo platform with fixed keys, served by
 //! `cargo run --example server` and used by the tests.
 
 use chrono::Duration;
