@@ -61,7 +61,7 @@ fn shipping() -> ShippingTerms {
     }
 }
 
-/// The baseline: decisions §2 computed inline, totals only, no per-line records, no vectors.
+/// The baseline: the pricing formula (docs/money-and-time.md) computed inline, totals only, no per-line records, no vectors.
 fn inline(
     lines: &[RawLine],
     warranties: &[WarrantyTerms],

@@ -143,7 +143,7 @@ pub(crate) fn rate_window(
         ))
 }
 
-/// Account state, API status, side and ability, in that order (decisions 8).
+/// Account state, API status, side and ability, in that order (docs/authentication.md).
 pub(crate) fn authorize(
     key: ApiKey,
     account: Option<Account>,

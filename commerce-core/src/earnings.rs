@@ -47,7 +47,7 @@ impl OrderEarnings {
         commission: Decimal::ZERO,
     };
 
-    /// The earnings of `order` (decisions 5): on the delivered quantities once delivered, on
+    /// The earnings of `order` (docs/wallet.md): on the delivered quantities once delivered, on
     /// the ordered quantities before, nothing once cancelled or returned.
     pub fn of(order: &Order) -> Self {
         if order.delivered_at.is_none() {

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::messages;
 
-/// The stable machine-readable error codes (spec section 7).
+/// The stable machine-readable error codes (docs/errors.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ErrorCode {

@@ -26,8 +26,9 @@
 //!
 //! # Rules where the contract is silent
 //!
-//! The product decisions (`design/decisions.md`) are applied as written; these are the further
-//! choices this crate makes, each where an integrator of a payments-grade API would expect it:
+//! The API as integrators see it is described in `docs/` in the repository (`docs/README.md`);
+//! these are further choices this crate makes, each where an integrator of a payments-grade API
+//! would expect it:
 //!
 //! - **Pipeline** ([`Engine::handle`]): route (404, or 405 with `Allow`) -> body size (413
 //!   `payload_too_large` over [`Config::body_limit`]) -> key (401) -> rate limit (429; from here

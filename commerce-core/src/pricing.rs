@@ -1,4 +1,4 @@
-//! The one pricing function (decisions 2), used by the quote, order creation and the benches.
+//! The one pricing function (docs/money-and-time.md), used by the quote, order creation and the benches.
 //!
 //! Per line, with `sale = price + profit` per piece:
 //! - line products = `sale × quantity`

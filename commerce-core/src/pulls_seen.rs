@@ -1,6 +1,6 @@
 //! The products an account was already billed for pulling this month, remembered in process so
-//! that a catalogue read whose products are all recorded writes nothing (decisions 11 bills each
-//! product once per account and month).
+//! that a catalogue read whose products are all recorded writes nothing (the meter counts each
+//! product once per account and month: docs/billing.md).
 //!
 //! Only a shortcut: [`MeterStore::record_pulls`](crate::store::MeterStore::record_pulls) is idempotent, so
 //! forgetting (a new month, the size cap, another process) only costs a write, and two requests

@@ -1,4 +1,4 @@
-//! The JSON shapes of responses (spec section 2), serialised straight from the domain records.
+//! The JSON shapes of responses (the objects of docs/catalog.md, docs/orders.md, ...), serialised straight from the domain records.
 
 use bytes::Bytes;
 use chrono::{DateTime, Utc};

@@ -11,9 +11,11 @@ use std::fmt::Debug;
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
+use commerce_core::domain::webhooks::WebhookInput;
 use commerce_core::model::NewWithdrawal;
 use commerce_core::model::OrderStatus;
 use commerce_core::store::MemoryStore;
+use commerce_core::testing::http::receiver::Receiver;
 use commerce_core::{Engine, sandbox};
 use http::{Request, Response};
 use rust_decimal::Decimal;
@@ -131,9 +133,17 @@ fn json_of(response: &Response<Bytes>) -> Value {
 
 /// Seeds the sandbox, then GET /me, POST /orders (with an `Idempotency-Key`, twice: the second
 /// is a replay), POST /orders/{id}/cancel, a 404, and a withdrawal request the platform rejects.
-async fn scenario() -> sandbox::Sandbox {
-    let engine = Engine::new(Arc::new(MemoryStore::new()));
+async fn scenario() -> (sandbox::Sandbox, Vec<String>) {
+    let engine = Engine::builder(Arc::new(MemoryStore::new()))
+        .config(sandbox::config())
+        .build();
     let fixture = sandbox::seed(&engine).await.expect("sandbox seeds");
+    let receiver = Receiver::start().await;
+    let hook = engine
+        .operator()
+        .create_webhook(fixture.marketer_a, WebhookInput::url(&receiver.url))
+        .await
+        .expect("a webhook endpoint");
 
     let me = engine.handle(request("GET", "/api/v1/me", None)).await;
     assert_eq!(me.status(), 200);
@@ -193,14 +203,20 @@ async fn scenario() -> sandbox::Sandbox {
         .reject_withdrawal(withdrawal.id, Some("no".into()))
         .await
         .expect("withdrawal rejected");
-    fixture
+    // The two order events, sent to the receiver (one order's, so one pass each).
+    let dispatcher = engine.webhooks();
+    for _ in 0..2 {
+        assert_eq!(dispatcher.deliver_due().await.expect("a pass"), 1);
+    }
+    assert_eq!(receiver.received().len(), 2);
+    (fixture, vec![hook.secret, receiver.url.clone()])
 }
 
 #[test]
 fn requests_are_spans_with_store_children_and_nothing_secret() {
     let capture = Capture::default();
     let subscriber = Registry::default().with(capture.clone());
-    let fixture = {
+    let (fixture, webhook_secrets) = {
         let _guard = tracing::subscriber::set_default(subscriber);
         runtime().block_on(scenario())
     };
@@ -299,8 +315,19 @@ fn requests_are_spans_with_store_children_and_nothing_secret() {
     assert_eq!(decided, ["completed", "rejected"]);
     assert_eq!(event("withdrawal decided")[1].fields["amount"], "100.00");
 
+    // Each webhook attempt is a span with its delivery, endpoint, type and answer.
+    let attempts: Vec<(&str, &str)> = spans
+        .iter()
+        .filter(|s| s.name == "commerce.webhook")
+        .map(|s| (s.fields["event_type"].as_str(), s.fields["status"].as_str()))
+        .collect();
+    assert_eq!(
+        attempts,
+        [("order.created", "204"), ("order.status_changed", "204")]
+    );
+
     // Nothing secret anywhere: no key, phone (the customer's or a wallet's), name, address,
-    // reason or query string.
+    // reason or query string, webhook secret or receiver URL.
     let all = spans
         .iter()
         .flat_map(|s| s.fields.values())
@@ -318,7 +345,10 @@ fn requests_are_spans_with_store_children_and_nothing_secret() {
             "customer changed mind",
             "secret-query",
             "/api/v1",
-        ] {
+        ]
+        .into_iter()
+        .chain(webhook_secrets.iter().map(String::as_str))
+        {
             assert!(!value.contains(secret), "{secret:?} recorded in {value:?}");
         }
     }

@@ -39,9 +39,12 @@ struct Tables {
     webhook_count: i64,
     webhooks: Vec<Webhook>,
     delivery_count: i64,
-    /// Each delivery with its lease (holder, end).
-    deliveries: Vec<(Delivery, Option<(String, DateTime<Utc>)>)>,
+    /// Each delivery with its lease.
+    deliveries: Vec<(Delivery, Option<Lease>)>,
 }
+
+/// Who holds a claimed delivery, and until when.
+type Lease = (String, DateTime<Utc>);
 
 /// The store: one mutex held across each operation makes every operation atomic. No
 /// operation awaits while holding it, so a dropped future leaves nothing half-done.

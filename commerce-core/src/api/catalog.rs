@@ -61,7 +61,7 @@ fn view<'a>(product: &'a Product, names: &HashMap<CategoryId, &'a str>) -> Produ
     )
 }
 
-/// Records the products a billed catalogue call returned (decisions 11).
+/// Records the products a billed catalogue call returned (docs/billing.md).
 pub(super) async fn bill_pulls(ctx: &Ctx<'_>, products: &[ProductId]) -> Result<(), ApiError> {
     let (account, month) = (ctx.caller.account.id, cairo_month(ctx.now));
     let pulls_seen = &ctx.shared.pulls_seen;

@@ -1,4 +1,4 @@
-//! `Idempotency-Key` on `POST /orders` (decisions 9): the header, the request fingerprint, and
+//! `Idempotency-Key` on `POST /orders` (docs/idempotency.md): the header, the request fingerprint, and
 //! the replayed response.
 
 use std::fmt::Write as _;

@@ -26,7 +26,7 @@ string_enum! {
 }
 
 string_enum! {
-    /// The detailed status of an order (the complete catalogue of decisions 4).
+    /// The detailed status of an order (the complete catalogue, as docs/orders.md lists it).
     OrderStatus {
         /// First entry of every order.
         Pending => "order_pending",
@@ -98,7 +98,7 @@ impl OrderStatus {
 }
 
 string_enum! {
-    /// Payout readiness of an order's profit (decisions 5).
+    /// Payout readiness of an order's profit (docs/orders.md, "Payout").
     PayoutState {
         /// Not yet delivered.
         Expected => "expected",

@@ -36,7 +36,7 @@ pub(crate) fn nanos(at: DateTime<Utc>) -> Result<i64, StoreError> {
 }
 
 /// A filter bound (`updated_since`) as nanoseconds since the Unix epoch, saturating instead of
-/// failing: every valid instant is served (decisions 14). A bound before the storable range
+/// failing: every valid instant is served (docs/pagination.md). A bound before the storable range
 /// (1677-09-21) is `i64::MIN`, at or before every stored instant, so the filter keeps
 /// everything; one after it (2262-04-11) is `i64::MAX`, after every stored instant (bar one
 /// stored at exactly that nanosecond), so the filter keeps nothing. Values that are stored go

@@ -62,7 +62,7 @@ fn at(seconds: i64) -> DateTime<Utc> {
 }
 
 /// Rows where the order counters and earnings sums differ from the orders: 0 when in step.
-pub const COUNTER_MISMATCHES: &str = include_str!("../shared/counter_mismatches.sql");
+pub const COUNTER_MISMATCHES: &str = include_str!("../queries/counter_mismatches.sql");
 
 fn d(text: &str) -> Decimal {
     text.parse().unwrap()

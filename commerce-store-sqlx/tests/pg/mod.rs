@@ -113,7 +113,7 @@ pub async fn drop_schema(url: &str, pools: &[&PgPool], schema: &str) {
 }
 
 /// Rows where the order counters and earnings sums differ from the orders: 0 when in step.
-pub const COUNTER_MISMATCHES: &str = include_str!("../shared/counter_mismatches.sql");
+pub const COUNTER_MISMATCHES: &str = include_str!("../queries/counter_mismatches.sql");
 
 /// [`COUNTER_MISMATCHES`] on `pool`.
 pub async fn counter_mismatches(pool: &PgPool) -> i64 {

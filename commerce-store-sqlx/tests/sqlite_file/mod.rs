@@ -40,7 +40,7 @@ pub async fn open(tag: &str) -> (SqliteStore, PathBuf) {
 }
 
 /// Rows where the order counters and earnings sums differ from the orders: 0 when in step.
-pub const COUNTER_MISMATCHES: &str = include_str!("../shared/counter_mismatches.sql");
+pub const COUNTER_MISMATCHES: &str = include_str!("../queries/counter_mismatches.sql");
 
 /// [`COUNTER_MISMATCHES`] on `pool`.
 pub async fn counter_mismatches(pool: &SqlitePool) -> i64 {

@@ -160,7 +160,7 @@ pub async fn products_sync_with_updated_since(h: &Harness) {
 
 /// Any valid `updated_since` is served on every store: one before every record (even before
 /// the range a store keeps in nanoseconds, 1677-2262) returns everything, one after returns
-/// nothing; never a 5xx (decisions 14).
+/// nothing; never a 5xx (docs/pagination.md).
 pub async fn updated_since_far_past_and_future_are_served(h: &Harness) {
     let ids = |v: &Value| {
         v["data"]

@@ -29,7 +29,7 @@ pub async fn invalid_query_parameters_are_422(h: &Harness) {
 }
 
 /// A query parameter given with an empty or blank value is a 422 naming it, never taken as
-/// absent (decisions 14); an empty parameter the endpoint does not read is ignored.
+/// absent (docs/bad-input.md); an empty parameter the endpoint does not read is ignored.
 pub async fn empty_query_values_are_422(h: &Harness) {
     let cases = [
         ("/api/v1/categories", "page"),
