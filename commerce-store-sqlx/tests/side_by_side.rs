@@ -26,6 +26,9 @@ use commerce_store_sqlx::sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions}
 use commerce_store_sqlx::sqlx::{self, AssertSqlSafe, Connection, PgConnection, PgPool};
 use commerce_store_sqlx::{DEFAULT_SCHEMA, MIGRATIONS_TABLE, PgStore, SetupError, SqliteStore};
 
+/// How many migrations the store has (the same number of files for each database).
+const STORE_MIGRATIONS: i64 = 5;
+
 static NEXT: AtomicU64 = AtomicU64::new(0);
 
 /// A unique name for this process and call (a database, a directory).
@@ -159,7 +162,7 @@ async fn postgres_store_lives_next_to_an_apps_own_tables_and_migrations() {
         "SELECT COUNT(*) FROM commerce._commerce_migrations WHERE success",
     )
     .await;
-    assert_eq!(store_versions, 4);
+    assert_eq!(store_versions, STORE_MIGRATIONS);
     assert_eq!(
         pg_count(
             &app,
@@ -208,7 +211,7 @@ async fn postgres_stores_in_named_schemas_are_apart_and_created_when_missing() {
             "SELECT COUNT(*) FROM \"user\"._commerce_migrations"
         )
         .await,
-        4
+        STORE_MIGRATIONS
     );
     // Nothing in public.
     assert_eq!(
@@ -290,7 +293,7 @@ async fn postgres_database_migrated_before_the_schema_of_its_own() {
     assert_eq!(store.governorates().await.unwrap(), vec![governorate]);
     assert_eq!(
         pg_count(&plain, "SELECT COUNT(*) FROM public._commerce_migrations").await,
-        4
+        STORE_MIGRATIONS
     );
     place_order_round_trips_and_reserves_stock(&store).await;
 
@@ -352,7 +355,7 @@ async fn sqlite_store_shares_a_file_with_an_apps_own_migrations() {
             "SELECT COUNT(*) FROM _commerce_migrations WHERE success"
         )
         .await,
-        4
+        STORE_MIGRATIONS
     );
     assert_eq!(
         sqlite_count(&app, "SELECT COUNT(*) FROM app_orders").await,
@@ -447,7 +450,7 @@ async fn sqlite_file_migrated_by_an_earlier_version_is_adopted() {
     assert_eq!(store.governorates().await.unwrap(), vec![governorate]);
     assert_eq!(
         sqlite_count(store.pool(), "SELECT COUNT(*) FROM _commerce_migrations").await,
-        4
+        STORE_MIGRATIONS
     );
     place_order_round_trips_and_reserves_stock(&store).await;
     store.pool().close().await;
