@@ -91,3 +91,21 @@ pub(crate) async fn exists<DB: Dialect>(
         .map_err(backend)?;
     Ok(found.is_some())
 }
+
+/// Locks an account's row until the transaction ends (`FOR UPDATE`; on SQLite the write
+/// transaction already holds the database): the lock that puts one account's requests that
+/// count before they insert in a row. Whether the account exists.
+pub(crate) async fn lock_account<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    account: commerce_core::model::AccountId,
+) -> StoreResult<bool> {
+    let found: Option<i64> = query_scalar::<DB, i64>(sqlx::AssertSqlSafe(format!(
+        "SELECT id FROM accounts WHERE id = $1{}",
+        DB::FOR_UPDATE
+    )))
+    .bind(account)
+    .fetch_optional(&mut *c)
+    .await
+    .map_err(backend)?;
+    Ok(found.is_some())
+}

@@ -27,6 +27,14 @@ use crate::order_reads::limit;
 use crate::rows::*;
 use crate::sql_store::*;
 
+/// The head of an insert of deliveries, followed by a `SELECT` of their values.
+macro_rules! insert_deliveries {
+    () => {
+        "INSERT INTO webhook_deliveries (endpoint_id, account_id, event_id, event_type, \
+         order_id, payload, status, attempts, next_attempt_at, created_at) "
+    };
+}
+
 /// A boolean select-list item: whether the account `account` (an SQL expression, e.g. a
 /// column of the statement's own table) has an enabled endpoint that receives `kind`.
 pub(crate) fn subscribed<DB: Dialect>(account: &str, kind: EventType) -> String {
@@ -51,10 +59,12 @@ pub(crate) async fn queue_order_event<DB: Dialect>(
     let event = order_event(kind, order, previous, context);
     let at = nanos(event.created_at)?;
     query::<DB>(AssertSqlSafe(format!(
-        "INSERT INTO webhook_deliveries (endpoint_id, account_id, event_id, event_type, \
-         order_id, payload, status, attempts, next_attempt_at, created_at) \
-         SELECT id, account_id, $2, $3, $4, $5, 'pending', 0, $6, $6 FROM webhook_endpoints \
-         WHERE account_id = $1 AND enabled AND {}(',' || events || ',', $7) > 0",
+        concat!(
+            insert_deliveries!(),
+            "SELECT id, account_id, $2, $3, $4, $5, 'pending', 0, $6, $6 \
+             FROM webhook_endpoints \
+             WHERE account_id = $1 AND enabled AND {}(',' || events || ',', $7) > 0"
+        ),
         DB::INSTR
     )))
     .bind(order.account_id)
@@ -78,25 +88,36 @@ fn owned_by(column: &str, n: usize, account: Option<AccountId>) -> String {
     }
 }
 
+/// Binds the account of [`owned_by`]'s condition, when there is one.
+fn bind_owner<DB: Dialect, O>(
+    q: Q<'static, DB, O>,
+    account: Option<AccountId>,
+) -> Q<'static, DB, O> {
+    match account {
+        Some(account) => q.bind(account),
+        None => q,
+    }
+}
+
 /// The endpoint `id` (of `account` when given), locked until the transaction ends.
 async fn locked_webhook<DB: Dialect>(
     c: &mut PoolConnection<DB>,
     account: Option<AccountId>,
     id: WebhookId,
 ) -> StoreResult<Option<Webhook>> {
-    let mut q = query_as::<DB, WebhookRow>(AssertSqlSafe(format!(
-        concat!(
-            "SELECT ",
-            webhook_cols!(),
-            " FROM webhook_endpoints WHERE id = $1{}{}"
-        ),
-        owned_by("account_id", 2, account),
-        DB::FOR_UPDATE
-    )))
-    .bind(id);
-    if let Some(account) = account {
-        q = q.bind(account);
-    }
+    let q = bind_owner(
+        query_as::<DB, WebhookRow>(AssertSqlSafe(format!(
+            concat!(
+                "SELECT ",
+                webhook_cols!(),
+                " FROM webhook_endpoints WHERE id = $1{}{}"
+            ),
+            owned_by("account_id", 2, account),
+            DB::FOR_UPDATE
+        )))
+        .bind(id),
+        account,
+    );
     let row = q.fetch_optional(&mut *c).await.map_err(backend)?;
     row.map(WebhookRow::into_domain).transpose()
 }
@@ -208,18 +229,9 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
         let mut tx = self.write().await?;
         let result = async {
             let c = &mut tx.tx;
-            // The account row is the lock that puts registrations of one account in a row
-            // (on SQLite the write transaction already does): each counts what the one
-            // before it inserted.
-            let account: Option<i64> = query_scalar::<DB, i64>(AssertSqlSafe(format!(
-                "SELECT id FROM accounts WHERE id = $1{}",
-                DB::FOR_UPDATE
-            )))
-            .bind(new.account_id)
-            .fetch_optional(&mut *c)
-            .await
-            .map_err(backend)?;
-            if account.is_none() {
+            // The account row is the lock that puts registrations of one account in a row:
+            // each counts what the one before it inserted.
+            if !lock_account(c, new.account_id).await? {
                 return Err(StoreError::NotFound.into());
             }
             let count: i64 = query_scalar::<DB, i64>(
@@ -257,18 +269,18 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
         account: Option<AccountId>,
         id: WebhookId,
     ) -> StoreResult<Option<Webhook>> {
-        let mut q = query_as::<DB, WebhookRow>(AssertSqlSafe(format!(
-            concat!(
-                "SELECT ",
-                webhook_cols!(),
-                " FROM webhook_endpoints WHERE id = $1{}"
-            ),
-            owned_by("account_id", 2, account)
-        )))
-        .bind(id);
-        if let Some(account) = account {
-            q = q.bind(account);
-        }
+        let q = bind_owner(
+            query_as::<DB, WebhookRow>(AssertSqlSafe(format!(
+                concat!(
+                    "SELECT ",
+                    webhook_cols!(),
+                    " FROM webhook_endpoints WHERE id = $1{}"
+                ),
+                owned_by("account_id", 2, account)
+            )))
+            .bind(id),
+            account,
+        );
         let row = q.fetch_optional(&self.pool).await.map_err(backend)?;
         row.map(WebhookRow::into_domain).transpose()
     }
@@ -319,14 +331,14 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
 
     async fn delete_webhook(&self, account: Option<AccountId>, id: WebhookId) -> StoreResult<bool> {
         // Its deliveries go with it (ON DELETE CASCADE), in the same statement.
-        let mut q = query::<DB>(AssertSqlSafe(format!(
-            "DELETE FROM webhook_endpoints WHERE id = $1{}",
-            owned_by("account_id", 2, account)
-        )))
-        .bind(id);
-        if let Some(account) = account {
-            q = q.bind(account);
-        }
+        let q = bind_owner(
+            query::<DB>(AssertSqlSafe(format!(
+                "DELETE FROM webhook_endpoints WHERE id = $1{}",
+                owned_by("account_id", 2, account)
+            )))
+            .bind(id),
+            account,
+        );
         let done = self
             .one_statement(move |on| Box::pin(q.execute(on)))
             .await?;
@@ -355,24 +367,23 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
         let at = nanos(event.created_at)?;
         let sql = format!(
             concat!(
-                "INSERT INTO webhook_deliveries (endpoint_id, account_id, event_id, event_type, \
-                 order_id, payload, status, attempts, next_attempt_at, created_at) \
-                 SELECT id, account_id, $2, $3, $4, $5, 'pending', 0, $6, $6 \
+                insert_deliveries!(),
+                "SELECT id, account_id, $2, $3, $4, $5, 'pending', 0, $6, $6 \
                  FROM webhook_endpoints WHERE id = $1{} RETURNING ",
                 delivery_cols!()
             ),
             owned_by("account_id", 7, account)
         );
-        let mut q = query_as::<DB, DeliveryRow>(AssertSqlSafe(sql))
-            .bind(webhook)
-            .bind(event.id)
-            .bind(event.kind.as_str())
-            .bind(event.order_id)
-            .bind(event.payload)
-            .bind(at);
-        if let Some(account) = account {
-            q = q.bind(account);
-        }
+        let q = bind_owner(
+            query_as::<DB, DeliveryRow>(AssertSqlSafe(sql))
+                .bind(webhook)
+                .bind(event.id)
+                .bind(event.kind.as_str())
+                .bind(event.order_id)
+                .bind(event.payload)
+                .bind(at),
+            account,
+        );
         self.insert_delivery(q).await
     }
 
@@ -386,22 +397,21 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
         let at = nanos(now)?;
         let sql = format!(
             concat!(
-                "INSERT INTO webhook_deliveries (endpoint_id, account_id, event_id, event_type, \
-                 order_id, payload, status, attempts, next_attempt_at, created_at) \
-                 SELECT endpoint_id, account_id, event_id, event_type, order_id, payload, \
+                insert_deliveries!(),
+                "SELECT endpoint_id, account_id, event_id, event_type, order_id, payload, \
                  'pending', 0, $3, $3 FROM webhook_deliveries \
                  WHERE id = $1 AND endpoint_id = $2{} RETURNING ",
                 delivery_cols!()
             ),
             owned_by("account_id", 4, account)
         );
-        let mut q = query_as::<DB, DeliveryRow>(AssertSqlSafe(sql))
-            .bind(delivery)
-            .bind(webhook)
-            .bind(at);
-        if let Some(account) = account {
-            q = q.bind(account);
-        }
+        let q = bind_owner(
+            query_as::<DB, DeliveryRow>(AssertSqlSafe(sql))
+                .bind(delivery)
+                .bind(webhook)
+                .bind(at),
+            account,
+        );
         self.insert_delivery(q).await
     }
 
@@ -416,14 +426,14 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
         let mut tx = self.read().await?;
         let result = async {
             let c = &mut tx.tx;
-            let mut found = query_scalar::<DB, i64>(AssertSqlSafe(format!(
-                "SELECT id FROM webhook_endpoints WHERE id = $1{}",
-                owned_by("account_id", 2, account)
-            )))
-            .bind(webhook);
-            if let Some(account) = account {
-                found = found.bind(account);
-            }
+            let found = bind_owner(
+                query_scalar::<DB, i64>(AssertSqlSafe(format!(
+                    "SELECT id FROM webhook_endpoints WHERE id = $1{}",
+                    owned_by("account_id", 2, account)
+                )))
+                .bind(webhook),
+                account,
+            );
             if found
                 .fetch_optional(&mut *c)
                 .await

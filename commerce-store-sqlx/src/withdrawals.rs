@@ -4,7 +4,6 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use commerce_core::model::*;
 use commerce_core::store::*;
-use sqlx::AssertSqlSafe;
 
 use commerce_core::earnings::Withdrawn;
 use commerce_core::money::from_piastres;
@@ -30,15 +29,7 @@ impl<DB: Dialect> WithdrawalStore for SqlStore<DB> {
             // The account row is the lock that puts requests of one account in a row (on
             // SQLite the write transaction already does): each reads the balance the one
             // before it left.
-            let account: Option<i64> = query_scalar::<DB, i64>(AssertSqlSafe(format!(
-                "SELECT id FROM accounts WHERE id = $1{}",
-                DB::FOR_UPDATE
-            )))
-            .bind(new.account_id)
-            .fetch_optional(&mut *c)
-            .await
-            .map_err(backend)?;
-            if account.is_none() {
+            if !lock_account(c, new.account_id).await? {
                 return Err(StoreError::NotFound.into());
             }
             let wallet = wallet_totals(&mut *c, new.account_id, held_after).await?;

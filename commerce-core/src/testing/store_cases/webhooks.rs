@@ -96,6 +96,29 @@ async fn finish(store: &dyn Store, delivery: DeliveryId, lease: &str, o: Attempt
         .expect("finish delivery")
 }
 
+/// Records an attempt of `delivery` under `lease` that got `result` at `now` (no earlier
+/// failing streak); whether it was recorded.
+async fn attempt(
+    store: &dyn Store,
+    delivery: DeliveryId,
+    lease: &str,
+    result: AttemptResult,
+    attempts: u32,
+    now: i64,
+) -> bool {
+    finish(store, delivery, lease, outcome(result, attempts, at(now))).await
+}
+
+/// Claims up to `limit` due deliveries at `now` under `lease` and delivers each; their ids.
+async fn deliver_due(store: &dyn Store, now: i64, lease: &str, limit: usize) -> Vec<DeliveryId> {
+    let claimed = claim(store, now, lease, limit).await;
+    for id in &claimed {
+        let ok = attempt(store, *id, lease, AttemptResult::Answered(200), 1, now).await;
+        assert!(ok, "a live lease records");
+    }
+    claimed
+}
+
 async fn webhook_of(store: &dyn Store, id: WebhookId) -> Webhook {
     store
         .webhook(None, id)
@@ -270,15 +293,7 @@ pub async fn webhook_patch_enables_disables_and_changes_fields(store: &dyn Store
         .unwrap();
     let d = ping(store, w.id, 30).await;
     assert_eq!(claim(store, 31, "lease-1", 10).await, vec![d.id]);
-    assert!(
-        finish(
-            store,
-            d.id,
-            "lease-1",
-            outcome(AttemptResult::Answered(410), 1, at(31))
-        )
-        .await
-    );
+    assert!(attempt(store, d.id, "lease-1", AttemptResult::Answered(410), 1, 31).await);
     let gone = webhook_of(store, w.id).await;
     assert_eq!(
         (gone.enabled, gone.disabled_reason),
@@ -330,15 +345,7 @@ pub async fn deleting_a_webhook_drops_its_deliveries(store: &dyn Store) {
     .await;
     let done = ping(store, w.id, 1).await;
     assert_eq!(claim(store, 2, "l", 1).await, vec![done.id]);
-    assert!(
-        finish(
-            store,
-            done.id,
-            "l",
-            outcome(AttemptResult::Answered(200), 1, at(2))
-        )
-        .await
-    );
+    assert!(attempt(store, done.id, "l", AttemptResult::Answered(200), 1, 2).await);
     ping(store, w.id, 3).await;
     let other = ping(store, kept.id, 3).await;
     assert!(store.delete_webhook(Some(a.id), w.id).await.unwrap());
@@ -758,26 +765,10 @@ pub async fn claims_keep_each_orders_events_in_order(store: &dyn Store) {
     assert!(finish(store, x1.id, "l1", retry).await);
     assert!(claim(store, 22, "l2", 10).await.is_empty());
     assert_eq!(claim(store, 26, "l3", 10).await, vec![x1.id]);
-    assert!(
-        finish(
-            store,
-            x1.id,
-            "l3",
-            outcome(AttemptResult::Answered(200), 2, at(27))
-        )
-        .await
-    );
+    assert!(attempt(store, x1.id, "l3", AttemptResult::Answered(200), 2, 27).await);
     assert_eq!(claim(store, 28, "l4", 10).await, vec![x2.id]);
     // A failed delivery (410) no longer holds the next one back.
-    assert!(
-        finish(
-            store,
-            x2.id,
-            "l4",
-            outcome(AttemptResult::Answered(410), 1, at(29))
-        )
-        .await
-    );
+    assert!(attempt(store, x2.id, "l4", AttemptResult::Answered(410), 1, 29).await);
     let gone = webhook_of(store, w.id).await;
     assert!(!gone.enabled);
     assert!(
@@ -825,15 +816,7 @@ pub async fn a_failing_endpoint_is_disabled_by_the_outcome(store: &dyn Store) {
     let o = AttemptResult::Answered(500).decide(2, at(31), Some(at(25)));
     assert!(finish(store, d2.id, "m", o).await);
     assert_eq!(webhook_of(store, w.id).await.failing_since, Some(at(25)));
-    assert!(
-        finish(
-            store,
-            d.id,
-            "m",
-            outcome(AttemptResult::Answered(200), 2, at(32))
-        )
-        .await
-    );
+    assert!(attempt(store, d.id, "m", AttemptResult::Answered(200), 2, 32).await);
     let w = webhook_of(store, w.id).await;
     assert_eq!(
         (w.enabled, w.failing_since, w.updated_at),
@@ -852,32 +835,18 @@ pub async fn purging_deletes_only_old_finished_deliveries(store: &dyn Store) {
     let claimed = claim(store, 100, "l", 10).await;
     assert_eq!(claimed.len(), 4);
     assert!(
-        finish(
+        attempt(
             store,
             delivered.id,
             "l",
-            outcome(AttemptResult::Answered(200), 1, at(101))
+            AttemptResult::Answered(200),
+            1,
+            101
         )
         .await
     );
-    assert!(
-        finish(
-            store,
-            failed.id,
-            "l",
-            outcome(AttemptResult::Answered(410), 1, at(101))
-        )
-        .await
-    );
-    assert!(
-        finish(
-            store,
-            recent.id,
-            "l",
-            outcome(AttemptResult::Answered(200), 1, at(101))
-        )
-        .await
-    );
+    assert!(attempt(store, failed.id, "l", AttemptResult::Answered(410), 1, 101).await);
+    assert!(attempt(store, recent.id, "l", AttemptResult::Answered(200), 1, 101).await);
     assert_eq!(store.purge_deliveries(at(50)).await.unwrap(), 2);
     assert_eq!(
         ids(&deliveries_of(store, w.id).await, |d| d.id),
@@ -963,17 +932,13 @@ pub async fn concurrent_claims_never_share_a_delivery(store: Arc<dyn Store>) {
             let mut mine = Vec::new();
             let mut idle = 0;
             while idle < 3 {
-                let claimed = claim(&*store, 1_000, &lease, 3).await;
-                if claimed.is_empty() {
+                let delivered = deliver_due(&*store, 1_000, &lease, 3).await;
+                if delivered.is_empty() {
                     idle += 1;
                     tokio::task::yield_now().await;
-                    continue;
-                }
-                idle = 0;
-                for id in claimed {
-                    let o = outcome(AttemptResult::Answered(200), 1, at(1_000));
-                    assert!(finish(&*store, id, &lease, o).await, "a live lease records");
-                    mine.push(id);
+                } else {
+                    idle = 0;
+                    mine.extend(delivered);
                 }
             }
             mine
@@ -985,15 +950,11 @@ pub async fn concurrent_claims_never_share_a_delivery(store: Arc<dyn Store>) {
     }
     // What the order of events held back until the dispatchers had stopped.
     loop {
-        let left = claim(&*store, 1_000, "last", 100).await;
+        let left = deliver_due(&*store, 1_000, "last", 100).await;
         if left.is_empty() {
             break;
         }
-        for id in left {
-            let o = outcome(AttemptResult::Answered(200), 1, at(1_000));
-            assert!(finish(&*store, id, "last", o).await);
-            seen.push(id);
-        }
+        seen.extend(left);
     }
     let delivered: BTreeSet<DeliveryId> = seen.iter().copied().collect();
     assert_eq!(delivered.len(), seen.len(), "a delivery was claimed twice");
