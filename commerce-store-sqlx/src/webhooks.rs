@@ -99,11 +99,12 @@ fn bind_owner<DB: Dialect, O>(
     }
 }
 
-/// The endpoint `id` (of `account` when given), locked until the transaction ends.
-async fn locked_webhook<DB: Dialect>(
-    c: &mut PoolConnection<DB>,
+/// The endpoint `id` (of `account` when given); `lock` is a row-lock suffix or empty.
+async fn find_webhook<'e, DB: Dialect>(
+    on: impl Into<On<'e, DB>>,
     account: Option<AccountId>,
     id: WebhookId,
+    lock: &str,
 ) -> StoreResult<Option<Webhook>> {
     let q = bind_owner(
         query_as::<DB, WebhookRow>(AssertSqlSafe(format!(
@@ -113,12 +114,12 @@ async fn locked_webhook<DB: Dialect>(
                 " FROM webhook_endpoints WHERE id = $1{}{}"
             ),
             owned_by("account_id", 2, account),
-            DB::FOR_UPDATE
+            lock
         )))
         .bind(id),
         account,
     );
-    let row = q.fetch_optional(&mut *c).await.map_err(backend)?;
+    let row = q.fetch_optional(on).await.map_err(backend)?;
     row.map(WebhookRow::into_domain).transpose()
 }
 
@@ -206,7 +207,8 @@ impl<DB: Dialect> SqlStore<DB> {
         let mut tx = self.write().await?;
         let result = async {
             let c = &mut tx.tx;
-            let Some(mut webhook) = locked_webhook(c, account, id).await? else {
+            let Some(mut webhook) = find_webhook(&mut *c, account, id, DB::FOR_UPDATE).await?
+            else {
                 return Ok(None);
             };
             change(&mut webhook);
@@ -269,20 +271,7 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
         account: Option<AccountId>,
         id: WebhookId,
     ) -> StoreResult<Option<Webhook>> {
-        let q = bind_owner(
-            query_as::<DB, WebhookRow>(AssertSqlSafe(format!(
-                concat!(
-                    "SELECT ",
-                    webhook_cols!(),
-                    " FROM webhook_endpoints WHERE id = $1{}"
-                ),
-                owned_by("account_id", 2, account)
-            )))
-            .bind(id),
-            account,
-        );
-        let row = q.fetch_optional(&self.pool).await.map_err(backend)?;
-        row.map(WebhookRow::into_domain).transpose()
+        find_webhook(&self.pool, account, id, "").await
     }
 
     async fn webhooks(&self, account: AccountId, page: PageRequest) -> StoreResult<Page<Webhook>> {
