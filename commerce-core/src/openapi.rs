@@ -71,6 +71,10 @@ const MULTI_LINE_FILLED: &str = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007
 /// An Egyptian mobile number as the API takes it: `01` and 9 digits, or with `+20` / `0020`
 /// in place of the leading `0`.
 const PHONE: &str = r"^(\+20|0020|0)1[0-9]{9}$";
+/// An optional phone: a phone, or blank (taken as left out).
+const OPTIONAL_PHONE: &str = r"^\s*$|^(\+20|0020|0)1[0-9]{9}$";
+/// White space only (or nothing).
+const BLANK: &str = r"^\s*$";
 /// A money amount as a string input: plain decimal notation, at most two decimals.
 const MONEY_INPUT: &str = r"^\+?[0-9]{1,10}(\.[0-9]{1,2})?$";
 /// An `updated_since` value: a date and a time with an offset (`Z`, `+hh`, `+hhmm`, `+hh:mm`).
@@ -492,6 +496,8 @@ fn error_response(endpoint: Endpoint, status: u16) -> ResponseBuilder {
                 ),
             );
         }
+        // A path whose id is out of range is a 404 before the key is read.
+        404 => {}
         _ => response = with_rate_headers(response),
     }
     if endpoint == Endpoint::CreateOrder && matches!(status, 409 | 422) {
@@ -630,7 +636,8 @@ fn operation(template: &str, endpoint: Endpoint) -> utoipa::openapi::path::Opera
                         .format(Some(utoipa::openapi::SchemaFormat::KnownFormat(
                             utoipa::openapi::KnownFormat::Int64,
                         )))
-                        .minimum(Some(1)),
+                        .minimum(Some(1))
+                        .maximum(Some(i64::MAX)),
                 ))
                 .build(),
         );
@@ -871,7 +878,8 @@ fn text(pattern: &str, max: usize) -> Value {
 }
 
 fn optional_text(pattern: &str, max: usize) -> Value {
-    nullable(text(pattern, max))
+    // Blank is taken as left out, however long.
+    nullable(json!({"anyOf": [{"type": "string", "pattern": BLANK}, text(pattern, max)]}))
 }
 
 fn id_input() -> Value {
@@ -916,10 +924,10 @@ fn written_schemas() -> Map<String, Value> {
         "external_reference": optional_text(SINGLE_LINE, MAX_REFERENCE),
         "full_name": text(SINGLE_LINE_FILLED, MAX_TEXT),
         "phone": {"type": "string", "maxLength": MAX_PHONE, "pattern": PHONE},
-        "second_phone": nullable(json!({"type": "string", "maxLength": MAX_PHONE, "pattern": PHONE})),
+        "second_phone": nullable(json!({"type": "string", "pattern": OPTIONAL_PHONE})),
         "address": text(MULTI_LINE_FILLED, MAX_TEXT),
         "store_name": optional_text(SINGLE_LINE, MAX_TEXT),
-        "store_link": nullable(json!({"type": "string", "maxLength": MAX_TEXT, "format": "uri", "pattern": "^https?://[^/\\\\\\s]"})),
+        "store_link": optional_text(r"^\s*https?://[^/\\\s]", MAX_TEXT),
         "note": optional_text(MULTI_LINE, MAX_NOTE),
     });
     if let (Some(order), Value::Object(checkout)) =
@@ -932,8 +940,7 @@ fn written_schemas() -> Map<String, Value> {
     let url = json!({
         "type": "string",
         "maxLength": MAX_URL,
-        "format": "uri",
-        "pattern": "^https://",
+        "pattern": r"^\s*https://[^/\\\s]",
         "description": "An https URL whose host is public (not a private, loopback or link-local address).",
     });
     let description = optional_text(SINGLE_LINE, MAX_DESCRIPTION);
@@ -1058,7 +1065,7 @@ fn written_schemas() -> Map<String, Value> {
             json!({
                 "type": "object",
                 "properties": {
-                    "url": nullable(url.clone()),
+                    "url": optional_text(r"^\s*https://[^/\\\s]", MAX_URL),
                     "events": nullable(events),
                     "description": description,
                     "enabled": {"type": ["boolean", "null"]},
