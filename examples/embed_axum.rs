@@ -76,8 +76,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .unwrap_or_else(|_| "127.0.0.1:3001".into())
         .parse()?;
 
-    let engine = Engine::new(Arc::new(MemoryStore::new()));
+    // The sandbox's settings allow webhooks to http://127.0.0.1 receivers (a production app
+    // keeps the default: https to public hosts only).
+    let engine = Engine::builder(Arc::new(MemoryStore::new()))
+        .config(sandbox::config())
+        .build();
     sandbox::seed(&engine).await?;
+    // The webhook dispatcher: the admin route's moves reach registered receivers too.
+    tokio::spawn(engine.webhooks().run(std::future::pending()));
     let state = AppState {
         visits: Arc::new(AtomicU64::new(0)),
         engine: engine.clone(),

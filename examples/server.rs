@@ -153,10 +153,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .init();
     let Options { addr, database_url } = options()?;
     let (store, storage) = open_store(database_url.as_deref()).await?;
-    let engine = Engine::new(store);
+    let engine = Engine::builder(store).config(sandbox::config()).build();
     let fixture = sandbox::seed_if_empty(&engine).await?;
-    // As the crate docs ask of every embedder: purge `Idempotency-Key` records past their
-    // 24 hours, hourly, so that the store does not keep them for ever.
+    // The webhook dispatcher: sends the queued order events (http and loopback receivers are
+    // allowed in the sandbox); stopped with the server.
+    let (stop_dispatcher, dispatcher_stopped) = tokio::sync::oneshot::channel::<()>();
+    let dispatcher = tokio::spawn(engine.webhooks().run(async {
+        let _ = dispatcher_stopped.await;
+    }));
+    // As the crate docs ask of every embedder: purge `Idempotency-Key` records past their 24
+    // hours and webhook deliveries past their 30 days, hourly, so that the store does not keep
+    // them for ever.
     let purger = engine.operator();
     tokio::spawn(async move {
         let mut hourly = tokio::time::interval(std::time::Duration::from_secs(3600));
@@ -165,6 +172,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             match purger.purge_idempotency().await {
                 Ok(purged) => tracing::info!(purged, "idempotency records purged"),
                 Err(error) => tracing::warn!(%error, "idempotency purge failed"),
+            }
+            if let Err(error) = purger.purge_webhook_deliveries().await {
+                tracing::warn!(%error, "webhook delivery purge failed");
             }
         }
     });
@@ -203,5 +213,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             tracing::info!("shutting down");
         })
         .await?;
+    let _ = stop_dispatcher.send(());
+    dispatcher.await?;
     Ok(())
 }

@@ -310,4 +310,30 @@ impl Engine {
     pub fn operator(&self) -> Operator {
         Operator::new(self.shared.clone())
     }
+
+    /// The webhook dispatcher over this engine's store, clock and URL policy
+    /// ([`Config::webhook_urls`]), with the default
+    /// [`DispatcherConfig`](crate::webhooks::DispatcherConfig). Spawn its
+    /// [`run`](crate::webhooks::Dispatcher::run) once per app instance:
+    ///
+    /// ```no_run
+    /// # async fn demo(engine: commerce_core::Engine) {
+    /// let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    /// let dispatcher = tokio::spawn(engine.webhooks().run(async {
+    ///     let _ = stopped.await;
+    /// }));
+    /// // ... on shutdown:
+    /// let _ = stop.send(());
+    /// dispatcher.await.unwrap();
+    /// # }
+    /// ```
+    #[cfg(feature = "webhooks")]
+    pub fn webhooks(&self) -> crate::webhooks::Dispatcher {
+        crate::webhooks::Dispatcher::new(
+            self.shared.store.clone(),
+            self.shared.clock.clone(),
+            self.shared.config.webhook_urls,
+            crate::webhooks::DispatcherConfig::default(),
+        )
+    }
 }

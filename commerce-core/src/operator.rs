@@ -6,6 +6,8 @@
 
 use std::sync::Arc;
 
+mod webhooks;
+
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 
@@ -14,6 +16,7 @@ pub use crate::domain::fields::{DraftLine, OrderDraft};
 use crate::domain::fields::{FieldProblem, Problem};
 use crate::domain::placement::{self, PlaceError};
 use crate::domain::wallet::{PayoutRules, WalletFigures};
+use crate::domain::webhooks::WebhookError;
 use crate::model::*;
 use crate::money::accepted_amount;
 use crate::shared::Shared;
@@ -139,6 +142,19 @@ impl From<WithdrawalRequestError> for OperatorError {
                 Conflict::OverReadyBalance { requested, ready }.into()
             }
             WithdrawalRequestError::Store(error) => error.into(),
+        }
+    }
+}
+
+impl From<WebhookError> for OperatorError {
+    fn from(error: WebhookError) -> Self {
+        match error {
+            WebhookError::NotFound => OperatorError::NotFound,
+            WebhookError::Invalid(problems) => OperatorError::Invalid(problems),
+            WebhookError::TooMany(limit) => {
+                Conflict::Refused(format!("the account has {limit} webhooks already")).into()
+            }
+            WebhookError::Store(error) => error.into(),
         }
     }
 }

@@ -12,9 +12,9 @@ use crate::operator::{DraftLine, KeySpec, OperatorError, OrderDraft};
 pub const DEMO_KEYS: &[(&str, &str)] = &[
     (
         "sk_demo_marketer",
-        "marketer A: catalog:read, orders:read, orders:write, wallet:read",
+        "marketer A: catalog:read, orders:read, orders:write, wallet:read, webhooks:manage",
     ),
-    ("sk_demo_marketer_b", "marketer B: the same four abilities"),
+    ("sk_demo_marketer_b", "marketer B: the same five abilities"),
     ("sk_demo_catalog_only", "marketer A: catalog:read only"),
     (
         "sk_demo_expired",
@@ -96,6 +96,26 @@ const ALL_FOUR: [Ability; 4] = [
     Ability::OrdersWrite,
     Ability::WalletRead,
 ];
+
+/// The demo marketers' main keys: the four, and webhook management.
+const MARKETER_KEY: [Ability; 5] = [
+    Ability::CatalogRead,
+    Ability::OrdersRead,
+    Ability::OrdersWrite,
+    Ability::WalletRead,
+    Ability::WebhooksManage,
+];
+
+/// The sandbox's settings: the defaults, with webhooks allowed to `http` and loopback
+/// receivers (a receiver on `http://127.0.0.1` during development).
+pub fn config() -> crate::Config {
+    let mut config = crate::Config::default();
+    config.webhook_urls = crate::webhooks::UrlPolicy {
+        allow_http: true,
+        allow_private: true,
+    };
+    config
+}
 
 const PRODUCT_TITLES: [&str; 32] = [
     "سماعة بلوتوث لاسلكية",
@@ -235,13 +255,13 @@ pub async fn seed(engine: &Engine) -> Result<Sandbox, OperatorError> {
     op.import_key(
         a.id,
         "sk_demo_marketer",
-        spec("متجري", &ALL_FOUR, None, None),
+        spec("متجري", &MARKETER_KEY, None, None),
     )
     .await?;
     op.import_key(
         b.id,
         "sk_demo_marketer_b",
-        spec("متجر منى", &ALL_FOUR, None, None),
+        spec("متجر منى", &MARKETER_KEY, None, None),
     )
     .await?;
     op.import_key(

@@ -36,6 +36,11 @@ struct Tables {
     pulls: HashSet<(AccountId, String, ProductId)>,
     order_operations: HashMap<(AccountId, String), u64>,
     withdrawals: Vec<Withdrawal>,
+    webhook_count: i64,
+    webhooks: Vec<Webhook>,
+    delivery_count: i64,
+    /// Each delivery with its lease (holder, end).
+    deliveries: Vec<(Delivery, Option<(String, DateTime<Utc>)>)>,
 }
 
 /// The store: one mutex held across each operation makes every operation atomic. No
@@ -92,6 +97,40 @@ impl Tables {
             v.available += by;
             *updated = (*updated).max(now);
         }
+    }
+
+    /// One pending delivery of `event` to `webhook`.
+    fn queue(&mut self, webhook: WebhookId, event: &NewEvent) -> Delivery {
+        self.delivery_count += 1;
+        let delivery = Delivery::queued(DeliveryId(self.delivery_count), webhook, event);
+        self.deliveries.push((delivery.clone(), None));
+        delivery
+    }
+
+    /// The outbox of an order change: a delivery per endpoint of the account receiving `kind`.
+    fn queue_order_event(
+        &mut self,
+        kind: EventType,
+        order: &Order,
+        previous: Option<OrderStatus>,
+        context: EventContext,
+    ) {
+        let event = commerce_core::webhooks::order_event(kind, order, previous, context);
+        let receivers: Vec<WebhookId> = self
+            .webhooks
+            .iter()
+            .filter(|w| w.account_id == order.account_id && w.receives(kind))
+            .map(|w| w.id)
+            .collect();
+        for webhook in receivers {
+            self.queue(webhook, &event);
+        }
+    }
+
+    fn webhook_mut(&mut self, account: Option<AccountId>, id: WebhookId) -> Option<&mut Webhook> {
+        self.webhooks
+            .iter_mut()
+            .find(|w| w.id == id && account.is_none_or(|a| a == w.account_id))
     }
 
     fn bill(&mut self, account: AccountId, month: Option<String>) {
@@ -423,7 +462,9 @@ impl OrderStore for SmallStore {
             t.idempotency.link_order(scope, OrderId(id));
         }
         t.bill(new.account_id, new.bill_month.clone());
+        let events = new.events;
         let order = new.into_order(OrderId(id), line_ids);
+        t.queue_order_event(EventType::OrderCreated, &order, None, events);
         t.orders.push(order.clone());
         Ok(order)
     }
@@ -442,12 +483,19 @@ impl OrderStore for SmallStore {
                 .collect(),
             false => Vec::new(),
         };
+        let previous = order.status;
         step.apply(order);
         let order = order.clone();
         for (variant, quantity) in released {
             t.restock(variant, quantity, change.at);
         }
         t.bill(account, change.bill_month);
+        t.queue_order_event(
+            EventType::OrderStatusChanged,
+            &order,
+            Some(previous),
+            change.events,
+        );
         Ok(order)
     }
 
@@ -637,6 +685,210 @@ impl WithdrawalStore for SmallStore {
             .filter(|w| w.account_id == account)
             .cloned()
             .collect())
+    }
+}
+
+#[async_trait]
+impl WebhookStore for SmallStore {
+    async fn insert_webhook(
+        &self,
+        new: NewWebhook,
+        limit: usize,
+    ) -> Result<Webhook, InsertWebhookError> {
+        let mut t = self.lock();
+        if t.webhooks
+            .iter()
+            .filter(|w| w.account_id == new.account_id)
+            .count()
+            >= limit
+        {
+            return Err(InsertWebhookError::TooMany { limit });
+        }
+        t.webhook_count += 1;
+        let webhook = Webhook::registered(WebhookId(t.webhook_count), new);
+        t.webhooks.push(webhook.clone());
+        Ok(webhook)
+    }
+
+    async fn webhook(
+        &self,
+        account: Option<AccountId>,
+        id: WebhookId,
+    ) -> Result<Option<Webhook>, StoreError> {
+        Ok(self.lock().webhook_mut(account, id).map(|w| w.clone()))
+    }
+
+    async fn webhooks(
+        &self,
+        account: AccountId,
+        page: PageRequest,
+    ) -> Result<Page<Webhook>, StoreError> {
+        let t = self.lock();
+        Ok(page_of(
+            t.webhooks.iter().filter(|w| w.account_id == account),
+            page,
+        ))
+    }
+
+    async fn update_webhook(
+        &self,
+        account: Option<AccountId>,
+        id: WebhookId,
+        patch: WebhookPatch,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Webhook>, StoreError> {
+        Ok(self.lock().webhook_mut(account, id).map(|w| {
+            patch.apply(w, now);
+            w.clone()
+        }))
+    }
+
+    async fn delete_webhook(
+        &self,
+        account: Option<AccountId>,
+        id: WebhookId,
+    ) -> Result<bool, StoreError> {
+        let mut t = self.lock();
+        if t.webhook_mut(account, id).is_none() {
+            return Ok(false);
+        }
+        t.webhooks.retain(|w| w.id != id);
+        t.deliveries.retain(|(d, _)| d.webhook_id != id);
+        Ok(true)
+    }
+
+    async fn rotate_webhook_secret(
+        &self,
+        account: Option<AccountId>,
+        id: WebhookId,
+        secret: String,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Webhook>, StoreError> {
+        Ok(self.lock().webhook_mut(account, id).map(|w| {
+            w.rotate(secret, now, SECRET_OVERLAP);
+            w.clone()
+        }))
+    }
+
+    async fn queue_event(
+        &self,
+        account: Option<AccountId>,
+        webhook: WebhookId,
+        event: NewEvent,
+    ) -> Result<Option<Delivery>, StoreError> {
+        let mut t = self.lock();
+        if t.webhook_mut(account, webhook).is_none() {
+            return Ok(None);
+        }
+        Ok(Some(t.queue(webhook, &event)))
+    }
+
+    async fn redeliver(
+        &self,
+        account: Option<AccountId>,
+        webhook: WebhookId,
+        delivery: DeliveryId,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Delivery>, StoreError> {
+        let mut t = self.lock();
+        if t.webhook_mut(account, webhook).is_none() {
+            return Ok(None);
+        }
+        let Some((original, _)) = t
+            .deliveries
+            .iter()
+            .find(|(d, _)| d.id == delivery && d.webhook_id == webhook)
+        else {
+            return Ok(None);
+        };
+        let event = original.requeued(now);
+        Ok(Some(t.queue(webhook, &event)))
+    }
+
+    async fn deliveries(
+        &self,
+        account: Option<AccountId>,
+        webhook: WebhookId,
+        status: Option<DeliveryStatus>,
+        page: PageRequest,
+    ) -> Result<Option<Page<Delivery>>, StoreError> {
+        let mut t = self.lock();
+        if t.webhook_mut(account, webhook).is_none() {
+            return Ok(None);
+        }
+        let found = t
+            .deliveries
+            .iter()
+            .rev()
+            .map(|(d, _)| d)
+            .filter(|d| d.webhook_id == webhook && status.is_none_or(|s| s == d.status));
+        Ok(Some(page_of(found, page)))
+    }
+
+    async fn claim_deliveries(
+        &self,
+        now: DateTime<Utc>,
+        lease_for: chrono::TimeDelta,
+        lease: &str,
+        limit: usize,
+    ) -> Result<Vec<ClaimedDelivery>, StoreError> {
+        let mut t = self.lock();
+        let mut due: Vec<usize> = (0..t.deliveries.len())
+            .filter(|&i| {
+                let (d, held) = &t.deliveries[i];
+                d.is_due(now)
+                    && held.as_ref().is_none_or(|(_, until)| *until <= now)
+                    && t.webhooks.iter().any(|w| w.id == d.webhook_id && w.enabled)
+                    && !t.deliveries.iter().any(|(earlier, _)| d.waits_for(earlier))
+            })
+            .collect();
+        due.sort_by_key(|&i| (t.deliveries[i].0.next_attempt_at, t.deliveries[i].0.id));
+        due.truncate(limit);
+        let mut claimed = Vec::new();
+        for i in due {
+            t.deliveries[i].1 = Some((lease.to_owned(), now + lease_for));
+            let delivery = t.deliveries[i].0.clone();
+            let webhook = t
+                .webhooks
+                .iter()
+                .find(|w| w.id == delivery.webhook_id)
+                .cloned();
+            claimed.push(ClaimedDelivery {
+                delivery,
+                webhook: webhook.expect("claimed for an existing endpoint"),
+                lease: lease.to_owned(),
+            });
+        }
+        Ok(claimed)
+    }
+
+    async fn finish_delivery(
+        &self,
+        delivery: DeliveryId,
+        lease: &str,
+        outcome: AttemptOutcome,
+    ) -> Result<bool, StoreError> {
+        let mut t = self.lock();
+        let Some((d, held)) = t.deliveries.iter_mut().find(|(d, held)| {
+            d.id == delivery && held.as_ref().is_some_and(|(holder, _)| holder == lease)
+        }) else {
+            return Ok(false);
+        };
+        *held = None;
+        d.record(&outcome);
+        let webhook = d.webhook_id;
+        if let Some(w) = t.webhook_mut(None, webhook) {
+            w.record(&outcome);
+        }
+        Ok(true)
+    }
+
+    async fn purge_deliveries(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
+        let mut t = self.lock();
+        let was = t.deliveries.len();
+        t.deliveries
+            .retain(|(d, _)| d.status == DeliveryStatus::Pending || d.created_at >= before);
+        Ok((was - t.deliveries.len()) as u64)
     }
 }
 

@@ -14,11 +14,15 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use commerce_core::clock::ManualClock;
-use commerce_core::model::{Ability, VariantId, VariantPatch};
+use commerce_core::chrono::TimeDelta;
+use commerce_core::domain::webhooks::WebhookInput;
+use commerce_core::model::{Ability, DeliveryStatus, PageRequest, VariantId, VariantPatch};
+use commerce_core::testing::http::receiver::Receiver;
+use commerce_core::webhooks::{Dispatcher, DispatcherConfig};
 use commerce_core::operator::KeySpec;
 use commerce_core::sandbox::{self, Sandbox};
 use commerce_core::testing::http::start_instant;
-use commerce_core::{Config, Engine};
+use commerce_core::Engine;
 use commerce_store_sqlx::PgStore;
 use commerce_store_sqlx::sqlx::{self, PgPool};
 use http::{Request, StatusCode};
@@ -31,6 +35,8 @@ const BENCH: &str = "sk_demo_bench";
 #[derive(Clone)]
 struct Pair {
     engines: [Engine; 2],
+    /// The clock both engines read.
+    clock: ManualClock,
     fixture: Sandbox,
     /// The first store's pool, for counting rows.
     pool: PgPool,
@@ -162,12 +168,19 @@ where
     let second: PgStore = pg::connect(&url, &schema).await;
     let pools = [first.pool().clone(), second.pool().clone()];
     let clock = ManualClock::new(start_instant());
-    let engine =
-        |store: PgStore| Engine::with(Arc::new(store), Config::default(), Arc::new(clock.clone()));
+    // The sandbox's settings: webhooks may go to the local receiver of the webhook tests.
+    let engine = |store: PgStore| {
+        Engine::with(
+            Arc::new(store),
+            sandbox::config(),
+            Arc::new(clock.clone()),
+        )
+    };
     let engines = [engine(first), engine(second)];
     let fixture = sandbox::seed(&engines[0]).await.expect("the sandbox seeds");
     let pair = Pair {
         engines,
+        clock,
         fixture,
         pool: pools[0].clone(),
     };
@@ -359,6 +372,127 @@ async fn high_volume_rate_limit_never_exceeds_across_instances() {
             ok += task.await.expect("task");
         }
         assert!((3_000 - 2 * 3..=3_000).contains(&ok), "{ok} allowed");
+    })
+    .await;
+}
+
+/// Drains deliveries with both engines' dispatchers at once until neither finds any due;
+/// how many attempts each made.
+async fn drain_both(dispatchers: &[Dispatcher; 2]) -> [usize; 2] {
+    let work = dispatchers.clone().map(|d| {
+        tokio::spawn(async move {
+            let mut attempted = 0;
+            loop {
+                match d.deliver_due().await.expect("a pass") {
+                    0 => return attempted,
+                    n => attempted += n,
+                }
+            }
+        })
+    });
+    let [a, b] = work;
+    [a.await.expect("dispatcher"), b.await.expect("dispatcher")]
+}
+
+fn dispatchers(pair: &Pair, config: DispatcherConfig) -> [Dispatcher; 2] {
+    pair.engines
+        .clone()
+        .map(|e| e.webhooks().with_config(config.clone()))
+}
+
+/// 500 events (orders placed through both instances) and one dispatcher per instance on the
+/// same database: every event reaches the receiver exactly once, each delivery attempted once.
+#[cfg_attr(
+    not(commerce_postgres_tests),
+    ignore = "needs COMMERCE_TEST_POSTGRES_URL (see README)"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn webhook_events_are_delivered_once_by_two_dispatchers() {
+    with_pair(|pair| async move {
+        let receiver = Receiver::start().await;
+        let endpoint = pair.engines[0]
+            .operator()
+            .create_webhook(pair.fixture.marketer_a, WebhookInput::url(&receiver.url))
+            .await
+            .expect("an endpoint");
+        let variant = pair.fixture.plain_variant;
+        pair.engines[0]
+            .operator()
+            .update_variant(variant, VariantPatch::default().set_available(100_000))
+            .await
+            .expect("stock");
+        let body = pair.order_body(variant);
+        for chunk in 0..25 {
+            let placed = race(20, |i| {
+                let (pair, body) = (pair.clone(), body.clone());
+                async move { pair.post_order(chunk * 20 + i, &body, None).await }
+            })
+            .await;
+            assert!(placed.iter().all(|a| a.status == StatusCode::CREATED));
+        }
+        let attempts = drain_both(&dispatchers(&pair, DispatcherConfig::default())).await;
+        assert_eq!(attempts[0] + attempts[1], 500, "attempts by each: {attempts:?}");
+        let got = receiver.received();
+        let ids: std::collections::HashSet<&str> =
+            got.iter().map(|r| r.header("webhook-id")).collect();
+        assert_eq!((got.len(), ids.len()), (500, 500), "each event once");
+        let delivered = pair.engines[1]
+            .operator()
+            .webhook_deliveries(
+                endpoint.id,
+                Some(DeliveryStatus::Delivered),
+                PageRequest { page: 1, per_page: 1 },
+            )
+            .await
+            .expect("deliveries");
+        assert_eq!(delivered.total, 500);
+    })
+    .await;
+}
+
+/// A dispatcher dropped in the middle of an attempt holds its lease until it runs out; only
+/// then does the other instance send the delivery, with the same `webhook-id`.
+#[cfg_attr(
+    not(commerce_postgres_tests),
+    ignore = "needs COMMERCE_TEST_POSTGRES_URL (see README)"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_delivery_cut_short_is_sent_again_by_the_other_instance() {
+    with_pair(|pair| async move {
+        let receiver = Receiver::start().await;
+        receiver.then_stall(std::time::Duration::from_millis(800));
+        let endpoint = pair.engines[0]
+            .operator()
+            .create_webhook(pair.fixture.marketer_a, WebhookInput::url(&receiver.url))
+            .await
+            .expect("an endpoint");
+        let queued = pair.engines[0]
+            .operator()
+            .ping_webhook(endpoint.id)
+            .await
+            .expect("a ping");
+        let config = DispatcherConfig::default().with_lease(TimeDelta::seconds(60));
+        let [first, second] = dispatchers(&pair, config);
+        let cut = tokio::time::timeout(
+            std::time::Duration::from_millis(200),
+            first.deliver_due(),
+        )
+        .await;
+        assert!(cut.is_err(), "the first dispatcher was dropped mid-attempt");
+        assert_eq!(second.deliver_due().await.expect("a pass"), 0, "still leased");
+        pair.clock.advance(TimeDelta::seconds(61));
+        assert_eq!(second.deliver_due().await.expect("a pass"), 1, "the lease ran out");
+        let got = receiver.received();
+        // The second attempt (and, if the receiver finished it, the cut one): one event.
+        assert!(got.iter().any(|r| r.answered.is_success()), "sent again");
+        assert!(got.iter().all(|r| r.header("webhook-id") == queued.event_id));
+        let listed = pair.engines[1]
+            .operator()
+            .webhook_deliveries(endpoint.id, None, PageRequest::default())
+            .await
+            .expect("deliveries");
+        assert_eq!(listed.items[0].status, DeliveryStatus::Delivered);
+        assert_eq!(listed.items[0].attempts, 1, "the cut attempt was never recorded");
     })
     .await;
 }

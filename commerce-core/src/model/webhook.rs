@@ -219,6 +219,102 @@ pub struct Delivery {
     pub created_at: DateTime<Utc>,
 }
 
+impl Delivery {
+    /// A new pending delivery of `event` to `webhook`, due at the event's instant.
+    pub fn queued(id: DeliveryId, webhook: WebhookId, event: &NewEvent) -> Self {
+        Self {
+            id,
+            webhook_id: webhook,
+            event_id: event.id.clone(),
+            event_type: event.kind,
+            order_id: event.order_id,
+            payload: event.payload.clone(),
+            status: DeliveryStatus::Pending,
+            attempts: 0,
+            next_attempt_at: Some(event.created_at),
+            last_attempt_at: None,
+            last_status_code: None,
+            last_error: None,
+            created_at: event.created_at,
+        }
+    }
+
+    /// The same event queued again at `now` (a redelivery: same `event_id` and payload).
+    pub fn requeued(&self, now: DateTime<Utc>) -> NewEvent {
+        NewEvent {
+            id: self.event_id.clone(),
+            kind: self.event_type,
+            order_id: self.order_id,
+            payload: self.payload.clone(),
+            created_at: now,
+        }
+    }
+
+    /// Whether it waits for an attempt due by `now` (leases and ordering aside).
+    pub fn is_due(&self, now: DateTime<Utc>) -> bool {
+        self.status == DeliveryStatus::Pending && self.next_attempt_at.is_some_and(|at| at <= now)
+    }
+
+    /// Whether `self` must wait for `earlier`: a pending delivery of the same order to the
+    /// same endpoint created before it (one order's events reach an endpoint in order).
+    pub fn waits_for(&self, earlier: &Delivery) -> bool {
+        self.order_id.is_some()
+            && earlier.id < self.id
+            && earlier.webhook_id == self.webhook_id
+            && earlier.order_id == self.order_id
+            && earlier.status == DeliveryStatus::Pending
+    }
+
+    /// Records an attempt's outcome (a backend that stores whole records; SQL backends write
+    /// the same columns).
+    pub fn record(&mut self, outcome: &AttemptOutcome) {
+        self.status = outcome.status;
+        self.attempts += 1;
+        self.next_attempt_at = outcome.next_attempt_at;
+        self.last_attempt_at = Some(outcome.attempted_at);
+        self.last_status_code = outcome.status_code;
+        self.last_error = outcome.error.clone();
+    }
+}
+
+impl Webhook {
+    /// Records what an attempt to it says of the endpoint: its failing streak, and disabling
+    /// it when the outcome says so.
+    pub fn record(&mut self, outcome: &AttemptOutcome) {
+        self.failing_since = outcome.failing_since;
+        if let Some(reason) = outcome.disable {
+            self.enabled = false;
+            self.disabled_reason = Some(reason);
+            self.updated_at = outcome.attempted_at;
+        }
+    }
+
+    /// A new endpoint as registered (enabled, no failures).
+    pub fn registered(id: WebhookId, new: NewWebhook) -> Self {
+        Self {
+            id,
+            account_id: new.account_id,
+            url: new.url,
+            events: new.events,
+            description: new.description,
+            enabled: true,
+            disabled_reason: None,
+            secret: new.secret,
+            previous_secret: None,
+            failing_since: None,
+            created_at: new.created_at,
+            updated_at: new.created_at,
+        }
+    }
+
+    /// Replaces the secret at `now`; the old one signs for `overlap` more.
+    pub fn rotate(&mut self, secret: String, now: DateTime<Utc>, overlap: chrono::TimeDelta) {
+        let old = std::mem::replace(&mut self.secret, secret);
+        self.previous_secret = Some((old, now + overlap));
+        self.updated_at = now;
+    }
+}
+
 /// The default payout hold, in days ([`Config::hold_days`](crate::Config::hold_days)).
 pub const DEFAULT_HOLD_DAYS: i64 = 14;
 

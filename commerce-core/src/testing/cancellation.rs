@@ -37,6 +37,7 @@ use serde_json::{Value, json};
 
 use super::http::{Harness, TestResponse, build_request};
 use super::wallet::all_orders;
+use crate::domain::webhooks::WebhookInput;
 use crate::engine::Engine;
 use crate::model::*;
 use crate::operator::KeySpec;
@@ -202,6 +203,99 @@ fn order_body(h: &Harness, quantity: i64) -> Value {
 struct Baseline {
     /// Per variant: available + pieces reserved by orders.
     stock: HashMap<VariantId, i64>,
+    /// A webhook endpoint of marketer A, receiving every order event (the outbox).
+    outbox: WebhookId,
+    /// Marketer A's orders before the endpoint, with their timeline's length then.
+    timelines: HashMap<OrderId, usize>,
+}
+
+impl Baseline {
+    /// The stock now, and a webhook endpoint for marketer A's order events.
+    async fn take(h: &Harness) -> Self {
+        let endpoint = h
+            .engine
+            .operator()
+            .create_webhook(
+                h.fixture.marketer_a,
+                WebhookInput::url("https://receiver.example/hooks"),
+            )
+            .await
+            .expect("a webhook endpoint");
+        let timelines = all_orders(h, h.fixture.marketer_a)
+            .await
+            .into_iter()
+            .map(|o| (o.id, o.timeline.len()))
+            .collect();
+        Self {
+            stock: stock_totals(h).await,
+            outbox: endpoint.id,
+            timelines,
+        }
+    }
+}
+
+/// The outbox holds exactly one event per order change that happened since the endpoint was
+/// registered: for every order of its account, one delivery per timeline entry added since
+/// (`order.created` for a new order's first, `order.status_changed` into each later status),
+/// and none of an order that does not exist.
+async fn assert_outbox_matches_orders(h: &Harness, baseline: &Baseline, orders: &[Order]) {
+    let outbox = baseline.outbox;
+    let operator = h.engine.operator();
+    let mut events: HashMap<i64, Vec<(String, String)>> = HashMap::new();
+    for page in 1.. {
+        let found = operator
+            .webhook_deliveries(
+                outbox,
+                None,
+                PageRequest {
+                    page,
+                    per_page: 100,
+                },
+            )
+            .await
+            .expect("deliveries");
+        for delivery in found.items.iter().rev() {
+            let body: Value = serde_json::from_str(&delivery.payload).expect("JSON events");
+            let order = &body["data"]["order"];
+            events
+                .entry(order["id"].as_i64().unwrap_or_default())
+                .or_default()
+                .push((
+                    delivery.event_type.as_str().to_owned(),
+                    order["status"]["key"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned(),
+                ));
+        }
+        if u64::from(page) * 100 >= found.total {
+            break;
+        }
+    }
+    for order in orders {
+        let before = baseline.timelines.get(&order.id).copied().unwrap_or(0);
+        let mut expected: Vec<(String, String)> = order
+            .timeline
+            .iter()
+            .enumerate()
+            .skip(before)
+            .map(|(i, entry)| {
+                let kind = match i {
+                    0 => EventType::OrderCreated,
+                    _ => EventType::OrderStatusChanged,
+                };
+                (kind.as_str().to_owned(), entry.status.as_str().to_owned())
+            })
+            .collect();
+        let mut got = events.remove(&order.id.get()).unwrap_or_default();
+        got.sort();
+        expected.sort();
+        assert_eq!(got, expected, "the events of order {}", order.id);
+    }
+    assert!(
+        events.is_empty(),
+        "events of orders that do not exist: {events:?}"
+    );
 }
 
 /// Pieces of each variant held by orders that never entered the cancelled family.
@@ -267,6 +361,9 @@ async fn assert_consistent(h: &Harness, baseline: &Baseline) {
                 counted.total, listed as u64,
                 "{family:?} count of {account}"
             );
+        }
+        if account == h.fixture.marketer_a {
+            assert_outbox_matches_orders(h, baseline, &orders).await;
         }
         super::wallet::assert_wallet_matches_orders(h, account).await;
         let held_after = h.engine.now() - Duration::days(h.engine.config().hold_days);
@@ -462,9 +559,7 @@ async fn storm(h: &Harness, workload: &Arc<Workload>, path: Path, requests: usiz
 /// short, at any `.await`) leave the store consistent and every endpoint answering.
 pub async fn requests_dropped_at_any_await_leave_the_store_consistent(h: &Harness) {
     let workload = Arc::new(Workload::new(h).await);
-    let baseline = Baseline {
-        stock: stock_totals(h).await,
-    };
+    let baseline = Baseline::take(h).await;
     let tally = storm(h, &workload, Path::Inline, 1200).await;
     // A store that never waits (the in-memory one) finishes within one poll: nothing to drop.
     eprintln!(
@@ -493,9 +588,7 @@ pub async fn requests_dropped_at_any_await_leave_the_store_consistent(h: &Harnes
 /// the store is consistent.
 pub async fn requests_abandoned_by_their_callers_are_completed(h: &Harness) {
     let workload = Arc::new(Workload::new(h).await);
-    let baseline = Baseline {
-        stock: stock_totals(h).await,
-    };
+    let baseline = Baseline::take(h).await;
     let tally = storm(h, &workload, Path::Handle, 800).await;
     let dropped = tally.dropped.load(Ordering::Relaxed);
     assert!(dropped > 50, "only {dropped} drops");
@@ -517,9 +610,7 @@ pub async fn requests_abandoned_by_their_callers_are_completed(h: &Harness) {
 /// 60 requests one after the other, none a 5xx; and the store is consistent.
 pub async fn clients_disconnecting_mid_request(h: &Harness, addr: std::net::SocketAddr) {
     let workload = Arc::new(Workload::new(h).await);
-    let baseline = Baseline {
-        stock: stock_totals(h).await,
-    };
+    let baseline = Baseline::take(h).await;
     let started = std::time::Instant::now();
     let sample = build_request(
         Method::GET,

@@ -116,7 +116,7 @@ mod tests {
 
     #[test]
     fn a_ping_names_its_endpoint() {
-        let at = chrono::DateTime::from_timestamp(1_790_000_000, 0).unwrap();
+        let at = chrono::DateTime::from_timestamp(1_800_000_000, 0).unwrap();
         let event = ping_event(WebhookId(7), at);
         let body: serde_json::Value = serde_json::from_str(&event.payload).unwrap();
         assert_eq!(body["type"], "ping");

@@ -15,10 +15,14 @@
 //!
 //! The reference for integrators is `docs/webhooks.md` in the repository.
 
+#[cfg(feature = "webhooks")]
+mod dispatcher;
 mod events;
 mod signing;
 mod urls;
 
+#[cfg(feature = "webhooks")]
+pub use dispatcher::{Dispatcher, DispatcherConfig};
 pub use events::{new_event_id, order_event, ping_event};
 pub use signing::{
     SIGNATURE_HEADER, TIMESTAMP_HEADER, VerifyError, WEBHOOK_ID_HEADER, new_secret, sign, verify,

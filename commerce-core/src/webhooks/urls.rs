@@ -40,7 +40,12 @@ pub enum UrlProblem {
 /// names are checked when resolved ([`check_address`] on each address, at registration and
 /// again when connecting).
 pub fn check_url(text: &str, policy: UrlPolicy) -> Result<Url, UrlProblem> {
-    if text.chars().count() > MAX_URL || text.trim() != text {
+    // `https:///host` is read as `https://host/` by URL parsers: refuse the extra slash.
+    let authority = text.split_once("://").map(|(_, rest)| rest);
+    if text.chars().count() > MAX_URL
+        || text.trim() != text
+        || authority.is_none_or(|rest| rest.starts_with('/'))
+    {
         return Err(UrlProblem::Invalid);
     }
     let url = Url::parse(text).map_err(|_| UrlProblem::Invalid)?;

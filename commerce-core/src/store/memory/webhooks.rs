@@ -9,7 +9,7 @@ use crate::model::*;
 use crate::store::{InsertWebhookError, SECRET_OVERLAP, StoreError, WebhookStore};
 use crate::webhooks::order_event;
 
-/// A delivery with what only the store needs: its account and its lease.
+/// A delivery with what only the store needs: its lease (holder and end).
 #[derive(Debug, Clone)]
 pub(super) struct Queued {
     delivery: Delivery,
@@ -43,21 +43,7 @@ impl State {
 
     fn queue(&mut self, webhook: WebhookId, event: &NewEvent) -> Delivery {
         let id = DeliveryId(self.next_id("webhook_deliveries"));
-        let delivery = Delivery {
-            id,
-            webhook_id: webhook,
-            event_id: event.id.clone(),
-            event_type: event.kind,
-            order_id: event.order_id,
-            payload: event.payload.clone(),
-            status: DeliveryStatus::Pending,
-            attempts: 0,
-            next_attempt_at: Some(event.created_at),
-            last_attempt_at: None,
-            last_status_code: None,
-            last_error: None,
-            created_at: event.created_at,
-        };
+        let delivery = Delivery::queued(id, webhook, event);
         self.deliveries.insert(
             id,
             Queued {
@@ -84,19 +70,16 @@ impl State {
             .filter(|w| account.is_none_or(|a| a == w.account_id))
     }
 
-    /// Whether `delivery` may be claimed at `now` (see `WebhookStore::claim_deliveries`).
+    /// Whether `queued` may be claimed at `now` (see `WebhookStore::claim_deliveries`).
     fn claimable(&self, queued: &Queued, now: DateTime<Utc>) -> bool {
         let d = &queued.delivery;
-        d.status == DeliveryStatus::Pending
-            && d.next_attempt_at.is_some_and(|due| due <= now)
+        d.is_due(now)
             && queued.lease.as_ref().is_none_or(|(_, until)| *until <= now)
             && self.webhooks.get(&d.webhook_id).is_some_and(|w| w.enabled)
-            && (d.order_id.is_none()
-                || !self.deliveries.range(..d.id).any(|(_, earlier)| {
-                    earlier.delivery.webhook_id == d.webhook_id
-                        && earlier.delivery.order_id == d.order_id
-                        && earlier.delivery.status == DeliveryStatus::Pending
-                }))
+            && !self
+                .deliveries
+                .range(..d.id)
+                .any(|(_, earlier)| d.waits_for(&earlier.delivery))
     }
 }
 
@@ -128,20 +111,7 @@ impl WebhookStore for MemoryStore {
             return Err(InsertWebhookError::TooMany { limit });
         }
         let id = WebhookId(s.next_id("webhook_endpoints"));
-        let webhook = Webhook {
-            id,
-            account_id: new.account_id,
-            url: new.url,
-            events: new.events,
-            description: new.description,
-            enabled: true,
-            disabled_reason: None,
-            secret: new.secret,
-            previous_secret: None,
-            failing_since: None,
-            created_at: new.created_at,
-            updated_at: new.created_at,
-        };
+        let webhook = Webhook::registered(id, new);
         s.webhooks.insert(id, webhook.clone());
         Ok(webhook)
     }
@@ -205,9 +175,7 @@ impl WebhookStore for MemoryStore {
     ) -> Result<Option<Webhook>, StoreError> {
         let mut s = self.lock();
         Ok(s.owned_webhook_mut(account, id).map(|webhook| {
-            let old = std::mem::replace(&mut webhook.secret, secret);
-            webhook.previous_secret = Some((old, now + SECRET_OVERLAP));
-            webhook.updated_at = now;
+            webhook.rotate(secret, now, SECRET_OVERLAP);
             webhook.clone()
         }))
     }
@@ -243,13 +211,7 @@ impl WebhookStore for MemoryStore {
         else {
             return Ok(None);
         };
-        let event = NewEvent {
-            id: original.delivery.event_id.clone(),
-            kind: original.delivery.event_type,
-            order_id: original.delivery.order_id,
-            payload: original.delivery.payload.clone(),
-            created_at: now,
-        };
+        let event = original.delivery.requeued(now);
         Ok(Some(s.queue(webhook, &event)))
     }
 
@@ -319,21 +281,10 @@ impl WebhookStore for MemoryStore {
             return Ok(false);
         };
         queued.lease = None;
-        let d = &mut queued.delivery;
-        d.status = outcome.status;
-        d.attempts += 1;
-        d.next_attempt_at = outcome.next_attempt_at;
-        d.last_attempt_at = Some(outcome.attempted_at);
-        d.last_status_code = outcome.status_code;
-        d.last_error = outcome.error;
-        let webhook_id = d.webhook_id;
+        queued.delivery.record(&outcome);
+        let webhook_id = queued.delivery.webhook_id;
         if let Some(webhook) = s.webhooks.get_mut(&webhook_id) {
-            webhook.failing_since = outcome.failing_since;
-            if let Some(reason) = outcome.disable {
-                webhook.enabled = false;
-                webhook.disabled_reason = Some(reason);
-                webhook.updated_at = outcome.attempted_at;
-            }
+            webhook.record(&outcome);
         }
         Ok(true)
     }

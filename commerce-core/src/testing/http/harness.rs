@@ -13,11 +13,11 @@ use futures_util::FutureExt;
 use http::{HeaderMap, Method, Request, Response, StatusCode};
 use serde_json::{Value, json};
 
+use crate::Engine;
 use crate::clock::ManualClock;
 use crate::model::*;
 use crate::sandbox::{self, Sandbox};
 use crate::store::Store;
-use crate::{Config, Engine};
 
 /// Something that serves the API: the engine itself or the engine mounted in a framework.
 #[async_trait]
@@ -151,7 +151,7 @@ impl Harness {
         mount: impl FnOnce(Engine) -> Arc<dyn HttpIntegration>,
     ) -> Self {
         let clock = ManualClock::new(start_instant());
-        let engine = Engine::with(store, Config::default(), Arc::new(clock.clone()));
+        let engine = Engine::with(store, sandbox::config(), Arc::new(clock.clone()));
         let fixture = sandbox::seed(&engine).await.expect("the sandbox seeds");
         let client = mount(engine.clone());
         Self {

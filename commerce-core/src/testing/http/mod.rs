@@ -43,8 +43,10 @@ mod operator;
 mod orders;
 mod pipeline;
 mod races;
+pub mod receiver;
 mod shipping;
 mod wallet;
+mod webhooks;
 
 pub use harness::{
     Harness, HttpIntegration, IntoHarness, TestResponse, build_request, run_case, start_instant,
@@ -102,6 +104,12 @@ macro_rules! for_each_http_case {
             (races::race_places_and_cancels_never_deadlock),
             (races::race_account_state_and_api_status_both_stick),
             (operator::race_withdrawals_never_overdraw),
+            (webhooks::webhooks_deliver_every_event_signed),
+            (webhooks::webhook_failures_retry_on_schedule_then_fail),
+            (webhooks::webhook_timeouts_are_retried),
+            (webhooks::webhook_gone_disables_and_rotation_signs_with_both),
+            (webhooks::webhook_events_of_one_order_arrive_in_order),
+            (webhooks::webhook_registration_rules),
         ] }
     };
 }

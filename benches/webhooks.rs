@@ -1,0 +1,174 @@
+//! Webhooks: what the outbox costs `POST /orders`, and how fast one dispatcher delivers.
+//!
+//! ```text
+//! COMMERCE_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test \
+//!   cargo bench --features sqlx --bench webhooks
+//! ```
+//!
+//! For each store (`WEBHOOKS_STORES`, default `postgres,memory`; PostgreSQL in a database
+//! `commerce_webhooks_bench` it creates and drops, when `COMMERCE_TEST_POSTGRES_URL` is set)
+//! the run seeds the sandbox, gives the plain variant endless stock, then:
+//!
+//! 1. **Outbox cost.** `WEBHOOKS_CLIENTS` tasks (default 16) send `POST /api/v1/orders`
+//!    through `Engine::handle` for `WEBHOOKS_SECONDS` (default 3) per phase, three phases:
+//!    without an endpoint, with one endpoint of the account subscribed to every event (each
+//!    order then also writes its delivery in its transaction), without again. The ratio is the
+//!    orders per second with the endpoint over the mean of the two phases without.
+//!    Goal: >= 90% (the outbox costs at most 10% of `POST /orders` throughput).
+//! 2. **Delivery.** The deliveries queued in phase 2 are sent by one dispatcher (batch 64)
+//!    to a local receiver answering 204, until none is left: events per second. Baseline, same
+//!    run: the same bodies posted to the same receiver by a plain reqwest client, 64 at a time,
+//!    no store. Reported only.
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use commerce::Engine;
+use commerce::domain::webhooks::WebhookInput;
+use commerce::model::{DeliveryStatus, PageRequest};
+use commerce::sandbox;
+use commerce::store::{MemoryStore, Store};
+use commerce::webhooks::DispatcherConfig;
+use commerce_core::testing::http::receiver::Receiver;
+use common::report::{self, Goal, Unit};
+use futures_util::future::join_all;
+
+const KEY: &str = "sk_demo_bench";
+
+/// Orders per second over one phase.
+async fn orders_per_second(engine: &Engine, body: &Bytes, clients: usize, seconds: u64) -> f64 {
+    let placed = Arc::new(AtomicU64::new(0));
+    let until = Instant::now() + Duration::from_secs(seconds);
+    let tasks: Vec<_> = (0..clients)
+        .map(|_| {
+            let (engine, body, placed) = (engine.clone(), body.clone(), placed.clone());
+            tokio::spawn(async move {
+                while Instant::now() < until {
+                    let request = http::Request::post("/api/v1/orders")
+                        .header("authorization", format!("Bearer {KEY}"))
+                        .header("content-type", "application/json")
+                        .body(body.clone())
+                        .expect("a request");
+                    let response = engine.handle(request).await;
+                    assert_eq!(response.status(), 201, "{:?}", response.body());
+                    placed.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        })
+        .collect();
+    let started = Instant::now();
+    for task in tasks {
+        task.await.expect("a client task");
+    }
+    placed.load(Ordering::Relaxed) as f64 / started.elapsed().as_secs_f64()
+}
+
+async fn run(label: &str, store: Arc<dyn Store>) {
+    let clients: usize = common::env_or("WEBHOOKS_CLIENTS", 16);
+    let seconds: u64 = common::env_or("WEBHOOKS_SECONDS", 3);
+    let engine = Engine::builder(store).config(sandbox::config()).build();
+    let fixture = sandbox::seed(&engine).await.expect("seeded");
+    common::endless_stock(&engine, fixture.plain_variant).await;
+    let body = Bytes::from(common::order_body(&fixture));
+    let receiver = Receiver::start().await;
+
+    let without = orders_per_second(&engine, &body, clients, seconds).await;
+    let operator = engine.operator();
+    let endpoint = operator
+        .create_webhook(fixture.marketer_a, WebhookInput::url(&receiver.url))
+        .await
+        .expect("an endpoint");
+    let with = orders_per_second(&engine, &body, clients, seconds).await;
+    operator
+        .update_webhook(endpoint.id, WebhookInput::default().with_enabled(false))
+        .await
+        .expect("disabled");
+    let without_again = orders_per_second(&engine, &body, clients, seconds).await;
+    println!(
+        "{label} POST /orders/s: without {without:.0}, with an endpoint {with:.0}, without {without_again:.0}"
+    );
+    report::ratio(
+        &format!("with/without an endpoint POST /orders {label} ({clients} clients)"),
+        with / ((without + without_again) / 2.0),
+        Unit::Percent,
+        Goal::AtLeast(90.0),
+    );
+
+    // Delivery: the deliveries queued while the endpoint was subscribed.
+    operator
+        .update_webhook(endpoint.id, WebhookInput::default().with_enabled(true))
+        .await
+        .expect("enabled");
+    let page = PageRequest { page: 1, per_page: 100 };
+    let queued = operator
+        .webhook_deliveries(endpoint.id, Some(DeliveryStatus::Pending), page)
+        .await
+        .expect("deliveries");
+    let sample: Vec<String> = queued.items.iter().map(|d| d.payload.clone()).collect();
+    let dispatcher = engine
+        .webhooks()
+        .with_config(DispatcherConfig::default().with_batch(64));
+    let started = Instant::now();
+    let mut delivered = 0usize;
+    loop {
+        match dispatcher.deliver_due().await.expect("a pass") {
+            0 => break,
+            n => delivered += n,
+        }
+    }
+    let dispatched = delivered as f64 / started.elapsed().as_secs_f64();
+    assert_eq!(delivered as u64, queued.total, "every queued delivery sent once");
+
+    let client = reqwest::Client::new();
+    let started = Instant::now();
+    let mut posted = 0usize;
+    while posted < delivered {
+        let batch = (delivered - posted).min(64);
+        let sends = (0..batch).map(|i| {
+            client
+                .post(&receiver.url)
+                .header("content-type", "application/json")
+                .body(sample[(posted + i) % sample.len().max(1)].clone())
+                .send()
+        });
+        for result in join_all(sends).await {
+            assert!(result.expect("the receiver answers").status().is_success());
+        }
+        posted += batch;
+    }
+    let raw = posted as f64 / started.elapsed().as_secs_f64();
+    println!("{label} delivery: {delivered} events, dispatcher {dispatched:.0}/s, plain client {raw:.0}/s");
+    report::ratio(
+        &format!("dispatcher/plain client events per second {label}"),
+        dispatched / raw,
+        Unit::Percent,
+        Goal::None,
+    );
+}
+
+fn main() {
+    let stores = std::env::var("WEBHOOKS_STORES").unwrap_or_else(|_| "postgres,memory".into());
+    let runtime = common::runtime(2);
+    runtime.block_on(async {
+        for store in stores.split(',') {
+            match store.trim() {
+                "memory" => run("memory", Arc::new(MemoryStore::new())).await,
+                #[cfg(feature = "sqlx-postgres")]
+                "postgres" => {
+                    let Some(url) = common::sql::postgres_url("webhooks bench") else {
+                        continue;
+                    };
+                    let name = "commerce_webhooks_bench";
+                    let pg = common::sql::fresh_pg(&url, name).await;
+                    run("postgres", Arc::new(pg)).await;
+                    common::sql::drop_pg(&url, name).await;
+                }
+                other => eprintln!("store {other} not built into this bench: skipped"),
+            }
+        }
+    });
+}

@@ -1,0 +1,99 @@
+//! The platform's side of webhooks (its API keys page): the same endpoints and rules as
+//! `/api/v1/webhooks`, for any account.
+
+use super::{Operator, OperatorError, OperatorResult};
+use crate::domain::webhooks::{self, WebhookInput};
+use crate::model::*;
+use crate::store::MAX_WEBHOOKS_PER_ACCOUNT;
+
+impl Operator {
+    /// Registers an endpoint for `account` by the rules of `POST /api/v1/webhooks` (URL,
+    /// event types, description, at most 10 per account). The answer holds the new secret,
+    /// to show once.
+    pub async fn create_webhook(
+        &self,
+        account: AccountId,
+        input: WebhookInput,
+    ) -> OperatorResult<Webhook> {
+        let policy = self.shared.config.webhook_urls;
+        Ok(webhooks::register(self.store(), policy, account, input, self.now()).await?)
+    }
+
+    /// One endpoint, of any account.
+    pub async fn webhook(&self, id: WebhookId) -> OperatorResult<Webhook> {
+        self.store()
+            .webhook(None, id)
+            .await?
+            .ok_or(OperatorError::NotFound)
+    }
+
+    /// An account's endpoints (at most [`MAX_WEBHOOKS_PER_ACCOUNT`]), oldest first.
+    pub async fn webhooks(&self, account: AccountId) -> OperatorResult<Vec<Webhook>> {
+        let page = PageRequest {
+            page: 1,
+            per_page: MAX_WEBHOOKS_PER_ACCOUNT as u32,
+        };
+        Ok(self.store().webhooks(account, page).await?.items)
+    }
+
+    /// Changes an endpoint by the rules of `PATCH /api/v1/webhooks/{id}`.
+    pub async fn update_webhook(
+        &self,
+        id: WebhookId,
+        input: WebhookInput,
+    ) -> OperatorResult<Webhook> {
+        let policy = self.shared.config.webhook_urls;
+        Ok(webhooks::update(self.store(), policy, None, id, input, self.now()).await?)
+    }
+
+    /// Deletes an endpoint and its deliveries.
+    pub async fn delete_webhook(&self, id: WebhookId) -> OperatorResult<()> {
+        match self.store().delete_webhook(None, id).await? {
+            true => Ok(()),
+            false => Err(OperatorError::NotFound),
+        }
+    }
+
+    /// Gives an endpoint a new secret (returned, to show once); the old one keeps signing for
+    /// 24 hours.
+    pub async fn rotate_webhook_secret(&self, id: WebhookId) -> OperatorResult<Webhook> {
+        Ok(webhooks::rotate_secret(self.store(), None, id, self.now()).await?)
+    }
+
+    /// Queues a `ping` for an endpoint.
+    pub async fn ping_webhook(&self, id: WebhookId) -> OperatorResult<Delivery> {
+        Ok(webhooks::ping(self.store(), None, id, self.now()).await?)
+    }
+
+    /// An endpoint's deliveries, newest first, optionally of one status.
+    pub async fn webhook_deliveries(
+        &self,
+        id: WebhookId,
+        status: Option<DeliveryStatus>,
+        page: PageRequest,
+    ) -> OperatorResult<Page<Delivery>> {
+        self.store()
+            .deliveries(None, id, status, page)
+            .await?
+            .ok_or(OperatorError::NotFound)
+    }
+
+    /// Queues a delivery's event again, now.
+    pub async fn redeliver(
+        &self,
+        webhook: WebhookId,
+        delivery: DeliveryId,
+    ) -> OperatorResult<Delivery> {
+        self.store()
+            .redeliver(None, webhook, delivery, self.now())
+            .await?
+            .ok_or(OperatorError::NotFound)
+    }
+
+    /// Deletes the delivery history older than 30 days (pending deliveries stay); run it
+    /// daily, with [`purge_idempotency`](Self::purge_idempotency).
+    pub async fn purge_webhook_deliveries(&self) -> OperatorResult<u64> {
+        let before = self.now() - chrono::TimeDelta::days(30);
+        Ok(self.store().purge_deliveries(before).await?)
+    }
+}

@@ -1,0 +1,65 @@
+//! Prints signed webhook requests, one JSON object per line, for the interoperability check
+//! (`.ci/webhooks_interop.sh` verifies them with the Standard Webhooks reference library):
+//! real event bodies (an order placed and cancelled on the sandbox, a ping), signed by
+//! `commerce::webhooks::sign` as the dispatcher signs them, with one secret and with two (the
+//! day after a rotation).
+
+use std::sync::Arc;
+
+use commerce::model::{EventType, OrderStatus, WebhookId};
+use commerce::operator::{DraftLine, OrderDraft};
+use commerce::store::MemoryStore;
+use commerce::webhooks::{new_secret, order_event, ping_event, sign};
+use commerce::{Engine, sandbox};
+use serde_json::json;
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let engine = Engine::new(Arc::new(MemoryStore::new()));
+    let fixture = sandbox::seed(&engine).await?;
+    let operator = engine.operator();
+    let draft = OrderDraft::new(
+        "سارة حسن",
+        "01112223334",
+        "12 شارع النصر، مدينة نصر",
+        fixture.standard_shipping,
+        fixture.cairo,
+    )
+    .line(DraftLine::new(fixture.plain_variant, 1, "10.00".parse()?));
+    let placed = operator.place_order(fixture.marketer_a, draft).await?;
+    let cancelled = operator
+        .move_order(placed.id, OrderStatus::Cancelled, Some("اختبار".into()))
+        .await?;
+    let context = engine.config().event_context();
+    let events = [
+        order_event(EventType::OrderCreated, &placed, None, context),
+        order_event(
+            EventType::OrderStatusChanged,
+            &cancelled,
+            Some(OrderStatus::Pending),
+            context,
+        ),
+        ping_event(WebhookId(1), engine.now()),
+    ];
+    let (current, previous) = (new_secret(), new_secret());
+    let timestamp = engine.now().timestamp();
+    for event in &events {
+        for secrets in [
+            vec![current.as_str()],
+            vec![current.as_str(), previous.as_str()],
+        ] {
+            let signature = sign(&secrets, &event.id, timestamp, event.payload.as_bytes());
+            let sample = json!({
+                "secrets": secrets,
+                "headers": {
+                    "webhook-id": event.id,
+                    "webhook-timestamp": timestamp.to_string(),
+                    "webhook-signature": signature,
+                },
+                "body": event.payload,
+            });
+            println!("{sample}");
+        }
+    }
+    Ok(())
+}
