@@ -80,10 +80,11 @@ pub(crate) mod messages;
 pub mod model;
 pub mod money;
 pub mod observe;
+pub mod openapi;
 pub mod operator;
 pub mod pricing;
 mod pulls_seen;
-pub(crate) mod routes;
+pub mod routes;
 #[cfg(feature = "sandbox")]
 pub mod sandbox;
 mod shared;
