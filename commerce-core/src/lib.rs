@@ -74,6 +74,7 @@ pub mod domain;
 pub mod earnings;
 pub mod engine;
 pub mod error;
+mod events;
 pub mod governorates;
 pub(crate) mod input;
 pub(crate) mod messages;
