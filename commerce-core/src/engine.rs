@@ -242,6 +242,9 @@ impl Engine {
         if request.body().len() > self.shared.config.body_limit {
             return ApiError::new(ErrorCode::PayloadTooLarge).into_response();
         }
+        if let Some(response) = api::serve_keyless(endpoint) {
+            return response;
+        }
         let now = self.now();
         let window = now.timestamp().div_euclid(60);
         let check =
@@ -296,6 +299,13 @@ impl tower::Service<Request<Bytes>> for Engine {
 }
 
 impl Engine {
+    /// The OpenAPI 3.1 document of the API, as served at `GET /api/v1/openapi.json` (without
+    /// a key): every route of the dispatch table with its ability, bodies, errors and headers,
+    /// and the webhook events. See [`crate::openapi`].
+    pub fn openapi(&self) -> serde_json::Value {
+        crate::openapi::document().clone()
+    }
+
     /// The platform's Rust API over this engine's store, clock and settings.
     pub fn operator(&self) -> Operator {
         Operator::new(self.shared.clone())

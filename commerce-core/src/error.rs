@@ -40,6 +40,22 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
+    /// Every code.
+    pub const ALL: &'static [ErrorCode] = &[
+        ErrorCode::Unauthenticated,
+        ErrorCode::AccountInactive,
+        ErrorCode::WrongSide,
+        ErrorCode::ApiNotEnabled,
+        ErrorCode::ForbiddenAbility,
+        ErrorCode::NotFound,
+        ErrorCode::MethodNotAllowed,
+        ErrorCode::Conflict,
+        ErrorCode::PayloadTooLarge,
+        ErrorCode::ValidationFailed,
+        ErrorCode::RateLimited,
+        ErrorCode::ServerError,
+    ];
+
     /// The wire spelling.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -71,6 +71,8 @@ pub enum Endpoint {
     WebhookDeliveries(WebhookId),
     /// `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`.
     Redeliver(WebhookId, DeliveryId),
+    /// `GET /openapi.json`: the OpenAPI document, served without a key.
+    OpenApi,
 }
 
 /// Which account sides an endpoint serves.
@@ -89,7 +91,7 @@ impl Endpoint {
     pub fn ability(self) -> Option<Ability> {
         use Endpoint::*;
         match self {
-            Me => None,
+            Me | OpenApi => None,
             Categories | Products | Product(_) | ShippingOptions | ShippingQuote => {
                 Some(Ability::CatalogRead)
             }
@@ -133,13 +135,20 @@ impl Endpoint {
             PingWebhook(_) => "webhooks.ping",
             WebhookDeliveries(_) => "webhooks.deliveries",
             Redeliver(..) => "webhooks.redeliver",
+            OpenApi => "openapi.show",
         }
+    }
+
+    /// Whether it needs a key. Only the OpenAPI document does not: it is answered before
+    /// the key is read, so it never counts toward a rate limit.
+    pub fn needs_key(self) -> bool {
+        self != Endpoint::OpenApi
     }
 
     /// The sides it serves.
     pub fn sides(self) -> Sides {
         match self {
-            Endpoint::Me => Sides::All,
+            Endpoint::Me | Endpoint::OpenApi => Sides::All,
             Endpoint::Wallet => Sides::MarketerOrSupplier,
             _ => Sides::Marketer,
         }
@@ -194,6 +203,7 @@ pub static ROUTES: &[Route] = routes! {
     GET "/webhooks/{id}/deliveries" => |ids| Endpoint::WebhookDeliveries(WebhookId(ids[0]));
     POST "/webhooks/{id}/deliveries/{delivery_id}/redeliver" =>
         |ids| Endpoint::Redeliver(WebhookId(ids[0]), DeliveryId(ids[1]));
+    GET "/openapi.json" => |_| Endpoint::OpenApi;
 };
 
 fn parse_id(segment: &str) -> Option<i64> {
@@ -216,6 +226,23 @@ fn match_template(template: &str, segments: &[&str], ids: &mut Vec<i64>) -> Opti
         }
     }
     parts.next().is_none().then_some(())
+}
+
+/// The route that serves `method path` and the ids of its path (`HEAD` is `GET`'s route);
+/// `None` when the engine answers 404 or 405.
+pub fn route_of(method: &Method, path: &str) -> Option<(&'static Route, Vec<i64>)> {
+    let rest = path.strip_prefix(API_PREFIX)?.strip_prefix('/')?;
+    let segments: Vec<&str> = rest.split('/').collect();
+    let wanted = if *method == Method::HEAD {
+        &Method::GET
+    } else {
+        method
+    };
+    let mut ids = Vec::with_capacity(2);
+    ROUTES.iter().find_map(|route| {
+        (route.method == *wanted && match_template(route.path, &segments, &mut ids).is_some())
+            .then(|| (route, ids.clone()))
+    })
 }
 
 /// The endpoint name of a request that matched no route (404 or 405): one value for every

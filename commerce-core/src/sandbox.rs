@@ -39,7 +39,7 @@ pub const DEMO_KEYS: &[(&str, &str)] = &[
     ),
     (
         "sk_demo_bench",
-        "marketer A: all four, limit 1,000,000 per minute, for load runs",
+        "marketer A: the same five as sk_demo_marketer, limit 1,000,000 per minute, for load runs",
     ),
 ];
 
@@ -314,7 +314,7 @@ pub async fn seed(engine: &Engine) -> Result<Sandbox, OperatorError> {
     op.import_key(
         a.id,
         "sk_demo_bench",
-        spec("قياس الأداء", &ALL_FOUR, None, Some(1_000_000)),
+        spec("قياس الأداء", &MARKETER_KEY, None, Some(1_000_000)),
     )
     .await?;
 

@@ -5,6 +5,9 @@ use chrono::{DateTime, Utc};
 use http::{HeaderValue, Response, StatusCode, header};
 use rust_decimal::Decimal;
 use serde::Serialize;
+use utoipa::ToSchema;
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, Schema, SchemaFormat, Type};
 
 use crate::earnings::PayoutRules;
 use crate::messages;
@@ -47,14 +50,7 @@ pub fn list_body<T: Serialize>(items: &[T], page: PageRequest, total: u64) -> Ve
     #[derive(Serialize)]
     struct List<'a, T> {
         data: &'a [T],
-        meta: Meta,
-    }
-    #[derive(Serialize)]
-    struct Meta {
-        page: u32,
-        per_page: u32,
-        total: u64,
-        last_page: u64,
+        meta: ListMeta,
     }
     let last_page = total.div_ceil(u64::from(page.per_page)).max(1);
     // About 1.5 KiB per product or order on the wire; at least a small page's worth.
@@ -62,7 +58,7 @@ pub fn list_body<T: Serialize>(items: &[T], page: PageRequest, total: u64) -> Ve
     to_json(
         &List {
             data: items,
-            meta: Meta {
+            meta: ListMeta {
                 page: page.page,
                 per_page: page.per_page,
                 total,
@@ -72,6 +68,25 @@ pub fn list_body<T: Serialize>(items: &[T], page: PageRequest, total: u64) -> Ve
         capacity,
     )
 }
+
+/// The `meta` of a list: the page asked for, the page size, the total and the last page.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct ListMeta {
+    #[schema(minimum = 1)]
+    page: u32,
+    #[schema(minimum = 1, maximum = 100)]
+    per_page: u32,
+    total: u64,
+    #[schema(minimum = 1)]
+    last_page: u64,
+}
+
+/// The pattern of a timestamp on the wire: Egypt time, whole seconds, `+02:00` or `+03:00`.
+pub(crate) const TIMESTAMP_PATTERN: &str =
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\+0[23]:00$";
+
+/// The pattern of a money string on the wire: exactly two decimals.
+pub(crate) const MONEY_PATTERN: &str = r"^-?[0-9]+\.[0-9]{2}$";
 
 /// A timestamp rendered in Egypt time.
 #[derive(Debug, Clone, Copy)]
@@ -87,8 +102,41 @@ impl Serialize for Stamp {
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct Money(#[serde(with = "serde_money")] pub Decimal);
 
+impl utoipa::PartialSchema for Stamp {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime)))
+            .pattern(Some(TIMESTAMP_PATTERN))
+            .description(Some(
+                "An instant in Egypt time (Africa/Cairo), whole seconds.",
+            ))
+            .examples(["2026-11-22T10:00:00+02:00"])
+            .into()
+    }
+}
+
+impl ToSchema for Stamp {
+    fn name() -> std::borrow::Cow<'static, str> {
+        "Timestamp".into()
+    }
+}
+
+impl utoipa::PartialSchema for Money {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some(MONEY_PATTERN))
+            .description(Some("An amount in Egyptian pounds, exactly two decimals."))
+            .examples(["125.00"])
+            .into()
+    }
+}
+
+impl ToSchema for Money {}
+
 /// `{id, name}`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct IdName<'a> {
     /// Id.
     pub id: i64,
@@ -97,20 +145,22 @@ pub struct IdName<'a> {
 }
 
 /// `GET /me`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct AccountView<'a> {
     id: AccountId,
     name: &'a str,
     store_name: Option<&'a str>,
     email: &'a str,
     phone: &'a str,
+    #[schema(value_type = Side)]
     side: &'static str,
     token: TokenView<'a>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 struct TokenView<'a> {
     name: &'a str,
+    #[schema(value_type = Vec<Ability>)]
     abilities: Vec<&'static str>,
     expires_at: Option<Stamp>,
 }
@@ -138,7 +188,7 @@ impl<'a> AccountView<'a> {
 }
 
 /// A category.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct CategoryView<'a> {
     id: CategoryId,
     name: &'a str,
@@ -158,7 +208,7 @@ impl<'a> From<&'a Category> for CategoryView<'a> {
 }
 
 /// A product with variants and its active warranties.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct ProductView<'a> {
     id: ProductId,
     title: &'a str,
@@ -204,7 +254,7 @@ impl<'a> ProductView<'a> {
     }
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 struct VariantView<'a> {
     id: VariantId,
     label: &'a str,
@@ -212,7 +262,9 @@ struct VariantView<'a> {
     suggested_min: Money,
     suggested_max: Money,
     in_stock: bool,
+    #[schema(minimum = 0, maximum = 100)]
     stock_hint: i64,
+    #[schema(minimum = 0)]
     available: i64,
 }
 
@@ -232,16 +284,19 @@ impl<'a> From<&'a Variant> for VariantView<'a> {
     }
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 struct WarrantyView<'a> {
     id: WarrantyId,
     name: &'a str,
     #[serde(with = "rust_decimal::serde::float")]
+    #[schema(value_type = f64)]
     admin_fee: Decimal,
     #[serde(with = "rust_decimal::serde::float")]
+    #[schema(value_type = f64)]
     percent: Decimal,
     price_rule: String,
     #[serde(with = "rust_decimal::serde::float")]
+    #[schema(value_type = f64)]
     price_from: Decimal,
     duration_days: i32,
     terms: &'a str,
@@ -268,14 +323,14 @@ impl<'a> From<&'a Warranty> for WarrantyView<'a> {
 }
 
 /// A shipping option with its governorates.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct ShippingOptionView<'a> {
     id: ShippingOptionId,
     name: &'a str,
     governorates: Vec<GovernorateEntry<'a>>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 struct GovernorateEntry<'a> {
     id: GovernorateId,
     name: &'a str,
@@ -285,7 +340,7 @@ struct GovernorateEntry<'a> {
     example: Example,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 struct Example {
     goods: Money,
     delivery_charge: Money,
@@ -320,7 +375,7 @@ impl<'a> From<&'a ShippingOption> for ShippingOptionView<'a> {
 }
 
 /// The money figures shared by a quote and an order's `totals`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct Figures {
     products: Money,
     warranties: Money,
@@ -346,7 +401,7 @@ impl From<&Totals> for Figures {
 }
 
 /// `POST /shipping/quote`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct QuoteView {
     /// Option quoted.
     pub shipping_option_id: ShippingOptionId,
@@ -358,13 +413,14 @@ pub struct QuoteView {
 }
 
 /// An order.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct OrderView<'a> {
     id: OrderId,
     number: &'a str,
     external_reference: Option<&'a str>,
     tracking_url: Option<&'a str>,
     status: StatusView,
+    #[schema(value_type = Family)]
     family: &'static str,
     customer: CustomerView<'a>,
     shipping_option: IdName<'a>,
@@ -379,8 +435,9 @@ pub struct OrderView<'a> {
 }
 
 /// `{key, label}` of a status.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct StatusView {
+    #[schema(value_type = OrderStatus)]
     key: &'static str,
     label: &'static str,
 }
@@ -395,7 +452,7 @@ impl StatusView {
     }
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 struct CustomerView<'a> {
     name: &'a str,
     phone: &'a str,
@@ -404,7 +461,7 @@ struct CustomerView<'a> {
     governorate: IdName<'a>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 struct LineView<'a> {
     id: LineId,
     variant_id: VariantId,
@@ -423,7 +480,7 @@ struct LineView<'a> {
     warranties: Vec<LineWarrantyView<'a>>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 struct LineWarrantyView<'a> {
     id: WarrantyId,
     name: &'a str,
@@ -434,21 +491,23 @@ struct LineWarrantyView<'a> {
     terms: &'a str,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 struct TotalsView {
     #[serde(flatten)]
     figures: Figures,
     income_tax_percent: Money,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 struct PayoutView {
+    #[schema(value_type = PayoutState)]
     state: &'static str,
     ready_at: Option<Stamp>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 struct TimelineView<'a> {
+    #[schema(value_type = OrderStatus)]
     status: &'static str,
     label: &'static str,
     at: Stamp,
@@ -541,13 +600,15 @@ impl<'a> OrderView<'a> {
 }
 
 /// A webhook endpoint; `secret` only on creation and rotation.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct WebhookView<'a> {
     id: WebhookId,
     url: &'a str,
+    #[schema(value_type = Vec<EventType>)]
     events: Vec<&'static str>,
     description: Option<&'a str>,
     enabled: bool,
+    #[schema(value_type = Option<DisabledReason>)]
     disabled_reason: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     secret: Option<&'a str>,
@@ -581,11 +642,13 @@ impl<'a> WebhookView<'a> {
 }
 
 /// A delivery of one event to one endpoint.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct DeliveryView<'a> {
     id: DeliveryId,
     event_id: &'a str,
+    #[schema(value_type = EventType)]
     event_type: &'static str,
+    #[schema(value_type = DeliveryStatus)]
     status: &'static str,
     attempts: u32,
     next_attempt_at: Option<Stamp>,

@@ -55,7 +55,19 @@ pub(crate) async fn serve(
         Endpoint::PingWebhook(id) => webhooks::ping(ctx, id).await,
         Endpoint::WebhookDeliveries(id) => webhooks::deliveries(ctx, id, query).await,
         Endpoint::Redeliver(id, delivery) => webhooks::redeliver(ctx, id, delivery).await,
+        Endpoint::OpenApi => Ok(openapi_document()),
     }
+}
+
+/// The answer to a request whose endpoint needs no key ([`Endpoint::needs_key`]), served
+/// before the key is read; `None` for every other endpoint.
+pub(crate) fn serve_keyless(endpoint: Endpoint) -> Option<Response<Bytes>> {
+    (!endpoint.needs_key()).then(openapi_document)
+}
+
+/// `GET /openapi.json`.
+fn openapi_document() -> Response<Bytes> {
+    wire::json_response(StatusCode::OK, crate::openapi::document_bytes().to_vec())
 }
 
 /// A 200 with `{"data": value}`.

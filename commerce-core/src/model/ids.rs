@@ -24,6 +24,21 @@ macro_rules! id_types {
             }
         }
 
+        /// In the OpenAPI document: a positive 64-bit integer.
+        impl utoipa::PartialSchema for $name {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                utoipa::openapi::ObjectBuilder::new()
+                    .schema_type(utoipa::openapi::schema::Type::Integer)
+                    .format(Some(utoipa::openapi::SchemaFormat::KnownFormat(
+                        utoipa::openapi::KnownFormat::Int64,
+                    )))
+                    .minimum(Some(1))
+                    .into()
+            }
+        }
+
+        impl utoipa::ToSchema for $name {}
+
         impl From<i64> for $name {
             fn from(id: i64) -> Self {
                 Self(id)

@@ -39,6 +39,18 @@ macro_rules! string_enum {
                 f.write_str(self.as_str())
             }
         }
+
+        /// In the OpenAPI document: a string, one of the wire spellings.
+        impl utoipa::PartialSchema for $name {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                utoipa::openapi::ObjectBuilder::new()
+                    .schema_type(utoipa::openapi::schema::Type::String)
+                    .enum_values(Some(Self::ALL.iter().map(|v| v.as_str())))
+                    .into()
+            }
+        }
+
+        impl utoipa::ToSchema for $name {}
     };
 }
 pub(crate) use string_enum;

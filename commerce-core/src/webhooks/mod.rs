@@ -17,13 +17,12 @@
 
 #[cfg(feature = "webhooks")]
 mod dispatcher;
-mod events;
 mod signing;
 mod urls;
 
+pub use crate::events::{new_event_id, order_event, ping_event};
 #[cfg(feature = "webhooks")]
 pub use dispatcher::{Dispatcher, DispatcherConfig};
-pub use events::{new_event_id, order_event, ping_event};
 pub use signing::{
     SIGNATURE_HEADER, TIMESTAMP_HEADER, VerifyError, WEBHOOK_ID_HEADER, new_secret, sign, verify,
 };

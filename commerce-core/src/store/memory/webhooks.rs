@@ -5,9 +5,9 @@ use async_trait::async_trait;
 use chrono::{DateTime, TimeDelta, Utc};
 
 use super::{MemoryStore, State};
+use crate::events::order_event;
 use crate::model::*;
 use crate::store::{InsertWebhookError, SECRET_OVERLAP, StoreError, WebhookStore};
-use crate::webhooks::order_event;
 
 /// A delivery with what only the store needs: its lease (holder and end).
 #[derive(Debug, Clone)]

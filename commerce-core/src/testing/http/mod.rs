@@ -191,6 +191,8 @@ mod tests {
         ("operator.rs", include_str!("operator.rs")),
         ("wallet.rs", include_str!("wallet.rs")),
         ("races.rs", include_str!("races.rs")),
+        ("receiver.rs", include_str!("receiver.rs")),
+        ("webhooks.rs", include_str!("webhooks.rs")),
     ];
 
     /// The names of the `pub async fn`s of `source` that take a harness (`&Harness`): the

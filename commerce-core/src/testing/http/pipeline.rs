@@ -22,7 +22,13 @@ pub async fn me_returns_account_token_and_rate_headers(h: &Harness) {
     assert!(d["store_name"].is_string());
     assert_eq!(
         d["token"]["abilities"],
-        json!(["catalog:read", "orders:read", "orders:write", "wallet:read"])
+        json!([
+            "catalog:read",
+            "orders:read",
+            "orders:write",
+            "wallet:read",
+            "webhooks:manage"
+        ])
     );
     assert_eq!(d["token"]["expires_at"], Value::Null);
     assert_eq!(r.header("x-ratelimit-limit"), Some("120"));

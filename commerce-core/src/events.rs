@@ -1,4 +1,6 @@
-//! The events' JSON bodies, rendered once when the event happens.
+//! The webhook events' JSON bodies, rendered once when the event happens (below `store`,
+//! which renders an order's events inside the change's own atomic operation; re-exported by
+//! [`webhooks`](crate::webhooks)).
 
 use chrono::{DateTime, Utc};
 use rand::Rng;

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The OpenAPI document against the running sandbox server: openapi-spec-validator on the
+# document, then schemathesis with every check, its stateful phase (links: POST /orders ->
+# get, cancel), a fixed seed and a bounded number of examples per operation. Both tools are
+# pinned and installed in a virtualenv inside the clone (.ci/.venv, not committed).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SCHEMATHESIS_VERSION=4.32.5
+VALIDATOR_VERSION=0.9.0
+PORT="${SCHEMATHESIS_PORT:-18080}"
+SEED="${SCHEMATHESIS_SEED:-20261124}"
+MAX_EXAMPLES="${SCHEMATHESIS_MAX_EXAMPLES:-20}"
+# Marketer A with the four abilities and a limit of 1,000,000 requests a minute, so that the
+# run tests the API rather than its rate limit (the 429 answers are checked by cargo test).
+KEY="${SCHEMATHESIS_KEY:-sk_demo_bench}"
+VENV=.ci/.venv
+
+if ! "$VENV/bin/schemathesis" --version 2>/dev/null | grep -q "$SCHEMATHESIS_VERSION" ||
+  ! "$VENV/bin/pip" show openapi-spec-validator 2>/dev/null | grep -q "^Version: $VALIDATOR_VERSION$"; then
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install --quiet --disable-pip-version-check \
+    "schemathesis==$SCHEMATHESIS_VERSION" "openapi-spec-validator==$VALIDATOR_VERSION"
+fi
+
+cargo build --quiet --example server
+work="$(mktemp -d)"
+cargo run --quiet --example server -- --addr "127.0.0.1:$PORT" >"$work/server.log" 2>&1 &
+server=$!
+trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; rm -rf "$work"' EXIT
+
+url="http://127.0.0.1:$PORT/api/v1/openapi.json"
+for _ in $(seq 1 120); do
+  if curl -fsS -o "$work/openapi.json" "$url" 2>/dev/null; then
+    break
+  fi
+  if ! kill -0 "$server" 2>/dev/null; then
+    cat "$work/server.log"
+    echo "the sandbox server stopped" >&2
+    exit 1
+  fi
+  sleep 0.5
+done
+[ -s "$work/openapi.json" ] || { echo "no document at $url" >&2; exit 1; }
+
+"$VENV/bin/openapi-spec-validator" "$work/openapi.json"
+
+"$VENV/bin/schemathesis" --config-file .ci/schemathesis.toml run "$url" \
+  --header "Authorization: Bearer $KEY" \
+  --checks all \
+  --phases examples,coverage,fuzzing,stateful \
+  --seed "$SEED" \
+  --max-examples "$MAX_EXAMPLES" \
+  --generation-database none \
+  --no-color
