@@ -13,6 +13,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{Path, State};
@@ -76,7 +77,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .unwrap_or_else(|_| "127.0.0.1:3001".into())
         .parse()?;
 
-    let engine = Engine::new(Arc::new(MemoryStore::new()));
+    // A body must arrive within 20 s of its head (else a 408), so that a client trickling it
+    // cannot hold the connection and its buffer.
+    let engine = Engine::builder(Arc::new(MemoryStore::new()))
+        .configure(|c| c.body_timeout = Some(Duration::from_secs(20)))
+        .build();
     sandbox::seed(&engine).await?;
     let state = AppState {
         visits: Arc::new(AtomicU64::new(0)),
@@ -92,10 +97,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let listener = tokio::net::TcpListener::bind(addr).await?;
     println!("embed_axum on http://{addr}/ (API: http://{addr}/shop/api/v1, key sk_demo_marketer)");
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await?;
+    // Not `axum::serve`: it has no header-read timeout, and a client that stops mid-headers
+    // would hold its connection for ever. A head must arrive within 10 s.
+    commerce::axum::serve(listener, app, Duration::from_secs(10), async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
+    .await?;
     Ok(())
 }

@@ -67,6 +67,7 @@
 
 pub(crate) mod api;
 pub(crate) mod auth;
+mod body;
 pub mod clock;
 pub mod config;
 pub mod domain;
@@ -95,7 +96,7 @@ pub mod testing;
 
 pub use auth::{Caller, KEY_PREFIX, bearer_token, hash_key};
 pub use config::Config;
-pub use engine::{Engine, EngineBuilder};
+pub use engine::{Admitted, Engine, EngineBuilder, Head};
 pub use error::{ApiError, ErrorCode};
 pub use operator::{Conflict, Operator, OperatorError};
 pub use routes::{API_PREFIX, MountPrefix};

@@ -25,6 +25,10 @@ pub const ROUTE_NOT_FOUND: &str = "المسار ده مش موجود.";
 pub const METHOD_NOT_ALLOWED: &str = "الطريقة دي مش مسموحة على المسار ده.";
 /// 413 `payload_too_large`.
 pub const PAYLOAD_TOO_LARGE: &str = "حجم الطلب أكبر من المسموح (1 ميجابايت بحد أقصى).";
+/// 400 `bad_request`: the body could not be read.
+pub const BODY_UNREADABLE: &str = "محتوى الطلب وصل ناقص أو بترميز مش سليم، ومقدرناش نقراه.";
+/// 408 `request_timeout`: the body was not read whole in time.
+pub const BODY_TIMEOUT: &str = "محتوى الطلب اتأخر في الوصول أكتر من المسموح، ابعته تاني مرة واحدة.";
 /// 422 `validation_failed`.
 pub const VALIDATION_FAILED: &str = "في بيانات ناقصة أو مش مظبوطة، راجع الحقول.";
 /// 429 `rate_limited`.

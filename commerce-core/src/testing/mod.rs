@@ -7,6 +7,7 @@ pub mod cancellation;
 pub mod http;
 pub mod store_cases;
 pub mod wallet;
+pub mod wire;
 
 /// An id that no record has: the id a test already holds, moved far past any the test made
 /// (implemented by every id type of [`model`](crate::model)).
