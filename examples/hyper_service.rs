@@ -24,6 +24,7 @@ use hyper::body::{Bytes, Incoming};
 use hyper::server::conn::http1;
 use hyper::{Request, Response};
 use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::TcpStream;
 
 /// How long a client may take to send a request's head.
 const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
@@ -36,6 +37,20 @@ async fn serve(
     request: Request<Incoming>,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
     Ok(engine.serve(request).await.map(Full::new))
+}
+
+/// Serves one connection until it closes; one whose request head takes longer than
+/// `header_read_timeout` is closed.
+pub(crate) async fn serve_connection(engine: Engine, stream: TcpStream, header_read_timeout: Duration) {
+    let service = hyper::service::service_fn(move |request| serve(engine.clone(), request));
+    if let Err(error) = http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_read_timeout)
+        .serve_connection(TokioIo::new(stream), service)
+        .await
+    {
+        eprintln!("connection error: {error}");
+    }
 }
 
 #[tokio::main]
@@ -53,17 +68,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("hyper_service on http://{addr}/api/v1 (key sk_demo_marketer)");
     loop {
         let (stream, _) = listener.accept().await?;
-        let engine = engine.clone();
-        tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |request| serve(engine.clone(), request));
-            if let Err(error) = http1::Builder::new()
-                .timer(TokioTimer::new())
-                .header_read_timeout(HEADER_READ_TIMEOUT)
-                .serve_connection(TokioIo::new(stream), service)
-                .await
-            {
-                eprintln!("connection error: {error}");
-            }
-        });
+        tokio::spawn(serve_connection(
+            engine.clone(),
+            stream,
+            HEADER_READ_TIMEOUT,
+        ));
     }
 }
