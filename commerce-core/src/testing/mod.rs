@@ -3,6 +3,7 @@
 //! Each case is a `pub async fn` over a store; a store crate runs every case on its own store
 //! with the macros exported here, one `#[tokio::test]` per case.
 
+pub mod arbitrary;
 pub mod cancellation;
 pub mod http;
 pub mod store_cases;
