@@ -73,6 +73,10 @@ pub const INVALID_TIMESTAMP: &str =
 pub const UNKNOWN_VALUE: &str = "القيمة دي مش من القيم المسموحة.";
 /// A query parameter given with an empty value (`per_page=`).
 pub const EMPTY_VALUE: &str = "لو بعت الخانة دي في الرابط لازم يكون ليها قيمة، أو شيلها خالص.";
+/// A query parameter whose percent-decoded bytes are not UTF-8 (`q=%FF`).
+pub const INVALID_ENCODING: &str = "القيمة دي مش مكتوبة بترميز UTF-8 سليم.";
+/// An `Idempotency-Key` header sent more than once.
+pub const IDEMPOTENCY_KEY_REPEATED: &str = "ابعت مفتاح منع التكرار مرة واحدة بس في الطلب.";
 /// A single-line text with a control character (NUL, a line break, a tab, ...) or a hidden
 /// bidirectional-override character.
 pub const INVALID_CHARACTERS: &str =
