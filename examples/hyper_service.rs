@@ -41,7 +41,11 @@ async fn serve(
 
 /// Serves one connection until it closes; one whose request head takes longer than
 /// `header_read_timeout` is closed.
-pub(crate) async fn serve_connection(engine: Engine, stream: TcpStream, header_read_timeout: Duration) {
+pub(crate) async fn serve_connection(
+    engine: Engine,
+    stream: TcpStream,
+    header_read_timeout: Duration,
+) {
     let service = hyper::service::service_fn(move |request| serve(engine.clone(), request));
     if let Err(error) = http1::Builder::new()
         .timer(TokioTimer::new())

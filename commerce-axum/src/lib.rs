@@ -11,7 +11,11 @@
 //!     .route("/", get(|| async { "my shop" }))
 //!     .merge(commerce_axum::router(engine)); // serves /api/v1/...
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await.unwrap();
-//! axum::serve(listener, app).await.unwrap();
+//! // `axum::serve(listener, app)` works too, without a header-read timeout.
+//! let header_read_timeout = std::time::Duration::from_secs(10);
+//! commerce_axum::serve(listener, app, header_read_timeout, std::future::pending())
+//!     .await
+//!     .unwrap();
 //! # }
 //! ```
 //!

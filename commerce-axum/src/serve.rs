@@ -55,10 +55,7 @@ pub async fn serve(
         let connection = http1::Builder::new()
             .timer(TokioTimer::new())
             .header_read_timeout(header_read_timeout)
-            .serve_connection(
-                TokioIo::new(stream),
-                TowerToHyperService::new(app.clone()),
-            );
+            .serve_connection(TokioIo::new(stream), TowerToHyperService::new(app.clone()));
         let connection = graceful.watch(connection);
         tokio::spawn(async move {
             if let Err(error) = connection.await {

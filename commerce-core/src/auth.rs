@@ -114,7 +114,10 @@ pub(crate) struct RateWindow {
 
 impl RateWindow {
     /// `response` with the window's `X-RateLimit-Limit` and `X-RateLimit-Remaining`.
-    pub(crate) fn stamp(&self, mut response: http::Response<bytes::Bytes>) -> http::Response<bytes::Bytes> {
+    pub(crate) fn stamp(
+        &self,
+        mut response: http::Response<bytes::Bytes>,
+    ) -> http::Response<bytes::Bytes> {
         let headers = response.headers_mut();
         headers.insert("x-ratelimit-limit", HeaderValue::from(self.limit));
         headers.insert("x-ratelimit-remaining", HeaderValue::from(self.remaining));

@@ -12,7 +12,11 @@ use crate::error::{ApiError, ErrorCode};
 /// The whole of `body`: at most `limit` bytes (413 beyond), within `timeout` (408 after it);
 /// a body the connection could not deliver (a broken chunked encoding, a cut connection) is a
 /// 400 `bad_request`.
-pub(crate) async fn read<B>(body: B, limit: usize, timeout: Option<Duration>) -> Result<Bytes, ApiError>
+pub(crate) async fn read<B>(
+    body: B,
+    limit: usize,
+    timeout: Option<Duration>,
+) -> Result<Bytes, ApiError>
 where
     B: http_body::Body + Send,
     B::Data: Send,

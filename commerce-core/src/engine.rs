@@ -269,15 +269,16 @@ impl Engine {
             endpoint,
             started,
         };
-        let checked = AssertUnwindSafe(self.check_head(route, &parts, declared_length, &trace.span))
-            .catch_unwind()
-            .instrument(trace.span.clone())
-            .await;
+        let checked =
+            AssertUnwindSafe(self.check_head(route, &parts, declared_length, &trace.span))
+                .catch_unwind()
+                .instrument(trace.span.clone())
+                .await;
         match checked {
             Ok(Ok(pass)) => Head::Admitted(Admitted {
                 engine: self.clone(),
-                parts,
-                pass,
+                parts: Box::new(parts),
+                pass: Box::new(pass),
                 trace,
             }),
             Ok(Err(response)) => Head::Answered(trace.answered(response)),
@@ -343,8 +344,9 @@ pub enum Head {
 /// `X-RateLimit-*`.
 pub struct Admitted {
     engine: Engine,
-    parts: Parts,
-    pass: Pass,
+    // Boxed: a `Head` is moved between tasks, and these are the large parts of it.
+    parts: Box<Parts>,
+    pass: Box<Pass>,
     trace: Trace,
 }
 
@@ -441,13 +443,13 @@ impl Admitted {
             caller,
             now,
             window,
-        } = pass;
+        } = *pass;
         let ctx = Ctx {
             shared: &engine.shared,
             caller,
             now,
         };
-        let request = Request::from_parts(parts, body);
+        let request = Request::from_parts(*parts, body);
         let answer = AssertUnwindSafe(api::serve(&ctx, endpoint, request))
             .catch_unwind()
             .instrument(trace.span.clone())

@@ -10,8 +10,7 @@ use chrono::Duration;
 use commerce_core::Engine;
 use commerce_core::clock::ManualClock;
 use commerce_core::testing::arbitrary::{
-    AUTHORIZATIONS, HEADER_NAMES, HEADER_VALUES, METHODS, RequestSpec, check_answer,
-    sandbox_engine,
+    AUTHORIZATIONS, HEADER_NAMES, HEADER_VALUES, METHODS, RequestSpec, check_answer, sandbox_engine,
 };
 use proptest::prelude::*;
 use proptest::sample::select;
@@ -60,14 +59,8 @@ fn request() -> impl Strategy<Value = RequestSpec> {
         1 => prop::collection::vec(select(AUTHORIZATIONS), 0..3),
     ];
     let headers = prop::collection::vec((select(HEADER_NAMES), select(HEADER_VALUES)), 0..3);
-    (
-        line,
-        query,
-        authorizations,
-        headers,
-        body(),
-    )
-        .prop_map(|((method, path), query, authorizations, headers, body)| {
+    (line, query, authorizations, headers, body()).prop_map(
+        |((method, path), query, authorizations, headers, body)| {
             let target = match query {
                 Some(query) => format!("{path}?{query}"),
                 None => path,
@@ -75,11 +68,7 @@ fn request() -> impl Strategy<Value = RequestSpec> {
             let headers = authorizations
                 .into_iter()
                 .map(|a| ("authorization".to_owned(), a.as_bytes().to_vec()))
-                .chain(
-                    headers
-                        .into_iter()
-                        .map(|(n, v)| (n.to_owned(), v.to_vec())),
-                )
+                .chain(headers.into_iter().map(|(n, v)| (n.to_owned(), v.to_vec())))
                 .collect();
             RequestSpec {
                 method: method.to_owned(),
@@ -87,7 +76,8 @@ fn request() -> impl Strategy<Value = RequestSpec> {
                 headers,
                 body,
             }
-        })
+        },
+    )
 }
 
 proptest! {

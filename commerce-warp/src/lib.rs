@@ -37,8 +37,8 @@
 use std::convert::Infallible;
 
 use bytes::Buf;
-use commerce_core::{API_PREFIX, MountPrefix};
 use commerce_core::Engine;
+use commerce_core::{API_PREFIX, MountPrefix};
 use futures_util::{Stream, TryStreamExt};
 use http::request::Parts;
 use http::{Extensions, HeaderMap, Method, Request, Uri};

@@ -167,7 +167,11 @@ async fn bodies_beyond_the_limit_are_413_after_404_and_405() {
             request = request.header("authorization", key);
         }
         let r = app
-            .send(request.body(Bytes::from(vec![b' '; limit + 1])).expect("request"))
+            .send(
+                request
+                    .body(Bytes::from(vec![b' '; limit + 1]))
+                    .expect("request"),
+            )
             .await;
         assert_eq!(r.status(), status);
         assert_eq!(json(r.body())["error"]["code"], code);

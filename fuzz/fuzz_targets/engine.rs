@@ -12,8 +12,7 @@ use arbitrary::Arbitrary;
 use commerce_core::Engine;
 use commerce_core::clock::ManualClock;
 use commerce_core::testing::arbitrary::{
-    AUTHORIZATIONS, HEADER_NAMES, HEADER_VALUES, METHODS, RequestSpec, check_answer,
-    sandbox_engine,
+    AUTHORIZATIONS, HEADER_NAMES, HEADER_VALUES, METHODS, RequestSpec, check_answer, sandbox_engine,
 };
 use libfuzzer_sys::fuzz_target;
 
@@ -24,7 +23,11 @@ enum Line {
     /// An endpoint's path with any method of the vocabulary.
     Method { method: u8, route: u8, id: u8 },
     /// Segments of the vocabulary, under `/api/v1` or not.
-    Segments { method: u8, under_api: bool, segments: Vec<u8> },
+    Segments {
+        method: u8,
+        under_api: bool,
+        segments: Vec<u8>,
+    },
     /// Anything.
     Raw { method: String, target: String },
 }
@@ -103,7 +106,10 @@ impl Input {
         };
         let mut headers = Vec::new();
         if self.keyed {
-            headers.push(("authorization".to_owned(), AUTHORIZATIONS[0].as_bytes().to_vec()));
+            headers.push((
+                "authorization".to_owned(),
+                AUTHORIZATIONS[0].as_bytes().to_vec(),
+            ));
         }
         for header in self.headers {
             headers.push(match header {

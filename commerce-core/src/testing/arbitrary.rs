@@ -377,8 +377,7 @@ pub fn check_answer(response: &Response<Bytes>) -> Result<(), String> {
         let error = &body["error"];
         let code_ok = error["code"].as_str().is_some_and(|c| !c.is_empty());
         let message_ok = error["message"].as_str().is_some_and(|m| !m.is_empty());
-        if !(json_type && code_ok && message_ok && body.as_object().is_some_and(|o| o.len() == 1))
-        {
+        if !(json_type && code_ok && message_ok && body.as_object().is_some_and(|o| o.len() == 1)) {
             return Err(format!("{status}: not the error shape: {body}"));
         }
     } else if !response.body().is_empty() {
@@ -416,8 +415,12 @@ mod tests {
         assert!(check_answer(&response(400, json, r#"{"message": "x"}"#)).is_err());
         assert!(check_answer(&response(422, json, r#"{"error": {"code": "x"}}"#)).is_err());
         assert!(
-            check_answer(&response(413, "text/plain", r#"{"error": {"code": "x", "message": "y"}}"#))
-                .is_err()
+            check_answer(&response(
+                413,
+                "text/plain",
+                r#"{"error": {"code": "x", "message": "y"}}"#
+            ))
+            .is_err()
         );
         assert!(check_answer(&response(200, json, "not json")).is_err());
     }

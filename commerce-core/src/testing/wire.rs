@@ -166,7 +166,10 @@ pub async fn malformed_chunked_body_is_400(addr: SocketAddr, prefix: &str) {
         prefix,
         "/api/v1/orders",
         true,
-        &["content-type: application/json", "transfer-encoding: chunked"],
+        &[
+            "content-type: application/json",
+            "transfer-encoding: chunked",
+        ],
     );
     request.push_str("zz\r\n{}\r\n0\r\n\r\n");
     let answer = exchange(addr, request.as_bytes(), PROMPTLY)
@@ -185,7 +188,10 @@ pub async fn huge_declared_length_is_413_at_once(addr: SocketAddr, prefix: &str)
             prefix,
             "/api/v1/orders",
             keyed,
-            &["content-type: application/json", "content-length: 99999999999"],
+            &[
+                "content-type: application/json",
+                "content-length: 99999999999",
+            ],
         );
         let started = Instant::now();
         let answer = exchange(addr, request.as_bytes(), PROMPTLY)

@@ -321,9 +321,18 @@ pub async fn odd_encodings_and_repeated_headers(h: &Harness) {
     assert_eq!(literal.status, 200);
     let before = h.order_count().await;
     let body = h.order_body(1, "10");
-    let twice = [("idempotency-key", "order-1"), ("idempotency-key", "order-2")];
+    let twice = [
+        ("idempotency-key", "order-1"),
+        ("idempotency-key", "order-2"),
+    ];
     let r = h
-        .request(Method::POST, Some(A), "/api/v1/orders", body.to_string(), &twice)
+        .request(
+            Method::POST,
+            Some(A),
+            "/api/v1/orders",
+            body.to_string(),
+            &twice,
+        )
         .await;
     r.assert_error(422, "validation_failed");
     assert_eq!(
@@ -336,13 +345,17 @@ pub async fn odd_encodings_and_repeated_headers(h: &Harness) {
         http::header::AUTHORIZATION,
         http::HeaderValue::from_bytes(b"Bearer \xff\xfe").expect("a header value"),
     );
-    h.send(request)
-        .await
-        .assert_error(401, "unauthenticated");
+    h.send(request).await.assert_error(401, "unauthenticated");
     // The declared content type is not checked: the body is JSON or a 422.
     let plain = [("content-type", "text/plain")];
     let r = h
-        .request(Method::POST, Some(A), "/api/v1/orders", body.to_string(), &plain)
+        .request(
+            Method::POST,
+            Some(A),
+            "/api/v1/orders",
+            body.to_string(),
+            &plain,
+        )
         .await;
     assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
     let gzip = [("content-encoding", "gzip")];
