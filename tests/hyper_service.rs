@@ -2,12 +2,9 @@
 //! the request's head, a stalled body is a 408 and a connection stalled mid-head is closed.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::Duration;
 
-use commerce::store::MemoryStore;
 use commerce::testing::wire;
-use commerce::{Engine, sandbox};
 use tokio::net::TcpListener;
 
 #[allow(dead_code)] // its `main` and constants
@@ -19,10 +16,7 @@ const BODY_TIMEOUT: Duration = Duration::from_millis(400);
 
 /// The example's connections over a seeded engine with short timeouts, on a free port.
 async fn start() -> SocketAddr {
-    let engine = Engine::builder(Arc::new(MemoryStore::new()))
-        .configure(|c| c.body_timeout = Some(BODY_TIMEOUT))
-        .build();
-    sandbox::seed(&engine).await.expect("the sandbox seeds");
+    let engine = wire::sandbox_engine(BODY_TIMEOUT).await;
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("a port");
     let addr = listener.local_addr().expect("an address");
     tokio::spawn(async move {

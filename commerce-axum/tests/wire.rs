@@ -3,13 +3,11 @@
 //! the head passed, and slow clients are cut off by the header-read and body timeouts.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use commerce_core::store::MemoryStore;
+use commerce_core::Engine;
 use commerce_core::testing::wire::{self, head};
-use commerce_core::{Engine, sandbox};
 use tokio::net::TcpListener;
 
 const HEADER_TIMEOUT: Duration = Duration::from_millis(400);
@@ -17,11 +15,7 @@ const BODY_TIMEOUT: Duration = Duration::from_millis(400);
 
 /// A seeded engine with a short body timeout.
 async fn engine() -> Engine {
-    let engine = Engine::builder(Arc::new(MemoryStore::new()))
-        .configure(|c| c.body_timeout = Some(BODY_TIMEOUT))
-        .build();
-    sandbox::seed(&engine).await.expect("the sandbox seeds");
-    engine
+    wire::sandbox_engine(BODY_TIMEOUT).await
 }
 
 /// Serves `app` on a free local port; the server runs until the test ends.

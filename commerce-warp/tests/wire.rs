@@ -2,12 +2,9 @@
 //! passed the request's head, and a stalled body is a 408.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::Duration;
 
-use commerce_core::store::MemoryStore;
 use commerce_core::testing::wire;
-use commerce_core::{Engine, sandbox};
 use tokio::net::TcpListener;
 use warp::Filter;
 
@@ -16,10 +13,7 @@ const BODY_TIMEOUT: Duration = Duration::from_millis(400);
 /// `commerce_warp::api_under(prefix, ..)` over a seeded engine with a short body timeout,
 /// served on a free local port until the test ends.
 async fn start(prefix: &'static str) -> SocketAddr {
-    let engine = Engine::builder(Arc::new(MemoryStore::new()))
-        .configure(|c| c.body_timeout = Some(BODY_TIMEOUT))
-        .build();
-    sandbox::seed(&engine).await.expect("the sandbox seeds");
+    let engine = wire::sandbox_engine(BODY_TIMEOUT).await;
     let home = warp::path::end().map(|| "home");
     let app = home.or(commerce_warp::api_under(prefix, engine));
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("a port");

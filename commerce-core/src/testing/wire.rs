@@ -155,16 +155,31 @@ pub fn head(method: &str, prefix: &str, path: &str, keyed: bool, extra: &[&str])
     head
 }
 
+/// The head of `POST {prefix}/api/v1/orders` (see [`head`]).
+fn orders_head(prefix: &str, keyed: bool, extra: &[&str]) -> String {
+    head("POST", prefix, "/api/v1/orders", keyed, extra)
+}
+
+/// An engine over a fresh `MemoryStore` with the sandbox seeded and `body_timeout` as its
+/// [`Config::body_timeout`](crate::Config::body_timeout), for a server under these checks.
+pub async fn sandbox_engine(body_timeout: Duration) -> crate::Engine {
+    let engine = crate::Engine::builder(std::sync::Arc::new(crate::store::MemoryStore::new()))
+        .configure(|c| c.body_timeout = Some(body_timeout))
+        .build();
+    crate::sandbox::seed(&engine)
+        .await
+        .expect("the sandbox seeds");
+    engine
+}
+
 /// How long a check waits for an answer that should come at once.
 const PROMPTLY: Duration = Duration::from_secs(5);
 
 /// A chunked body whose chunk size is not hexadecimal is a `400 bad_request` with the JSON
 /// error body, not a 413.
 pub async fn malformed_chunked_body_is_400(addr: SocketAddr, prefix: &str) {
-    let mut request = head(
-        "POST",
+    let mut request = orders_head(
         prefix,
-        "/api/v1/orders",
         true,
         &[
             "content-type: application/json",
@@ -183,10 +198,8 @@ pub async fn malformed_chunked_body_is_400(addr: SocketAddr, prefix: &str) {
 /// length is over the limit), whether or not the request has a key.
 pub async fn huge_declared_length_is_413_at_once(addr: SocketAddr, prefix: &str) {
     for keyed in [true, false] {
-        let request = head(
-            "POST",
+        let request = orders_head(
             prefix,
-            "/api/v1/orders",
             keyed,
             &[
                 "content-type: application/json",
@@ -205,10 +218,8 @@ pub async fn huge_declared_length_is_413_at_once(addr: SocketAddr, prefix: &str)
 /// `Expect: 100-continue` with a 2 MB body declared: `413` straight away, never
 /// `100 Continue`; with a body under the limit, `100 Continue` and then the answer.
 pub async fn expect_continue_is_refused_before_100(addr: SocketAddr, prefix: &str) {
-    let request = head(
-        "POST",
+    let request = orders_head(
         prefix,
-        "/api/v1/orders",
         true,
         &[
             "content-type: application/json",
@@ -221,10 +232,8 @@ pub async fn expect_continue_is_refused_before_100(addr: SocketAddr, prefix: &st
         .expect("an answer before the body");
     answer.assert_error(413, "payload_too_large");
     // Keyless: refused on its key, still without `100 Continue`.
-    let request = head(
-        "POST",
+    let request = orders_head(
         prefix,
-        "/api/v1/orders",
         false,
         &["content-length: 2", "expect: 100-continue"],
     );
@@ -233,10 +242,8 @@ pub async fn expect_continue_is_refused_before_100(addr: SocketAddr, prefix: &st
         .expect("an answer before the body");
     answer.assert_error(401, "unauthenticated");
     // Admitted: the server asks for the body, then answers it.
-    let request = head(
-        "POST",
+    let request = orders_head(
         prefix,
-        "/api/v1/orders",
         true,
         &[
             "content-type: application/json",
@@ -260,10 +267,8 @@ pub async fn expect_continue_is_refused_before_100(addr: SocketAddr, prefix: &st
 /// rest of their bodies.
 pub async fn keyless_bodies_are_refused_unread(addr: SocketAddr, prefix: &str) {
     let length = 1024 * 1024 - 10;
-    let request = head(
-        "POST",
+    let request = orders_head(
         prefix,
-        "/api/v1/orders",
         false,
         &[
             "content-type: application/json",
@@ -288,10 +293,8 @@ pub async fn keyless_bodies_are_refused_unread(addr: SocketAddr, prefix: &str) {
 /// A body that stops coming is answered `408 request_timeout` once the engine's body timeout
 /// (`body_timeout`, short on the server under test) has passed.
 pub async fn stalled_body_is_408(addr: SocketAddr, prefix: &str, body_timeout: Duration) {
-    let request = head(
-        "POST",
+    let request = orders_head(
         prefix,
-        "/api/v1/orders",
         true,
         &["content-type: application/json", "content-length: 100"],
     );

@@ -321,19 +321,14 @@ pub async fn odd_encodings_and_repeated_headers(h: &Harness) {
     assert_eq!(literal.status, 200);
     let before = h.order_count().await;
     let body = h.order_body(1, "10");
-    let twice = [
+    let post = |body: Bytes, headers: &'static [(&'static str, &'static str)]| {
+        h.request(Method::POST, Some(A), "/api/v1/orders", body, headers)
+    };
+    let twice = &[
         ("idempotency-key", "order-1"),
         ("idempotency-key", "order-2"),
     ];
-    let r = h
-        .request(
-            Method::POST,
-            Some(A),
-            "/api/v1/orders",
-            body.to_string(),
-            &twice,
-        )
-        .await;
+    let r = post(body.to_string().into(), twice).await;
     r.assert_error(422, "validation_failed");
     assert_eq!(
         r.json()["error"]["fields"]["Idempotency-Key"],
@@ -347,27 +342,10 @@ pub async fn odd_encodings_and_repeated_headers(h: &Harness) {
     );
     h.send(request).await.assert_error(401, "unauthenticated");
     // The declared content type is not checked: the body is JSON or a 422.
-    let plain = [("content-type", "text/plain")];
-    let r = h
-        .request(
-            Method::POST,
-            Some(A),
-            "/api/v1/orders",
-            body.to_string(),
-            &plain,
-        )
-        .await;
+    let r = post(body.to_string().into(), &[("content-type", "text/plain")]).await;
     assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
-    let gzip = [("content-encoding", "gzip")];
-    let r = h
-        .request(
-            Method::POST,
-            Some(A),
-            "/api/v1/orders",
-            vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0],
-            &gzip,
-        )
-        .await;
+    let gzip = Bytes::from_static(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0]);
+    let r = post(gzip, &[("content-encoding", "gzip")]).await;
     r.assert_error(422, "validation_failed");
     assert_eq!(r.error_fields(), vec!["body".to_owned()]);
     // A repeated member: the last one counts (here the valid name after a refused one).
@@ -376,9 +354,7 @@ pub async fn odd_encodings_and_repeated_headers(h: &Harness) {
         "\"full_name\": \"\\u0000\", \"full_name\":",
         1,
     );
-    let r = h
-        .request(Method::POST, Some(A), "/api/v1/orders", text, &[])
-        .await;
+    let r = post(text.into(), &[]).await;
     assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
     assert_eq!(r.json()["data"]["customer"]["name"], body["full_name"]);
     for (field, value) in [
