@@ -13,6 +13,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{Path, State};
@@ -77,9 +78,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .parse()?;
 
     // The sandbox's settings allow webhooks to http://127.0.0.1 receivers (a production app
-    // keeps the default: https to public hosts only).
+    // keeps the default: https to public hosts only). A body must arrive within 20 s of its
+    // head (else a 408), so that a client trickling it cannot hold the connection and its buffer.
     let engine = Engine::builder(Arc::new(MemoryStore::new()))
         .config(sandbox::config())
+        .configure(|c| c.body_timeout = Some(Duration::from_secs(20)))
         .build();
     sandbox::seed(&engine).await?;
     // The webhook dispatcher: the admin route's moves reach registered receivers too.
@@ -98,10 +101,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let listener = tokio::net::TcpListener::bind(addr).await?;
     println!("embed_axum on http://{addr}/ (API: http://{addr}/shop/api/v1, key sk_demo_marketer)");
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await?;
+    // Not `axum::serve`: it has no header-read timeout, and a client that stops mid-headers
+    // would hold its connection for ever. A head must arrive within 10 s.
+    commerce::axum::serve(listener, app, Duration::from_secs(10), async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
+    .await?;
     Ok(())
 }

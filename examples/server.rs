@@ -12,10 +12,15 @@
 //! cargo run --example server --features metrics   # and Prometheus text at GET /metrics
 //! RUST_LOG=info,commerce_core=debug cargo run --example server   # spans of every store call
 //! ```
+//!
+//! Every path answers with the engine's JSON (`commerce::axum::app`: its 404 for paths outside
+//! the API too). Slow clients are cut off: a request's head must arrive within
+//! [`HEADER_READ_TIMEOUT`] (else the connection is closed) and its body within the engine's
+//! `Config::body_timeout`, [`BODY_TIMEOUT`] here (else a `408 request_timeout`).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::extract::Request;
 use axum::middleware::{self, Next};
@@ -24,6 +29,10 @@ use commerce::store::{MemoryStore, Store};
 use commerce::{Engine, sandbox};
 
 const DEFAULT_ADDR: &str = "127.0.0.1:8080";
+/// How long a client may take to send a request's head.
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a client may take to send a request's body once its head was admitted.
+const BODY_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// The command line: `--addr HOST:PORT` and `--database-url URL`, with environment fallbacks.
 struct Options {
@@ -153,7 +162,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .init();
     let Options { addr, database_url } = options()?;
     let (store, storage) = open_store(database_url.as_deref()).await?;
-    let engine = Engine::builder(store).config(sandbox::config()).build();
+    let engine = Engine::builder(store)
+        .config(sandbox::config())
+        .configure(|c| c.body_timeout = Some(BODY_TIMEOUT))
+        .build();
     let fixture = sandbox::seed_if_empty(&engine).await?;
     // The webhook dispatcher: sends the queued order events (http and loopback receivers are
     // allowed in the sandbox); stopped with the server.
@@ -179,7 +191,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     });
 
-    let app = commerce::axum::router(engine);
+    let app = commerce::axum::app(engine);
     #[cfg(feature = "metrics")]
     let app = app.merge(metrics_route()?);
     let app = app.layer(middleware::from_fn(log_request));
@@ -207,12 +219,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     #[cfg(feature = "metrics")]
     println!("Metrics: curl -s http://{addr}/metrics\n");
 
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-            tracing::info!("shutting down");
-        })
-        .await?;
+    commerce::axum::serve(listener, app, HEADER_READ_TIMEOUT, async {
+        let _ = tokio::signal::ctrl_c().await;
+        tracing::info!("shutting down");
+    })
+    .await?;
     let _ = stop_dispatcher.send(());
     dispatcher.await?;
     Ok(())

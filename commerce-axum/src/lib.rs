@@ -11,16 +11,31 @@
 //!     .route("/", get(|| async { "my shop" }))
 //!     .merge(commerce_axum::router(engine)); // serves /api/v1/...
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await.unwrap();
-//! axum::serve(listener, app).await.unwrap();
+//! // `axum::serve(listener, app)` works too, without a header-read timeout.
+//! let header_read_timeout = std::time::Duration::from_secs(10);
+//! commerce_axum::serve(listener, app, header_read_timeout, std::future::pending())
+//!     .await
+//!     .unwrap();
 //! # }
 //! ```
 //!
 //! Under a prefix, nest the service: `Router::new().nest_service("/shop", commerce_axum::service(engine))`
 //! answers `/shop/api/v1/...`.
 //!
-//! The adapter holds no business logic: it collects the body under the engine's body limit
-//! (413 `payload_too_large` beyond it, after the engine's own 404 and 405, as the bare engine
-//! orders them), keeps the request's extensions, and hands the request to [`Engine::handle`].
+//! [`router`] owns `/api/v1` and everything below it: every answer there, errors included, is
+//! the engine's JSON. Other paths stay the app's (its own fallback answers them). A server
+//! that serves nothing but the API uses [`app`], whose fallback is the engine too, so that
+//! `/`, `/API/v1/me` or `/api/v2/me` get the engine's JSON 404 rather than an empty one.
+//!
+//! The adapter holds no business logic: it hands the request's head to the engine first
+//! ([`Engine::serve`]), so a request the engine refuses on its head (404, 405, a declared
+//! length over the body limit, a missing key, 429, 403) is answered before its body is read,
+//! and `Expect: 100-continue` gets no `100 Continue` then; an admitted request's body is read
+//! under the engine's body limit and body timeout (413, 408; a broken body is a 400), keeping
+//! the request's extensions.
+//!
+//! `axum::serve` has no header-read timeout: [`serve`] serves a router over HTTP/1.1 with one
+//! (hyper's `http1::Builder::header_read_timeout`), for servers facing the internet.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -30,11 +45,12 @@ use std::task::{Context, Poll};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::NestedPath;
-use bytes::Bytes;
+use commerce_core::Engine;
 use commerce_core::MountPrefix;
-use commerce_core::{ApiError, Engine, ErrorCode};
 use http::{Request, Response};
-use http_body_util::{BodyExt, Limited};
+
+mod serve;
+pub use serve::serve;
 
 /// A router serving `/api/v1/...`, mergeable into an app's router whatever its state type.
 pub fn router<S>(engine: Engine) -> Router<S>
@@ -44,7 +60,17 @@ where
     let service = service(engine);
     Router::new()
         .route_service("/api/v1", service.clone())
+        .route_service("/api/v1/", service.clone())
         .route_service("/api/v1/{*rest}", service)
+}
+
+/// A router for a server that serves only the API: [`router`], with the engine as the
+/// fallback for every other path (its JSON 404).
+pub fn app<S>(engine: Engine) -> Router<S>
+where
+    S: Clone + Send + Sync + 'static,
+{
+    router(engine.clone()).fallback_service(service(engine))
 }
 
 /// The engine as a tower `Service` over axum bodies, for `nest_service` and `fallback_service`.
@@ -56,14 +82,6 @@ pub fn service(engine: Engine) -> CommerceService {
 #[derive(Debug, Clone)]
 pub struct CommerceService {
     engine: Engine,
-}
-
-/// Collects a framework body under `limit` bytes; `Err` is the ready 413 response.
-pub async fn collect_limited(body: Body, limit: usize) -> Result<Bytes, Response<Bytes>> {
-    match Limited::new(body, limit).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(_) => Err(ApiError::new(ErrorCode::PayloadTooLarge).into_response()),
-    }
 }
 
 impl tower::Service<Request<Body>> for CommerceService {
@@ -86,11 +104,7 @@ impl tower::Service<Request<Body>> for CommerceService {
                 let mount = MountPrefix::new(nested.as_str());
                 parts.extensions.insert(mount);
             }
-            let response = match collect_limited(body, engine.config().body_limit).await {
-                Ok(bytes) => engine.handle(Request::from_parts(parts, bytes)).await,
-                // The engine answers an unknown path or a wrong method before the body size.
-                Err(_) => engine.body_too_large(&parts.method, parts.uri.path()),
-            };
+            let response = engine.serve(Request::from_parts(parts, body)).await;
             Ok(response.map(Body::from))
         })
     }

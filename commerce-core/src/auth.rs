@@ -112,6 +112,19 @@ pub(crate) struct RateWindow {
     pub(crate) remaining: u32,
 }
 
+impl RateWindow {
+    /// `response` with the window's `X-RateLimit-Limit` and `X-RateLimit-Remaining`.
+    pub(crate) fn stamp(
+        &self,
+        mut response: http::Response<bytes::Bytes>,
+    ) -> http::Response<bytes::Bytes> {
+        let headers = response.headers_mut();
+        headers.insert("x-ratelimit-limit", HeaderValue::from(self.limit));
+        headers.insert("x-ratelimit-remaining", HeaderValue::from(self.remaining));
+        response
+    }
+}
+
 /// The rate window after the request was counted; 429 when it was refused.
 pub(crate) fn rate_window(
     check: &KeyCheck,

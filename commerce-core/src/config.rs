@@ -23,6 +23,11 @@ pub struct Config {
     pub default_rate_limit: u32,
     /// Largest request body in bytes (default 1 MiB); larger is a 413.
     pub body_limit: usize,
+    /// How long an adapter waits for a request's whole body once its head was admitted
+    /// (default 30 seconds); a body not read whole by then is a `408 request_timeout`, so a
+    /// client trickling its body cannot hold a connection and its buffer for ever. `None`
+    /// waits as long as the body lasts.
+    pub body_timeout: Option<std::time::Duration>,
     /// How long an `Idempotency-Key` replays its first response (default 24 hours).
     pub idempotency_ttl: Duration,
     /// After how long a request still in flight under a key is taken to have died (default 2 minutes).
@@ -41,6 +46,7 @@ impl Default for Config {
             referral_percent: Decimal::ZERO,
             default_rate_limit: 120,
             body_limit: 1024 * 1024,
+            body_timeout: Some(std::time::Duration::from_secs(30)),
             idempotency_ttl: Duration::hours(24),
             idempotency_stale_after: Duration::minutes(2),
             webhook_urls: UrlPolicy::default(),

@@ -10,7 +10,8 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use futures_util::FutureExt;
-use http::{HeaderValue, Request, Response};
+use http::request::Parts;
+use http::{Request, Response};
 use tracing::{Instrument, Span, field};
 
 use crate::api::{self, Ctx};
@@ -143,17 +144,6 @@ impl Engine {
         }
     }
 
-    /// The answer to a request whose body is over [`Config::body_limit`] (an adapter stops
-    /// reading at the limit and asks for this instead of [`handle`](Self::handle)): `404` or
-    /// `405` when the engine does not serve that path or method, as it would answer before
-    /// reading any body; else `413 payload_too_large`.
-    pub fn body_too_large(&self, method: &http::Method, path: &str) -> Response<Bytes> {
-        match routes::resolve(method, path) {
-            Ok(_) => ApiError::new(ErrorCode::PayloadTooLarge).into_response(),
-            Err(error) => error.into_response(),
-        }
-    }
-
     /// The store, behind the engine's tracing layer: operations called on it are traced as the
     /// engine's own are. (Pass the original store, not this one, to build another engine over
     /// the same data, or each operation is traced twice.)
@@ -174,6 +164,11 @@ impl Engine {
     /// Answers one API request. Never fails: every error is a JSON error response, and a
     /// panic inside a handler becomes a 500 `server_error`.
     ///
+    /// This runs both phases of the pipeline: [`head`](Self::head) on the request's head (with
+    /// the body's length as its declared length), then [`Admitted::handle`] with the body. An
+    /// adapter that still has to read the body calls [`serve`](Self::serve) instead, so that a
+    /// request refused on its head is refused before its body is read.
+    ///
     /// # Cancellation
     /// Inside a tokio runtime the request runs in a task of its own, and this future only waits
     /// for its answer: a caller that drops it (a client that disconnected, a timeout layer)
@@ -182,104 +177,321 @@ impl Engine {
     /// Outside a runtime the request runs in this future; the store contract (see
     /// [`Store`]) still keeps a dropped operation atomic.
     pub async fn handle(&self, request: Request<Bytes>) -> Response<Bytes> {
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return self.handle_here(request).await;
-        };
         let engine = self.clone();
-        let task = runtime.spawn(
-            async move { engine.handle_here(request).await }.instrument(tracing::Span::current()),
-        );
-        match task.await {
-            Ok(response) => response,
-            // The runtime is shutting down (a panic is already a 500 inside the task).
-            Err(_) => ApiError::server().into_response(),
+        detached(async move { engine.handle_here(request).await }, || {
+            ApiError::server().into_response()
+        })
+        .await
+    }
+
+    /// Answers one request in the current task, both phases, in its `commerce.request` span.
+    pub(crate) async fn handle_here(&self, request: Request<Bytes>) -> Response<Bytes> {
+        let (parts, body) = request.into_parts();
+        let declared = u64::try_from(body.len()).ok();
+        match self.head_here(parts, declared).await {
+            Head::Admitted(admitted) => admitted.handle_here(body).await,
+            Head::Answered(response) => response,
         }
     }
 
-    /// Answers one request in the current task, in its `commerce.request` span.
-    pub(crate) async fn handle_here(&self, request: Request<Bytes>) -> Response<Bytes> {
+    /// The first phase of the pipeline, on the request's head alone: route (404, 405), the
+    /// declared body length against [`Config::body_limit`] (413), key (401; this counts the
+    /// request in the key's rate window), rate limit (429), then account state, API status,
+    /// side and ability (403). [`Head::Answered`] is the final answer: the adapter sends it
+    /// without reading the body (nor sending `100 Continue`). [`Head::Admitted`] asks for the
+    /// body: read it (at most [`Config::body_limit`] bytes, within [`Config::body_timeout`])
+    /// and pass it to [`Admitted::handle`], or let [`Admitted::read_body`] do both.
+    ///
+    /// `declared_length` is what the client announced (`Content-Length`, or the body's exact
+    /// size hint); `None` when unknown (a chunked body), in which case the limit is enforced
+    /// while reading. Runs in its own task like [`handle`](Self::handle): the key's rate
+    /// window is counted whole or not at all even if this future is dropped.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use commerce_core::{Engine, engine::Head, store::MemoryStore};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let engine = Engine::new(Arc::new(MemoryStore::new()));
+    /// let (parts, ()) = http::Request::post("/api/v1/orders").body(()).unwrap().into_parts();
+    /// // No key: refused on the head, whatever the body would have been.
+    /// let Head::Answered(response) = engine.head(parts, Some(1_000)).await else {
+    ///     panic!("a request without a key is not admitted");
+    /// };
+    /// assert_eq!(response.status(), 401);
+    /// # });
+    /// ```
+    pub async fn head(&self, parts: Parts, declared_length: Option<u64>) -> Head {
+        let engine = self.clone();
+        detached(
+            async move { engine.head_here(parts, declared_length).await },
+            || Head::Answered(ApiError::server().into_response()),
+        )
+        .await
+    }
+
+    /// Both phases for a request whose body is still to be read: [`head`](Self::head) with
+    /// the body's exact size hint or its `Content-Length` as the declared length, then
+    /// [`Admitted::read_body`]. What the adapters call.
+    pub async fn serve<B>(&self, request: Request<B>) -> Response<Bytes>
+    where
+        B: http_body::Body + Send,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let (parts, body) = request.into_parts();
+        let declared = http_body::Body::size_hint(&body)
+            .exact()
+            .or_else(|| declared_length(&parts.headers));
+        match self.head(parts, declared).await {
+            Head::Admitted(admitted) => admitted.read_body(body).await,
+            Head::Answered(response) => response,
+        }
+    }
+
+    /// The head phase in the current task: opens the request's span and answers or admits.
+    async fn head_here(&self, parts: Parts, declared_length: Option<u64>) -> Head {
         let started = std::time::Instant::now();
-        let route = routes::resolve(request.method(), request.uri().path());
+        let route = routes::resolve(&parts.method, parts.uri.path());
         let endpoint = route.as_ref().map_or(routes::UNMATCHED, |e| e.name());
         // Never the path (it holds ids), the query, a header or the body: the route's name.
         let span = tracing::info_span!(
             "commerce.request",
             endpoint,
-            method = request.method().as_str(),
+            method = parts.method.as_str(),
             account_id = field::Empty,
             key_id = field::Empty,
             status = field::Empty,
             latency_ms = field::Empty,
         );
-        let answer = AssertUnwindSafe(self.dispatch(route, request, &span))
-            .catch_unwind()
-            .instrument(span.clone())
-            .await;
-        let response = answer.unwrap_or_else(|_| {
-            span.in_scope(|| tracing::error!("handler panicked"));
-            ApiError::server().into_response()
-        });
-        let took = started.elapsed();
-        if !span.is_disabled() {
-            span.record("status", response.status().as_u16());
-            span.record("latency_ms", took.as_secs_f64() * 1000.0);
-            span.in_scope(|| tracing::debug!("api request"));
+        let trace = Trace {
+            span,
+            endpoint,
+            started,
+        };
+        let checked =
+            AssertUnwindSafe(self.check_head(route, &parts, declared_length, &trace.span))
+                .catch_unwind()
+                .instrument(trace.span.clone())
+                .await;
+        match checked {
+            Ok(Ok(pass)) => Head::Admitted(Admitted {
+                engine: self.clone(),
+                parts: Box::new(parts),
+                pass: Box::new(pass),
+                trace,
+            }),
+            Ok(Err(response)) => Head::Answered(trace.answered(response)),
+            Err(_) => Head::Answered(trace.panicked()),
         }
-        observe::request_answered(endpoint, response.status(), took);
-        response
     }
 
-    async fn dispatch(
+    /// Route, declared length, key, rate limit, account: the head's checks in their order.
+    async fn check_head(
         &self,
         route: Result<Endpoint, ApiError>,
-        request: Request<Bytes>,
+        parts: &Parts,
+        declared_length: Option<u64>,
         span: &Span,
-    ) -> Response<Bytes> {
-        let endpoint = match route {
-            Ok(endpoint) => endpoint,
-            Err(error) => return error.into_response(),
-        };
-        if request.body().len() > self.shared.config.body_limit {
-            return ApiError::new(ErrorCode::PayloadTooLarge).into_response();
+    ) -> Result<Pass, Response<Bytes>> {
+        let endpoint = route.map_err(ApiError::into_response)?;
+        if declared_length.is_some_and(|length| length > self.body_limit()) {
+            return Err(ApiError::new(ErrorCode::PayloadTooLarge).into_response());
         }
+        // An endpoint without a key (the OpenAPI document) is answered on the head.
         if let Some(response) = api::serve_keyless(endpoint) {
-            return response;
+            return Err(response);
         }
         let now = self.now();
         let window = now.timestamp().div_euclid(60);
-        let check =
-            match auth::authenticate(&*self.shared.store, request.headers(), now, window).await {
-                Ok(check) => check,
-                Err(error) => return error.into_response(),
-            };
+        let check = auth::authenticate(&*self.shared.store, &parts.headers, now, window)
+            .await
+            .map_err(ApiError::into_response)?;
         if !span.is_disabled() {
             span.record("account_id", check.key.account_id.get());
             span.record("key_id", check.key.id.get());
         }
-        let window = match auth::rate_window(&check, now, window) {
-            Ok(window) => window,
-            Err(error) => {
-                observe::rate_limited();
-                return error.into_response();
-            }
-        };
-        let mut response = match auth::authorize(check.key, check.account, endpoint) {
-            Ok(caller) => {
-                let ctx = Ctx {
-                    shared: &self.shared,
-                    caller,
-                    now,
-                };
-                api::serve(&ctx, endpoint, request)
-                    .await
-                    .unwrap_or_else(ApiError::into_response)
-            }
-            Err(error) => error.into_response(),
-        };
-        let headers = response.headers_mut();
-        headers.insert("x-ratelimit-limit", HeaderValue::from(window.limit));
-        headers.insert("x-ratelimit-remaining", HeaderValue::from(window.remaining));
+        let window = auth::rate_window(&check, now, window).map_err(|error| {
+            observe::rate_limited();
+            error.into_response()
+        })?;
+        match auth::authorize(check.key, check.account, endpoint) {
+            Ok(caller) => Ok(Pass {
+                endpoint,
+                caller,
+                now,
+                window,
+            }),
+            Err(error) => Err(window.stamp(error.into_response())),
+        }
+    }
+
+    /// [`Config::body_limit`] as a length.
+    fn body_limit(&self) -> u64 {
+        u64::try_from(self.shared.config.body_limit).unwrap_or(u64::MAX)
+    }
+}
+
+/// What the head phase ([`Engine::head`]) decided.
+#[derive(Debug)]
+#[must_use = "send the answer, or read the body and call Admitted::handle"]
+pub enum Head {
+    /// The final answer (404, 405, 413, 401, 429, 403, a 500, or the answer of an endpoint
+    /// that needs no key, such as the OpenAPI document): send it without reading the body.
+    Answered(Response<Bytes>),
+    /// The head passed every check: the body may be read.
+    Admitted(Admitted),
+}
+
+/// A request whose head passed the engine's checks, waiting for its body (the second phase of
+/// the pipeline). The key's rate window already counted it: every answer from here on carries
+/// `X-RateLimit-*`.
+pub struct Admitted {
+    engine: Engine,
+    // Boxed: a `Head` is moved between tasks, and these are the large parts of it.
+    parts: Box<Parts>,
+    pass: Box<Pass>,
+    trace: Trace,
+}
+
+impl std::fmt::Debug for Admitted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Admitted")
+            .field("method", &self.parts.method)
+            .field("endpoint", &self.trace.endpoint)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the head's checks established.
+struct Pass {
+    endpoint: Endpoint,
+    caller: auth::Caller,
+    now: DateTime<Utc>,
+    window: auth::RateWindow,
+}
+
+/// The request's span and what its final record needs.
+struct Trace {
+    span: Span,
+    endpoint: &'static str,
+    started: std::time::Instant,
+}
+
+impl Trace {
+    /// Records the answer on the span and in the metrics, and returns it.
+    fn answered(self, response: Response<Bytes>) -> Response<Bytes> {
+        let took = self.started.elapsed();
+        if !self.span.is_disabled() {
+            self.span.record("status", response.status().as_u16());
+            self.span.record("latency_ms", took.as_secs_f64() * 1000.0);
+            self.span.in_scope(|| tracing::debug!("api request"));
+        }
+        observe::request_answered(self.endpoint, response.status(), took);
         response
+    }
+
+    /// A 500 for a handler that panicked.
+    fn panicked(self) -> Response<Bytes> {
+        self.span.in_scope(|| tracing::error!("handler panicked"));
+        self.answered(ApiError::server().into_response())
+    }
+}
+
+impl Admitted {
+    /// Reads `body` under [`Config::body_limit`] and [`Config::body_timeout`], then answers
+    /// with [`handle`](Self::handle); a body that cannot be read is answered here:
+    /// over the limit `413 payload_too_large`, cut or malformed (a broken chunked encoding)
+    /// `400 bad_request`, not read whole in time `408 request_timeout`.
+    pub async fn read_body<B>(self, body: B) -> Response<Bytes>
+    where
+        B: http_body::Body + Send,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let config = self.engine.config();
+        match crate::body::read(body, config.body_limit, config.body_timeout).await {
+            Ok(bytes) => self.handle(bytes).await,
+            Err(error) => self.refuse(error),
+        }
+    }
+
+    /// Answers the request with its body (the second phase: input, handler). A body over
+    /// [`Config::body_limit`] is a 413. Runs in its own task like [`Engine::handle`].
+    pub async fn handle(self, body: Bytes) -> Response<Bytes> {
+        detached(async move { self.handle_here(body).await }, || {
+            ApiError::server().into_response()
+        })
+        .await
+    }
+
+    /// Answers without the body: `error` is why it could not be read (413, 400, 408).
+    pub fn refuse(self, error: ApiError) -> Response<Bytes> {
+        let response = self.pass.window.stamp(error.into_response());
+        self.trace.answered(response)
+    }
+
+    /// The second phase in the current task.
+    async fn handle_here(self, body: Bytes) -> Response<Bytes> {
+        if body.len() > self.engine.shared.config.body_limit {
+            return self.refuse(ApiError::new(ErrorCode::PayloadTooLarge));
+        }
+        let Admitted {
+            engine,
+            parts,
+            pass,
+            trace,
+        } = self;
+        let Pass {
+            endpoint,
+            caller,
+            now,
+            window,
+        } = *pass;
+        let ctx = Ctx {
+            shared: &engine.shared,
+            caller,
+            now,
+        };
+        let request = Request::from_parts(*parts, body);
+        let answer = AssertUnwindSafe(api::serve(&ctx, endpoint, request))
+            .catch_unwind()
+            .instrument(trace.span.clone())
+            .await;
+        match answer {
+            Ok(answer) => {
+                let response = answer.unwrap_or_else(ApiError::into_response);
+                trace.answered(window.stamp(response))
+            }
+            Err(_) => trace.panicked(),
+        }
+    }
+}
+
+/// The `Content-Length` a request announces, when it is one number.
+fn declared_length(headers: &http::HeaderMap) -> Option<u64> {
+    let mut all = headers.get_all(http::header::CONTENT_LENGTH).iter();
+    let (Some(value), None) = (all.next(), all.next()) else {
+        return None;
+    };
+    value.to_str().ok()?.trim().parse().ok()
+}
+
+/// Runs `work` in a task of its own inside a tokio runtime (so that dropping the returned
+/// future does not cut it short), or in place outside one; `shutdown` answers when the
+/// runtime drops the task.
+async fn detached<T, F>(work: F, shutdown: impl FnOnce() -> T) -> T
+where
+    T: Send + 'static,
+    F: Future<Output = T> + Send + 'static,
+{
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return work.await;
+    };
+    match runtime.spawn(work.instrument(Span::current())).await {
+        Ok(answer) => answer,
+        // The runtime is shutting down (a panic is already a 500 inside the task).
+        Err(_) => shutdown(),
     }
 }
 

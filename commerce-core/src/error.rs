@@ -13,6 +13,8 @@ use crate::messages;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ErrorCode {
+    /// 400: the body could not be read (a broken chunked encoding, a connection cut mid-body).
+    BadRequest,
     /// 401: key missing, wrong, revoked or expired.
     Unauthenticated,
     /// 403: account suspended, deleted or incomplete.
@@ -27,6 +29,8 @@ pub enum ErrorCode {
     NotFound,
     /// 405: path right, method wrong.
     MethodNotAllowed,
+    /// 408: the body was not read whole within the server's time (`Config::body_timeout`).
+    RequestTimeout,
     /// 409: duplicate, idempotency clash, or not cancellable.
     Conflict,
     /// 413: body over the limit.
@@ -49,6 +53,8 @@ impl ErrorCode {
         ErrorCode::ForbiddenAbility,
         ErrorCode::NotFound,
         ErrorCode::MethodNotAllowed,
+        ErrorCode::BadRequest,
+        ErrorCode::RequestTimeout,
         ErrorCode::Conflict,
         ErrorCode::PayloadTooLarge,
         ErrorCode::ValidationFailed,
@@ -59,6 +65,7 @@ impl ErrorCode {
     /// The wire spelling.
     pub fn as_str(self) -> &'static str {
         match self {
+            ErrorCode::BadRequest => "bad_request",
             ErrorCode::Unauthenticated => "unauthenticated",
             ErrorCode::AccountInactive => "account_inactive",
             ErrorCode::WrongSide => "wrong_side",
@@ -66,6 +73,7 @@ impl ErrorCode {
             ErrorCode::ForbiddenAbility => "forbidden_ability",
             ErrorCode::NotFound => "not_found",
             ErrorCode::MethodNotAllowed => "method_not_allowed",
+            ErrorCode::RequestTimeout => "request_timeout",
             ErrorCode::Conflict => "conflict",
             ErrorCode::PayloadTooLarge => "payload_too_large",
             ErrorCode::ValidationFailed => "validation_failed",
@@ -77,6 +85,7 @@ impl ErrorCode {
     /// The HTTP status.
     pub fn status(self) -> StatusCode {
         match self {
+            ErrorCode::BadRequest => StatusCode::BAD_REQUEST,
             ErrorCode::Unauthenticated => StatusCode::UNAUTHORIZED,
             ErrorCode::AccountInactive
             | ErrorCode::WrongSide
@@ -84,6 +93,7 @@ impl ErrorCode {
             | ErrorCode::ForbiddenAbility => StatusCode::FORBIDDEN,
             ErrorCode::NotFound => StatusCode::NOT_FOUND,
             ErrorCode::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            ErrorCode::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             ErrorCode::Conflict => StatusCode::CONFLICT,
             ErrorCode::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ErrorCode::ValidationFailed => StatusCode::UNPROCESSABLE_ENTITY,
@@ -94,6 +104,7 @@ impl ErrorCode {
 
     fn default_message(self) -> &'static str {
         match self {
+            ErrorCode::BadRequest => messages::BODY_UNREADABLE,
             ErrorCode::Unauthenticated => messages::UNAUTHENTICATED,
             ErrorCode::AccountInactive => messages::ACCOUNT_INACTIVE,
             ErrorCode::WrongSide => messages::WRONG_SIDE,
@@ -101,6 +112,7 @@ impl ErrorCode {
             ErrorCode::ForbiddenAbility => messages::FORBIDDEN_ABILITY,
             ErrorCode::NotFound => messages::NOT_FOUND,
             ErrorCode::MethodNotAllowed => messages::METHOD_NOT_ALLOWED,
+            ErrorCode::RequestTimeout => messages::BODY_TIMEOUT,
             ErrorCode::Conflict => messages::IDEMPOTENCY_MISMATCH,
             ErrorCode::PayloadTooLarge => messages::PAYLOAD_TOO_LARGE,
             ErrorCode::ValidationFailed => messages::VALIDATION_FAILED,

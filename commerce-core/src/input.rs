@@ -25,10 +25,13 @@ pub const MAX_PER_PAGE: u32 = 100;
 /// The parsed query string (the last value of a repeated parameter wins).
 ///
 /// Every parameter a handler reads holds printable single-line text; a parameter given with an
-/// empty (or blank) value (`per_page=`, `q=`) is a message on it, never taken as absent.
+/// empty (or blank) value (`per_page=`, `q=`) is a message on it, never taken as absent, and
+/// so is one whose percent-decoded bytes are not UTF-8 (`q=%FF`): it is refused rather than
+/// read with replacement characters.
 #[derive(Debug, Default)]
 pub struct Query {
-    values: HashMap<String, String>,
+    /// Each name's last value; `None` when its bytes are not UTF-8.
+    values: HashMap<String, Option<String>>,
     errors: FieldErrors,
 }
 
@@ -37,6 +40,13 @@ impl Query {
     pub fn parse(raw: Option<&str>) -> Self {
         let values = form_urlencoded::parse(raw.unwrap_or("").as_bytes())
             .into_owned()
+            .zip(raw_pairs(raw.unwrap_or("")))
+            .map(|((name, lossy), raw_value)| {
+                // `form_urlencoded` replaces bytes that are not UTF-8 with U+FFFD: tell them
+                // apart from a U+FFFD the client really sent.
+                let utf8 = percent_decode(raw_value).is_some();
+                (name, utf8.then_some(lossy))
+            })
             .collect();
         Self {
             values,
@@ -54,8 +64,11 @@ impl Query {
     /// A string parameter, trimmed: `None` when absent, or (with a message on it) when given
     /// blank or with a character that is not printable single-line text.
     pub fn string(&mut self, name: &str) -> Option<String> {
-        let raw = self.values.get(name)?;
-        if let Err(problem) = check_printable(raw, TextKind::SingleLine) {
+        let Some(raw) = self.values.get(name)?.clone() else {
+            self.fail(name, messages::INVALID_ENCODING);
+            return None;
+        };
+        if let Err(problem) = check_printable(&raw, TextKind::SingleLine) {
             self.fail(name, messages::problem(problem));
             return None;
         }
@@ -120,6 +133,24 @@ impl Query {
             Err(ApiError::validation(self.errors))
         }
     }
+}
+
+/// The raw (still encoded) value of each `&`-separated pair of a query string, in the order
+/// `form_urlencoded::parse` yields them (it skips empty pairs).
+fn raw_pairs(query: &str) -> impl Iterator<Item = &str> {
+    query
+        .split('&')
+        .filter(|pair| !pair.is_empty())
+        .map(|pair| pair.split_once('=').map_or("", |(_, value)| value))
+}
+
+/// A form-encoded value decoded (`+` is a space), or `None` when its bytes are not UTF-8.
+fn percent_decode(raw: &str) -> Option<String> {
+    let spaced = raw.replace('+', " ");
+    percent_encoding::percent_decode_str(&spaced)
+        .decode_utf8()
+        .ok()
+        .map(|text| text.into_owned())
 }
 
 /// Parses a body that must be a JSON object (an empty body counts as `{}` when allowed).
@@ -455,6 +486,9 @@ mod tests {
             ("q=a%C2%85b", "q"),
             ("q=a%E2%80%AEb", "q"),
             ("q=a%0Ab", "q"),
+            ("q=%FF", "q"),
+            ("q=%D8", "q"),
+            ("per_page=%FF", "per_page"),
         ] {
             let mut q = Query::parse(Some(raw));
             q.page();
@@ -468,6 +502,11 @@ mod tests {
         }
         let mut q = Query::parse(Some("q=%20%D8%B3%20&other="));
         assert_eq!(q.string("q").as_deref(), Some("س"));
+        // An escape that is not one is literal text; U+FFFD sent as such is text too.
+        let mut q = Query::parse(Some("q=%ZZ&number=%EF%BF%BD&&page=1&page=2"));
+        assert_eq!(q.string("q").as_deref(), Some("%ZZ"));
+        assert_eq!(q.string("number").as_deref(), Some("\u{FFFD}"));
+        assert_eq!(q.page().page, 2);
         assert_eq!(q.string("absent"), None);
         assert!(q.finish().is_ok(), "an unread empty parameter is ignored");
     }

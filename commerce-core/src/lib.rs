@@ -33,7 +33,11 @@
 //! - **Pipeline** ([`Engine::handle`]): route (404, or 405 with `Allow`) -> body size (413
 //!   `payload_too_large` over [`Config::body_limit`]) -> key (401) -> rate limit (429; from here
 //!   on every response carries `X-RateLimit-*`) -> account state -> API status -> side ->
-//!   ability -> input (422) -> handler. `HEAD` is answered as `GET`. Every response carries
+//!   ability -> input (422) -> handler. Everything up to the ability is checked on the request
+//!   head alone ([`Engine::head`], with the declared length as the body size); adapters call
+//!   [`Engine::serve`], which reads the body only once the head passed (413 beyond the limit
+//!   when the length was not declared, 408 `request_timeout` past [`Config::body_timeout`],
+//!   400 `bad_request` for a body that cannot be read). `HEAD` is answered as `GET`. Every response carries
 //!   `Cache-Control: no-store`.
 //! - **Input**: all field messages of a request are reported together; a blank required string
 //!   is missing; strings are trimmed and their length counted in characters; `null` counts as
@@ -68,6 +72,7 @@
 
 pub(crate) mod api;
 pub(crate) mod auth;
+mod body;
 pub mod clock;
 pub mod config;
 pub mod domain;
@@ -99,7 +104,7 @@ pub mod testing;
 
 pub use auth::{Caller, KEY_PREFIX, bearer_token, hash_key};
 pub use config::Config;
-pub use engine::{Engine, EngineBuilder};
+pub use engine::{Admitted, Engine, EngineBuilder, Head};
 pub use error::{ApiError, ErrorCode};
 pub use operator::{Conflict, Operator, OperatorError};
 pub use routes::{API_PREFIX, MountPrefix};

@@ -24,6 +24,10 @@ pub const ROUTE_NOT_FOUND: &str = "المسار ده مش موجود.";
 pub const METHOD_NOT_ALLOWED: &str = "الطريقة دي مش مسموحة على المسار ده.";
 /// 413 `payload_too_large`.
 pub const PAYLOAD_TOO_LARGE: &str = "حجم الطلب أكبر من المسموح (1 ميجابايت بحد أقصى).";
+/// 400 `bad_request`: the body could not be read.
+pub const BODY_UNREADABLE: &str = "محتوى الطلب وصل ناقص أو بترميز مش سليم، ومقدرناش نقراه.";
+/// 408 `request_timeout`: the body was not read whole in time.
+pub const BODY_TIMEOUT: &str = "محتوى الطلب اتأخر في الوصول أكتر من المسموح، ابعته تاني مرة واحدة.";
 /// 422 `validation_failed`.
 pub const VALIDATION_FAILED: &str = "في بيانات ناقصة أو مش مظبوطة، راجع الحقول.";
 /// 429 `rate_limited`.
@@ -68,6 +72,10 @@ pub const INVALID_TIMESTAMP: &str =
 pub const UNKNOWN_VALUE: &str = "القيمة دي مش من القيم المسموحة.";
 /// A query parameter given with an empty value (`per_page=`).
 pub const EMPTY_VALUE: &str = "لو بعت الخانة دي في الرابط لازم يكون ليها قيمة، أو شيلها خالص.";
+/// A query parameter whose percent-decoded bytes are not UTF-8 (`q=%FF`).
+pub const INVALID_ENCODING: &str = "القيمة دي مش مكتوبة بترميز UTF-8 سليم.";
+/// An `Idempotency-Key` header sent more than once.
+pub const IDEMPOTENCY_KEY_REPEATED: &str = "ابعت مفتاح منع التكرار مرة واحدة بس في الطلب.";
 /// A single-line text with a control character (NUL, a line break, a tab, ...) or a hidden
 /// bidirectional-override character.
 pub const INVALID_CHARACTERS: &str =

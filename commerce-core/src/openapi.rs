@@ -108,7 +108,7 @@ struct Spec {
     query: &'static [QueryParam],
     /// The request body's schema and whether it may be left out.
     request: Option<(&'static str, bool)>,
-    /// Error statuses beyond 401, 403, 413 and 429.
+    /// Error statuses beyond 400, 401, 403, 408, 413 and 429.
     errors: &'static [u16],
 }
 
@@ -687,7 +687,9 @@ fn operation(template: &str, endpoint: Endpoint) -> utoipa::openapi::path::Opera
         success_response(endpoint, *status, body.as_ref()).build(),
     );
     let mut errors: Vec<u16> = spec.errors.to_vec();
-    errors.push(413);
+    // Any request may declare a body: over the limit it is a 413; through an adapter, a body
+    // that cannot be read is a 400 and one that does not arrive in time a 408.
+    errors.extend([400, 408, 413]);
     if endpoint.needs_key() {
         errors.extend([401, 403, 429]);
     } else {

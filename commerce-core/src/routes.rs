@@ -334,6 +334,11 @@ mod tests {
             "/API/v1/me",
             "/api/v1/me/",
             "/api/v1/products/99999999999999999999",
+            "/api/v1/products/%31",
+            "/api/v1",
+            "/api/v1/",
+            "//api/v1/me",
+            "/",
         ] {
             assert_eq!(
                 resolve(&Method::GET, path).unwrap_err().code,

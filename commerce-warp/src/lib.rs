@@ -25,25 +25,25 @@
 //! it falls through to the app's other routes; inside `/api/v1` every answer, errors
 //! included, is the engine's.
 //!
-//! The adapter holds no business logic: it collects the body under the engine's body limit
-//! (413 `payload_too_large` beyond it, after the engine's own 404 and 405, as the bare engine
-//! and `commerce-axum` order them),
-//! strips the prefix, and hands method, path, query, headers and extensions to
-//! [`Engine::handle`]. Warp 0.4 exposes no filter for the request's whole
+//! The adapter holds no business logic: it strips the prefix and hands method, path, query,
+//! headers and extensions to [`Engine::serve`], which checks the head first (so a request
+//! refused on its head is answered before its body is read, without `100 Continue`) and then
+//! reads the body under the engine's body limit and body timeout (413, 408; a broken body is
+//! a 400), as `commerce-axum` does. Warp 0.4 exposes no filter for the request's whole
 //! `http::Extensions` map, only one type at a time ([`warp::ext::get`]); [`api`] and
 //! [`api_under`] pass an empty map, and [`api_with_extensions`] takes a filter that builds
 //! the map the engine receives (from [`warp::ext::optional`], [`warp::addr::remote`], ...).
 
 use std::convert::Infallible;
 
-use bytes::{Buf, Bytes};
+use bytes::Buf;
+use commerce_core::Engine;
 use commerce_core::{API_PREFIX, MountPrefix};
-use commerce_core::{ApiError, Engine, ErrorCode};
 use futures_util::{Stream, TryStreamExt};
 use http::request::Parts;
-use http::{Extensions, HeaderMap, Method, Request, Response, Uri};
+use http::{Extensions, HeaderMap, Method, Request, Uri};
 use http_body::Frame;
-use http_body_util::{BodyExt, Limited, StreamBody};
+use http_body_util::StreamBody;
 use warp::path::{FullPath, Peek};
 use warp::{Filter, Rejection, Reply};
 
@@ -179,9 +179,8 @@ async fn request_parts(
     Ok(parts)
 }
 
-/// Collects a warp body stream under `limit` bytes; `Err` is the ready 413 response
-/// (any read failure too, as `commerce_axum::collect_limited` answers).
-pub async fn collect_limited<S, B>(body: S, limit: usize) -> Result<Bytes, Response<Bytes>>
+/// Answers one request: the engine checks the head, then reads the body stream.
+async fn serve<S, B>(parts: Parts, body: S, engine: Engine) -> WarpResponse
 where
     S: Stream<Item = Result<B, warp::Error>> + Send,
     B: Buf,
@@ -190,23 +189,10 @@ where
         let bytes = chunk.copy_to_bytes(chunk.remaining());
         Frame::data(bytes)
     }));
-    match Limited::new(frames, limit).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(_) => Err(ApiError::new(ErrorCode::PayloadTooLarge).into_response()),
-    }
-}
-
-async fn serve<S, B>(parts: Parts, body: S, engine: Engine) -> WarpResponse
-where
-    S: Stream<Item = Result<B, warp::Error>> + Send,
-    B: Buf,
-{
-    let response = match collect_limited(body, engine.config().body_limit).await {
-        Ok(bytes) => engine.handle(Request::from_parts(parts, bytes)).await,
-        // The engine answers an unknown path or a wrong method before the body size.
-        Err(_) => engine.body_too_large(&parts.method, parts.uri.path()),
-    };
-    response.into_response()
+    engine
+        .serve(Request::from_parts(parts, frames))
+        .await
+        .into_response()
 }
 
 #[cfg(test)]

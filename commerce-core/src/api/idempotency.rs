@@ -20,11 +20,19 @@ pub(crate) const REPLAYED_HEADER: &str = "idempotent-replayed";
 /// Longest key.
 pub(crate) const MAX_KEY_LEN: usize = 100;
 
-/// The key of a request, if any: 1 to 100 visible ASCII characters, else a 422.
+/// The key of a request, if any: 1 to 100 visible ASCII characters, else a 422; a header
+/// sent twice is ambiguous (which one would replay?): a 422 too.
 pub(crate) fn key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
-    let Some(value) = headers.get(KEY_HEADER) else {
+    let mut all = headers.get_all(KEY_HEADER).iter();
+    let Some(value) = all.next() else {
         return Ok(None);
     };
+    if all.next().is_some() {
+        return Err(ApiError::field(
+            "Idempotency-Key",
+            messages::IDEMPOTENCY_KEY_REPEATED,
+        ));
+    }
     // Printable ASCII, spaces allowed inside (leading and trailing ones are not part of it).
     let text = value.to_str().map(str::trim).unwrap_or_default();
     let printable = text.bytes().all(|b| b.is_ascii_graphic() || b == b' ');

@@ -473,12 +473,16 @@ enum Path {
     Inline,
     /// Through [`Engine::handle`]: a drop only stops the wait for the answer.
     Handle,
+    /// Through [`Engine::serve`], as the adapters call it: the head phase and the body phase
+    /// each in a task of their own; a drop stops the wait for either.
+    Serve,
 }
 
 async fn send(engine: &Engine, path: Path, request: Request<Bytes>) -> Response<Bytes> {
     match path {
         Path::Inline => engine.handle_here(request).await,
         Path::Handle => engine.handle(request).await,
+        Path::Serve => engine.serve(request.map(http_body_util::Full::new)).await,
     }
 }
 
@@ -501,6 +505,11 @@ async fn storm(h: &Harness, workload: &Arc<Workload>, path: Path, requests: usiz
     let mut tasks = Vec::new();
     for worker in 0..WORKERS {
         let (h, workload, tally) = (h.clone(), workload.clone(), tally.clone());
+        // Half the workers of a storm through `handle` go through the adapters' `serve`.
+        let path = match path {
+            Path::Handle if worker % 2 == 1 => Path::Serve,
+            path => path,
+        };
         tasks.push(tokio::spawn(async move {
             let mut rng = StdRng::from_rng(&mut rand::rng());
             for _ in (worker..requests).step_by(WORKERS) {
@@ -510,8 +519,13 @@ async fn storm(h: &Harness, workload: &Arc<Workload>, path: Path, requests: usiz
                     .headers()
                     .get("authorization")
                     .is_some_and(|v| v.as_bytes().ends_with(workload.limited_key.as_bytes()));
-                // Through `handle`, the first `Pending` is the wait for the task's answer.
-                let max_polls = if path == Path::Inline { 12 } else { 1 };
+                // Through `handle`, the first `Pending` is the wait for the task's answer;
+                // through `serve`, the first two are the waits for its two phases.
+                let max_polls = match path {
+                    Path::Inline => 12,
+                    Path::Handle => 1,
+                    Path::Serve => 2,
+                };
                 let cut = Cut::random(&mut rng, max_polls, max_delay);
                 let response = cut.run(send(&h.engine, path, request)).await;
                 tally.record(limited, response);
@@ -583,7 +597,7 @@ pub async fn requests_dropped_at_any_await_leave_the_store_consistent(h: &Harnes
     assert_consistent(h, &baseline).await;
 }
 
-/// Requests through [`Engine::handle`] whose callers stop waiting at random points are
+/// Requests through [`Engine::handle`] (and [`Engine::serve`]) whose callers stop waiting at random points are
 /// completed anyway: once they are done, no key is in flight even before its stale time, and
 /// the store is consistent.
 pub async fn requests_abandoned_by_their_callers_are_completed(h: &Harness) {

@@ -3,10 +3,12 @@
 //! Each case is a `pub async fn` over a store; a store crate runs every case on its own store
 //! with the macros exported here, one `#[tokio::test]` per case.
 
+pub mod arbitrary;
 pub mod cancellation;
 pub mod http;
 pub mod store_cases;
 pub mod wallet;
+pub mod wire;
 
 /// An id that no record has: the id a test already holds, moved far past any the test made
 /// (implemented by every id type of [`model`](crate::model)).

@@ -315,7 +315,11 @@ pub fn build_request(
     }
     let body: Bytes = body.into();
     if !body.is_empty() {
-        builder = builder.header("content-type", "application/json");
+        // As an HTTP client sends them: the engine refuses a declared length over the limit
+        // on the head, before reading the body.
+        builder = builder
+            .header("content-type", "application/json")
+            .header("content-length", body.len());
     }
     builder.body(body).expect("valid request")
 }

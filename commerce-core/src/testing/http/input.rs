@@ -302,3 +302,71 @@ pub async fn blank_and_malformed_input_is_named(h: &Harness) {
     assert!(messages.windows(2).all(|m| m[0] == m[1]), "{messages:?}");
     assert_eq!(messages[0], json!(crate::messages::IDEMPOTENCY_KEY_FORM));
 }
+
+/// Odd encodings and repeated headers: a query value whose percent-decoded bytes are not
+/// UTF-8 is a 422 naming it (an escape that is not one is literal text); two
+/// `Idempotency-Key` headers are a 422 naming the header, nothing written; an `Authorization`
+/// that is not UTF-8 is a 401; the body is read as JSON whatever its `Content-Type`, and a
+/// compressed body (no `Content-Encoding` is decoded) is a 422 on `body`; a member repeated
+/// in the body object counts once, with its last value; BEL, ESC and a link without a host
+/// or with a line break are 422s naming the field.
+pub async fn odd_encodings_and_repeated_headers(h: &Harness) {
+    let r = h.get(A, "/api/v1/products?q=%FF%FE").await;
+    r.assert_error(422, "validation_failed");
+    assert_eq!(
+        r.json()["error"]["fields"]["q"],
+        json!([crate::messages::INVALID_ENCODING])
+    );
+    let literal = h.get(A, "/api/v1/products?q=%ZZ").await;
+    assert_eq!(literal.status, 200);
+    let before = h.order_count().await;
+    let body = h.order_body(1, "10");
+    let post = |body: Bytes, headers: &'static [(&'static str, &'static str)]| {
+        h.request(Method::POST, Some(A), "/api/v1/orders", body, headers)
+    };
+    let twice = &[
+        ("idempotency-key", "order-1"),
+        ("idempotency-key", "order-2"),
+    ];
+    let r = post(body.to_string().into(), twice).await;
+    r.assert_error(422, "validation_failed");
+    assert_eq!(
+        r.json()["error"]["fields"]["Idempotency-Key"],
+        json!([crate::messages::IDEMPOTENCY_KEY_REPEATED])
+    );
+    assert_eq!(h.order_count().await, before, "nothing written");
+    let mut request = build_request(Method::GET, None, "/api/v1/me", Bytes::new(), &[]);
+    request.headers_mut().insert(
+        http::header::AUTHORIZATION,
+        http::HeaderValue::from_bytes(b"Bearer \xff\xfe").expect("a header value"),
+    );
+    h.send(request).await.assert_error(401, "unauthenticated");
+    // The declared content type is not checked: the body is JSON or a 422.
+    let r = post(body.to_string().into(), &[("content-type", "text/plain")]).await;
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    let gzip = Bytes::from_static(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0]);
+    let r = post(gzip, &[("content-encoding", "gzip")]).await;
+    r.assert_error(422, "validation_failed");
+    assert_eq!(r.error_fields(), vec!["body".to_owned()]);
+    // A repeated member: the last one counts (here the valid name after a refused one).
+    let text = body.to_string().replacen(
+        "\"full_name\":",
+        "\"full_name\": \"\\u0000\", \"full_name\":",
+        1,
+    );
+    let r = post(text.into(), &[]).await;
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.json()["data"]["customer"]["name"], body["full_name"]);
+    for (field, value) in [
+        ("full_name", "سارة\u{7}"),
+        ("full_name", "\u{1b}[31mسارة"),
+        ("store_link", "http:///nohost"),
+        ("store_link", "https://shop.example/\n<script>"),
+    ] {
+        let mut bad = body.clone();
+        bad[field] = json!(value);
+        let r = h.post(A, "/api/v1/orders", &bad).await;
+        r.assert_error(422, "validation_failed");
+        assert_eq!(r.error_fields(), vec![field.to_owned()], "{value:?}");
+    }
+}

@@ -82,6 +82,7 @@ macro_rules! for_each_http_case {
             (input::control_characters_in_text_are_422),
             (input::hostile_bodies_get_a_4xx),
             (input::blank_and_malformed_input_is_named),
+            (input::odd_encodings_and_repeated_headers),
             (shipping::shipping_options_show_rates_and_example),
             (shipping::quote_computes_to_the_piastre),
             (shipping::quote_validates_like_checkout),
