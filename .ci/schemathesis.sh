@@ -11,7 +11,7 @@ VALIDATOR_VERSION=0.9.0
 PORT="${SCHEMATHESIS_PORT:-18080}"
 SEED="${SCHEMATHESIS_SEED:-20261124}"
 MAX_EXAMPLES="${SCHEMATHESIS_MAX_EXAMPLES:-20}"
-# Marketer A with the four abilities and a limit of 1,000,000 requests a minute, so that the
+# Marketer A with the five abilities (webhooks:manage included) and a limit of 1,000,000 requests a minute, so that the
 # run tests the API rather than its rate limit (the 429 answers are checked by cargo test).
 KEY="${SCHEMATHESIS_KEY:-sk_demo_bench}"
 VENV=.ci/.venv
