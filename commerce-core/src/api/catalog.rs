@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use bytes::Bytes;
-use http::{Response, StatusCode};
+use http::Response;
 
 use super::Ctx;
 use crate::error::ApiError;
@@ -11,7 +11,7 @@ use crate::input::Query;
 use crate::messages;
 use crate::model::{Category, CategoryId, Product, ProductFilter, ProductId};
 use crate::time::cairo_month;
-use crate::wire::{self, CategoryView, ProductView};
+use crate::wire::{CategoryView, ProductView};
 
 pub(super) async fn categories(
     ctx: &Ctx<'_>,
@@ -30,8 +30,7 @@ pub(super) async fn categories(
         .unwrap_or(usize::MAX)
         .min(active.len());
     let end = (start + page.per_page as usize).min(active.len());
-    let body = wire::list_body(&active[start..end], page, active.len() as u64);
-    Ok(wire::json_response(StatusCode::OK, body))
+    super::ok_list(&active[start..end], page, active.len() as u64)
 }
 
 /// The ids of a category and all its active descendants.
@@ -103,10 +102,7 @@ pub(super) async fn products(
     bill_pulls(ctx, &ids).await?;
     let names = category_names(&categories);
     let views: Vec<ProductView> = found.items.iter().map(|p| view(p, &names)).collect();
-    Ok(wire::json_response(
-        StatusCode::OK,
-        wire::list_body(&views, page, found.total),
-    ))
+    super::ok_list(&views, page, found.total)
 }
 
 pub(super) async fn product(ctx: &Ctx<'_>, id: i64) -> Result<Response<Bytes>, ApiError> {

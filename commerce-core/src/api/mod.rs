@@ -70,6 +70,18 @@ fn openapi_document() -> Response<Bytes> {
     wire::json_response(StatusCode::OK, crate::openapi::document_bytes().to_vec())
 }
 
+/// A 200 with one page of a list: `{"data": items, "meta": {...}}`.
+fn ok_list<T: serde::Serialize>(
+    items: &[T],
+    page: crate::model::PageRequest,
+    total: u64,
+) -> Result<Response<Bytes>, ApiError> {
+    Ok(wire::json_response(
+        StatusCode::OK,
+        wire::list_body(items, page, total),
+    ))
+}
+
 /// A 200 with `{"data": value}`.
 fn ok_data<T: serde::Serialize>(value: &T) -> Result<Response<Bytes>, ApiError> {
     Ok(wire::json_response(StatusCode::OK, wire::data_body(value)))

@@ -49,10 +49,7 @@ pub(super) async fn list(
         .iter()
         .map(|o| OrderView::new(o, rules))
         .collect();
-    Ok(wire::json_response(
-        StatusCode::OK,
-        wire::list_body(&views, page, found.total),
-    ))
+    super::ok_list(&views, page, found.total)
 }
 
 pub(super) async fn show(ctx: &Ctx<'_>, id: OrderId) -> Result<Response<Bytes>, ApiError> {

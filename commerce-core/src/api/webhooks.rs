@@ -112,10 +112,7 @@ pub(super) async fn list(
     query.finish()?;
     let found = ctx.store().webhooks(ctx.caller.account.id, page).await?;
     let views: Vec<WebhookView> = found.items.iter().map(WebhookView::new).collect();
-    Ok(wire::json_response(
-        StatusCode::OK,
-        wire::list_body(&views, page, found.total),
-    ))
+    super::ok_list(&views, page, found.total)
 }
 
 async fn owned(ctx: &Ctx<'_>, id: WebhookId) -> Result<Webhook, ApiError> {
@@ -206,10 +203,7 @@ pub(super) async fn deliveries(
         .await?
         .ok_or_else(ApiError::not_found)?;
     let views: Vec<DeliveryView> = found.items.iter().map(DeliveryView::from).collect();
-    Ok(wire::json_response(
-        StatusCode::OK,
-        wire::list_body(&views, page, found.total),
-    ))
+    super::ok_list(&views, page, found.total)
 }
 
 /// `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`: 202 with the new delivery.
