@@ -20,6 +20,8 @@ use tokio::task::JoinHandle;
 /// One request the receiver got.
 #[derive(Debug, Clone)]
 pub struct Received {
+    /// Its path.
+    pub path: String,
     /// Its headers.
     pub headers: HeaderMap,
     /// Its body.
@@ -152,11 +154,19 @@ async fn answer(script: &Mutex<Script>, request: Request<Incoming>) -> Response<
         .unwrap_or_else(|e| e.into_inner())
         .received
         .push(Received {
+            path: parts.uri.path().to_owned(),
             headers: parts.headers,
             body,
             answered: status,
         });
     let mut response = Response::new(Full::new(Bytes::new()));
     *response.status_mut() = status;
+    if status.is_redirection() {
+        // Somewhere a sender that follows redirects would go next.
+        response.headers_mut().insert(
+            http::header::LOCATION,
+            http::HeaderValue::from_static("/hooks/moved"),
+        );
+    }
     response
 }

@@ -229,7 +229,8 @@ pub async fn webhook_failures_retry_on_schedule_then_fail(h: &Harness) {
     assert_eq!(deliveries(h, &endpoint).await[0]["status"], "delivered");
 }
 
-/// An attempt without an answer within the timeout is retried like a failure.
+/// An attempt without an answer within the timeout, or answered with a redirect (never
+/// followed), is retried like a failure.
 pub async fn webhook_timeouts_are_retried(h: &Harness) {
     let receiver = Receiver::start().await;
     receiver.then_stall(Duration::from_secs(2));
@@ -240,7 +241,17 @@ pub async fn webhook_timeouts_are_retried(h: &Harness) {
     assert_eq!(listed[0]["status"], "pending");
     assert_eq!(listed[0]["last_error"], "timeout");
     assert_eq!(listed[0]["last_status_code"], Value::Null);
+    receiver.then_answer(&[302]);
     h.clock.advance(RETRY_SCHEDULE[0]);
+    assert_eq!(drain(&dispatcher(h)).await, 1);
+    let listed = deliveries(h, &endpoint).await;
+    assert_eq!(listed[0]["status"], "pending");
+    assert_eq!(listed[0]["last_status_code"], 302);
+    assert!(
+        receiver.received().iter().all(|r| r.path == "/hooks"),
+        "the redirect was not followed"
+    );
+    h.clock.advance(RETRY_SCHEDULE[1]);
     assert_eq!(drain(&dispatcher(h)).await, 1);
     assert_eq!(deliveries(h, &endpoint).await[0]["status"], "delivered");
 }
