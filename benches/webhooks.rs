@@ -15,10 +15,13 @@
 //!    order then also writes its delivery in its transaction), without again. The ratio is the
 //!    orders per second with the endpoint over the mean of the two phases without.
 //!    Goal: >= 90% (the outbox costs at most 10% of `POST /orders` throughput).
-//! 2. **Delivery.** The deliveries queued in phase 2 are sent by one dispatcher (batch 64)
-//!    to a local receiver answering 204, until none is left: events per second. Baseline, same
-//!    run: the same bodies posted to the same receiver by a plain reqwest client, 64 at a time,
-//!    no store. Reported only.
+//! 2. **Delivery.** Up to `WEBHOOKS_DELIVER` (default 3000) of the deliveries queued in
+//!    phase 2 are sent by one dispatcher (batch 64) to a local receiver answering 204: events
+//!    per second. Baseline, same run: as many of the same bodies posted to the same receiver
+//!    by a plain reqwest client, 64 at a time, no store. Reported only.
+//!
+//! The goal applies on PostgreSQL; in memory (where an order costs tens of microseconds and
+//! rendering the event is a visible share of it) the ratio is reported only.
 
 mod common;
 
@@ -67,8 +70,9 @@ async fn orders_per_second(engine: &Engine, body: &Bytes, clients: usize, second
     placed.load(Ordering::Relaxed) as f64 / started.elapsed().as_secs_f64()
 }
 
-async fn run(label: &str, store: Arc<dyn Store>) {
+async fn run(label: &str, store: Arc<dyn Store>, goal: Goal) {
     let clients: usize = common::env_or("WEBHOOKS_CLIENTS", 16);
+    let most: usize = common::env_or("WEBHOOKS_DELIVER", 3000);
     let seconds: u64 = common::env_or("WEBHOOKS_SECONDS", 3);
     let engine = Engine::builder(store).config(sandbox::config()).build();
     let fixture = sandbox::seed(&engine).await.expect("seeded");
@@ -95,7 +99,7 @@ async fn run(label: &str, store: Arc<dyn Store>) {
         &format!("with/without an endpoint POST /orders {label} ({clients} clients)"),
         with / ((without + without_again) / 2.0),
         Unit::Percent,
-        Goal::AtLeast(90.0),
+        goal,
     );
 
     // Delivery: the deliveries queued while the endpoint was subscribed.
@@ -164,7 +168,7 @@ fn main() {
     runtime.block_on(async {
         for store in stores.split(',') {
             match store.trim() {
-                "memory" => run("memory", Arc::new(MemoryStore::new())).await,
+                "memory" => run("memory", Arc::new(MemoryStore::new()), Goal::None).await,
                 #[cfg(feature = "sqlx-postgres")]
                 "postgres" => {
                     let Some(url) = common::sql::postgres_url("webhooks bench") else {
@@ -172,7 +176,7 @@ fn main() {
                     };
                     let name = "commerce_webhooks_bench";
                     let pg = common::sql::fresh_pg(&url, name).await;
-                    run("postgres", Arc::new(pg)).await;
+                    run("postgres", Arc::new(pg), Goal::AtLeast(90.0)).await;
                     common::sql::drop_pg(&url, name).await;
                 }
                 other => eprintln!("store {other} not built into this bench: skipped"),

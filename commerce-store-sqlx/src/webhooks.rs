@@ -319,8 +319,9 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
     }
 
     async fn delete_webhook(&self, account: Option<AccountId>, id: WebhookId) -> StoreResult<bool> {
-        // Its deliveries go with it (ON DELETE CASCADE), in the same statement.
-        let q = bind_owner(
+        // The endpoint, then its deliveries, in one transaction (no foreign key cascades:
+        // see the migration).
+        let endpoint = bind_owner(
             query::<DB>(AssertSqlSafe(format!(
                 "DELETE FROM webhook_endpoints WHERE id = $1{}",
                 owned_by("account_id", 2, account)
@@ -328,10 +329,19 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
             .bind(id),
             account,
         );
-        let done = self
-            .one_statement(move |on| Box::pin(q.execute(on)))
-            .await?;
-        Ok(done.rows_affected() > 0)
+        let deliveries =
+            query::<DB>("DELETE FROM webhook_deliveries WHERE endpoint_id = $1").bind(id);
+        let mut tx = self.write().await?;
+        let result = async {
+            let deleted = endpoint.execute(&mut tx.tx).await.map_err(backend)?;
+            if deleted.rows_affected() == 0 {
+                return Ok(false);
+            }
+            deliveries.execute(&mut tx.tx).await.map_err(backend)?;
+            Ok(true)
+        }
+        .await;
+        tx.finish(result).await
     }
 
     async fn rotate_webhook_secret(
@@ -635,7 +645,9 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
 
     async fn purge_deliveries(&self, before: DateTime<Utc>) -> StoreResult<u64> {
         let q = query::<DB>(
-            "DELETE FROM webhook_deliveries WHERE status <> 'pending' AND created_at < $1",
+            "DELETE FROM webhook_deliveries WHERE (status <> 'pending' AND created_at < $1) \
+             OR NOT EXISTS (SELECT 1 FROM webhook_endpoints e \
+             WHERE e.id = webhook_deliveries.endpoint_id)",
         )
         .bind(bound_nanos(before));
         let done = self
