@@ -14,10 +14,11 @@ check -p commerce-core --lib --no-default-features
 check -p commerce-core --lib --no-default-features --features sandbox
 check -p commerce-core --lib --no-default-features --features metrics
 check -p commerce-core --lib --no-default-features --features sqlx
+check -p commerce-core --lib --no-default-features --features webhooks
 check -p commerce-store-sqlx --lib --no-default-features
 check -p commerce-store-sqlx --lib --no-default-features --features sqlite
 check -p commerce-store-sqlx --lib --no-default-features --features postgres
 check -p commerce --lib --no-default-features
-for feature in axum warp sqlx-sqlite sqlx-postgres sandbox metrics; do
+for feature in axum warp sqlx-sqlite sqlx-postgres sandbox metrics webhooks; do
   check -p commerce --lib --no-default-features --features "$feature"
 done
