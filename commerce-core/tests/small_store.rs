@@ -856,11 +856,8 @@ impl WebhookStore for SmallStore {
                 .iter()
                 .find(|w| w.id == delivery.webhook_id)
                 .cloned();
-            claimed.push(ClaimedDelivery {
-                delivery,
-                webhook: webhook.expect("claimed for an existing endpoint"),
-                lease: lease.to_owned(),
-            });
+            let webhook = webhook.expect("claimed for an existing endpoint");
+            claimed.push(ClaimedDelivery::new(delivery, webhook, lease));
         }
         Ok(claimed)
     }

@@ -570,11 +570,11 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
             let Some(webhook) = webhooks.get(&row.endpoint()) else {
                 continue;
             };
-            claimed.push(ClaimedDelivery {
-                delivery: row.into_domain()?,
-                webhook: webhook.clone(),
-                lease: lease.to_owned(),
-            });
+            claimed.push(ClaimedDelivery::new(
+                row.into_domain()?,
+                webhook.clone(),
+                lease,
+            ));
         }
         Ok(claimed)
     }

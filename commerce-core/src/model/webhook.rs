@@ -363,6 +363,17 @@ pub struct ClaimedDelivery {
     pub lease: String,
 }
 
+impl ClaimedDelivery {
+    /// `delivery` to `webhook`, held under `lease`.
+    pub fn new(delivery: Delivery, webhook: Webhook, lease: &str) -> Self {
+        Self {
+            delivery,
+            webhook,
+            lease: lease.to_owned(),
+        }
+    }
+}
+
 /// What became of one attempt, decided by [`AttemptResult::decide`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct AttemptOutcome {

@@ -267,11 +267,7 @@ impl WebhookStore for MemoryStore {
             queued.lease = Some((lease.to_owned(), now + lease_for));
             let delivery = queued.delivery.clone();
             let webhook = s.webhooks[&delivery.webhook_id].clone();
-            claimed.push(ClaimedDelivery {
-                delivery,
-                webhook,
-                lease: lease.to_owned(),
-            });
+            claimed.push(ClaimedDelivery::new(delivery, webhook, lease));
         }
         Ok(claimed)
     }
