@@ -42,7 +42,9 @@
 //! their own transaction: one `INSERT ... SELECT` queues the event for every enabled endpoint
 //! of the account that receives its type (`webhook_endpoints.events` is the comma-joined
 //! list), and only when the order's insert or row lock (a column of a statement they run
-//! anyway) says there is one, so an account without endpoints pays nothing. The dispatcher's
+//! anyway) says there is one, so an account without endpoints pays nothing. On PostgreSQL
+//! that insert rides in the `WITH` of the statement that writes the order's timeline entry,
+//! so an account with endpoints pays no extra round trip either. The dispatcher's
 //! claim is one `UPDATE` of the due deliveries, picked oldest first, each the earliest pending
 //! one of its order to its endpoint, under a lease; on PostgreSQL with `FOR UPDATE SKIP
 //! LOCKED`, so that dispatchers sharing the database never take the same delivery. An attempt

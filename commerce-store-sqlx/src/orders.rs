@@ -17,7 +17,7 @@ use crate::placing::place_order_in;
 use crate::rows::*;
 use crate::sql_store::*;
 use crate::wallet::*;
-use crate::webhooks::{queue_order_event, subscribed};
+use crate::webhooks::{OutboxEvent, subscribed};
 
 /// Moves stock of variants (sorted by id, so that concurrent transactions lock in
 /// one order) and marks their products changed.
@@ -65,6 +65,49 @@ pub(crate) async fn touch_products<DB: Dialect>(
             .execute(&mut *c)
             .await
             .map_err(backend)?;
+    }
+    Ok(())
+}
+
+/// Appends `entry` to the timeline of order `order` and, with `event`, queues that event for
+/// the account's endpoints that receive it: one statement on PostgreSQL (the deliveries'
+/// insert rides in the entry's `WITH`), two on SQLite.
+pub(crate) async fn record_timeline_entry<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    order: i64,
+    entry: &TimelineEntry,
+    event: Option<OutboxEvent>,
+) -> StoreResult<()> {
+    const ENTRY: &str = "INSERT INTO order_timeline (order_id, status, at, reason) \
+                         VALUES ($1, $2, $3, $4)";
+    let entry_query = |sql: String| -> StoreResult<Q<'static, DB, ()>> {
+        Ok(query::<DB>(AssertSqlSafe(sql))
+            .bind(order)
+            .bind(entry.status.as_str())
+            .bind(nanos(entry.at)?)
+            .bind(entry.reason.clone()))
+    };
+    let Some(event) = event else {
+        entry_query(ENTRY.to_owned())?
+            .execute(&mut *c)
+            .await
+            .map_err(backend)?;
+        return Ok(());
+    };
+    if DB::WRITES_IN_WITH {
+        let sql = format!("WITH queued AS ({}) {ENTRY}", OutboxEvent::sql::<DB>(5));
+        event
+            .bind(entry_query(sql)?)?
+            .execute(&mut *c)
+            .await
+            .map_err(backend)?;
+    } else {
+        entry_query(ENTRY.to_owned())?
+            .execute(&mut *c)
+            .await
+            .map_err(backend)?;
+        let queue = query::<DB>(AssertSqlSafe(OutboxEvent::sql::<DB>(1)));
+        event.bind(queue)?.execute(&mut *c).await.map_err(backend)?;
     }
     Ok(())
 }
@@ -121,29 +164,25 @@ pub(crate) async fn change_status_in<DB: Dialect>(
     .execute(&mut *c)
     .await
     .map_err(backend)?;
-    let entry = &step.timeline_entry;
-    query::<DB>(
-        "INSERT INTO order_timeline (order_id, status, at, reason) \
-         VALUES ($1, $2, $3, $4)",
-    )
-    .bind(change.order_id)
-    .bind(entry.status.as_str())
-    .bind(nanos(entry.at)?)
-    .bind(&entry.reason)
-    .execute(&mut *c)
-    .await
-    .map_err(backend)?;
-    let order = load_order(c, change.order_id.into()).await?;
-    if hooked {
-        queue_order_event(
-            c,
+    // The order as it stands after the move: read back, with the new timeline entry (the
+    // last: the timeline is read in id order) added here, so that the entry and the event
+    // that tells of it are written by one statement.
+    let mut order = load_order(c, change.order_id.into()).await?;
+    let entry = step.timeline_entry;
+    order.timeline.push(TimelineEntry {
+        at: instant(nanos(entry.at)?),
+        ..entry
+    });
+    let event = hooked.then(|| {
+        OutboxEvent::render(
             EventType::OrderStatusChanged,
             &order,
             Some(previous),
             change.events,
         )
-        .await?;
-    }
+    });
+    let entry = order.timeline.last().expect("the entry just added");
+    record_timeline_entry(c, change.order_id.into(), entry, event).await?;
     // The contended rows in the one order every operation takes them in (variants,
     // products, then the account's counters, then its meter): no deadlocks.
     rebook(c, &order, was).await?;

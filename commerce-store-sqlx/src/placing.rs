@@ -14,15 +14,15 @@ use sqlx::{AssertSqlSafe, QueryBuilder};
 use crate::dialect::*;
 use crate::meter::*;
 use crate::order_reads::*;
-use crate::orders::touch_products;
+use crate::orders::{record_timeline_entry, touch_products};
 use crate::rows::*;
 use crate::sql_store::*;
-use crate::webhooks::{queue_order_event, subscribed};
+use crate::webhooks::{OutboxEvent, subscribed};
 use crate::{MAX_BIND_CHUNK, in_list};
 
 pub(crate) async fn place_order_in<DB: Dialect>(
     c: &mut PoolConnection<DB>,
-    new: NewOrder,
+    mut new: NewOrder,
 ) -> Result<Order, PlaceOrderError> {
     let t = &new.totals;
     let created = nanos(new.created_at)?;
@@ -100,21 +100,17 @@ pub(crate) async fn place_order_in<DB: Dialect>(
         return Err(PlaceOrderError::NumberTaken);
     };
 
-    // Lines, their warranties, the first timeline entry and the idempotency link
-    // first; the rows other orders contend for (variant stock, product stamps,
-    // counters, meter) last, so that their locks are held as briefly as possible.
+    // Lines, their warranties, the first timeline entry (with the event, when the account
+    // has an endpoint that receives it) and the idempotency link first; the rows other
+    // orders contend for (variant stock, product stamps, counters, meter) last, so that
+    // their locks are held as briefly as possible.
     let line_ids = insert_lines(c, id, &new.lines).await?;
-    query::<DB>(
-        "INSERT INTO order_timeline (order_id, status, at, reason) \
-         VALUES ($1, $2, $3, NULL)",
-    )
-    .bind(id)
-    .bind(new.status.as_str())
-    .bind(created)
-    .execute(&mut *c)
-    .await
-    .map_err(backend)?;
-    if let Some(scope) = &new.idempotency {
+    let (events, bill_month, idempotency) =
+        (new.events, new.bill_month.take(), new.idempotency.take());
+    let order = placed_order(id, new, line_ids, created)?;
+    let event = hooked.then(|| OutboxEvent::render(EventType::OrderCreated, &order, None, events));
+    record_timeline_entry(c, id, &order.timeline[0], event).await?;
+    if let Some(scope) = &idempotency {
         query::<DB>(
             "UPDATE idempotency_records SET order_id = $3 \
              WHERE account_id = $1 AND idem_key = $2",
@@ -132,7 +128,7 @@ pub(crate) async fn place_order_in<DB: Dialect>(
     // locks the row only when there is enough: never read-then-write. All lines
     // fit exactly when each variant's total fits.
     let mut wanted: std::collections::BTreeMap<i64, i64> = std::collections::BTreeMap::new();
-    for line in &new.lines {
+    for line in &order.lines {
         *wanted.entry(line.variant_id.into()).or_default() += line.quantity;
     }
     let mut products = Vec::with_capacity(wanted.len());
@@ -153,14 +149,9 @@ pub(crate) async fn place_order_in<DB: Dialect>(
                 reserved.push((variant, quantity));
             }
             None => {
-                return Err(short_line(c, &new.lines, &reserved, variant).await?);
+                return Err(short_line(c, &order.lines, &reserved, variant).await?);
             }
         }
-    }
-    let (events, bill_month) = (new.events, new.bill_month.clone());
-    let order = placed_order(id, new, line_ids, created)?;
-    if hooked {
-        queue_order_event(c, EventType::OrderCreated, &order, None, events).await?;
     }
     touch_products(c, products, created).await?;
     let counted = FamilyDelta {
@@ -264,7 +255,7 @@ pub(crate) async fn insert_lines<DB: Dialect>(
 /// this transaction reserved), taken down line by line.
 pub(crate) async fn short_line<DB: Dialect>(
     c: &mut PoolConnection<DB>,
-    lines: &[NewOrderLine],
+    lines: &[OrderLine],
     reserved: &[(i64, i64)],
     short: i64,
 ) -> Result<PlaceOrderError, StoreError> {

@@ -103,6 +103,7 @@ impl crate::dialect::Dialect for Sqlite {
     const FOR_UPDATE: &'static str = "";
     const INSTR: &'static str = "instr";
     const SINGLE_STATEMENT_TX: bool = true;
+    const WRITES_IN_WITH: bool = false;
     const RATE_SLOTS: u32 = 1;
     const TIMELINE: &'static str = "(SELECT json_group_array(json_array(status, at, reason)) FROM (SELECT status, at, reason FROM order_timeline t WHERE t.order_id = orders.id ORDER BY t.id)) AS timeline";
     const BEGIN_WRITE: &'static str = "BEGIN IMMEDIATE";

@@ -1,8 +1,9 @@
 //! Webhook endpoints, the outbox of their deliveries, and the dispatcher's leases.
 //!
-//! The outbox is written by the order writes themselves ([`queue_order_event`], called by
-//! `place_order_in` and `change_status_in` inside their transaction): one statement inserts a
-//! delivery for every enabled endpoint of the order's account that receives the event's type.
+//! The outbox is written by the order writes themselves, inside their transaction: the
+//! statement that records the order's timeline entry also inserts a delivery of its event
+//! ([`OutboxEvent`]) for every enabled endpoint of the order's account that receives the
+//! event's type (on PostgreSQL in one statement, a data-modifying `WITH`; on SQLite in two).
 //! Those writes learn whether there is any such endpoint from a column of a statement they run
 //! anyway ([`subscribed`]), so an account without endpoints pays no statement and no rendering.
 //!
@@ -46,38 +47,65 @@ pub(crate) fn subscribed<DB: Dialect>(account: &str, kind: EventType) -> String 
     )
 }
 
-/// The outbox (one statement): one pending delivery of the order's event, rendered by
-/// `commerce_core::webhooks::order_event`, for every enabled endpoint of the order's account
-/// that receives `kind`.
-pub(crate) async fn queue_order_event<DB: Dialect>(
-    c: &mut PoolConnection<DB>,
-    kind: EventType,
-    order: &Order,
-    previous: Option<OrderStatus>,
-    context: EventContext,
-) -> StoreResult<()> {
-    let event = order_event(kind, order, previous, context);
-    let at = nanos(event.created_at)?;
-    query::<DB>(AssertSqlSafe(format!(
-        concat!(
-            insert_deliveries!(),
-            "SELECT id, account_id, $2, $3, $4, $5, 'pending', 0, $6, $6 \
-             FROM webhook_endpoints \
-             WHERE account_id = $1 AND enabled AND {}(',' || events || ',', $7) > 0"
-        ),
-        DB::INSTR
-    )))
-    .bind(order.account_id)
-    .bind(&event.id)
-    .bind(kind.as_str())
-    .bind(event.order_id)
-    .bind(&event.payload)
-    .bind(at)
-    .bind(format!(",{},", kind.as_str()))
-    .execute(&mut *c)
-    .await
-    .map_err(backend)?;
-    Ok(())
+/// An order event rendered for the outbox (by `commerce_core::webhooks::order_event`), queued
+/// by the statement that writes the order's timeline entry
+/// ([`record_timeline_entry`](crate::orders::record_timeline_entry)).
+pub(crate) struct OutboxEvent {
+    account: AccountId,
+    event: NewEvent,
+}
+
+impl OutboxEvent {
+    /// Renders the event `kind` of `order` as it stands after the change.
+    pub(crate) fn render(
+        kind: EventType,
+        order: &Order,
+        previous: Option<OrderStatus>,
+        context: EventContext,
+    ) -> Self {
+        OutboxEvent {
+            account: order.account_id,
+            event: order_event(kind, order, previous, context),
+        }
+    }
+
+    /// The insert of one pending delivery of the event for every enabled endpoint of the
+    /// account that receives its type; its 7 parameters are numbered from `$first`
+    /// ([`bind`](Self::bind) binds them in that order).
+    pub(crate) fn sql<DB: Dialect>(first: usize) -> String {
+        let p = |n: usize| format!("${}", first + n);
+        format!(
+            concat!(
+                insert_deliveries!(),
+                "SELECT id, account_id, {event}, {kind}, {order}, {payload}, 'pending', 0, \
+                 {at}, {at} FROM webhook_endpoints WHERE account_id = {account} AND enabled \
+                 AND {instr}(',' || events || ',', {pattern}) > 0"
+            ),
+            account = p(0),
+            event = p(1),
+            kind = p(2),
+            order = p(3),
+            payload = p(4),
+            at = p(5),
+            pattern = p(6),
+            instr = DB::INSTR,
+        )
+    }
+
+    /// Binds the parameters of [`sql`](Self::sql), after those `q` has already.
+    pub(crate) fn bind<DB: Dialect, O>(
+        self,
+        q: Q<'static, DB, O>,
+    ) -> StoreResult<Q<'static, DB, O>> {
+        let OutboxEvent { account, event } = self;
+        Ok(q.bind(account)
+            .bind(event.id)
+            .bind(event.kind.as_str())
+            .bind(event.order_id)
+            .bind(event.payload)
+            .bind(nanos(event.created_at)?)
+            .bind(format!(",{},", event.kind.as_str())))
+    }
 }
 
 /// `" AND <column> = $n"` when the call is limited to one account's endpoints.
