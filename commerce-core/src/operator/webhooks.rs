@@ -9,13 +9,19 @@ use crate::store::MAX_WEBHOOKS_PER_ACCOUNT;
 impl Operator {
     /// Registers an endpoint for `account` by the rules of `POST /api/v1/webhooks` (URL,
     /// event types, description, at most 10 per account). The answer holds the new secret,
-    /// to show once.
+    /// to show once. An account that does not exist is [`OperatorError::NotFound`].
     pub async fn create_webhook(
         &self,
         account: AccountId,
         input: WebhookInput,
     ) -> OperatorResult<Webhook> {
         let policy = self.shared.config.webhook_urls;
+        // Every store answers alike: one that keeps endpoints apart from accounts (a
+        // composed store) could not tell that the account does not exist.
+        self.store()
+            .account(account)
+            .await?
+            .ok_or(OperatorError::NotFound)?;
         Ok(webhooks::register(self.store(), policy, account, input, self.now()).await?)
     }
 

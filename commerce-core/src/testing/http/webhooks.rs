@@ -10,7 +10,9 @@ use serde_json::{Value, json};
 
 use super::harness::{Harness, TestResponse};
 use super::receiver::Receiver;
-use crate::model::{OrderId, OrderStatus, RETRY_SCHEDULE};
+use crate::domain::webhooks::WebhookInput;
+use crate::model::{AccountId, OrderId, OrderStatus, RETRY_SCHEDULE};
+use crate::operator::OperatorError;
 use crate::webhooks::{Dispatcher, DispatcherConfig, verify};
 
 const KEY: &str = "sk_demo_marketer";
@@ -478,4 +480,16 @@ pub async fn webhook_registration_rules(h: &Harness) {
     assert_eq!(deleted.status, 204);
     assert!(deleted.body.is_empty());
     h.get(KEY, &path).await.assert_error(404, "not_found");
+    let nobody = h
+        .engine
+        .operator()
+        .create_webhook(
+            AccountId(i64::MAX),
+            WebhookInput::url("https://example.com/n"),
+        )
+        .await;
+    assert!(
+        matches!(nobody, Err(OperatorError::NotFound)),
+        "an endpoint of an account that does not exist: {nobody:?}"
+    );
 }
