@@ -17,8 +17,8 @@ use chrono::{DateTime, TimeDelta, Utc};
 use commerce_core::model::*;
 use commerce_core::store::*;
 use commerce_core::webhooks::order_event;
-use sqlx::AssertSqlSafe;
 use sqlx::pool::PoolConnection;
+use sqlx::{AssertSqlSafe, QueryBuilder};
 
 /// A boxed future borrowing for `'e`.
 type BoxFuture<'e, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'e>>;
@@ -180,19 +180,6 @@ async fn write_webhook<DB: Dialect>(
     .await
     .map_err(backend)?;
     Ok(())
-}
-
-/// Why [`WebhookStore::finish_delivery`] wrote nothing: its transaction is rolled back.
-enum FinishError {
-    /// The lease no longer holds the delivery.
-    LeaseLost,
-    Store(StoreError),
-}
-
-impl From<StoreError> for FinishError {
-    fn from(error: StoreError) -> Self {
-        FinishError::Store(error)
-    }
 }
 
 // Crate-internal: `Dialect` is this crate's own seam.
@@ -613,62 +600,24 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
         lease: &str,
         outcome: AttemptOutcome,
     ) -> StoreResult<bool> {
-        let attempted = nanos(outcome.attempted_at)?;
-        let next = opt_nanos(outcome.next_attempt_at)?;
-        let failing_since = opt_nanos(outcome.failing_since)?;
+        let recorded = self
+            .finish_deliveries(lease, vec![(delivery, outcome)])
+            .await?;
+        Ok(recorded.first().copied().unwrap_or(false))
+    }
+
+    async fn finish_deliveries(
+        &self,
+        lease: &str,
+        outcomes: Vec<(DeliveryId, AttemptOutcome)>,
+    ) -> StoreResult<Vec<bool>> {
+        if outcomes.is_empty() {
+            return Ok(Vec::new());
+        }
+        // One transaction (one commit) for the attempts of a dispatcher's pass.
         let mut tx = self.write().await?;
-        let result = async {
-            let c = &mut tx.tx;
-            // The endpoint first, as every write of an endpoint and its deliveries takes
-            // them (deleting one locks it, then its deliveries): no deadlock.
-            let disable = outcome.disable.map(|r| r.as_str().to_owned());
-            let done = query::<DB>(
-                "UPDATE webhook_endpoints SET failing_since = $3, \
-                 enabled = CASE WHEN $4 IS NULL THEN enabled ELSE FALSE END, \
-                 disabled_reason = COALESCE($4, disabled_reason), \
-                 updated_at = CASE WHEN $4 IS NULL THEN updated_at ELSE $5 END \
-                 WHERE id = (SELECT endpoint_id FROM webhook_deliveries \
-                 WHERE id = $1 AND lease_owner = $2)",
-            )
-            .bind(delivery)
-            .bind(lease)
-            .bind(failing_since)
-            .bind(disable)
-            .bind(attempted)
-            .execute(&mut *c)
-            .await
-            .map_err(backend)?;
-            if done.rows_affected() == 0 {
-                return Err(FinishError::LeaseLost);
-            }
-            let done = query::<DB>(
-                "UPDATE webhook_deliveries SET status = $3, attempts = attempts + 1, \
-                 next_attempt_at = $4, last_attempt_at = $5, last_status_code = $6, \
-                 last_error = $7, lease_owner = NULL, lease_until = NULL \
-                 WHERE id = $1 AND lease_owner = $2",
-            )
-            .bind(delivery)
-            .bind(lease)
-            .bind(outcome.status.as_str())
-            .bind(next)
-            .bind(attempted)
-            .bind(outcome.status_code.map(i32::from))
-            .bind(outcome.error)
-            .execute(&mut *c)
-            .await
-            .map_err(backend)?;
-            if done.rows_affected() == 0 {
-                // Claimed again between the two statements: the endpoint's change goes too.
-                return Err(FinishError::LeaseLost);
-            }
-            Ok(())
-        }
-        .await;
-        match tx.finish(result).await {
-            Ok(()) => Ok(true),
-            Err(FinishError::LeaseLost) => Ok(false),
-            Err(FinishError::Store(error)) => Err(error),
-        }
+        let result = record_attempts(&mut tx.tx, lease, outcomes).await;
+        tx.finish(result).await
     }
 
     async fn purge_deliveries(&self, before: DateTime<Utc>) -> StoreResult<u64> {
@@ -684,3 +633,105 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
         Ok(done.rows_affected())
     }
 }
+
+/// Records the attempts of deliveries held by `lease` (see `WebhookStore::finish_delivery`)
+/// in a few statements, whatever their number: whether each was recorded (`false`, and
+/// nothing written to the delivery, when the lease does not hold it any more).
+///
+/// The endpoints first, as every write of an endpoint and its deliveries takes them
+/// (deleting one locks it, then its deliveries): no deadlock. An endpoint is written only
+/// when an outcome changes it, so that the attempts of one endpoint, sent at once, do not
+/// queue on its row lock: a success clears the failing streak of an endpoint that has one
+/// (one statement for all), a failure (rarer) sets it or disables the endpoint (one statement
+/// each, after the successes: of attempts that finished together, a failure is kept).
+async fn record_attempts<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    lease: &str,
+    outcomes: Vec<(DeliveryId, AttemptOutcome)>,
+) -> StoreResult<Vec<bool>> {
+    let (succeeded, failed): (Vec<_>, Vec<_>) = outcomes
+        .iter()
+        .partition(|(_, o)| o.failing_since.is_none() && o.disable.is_none());
+    let succeeded: Vec<DeliveryId> = succeeded.into_iter().map(|(id, _)| *id).collect();
+    for chunk in succeeded.chunks(crate::MAX_BIND_CHUNK) {
+        let mut q = QueryBuilder::<DB>::new(
+            "UPDATE webhook_endpoints SET failing_since = NULL \
+             WHERE failing_since IS NOT NULL AND id IN (SELECT endpoint_id \
+             FROM webhook_deliveries WHERE lease_owner = ",
+        );
+        q.push_arg(lease).push(" AND id IN (");
+        let mut ids = q.separated(", ");
+        for id in chunk {
+            ids.push_arg(*id);
+        }
+        q.push("))");
+        q.build_statement()
+            .execute(&mut *c)
+            .await
+            .map_err(backend)?;
+    }
+    for (delivery, outcome) in failed {
+        query::<DB>(
+            "UPDATE webhook_endpoints SET failing_since = $3, \
+             enabled = CASE WHEN $4 IS NULL THEN enabled ELSE FALSE END, \
+             disabled_reason = COALESCE($4, disabled_reason), \
+             updated_at = CASE WHEN $4 IS NULL THEN updated_at ELSE $5 END \
+             WHERE id = (SELECT endpoint_id FROM webhook_deliveries \
+             WHERE id = $1 AND lease_owner = $2)",
+        )
+        .bind(*delivery)
+        .bind(lease)
+        .bind(opt_nanos(outcome.failing_since)?)
+        .bind(outcome.disable.map(|r| r.as_str().to_owned()))
+        .bind(nanos(outcome.attempted_at)?)
+        .execute(&mut *c)
+        .await
+        .map_err(backend)?;
+    }
+
+    // Then the deliveries: one statement per chunk, the values of each row in a `VALUES`
+    // list (its columns are `column1`, ... on both databases).
+    let mut rows = Vec::with_capacity(outcomes.len());
+    for (delivery, outcome) in &outcomes {
+        rows.push((
+            *delivery,
+            outcome.status.as_str(),
+            opt_nanos(outcome.next_attempt_at)?,
+            nanos(outcome.attempted_at)?,
+            outcome.status_code.map(i32::from),
+            &outcome.error,
+        ));
+    }
+    let mut recorded = std::collections::HashSet::with_capacity(rows.len());
+    for chunk in rows.chunks(ROWS_PER_STATEMENT) {
+        let mut q = QueryBuilder::<DB>::new(
+            "UPDATE webhook_deliveries SET status = v.column2, attempts = attempts + 1, \
+             next_attempt_at = v.column3, last_attempt_at = v.column4, \
+             last_status_code = v.column5, last_error = v.column6, lease_owner = NULL, \
+             lease_until = NULL FROM (",
+        );
+        q.push_values(chunk, |mut row, (id, status, next, at, code, error)| {
+            row.push_arg(*id)
+                .push_arg(*status)
+                .push_arg(*next)
+                .push_arg(*at)
+                .push_arg(*code)
+                .push_arg(*error);
+        });
+        q.push(") AS v WHERE webhook_deliveries.id = v.column1 AND lease_owner = ");
+        q.push_arg(lease).push(" RETURNING webhook_deliveries.id");
+        let done: Vec<i64> = q
+            .build_scalar::<i64>()
+            .fetch_all(&mut *c)
+            .await
+            .map_err(backend)?;
+        recorded.extend(done);
+    }
+    Ok(outcomes
+        .iter()
+        .map(|(id, _)| recorded.contains(&id.get()))
+        .collect())
+}
+
+/// Rows of one multi-row statement (6 values each).
+const ROWS_PER_STATEMENT: usize = 100;

@@ -27,7 +27,7 @@ use commerce_store_sqlx::sqlx::{self, AssertSqlSafe, Connection, PgConnection, P
 use commerce_store_sqlx::{DEFAULT_SCHEMA, MIGRATIONS_TABLE, PgStore, SetupError, SqliteStore};
 
 /// How many migrations the store has (the same number of files for each database).
-const STORE_MIGRATIONS: i64 = 5;
+const STORE_MIGRATIONS: i64 = 6;
 
 static NEXT: AtomicU64 = AtomicU64::new(0);
 

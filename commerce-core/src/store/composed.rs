@@ -908,6 +908,17 @@ impl WebhookStore for Composed {
         )
         .await
     }
+    async fn finish_deliveries(
+        &self,
+        lease: &str,
+        outcomes: Vec<(DeliveryId, AttemptOutcome)>,
+    ) -> Result<Vec<bool>, StoreError> {
+        self.run(
+            Operation::new(Concern::Webhooks, "finish_deliveries"),
+            self.webhooks.finish_deliveries(lease, outcomes),
+        )
+        .await
+    }
     async fn purge_deliveries(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
         self.run(
             Operation::new(Concern::Webhooks, "purge_deliveries"),

@@ -137,6 +137,21 @@ pub trait WebhookStore: Send + Sync {
         lease: &str,
         outcome: AttemptOutcome,
     ) -> Result<bool, StoreError>;
+    /// Records the attempts of one claim (`lease`), each as
+    /// [`finish_delivery`](Self::finish_delivery) would: whether each was recorded, in order.
+    /// A store that can write them in one transaction does (the SQL stores: one commit for a
+    /// dispatcher's attempts that finished together, instead of one per attempt).
+    async fn finish_deliveries(
+        &self,
+        lease: &str,
+        outcomes: Vec<(DeliveryId, AttemptOutcome)>,
+    ) -> Result<Vec<bool>, StoreError> {
+        let mut recorded = Vec::with_capacity(outcomes.len());
+        for (delivery, outcome) in outcomes {
+            recorded.push(self.finish_delivery(delivery, lease, outcome).await?);
+        }
+        Ok(recorded)
+    }
     /// Deletes the deliveries created before `before` that are no longer pending (history is
     /// kept 30 days); how many.
     async fn purge_deliveries(&self, before: DateTime<Utc>) -> Result<u64, StoreError>;

@@ -9,14 +9,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use chrono::TimeDelta;
-use futures_util::future::join_all;
+use futures_util::FutureExt;
+use futures_util::stream::{FuturesUnordered, StreamExt};
 use rand::RngCore;
 use tracing::{Instrument, field};
 
 use super::signing::{SIGNATURE_HEADER, TIMESTAMP_HEADER, WEBHOOK_ID_HEADER, sign};
 use super::urls::{UrlPolicy, check_address, check_url};
 use crate::clock::Clock;
-use crate::model::{AttemptResult, ClaimedDelivery};
+use crate::model::{AttemptOutcome, AttemptResult, ClaimedDelivery, DeliveryId};
 use crate::store::{Store, StoreError};
 
 /// Settings of a [`Dispatcher`]; `DispatcherConfig::default()` holds the product's.
@@ -160,7 +161,9 @@ impl Dispatcher {
     }
 
     /// One pass: claims the deliveries due now (at most `batch`), attempts them all at once,
-    /// records each attempt; how many were attempted.
+    /// records each attempt; how many were attempted. Attempts that finish together are
+    /// recorded together (one store call, one transaction on the SQL stores); a slow receiver
+    /// delays the record of its own attempt only.
     pub async fn deliver_due(&self) -> Result<usize, StoreError> {
         let lease = format!(
             "{}-{}",
@@ -177,8 +180,15 @@ impl Dispatcher {
             )
             .await?;
         let count = claimed.len();
-        let results = join_all(claimed.into_iter().map(|c| self.attempt(c))).await;
-        results.into_iter().collect::<Result<Vec<_>, _>>()?;
+        let mut attempts: FuturesUnordered<_> =
+            claimed.into_iter().map(|c| self.attempt(c)).collect();
+        while let Some(first) = attempts.next().await {
+            let mut finished = vec![first];
+            while let Some(Some(more)) = attempts.next().now_or_never() {
+                finished.push(more);
+            }
+            self.store.finish_deliveries(&lease, finished).await?;
+        }
         Ok(count)
     }
 
@@ -212,8 +222,8 @@ impl Dispatcher {
     }
 
     /// One attempt of a claimed delivery, in its `commerce.webhook` span (never the secret,
-    /// the URL or the payload).
-    async fn attempt(&self, claimed: ClaimedDelivery) -> Result<(), StoreError> {
+    /// the URL or the payload): what to record.
+    async fn attempt(&self, claimed: ClaimedDelivery) -> (DeliveryId, AttemptOutcome) {
         let d = &claimed.delivery;
         let span = tracing::info_span!(
             "commerce.webhook",
@@ -236,10 +246,7 @@ impl Dispatcher {
                 claimed.webhook.failing_since,
             );
             tracing::debug!(delivered = ?outcome.status, "webhook attempt");
-            self.store
-                .finish_delivery(d.id, &claimed.lease, outcome)
-                .await
-                .map(|_| ())
+            (d.id, outcome)
         }
         .instrument(span)
         .await
