@@ -523,7 +523,14 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
             " FOR UPDATE OF d SKIP LOCKED"
         };
         // (Picked in a materialised CTE: as `IN (subquery)`, PostgreSQL may run a `LIMIT ...
-        // SKIP LOCKED` subquery more than once and take more rows than the limit.)
+        // SKIP LOCKED` subquery more than once and take more rows than the limit. The picked
+        // ids as an array there, so that they are looked up by the primary key: as a semi
+        // join the planner may scan the whole table, history included.)
+        let in_picked = if DB::FOR_UPDATE.is_empty() {
+            "id IN (SELECT id FROM picked)"
+        } else {
+            "id = ANY(ARRAY(SELECT id FROM picked))"
+        };
         let sql = format!(
             concat!(
                 "WITH picked AS MATERIALIZED (SELECT d.id FROM webhook_deliveries d \
@@ -535,12 +542,12 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
                  AND p.status = 'pending' AND p.id < d.id)) \
                  ORDER BY d.next_attempt_at, d.id LIMIT $4{}) \
                  UPDATE webhook_deliveries SET lease_owner = $1, lease_until = $2 \
-                 WHERE id IN (SELECT id FROM picked) \
+                 WHERE {} \
                  AND status = 'pending' AND (lease_until IS NULL OR lease_until <= $3) \
                  RETURNING ",
                 delivery_cols!()
             ),
-            skip_locked
+            skip_locked, in_picked
         );
         let q = query_as::<DB, DeliveryRow>(AssertSqlSafe(sql))
             .bind(lease)
