@@ -320,15 +320,19 @@ impl<DB: Dialect> AccountStore for SqlStore<DB> {
         // which counts one, refuses, or leases more (then the next turn hands one
         // out, unless other tasks of this process took them all first).
         loop {
-            if let Some(used) = self.full_windows.full(key.into(), window, limit) {
-                return Ok(RateLimitHit {
-                    allowed: false,
-                    used,
-                });
-            }
+            // Leased requests first: they are counted in the window already, and the window
+            // may have been seen full by another task while this one's last lease was on its
+            // way (refusing before handing them out would leave them unused: fewer than the
+            // limit allowed).
             if let Some(used) = self.leases.take(key.into(), window, limit) {
                 return Ok(RateLimitHit {
                     allowed: true,
+                    used,
+                });
+            }
+            if let Some(used) = self.full_windows.full(key.into(), window, limit) {
+                return Ok(RateLimitHit {
+                    allowed: false,
                     used,
                 });
             }
