@@ -277,16 +277,24 @@ pub(crate) fn in_list<DB: dialect::Dialect + dialect::Bind<I>, I: Copy>(
     ids: &[I],
     tail: &str,
 ) -> QueryBuilder<DB> {
-    use dialect::Builder;
     let mut q = QueryBuilder::new(head);
+    push_list(&mut q, ids);
+    q.push(tail);
+    q
+}
+
+/// Pushes `$n, $n+1, ...` onto `q`, one bind per id.
+pub(crate) fn push_list<DB: dialect::Dialect + dialect::Bind<I>, I: Copy>(
+    q: &mut QueryBuilder<DB>,
+    ids: &[I],
+) {
+    use dialect::Builder;
     for (i, id) in ids.iter().enumerate() {
         if i > 0 {
             q.push(", ");
         }
         q.push_arg(*id);
     }
-    q.push(tail);
-    q
 }
 
 /// Why a store could not be opened or migrated.

@@ -9,7 +9,6 @@ use commerce_core::store::*;
 use sqlx::pool::PoolConnection;
 use sqlx::{AssertSqlSafe, QueryBuilder};
 
-use crate::MAX_BIND_CHUNK;
 use crate::dialect::*;
 use crate::meter::*;
 use crate::order_reads::*;
@@ -18,6 +17,7 @@ use crate::rows::*;
 use crate::sql_store::*;
 use crate::wallet::*;
 use crate::webhooks::{OutboxEvent, subscribed};
+use crate::{MAX_BIND_CHUNK, push_list};
 
 /// Moves stock of variants (sorted by id, so that concurrent transactions lock in
 /// one order) and marks their products changed.
@@ -54,12 +54,7 @@ pub(crate) async fn touch_products<DB: Dialect>(
         let mut q = QueryBuilder::<DB>::new("UPDATE products SET updated_at = ");
         q.push_arg(now).push(" WHERE updated_at < ").push_arg(now);
         q.push(" AND id IN (");
-        for (i, id) in chunk.iter().enumerate() {
-            if i > 0 {
-                q.push(", ");
-            }
-            q.push_arg(*id);
-        }
+        push_list(&mut q, chunk);
         q.push(")");
         q.build_statement()
             .execute(&mut *c)
@@ -87,27 +82,20 @@ pub(crate) async fn record_timeline_entry<DB: Dialect>(
             .bind(nanos(entry.at)?)
             .bind(entry.reason.clone()))
     };
-    let Some(event) = event else {
-        entry_query(ENTRY.to_owned())?
-            .execute(&mut *c)
-            .await
-            .map_err(backend)?;
-        return Ok(());
-    };
-    if DB::WRITES_IN_WITH {
-        let sql = format!("WITH queued AS ({}) {ENTRY}", OutboxEvent::sql::<DB>(5));
-        event
-            .bind(entry_query(sql)?)?
-            .execute(&mut *c)
-            .await
-            .map_err(backend)?;
-    } else {
-        entry_query(ENTRY.to_owned())?
-            .execute(&mut *c)
-            .await
-            .map_err(backend)?;
-        let queue = query::<DB>(AssertSqlSafe(OutboxEvent::sql::<DB>(1)));
-        event.bind(queue)?.execute(&mut *c).await.map_err(backend)?;
+    match event {
+        Some(event) if DB::WRITES_IN_WITH => {
+            let sql = format!("WITH queued AS ({}) {ENTRY}", OutboxEvent::sql::<DB>(5));
+            let q = event.bind(entry_query(sql)?)?;
+            q.execute(&mut *c).await.map_err(backend)?;
+        }
+        event => {
+            let q = entry_query(ENTRY.to_owned())?;
+            q.execute(&mut *c).await.map_err(backend)?;
+            if let Some(event) = event {
+                let q = event.bind(query::<DB>(AssertSqlSafe(OutboxEvent::sql::<DB>(1))))?;
+                q.execute(&mut *c).await.map_err(backend)?;
+            }
+        }
     }
     Ok(())
 }

@@ -667,10 +667,7 @@ async fn record_attempts<DB: Dialect>(
              FROM webhook_deliveries WHERE lease_owner = ",
         );
         q.push_arg(lease).push(" AND id IN (");
-        let mut ids = q.separated(", ");
-        for id in chunk {
-            ids.push_arg(*id);
-        }
+        crate::push_list(&mut q, chunk);
         q.push("))");
         q.build_statement()
             .execute(&mut *c)
