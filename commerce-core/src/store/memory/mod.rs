@@ -60,6 +60,8 @@ struct State {
     withdrawals: BTreeMap<WithdrawalId, Withdrawal>,
     webhooks: BTreeMap<WebhookId, Webhook>,
     deliveries: BTreeMap<DeliveryId, webhooks::Queued>,
+    /// The deliveries still pending, indexed for the claim.
+    pending_deliveries: webhooks::PendingDeliveries,
 }
 
 impl State {

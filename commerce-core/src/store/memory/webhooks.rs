@@ -1,7 +1,7 @@
 //! [`WebhookStore`] for [`MemoryStore`]: endpoints and deliveries under the store's one lock,
 //! so an order change and its deliveries are one operation.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashMap};
 
 use async_trait::async_trait;
 use chrono::{DateTime, TimeDelta, Utc};
@@ -16,6 +16,58 @@ use crate::store::{InsertWebhookError, SECRET_OVERLAP, StoreError, WebhookStore}
 pub(super) struct Queued {
     delivery: Delivery,
     lease: Option<(String, DateTime<Utc>)>,
+}
+
+/// The pending deliveries, indexed for the claim: in the order a claim takes them (due
+/// first, then by id), and per order and endpoint (only the earliest of those may go). A claim
+/// reads from the start of the first index and stops at its batch, whatever the backlog and
+/// the history kept.
+#[derive(Debug, Default)]
+pub(super) struct PendingDeliveries {
+    by_due: BTreeSet<(DateTime<Utc>, DeliveryId)>,
+    by_order: HashMap<(WebhookId, OrderId), BTreeSet<DeliveryId>>,
+}
+
+impl PendingDeliveries {
+    /// Files `delivery` when it is pending.
+    fn add(&mut self, delivery: &Delivery) {
+        if delivery.status != DeliveryStatus::Pending {
+            return;
+        }
+        if let Some(at) = delivery.next_attempt_at {
+            self.by_due.insert((at, delivery.id));
+        }
+        if let Some(order) = delivery.order_id {
+            let pair = (delivery.webhook_id, order);
+            self.by_order.entry(pair).or_default().insert(delivery.id);
+        }
+    }
+
+    /// Unfiles `delivery` as it is now (before a change of its status or due time).
+    fn remove(&mut self, delivery: &Delivery) {
+        if let Some(at) = delivery.next_attempt_at {
+            self.by_due.remove(&(at, delivery.id));
+        }
+        if let Some(order) = delivery.order_id {
+            let pair = (delivery.webhook_id, order);
+            if let Some(ids) = self.by_order.get_mut(&pair) {
+                ids.remove(&delivery.id);
+                if ids.is_empty() {
+                    self.by_order.remove(&pair);
+                }
+            }
+        }
+    }
+
+    /// Whether no pending delivery of the same order to the same endpoint came before it.
+    fn is_next_of_its_order(&self, delivery: &Delivery) -> bool {
+        delivery.order_id.is_none_or(|order| {
+            self.by_order
+                .get(&(delivery.webhook_id, order))
+                .and_then(|ids| ids.first())
+                .is_none_or(|first| *first == delivery.id)
+        })
+    }
 }
 
 impl State {
@@ -46,6 +98,7 @@ impl State {
     fn queue(&mut self, webhook: WebhookId, event: &NewEvent) -> Delivery {
         let id = DeliveryId(self.next_id("webhook_deliveries"));
         let delivery = Delivery::queued(id, webhook, event);
+        self.pending_deliveries.add(&delivery);
         self.deliveries.insert(
             id,
             Queued {
@@ -72,27 +125,25 @@ impl State {
             .filter(|w| account.is_none_or(|a| a == w.account_id))
     }
 
-    /// The deliveries that may be claimed at `now` (see `WebhookStore::claim_deliveries`),
-    /// in one pass in id order: a delivery is the earliest pending one of its order to its
-    /// endpoint when no pending one of that pair came before it (linear in the deliveries,
-    /// however large the backlog).
-    fn claimable(&self, now: DateTime<Utc>) -> Vec<&Queued> {
-        let mut pairs_seen: HashSet<(WebhookId, OrderId)> = HashSet::new();
-        self.deliveries
-            .values()
-            .filter(|q| q.delivery.status == DeliveryStatus::Pending)
-            .filter(|q| match q.delivery.order_id {
-                Some(order) => pairs_seen.insert((q.delivery.webhook_id, order)),
-                None => true,
-            })
+    /// The first `limit` deliveries that may be claimed at `now` (see
+    /// `WebhookStore::claim_deliveries`) in claim order: due, not under a live lease, of an
+    /// enabled endpoint, and the earliest pending one of its order to its endpoint.
+    fn claimable(&self, now: DateTime<Utc>, limit: usize) -> Vec<DeliveryId> {
+        self.pending_deliveries
+            .by_due
+            .iter()
+            .take_while(|(at, _)| *at <= now)
+            .filter_map(|(_, id)| self.deliveries.get(id))
             .filter(|q| {
-                q.delivery.is_due(now)
-                    && q.lease.as_ref().is_none_or(|(_, until)| *until <= now)
+                q.lease.as_ref().is_none_or(|(_, until)| *until <= now)
                     && self
                         .webhooks
                         .get(&q.delivery.webhook_id)
                         .is_some_and(|w| w.enabled)
+                    && self.pending_deliveries.is_next_of_its_order(&q.delivery)
             })
+            .map(|q| q.delivery.id)
+            .take(limit)
             .collect()
     }
 }
@@ -176,7 +227,18 @@ impl WebhookStore for MemoryStore {
             return Ok(false);
         }
         s.webhooks.remove(&id);
-        s.deliveries.retain(|_, q| q.delivery.webhook_id != id);
+        let State {
+            deliveries,
+            pending_deliveries,
+            ..
+        } = &mut *s;
+        deliveries.retain(|_, q| {
+            let kept = q.delivery.webhook_id != id;
+            if !kept {
+                pending_deliveries.remove(&q.delivery);
+            }
+            kept
+        });
         Ok(true)
     }
 
@@ -258,9 +320,7 @@ impl WebhookStore for MemoryStore {
         limit: usize,
     ) -> Result<Vec<ClaimedDelivery>, StoreError> {
         let mut s = self.lock();
-        let mut due = s.claimable(now);
-        due.sort_by_key(|q| (q.delivery.next_attempt_at, q.delivery.id));
-        let ids: Vec<DeliveryId> = due.iter().take(limit).map(|q| q.delivery.id).collect();
+        let ids = s.claimable(now, limit);
         let mut claimed = Vec::with_capacity(ids.len());
         for id in ids {
             let queued = s.deliveries.get_mut(&id).expect("just found");
@@ -279,17 +339,23 @@ impl WebhookStore for MemoryStore {
         outcome: AttemptOutcome,
     ) -> Result<bool, StoreError> {
         let mut s = self.lock();
-        let Some(queued) = s
-            .deliveries
+        let State {
+            deliveries,
+            pending_deliveries,
+            webhooks,
+            ..
+        } = &mut *s;
+        let Some(queued) = deliveries
             .get_mut(&delivery)
             .filter(|q| q.lease.as_ref().is_some_and(|(held, _)| held == lease))
         else {
             return Ok(false);
         };
+        pending_deliveries.remove(&queued.delivery);
         queued.lease = None;
         queued.delivery.record(&outcome);
-        let webhook_id = queued.delivery.webhook_id;
-        if let Some(webhook) = s.webhooks.get_mut(&webhook_id) {
+        pending_deliveries.add(&queued.delivery);
+        if let Some(webhook) = webhooks.get_mut(&queued.delivery.webhook_id) {
             webhook.record(&outcome);
         }
         Ok(true)
