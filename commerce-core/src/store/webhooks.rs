@@ -46,7 +46,6 @@ pub trait WebhookStore: Send + Sync {
     /// the insert are one atomic operation, so endpoints registered at once never exceed it.
     /// The account is checked by the caller (a store that keeps endpoints apart from accounts
     /// cannot); one that can see it may refuse an unknown one with `Store(NotFound)`.
-    /// An account that does not exist is `Store(StoreError::NotFound)`.
     async fn insert_webhook(
         &self,
         new: NewWebhook,
