@@ -76,7 +76,10 @@ async fn run(label: &str, store: Arc<dyn Store>, goal: Goal) {
     let most: usize = common::env_or("WEBHOOKS_DELIVER", 3000);
     let seconds: u64 = common::env_or("WEBHOOKS_SECONDS", 2);
     let rounds: usize = common::env_or("WEBHOOKS_ROUNDS", 6);
-    let engine = Engine::builder(store).config(sandbox::config()).build();
+    let engine = Engine::builder(store)
+        .config(sandbox::config())
+        .build()
+        .expect("valid settings");
     let fixture = sandbox::seed(&engine).await.expect("seeded");
     common::endless_stock(&engine, fixture.plain_variant).await;
     let body = Bytes::from(common::order_body(&fixture));

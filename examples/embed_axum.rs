@@ -83,7 +83,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let engine = Engine::builder(Arc::new(MemoryStore::new()))
         .config(sandbox::config())
         .configure(|c| c.body_timeout = Some(Duration::from_secs(20)))
-        .build();
+        .build()?;
     sandbox::seed(&engine).await?;
     // The webhook dispatcher: the admin route's moves reach registered receivers too.
     tokio::spawn(engine.webhooks().run(std::future::pending()));

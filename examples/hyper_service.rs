@@ -65,7 +65,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let engine = Engine::builder(Arc::new(MemoryStore::new()))
         .configure(|c| c.body_timeout = Some(BODY_TIMEOUT))
-        .build();
+        .build()?;
     sandbox::seed(&engine).await?;
 
     let listener = tokio::net::TcpListener::bind(addr).await?;

@@ -33,7 +33,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
     let clock = ManualClock::new(start);
     let engine = Engine::builder(store)
         .clock(Arc::new(clock.clone()))
-        .build();
+        .build()?;
     let op = engine.operator();
     let egp = |text: &str| -> Decimal { text.parse().expect("an amount") };
 

@@ -165,7 +165,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let engine = Engine::builder(store)
         .config(sandbox::config())
         .configure(|c| c.body_timeout = Some(BODY_TIMEOUT))
-        .build();
+        .build()?;
     let fixture = sandbox::seed_if_empty(&engine).await?;
     // The webhook dispatcher: sends the queued order events (http and loopback receivers are
     // allowed in the sandbox); stopped with the server.

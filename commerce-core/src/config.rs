@@ -37,6 +37,10 @@ pub struct Config {
     pub webhook_urls: UrlPolicy,
 }
 
+fn has_at_most_two_decimals(value: Decimal) -> bool {
+    value.normalize().scale() <= 2
+}
+
 impl Default for Config {
     fn default() -> Self {
         Self {
@@ -54,11 +58,148 @@ impl Default for Config {
     }
 }
 
+/// A setting that [`Config::check`] refuses: which one and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the setting `{setting}` {problem}")]
+#[non_exhaustive]
+pub struct ConfigError {
+    /// The field of [`Config`] (`commission_percent`, ...).
+    pub setting: &'static str,
+    /// What is wrong with it, in English.
+    pub problem: &'static str,
+}
+
+/// Longest hold period accepted, in days (ten years): beyond it date arithmetic is the
+/// problem, not the product.
+const MAX_HOLD_DAYS: i64 = 3650;
+
 impl Config {
+    /// Checks every setting: percentages within 0-100 with at most 2 decimals, amounts
+    /// positive with at most 2 decimals, durations and limits positive (the stale time
+    /// shorter than the replay time), the hold period within 0-3650 days. The first setting
+    /// that is wrong is named. [`EngineBuilder::build`](crate::EngineBuilder::build) calls it.
+    ///
+    /// ```
+    /// use commerce_core::Config;
+    /// use rust_decimal::Decimal;
+    ///
+    /// let mut config = Config::default();
+    /// assert!(config.check().is_ok());
+    /// config.commission_percent = Decimal::new(4125, 3); // 4.125
+    /// assert_eq!(config.check().unwrap_err().setting, "commission_percent");
+    /// ```
+    pub fn check(&self) -> Result<(), ConfigError> {
+        let fail = |setting, problem| Err(ConfigError { setting, problem });
+        for (setting, percent) in [
+            ("commission_percent", self.commission_percent),
+            ("referral_percent", self.referral_percent),
+        ] {
+            if percent < Decimal::ZERO || percent > Decimal::ONE_HUNDRED {
+                return fail(setting, "must be within 0 and 100");
+            }
+            if !has_at_most_two_decimals(percent) {
+                return fail(setting, "must have at most 2 decimals");
+            }
+        }
+        if self.withdrawal_minimum <= Decimal::ZERO {
+            return fail("withdrawal_minimum", "must be positive");
+        }
+        if !has_at_most_two_decimals(self.withdrawal_minimum) {
+            return fail("withdrawal_minimum", "must have at most 2 decimals");
+        }
+        if !(0..=MAX_HOLD_DAYS).contains(&self.hold_days) {
+            return fail("hold_days", "must be within 0 and 3650");
+        }
+        if self.default_rate_limit == 0 {
+            return fail("default_rate_limit", "must be positive");
+        }
+        if self.body_limit == 0 {
+            return fail("body_limit", "must be positive");
+        }
+        if self.body_timeout.is_some_and(|t| t.is_zero()) {
+            return fail("body_timeout", "must be positive (or None)");
+        }
+        if self.idempotency_ttl <= Duration::zero() {
+            return fail("idempotency_ttl", "must be positive");
+        }
+        if self.idempotency_stale_after <= Duration::zero() {
+            return fail("idempotency_stale_after", "must be positive");
+        }
+        if self.idempotency_stale_after >= self.idempotency_ttl {
+            return fail(
+                "idempotency_stale_after",
+                "must be shorter than idempotency_ttl",
+            );
+        }
+        Ok(())
+    }
+
     /// What the store needs to render an order's webhook events under these settings.
     pub fn event_context(&self) -> crate::model::EventContext {
         crate::model::EventContext {
             hold_days: self.hold_days,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(change: impl FnOnce(&mut Config)) -> &'static str {
+        let mut config = Config::default();
+        change(&mut config);
+        config.check().unwrap_err().setting
+    }
+
+    #[test]
+    fn the_defaults_pass_and_each_wrong_setting_is_named() {
+        assert_eq!(Config::default().check(), Ok(()));
+        assert_eq!(
+            refused(|c| c.commission_percent = Decimal::new(4125, 3)),
+            "commission_percent"
+        );
+        assert_eq!(
+            refused(|c| c.commission_percent = Decimal::new(-1, 0)),
+            "commission_percent"
+        );
+        assert_eq!(
+            refused(|c| c.referral_percent = Decimal::new(10001, 2)),
+            "referral_percent"
+        );
+        assert_eq!(
+            refused(|c| c.withdrawal_minimum = Decimal::ZERO),
+            "withdrawal_minimum"
+        );
+        assert_eq!(
+            refused(|c| c.withdrawal_minimum = Decimal::new(1001, 3)),
+            "withdrawal_minimum"
+        );
+        assert_eq!(refused(|c| c.hold_days = -1), "hold_days");
+        assert_eq!(refused(|c| c.hold_days = 3651), "hold_days");
+        assert_eq!(refused(|c| c.default_rate_limit = 0), "default_rate_limit");
+        assert_eq!(refused(|c| c.body_limit = 0), "body_limit");
+        assert_eq!(
+            refused(|c| c.body_timeout = Some(std::time::Duration::ZERO)),
+            "body_timeout"
+        );
+        assert_eq!(
+            refused(|c| c.idempotency_ttl = Duration::zero()),
+            "idempotency_ttl"
+        );
+        assert_eq!(
+            refused(|c| c.idempotency_stale_after = Duration::hours(25)),
+            "idempotency_stale_after"
+        );
+    }
+
+    #[test]
+    fn trailing_zeros_do_not_count_as_decimals() {
+        let mut config = Config::default();
+        config.commission_percent = Decimal::new(4500, 3); // 4.500
+        config.withdrawal_minimum = Decimal::new(100_000, 3); // 100.000
+        config.body_timeout = None;
+        config.hold_days = 0;
+        assert_eq!(config.check(), Ok(()));
     }
 }

@@ -18,6 +18,7 @@ use crate::api::{self, Ctx};
 use crate::auth;
 use crate::clock::{Clock, SystemClock};
 pub use crate::config::Config;
+use crate::config::ConfigError;
 use crate::error::{ApiError, ErrorCode};
 use crate::observe;
 use crate::operator::Operator;
@@ -95,8 +96,9 @@ impl EngineBuilder {
         self
     }
 
-    /// The engine.
-    pub fn build(self) -> Engine {
+    /// The engine, once every setting passed [`Config::check`] (the error names the first
+    /// one that did not).
+    pub fn build(self) -> Result<Engine, ConfigError> {
         Engine::with(self.store, self.config, self.clock)
     }
 }
@@ -104,7 +106,7 @@ impl EngineBuilder {
 impl Engine {
     /// An engine over `store` with the default [`Config`] and the system clock.
     pub fn new(store: Arc<dyn Store>) -> Self {
-        Self::with(store, Config::default(), Arc::new(SystemClock))
+        Self::start(store, Config::default(), Arc::new(SystemClock))
     }
 
     /// Starts an engine over `store`: change settings with [`EngineBuilder::configure`] or
@@ -117,7 +119,8 @@ impl Engine {
     ///
     /// let engine = Engine::builder(Arc::new(MemoryStore::new()))
     ///     .configure(|c| c.hold_days = 7)
-    ///     .build();
+    ///     .build()
+    ///     .expect("the settings are valid");
     /// assert_eq!(engine.config().hold_days, 7);
     /// assert_eq!(engine.config().default_rate_limit, 120);
     /// ```
@@ -132,8 +135,18 @@ impl Engine {
     /// An engine with its settings and clock.
     ///
     /// The engine keeps `store` behind its tracing layer: each store operation of a request is
-    /// a `commerce.store` span under the request's span (see [`observe`]).
-    pub fn with(store: Arc<dyn Store>, config: Config, clock: Arc<dyn Clock>) -> Self {
+    /// a `commerce.store` span under the request's span (see [`observe`]). Refused when a
+    /// setting is wrong ([`Config::check`]).
+    pub fn with(
+        store: Arc<dyn Store>,
+        config: Config,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Self, ConfigError> {
+        config.check()?;
+        Ok(Self::start(store, config, clock))
+    }
+
+    fn start(store: Arc<dyn Store>, config: Config, clock: Arc<dyn Clock>) -> Self {
         Self {
             shared: Arc::new(Shared {
                 store: Arc::new(Composed::traced(store)),

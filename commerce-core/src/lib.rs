@@ -103,7 +103,7 @@ pub(crate) mod wire;
 pub mod testing;
 
 pub use auth::{Caller, KEY_PREFIX, bearer_token, hash_key};
-pub use config::Config;
+pub use config::{Config, ConfigError};
 pub use engine::{Admitted, Engine, EngineBuilder, Head};
 pub use error::{ApiError, ErrorCode};
 pub use operator::{Conflict, Operator, OperatorError};

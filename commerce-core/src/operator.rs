@@ -232,7 +232,7 @@ pub struct CreatedKey {
 /// let clock = ManualClock::new(chrono::Utc::now());
 /// let engine = Engine::builder(Arc::new(MemoryStore::new()))
 ///     .clock(Arc::new(clock.clone()))
-///     .build();
+///     .build().expect("valid settings");
 /// let op = engine.operator();
 ///
 /// // Shipping: every governorate at 45.00 with 14% tax on the charge.

@@ -136,7 +136,8 @@ fn json_of(response: &Response<Bytes>) -> Value {
 async fn scenario() -> (sandbox::Sandbox, Vec<String>) {
     let engine = Engine::builder(Arc::new(MemoryStore::new()))
         .config(sandbox::config())
-        .build();
+        .build()
+        .expect("valid settings");
     let fixture = sandbox::seed(&engine).await.expect("sandbox seeds");
     let receiver = Receiver::start().await;
     let hook = engine

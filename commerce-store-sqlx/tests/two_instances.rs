@@ -169,8 +169,10 @@ where
     let pools = [first.pool().clone(), second.pool().clone()];
     let clock = ManualClock::new(start_instant());
     // The sandbox's settings: webhooks may go to the local receiver of the webhook tests.
-    let engine =
-        |store: PgStore| Engine::with(Arc::new(store), sandbox::config(), Arc::new(clock.clone()));
+    let engine = |store: PgStore| {
+        Engine::with(Arc::new(store), sandbox::config(), Arc::new(clock.clone()))
+            .expect("valid settings")
+    };
     let engines = [engine(first), engine(second)];
     let fixture = sandbox::seed(&engines[0]).await.expect("the sandbox seeds");
     let pair = Pair {

@@ -353,7 +353,8 @@ pub async fn sandbox_engine() -> (Engine, Arc<ManualClock>) {
     let clock = Arc::new(ManualClock::new(super::http::start_instant()));
     let engine = Engine::builder(Arc::new(MemoryStore::new()))
         .clock(clock.clone())
-        .build();
+        .build()
+        .expect("valid settings");
     sandbox::seed(&engine).await.expect("the sandbox seeds");
     (engine, clock)
 }

@@ -165,7 +165,8 @@ fn orders_head(prefix: &str, keyed: bool, extra: &[&str]) -> String {
 pub async fn sandbox_engine(body_timeout: Duration) -> crate::Engine {
     let engine = crate::Engine::builder(std::sync::Arc::new(crate::store::MemoryStore::new()))
         .configure(|c| c.body_timeout = Some(body_timeout))
-        .build();
+        .build()
+        .expect("valid settings");
     crate::sandbox::seed(&engine)
         .await
         .expect("the sandbox seeds");

@@ -151,7 +151,8 @@ impl Harness {
         mount: impl FnOnce(Engine) -> Arc<dyn HttpIntegration>,
     ) -> Self {
         let clock = ManualClock::new(start_instant());
-        let engine = Engine::with(store, sandbox::config(), Arc::new(clock.clone()));
+        let engine = Engine::with(store, sandbox::config(), Arc::new(clock.clone()))
+            .expect("valid settings");
         let fixture = sandbox::seed(&engine).await.expect("the sandbox seeds");
         let client = mount(engine.clone());
         Self {
