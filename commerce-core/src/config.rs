@@ -195,11 +195,13 @@ mod tests {
 
     #[test]
     fn trailing_zeros_do_not_count_as_decimals() {
-        let mut config = Config::default();
-        config.commission_percent = Decimal::new(4500, 3); // 4.500
-        config.withdrawal_minimum = Decimal::new(100_000, 3); // 100.000
-        config.body_timeout = None;
-        config.hold_days = 0;
+        let config = Config {
+            commission_percent: Decimal::new(4500, 3),    // 4.500
+            withdrawal_minimum: Decimal::new(100_000, 3), // 100.000
+            body_timeout: None,
+            hold_days: 0,
+            ..Config::default()
+        };
         assert_eq!(config.check(), Ok(()));
     }
 }
