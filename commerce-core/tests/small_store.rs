@@ -98,7 +98,7 @@ impl Tables {
     fn restock(&mut self, variant: VariantId, by: i64, now: DateTime<Utc>) {
         if let Some((v, updated)) = self.variant_mut(variant) {
             v.available += by;
-            *updated = (*updated).max(now);
+            *updated = next_updated_at(*updated, now);
         }
     }
 
@@ -277,7 +277,7 @@ impl CatalogStore for SmallStore {
         let mut t = self.lock();
         let product = find(&mut t.products, id.into())?;
         product.active = active;
-        product.updated_at = now;
+        product.updated_at = next_updated_at(product.updated_at, now);
         Ok(product.clone())
     }
 
@@ -292,7 +292,7 @@ impl CatalogStore for SmallStore {
         let owner = find(&mut t.products, product.into())?;
         let variant = new.into_variant(VariantId(id), product);
         owner.variants.push(variant.clone());
-        owner.updated_at = now;
+        owner.updated_at = next_updated_at(owner.updated_at, now);
         t.variant_count = id;
         Ok(variant)
     }
@@ -306,7 +306,7 @@ impl CatalogStore for SmallStore {
         let mut t = self.lock();
         let (variant, updated) = t.variant_mut(id).ok_or(StoreError::NotFound)?;
         patch.apply(variant);
-        *updated = now;
+        *updated = next_updated_at(*updated, now);
         Ok(variant.clone())
     }
 
@@ -321,7 +321,7 @@ impl CatalogStore for SmallStore {
         let owner = find(&mut t.products, product.into())?;
         let warranty = new.into_warranty(WarrantyId(id), product);
         owner.warranties.push(warranty.clone());
-        owner.updated_at = now;
+        owner.updated_at = next_updated_at(owner.updated_at, now);
         t.warranty_count = id;
         Ok(warranty)
     }
@@ -338,7 +338,7 @@ impl CatalogStore for SmallStore {
             .iter_mut()
             .find(|p| p.warranties.iter().any(|w| w.id == id))
             .ok_or(StoreError::NotFound)?;
-        product.updated_at = now;
+        product.updated_at = next_updated_at(product.updated_at, now);
         let warranty = product
             .warranties
             .iter_mut()
@@ -521,7 +521,7 @@ impl OrderStore for SmallStore {
                 line.outcome = outcome;
             }
         }
-        order.updated_at = now;
+        order.updated_at = next_updated_at(order.updated_at, now);
         Ok(order.clone())
     }
 
@@ -534,7 +534,7 @@ impl OrderStore for SmallStore {
         let mut t = self.lock();
         let order = find(&mut t.orders, order.into())?;
         order.tracking_url = url;
-        order.updated_at = now;
+        order.updated_at = next_updated_at(order.updated_at, now);
         Ok(order.clone())
     }
 

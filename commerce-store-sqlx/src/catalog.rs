@@ -109,12 +109,16 @@ pub(crate) async fn touch_product<DB: Dialect>(
     product: i64,
     at: i64,
 ) -> StoreResult<()> {
-    let done = query::<DB>("UPDATE products SET updated_at = $2 WHERE id = $1")
-        .bind(product)
-        .bind(at)
-        .execute(&mut *c)
-        .await
-        .map_err(backend)?;
+    let done = query::<DB>(concat!(
+        "UPDATE products SET ",
+        updated_at_after!("$2"),
+        " WHERE id = $1"
+    ))
+    .bind(product)
+    .bind(at)
+    .execute(&mut *c)
+    .await
+    .map_err(backend)?;
     if done.rows_affected() == 0 {
         return Err(StoreError::NotFound);
     }
@@ -260,14 +264,17 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
         let mut tx = self.write().await?;
         let result = async {
             let c = &mut tx.tx;
-            let done =
-                query::<DB>("UPDATE products SET active = $2, updated_at = $3 WHERE id = $1")
-                    .bind(id)
-                    .bind(active)
-                    .bind(at)
-                    .execute(&mut *c)
-                    .await
-                    .map_err(backend)?;
+            let done = query::<DB>(concat!(
+                "UPDATE products SET active = $2, ",
+                updated_at_after!("$3"),
+                " WHERE id = $1"
+            ))
+            .bind(id)
+            .bind(active)
+            .bind(at)
+            .execute(&mut *c)
+            .await
+            .map_err(backend)?;
             if done.rows_affected() == 0 {
                 return Err(StoreError::NotFound);
             }

@@ -49,11 +49,15 @@ pub(crate) async fn touch_products<DB: Dialect>(
 ) -> StoreResult<()> {
     products.sort_unstable();
     products.dedup();
-    // Only stamps that move are written (and locked).
+    // `updated_at_after!` with the instant bound twice (a builder numbers each argument).
     for chunk in products.chunks(MAX_BIND_CHUNK) {
-        let mut q = QueryBuilder::<DB>::new("UPDATE products SET updated_at = ");
-        q.push_arg(now).push(" WHERE updated_at < ").push_arg(now);
-        q.push(" AND id IN (");
+        let mut q = QueryBuilder::<DB>::new(
+            "UPDATE products SET updated_at = CASE WHEN updated_at + 1000 > ",
+        );
+        q.push_arg(now)
+            .push(" THEN updated_at + 1000 ELSE ")
+            .push_arg(now);
+        q.push(" END WHERE id IN (");
         push_list(&mut q, chunk);
         q.push(")");
         q.build_statement()
@@ -138,11 +142,12 @@ pub(crate) async fn change_status_in<DB: Dialect>(
         .map_err(backend)?;
         release_stock(c, &lines, at).await?;
     }
-    query::<DB>(
-        "UPDATE orders SET status = $2, family = $3, updated_at = $4, \
-         confirmed_at = COALESCE($5, confirmed_at), \
-         delivered_at = COALESCE($6, delivered_at) WHERE id = $1",
-    )
+    query::<DB>(concat!(
+        "UPDATE orders SET status = $2, family = $3, ",
+        updated_at_after!("$4"),
+        ", confirmed_at = COALESCE($5, confirmed_at), \
+             delivered_at = COALESCE($6, delivered_at) WHERE id = $1"
+    ))
     .bind(change.order_id)
     .bind(step.to.as_str())
     .bind(step.to.family().as_str())
@@ -203,10 +208,11 @@ impl<DB: Dialect> OrderStore for SqlStore<DB> {
         let result = async {
             let c = &mut tx.tx;
             let row: Option<(String, Option<i64>, Option<i64>)> =
-                query_as::<DB, (String, Option<i64>, Option<i64>)>(
-                    "UPDATE orders SET updated_at = $2 WHERE id = $1 \
-                 RETURNING status, earnings_net, earnings_commission",
-                )
+                query_as::<DB, (String, Option<i64>, Option<i64>)>(concat!(
+                    "UPDATE orders SET ",
+                    updated_at_after!("$2"),
+                    " WHERE id = $1 RETURNING status, earnings_net, earnings_commission"
+                ))
                 .bind(order)
                 .bind(at)
                 .fetch_optional(&mut *c)
@@ -255,14 +261,17 @@ impl<DB: Dialect> OrderStore for SqlStore<DB> {
         let mut tx = self.write().await?;
         let result = async {
             let c = &mut tx.tx;
-            let done =
-                query::<DB>("UPDATE orders SET tracking_url = $2, updated_at = $3 WHERE id = $1")
-                    .bind(order)
-                    .bind(&url)
-                    .bind(at)
-                    .execute(&mut *c)
-                    .await
-                    .map_err(backend)?;
+            let done = query::<DB>(concat!(
+                "UPDATE orders SET tracking_url = $2, ",
+                updated_at_after!("$3"),
+                " WHERE id = $1"
+            ))
+            .bind(order)
+            .bind(&url)
+            .bind(at)
+            .execute(&mut *c)
+            .await
+            .map_err(backend)?;
             if done.rows_affected() == 0 {
                 return Err(StoreError::NotFound);
             }

@@ -53,6 +53,18 @@ pub use orders::{OrderStore, StatusChange, StatusMove, pieces_to_reserve};
 pub use webhooks::{InsertWebhookError, MAX_WEBHOOKS_PER_ACCOUNT, SECRET_OVERLAP, WebhookStore};
 pub use withdrawals::{WithdrawalRequestError, WithdrawalStore};
 
+/// The `updated_at` a write gives an entity stamped `stored` when the writer's clock says
+/// `now`: the later of `now` and `stored` plus one microsecond. So an entity's `updated_at`
+/// never decreases, and every change moves it, even when app instances' clocks disagree: a
+/// sync by `updated_since` (with the overlap docs/pagination.md asks for) misses no change.
+/// Every backend applies it to orders and products (the SQL stores in their statements).
+pub fn next_updated_at(
+    stored: chrono::DateTime<chrono::Utc>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> chrono::DateTime<chrono::Utc> {
+    now.max(stored + chrono::TimeDelta::microseconds(1))
+}
+
 /// Storage of everything the engine reads and writes.
 ///
 /// Used as `Arc<dyn Store>`. Reads of one account's data take the account id, so that another

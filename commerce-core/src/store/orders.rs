@@ -154,7 +154,7 @@ impl StatusMove {
     /// Applies the move to an order held in memory (a backend that stores whole orders).
     pub fn apply(self, order: &mut Order) {
         order.status = self.to;
-        order.updated_at = self.at;
+        order.updated_at = super::next_updated_at(order.updated_at, self.at);
         if self.confirmed_at.is_some() {
             order.confirmed_at = self.confirmed_at;
         }

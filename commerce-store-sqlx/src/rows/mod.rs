@@ -86,6 +86,21 @@ pub(crate) fn u32_of(value: i64, what: &str) -> Result<u32, StoreError> {
     u32::try_from(value).map_err(|_| corrupt(format!("{what} {value} out of range")))
 }
 
+// `updated_at = ` the later of the parameter `$now` (the writer's clock, in nanoseconds) and
+// the stored stamp plus one microsecond: `commerce_core::store::next_updated_at` in SQL, so
+// an order's or a product's `updated_at` never decreases when instances' clocks disagree.
+macro_rules! updated_at_after {
+    ($now:literal) => {
+        concat!(
+            "updated_at = CASE WHEN updated_at + 1000 > ",
+            $now,
+            " THEN updated_at + 1000 ELSE ",
+            $now,
+            " END"
+        )
+    };
+}
+
 // Column lists, as macros so that `concat!` can build `&'static str` statements.
 macro_rules! account_cols {
     () => {
@@ -168,7 +183,8 @@ macro_rules! delivery_cols {
 }
 pub(crate) use {
     account_aliases, account_cols, category_cols, delivery_cols, key_cols, line_and_warranty_cols,
-    order_cols, product_cols, variant_cols, warranty_cols, webhook_cols, withdrawal_cols,
+    order_cols, product_cols, updated_at_after, variant_cols, warranty_cols, webhook_cols,
+    withdrawal_cols,
 };
 
 /// Declares a row type and its decoding ([`FromDbRow`](crate::dialect::FromDbRow)): each field from the column of its

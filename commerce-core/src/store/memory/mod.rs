@@ -137,7 +137,7 @@ impl State {
             v.available += by;
             let product = v.product_id;
             if let Some(p) = self.products.get_mut(&product) {
-                p.updated_at = p.updated_at.max(now);
+                p.updated_at = next_updated_at(p.updated_at, now);
             }
         }
     }
@@ -300,7 +300,7 @@ impl CatalogStore for MemoryStore {
         let mut s = self.lock();
         let product = s.product_mut(id)?;
         product.active = active;
-        product.updated_at = now;
+        product.updated_at = next_updated_at(product.updated_at, now);
         Ok(product.clone())
     }
 
@@ -316,7 +316,7 @@ impl CatalogStore for MemoryStore {
         let owner = s.product_mut(product)?;
         let variant = new.into_variant(VariantId(id), product);
         owner.variants.push(variant.clone());
-        owner.updated_at = now;
+        owner.updated_at = next_updated_at(owner.updated_at, now);
         s.variant_owner.insert(VariantId(id), product);
         Ok(variant)
     }
@@ -331,7 +331,8 @@ impl CatalogStore for MemoryStore {
         let variant = s.variant_mut(id).ok_or(StoreError::NotFound)?;
         patch.apply(variant);
         let variant = variant.clone();
-        s.product_mut(variant.product_id)?.updated_at = now;
+        let owner = s.product_mut(variant.product_id)?;
+        owner.updated_at = next_updated_at(owner.updated_at, now);
         Ok(variant)
     }
 
@@ -347,7 +348,7 @@ impl CatalogStore for MemoryStore {
         let owner = s.product_mut(product)?;
         let warranty = new.into_warranty(WarrantyId(id), product);
         owner.warranties.push(warranty.clone());
-        owner.updated_at = now;
+        owner.updated_at = next_updated_at(owner.updated_at, now);
         s.warranty_owner.insert(WarrantyId(id), product);
         Ok(warranty)
     }
@@ -361,7 +362,7 @@ impl CatalogStore for MemoryStore {
         let mut s = self.lock();
         let product = *s.warranty_owner.get(&id).ok_or(StoreError::NotFound)?;
         let owner = s.product_mut(product)?;
-        owner.updated_at = now;
+        owner.updated_at = next_updated_at(owner.updated_at, now);
         let warranty = owner
             .warranties
             .iter_mut()
@@ -565,7 +566,7 @@ impl OrderStore for MemoryStore {
             }
         }
         let before = (order.updated_at, order.status.family());
-        order.updated_at = now;
+        order.updated_at = next_updated_at(order.updated_at, now);
         let order = order.clone();
         s.reindex_order(order.id, before);
         Ok(order)
@@ -581,7 +582,7 @@ impl OrderStore for MemoryStore {
         let order = s.order_mut(order)?;
         let before = (order.updated_at, order.status.family());
         order.tracking_url = url;
-        order.updated_at = now;
+        order.updated_at = next_updated_at(order.updated_at, now);
         let order = order.clone();
         s.reindex_order(order.id, before);
         Ok(order)

@@ -92,6 +92,7 @@ macro_rules! __with_store_cases {
                 status_change_respects_ownership_and_rules,
                 status_change_sets_dates_and_appends_timeline,
                 cancelling_releases_stock_exactly_once,
+                updated_at_never_decreases_when_clocks_disagree,
                 line_outcomes_and_tracking_url_are_recorded,
                 orders_list_newest_first_with_pagination,
                 orders_filter_by_every_field,

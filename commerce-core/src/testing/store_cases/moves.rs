@@ -340,3 +340,93 @@ pub async fn line_outcomes_and_tracking_url_are_recorded(store: &dyn Store) {
         Err(StoreError::NotFound)
     ));
 }
+
+/// Two app instances whose clocks disagree write the same order and product: each write's
+/// `updated_at` is the later of its clock and the stored stamp plus one microsecond, so it never
+/// decreases, and a sync by `updated_since` = the last stamp seen finds every change.
+pub async fn updated_at_never_decreases_when_clocks_disagree(store: &dyn Store) {
+    let tick = chrono::TimeDelta::microseconds(1);
+    let f = fixture(store, 10, 5).await;
+    // The instance ahead placed the order at 100 s; the one behind writes at 40 s and 30 s.
+    let order = place(
+        store,
+        new_order(
+            &f,
+            f.account.id,
+            &number(1),
+            vec![line(&f, &f.variant, 2, false)],
+            100,
+        ),
+    )
+    .await;
+    let seen = order.updated_at;
+    let confirmed = store
+        .change_order_status(change(order.id, OrderStatus::Confirmed, 40))
+        .await
+        .unwrap();
+    assert_eq!(confirmed.updated_at, seen + tick);
+    let synced = store
+        .orders(
+            f.account.id,
+            &OrderFilter {
+                updated_since: Some(confirmed.updated_at),
+                ..OrderFilter::default()
+            },
+            page(1, 10),
+        )
+        .await
+        .unwrap();
+    assert_eq!(order_ids(&synced), vec![order.id]);
+    let outcome = LineOutcome {
+        delivered_quantity: Some(2),
+        ..LineOutcome::default()
+    };
+    let outcomes = store
+        .set_line_outcomes(order.id, vec![(order.lines[0].id, outcome)], at(30))
+        .await
+        .unwrap();
+    assert_eq!(outcomes.updated_at, seen + tick + tick);
+    let tracked = store
+        .set_tracking_url(order.id, Some("https://track.example.com/1".into()), at(20))
+        .await
+        .unwrap();
+    assert_eq!(tracked.updated_at, seen + tick * 3);
+    assert_eq!(
+        store
+            .order(None, order.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .updated_at,
+        tracked.updated_at
+    );
+    // A clock ahead of the stamp wins as it is.
+    let ahead = store
+        .set_tracking_url(order.id, None, at(500))
+        .await
+        .unwrap();
+    assert_eq!(ahead.updated_at, at(500));
+
+    // The product: stamped by the stock taken at 100 s; a change at 10 s still moves it.
+    let product = store.product(f.product.id).await.unwrap().unwrap();
+    assert!(product.updated_at >= at(100), "{:?}", product.updated_at);
+    let stopped = store
+        .set_product_active(f.product.id, false, at(10))
+        .await
+        .unwrap();
+    assert_eq!(stopped.updated_at, product.updated_at + tick);
+    let patched = store
+        .update_variant(
+            f.variant.id,
+            VariantPatch {
+                available: Some(7),
+                ..VariantPatch::default()
+            },
+            at(5),
+        )
+        .await
+        .unwrap();
+    assert_eq!(patched.available, 7);
+    let product = store.product(f.product.id).await.unwrap().unwrap();
+    assert_eq!(product.updated_at, stopped.updated_at + tick);
+}
