@@ -15,7 +15,7 @@ use super::fixtures::*;
 const LIMIT: usize = MAX_WEBHOOKS_PER_ACCOUNT;
 
 /// Registers an endpoint of `account` receiving `events` at `now`.
-async fn register(
+pub(super) async fn register(
     store: &dyn Store,
     account: AccountId,
     url: &str,
@@ -33,7 +33,7 @@ async fn register(
 }
 
 /// Every delivery of an endpoint, newest first.
-async fn deliveries_of(store: &dyn Store, webhook: WebhookId) -> Vec<Delivery> {
+pub(super) async fn deliveries_of(store: &dyn Store, webhook: WebhookId) -> Vec<Delivery> {
     store
         .deliveries(None, webhook, None, page(1, 100))
         .await
@@ -44,7 +44,7 @@ async fn deliveries_of(store: &dyn Store, webhook: WebhookId) -> Vec<Delivery> {
 
 /// Queues a ping for `webhook` at `now` (no limit on those pending: the limit has its own
 /// cases).
-async fn ping(store: &dyn Store, webhook: WebhookId, now: i64) -> Delivery {
+pub(super) async fn ping(store: &dyn Store, webhook: WebhookId, now: i64) -> Delivery {
     store
         .queue_event(None, webhook, ping_event(webhook, at(now)), usize::MAX)
         .await
@@ -71,7 +71,12 @@ async fn order_event_for(
         .expect("queue event")
 }
 
-async fn claim(store: &dyn Store, now: i64, lease: &str, limit: usize) -> Vec<DeliveryId> {
+pub(super) async fn claim(
+    store: &dyn Store,
+    now: i64,
+    lease: &str,
+    limit: usize,
+) -> Vec<DeliveryId> {
     store
         .claim_deliveries(at(now), Duration::seconds(30), lease, limit)
         .await
@@ -97,7 +102,7 @@ async fn finish(store: &dyn Store, delivery: DeliveryId, lease: &str, o: Attempt
 
 /// Records an attempt of `delivery` under `lease` that got `result` at `now` (no earlier
 /// failing streak); whether it was recorded.
-async fn attempt(
+pub(super) async fn attempt(
     store: &dyn Store,
     delivery: DeliveryId,
     lease: &str,
@@ -118,7 +123,7 @@ async fn deliver_due(store: &dyn Store, now: i64, lease: &str, limit: usize) -> 
     claimed
 }
 
-async fn webhook_of(store: &dyn Store, id: WebhookId) -> Webhook {
+pub(super) async fn webhook_of(store: &dyn Store, id: WebhookId) -> Webhook {
     store
         .webhook(None, id)
         .await
