@@ -167,6 +167,7 @@ mod tests {
         include_str!("withdrawals.rs"),
         include_str!("races.rs"),
         include_str!("webhooks.rs"),
+        include_str!("webhook_limits.rs"),
     ];
 
     /// The public async functions of `source` that take a store: the cases it defines.
