@@ -60,13 +60,19 @@ async fn confirm_order(State(app): State<AppState>, Path(id): Path<i64>) -> Resp
             }),
         ),
         Err(error) => {
-            let status = match error {
-                OperatorError::NotFound => StatusCode::NOT_FOUND,
-                OperatorError::Conflict(_) => StatusCode::CONFLICT,
-                OperatorError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
-                _ => StatusCode::INTERNAL_SERVER_ERROR,
+            let (status, reason) = match &error {
+                OperatorError::NotFound => (StatusCode::NOT_FOUND, None),
+                // A 409 names its reason, as the API's do (`move_not_allowed` here).
+                OperatorError::Conflict(conflict) => {
+                    (StatusCode::CONFLICT, conflict.reason().map(|r| r.as_str()))
+                }
+                OperatorError::Invalid(_) => (StatusCode::UNPROCESSABLE_ENTITY, None),
+                _ => (StatusCode::INTERNAL_SERVER_ERROR, None),
             };
-            json_response(status, json!({ "error": error.to_string() }))
+            json_response(
+                status,
+                json!({ "error": error.to_string(), "reason": reason }),
+            )
         }
     }
 }

@@ -36,13 +36,16 @@ async fn confirm_order(id: i64, engine: Engine) -> warp::reply::Response {
         }))
         .into_response(),
         Err(error) => {
-            let status = match error {
-                OperatorError::NotFound => StatusCode::NOT_FOUND,
-                OperatorError::Conflict(_) => StatusCode::CONFLICT,
-                OperatorError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
-                _ => StatusCode::INTERNAL_SERVER_ERROR,
+            let (status, reason) = match &error {
+                OperatorError::NotFound => (StatusCode::NOT_FOUND, None),
+                // A 409 names its reason, as the API's do (`move_not_allowed` here).
+                OperatorError::Conflict(conflict) => {
+                    (StatusCode::CONFLICT, conflict.reason().map(|r| r.as_str()))
+                }
+                OperatorError::Invalid(_) => (StatusCode::UNPROCESSABLE_ENTITY, None),
+                _ => (StatusCode::INTERNAL_SERVER_ERROR, None),
             };
-            let body = warp::reply::json(&json!({ "error": error.to_string() }));
+            let body = warp::reply::json(&json!({ "error": error.to_string(), "reason": reason }));
             warp::reply::with_status(body, status).into_response()
         }
     }

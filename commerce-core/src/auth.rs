@@ -178,8 +178,10 @@ pub(crate) fn authorize(
     if !side_ok {
         return Err(ApiError::new(ErrorCode::WrongSide));
     }
-    if let Some(ability) = endpoint.ability()
-        && !key.abilities.contains(&ability)
+    if !endpoint
+        .abilities()
+        .iter()
+        .all(|ability| key.abilities.contains(ability))
     {
         return Err(ApiError::new(ErrorCode::ForbiddenAbility));
     }

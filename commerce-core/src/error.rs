@@ -31,7 +31,7 @@ pub enum ErrorCode {
     MethodNotAllowed,
     /// 408: the body was not read whole within the server's time (`Config::body_timeout`).
     RequestTimeout,
-    /// 409: duplicate, idempotency clash, or not cancellable.
+    /// 409: the records as they stand refuse the request; [`ConflictReason`] says why.
     Conflict,
     /// 413: body over the limit.
     PayloadTooLarge,
@@ -113,11 +113,65 @@ impl ErrorCode {
             ErrorCode::NotFound => messages::NOT_FOUND,
             ErrorCode::MethodNotAllowed => messages::METHOD_NOT_ALLOWED,
             ErrorCode::RequestTimeout => messages::BODY_TIMEOUT,
+            // Unused: a 409 is built by `ApiError::conflict`, with its reason's message.
             ErrorCode::Conflict => messages::IDEMPOTENCY_MISMATCH,
             ErrorCode::PayloadTooLarge => messages::PAYLOAD_TOO_LARGE,
             ErrorCode::ValidationFailed => messages::VALIDATION_FAILED,
             ErrorCode::RateLimited => messages::RATE_LIMITED,
             ErrorCode::ServerError => messages::SERVER_ERROR,
+        }
+    }
+}
+
+/// Why a request is a 409 `conflict`: the `reason` field of its error, on which clients
+/// branch (the Arabic `message` is for display). Every 409 has one ([`ApiError::conflict`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ConflictReason {
+    /// `POST /orders`: the `external_reference` is used by another order of the account
+    /// (`existing_order_id`, `existing_order_number` name it).
+    DuplicateExternalReference,
+    /// `POST /orders`: the `Idempotency-Key` was used with other data.
+    IdempotencyKeyReused,
+    /// `POST /orders`: the first request with this `Idempotency-Key` is still running; retry
+    /// later with the same key.
+    IdempotencyInProgress,
+    /// `POST /orders/{id}/cancel`: the order is no longer pending.
+    NotCancellable,
+    /// The order's status does not allow the move (the operator's moves).
+    MoveNotAllowed,
+    /// `POST /webhooks`: the account has as many endpoints as it may.
+    WebhookLimit,
+    /// Ping or redeliver to a disabled endpoint: enable it first.
+    WebhookDisabled,
+    /// Ping or redeliver while the endpoint has as many manual deliveries pending as it may.
+    WebhookBusy,
+}
+
+impl ConflictReason {
+    /// Every reason.
+    pub const ALL: &'static [ConflictReason] = &[
+        ConflictReason::DuplicateExternalReference,
+        ConflictReason::IdempotencyKeyReused,
+        ConflictReason::IdempotencyInProgress,
+        ConflictReason::NotCancellable,
+        ConflictReason::MoveNotAllowed,
+        ConflictReason::WebhookLimit,
+        ConflictReason::WebhookDisabled,
+        ConflictReason::WebhookBusy,
+    ];
+
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConflictReason::DuplicateExternalReference => "duplicate_external_reference",
+            ConflictReason::IdempotencyKeyReused => "idempotency_key_reused",
+            ConflictReason::IdempotencyInProgress => "idempotency_in_progress",
+            ConflictReason::NotCancellable => "not_cancellable",
+            ConflictReason::MoveNotAllowed => "move_not_allowed",
+            ConflictReason::WebhookLimit => "webhook_limit",
+            ConflictReason::WebhookDisabled => "webhook_disabled",
+            ConflictReason::WebhookBusy => "webhook_busy",
         }
     }
 }
@@ -142,7 +196,8 @@ pub struct ApiError {
 }
 
 impl ApiError {
-    /// An error with the code's standard message.
+    /// An error with the code's standard message. A 409 is built by
+    /// [`conflict`](Self::conflict), which gives it its reason.
     pub fn new(code: ErrorCode) -> Self {
         Self {
             code,
@@ -191,9 +246,12 @@ impl ApiError {
         Self::new(ErrorCode::NotFound)
     }
 
-    /// A 409 `conflict` with a message.
-    pub fn conflict(message: &str) -> Self {
-        Self::new(ErrorCode::Conflict).with_message(message)
+    /// A 409 `conflict` for `reason` (the `reason` field), with a message to display. The
+    /// only way to build a 409: every one carries its reason.
+    pub fn conflict(reason: ConflictReason, message: &str) -> Self {
+        Self::new(ErrorCode::Conflict)
+            .with_message(message)
+            .with_extra("reason", reason.as_str())
     }
 
     /// A 500 `server_error`.
@@ -203,6 +261,10 @@ impl ApiError {
 
     /// Renders the error as a response.
     pub fn into_response(self) -> Response<Bytes> {
+        debug_assert!(
+            self.code != ErrorCode::Conflict || self.extra.contains_key("reason"),
+            "a 409 is built by ApiError::conflict, with its reason"
+        );
         #[derive(Serialize)]
         struct Body<'a> {
             error: Inner<'a>,
@@ -256,5 +318,24 @@ impl From<crate::store::StoreError> for ApiError {
     fn from(error: crate::store::StoreError) -> Self {
         tracing::error!(%error, "store failure");
         ApiError::server()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_conflict_carries_its_reason() {
+        let mut seen = std::collections::HashSet::new();
+        for reason in ConflictReason::ALL {
+            assert!(seen.insert(reason.as_str()), "{reason:?} spelt twice");
+            let response = ApiError::conflict(*reason, "x").into_response();
+            assert_eq!(response.status(), StatusCode::CONFLICT);
+            let body: Value = serde_json::from_slice(response.body()).unwrap();
+            assert_eq!(body["error"]["code"], "conflict");
+            assert_eq!(body["error"]["reason"], reason.as_str());
+            assert_eq!(body["error"]["message"], "x");
+        }
     }
 }

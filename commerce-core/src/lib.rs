@@ -105,7 +105,7 @@ pub mod testing;
 pub use auth::{Caller, KEY_PREFIX, bearer_token, hash_key};
 pub use config::{Config, ConfigError};
 pub use engine::{Admitted, Engine, EngineBuilder, Head};
-pub use error::{ApiError, ErrorCode};
+pub use error::{ApiError, ConflictReason, ErrorCode};
 pub use operator::{Conflict, Operator, OperatorError};
 pub use routes::{API_PREFIX, MountPrefix};
 pub use time::{cairo_month, cairo_timestamp};

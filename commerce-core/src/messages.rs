@@ -127,6 +127,12 @@ pub const WEBHOOK_UNRESOLVABLE: &str = "اسم الموقع في رابط الـ
 /// An account at its limit of webhook endpoints.
 pub const TOO_MANY_WEBHOOKS: &str =
     "وصلت للحد الأقصى: 10 روابط webhook للحساب الواحد. امسح رابط قديم الأول.";
+/// 409 for a ping or redelivery to a disabled webhook endpoint.
+pub const WEBHOOK_DISABLED: &str =
+    "رابط الـ webhook ده متوقف. شغّله الأول (enabled: true) وبعدين جرب تاني.";
+/// 409 for a ping or redelivery while 10 of them wait for the endpoint.
+pub const WEBHOOK_BUSY: &str =
+    "في 10 طلبات تجربة أو إعادة إرسال لسه مستنية تتبعت للرابط ده. استنى لما تخلص وجرب تاني.";
 
 /// A field that must be `true` or `false`.
 pub const MUST_BE_BOOLEAN: &str = "لازم يكون true أو false.";

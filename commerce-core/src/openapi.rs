@@ -38,7 +38,7 @@ use utoipa::{PartialSchema, ToSchema};
 use crate::domain::checkout::{MAX_LINES, MAX_QUANTITY, MAX_WARRANTIES};
 use crate::domain::fields::{MAX_NOTE, MAX_PHONE, MAX_REFERENCE, MAX_TEXT};
 use crate::domain::webhooks::MAX_DESCRIPTION;
-use crate::error::ErrorCode;
+use crate::error::{ConflictReason, ErrorCode};
 use crate::input::MAX_PER_PAGE;
 use crate::model::*;
 use crate::money::MAX_AMOUNT;
@@ -304,12 +304,12 @@ fn spec(endpoint: Endpoint) -> Spec {
             &[404],
         ),
         PingWebhook(_) => s(
-            "Queues a ping event",
+            "Queues a ping event (at most 10 pings and redeliveries wait per endpoint)",
             "webhooks",
             (202, Some(Data("DeliveryView"))),
             &[],
             None,
-            &[404],
+            &[404, 409],
         ),
         WebhookDeliveries(_) => s(
             "An endpoint's deliveries, newest first",
@@ -324,12 +324,12 @@ fn spec(endpoint: Endpoint) -> Spec {
             &[404, 422],
         ),
         Redeliver(..) => s(
-            "Queues a delivery again",
+            "Queues a delivery again (at most 10 pings and redeliveries wait per endpoint)",
             "webhooks",
             (202, Some(Data("DeliveryView"))),
             &[],
             None,
-            &[404],
+            &[404, 409],
         ),
         OpenApi => s("This document", "meta", (200, Some(Object)), &[], None, &[]),
     }
@@ -449,6 +449,22 @@ fn replayed_header() -> utoipa::openapi::Header {
     )
 }
 
+/// The reasons of the 409s `endpoint` may answer.
+fn conflict_reasons(endpoint: Endpoint) -> &'static [ConflictReason] {
+    use ConflictReason::*;
+    match endpoint {
+        Endpoint::CreateOrder => &[
+            DuplicateExternalReference,
+            IdempotencyKeyReused,
+            IdempotencyInProgress,
+        ],
+        Endpoint::CancelOrder(_) => &[NotCancellable],
+        Endpoint::CreateWebhook => &[WebhookLimit],
+        Endpoint::PingWebhook(_) | Endpoint::Redeliver(..) => &[WebhookDisabled, WebhookBusy],
+        _ => &[],
+    }
+}
+
 /// The error answer of `status` on `endpoint`.
 fn error_response(endpoint: Endpoint, status: u16) -> ResponseBuilder {
     let codes: Vec<&str> = ErrorCode::ALL
@@ -456,21 +472,32 @@ fn error_response(endpoint: Endpoint, status: u16) -> ResponseBuilder {
         .filter(|c| c.status().as_u16() == status)
         .map(|c| c.as_str())
         .collect();
+    let mut error = ObjectBuilder::new().property(
+        "code",
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some(codes.iter().copied())),
+    );
+    let mut description = codes.join(", ");
+    if status == 409 {
+        let reasons: Vec<&str> = conflict_reasons(endpoint)
+            .iter()
+            .map(|r| r.as_str())
+            .collect();
+        error = error
+            .property(
+                "reason",
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .enum_values(Some(reasons.iter().copied())),
+            )
+            .required("reason");
+        description = format!("{description} (reason: {})", reasons.join(", "));
+    }
     let schema: Schema = utoipa::openapi::schema::AllOfBuilder::new()
         .item(schema_ref("Error"))
-        .item(
-            ObjectBuilder::new().property(
-                "error",
-                ObjectBuilder::new().property(
-                    "code",
-                    ObjectBuilder::new()
-                        .schema_type(Type::String)
-                        .enum_values(Some(codes.iter().copied())),
-                ),
-            ),
-        )
+        .item(ObjectBuilder::new().property("error", error))
         .into();
-    let description = codes.join(", ");
     let mut response = ResponseBuilder::new()
         .description(description)
         .content(JSON, ContentBuilder::new().schema(Some(schema)).build());
@@ -592,11 +619,22 @@ fn success_response(endpoint: Endpoint, status: u16, body: Option<&Body>) -> Res
 fn operation(template: &str, endpoint: Endpoint) -> utoipa::openapi::path::Operation {
     let spec = spec(endpoint);
     let ability = endpoint.ability().map(Ability::as_str);
-    let mut description = match ability {
-        Some(ability) => format!("Needs a key with the ability `{ability}`."),
-        None if endpoint.needs_key() => "Any live key.".to_owned(),
-        None => "No key needed; not counted toward any rate limit.".to_owned(),
+    let abilities: Vec<&str> = endpoint.abilities().iter().map(|a| a.as_str()).collect();
+    let mut description = match abilities.as_slice() {
+        [] if endpoint.needs_key() => "Any live key.".to_owned(),
+        [] => "No key needed; not counted toward any rate limit.".to_owned(),
+        [one] => format!("Needs a key with the ability `{one}`."),
+        all => format!("Needs a key with the abilities `{}`.", all.join("`, `")),
     };
+    if matches!(
+        endpoint,
+        Endpoint::CreateWebhook | Endpoint::UpdateWebhook(_)
+    ) {
+        description.push_str(
+            " Registering an endpoint, or changing its `url` or `events`, when it receives \
+             order events afterwards, also needs `orders:read` (else 403 `forbidden_ability`).",
+        );
+    }
     if endpoint.needs_key() {
         let sides = match endpoint.sides() {
             crate::routes::Sides::All => "every account side",
@@ -613,6 +651,7 @@ fn operation(template: &str, endpoint: Endpoint) -> utoipa::openapi::path::Opera
         .extensions(Some(
             ExtensionsBuilder::new()
                 .add("x-ability", ability.map_or(Value::Null, Value::from))
+                .add("x-abilities", Value::from(abilities))
                 .build(),
         ));
     for (index, segment) in template
@@ -947,6 +986,7 @@ fn written_schemas() -> Map<String, Value> {
     });
     let description = optional_text(SINGLE_LINE, MAX_DESCRIPTION);
     let error_codes: Vec<&str> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
+    let conflict_reasons: Vec<&str> = ConflictReason::ALL.iter().map(|r| r.as_str()).collect();
     let withdrawal = json!({
         "type": "object",
         "required": ["id", "amount", "supply_amount", "status", "wallet_number", "wallet_description",
@@ -1032,6 +1072,11 @@ fn written_schemas() -> Map<String, Value> {
                         "retry_after": {"type": "integer", "minimum": 1},
                         "existing_order_id": {"type": "integer", "minimum": 1},
                         "existing_order_number": {"type": "string"},
+                        "reason": {
+                            "type": "string",
+                            "enum": conflict_reasons,
+                            "description": "Why a 409 `conflict` was refused (always there on a 409): branch on it, not on `message`.",
+                        },
                     },
                 }},
             }),

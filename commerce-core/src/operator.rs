@@ -72,10 +72,34 @@ pub enum Conflict {
         /// The ready balance.
         ready: Decimal,
     },
+    /// A ping or redelivery to a disabled webhook endpoint.
+    #[error("the webhook is disabled")]
+    WebhookDisabled,
+    /// A ping or redelivery while the endpoint has this many of them pending.
+    #[error("the webhook has {limit} manual deliveries pending already")]
+    WebhookBusy {
+        /// The limit.
+        limit: usize,
+    },
     /// The store refused the write as it stands (a key hash already stored, a parent
     /// category or governorate that does not exist, a withdrawal already decided).
     #[error("refused by the store: {0}")]
     Refused(String),
+}
+
+impl Conflict {
+    /// The API's reason for the same conflict, for an application that answers it as a 409
+    /// (`None`: the API has no such conflict).
+    pub fn reason(&self) -> Option<crate::ConflictReason> {
+        use crate::ConflictReason as R;
+        match self {
+            Conflict::MoveNotAllowed { .. } => Some(R::MoveNotAllowed),
+            Conflict::DuplicateExternalReference { .. } => Some(R::DuplicateExternalReference),
+            Conflict::WebhookDisabled => Some(R::WebhookDisabled),
+            Conflict::WebhookBusy { .. } => Some(R::WebhookBusy),
+            Conflict::OverReadyBalance { .. } | Conflict::Refused(_) => None,
+        }
+    }
 }
 
 fn list_problems(problems: &[FieldProblem]) -> String {
@@ -154,6 +178,8 @@ impl From<WebhookError> for OperatorError {
             WebhookError::TooMany(limit) => {
                 Conflict::Refused(format!("the account has {limit} webhooks already")).into()
             }
+            WebhookError::Disabled => Conflict::WebhookDisabled.into(),
+            WebhookError::Busy(limit) => Conflict::WebhookBusy { limit }.into(),
             WebhookError::Store(error) => error.into(),
         }
     }

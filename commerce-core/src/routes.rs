@@ -87,17 +87,20 @@ pub enum Sides {
 }
 
 impl Endpoint {
-    /// The ability a key needs (`None`: any key).
-    pub fn ability(self) -> Option<Ability> {
+    /// Every ability a key needs. A redelivery needs `orders:read` besides `webhooks:manage`:
+    /// it sends an order's data again, maybe to a URL changed since. Registering or changing
+    /// an endpoint that receives order events also needs `orders:read`, which depends on the
+    /// body and is checked by the handler.
+    pub fn abilities(self) -> &'static [Ability] {
         use Endpoint::*;
         match self {
-            Me | OpenApi => None,
+            Me | OpenApi => &[],
             Categories | Products | Product(_) | ShippingOptions | ShippingQuote => {
-                Some(Ability::CatalogRead)
+                &[Ability::CatalogRead]
             }
-            ListOrders | Order(_) => Some(Ability::OrdersRead),
-            CreateOrder | CancelOrder(_) => Some(Ability::OrdersWrite),
-            Wallet => Some(Ability::WalletRead),
+            ListOrders | Order(_) => &[Ability::OrdersRead],
+            CreateOrder | CancelOrder(_) => &[Ability::OrdersWrite],
+            Wallet => &[Ability::WalletRead],
             ListWebhooks
             | CreateWebhook
             | Webhook(_)
@@ -105,9 +108,15 @@ impl Endpoint {
             | DeleteWebhook(_)
             | RotateWebhookSecret(_)
             | PingWebhook(_)
-            | WebhookDeliveries(_)
-            | Redeliver(..) => Some(Ability::WebhooksManage),
+            | WebhookDeliveries(_) => &[Ability::WebhooksManage],
+            Redeliver(..) => &[Ability::WebhooksManage, Ability::OrdersRead],
         }
+    }
+
+    /// The ability of the endpoint's resource, the first of [`abilities`](Self::abilities)
+    /// (`None`: any key).
+    pub fn ability(self) -> Option<Ability> {
+        self.abilities().first().copied()
     }
 
     /// A stable name for logs, spans and metrics (`"orders.create"`): the resource and the

@@ -432,3 +432,69 @@ fn regex_like(pattern: &str) -> impl Fn(&Value) -> bool {
             .expect("a valid schema");
     move |value| validator.is_valid(value)
 }
+
+#[test]
+fn every_conflict_reason_and_the_webhook_abilities_are_in_the_document() {
+    use commerce_core::ConflictReason;
+    let doc = document();
+    let reasons: Vec<&str> = ConflictReason::ALL.iter().map(|r| r.as_str()).collect();
+    assert_eq!(
+        doc["components"]["schemas"]["Error"]["properties"]["error"]["properties"]["reason"]["enum"],
+        serde_json::json!(reasons)
+    );
+    let reasons_of = |template: &str| {
+        let op = operation(template, &Method::POST).expect("an operation");
+        op["responses"]["409"]["content"]["application/json"]["schema"]["allOf"][1]["properties"]
+            ["error"]["properties"]["reason"]["enum"]
+            .clone()
+    };
+    assert_eq!(
+        reasons_of("/orders"),
+        serde_json::json!([
+            "duplicate_external_reference",
+            "idempotency_key_reused",
+            "idempotency_in_progress"
+        ])
+    );
+    assert_eq!(
+        reasons_of("/orders/{id}/cancel"),
+        serde_json::json!(["not_cancellable"])
+    );
+    assert_eq!(
+        reasons_of("/webhooks"),
+        serde_json::json!(["webhook_limit"])
+    );
+    for template in [
+        "/webhooks/{id}/ping",
+        "/webhooks/{id}/deliveries/{delivery_id}/redeliver",
+    ] {
+        assert_eq!(
+            reasons_of(template),
+            serde_json::json!(["webhook_disabled", "webhook_busy"]),
+            "{template}"
+        );
+    }
+    let redeliver = operation(
+        "/webhooks/{id}/deliveries/{delivery_id}/redeliver",
+        &Method::POST,
+    )
+    .expect("redeliver");
+    assert_eq!(
+        redeliver["x-abilities"],
+        serde_json::json!(["webhooks:manage", "orders:read"])
+    );
+    for (template, method) in [
+        ("/webhooks", Method::POST),
+        ("/webhooks/{id}", Method::PATCH),
+    ] {
+        let op = operation(template, &method).expect("an operation");
+        assert!(
+            op["description"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("orders:read"),
+            "{template}"
+        );
+        assert!(op["responses"].get("403").is_some());
+    }
+}

@@ -110,6 +110,49 @@ impl Tables {
         delivery
     }
 
+    /// One manual delivery of `event` to `webhook`, unless the endpoint is missing, disabled
+    /// or has `limit` manual deliveries pending.
+    fn queue_manual(
+        &mut self,
+        account: Option<AccountId>,
+        webhook: WebhookId,
+        event: Option<NewEvent>,
+        limit: usize,
+    ) -> Result<Delivery, QueueDeliveryError> {
+        let enabled = match self.webhook_mut(account, webhook) {
+            Some(w) => w.enabled,
+            None => return Err(QueueDeliveryError::NotFound),
+        };
+        let event = event.ok_or(QueueDeliveryError::NotFound)?;
+        if !enabled {
+            return Err(QueueDeliveryError::Disabled);
+        }
+        let pending = self
+            .deliveries
+            .iter()
+            .filter(|(d, _)| {
+                d.webhook_id == webhook && d.manual && d.status == DeliveryStatus::Pending
+            })
+            .count();
+        if pending >= limit {
+            return Err(QueueDeliveryError::Busy { limit });
+        }
+        let delivery = self.queue(webhook, &event);
+        let last = self.deliveries.last_mut().expect("just queued");
+        last.0.manual = true;
+        Ok(delivery.manual())
+    }
+
+    /// Ends the pending deliveries of `webhook` with `reason`.
+    fn end_pending(&mut self, webhook: WebhookId, reason: &str) {
+        for (d, held) in &mut self.deliveries {
+            if d.webhook_id == webhook && d.status == DeliveryStatus::Pending {
+                d.end(reason);
+                *held = None;
+            }
+        }
+    }
+
     /// The outbox of an order change: a delivery per endpoint of the account receiving `kind`.
     fn queue_order_event(
         &mut self,
@@ -740,10 +783,17 @@ impl WebhookStore for SmallStore {
         patch: WebhookPatch,
         now: DateTime<Utc>,
     ) -> Result<Option<Webhook>, StoreError> {
-        Ok(self.lock().webhook_mut(account, id).map(|w| {
-            patch.apply(w, now);
-            w.clone()
-        }))
+        let mut t = self.lock();
+        let Some(w) = t.webhook_mut(account, id) else {
+            return Ok(None);
+        };
+        let moved = patch.changes_url(w);
+        patch.apply(w, now);
+        let w = w.clone();
+        if moved {
+            t.end_pending(id, URL_CHANGED);
+        }
+        Ok(Some(w))
     }
 
     async fn delete_webhook(
@@ -778,12 +828,10 @@ impl WebhookStore for SmallStore {
         account: Option<AccountId>,
         webhook: WebhookId,
         event: NewEvent,
-    ) -> Result<Option<Delivery>, StoreError> {
-        let mut t = self.lock();
-        if t.webhook_mut(account, webhook).is_none() {
-            return Ok(None);
-        }
-        Ok(Some(t.queue(webhook, &event)))
+        limit: usize,
+    ) -> Result<Delivery, QueueDeliveryError> {
+        self.lock()
+            .queue_manual(account, webhook, Some(event), limit)
     }
 
     async fn redeliver(
@@ -792,20 +840,15 @@ impl WebhookStore for SmallStore {
         webhook: WebhookId,
         delivery: DeliveryId,
         now: DateTime<Utc>,
-    ) -> Result<Option<Delivery>, StoreError> {
+        limit: usize,
+    ) -> Result<Delivery, QueueDeliveryError> {
         let mut t = self.lock();
-        if t.webhook_mut(account, webhook).is_none() {
-            return Ok(None);
-        }
-        let Some((original, _)) = t
+        let event = t
             .deliveries
             .iter()
             .find(|(d, _)| d.id == delivery && d.webhook_id == webhook)
-        else {
-            return Ok(None);
-        };
-        let event = original.requeued(now);
-        Ok(Some(t.queue(webhook, &event)))
+            .map(|(original, _)| original.requeued(now));
+        t.queue_manual(account, webhook, event, limit)
     }
 
     async fn deliveries(
@@ -885,6 +928,15 @@ impl WebhookStore for SmallStore {
 
     async fn purge_deliveries(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
         let mut t = self.lock();
+        let expired: Vec<WebhookId> = t
+            .webhooks
+            .iter()
+            .filter(|w| !w.enabled && w.disabled_at.is_some_and(|at| at < before))
+            .map(|w| w.id)
+            .collect();
+        for webhook in expired {
+            t.end_pending(webhook, EXPIRED);
+        }
         let was = t.deliveries.len();
         t.deliveries
             .retain(|(d, _)| d.status == DeliveryStatus::Pending || d.created_at >= before);

@@ -163,7 +163,7 @@ async fn write_webhook<DB: Dialect>(
     query::<DB>(
         "UPDATE webhook_endpoints SET url = $2, events = $3, description = $4, enabled = $5, \
          disabled_reason = $6, secret = $7, previous_secret = $8, previous_secret_until = $9, \
-         failing_since = $10, updated_at = $11 WHERE id = $1",
+         failing_since = $10, updated_at = $11, disabled_at = $12 WHERE id = $1",
     )
     .bind(webhook.id)
     .bind(&webhook.url)
@@ -176,10 +176,69 @@ async fn write_webhook<DB: Dialect>(
     .bind(until)
     .bind(opt_nanos(webhook.failing_since)?)
     .bind(nanos(webhook.updated_at)?)
+    .bind(opt_nanos(webhook.disabled_at)?)
     .execute(&mut *c)
     .await
     .map_err(backend)?;
     Ok(())
+}
+
+/// Ends the pending deliveries that `which` picks (a condition on `webhook_deliveries` whose
+/// parameters are numbered from `$2`): failed, nothing due, no lease, `last_error` `$1`.
+fn end_pending(which: &str) -> String {
+    format!(
+        "UPDATE webhook_deliveries SET status = 'failed', last_error = $1, \
+         next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL \
+         WHERE status = 'pending' AND {which}"
+    )
+}
+
+/// Queues `event` for the endpoint `webhook` (of `account` when given) on request, in the
+/// open transaction `c` (see `WebhookStore::queue_event`): the endpoint's row lock puts
+/// requests for one endpoint in a row, so each counts what the one before it inserted.
+/// `event` gets the locked endpoint and returns the event to queue (`None`: not found).
+async fn queue_manual<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    account: Option<AccountId>,
+    webhook: WebhookId,
+    limit: usize,
+    event: impl AsyncFnOnce(&mut PoolConnection<DB>) -> StoreResult<Option<NewEvent>>,
+) -> Result<Delivery, QueueDeliveryError> {
+    let endpoint = find_webhook(&mut *c, account, webhook, DB::FOR_UPDATE)
+        .await?
+        .ok_or(QueueDeliveryError::NotFound)?;
+    let event = event(c).await?.ok_or(QueueDeliveryError::NotFound)?;
+    if !endpoint.enabled {
+        return Err(QueueDeliveryError::Disabled);
+    }
+    let pending = query_scalar::<DB, i64>(
+        "SELECT COUNT(*) FROM webhook_deliveries \
+         WHERE endpoint_id = $1 AND status = 'pending' AND manual",
+    )
+    .bind(webhook)
+    .fetch_one(&mut *c)
+    .await
+    .map_err(backend)?;
+    if usize::try_from(pending).unwrap_or(usize::MAX) >= limit {
+        return Err(QueueDeliveryError::Busy { limit });
+    }
+    let row = query_as::<DB, DeliveryRow>(concat!(
+        "INSERT INTO webhook_deliveries (endpoint_id, account_id, event_id, event_type, \
+         order_id, payload, status, attempts, next_attempt_at, created_at, manual) \
+         VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, $7, $7, TRUE) RETURNING ",
+        delivery_cols!()
+    ))
+    .bind(webhook)
+    .bind(endpoint.account_id)
+    .bind(event.id)
+    .bind(event.kind.as_str())
+    .bind(event.order_id)
+    .bind(event.payload)
+    .bind(nanos(event.created_at)?)
+    .fetch_one(&mut *c)
+    .await
+    .map_err(backend)?;
+    Ok(row.into_domain()?)
 }
 
 // Crate-internal: `Dialect` is this crate's own seam.
@@ -199,17 +258,6 @@ impl<DB: Dialect> SqlStore<DB> {
         } else {
             run((&self.pool).into()).await.map_err(backend)
         }
-    }
-
-    /// Runs one statement that inserts a delivery and returns it.
-    async fn insert_delivery(
-        &self,
-        q: Q<'static, DB, DeliveryRow>,
-    ) -> StoreResult<Option<Delivery>> {
-        let row = self
-            .one_statement(move |on| Box::pin(q.fetch_optional(on)))
-            .await?;
-        row.map(DeliveryRow::into_domain).transpose()
     }
 
     /// Runs `change` on the locked endpoint and writes it back, in one transaction.
@@ -329,8 +377,28 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
         patch: WebhookPatch,
         now: DateTime<Utc>,
     ) -> StoreResult<Option<Webhook>> {
-        self.change_webhook(account, id, |webhook| patch.apply(webhook, now))
-            .await
+        let mut tx = self.write().await?;
+        let result = async {
+            let c = &mut tx.tx;
+            let Some(mut webhook) = find_webhook(&mut *c, account, id, DB::FOR_UPDATE).await?
+            else {
+                return Ok(None);
+            };
+            let moved = patch.changes_url(&webhook);
+            patch.apply(&mut webhook, now);
+            write_webhook(c, &webhook).await?;
+            if moved {
+                query::<DB>(AssertSqlSafe(end_pending("endpoint_id = $2")))
+                    .bind(URL_CHANGED)
+                    .bind(id)
+                    .execute(&mut *c)
+                    .await
+                    .map_err(backend)?;
+            }
+            Ok(Some(webhook))
+        }
+        .await;
+        tx.finish(result).await
     }
 
     async fn delete_webhook(&self, account: Option<AccountId>, id: WebhookId) -> StoreResult<bool> {
@@ -377,28 +445,14 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
         account: Option<AccountId>,
         webhook: WebhookId,
         event: NewEvent,
-    ) -> StoreResult<Option<Delivery>> {
-        let at = nanos(event.created_at)?;
-        let sql = format!(
-            concat!(
-                insert_deliveries!(),
-                "SELECT id, account_id, $2, $3, $4, $5, 'pending', 0, $6, $6 \
-                 FROM webhook_endpoints WHERE id = $1{} RETURNING ",
-                delivery_cols!()
-            ),
-            owned_by("account_id", 7, account)
-        );
-        let q = bind_owner(
-            query_as::<DB, DeliveryRow>(AssertSqlSafe(sql))
-                .bind(webhook)
-                .bind(event.id)
-                .bind(event.kind.as_str())
-                .bind(event.order_id)
-                .bind(event.payload)
-                .bind(at),
-            account,
-        );
-        self.insert_delivery(q).await
+        limit: usize,
+    ) -> Result<Delivery, QueueDeliveryError> {
+        let mut tx = self.write().await?;
+        let result = queue_manual(&mut tx.tx, account, webhook, limit, async |_| {
+            Ok(Some(event))
+        })
+        .await;
+        tx.finish(result).await
     }
 
     async fn redeliver(
@@ -407,26 +461,25 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
         webhook: WebhookId,
         delivery: DeliveryId,
         now: DateTime<Utc>,
-    ) -> StoreResult<Option<Delivery>> {
-        let at = nanos(now)?;
-        let sql = format!(
-            concat!(
-                insert_deliveries!(),
-                "SELECT endpoint_id, account_id, event_id, event_type, order_id, payload, \
-                 'pending', 0, $3, $3 FROM webhook_deliveries \
-                 WHERE id = $1 AND endpoint_id = $2{} RETURNING ",
-                delivery_cols!()
-            ),
-            owned_by("account_id", 4, account)
-        );
-        let q = bind_owner(
-            query_as::<DB, DeliveryRow>(AssertSqlSafe(sql))
-                .bind(delivery)
-                .bind(webhook)
-                .bind(at),
-            account,
-        );
-        self.insert_delivery(q).await
+        limit: usize,
+    ) -> Result<Delivery, QueueDeliveryError> {
+        let original = async |c: &mut PoolConnection<DB>| {
+            let row = query_as::<DB, DeliveryRow>(concat!(
+                "SELECT ",
+                delivery_cols!(),
+                " FROM webhook_deliveries WHERE id = $1 AND endpoint_id = $2"
+            ))
+            .bind(delivery)
+            .bind(webhook)
+            .fetch_optional(&mut *c)
+            .await
+            .map_err(backend)?;
+            let original = row.map(DeliveryRow::into_domain).transpose()?;
+            Ok(original.map(|d| d.requeued(now)))
+        };
+        let mut tx = self.write().await?;
+        let result = queue_manual(&mut tx.tx, account, webhook, limit, original).await;
+        tx.finish(result).await
     }
 
     async fn deliveries(
@@ -628,16 +681,34 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
     }
 
     async fn purge_deliveries(&self, before: DateTime<Utc>) -> StoreResult<u64> {
-        let q = query::<DB>(
-            "DELETE FROM webhook_deliveries WHERE (status <> 'pending' AND created_at < $1) \
-             OR NOT EXISTS (SELECT 1 FROM webhook_endpoints e \
-             WHERE e.id = webhook_deliveries.endpoint_id)",
-        )
-        .bind(bound_nanos(before));
-        let done = self
-            .one_statement(move |on| Box::pin(q.execute(on)))
-            .await?;
-        Ok(done.rows_affected())
+        let before = bound_nanos(before);
+        let mut tx = self.write().await?;
+        let result = async {
+            let c = &mut tx.tx;
+            // The pending deliveries of endpoints disabled for 30 days expire first, so that
+            // the delete takes them with the rest of the history.
+            query::<DB>(AssertSqlSafe(end_pending(
+                "endpoint_id IN (SELECT id FROM webhook_endpoints \
+                 WHERE NOT enabled AND disabled_at < $2)",
+            )))
+            .bind(EXPIRED)
+            .bind(before)
+            .execute(&mut *c)
+            .await
+            .map_err(backend)?;
+            let done = query::<DB>(
+                "DELETE FROM webhook_deliveries WHERE (status <> 'pending' AND created_at < $1) \
+                 OR NOT EXISTS (SELECT 1 FROM webhook_endpoints e \
+                 WHERE e.id = webhook_deliveries.endpoint_id)",
+            )
+            .bind(before)
+            .execute(&mut *c)
+            .await
+            .map_err(backend)?;
+            Ok(done.rows_affected())
+        }
+        .await;
+        tx.finish(result).await
     }
 }
 
@@ -679,7 +750,8 @@ async fn record_attempts<DB: Dialect>(
             "UPDATE webhook_endpoints SET failing_since = $3, \
              enabled = CASE WHEN $4 IS NULL THEN enabled ELSE FALSE END, \
              disabled_reason = COALESCE($4, disabled_reason), \
-             updated_at = CASE WHEN $4 IS NULL THEN updated_at ELSE $5 END \
+             updated_at = CASE WHEN $4 IS NULL THEN updated_at ELSE $5 END, \
+             disabled_at = CASE WHEN $4 IS NULL THEN disabled_at ELSE $5 END \
              WHERE id = (SELECT endpoint_id FROM webhook_deliveries \
              WHERE id = $1 AND lease_owner = $2)",
         )

@@ -8,7 +8,7 @@ use super::Ctx;
 use super::checkout::{self, Purpose};
 use super::idempotency;
 use crate::domain::placement::{self, OrderRequest, PlaceError};
-use crate::error::{ApiError, FieldErrors};
+use crate::error::{ApiError, ConflictReason, FieldErrors};
 use crate::input::{Fields, Query, json_object};
 use crate::messages;
 use crate::model::*;
@@ -103,9 +103,12 @@ fn created(order: &Order, ctx: &Ctx<'_>, mount: &str) -> Response<Bytes> {
 }
 
 fn duplicate(existing_id: OrderId, existing_number: String) -> ApiError {
-    ApiError::conflict(messages::DUPLICATE_EXTERNAL_REFERENCE)
-        .with_extra("existing_order_id", existing_id)
-        .with_extra("existing_order_number", existing_number)
+    ApiError::conflict(
+        ConflictReason::DuplicateExternalReference,
+        messages::DUPLICATE_EXTERNAL_REFERENCE,
+    )
+    .with_extra("existing_order_id", existing_id)
+    .with_extra("existing_order_number", existing_number)
 }
 
 /// `POST /orders`: every response says whether it is a replay.
@@ -158,10 +161,16 @@ async fn create_once(
     let (result, replayed) = match begin {
         IdempotencyBegin::Replay(stored) => return Ok(idempotency::replay(stored, mount)),
         IdempotencyBegin::Mismatch => {
-            return Err(ApiError::conflict(messages::IDEMPOTENCY_MISMATCH));
+            return Err(ApiError::conflict(
+                ConflictReason::IdempotencyKeyReused,
+                messages::IDEMPOTENCY_MISMATCH,
+            ));
         }
         IdempotencyBegin::InFlight => {
-            return Err(ApiError::conflict(messages::IDEMPOTENCY_IN_FLIGHT));
+            return Err(ApiError::conflict(
+                ConflictReason::IdempotencyInProgress,
+                messages::IDEMPOTENCY_IN_FLIGHT,
+            ));
         }
         IdempotencyBegin::Recovered(id) => {
             let order = ctx
@@ -238,9 +247,10 @@ pub(super) async fn cancel(
     match ctx.store().change_order_status(change).await {
         Ok(order) => super::ok_data(&OrderView::new(&order, ctx.payout_rules())),
         Err(StatusChangeError::NotFound) => Err(ApiError::not_found()),
-        Err(StatusChangeError::NotAllowed { .. }) => {
-            Err(ApiError::conflict(messages::NOT_CANCELLABLE))
-        }
+        Err(StatusChangeError::NotAllowed { .. }) => Err(ApiError::conflict(
+            ConflictReason::NotCancellable,
+            messages::NOT_CANCELLABLE,
+        )),
         Err(StatusChangeError::Store(error)) => Err(error.into()),
     }
 }

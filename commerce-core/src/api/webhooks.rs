@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use super::Ctx;
 use crate::domain::webhooks::{self, MAX_DESCRIPTION, WebhookError, WebhookInput};
-use crate::error::{ApiError, FieldErrors};
+use crate::error::{ApiError, ConflictReason, ErrorCode, FieldErrors};
 use crate::input::{Fields, Query, json_object};
 use crate::messages;
 use crate::model::*;
@@ -23,7 +23,15 @@ impl From<WebhookError> for ApiError {
                     .map(|p| (p.field, vec![messages::problem(p.problem)]))
                     .collect(),
             ),
-            WebhookError::TooMany(_) => ApiError::conflict(messages::TOO_MANY_WEBHOOKS),
+            WebhookError::TooMany(_) => {
+                ApiError::conflict(ConflictReason::WebhookLimit, messages::TOO_MANY_WEBHOOKS)
+            }
+            WebhookError::Disabled => {
+                ApiError::conflict(ConflictReason::WebhookDisabled, messages::WEBHOOK_DISABLED)
+            }
+            WebhookError::Busy(_) => {
+                ApiError::conflict(ConflictReason::WebhookBusy, messages::WEBHOOK_BUSY)
+            }
             WebhookError::Store(e) => e.into(),
         }
     }
@@ -81,6 +89,17 @@ fn read_input(object: &Map<String, Value>, creating: bool) -> Result<WebhookInpu
     })
 }
 
+/// 403 `forbidden_ability` when `input` directs order data
+/// ([`WebhookInput::directs_order_data`]) and the key lacks `orders:read`.
+fn check_order_access(ctx: &Ctx<'_>, input: &WebhookInput, creating: bool) -> Result<(), ApiError> {
+    if input.directs_order_data(creating)
+        && !ctx.caller.key.abilities.contains(&Ability::OrdersRead)
+    {
+        return Err(ApiError::new(ErrorCode::ForbiddenAbility));
+    }
+    Ok(())
+}
+
 fn webhook_answer(status: StatusCode, view: WebhookView<'_>) -> Response<Bytes> {
     wire::json_response(status, wire::data_body(&view))
 }
@@ -88,6 +107,7 @@ fn webhook_answer(status: StatusCode, view: WebhookView<'_>) -> Response<Bytes> 
 /// `POST /webhooks`: 201 with the secret.
 pub(super) async fn create(ctx: &Ctx<'_>, body: &Bytes) -> Result<Response<Bytes>, ApiError> {
     let input = read_input(&json_object(body, false)?, true)?;
+    check_order_access(ctx, &input, true)?;
     let webhook = webhooks::register(
         ctx.store(),
         ctx.config().webhook_urls,
@@ -135,6 +155,7 @@ pub(super) async fn update(
     body: &Bytes,
 ) -> Result<Response<Bytes>, ApiError> {
     let input = read_input(&json_object(body, false)?, false)?;
+    check_order_access(ctx, &input, false)?;
     let webhook = webhooks::update(
         ctx.store(),
         ctx.config().webhook_urls,
@@ -206,17 +227,21 @@ pub(super) async fn deliveries(
     super::ok_list(&views, page, found.total)
 }
 
-/// `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`: 202 with the new delivery.
+/// `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`: 202 with the new delivery (the
+/// route needs `orders:read` too: a delivery may carry an order).
 pub(super) async fn redeliver(
     ctx: &Ctx<'_>,
     id: WebhookId,
     delivery: DeliveryId,
 ) -> Result<Response<Bytes>, ApiError> {
-    let queued = ctx
-        .store()
-        .redeliver(Some(ctx.caller.account.id), id, delivery, ctx.now)
-        .await?
-        .ok_or_else(ApiError::not_found)?;
+    let queued = webhooks::redeliver(
+        ctx.store(),
+        Some(ctx.caller.account.id),
+        id,
+        delivery,
+        ctx.now,
+    )
+    .await?;
     Ok(accepted(&queued))
 }
 

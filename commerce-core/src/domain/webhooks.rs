@@ -5,7 +5,10 @@ use chrono::{DateTime, Utc};
 
 use crate::domain::fields::{FieldProblem, Problem, TextKind, clean_text};
 use crate::model::*;
-use crate::store::{InsertWebhookError, MAX_WEBHOOKS_PER_ACCOUNT, Store, StoreError};
+use crate::store::{
+    InsertWebhookError, MAX_PENDING_MANUAL, MAX_WEBHOOKS_PER_ACCOUNT, QueueDeliveryError, Store,
+    StoreError,
+};
 use crate::webhooks::{UrlPolicy, UrlProblem, check_address, check_url, new_secret, ping_event};
 
 /// Longest `description`, in characters.
@@ -51,6 +54,19 @@ impl WebhookInput {
         self.enabled = Some(enabled);
         self
     }
+
+    /// Whether registering it (`creating`) or making this change directs order data: the
+    /// endpoint receives order events after it, and it registers the endpoint or changes its
+    /// `url` or `events`. The API then asks for `orders:read` besides `webhooks:manage`. A
+    /// change of `url` alone is taken to keep order events (every endpoint receives at least
+    /// one event type, and every type it can subscribe to is an order event).
+    pub fn directs_order_data(&self, creating: bool) -> bool {
+        let receives_orders = |events: &[EventType]| events.iter().any(|e| e.is_order_event());
+        match &self.events {
+            Some(events) => receives_orders(events),
+            None => creating || self.url.is_some(),
+        }
+    }
 }
 
 /// Why a webhook operation changed nothing.
@@ -66,6 +82,12 @@ pub enum WebhookError {
     /// The account has [`MAX_WEBHOOKS_PER_ACCOUNT`] endpoints already.
     #[error("the account has {0} webhooks already")]
     TooMany(usize),
+    /// A ping or redelivery to a disabled endpoint.
+    #[error("the webhook is disabled")]
+    Disabled,
+    /// A ping or redelivery while the endpoint has [`MAX_PENDING_MANUAL`] of them pending.
+    #[error("the webhook has {0} manual deliveries pending already")]
+    Busy(usize),
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -205,15 +227,40 @@ pub async fn rotate_secret(
         .ok_or(WebhookError::NotFound)
 }
 
-/// Queues a `ping` for an endpoint, due now.
+impl From<QueueDeliveryError> for WebhookError {
+    fn from(error: QueueDeliveryError) -> Self {
+        match error {
+            QueueDeliveryError::NotFound => WebhookError::NotFound,
+            QueueDeliveryError::Disabled => WebhookError::Disabled,
+            QueueDeliveryError::Busy { limit } => WebhookError::Busy(limit),
+            QueueDeliveryError::Store(e) => e.into(),
+        }
+    }
+}
+
+/// Queues a `ping` for an endpoint, due now: refused for a disabled endpoint and while it
+/// has [`MAX_PENDING_MANUAL`] pings and redeliveries pending.
 pub async fn ping(
     store: &dyn Store,
     account: Option<AccountId>,
     id: WebhookId,
     now: DateTime<Utc>,
 ) -> Result<Delivery, WebhookError> {
-    store
-        .queue_event(account, id, ping_event(id, now))
-        .await?
-        .ok_or(WebhookError::NotFound)
+    Ok(store
+        .queue_event(account, id, ping_event(id, now), MAX_PENDING_MANUAL)
+        .await?)
+}
+
+/// Queues the event of one of an endpoint's deliveries again, due now, with the limits of
+/// [`ping`].
+pub async fn redeliver(
+    store: &dyn Store,
+    account: Option<AccountId>,
+    id: WebhookId,
+    delivery: DeliveryId,
+    now: DateTime<Utc>,
+) -> Result<Delivery, WebhookError> {
+    Ok(store
+        .redeliver(account, id, delivery, now, MAX_PENDING_MANUAL)
+        .await?)
 }

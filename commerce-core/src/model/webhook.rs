@@ -20,6 +20,14 @@ impl EventType {
     /// The types an endpoint can subscribe to (`ping` is sent on request, to whoever asks).
     pub const SUBSCRIBABLE: &'static [EventType] =
         &[EventType::OrderCreated, EventType::OrderStatusChanged];
+
+    /// Whether its events carry an order (whoever directs them needs `orders:read`).
+    pub fn is_order_event(self) -> bool {
+        matches!(
+            self,
+            EventType::OrderCreated | EventType::OrderStatusChanged
+        )
+    }
 }
 
 string_enum! {
@@ -63,6 +71,9 @@ pub struct Webhook {
     pub enabled: bool,
     /// Why not, when disabled.
     pub disabled_reason: Option<DisabledReason>,
+    /// Since when, when disabled: its pending deliveries expire 30 days after it
+    /// ([`WebhookStore::purge_deliveries`](crate::store::WebhookStore::purge_deliveries)).
+    pub disabled_at: Option<DateTime<Utc>>,
     /// The signing secret (`whsec_...`), shown to the owner on creation and rotation only.
     pub secret: String,
     /// The secret before the last rotation, still signing until the instant given.
@@ -159,6 +170,13 @@ pub struct WebhookPatch {
 }
 
 impl WebhookPatch {
+    /// Whether it moves `webhook` to another URL: then the endpoint's pending deliveries end,
+    /// failed with [`URL_CHANGED`], in the same atomic operation as the change (nothing
+    /// queued for the old URL goes to the new one, except by an explicit redelivery).
+    pub fn changes_url(&self, webhook: &Webhook) -> bool {
+        self.url.as_ref().is_some_and(|url| *url != webhook.url)
+    }
+
     /// Applies the patch to an endpoint held in memory at `now` (a backend that stores whole
     /// records; SQL backends write the same columns).
     pub fn apply(self, webhook: &mut Webhook, now: DateTime<Utc>) {
@@ -175,11 +193,13 @@ impl WebhookPatch {
             Some(true) => {
                 webhook.enabled = true;
                 webhook.disabled_reason = None;
+                webhook.disabled_at = None;
                 webhook.failing_since = None;
             }
             Some(false) if webhook.enabled => {
                 webhook.enabled = false;
                 webhook.disabled_reason = Some(DisabledReason::Manual);
+                webhook.disabled_at = Some(now);
             }
             _ => {}
         }
@@ -213,11 +233,24 @@ pub struct Delivery {
     pub last_attempt_at: Option<DateTime<Utc>>,
     /// The last attempt's HTTP status (`None`: no answer).
     pub last_status_code: Option<u16>,
-    /// What went wrong with the last attempt.
+    /// What went wrong with the last attempt ([`EXPIRED`] or [`URL_CHANGED`] for one that
+    /// ended without an attempt).
     pub last_error: Option<String>,
     /// When the event was queued for this endpoint.
     pub created_at: DateTime<Utc>,
+    /// Queued on request (a ping or a redelivery), not by an order change: at most
+    /// [`MAX_PENDING_MANUAL`](crate::store::MAX_PENDING_MANUAL) of them wait per endpoint.
+    pub manual: bool,
 }
+
+/// The `last_error` of a pending delivery whose endpoint stayed disabled for 30 days: it
+/// ended, failed, at the history purge
+/// ([`WebhookStore::purge_deliveries`](crate::store::WebhookStore::purge_deliveries)).
+pub const EXPIRED: &str = "expired";
+
+/// The `last_error` of a pending delivery whose endpoint moved to another URL
+/// ([`WebhookPatch::changes_url`]): it ended, failed, without being sent to the new URL.
+pub const URL_CHANGED: &str = "url_changed";
 
 impl Delivery {
     /// A new pending delivery of `event` to `webhook`, due at the event's instant.
@@ -236,7 +269,22 @@ impl Delivery {
             last_status_code: None,
             last_error: None,
             created_at: event.created_at,
+            manual: false,
         }
+    }
+
+    /// The same, queued on request (a ping or a redelivery).
+    pub fn manual(mut self) -> Self {
+        self.manual = true;
+        self
+    }
+
+    /// Ends a pending delivery without an attempt: failed, nothing due, `reason` as its last
+    /// error ([`EXPIRED`], [`URL_CHANGED`]).
+    pub fn end(&mut self, reason: &str) {
+        self.status = DeliveryStatus::Failed;
+        self.next_attempt_at = None;
+        self.last_error = Some(reason.to_owned());
     }
 
     /// The same event queued again at `now` (a redelivery: same `event_id` and payload).
@@ -285,6 +333,7 @@ impl Webhook {
         if let Some(reason) = outcome.disable {
             self.enabled = false;
             self.disabled_reason = Some(reason);
+            self.disabled_at = Some(outcome.attempted_at);
             self.updated_at = outcome.attempted_at;
         }
     }
@@ -299,6 +348,7 @@ impl Webhook {
             description: new.description,
             enabled: true,
             disabled_reason: None,
+            disabled_at: None,
             secret: new.secret,
             previous_secret: None,
             failing_since: None,

@@ -66,7 +66,9 @@ impl Operator {
         Ok(webhooks::rotate_secret(self.store(), None, id, self.now()).await?)
     }
 
-    /// Queues a `ping` for an endpoint.
+    /// Queues a `ping` for an endpoint: [`Conflict::WebhookDisabled`](super::Conflict) for a
+    /// disabled one, [`Conflict::WebhookBusy`](super::Conflict) while 10 pings and
+    /// redeliveries wait for it.
     pub async fn ping_webhook(&self, id: WebhookId) -> OperatorResult<Delivery> {
         Ok(webhooks::ping(self.store(), None, id, self.now()).await?)
     }
@@ -84,20 +86,18 @@ impl Operator {
             .ok_or(OperatorError::NotFound)
     }
 
-    /// Queues a delivery's event again, now.
+    /// Queues a delivery's event again, now (refused as a ping is).
     pub async fn redeliver(
         &self,
         webhook: WebhookId,
         delivery: DeliveryId,
     ) -> OperatorResult<Delivery> {
-        self.store()
-            .redeliver(None, webhook, delivery, self.now())
-            .await?
-            .ok_or(OperatorError::NotFound)
+        Ok(webhooks::redeliver(self.store(), None, webhook, delivery, self.now()).await?)
     }
 
-    /// Deletes the delivery history older than 30 days (pending deliveries stay); run it
-    /// daily, with [`purge_idempotency`](Self::purge_idempotency).
+    /// Deletes the delivery history older than 30 days (pending deliveries stay, except those
+    /// of an endpoint disabled for 30 days: they expire, failed with `last_error` "expired",
+    /// and go with it); run it daily, with [`purge_idempotency`](Self::purge_idempotency).
     pub async fn purge_webhook_deliveries(&self) -> OperatorResult<u64> {
         let before = self.now() - chrono::TimeDelta::days(30);
         Ok(self.store().purge_deliveries(before).await?)

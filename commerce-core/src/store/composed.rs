@@ -850,10 +850,11 @@ impl WebhookStore for Composed {
         account: Option<AccountId>,
         webhook: WebhookId,
         event: NewEvent,
-    ) -> Result<Option<Delivery>, StoreError> {
+        limit: usize,
+    ) -> Result<Delivery, QueueDeliveryError> {
         self.run(
             Operation::new(Concern::Webhooks, "queue_event"),
-            self.webhooks.queue_event(account, webhook, event),
+            self.webhooks.queue_event(account, webhook, event, limit),
         )
         .await
     }
@@ -863,10 +864,12 @@ impl WebhookStore for Composed {
         webhook: WebhookId,
         delivery: DeliveryId,
         now: DateTime<Utc>,
-    ) -> Result<Option<Delivery>, StoreError> {
+        limit: usize,
+    ) -> Result<Delivery, QueueDeliveryError> {
         self.run(
             Operation::new(Concern::Webhooks, "redeliver"),
-            self.webhooks.redeliver(account, webhook, delivery, now),
+            self.webhooks
+                .redeliver(account, webhook, delivery, now, limit),
         )
         .await
     }

@@ -50,7 +50,10 @@ pub use idempotency::{
 pub use memory::MemoryStore;
 pub use meter::MeterStore;
 pub use orders::{OrderStore, StatusChange, StatusMove, pieces_to_reserve};
-pub use webhooks::{InsertWebhookError, MAX_WEBHOOKS_PER_ACCOUNT, SECRET_OVERLAP, WebhookStore};
+pub use webhooks::{
+    InsertWebhookError, MAX_PENDING_MANUAL, MAX_WEBHOOKS_PER_ACCOUNT, QueueDeliveryError,
+    SECRET_OVERLAP, WebhookStore,
+};
 pub use withdrawals::{WithdrawalRequestError, WithdrawalStore};
 
 /// The `updated_at` a write gives an entity stamped `stored` when the writer's clock says

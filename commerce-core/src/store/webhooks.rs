@@ -21,6 +21,30 @@ pub const SECRET_OVERLAP: TimeDelta = TimeDelta::hours(24);
 /// The most endpoints one account may register.
 pub const MAX_WEBHOOKS_PER_ACCOUNT: usize = 10;
 
+/// The most manual deliveries (pings, redeliveries) pending at once for one endpoint.
+pub const MAX_PENDING_MANUAL: usize = 10;
+
+/// Why [`WebhookStore::queue_event`] or [`WebhookStore::redeliver`] queued nothing.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum QueueDeliveryError {
+    /// No such endpoint (of the account), or no such delivery of it.
+    #[error("webhook or delivery not found")]
+    NotFound,
+    /// The endpoint is disabled: nothing is queued for it.
+    #[error("the webhook is disabled")]
+    Disabled,
+    /// The endpoint has `limit` manual deliveries pending already.
+    #[error("the webhook has {limit} manual deliveries pending already")]
+    Busy {
+        /// The limit.
+        limit: usize,
+    },
+    /// The storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
 /// Why [`WebhookStore::insert_webhook`] registered nothing.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -63,7 +87,10 @@ pub trait WebhookStore: Send + Sync {
         account: AccountId,
         page: PageRequest,
     ) -> Result<Page<Webhook>, StoreError>;
-    /// Changes an endpoint ([`WebhookPatch::apply`]); `None` when there is none.
+    /// Changes an endpoint ([`WebhookPatch::apply`]); `None` when there is none. A change of
+    /// its URL ([`WebhookPatch::changes_url`]) ends its pending deliveries in the same atomic
+    /// operation (failed, `last_error` [`URL_CHANGED`]), leases included: nothing queued
+    /// before goes to the new URL.
     async fn update_webhook(
         &self,
         account: Option<AccountId>,
@@ -87,24 +114,29 @@ pub trait WebhookStore: Send + Sync {
         secret: String,
         now: DateTime<Utc>,
     ) -> Result<Option<Webhook>, StoreError>;
-    /// Queues `event` for one endpoint, whatever it subscribes to (a `ping`), due at the
-    /// event's `created_at`; `None` when there is no such endpoint.
+    /// Queues `event` for one endpoint on request, whatever it subscribes to (a `ping`), due
+    /// at the event's `created_at`, marked [`manual`](Delivery::manual). Refused when the
+    /// endpoint is not found, is disabled, or has `limit` manual deliveries pending: the
+    /// count and the insert are one atomic operation, so requests at once never queue more.
     async fn queue_event(
         &self,
         account: Option<AccountId>,
         webhook: WebhookId,
         event: NewEvent,
-    ) -> Result<Option<Delivery>, StoreError>;
-    /// Queues the event of a delivery again: a new pending delivery of the same event (same
-    /// `event_id` and payload), due `now`. `None` when the endpoint or the delivery is not
-    /// found.
+        limit: usize,
+    ) -> Result<Delivery, QueueDeliveryError>;
+    /// Queues the event of a delivery again: a new pending, [`manual`](Delivery::manual)
+    /// delivery of the same event (same `event_id` and payload), due `now`. Refused as
+    /// [`queue_event`](Self::queue_event) is (`NotFound` also for a delivery not of this
+    /// endpoint).
     async fn redeliver(
         &self,
         account: Option<AccountId>,
         webhook: WebhookId,
         delivery: DeliveryId,
         now: DateTime<Utc>,
-    ) -> Result<Option<Delivery>, StoreError>;
+        limit: usize,
+    ) -> Result<Delivery, QueueDeliveryError>;
     /// An endpoint's deliveries, newest first (by id), optionally of one status, one page;
     /// `None` when there is no such endpoint.
     async fn deliveries(
@@ -151,7 +183,10 @@ pub trait WebhookStore: Send + Sync {
         }
         Ok(recorded)
     }
-    /// Deletes the deliveries created before `before` that are no longer pending (history is
-    /// kept 30 days); how many.
+    /// The history purge (`before` is 30 days ago), in one atomic operation: ends the pending
+    /// deliveries of the endpoints disabled (`disabled_at`) before `before` (failed,
+    /// `last_error` [`EXPIRED`]), then deletes the deliveries created before `before` that are
+    /// no longer pending (history is kept 30 days), and those of deleted endpoints; how many
+    /// were deleted.
     async fn purge_deliveries(&self, before: DateTime<Utc>) -> Result<u64, StoreError>;
 }

@@ -172,13 +172,14 @@ macro_rules! withdrawal_cols {
 macro_rules! webhook_cols {
     () => {
         "id, account_id, url, events, description, enabled, disabled_reason, secret, \
-         previous_secret, previous_secret_until, failing_since, created_at, updated_at"
+         previous_secret, previous_secret_until, failing_since, created_at, updated_at, \
+         disabled_at"
     };
 }
 macro_rules! delivery_cols {
     () => {
         "id, endpoint_id, event_id, event_type, order_id, payload, status, attempts, \
-         next_attempt_at, last_attempt_at, last_status_code, last_error, created_at"
+         next_attempt_at, last_attempt_at, last_status_code, last_error, created_at, manual"
     };
 }
 pub(crate) use {

@@ -36,6 +36,7 @@ db_row! {
         failing_since: Option<i64>,
         created_at: i64,
         updated_at: i64,
+        disabled_at: Option<i64>,
     }
 }
 
@@ -57,6 +58,7 @@ impl WebhookRow {
                 .disabled_reason
                 .map(|r| parse(&r, DisabledReason::parse, "disabled reason"))
                 .transpose()?,
+            disabled_at: self.disabled_at.map(instant),
             secret: self.secret,
             previous_secret,
             failing_since: self.failing_since.map(instant),
@@ -81,6 +83,7 @@ db_row! {
         last_status_code: Option<i32>,
         last_error: Option<String>,
         created_at: i64,
+        manual: bool,
     }
 }
 
@@ -113,6 +116,7 @@ impl DeliveryRow {
                 .transpose()?,
             last_error: self.last_error,
             created_at: instant(self.created_at),
+            manual: self.manual,
         })
     }
 }

@@ -62,6 +62,8 @@ struct State {
     deliveries: BTreeMap<DeliveryId, webhooks::Queued>,
     /// The deliveries still pending, indexed for the claim.
     pending_deliveries: webhooks::PendingDeliveries,
+    /// Every delivery of each endpoint (its list, a URL change, the expiry).
+    deliveries_by_webhook: webhooks::ByWebhook,
 }
 
 impl State {

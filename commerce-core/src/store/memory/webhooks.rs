@@ -9,7 +9,9 @@ use chrono::{DateTime, TimeDelta, Utc};
 use super::{MemoryStore, State};
 use crate::events::order_event;
 use crate::model::*;
-use crate::store::{InsertWebhookError, SECRET_OVERLAP, StoreError, WebhookStore};
+use crate::store::{
+    InsertWebhookError, QueueDeliveryError, SECRET_OVERLAP, StoreError, WebhookStore,
+};
 
 /// A delivery with what only the store needs: its lease (holder and end).
 #[derive(Debug, Clone)]
@@ -26,6 +28,21 @@ pub(super) struct Queued {
 pub(super) struct PendingDeliveries {
     by_due: BTreeSet<(DateTime<Utc>, DeliveryId)>,
     by_order: HashMap<(WebhookId, OrderId), BTreeSet<DeliveryId>>,
+    /// How many manual deliveries are pending per endpoint (the limit of `queue_event` and
+    /// `redeliver`).
+    manual: HashMap<WebhookId, usize>,
+}
+
+/// Every delivery of each endpoint, by id: an endpoint's list, a URL change and the expiry
+/// read its own deliveries, never every account's.
+#[derive(Debug, Default)]
+pub(super) struct ByWebhook(HashMap<WebhookId, BTreeSet<DeliveryId>>);
+
+impl ByWebhook {
+    /// The ids of `webhook`'s deliveries, oldest first.
+    fn of(&self, webhook: WebhookId) -> impl DoubleEndedIterator<Item = DeliveryId> + '_ {
+        self.0.get(&webhook).into_iter().flatten().copied()
+    }
 }
 
 impl PendingDeliveries {
@@ -40,6 +57,9 @@ impl PendingDeliveries {
         if let Some(order) = delivery.order_id {
             let pair = (delivery.webhook_id, order);
             self.by_order.entry(pair).or_default().insert(delivery.id);
+        }
+        if delivery.manual {
+            *self.manual.entry(delivery.webhook_id).or_default() += 1;
         }
     }
 
@@ -57,6 +77,20 @@ impl PendingDeliveries {
                 }
             }
         }
+        if delivery.manual
+            && delivery.status == DeliveryStatus::Pending
+            && let Some(count) = self.manual.get_mut(&delivery.webhook_id)
+        {
+            *count -= 1;
+            if *count == 0 {
+                self.manual.remove(&delivery.webhook_id);
+            }
+        }
+    }
+
+    /// How many manual deliveries to `webhook` are pending.
+    fn manual_of(&self, webhook: WebhookId) -> usize {
+        self.manual.get(&webhook).copied().unwrap_or(0)
     }
 
     /// Whether no pending delivery of the same order to the same endpoint came before it.
@@ -91,14 +125,20 @@ impl State {
         }
         let event = order_event(kind, order, previous, context);
         for webhook in receivers {
-            self.queue(webhook, &event);
+            let id = DeliveryId(self.next_id("webhook_deliveries"));
+            self.queue(Delivery::queued(id, webhook, &event));
         }
     }
 
-    fn queue(&mut self, webhook: WebhookId, event: &NewEvent) -> Delivery {
-        let id = DeliveryId(self.next_id("webhook_deliveries"));
-        let delivery = Delivery::queued(id, webhook, event);
+    /// Files a new delivery.
+    fn queue(&mut self, delivery: Delivery) -> Delivery {
+        let id = delivery.id;
         self.pending_deliveries.add(&delivery);
+        self.deliveries_by_webhook
+            .0
+            .entry(delivery.webhook_id)
+            .or_default()
+            .insert(id);
         self.deliveries.insert(
             id,
             Queued {
@@ -113,6 +153,49 @@ impl State {
         self.webhooks
             .get(&id)
             .filter(|w| account.is_none_or(|a| a == w.account_id))
+    }
+
+    /// Queues `event` for `webhook` on request, unless the endpoint is not found, is disabled
+    /// or has `limit` manual deliveries pending (see `WebhookStore::queue_event`).
+    fn queue_manual(
+        &mut self,
+        account: Option<AccountId>,
+        webhook: WebhookId,
+        event: impl FnOnce(&Self) -> Option<NewEvent>,
+        limit: usize,
+    ) -> Result<Delivery, QueueDeliveryError> {
+        let endpoint = self
+            .owned_webhook(account, webhook)
+            .ok_or(QueueDeliveryError::NotFound)?;
+        let enabled = endpoint.enabled;
+        let event = event(self).ok_or(QueueDeliveryError::NotFound)?;
+        if !enabled {
+            return Err(QueueDeliveryError::Disabled);
+        }
+        if self.pending_deliveries.manual_of(webhook) >= limit {
+            return Err(QueueDeliveryError::Busy { limit });
+        }
+        let id = DeliveryId(self.next_id("webhook_deliveries"));
+        Ok(self.queue(Delivery::queued(id, webhook, &event).manual()))
+    }
+
+    /// Ends every pending delivery of `webhook` with `reason` (and its lease).
+    fn end_pending(&mut self, webhook: WebhookId, reason: &str) {
+        let State {
+            deliveries,
+            pending_deliveries,
+            deliveries_by_webhook,
+            ..
+        } = self;
+        for id in deliveries_by_webhook.of(webhook) {
+            if let Some(queued) = deliveries.get_mut(&id)
+                && queued.delivery.status == DeliveryStatus::Pending
+            {
+                pending_deliveries.remove(&queued.delivery);
+                queued.delivery.end(reason);
+                queued.lease = None;
+            }
+        }
     }
 
     fn owned_webhook_mut(
@@ -211,10 +294,16 @@ impl WebhookStore for MemoryStore {
         now: DateTime<Utc>,
     ) -> Result<Option<Webhook>, StoreError> {
         let mut s = self.lock();
-        Ok(s.owned_webhook_mut(account, id).map(|webhook| {
-            patch.apply(webhook, now);
-            webhook.clone()
-        }))
+        let Some(webhook) = s.owned_webhook_mut(account, id) else {
+            return Ok(None);
+        };
+        let moved = patch.changes_url(webhook);
+        patch.apply(webhook, now);
+        let webhook = webhook.clone();
+        if moved {
+            s.end_pending(id, URL_CHANGED);
+        }
+        Ok(Some(webhook))
     }
 
     async fn delete_webhook(
@@ -230,15 +319,14 @@ impl WebhookStore for MemoryStore {
         let State {
             deliveries,
             pending_deliveries,
+            deliveries_by_webhook,
             ..
         } = &mut *s;
-        deliveries.retain(|_, q| {
-            let kept = q.delivery.webhook_id != id;
-            if !kept {
+        for delivery in deliveries_by_webhook.0.remove(&id).into_iter().flatten() {
+            if let Some(q) = deliveries.remove(&delivery) {
                 pending_deliveries.remove(&q.delivery);
             }
-            kept
-        });
+        }
         Ok(true)
     }
 
@@ -261,12 +349,10 @@ impl WebhookStore for MemoryStore {
         account: Option<AccountId>,
         webhook: WebhookId,
         event: NewEvent,
-    ) -> Result<Option<Delivery>, StoreError> {
-        let mut s = self.lock();
-        if s.owned_webhook(account, webhook).is_none() {
-            return Ok(None);
-        }
-        Ok(Some(s.queue(webhook, &event)))
+        limit: usize,
+    ) -> Result<Delivery, QueueDeliveryError> {
+        self.lock()
+            .queue_manual(account, webhook, |_| Some(event), limit)
     }
 
     async fn redeliver(
@@ -275,20 +361,15 @@ impl WebhookStore for MemoryStore {
         webhook: WebhookId,
         delivery: DeliveryId,
         now: DateTime<Utc>,
-    ) -> Result<Option<Delivery>, StoreError> {
-        let mut s = self.lock();
-        if s.owned_webhook(account, webhook).is_none() {
-            return Ok(None);
-        }
-        let Some(original) = s
-            .deliveries
-            .get(&delivery)
-            .filter(|q| q.delivery.webhook_id == webhook)
-        else {
-            return Ok(None);
+        limit: usize,
+    ) -> Result<Delivery, QueueDeliveryError> {
+        let event = |s: &State| {
+            s.deliveries
+                .get(&delivery)
+                .filter(|q| q.delivery.webhook_id == webhook)
+                .map(|q| q.delivery.requeued(now))
         };
-        let event = original.delivery.requeued(now);
-        Ok(Some(s.queue(webhook, &event)))
+        self.lock().queue_manual(account, webhook, event, limit)
     }
 
     async fn deliveries(
@@ -303,11 +384,12 @@ impl WebhookStore for MemoryStore {
             return Ok(None);
         }
         let found = s
-            .deliveries
-            .values()
+            .deliveries_by_webhook
+            .of(webhook)
             .rev()
+            .filter_map(|id| s.deliveries.get(&id))
             .map(|q| &q.delivery)
-            .filter(|d| d.webhook_id == webhook && status.is_none_or(|st| st == d.status))
+            .filter(|d| status.is_none_or(|st| st == d.status))
             .collect();
         Ok(Some(page_of(found, page)))
     }
@@ -363,10 +445,32 @@ impl WebhookStore for MemoryStore {
 
     async fn purge_deliveries(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
         let mut s = self.lock();
-        let was = s.deliveries.len();
-        s.deliveries.retain(|_, q| {
-            q.delivery.status == DeliveryStatus::Pending || q.delivery.created_at >= before
+        let expired: Vec<WebhookId> = s
+            .webhooks
+            .values()
+            .filter(|w| !w.enabled && w.disabled_at.is_some_and(|at| at < before))
+            .map(|w| w.id)
+            .collect();
+        for webhook in expired {
+            s.end_pending(webhook, EXPIRED);
+        }
+        let State {
+            deliveries,
+            deliveries_by_webhook,
+            ..
+        } = &mut *s;
+        let was = deliveries.len();
+        deliveries.retain(|_, q| {
+            let kept =
+                q.delivery.status == DeliveryStatus::Pending || q.delivery.created_at >= before;
+            if !kept && let Some(ids) = deliveries_by_webhook.0.get_mut(&q.delivery.webhook_id) {
+                ids.remove(&q.delivery.id);
+                if ids.is_empty() {
+                    deliveries_by_webhook.0.remove(&q.delivery.webhook_id);
+                }
+            }
+            kept
         });
-        Ok((was - s.deliveries.len()) as u64)
+        Ok((was - deliveries.len()) as u64)
     }
 }

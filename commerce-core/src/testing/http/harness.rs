@@ -124,6 +124,18 @@ impl TestResponse {
         );
     }
 
+    /// Asserts a 409 `conflict` with this `reason` (every 409 names one).
+    #[track_caller]
+    pub fn assert_conflict(&self, reason: &str) {
+        self.assert_error(409, "conflict");
+        assert_eq!(
+            self.json()["error"]["reason"],
+            reason,
+            "body: {}",
+            String::from_utf8_lossy(&self.body)
+        );
+    }
+
     /// Asserts a 200, with `context` and the body in the failure message.
     #[track_caller]
     pub fn assert_ok(&self, context: &str) {

@@ -191,7 +191,7 @@ pub async fn duplicate_external_reference_is_409_with_the_existing_order(h: &Har
     let mut body = h.order_body(1, "10");
     body["external_reference"] = json!("DEMO-CONFIRMED");
     let r = h.post(A, "/api/v1/orders", &body).await;
-    r.assert_error(409, "conflict");
+    r.assert_conflict("duplicate_external_reference");
     let error = &r.json()["error"];
     assert_eq!(error["existing_order_id"], h.fixture.confirmed_order);
     let existing = h
@@ -223,7 +223,7 @@ pub async fn idempotency_key_replays_byte_for_byte(h: &Harness) {
     assert_eq!(h.available(h.fixture.plain_variant).await, stock);
     h.post_idempotent(A, "key-1", &h.order_body(3, "15"))
         .await
-        .assert_error(409, "conflict");
+        .assert_conflict("idempotency_key_reused");
     // The same key on another account is another scope.
     assert_eq!(h.post_idempotent(B, "key-1", &body).await.status, 201);
     // An error first: nothing stored, the key works after correction.
@@ -392,7 +392,7 @@ pub async fn cancel_only_while_pending_and_release_stock(h: &Harness) {
     assert_eq!(h.available(h.fixture.plain_variant).await, stock);
     h.post(A, &path, &json!({}))
         .await
-        .assert_error(409, "conflict");
+        .assert_conflict("not_cancellable");
     assert_eq!(
         h.available(h.fixture.plain_variant).await,
         stock,
@@ -402,5 +402,5 @@ pub async fn cancel_only_while_pending_and_release_stock(h: &Harness) {
     let confirmed = format!("/api/v1/orders/{}/cancel", h.fixture.confirmed_order);
     h.request(Method::POST, Some(A), &confirmed, Bytes::new(), &[])
         .await
-        .assert_error(409, "conflict");
+        .assert_conflict("not_cancellable");
 }

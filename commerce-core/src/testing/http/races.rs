@@ -26,6 +26,9 @@ pub async fn race_one_idempotency_key_makes_one_order(h: &Harness) {
         responses.iter().all(|r| r.status == 201 || r.status == 409),
         "only 201 or 409"
     );
+    for conflict in responses.iter().filter(|r| r.status == 409) {
+        conflict.assert_conflict("idempotency_in_progress");
+    }
     assert!(!created.is_empty());
     assert!(
         created.iter().all(|r| r.body == created[0].body),

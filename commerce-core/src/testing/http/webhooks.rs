@@ -19,12 +19,12 @@ const KEY: &str = "sk_demo_marketer";
 const TOLERANCE: TimeDelta = TimeDelta::minutes(5);
 
 /// A registered endpoint: its id and secret.
-struct Endpoint {
-    id: i64,
-    secret: String,
+pub(super) struct Endpoint {
+    pub(super) id: i64,
+    pub(super) secret: String,
 }
 
-async fn register(h: &Harness, url: &str) -> Endpoint {
+pub(super) async fn register(h: &Harness, url: &str) -> Endpoint {
     let created = h.post(KEY, "/api/v1/webhooks", &json!({"url": url})).await;
     assert_eq!(
         created.status,
@@ -42,14 +42,14 @@ async fn register(h: &Harness, url: &str) -> Endpoint {
     }
 }
 
-fn dispatcher(h: &Harness) -> Dispatcher {
+pub(super) fn dispatcher(h: &Harness) -> Dispatcher {
     h.engine
         .webhooks()
         .with_config(DispatcherConfig::default().with_timeout(Duration::from_millis(300)))
 }
 
 /// Passes until one attempts nothing; how many attempts in all.
-async fn drain(d: &Dispatcher) -> usize {
+pub(super) async fn drain(d: &Dispatcher) -> usize {
     let mut attempted = 0;
     loop {
         match d.deliver_due().await.expect("a dispatcher pass") {
@@ -59,7 +59,7 @@ async fn drain(d: &Dispatcher) -> usize {
     }
 }
 
-async fn place(h: &Harness) -> (OrderId, Value) {
+pub(super) async fn place(h: &Harness) -> (OrderId, Value) {
     let created = h
         .post(KEY, "/api/v1/orders", &h.order_body(1, "10.00"))
         .await;
@@ -77,7 +77,7 @@ async fn shown(h: &Harness, id: OrderId) -> Value {
     h.get(KEY, &format!("/api/v1/orders/{id}")).await.json()["data"].clone()
 }
 
-async fn deliveries(h: &Harness, endpoint: &Endpoint) -> Vec<Value> {
+pub(super) async fn deliveries(h: &Harness, endpoint: &Endpoint) -> Vec<Value> {
     let listed = h
         .get(KEY, &format!("/api/v1/webhooks/{}/deliveries", endpoint.id))
         .await;
@@ -447,7 +447,7 @@ pub async fn webhook_registration_rules(h: &Harness) {
         &json!({"url": "https://example.com/11"}),
     )
     .await
-    .assert_error(409, "conflict");
+    .assert_conflict("webhook_limit");
     let id = only_created.json()["data"]["id"]
         .as_i64()
         .unwrap_or_default();

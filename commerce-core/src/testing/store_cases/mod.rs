@@ -42,6 +42,7 @@ mod order_reads;
 mod placing;
 mod races;
 mod shipping;
+mod webhook_limits;
 mod webhooks;
 mod withdrawals;
 
@@ -56,6 +57,7 @@ pub use order_reads::*;
 pub use placing::*;
 pub use races::*;
 pub use shipping::*;
+pub use webhook_limits::*;
 pub use webhooks::*;
 pub use withdrawals::*;
 
@@ -114,6 +116,9 @@ macro_rules! __with_store_cases {
                 claims_keep_each_orders_events_in_order,
                 a_failing_endpoint_is_disabled_by_the_outcome,
                 purging_deletes_only_old_finished_deliveries,
+                manual_deliveries_are_bounded_per_endpoint,
+                pending_deliveries_of_a_long_disabled_endpoint_expire,
+                a_url_change_ends_the_pending_deliveries,
             ]
             arc [
                 concurrent_orders_never_oversell,
@@ -125,6 +130,7 @@ macro_rules! __with_store_cases {
                 concurrent_withdrawals_never_overdraw,
                 concurrent_webhook_registrations_never_exceed_the_limit,
                 concurrent_claims_never_share_a_delivery,
+                concurrent_manual_deliveries_never_exceed_the_limit,
             ]
         }
     };
@@ -162,6 +168,7 @@ mod tests {
         include_str!("withdrawals.rs"),
         include_str!("races.rs"),
         include_str!("webhooks.rs"),
+        include_str!("webhook_limits.rs"),
     ];
 
     /// The public async functions of `source` that take a store: the cases it defines.

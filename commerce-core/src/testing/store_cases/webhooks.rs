@@ -15,7 +15,7 @@ use super::fixtures::*;
 const LIMIT: usize = MAX_WEBHOOKS_PER_ACCOUNT;
 
 /// Registers an endpoint of `account` receiving `events` at `now`.
-async fn register(
+pub(super) async fn register(
     store: &dyn Store,
     account: AccountId,
     url: &str,
@@ -33,7 +33,7 @@ async fn register(
 }
 
 /// Every delivery of an endpoint, newest first.
-async fn deliveries_of(store: &dyn Store, webhook: WebhookId) -> Vec<Delivery> {
+pub(super) async fn deliveries_of(store: &dyn Store, webhook: WebhookId) -> Vec<Delivery> {
     store
         .deliveries(None, webhook, None, page(1, 100))
         .await
@@ -42,13 +42,13 @@ async fn deliveries_of(store: &dyn Store, webhook: WebhookId) -> Vec<Delivery> {
         .items
 }
 
-/// Queues a ping for `webhook` at `now`.
-async fn ping(store: &dyn Store, webhook: WebhookId, now: i64) -> Delivery {
+/// Queues a ping for `webhook` at `now` (no limit on those pending: the limit has its own
+/// cases).
+pub(super) async fn ping(store: &dyn Store, webhook: WebhookId, now: i64) -> Delivery {
     store
-        .queue_event(None, webhook, ping_event(webhook, at(now)))
+        .queue_event(None, webhook, ping_event(webhook, at(now)), usize::MAX)
         .await
         .expect("queue event")
-        .expect("webhook exists")
 }
 
 /// An event about `order` for `webhook` at `now` (what the outbox writes, by hand).
@@ -66,13 +66,17 @@ async fn order_event_for(
         created_at: at(now),
     };
     store
-        .queue_event(None, webhook, event)
+        .queue_event(None, webhook, event, usize::MAX)
         .await
         .expect("queue event")
-        .expect("webhook exists")
 }
 
-async fn claim(store: &dyn Store, now: i64, lease: &str, limit: usize) -> Vec<DeliveryId> {
+pub(super) async fn claim(
+    store: &dyn Store,
+    now: i64,
+    lease: &str,
+    limit: usize,
+) -> Vec<DeliveryId> {
     store
         .claim_deliveries(at(now), Duration::seconds(30), lease, limit)
         .await
@@ -98,7 +102,7 @@ async fn finish(store: &dyn Store, delivery: DeliveryId, lease: &str, o: Attempt
 
 /// Records an attempt of `delivery` under `lease` that got `result` at `now` (no earlier
 /// failing streak); whether it was recorded.
-async fn attempt(
+pub(super) async fn attempt(
     store: &dyn Store,
     delivery: DeliveryId,
     lease: &str,
@@ -119,7 +123,7 @@ async fn deliver_due(store: &dyn Store, now: i64, lease: &str, limit: usize) -> 
     claimed
 }
 
-async fn webhook_of(store: &dyn Store, id: WebhookId) -> Webhook {
+pub(super) async fn webhook_of(store: &dyn Store, id: WebhookId) -> Webhook {
     store
         .webhook(None, id)
         .await
@@ -205,24 +209,24 @@ pub async fn webhooks_register_to_the_limit_and_belong_to_their_account(store: &
             .unwrap(),
         None
     );
-    assert_eq!(
+    assert!(matches!(
         store
-            .queue_event(other, id, ping_event(id, at(50)))
-            .await
-            .unwrap(),
-        None
-    );
+            .queue_event(other, id, ping_event(id, at(50)), LIMIT)
+            .await,
+        Err(QueueDeliveryError::NotFound)
+    ));
     let queued = ping(store, id, 50).await;
-    assert_eq!(
-        store.redeliver(other, id, queued.id, at(51)).await.unwrap(),
-        None
-    );
-    assert_eq!(
-        store
-            .redeliver(None, theirs.id, queued.id, at(51))
-            .await
-            .unwrap(),
-        None,
+    assert!(matches!(
+        store.redeliver(other, id, queued.id, at(51), LIMIT).await,
+        Err(QueueDeliveryError::NotFound)
+    ));
+    assert!(
+        matches!(
+            store
+                .redeliver(None, theirs.id, queued.id, at(51), LIMIT)
+                .await,
+            Err(QueueDeliveryError::NotFound)
+        ),
         "a delivery of another endpoint"
     );
     assert_eq!(
@@ -715,9 +719,8 @@ pub async fn claims_are_due_exclusive_and_leased(store: &dyn Store) {
 
     // A redelivery is a new pending delivery of the same event, due now.
     let again = store
-        .redeliver(Some(a.id), w.id, first.id, at(200))
+        .redeliver(Some(a.id), w.id, first.id, at(200), MAX_PENDING_MANUAL)
         .await
-        .unwrap()
         .unwrap();
     assert_ne!(again.id, first.id);
     assert_eq!(
