@@ -1,0 +1,37 @@
+//! A `POST /orders` that stalls between its idempotency begin and its placement past the stale
+//! time, on SQLite (a temporary file) and PostgreSQL (a fresh schema; ignored unless
+//! `COMMERCE_TEST_POSTGRES_URL` is set): the retry's order is the key's only order. See
+//! `commerce_core::testing::stalled`.
+
+mod pg;
+mod sqlite_file;
+
+use std::sync::Arc;
+
+use commerce_core::testing::stalled::a_request_that_outlived_the_stale_time_answers_409_and_places_nothing as stalled_request;
+
+#[tokio::test]
+async fn sqlite_a_stalled_request_places_nothing() {
+    let (store, path) = sqlite_file::open("stalled").await;
+    let pool = store.pool().clone();
+    drop(stalled_request(Arc::new(store)).await);
+    let mismatches = sqlite_file::counter_mismatches(&pool).await;
+    pool.close().await;
+    sqlite_file::remove_files(&path);
+    assert_eq!(mismatches, 0, "order counters out of step with the orders");
+}
+
+#[cfg_attr(
+    not(commerce_postgres_tests),
+    ignore = "needs COMMERCE_TEST_POSTGRES_URL (see README)"
+)]
+#[tokio::test]
+async fn postgres_a_stalled_request_places_nothing() {
+    let url = pg::database_url();
+    let (store, schema) = pg::open(&url).await;
+    let pool = store.pool().clone();
+    drop(stalled_request(Arc::new(store)).await);
+    let mismatches = pg::counter_mismatches(&pool).await;
+    pg::drop_schema(&url, &[&pool], &schema).await;
+    assert_eq!(mismatches, 0, "order counters out of step with the orders");
+}
