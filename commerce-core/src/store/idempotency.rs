@@ -316,6 +316,51 @@ mod tests {
     }
 
     #[test]
+    fn only_the_holder_links_finishes_or_abandons() {
+        let scope = IdempotencyScope {
+            account_id: AccountId(1),
+            key: "k".into(),
+        };
+        let first = IdempotencyClaim {
+            scope: scope.clone(),
+            token: IdempotencyToken(1),
+        };
+        let retry = IdempotencyClaim {
+            scope,
+            token: IdempotencyToken(2),
+        };
+        let mut records = IdempotencyRecords::default();
+        let begin = |records: &mut IdempotencyRecords, claim, minute| {
+            records.begin(claim, "f", at(minute), at(minute - 60), at(minute - 1))
+        };
+        assert_eq!(begin(&mut records, &first, 100), IdempotencyBegin::Started);
+        assert!(records.holds(&first));
+        // Stale: the retry takes the record over, and only it holds the record now.
+        assert_eq!(begin(&mut records, &retry, 102), IdempotencyBegin::Started);
+        assert!(!records.holds(&first) && records.holds(&retry));
+        records.link_order(&first, OrderId(7));
+        records.abandon(&first);
+        let response = StoredResponse {
+            status: 201,
+            body: vec![],
+        };
+        assert!(matches!(
+            records.finish(&first, response.clone()),
+            Err(StoreError::NotFound)
+        ));
+        assert_eq!(begin(&mut records, &first, 102), IdempotencyBegin::InFlight);
+        // A recovery is a takeover too.
+        records.link_order(&retry, OrderId(8));
+        assert_eq!(
+            begin(&mut records, &first, 104),
+            IdempotencyBegin::Recovered(OrderId(8))
+        );
+        assert!(records.holds(&first) && !records.holds(&retry));
+        assert!(records.finish(&retry, response.clone()).is_err());
+        assert!(records.finish(&first, response).is_ok());
+    }
+
+    #[test]
     fn only_a_record_without_order_or_response_is_abandoned() {
         assert!(record(1, None, false).may_be_abandoned());
         assert!(!record(1, Some(OrderId(3)), false).may_be_abandoned());
