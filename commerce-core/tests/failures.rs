@@ -108,3 +108,11 @@ async fn a_request_stalled_past_the_stale_time_answers_409_and_places_nothing() 
     )
     .await;
 }
+
+#[tokio::test]
+async fn a_request_stalled_past_the_stale_time_after_placing_answers_its_order() {
+    commerce_core::testing::stalled::a_request_that_outlived_the_stale_time_after_placing_answers_its_order(
+        Arc::new(MemoryStore::new()),
+    )
+    .await;
+}

@@ -1,9 +1,11 @@
-//! A `POST /orders` that stalls between its idempotency begin and its placement past the
-//! stale time (a paused process, pool starvation), through the engine on any store: the
-//! retry's order is the key's only order, and the stalled request answers 409.
+//! A `POST /orders` that stalls past the idempotency stale time (a paused process, pool
+//! starvation), through the engine on any store, while a retry with its key takes the key
+//! over: one order for the key whatever the timing. Stalled before placing, the request
+//! places nothing and answers 409; stalled after placing, it answers 201 with the one order.
 //!
-//! The stall is a gate in front of the store's `place_order` ([`Composed::with_orders`]), the
-//! clock a [`ManualClock`](crate::clock::ManualClock) moved past
+//! The stall is a gate in front of the store's `place_order` or `finish_idempotent`
+//! ([`Composed::with_orders`], [`Composed::with_idempotency`]), the clock a
+//! [`ManualClock`](crate::clock::ManualClock) moved past
 //! [`Config::idempotency_stale_after`](crate::Config::idempotency_stale_after).
 
 use std::sync::Arc;
@@ -17,26 +19,34 @@ use super::http::{Harness, TestResponse};
 use crate::earnings::WalletTotals;
 use crate::model::*;
 use crate::store::{
-    Composed, OrderStore, PlaceOrderError, StatusChange, StatusChangeError, Store, StoreError,
+    Composed, IdempotencyBegin, IdempotencyStore, OrderStore, PlaceOrderError, StatusChange,
+    StatusChangeError, Store, StoreError,
 };
 
 const KEY: &str = "sk_demo_marketer";
 
-/// Holds the first `place_order` after [`arm`](Self::arm) until [`resume`](Self::resume);
-/// every other operation goes straight to the backend.
-struct StallingOrders<S> {
-    inner: Arc<S>,
+/// Holds the first operation that [`pass`](Self::pass)es it after [`arm`](Self::arm) until
+/// [`resume`](Self::resume).
+#[derive(Default)]
+struct Gate {
     armed: AtomicBool,
     reached: Notify,
     resumed: Notify,
 }
 
-impl<S> StallingOrders<S> {
+impl Gate {
     fn arm(&self) {
         self.armed.store(true, Ordering::SeqCst);
     }
 
-    /// Waits until the armed placement is held.
+    async fn pass(&self) {
+        if self.armed.swap(false, Ordering::SeqCst) {
+            self.reached.notify_one();
+            self.resumed.notified().await;
+        }
+    }
+
+    /// Waits until the armed operation is held.
     async fn reached(&self) {
         self.reached.notified().await;
     }
@@ -46,13 +56,63 @@ impl<S> StallingOrders<S> {
     }
 }
 
+/// A backend's orders and idempotency records, with a gate before `place_order` and one
+/// before `finish_idempotent`; every other operation goes straight to the backend.
+struct Stalling<S> {
+    inner: Arc<S>,
+    place: Gate,
+    finish: Gate,
+}
+
+impl<S: Store> Stalling<S> {
+    /// The harness over `store` behind the gates.
+    async fn harness(store: Arc<S>) -> (Harness, Arc<Self>) {
+        let stalling = Arc::new(Self {
+            inner: store.clone(),
+            place: Gate::default(),
+            finish: Gate::default(),
+        });
+        let composed = Composed::of(store)
+            .with_orders(stalling.clone())
+            .with_idempotency(stalling.clone());
+        (Harness::bare(Arc::new(composed)).await, stalling)
+    }
+}
+
 #[async_trait]
-impl<S: Store> OrderStore for StallingOrders<S> {
+impl<S: Store> IdempotencyStore for Stalling<S> {
+    async fn begin_idempotent(
+        &self,
+        claim: &IdempotencyClaim,
+        fingerprint: &str,
+        now: DateTime<Utc>,
+        expires_before: DateTime<Utc>,
+        stale_before: DateTime<Utc>,
+    ) -> Result<IdempotencyBegin, StoreError> {
+        self.inner
+            .begin_idempotent(claim, fingerprint, now, expires_before, stale_before)
+            .await
+    }
+    async fn finish_idempotent(
+        &self,
+        claim: &IdempotencyClaim,
+        response: StoredResponse,
+    ) -> Result<(), StoreError> {
+        self.finish.pass().await;
+        self.inner.finish_idempotent(claim, response).await
+    }
+    async fn abandon_idempotent(&self, claim: &IdempotencyClaim) -> Result<(), StoreError> {
+        self.inner.abandon_idempotent(claim).await
+    }
+    async fn purge_idempotency(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
+        self.inner.purge_idempotency(before).await
+    }
+}
+
+#[async_trait]
+impl<S: Store> OrderStore for Stalling<S> {
     async fn place_order(&self, order: NewOrder) -> Result<Order, PlaceOrderError> {
-        if self.armed.swap(false, Ordering::SeqCst) {
-            self.reached.notify_one();
-            self.resumed.notified().await;
-        }
+        self.place.pass().await;
         self.inner.place_order(order).await
     }
     async fn change_order_status(&self, change: StatusChange) -> Result<Order, StatusChangeError> {
@@ -111,13 +171,8 @@ fn error_of(response: &TestResponse) -> serde_json::Value {
 pub async fn a_request_that_outlived_the_stale_time_answers_409_and_places_nothing<S: Store>(
     store: Arc<S>,
 ) -> Harness {
-    let gate = Arc::new(StallingOrders {
-        inner: store.clone(),
-        armed: AtomicBool::new(false),
-        reached: Notify::new(),
-        resumed: Notify::new(),
-    });
-    let h = Harness::bare(Arc::new(Composed::of(store).with_orders(gate.clone()))).await;
+    let (h, stalling) = Stalling::harness(store).await;
+    let gate = &stalling.place;
     let body = h.order_body(2, "10");
     let orders = h.order_count().await;
     let stock = h.available(h.fixture.plain_variant).await;
@@ -175,6 +230,45 @@ pub async fn a_request_that_outlived_the_stale_time_answers_409_and_places_nothi
     h.clock.advance(stale);
     let later = h.post_idempotent(KEY, "slow", &body).await;
     assert_eq!(later.status, 201);
+    assert_eq!(later.body, retry.body);
+    h
+}
+
+/// The original request places its order and stalls before keeping its response, past the
+/// stale time; a retry recovers that order (201, replayed) and keeps its response. When the
+/// original resumes, its response is not kept over the retry's, and it answers 201 with the
+/// same order: one order for the key, and the key replays the retry's response.
+pub async fn a_request_that_outlived_the_stale_time_after_placing_answers_its_order<S: Store>(
+    store: Arc<S>,
+) -> Harness {
+    let (h, stalling) = Stalling::harness(store).await;
+    let body = h.order_body(1, "10");
+    let orders = h.order_count().await;
+    let stale = h.engine.config().idempotency_stale_after + Duration::seconds(1);
+    stalling.finish.arm();
+    let (original, (retry, replay)) =
+        tokio::join!(h.post_idempotent(KEY, "placed", &body), async {
+            stalling.finish.reached().await;
+            h.clock.advance(stale);
+            let retry = h.post_idempotent(KEY, "placed", &body).await;
+            let replay = h.post_idempotent(KEY, "placed", &body).await;
+            stalling.finish.resume();
+            (retry, replay)
+        });
+    assert_eq!(
+        retry.status,
+        201,
+        "{}",
+        String::from_utf8_lossy(&retry.body)
+    );
+    assert_eq!(retry.header("idempotent-replayed"), Some("true"));
+    assert_eq!(original.status, 201);
+    assert_eq!(original.header("idempotent-replayed"), Some("false"));
+    assert_eq!(original.json()["data"]["id"], retry.json()["data"]["id"]);
+    assert_eq!(replay.body, retry.body);
+    assert_eq!(h.order_count().await, orders + 1);
+    let later = h.post_idempotent(KEY, "placed", &body).await;
+    assert_eq!(later.header("idempotent-replayed"), Some("true"));
     assert_eq!(later.body, retry.body);
     h
 }
