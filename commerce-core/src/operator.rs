@@ -151,8 +151,9 @@ impl From<PlaceError> for OperatorError {
                 existing_number,
             }
             .into(),
-            PlaceError::NoFreeNumber => {
-                OperatorError::Store(StoreError::Invalid("no free order number".into()))
+            // The operator places without an idempotency key: never lost.
+            error @ (PlaceError::NoFreeNumber | PlaceError::IdempotencyLost) => {
+                OperatorError::Store(StoreError::Invalid(error.to_string()))
             }
             PlaceError::Store(error) => error.into(),
         }

@@ -1,5 +1,7 @@
 //! A store failure or a panic inside a handler is a 500 `server_error`, and nothing of the
 //! failed request is left behind: no order, no stock taken, no meter entry, no idempotency key.
+//! A request that stalls past the idempotency stale time places nothing once a retry took its
+//! key over.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -97,4 +99,20 @@ async fn a_panic_inside_a_handler_is_a_500() {
             .status,
         200
     );
+}
+
+#[tokio::test]
+async fn a_request_stalled_past_the_stale_time_answers_409_and_places_nothing() {
+    commerce_core::testing::stalled::a_request_that_outlived_the_stale_time_answers_409_and_places_nothing(
+        Arc::new(MemoryStore::new()),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_request_stalled_past_the_stale_time_after_placing_answers_its_order() {
+    commerce_core::testing::stalled::a_request_that_outlived_the_stale_time_after_placing_answers_its_order(
+        Arc::new(MemoryStore::new()),
+    )
+    .await;
 }

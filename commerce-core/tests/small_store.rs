@@ -493,6 +493,11 @@ impl OrderStore for SmallStore {
         if t.orders.iter().any(|o| o.number == new.number) {
             return Err(PlaceOrderError::NumberTaken);
         }
+        if let Some(claim) = &new.idempotency
+            && !t.idempotency.holds(claim)
+        {
+            return Err(PlaceOrderError::IdempotencyLost);
+        }
         let taken = pieces_to_reserve(&new.lines, |v| {
             t.variant_mut(v).map_or(0, |(v, _)| v.available)
         })?;
@@ -504,8 +509,8 @@ impl OrderStore for SmallStore {
             .map(|i| LineId(t.line_count + i))
             .collect();
         t.line_count += new.lines.len() as i64;
-        if let Some(scope) = &new.idempotency {
-            t.idempotency.link_order(scope, OrderId(id));
+        if let Some(claim) = &new.idempotency {
+            t.idempotency.link_order(claim, OrderId(id));
         }
         t.bill(new.account_id, new.bill_month.clone());
         let events = new.events;
@@ -628,7 +633,7 @@ impl OrderStore for SmallStore {
 impl IdempotencyStore for SmallStore {
     async fn begin_idempotent(
         &self,
-        scope: &IdempotencyScope,
+        claim: &IdempotencyClaim,
         fingerprint: &str,
         now: DateTime<Utc>,
         expires_before: DateTime<Utc>,
@@ -636,19 +641,19 @@ impl IdempotencyStore for SmallStore {
     ) -> Result<IdempotencyBegin, StoreError> {
         let mut t = self.lock();
         Ok(t.idempotency
-            .begin(scope, fingerprint, now, expires_before, stale_before))
+            .begin(claim, fingerprint, now, expires_before, stale_before))
     }
 
     async fn finish_idempotent(
         &self,
-        scope: &IdempotencyScope,
+        claim: &IdempotencyClaim,
         response: StoredResponse,
     ) -> Result<(), StoreError> {
-        self.lock().idempotency.finish(scope, response)
+        self.lock().idempotency.finish(claim, response)
     }
 
-    async fn abandon_idempotent(&self, scope: &IdempotencyScope) -> Result<(), StoreError> {
-        self.lock().idempotency.abandon(scope);
+    async fn abandon_idempotent(&self, claim: &IdempotencyClaim) -> Result<(), StoreError> {
+        self.lock().idempotency.abandon(claim);
         Ok(())
     }
 

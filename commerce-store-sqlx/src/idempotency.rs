@@ -13,25 +13,27 @@ use crate::sql_store::*;
 
 pub(crate) async fn begin_idempotent_in<DB: Dialect>(
     c: &mut PoolConnection<DB>,
-    scope: &IdempotencyScope,
+    claim: &IdempotencyClaim,
     fingerprint: &str,
     now: DateTime<Utc>,
     expires_before: DateTime<Utc>,
     stale_before: DateTime<Utc>,
 ) -> StoreResult<IdempotencyBegin> {
     let created = nanos(now)?;
+    let (scope, token) = (&claim.scope, claim.token.0);
     // The unique key decides a race between first requests; the row lock decides
     // a race between takeovers. A record deleted between the two is retried.
     for _ in 0..5 {
         let inserted: Option<i64> = query_scalar::<DB, i64>(
             "INSERT INTO idempotency_records (account_id, idem_key, fingerprint, \
-             created_at) VALUES ($1, $2, $3, $4) \
+             created_at, holder_token) VALUES ($1, $2, $3, $4, $5) \
              ON CONFLICT (account_id, idem_key) DO NOTHING RETURNING account_id",
         )
         .bind(scope.account_id)
         .bind(&scope.key)
         .bind(fingerprint)
         .bind(created)
+        .bind(token)
         .fetch_optional(&mut *c)
         .await
         .map_err(backend)?;
@@ -40,7 +42,7 @@ pub(crate) async fn begin_idempotent_in<DB: Dialect>(
         }
         let record: Option<IdempotencyRow> =
             query_as::<DB, IdempotencyRow>(AssertSqlSafe(format!(
-                "SELECT fingerprint, created_at, order_id, response_status, \
+                "SELECT fingerprint, created_at, holder_token, order_id, response_status, \
              response_body FROM idempotency_records \
              WHERE account_id = $1 AND idem_key = $2{}",
                 DB::FOR_UPDATE
@@ -59,12 +61,13 @@ pub(crate) async fn begin_idempotent_in<DB: Dialect>(
             IdempotencyDecision::Answer(_) => {}
             IdempotencyDecision::Recover(_) => {
                 query::<DB>(
-                    "UPDATE idempotency_records SET created_at = $3 \
+                    "UPDATE idempotency_records SET created_at = $3, holder_token = $4 \
                      WHERE account_id = $1 AND idem_key = $2",
                 )
                 .bind(scope.account_id)
                 .bind(&scope.key)
                 .bind(created)
+                .bind(token)
                 .execute(&mut *c)
                 .await
                 .map_err(backend)?;
@@ -72,13 +75,14 @@ pub(crate) async fn begin_idempotent_in<DB: Dialect>(
             IdempotencyDecision::Start => {
                 query::<DB>(
                     "UPDATE idempotency_records SET fingerprint = $3, created_at = $4, \
-                     order_id = NULL, response_status = NULL, response_body = NULL \
-                     WHERE account_id = $1 AND idem_key = $2",
+                     holder_token = $5, order_id = NULL, response_status = NULL, \
+                     response_body = NULL WHERE account_id = $1 AND idem_key = $2",
                 )
                 .bind(scope.account_id)
                 .bind(&scope.key)
                 .bind(fingerprint)
                 .bind(created)
+                .bind(token)
                 .execute(&mut *c)
                 .await
                 .map_err(backend)?;
@@ -95,7 +99,7 @@ pub(crate) async fn begin_idempotent_in<DB: Dialect>(
 impl<DB: Dialect> IdempotencyStore for SqlStore<DB> {
     async fn begin_idempotent(
         &self,
-        scope: &IdempotencyScope,
+        claim: &IdempotencyClaim,
         fingerprint: &str,
         now: DateTime<Utc>,
         expires_before: DateTime<Utc>,
@@ -104,7 +108,7 @@ impl<DB: Dialect> IdempotencyStore for SqlStore<DB> {
         let mut tx = self.write().await?;
         let result = begin_idempotent_in(
             &mut tx.tx,
-            scope,
+            claim,
             fingerprint,
             now,
             expires_before,
@@ -116,18 +120,19 @@ impl<DB: Dialect> IdempotencyStore for SqlStore<DB> {
 
     async fn finish_idempotent(
         &self,
-        scope: &IdempotencyScope,
+        claim: &IdempotencyClaim,
         response: StoredResponse,
     ) -> StoreResult<()> {
         let mut tx = self.write().await?;
         let result = query::<DB>(
             "UPDATE idempotency_records SET response_status = $3, response_body = $4 \
-             WHERE account_id = $1 AND idem_key = $2",
+             WHERE account_id = $1 AND idem_key = $2 AND holder_token = $5",
         )
-        .bind(scope.account_id)
-        .bind(&scope.key)
+        .bind(claim.scope.account_id)
+        .bind(&claim.scope.key)
         .bind(i32::from(response.status))
         .bind(response.body.as_slice())
+        .bind(claim.token.0)
         .execute(&mut tx.tx)
         .await
         .map_err(backend)
@@ -141,14 +146,15 @@ impl<DB: Dialect> IdempotencyStore for SqlStore<DB> {
         tx.finish(result).await
     }
 
-    async fn abandon_idempotent(&self, scope: &IdempotencyScope) -> StoreResult<()> {
+    async fn abandon_idempotent(&self, claim: &IdempotencyClaim) -> StoreResult<()> {
         let mut tx = self.write().await?;
         let result = query::<DB>(
-            "DELETE FROM idempotency_records WHERE account_id = $1 \
-             AND idem_key = $2 AND response_status IS NULL AND order_id IS NULL",
+            "DELETE FROM idempotency_records WHERE account_id = $1 AND idem_key = $2 \
+             AND holder_token = $3 AND response_status IS NULL AND order_id IS NULL",
         )
-        .bind(scope.account_id)
-        .bind(&scope.key)
+        .bind(claim.scope.account_id)
+        .bind(&claim.scope.key)
+        .bind(claim.token.0)
         .execute(&mut tx.tx)
         .await
         .map(|_| ())

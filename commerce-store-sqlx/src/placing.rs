@@ -110,17 +110,24 @@ pub(crate) async fn place_order_in<DB: Dialect>(
     let order = placed_order(id, new, line_ids, created)?;
     let event = hooked.then(|| OutboxEvent::render(EventType::OrderCreated, &order, None, events));
     record_timeline_entry(c, id, &order.timeline[0], event).await?;
-    if let Some(scope) = &idempotency {
-        query::<DB>(
+    if let Some(claim) = &idempotency {
+        // Fenced: only the request that holds the record links it. A request that lost it
+        // to a retry (it outlived the stale time) places nothing: the caller rolls back.
+        // On PostgreSQL the update waits for a takeover under way and then sees its token.
+        let linked = query::<DB>(
             "UPDATE idempotency_records SET order_id = $3 \
-             WHERE account_id = $1 AND idem_key = $2",
+             WHERE account_id = $1 AND idem_key = $2 AND holder_token = $4",
         )
-        .bind(scope.account_id)
-        .bind(&scope.key)
+        .bind(claim.scope.account_id)
+        .bind(&claim.scope.key)
         .bind(id)
+        .bind(claim.token.0)
         .execute(&mut *c)
         .await
         .map_err(backend)?;
+        if linked.rows_affected() == 0 {
+            return Err(PlaceOrderError::IdempotencyLost);
+        }
     }
 
     // Reserve stock variant by variant in id order (concurrent transactions lock

@@ -13,7 +13,7 @@ use crate::input::{Fields, Query, json_object};
 use crate::messages;
 use crate::model::*;
 use crate::routes::API_PREFIX;
-use crate::store::{IdempotencyBegin, StatusChange, StatusChangeError};
+use crate::store::{IdempotencyBegin, StatusChange, StatusChangeError, StoreError};
 use crate::time::cairo_month;
 use crate::wire::{self, OrderView};
 
@@ -102,6 +102,15 @@ fn created(order: &Order, ctx: &Ctx<'_>, mount: &str) -> Response<Bytes> {
     response
 }
 
+/// 409: the first request with this key is still being processed (or this request outlived
+/// the stale time and a retry took its key over: the retry's order is the key's order).
+fn in_flight() -> ApiError {
+    ApiError::conflict(
+        ConflictReason::IdempotencyInProgress,
+        messages::IDEMPOTENCY_IN_FLIGHT,
+    )
+}
+
 fn duplicate(existing_id: OrderId, existing_number: String) -> ApiError {
     ApiError::conflict(
         ConflictReason::DuplicateExternalReference,
@@ -142,16 +151,17 @@ async fn create_once(
         return Ok(response);
     };
 
-    let scope = IdempotencyScope {
+    // This request's own token: a retry that takes the record over fences it out.
+    let claim = IdempotencyClaim::new(IdempotencyScope {
         account_id: ctx.caller.account.id,
         key,
-    };
+    });
     let fingerprint = idempotency::fingerprint("POST", "/api/v1/orders", &Value::Object(object));
     let config = ctx.config();
     let begin = ctx
         .store()
         .begin_idempotent(
-            &scope,
+            &claim,
             &fingerprint,
             ctx.now,
             ctx.now - config.idempotency_ttl,
@@ -166,22 +176,17 @@ async fn create_once(
                 messages::IDEMPOTENCY_MISMATCH,
             ));
         }
-        IdempotencyBegin::InFlight => {
-            return Err(ApiError::conflict(
-                ConflictReason::IdempotencyInProgress,
-                messages::IDEMPOTENCY_IN_FLIGHT,
-            ));
-        }
+        IdempotencyBegin::InFlight => return Err(in_flight()),
         IdempotencyBegin::Recovered(id) => {
             let order = ctx
                 .store()
-                .order(Some(scope.account_id), id)
+                .order(Some(claim.scope.account_id), id)
                 .await?
                 .ok_or_else(ApiError::server)?;
             (Ok(created(&order, ctx, mount)), true)
         }
         IdempotencyBegin::Started => (
-            register(ctx, mount, request, Some(scope.clone())).await,
+            register(ctx, mount, request, Some(claim.clone())).await,
             false,
         ),
     };
@@ -191,12 +196,21 @@ async fn create_once(
                 status: response.status().as_u16(),
                 body: response.body().to_vec(),
             };
-            ctx.store().finish_idempotent(&scope, stored).await?;
+            match ctx.store().finish_idempotent(&claim, stored).await {
+                Ok(()) => {}
+                // A retry took the record over after this request placed its order (it
+                // outlived the stale time): the retry answers with that same order and keeps
+                // its own response; this one is true as well, and stands unkept.
+                Err(StoreError::NotFound) => {
+                    tracing::warn!("idempotency record taken over before the response was kept");
+                }
+                Err(error) => return Err(error.into()),
+            }
             idempotency::mark(&mut response, replayed);
             Ok(response)
         }
         Err(error) => {
-            if let Err(store_error) = ctx.store().abandon_idempotent(&scope).await {
+            if let Err(store_error) = ctx.store().abandon_idempotent(&claim).await {
                 tracing::error!(%store_error, "could not release an idempotency key");
             }
             Err(error)
@@ -209,7 +223,7 @@ async fn register(
     ctx: &Ctx<'_>,
     mount: &str,
     request: OrderRequest,
-    idempotency: Option<IdempotencyScope>,
+    idempotency: Option<IdempotencyClaim>,
 ) -> Result<Response<Bytes>, ApiError> {
     let order = placement::place(
         ctx.store(),
@@ -264,6 +278,7 @@ impl From<PlaceError> for ApiError {
                 existing_number,
             } => duplicate(existing_id, existing_number),
             PlaceError::NoFreeNumber => ApiError::server(),
+            PlaceError::IdempotencyLost => in_flight(),
             PlaceError::Store(error) => error.into(),
         }
     }

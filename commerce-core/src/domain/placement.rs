@@ -29,6 +29,10 @@ pub enum PlaceError {
     /// Every order number drawn was taken (practically never: 36^8 numbers).
     #[error("no free order number")]
     NoFreeNumber,
+    /// The request's idempotency record was taken over by a retry while this request stalled
+    /// past the stale time: the order was not placed (the retry places the key's order).
+    #[error("idempotency record held by another request")]
+    IdempotencyLost,
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -81,7 +85,7 @@ pub async fn place(
     request: OrderRequest,
     now: DateTime<Utc>,
     config: &Config,
-    idempotency: Option<IdempotencyScope>,
+    idempotency: Option<IdempotencyClaim>,
 ) -> Result<Order, PlaceError> {
     if let Some(reference) = &request.external_reference {
         let filter = OrderFilter {
@@ -162,6 +166,7 @@ pub async fn place(
                     problem: Problem::InsufficientStock { available },
                 }]));
             }
+            Err(PlaceOrderError::IdempotencyLost) => return Err(PlaceError::IdempotencyLost),
             Err(PlaceOrderError::Store(error)) => return Err(PlaceError::Store(error)),
         }
     }

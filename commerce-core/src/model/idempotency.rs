@@ -1,4 +1,5 @@
-//! The scope of an idempotency key and the response kept for replay.
+//! The scope of an idempotency key, the claim a request holds on it, and the response kept
+//! for replay.
 
 use super::*;
 
@@ -18,4 +19,39 @@ pub struct StoredResponse {
     pub status: u16,
     /// Body bytes.
     pub body: Vec<u8>,
+}
+
+/// Who holds an idempotency record: a random value a request writes into the record when it
+/// starts it or takes it over, and shows for every later write under the key (placing its
+/// order, keeping its response, abandoning the record). A request that was taken over no
+/// longer holds the record, and its writes change nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct IdempotencyToken(pub i64);
+
+impl IdempotencyToken {
+    /// A fresh random token (64 random bits: two requests never draw the same one in
+    /// practice).
+    pub fn random() -> Self {
+        Self(rand::random())
+    }
+}
+
+/// A request's claim on an idempotency key: the key's scope and the request's own
+/// [`IdempotencyToken`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct IdempotencyClaim {
+    /// The key.
+    pub scope: IdempotencyScope,
+    /// The request's token.
+    pub token: IdempotencyToken,
+}
+
+impl IdempotencyClaim {
+    /// A claim on `scope` with a fresh random token: one per request.
+    pub fn new(scope: IdempotencyScope) -> Self {
+        Self {
+            scope,
+            token: IdempotencyToken::random(),
+        }
+    }
 }

@@ -347,8 +347,11 @@ pub struct NewOrder {
     pub created_at: DateTime<Utc>,
     /// Billing month to record one order operation in (`None`: not billed).
     pub bill_month: Option<String>,
-    /// Idempotency record to attach the new order to.
-    pub idempotency: Option<IdempotencyScope>,
+    /// Idempotency record to attach the new order to, held by this claim's token (else the
+    /// order is not placed: [`PlaceOrderError::IdempotencyLost`]).
+    ///
+    /// [`PlaceOrderError::IdempotencyLost`]: crate::store::PlaceOrderError::IdempotencyLost
+    pub idempotency: Option<IdempotencyClaim>,
     /// How its `order.created` webhook event is rendered.
     pub events: EventContext,
 }

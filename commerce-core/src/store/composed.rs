@@ -667,7 +667,7 @@ impl OrderStore for Composed {
 impl IdempotencyStore for Composed {
     async fn begin_idempotent(
         &self,
-        scope: &IdempotencyScope,
+        claim: &IdempotencyClaim,
         fingerprint: &str,
         now: DateTime<Utc>,
         expires_before: DateTime<Utc>,
@@ -676,7 +676,7 @@ impl IdempotencyStore for Composed {
         self.run(
             Operation::new(Concern::Idempotency, "begin_idempotent"),
             self.idempotency.begin_idempotent(
-                scope,
+                claim,
                 fingerprint,
                 now,
                 expires_before,
@@ -687,19 +687,19 @@ impl IdempotencyStore for Composed {
     }
     async fn finish_idempotent(
         &self,
-        scope: &IdempotencyScope,
+        claim: &IdempotencyClaim,
         response: StoredResponse,
     ) -> Result<(), StoreError> {
         self.run(
             Operation::new(Concern::Idempotency, "finish_idempotent"),
-            self.idempotency.finish_idempotent(scope, response),
+            self.idempotency.finish_idempotent(claim, response),
         )
         .await
     }
-    async fn abandon_idempotent(&self, scope: &IdempotencyScope) -> Result<(), StoreError> {
+    async fn abandon_idempotent(&self, claim: &IdempotencyClaim) -> Result<(), StoreError> {
         self.run(
             Operation::new(Concern::Idempotency, "abandon_idempotent"),
-            self.idempotency.abandon_idempotent(scope),
+            self.idempotency.abandon_idempotent(claim),
         )
         .await
     }

@@ -48,6 +48,10 @@ pub enum PlaceOrderError {
     /// The generated number is taken; the engine draws another.
     #[error("order number already taken")]
     NumberTaken,
+    /// The order's idempotency record is gone or held by another request (this one outlived
+    /// the stale time and a retry took the record over): the retry places the key's order.
+    #[error("idempotency record held by another request")]
+    IdempotencyLost,
     /// The storage failed.
     #[error(transparent)]
     Store(#[from] StoreError),

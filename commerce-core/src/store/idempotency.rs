@@ -24,29 +24,46 @@ pub enum IdempotencyBegin {
 }
 
 /// Idempotency records: one request per key and account.
+///
+/// **Fenced.** A record belongs to the request that holds it: the request's
+/// [`IdempotencyToken`], written when the request starts the record or takes it over
+/// ([`IdempotencyDecision::Start`], [`IdempotencyDecision::Recover`]). A request can stall
+/// between [`begin_idempotent`](Self::begin_idempotent) and its placement past the stale
+/// time (a paused process, pool starvation) while a retry takes the record over; once it
+/// resumes, its claim no longer holds the record, and none of its writes under the key take
+/// effect: [`OrderStore::place_order`](super::OrderStore::place_order) refuses its order
+/// ([`PlaceOrderError::IdempotencyLost`](super::PlaceOrderError::IdempotencyLost), in the same
+/// atomic operation as the placement: nothing written), [`finish_idempotent`] answers
+/// `NotFound` and [`abandon_idempotent`] does nothing. One order per key, whatever the timing.
+///
+/// [`finish_idempotent`]: Self::finish_idempotent
+/// [`abandon_idempotent`]: Self::abandon_idempotent
 #[async_trait]
 pub trait IdempotencyStore: Send + Sync {
-    /// Starts a request under an idempotency key (see [`IdempotencyBegin`]). A record older than
-    /// `expires_before` counts as absent; an in-flight record older than `stale_before` is taken
-    /// over (its request died).
+    /// Starts a request under an idempotency key (see [`IdempotencyBegin`]), carrying out
+    /// [`IdempotencyRecord::decide`]. A record older than `expires_before` counts as absent;
+    /// an in-flight record older than `stale_before` is taken over (its request is taken to
+    /// have died). Starting or taking over writes `claim.token` into the record: from then on
+    /// only this claim holds it.
     async fn begin_idempotent(
         &self,
-        scope: &IdempotencyScope,
+        claim: &IdempotencyClaim,
         fingerprint: &str,
         now: DateTime<Utc>,
         expires_before: DateTime<Utc>,
         stale_before: DateTime<Utc>,
     ) -> Result<IdempotencyBegin, StoreError>;
-    /// Keeps the response of a successful request for replay; `NotFound` when the record is
-    /// gone.
+    /// Keeps the response of a successful request for replay; `NotFound` (writing nothing)
+    /// when the record is gone or `claim` no longer holds it.
     async fn finish_idempotent(
         &self,
-        scope: &IdempotencyScope,
+        claim: &IdempotencyClaim,
         response: StoredResponse,
     ) -> Result<(), StoreError>;
-    /// Forgets the record of a request that ended in an error, if
-    /// [`IdempotencyRecord::may_be_abandoned`] (one linked to an order stays).
-    async fn abandon_idempotent(&self, scope: &IdempotencyScope) -> Result<(), StoreError>;
+    /// Forgets the record of a request that ended in an error, if `claim` still holds it and
+    /// [`IdempotencyRecord::may_be_abandoned`] (one linked to an order stays); otherwise does
+    /// nothing.
+    async fn abandon_idempotent(&self, claim: &IdempotencyClaim) -> Result<(), StoreError>;
     /// Deletes records created before `before`; returns how many.
     async fn purge_idempotency(&self, before: DateTime<Utc>) -> Result<u64, StoreError>;
 }
@@ -58,6 +75,8 @@ pub struct IdempotencyRecord {
     pub fingerprint: String,
     /// When the record was created (or last taken over).
     pub created_at: DateTime<Utc>,
+    /// The token of the request that holds the record (see [`IdempotencyStore`]).
+    pub token: IdempotencyToken,
     /// The order the request registered, written by [`place_order`] in the same operation.
     ///
     /// [`place_order`]: super::OrderStore::place_order
@@ -71,11 +90,12 @@ pub struct IdempotencyRecord {
 #[derive(Debug, Clone, PartialEq)]
 // Exhaustive on purpose: a backend carries out every decision, so a new one is a change of the store contract.
 pub enum IdempotencyDecision {
-    /// Write a fresh in-flight record (insert it, or overwrite the expired, or stale and
-    /// orderless, one) and answer [`IdempotencyBegin::Started`].
+    /// Write a fresh in-flight record held by the caller's token (insert it, or overwrite the
+    /// expired, or stale and orderless, one) and answer [`IdempotencyBegin::Started`].
     Start,
-    /// Set the record's `created_at` to now and answer [`IdempotencyBegin::Recovered`]: its
-    /// request died after registering this order.
+    /// Set the record's `created_at` to now and its token to the caller's, and answer
+    /// [`IdempotencyBegin::Recovered`]: its request is taken to have died after registering
+    /// this order.
     Recover(OrderId),
     /// Answer this, writing nothing ([`Replay`](IdempotencyBegin::Replay),
     /// [`Mismatch`](IdempotencyBegin::Mismatch) or [`InFlight`](IdempotencyBegin::InFlight)).
@@ -94,11 +114,12 @@ impl IdempotencyDecision {
 }
 
 impl IdempotencyRecord {
-    /// A fresh in-flight record of a request with `fingerprint`, begun at `now`.
-    pub fn started(fingerprint: &str, now: DateTime<Utc>) -> Self {
+    /// A fresh in-flight record of a request with `fingerprint` and `token`, begun at `now`.
+    pub fn started(fingerprint: &str, token: IdempotencyToken, now: DateTime<Utc>) -> Self {
         Self {
             fingerprint: fingerprint.to_owned(),
             created_at: now,
+            token,
             order_id: None,
             response: None,
         }
@@ -138,6 +159,12 @@ impl IdempotencyRecord {
     pub fn may_be_abandoned(&self) -> bool {
         self.order_id.is_none() && self.response.is_none()
     }
+
+    /// Whether the request with `token` holds this record: only then do its placement, its
+    /// finish and its abandon take effect.
+    pub fn is_held_by(&self, token: IdempotencyToken) -> bool {
+        self.token == token
+    }
 }
 
 /// The idempotency records of a backend that keeps them in process memory, with the
@@ -149,22 +176,23 @@ impl IdempotencyRecords {
     /// [`IdempotencyStore::begin_idempotent`]: carries out [`IdempotencyRecord::decide`].
     pub fn begin(
         &mut self,
-        scope: &IdempotencyScope,
+        claim: &IdempotencyClaim,
         fingerprint: &str,
         now: DateTime<Utc>,
         expires_before: DateTime<Utc>,
         stale_before: DateTime<Utc>,
     ) -> IdempotencyBegin {
-        let found = self.0.get(scope);
+        let found = self.0.get(&claim.scope);
         let decision = IdempotencyRecord::decide(found, fingerprint, expires_before, stale_before);
         match &decision {
             IdempotencyDecision::Start => {
-                let record = IdempotencyRecord::started(fingerprint, now);
-                self.0.insert(scope.clone(), record);
+                let record = IdempotencyRecord::started(fingerprint, claim.token, now);
+                self.0.insert(claim.scope.clone(), record);
             }
             IdempotencyDecision::Recover(_) => {
-                if let Some(record) = self.0.get_mut(scope) {
+                if let Some(record) = self.0.get_mut(&claim.scope) {
                     record.created_at = now;
+                    record.token = claim.token;
                 }
             }
             IdempotencyDecision::Answer(_) => {}
@@ -172,10 +200,28 @@ impl IdempotencyRecords {
         decision.into_begin()
     }
 
-    /// Links the record of `scope`, if any, to the order its request placed (inside
-    /// [`OrderStore::place_order`](super::OrderStore::place_order)).
-    pub fn link_order(&mut self, scope: &IdempotencyScope, order: OrderId) {
-        if let Some(record) = self.0.get_mut(scope) {
+    /// The record `claim` holds, if any.
+    fn held_mut(&mut self, claim: &IdempotencyClaim) -> Option<&mut IdempotencyRecord> {
+        self.0
+            .get_mut(&claim.scope)
+            .filter(|record| record.is_held_by(claim.token))
+    }
+
+    /// Whether `claim` holds its record: [`OrderStore::place_order`] checks it before any
+    /// write and refuses the order otherwise
+    /// ([`PlaceOrderError::IdempotencyLost`](super::PlaceOrderError::IdempotencyLost)).
+    ///
+    /// [`OrderStore::place_order`]: super::OrderStore::place_order
+    pub fn holds(&self, claim: &IdempotencyClaim) -> bool {
+        self.0
+            .get(&claim.scope)
+            .is_some_and(|record| record.is_held_by(claim.token))
+    }
+
+    /// Links the record `claim` holds to the order its request placed (inside
+    /// [`OrderStore::place_order`](super::OrderStore::place_order), after [`holds`](Self::holds)).
+    pub fn link_order(&mut self, claim: &IdempotencyClaim, order: OrderId) {
+        if let Some(record) = self.held_mut(claim) {
             record.order_id = Some(order);
         }
     }
@@ -183,22 +229,21 @@ impl IdempotencyRecords {
     /// [`IdempotencyStore::finish_idempotent`].
     pub fn finish(
         &mut self,
-        scope: &IdempotencyScope,
+        claim: &IdempotencyClaim,
         response: StoredResponse,
     ) -> Result<(), StoreError> {
-        let record = self.0.get_mut(scope).ok_or(StoreError::NotFound)?;
+        let record = self.held_mut(claim).ok_or(StoreError::NotFound)?;
         record.response = Some(response);
         Ok(())
     }
 
     /// [`IdempotencyStore::abandon_idempotent`].
-    pub fn abandon(&mut self, scope: &IdempotencyScope) {
+    pub fn abandon(&mut self, claim: &IdempotencyClaim) {
         if self
-            .0
-            .get(scope)
-            .is_some_and(IdempotencyRecord::may_be_abandoned)
+            .held_mut(claim)
+            .is_some_and(|record| record.may_be_abandoned())
         {
-            self.0.remove(scope);
+            self.0.remove(&claim.scope);
         }
     }
 
@@ -224,6 +269,7 @@ mod tests {
         IdempotencyRecord {
             fingerprint: "f".into(),
             created_at: at(created),
+            token: IdempotencyToken(1),
             order_id: order,
             response: answered.then(|| StoredResponse {
                 status: 201,
@@ -267,6 +313,51 @@ mod tests {
             Recover(OrderId(7))
         );
         assert_eq!(decide(Some(&record(97, None, false)), "f"), Start);
+    }
+
+    #[test]
+    fn only_the_holder_links_finishes_or_abandons() {
+        let scope = IdempotencyScope {
+            account_id: AccountId(1),
+            key: "k".into(),
+        };
+        let first = IdempotencyClaim {
+            scope: scope.clone(),
+            token: IdempotencyToken(1),
+        };
+        let retry = IdempotencyClaim {
+            scope,
+            token: IdempotencyToken(2),
+        };
+        let mut records = IdempotencyRecords::default();
+        let begin = |records: &mut IdempotencyRecords, claim, minute| {
+            records.begin(claim, "f", at(minute), at(minute - 60), at(minute - 1))
+        };
+        assert_eq!(begin(&mut records, &first, 100), IdempotencyBegin::Started);
+        assert!(records.holds(&first));
+        // Stale: the retry takes the record over, and only it holds the record now.
+        assert_eq!(begin(&mut records, &retry, 102), IdempotencyBegin::Started);
+        assert!(!records.holds(&first) && records.holds(&retry));
+        records.link_order(&first, OrderId(7));
+        records.abandon(&first);
+        let response = StoredResponse {
+            status: 201,
+            body: vec![],
+        };
+        assert!(matches!(
+            records.finish(&first, response.clone()),
+            Err(StoreError::NotFound)
+        ));
+        assert_eq!(begin(&mut records, &first, 102), IdempotencyBegin::InFlight);
+        // A recovery is a takeover too.
+        records.link_order(&retry, OrderId(8));
+        assert_eq!(
+            begin(&mut records, &first, 104),
+            IdempotencyBegin::Recovered(OrderId(8))
+        );
+        assert!(records.holds(&first) && !records.holds(&retry));
+        assert!(records.finish(&retry, response.clone()).is_err());
+        assert!(records.finish(&first, response).is_ok());
     }
 
     #[test]

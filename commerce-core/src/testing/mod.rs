@@ -6,6 +6,7 @@
 pub mod arbitrary;
 pub mod cancellation;
 pub mod http;
+pub mod stalled;
 pub mod store_cases;
 pub mod wallet;
 pub mod wire;

@@ -10,6 +10,7 @@ db_row! {
     pub(crate) struct IdempotencyRow {
         pub(crate) fingerprint: String,
         pub(crate) created_at: i64,
+        pub(crate) holder_token: i64,
         pub(crate) order_id: Option<i64>,
         pub(crate) response_status: Option<i32>,
         pub(crate) response_body: Option<Vec<u8>>,
@@ -23,6 +24,7 @@ impl IdempotencyRow {
             response: self.response()?,
             fingerprint: self.fingerprint,
             created_at: instant(self.created_at),
+            token: IdempotencyToken(self.holder_token),
             order_id: self.order_id.map(OrderId),
         })
     }

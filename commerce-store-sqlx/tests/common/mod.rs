@@ -253,10 +253,10 @@ pub async fn place_order_failing_at_its_last_write_leaves_nothing(
         .await
         .unwrap();
     assert_eq!(queued(db, EventType::OrderCreated).await, 1);
-    let scope = IdempotencyScope {
+    let scope = IdempotencyClaim::new(IdempotencyScope {
         account_id: f.account.id,
         key: "idem".into(),
-    };
+    });
     let begin = |now: DateTime<Utc>| {
         let scope = scope.clone();
         async move {

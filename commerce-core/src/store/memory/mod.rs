@@ -485,6 +485,11 @@ impl OrderStore for MemoryStore {
         if s.numbers.contains(&new.number) {
             return Err(PlaceOrderError::NumberTaken);
         }
+        if let Some(claim) = &new.idempotency
+            && !s.idempotency.holds(claim)
+        {
+            return Err(PlaceOrderError::IdempotencyLost);
+        }
         s.reserve_stock(&new.lines, new.created_at)?;
 
         let id = s.next_id("orders");
@@ -502,8 +507,8 @@ impl OrderStore for MemoryStore {
             s.external_references
                 .insert((order.account_id, reference.clone()), OrderId(id));
         }
-        if let Some(scope) = &idempotency {
-            s.idempotency.link_order(scope, OrderId(id));
+        if let Some(claim) = &idempotency {
+            s.idempotency.link_order(claim, OrderId(id));
         }
         s.bill_order_operation(order.account_id, bill_month.as_ref());
         s.numbers.insert(order.number.clone());
@@ -685,7 +690,7 @@ impl OrderStore for MemoryStore {
 impl IdempotencyStore for MemoryStore {
     async fn begin_idempotent(
         &self,
-        scope: &IdempotencyScope,
+        claim: &IdempotencyClaim,
         fingerprint: &str,
         now: DateTime<Utc>,
         expires_before: DateTime<Utc>,
@@ -693,19 +698,19 @@ impl IdempotencyStore for MemoryStore {
     ) -> Result<IdempotencyBegin, StoreError> {
         let mut s = self.lock();
         Ok(s.idempotency
-            .begin(scope, fingerprint, now, expires_before, stale_before))
+            .begin(claim, fingerprint, now, expires_before, stale_before))
     }
 
     async fn finish_idempotent(
         &self,
-        scope: &IdempotencyScope,
+        claim: &IdempotencyClaim,
         response: StoredResponse,
     ) -> Result<(), StoreError> {
-        self.lock().idempotency.finish(scope, response)
+        self.lock().idempotency.finish(claim, response)
     }
 
-    async fn abandon_idempotent(&self, scope: &IdempotencyScope) -> Result<(), StoreError> {
-        self.lock().idempotency.abandon(scope);
+    async fn abandon_idempotent(&self, claim: &IdempotencyClaim) -> Result<(), StoreError> {
+        self.lock().idempotency.abandon(claim);
         Ok(())
     }
 

@@ -379,17 +379,43 @@ pub(super) async fn all_orders(store: &dyn Store, account: AccountId) -> Page<Or
         .expect("orders")
 }
 
-pub(super) fn scope(account: AccountId, key: &str) -> IdempotencyScope {
-    IdempotencyScope {
-        account_id: account,
-        key: key.to_owned(),
+/// The claim of a request on `key` of `account` (token 1; [`another_request`] for others).
+pub(super) fn claim(account: AccountId, key: &str) -> IdempotencyClaim {
+    IdempotencyClaim {
+        scope: IdempotencyScope {
+            account_id: account,
+            key: key.to_owned(),
+        },
+        token: IdempotencyToken(1),
     }
+}
+
+/// The claim of another request on the same key: its own `token`.
+pub(super) fn another_request(c: &IdempotencyClaim, token: i64) -> IdempotencyClaim {
+    IdempotencyClaim {
+        scope: c.scope.clone(),
+        token: IdempotencyToken(token),
+    }
+}
+
+/// Order `n` (one piece of the fixture's first variant, at second `created`) placed under
+/// `claim`.
+pub(super) fn order_under(f: &Fixture, claim: &IdempotencyClaim, n: u32, created: i64) -> NewOrder {
+    let mut order = new_order(
+        f,
+        f.account.id,
+        &number(n),
+        vec![line(f, &f.variant, 1, false)],
+        created,
+    );
+    order.idempotency = Some(claim.clone());
+    order
 }
 
 /// `begin_idempotent` at `now` with a 24 h expiry and a 60 s staleness window.
 pub(super) async fn begin(
     store: &dyn Store,
-    s: &IdempotencyScope,
+    s: &IdempotencyClaim,
     fingerprint: &str,
     now: DateTime<Utc>,
 ) -> IdempotencyBegin {

@@ -103,6 +103,8 @@ macro_rules! __with_store_cases {
                 idempotency_stale_record_is_taken_over_or_recovered,
                 abandon_removes_only_unanswered_unlinked_records,
                 purge_deletes_only_older_records_and_counts,
+                a_request_that_outlived_the_stale_time_places_nothing,
+                a_request_that_lost_its_record_can_neither_abandon_nor_finish_it,
                 pulls_are_counted_once_per_product_and_month,
                 withdrawals_are_listed_and_decided_once,
                 a_withdrawal_never_exceeds_the_ready_balance,
@@ -123,6 +125,7 @@ macro_rules! __with_store_cases {
             arc [
                 concurrent_orders_never_oversell,
                 concurrent_begin_idempotent_starts_once,
+                concurrent_takeover_and_late_placement_place_one_order,
                 concurrent_rate_limit_with_a_high_limit_allows_exactly_the_limit,
                 concurrent_rate_limit_allows_exactly_the_limit,
                 concurrent_same_external_reference_registers_one_order,

@@ -189,7 +189,7 @@ pub async fn lines_of_one_variant_add_up_against_stock(store: &dyn Store) {
 /// number are all as before.
 pub async fn insufficient_stock_writes_nothing(store: &dyn Store) {
     let f = fixture(store, 10, 5).await;
-    let s = scope(f.account.id, "idem-1");
+    let s = claim(f.account.id, "idem-1");
     assert_eq!(
         begin(store, &s, "fp", at(0)).await,
         IdempotencyBegin::Started
@@ -433,7 +433,7 @@ pub async fn order_operations_are_billed_only_with_a_month(store: &dyn Store) {
 /// `place_order` links the order to the idempotency record in the same operation.
 pub async fn place_order_links_the_idempotency_record(store: &dyn Store) {
     let f = fixture(store, 10, 5).await;
-    let s = scope(f.account.id, "key-1");
+    let s = claim(f.account.id, "key-1");
     assert_eq!(
         begin(store, &s, "fp", at(0)).await,
         IdempotencyBegin::Started
@@ -483,7 +483,7 @@ pub async fn place_order_links_the_idempotency_record(store: &dyn Store) {
         IdempotencyBegin::Replay(response)
     );
     // Linking to another account's scope does nothing to this one.
-    let other_scope = scope(f.other.id, "key-1");
+    let other_scope = claim(f.other.id, "key-1");
     assert_eq!(
         begin(store, &other_scope, "fp", at(500)).await,
         IdempotencyBegin::Started

@@ -45,14 +45,14 @@ pub async fn concurrent_orders_never_oversell(store: Arc<dyn Store>) {
     assert_eq!(meter_ops(&*store, f.account.id).await, 10);
 }
 
-/// 50 concurrent begins on one scope: exactly one Started, the rest InFlight.
+/// 50 concurrent begins on one key (50 requests): exactly one Started, the rest InFlight.
 pub async fn concurrent_begin_idempotent_starts_once(store: Arc<dyn Store>) {
     let a = account(&*store, "Alpha").await;
-    let s = scope(a.id, "race");
+    let s = claim(a.id, "race");
     let mut tasks = Vec::new();
-    for _ in 0..50 {
+    for request in 0..50 {
         let store = store.clone();
-        let s = s.clone();
+        let s = another_request(&s, request);
         tasks.push(tokio::spawn(async move {
             begin(&*store, &s, "fp", at(0)).await
         }));
@@ -67,6 +67,63 @@ pub async fn concurrent_begin_idempotent_starts_once(store: Arc<dyn Store>) {
         }
     }
     assert_eq!((started, in_flight), (1, 49));
+}
+
+/// Fenced, raced: 20 keys, each begun by a request that then stalled past the stale time;
+/// per key, its late placement races a retry's takeover (and the retry's own placement). Each
+/// key ends with exactly one order: either the late placement won and the retry recovered its
+/// order, or the retry took the record over and the late placement was refused.
+pub async fn concurrent_takeover_and_late_placement_place_one_order(store: Arc<dyn Store>) {
+    const KEYS: u32 = 20;
+    let f = fixture(&*store, 100, 0).await;
+    let mut tasks = Vec::new();
+    for k in 0..KEYS {
+        let original = claim(f.account.id, &format!("race-{k}"));
+        assert_eq!(
+            begin(&*store, &original, "f", at(0)).await,
+            IdempotencyBegin::Started
+        );
+        let retry = another_request(&original, 2);
+        let late = order_under(&f, &original, 2 * k + 1, 1);
+        let own = order_under(&f, &retry, 2 * k + 2, 61);
+        let placing = tokio::spawn({
+            let store = store.clone();
+            async move { store.place_order(late).await }
+        });
+        let taking = tokio::spawn({
+            let store = store.clone();
+            async move {
+                let begun = begin(&*store, &retry, "f", at(61)).await;
+                let placed = match begun {
+                    IdempotencyBegin::Started => Some(store.place_order(own).await),
+                    _ => None,
+                };
+                (begun, placed)
+            }
+        });
+        tasks.push((placing, taking));
+    }
+    let (mut late_won, mut retry_won) = (0, 0);
+    for (placing, taking) in tasks {
+        let late = placing.await.expect("task");
+        let (begun, placed) = taking.await.expect("task");
+        match (late, begun, placed) {
+            (Ok(order), IdempotencyBegin::Recovered(id), None) if order.id == id => late_won += 1,
+            (Err(PlaceOrderError::IdempotencyLost), IdempotencyBegin::Started, Some(Ok(_))) => {
+                retry_won += 1
+            }
+            other => panic!("two orders or none for one key: {other:?}"),
+        }
+    }
+    eprintln!("takeover race: late placement won {late_won}, retry won {retry_won}");
+    assert_eq!(
+        all_orders(&*store, f.account.id).await.total,
+        u64::from(KEYS)
+    );
+    assert_eq!(
+        available(&*store, f.product.id, f.variant.id).await,
+        100 - i64::from(KEYS)
+    );
 }
 
 /// 3,100 hits from 16 tasks on a key allowed 3,000 a minute (a store may spread such a key's

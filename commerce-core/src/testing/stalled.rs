@@ -1,0 +1,274 @@
+//! A `POST /orders` that stalls past the idempotency stale time (a paused process, pool
+//! starvation), through the engine on any store, while a retry with its key takes the key
+//! over: one order for the key whatever the timing. Stalled before placing, the request
+//! places nothing and answers 409; stalled after placing, it answers 201 with the one order.
+//!
+//! The stall is a gate in front of the store's `place_order` or `finish_idempotent`
+//! ([`Composed::with_orders`], [`Composed::with_idempotency`]), the clock a
+//! [`ManualClock`](crate::clock::ManualClock) moved past
+//! [`Config::idempotency_stale_after`](crate::Config::idempotency_stale_after).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use async_trait::async_trait;
+use chrono::{DateTime, Duration, Utc};
+use tokio::sync::Notify;
+
+use super::http::{Harness, TestResponse};
+use crate::earnings::WalletTotals;
+use crate::model::*;
+use crate::store::{
+    Composed, IdempotencyBegin, IdempotencyStore, OrderStore, PlaceOrderError, StatusChange,
+    StatusChangeError, Store, StoreError,
+};
+
+const KEY: &str = "sk_demo_marketer";
+
+/// Holds the first operation that [`pass`](Self::pass)es it after [`arm`](Self::arm) until
+/// [`resume`](Self::resume).
+#[derive(Default)]
+struct Gate {
+    armed: AtomicBool,
+    reached: Notify,
+    resumed: Notify,
+}
+
+impl Gate {
+    fn arm(&self) {
+        self.armed.store(true, Ordering::SeqCst);
+    }
+
+    async fn pass(&self) {
+        if self.armed.swap(false, Ordering::SeqCst) {
+            self.reached.notify_one();
+            self.resumed.notified().await;
+        }
+    }
+
+    /// Waits until the armed operation is held.
+    async fn reached(&self) {
+        self.reached.notified().await;
+    }
+
+    fn resume(&self) {
+        self.resumed.notify_one();
+    }
+}
+
+/// A backend's orders and idempotency records, with a gate before `place_order` and one
+/// before `finish_idempotent`; every other operation goes straight to the backend.
+struct Stalling<S> {
+    inner: Arc<S>,
+    place: Gate,
+    finish: Gate,
+}
+
+impl<S: Store> Stalling<S> {
+    /// The harness over `store` behind the gates.
+    async fn harness(store: Arc<S>) -> (Harness, Arc<Self>) {
+        let stalling = Arc::new(Self {
+            inner: store.clone(),
+            place: Gate::default(),
+            finish: Gate::default(),
+        });
+        let composed = Composed::of(store)
+            .with_orders(stalling.clone())
+            .with_idempotency(stalling.clone());
+        (Harness::bare(Arc::new(composed)).await, stalling)
+    }
+}
+
+#[async_trait]
+impl<S: Store> IdempotencyStore for Stalling<S> {
+    async fn begin_idempotent(
+        &self,
+        claim: &IdempotencyClaim,
+        fingerprint: &str,
+        now: DateTime<Utc>,
+        expires_before: DateTime<Utc>,
+        stale_before: DateTime<Utc>,
+    ) -> Result<IdempotencyBegin, StoreError> {
+        self.inner
+            .begin_idempotent(claim, fingerprint, now, expires_before, stale_before)
+            .await
+    }
+    async fn finish_idempotent(
+        &self,
+        claim: &IdempotencyClaim,
+        response: StoredResponse,
+    ) -> Result<(), StoreError> {
+        self.finish.pass().await;
+        self.inner.finish_idempotent(claim, response).await
+    }
+    async fn abandon_idempotent(&self, claim: &IdempotencyClaim) -> Result<(), StoreError> {
+        self.inner.abandon_idempotent(claim).await
+    }
+    async fn purge_idempotency(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
+        self.inner.purge_idempotency(before).await
+    }
+}
+
+#[async_trait]
+impl<S: Store> OrderStore for Stalling<S> {
+    async fn place_order(&self, order: NewOrder) -> Result<Order, PlaceOrderError> {
+        self.place.pass().await;
+        self.inner.place_order(order).await
+    }
+    async fn change_order_status(&self, change: StatusChange) -> Result<Order, StatusChangeError> {
+        self.inner.change_order_status(change).await
+    }
+    async fn set_line_outcomes(
+        &self,
+        order: OrderId,
+        outcomes: Vec<(LineId, LineOutcome)>,
+        now: DateTime<Utc>,
+    ) -> Result<Order, StoreError> {
+        self.inner.set_line_outcomes(order, outcomes, now).await
+    }
+    async fn set_tracking_url(
+        &self,
+        order: OrderId,
+        url: Option<String>,
+        now: DateTime<Utc>,
+    ) -> Result<Order, StoreError> {
+        self.inner.set_tracking_url(order, url, now).await
+    }
+    async fn order(
+        &self,
+        account: Option<AccountId>,
+        id: OrderId,
+    ) -> Result<Option<Order>, StoreError> {
+        self.inner.order(account, id).await
+    }
+    async fn orders(
+        &self,
+        account: AccountId,
+        filter: &OrderFilter,
+        page: PageRequest,
+    ) -> Result<Page<Order>, StoreError> {
+        self.inner.orders(account, filter, page).await
+    }
+    async fn wallet_totals(
+        &self,
+        account: AccountId,
+        held_after: DateTime<Utc>,
+    ) -> Result<WalletTotals, StoreError> {
+        self.inner.wallet_totals(account, held_after).await
+    }
+}
+
+/// The error object of a response (`{"error": {...}}`).
+fn error_of(response: &TestResponse) -> serde_json::Value {
+    response.json()["error"].clone()
+}
+
+/// The original request stalls before placing; past the stale time a retry with the same key
+/// and body takes the key over and answers 201; a third request replays the retry's response.
+/// When the original resumes, its order is not placed: it answers the same 409 as a request
+/// sent while the first is in flight, and exactly one order, one stock reservation and one
+/// meter entry stand. Returns the harness (its store is `store`, behind the gate).
+pub async fn a_request_that_outlived_the_stale_time_answers_409_and_places_nothing<S: Store>(
+    store: Arc<S>,
+) -> Harness {
+    let (h, stalling) = Stalling::harness(store).await;
+    let gate = &stalling.place;
+    let body = h.order_body(2, "10");
+    let orders = h.order_count().await;
+    let stock = h.available(h.fixture.plain_variant).await;
+    let operator = h.engine.operator();
+    let meter = operator
+        .meter_this_month(h.fixture.marketer_a)
+        .await
+        .expect("meter");
+
+    // What a request sent while the first one with its key is still processing answers.
+    gate.arm();
+    let (first, in_flight) = tokio::join!(h.post_idempotent(KEY, "busy", &body), async {
+        gate.reached().await;
+        let answer = h.post_idempotent(KEY, "busy", &body).await;
+        gate.resume();
+        answer
+    });
+    assert_eq!(first.status, 201);
+    in_flight.assert_error(409, "conflict");
+
+    let stale = h.engine.config().idempotency_stale_after + Duration::seconds(1);
+    gate.arm();
+    let (original, (retry, replay)) = tokio::join!(h.post_idempotent(KEY, "slow", &body), async {
+        gate.reached().await;
+        h.clock.advance(stale);
+        let retry = h.post_idempotent(KEY, "slow", &body).await;
+        let replay = h.post_idempotent(KEY, "slow", &body).await;
+        gate.resume();
+        (retry, replay)
+    });
+    assert_eq!(
+        retry.status,
+        201,
+        "{}",
+        String::from_utf8_lossy(&retry.body)
+    );
+    assert_eq!(retry.header("idempotent-replayed"), Some("false"));
+    assert_eq!(replay.status, 201);
+    assert_eq!(replay.header("idempotent-replayed"), Some("true"));
+    assert_eq!(replay.body, retry.body);
+
+    original.assert_error(409, "conflict");
+    assert_eq!(error_of(&original), error_of(&in_flight));
+    assert_eq!(original.header("idempotent-replayed"), Some("false"));
+
+    // One order for each key: the stalled request placed nothing.
+    assert_eq!(h.order_count().await, orders + 2);
+    assert_eq!(h.available(h.fixture.plain_variant).await, stock - 4);
+    let billed = operator
+        .meter_this_month(h.fixture.marketer_a)
+        .await
+        .expect("meter");
+    assert_eq!(billed.order_operations, meter.order_operations + 2);
+    // The retry's response stands: the key replays it, later too.
+    h.clock.advance(stale);
+    let later = h.post_idempotent(KEY, "slow", &body).await;
+    assert_eq!(later.status, 201);
+    assert_eq!(later.body, retry.body);
+    h
+}
+
+/// The original request places its order and stalls before keeping its response, past the
+/// stale time; a retry recovers that order (201, replayed) and keeps its response. When the
+/// original resumes, its response is not kept over the retry's, and it answers 201 with the
+/// same order: one order for the key, and the key replays the retry's response.
+pub async fn a_request_that_outlived_the_stale_time_after_placing_answers_its_order<S: Store>(
+    store: Arc<S>,
+) -> Harness {
+    let (h, stalling) = Stalling::harness(store).await;
+    let body = h.order_body(1, "10");
+    let orders = h.order_count().await;
+    let stale = h.engine.config().idempotency_stale_after + Duration::seconds(1);
+    stalling.finish.arm();
+    let (original, (retry, replay)) =
+        tokio::join!(h.post_idempotent(KEY, "placed", &body), async {
+            stalling.finish.reached().await;
+            h.clock.advance(stale);
+            let retry = h.post_idempotent(KEY, "placed", &body).await;
+            let replay = h.post_idempotent(KEY, "placed", &body).await;
+            stalling.finish.resume();
+            (retry, replay)
+        });
+    assert_eq!(
+        retry.status,
+        201,
+        "{}",
+        String::from_utf8_lossy(&retry.body)
+    );
+    assert_eq!(retry.header("idempotent-replayed"), Some("true"));
+    assert_eq!(original.status, 201);
+    assert_eq!(original.header("idempotent-replayed"), Some("false"));
+    assert_eq!(original.json()["data"]["id"], retry.json()["data"]["id"]);
+    assert_eq!(replay.body, retry.body);
+    assert_eq!(h.order_count().await, orders + 1);
+    let later = h.post_idempotent(KEY, "placed", &body).await;
+    assert_eq!(later.header("idempotent-replayed"), Some("true"));
+    assert_eq!(later.body, retry.body);
+    h
+}
