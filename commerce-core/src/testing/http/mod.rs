@@ -46,6 +46,7 @@ mod races;
 pub mod receiver;
 mod shipping;
 mod wallet;
+mod webhook_urls;
 mod webhooks;
 
 pub use harness::{
@@ -111,6 +112,7 @@ macro_rules! for_each_http_case {
             (webhooks::webhook_gone_disables_and_rotation_signs_with_both),
             (webhooks::webhook_events_of_one_order_arrive_in_order),
             (webhooks::webhook_registration_rules),
+            (webhook_urls::webhook_urls_sandbox_allows_loopback_only),
         ] }
     };
 }
@@ -194,6 +196,7 @@ mod tests {
         ("races.rs", include_str!("races.rs")),
         ("receiver.rs", include_str!("receiver.rs")),
         ("webhooks.rs", include_str!("webhooks.rs")),
+        ("webhook_urls.rs", include_str!("webhook_urls.rs")),
     ];
 
     /// The names of the `pub async fn`s of `source` that take a harness (`&Harness`): the
