@@ -184,7 +184,12 @@ pub async fn register(
         }]));
     }
     check(&mut input, policy).await?;
-    let mut new = NewWebhook::new(account, input.url.unwrap_or_default(), new_secret(), now);
+    let mut new = NewWebhook::new(
+        account,
+        input.url.unwrap_or_default(),
+        WebhookSecret::new(new_secret()),
+        now,
+    );
     if let Some(events) = input.events {
         new = new.with_events(events);
     }
@@ -226,7 +231,7 @@ pub async fn rotate_secret(
     now: DateTime<Utc>,
 ) -> Result<Webhook, WebhookError> {
     store
-        .rotate_webhook_secret(account, id, new_secret(), now)
+        .rotate_webhook_secret(account, id, WebhookSecret::new(new_secret()), now)
         .await?
         .ok_or(WebhookError::NotFound)
 }

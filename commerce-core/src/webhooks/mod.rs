@@ -28,6 +28,7 @@ pub use dispatcher::{Dispatcher, DispatcherConfig};
 #[cfg(feature = "webhooks")]
 pub use egress::EgressProxy;
 pub use signing::{
-    SIGNATURE_HEADER, TIMESTAMP_HEADER, VerifyError, WEBHOOK_ID_HEADER, new_secret, sign, verify,
+    MAX_SIGNATURES, SIGNATURE_HEADER, TIMESTAMP_HEADER, VerifyError, WEBHOOK_ID_HEADER, new_secret,
+    sign, verify,
 };
 pub use urls::{Addresses, MAX_URL, UrlPolicy, UrlProblem, check_address, check_url};
