@@ -22,6 +22,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use commerce::model::OrderStatus;
 use commerce::store::MemoryStore;
+use commerce::webhooks::UrlPolicy;
 use commerce::{Engine, OperatorError, sandbox};
 use serde_json::json;
 
@@ -83,12 +84,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .unwrap_or_else(|_| "127.0.0.1:3001".into())
         .parse()?;
 
-    // The sandbox's settings allow webhooks to http://127.0.0.1 receivers (a production app
-    // keeps the default: https to public hosts only). A body must arrive within 20 s of its
-    // head (else a 408), so that a client trickling it cannot hold the connection and its buffer.
+    // The production settings (`Config::default()`): webhooks go to `https` URLs of public
+    // hosts only (`UrlPolicy::STRICT`; the sandbox server alone allows `http` and loopback
+    // receivers). A body must arrive within 20 s of its head (else a 408), so that a client
+    // trickling it cannot hold the connection and its buffer.
     let engine = Engine::builder(Arc::new(MemoryStore::new()))
-        .config(sandbox::config())
-        .configure(|c| c.body_timeout = Some(Duration::from_secs(20)))
+        .configure(|c| {
+            c.webhook_urls = UrlPolicy::STRICT;
+            c.body_timeout = Some(Duration::from_secs(20));
+        })
         .build()?;
     sandbox::seed(&engine).await?;
     // The webhook dispatcher: the admin route's moves reach registered receivers too.

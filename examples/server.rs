@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! cargo run --example server                      # 127.0.0.1:8080, in memory
-//! cargo run --example server -- --addr 0.0.0.0:9000
+//! cargo run --example server -- --addr 0.0.0.0:9000 --public   # reachable from other machines
 //! COMMERCE_ADDR=127.0.0.1:9000 cargo run --example server
 //! cargo run --example server --features sqlx -- --database-url 'sqlite://commerce.db?mode=rwc'
 //! cargo run --example server --features sqlx -- --database-url postgres://postgres@127.0.0.1:5432/test
@@ -17,6 +17,9 @@
 //! the API too). Slow clients are cut off: a request's head must arrive within
 //! [`HEADER_READ_TIMEOUT`] (else the connection is closed) and its body within the engine's
 //! `Config::body_timeout`, [`BODY_TIMEOUT`] here (else a `408 request_timeout`).
+//!
+//! The demo keys are fixed and published, so the server binds a loopback address only, unless
+//! started with `--public`, which says so on start: anyone who reaches the address can use them.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -34,7 +37,8 @@ const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a client may take to send a request's body once its head was admitted.
 const BODY_TIMEOUT: Duration = Duration::from_secs(20);
 
-/// The command line: `--addr HOST:PORT` and `--database-url URL`, with environment fallbacks.
+/// The command line: `--addr HOST:PORT`, `--public` and `--database-url URL`, with
+/// environment fallbacks.
 struct Options {
     addr: SocketAddr,
     database_url: Option<String>,
@@ -44,6 +48,7 @@ fn options() -> Result<Options, String> {
     let mut args = std::env::args().skip(1);
     let mut addr = std::env::var("COMMERCE_ADDR").ok();
     let mut database_url = std::env::var("DATABASE_URL").ok().filter(|u| !u.is_empty());
+    let mut public = false;
     while let Some(arg) = args.next() {
         let (flag, inline) = match arg.split_once('=') {
             Some((flag, value)) => (flag.to_owned(), Some(value.to_owned())),
@@ -58,9 +63,13 @@ fn options() -> Result<Options, String> {
         match flag.as_str() {
             "--addr" => addr = Some(value()?),
             "--database-url" => database_url = Some(value()?),
+            "--public" if inline.is_none() => public = true,
             "-h" | "--help" => {
-                println!("usage: server [--addr HOST:PORT] [--database-url URL]");
+                println!("usage: server [--addr HOST:PORT] [--public] [--database-url URL]");
                 println!("  --addr          or COMMERCE_ADDR; default {DEFAULT_ADDR}");
+                println!(
+                    "  --public        allow a non-loopback --addr (the demo keys are public: anyone who reaches it can use them)"
+                );
                 println!(
                     "  --database-url  or DATABASE_URL (feature sqlx): sqlite://commerce.db?mode=rwc or postgres://..."
                 );
@@ -70,9 +79,23 @@ fn options() -> Result<Options, String> {
         }
     }
     let text = addr.unwrap_or_else(|| DEFAULT_ADDR.to_owned());
-    let addr = text
+    let addr: SocketAddr = text
         .parse()
         .map_err(|e| format!("bad address {text}: {e}"))?;
+    if !addr.ip().is_loopback() && !public {
+        return Err(format!(
+            "refusing to listen on {addr}: it is not a loopback address, and the sandbox's demo \
+             keys are public (anyone who reaches the server can use them). Use 127.0.0.1, or \
+             add --public to listen there anyway."
+        ));
+    }
+    if public && !addr.ip().is_loopback() {
+        eprintln!(
+            "WARNING: listening on {addr}, reachable from other machines. The demo keys printed \
+             below are public (they are in the docs): anyone who reaches this address can use \
+             them. Keep no real data in this sandbox."
+        );
+    }
     Ok(Options { addr, database_url })
 }
 
@@ -160,7 +183,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
         )
         .init();
-    let Options { addr, database_url } = options()?;
+    let Options { addr, database_url } = match options() {
+        Ok(options) => options,
+        Err(message) => {
+            eprintln!("server: {message}");
+            std::process::exit(2);
+        }
+    };
     let (store, storage) = open_store(database_url.as_deref()).await?;
     let engine = Engine::builder(store)
         .config(sandbox::config())

@@ -14,6 +14,9 @@
 //! ```
 //!
 //! Answers 204 to a verified event (delivered), 401 to anything else (retried by the sender).
+//! `verify` computes the HMAC once per request and looks at no more than the first
+//! `MAX_SIGNATURES` (8) signatures of the header, so an unauthenticated request with thousands
+//! of candidates costs what one does; any `webhook-timestamp`, however far off, is refused.
 
 use std::sync::Arc;
 

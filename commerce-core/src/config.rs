@@ -33,7 +33,8 @@ pub struct Config {
     /// After how long a request still in flight under a key is taken to have died (default 2 minutes).
     pub idempotency_stale_after: Duration,
     /// Which webhook URLs may be registered and called besides `https` ones of public
-    /// addresses (default: none; the sandbox allows `http` and loopback).
+    /// addresses (default [`UrlPolicy::STRICT`]: none; the sandbox's [`UrlPolicy::SANDBOX`]
+    /// allows `http` and loopback receivers, nothing else private).
     pub webhook_urls: UrlPolicy,
 }
 

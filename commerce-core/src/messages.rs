@@ -117,12 +117,10 @@ pub fn insufficient_stock(available: i64) -> String {
 /// A webhook URL that is not `https`.
 pub const WEBHOOK_NOT_HTTPS: &str = "رابط الـ webhook لازم يبدأ بـ https.";
 
-/// A webhook URL on a non-public address.
+/// A webhook URL on a non-public address, or whose host name does not resolve: one message
+/// for both, so that it cannot tell which internal names exist.
 pub const WEBHOOK_NOT_PUBLIC: &str =
-    "رابط الـ webhook لازم يكون على عنوان عام على الإنترنت، مش عنوان داخلي أو محلي.";
-
-/// A webhook URL whose host does not resolve.
-pub const WEBHOOK_UNRESOLVABLE: &str = "اسم الموقع في رابط الـ webhook مش بيوصل لأي عنوان.";
+    "رابط الـ webhook لازم يوصل لعنوان عام على الإنترنت، مش عنوان داخلي أو محلي.";
 
 /// An account at its limit of webhook endpoints.
 pub const TOO_MANY_WEBHOOKS: &str =
@@ -186,7 +184,6 @@ pub fn problem(problem: Problem) -> String {
         Problem::InvalidUrl => INVALID_URL.into(),
         Problem::NotHttps => WEBHOOK_NOT_HTTPS.into(),
         Problem::NotPublicAddress => WEBHOOK_NOT_PUBLIC.into(),
-        Problem::UnresolvableHost => WEBHOOK_UNRESOLVABLE.into(),
         Problem::UnknownValue => UNKNOWN_VALUE.into(),
         Problem::InvalidAmount => INVALID_MONEY.into(),
         Problem::OutOfRange { min, max } if max < i64::MAX => integer_between(min, max),

@@ -107,13 +107,11 @@ const MARKETER_KEY: [Ability; 5] = [
 ];
 
 /// The sandbox's settings: the defaults, with webhooks allowed to `http` and loopback
-/// receivers (a receiver on `http://127.0.0.1` during development).
+/// receivers (a receiver on `http://127.0.0.1` during development), nothing else private
+/// ([`UrlPolicy::SANDBOX`](crate::webhooks::UrlPolicy::SANDBOX)).
 pub fn config() -> crate::Config {
     crate::Config {
-        webhook_urls: crate::webhooks::UrlPolicy {
-            allow_http: true,
-            allow_private: true,
-        },
+        webhook_urls: crate::webhooks::UrlPolicy::SANDBOX,
         ..crate::Config::default()
     }
 }

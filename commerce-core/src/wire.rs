@@ -635,7 +635,7 @@ impl<'a> WebhookView<'a> {
     /// The endpoint with its secret (shown once: on creation and rotation).
     pub fn with_secret(webhook: &'a Webhook) -> Self {
         Self {
-            secret: Some(&webhook.secret),
+            secret: Some(webhook.secret.expose()),
             ..Self::new(webhook)
         }
     }

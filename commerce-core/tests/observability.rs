@@ -210,7 +210,10 @@ async fn scenario() -> (sandbox::Sandbox, Vec<String>) {
         assert_eq!(dispatcher.deliver_due().await.expect("a pass"), 1);
     }
     assert_eq!(receiver.received().len(), 2);
-    (fixture, vec![hook.secret, receiver.url.clone()])
+    (
+        fixture,
+        vec![hook.secret.expose().to_owned(), receiver.url.clone()],
+    )
 }
 
 #[test]

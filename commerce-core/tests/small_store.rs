@@ -819,7 +819,7 @@ impl WebhookStore for SmallStore {
         &self,
         account: Option<AccountId>,
         id: WebhookId,
-        secret: String,
+        secret: WebhookSecret,
         now: DateTime<Utc>,
     ) -> Result<Option<Webhook>, StoreError> {
         Ok(self.lock().webhook_mut(account, id).map(|w| {

@@ -157,7 +157,7 @@ async fn write_webhook<DB: Dialect>(
     webhook: &Webhook,
 ) -> StoreResult<()> {
     let (previous, until) = match &webhook.previous_secret {
-        Some((secret, until)) => (Some(secret.clone()), Some(nanos(*until)?)),
+        Some((secret, until)) => (Some(secret.expose().to_owned()), Some(nanos(*until)?)),
         None => (None, None),
     };
     query::<DB>(
@@ -171,7 +171,7 @@ async fn write_webhook<DB: Dialect>(
     .bind(&webhook.description)
     .bind(webhook.enabled)
     .bind(webhook.disabled_reason.map(|r| r.as_str().to_owned()))
-    .bind(&webhook.secret)
+    .bind(webhook.secret.expose().to_owned())
     .bind(previous)
     .bind(until)
     .bind(opt_nanos(webhook.failing_since)?)
@@ -318,7 +318,7 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
             .bind(&new.url)
             .bind(events_text(&new.events))
             .bind(&new.description)
-            .bind(&new.secret)
+            .bind(new.secret.expose().to_owned())
             .bind(at)
             .fetch_one(&mut *c)
             .await
@@ -431,7 +431,7 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
         &self,
         account: Option<AccountId>,
         id: WebhookId,
-        secret: String,
+        secret: WebhookSecret,
         now: DateTime<Utc>,
     ) -> StoreResult<Option<Webhook>> {
         self.change_webhook(account, id, |webhook| {

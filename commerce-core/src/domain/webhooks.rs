@@ -1,6 +1,10 @@
 //! Webhook endpoints: the rules of their fields and the operations the API and the
 //! [`Operator`](crate::Operator) share.
 
+use std::future::Future;
+use std::net::IpAddr;
+use std::time::Duration;
+
 use chrono::{DateTime, Utc};
 
 use crate::domain::fields::{FieldProblem, Problem, TextKind, clean_text};
@@ -9,7 +13,7 @@ use crate::store::{
     InsertWebhookError, MAX_PENDING_MANUAL, MAX_WEBHOOKS_PER_ACCOUNT, QueueDeliveryError, Store,
     StoreError,
 };
-use crate::webhooks::{UrlPolicy, UrlProblem, check_address, check_url, new_secret, ping_event};
+use crate::webhooks::{Addresses, UrlPolicy, UrlProblem, check_url, new_secret, ping_event};
 
 /// Longest `description`, in characters.
 pub const MAX_DESCRIPTION: usize = 255;
@@ -97,32 +101,54 @@ fn url_problem(problem: UrlProblem) -> Problem {
     match problem {
         UrlProblem::NotHttps => Problem::NotHttps,
         UrlProblem::NotPublic => Problem::NotPublicAddress,
-        UrlProblem::Unresolvable => Problem::UnresolvableHost,
         _ => Problem::InvalidUrl,
     }
 }
 
+/// How long registration waits for a host name to resolve; past it, the URL is refused as
+/// not public.
+pub const DNS_TIMEOUT: Duration = Duration::from_secs(2);
+
 /// Checks a webhook URL: its form ([`check_url`]) and, for a host name, that it resolves
-/// and every address it resolves to is allowed ([`check_address`]). The dispatcher checks the
+/// within [`DNS_TIMEOUT`] and every address it resolves to is allowed
+/// ([`UrlPolicy::allows`]). A name that does not resolve (in time) and one that resolves to a
+/// non-public address get the same answer ([`Problem::NotPublicAddress`]), so that
+/// registering URLs cannot probe which internal names exist. The dispatcher checks the
 /// addresses again when it connects (a name may resolve elsewhere later).
 pub async fn check_webhook_url(url: &str, policy: UrlPolicy) -> Result<(), Problem> {
+    check_webhook_url_with(url, policy, DNS_TIMEOUT, |host, port| async move {
+        tokio::net::lookup_host((host.as_str(), port))
+            .await
+            .map(|found| found.map(|address| address.ip()).collect())
+    })
+    .await
+}
+
+/// [`check_webhook_url`] with its resolver and timeout given (the tests' way in).
+async fn check_webhook_url_with<F, Fut>(
+    url: &str,
+    policy: UrlPolicy,
+    timeout: Duration,
+    lookup: F,
+) -> Result<(), Problem>
+where
+    F: FnOnce(String, u16) -> Fut,
+    Fut: Future<Output = std::io::Result<Vec<IpAddr>>>,
+{
     let parsed = check_url(url, policy).map_err(url_problem)?;
     let Some(url::Host::Domain(host)) = parsed.host() else {
         return Ok(());
     };
-    if policy.allow_private {
+    if policy.addresses == Addresses::Any {
         return Ok(());
     }
     let port = parsed.port_or_known_default().unwrap_or(443);
-    let addresses: Vec<_> = tokio::net::lookup_host((host, port))
-        .await
-        .map_err(|_| Problem::UnresolvableHost)?
-        .collect();
-    if addresses.is_empty() {
-        return Err(Problem::UnresolvableHost);
-    }
-    for address in addresses {
-        check_address(address.ip(), policy).map_err(url_problem)?;
+    let addresses = match tokio::time::timeout(timeout, lookup(host.to_owned(), port)).await {
+        Ok(Ok(addresses)) => addresses,
+        Ok(Err(_)) | Err(_) => Vec::new(),
+    };
+    if addresses.is_empty() || !addresses.iter().all(|ip| policy.allows(*ip)) {
+        return Err(Problem::NotPublicAddress);
     }
     Ok(())
 }
@@ -180,7 +206,12 @@ pub async fn register(
         }]));
     }
     check(&mut input, policy).await?;
-    let mut new = NewWebhook::new(account, input.url.unwrap_or_default(), new_secret(), now);
+    let mut new = NewWebhook::new(
+        account,
+        input.url.unwrap_or_default(),
+        WebhookSecret::new(new_secret()),
+        now,
+    );
     if let Some(events) = input.events {
         new = new.with_events(events);
     }
@@ -222,7 +253,7 @@ pub async fn rotate_secret(
     now: DateTime<Utc>,
 ) -> Result<Webhook, WebhookError> {
     store
-        .rotate_webhook_secret(account, id, new_secret(), now)
+        .rotate_webhook_secret(account, id, WebhookSecret::new(new_secret()), now)
         .await?
         .ok_or(WebhookError::NotFound)
 }
@@ -263,4 +294,91 @@ pub async fn redeliver(
     Ok(store
         .redeliver(account, id, delivery, now, MAX_PENDING_MANUAL)
         .await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io;
+
+    use super::*;
+
+    fn answers(
+        found: &'static [&'static str],
+    ) -> impl FnOnce(String, u16) -> std::future::Ready<io::Result<Vec<IpAddr>>> {
+        move |_, _| {
+            std::future::ready(Ok(found
+                .iter()
+                .map(|a| a.parse().expect("an address"))
+                .collect()))
+        }
+    }
+
+    async fn check_with<F, Fut>(url: &str, policy: UrlPolicy, lookup: F) -> Result<(), Problem>
+    where
+        F: FnOnce(String, u16) -> Fut,
+        Fut: Future<Output = io::Result<Vec<IpAddr>>>,
+    {
+        let timeout = Duration::from_millis(50);
+        // A generous bound: the check must end by its own timeout, never hang.
+        tokio::time::timeout(
+            Duration::from_secs(10),
+            check_webhook_url_with(url, policy, timeout, lookup),
+        )
+        .await
+        .expect("the check ends by its own DNS timeout")
+    }
+
+    /// A name that resolves to a non-public address, one that does not resolve, one whose
+    /// lookup never answers: one answer for all three.
+    #[tokio::test]
+    async fn not_public_unresolvable_and_slow_names_get_one_answer() {
+        let url = "https://hooks.internal.example/h";
+        let strict = UrlPolicy::STRICT;
+        let private = check_with(url, strict, answers(&["10.0.0.7"])).await;
+        let mixed = check_with(url, strict, answers(&["93.184.216.34", "fd00::7"])).await;
+        let none = check_with(url, strict, answers(&[])).await;
+        let failed = check_with(url, strict, |_, _| async {
+            Err::<Vec<IpAddr>, _>(io::Error::other("no such host"))
+        })
+        .await;
+        let silent = check_with(url, strict, |_, _| std::future::pending()).await;
+        for answer in [private, mixed, none, failed, silent] {
+            assert_eq!(answer, Err(Problem::NotPublicAddress));
+        }
+        assert_eq!(
+            check_with(url, strict, answers(&["93.184.216.34"])).await,
+            Ok(())
+        );
+        // The sandbox: loopback names are fine, other private ones are not.
+        let local = "http://localhost:4000/h";
+        let sandbox = UrlPolicy::SANDBOX;
+        assert_eq!(
+            check_with(local, sandbox, answers(&["127.0.0.1", "::1"])).await,
+            Ok(())
+        );
+        assert_eq!(
+            check_with(local, sandbox, answers(&["127.0.0.1", "10.0.0.1"])).await,
+            Err(Problem::NotPublicAddress)
+        );
+    }
+
+    /// The lookup is given the URL's host and port (the scheme's default without one).
+    #[tokio::test]
+    async fn the_lookup_gets_the_host_and_port() {
+        let seen = std::sync::Mutex::new(Vec::new());
+        for url in ["https://a.example/h", "http://b.example:8080/h"] {
+            let _ = check_with(url, UrlPolicy::SANDBOX, |host, port| {
+                seen.lock().unwrap().push((host, port));
+                std::future::ready(Ok(vec![IpAddr::from([93, 184, 216, 34])]))
+            })
+            .await;
+        }
+        assert_eq!(
+            seen.into_inner().unwrap(),
+            [
+                ("a.example".to_owned(), 443),
+                ("b.example".to_owned(), 8080)
+            ]
+        );
+    }
 }

@@ -26,10 +26,9 @@ pub enum Problem {
     InvalidUrl,
     /// A URL that is not `https` where only `https` is allowed.
     NotHttps,
-    /// A URL whose host is, or resolves to, a non-public address.
+    /// A URL whose host is, or resolves to, a non-public address, or whose host name does not
+    /// resolve (one answer for both: registering URLs must not tell which internal names exist).
     NotPublicAddress,
-    /// A URL whose host name does not resolve.
-    UnresolvableHost,
     /// Not one of the values allowed.
     UnknownValue,
     /// Not an amount of zero or more with at most two decimals (and at most

@@ -54,6 +54,62 @@ string_enum! {
     }
 }
 
+/// An endpoint's signing secret (`whsec_` and the base64 of 32 random bytes). It prints as
+/// `whsec_***` (`Debug` and `Display`), so that no log, panic message or `{:?}` of a
+/// [`Webhook`] shows it; [`expose`](Self::expose) gives the value, for the few places that
+/// need it: the answers that show it once (creation, rotation), signing, and the stores'
+/// persistence. Compared in constant time.
+#[derive(Clone)]
+pub struct WebhookSecret(String);
+
+impl WebhookSecret {
+    /// How it prints.
+    pub const REDACTED: &'static str = "whsec_***";
+
+    /// Wraps a secret (see `webhooks::new_secret`).
+    pub fn new(secret: impl Into<String>) -> Self {
+        Self(secret.into())
+    }
+
+    /// The secret itself: to show it once, to sign with it, or to store it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<String> for WebhookSecret {
+    fn from(secret: String) -> Self {
+        Self(secret)
+    }
+}
+
+impl From<&str> for WebhookSecret {
+    fn from(secret: &str) -> Self {
+        Self(secret.to_owned())
+    }
+}
+
+impl PartialEq for WebhookSecret {
+    fn eq(&self, other: &Self) -> bool {
+        use subtle::ConstantTimeEq;
+        self.0.as_bytes().ct_eq(other.0.as_bytes()).into()
+    }
+}
+
+impl Eq for WebhookSecret {}
+
+impl std::fmt::Debug for WebhookSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(Self::REDACTED)
+    }
+}
+
+impl std::fmt::Display for WebhookSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(Self::REDACTED)
+    }
+}
+
 /// A URL an account receives events at.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Webhook {
@@ -75,9 +131,9 @@ pub struct Webhook {
     /// ([`WebhookStore::purge_deliveries`](crate::store::WebhookStore::purge_deliveries)).
     pub disabled_at: Option<DateTime<Utc>>,
     /// The signing secret (`whsec_...`), shown to the owner on creation and rotation only.
-    pub secret: String,
+    pub secret: WebhookSecret,
     /// The secret before the last rotation, still signing until the instant given.
-    pub previous_secret: Option<(String, DateTime<Utc>)>,
+    pub previous_secret: Option<(WebhookSecret, DateTime<Utc>)>,
     /// Since when every attempt to it has failed (`None`: the last attempt succeeded).
     pub failing_since: Option<DateTime<Utc>>,
     /// Registration instant.
@@ -95,11 +151,11 @@ impl Webhook {
     /// The secrets that sign an attempt at `now`: the current one, then the previous one
     /// during the 24 hours after a rotation.
     pub fn signing_secrets(&self, now: DateTime<Utc>) -> Vec<&str> {
-        let mut secrets = vec![self.secret.as_str()];
+        let mut secrets = vec![self.secret.expose()];
         if let Some((previous, until)) = &self.previous_secret
             && now < *until
         {
-            secrets.push(previous);
+            secrets.push(previous.expose());
         }
         secrets
     }
@@ -118,7 +174,7 @@ pub struct NewWebhook {
     /// Description.
     pub description: Option<String>,
     /// Signing secret (see `webhooks::new_secret`).
-    pub secret: String,
+    pub secret: WebhookSecret,
     /// Registration instant.
     pub created_at: DateTime<Utc>,
 }
@@ -129,7 +185,7 @@ impl NewWebhook {
     pub fn new(
         account_id: AccountId,
         url: impl Into<String>,
-        secret: impl Into<String>,
+        secret: impl Into<WebhookSecret>,
         created_at: DateTime<Utc>,
     ) -> Self {
         Self {
@@ -358,7 +414,12 @@ impl Webhook {
     }
 
     /// Replaces the secret at `now`; the old one signs for `overlap` more.
-    pub fn rotate(&mut self, secret: String, now: DateTime<Utc>, overlap: chrono::TimeDelta) {
+    pub fn rotate(
+        &mut self,
+        secret: WebhookSecret,
+        now: DateTime<Utc>,
+        overlap: chrono::TimeDelta,
+    ) {
         let old = std::mem::replace(&mut self.secret, secret);
         self.previous_secret = Some((old, now + overlap));
         self.updated_at = now;
@@ -523,6 +584,53 @@ mod tests {
 
     fn at() -> DateTime<Utc> {
         Utc.with_ymd_and_hms(2026, 11, 1, 10, 0, 0).unwrap()
+    }
+
+    /// No `{:?}` of an endpoint, a new one or a claimed delivery shows a secret (current or
+    /// previous); `expose` gives it.
+    #[test]
+    fn secrets_print_redacted() {
+        let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+        let previous = "whsec_cHJldmlvdXMgc2VjcmV0IG9mIHRoaXM=";
+        let new = NewWebhook::new(AccountId(1), "https://a.example/h", secret, at());
+        let mut webhook = Webhook::registered(WebhookId(7), new.clone());
+        webhook.rotate(
+            WebhookSecret::new(previous),
+            at(),
+            chrono::TimeDelta::hours(24),
+        );
+        webhook.rotate(
+            WebhookSecret::new(secret),
+            at(),
+            chrono::TimeDelta::hours(24),
+        );
+        let event = NewEvent {
+            id: "evt_1".into(),
+            kind: EventType::Ping,
+            order_id: None,
+            payload: "{}".into(),
+            created_at: at(),
+        };
+        let claimed = ClaimedDelivery::new(
+            Delivery::queued(DeliveryId(1), webhook.id, &event),
+            webhook.clone(),
+            "lease",
+        );
+        for shown in [
+            format!("{new:?}"),
+            format!("{webhook:?}"),
+            format!("{webhook:#?}"),
+            format!("{claimed:?}"),
+            format!("{}", webhook.secret),
+        ] {
+            assert!(
+                !shown.contains(secret) && !shown.contains(previous),
+                "a secret printed: {shown}"
+            );
+        }
+        assert!(format!("{webhook:?}").contains("whsec_***"));
+        assert_eq!(webhook.secret.expose(), secret);
+        assert_eq!(webhook.signing_secrets(at()), [secret, previous]);
     }
 
     #[test]

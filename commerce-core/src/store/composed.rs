@@ -835,7 +835,7 @@ impl WebhookStore for Composed {
         &self,
         account: Option<AccountId>,
         id: WebhookId,
-        secret: String,
+        secret: WebhookSecret,
         now: DateTime<Utc>,
     ) -> Result<Option<Webhook>, StoreError> {
         self.run(

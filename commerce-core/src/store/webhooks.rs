@@ -111,7 +111,7 @@ pub trait WebhookStore: Send + Sync {
         &self,
         account: Option<AccountId>,
         id: WebhookId,
-        secret: String,
+        secret: WebhookSecret,
         now: DateTime<Utc>,
     ) -> Result<Option<Webhook>, StoreError>;
     /// Queues `event` for one endpoint on request, whatever it subscribes to (a `ping`), due

@@ -217,7 +217,7 @@ impl Baseline {
             .operator()
             .create_webhook(
                 h.fixture.marketer_a,
-                WebhookInput::url("https://receiver.example/hooks"),
+                WebhookInput::url("https://127.0.0.1:9/hooks"),
             )
             .await
             .expect("a webhook endpoint");

@@ -3,7 +3,6 @@
 //! sharing a database, never hold the same delivery at once (leases).
 
 use std::future::Future;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -14,8 +13,9 @@ use futures_util::stream::{FuturesUnordered, StreamExt};
 use rand::RngCore;
 use tracing::{Instrument, field};
 
+use super::egress::EgressProxy;
 use super::signing::{SIGNATURE_HEADER, TIMESTAMP_HEADER, WEBHOOK_ID_HEADER, sign};
-use super::urls::{UrlPolicy, check_address, check_url};
+use super::urls::{UrlPolicy, check_url};
 use crate::clock::Clock;
 use crate::model::{AttemptOutcome, AttemptResult, ClaimedDelivery, DeliveryId};
 use crate::store::{Store, StoreError};
@@ -34,6 +34,10 @@ pub struct DispatcherConfig {
     pub batch: usize,
     /// The wait between passes when nothing was due (default 1 s).
     pub idle_wait: Duration,
+    /// The egress proxy every attempt goes through (default none: attempts connect directly,
+    /// and the proxy environment variables `HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` are
+    /// ignored). See [`EgressProxy`]: the proxy must then enforce the address rules.
+    pub proxy: Option<EgressProxy>,
 }
 
 impl Default for DispatcherConfig {
@@ -43,6 +47,7 @@ impl Default for DispatcherConfig {
             lease: TimeDelta::seconds(60),
             batch: 32,
             idle_wait: Duration::from_secs(1),
+            proxy: None,
         }
     }
 }
@@ -71,27 +76,11 @@ impl DispatcherConfig {
         self.idle_wait = wait;
         self
     }
-}
 
-/// Resolves host names for the HTTP client, keeping only addresses the policy allows: a
-/// name checked at registration may resolve elsewhere later, so it is checked again here,
-/// where the connection is made.
-struct CheckedResolver(UrlPolicy);
-
-impl reqwest::dns::Resolve for CheckedResolver {
-    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
-        let policy = self.0;
-        let host = name.as_str().to_owned();
-        Box::pin(async move {
-            let allowed: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0))
-                .await?
-                .filter(|address| check_address(address.ip(), policy).is_ok())
-                .collect();
-            if allowed.is_empty() {
-                return Err("the host resolves to no allowed address".into());
-            }
-            Ok(Box::new(allowed.into_iter()) as reqwest::dns::Addrs)
-        })
+    /// Every attempt through this egress proxy.
+    pub fn with_proxy(mut self, proxy: EgressProxy) -> Self {
+        self.proxy = Some(proxy);
+        self
     }
 }
 
@@ -130,13 +119,7 @@ impl Dispatcher {
         policy: UrlPolicy,
         config: DispatcherConfig,
     ) -> Self {
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(config.timeout)
-            .user_agent(concat!("commerce-webhooks/", env!("CARGO_PKG_VERSION")))
-            .dns_resolver(Arc::new(CheckedResolver(policy)))
-            .build()
-            .expect("a client with rustls and no system proxy settings builds");
+        let client = super::egress::client(policy, &config);
         let mut id = [0u8; 8];
         rand::rng().fill_bytes(&mut id);
         Self {

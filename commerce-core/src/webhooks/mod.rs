@@ -17,13 +17,18 @@
 
 #[cfg(feature = "webhooks")]
 mod dispatcher;
+#[cfg(feature = "webhooks")]
+mod egress;
 mod signing;
 mod urls;
 
 pub use crate::events::{new_event_id, order_event, ping_event};
 #[cfg(feature = "webhooks")]
 pub use dispatcher::{Dispatcher, DispatcherConfig};
+#[cfg(feature = "webhooks")]
+pub use egress::EgressProxy;
 pub use signing::{
-    SIGNATURE_HEADER, TIMESTAMP_HEADER, VerifyError, WEBHOOK_ID_HEADER, new_secret, sign, verify,
+    MAX_SIGNATURES, SIGNATURE_HEADER, TIMESTAMP_HEADER, VerifyError, WEBHOOK_ID_HEADER, new_secret,
+    sign, verify,
 };
-pub use urls::{MAX_URL, UrlPolicy, UrlProblem, check_address, check_url};
+pub use urls::{Addresses, MAX_URL, UrlPolicy, UrlProblem, check_address, check_url};

@@ -7,6 +7,7 @@ use hmac::{Hmac, Mac};
 use http::HeaderMap;
 use rand::RngCore;
 use sha2::Sha256;
+use subtle::{Choice, ConstantTimeEq};
 
 /// The header carrying the event id (the same on every attempt: receivers dedupe on it).
 pub const WEBHOOK_ID_HEADER: &str = "webhook-id";
@@ -16,6 +17,17 @@ pub const TIMESTAMP_HEADER: &str = "webhook-timestamp";
 pub const SIGNATURE_HEADER: &str = "webhook-signature";
 
 const SECRET_PREFIX: &str = "whsec_";
+
+/// How many space-separated signatures of a `webhook-signature` header [`verify`] looks at;
+/// the rest are ignored. A sender signs with at most two secrets (during the day after a
+/// rotation); the cap keeps a request with thousands of candidates as cheap as one.
+pub const MAX_SIGNATURES: usize = 8;
+
+#[cfg(test)]
+thread_local! {
+    /// HMACs computed on this thread (tests count them).
+    static MACS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
 
 /// A new signing secret: `whsec_` and the base64 of 32 random bytes.
 pub fn new_secret() -> String {
@@ -34,6 +46,8 @@ fn key_bytes(secret: &str) -> Vec<u8> {
 }
 
 fn mac(secret: &str, id: &str, timestamp: i64, body: &[u8]) -> Hmac<Sha256> {
+    #[cfg(test)]
+    MACS.with(|count| count.set(count.get() + 1));
     let mut mac =
         Hmac::<Sha256>::new_from_slice(&key_bytes(secret)).expect("HMAC takes keys of any length");
     mac.update(id.as_bytes());
@@ -78,8 +92,10 @@ pub enum VerifyError {
 
 /// Checks a webhook request as a receiver: the `webhook-id`, `webhook-timestamp` and
 /// `webhook-signature` headers, the raw `body`, `now` and how far the timestamp may be from
-/// it (Standard Webhooks libraries use 5 minutes). `Ok` when one of the signatures is the
-/// HMAC of `secret` (compared in constant time) and the timestamp is recent.
+/// it (Standard Webhooks libraries use 5 minutes). `Ok` when the timestamp is recent and one
+/// of the first [`MAX_SIGNATURES`] signatures is the HMAC of `secret`. The HMAC is computed
+/// once, and each signature compared with it in constant time; any timestamp, however far,
+/// is refused without overflow.
 ///
 /// ```
 /// use commerce_core::webhooks::{new_secret, sign, verify};
@@ -114,16 +130,23 @@ pub fn verify(
         .parse()
         .map_err(|_| VerifyError::BadTimestamp)?;
     let signatures = header(SIGNATURE_HEADER)?;
-    if (now.timestamp() - timestamp).abs() > tolerance.num_seconds() {
+    let skew = now
+        .timestamp()
+        .checked_sub(timestamp)
+        .and_then(i64::checked_abs);
+    if skew.is_none_or(|skew| skew > tolerance.num_seconds()) {
         return Err(VerifyError::TooOld);
     }
-    let matches = signatures.split(' ').any(|candidate| {
-        candidate
-            .strip_prefix("v1,")
-            .and_then(|encoded| BASE64.decode(encoded).ok())
-            .is_some_and(|tag| mac(secret, id, timestamp, body).verify_slice(&tag).is_ok())
-    });
-    if matches {
+    let expected = mac(secret, id, timestamp, body).finalize().into_bytes();
+    let matches = signatures
+        .split_ascii_whitespace()
+        .take(MAX_SIGNATURES)
+        .filter_map(|candidate| candidate.strip_prefix("v1,"))
+        .filter_map(|encoded| BASE64.decode(encoded).ok())
+        .fold(Choice::from(0), |found, tag| {
+            found | tag.as_slice().ct_eq(expected.as_slice())
+        });
+    if bool::from(matches) {
         Ok(())
     } else {
         Err(VerifyError::NoMatch)
@@ -196,5 +219,81 @@ mod tests {
                 Ok(())
             );
         }
+    }
+
+    /// A timestamp at either end of `i64` is too old, not an overflow (a panic in debug
+    /// builds before).
+    #[test]
+    fn extreme_timestamps_are_refused_without_overflow() {
+        let secret = new_secret();
+        let body = b"{}";
+        let five = TimeDelta::minutes(5);
+        for (now, t) in [
+            (
+                DateTime::from_timestamp(1_800_000_000, 0).unwrap(),
+                i64::MIN,
+            ),
+            (
+                DateTime::from_timestamp(1_800_000_000, 0).unwrap(),
+                i64::MAX,
+            ),
+            (
+                DateTime::from_timestamp(-1_800_000_000, 0).unwrap(),
+                i64::MAX,
+            ),
+            (DateTime::<Utc>::MIN_UTC, i64::MAX),
+            (DateTime::<Utc>::MAX_UTC, i64::MIN),
+        ] {
+            let signature = sign(&[&secret], "evt_1", t, body);
+            assert_eq!(
+                verify(&secret, &headers("evt_1", t, &signature), body, now, five),
+                Err(VerifyError::TooOld),
+                "{t} at {now}"
+            );
+        }
+    }
+
+    /// A header of 40,000 candidates costs one HMAC, and only the first [`MAX_SIGNATURES`]
+    /// are looked at: a valid signature after them does not count.
+    #[test]
+    fn one_hmac_and_at_most_eight_candidates() {
+        let secret = new_secret();
+        let now = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
+        let t = now.timestamp();
+        let body = vec![b'x'; 1024 * 1024];
+        let five = TimeDelta::minutes(5);
+        let good = sign(&[&secret], "evt_1", t, &body);
+        let wrong = sign(&[&new_secret()], "evt_1", t, &body);
+        let macs = || MACS.with(std::cell::Cell::get);
+
+        let many = vec![wrong.as_str(); 40_000].join(" ");
+        let before = macs();
+        assert_eq!(
+            verify(&secret, &headers("evt_1", t, &many), &body, now, five),
+            Err(VerifyError::NoMatch)
+        );
+        assert_eq!(macs() - before, 1, "one HMAC for 40,000 candidates");
+
+        for (position, expected) in [
+            (1, Ok(())),
+            (MAX_SIGNATURES, Ok(())),
+            (MAX_SIGNATURES + 1, Err(VerifyError::NoMatch)),
+            (40_000, Err(VerifyError::NoMatch)),
+        ] {
+            let mut candidates = vec![wrong.as_str(); position - 1];
+            candidates.push(&good);
+            let header = candidates.join(" ");
+            assert_eq!(
+                verify(&secret, &headers("evt_1", t, &header), &body, now, five),
+                expected,
+                "the valid signature at position {position}"
+            );
+        }
+        // Junk and other versions count as candidates too; double spaces do not.
+        let mixed = format!("v2,abc  v1,!!! {good}");
+        assert_eq!(
+            verify(&secret, &headers("evt_1", t, &mixed), &body, now, five),
+            Ok(())
+        );
     }
 }

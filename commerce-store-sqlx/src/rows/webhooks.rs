@@ -43,7 +43,7 @@ db_row! {
 impl WebhookRow {
     pub(crate) fn into_domain(self) -> Result<Webhook, StoreError> {
         let previous_secret = match (self.previous_secret, self.previous_secret_until) {
-            (Some(secret), Some(until)) => Some((secret, instant(until))),
+            (Some(secret), Some(until)) => Some((WebhookSecret::new(secret), instant(until))),
             (None, None) => None,
             _ => return Err(corrupt("previous secret without its end, or the reverse")),
         };
@@ -59,7 +59,7 @@ impl WebhookRow {
                 .map(|r| parse(&r, DisabledReason::parse, "disabled reason"))
                 .transpose()?,
             disabled_at: self.disabled_at.map(instant),
-            secret: self.secret,
+            secret: WebhookSecret::new(self.secret),
             previous_secret,
             failing_since: self.failing_since.map(instant),
             created_at: instant(self.created_at),

@@ -334,7 +334,7 @@ impl WebhookStore for MemoryStore {
         &self,
         account: Option<AccountId>,
         id: WebhookId,
-        secret: String,
+        secret: WebhookSecret,
         now: DateTime<Utc>,
     ) -> Result<Option<Webhook>, StoreError> {
         let mut s = self.lock();

@@ -47,6 +47,7 @@ pub mod receiver;
 mod shipping;
 mod wallet;
 mod webhook_limits;
+mod webhook_urls;
 mod webhooks;
 
 pub use harness::{
@@ -114,6 +115,7 @@ macro_rules! for_each_http_case {
             (webhooks::webhook_registration_rules),
             (webhook_limits::webhook_manual_deliveries_are_bounded),
             (webhook_limits::webhook_order_data_needs_orders_read),
+            (webhook_urls::webhook_urls_sandbox_allows_loopback_only),
         ] }
     };
 }
@@ -198,6 +200,7 @@ mod tests {
         ("receiver.rs", include_str!("receiver.rs")),
         ("webhooks.rs", include_str!("webhooks.rs")),
         ("webhook_limits.rs", include_str!("webhook_limits.rs")),
+        ("webhook_urls.rs", include_str!("webhook_urls.rs")),
     ];
 
     /// The names of the `pub async fn`s of `source` that take a harness (`&Harness`): the

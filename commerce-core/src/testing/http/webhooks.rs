@@ -396,7 +396,7 @@ pub async fn webhook_registration_rules(h: &Harness) {
         .post(
             "sk_demo_catalog_only",
             "/api/v1/webhooks",
-            &json!({"url": "https://example.com/h"}),
+            &json!({"url": "https://127.0.0.1/h"}),
         )
         .await;
     refused.assert_error(403, "forbidden_ability");
@@ -404,15 +404,15 @@ pub async fn webhook_registration_rules(h: &Harness) {
         (json!({"url": "ftp://example.com/h"}), "url"),
         (json!({"url": "https:///nohost"}), "url"),
         (
-            json!({"url": "https://example.com/h", "events": ["order.created", "nope"]}),
+            json!({"url": "https://127.0.0.1/h", "events": ["order.created", "nope"]}),
             "events",
         ),
         (
-            json!({"url": "https://example.com/h", "events": []}),
+            json!({"url": "https://127.0.0.1/h", "events": []}),
             "events",
         ),
         (
-            json!({"url": "https://example.com/h", "description": "a\u{7}b"}),
+            json!({"url": "https://127.0.0.1/h", "description": "a\u{7}b"}),
             "description",
         ),
     ] {
@@ -425,7 +425,7 @@ pub async fn webhook_registration_rules(h: &Harness) {
         .await;
     assert_eq!(missing.error_fields(), ["url"]);
     let only_created = h
-        .post(KEY, "/api/v1/webhooks", &json!({"url": "https://example.com/1", "events": ["order.created"], "description": "متجري"}))
+        .post(KEY, "/api/v1/webhooks", &json!({"url": "https://127.0.0.1/1", "events": ["order.created"], "description": "متجري"}))
         .await;
     assert_eq!(only_created.status, 201);
     assert_eq!(
@@ -433,7 +433,7 @@ pub async fn webhook_registration_rules(h: &Harness) {
         json!(["order.created"])
     );
     for n in 2..=10 {
-        let url = format!("https://example.com/{n}");
+        let url = format!("https://127.0.0.1/{n}");
         assert_eq!(
             h.post(KEY, "/api/v1/webhooks", &json!({"url": url}))
                 .await
@@ -444,7 +444,7 @@ pub async fn webhook_registration_rules(h: &Harness) {
     h.post(
         KEY,
         "/api/v1/webhooks",
-        &json!({"url": "https://example.com/11"}),
+        &json!({"url": "https://127.0.0.1/11"}),
     )
     .await
     .assert_conflict("webhook_limit");
@@ -485,7 +485,7 @@ pub async fn webhook_registration_rules(h: &Harness) {
         .operator()
         .create_webhook(
             AccountId(i64::MAX),
-            WebhookInput::url("https://example.com/n"),
+            WebhookInput::url("https://127.0.0.1/n"),
         )
         .await;
     assert!(

@@ -382,7 +382,19 @@ pub async fn rotating_a_secret_keeps_the_previous_one_for_a_day(store: &dyn Stor
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(rotated.secret, "whsec_second");
+    assert_eq!(rotated.secret.expose(), "whsec_second");
+    // Neither secret shows in `{:?}` or `{}`, as returned or as read back.
+    let stored = webhook_of(store, w.id).await;
+    for shown in [
+        format!("{rotated:?}"),
+        format!("{stored:?}"),
+        stored.secret.to_string(),
+    ] {
+        assert!(
+            !shown.contains("whsec_second") && !shown.contains(w.secret.expose()),
+            "a secret printed: {shown}"
+        );
+    }
     assert_eq!(
         rotated.previous_secret,
         Some((w.secret.clone(), at(100) + SECRET_OVERLAP))
@@ -391,7 +403,7 @@ pub async fn rotating_a_secret_keeps_the_previous_one_for_a_day(store: &dyn Stor
     assert_eq!(webhook_of(store, w.id).await, rotated);
     assert_eq!(
         rotated.signing_secrets(at(101)),
-        vec!["whsec_second", w.secret.as_str()]
+        vec!["whsec_second", w.secret.expose()]
     );
     assert_eq!(
         rotated.signing_secrets(at(100) + SECRET_OVERLAP),
