@@ -50,7 +50,9 @@ pub use idempotency::{
 pub use memory::MemoryStore;
 pub use meter::MeterStore;
 pub use orders::{OrderStore, StatusChange, StatusMove, pieces_to_reserve};
-pub use webhooks::{InsertWebhookError, MAX_WEBHOOKS_PER_ACCOUNT, SECRET_OVERLAP, WebhookStore};
+pub use webhooks::{
+    ClaimRoom, InsertWebhookError, MAX_WEBHOOKS_PER_ACCOUNT, SECRET_OVERLAP, WebhookStore,
+};
 pub use withdrawals::{WithdrawalRequestError, WithdrawalStore};
 
 /// Storage of everything the engine reads and writes.

@@ -113,6 +113,8 @@ macro_rules! __with_store_cases {
                 claims_keep_each_orders_events_in_order,
                 a_failing_endpoint_is_disabled_by_the_outcome,
                 purging_deletes_only_old_finished_deliveries,
+                claims_keep_each_endpoint_within_its_in_flight_limit,
+                an_open_breaker_holds_its_endpoints_deliveries_until_its_wait,
             ]
             arc [
                 concurrent_orders_never_oversell,
@@ -124,6 +126,7 @@ macro_rules! __with_store_cases {
                 concurrent_withdrawals_never_overdraw,
                 concurrent_webhook_registrations_never_exceed_the_limit,
                 concurrent_claims_never_share_a_delivery,
+                concurrent_claims_keep_the_per_endpoint_limit,
             ]
         }
     };
