@@ -17,9 +17,16 @@
 //!    orders per second with the endpoint over the mean without.
 //!    Goal: >= 90% (the outbox costs at most 10% of `POST /orders` throughput).
 //! 2. **Delivery.** Up to `WEBHOOKS_DELIVER` (default 3000) of the deliveries queued in
-//!    phase 2 are sent by one dispatcher (batch 64) to a local receiver answering 204: events
-//!    per second. Baseline, same run: as many of the same bodies posted to the same receiver
-//!    by a plain reqwest client, 64 at a time, no store. Reported only.
+//!    phase 2 are sent by one dispatcher (batch 64, up to 64 in flight to the one endpoint)
+//!    to a local receiver answering 204: events per second. Baseline, same run: as many of
+//!    the same bodies posted to the same receiver by a plain reqwest client, 64 at a time, no
+//!    store. Reported only.
+//! 3. **Fairness.** The product's dispatcher settings (attempt timeout 15 s, 4 in flight per
+//!    endpoint), one dispatcher running: for `WEBHOOKS_FAIR_SECONDS` (default 60) the second
+//!    sandbox account's endpoint is a tarpit (accepts connections, never answers) fed 2 pings
+//!    a second while the first account's endpoint (a prompt receiver) gets 4 events a second;
+//!    then as long without the tarpit. The first account's delivery latency (queued to
+//!    received) p50 / p99 of each. Goal: p99 <= 2 s beside the tarpit.
 //!
 //! The goal applies on PostgreSQL; in memory (where an order costs tens of microseconds and
 //! rendering the event is a visible share of it) the ratio is reported only.
@@ -37,6 +44,7 @@ use commerce::model::{DeliveryStatus, PageRequest};
 use commerce::sandbox;
 use commerce::store::{MemoryStore, Store};
 use commerce::webhooks::DispatcherConfig;
+use commerce_core::testing::fairness::{Flood, prompt_latencies};
 use commerce_core::testing::http::receiver::Receiver;
 use common::report::{self, Goal, Unit};
 use futures_util::future::join_all;
@@ -138,9 +146,11 @@ async fn run(label: &str, store: Arc<dyn Store>, goal: Goal) {
         .await
         .expect("deliveries");
     let sample: Vec<String> = queued.items.iter().map(|d| d.payload.clone()).collect();
-    let dispatcher = engine
-        .webhooks()
-        .with_config(DispatcherConfig::default().with_batch(64));
+    let dispatcher = engine.webhooks().with_config(
+        DispatcherConfig::default()
+            .with_batch(64)
+            .with_per_endpoint_in_flight(64),
+    );
     let started = Instant::now();
     let mut delivered = 0usize;
     while delivered < most {
@@ -183,6 +193,52 @@ async fn run(label: &str, store: Arc<dyn Store>, goal: Goal) {
         Unit::Percent,
         Goal::None,
     );
+
+    // Fairness: the outbox's endpoint and its backlog go first.
+    operator
+        .delete_webhook(endpoint.id)
+        .await
+        .expect("endpoint deleted");
+    let fair_seconds: u64 = common::env_or("WEBHOOKS_FAIR_SECONDS", 60);
+    let flood = Flood {
+        config: DispatcherConfig::default(),
+        ..Flood::tarpit(Duration::from_secs(fair_seconds), Duration::from_secs(15))
+    };
+    for (phase, flood) in [
+        ("beside a tarpit", flood.clone()),
+        ("alone", flood.without_tarpit()),
+    ] {
+        let latencies = prompt_latencies(
+            std::slice::from_ref(&engine),
+            fixture.marketer_a,
+            fixture.marketer_b,
+            &flood,
+        )
+        .await;
+        let (p50, p99) = (latencies.quantile(0.5), latencies.quantile(0.99));
+        println!(
+            "{label} fairness, {phase}: {} events, {} missing, latency p50 {:.0} ms, p99 {:.0} ms, max {:.0} ms",
+            latencies.sorted.len(),
+            latencies.missing,
+            p50.as_secs_f64() * 1e3,
+            p99.as_secs_f64() * 1e3,
+            latencies
+                .sorted
+                .last()
+                .copied()
+                .unwrap_or_default()
+                .as_secs_f64()
+                * 1e3,
+        );
+        if phase == "beside a tarpit" {
+            report::ratio(
+                &format!("p99 latency beside a tarpit / 2 s {label}"),
+                p99.as_secs_f64() / 2.0,
+                Unit::Times,
+                Goal::AtMost(1.0),
+            );
+        }
+    }
 }
 
 fn main() {

@@ -882,18 +882,36 @@ impl WebhookStore for SmallStore {
         lease_for: chrono::TimeDelta,
         lease: &str,
         limit: usize,
+        per_endpoint: usize,
     ) -> Result<Vec<ClaimedDelivery>, StoreError> {
         let mut t = self.lock();
+        let live = |held: &Option<(String, DateTime<Utc>)>| {
+            held.as_ref().is_some_and(|(_, until)| *until > now)
+        };
         let mut due: Vec<usize> = (0..t.deliveries.len())
             .filter(|&i| {
                 let (d, held) = &t.deliveries[i];
                 d.is_due(now)
-                    && held.as_ref().is_none_or(|(_, until)| *until <= now)
-                    && t.webhooks.iter().any(|w| w.id == d.webhook_id && w.enabled)
+                    && !live(held)
+                    && t.webhooks
+                        .iter()
+                        .any(|w| w.id == d.webhook_id && w.enabled && !w.breaker.is_open(now))
                     && !t.deliveries.iter().any(|(earlier, _)| d.waits_for(earlier))
             })
             .collect();
         due.sort_by_key(|&i| (t.deliveries[i].0.next_attempt_at, t.deliveries[i].0.id));
+        // At most `per_endpoint` in flight per endpoint, counting the live leases.
+        let mut in_flight: HashMap<WebhookId, usize> = HashMap::new();
+        for (d, held) in &t.deliveries {
+            if live(held) {
+                *in_flight.entry(d.webhook_id).or_default() += 1;
+            }
+        }
+        due.retain(|&i| {
+            let taken = in_flight.entry(t.deliveries[i].0.webhook_id).or_default();
+            *taken += 1;
+            *taken <= per_endpoint
+        });
         due.truncate(limit);
         let mut claimed = Vec::new();
         for i in due {

@@ -7,10 +7,13 @@
 //! Those writes learn whether there is any such endpoint from a column of a statement they run
 //! anyway ([`subscribed`]), so an account without endpoints pays no statement and no rendering.
 //!
-//! Claims are one conditional `UPDATE` of the due deliveries (`FOR UPDATE SKIP LOCKED` on
-//! PostgreSQL, so that dispatchers sharing the database skip each other's rows instead of
-//! waiting; SQLite's single writer serialises them), marked with the dispatcher's lease; an
-//! attempt is recorded only while that lease still holds the delivery.
+//! Claims are one transaction, serialised between the dispatchers sharing the database (a
+//! transaction-scoped advisory lock on PostgreSQL, the writer lock on SQLite), so that each
+//! counts the leases of the claims before it: the deliveries in flight per endpoint, read from
+//! an index of the leased ones, then the due deliveries in claim order, passing over those of
+//! endpoints that are full or whose breaker is open ([`ClaimRoom`] decides), then one
+//! conditional `UPDATE` marks the picked ones with the dispatcher's lease. An attempt is
+//! recorded only while that lease still holds the delivery.
 
 use async_trait::async_trait;
 use chrono::{DateTime, TimeDelta, Utc};
@@ -19,9 +22,6 @@ use commerce_core::store::*;
 use commerce_core::webhooks::order_event;
 use sqlx::pool::PoolConnection;
 use sqlx::{AssertSqlSafe, QueryBuilder};
-
-/// A boxed future borrowing for `'e`.
-type BoxFuture<'e, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'e>>;
 
 use crate::dialect::*;
 use crate::order_reads::limit;
@@ -163,7 +163,8 @@ async fn write_webhook<DB: Dialect>(
     query::<DB>(
         "UPDATE webhook_endpoints SET url = $2, events = $3, description = $4, enabled = $5, \
          disabled_reason = $6, secret = $7, previous_secret = $8, previous_secret_until = $9, \
-         failing_since = $10, updated_at = $11, disabled_at = $12 WHERE id = $1",
+         failing_since = $10, updated_at = $11, breaker_failures = $12, \
+         breaker_open_until = $13, disabled_at = $14 WHERE id = $1",
     )
     .bind(webhook.id)
     .bind(&webhook.url)
@@ -176,6 +177,8 @@ async fn write_webhook<DB: Dialect>(
     .bind(until)
     .bind(opt_nanos(webhook.failing_since)?)
     .bind(nanos(webhook.updated_at)?)
+    .bind(i64::from(webhook.breaker.failures))
+    .bind(opt_nanos(webhook.breaker.open_until)?)
     .bind(opt_nanos(webhook.disabled_at)?)
     .execute(&mut *c)
     .await
@@ -244,22 +247,6 @@ async fn queue_manual<DB: Dialect>(
 // Crate-internal: `Dialect` is this crate's own seam.
 #[allow(private_bounds)]
 impl<DB: Dialect> SqlStore<DB> {
-    /// Runs one writing statement (`run` gets where to run it) in the transaction such a
-    /// write needs on this database: SQLite's writer lock; none on PostgreSQL, where one
-    /// statement is atomic by itself.
-    async fn one_statement<T: Send>(
-        &self,
-        run: impl for<'e> FnOnce(On<'e, DB>) -> BoxFuture<'e, Result<T, sqlx::Error>> + Send,
-    ) -> StoreResult<T> {
-        if DB::SINGLE_STATEMENT_TX {
-            let mut tx = self.write().await?;
-            let result = run((&mut tx.tx).into()).await.map_err(backend);
-            tx.finish(result).await
-        } else {
-            run((&self.pool).into()).await.map_err(backend)
-        }
-    }
-
     /// Runs `change` on the locked endpoint and writes it back, in one transaction.
     async fn change_webhook(
         &self,
@@ -561,55 +548,59 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
         lease_for: TimeDelta,
         lease: &str,
         limit: usize,
+        per_endpoint: usize,
     ) -> StoreResult<Vec<ClaimedDelivery>> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
         let at = nanos(now)?;
         let until = nanos(now + lease_for)?;
-        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        // One statement: the due deliveries of enabled endpoints, not under a live lease,
-        // each the earliest pending one of its order to its endpoint, oldest first, leased.
-        // On PostgreSQL the rows are locked as they are picked, skipping those another
-        // dispatcher is claiming (`SKIP LOCKED`); a row whose lease changed since the
-        // statement's snapshot is checked again on its new version before it is taken.
-        let skip_locked = if DB::FOR_UPDATE.is_empty() {
-            ""
-        } else {
-            " FOR UPDATE OF d SKIP LOCKED"
-        };
-        // (Picked in a materialised CTE: as `IN (subquery)`, PostgreSQL may run a `LIMIT ...
-        // SKIP LOCKED` subquery more than once and take more rows than the limit. The picked
-        // ids as an array there, so that they are looked up by the primary key: as a semi
-        // join the planner may scan the whole table, history included.)
-        let in_picked = if DB::FOR_UPDATE.is_empty() {
-            "id IN (SELECT id FROM picked)"
-        } else {
-            "id = ANY(ARRAY(SELECT id FROM picked))"
-        };
-        let sql = format!(
-            concat!(
-                "WITH picked AS MATERIALIZED (SELECT d.id FROM webhook_deliveries d \
-                 JOIN webhook_endpoints e ON e.id = d.endpoint_id \
-                 WHERE d.status = 'pending' AND d.next_attempt_at <= $3 \
-                 AND (d.lease_until IS NULL OR d.lease_until <= $3) AND e.enabled \
-                 AND (d.order_id IS NULL OR NOT EXISTS (SELECT 1 FROM webhook_deliveries p \
-                 WHERE p.endpoint_id = d.endpoint_id AND p.order_id = d.order_id \
-                 AND p.status = 'pending' AND p.id < d.id)) \
-                 ORDER BY d.next_attempt_at, d.id LIMIT $4{}) \
-                 UPDATE webhook_deliveries SET lease_owner = $1, lease_until = $2 \
-                 WHERE {} \
-                 AND status = 'pending' AND (lease_until IS NULL OR lease_until <= $3) \
-                 RETURNING ",
-                delivery_cols!()
-            ),
-            skip_locked, in_picked
-        );
-        let q = query_as::<DB, DeliveryRow>(AssertSqlSafe(sql))
-            .bind(lease)
-            .bind(until)
+        let mut tx = self.write().await?;
+        let result = async {
+            let c = &mut tx.tx;
+            if !DB::FOR_UPDATE.is_empty() {
+                // PostgreSQL: one claim at a time per schema, each in a snapshot taken after
+                // the one before it committed (SQLite's writer lock does the same).
+                query::<DB>(
+                    "SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.webhook_claims'))",
+                )
+                .execute(&mut *c)
+                .await
+                .map_err(backend)?;
+            }
+            let leased: Vec<i64> = query_scalar::<DB, i64>(
+                "SELECT endpoint_id FROM webhook_deliveries \
+                 WHERE lease_until > $1 AND status = 'pending'",
+            )
             .bind(at)
-            .bind(limit);
-        let mut rows = self
-            .one_statement(move |on| Box::pin(q.fetch_all(on)))
-            .await?;
+            .fetch_all(&mut *c)
+            .await
+            .map_err(backend)?;
+            let mut counts = std::collections::HashMap::<WebhookId, usize>::new();
+            for endpoint in leased {
+                *counts.entry(WebhookId(endpoint)).or_default() += 1;
+            }
+            let mut room = ClaimRoom::new(per_endpoint, counts);
+            let picked = pick_claimable(c, at, limit, &mut room).await?;
+            if picked.is_empty() {
+                return Ok(Vec::new());
+            }
+            let mut q = QueryBuilder::<DB>::new("UPDATE webhook_deliveries SET lease_owner = ");
+            q.push_arg(lease)
+                .push(", lease_until = ")
+                .push_arg(until)
+                .push(" WHERE status = 'pending' AND (lease_until IS NULL OR lease_until <= ")
+                .push_arg(at)
+                .push(") AND id IN (");
+            crate::push_list(&mut q, &picked);
+            q.push(concat!(") RETURNING ", delivery_cols!()));
+            q.build_as::<DeliveryRow>()
+                .fetch_all(&mut *c)
+                .await
+                .map_err(backend)
+        }
+        .await;
+        let mut rows = tx.finish(result).await?;
         if rows.is_empty() {
             return Ok(Vec::new());
         }
@@ -661,22 +652,21 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
         outcome: AttemptOutcome,
     ) -> StoreResult<bool> {
         let recorded = self
-            .finish_deliveries(lease, vec![(delivery, outcome)])
+            .finish_deliveries(vec![(delivery, lease.to_owned(), outcome)])
             .await?;
         Ok(recorded.first().copied().unwrap_or(false))
     }
 
     async fn finish_deliveries(
         &self,
-        lease: &str,
-        outcomes: Vec<(DeliveryId, AttemptOutcome)>,
+        attempts: Vec<(DeliveryId, String, AttemptOutcome)>,
     ) -> StoreResult<Vec<bool>> {
-        if outcomes.is_empty() {
+        if attempts.is_empty() {
             return Ok(Vec::new());
         }
-        // One transaction (one commit) for the attempts of a dispatcher's pass.
+        // One transaction (one commit) for the attempts that finished together.
         let mut tx = self.write().await?;
-        let result = record_attempts(&mut tx.tx, lease, outcomes).await;
+        let result = record_attempts(&mut tx.tx, attempts).await;
         tx.finish(result).await
     }
 
@@ -712,54 +702,157 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
     }
 }
 
-/// Records the attempts of deliveries held by `lease` (see `WebhookStore::finish_delivery`)
-/// in a few statements, whatever their number: whether each was recorded (`false`, and
-/// nothing written to the delivery, when the lease does not hold it any more).
+/// The ids of up to `limit` deliveries a claim may take at `at` (see
+/// `WebhookStore::claim_deliveries`), in claim order, each allowed by `room`: read in windows
+/// of the due deliveries in claim order, each window after the last one read and without the
+/// endpoints that are full, so that a long backlog of a full endpoint is not read again and
+/// again (at most a few windows per claim).
+async fn pick_claimable<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    at: i64,
+    limit: usize,
+    room: &mut ClaimRoom,
+) -> StoreResult<Vec<i64>> {
+    const WINDOWS: usize = 8;
+    let window = limit.max(16) * 2;
+    let mut picked = Vec::new();
+    let mut after: Option<(i64, i64)> = None;
+    for _ in 0..WINDOWS {
+        let mut q = QueryBuilder::<DB>::new(
+            "SELECT d.id, d.endpoint_id, d.next_attempt_at FROM webhook_deliveries d \
+             JOIN webhook_endpoints e ON e.id = d.endpoint_id \
+             WHERE d.status = 'pending' AND d.next_attempt_at <= ",
+        );
+        q.push_arg(at)
+            .push(" AND (d.lease_until IS NULL OR d.lease_until <= ")
+            .push_arg(at)
+            // The breaker's rule (`Breaker::is_open`): open while `now < open_until`.
+            .push(") AND e.enabled AND (e.breaker_open_until IS NULL OR e.breaker_open_until <= ")
+            .push_arg(at)
+            .push(
+                ") AND (d.order_id IS NULL OR NOT EXISTS (SELECT 1 FROM webhook_deliveries p \
+                 WHERE p.endpoint_id = d.endpoint_id AND p.order_id = d.order_id \
+                 AND p.status = 'pending' AND p.id < d.id))",
+            );
+        if let Some((due, id)) = after {
+            q.push(" AND (d.next_attempt_at > ")
+                .push_arg(due)
+                .push(" OR (d.next_attempt_at = ")
+                .push_arg(due)
+                .push(" AND d.id > ")
+                .push_arg(id)
+                .push("))");
+        }
+        let full: Vec<WebhookId> = room.full().collect();
+        if !full.is_empty() {
+            q.push(" AND d.endpoint_id NOT IN (");
+            crate::push_list(&mut q, &full);
+            q.push(")");
+        }
+        q.push(" ORDER BY d.next_attempt_at, d.id LIMIT ")
+            .push_arg(i64::try_from(window).unwrap_or(i64::MAX));
+        let rows: Vec<(i64, i64, i64)> = q
+            .build_as::<(i64, i64, i64)>()
+            .fetch_all(&mut *c)
+            .await
+            .map_err(backend)?;
+        let read = rows.len();
+        for (id, endpoint, due) in rows {
+            if picked.len() >= limit {
+                break;
+            }
+            if room.take(WebhookId(endpoint)) {
+                picked.push(id);
+            }
+            after = Some((due, id));
+        }
+        if picked.len() >= limit || read < window {
+            break;
+        }
+    }
+    Ok(picked)
+}
+
+/// Records attempts, each of a delivery held by its lease (see
+/// `WebhookStore::finish_delivery`), in a few statements, whatever their number: whether each
+/// was recorded (`false`, and nothing written to the delivery, when its lease does not hold it
+/// any more).
 ///
 /// The endpoints first, as every write of an endpoint and its deliveries takes them
 /// (deleting one locks it, then its deliveries): no deadlock. An endpoint is written only
 /// when an outcome changes it, so that the attempts of one endpoint, sent at once, do not
-/// queue on its row lock: a success clears the failing streak of an endpoint that has one
-/// (one statement for all), a failure (rarer) sets it or disables the endpoint (one statement
-/// each, after the successes: of attempts that finished together, a failure is kept).
+/// queue on its row lock: a success clears the failing streak and closes the breaker of an
+/// endpoint that has either (one statement for all); a failure (rarer) reads the endpoint's
+/// breaker under its row lock, applies [`Breaker::after`] and writes it with the failing
+/// streak, or disables the endpoint (two statements each, after the successes: of attempts
+/// that finished together, a failure is kept).
 async fn record_attempts<DB: Dialect>(
     c: &mut PoolConnection<DB>,
-    lease: &str,
-    outcomes: Vec<(DeliveryId, AttemptOutcome)>,
+    attempts: Vec<(DeliveryId, String, AttemptOutcome)>,
 ) -> StoreResult<Vec<bool>> {
-    let (succeeded, failed): (Vec<_>, Vec<_>) = outcomes
+    // A success (a delivery delivered) ends the failing streak and closes the breaker
+    // (`Breaker::after` of a success is `Breaker::CLOSED`, whatever it was).
+    let (succeeded, failed): (Vec<_>, Vec<_>) = attempts
         .iter()
-        .partition(|(_, o)| o.failing_since.is_none() && o.disable.is_none());
-    let succeeded: Vec<DeliveryId> = succeeded.into_iter().map(|(id, _)| *id).collect();
-    for chunk in succeeded.chunks(crate::MAX_BIND_CHUNK) {
+        .partition(|(_, _, o)| o.status == DeliveryStatus::Delivered);
+    for chunk in succeeded.chunks(crate::MAX_BIND_CHUNK / 2) {
         let mut q = QueryBuilder::<DB>::new(
-            "UPDATE webhook_endpoints SET failing_since = NULL \
-             WHERE failing_since IS NOT NULL AND id IN (SELECT endpoint_id \
-             FROM webhook_deliveries WHERE lease_owner = ",
+            "UPDATE webhook_endpoints SET failing_since = NULL, breaker_failures = 0, \
+             breaker_open_until = NULL WHERE (failing_since IS NOT NULL \
+             OR breaker_failures <> 0 OR breaker_open_until IS NOT NULL) \
+             AND id IN (SELECT d.endpoint_id FROM webhook_deliveries d WHERE ",
         );
-        q.push_arg(lease).push(" AND id IN (");
-        crate::push_list(&mut q, chunk);
-        q.push("))");
+        for (n, (delivery, lease, _)) in chunk.iter().enumerate() {
+            if n > 0 {
+                q.push(" OR ");
+            }
+            q.push("(d.id = ")
+                .push_arg(*delivery)
+                .push(" AND d.lease_owner = ")
+                .push_arg(lease.as_str())
+                .push(")");
+        }
+        q.push(")");
         q.build_statement()
             .execute(&mut *c)
             .await
             .map_err(backend)?;
     }
-    for (delivery, outcome) in failed {
+    for (delivery, lease, outcome) in failed {
+        let held: Option<(i64, i64, Option<i64>)> =
+            query_as::<DB, (i64, i64, Option<i64>)>(AssertSqlSafe(format!(
+                "SELECT e.id, e.breaker_failures, e.breaker_open_until FROM webhook_endpoints e \
+                 WHERE e.id = (SELECT endpoint_id FROM webhook_deliveries \
+                 WHERE id = $1 AND lease_owner = $2){}",
+                DB::FOR_UPDATE
+            )))
+            .bind(*delivery)
+            .bind(lease.as_str())
+            .fetch_optional(&mut *c)
+            .await
+            .map_err(backend)?;
+        let Some((endpoint, failures, open_until)) = held else {
+            continue;
+        };
+        let breaker = Breaker {
+            failures: u32::try_from(failures).unwrap_or(u32::MAX),
+            open_until: open_until.map(crate::rows::instant),
+        }
+        .after(outcome);
         query::<DB>(
-            "UPDATE webhook_endpoints SET failing_since = $3, \
-             enabled = CASE WHEN $4 IS NULL THEN enabled ELSE FALSE END, \
-             disabled_reason = COALESCE($4, disabled_reason), \
-             updated_at = CASE WHEN $4 IS NULL THEN updated_at ELSE $5 END, \
-             disabled_at = CASE WHEN $4 IS NULL THEN disabled_at ELSE $5 END \
-             WHERE id = (SELECT endpoint_id FROM webhook_deliveries \
-             WHERE id = $1 AND lease_owner = $2)",
+            "UPDATE webhook_endpoints SET failing_since = $2, \
+             enabled = CASE WHEN $3 IS NULL THEN enabled ELSE FALSE END, \
+             disabled_reason = COALESCE($3, disabled_reason), \
+             updated_at = CASE WHEN $3 IS NULL THEN updated_at ELSE $4 END, \
+             disabled_at = CASE WHEN $3 IS NULL THEN disabled_at ELSE $4 END, \
+             breaker_failures = $5, breaker_open_until = $6 WHERE id = $1",
         )
-        .bind(*delivery)
-        .bind(lease)
+        .bind(endpoint)
         .bind(opt_nanos(outcome.failing_since)?)
         .bind(outcome.disable.map(|r| r.as_str().to_owned()))
         .bind(nanos(outcome.attempted_at)?)
+        .bind(i64::from(breaker.failures))
+        .bind(opt_nanos(breaker.open_until)?)
         .execute(&mut *c)
         .await
         .map_err(backend)?;
@@ -767,10 +860,11 @@ async fn record_attempts<DB: Dialect>(
 
     // Then the deliveries: one statement per chunk, the values of each row in a `VALUES`
     // list (its columns are `column1`, ... on both databases).
-    let mut rows = Vec::with_capacity(outcomes.len());
-    for (delivery, outcome) in &outcomes {
+    let mut rows = Vec::with_capacity(attempts.len());
+    for (delivery, lease, outcome) in &attempts {
         rows.push((
             *delivery,
+            lease.as_str(),
             outcome.status.as_str(),
             opt_nanos(outcome.next_attempt_at)?,
             nanos(outcome.attempted_at)?,
@@ -781,21 +875,27 @@ async fn record_attempts<DB: Dialect>(
     let mut recorded = std::collections::HashSet::with_capacity(rows.len());
     for chunk in rows.chunks(ROWS_PER_STATEMENT) {
         let mut q = QueryBuilder::<DB>::new(
-            "UPDATE webhook_deliveries SET status = v.column2, attempts = attempts + 1, \
-             next_attempt_at = v.column3, last_attempt_at = v.column4, \
-             last_status_code = v.column5, last_error = v.column6, lease_owner = NULL, \
+            "UPDATE webhook_deliveries SET status = v.column3, attempts = attempts + 1, \
+             next_attempt_at = v.column4, last_attempt_at = v.column5, \
+             last_status_code = v.column6, last_error = v.column7, lease_owner = NULL, \
              lease_until = NULL FROM (",
         );
-        q.push_values(chunk, |mut row, (id, status, next, at, code, error)| {
-            row.push_arg(*id)
-                .push_arg(*status)
-                .push_arg(*next)
-                .push_arg(*at)
-                .push_arg(*code)
-                .push_arg(*error);
-        });
-        q.push(") AS v WHERE webhook_deliveries.id = v.column1 AND lease_owner = ");
-        q.push_arg(lease).push(" RETURNING webhook_deliveries.id");
+        q.push_values(
+            chunk,
+            |mut row, (id, lease, status, next, at, code, error)| {
+                row.push_arg(*id)
+                    .push_arg(*lease)
+                    .push_arg(*status)
+                    .push_arg(*next)
+                    .push_arg(*at)
+                    .push_arg(*code)
+                    .push_arg(*error);
+            },
+        );
+        q.push(
+            ") AS v WHERE webhook_deliveries.id = v.column1 \
+             AND webhook_deliveries.lease_owner = v.column2 RETURNING webhook_deliveries.id",
+        );
         let done: Vec<i64> = q
             .build_scalar::<i64>()
             .fetch_all(&mut *c)
@@ -803,11 +903,11 @@ async fn record_attempts<DB: Dialect>(
             .map_err(backend)?;
         recorded.extend(done);
     }
-    Ok(outcomes
+    Ok(attempts
         .iter()
-        .map(|(id, _)| recorded.contains(&id.get()))
+        .map(|(id, _, _)| recorded.contains(&id.get()))
         .collect())
 }
 
-/// Rows of one multi-row statement (6 values each).
+/// Rows of one multi-row statement (7 values each).
 const ROWS_PER_STATEMENT: usize = 100;

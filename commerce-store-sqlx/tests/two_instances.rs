@@ -20,6 +20,7 @@ use commerce_core::domain::webhooks::WebhookInput;
 use commerce_core::model::{Ability, DeliveryStatus, PageRequest, VariantId, VariantPatch};
 use commerce_core::operator::KeySpec;
 use commerce_core::sandbox::{self, Sandbox};
+use commerce_core::testing::fairness::a_dead_receiver_slows_only_its_own_endpoint;
 use commerce_core::testing::http::receiver::Receiver;
 use commerce_core::testing::http::start_instant;
 use commerce_core::webhooks::{Dispatcher, DispatcherConfig};
@@ -508,6 +509,38 @@ async fn a_delivery_cut_short_is_sent_again_by_the_other_instance() {
             listed.items[0].attempts, 1,
             "the cut attempt was never recorded"
         );
+    })
+    .await;
+}
+
+/// One account's endpoint a tarpit (accepts, never answers) fed 2 pings a second, the other
+/// account's events delivered by the first instance's dispatcher alone: p99 <= 2 s.
+#[cfg_attr(
+    not(commerce_postgres_tests),
+    ignore = "needs COMMERCE_TEST_POSTGRES_URL (see README)"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_dead_receiver_slows_only_its_own_endpoint_with_one_instance() {
+    with_pair(|pair| async move {
+        let f = &pair.fixture;
+        a_dead_receiver_slows_only_its_own_endpoint(&pair.engines[..1], f.marketer_a, f.marketer_b)
+            .await;
+    })
+    .await;
+}
+
+/// The same with one dispatcher per instance on the same database (the per-endpoint limit
+/// is decided in the claim, across both).
+#[cfg_attr(
+    not(commerce_postgres_tests),
+    ignore = "needs COMMERCE_TEST_POSTGRES_URL (see README)"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_dead_receiver_slows_only_its_own_endpoint_with_two_instances() {
+    with_pair(|pair| async move {
+        let f = &pair.fixture;
+        a_dead_receiver_slows_only_its_own_endpoint(&pair.engines, f.marketer_a, f.marketer_b)
+            .await;
     })
     .await;
 }

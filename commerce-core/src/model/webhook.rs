@@ -136,6 +136,8 @@ pub struct Webhook {
     pub previous_secret: Option<(WebhookSecret, DateTime<Utc>)>,
     /// Since when every attempt to it has failed (`None`: the last attempt succeeded).
     pub failing_since: Option<DateTime<Utc>>,
+    /// Its circuit breaker: while open, its deliveries are not claimed.
+    pub breaker: Breaker,
     /// Registration instant.
     pub created_at: DateTime<Utc>,
     /// Last change.
@@ -251,6 +253,7 @@ impl WebhookPatch {
                 webhook.disabled_reason = None;
                 webhook.disabled_at = None;
                 webhook.failing_since = None;
+                webhook.breaker = Breaker::CLOSED;
             }
             Some(false) if webhook.enabled => {
                 webhook.enabled = false;
@@ -382,10 +385,11 @@ impl Delivery {
 }
 
 impl Webhook {
-    /// Records what an attempt to it says of the endpoint: its failing streak, and disabling
-    /// it when the outcome says so.
+    /// Records what an attempt to it says of the endpoint: its failing streak, its breaker
+    /// ([`Breaker::after`]), and disabling it when the outcome says so.
     pub fn record(&mut self, outcome: &AttemptOutcome) {
         self.failing_since = outcome.failing_since;
+        self.breaker = self.breaker.after(outcome);
         if let Some(reason) = outcome.disable {
             self.enabled = false;
             self.disabled_reason = Some(reason);
@@ -408,6 +412,7 @@ impl Webhook {
             secret: new.secret,
             previous_secret: None,
             failing_since: None,
+            breaker: Breaker::CLOSED,
             created_at: new.created_at,
             updated_at: new.created_at,
         }
@@ -502,6 +507,9 @@ pub struct AttemptOutcome {
     pub failing_since: Option<DateTime<Utc>>,
     /// Disable the endpoint for this reason.
     pub disable: Option<DisabledReason>,
+    /// Whether the endpoint could not be reached ([`AttemptResult::Unreachable`]): counts
+    /// toward its [`Breaker`].
+    pub unreachable: bool,
 }
 
 /// The answer an attempt got.
@@ -509,8 +517,11 @@ pub struct AttemptOutcome {
 pub enum AttemptResult {
     /// An HTTP answer with this status.
     Answered(u16),
-    /// No usable answer (refused, timed out, TLS, a refused address): the reason.
+    /// No usable answer (TLS, a refused address, a broken request): the reason.
     NoAnswer(String),
+    /// The endpoint could not be reached: the connection failed or the answer did not come
+    /// within the timeout (the reason). Counts toward the endpoint's [`Breaker`].
+    Unreachable(String),
 }
 
 /// The waits before the 2nd to the 8th attempt: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h.
@@ -540,8 +551,11 @@ impl AttemptResult {
     ) -> AttemptOutcome {
         let (status_code, error) = match &self {
             AttemptResult::Answered(code) => (Some(*code), None),
-            AttemptResult::NoAnswer(reason) => (None, Some(reason.clone())),
+            AttemptResult::NoAnswer(reason) | AttemptResult::Unreachable(reason) => {
+                (None, Some(reason.clone()))
+            }
         };
+        let unreachable = matches!(self, AttemptResult::Unreachable(_));
         let delivered = matches!(status_code, Some(200..=299));
         let gone = status_code == Some(410);
         let error = error
@@ -572,6 +586,73 @@ impl AttemptResult {
             error,
             failing_since,
             disable,
+            unreachable,
+        }
+    }
+}
+
+/// Consecutive unreachable attempts ([`AttemptResult::Unreachable`]) that open an endpoint's
+/// [`Breaker`].
+pub const BREAKER_THRESHOLD: u32 = 5;
+
+/// An endpoint's circuit breaker: an endpoint that times out or refuses connections stops
+/// taking the dispatcher's slots. After [`BREAKER_THRESHOLD`] unreachable attempts in a row it
+/// opens: none of the endpoint's deliveries (pings and redeliveries too) is claimed until
+/// `open_until`, the wait of [`RETRY_SCHEDULE`] indexed by how many times it opened in a row
+/// (5 s, then 5 min, 30 min, ... 10 h). Then its deliveries are tried again: another
+/// unreachable attempt opens it for the next wait, a success closes it.
+///
+/// [`Breaker::after`] is the one rule; every store applies it when it records an attempt,
+/// against the endpoint's state at that moment, so every dispatcher sharing the store sees it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Breaker {
+    /// Unreachable attempts in a row (an answer ends the streak).
+    pub failures: u32,
+    /// Open until this instant (its deliveries are not claimed before); `None`: never opened
+    /// since the last success.
+    pub open_until: Option<DateTime<Utc>>,
+}
+
+impl Breaker {
+    /// Closed, no failures: a new endpoint's, and any endpoint's after a success.
+    pub const CLOSED: Breaker = Breaker {
+        failures: 0,
+        open_until: None,
+    };
+
+    /// Whether it is open at `now`: the endpoint's deliveries wait.
+    pub fn is_open(&self, now: DateTime<Utc>) -> bool {
+        self.open_until.is_some_and(|until| now < until)
+    }
+
+    /// The breaker after an attempt: a success closes it; another answer (an HTTP error)
+    /// ends the streak of unreachable attempts, an open breaker staying open until its time;
+    /// an unreachable attempt made while it is closed counts, and the
+    /// [`BREAKER_THRESHOLD`]-th and each one after it opens it for the next wait of
+    /// [`RETRY_SCHEDULE`]. Attempts that finish while it is open (sent before it opened)
+    /// change nothing.
+    pub fn after(self, outcome: &AttemptOutcome) -> Breaker {
+        let now = outcome.attempted_at;
+        if outcome.status == DeliveryStatus::Delivered {
+            return Breaker::CLOSED;
+        }
+        if !outcome.unreachable {
+            return Breaker {
+                failures: 0,
+                ..self
+            };
+        }
+        if self.is_open(now) {
+            return self;
+        }
+        let failures = self.failures.saturating_add(1);
+        let open_until = failures.checked_sub(BREAKER_THRESHOLD).map(|opened| {
+            let last = RETRY_SCHEDULE.len() - 1;
+            now + RETRY_SCHEDULE[(opened as usize).min(last)]
+        });
+        Breaker {
+            failures,
+            open_until,
         }
     }
 }
@@ -663,5 +744,55 @@ mod tests {
         let redirect = AttemptResult::Answered(301).decide(1, at(), None);
         assert_eq!(redirect.status, DeliveryStatus::Pending);
         assert_eq!(redirect.error.as_deref(), Some("HTTP 301"));
+        assert!(!redirect.unreachable && !long.unreachable);
+        let timeout = AttemptResult::Unreachable("timeout".into()).decide(1, at(), None);
+        assert_eq!(
+            (
+                timeout.status,
+                timeout.error.as_deref(),
+                timeout.unreachable
+            ),
+            (DeliveryStatus::Pending, Some("timeout"), true)
+        );
+    }
+
+    fn unreachable_at(seconds: i64) -> AttemptOutcome {
+        let now = at() + chrono::TimeDelta::seconds(seconds);
+        AttemptResult::Unreachable("timeout".into()).decide(1, now, None)
+    }
+
+    #[test]
+    fn the_breaker_opens_after_five_unreachable_attempts_and_a_success_closes_it() {
+        let mut breaker = Breaker::CLOSED;
+        for n in 1..BREAKER_THRESHOLD {
+            breaker = breaker.after(&unreachable_at(i64::from(n)));
+            assert_eq!(breaker.open_until, None, "closed after {n}");
+        }
+        breaker = breaker.after(&unreachable_at(5));
+        let first = at() + chrono::TimeDelta::seconds(5) + RETRY_SCHEDULE[0];
+        assert_eq!(breaker.open_until, Some(first));
+        assert!(breaker.is_open(first - chrono::TimeDelta::milliseconds(1)));
+        assert!(!breaker.is_open(first));
+        // Attempts in flight when it opened change nothing.
+        assert_eq!(breaker.after(&unreachable_at(6)), breaker);
+        // The next unreachable attempt after the wait opens it for the next wait.
+        let again = breaker.after(&unreachable_at(20));
+        assert_eq!(
+            again.open_until,
+            Some(at() + chrono::TimeDelta::seconds(20) + RETRY_SCHEDULE[1])
+        );
+        // An HTTP error answer ends the streak but does not close it; a success does.
+        let answered = AttemptResult::Answered(500).decide(1, at(), None);
+        let kept = again.after(&answered);
+        assert_eq!((kept.failures, kept.open_until), (0, again.open_until));
+        let ok = AttemptResult::Answered(200).decide(1, at(), None);
+        assert_eq!(again.after(&ok), Breaker::CLOSED);
+        // The wait stops growing at the schedule's last.
+        let mut long = Breaker {
+            failures: 100,
+            open_until: None,
+        };
+        long = long.after(&unreachable_at(0));
+        assert_eq!(long.open_until, Some(at() + RETRY_SCHEDULE[6]));
     }
 }

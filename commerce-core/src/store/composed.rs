@@ -892,10 +892,12 @@ impl WebhookStore for Composed {
         lease_for: chrono::TimeDelta,
         lease: &str,
         limit: usize,
+        per_endpoint: usize,
     ) -> Result<Vec<ClaimedDelivery>, StoreError> {
         self.run(
             Operation::new(Concern::Webhooks, "claim_deliveries"),
-            self.webhooks.claim_deliveries(now, lease_for, lease, limit),
+            self.webhooks
+                .claim_deliveries(now, lease_for, lease, limit, per_endpoint),
         )
         .await
     }
@@ -913,12 +915,11 @@ impl WebhookStore for Composed {
     }
     async fn finish_deliveries(
         &self,
-        lease: &str,
-        outcomes: Vec<(DeliveryId, AttemptOutcome)>,
+        attempts: Vec<(DeliveryId, String, AttemptOutcome)>,
     ) -> Result<Vec<bool>, StoreError> {
         self.run(
             Operation::new(Concern::Webhooks, "finish_deliveries"),
-            self.webhooks.finish_deliveries(lease, outcomes),
+            self.webhooks.finish_deliveries(attempts),
         )
         .await
     }

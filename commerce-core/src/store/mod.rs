@@ -51,8 +51,8 @@ pub use memory::MemoryStore;
 pub use meter::MeterStore;
 pub use orders::{OrderStore, StatusChange, StatusMove, pieces_to_reserve};
 pub use webhooks::{
-    InsertWebhookError, MAX_PENDING_MANUAL, MAX_WEBHOOKS_PER_ACCOUNT, QueueDeliveryError,
-    SECRET_OVERLAP, WebhookStore,
+    ClaimRoom, InsertWebhookError, MAX_PENDING_MANUAL, MAX_WEBHOOKS_PER_ACCOUNT,
+    QueueDeliveryError, SECRET_OVERLAP, WebhookStore,
 };
 pub use withdrawals::{WithdrawalRequestError, WithdrawalStore};
 

@@ -9,6 +9,8 @@
 //! ([`WebhookStore::claim_deliveries`]), sends them and records each attempt
 //! ([`WebhookStore::finish_delivery`]).
 
+use std::collections::HashMap;
+
 use async_trait::async_trait;
 use chrono::{DateTime, TimeDelta, Utc};
 
@@ -58,6 +60,52 @@ pub enum InsertWebhookError {
     /// The storage failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+/// The per-endpoint limit of one claim ([`WebhookStore::claim_deliveries`]): a store walks the
+/// claimable deliveries in claim order and takes each one [`take`](Self::take) allows, so that
+/// no endpoint has more than `per_endpoint` deliveries under a live lease.
+#[derive(Debug, Clone)]
+pub struct ClaimRoom {
+    per_endpoint: usize,
+    in_flight: HashMap<WebhookId, usize>,
+}
+
+impl ClaimRoom {
+    /// At most `per_endpoint` in flight per endpoint; `in_flight` is how many deliveries of
+    /// each endpoint are under a live lease already (an endpoint not listed has none).
+    pub fn new(
+        per_endpoint: usize,
+        in_flight: impl IntoIterator<Item = (WebhookId, usize)>,
+    ) -> Self {
+        Self {
+            per_endpoint,
+            in_flight: in_flight.into_iter().collect(),
+        }
+    }
+
+    /// Whether `endpoint` has as many in flight as it may.
+    pub fn is_full(&self, endpoint: WebhookId) -> bool {
+        self.in_flight.get(&endpoint).copied().unwrap_or(0) >= self.per_endpoint
+    }
+
+    /// The endpoints that have as many in flight as they may.
+    pub fn full(&self) -> impl Iterator<Item = WebhookId> + '_ {
+        self.in_flight
+            .iter()
+            .filter(|(_, n)| **n >= self.per_endpoint)
+            .map(|(id, _)| *id)
+    }
+
+    /// Whether one more delivery of `endpoint` may be claimed; counts it when it may.
+    pub fn take(&mut self, endpoint: WebhookId) -> bool {
+        let taken = self.in_flight.entry(endpoint).or_default();
+        if *taken >= self.per_endpoint {
+            return false;
+        }
+        *taken += 1;
+        true
+    }
 }
 
 /// Webhook endpoints, their deliveries, and the dispatcher's claims on them.
@@ -147,39 +195,45 @@ pub trait WebhookStore: Send + Sync {
         page: PageRequest,
     ) -> Result<Option<Page<Delivery>>, StoreError>;
     /// Claims up to `limit` deliveries for one dispatcher until `now + lease_for`, marked with
-    /// `lease`: pending ones due by `now`, of enabled endpoints, not under another live lease,
-    /// each the earliest pending delivery of its order to its endpoint (so one order's events
-    /// reach an endpoint in order), oldest first. Claims are exclusive: several dispatchers,
-    /// in one process or several sharing a database, never hold the same delivery at once.
+    /// `lease`: pending ones due by `now`, of enabled endpoints whose [`Breaker`] is not open
+    /// at `now`, not under another live lease, each the earliest pending delivery of its order
+    /// to its endpoint (so one order's events reach an endpoint in order), oldest first, and
+    /// at most `per_endpoint` of one endpoint under a live lease once claimed (those of
+    /// earlier claims, by any dispatcher, count). Claims are exclusive and the per-endpoint
+    /// limit holds across claims: several dispatchers, in one process or several sharing a
+    /// database, never hold the same delivery at once nor more than `per_endpoint` of one
+    /// endpoint. (A store may claim fewer of an endpoint than that, e.g. while deliveries of
+    /// one of its orders wait for each other; never more.)
     async fn claim_deliveries(
         &self,
         now: DateTime<Utc>,
         lease_for: TimeDelta,
         lease: &str,
         limit: usize,
+        per_endpoint: usize,
     ) -> Result<Vec<ClaimedDelivery>, StoreError>;
     /// Records an attempt of a claimed delivery ([`AttemptResult::decide`] made `outcome`):
     /// the delivery's status, attempts and last answer, its lease released; the endpoint's
-    /// failing streak, and disabling it when the outcome says so. Only while `lease` still
-    /// holds the delivery; `false` (nothing written) when it does not any more.
+    /// failing streak, its breaker ([`Breaker::after`], applied to the endpoint as it is when
+    /// recorded), and disabling it when the outcome says so. Only while `lease` still holds
+    /// the delivery; `false` (nothing written) when it does not any more.
     async fn finish_delivery(
         &self,
         delivery: DeliveryId,
         lease: &str,
         outcome: AttemptOutcome,
     ) -> Result<bool, StoreError>;
-    /// Records the attempts of one claim (`lease`), each as
+    /// Records several attempts, each `(delivery, lease, outcome)` as
     /// [`finish_delivery`](Self::finish_delivery) would: whether each was recorded, in order.
     /// A store that can write them in one transaction does (the SQL stores: one commit for a
     /// dispatcher's attempts that finished together, instead of one per attempt).
     async fn finish_deliveries(
         &self,
-        lease: &str,
-        outcomes: Vec<(DeliveryId, AttemptOutcome)>,
+        attempts: Vec<(DeliveryId, String, AttemptOutcome)>,
     ) -> Result<Vec<bool>, StoreError> {
-        let mut recorded = Vec::with_capacity(outcomes.len());
-        for (delivery, outcome) in outcomes {
-            recorded.push(self.finish_delivery(delivery, lease, outcome).await?);
+        let mut recorded = Vec::with_capacity(attempts.len());
+        for (delivery, lease, outcome) in attempts {
+            recorded.push(self.finish_delivery(delivery, &lease, outcome).await?);
         }
         Ok(recorded)
     }

@@ -1,6 +1,14 @@
 //! The dispatcher: claims due deliveries from the store, signs and sends them, records each
 //! attempt. Run one per app instance (feature `webhooks`); several, in one process or several
 //! sharing a database, never hold the same delivery at once (leases).
+//!
+//! Fairness: each attempt runs on its own task and frees its slot when it ends; the
+//! dispatcher claims again as soon as there is room, never waiting for a slow attempt. At
+//! most [`DispatcherConfig::per_endpoint_in_flight`] attempts are in flight per endpoint
+//! (counted by the store's leases, so across every dispatcher sharing it) and
+//! [`DispatcherConfig::max_in_flight`] per dispatcher; an endpoint that keeps timing out or
+//! refusing connections is left alone for a while by its breaker
+//! ([`Breaker`](crate::model::Breaker)). A dead receiver costs its own endpoint only.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -11,6 +19,7 @@ use chrono::TimeDelta;
 use futures_util::FutureExt;
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use rand::RngCore;
+use tokio::task::JoinSet;
 use tracing::{Instrument, field};
 
 use super::egress::EgressProxy;
@@ -30,14 +39,20 @@ pub struct DispatcherConfig {
     /// dispatcher that dies mid-attempt releases it when the lease runs out; the delivery is
     /// then sent again, with the same `webhook-id`.
     pub lease: TimeDelta,
-    /// Deliveries claimed and sent at once, per pass (default 32).
+    /// Deliveries claimed at once, per claim (default 32).
     pub batch: usize,
-    /// The wait between passes when nothing was due (default 1 s).
+    /// The wait before claiming again when the last claim found less than it could take
+    /// and no attempt ended since (default 1 s).
     pub idle_wait: Duration,
     /// The egress proxy every attempt goes through (default none: attempts connect directly,
     /// and the proxy environment variables `HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` are
     /// ignored). See [`EgressProxy`]: the proxy must then enforce the address rules.
     pub proxy: Option<EgressProxy>,
+    /// Attempts in flight to one endpoint at most, across every dispatcher sharing the
+    /// store (default 4).
+    pub per_endpoint_in_flight: usize,
+    /// Attempts in flight in this dispatcher at most (default 256).
+    pub max_in_flight: usize,
 }
 
 impl Default for DispatcherConfig {
@@ -48,6 +63,8 @@ impl Default for DispatcherConfig {
             batch: 32,
             idle_wait: Duration::from_secs(1),
             proxy: None,
+            per_endpoint_in_flight: 4,
+            max_in_flight: 256,
         }
     }
 }
@@ -82,7 +99,22 @@ impl DispatcherConfig {
         self.proxy = Some(proxy);
         self
     }
+
+    /// With at most this many attempts in flight per endpoint (at least 1).
+    pub fn with_per_endpoint_in_flight(mut self, most: usize) -> Self {
+        self.per_endpoint_in_flight = most.max(1);
+        self
+    }
+
+    /// With at most this many attempts in flight in the dispatcher (at least 1).
+    pub fn with_max_in_flight(mut self, most: usize) -> Self {
+        self.max_in_flight = most.max(1);
+        self
+    }
 }
+
+/// One finished attempt: what to record, under which lease.
+type Finished = (DeliveryId, String, AttemptOutcome);
 
 /// Sends the queued webhook deliveries. Get one from
 /// [`Engine::webhooks`](crate::Engine::webhooks); spawn [`run`](Self::run).
@@ -143,25 +175,42 @@ impl Dispatcher {
         &self.config
     }
 
-    /// One pass: claims the deliveries due now (at most `batch`), attempts them all at once,
-    /// records each attempt; how many were attempted. Attempts that finish together are
-    /// recorded together (one store call, one transaction on the SQL stores); a slow receiver
-    /// delays the record of its own attempt only.
-    pub async fn deliver_due(&self) -> Result<usize, StoreError> {
+    /// Claims up to `limit` due deliveries under a new lease (at most
+    /// `per_endpoint_in_flight` per endpoint with those in flight already).
+    async fn claim(&self, limit: usize) -> Result<Vec<ClaimedDelivery>, StoreError> {
         let lease = format!(
             "{}-{}",
             self.instance,
             self.claims.fetch_add(1, Ordering::Relaxed)
         );
-        let claimed = self
-            .store
+        self.store
             .claim_deliveries(
                 self.clock.now(),
                 self.config.lease,
                 &lease,
-                self.config.batch,
+                limit,
+                self.config.per_endpoint_in_flight,
             )
-            .await?;
+            .await
+    }
+
+    /// Records finished attempts (one store call); a failure is logged (the leases run out
+    /// and the deliveries are sent again).
+    async fn record(&self, finished: Vec<Finished>) {
+        if let Err(error) = self.store.finish_deliveries(finished).await {
+            tracing::warn!(%error, "webhook attempts not recorded");
+        }
+    }
+
+    /// One pass, for tests and tools that drive the dispatcher themselves (with a
+    /// [`ManualClock`](crate::clock::ManualClock)): claims the deliveries due now (at most
+    /// `batch`, and `per_endpoint_in_flight` per endpoint), attempts them all at once, records
+    /// each attempt; how many were attempted. Attempts that finish together are recorded
+    /// together (one store call, one transaction on the SQL stores). Call it until it
+    /// returns 0 to send everything due; [`run`](Self::run) is the dispatcher of a service.
+    pub async fn deliver_due(&self) -> Result<usize, StoreError> {
+        let limit = self.config.batch.min(self.config.max_in_flight);
+        let claimed = self.claim(limit).await?;
         let count = claimed.len();
         let mut attempts: FuturesUnordered<_> =
             claimed.into_iter().map(|c| self.attempt(c)).collect();
@@ -170,43 +219,65 @@ impl Dispatcher {
             while let Some(Some(more)) = attempts.next().now_or_never() {
                 finished.push(more);
             }
-            self.store.finish_deliveries(&lease, finished).await?;
+            self.store.finish_deliveries(finished).await?;
         }
         Ok(count)
     }
 
-    /// Runs passes until `shutdown` completes: right away while deliveries are due, else
-    /// after `idle_wait`. A pass under way when `shutdown` completes is finished first (its
-    /// attempts are recorded), so stopping leaves nothing claimed.
+    /// Runs until `shutdown` completes. Each attempt runs on its own task; the dispatcher
+    /// claims whenever it has room (at most `max_in_flight` attempts), records attempts as
+    /// they end (those that ended together in one store call) and claims again at once, so
+    /// that a slow receiver holds up its own attempts only. When a claim finds less than it
+    /// could take, it claims again after `idle_wait` or when an attempt ends. When `shutdown`
+    /// completes it claims no more, waits for the attempts in flight and records them, so
+    /// stopping leaves nothing claimed (it takes at most the attempt timeout).
     pub async fn run(self, shutdown: impl Future<Output = ()>) {
         tokio::pin!(shutdown);
+        let mut in_flight: JoinSet<Finished> = JoinSet::new();
+        let mut stopping = false;
         loop {
-            let busy = match self.deliver_due().await {
-                Ok(attempted) => attempted > 0,
-                Err(error) => {
-                    tracing::warn!(%error, "webhook dispatcher pass failed");
-                    false
+            let room = self.config.max_in_flight.saturating_sub(in_flight.len());
+            let mut more = false;
+            if !stopping && room > 0 {
+                let limit = self.config.batch.min(room);
+                match self.claim(limit).await {
+                    Ok(claimed) => {
+                        more = claimed.len() == limit && room > limit;
+                        for c in claimed {
+                            let this = self.clone();
+                            in_flight.spawn(async move { this.attempt(c).await });
+                        }
+                    }
+                    Err(error) => tracing::warn!(%error, "webhook claim failed"),
                 }
-            };
-            if busy {
-                // Yield between passes, and stop here when asked.
-                tokio::select! {
-                    biased;
-                    () = &mut shutdown => return,
-                    () = tokio::task::yield_now() => {}
+            }
+            if stopping && in_flight.is_empty() {
+                return;
+            }
+            tokio::select! {
+                biased;
+                () = &mut shutdown, if !stopping => stopping = true,
+                Some(first) = in_flight.join_next(), if !in_flight.is_empty() => {
+                    let mut finished = Vec::new();
+                    let mut ended = Some(first);
+                    while let Some(result) = ended {
+                        match result {
+                            Ok(attempt) => finished.push(attempt),
+                            Err(error) => tracing::warn!(%error, "webhook attempt task failed"),
+                        }
+                        ended = in_flight.try_join_next();
+                    }
+                    self.record(finished).await;
                 }
-            } else {
-                tokio::select! {
-                    () = &mut shutdown => return,
-                    () = tokio::time::sleep(self.config.idle_wait) => {}
-                }
+                () = tokio::task::yield_now(), if more => {}
+                () = tokio::time::sleep(self.config.idle_wait), if !stopping => {}
             }
         }
     }
 
     /// One attempt of a claimed delivery, in its `commerce.webhook` span (never the secret,
     /// the URL or the payload): what to record.
-    async fn attempt(&self, claimed: ClaimedDelivery) -> (DeliveryId, AttemptOutcome) {
+    async fn attempt(&self, claimed: ClaimedDelivery) -> Finished {
         let d = &claimed.delivery;
         let span = tracing::info_span!(
             "commerce.webhook",
@@ -221,7 +292,9 @@ impl Dispatcher {
             let span = tracing::Span::current();
             match &result {
                 AttemptResult::Answered(code) => span.record("status", code),
-                AttemptResult::NoAnswer(reason) => span.record("status", reason.as_str()),
+                AttemptResult::NoAnswer(reason) | AttemptResult::Unreachable(reason) => {
+                    span.record("status", reason.as_str())
+                }
             };
             let outcome = result.decide(
                 d.attempts + 1,
@@ -229,7 +302,7 @@ impl Dispatcher {
                 claimed.webhook.failing_since,
             );
             tracing::debug!(delivered = ?outcome.status, "webhook attempt");
-            (d.id, outcome)
+            (d.id, claimed.lease.clone(), outcome)
         }
         .instrument(span)
         .await
@@ -261,8 +334,10 @@ impl Dispatcher {
             .body(d.payload.clone());
         match request.send().await {
             Ok(response) => AttemptResult::Answered(response.status().as_u16()),
-            Err(error) if error.is_timeout() => AttemptResult::NoAnswer("timeout".into()),
-            Err(error) if error.is_connect() => AttemptResult::NoAnswer("connection failed".into()),
+            Err(error) if error.is_timeout() => AttemptResult::Unreachable("timeout".into()),
+            Err(error) if error.is_connect() => {
+                AttemptResult::Unreachable("connection failed".into())
+            }
             Err(_) => AttemptResult::NoAnswer("request failed".into()),
         }
     }

@@ -172,8 +172,8 @@ macro_rules! withdrawal_cols {
 macro_rules! webhook_cols {
     () => {
         "id, account_id, url, events, description, enabled, disabled_reason, secret, \
-         previous_secret, previous_secret_until, failing_since, created_at, updated_at, \
-         disabled_at"
+         previous_secret, previous_secret_until, failing_since, breaker_failures, \
+         breaker_open_until, created_at, updated_at, disabled_at"
     };
 }
 macro_rules! delivery_cols {

@@ -34,6 +34,8 @@ db_row! {
         previous_secret: Option<String>,
         previous_secret_until: Option<i64>,
         failing_since: Option<i64>,
+        breaker_failures: i64,
+        breaker_open_until: Option<i64>,
         created_at: i64,
         updated_at: i64,
         disabled_at: Option<i64>,
@@ -62,6 +64,11 @@ impl WebhookRow {
             secret: WebhookSecret::new(self.secret),
             previous_secret,
             failing_since: self.failing_since.map(instant),
+            breaker: Breaker {
+                failures: u32::try_from(self.breaker_failures)
+                    .map_err(|_| corrupt("breaker failures out of range"))?,
+                open_until: self.breaker_open_until.map(instant),
+            },
             created_at: instant(self.created_at),
             updated_at: instant(self.updated_at),
         })

@@ -10,7 +10,7 @@ use super::{MemoryStore, State};
 use crate::events::order_event;
 use crate::model::*;
 use crate::store::{
-    InsertWebhookError, QueueDeliveryError, SECRET_OVERLAP, StoreError, WebhookStore,
+    ClaimRoom, InsertWebhookError, QueueDeliveryError, SECRET_OVERLAP, StoreError, WebhookStore,
 };
 
 /// A delivery with what only the store needs: its lease (holder and end).
@@ -21,9 +21,10 @@ pub(super) struct Queued {
 }
 
 /// The pending deliveries, indexed for the claim: in the order a claim takes them (due
-/// first, then by id), and per order and endpoint (only the earliest of those may go). A claim
-/// reads from the start of the first index and stops at its batch, whatever the backlog and
-/// the history kept.
+/// first, then by id), per order and endpoint (only the earliest of those may go), and the
+/// leased ones per endpoint (at most so many in flight per endpoint). A claim reads from the
+/// start of the first index and stops at its batch, whatever the history kept (passing over
+/// the due deliveries of endpoints that have as many in flight as they may).
 #[derive(Debug, Default)]
 pub(super) struct PendingDeliveries {
     by_due: BTreeSet<(DateTime<Utc>, DeliveryId)>,
@@ -31,6 +32,8 @@ pub(super) struct PendingDeliveries {
     /// How many manual deliveries are pending per endpoint (the limit of `queue_event` and
     /// `redeliver`).
     manual: HashMap<WebhookId, usize>,
+    /// The leased (claimed) deliveries per endpoint: how many are in flight to it.
+    leased: HashMap<WebhookId, BTreeSet<DeliveryId>>,
 }
 
 /// Every delivery of each endpoint, by id: an endpoint's list, a URL change and the expiry
@@ -91,6 +94,22 @@ impl PendingDeliveries {
     /// How many manual deliveries to `webhook` are pending.
     fn manual_of(&self, webhook: WebhookId) -> usize {
         self.manual.get(&webhook).copied().unwrap_or(0)
+    }
+
+    /// Files `delivery` as leased (claimed).
+    fn lease(&mut self, delivery: &Delivery) {
+        let ids = self.leased.entry(delivery.webhook_id).or_default();
+        ids.insert(delivery.id);
+    }
+
+    /// Unfiles `delivery` as leased (its attempt recorded, or the delivery dropped).
+    fn release(&mut self, delivery: &Delivery) {
+        if let Some(ids) = self.leased.get_mut(&delivery.webhook_id) {
+            ids.remove(&delivery.id);
+            if ids.is_empty() {
+                self.leased.remove(&delivery.webhook_id);
+            }
+        }
     }
 
     /// Whether no pending delivery of the same order to the same endpoint came before it.
@@ -192,6 +211,7 @@ impl State {
                 && queued.delivery.status == DeliveryStatus::Pending
             {
                 pending_deliveries.remove(&queued.delivery);
+                pending_deliveries.release(&queued.delivery);
                 queued.delivery.end(reason);
                 queued.lease = None;
             }
@@ -208,26 +228,47 @@ impl State {
             .filter(|w| account.is_none_or(|a| a == w.account_id))
     }
 
+    /// How many deliveries of each endpoint are under a live lease at `now`.
+    fn in_flight(&self, now: DateTime<Utc>) -> impl Iterator<Item = (WebhookId, usize)> + '_ {
+        self.pending_deliveries
+            .leased
+            .iter()
+            .map(move |(webhook, ids)| {
+                let live = ids
+                    .iter()
+                    .filter_map(|id| self.deliveries.get(id))
+                    .filter(|q| q.lease.as_ref().is_some_and(|(_, until)| *until > now))
+                    .count();
+                (*webhook, live)
+            })
+    }
+
     /// The first `limit` deliveries that may be claimed at `now` (see
     /// `WebhookStore::claim_deliveries`) in claim order: due, not under a live lease, of an
-    /// enabled endpoint, and the earliest pending one of its order to its endpoint.
-    fn claimable(&self, now: DateTime<Utc>, limit: usize) -> Vec<DeliveryId> {
-        self.pending_deliveries
-            .by_due
-            .iter()
-            .take_while(|(at, _)| *at <= now)
-            .filter_map(|(_, id)| self.deliveries.get(id))
-            .filter(|q| {
-                q.lease.as_ref().is_none_or(|(_, until)| *until <= now)
-                    && self
-                        .webhooks
-                        .get(&q.delivery.webhook_id)
-                        .is_some_and(|w| w.enabled)
-                    && self.pending_deliveries.is_next_of_its_order(&q.delivery)
-            })
-            .map(|q| q.delivery.id)
-            .take(limit)
-            .collect()
+    /// enabled endpoint whose breaker is closed, the earliest pending one of its order to its
+    /// endpoint, and within the endpoint's room ([`ClaimRoom`]).
+    fn claimable(&self, now: DateTime<Utc>, limit: usize, per_endpoint: usize) -> Vec<DeliveryId> {
+        let mut room = ClaimRoom::new(per_endpoint, self.in_flight(now));
+        let mut picked = Vec::new();
+        for (at, id) in &self.pending_deliveries.by_due {
+            if *at > now || picked.len() >= limit {
+                break;
+            }
+            let Some(q) = self.deliveries.get(id) else {
+                continue;
+            };
+            let endpoint = q.delivery.webhook_id;
+            let open = |w: &Webhook| w.enabled && !w.breaker.is_open(now);
+            if q.lease.as_ref().is_none_or(|(_, until)| *until <= now)
+                && self.webhooks.get(&endpoint).is_some_and(open)
+                && !room.is_full(endpoint)
+                && self.pending_deliveries.is_next_of_its_order(&q.delivery)
+                && room.take(endpoint)
+            {
+                picked.push(*id);
+            }
+        }
+        picked
     }
 }
 
@@ -327,6 +368,7 @@ impl WebhookStore for MemoryStore {
                 pending_deliveries.remove(&q.delivery);
             }
         }
+        pending_deliveries.leased.remove(&id);
         Ok(true)
     }
 
@@ -400,14 +442,16 @@ impl WebhookStore for MemoryStore {
         lease_for: TimeDelta,
         lease: &str,
         limit: usize,
+        per_endpoint: usize,
     ) -> Result<Vec<ClaimedDelivery>, StoreError> {
         let mut s = self.lock();
-        let ids = s.claimable(now, limit);
+        let ids = s.claimable(now, limit, per_endpoint);
         let mut claimed = Vec::with_capacity(ids.len());
         for id in ids {
             let queued = s.deliveries.get_mut(&id).expect("just found");
             queued.lease = Some((lease.to_owned(), now + lease_for));
             let delivery = queued.delivery.clone();
+            s.pending_deliveries.lease(&delivery);
             let webhook = s.webhooks[&delivery.webhook_id].clone();
             claimed.push(ClaimedDelivery::new(delivery, webhook, lease));
         }
@@ -434,6 +478,7 @@ impl WebhookStore for MemoryStore {
             return Ok(false);
         };
         pending_deliveries.remove(&queued.delivery);
+        pending_deliveries.release(&queued.delivery);
         queued.lease = None;
         queued.delivery.record(&outcome);
         pending_deliveries.add(&queued.delivery);

@@ -28,6 +28,8 @@ pub struct Received {
     pub body: Bytes,
     /// The status it was answered with.
     pub answered: StatusCode,
+    /// When it arrived (its head and body read).
+    pub arrived: std::time::Instant,
 }
 
 impl Received {
@@ -138,6 +140,7 @@ async fn answer(script: &Mutex<Script>, request: Request<Incoming>) -> Response<
         .await
         .map(|b| b.to_bytes())
         .unwrap_or_default();
+    let arrived = std::time::Instant::now();
     let (status, delay) = {
         let mut script = script.lock().unwrap_or_else(|e| e.into_inner());
         let fallback = (
@@ -158,6 +161,7 @@ async fn answer(script: &Mutex<Script>, request: Request<Incoming>) -> Response<
             headers: parts.headers,
             body,
             answered: status,
+            arrived,
         });
     let mut response = Response::new(Full::new(Bytes::new()));
     *response.status_mut() = status;

@@ -121,6 +121,8 @@ macro_rules! __with_store_cases {
                 manual_deliveries_are_bounded_per_endpoint,
                 pending_deliveries_of_a_long_disabled_endpoint_expire,
                 a_url_change_ends_the_pending_deliveries,
+                claims_keep_each_endpoint_within_its_in_flight_limit,
+                an_open_breaker_holds_its_endpoints_deliveries_until_its_wait,
             ]
             arc [
                 concurrent_orders_never_oversell,
@@ -134,6 +136,7 @@ macro_rules! __with_store_cases {
                 concurrent_webhook_registrations_never_exceed_the_limit,
                 concurrent_claims_never_share_a_delivery,
                 concurrent_manual_deliveries_never_exceed_the_limit,
+                concurrent_claims_keep_the_per_endpoint_limit,
             ]
         }
     };

@@ -77,8 +77,19 @@ pub(super) async fn claim(
     lease: &str,
     limit: usize,
 ) -> Vec<DeliveryId> {
+    claim_within(store, now, lease, limit, 100).await
+}
+
+/// Claims with at most `per_endpoint` in flight per endpoint.
+async fn claim_within(
+    store: &dyn Store,
+    now: i64,
+    lease: &str,
+    limit: usize,
+    per_endpoint: usize,
+) -> Vec<DeliveryId> {
     store
-        .claim_deliveries(at(now), Duration::seconds(30), lease, limit)
+        .claim_deliveries(at(now), Duration::seconds(30), lease, limit, per_endpoint)
         .await
         .expect("claim")
         .into_iter()
@@ -980,4 +991,275 @@ pub async fn concurrent_claims_never_share_a_delivery(store: Arc<dyn Store>) {
         .unwrap()
         .unwrap();
     assert_eq!(pending.total, 0);
+}
+
+/// At most `per_endpoint` deliveries of one endpoint are under a live lease, whoever claimed
+/// them: a claim passes over the due deliveries of an endpoint that has as many in flight as
+/// it may and takes others' behind them; an attempt recorded, or a lease run out, frees a slot.
+pub async fn claims_keep_each_endpoint_within_its_in_flight_limit(store: &dyn Store) {
+    let a = account(store, "Alpha").await;
+    let b = account(store, "Beta").await;
+    let busy = register(store, a.id, "https://a.example", EventType::SUBSCRIBABLE, 0).await;
+    let other = register(store, b.id, "https://b.example", EventType::SUBSCRIBABLE, 0).await;
+    let mut queued = Vec::new();
+    for n in 1..=6 {
+        queued.push(ping(store, busy.id, n).await.id);
+    }
+    let theirs = [
+        ping(store, other.id, 7).await.id,
+        ping(store, other.id, 8).await.id,
+    ];
+    let first = claim_within(store, 10, "one", 5, 4).await;
+    assert_eq!(
+        first,
+        vec![queued[0], queued[1], queued[2], queued[3], theirs[0]],
+        "the fifth of the busy endpoint waits; the other endpoint's is taken behind it"
+    );
+    assert_eq!(
+        claim_within(store, 10, "two", 10, 4).await,
+        vec![theirs[1]],
+        "another dispatcher's claim counts the first one's leases"
+    );
+    assert!(claim_within(store, 11, "three", 10, 4).await.is_empty());
+    assert!(attempt(store, queued[0], "one", AttemptResult::Answered(200), 1, 12).await);
+    assert_eq!(
+        claim_within(store, 12, "three", 10, 4).await,
+        vec![queued[4]],
+        "a recorded attempt frees its slot"
+    );
+    // The first claim's leases (until 40) run out: their slots are free again.
+    assert!(claim_within(store, 39, "four", 10, 4).await.is_empty());
+    let mut after = claim_within(store, 40, "four", 10, 4).await;
+    after.sort();
+    assert_eq!(
+        after,
+        vec![queued[1], queued[2], queued[3], theirs[0], theirs[1]],
+        "three of the busy endpoint (one is still in flight), the other's two"
+    );
+}
+
+/// Dispatchers claiming at once never hold more than `per_endpoint` deliveries of one
+/// endpoint between them (the limit is decided in the claim, across claims).
+pub async fn concurrent_claims_keep_the_per_endpoint_limit(store: Arc<dyn Store>) {
+    let a = account(&*store, "Alpha").await;
+    let w1 = register(
+        &*store,
+        a.id,
+        "https://a.example/1",
+        EventType::SUBSCRIBABLE,
+        0,
+    )
+    .await;
+    let w2 = register(
+        &*store,
+        a.id,
+        "https://a.example/2",
+        EventType::SUBSCRIBABLE,
+        0,
+    )
+    .await;
+    for n in 0..20 {
+        ping(&*store, w1.id, n).await;
+        ping(&*store, w2.id, n).await;
+    }
+    let mut tasks = Vec::new();
+    for t in 0..8 {
+        let store = store.clone();
+        tasks.push(tokio::spawn(async move {
+            let lease = format!("dispatcher-{t}");
+            let mut mine = Vec::new();
+            for _ in 0..3 {
+                mine.extend(
+                    store
+                        .claim_deliveries(at(100), Duration::seconds(30), &lease, 3, 3)
+                        .await
+                        .expect("claim")
+                        .into_iter()
+                        .map(|c| c.delivery.webhook_id),
+                );
+                tokio::task::yield_now().await;
+            }
+            mine
+        }));
+    }
+    let mut per_endpoint = std::collections::BTreeMap::new();
+    for task in tasks {
+        for webhook in task.await.expect("task") {
+            *per_endpoint.entry(webhook).or_insert(0) += 1;
+        }
+    }
+    assert_eq!(
+        per_endpoint,
+        [(w1.id, 3), (w2.id, 3)].into_iter().collect(),
+        "three in flight per endpoint, whoever claimed them"
+    );
+}
+
+/// Queues a ping for `webhook` at `now`, claims what is due then and records every claimed
+/// attempt as `result` at `now`; the ids claimed.
+async fn attempt_all(
+    store: &dyn Store,
+    webhook: WebhookId,
+    now: i64,
+    result: AttemptResult,
+) -> Vec<DeliveryId> {
+    ping(store, webhook, now).await;
+    let lease = format!("lease-{now}");
+    let claimed = claim(store, now, &lease, 100).await;
+    for id in &claimed {
+        assert!(attempt(store, *id, &lease, result.clone(), 1, now).await);
+    }
+    claimed
+}
+
+/// After 5 unreachable attempts in a row an endpoint's breaker opens: none of its deliveries
+/// (a new ping, a redelivery, retries) is claimed until its wait has passed, other endpoints'
+/// are; an unreachable attempt after the wait opens it for the next wait of the schedule; a
+/// success closes it. HTTP error answers do not open it; enabling the endpoint closes it.
+pub async fn an_open_breaker_holds_its_endpoints_deliveries_until_its_wait(store: &dyn Store) {
+    let a = account(store, "Alpha").await;
+    let dead = register(
+        store,
+        a.id,
+        "https://a.example/dead",
+        EventType::SUBSCRIBABLE,
+        0,
+    )
+    .await;
+    let fine = register(
+        store,
+        a.id,
+        "https://a.example/fine",
+        EventType::SUBSCRIBABLE,
+        0,
+    )
+    .await;
+    let timeout = || AttemptResult::Unreachable("timeout".into());
+    for now in 100..104 {
+        assert_eq!(attempt_all(store, dead.id, now, timeout()).await.len(), 1);
+    }
+    let streak = webhook_of(store, dead.id).await.breaker;
+    assert_eq!(
+        streak,
+        Breaker {
+            failures: 4,
+            open_until: None
+        }
+    );
+    assert_eq!(attempt_all(store, dead.id, 104, timeout()).await.len(), 1);
+    let open = webhook_of(store, dead.id).await.breaker;
+    assert_eq!(
+        open,
+        Breaker {
+            failures: 5,
+            open_until: Some(at(104) + RETRY_SCHEDULE[0])
+        }
+    );
+    // Open: a ping, a redelivery and the retries (due from 105) wait; the other endpoint not.
+    let pinged = ping(store, dead.id, 105).await;
+    let again = store
+        .redeliver(None, dead.id, pinged.id, at(105), MAX_PENDING_MANUAL)
+        .await
+        .unwrap();
+    let other = ping(store, fine.id, 105).await;
+    assert_eq!(claim(store, 108, "open", 100).await, vec![other.id]);
+    assert!(
+        attempt(
+            store,
+            other.id,
+            "open",
+            AttemptResult::Answered(200),
+            1,
+            108
+        )
+        .await
+    );
+    // The wait passed: the endpoint's deliveries are claimed again.
+    let retried = claim(store, 109, "probe", 100).await;
+    assert!(retried.contains(&pinged.id) && retried.contains(&again.id));
+    assert_eq!(
+        retried.len(),
+        7,
+        "the five retries, the ping and the redelivery"
+    );
+    // The first unreachable attempt after the wait opens it for the next wait (5 min);
+    // the attempts sent with it, ending while it is open, change nothing.
+    for id in &retried {
+        assert!(attempt(store, *id, "probe", timeout(), 2, 110).await);
+    }
+    let reopened = webhook_of(store, dead.id).await.breaker;
+    assert_eq!(
+        reopened,
+        Breaker {
+            failures: 6,
+            open_until: Some(at(110) + RETRY_SCHEDULE[1])
+        }
+    );
+    let until = 110 + RETRY_SCHEDULE[1].num_seconds();
+    assert!(claim(store, until - 1, "still", 100).await.is_empty());
+    let probe = claim(store, until, "later", 1).await;
+    assert_eq!(probe.len(), 1);
+    assert!(
+        attempt(
+            store,
+            probe[0],
+            "later",
+            AttemptResult::Answered(204),
+            3,
+            until
+        )
+        .await
+    );
+    assert_eq!(
+        webhook_of(store, dead.id).await.breaker,
+        Breaker::CLOSED,
+        "a success closes it"
+    );
+    assert_eq!(
+        claim(store, until, "closed", 100).await.len(),
+        6,
+        "the rest at once"
+    );
+
+    // HTTP error answers are answers: they do not open it.
+    let answering = register(
+        store,
+        a.id,
+        "https://a.example/500",
+        EventType::SUBSCRIBABLE,
+        0,
+    )
+    .await;
+    for now in 1_000..1_006 {
+        attempt_all(store, answering.id, now, AttemptResult::Answered(500)).await;
+    }
+    assert_eq!(
+        webhook_of(store, answering.id).await.breaker,
+        Breaker::CLOSED
+    );
+
+    // Enabling an endpoint closes its breaker.
+    let flaky = register(
+        store,
+        a.id,
+        "https://a.example/flaky",
+        EventType::SUBSCRIBABLE,
+        0,
+    )
+    .await;
+    for now in 2_000..2_005 {
+        attempt_all(store, flaky.id, now, timeout()).await;
+    }
+    assert!(webhook_of(store, flaky.id).await.breaker.is_open(at(2_005)));
+    for enabled in [false, true] {
+        let patch = WebhookPatch {
+            enabled: Some(enabled),
+            ..Default::default()
+        };
+        store
+            .update_webhook(None, flaky.id, patch, at(2_005))
+            .await
+            .unwrap();
+    }
+    assert_eq!(webhook_of(store, flaky.id).await.breaker, Breaker::CLOSED);
 }
