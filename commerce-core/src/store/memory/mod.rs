@@ -77,6 +77,11 @@ impl State {
         }
     }
 
+    /// The id the next [`next_id`](Self::next_id) of `table` gives (nothing written).
+    fn peek_id(&self, table: &'static str, ahead: i64) -> i64 {
+        self.last_ids.get(table).copied().unwrap_or_default() + ahead
+    }
+
     /// The next id of a table: 1, 2, 3, ... per table, as SQL sequences number them.
     fn next_id(&mut self, table: &'static str) -> i64 {
         let last = self.last_ids.entry(table).or_default();
@@ -119,19 +124,21 @@ impl State {
         self.orders.get_mut(&id).ok_or(StoreError::NotFound)
     }
 
-    /// Checks that every line can be served ([`pieces_to_reserve`]), then reserves.
-    fn reserve_stock(
-        &mut self,
+    /// The pieces each variant gives to `lines`, once every line can be served
+    /// ([`pieces_to_reserve`]); nothing is written.
+    fn stock_to_reserve(
+        &self,
         lines: &[NewOrderLine],
-        now: DateTime<Utc>,
-    ) -> Result<(), PlaceOrderError> {
-        let taken = pieces_to_reserve(lines, |variant| {
-            self.variant_mut(variant).map_or(0, |v| v.available)
-        })?;
-        for (variant, quantity) in taken {
-            self.adjust_stock(variant, -quantity, now);
-        }
-        Ok(())
+    ) -> Result<Vec<(VariantId, i64)>, PlaceOrderError> {
+        let available = |variant: VariantId| {
+            let product = self.variant_owner.get(&variant)?;
+            let variants = &self.products.get(product)?.variants;
+            variants
+                .iter()
+                .find(|v| v.id == variant)
+                .map(|v| v.available)
+        };
+        pieces_to_reserve(lines, |variant| available(variant).unwrap_or(0))
     }
 
     fn adjust_stock(&mut self, variant: VariantId, by: i64, now: DateTime<Utc>) {
@@ -490,19 +497,27 @@ impl OrderStore for MemoryStore {
         {
             return Err(PlaceOrderError::IdempotencyLost);
         }
-        s.reserve_stock(&new.lines, new.created_at)?;
-
-        let id = s.next_id("orders");
-        let line_ids: Vec<LineId> = new
-            .lines
-            .iter()
-            .map(|_| LineId(s.next_id("order_lines")))
+        let taken = s.stock_to_reserve(&new.lines)?;
+        // Everything is checked and the event rendered before the first write, as `lock`
+        // promises: the ids are the ones the counters give next.
+        let id = s.peek_id("orders", 1);
+        let line_ids: Vec<LineId> = (1..=new.lines.len() as i64)
+            .map(|ahead| LineId(s.peek_id("order_lines", ahead)))
             .collect();
         let idempotency = new.idempotency.clone();
         let bill_month = new.bill_month.clone();
-        let events = new.events;
+        let (created_at, events) = (new.created_at, new.events);
         let order = new.into_order(OrderId(id), line_ids);
-        s.queue_order_event(EventType::OrderCreated, &order, None, events);
+        let event = s.render_order_event(EventType::OrderCreated, &order, None, events);
+
+        for (variant, quantity) in taken {
+            s.adjust_stock(variant, -quantity, created_at);
+        }
+        s.next_id("orders");
+        for _ in &order.lines {
+            s.next_id("order_lines");
+        }
+        s.queue_order_event(event);
         if let Some(reference) = &order.external_reference {
             s.external_references
                 .insert((order.account_id, reference.clone()), OrderId(id));
@@ -528,30 +543,29 @@ impl OrderStore for MemoryStore {
             .ok_or(StatusChangeError::NotFound)?;
         let account = order.account_id;
         let step = StatusMove::check(&change, account, order.status)?;
-        if step.releases_stock {
-            let release: Vec<(VariantId, i64)> = order
-                .lines
-                .iter()
-                .map(|l| (l.variant_id, l.quantity))
-                .collect();
-            for (variant, quantity) in release {
-                s.adjust_stock(variant, quantity, change.at);
-            }
-        }
-        s.bill_order_operation(account, change.bill_month.as_ref());
-        let order = s.order_mut(change.order_id)?;
+        // The moved order and its event, before the first write (see `lock`).
         let before = (order.updated_at, order.status.family());
         let previous = order.status;
-        step.apply(order);
-        let order = order.clone();
-        s.reindex_order(order.id, before);
-        s.queue_order_event(
+        let releases_stock = step.releases_stock;
+        let mut moved = order.clone();
+        step.apply(&mut moved);
+        let event = s.render_order_event(
             EventType::OrderStatusChanged,
-            &order,
+            &moved,
             Some(previous),
             change.events,
         );
-        Ok(order)
+
+        if releases_stock {
+            for line in &moved.lines {
+                s.adjust_stock(line.variant_id, line.quantity, change.at);
+            }
+        }
+        s.bill_order_operation(account, change.bill_month.as_ref());
+        s.orders.insert(moved.id, moved.clone());
+        s.reindex_order(moved.id, before);
+        s.queue_order_event(event);
+        Ok(moved)
     }
 
     async fn set_line_outcomes(

@@ -123,16 +123,20 @@ impl PendingDeliveries {
     }
 }
 
+/// An order's event rendered for the endpoints that receive it (`None`: no endpoint does).
+pub(super) type OrderEvent = Option<(Vec<WebhookId>, NewEvent)>;
+
 impl State {
-    /// The outbox: one pending delivery of the order's event per enabled endpoint of its
-    /// account that receives the type (nothing rendered when there is none).
-    pub(super) fn queue_order_event(
-        &mut self,
+    /// The outbox, first half: the order's event rendered for every enabled endpoint of its
+    /// account that receives the type (nothing rendered when there is none). Reads only, so
+    /// an operation renders its event before it writes anything.
+    pub(super) fn render_order_event(
+        &self,
         kind: EventType,
         order: &Order,
         previous: Option<OrderStatus>,
         context: EventContext,
-    ) {
+    ) -> OrderEvent {
         let receivers: Vec<WebhookId> = self
             .webhooks
             .values()
@@ -140,9 +144,16 @@ impl State {
             .map(|w| w.id)
             .collect();
         if receivers.is_empty() {
-            return;
+            return None;
         }
-        let event = order_event(kind, order, previous, context);
+        Some((receivers, order_event(kind, order, previous, context)))
+    }
+
+    /// The outbox, second half: one pending delivery of the rendered event per receiver.
+    pub(super) fn queue_order_event(&mut self, rendered: OrderEvent) {
+        let Some((receivers, event)) = rendered else {
+            return;
+        };
         for webhook in receivers {
             let id = DeliveryId(self.next_id("webhook_deliveries"));
             self.queue(Delivery::queued(id, webhook, &event));
