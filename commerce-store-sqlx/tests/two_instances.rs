@@ -163,18 +163,33 @@ where
     F: FnOnce(Pair) -> Fut,
     Fut: Future<Output = ()> + Send + 'static,
 {
+    with_skewed_pair(TimeDelta::zero(), scenario).await
+}
+
+/// [`with_pair`] where the second engine's clock is `behind` the first's (`Pair::clock`, the
+/// first's, moves only the first).
+async fn with_skewed_pair<F, Fut>(behind: TimeDelta, scenario: F)
+where
+    F: FnOnce(Pair) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
     let url = pg::database_url();
     let schema = pg::create_schema(&url).await;
     let first: PgStore = pg::connect(&url, &schema).await;
     let second: PgStore = pg::connect(&url, &schema).await;
     let pools = [first.pool().clone(), second.pool().clone()];
     let clock = ManualClock::new(start_instant());
+    let second_clock = if behind.is_zero() {
+        clock.clone()
+    } else {
+        ManualClock::new(start_instant() - behind)
+    };
     // The sandbox's settings: webhooks may go to the local receiver of the webhook tests.
-    let engine = |store: PgStore| {
+    let engine = |store: PgStore, clock: &ManualClock| {
         Engine::with(Arc::new(store), sandbox::config(), Arc::new(clock.clone()))
             .expect("valid settings")
     };
-    let engines = [engine(first), engine(second)];
+    let engines = [engine(first, &clock), engine(second, &second_clock)];
     let fixture = sandbox::seed(&engines[0]).await.expect("the sandbox seeds");
     let pair = Pair {
         engines,
@@ -541,6 +556,54 @@ async fn a_dead_receiver_slows_only_its_own_endpoint_with_two_instances() {
         let f = &pair.fixture;
         a_dead_receiver_slows_only_its_own_endpoint(&pair.engines, f.marketer_a, f.marketer_b)
             .await;
+    })
+    .await;
+}
+
+/// Two instances whose clocks are 10 minutes apart write one order: the instance behind
+/// cancels the order the one ahead placed, and the order's `updated_at` still moves forward
+/// (the later of its clock and the stored stamp plus 1 µs), so a sync from the stamp it had
+/// finds the change, through either instance.
+#[cfg_attr(
+    not(commerce_postgres_tests),
+    ignore = "needs COMMERCE_TEST_POSTGRES_URL (see README)"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn updated_at_moves_forward_across_instances_with_skewed_clocks() {
+    with_skewed_pair(TimeDelta::minutes(10), |p| async move {
+        let placed = p
+            .post_order(0, &p.order_body(p.fixture.plain_variant), None)
+            .await;
+        assert_eq!(placed.status, StatusCode::CREATED);
+        let order = placed.json()["data"].clone();
+        let (id, created) = (order["id"].as_i64().unwrap(), order["updated_at"].clone());
+        let cancel = Request::post(format!("/api/v1/orders/{id}/cancel"))
+            .header("authorization", format!("Bearer {BENCH}"))
+            .header("content-type", "application/json")
+            .body(Bytes::from_static(b"{}"))
+            .expect("request");
+        let cancelled = p.send(1, cancel).await;
+        assert_eq!(cancelled.status, StatusCode::OK, "{:?}", cancelled.json());
+        let moved = cancelled.json()["data"]["updated_at"].clone();
+        let instant = |v: &Value| {
+            chrono::DateTime::parse_from_rfc3339(v.as_str().expect("a stamp")).expect("RFC 3339")
+        };
+        assert!(instant(&moved) > instant(&created), "{created} -> {moved}");
+        for engine in 0..2 {
+            let since = created.as_str().unwrap().replace('+', "%2B");
+            let sync = Request::get(format!("/api/v1/orders?updated_since={since}"))
+                .header("authorization", format!("Bearer {BENCH}"))
+                .body(Bytes::new())
+                .expect("request");
+            let found = p.send(engine, sync).await.json();
+            let listed: Vec<_> = found["data"].as_array().expect("a list").iter().collect();
+            assert!(
+                listed
+                    .iter()
+                    .any(|o| o["id"] == id && o["status"]["key"] == "rejected_by_Marketer"),
+                "engine {engine}: {found}"
+            );
+        }
     })
     .await;
 }
