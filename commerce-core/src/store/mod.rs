@@ -32,24 +32,29 @@
 mod accounts;
 mod catalog;
 mod composed;
+pub(crate) mod delegate;
 mod error;
+mod hook;
 mod idempotency;
 mod memory;
 mod meter;
 mod orders;
+pub(crate) mod traced;
 mod webhooks;
 mod withdrawals;
 
 pub use accounts::{AccountStore, KeyCheck, RateLimitHit, RateWindows, authenticate_by_calls};
 pub use catalog::CatalogStore;
-pub use composed::{Composed, Concern, Operation, StoreHook};
+pub use composed::Composed;
 pub use error::{PlaceOrderError, StatusChangeError, StoreError};
+pub use hook::{Concern, Operation, StoreHook};
 pub use idempotency::{
     IdempotencyBegin, IdempotencyDecision, IdempotencyRecord, IdempotencyRecords, IdempotencyStore,
 };
 pub use memory::MemoryStore;
 pub use meter::MeterStore;
 pub use orders::{OrderStore, StatusChange, StatusMove, pieces_to_reserve};
+pub(crate) use traced::Traced;
 pub use webhooks::{
     ClaimRoom, InsertWebhookError, MAX_PENDING_MANUAL, MAX_WEBHOOKS_PER_ACCOUNT,
     QueueDeliveryError, SECRET_OVERLAP, WebhookStore,
