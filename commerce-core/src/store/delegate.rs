@@ -13,13 +13,12 @@
 //! [`Operation`]: super::Operation
 
 /// Calls `$callback! { ($($args)*) <the list> }`: every store method, grouped by concern as
-/// `Concern field Trait { fn name(arg: Type, ...) -> Return [event]; ... }` (`field`: the
-/// concern's name as an identifier), where the optional
+/// `Concern Trait { fn name(arg: Type, ...) -> Return [event]; ... }`, where the optional
 /// `[event]` names the function of [`traced::events`](super::traced) that reports it.
 macro_rules! store_methods {
     ($callback:ident ! ($($args:tt)*)) => {
         $callback! { ($($args)*)
-            Accounts accounts AccountStore {
+            Accounts AccountStore {
                 fn insert_account(new: NewAccount, now: DateTime<Utc>) -> Result<Account, StoreError>;
                 fn account(id: AccountId) -> Result<Option<Account>, StoreError>;
                 fn update_account(id: AccountId, patch: AccountPatch) -> Result<Account, StoreError>;
@@ -39,7 +38,7 @@ macro_rules! store_methods {
                     window: i64
                 ) -> Result<Option<KeyCheck>, StoreError>;
             }
-            Catalog catalog CatalogStore {
+            Catalog CatalogStore {
                 fn insert_category(new: NewCategory) -> Result<Category, StoreError>;
                 fn set_category_active(id: CategoryId, active: bool) -> Result<Category, StoreError>;
                 fn all_categories() -> Result<Vec<Category>, StoreError>;
@@ -85,7 +84,7 @@ macro_rules! store_methods {
                 ) -> Result<ShippingOption, StoreError>;
                 fn shipping_options() -> Result<Vec<ShippingOption>, StoreError>;
             }
-            Orders orders OrderStore {
+            Orders OrderStore {
                 fn place_order(order: NewOrder) -> Result<Order, PlaceOrderError> [order_placed];
                 fn change_order_status(change: StatusChange) -> Result<Order, StatusChangeError> [order_moved];
                 fn set_line_outcomes(
@@ -109,7 +108,7 @@ macro_rules! store_methods {
                     held_after: DateTime<Utc>
                 ) -> Result<WalletTotals, StoreError>;
             }
-            Idempotency idempotency IdempotencyStore {
+            Idempotency IdempotencyStore {
                 fn begin_idempotent(
                     claim: &IdempotencyClaim,
                     fingerprint: &str,
@@ -124,7 +123,7 @@ macro_rules! store_methods {
                 fn abandon_idempotent(claim: &IdempotencyClaim) -> Result<(), StoreError>;
                 fn purge_idempotency(before: DateTime<Utc>) -> Result<u64, StoreError>;
             }
-            Meter meter MeterStore {
+            Meter MeterStore {
                 fn record_pulls(
                     account: AccountId,
                     month: &str,
@@ -132,7 +131,7 @@ macro_rules! store_methods {
                 ) -> Result<(), StoreError>;
                 fn meter(account: AccountId, month: &str) -> Result<MeterReading, StoreError>;
             }
-            Withdrawals withdrawals WithdrawalStore {
+            Withdrawals WithdrawalStore {
                 fn request_withdrawal(
                     new: NewWithdrawal,
                     held_after: DateTime<Utc>,
@@ -145,7 +144,7 @@ macro_rules! store_methods {
                 ) -> Result<Withdrawal, StoreError> [withdrawal_decided];
                 fn withdrawals(account: AccountId) -> Result<Vec<Withdrawal>, StoreError>;
             }
-            Webhooks webhooks WebhookStore {
+            Webhooks WebhookStore {
                 fn insert_webhook(new: NewWebhook, limit: usize) -> Result<Webhook, InsertWebhookError>;
                 fn webhook(account: Option<AccountId>, id: WebhookId) -> Result<Option<Webhook>, StoreError>;
                 fn webhooks(account: AccountId, page: PageRequest) -> Result<Page<Webhook>, StoreError>;
@@ -211,9 +210,8 @@ macro_rules! store_methods {
 /// Each method calls `self.around(op, event, call).await`, where `op` is its
 /// [`Operation`](super::Operation), `event` what the tracing layer reports of a success
 /// (`|_| {}` for most methods; [`Traced`](super::Traced) calls it, other wrappers drop it) and
-/// `call` the future of the same method on `self.inner` (the field named after `=>`; with
-/// `=> [per_concern]`, on the field named after the method's concern, `self.orders`...). The
-/// wrapper defines `around` as an inherent method:
+/// `call` the future of the same method on `self.inner` (the field named after `=>`, any
+/// [`Store`](super::Store)). The wrapper defines `around` as an inherent method:
 ///
 /// ```ignore
 /// async fn around<T, E: From<StoreError>>(
@@ -227,11 +225,11 @@ macro_rules! store_methods {
 /// The scope of the invocation must see the store's types (`use crate::store::*`,
 /// `crate::model::*`, `WalletTotals`, `chrono::{DateTime, Utc}`).
 macro_rules! forward_store {
-    (impl for $ty:ty => $inner:tt) => {
+    (impl for $ty:ty => $inner:ident) => {
         $crate::store::delegate::store_methods!(forward_store!(@impl [$ty] $inner));
     };
-    ((@impl [$ty:ty] $inner:tt)
-        $( $concern:ident $field:ident $trait:ident {
+    ((@impl [$ty:ty] $inner:ident)
+        $( $concern:ident $trait:ident {
             $( fn $name:ident ( $($arg:ident : $argty:ty),* $(,)? ) -> $ret:ty $([$event:ident])? ; )*
         } )*
     ) => {
@@ -245,18 +243,11 @@ macro_rules! forward_store {
                             stringify!($name),
                         );
                         let event = $crate::store::delegate::forward_store!(@event [$($event)?] ($($arg),*));
-                        let backend = $crate::store::delegate::forward_store!(@backend self $inner $field);
-                        self.around(op, event, backend.$name($($arg),*)).await
+                        self.around(op, event, self.$inner.$name($($arg),*)).await
                     }
                 )*
             }
         )*
-    };
-    (@backend $self:ident [per_concern] $field:ident) => {
-        &$self.$field
-    };
-    (@backend $self:ident $inner:ident $field:ident) => {
-        &$self.$inner
     };
     (@event [] ($($arg:ident),*)) => {
         |_: &_| {}

@@ -1,10 +1,16 @@
-//! [`StoreHook`]: what sees every operation of a store (metrics, fault injection), and the
-//! [`Operation`] it sees.
+//! [`StoreHook`]: what sees every operation of a store (metrics, fault injection), the
+//! [`Operation`] it sees, and [`Hooked`], a store under a hook.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::StoreError;
+use chrono::{DateTime, Utc};
+
+use super::delegate::forward_store;
+use super::*;
+use crate::earnings::WalletTotals;
+use crate::model::*;
 
 /// The concern a store operation belongs to: which of the seven store traits declares it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -56,14 +62,14 @@ impl Operation {
     }
 }
 
-/// Sees every operation of a [`Composed`](super::Composed) store: tracing, metrics, fault injection.
+/// Sees every operation of a [`Hooked`] store: metrics, fault injection, logs.
 ///
 /// Both methods have empty defaults; a hook implements what it needs.
 ///
 /// ```
 /// use std::sync::Arc;
 /// use std::time::Duration;
-/// use commerce_core::store::{Composed, MemoryStore, Operation, StoreError, StoreHook};
+/// use commerce_core::store::{Hooked, MemoryStore, Operation, StoreError, StoreHook};
 ///
 /// /// Refuses every write of orders, as a database in read-only mode would.
 /// struct ReadOnlyOrders;
@@ -83,7 +89,7 @@ impl Operation {
 ///     }
 /// }
 ///
-/// let store = Composed::of(Arc::new(MemoryStore::new())).with_hook(Arc::new(ReadOnlyOrders));
+/// let store = Hooked::new(Arc::new(MemoryStore::new()), Arc::new(ReadOnlyOrders));
 /// # let _ = store;
 /// ```
 pub trait StoreHook: Send + Sync + 'static {
@@ -100,16 +106,58 @@ pub trait StoreHook: Send + Sync + 'static {
     }
 }
 
-/// Runs one operation under `hook`: `before` may refuse it (the operation then never starts),
-/// `after` sees whether it succeeded and how long it took.
-pub(crate) async fn run<T, E: From<StoreError>>(
-    hook: &dyn StoreHook,
-    op: Operation,
-    call: impl Future<Output = Result<T, E>>,
-) -> Result<T, E> {
-    hook.before(op)?;
-    let started = Instant::now();
-    let result = call.await;
-    hook.after(op, result.is_ok(), started.elapsed());
-    result
+/// A store whose every operation runs under a [`StoreHook`]: the hook's
+/// [`before`](StoreHook::before) may refuse it (the backend then never sees it),
+/// [`after`](StoreHook::after) sees whether it succeeded and how long it took.
+///
+/// It is a [`Store`] itself, so the engine takes it as it takes any backend:
+///
+/// ```
+/// use std::sync::Arc;
+/// use commerce_core::store::{Hooked, MemoryStore, StoreHook};
+/// use commerce_core::Engine;
+///
+/// struct Quiet;
+/// impl StoreHook for Quiet {}
+///
+/// let store = Hooked::new(Arc::new(MemoryStore::new()), Arc::new(Quiet));
+/// let engine = Engine::new(Arc::new(store));
+/// # let _ = engine;
+/// ```
+///
+/// Every concern comes from the one store it wraps: a store is not assembled from one backend
+/// per concern (see [the module](crate::store)'s "One backend" for why).
+#[derive(Clone)]
+pub struct Hooked {
+    inner: Arc<dyn Store>,
+    hook: Arc<dyn StoreHook>,
 }
+
+impl std::fmt::Debug for Hooked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hooked").finish_non_exhaustive()
+    }
+}
+
+impl Hooked {
+    /// `store`, every operation of it seen by `hook`.
+    pub fn new(store: Arc<dyn Store>, hook: Arc<dyn StoreHook>) -> Self {
+        Self { inner: store, hook }
+    }
+
+    /// Runs one operation under the hook.
+    async fn around<T, E: From<StoreError>>(
+        &self,
+        op: Operation,
+        _event: impl FnOnce(&T) + Send,
+        call: impl Future<Output = Result<T, E>> + Send,
+    ) -> Result<T, E> {
+        self.hook.before(op)?;
+        let started = Instant::now();
+        let result = call.await;
+        self.hook.after(op, result.is_ok(), started.elapsed());
+        result
+    }
+}
+
+forward_store!(impl for Hooked => inner);
