@@ -81,6 +81,16 @@ async fn a_hook_sees_each_operation_once_and_may_refuse_it() {
             .order_operations,
         0
     );
+    // Methods with a default body reach the backend's own version as one operation (not the
+    // default's calls through the wrapper).
+    assert_eq!(
+        store.authenticate(&[7; 32], Utc::now(), 0).await.unwrap(),
+        None
+    );
+    assert_eq!(
+        store.finish_deliveries(Vec::new()).await.unwrap(),
+        Vec::<bool>::new()
+    );
 
     recorder.refuse.store(true, Ordering::SeqCst);
     let refused = store.account(account.id).await;
@@ -98,6 +108,8 @@ async fn a_hook_sees_each_operation_once_and_may_refuse_it() {
             (Concern::Accounts, "insert_account", true),
             (Concern::Accounts, "account", true),
             (Concern::Meter, "meter", true),
+            (Concern::Accounts, "authenticate", true),
+            (Concern::Webhooks, "finish_deliveries", true),
         ]
     );
 }

@@ -8,7 +8,10 @@
 //! [`Hooked`](super::Hooked), the tracing layer [`Traced`](super::Traced), the test store
 //! that stalls `POST /orders`), as tower-sessions' `CachingSessionStore` composes stores.
 //!
-//! A new store method is written in its trait and once here; every wrapper follows.
+//! A new store method is written in its trait and once here; every wrapper follows. A method
+//! missing from the list fails to compile in every wrapper, except one with a default body
+//! (`authenticate`, `finish_deliveries`): list those too, or the wrappers run the default
+//! instead of the backend's own version.
 //!
 //! [`Operation`]: super::Operation
 
