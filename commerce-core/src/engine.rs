@@ -25,7 +25,7 @@ use crate::operator::Operator;
 use crate::pulls_seen::PullsSeen;
 use crate::routes::{self, Endpoint};
 use crate::shared::Shared;
-use crate::store::{Composed, Store};
+use crate::store::{Store, Traced};
 
 /// The API engine: `handle(http::Request<Bytes>) -> http::Response<Bytes>`.
 ///
@@ -149,7 +149,7 @@ impl Engine {
     fn start(store: Arc<dyn Store>, config: Config, clock: Arc<dyn Clock>) -> Self {
         Self {
             shared: Arc::new(Shared {
-                store: Arc::new(Composed::traced(store)),
+                store: Arc::new(Traced::new(store)),
                 clock,
                 config,
                 pulls_seen: PullsSeen::default(),

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use commerce_core::store::{Composed, MemoryStore, Operation, StoreError, StoreHook};
+use commerce_core::store::{Hooked, MemoryStore, Operation, StoreError, StoreHook};
 use commerce_core::testing::http::Harness;
 
 /// Fails `place_order` with a backend error (or panics inside `shipping_options`) while the
@@ -42,7 +42,7 @@ impl StoreHook for Faults {
 
 async fn harness() -> (Harness, Arc<Faults>) {
     let faults = Arc::new(Faults::default());
-    let store = Composed::of(Arc::new(MemoryStore::new())).with_hook(faults.clone());
+    let store = Hooked::new(Arc::new(MemoryStore::new()), faults.clone());
     (Harness::bare(Arc::new(store)).await, faults)
 }
 

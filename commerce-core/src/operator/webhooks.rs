@@ -16,8 +16,8 @@ impl Operator {
         input: WebhookInput,
     ) -> OperatorResult<Webhook> {
         let policy = self.shared.config.webhook_urls;
-        // Every store answers alike: one that keeps endpoints apart from accounts (a
-        // composed store) could not tell that the account does not exist.
+        // Every store answers alike: `insert_webhook` need not check the account (the
+        // memory store does not), so it is read first.
         self.store()
             .account(account)
             .await?

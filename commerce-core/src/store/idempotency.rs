@@ -44,7 +44,10 @@ pub trait IdempotencyStore: Send + Sync {
     /// [`IdempotencyRecord::decide`]. A record older than `expires_before` counts as absent;
     /// an in-flight record older than `stale_before` is taken over (its request is taken to
     /// have died). Starting or taking over writes `claim.token` into the record: from then on
-    /// only this claim holds it.
+    /// only this claim holds it. The record's order is not set here: it is linked by
+    /// [`OrderStore::place_order`](super::OrderStore::place_order), in the placement's own
+    /// atomic operation and only while the claim holds the record, so idempotency records
+    /// live in the same backend as orders.
     async fn begin_idempotent(
         &self,
         claim: &IdempotencyClaim,

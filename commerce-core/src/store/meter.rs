@@ -6,6 +6,14 @@ use super::StoreError;
 use crate::model::*;
 
 /// The billing meter: products pulled and order operations per account and month.
+///
+/// Order operations are not counted through this trait: [`OrderStore::place_order`] and
+/// [`OrderStore::change_order_status`] count one (when their `bill_month` is set) in their own
+/// atomic operation, so that an order and its bill stand or fall together; the meter lives in
+/// the same backend as orders.
+///
+/// [`OrderStore::place_order`]: super::OrderStore::place_order
+/// [`OrderStore::change_order_status`]: super::OrderStore::change_order_status
 #[async_trait]
 pub trait MeterStore: Send + Sync {
     /// Records products pulled by an account in a month: each product counts once per account
@@ -16,6 +24,8 @@ pub trait MeterStore: Send + Sync {
         month: &str,
         products: &[ProductId],
     ) -> Result<(), StoreError>;
-    /// What the meter holds for an account and month (`YYYY-MM`, Cairo time).
+    /// What the meter holds for an account and month (`YYYY-MM`, Cairo time): the distinct
+    /// products recorded by [`record_pulls`](Self::record_pulls) and the order operations the
+    /// order writes counted; zeros when nothing was recorded.
     async fn meter(&self, account: AccountId, month: &str) -> Result<MeterReading, StoreError>;
 }

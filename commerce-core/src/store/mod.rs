@@ -19,10 +19,31 @@
 //! with the record found under a key, and [`StatusMove::check`] says whether an order may move
 //! and what the move changes.
 //!
-//! Two building blocks need no method forwarding of their own: [`Composed`] takes each concern
-//! from its own backend (e.g. accounts, keys and withdrawals apart from the orders), and a
-//! [`StoreHook`] sees every operation of a store before it runs (tracing, metrics, fault
-//! injection) through [`Composed::with_hook`].
+//! A [`StoreHook`] sees every operation of a store before and after it runs (metrics, fault
+//! injection) through [`Hooked`]; the engine keeps its store behind its own tracing layer. Both
+//! are wrappers generated from one delegation list of the contract's methods, so a new method
+//! is forwarded by every wrapper once it is listed there.
+//!
+//! # One backend for every concern
+//!
+//! The seven traits divide the contract for reading, not for deployment: a store implements
+//! all seven over the same data, and nothing assembles a store from one backend per concern.
+//! The operations cut across the concerns, and each must be atomic:
+//!
+//! - [`OrderStore::place_order`] reserves stock (catalogue), counts the order operation on the
+//!   meter, links the order to its idempotency record, books the earnings and writes the
+//!   webhook deliveries of the outbox, all or nothing; [`OrderStore::change_order_status`]
+//!   releases stock, bills the meter and writes the outbox the same way;
+//! - [`WithdrawalStore::request_withdrawal`] decides against the account's wallet sums, taken
+//!   from its orders in the same atomic operation as the insert;
+//! - the SQL tables of keys, orders, withdrawals and webhooks reference `accounts` by foreign
+//!   key, and the account's row is the lock that orders one account's withdrawals and webhook
+//!   registrations.
+//!
+//! So no concern can live in a backend of its own without giving up an atomicity the
+//! conformance suites check, not even accounts and keys (the SQL store would have to work
+//! against accounts it does not own: no foreign keys, another per-account lock). A split
+//! that is not tested on the SQL stores is not offered.
 //!
 //! Every method is one atomic domain operation: a store runs it under one lock, in one
 //! transaction or as one conditional statement, so that a failure leaves nothing half-written.
@@ -31,25 +52,28 @@
 
 mod accounts;
 mod catalog;
-mod composed;
+pub(crate) mod delegate;
 mod error;
+mod hook;
 mod idempotency;
 mod memory;
 mod meter;
 mod orders;
+pub(crate) mod traced;
 mod webhooks;
 mod withdrawals;
 
 pub use accounts::{AccountStore, KeyCheck, RateLimitHit, RateWindows, authenticate_by_calls};
 pub use catalog::CatalogStore;
-pub use composed::{Composed, Concern, Operation, StoreHook};
 pub use error::{PlaceOrderError, StatusChangeError, StoreError};
+pub use hook::{Concern, Hooked, Operation, StoreHook};
 pub use idempotency::{
     IdempotencyBegin, IdempotencyDecision, IdempotencyRecord, IdempotencyRecords, IdempotencyStore,
 };
 pub use memory::MemoryStore;
 pub use meter::MeterStore;
 pub use orders::{OrderStore, StatusChange, StatusMove, pieces_to_reserve};
+pub(crate) use traced::Traced;
 pub use webhooks::{
     ClaimRoom, InsertWebhookError, MAX_PENDING_MANUAL, MAX_WEBHOOKS_PER_ACCOUNT,
     QueueDeliveryError, SECRET_OVERLAP, WebhookStore,

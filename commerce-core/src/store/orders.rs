@@ -32,37 +32,80 @@ pub struct StatusChange {
 /// Orders and what they book: stock, counters, billing, earnings.
 #[async_trait]
 pub trait OrderStore: Send + Sync {
-    /// Registers an order, atomically: refuses a repeated `external_reference` of the
-    /// account ([`PlaceOrderError::DuplicateExternalReference`]) and a number any order has
-    /// ([`PlaceOrderError::NumberTaken`]), checks the stock ([`pieces_to_reserve`]), then writes
-    /// the order ([`NewOrder::into_order`], line ids unique across orders), takes the pieces
-    /// (each product changed at least at `created_at`), sets the order on the request's
-    /// idempotency record when `idempotency` names one, counts one order operation on the meter
-    /// when `bill_month` is set, and books the order's earnings for
-    /// [`wallet_totals`](OrderStore::wallet_totals). A refusal writes nothing.
+    /// Registers an order. Everything below happens in one atomic operation (one lock, one
+    /// transaction), or nothing does:
+    ///
+    /// 1. **Refusals**, writing nothing: a repeated `external_reference` of the account
+    ///    ([`PlaceOrderError::DuplicateExternalReference`], naming the order that has it); a
+    ///    `number` any order has ([`PlaceOrderError::NumberTaken`]; the engine draws another);
+    ///    when `idempotency` names a claim, a record that is gone or no longer held by the
+    ///    claim's token ([`PlaceOrderError::IdempotencyLost`]: the request outlived the stale
+    ///    time and a retry took its key over); a line asking for more pieces than are
+    ///    available ([`pieces_to_reserve`]; [`PlaceOrderError::InsufficientStock`]).
+    /// 2. **The order**: [`NewOrder::into_order`] with a new order id and line ids unique
+    ///    across orders, findable by its `external_reference` from then on.
+    /// 3. **Stock**: each line's pieces taken from its variant; each product whose stock
+    ///    changed gets `updated_at` [`next_updated_at`](super::next_updated_at) of
+    ///    `created_at`.
+    /// 4. **The idempotency link**: when `idempotency` is set, the record under the claim's
+    ///    key is linked to the new order ([`IdempotencyRecord::order_id`](super::IdempotencyRecord)),
+    ///    so a retry of a request that died after this point answers with this order.
+    /// 5. **The meter**: when `bill_month` is set, one order operation counted for the
+    ///    account in that month ([`MeterStore::meter`](super::MeterStore::meter)).
+    /// 6. **Earnings**: the order's [`OrderEarnings`](crate::earnings::OrderEarnings) booked
+    ///    into the account's totals that [`wallet_totals`](OrderStore::wallet_totals) answers
+    ///    (a backend that computes the wallet from the orders books nothing more).
+    /// 7. **The outbox**: for each enabled webhook endpoint of the account that receives
+    ///    `order.created` ([`Webhook::receives`]), one pending delivery
+    ///    ([`Delivery::queued`]) of the event `webhooks::order_event(OrderCreated, &order,
+    ///    None, events)` renders (one event, the same id for every endpoint); none when no
+    ///    endpoint receives it.
+    ///
+    /// Returns the order as registered.
     async fn place_order(&self, order: NewOrder) -> Result<Order, PlaceOrderError>;
-    /// Moves an order to another status, atomically: [`StatusMove::check`] decides whether it
-    /// may and what changes ([`StatusMove::apply`] on the order); when the move releases stock,
-    /// every line's pieces go back (each product changed at `at`); one order operation is
-    /// counted on the meter when `bill_month` is set; the order's earnings are booked again.
+    /// Moves an order to another status. Everything below happens in one atomic operation,
+    /// or nothing does:
+    ///
+    /// 1. **Refusals**, writing nothing: no such order ([`StatusChangeError::NotFound`]),
+    ///    and what [`StatusMove::check`] refuses (an order of another account when
+    ///    `account_id` is set: `NotFound`; a move the order's status does not allow:
+    ///    `NotAllowed`). Check against the status read under the operation's lock, so
+    ///    concurrent moves of one order apply one after the other.
+    /// 2. **The move**: [`StatusMove::apply`] on the order (status, `updated_at`,
+    ///    `confirmed_at`/`delivered_at`, the timeline entry).
+    /// 3. **Stock**: when [`StatusMove::releases_stock`], every line's pieces go back to its
+    ///    variant (each product changed at `at`); this happens at most once per order.
+    /// 4. **The meter**: when `bill_month` is set, one order operation counted.
+    /// 5. **Earnings**: the order's earnings booked again (its status and delivery changed
+    ///    them).
+    /// 6. **The outbox**: as for [`place_order`](OrderStore::place_order), the event
+    ///    `webhooks::order_event(OrderStatusChanged, &order, Some(previous status), events)`
+    ///    for each enabled endpoint of the account that receives `order.status_changed`.
+    ///
+    /// Returns the order after the move.
     async fn change_order_status(&self, change: StatusChange) -> Result<Order, StatusChangeError>;
-    /// Records what became of lines' pieces, changes the order at `now` and books its
-    /// earnings again; `NotFound` (writing nothing) when the order or any line is not found.
+    /// Records what became of lines' pieces (each line's [`LineOutcome`] replaced), sets the
+    /// order's `updated_at` to [`next_updated_at`](super::next_updated_at) of `now` and books
+    /// its earnings again (the outcomes change them), in one atomic operation; `NotFound`
+    /// (writing nothing) when the order or any line is not found. No stock moves, no meter
+    /// entry, no webhook event.
     async fn set_line_outcomes(
         &self,
         order: OrderId,
         outcomes: Vec<(LineId, LineOutcome)>,
         now: DateTime<Utc>,
     ) -> Result<Order, StoreError>;
-    /// Sets the courier tracking URL and changes the order at `now`; `NotFound` when there is
-    /// no such order.
+    /// Sets the courier tracking URL (`None` clears it) and the order's `updated_at` to
+    /// [`next_updated_at`](super::next_updated_at) of `now`; `NotFound` when there is no such
+    /// order. No stock, meter, earnings or webhook event.
     async fn set_tracking_url(
         &self,
         order: OrderId,
         url: Option<String>,
         now: DateTime<Utc>,
     ) -> Result<Order, StoreError>;
-    /// One order; with `account`, only if it belongs to that account.
+    /// One order; with `account`, only if it belongs to that account (`None` for an order of
+    /// another account, as for one that does not exist).
     async fn order(
         &self,
         account: Option<AccountId>,

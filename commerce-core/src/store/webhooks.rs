@@ -112,12 +112,18 @@ impl ClaimRoom {
 ///
 /// Reads and changes of one endpoint take `account`: `Some` limits them to that account's
 /// endpoints (the API: another account's endpoint is "not found"), `None` is the platform.
+///
+/// The deliveries of order events are not queued through this trait: they are the outbox
+/// [`OrderStore::place_order`](super::OrderStore::place_order) and
+/// [`OrderStore::change_order_status`](super::OrderStore::change_order_status) write in their
+/// own atomic operation, which is why endpoints live in the same backend as orders.
 #[async_trait]
 pub trait WebhookStore: Send + Sync {
     /// Registers an endpoint (enabled), unless the account has `limit` already; the count and
     /// the insert are one atomic operation, so endpoints registered at once never exceed it.
-    /// The account is checked by the caller (a store that keeps endpoints apart from accounts
-    /// cannot); one that can see it may refuse an unknown one with `Store(NotFound)`.
+    /// The caller checks that the account exists (the operator reads it first; the API's is
+    /// the authenticated one); a backend may also refuse an unknown one with
+    /// `Store(NotFound)` (the SQL store does: it locks the account's row for the count).
     async fn insert_webhook(
         &self,
         new: NewWebhook,

@@ -53,16 +53,21 @@ pub trait WithdrawalStore: Send + Sync {
     /// the same atomic operation as the insert: requests made at once, from one instance or
     /// several, never together exceed it. The balance is [`WalletTotals::ready`] of what
     /// [`OrderStore::wallet_totals`](super::OrderStore::wallet_totals) answers for
-    /// `held_after` and of the account's withdrawals. An account this backend does not know
-    /// has nothing ready (a backend that keeps accounts may answer `NotFound` instead).
+    /// `held_after` (read inside this operation, not by a separate call) and of the
+    /// account's withdrawals ([`Withdrawn::of`](crate::earnings::Withdrawn::of)). An account
+    /// that does not exist has nothing ready: `OverReadyBalance`, or `Store(NotFound)` from a
+    /// backend that checks the account first (the SQL store: it locks the account's row,
+    /// which puts one account's requests in a row). A refusal writes nothing; no meter entry,
+    /// no webhook event.
     async fn request_withdrawal(
         &self,
         new: NewWithdrawal,
         held_after: DateTime<Utc>,
         now: DateTime<Utc>,
     ) -> Result<Withdrawal, WithdrawalRequestError>;
-    /// Completes or rejects a pending withdrawal ([`Withdrawal::decide`]); `NotFound` when
-    /// there is none.
+    /// Completes or rejects a pending withdrawal ([`Withdrawal::decide`], checked against the
+    /// status read in the same atomic operation, so a withdrawal is decided once); `NotFound`
+    /// when there is none.
     async fn decide_withdrawal(
         &self,
         id: WithdrawalId,

@@ -3,25 +3,24 @@
 //! over: one order for the key whatever the timing. Stalled before placing, the request
 //! places nothing and answers 409; stalled after placing, it answers 201 with the one order.
 //!
-//! The stall is a gate in front of the store's `place_order` or `finish_idempotent`
-//! ([`Composed::with_orders`], [`Composed::with_idempotency`]), the clock a
+//! The stall is a gate in front of the store's `place_order` or `finish_idempotent` (a
+//! wrapper of the whole store, every other operation passed through), the clock a
 //! [`ManualClock`](crate::clock::ManualClock) moved past
 //! [`Config::idempotency_stale_after`](crate::Config::idempotency_stale_after).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use async_trait::async_trait;
+use std::future::Future;
+
 use chrono::{DateTime, Duration, Utc};
 use tokio::sync::Notify;
 
 use super::http::{Harness, TestResponse};
 use crate::earnings::WalletTotals;
 use crate::model::*;
-use crate::store::{
-    Composed, IdempotencyBegin, IdempotencyStore, OrderStore, PlaceOrderError, StatusChange,
-    StatusChangeError, Store, StoreError,
-};
+use crate::store::delegate::forward_store;
+use crate::store::*;
 
 const KEY: &str = "sk_demo_marketer";
 
@@ -56,107 +55,42 @@ impl Gate {
     }
 }
 
-/// A backend's orders and idempotency records, with a gate before `place_order` and one
-/// before `finish_idempotent`; every other operation goes straight to the backend.
-struct Stalling<S> {
-    inner: Arc<S>,
+/// A store with a gate before `place_order` and one before `finish_idempotent`; every
+/// other operation goes straight to the store (a wrapper from the store's delegation list).
+struct Stalling {
+    inner: Arc<dyn Store>,
     place: Gate,
     finish: Gate,
 }
 
-impl<S: Store> Stalling<S> {
+impl Stalling {
     /// The harness over `store` behind the gates.
-    async fn harness(store: Arc<S>) -> (Harness, Arc<Self>) {
+    async fn harness(store: Arc<dyn Store>) -> (Harness, Arc<Self>) {
         let stalling = Arc::new(Self {
-            inner: store.clone(),
+            inner: store,
             place: Gate::default(),
             finish: Gate::default(),
         });
-        let composed = Composed::of(store)
-            .with_orders(stalling.clone())
-            .with_idempotency(stalling.clone());
-        (Harness::bare(Arc::new(composed)).await, stalling)
+        (Harness::bare(stalling.clone()).await, stalling)
+    }
+
+    /// Holds the operation at its gate, if it has one, then runs it.
+    async fn around<T, E: From<StoreError>>(
+        &self,
+        op: Operation,
+        _event: impl FnOnce(&T) + Send,
+        call: impl Future<Output = Result<T, E>> + Send,
+    ) -> Result<T, E> {
+        match op.name {
+            "place_order" => self.place.pass().await,
+            "finish_idempotent" => self.finish.pass().await,
+            _ => {}
+        }
+        call.await
     }
 }
 
-#[async_trait]
-impl<S: Store> IdempotencyStore for Stalling<S> {
-    async fn begin_idempotent(
-        &self,
-        claim: &IdempotencyClaim,
-        fingerprint: &str,
-        now: DateTime<Utc>,
-        expires_before: DateTime<Utc>,
-        stale_before: DateTime<Utc>,
-    ) -> Result<IdempotencyBegin, StoreError> {
-        self.inner
-            .begin_idempotent(claim, fingerprint, now, expires_before, stale_before)
-            .await
-    }
-    async fn finish_idempotent(
-        &self,
-        claim: &IdempotencyClaim,
-        response: StoredResponse,
-    ) -> Result<(), StoreError> {
-        self.finish.pass().await;
-        self.inner.finish_idempotent(claim, response).await
-    }
-    async fn abandon_idempotent(&self, claim: &IdempotencyClaim) -> Result<(), StoreError> {
-        self.inner.abandon_idempotent(claim).await
-    }
-    async fn purge_idempotency(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
-        self.inner.purge_idempotency(before).await
-    }
-}
-
-#[async_trait]
-impl<S: Store> OrderStore for Stalling<S> {
-    async fn place_order(&self, order: NewOrder) -> Result<Order, PlaceOrderError> {
-        self.place.pass().await;
-        self.inner.place_order(order).await
-    }
-    async fn change_order_status(&self, change: StatusChange) -> Result<Order, StatusChangeError> {
-        self.inner.change_order_status(change).await
-    }
-    async fn set_line_outcomes(
-        &self,
-        order: OrderId,
-        outcomes: Vec<(LineId, LineOutcome)>,
-        now: DateTime<Utc>,
-    ) -> Result<Order, StoreError> {
-        self.inner.set_line_outcomes(order, outcomes, now).await
-    }
-    async fn set_tracking_url(
-        &self,
-        order: OrderId,
-        url: Option<String>,
-        now: DateTime<Utc>,
-    ) -> Result<Order, StoreError> {
-        self.inner.set_tracking_url(order, url, now).await
-    }
-    async fn order(
-        &self,
-        account: Option<AccountId>,
-        id: OrderId,
-    ) -> Result<Option<Order>, StoreError> {
-        self.inner.order(account, id).await
-    }
-    async fn orders(
-        &self,
-        account: AccountId,
-        filter: &OrderFilter,
-        page: PageRequest,
-    ) -> Result<Page<Order>, StoreError> {
-        self.inner.orders(account, filter, page).await
-    }
-    async fn wallet_totals(
-        &self,
-        account: AccountId,
-        held_after: DateTime<Utc>,
-    ) -> Result<WalletTotals, StoreError> {
-        self.inner.wallet_totals(account, held_after).await
-    }
-}
+forward_store!(impl for Stalling => inner);
 
 /// The error object of a response (`{"error": {...}}`).
 fn error_of(response: &TestResponse) -> serde_json::Value {
@@ -171,7 +105,7 @@ fn error_of(response: &TestResponse) -> serde_json::Value {
 pub async fn a_request_that_outlived_the_stale_time_answers_409_and_places_nothing<S: Store>(
     store: Arc<S>,
 ) -> Harness {
-    let (h, stalling) = Stalling::harness(store).await;
+    let (h, stalling) = Stalling::harness(store as Arc<dyn Store>).await;
     let gate = &stalling.place;
     let body = h.order_body(2, "10");
     let orders = h.order_count().await;
@@ -241,7 +175,7 @@ pub async fn a_request_that_outlived_the_stale_time_answers_409_and_places_nothi
 pub async fn a_request_that_outlived_the_stale_time_after_placing_answers_its_order<S: Store>(
     store: Arc<S>,
 ) -> Harness {
-    let (h, stalling) = Stalling::harness(store).await;
+    let (h, stalling) = Stalling::harness(store as Arc<dyn Store>).await;
     let body = h.order_body(1, "10");
     let orders = h.order_count().await;
     let stale = h.engine.config().idempotency_stale_after + Duration::seconds(1);
