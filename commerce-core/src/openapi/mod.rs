@@ -21,13 +21,13 @@ use std::sync::LazyLock;
 use bytes::Bytes;
 use http::Method;
 use serde_json::Value;
+use utoipa::ToSchema;
 use utoipa::openapi::path::{HttpMethod, PathItem};
 use utoipa::openapi::schema::Schema;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
 use utoipa::openapi::{
     ComponentsBuilder, InfoBuilder, OpenApiBuilder, Paths, RefOr, ServerBuilder, Tag,
 };
-use utoipa::ToSchema;
 
 use crate::model::*;
 use crate::routes::{API_PREFIX, ROUTES};

@@ -2,6 +2,7 @@
 //! and the headers every answer carries.
 
 use serde_json::Value;
+use utoipa::PartialSchema;
 use utoipa::openapi::extensions::ExtensionsBuilder;
 use utoipa::openapi::link::LinkBuilder;
 use utoipa::openapi::path::{OperationBuilder, ParameterBuilder, ParameterIn};
@@ -9,7 +10,6 @@ use utoipa::openapi::request_body::RequestBodyBuilder;
 use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema, Type};
 use utoipa::openapi::security::SecurityRequirement;
 use utoipa::openapi::{ContentBuilder, HeaderBuilder, Ref, RefOr, Required, ResponseBuilder};
-use utoipa::PartialSchema;
 
 use crate::error::{ConflictReason, ErrorCode};
 use crate::input::MAX_PER_PAGE;

@@ -166,6 +166,7 @@ fn paginate<'a, T: Clone + 'a>(items: impl Iterator<Item = &'a T>, page: PageReq
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::earnings::WalletTotals;
     use chrono::{Duration, TimeZone};
 
     fn new_order(account: AccountId, i: i64, at: DateTime<Utc>) -> NewOrder {
