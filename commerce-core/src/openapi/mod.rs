@@ -12,8 +12,9 @@
 //!   its ability (in the description and in `x-ability`), its success body, every error
 //!   answer the route can give, the bearer security, and the headers.
 //! - The request bodies are read by hand from JSON (every field is checked and named on its
-//!   own), so their schemas are written here from the same limits the readers use
-//!   ([`MAX_TEXT`], [`MAX_LINES`], ...).
+//!   own), so their schemas are written here from the same table of limits the readers use
+//!   ([`MAX_TEXT`](crate::domain::fields::MAX_TEXT),
+//!   [`MAX_LINES`](crate::domain::checkout::MAX_LINES), ...).
 //! - The webhook events are in the document's `webhooks` section and in its components.
 
 use std::sync::LazyLock;
@@ -47,10 +48,6 @@ use schemas::{webhooks, written_schemas};
 const BEARER: &str = "bearer";
 /// The JSON media type of every body.
 pub(super) const JSON: &str = "application/json";
-/// The longest `reason_note` of a cancellation.
-pub(super) const MAX_REASON: usize = 500;
-/// The longest `Idempotency-Key`.
-pub(super) const MAX_IDEMPOTENCY_KEY: usize = 100;
 
 /// Single-line printable text: no control character (tab and line breaks included) and no
 /// bidirectional embedding, override or isolate.

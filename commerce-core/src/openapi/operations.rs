@@ -12,12 +12,12 @@ use utoipa::openapi::security::SecurityRequirement;
 use utoipa::openapi::{ContentBuilder, HeaderBuilder, Ref, RefOr, Required, ResponseBuilder};
 
 use crate::error::{ConflictReason, ErrorCode};
-use crate::input::MAX_PER_PAGE;
+use crate::limits::{MAX_IDEMPOTENCY_KEY, MAX_PER_PAGE};
 use crate::model::*;
 use crate::routes::Endpoint;
 
 use super::endpoints::{Body, QueryParam, spec};
-use super::{JSON, MAX_IDEMPOTENCY_KEY, SINGLE_LINE_FILLED, TIMESTAMP_INPUT};
+use super::{JSON, SINGLE_LINE_FILLED, TIMESTAMP_INPUT};
 
 fn schema_ref(name: &str) -> RefOr<Schema> {
     RefOr::Ref(Ref::from_schema_name(name))

@@ -3,17 +3,17 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::domain::checkout::{MAX_LINES, MAX_QUANTITY, MAX_WARRANTIES};
-use crate::domain::fields::{MAX_NOTE, MAX_PHONE, MAX_REFERENCE, MAX_TEXT};
-use crate::domain::webhooks::MAX_DESCRIPTION;
 use crate::error::{ConflictReason, ErrorCode};
+use crate::limits::{
+    MAX_DESCRIPTION, MAX_LINES, MAX_NOTE, MAX_PHONE, MAX_QUANTITY, MAX_REASON, MAX_REFERENCE,
+    MAX_TEXT, MAX_URL, MAX_WARRANTIES,
+};
 use crate::model::*;
 use crate::money::MAX_AMOUNT;
-use crate::webhooks::MAX_URL;
 
 use super::{
-    BLANK, EVENT_ID, JSON, MAX_REASON, MONEY_INPUT, MULTI_LINE, MULTI_LINE_FILLED, OPTIONAL_PHONE,
-    PHONE, SINGLE_LINE, SINGLE_LINE_FILLED,
+    BLANK, EVENT_ID, JSON, MONEY_INPUT, MULTI_LINE, MULTI_LINE_FILLED, OPTIONAL_PHONE, PHONE,
+    SINGLE_LINE, SINGLE_LINE_FILLED,
 };
 
 fn enum_of<T: Copy>(values: &[T], as_str: fn(T) -> &'static str) -> Value {
