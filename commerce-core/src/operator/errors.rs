@@ -18,7 +18,7 @@ pub enum OperatorError {
     #[error("not found")]
     NotFound,
     /// The input breaks a field rule: every problem found, each naming its field (an
-    /// [`OrderDraft`] is checked by the rules of `POST /orders`).
+    /// [`OrderDraft`](super::OrderDraft) is checked by the rules of `POST /orders`).
     #[error("invalid input: {}", list_problems(.0))]
     Invalid(Vec<FieldProblem>),
     /// The records as they stand do not allow it (an order's status, a reference already
