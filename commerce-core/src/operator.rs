@@ -185,10 +185,7 @@ impl Operator {
     }
 
     fn payout_rules(&self) -> PayoutRules {
-        PayoutRules {
-            now: self.now(),
-            hold_days: self.shared.config.hold_days,
-        }
+        self.shared.payout_rules(self.now())
     }
 
     // ---- accounts and keys ----
