@@ -571,20 +571,13 @@ macro_rules! cancellation_tests {
             .await;
         }
     };
-    // Leading attributes are gathered one by one (an expression may itself start with `#`).
-    (@attrs [$($attrs:tt)*] #[$attr:meta] $($rest:tt)+) => {
-        $crate::cancellation_tests!(@attrs [$($attrs)* #[$attr]] $($rest)+);
-    };
     (@attrs $attrs:tt $harness:expr) => {
         $crate::cancellation_tests!(@cases $attrs $harness;
             requests_dropped_at_any_await_leave_the_store_consistent,
             requests_abandoned_by_their_callers_are_completed,
         );
     };
-    (#[$attr:meta] $($rest:tt)+) => {
-        $crate::cancellation_tests!(@attrs [#[$attr]] $($rest)+);
-    };
-    ($harness:expr) => {
-        $crate::cancellation_tests!(@attrs [] $harness);
+    ($($input:tt)+) => {
+        $crate::__gather_attrs!([$crate::cancellation_tests] [] $($input)+);
     };
 }
