@@ -8,80 +8,44 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::messages;
+use crate::model::string_enum;
 
-/// The stable machine-readable error codes (docs/errors.md).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ErrorCode {
-    /// 400: the body could not be read (a broken chunked encoding, a connection cut mid-body).
-    BadRequest,
-    /// 401: key missing, wrong, revoked or expired.
-    Unauthenticated,
-    /// 403: account suspended, deleted or incomplete.
-    AccountInactive,
-    /// 403: request for another account type.
-    WrongSide,
-    /// 403: API access not active; carries `api_status`.
-    ApiNotEnabled,
-    /// 403: key lacks the needed ability.
-    ForbiddenAbility,
-    /// 404: unknown id, another account's id, or unknown path.
-    NotFound,
-    /// 405: path right, method wrong.
-    MethodNotAllowed,
-    /// 408: the body was not read whole within the server's time (`Config::body_timeout`).
-    RequestTimeout,
-    /// 409: the records as they stand refuse the request; [`ConflictReason`] says why.
-    Conflict,
-    /// 413: body over the limit.
-    PayloadTooLarge,
-    /// 422: missing or wrong field.
-    ValidationFailed,
-    /// 429: per-minute limit exceeded.
-    RateLimited,
-    /// 500: server-side problem.
-    ServerError,
+string_enum! {
+    /// The stable machine-readable error codes (docs/errors.md).
+    ErrorCode {
+        /// 401: key missing, wrong, revoked or expired.
+        Unauthenticated => "unauthenticated",
+        /// 403: account suspended, deleted or incomplete.
+        AccountInactive => "account_inactive",
+        /// 403: request for another account type.
+        WrongSide => "wrong_side",
+        /// 403: API access not active; carries `api_status`.
+        ApiNotEnabled => "api_not_enabled",
+        /// 403: key lacks the needed ability.
+        ForbiddenAbility => "forbidden_ability",
+        /// 404: unknown id, another account's id, or unknown path.
+        NotFound => "not_found",
+        /// 405: path right, method wrong.
+        MethodNotAllowed => "method_not_allowed",
+        /// 400: the body could not be read (a broken chunked encoding, a connection cut
+        /// mid-body).
+        BadRequest => "bad_request",
+        /// 408: the body was not read whole within the server's time (`Config::body_timeout`).
+        RequestTimeout => "request_timeout",
+        /// 409: the records as they stand refuse the request; [`ConflictReason`] says why.
+        Conflict => "conflict",
+        /// 413: body over the limit.
+        PayloadTooLarge => "payload_too_large",
+        /// 422: missing or wrong field.
+        ValidationFailed => "validation_failed",
+        /// 429: per-minute limit exceeded.
+        RateLimited => "rate_limited",
+        /// 500: server-side problem.
+        ServerError => "server_error",
+    }
 }
 
 impl ErrorCode {
-    /// Every code.
-    pub const ALL: &'static [ErrorCode] = &[
-        ErrorCode::Unauthenticated,
-        ErrorCode::AccountInactive,
-        ErrorCode::WrongSide,
-        ErrorCode::ApiNotEnabled,
-        ErrorCode::ForbiddenAbility,
-        ErrorCode::NotFound,
-        ErrorCode::MethodNotAllowed,
-        ErrorCode::BadRequest,
-        ErrorCode::RequestTimeout,
-        ErrorCode::Conflict,
-        ErrorCode::PayloadTooLarge,
-        ErrorCode::ValidationFailed,
-        ErrorCode::RateLimited,
-        ErrorCode::ServerError,
-    ];
-
-    /// The wire spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorCode::BadRequest => "bad_request",
-            ErrorCode::Unauthenticated => "unauthenticated",
-            ErrorCode::AccountInactive => "account_inactive",
-            ErrorCode::WrongSide => "wrong_side",
-            ErrorCode::ApiNotEnabled => "api_not_enabled",
-            ErrorCode::ForbiddenAbility => "forbidden_ability",
-            ErrorCode::NotFound => "not_found",
-            ErrorCode::MethodNotAllowed => "method_not_allowed",
-            ErrorCode::RequestTimeout => "request_timeout",
-            ErrorCode::Conflict => "conflict",
-            ErrorCode::PayloadTooLarge => "payload_too_large",
-            ErrorCode::ValidationFailed => "validation_failed",
-            ErrorCode::RateLimited => "rate_limited",
-            ErrorCode::ServerError => "server_error",
-        }
-    }
-
     /// The HTTP status.
     pub fn status(self) -> StatusCode {
         match self {

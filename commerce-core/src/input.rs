@@ -19,8 +19,7 @@ use crate::time::parse_timestamp;
 
 /// Default page size.
 pub const DEFAULT_PER_PAGE: u32 = 25;
-/// Largest page size.
-pub const MAX_PER_PAGE: u32 = 100;
+pub use crate::limits::MAX_PER_PAGE;
 
 /// The parsed query string (the last value of a repeated parameter wins).
 ///

@@ -82,6 +82,7 @@ pub mod error;
 mod events;
 pub mod governorates;
 pub(crate) mod input;
+mod limits;
 pub(crate) mod messages;
 pub mod model;
 pub mod money;

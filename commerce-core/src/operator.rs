@@ -6,191 +6,28 @@
 
 use std::sync::Arc;
 
+mod catalog;
+mod errors;
 mod webhooks;
+
+pub use errors::{Conflict, OperatorError, OperatorResult};
 
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 
 use crate::auth::{generate_key, hash_key};
+use crate::domain::fields::Problem;
 pub use crate::domain::fields::{DraftLine, OrderDraft};
-use crate::domain::fields::{FieldProblem, Problem};
-use crate::domain::placement::{self, PlaceError};
+use crate::domain::placement;
 use crate::domain::wallet::{PayoutRules, WalletFigures};
-use crate::domain::webhooks::WebhookError;
 use crate::model::*;
 use crate::money::accepted_amount;
 use crate::shared::Shared;
-use crate::store::{StatusChange, StatusChangeError, Store, StoreError, WithdrawalRequestError};
+use crate::store::{StatusChange, Store};
 use crate::time::cairo_month;
-
-/// Why an operator call changed nothing. Match on it: each variant says what the caller can
-/// do about it.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum OperatorError {
-    /// No such record.
-    #[error("not found")]
-    NotFound,
-    /// The input breaks a field rule: every problem found, each naming its field (an
-    /// [`OrderDraft`] is checked by the rules of `POST /orders`).
-    #[error("invalid input: {}", list_problems(.0))]
-    Invalid(Vec<FieldProblem>),
-    /// The records as they stand do not allow it (an order's status, a reference already
-    /// used, the ready balance, a decision already taken).
-    #[error(transparent)]
-    Conflict(#[from] Conflict),
-    /// The store failed.
-    #[error(transparent)]
-    Store(StoreError),
-}
-
-/// What in the stored records stood in the way of an operator call.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum Conflict {
-    /// The order's status does not allow the move.
-    #[error("order is {current} and cannot move to {requested}")]
-    MoveNotAllowed {
-        /// Status now.
-        current: OrderStatus,
-        /// Status asked for.
-        requested: OrderStatus,
-    },
-    /// The account already has an order with this `external_reference`.
-    #[error("external_reference already used by order {existing_id}")]
-    DuplicateExternalReference {
-        /// The order already registered.
-        existing_id: OrderId,
-        /// Its number.
-        existing_number: String,
-    },
-    /// A withdrawal asks for more than the account's ready balance.
-    #[error("{requested} is more than the ready balance of {ready}")]
-    OverReadyBalance {
-        /// The amount asked for.
-        requested: Decimal,
-        /// The ready balance.
-        ready: Decimal,
-    },
-    /// A ping or redelivery to a disabled webhook endpoint.
-    #[error("the webhook is disabled")]
-    WebhookDisabled,
-    /// A ping or redelivery while the endpoint has this many of them pending.
-    #[error("the webhook has {limit} manual deliveries pending already")]
-    WebhookBusy {
-        /// The limit.
-        limit: usize,
-    },
-    /// The store refused the write as it stands (a key hash already stored, a parent
-    /// category or governorate that does not exist, a withdrawal already decided).
-    #[error("refused by the store: {0}")]
-    Refused(String),
-}
-
-impl Conflict {
-    /// The API's reason for the same conflict, for an application that answers it as a 409
-    /// (`None`: the API has no such conflict).
-    pub fn reason(&self) -> Option<crate::ConflictReason> {
-        use crate::ConflictReason as R;
-        match self {
-            Conflict::MoveNotAllowed { .. } => Some(R::MoveNotAllowed),
-            Conflict::DuplicateExternalReference { .. } => Some(R::DuplicateExternalReference),
-            Conflict::WebhookDisabled => Some(R::WebhookDisabled),
-            Conflict::WebhookBusy { .. } => Some(R::WebhookBusy),
-            Conflict::OverReadyBalance { .. } | Conflict::Refused(_) => None,
-        }
-    }
-}
-
-fn list_problems(problems: &[FieldProblem]) -> String {
-    let list: Vec<String> = problems.iter().map(ToString::to_string).collect();
-    list.join(", ")
-}
-
-impl OperatorError {
-    /// One problem on one field.
-    fn field(field: &str, problem: Problem) -> Self {
-        OperatorError::Invalid(vec![FieldProblem {
-            field: field.to_owned(),
-            problem,
-        }])
-    }
-}
-
-impl From<StoreError> for OperatorError {
-    fn from(error: StoreError) -> Self {
-        match error {
-            StoreError::NotFound => OperatorError::NotFound,
-            StoreError::Invalid(text) => Conflict::Refused(text).into(),
-            other => OperatorError::Store(other),
-        }
-    }
-}
-
-impl From<StatusChangeError> for OperatorError {
-    fn from(error: StatusChangeError) -> Self {
-        match error {
-            StatusChangeError::NotFound => OperatorError::NotFound,
-            StatusChangeError::NotAllowed { current, requested } => {
-                Conflict::MoveNotAllowed { current, requested }.into()
-            }
-            StatusChangeError::Store(e) => e.into(),
-        }
-    }
-}
-
-impl From<PlaceError> for OperatorError {
-    fn from(error: PlaceError) -> Self {
-        match error {
-            PlaceError::Invalid(problems) => OperatorError::Invalid(problems),
-            PlaceError::DuplicateExternalReference {
-                existing_id,
-                existing_number,
-            } => Conflict::DuplicateExternalReference {
-                existing_id,
-                existing_number,
-            }
-            .into(),
-            // The operator places without an idempotency key: never lost.
-            error @ (PlaceError::NoFreeNumber | PlaceError::IdempotencyLost) => {
-                OperatorError::Store(StoreError::Invalid(error.to_string()))
-            }
-            PlaceError::Store(error) => error.into(),
-        }
-    }
-}
-
-impl From<WithdrawalRequestError> for OperatorError {
-    fn from(error: WithdrawalRequestError) -> Self {
-        match error {
-            WithdrawalRequestError::OverReadyBalance { requested, ready } => {
-                Conflict::OverReadyBalance { requested, ready }.into()
-            }
-            WithdrawalRequestError::Store(error) => error.into(),
-        }
-    }
-}
-
-impl From<WebhookError> for OperatorError {
-    fn from(error: WebhookError) -> Self {
-        match error {
-            WebhookError::NotFound => OperatorError::NotFound,
-            WebhookError::Invalid(problems) => OperatorError::Invalid(problems),
-            WebhookError::TooMany(limit) => {
-                Conflict::Refused(format!("the account has {limit} webhooks already")).into()
-            }
-            WebhookError::Disabled => Conflict::WebhookDisabled.into(),
-            WebhookError::Busy(limit) => Conflict::WebhookBusy { limit }.into(),
-            WebhookError::Store(error) => error.into(),
-        }
-    }
-}
 
 /// Fewest characters of a key's plaintext ([`Operator::import_key`]).
 pub const MIN_KEY_LENGTH: usize = 8;
-
-/// Result of an operator call.
-pub type OperatorResult<T> = Result<T, OperatorError>;
 
 /// What a new key is allowed: [`KeySpec::new`] and the `with_*` methods.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -348,10 +185,7 @@ impl Operator {
     }
 
     fn payout_rules(&self) -> PayoutRules {
-        PayoutRules {
-            now: self.now(),
-            hold_days: self.shared.config.hold_days,
-        }
+        self.shared.payout_rules(self.now())
     }
 
     // ---- accounts and keys ----
@@ -436,141 +270,6 @@ impl Operator {
             .store()
             .set_key_terms(id, expires_at, rate_limit)
             .await?)
-    }
-
-    // ---- catalogue ----
-
-    /// Adds a category.
-    pub async fn create_category(&self, new: NewCategory) -> OperatorResult<Category> {
-        Ok(self.store().insert_category(new).await?)
-    }
-
-    /// Lists or hides a category.
-    pub async fn set_category_active(
-        &self,
-        id: CategoryId,
-        active: bool,
-    ) -> OperatorResult<Category> {
-        Ok(self.store().set_category_active(id, active).await?)
-    }
-
-    /// Adds a product (sold at once; add variants next).
-    pub async fn create_product(&self, new: NewProduct) -> OperatorResult<Product> {
-        Ok(self.store().insert_product(new, self.now()).await?)
-    }
-
-    /// Starts or stops selling a product (a stopped product is a 404 on the API).
-    pub async fn set_product_active(&self, id: ProductId, active: bool) -> OperatorResult<Product> {
-        Ok(self
-            .store()
-            .set_product_active(id, active, self.now())
-            .await?)
-    }
-
-    /// Adds a variant; money must be whole piastres and not negative.
-    pub async fn add_variant(
-        &self,
-        product: ProductId,
-        new: NewVariant,
-    ) -> OperatorResult<Variant> {
-        check_money("price", new.price)?;
-        check_money("suggested_min", new.suggested_min)?;
-        check_money("suggested_max", new.suggested_max)?;
-        check_stock(new.available)?;
-        Ok(self
-            .store()
-            .insert_variant(product, new, self.now())
-            .await?)
-    }
-
-    /// Changes a variant's price, suggested range or stock.
-    pub async fn update_variant(
-        &self,
-        id: VariantId,
-        patch: VariantPatch,
-    ) -> OperatorResult<Variant> {
-        let amounts = [
-            ("price", patch.price),
-            ("suggested_min", patch.suggested_min),
-            ("suggested_max", patch.suggested_max),
-        ];
-        for (field, amount) in amounts {
-            if let Some(amount) = amount {
-                check_money(field, amount)?;
-            }
-        }
-        if let Some(available) = patch.available {
-            check_stock(available)?;
-        }
-        Ok(self.store().update_variant(id, patch, self.now()).await?)
-    }
-
-    /// Adds a warranty to a product.
-    pub async fn add_warranty(
-        &self,
-        product: ProductId,
-        new: NewWarranty,
-    ) -> OperatorResult<Warranty> {
-        check_money("admin_fee", new.admin_fee)?;
-        check_money("price_from", new.price_from)?;
-        check_percent("percent", new.percent)?;
-        Ok(self
-            .store()
-            .insert_warranty(product, new, self.now())
-            .await?)
-    }
-
-    /// Offers or stops a warranty.
-    pub async fn set_warranty_active(
-        &self,
-        id: WarrantyId,
-        active: bool,
-    ) -> OperatorResult<Warranty> {
-        Ok(self
-            .store()
-            .set_warranty_active(id, active, self.now())
-            .await?)
-    }
-
-    // ---- shipping ----
-
-    /// Adds a governorate.
-    pub async fn create_governorate(&self, name: &str) -> OperatorResult<Governorate> {
-        Ok(self.store().insert_governorate(name.to_owned()).await?)
-    }
-
-    /// Adds a shipping option (serving no governorate yet).
-    pub async fn create_shipping_option(&self, name: &str) -> OperatorResult<ShippingOption> {
-        Ok(self.store().insert_shipping_option(name.to_owned()).await?)
-    }
-
-    /// Offers or stops a shipping option.
-    pub async fn set_shipping_option_active(
-        &self,
-        id: ShippingOptionId,
-        active: bool,
-    ) -> OperatorResult<ShippingOption> {
-        Ok(self.store().set_shipping_option_active(id, active).await?)
-    }
-
-    /// Sets what an option charges for a governorate.
-    pub async fn set_shipping_rate(
-        &self,
-        option: ShippingOptionId,
-        governorate: GovernorateId,
-        terms: RateTerms,
-    ) -> OperatorResult<ShippingOption> {
-        check_money("delivery_charge", terms.delivery_charge)?;
-        check_percent("shipping_tax_percent", terms.shipping_tax_percent)?;
-        check_percent("total_due_tax_percent", terms.total_due_tax_percent)?;
-        let rate = ShippingRate {
-            governorate_id: governorate,
-            governorate_name: String::new(),
-            delivery_charge: terms.delivery_charge,
-            shipping_tax_percent: terms.shipping_tax_percent,
-            total_due_tax_percent: terms.total_due_tax_percent,
-        };
-        Ok(self.store().set_shipping_rate(option, rate).await?)
     }
 
     // ---- orders ----
@@ -774,25 +473,4 @@ fn check_money(field: &str, amount: Decimal) -> OperatorResult<()> {
         Some(_) => Ok(()),
         None => Err(OperatorError::field(field, Problem::InvalidAmount)),
     }
-}
-
-/// A percent from 0 to 100 with at most two decimals.
-fn check_percent(field: &str, percent: Decimal) -> OperatorResult<()> {
-    match accepted_amount(percent) {
-        Some(p) if p <= Decimal::ONE_HUNDRED => Ok(()),
-        _ => Err(OperatorError::field(field, Problem::InvalidPercent)),
-    }
-}
-
-fn check_stock(available: i64) -> OperatorResult<()> {
-    if available < 0 {
-        return Err(OperatorError::field(
-            "available",
-            Problem::OutOfRange {
-                min: 0,
-                max: i64::MAX,
-            },
-        ));
-    }
-    Ok(())
 }

@@ -1,5 +1,15 @@
-//! The crate's layers, checked from its source: no module cycle between the top-level modules
-//! of `commerce-core/src`, and `domain` imports neither `api` nor `wire`.
+//! The crate's layers, checked from its source (ARCHITECTURE.md, "Layers inside
+//! `commerce-core`", names these tests):
+//!
+//! - every top-level module of `commerce-core/src` is placed in one layer of [`LAYERS`]
+//!   (`every_module_has_a_layer`);
+//! - no module cycle (`the_top_level_modules_form_no_cycle`);
+//! - `store`, `domain` and `webhooks` import nothing of the engine or of the ways in (the HTTP
+//!   API: `api`, `wire`, `input`, ...; the operator) (`no_module_imports_a_layer_it_must_not`);
+//! - the base (`model`, `pricing`, `money`, ...) imports only the base
+//!   (`no_module_imports_a_layer_it_must_not`);
+//! - no source file of the workspace outside `tests/` is over [`MAX_LINES`] lines
+//!   (`no_source_file_is_over_700_lines`).
 //!
 //! A module's dependencies are the top-level modules its code names through `crate::`
 //! (`use crate::store::Store`, `crate::money::round_money(..)`, `use crate::{a, b}`, and the
@@ -187,13 +197,188 @@ fn the_top_level_modules_form_no_cycle() {
     }
 }
 
+/// The layers, top first: each top-level module of `src` in exactly one.
+const LAYERS: &[(Layer, &[&str])] = &[
+    (Layer::Engine, &["engine", "sandbox", "shared"]),
+    (
+        Layer::WaysIn,
+        &[
+            "api", "auth", "body", "input", "messages", "openapi", "operator", "routes", "wire",
+        ],
+    ),
+    (Layer::Domain, &["domain"]),
+    (
+        Layer::Services,
+        &[
+            "config",
+            "error",
+            "events",
+            "observe",
+            "pulls_seen",
+            "webhooks",
+        ],
+    ),
+    (Layer::Store, &["store"]),
+    (
+        Layer::Base,
+        &[
+            "clock",
+            "earnings",
+            "governorates",
+            "limits",
+            "model",
+            "money",
+            "pricing",
+            "time",
+        ],
+    ),
+];
+
+/// A layer of [`LAYERS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Layer {
+    /// The pipeline and its shared state.
+    Engine,
+    /// How callers reach the domain: the HTTP API (parse, render, route, authenticate) and the
+    /// operator.
+    WaysIn,
+    /// The product's rules, no HTTP.
+    Domain,
+    /// What the layers above share: configuration, errors, events, webhooks, observability.
+    Services,
+    /// The storage contract, its rules and the memory store.
+    Store,
+    /// Plain data and pure functions.
+    Base,
+}
+
+/// The rules: (the modules they bind, the layers those modules must not import, or `None` for
+/// "nothing outside their own layer").
+fn rules() -> Vec<(&'static [&'static str], Option<&'static [Layer]>)> {
+    vec![
+        (&["store", "domain"], Some(&[Layer::Engine, Layer::WaysIn])),
+        (&["webhooks"], Some(&[Layer::Engine, Layer::WaysIn])),
+        (modules_of(Layer::Base), None),
+    ]
+}
+
+fn modules_of(layer: Layer) -> &'static [&'static str] {
+    LAYERS
+        .iter()
+        .find(|(l, _)| *l == layer)
+        .map(|(_, modules)| *modules)
+        .expect("every layer is in the table")
+}
+
+fn layer_of(module: &str) -> Option<Layer> {
+    LAYERS
+        .iter()
+        .find(|(_, modules)| modules.contains(&module))
+        .map(|(layer, _)| *layer)
+}
+
+/// The imports of `graph` that break a rule, as `module -> import (its layer)`.
+fn broken_rules(graph: &Graph) -> Vec<String> {
+    let mut broken = Vec::new();
+    for (bound, forbidden) in rules() {
+        for module in bound {
+            let own = layer_of(module).expect("a bound module has a layer");
+            for import in graph.get(*module).into_iter().flatten() {
+                let Some(layer) = layer_of(import) else {
+                    continue; // reported by `every_module_has_a_layer`
+                };
+                let refused = match forbidden {
+                    Some(layers) => layers.contains(&layer),
+                    None => layer != own,
+                };
+                if refused {
+                    broken.push(format!("{module} -> {import} ({layer:?})"));
+                }
+            }
+        }
+    }
+    broken
+}
+
 #[test]
-fn domain_imports_neither_api_nor_wire() {
-    let graph = graph();
-    let domain = &graph["domain"];
+fn every_module_has_a_layer() {
+    let mut files = Vec::new();
+    rust_files(&source_dir(), &mut files);
+    let modules: BTreeSet<String> = files
+        .iter()
+        .map(|f| module_of(f))
+        .filter(|m| m != "lib" && m != "testing")
+        .collect();
+    let unplaced: Vec<&String> = modules.iter().filter(|m| layer_of(m).is_none()).collect();
+    assert!(unplaced.is_empty(), "modules in no layer: {unplaced:?}");
+    let placed: Vec<&str> = LAYERS.iter().flat_map(|(_, m)| m.iter().copied()).collect();
+    let gone: Vec<&&str> = placed.iter().filter(|m| !modules.contains(**m)).collect();
     assert!(
-        !domain.contains("api") && !domain.contains("wire"),
-        "domain depends on {domain:?}"
+        gone.is_empty(),
+        "layers name modules that do not exist: {gone:?}"
+    );
+    let distinct: BTreeSet<&&str> = placed.iter().collect();
+    assert_eq!(distinct.len(), placed.len(), "a module is in two layers");
+}
+
+#[test]
+fn no_module_imports_a_layer_it_must_not() {
+    let graph = graph();
+    assert!(graph.contains_key("store") && graph.contains_key("model"));
+    let broken = broken_rules(&graph);
+    assert!(
+        broken.is_empty(),
+        "imports against the layering:\n  {}",
+        broken.join("\n  ")
+    );
+}
+
+/// The longest a source file may be, outside `tests/`.
+const MAX_LINES: usize = 700;
+
+/// Files over [`MAX_LINES`] that another change is splitting; each must be over it (so the
+/// entry is dropped once it is split).
+const BEING_SPLIT: &[&str] = &[];
+
+#[test]
+fn no_source_file_is_over_700_lines() {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in fs::read_dir(dir).expect("read a directory") {
+            let path = entry.expect("dir entry").path();
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            if path.is_dir() {
+                if !(name.starts_with('.') || name == "target" || name == "tests") {
+                    walk(&path, out);
+                }
+            } else if name.ends_with(".rs") {
+                out.push(path);
+            }
+        }
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files = Vec::new();
+    walk(&root, &mut files);
+    assert!(files.len() > 100, "the walk found the workspace's sources");
+    let mut over = Vec::new();
+    for file in &files {
+        let lines = fs::read_to_string(file)
+            .expect("read a source file")
+            .lines()
+            .count();
+        let name = file
+            .strip_prefix(&root)
+            .expect("under the root")
+            .to_string_lossy()
+            .replace('\\', "/");
+        let excused = BEING_SPLIT.contains(&name.as_str());
+        if excused != (lines > MAX_LINES) {
+            over.push(format!("{name}: {lines} lines (excused: {excused})"));
+        }
+    }
+    assert!(
+        over.is_empty(),
+        "over {MAX_LINES} lines, or excused and no longer over:\n  {}",
+        over.join("\n  ")
     );
 }
 
@@ -217,5 +402,21 @@ fn the_scan_sees_every_form_of_path_and_skips_comments() {
     assert_eq!(
         find_cycle(&graph),
         Some(vec!["a".into(), "b".into(), "c".into(), "a".into()])
+    );
+}
+
+#[test]
+fn the_rules_catch_upward_imports() {
+    let mut graph = Graph::new();
+    graph.insert("store".into(), ["wire".to_string(), "model".into()].into());
+    graph.insert(
+        "domain".into(),
+        ["store".to_string(), "money".into()].into(),
+    );
+    graph.insert("model".into(), ["store".to_string()].into());
+    graph.insert("pricing".into(), ["money".to_string()].into());
+    assert_eq!(
+        broken_rules(&graph),
+        ["store -> wire (WaysIn)", "model -> store (Store)"]
     );
 }

@@ -12,11 +12,11 @@ use sqlx::{AssertSqlSafe, QueryBuilder};
 use crate::dialect::*;
 use crate::meter::*;
 use crate::order_reads::*;
+use crate::outbox::{OutboxEvent, subscribed};
 use crate::placing::place_order_in;
 use crate::rows::*;
 use crate::sql_store::*;
 use crate::wallet::*;
-use crate::webhooks::{OutboxEvent, subscribed};
 use crate::{MAX_BIND_CHUNK, push_list};
 
 /// Moves stock of variants (sorted by id, so that concurrent transactions lock in

@@ -15,9 +15,9 @@ use crate::dialect::*;
 use crate::meter::*;
 use crate::order_reads::*;
 use crate::orders::{record_timeline_entry, touch_products};
+use crate::outbox::{OutboxEvent, subscribed};
 use crate::rows::*;
 use crate::sql_store::*;
-use crate::webhooks::{OutboxEvent, subscribed};
 use crate::{MAX_BIND_CHUNK, in_list};
 
 pub(crate) async fn place_order_in<DB: Dialect>(

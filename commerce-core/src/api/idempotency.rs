@@ -9,6 +9,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::error::ApiError;
+use crate::limits::MAX_IDEMPOTENCY_KEY;
 use crate::messages;
 use crate::model::{OrderId, StoredResponse};
 use crate::wire;
@@ -17,8 +18,6 @@ use crate::wire;
 pub(crate) const KEY_HEADER: &str = "idempotency-key";
 /// The response header.
 pub(crate) const REPLAYED_HEADER: &str = "idempotent-replayed";
-/// Longest key.
-pub(crate) const MAX_KEY_LEN: usize = 100;
 
 /// The key of a request, if any: 1 to 100 visible ASCII characters, else a 422; a header
 /// sent twice is ambiguous (which one would replay?): a 422 too.
@@ -36,7 +35,7 @@ pub(crate) fn key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
     // Printable ASCII, spaces allowed inside (leading and trailing ones are not part of it).
     let text = value.to_str().map(str::trim).unwrap_or_default();
     let printable = text.bytes().all(|b| b.is_ascii_graphic() || b == b' ');
-    if text.is_empty() || text.len() > MAX_KEY_LEN || !printable {
+    if text.is_empty() || text.len() > MAX_IDEMPOTENCY_KEY || !printable {
         return Err(ApiError::field(
             "Idempotency-Key",
             messages::IDEMPOTENCY_KEY_FORM,

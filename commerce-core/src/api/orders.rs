@@ -10,6 +10,7 @@ use super::idempotency;
 use crate::domain::placement::{self, OrderRequest, PlaceError};
 use crate::error::{ApiError, ConflictReason, FieldErrors};
 use crate::input::{Fields, Query, json_object};
+use crate::limits::{MAX_NOTE, MAX_REASON, MAX_REFERENCE, MAX_TEXT};
 use crate::messages;
 use crate::model::*;
 use crate::routes::API_PREFIX;
@@ -64,14 +65,14 @@ pub(super) async fn show(ctx: &Ctx<'_>, id: OrderId) -> Result<Response<Bytes>, 
 fn read_order(object: &Map<String, Value>) -> Result<OrderRequest, ApiError> {
     let mut errors = FieldErrors::new();
     let mut f = Fields::new(object, String::new(), &mut errors);
-    let external_reference = f.optional_string("external_reference", 100);
-    let full_name = f.required_string("full_name", 255);
+    let external_reference = f.optional_string("external_reference", MAX_REFERENCE);
+    let full_name = f.required_string("full_name", MAX_TEXT);
     let phone = f.required_phone("phone");
     let second_phone = f.optional_phone("second_phone");
-    let address = f.required_text("address", 255);
-    let store_name = f.optional_string("store_name", 255);
-    let store_link = f.optional_url("store_link", 255);
-    let note = f.optional_text("note", 1000);
+    let address = f.required_text("address", MAX_TEXT);
+    let store_name = f.optional_string("store_name", MAX_TEXT);
+    let store_link = f.optional_url("store_link", MAX_TEXT);
+    let note = f.optional_text("note", MAX_NOTE);
     let checkout = checkout::read(object, Purpose::Order, &mut errors);
     match (full_name, phone, address, checkout) {
         (Some(full_name), Some(phone), Some(address), Some(checkout)) if errors.is_empty() => {
@@ -244,7 +245,8 @@ pub(super) async fn cancel(
 ) -> Result<Response<Bytes>, ApiError> {
     let object = json_object(body, true)?;
     let mut errors = FieldErrors::new();
-    let reason = Fields::new(&object, String::new(), &mut errors).optional_text("reason_note", 500);
+    let reason =
+        Fields::new(&object, String::new(), &mut errors).optional_text("reason_note", MAX_REASON);
     if !errors.is_empty() {
         return Err(ApiError::validation(errors));
     }

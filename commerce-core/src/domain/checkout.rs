@@ -14,12 +14,7 @@ use crate::model::{
 use crate::pricing::{self, LineInput, Priced, WarrantyTerms};
 use crate::store::{Store, StoreError};
 
-/// Most lines in one order or quote.
-pub const MAX_LINES: usize = 100;
-/// Largest quantity of one line.
-pub const MAX_QUANTITY: i64 = 999;
-/// Most warranties on one line.
-pub const MAX_WARRANTIES: usize = 10;
+pub use crate::limits::{MAX_LINES, MAX_QUANTITY, MAX_WARRANTIES};
 
 /// One line asked for.
 #[derive(Debug, Clone, PartialEq)]

@@ -10,14 +10,7 @@ pub use crate::model::{FieldProblem, Problem};
 use crate::model::{GovernorateId, ShippingOptionId, VariantId, WarrantyId};
 use crate::money::accepted_amount;
 
-/// Longest `external_reference` and `legacy_number`, in characters.
-pub const MAX_REFERENCE: usize = 100;
-/// Longest `full_name`, `address`, `store_name` and `store_link`, in characters.
-pub const MAX_TEXT: usize = 255;
-/// Longest `note`, in characters.
-pub const MAX_NOTE: usize = 1000;
-/// Longest phone number as typed (before normalising), in characters.
-pub const MAX_PHONE: usize = 32;
+pub use crate::limits::{MAX_NOTE, MAX_PHONE, MAX_REFERENCE, MAX_TEXT};
 
 /// Which text a string field holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

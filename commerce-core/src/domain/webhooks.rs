@@ -15,8 +15,7 @@ use crate::store::{
 };
 use crate::webhooks::{Addresses, UrlPolicy, UrlProblem, check_url, new_secret, ping_event};
 
-/// Longest `description`, in characters.
-pub const MAX_DESCRIPTION: usize = 255;
+pub use crate::limits::MAX_DESCRIPTION;
 
 /// What a caller asks of an endpoint: every field optional (a registration needs `url`).
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -57,6 +57,7 @@ pub(crate) use string_enum;
 
 mod account;
 mod catalog;
+mod delivery;
 mod idempotency;
 mod ids;
 mod meter;
@@ -69,6 +70,7 @@ mod withdrawal;
 
 pub use account::*;
 pub use catalog::*;
+pub use delivery::*;
 pub use idempotency::*;
 pub use ids::*;
 pub use meter::*;

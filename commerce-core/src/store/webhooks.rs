@@ -20,11 +20,7 @@ use crate::model::*;
 /// How long the previous secret keeps signing after a rotation.
 pub const SECRET_OVERLAP: TimeDelta = TimeDelta::hours(24);
 
-/// The most endpoints one account may register.
-pub const MAX_WEBHOOKS_PER_ACCOUNT: usize = 10;
-
-/// The most manual deliveries (pings, redeliveries) pending at once for one endpoint.
-pub const MAX_PENDING_MANUAL: usize = 10;
+pub use crate::limits::{MAX_PENDING_MANUAL, MAX_WEBHOOKS_PER_ACCOUNT};
 
 /// Why [`WebhookStore::queue_event`] or [`WebhookStore::redeliver`] queued nothing.
 #[derive(Debug, thiserror::Error)]

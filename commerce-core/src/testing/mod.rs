@@ -18,3 +18,19 @@ pub trait Absent {
     /// The same kind of id, one million further.
     fn absent(self) -> Self;
 }
+
+/// The attribute gathering of the conformance macros ([`store_conformance_tests!`](crate::store_conformance_tests),
+/// [`http_conformance_tests!`](crate::http_conformance_tests),
+/// [`cancellation_tests!`](crate::cancellation_tests)): the outer attributes written before
+/// their one expression are gathered one by one (an expression may itself start with `#`),
+/// then `$callback!(@attrs [attributes] expression)` expands the tests.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __gather_attrs {
+    ([$($callback:tt)*] [$($attrs:tt)*] #[$attr:meta] $($rest:tt)+) => {
+        $crate::__gather_attrs!([$($callback)*] [$($attrs)* #[$attr]] $($rest)+);
+    };
+    ([$($callback:tt)*] $attrs:tt $arg:expr) => {
+        $($callback)*!(@attrs $attrs $arg);
+    };
+}

@@ -12,8 +12,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use url::{Host, Url};
 
-/// Longest webhook URL, in characters.
-pub const MAX_URL: usize = 2048;
+pub use crate::limits::MAX_URL;
 
 /// Which non-public addresses a [`UrlPolicy`] lets through.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

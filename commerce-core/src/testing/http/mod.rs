@@ -164,18 +164,11 @@ macro_rules! http_conformance_tests {
             .await;
         }
     };
-    // Leading attributes are gathered one by one (an expression may itself start with `#`).
-    (@attrs [$($attrs:tt)*] #[$attr:meta] $($rest:tt)+) => {
-        $crate::http_conformance_tests!(@attrs [$($attrs)* #[$attr]] $($rest)+);
-    };
     (@attrs $attrs:tt $harness:expr) => {
         $crate::for_each_http_case!([$crate::http_conformance_tests] @cases $attrs $harness;);
     };
-    (#[$attr:meta] $($rest:tt)+) => {
-        $crate::http_conformance_tests!(@attrs [#[$attr]] $($rest)+);
-    };
-    ($harness:expr) => {
-        $crate::http_conformance_tests!(@attrs [] $harness);
+    ($($input:tt)+) => {
+        $crate::__gather_attrs!([$crate::http_conformance_tests] [] $($input)+);
     };
 }
 

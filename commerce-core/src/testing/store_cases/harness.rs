@@ -120,10 +120,6 @@ macro_rules! store_conformance_tests {
             .await;
         }
     };
-    // Leading attributes are gathered one by one (an expression may itself start with `#`).
-    (@attrs [$($attrs:tt)*] #[$attr:meta] $($rest:tt)+) => {
-        $crate::store_conformance_tests!(@attrs [$($attrs)* #[$attr]] $($rest)+);
-    };
     (@attrs $attrs:tt $factory:expr) => {
         $crate::__with_store_cases!(store_conformance_tests @expand $attrs $factory;);
     };
@@ -131,10 +127,7 @@ macro_rules! store_conformance_tests {
         $crate::store_conformance_tests!(@ref $attrs $factory; $($ref_case),+);
         $crate::store_conformance_tests!(@arc $attrs $factory; $($arc_case),+);
     };
-    (#[$attr:meta] $($rest:tt)+) => {
-        $crate::store_conformance_tests!(@attrs [#[$attr]] $($rest)+);
-    };
-    ($factory:expr) => {
-        $crate::store_conformance_tests!(@attrs [] $factory);
+    ($($input:tt)+) => {
+        $crate::__gather_attrs!([$crate::store_conformance_tests] [] $($input)+);
     };
 }

@@ -42,7 +42,9 @@ mod order_reads;
 mod placing;
 mod races;
 mod shipping;
+mod webhook_claims;
 mod webhook_limits;
+mod webhook_outbox;
 mod webhooks;
 mod withdrawals;
 
@@ -57,7 +59,9 @@ pub use order_reads::*;
 pub use placing::*;
 pub use races::*;
 pub use shipping::*;
+pub use webhook_claims::*;
 pub use webhook_limits::*;
+pub use webhook_outbox::*;
 pub use webhooks::*;
 pub use withdrawals::*;
 
@@ -175,6 +179,8 @@ mod tests {
         include_str!("races.rs"),
         include_str!("webhooks.rs"),
         include_str!("webhook_limits.rs"),
+        include_str!("webhook_outbox.rs"),
+        include_str!("webhook_claims.rs"),
     ];
 
     /// The public async functions of `source` that take a store: the cases it defines.

@@ -20,7 +20,6 @@
 //!
 //! [`cancellation_tests!`](crate::cancellation_tests) expands to one test per case.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::pin::pin;
 use std::sync::Arc;
@@ -36,11 +35,14 @@ use rand::{Rng, SeedableRng};
 use serde_json::{Value, json};
 
 use super::http::{Harness, TestResponse, build_request};
-use super::wallet::all_orders;
-use crate::domain::webhooks::WebhookInput;
 use crate::engine::Engine;
 use crate::model::*;
 use crate::operator::KeySpec;
+
+mod checks;
+mod tcp;
+
+use checks::{Baseline, assert_consistent, assert_every_endpoint_answers};
 
 /// How an operation's future is cut short.
 #[derive(Debug, Clone, Copy)]
@@ -197,217 +199,6 @@ fn order_body(h: &Harness, quantity: i64) -> Value {
              "warranty_ids": [h.fixture.featured_warranties[0]]},
         ],
     })
-}
-
-/// What the store holds before the workload, to compare with after it.
-struct Baseline {
-    /// Per variant: available + pieces reserved by orders.
-    stock: HashMap<VariantId, i64>,
-    /// A webhook endpoint of marketer A, receiving every order event (the outbox).
-    outbox: WebhookId,
-    /// Marketer A's orders before the endpoint, with their timeline's length then.
-    timelines: HashMap<OrderId, usize>,
-}
-
-impl Baseline {
-    /// The stock now, and a webhook endpoint for marketer A's order events.
-    async fn take(h: &Harness) -> Self {
-        let endpoint = h
-            .engine
-            .operator()
-            .create_webhook(
-                h.fixture.marketer_a,
-                WebhookInput::url("https://127.0.0.1:9/hooks"),
-            )
-            .await
-            .expect("a webhook endpoint");
-        let timelines = all_orders(h, h.fixture.marketer_a)
-            .await
-            .into_iter()
-            .map(|o| (o.id, o.timeline.len()))
-            .collect();
-        Self {
-            stock: stock_totals(h).await,
-            outbox: endpoint.id,
-            timelines,
-        }
-    }
-}
-
-/// The outbox holds exactly one event per order change that happened since the endpoint was
-/// registered: for every order of its account, one delivery per timeline entry added since
-/// (`order.created` for a new order's first, `order.status_changed` into each later status),
-/// and none of an order that does not exist.
-async fn assert_outbox_matches_orders(h: &Harness, baseline: &Baseline, orders: &[Order]) {
-    let outbox = baseline.outbox;
-    let operator = h.engine.operator();
-    let mut events: HashMap<i64, Vec<(String, String)>> = HashMap::new();
-    for page in 1.. {
-        let found = operator
-            .webhook_deliveries(
-                outbox,
-                None,
-                PageRequest {
-                    page,
-                    per_page: 100,
-                },
-            )
-            .await
-            .expect("deliveries");
-        for delivery in found.items.iter().rev() {
-            let body: Value = serde_json::from_str(&delivery.payload).expect("JSON events");
-            let order = &body["data"]["order"];
-            events
-                .entry(order["id"].as_i64().unwrap_or_default())
-                .or_default()
-                .push((
-                    delivery.event_type.as_str().to_owned(),
-                    order["status"]["key"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_owned(),
-                ));
-        }
-        if u64::from(page) * 100 >= found.total {
-            break;
-        }
-    }
-    for order in orders {
-        let before = baseline.timelines.get(&order.id).copied().unwrap_or(0);
-        let mut expected: Vec<(String, String)> = order
-            .timeline
-            .iter()
-            .enumerate()
-            .skip(before)
-            .map(|(i, entry)| {
-                let kind = match i {
-                    0 => EventType::OrderCreated,
-                    _ => EventType::OrderStatusChanged,
-                };
-                (kind.as_str().to_owned(), entry.status.as_str().to_owned())
-            })
-            .collect();
-        let mut got = events.remove(&order.id.get()).unwrap_or_default();
-        got.sort();
-        expected.sort();
-        assert_eq!(got, expected, "the events of order {}", order.id);
-    }
-    assert!(
-        events.is_empty(),
-        "events of orders that do not exist: {events:?}"
-    );
-}
-
-/// Pieces of each variant held by orders that never entered the cancelled family.
-async fn stock_totals(h: &Harness) -> HashMap<VariantId, i64> {
-    let mut totals: HashMap<VariantId, i64> = HashMap::new();
-    let mut variants = vec![h.fixture.plain_variant];
-    variants.extend(&h.fixture.featured_variants);
-    for variant in &variants {
-        totals.insert(*variant, h.available(*variant).await);
-    }
-    for account in [h.fixture.marketer_a, h.fixture.marketer_b] {
-        for order in all_orders(h, account).await {
-            let released = order
-                .timeline
-                .iter()
-                .any(|t| t.status.family() == Family::Cancelled);
-            if released {
-                continue;
-            }
-            for line in &order.lines {
-                if let Some(total) = totals.get_mut(&line.variant_id) {
-                    *total += line.quantity;
-                }
-            }
-        }
-    }
-    totals
-}
-
-/// Asserts the invariants of the module docs.
-async fn assert_consistent(h: &Harness, baseline: &Baseline) {
-    assert_eq!(
-        stock_totals(h).await,
-        baseline.stock,
-        "stock + reserved changed"
-    );
-    let store = h.engine.store();
-    for account in [h.fixture.marketer_a, h.fixture.marketer_b] {
-        let orders = all_orders(h, account).await;
-        for order in &orders {
-            assert!(!order.lines.is_empty(), "order {} has no lines", order.id);
-            assert!(
-                !order.timeline.is_empty(),
-                "order {} has no timeline",
-                order.id
-            );
-        }
-        let page = PageRequest {
-            page: 1,
-            per_page: 1,
-        };
-        for family in Family::ALL {
-            let filter = OrderFilter {
-                family: Some(*family),
-                ..OrderFilter::default()
-            };
-            let counted = store.orders(account, &filter, page).await.expect("listed");
-            let listed = orders
-                .iter()
-                .filter(|o| o.status.family() == *family)
-                .count();
-            assert_eq!(
-                counted.total, listed as u64,
-                "{family:?} count of {account}"
-            );
-        }
-        if account == h.fixture.marketer_a {
-            assert_outbox_matches_orders(h, baseline, &orders).await;
-        }
-        super::wallet::assert_wallet_matches_orders(h, account).await;
-        let held_after = h.engine.now() - Duration::days(h.engine.config().hold_days);
-        let wallet = store
-            .wallet_totals(account, held_after)
-            .await
-            .expect("wallet totals");
-        let withdrawals = store.withdrawals(account).await.expect("withdrawals");
-        let withdrawn = crate::earnings::Withdrawn::of(&withdrawals);
-        assert!(
-            withdrawn.received + withdrawn.pending <= wallet.totals.settled - wallet.held,
-            "account {account} withdrew {withdrawn:?} of {wallet:?}"
-        );
-    }
-}
-
-/// Every endpoint of the mix answers, many times over (more than any pool holds connections),
-/// one after the other and all at once.
-async fn assert_every_endpoint_answers(h: &Harness, key: &str) {
-    let paths = [
-        "/api/v1/me".to_owned(),
-        "/api/v1/products?per_page=25".to_owned(),
-        format!("/api/v1/products/{}", h.fixture.featured_product),
-        "/api/v1/orders?per_page=25".to_owned(),
-        "/api/v1/wallet".to_owned(),
-        "/api/v1/shipping/options".to_owned(),
-    ];
-    for _ in 0..4 {
-        for path in &paths {
-            let r = h.get(key, path).await;
-            r.assert_ok(path);
-        }
-    }
-    let h = Arc::new(h.clone_handle());
-    let tasks: Vec<_> = (0..32)
-        .map(|i| {
-            let (h, key, path) = (h.clone(), key.to_owned(), paths[i % paths.len()].clone());
-            tokio::spawn(async move { (h.get(&key, &path).await, path) })
-        })
-        .collect();
-    for task in tasks {
-        let (r, path) = task.await.expect("task finished");
-        r.assert_ok(&path);
-    }
 }
 
 fn order_id_of(response: &Response<Bytes>) -> Option<OrderId> {
@@ -691,70 +482,6 @@ pub async fn clients_disconnecting_mid_request(h: &Harness, addr: std::net::Sock
     assert_consistent(&h, &baseline).await;
 }
 
-/// A bare HTTP/1.1 client over TCP, for clients that hang up.
-mod tcp {
-    use std::net::SocketAddr;
-    use std::time::Duration;
-
-    use bytes::Bytes;
-    use http::Request;
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    use tokio::net::TcpStream;
-
-    fn encode(request: &Request<Bytes>) -> Vec<u8> {
-        let target = request.uri().path_and_query().map_or("/", |p| p.as_str());
-        let mut raw = format!(
-            "{} {target} HTTP/1.1\r\nhost: test\r\nconnection: close\r\n",
-            request.method()
-        );
-        for (name, value) in request.headers() {
-            raw.push_str(&format!(
-                "{name}: {}\r\n",
-                value.to_str().unwrap_or_default()
-            ));
-        }
-        raw.push_str(&format!("content-length: {}\r\n\r\n", request.body().len()));
-        let mut bytes = raw.into_bytes();
-        bytes.extend_from_slice(request.body());
-        bytes
-    }
-
-    /// Sends `request` and reads the whole answer: its status and body.
-    pub(super) async fn exchange(addr: SocketAddr, request: &Request<Bytes>) -> (u16, Bytes) {
-        let mut stream = TcpStream::connect(addr).await.expect("connect");
-        stream.write_all(&encode(request)).await.expect("write");
-        let mut answer = Vec::new();
-        stream.read_to_end(&mut answer).await.expect("read");
-        let text = String::from_utf8_lossy(&answer);
-        let status = text
-            .split(' ')
-            .nth(1)
-            .and_then(|s| s.parse().ok())
-            .unwrap_or_else(|| panic!("no status line in {text:?}"));
-        let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
-        (status, Bytes::from(body.to_owned()))
-    }
-
-    /// Sends `request` (only its first half when `partial`), waits `delay` and hangs up.
-    pub(super) async fn abandon(
-        addr: SocketAddr,
-        request: &Request<Bytes>,
-        partial: bool,
-        delay: Duration,
-    ) {
-        let mut stream = TcpStream::connect(addr).await.expect("connect");
-        let bytes = encode(request);
-        let end = if partial {
-            bytes.len() / 2
-        } else {
-            bytes.len()
-        };
-        let _ = stream.write_all(&bytes[..end]).await;
-        tokio::time::sleep(delay).await;
-        drop(stream);
-    }
-}
-
 /// Each idempotency key of the workload, sent again, answers 201 (its order, first or replay).
 async fn assert_no_key_in_flight(h: &Harness, workload: &Workload) {
     for (index, key) in workload.idempotency_keys.iter().enumerate() {
@@ -844,20 +571,13 @@ macro_rules! cancellation_tests {
             .await;
         }
     };
-    // Leading attributes are gathered one by one (an expression may itself start with `#`).
-    (@attrs [$($attrs:tt)*] #[$attr:meta] $($rest:tt)+) => {
-        $crate::cancellation_tests!(@attrs [$($attrs)* #[$attr]] $($rest)+);
-    };
     (@attrs $attrs:tt $harness:expr) => {
         $crate::cancellation_tests!(@cases $attrs $harness;
             requests_dropped_at_any_await_leave_the_store_consistent,
             requests_abandoned_by_their_callers_are_completed,
         );
     };
-    (#[$attr:meta] $($rest:tt)+) => {
-        $crate::cancellation_tests!(@attrs [#[$attr]] $($rest)+);
-    };
-    ($harness:expr) => {
-        $crate::cancellation_tests!(@attrs [] $harness);
+    ($($input:tt)+) => {
+        $crate::__gather_attrs!([$crate::cancellation_tests] [] $($input)+);
     };
 }

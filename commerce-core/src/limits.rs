@@ -1,0 +1,169 @@
+//! The one table of input limits: the input checks (`api/`, `domain/`, [`Operator`](crate::Operator)),
+//! the OpenAPI document ([`openapi`](crate::openapi)) and the integrator docs (`docs/`, checked
+//! by this module's tests) all take their figures from here.
+//!
+//! The public ones are re-exported where they belong (`domain::fields::MAX_TEXT`,
+//! `domain::checkout::MAX_LINES`, `webhooks::MAX_URL`, `store::MAX_WEBHOOKS_PER_ACCOUNT`, ...).
+//! Money's cap is [`MAX_AMOUNT`](crate::money::MAX_AMOUNT), with the money rules.
+
+/// Longest `external_reference` and `legacy_number`, in characters.
+pub const MAX_REFERENCE: usize = 100;
+/// Longest `full_name`, `address`, `store_name` and `store_link`, in characters.
+pub const MAX_TEXT: usize = 255;
+/// Longest `note`, in characters.
+pub const MAX_NOTE: usize = 1000;
+/// Longest phone number as typed (before normalising), in characters.
+pub const MAX_PHONE: usize = 32;
+/// Longest `reason_note` of a cancellation, in characters.
+pub const MAX_REASON: usize = 500;
+/// Longest `Idempotency-Key`, in characters (printable ASCII).
+pub const MAX_IDEMPOTENCY_KEY: usize = 100;
+
+/// Most lines in one order or quote.
+pub const MAX_LINES: usize = 100;
+/// Largest quantity of one line.
+pub const MAX_QUANTITY: i64 = 999;
+/// Most warranties on one line.
+pub const MAX_WARRANTIES: usize = 10;
+
+/// Largest page size (`per_page`).
+pub const MAX_PER_PAGE: u32 = 100;
+
+/// Longest webhook URL, in characters.
+pub const MAX_URL: usize = 2048;
+/// Longest webhook `description`, in characters.
+pub const MAX_DESCRIPTION: usize = 255;
+/// The most endpoints one account may register.
+pub const MAX_WEBHOOKS_PER_ACCOUNT: usize = 10;
+/// The most manual deliveries (pings, redeliveries) pending at once for one endpoint.
+pub const MAX_PENDING_MANUAL: usize = 10;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `docs/<file>`, at compile time.
+    fn doc(file: &str) -> &'static str {
+        match file {
+            "orders.md" => include_str!("../../docs/orders.md"),
+            "errors.md" => include_str!("../../docs/errors.md"),
+            "idempotency.md" => include_str!("../../docs/idempotency.md"),
+            "pagination.md" => include_str!("../../docs/pagination.md"),
+            "webhooks.md" => include_str!("../../docs/webhooks.md"),
+            _ => unreachable!("{file}"),
+        }
+    }
+
+    /// Each limit as the docs state it: (file, a text that marks the line, what the line must
+    /// say).
+    fn stated() -> Vec<(&'static str, &'static str, String)> {
+        vec![
+            (
+                "orders.md",
+                "| `external_reference` |",
+                format!("up to {MAX_REFERENCE} characters"),
+            ),
+            (
+                "orders.md",
+                "| `full_name` |",
+                format!("up to {MAX_TEXT} characters"),
+            ),
+            (
+                "orders.md",
+                "| `address` |",
+                format!("up to {MAX_TEXT} characters"),
+            ),
+            (
+                "orders.md",
+                "| `store_name` |",
+                format!("up to {MAX_TEXT} characters"),
+            ),
+            (
+                "orders.md",
+                "| `store_link` |",
+                format!("up to {MAX_TEXT} characters"),
+            ),
+            (
+                "orders.md",
+                "| `note` |",
+                format!("up to {MAX_NOTE} characters"),
+            ),
+            (
+                "orders.md",
+                "| `reason_note` |",
+                format!("up to {MAX_REASON} characters"),
+            ),
+            (
+                "orders.md",
+                "| `lines` |",
+                format!("1 to {MAX_LINES} lines"),
+            ),
+            (
+                "orders.md",
+                "| `quantity` |",
+                format!("1 to {MAX_QUANTITY},"),
+            ),
+            (
+                "orders.md",
+                "| `warranty_ids` |",
+                format!("up to {MAX_WARRANTIES};"),
+            ),
+            (
+                "errors.md",
+                "| `lines` |",
+                format!("more than {MAX_LINES} items"),
+            ),
+            (
+                "errors.md",
+                "| `lines.0.warranty_ids` |",
+                format!("more than {MAX_WARRANTIES})"),
+            ),
+            (
+                "errors.md",
+                "| `Idempotency-Key` |",
+                format!("1 to {MAX_IDEMPOTENCY_KEY} printable ASCII characters"),
+            ),
+            (
+                "idempotency.md",
+                "| Form |",
+                format!("1 to {MAX_IDEMPOTENCY_KEY} printable ASCII characters"),
+            ),
+            (
+                "pagination.md",
+                "| `per_page` |",
+                format!("1 to {MAX_PER_PAGE} |"),
+            ),
+            (
+                "webhooks.md",
+                "| `url` |",
+                format!("up to {MAX_URL} characters"),
+            ),
+            (
+                "webhooks.md",
+                "| `description` |",
+                format!("up to {MAX_DESCRIPTION} characters"),
+            ),
+            (
+                "webhooks.md",
+                "An account may register at most",
+                format!("at most {MAX_WEBHOOKS_PER_ACCOUNT} webhooks"),
+            ),
+        ]
+    }
+
+    #[test]
+    fn the_docs_state_the_limits_of_this_table() {
+        let mut wrong = Vec::new();
+        for (file, marker, says) in stated() {
+            let lines: Vec<&str> = doc(file).lines().filter(|l| l.contains(marker)).collect();
+            if lines.is_empty() {
+                wrong.push(format!("docs/{file}: no line with {marker:?}"));
+            } else if !lines.iter().any(|l| l.contains(&says)) {
+                wrong.push(format!(
+                    "docs/{file}: the line of {marker:?} does not say {says:?}"
+                ));
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+}

@@ -1,0 +1,490 @@
+//! The deliveries of webhook events: what an event carries, the claimed delivery, an
+//! attempt's outcome, the retry schedule and an endpoint's circuit breaker.
+
+use chrono::{DateTime, Utc};
+
+use super::*;
+
+/// One event for one endpoint, with its attempts so far.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Delivery {
+    /// Id.
+    pub id: DeliveryId,
+    /// The endpoint.
+    pub webhook_id: WebhookId,
+    /// The event's id (`evt_...`, the `webhook-id` header): the same on every attempt.
+    pub event_id: String,
+    /// The event's type.
+    pub event_type: EventType,
+    /// The order the event is about (`None` for `ping`): the deliveries of one order to one
+    /// endpoint go out in the order they were created.
+    pub order_id: Option<OrderId>,
+    /// The request body sent on every attempt.
+    pub payload: String,
+    /// Where it stands.
+    pub status: DeliveryStatus,
+    /// Attempts made.
+    pub attempts: u32,
+    /// When the next attempt is due (`None` once delivered or failed).
+    pub next_attempt_at: Option<DateTime<Utc>>,
+    /// The last attempt's instant.
+    pub last_attempt_at: Option<DateTime<Utc>>,
+    /// The last attempt's HTTP status (`None`: no answer).
+    pub last_status_code: Option<u16>,
+    /// What went wrong with the last attempt ([`EXPIRED`] or [`URL_CHANGED`] for one that
+    /// ended without an attempt).
+    pub last_error: Option<String>,
+    /// When the event was queued for this endpoint.
+    pub created_at: DateTime<Utc>,
+    /// Queued on request (a ping or a redelivery), not by an order change: at most
+    /// [`MAX_PENDING_MANUAL`](crate::store::MAX_PENDING_MANUAL) of them wait per endpoint.
+    pub manual: bool,
+}
+
+/// The `last_error` of a pending delivery whose endpoint stayed disabled for 30 days: it
+/// ended, failed, at the history purge
+/// ([`WebhookStore::purge_deliveries`](crate::store::WebhookStore::purge_deliveries)).
+pub const EXPIRED: &str = "expired";
+
+/// The `last_error` of a pending delivery whose endpoint moved to another URL
+/// ([`WebhookPatch::changes_url`]): it ended, failed, without being sent to the new URL.
+pub const URL_CHANGED: &str = "url_changed";
+
+impl Delivery {
+    /// A new pending delivery of `event` to `webhook`, due at the event's instant.
+    pub fn queued(id: DeliveryId, webhook: WebhookId, event: &NewEvent) -> Self {
+        Self {
+            id,
+            webhook_id: webhook,
+            event_id: event.id.clone(),
+            event_type: event.kind,
+            order_id: event.order_id,
+            payload: event.payload.clone(),
+            status: DeliveryStatus::Pending,
+            attempts: 0,
+            next_attempt_at: Some(event.created_at),
+            last_attempt_at: None,
+            last_status_code: None,
+            last_error: None,
+            created_at: event.created_at,
+            manual: false,
+        }
+    }
+
+    /// The same, queued on request (a ping or a redelivery).
+    pub fn manual(mut self) -> Self {
+        self.manual = true;
+        self
+    }
+
+    /// Ends a pending delivery without an attempt: failed, nothing due, `reason` as its last
+    /// error ([`EXPIRED`], [`URL_CHANGED`]).
+    pub fn end(&mut self, reason: &str) {
+        self.status = DeliveryStatus::Failed;
+        self.next_attempt_at = None;
+        self.last_error = Some(reason.to_owned());
+    }
+
+    /// The same event queued again at `now` (a redelivery: same `event_id` and payload).
+    pub fn requeued(&self, now: DateTime<Utc>) -> NewEvent {
+        NewEvent {
+            id: self.event_id.clone(),
+            kind: self.event_type,
+            order_id: self.order_id,
+            payload: self.payload.clone(),
+            created_at: now,
+        }
+    }
+
+    /// Whether it waits for an attempt due by `now` (leases and ordering aside).
+    pub fn is_due(&self, now: DateTime<Utc>) -> bool {
+        self.status == DeliveryStatus::Pending && self.next_attempt_at.is_some_and(|at| at <= now)
+    }
+
+    /// Whether `self` must wait for `earlier`: a pending delivery of the same order to the
+    /// same endpoint created before it (one order's events reach an endpoint in order).
+    pub fn waits_for(&self, earlier: &Delivery) -> bool {
+        self.order_id.is_some()
+            && earlier.id < self.id
+            && earlier.webhook_id == self.webhook_id
+            && earlier.order_id == self.order_id
+            && earlier.status == DeliveryStatus::Pending
+    }
+
+    /// Records an attempt's outcome (a backend that stores whole records; SQL backends write
+    /// the same columns).
+    pub fn record(&mut self, outcome: &AttemptOutcome) {
+        self.status = outcome.status;
+        self.attempts += 1;
+        self.next_attempt_at = outcome.next_attempt_at;
+        self.last_attempt_at = Some(outcome.attempted_at);
+        self.last_status_code = outcome.status_code;
+        self.last_error = outcome.error.clone();
+    }
+}
+
+impl Webhook {
+    /// Records what an attempt to it says of the endpoint: its failing streak, its breaker
+    /// ([`Breaker::after`]), and disabling it when the outcome says so.
+    pub fn record(&mut self, outcome: &AttemptOutcome) {
+        self.failing_since = outcome.failing_since;
+        self.breaker = self.breaker.after(outcome);
+        if let Some(reason) = outcome.disable {
+            self.enabled = false;
+            self.disabled_reason = Some(reason);
+            self.disabled_at = Some(outcome.attempted_at);
+            self.updated_at = outcome.attempted_at;
+        }
+    }
+
+    /// A new endpoint as registered (enabled, no failures).
+    pub fn registered(id: WebhookId, new: NewWebhook) -> Self {
+        Self {
+            id,
+            account_id: new.account_id,
+            url: new.url,
+            events: new.events,
+            description: new.description,
+            enabled: true,
+            disabled_reason: None,
+            disabled_at: None,
+            secret: new.secret,
+            previous_secret: None,
+            failing_since: None,
+            breaker: Breaker::CLOSED,
+            created_at: new.created_at,
+            updated_at: new.created_at,
+        }
+    }
+
+    /// Replaces the secret at `now`; the old one signs for `overlap` more.
+    pub fn rotate(
+        &mut self,
+        secret: WebhookSecret,
+        now: DateTime<Utc>,
+        overlap: chrono::TimeDelta,
+    ) {
+        let old = std::mem::replace(&mut self.secret, secret);
+        self.previous_secret = Some((old, now + overlap));
+        self.updated_at = now;
+    }
+}
+
+/// The default payout hold, in days ([`Config::hold_days`](crate::Config::hold_days)).
+pub const DEFAULT_HOLD_DAYS: i64 = 14;
+
+/// What rendering an order's webhook event needs besides the order: carried by
+/// [`NewOrder`] and `StatusChange` so that the store renders the event
+/// (`webhooks::order_event`) inside the change's own atomic operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventContext {
+    /// The payout hold ([`Config::hold_days`](crate::Config::hold_days)): the order's
+    /// `payout` is shown as it stood at the event.
+    pub hold_days: i64,
+}
+
+impl Default for EventContext {
+    fn default() -> Self {
+        Self {
+            hold_days: DEFAULT_HOLD_DAYS,
+        }
+    }
+}
+
+/// An event to queue for an account's endpoints (`webhooks::order_event` renders those of orders).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewEvent {
+    /// Its id (`evt_` and 24 characters from `[a-z0-9]`).
+    pub id: String,
+    /// Its type.
+    pub kind: EventType,
+    /// The order it is about (`None` for `ping`).
+    pub order_id: Option<OrderId>,
+    /// The JSON body, rendered once.
+    pub payload: String,
+    /// When it happened.
+    pub created_at: DateTime<Utc>,
+}
+
+/// A due delivery handed to one dispatcher until `lease_until`, with what is needed to send it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClaimedDelivery {
+    /// The delivery as claimed.
+    pub delivery: Delivery,
+    /// Its endpoint.
+    pub webhook: Webhook,
+    /// Proof of the claim: finishing the attempt needs it, so an attempt whose lease ran out
+    /// (and was claimed again) cannot be recorded twice.
+    pub lease: String,
+}
+
+impl ClaimedDelivery {
+    /// `delivery` to `webhook`, held under `lease`.
+    pub fn new(delivery: Delivery, webhook: Webhook, lease: &str) -> Self {
+        Self {
+            delivery,
+            webhook,
+            lease: lease.to_owned(),
+        }
+    }
+}
+
+/// What became of one attempt, decided by [`AttemptResult::decide`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttemptOutcome {
+    /// The delivery's new status.
+    pub status: DeliveryStatus,
+    /// The next attempt (when still pending).
+    pub next_attempt_at: Option<DateTime<Utc>>,
+    /// The attempt's instant.
+    pub attempted_at: DateTime<Utc>,
+    /// The HTTP status it got.
+    pub status_code: Option<u16>,
+    /// What went wrong.
+    pub error: Option<String>,
+    /// The endpoint's failing streak after this attempt.
+    pub failing_since: Option<DateTime<Utc>>,
+    /// Disable the endpoint for this reason.
+    pub disable: Option<DisabledReason>,
+    /// Whether the endpoint could not be reached ([`AttemptResult::Unreachable`]): counts
+    /// toward its [`Breaker`].
+    pub unreachable: bool,
+}
+
+/// The answer an attempt got.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AttemptResult {
+    /// An HTTP answer with this status.
+    Answered(u16),
+    /// No usable answer (TLS, a refused address, a broken request): the reason.
+    NoAnswer(String),
+    /// The endpoint could not be reached: the connection failed or the answer did not come
+    /// within the timeout (the reason). Counts toward the endpoint's [`Breaker`].
+    Unreachable(String),
+}
+
+/// The waits before the 2nd to the 8th attempt: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h.
+pub const RETRY_SCHEDULE: [chrono::TimeDelta; 7] = [
+    chrono::TimeDelta::seconds(5),
+    chrono::TimeDelta::minutes(5),
+    chrono::TimeDelta::minutes(30),
+    chrono::TimeDelta::hours(2),
+    chrono::TimeDelta::hours(5),
+    chrono::TimeDelta::hours(10),
+    chrono::TimeDelta::hours(10),
+];
+
+/// An endpoint whose every attempt failed for this long is disabled (`failing`).
+pub const FAILING_FOR: chrono::TimeDelta = chrono::TimeDelta::days(5);
+
+impl AttemptResult {
+    /// The one rule of retries: a 2xx is delivered (and ends the endpoint's failing streak);
+    /// a 410 fails the delivery and disables the endpoint (`gone`); anything else is retried
+    /// after [`RETRY_SCHEDULE`] (the `attempts`-th wait, `attempts` counting this one), then
+    /// failed; an endpoint failing since [`FAILING_FOR`] is disabled (`failing`).
+    pub fn decide(
+        self,
+        attempts: u32,
+        now: DateTime<Utc>,
+        failing_since: Option<DateTime<Utc>>,
+    ) -> AttemptOutcome {
+        let (status_code, error) = match &self {
+            AttemptResult::Answered(code) => (Some(*code), None),
+            AttemptResult::NoAnswer(reason) | AttemptResult::Unreachable(reason) => {
+                (None, Some(reason.clone()))
+            }
+        };
+        let unreachable = matches!(self, AttemptResult::Unreachable(_));
+        let delivered = matches!(status_code, Some(200..=299));
+        let gone = status_code == Some(410);
+        let error = error
+            .or_else(|| (!delivered).then(|| format!("HTTP {}", status_code.unwrap_or_default())));
+        let failing_since = if delivered {
+            None
+        } else {
+            Some(failing_since.unwrap_or(now))
+        };
+        let retry_after = RETRY_SCHEDULE.get((attempts as usize).wrapping_sub(1));
+        let (status, next_attempt_at) = match (delivered, gone, retry_after) {
+            (true, _, _) => (DeliveryStatus::Delivered, None),
+            (false, false, Some(wait)) => (DeliveryStatus::Pending, Some(now + *wait)),
+            _ => (DeliveryStatus::Failed, None),
+        };
+        let disable = if gone {
+            Some(DisabledReason::Gone)
+        } else if failing_since.is_some_and(|since| now - since >= FAILING_FOR) {
+            Some(DisabledReason::Failing)
+        } else {
+            None
+        };
+        AttemptOutcome {
+            status,
+            next_attempt_at,
+            attempted_at: now,
+            status_code,
+            error,
+            failing_since,
+            disable,
+            unreachable,
+        }
+    }
+}
+
+/// Consecutive unreachable attempts ([`AttemptResult::Unreachable`]) that open an endpoint's
+/// [`Breaker`].
+pub const BREAKER_THRESHOLD: u32 = 5;
+
+/// An endpoint's circuit breaker: an endpoint that times out or refuses connections stops
+/// taking the dispatcher's slots. After [`BREAKER_THRESHOLD`] unreachable attempts in a row it
+/// opens: none of the endpoint's deliveries (pings and redeliveries too) is claimed until
+/// `open_until`, the wait of [`RETRY_SCHEDULE`] indexed by how many times it opened in a row
+/// (5 s, then 5 min, 30 min, ... 10 h). Then its deliveries are tried again: another
+/// unreachable attempt opens it for the next wait, a success closes it.
+///
+/// [`Breaker::after`] is the one rule; every store applies it when it records an attempt,
+/// against the endpoint's state at that moment, so every dispatcher sharing the store sees it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Breaker {
+    /// Unreachable attempts in a row (an answer ends the streak).
+    pub failures: u32,
+    /// Open until this instant (its deliveries are not claimed before); `None`: never opened
+    /// since the last success.
+    pub open_until: Option<DateTime<Utc>>,
+}
+
+impl Breaker {
+    /// Closed, no failures: a new endpoint's, and any endpoint's after a success.
+    pub const CLOSED: Breaker = Breaker {
+        failures: 0,
+        open_until: None,
+    };
+
+    /// Whether it is open at `now`: the endpoint's deliveries wait.
+    pub fn is_open(&self, now: DateTime<Utc>) -> bool {
+        self.open_until.is_some_and(|until| now < until)
+    }
+
+    /// The breaker after an attempt: a success closes it; another answer (an HTTP error)
+    /// ends the streak of unreachable attempts, an open breaker staying open until its time;
+    /// an unreachable attempt made while it is closed counts, and the
+    /// [`BREAKER_THRESHOLD`]-th and each one after it opens it for the next wait of
+    /// [`RETRY_SCHEDULE`]. Attempts that finish while it is open (sent before it opened)
+    /// change nothing.
+    pub fn after(self, outcome: &AttemptOutcome) -> Breaker {
+        let now = outcome.attempted_at;
+        if outcome.status == DeliveryStatus::Delivered {
+            return Breaker::CLOSED;
+        }
+        if !outcome.unreachable {
+            return Breaker {
+                failures: 0,
+                ..self
+            };
+        }
+        if self.is_open(now) {
+            return self;
+        }
+        let failures = self.failures.saturating_add(1);
+        let open_until = failures.checked_sub(BREAKER_THRESHOLD).map(|opened| {
+            let last = RETRY_SCHEDULE.len() - 1;
+            now + RETRY_SCHEDULE[(opened as usize).min(last)]
+        });
+        Breaker {
+            failures,
+            open_until,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeZone;
+
+    use super::*;
+
+    fn at() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 11, 1, 10, 0, 0).unwrap()
+    }
+
+    #[test]
+    fn the_retry_schedule_then_failed() {
+        let mut waits = Vec::new();
+        for attempt in 1..=8 {
+            let outcome = AttemptResult::Answered(500).decide(attempt, at(), None);
+            match outcome.next_attempt_at {
+                Some(next) => waits.push(next - at()),
+                None => assert_eq!(outcome.status, DeliveryStatus::Failed),
+            }
+        }
+        assert_eq!(waits, RETRY_SCHEDULE.to_vec());
+    }
+
+    #[test]
+    fn success_gone_and_failing() {
+        let ok = AttemptResult::Answered(204).decide(3, at(), Some(at()));
+        assert_eq!(ok.status, DeliveryStatus::Delivered);
+        assert_eq!(ok.failing_since, None);
+        let gone = AttemptResult::Answered(410).decide(1, at(), None);
+        assert_eq!(
+            (gone.status, gone.disable),
+            (DeliveryStatus::Failed, Some(DisabledReason::Gone))
+        );
+        let long =
+            AttemptResult::NoAnswer("refused".into()).decide(2, at(), Some(at() - FAILING_FOR));
+        assert_eq!(long.disable, Some(DisabledReason::Failing));
+        assert_eq!(long.error.as_deref(), Some("refused"));
+        let redirect = AttemptResult::Answered(301).decide(1, at(), None);
+        assert_eq!(redirect.status, DeliveryStatus::Pending);
+        assert_eq!(redirect.error.as_deref(), Some("HTTP 301"));
+        assert!(!redirect.unreachable && !long.unreachable);
+        let timeout = AttemptResult::Unreachable("timeout".into()).decide(1, at(), None);
+        assert_eq!(
+            (
+                timeout.status,
+                timeout.error.as_deref(),
+                timeout.unreachable
+            ),
+            (DeliveryStatus::Pending, Some("timeout"), true)
+        );
+    }
+
+    fn unreachable_at(seconds: i64) -> AttemptOutcome {
+        let now = at() + chrono::TimeDelta::seconds(seconds);
+        AttemptResult::Unreachable("timeout".into()).decide(1, now, None)
+    }
+
+    #[test]
+    fn the_breaker_opens_after_five_unreachable_attempts_and_a_success_closes_it() {
+        let mut breaker = Breaker::CLOSED;
+        for n in 1..BREAKER_THRESHOLD {
+            breaker = breaker.after(&unreachable_at(i64::from(n)));
+            assert_eq!(breaker.open_until, None, "closed after {n}");
+        }
+        breaker = breaker.after(&unreachable_at(5));
+        let first = at() + chrono::TimeDelta::seconds(5) + RETRY_SCHEDULE[0];
+        assert_eq!(breaker.open_until, Some(first));
+        assert!(breaker.is_open(first - chrono::TimeDelta::milliseconds(1)));
+        assert!(!breaker.is_open(first));
+        // Attempts in flight when it opened change nothing.
+        assert_eq!(breaker.after(&unreachable_at(6)), breaker);
+        // The next unreachable attempt after the wait opens it for the next wait.
+        let again = breaker.after(&unreachable_at(20));
+        assert_eq!(
+            again.open_until,
+            Some(at() + chrono::TimeDelta::seconds(20) + RETRY_SCHEDULE[1])
+        );
+        // An HTTP error answer ends the streak but does not close it; a success does.
+        let answered = AttemptResult::Answered(500).decide(1, at(), None);
+        let kept = again.after(&answered);
+        assert_eq!((kept.failures, kept.open_until), (0, again.open_until));
+        let ok = AttemptResult::Answered(200).decide(1, at(), None);
+        assert_eq!(again.after(&ok), Breaker::CLOSED);
+        // The wait stops growing at the schedule's last.
+        let mut long = Breaker {
+            failures: 100,
+            open_until: None,
+        };
+        long = long.after(&unreachable_at(0));
+        assert_eq!(long.open_until, Some(at() + RETRY_SCHEDULE[6]));
+    }
+}

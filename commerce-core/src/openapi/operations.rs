@@ -1,0 +1,429 @@
+//! One operation of the document: its parameters, request body, success and error answers,
+//! and the headers every answer carries.
+
+use serde_json::Value;
+use utoipa::PartialSchema;
+use utoipa::openapi::extensions::ExtensionsBuilder;
+use utoipa::openapi::link::LinkBuilder;
+use utoipa::openapi::path::{OperationBuilder, ParameterBuilder, ParameterIn};
+use utoipa::openapi::request_body::RequestBodyBuilder;
+use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema, Type};
+use utoipa::openapi::security::SecurityRequirement;
+use utoipa::openapi::{ContentBuilder, HeaderBuilder, Ref, RefOr, Required, ResponseBuilder};
+
+use crate::error::{ConflictReason, ErrorCode};
+use crate::limits::{MAX_IDEMPOTENCY_KEY, MAX_PER_PAGE};
+use crate::model::*;
+use crate::routes::Endpoint;
+
+use super::endpoints::{Body, QueryParam, spec};
+use super::{JSON, SINGLE_LINE_FILLED, TIMESTAMP_INPUT};
+
+fn schema_ref(name: &str) -> RefOr<Schema> {
+    RefOr::Ref(Ref::from_schema_name(name))
+}
+
+fn string_schema(pattern: &str, max: Option<usize>) -> ObjectBuilder {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .min_length(Some(1))
+        .max_length(max)
+        .pattern(Some(pattern))
+}
+
+fn query_parameter(param: QueryParam) -> utoipa::openapi::path::Parameter {
+    use QueryParam::*;
+    let single = |max| string_schema(SINGLE_LINE_FILLED, max).into();
+    let (name, description, schema): (&str, &str, RefOr<Schema>) = match param {
+        Page => (
+            "page",
+            "The page, from 1.",
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .minimum(Some(1))
+                .maximum(Some(u32::MAX))
+                .into(),
+        ),
+        PerPage => (
+            "per_page",
+            "The page size (25 when left out).",
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .minimum(Some(1))
+                .maximum(Some(MAX_PER_PAGE))
+                .into(),
+        ),
+        CategoryId => (
+            "category_id",
+            "Only this active category and its descendants.",
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .minimum(Some(1))
+                .into(),
+        ),
+        UpdatedSince => (
+            "updated_since",
+            "Only records changed at or after this instant (with an offset).",
+            string_schema(TIMESTAMP_INPUT, None).into(),
+        ),
+        Search => ("q", "Words of the title.", single(None)),
+        OrderStatus => (
+            "status",
+            "One status key.",
+            crate::model::OrderStatus::schema(),
+        ),
+        Family => (
+            "family",
+            "One status family.",
+            crate::model::Family::schema(),
+        ),
+        ExternalReference => (
+            "external_reference",
+            "The caller's own reference of the order.",
+            single(None),
+        ),
+        Number => ("number", "The order number.", single(None)),
+        DeliveryStatus => (
+            "status",
+            "One delivery status.",
+            crate::model::DeliveryStatus::schema(),
+        ),
+    };
+    ParameterBuilder::new()
+        .name(name)
+        .parameter_in(ParameterIn::Query)
+        .required(Required::False)
+        .description(Some(description))
+        .schema(Some(schema))
+        .build()
+}
+
+pub(super) fn header(
+    description: &str,
+    schema: impl Into<RefOr<Schema>>,
+) -> utoipa::openapi::Header {
+    HeaderBuilder::new()
+        .schema(schema)
+        .description(Some(description))
+        .build()
+}
+
+pub(super) fn integer() -> ObjectBuilder {
+    ObjectBuilder::new()
+        .schema_type(Type::Integer)
+        .minimum(Some(0))
+}
+
+/// The rate headers of every answer past the key check.
+fn with_rate_headers(response: ResponseBuilder) -> ResponseBuilder {
+    response
+        .header(
+            "X-RateLimit-Limit",
+            header("The key's requests per minute.", integer()),
+        )
+        .header(
+            "X-RateLimit-Remaining",
+            header("Requests left in this minute.", integer()),
+        )
+}
+
+fn replayed_header() -> utoipa::openapi::Header {
+    header(
+        "`true` when this is the stored answer to an earlier request with the same Idempotency-Key.",
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some(["true", "false"])),
+    )
+}
+
+/// The reasons of the 409s `endpoint` may answer.
+pub(super) fn conflict_reasons(endpoint: Endpoint) -> &'static [ConflictReason] {
+    use ConflictReason::*;
+    match endpoint {
+        Endpoint::CreateOrder => &[
+            DuplicateExternalReference,
+            IdempotencyKeyReused,
+            IdempotencyInProgress,
+        ],
+        Endpoint::CancelOrder(_) => &[NotCancellable],
+        Endpoint::CreateWebhook => &[WebhookLimit],
+        Endpoint::PingWebhook(_) | Endpoint::Redeliver(..) => &[WebhookDisabled, WebhookBusy],
+        _ => &[],
+    }
+}
+
+/// The error answer of `status` on `endpoint`.
+fn error_response(endpoint: Endpoint, status: u16) -> ResponseBuilder {
+    let codes: Vec<&str> = ErrorCode::ALL
+        .iter()
+        .filter(|c| c.status().as_u16() == status)
+        .map(|c| c.as_str())
+        .collect();
+    let mut error = ObjectBuilder::new().property(
+        "code",
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some(codes.iter().copied())),
+    );
+    let mut description = codes.join(", ");
+    if status == 409 {
+        let reasons: Vec<&str> = conflict_reasons(endpoint)
+            .iter()
+            .map(|r| r.as_str())
+            .collect();
+        error = error
+            .property(
+                "reason",
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .enum_values(Some(reasons.iter().copied())),
+            )
+            .required("reason");
+        description = format!("{description} (reason: {})", reasons.join(", "));
+    }
+    let schema: Schema = utoipa::openapi::schema::AllOfBuilder::new()
+        .item(schema_ref("Error"))
+        .item(ObjectBuilder::new().property("error", error))
+        .into();
+    let mut response = ResponseBuilder::new()
+        .description(description)
+        .content(JSON, ContentBuilder::new().schema(Some(schema)).build());
+    match status {
+        401 => {
+            response = response.header(
+                "WWW-Authenticate",
+                header(
+                    "The scheme to use.",
+                    ObjectBuilder::new()
+                        .schema_type(Type::String)
+                        .enum_values(Some(["Bearer"])),
+                ),
+            );
+        }
+        413 => {}
+        429 => {
+            response = with_rate_headers(response).header(
+                "Retry-After",
+                header(
+                    "Seconds until the next minute's window.",
+                    integer().minimum(Some(1)).maximum(Some(60)),
+                ),
+            );
+        }
+        // A path whose id is out of range is a 404 before the key is read.
+        404 => {}
+        _ => response = with_rate_headers(response),
+    }
+    if endpoint == Endpoint::CreateOrder && matches!(status, 409 | 422) {
+        response = response.header("Idempotent-Replayed", replayed_header());
+    }
+    response
+}
+
+fn success_response(endpoint: Endpoint, status: u16, body: Option<&Body>) -> ResponseBuilder {
+    let schema: Option<RefOr<Schema>> = body.map(|body| match body {
+        Body::Data(name) => ObjectBuilder::new()
+            .property("data", schema_ref(name))
+            .required("data")
+            .into(),
+        Body::DataList(name) => ObjectBuilder::new()
+            .property("data", ArrayBuilder::new().items(schema_ref(name)))
+            .required("data")
+            .into(),
+        Body::Page(name) => ObjectBuilder::new()
+            .property("data", ArrayBuilder::new().items(schema_ref(name)))
+            .property("meta", schema_ref("ListMeta"))
+            .required("data")
+            .required("meta")
+            .into(),
+        Body::Object => ObjectBuilder::new().schema_type(Type::Object).into(),
+    });
+    let mut response = ResponseBuilder::new().description(match status {
+        201 => "Created.",
+        202 => "Queued.",
+        204 => "Done; no body.",
+        _ => "OK.",
+    });
+    if let Some(schema) = schema {
+        response = response.content(JSON, ContentBuilder::new().schema(Some(schema)).build());
+    }
+    if endpoint.needs_key() {
+        response = with_rate_headers(response);
+    }
+    let link = |operation: &str, parameters: &[(&str, &str)]| {
+        parameters
+            .iter()
+            .fold(
+                LinkBuilder::new().operation_id(operation),
+                |link, (name, value)| link.parameter(*name, *value),
+            )
+            .build()
+    };
+    let from_body = [("id", "$response.body#/data/id")];
+    match endpoint {
+        Endpoint::CreateOrder => {
+            response = response
+                .header(
+                    "Location",
+                    header(
+                        "The new order's URL.",
+                        ObjectBuilder::new().schema_type(Type::String),
+                    ),
+                )
+                .header("Idempotent-Replayed", replayed_header())
+                .link("GetOrder", link("orders.show", &from_body))
+                .link("CancelOrder", link("orders.cancel", &from_body));
+        }
+        Endpoint::CreateWebhook => {
+            for (name, operation) in [
+                ("GetWebhook", "webhooks.show"),
+                ("UpdateWebhook", "webhooks.update"),
+                ("PingWebhook", "webhooks.ping"),
+                ("RotateWebhookSecret", "webhooks.rotate_secret"),
+                ("WebhookDeliveries", "webhooks.deliveries"),
+                ("DeleteWebhook", "webhooks.delete"),
+            ] {
+                response = response.link(name, link(operation, &from_body));
+            }
+        }
+        Endpoint::PingWebhook(_) => {
+            response = response.link(
+                "Redeliver",
+                link(
+                    "webhooks.redeliver",
+                    &[
+                        ("id", "$request.path.id"),
+                        ("delivery_id", "$response.body#/data/id"),
+                    ],
+                ),
+            );
+        }
+        _ => {}
+    }
+    response
+}
+
+pub(super) fn operation(template: &str, endpoint: Endpoint) -> utoipa::openapi::path::Operation {
+    let spec = spec(endpoint);
+    let ability = endpoint.ability().map(Ability::as_str);
+    let abilities: Vec<&str> = endpoint.abilities().iter().map(|a| a.as_str()).collect();
+    let mut description = match abilities.as_slice() {
+        [] if endpoint.needs_key() => "Any live key.".to_owned(),
+        [] => "No key needed; not counted toward any rate limit.".to_owned(),
+        [one] => format!("Needs a key with the ability `{one}`."),
+        all => format!("Needs a key with the abilities `{}`.", all.join("`, `")),
+    };
+    if matches!(
+        endpoint,
+        Endpoint::CreateWebhook | Endpoint::UpdateWebhook(_)
+    ) {
+        description.push_str(
+            " Registering an endpoint, or changing its `url` or `events`, when it receives \
+             order events afterwards, also needs `orders:read` (else 403 `forbidden_ability`).",
+        );
+    }
+    if endpoint.needs_key() {
+        let sides = match endpoint.sides() {
+            crate::routes::Sides::All => "every account side",
+            crate::routes::Sides::MarketerOrSupplier => "marketers and suppliers",
+            crate::routes::Sides::Marketer => "marketers only",
+        };
+        description.push_str(&format!(" Serves {sides}."));
+    }
+    let mut op = OperationBuilder::new()
+        .operation_id(Some(endpoint.name()))
+        .summary(Some(spec.summary))
+        .description(Some(description))
+        .tag(spec.tag)
+        .extensions(Some(
+            ExtensionsBuilder::new()
+                .add("x-ability", ability.map_or(Value::Null, Value::from))
+                .add("x-abilities", Value::from(abilities))
+                .build(),
+        ));
+    for (index, segment) in template
+        .split('/')
+        .filter_map(|s| s.strip_prefix('{')?.strip_suffix('}'))
+        .enumerate()
+    {
+        op = op.parameter(
+            ParameterBuilder::new()
+                .name(segment)
+                .parameter_in(ParameterIn::Path)
+                .required(Required::True)
+                .description(Some(if index == 0 {
+                    "The record's id."
+                } else {
+                    "The delivery's id."
+                }))
+                .schema(Some(
+                    ObjectBuilder::new()
+                        .schema_type(Type::Integer)
+                        .format(Some(utoipa::openapi::SchemaFormat::KnownFormat(
+                            utoipa::openapi::KnownFormat::Int64,
+                        )))
+                        .minimum(Some(1))
+                        .maximum(Some(i64::MAX)),
+                ))
+                .build(),
+        );
+    }
+    for param in spec.query {
+        op = op.parameter(query_parameter(*param));
+    }
+    if endpoint == Endpoint::CreateOrder {
+        op = op.parameter(
+            ParameterBuilder::new()
+                .name("Idempotency-Key")
+                .parameter_in(ParameterIn::Header)
+                .required(Required::False)
+                .description(Some(
+                    "Makes a retry safe: the same key and body within 24 hours replay the first answer.",
+                ))
+                .schema(Some(
+                    ObjectBuilder::new()
+                        .schema_type(Type::String)
+                        .min_length(Some(1))
+                        .max_length(Some(MAX_IDEMPOTENCY_KEY))
+                        .pattern(Some(r"^[!-~]([ -~]*[!-~])?$")),
+                ))
+                .build(),
+        );
+    }
+    if let Some((schema, optional)) = spec.request {
+        op = op.request_body(Some(
+            RequestBodyBuilder::new()
+                .required(Some(if optional {
+                    Required::False
+                } else {
+                    Required::True
+                }))
+                .content(
+                    JSON,
+                    ContentBuilder::new()
+                        .schema(Some(schema_ref(schema)))
+                        .build(),
+                )
+                .build(),
+        ));
+    }
+    let (status, body) = &spec.success;
+    op = op.response(
+        status.to_string(),
+        success_response(endpoint, *status, body.as_ref()).build(),
+    );
+    let mut errors: Vec<u16> = spec.errors.to_vec();
+    // Any request may declare a body: over the limit it is a 413; through an adapter, a body
+    // that cannot be read is a 400 and one that does not arrive in time a 408.
+    errors.extend([400, 408, 413]);
+    if endpoint.needs_key() {
+        errors.extend([401, 403, 429]);
+    } else {
+        op = op.securities(Some(Vec::<SecurityRequirement>::new()));
+    }
+    errors.sort_unstable();
+    for status in errors {
+        op = op.response(status.to_string(), error_response(endpoint, status).build());
+    }
+    op.build()
+}

@@ -1,0 +1,168 @@
+//! The operator's catalogue and shipping: categories, products, variants, warranties,
+//! governorates, shipping options and their rates, with the checks of their figures.
+
+use rust_decimal::Decimal;
+
+use crate::domain::fields::Problem;
+use crate::model::*;
+use crate::money::accepted_amount;
+
+use super::{Operator, OperatorError, OperatorResult, check_money};
+
+impl Operator {
+    // ---- catalogue ----
+
+    /// Adds a category.
+    pub async fn create_category(&self, new: NewCategory) -> OperatorResult<Category> {
+        Ok(self.store().insert_category(new).await?)
+    }
+
+    /// Lists or hides a category.
+    pub async fn set_category_active(
+        &self,
+        id: CategoryId,
+        active: bool,
+    ) -> OperatorResult<Category> {
+        Ok(self.store().set_category_active(id, active).await?)
+    }
+
+    /// Adds a product (sold at once; add variants next).
+    pub async fn create_product(&self, new: NewProduct) -> OperatorResult<Product> {
+        Ok(self.store().insert_product(new, self.now()).await?)
+    }
+
+    /// Starts or stops selling a product (a stopped product is a 404 on the API).
+    pub async fn set_product_active(&self, id: ProductId, active: bool) -> OperatorResult<Product> {
+        Ok(self
+            .store()
+            .set_product_active(id, active, self.now())
+            .await?)
+    }
+
+    /// Adds a variant; money must be whole piastres and not negative.
+    pub async fn add_variant(
+        &self,
+        product: ProductId,
+        new: NewVariant,
+    ) -> OperatorResult<Variant> {
+        check_money("price", new.price)?;
+        check_money("suggested_min", new.suggested_min)?;
+        check_money("suggested_max", new.suggested_max)?;
+        check_stock(new.available)?;
+        Ok(self
+            .store()
+            .insert_variant(product, new, self.now())
+            .await?)
+    }
+
+    /// Changes a variant's price, suggested range or stock.
+    pub async fn update_variant(
+        &self,
+        id: VariantId,
+        patch: VariantPatch,
+    ) -> OperatorResult<Variant> {
+        let amounts = [
+            ("price", patch.price),
+            ("suggested_min", patch.suggested_min),
+            ("suggested_max", patch.suggested_max),
+        ];
+        for (field, amount) in amounts {
+            if let Some(amount) = amount {
+                check_money(field, amount)?;
+            }
+        }
+        if let Some(available) = patch.available {
+            check_stock(available)?;
+        }
+        Ok(self.store().update_variant(id, patch, self.now()).await?)
+    }
+
+    /// Adds a warranty to a product.
+    pub async fn add_warranty(
+        &self,
+        product: ProductId,
+        new: NewWarranty,
+    ) -> OperatorResult<Warranty> {
+        check_money("admin_fee", new.admin_fee)?;
+        check_money("price_from", new.price_from)?;
+        check_percent("percent", new.percent)?;
+        Ok(self
+            .store()
+            .insert_warranty(product, new, self.now())
+            .await?)
+    }
+
+    /// Offers or stops a warranty.
+    pub async fn set_warranty_active(
+        &self,
+        id: WarrantyId,
+        active: bool,
+    ) -> OperatorResult<Warranty> {
+        Ok(self
+            .store()
+            .set_warranty_active(id, active, self.now())
+            .await?)
+    }
+
+    // ---- shipping ----
+
+    /// Adds a governorate.
+    pub async fn create_governorate(&self, name: &str) -> OperatorResult<Governorate> {
+        Ok(self.store().insert_governorate(name.to_owned()).await?)
+    }
+
+    /// Adds a shipping option (serving no governorate yet).
+    pub async fn create_shipping_option(&self, name: &str) -> OperatorResult<ShippingOption> {
+        Ok(self.store().insert_shipping_option(name.to_owned()).await?)
+    }
+
+    /// Offers or stops a shipping option.
+    pub async fn set_shipping_option_active(
+        &self,
+        id: ShippingOptionId,
+        active: bool,
+    ) -> OperatorResult<ShippingOption> {
+        Ok(self.store().set_shipping_option_active(id, active).await?)
+    }
+
+    /// Sets what an option charges for a governorate.
+    pub async fn set_shipping_rate(
+        &self,
+        option: ShippingOptionId,
+        governorate: GovernorateId,
+        terms: RateTerms,
+    ) -> OperatorResult<ShippingOption> {
+        check_money("delivery_charge", terms.delivery_charge)?;
+        check_percent("shipping_tax_percent", terms.shipping_tax_percent)?;
+        check_percent("total_due_tax_percent", terms.total_due_tax_percent)?;
+        let rate = ShippingRate {
+            governorate_id: governorate,
+            governorate_name: String::new(),
+            delivery_charge: terms.delivery_charge,
+            shipping_tax_percent: terms.shipping_tax_percent,
+            total_due_tax_percent: terms.total_due_tax_percent,
+        };
+        Ok(self.store().set_shipping_rate(option, rate).await?)
+    }
+}
+
+/// A percent from 0 to 100 with at most two decimals.
+fn check_percent(field: &str, percent: Decimal) -> OperatorResult<()> {
+    match accepted_amount(percent) {
+        Some(p) if p <= Decimal::ONE_HUNDRED => Ok(()),
+        _ => Err(OperatorError::field(field, Problem::InvalidPercent)),
+    }
+}
+
+fn check_stock(available: i64) -> OperatorResult<()> {
+    if available < 0 {
+        return Err(OperatorError::field(
+            "available",
+            Problem::OutOfRange {
+                min: 0,
+                max: i64::MAX,
+            },
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,176 @@
+//! Why an operator call changed nothing: [`OperatorError`], its [`Conflict`]s, and the
+//! conversions from the store's and the domain's errors.
+
+use rust_decimal::Decimal;
+
+use crate::domain::fields::{FieldProblem, Problem};
+use crate::domain::placement::PlaceError;
+use crate::domain::webhooks::WebhookError;
+use crate::model::*;
+use crate::store::{StatusChangeError, StoreError, WithdrawalRequestError};
+
+/// Why an operator call changed nothing. Match on it: each variant says what the caller can
+/// do about it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OperatorError {
+    /// No such record.
+    #[error("not found")]
+    NotFound,
+    /// The input breaks a field rule: every problem found, each naming its field (an
+    /// [`OrderDraft`](super::OrderDraft) is checked by the rules of `POST /orders`).
+    #[error("invalid input: {}", list_problems(.0))]
+    Invalid(Vec<FieldProblem>),
+    /// The records as they stand do not allow it (an order's status, a reference already
+    /// used, the ready balance, a decision already taken).
+    #[error(transparent)]
+    Conflict(#[from] Conflict),
+    /// The store failed.
+    #[error(transparent)]
+    Store(StoreError),
+}
+
+/// What in the stored records stood in the way of an operator call.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Conflict {
+    /// The order's status does not allow the move.
+    #[error("order is {current} and cannot move to {requested}")]
+    MoveNotAllowed {
+        /// Status now.
+        current: OrderStatus,
+        /// Status asked for.
+        requested: OrderStatus,
+    },
+    /// The account already has an order with this `external_reference`.
+    #[error("external_reference already used by order {existing_id}")]
+    DuplicateExternalReference {
+        /// The order already registered.
+        existing_id: OrderId,
+        /// Its number.
+        existing_number: String,
+    },
+    /// A withdrawal asks for more than the account's ready balance.
+    #[error("{requested} is more than the ready balance of {ready}")]
+    OverReadyBalance {
+        /// The amount asked for.
+        requested: Decimal,
+        /// The ready balance.
+        ready: Decimal,
+    },
+    /// A ping or redelivery to a disabled webhook endpoint.
+    #[error("the webhook is disabled")]
+    WebhookDisabled,
+    /// A ping or redelivery while the endpoint has this many of them pending.
+    #[error("the webhook has {limit} manual deliveries pending already")]
+    WebhookBusy {
+        /// The limit.
+        limit: usize,
+    },
+    /// The store refused the write as it stands (a key hash already stored, a parent
+    /// category or governorate that does not exist, a withdrawal already decided).
+    #[error("refused by the store: {0}")]
+    Refused(String),
+}
+
+impl Conflict {
+    /// The API's reason for the same conflict, for an application that answers it as a 409
+    /// (`None`: the API has no such conflict).
+    pub fn reason(&self) -> Option<crate::ConflictReason> {
+        use crate::ConflictReason as R;
+        match self {
+            Conflict::MoveNotAllowed { .. } => Some(R::MoveNotAllowed),
+            Conflict::DuplicateExternalReference { .. } => Some(R::DuplicateExternalReference),
+            Conflict::WebhookDisabled => Some(R::WebhookDisabled),
+            Conflict::WebhookBusy { .. } => Some(R::WebhookBusy),
+            Conflict::OverReadyBalance { .. } | Conflict::Refused(_) => None,
+        }
+    }
+}
+
+fn list_problems(problems: &[FieldProblem]) -> String {
+    let list: Vec<String> = problems.iter().map(ToString::to_string).collect();
+    list.join(", ")
+}
+
+impl OperatorError {
+    /// One problem on one field.
+    pub(super) fn field(field: &str, problem: Problem) -> Self {
+        OperatorError::Invalid(vec![FieldProblem {
+            field: field.to_owned(),
+            problem,
+        }])
+    }
+}
+
+impl From<StoreError> for OperatorError {
+    fn from(error: StoreError) -> Self {
+        match error {
+            StoreError::NotFound => OperatorError::NotFound,
+            StoreError::Invalid(text) => Conflict::Refused(text).into(),
+            other => OperatorError::Store(other),
+        }
+    }
+}
+
+impl From<StatusChangeError> for OperatorError {
+    fn from(error: StatusChangeError) -> Self {
+        match error {
+            StatusChangeError::NotFound => OperatorError::NotFound,
+            StatusChangeError::NotAllowed { current, requested } => {
+                Conflict::MoveNotAllowed { current, requested }.into()
+            }
+            StatusChangeError::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<PlaceError> for OperatorError {
+    fn from(error: PlaceError) -> Self {
+        match error {
+            PlaceError::Invalid(problems) => OperatorError::Invalid(problems),
+            PlaceError::DuplicateExternalReference {
+                existing_id,
+                existing_number,
+            } => Conflict::DuplicateExternalReference {
+                existing_id,
+                existing_number,
+            }
+            .into(),
+            // The operator places without an idempotency key: never lost.
+            error @ (PlaceError::NoFreeNumber | PlaceError::IdempotencyLost) => {
+                OperatorError::Store(StoreError::Invalid(error.to_string()))
+            }
+            PlaceError::Store(error) => error.into(),
+        }
+    }
+}
+
+impl From<WithdrawalRequestError> for OperatorError {
+    fn from(error: WithdrawalRequestError) -> Self {
+        match error {
+            WithdrawalRequestError::OverReadyBalance { requested, ready } => {
+                Conflict::OverReadyBalance { requested, ready }.into()
+            }
+            WithdrawalRequestError::Store(error) => error.into(),
+        }
+    }
+}
+
+impl From<WebhookError> for OperatorError {
+    fn from(error: WebhookError) -> Self {
+        match error {
+            WebhookError::NotFound => OperatorError::NotFound,
+            WebhookError::Invalid(problems) => OperatorError::Invalid(problems),
+            WebhookError::TooMany(limit) => {
+                Conflict::Refused(format!("the account has {limit} webhooks already")).into()
+            }
+            WebhookError::Disabled => Conflict::WebhookDisabled.into(),
+            WebhookError::Busy(limit) => Conflict::WebhookBusy { limit }.into(),
+            WebhookError::Store(error) => error.into(),
+        }
+    }
+}
+
+/// Result of an operator call.
+pub type OperatorResult<T> = Result<T, OperatorError>;

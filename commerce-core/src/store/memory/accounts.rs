@@ -1,0 +1,96 @@
+//! [`AccountStore`] for [`MemoryStore`]: accounts, keys and the per-key rate window.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use super::MemoryStore;
+use crate::model::*;
+use crate::store::*;
+
+#[async_trait]
+impl AccountStore for MemoryStore {
+    async fn insert_account(
+        &self,
+        new: NewAccount,
+        now: DateTime<Utc>,
+    ) -> Result<Account, StoreError> {
+        let mut s = self.lock();
+        let account = new.into_account(AccountId(s.next_id("accounts")), now);
+        s.accounts.insert(account.id, account.clone());
+        Ok(account)
+    }
+
+    async fn account(&self, id: AccountId) -> Result<Option<Account>, StoreError> {
+        Ok(self.lock().accounts.get(&id).cloned())
+    }
+
+    async fn update_account(
+        &self,
+        id: AccountId,
+        patch: AccountPatch,
+    ) -> Result<Account, StoreError> {
+        let mut s = self.lock();
+        let account = s.accounts.get_mut(&id).ok_or(StoreError::NotFound)?;
+        patch.apply(account);
+        Ok(account.clone())
+    }
+
+    async fn insert_key(
+        &self,
+        key: NewKeyRecord,
+        now: DateTime<Utc>,
+    ) -> Result<ApiKey, StoreError> {
+        let mut s = self.lock();
+        if !s.accounts.contains_key(&key.account_id) {
+            return Err(StoreError::NotFound);
+        }
+        if s.key_by_hash.contains_key(&key.hash) {
+            return Err(StoreError::Invalid("key hash already stored".into()));
+        }
+        let key = key.into_key(KeyId(s.next_id("keys")), now);
+        s.key_by_hash.insert(key.hash, key.id);
+        s.keys.insert(key.id, key.clone());
+        Ok(key)
+    }
+
+    async fn key_by_hash(&self, hash: &KeyHash) -> Result<Option<ApiKey>, StoreError> {
+        let s = self.lock();
+        Ok(s.key_by_hash
+            .get(hash)
+            .and_then(|id| s.keys.get(id))
+            .cloned())
+    }
+
+    async fn key(&self, id: KeyId) -> Result<Option<ApiKey>, StoreError> {
+        Ok(self.lock().keys.get(&id).cloned())
+    }
+
+    async fn revoke_key(&self, id: KeyId, at: DateTime<Utc>) -> Result<ApiKey, StoreError> {
+        let mut s = self.lock();
+        let key = s.keys.get_mut(&id).ok_or(StoreError::NotFound)?;
+        key.revoked_at.get_or_insert(at);
+        Ok(key.clone())
+    }
+
+    async fn set_key_terms(
+        &self,
+        id: KeyId,
+        expires_at: Option<DateTime<Utc>>,
+        rate_limit: u32,
+    ) -> Result<ApiKey, StoreError> {
+        let mut s = self.lock();
+        let key = s.keys.get_mut(&id).ok_or(StoreError::NotFound)?;
+        key.expires_at = expires_at;
+        key.rate_limit = rate_limit;
+        Ok(key.clone())
+    }
+
+    async fn hit_rate_limit(
+        &self,
+        key: KeyId,
+        window: i64,
+        limit: u32,
+    ) -> Result<RateLimitHit, StoreError> {
+        Ok(self.lock().rate_windows.hit(key, window, limit))
+    }
+}

@@ -1,0 +1,230 @@
+//! [`CatalogStore`] for [`MemoryStore`]: categories, products, variants, warranties, governorates, shipping.
+
+use std::collections::BTreeSet;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use super::{MemoryStore, paginate};
+use crate::model::*;
+use crate::store::*;
+
+#[async_trait]
+impl CatalogStore for MemoryStore {
+    async fn insert_category(&self, new: NewCategory) -> Result<Category, StoreError> {
+        let mut s = self.lock();
+        if let Some(parent) = new.parent_id
+            && !s.categories.contains_key(&parent)
+        {
+            return Err(StoreError::Invalid(format!("no parent category {parent}")));
+        }
+        let category = new.into_category(CategoryId(s.next_id("categories")));
+        s.categories.insert(category.id, category.clone());
+        Ok(category)
+    }
+
+    async fn set_category_active(
+        &self,
+        id: CategoryId,
+        active: bool,
+    ) -> Result<Category, StoreError> {
+        let mut s = self.lock();
+        let category = s.categories.get_mut(&id).ok_or(StoreError::NotFound)?;
+        category.active = active;
+        Ok(category.clone())
+    }
+
+    async fn all_categories(&self) -> Result<Vec<Category>, StoreError> {
+        Ok(self.lock().categories.values().cloned().collect())
+    }
+
+    async fn insert_product(
+        &self,
+        new: NewProduct,
+        now: DateTime<Utc>,
+    ) -> Result<Product, StoreError> {
+        let mut s = self.lock();
+        if !s.categories.contains_key(&new.category_id) {
+            return Err(StoreError::Invalid(format!(
+                "no category {}",
+                new.category_id
+            )));
+        }
+        let product = new.into_product(ProductId(s.next_id("products")), now);
+        s.products.insert(product.id, product.clone());
+        Ok(product)
+    }
+
+    async fn set_product_active(
+        &self,
+        id: ProductId,
+        active: bool,
+        now: DateTime<Utc>,
+    ) -> Result<Product, StoreError> {
+        let mut s = self.lock();
+        let product = s.product_mut(id)?;
+        product.active = active;
+        product.updated_at = next_updated_at(product.updated_at, now);
+        Ok(product.clone())
+    }
+
+    async fn insert_variant(
+        &self,
+        product: ProductId,
+        new: NewVariant,
+        now: DateTime<Utc>,
+    ) -> Result<Variant, StoreError> {
+        let mut s = self.lock();
+        s.product_mut(product)?;
+        let id = s.next_id("variants");
+        let owner = s.product_mut(product)?;
+        let variant = new.into_variant(VariantId(id), product);
+        owner.variants.push(variant.clone());
+        owner.updated_at = next_updated_at(owner.updated_at, now);
+        s.variant_owner.insert(VariantId(id), product);
+        Ok(variant)
+    }
+
+    async fn update_variant(
+        &self,
+        id: VariantId,
+        patch: VariantPatch,
+        now: DateTime<Utc>,
+    ) -> Result<Variant, StoreError> {
+        let mut s = self.lock();
+        let variant = s.variant_mut(id).ok_or(StoreError::NotFound)?;
+        patch.apply(variant);
+        let variant = variant.clone();
+        let owner = s.product_mut(variant.product_id)?;
+        owner.updated_at = next_updated_at(owner.updated_at, now);
+        Ok(variant)
+    }
+
+    async fn insert_warranty(
+        &self,
+        product: ProductId,
+        new: NewWarranty,
+        now: DateTime<Utc>,
+    ) -> Result<Warranty, StoreError> {
+        let mut s = self.lock();
+        s.product_mut(product)?;
+        let id = s.next_id("warranties");
+        let owner = s.product_mut(product)?;
+        let warranty = new.into_warranty(WarrantyId(id), product);
+        owner.warranties.push(warranty.clone());
+        owner.updated_at = next_updated_at(owner.updated_at, now);
+        s.warranty_owner.insert(WarrantyId(id), product);
+        Ok(warranty)
+    }
+
+    async fn set_warranty_active(
+        &self,
+        id: WarrantyId,
+        active: bool,
+        now: DateTime<Utc>,
+    ) -> Result<Warranty, StoreError> {
+        let mut s = self.lock();
+        let product = *s.warranty_owner.get(&id).ok_or(StoreError::NotFound)?;
+        let owner = s.product_mut(product)?;
+        owner.updated_at = next_updated_at(owner.updated_at, now);
+        let warranty = owner
+            .warranties
+            .iter_mut()
+            .find(|w| w.id == id)
+            .ok_or(StoreError::NotFound)?;
+        warranty.active = active;
+        Ok(warranty.clone())
+    }
+
+    async fn products(
+        &self,
+        filter: &ProductFilter,
+        page: PageRequest,
+    ) -> Result<Page<Product>, StoreError> {
+        let s = self.lock();
+        let listed = filter.listed();
+        let matching = s.products.values().filter(|p| listed(p));
+        Ok(paginate(matching, page))
+    }
+
+    async fn product(&self, id: ProductId) -> Result<Option<Product>, StoreError> {
+        Ok(self.lock().products.get(&id).cloned())
+    }
+
+    async fn products_of_variants(
+        &self,
+        variants: &[VariantId],
+    ) -> Result<Vec<Product>, StoreError> {
+        let s = self.lock();
+        let ids: BTreeSet<ProductId> = variants
+            .iter()
+            .filter_map(|v| s.variant_owner.get(v).copied())
+            .collect();
+        Ok(ids
+            .iter()
+            .filter_map(|id| s.products.get(id).cloned())
+            .collect())
+    }
+
+    async fn insert_governorate(&self, name: String) -> Result<Governorate, StoreError> {
+        let mut s = self.lock();
+        let governorate = Governorate {
+            id: GovernorateId(s.next_id("governorates")),
+            name,
+        };
+        s.governorates.insert(governorate.id, governorate.clone());
+        Ok(governorate)
+    }
+
+    async fn governorates(&self) -> Result<Vec<Governorate>, StoreError> {
+        Ok(self.lock().governorates.values().cloned().collect())
+    }
+
+    async fn insert_shipping_option(&self, name: String) -> Result<ShippingOption, StoreError> {
+        let mut s = self.lock();
+        let option = ShippingOption {
+            id: ShippingOptionId(s.next_id("shipping_options")),
+            name,
+            active: true,
+            rates: Vec::new(),
+        };
+        s.shipping_options.insert(option.id, option.clone());
+        Ok(option)
+    }
+
+    async fn set_shipping_option_active(
+        &self,
+        id: ShippingOptionId,
+        active: bool,
+    ) -> Result<ShippingOption, StoreError> {
+        let mut s = self.lock();
+        let option = s.shipping_option_mut(id)?;
+        option.active = active;
+        Ok(option.clone())
+    }
+
+    async fn set_shipping_rate(
+        &self,
+        option: ShippingOptionId,
+        mut rate: ShippingRate,
+    ) -> Result<ShippingOption, StoreError> {
+        let mut s = self.lock();
+        rate.governorate_name = s
+            .governorates
+            .get(&rate.governorate_id)
+            .ok_or_else(|| StoreError::Invalid(format!("no governorate {}", rate.governorate_id)))?
+            .name
+            .clone();
+        let option = s.shipping_option_mut(option)?;
+        option
+            .rates
+            .retain(|r| r.governorate_id != rate.governorate_id);
+        option.rates.push(rate);
+        option.rates.sort_by_key(|r| r.governorate_id);
+        Ok(option.clone())
+    }
+
+    async fn shipping_options(&self) -> Result<Vec<ShippingOption>, StoreError> {
+        Ok(self.lock().shipping_options.values().cloned().collect())
+    }
+}

@@ -1,0 +1,236 @@
+//! [`OrderStore`] for [`MemoryStore`]: placing and moving orders, their reads and the wallet sums.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use super::indexes::OrderKeys;
+use super::{MemoryStore, paginate};
+use crate::earnings::WalletTotals;
+use crate::model::*;
+use crate::store::*;
+
+#[async_trait]
+impl OrderStore for MemoryStore {
+    async fn place_order(&self, new: NewOrder) -> Result<Order, PlaceOrderError> {
+        let mut s = self.lock();
+        if let Some(reference) = &new.external_reference
+            && let Some(existing) = s
+                .external_references
+                .get(&(new.account_id, reference.clone()))
+        {
+            let existing = &s.orders[existing];
+            return Err(PlaceOrderError::DuplicateExternalReference {
+                existing_id: existing.id,
+                existing_number: existing.number.clone(),
+            });
+        }
+        if s.numbers.contains(&new.number) {
+            return Err(PlaceOrderError::NumberTaken);
+        }
+        if let Some(claim) = &new.idempotency
+            && !s.idempotency.holds(claim)
+        {
+            return Err(PlaceOrderError::IdempotencyLost);
+        }
+        let taken = s.stock_to_reserve(&new.lines)?;
+        // Everything is checked and the event rendered before the first write, as `lock`
+        // promises: the ids are the ones the counters give next.
+        let id = s.peek_id("orders", 1);
+        let line_ids: Vec<LineId> = (1..=new.lines.len() as i64)
+            .map(|ahead| LineId(s.peek_id("order_lines", ahead)))
+            .collect();
+        let idempotency = new.idempotency.clone();
+        let bill_month = new.bill_month.clone();
+        let (created_at, events) = (new.created_at, new.events);
+        let order = new.into_order(OrderId(id), line_ids);
+        let event = s.render_order_event(EventType::OrderCreated, &order, None, events);
+
+        for (variant, quantity) in taken {
+            s.adjust_stock(variant, -quantity, created_at);
+        }
+        s.next_id("orders");
+        for _ in &order.lines {
+            s.next_id("order_lines");
+        }
+        s.queue_order_event(event);
+        if let Some(reference) = &order.external_reference {
+            s.external_references
+                .insert((order.account_id, reference.clone()), OrderId(id));
+        }
+        if let Some(claim) = &idempotency {
+            s.idempotency.link_order(claim, OrderId(id));
+        }
+        s.bill_order_operation(order.account_id, bill_month.as_ref());
+        s.numbers.insert(order.number.clone());
+        s.orders_by_account
+            .entry(order.account_id)
+            .or_default()
+            .insert(&order);
+        s.orders.insert(OrderId(id), order.clone());
+        Ok(order)
+    }
+
+    async fn change_order_status(&self, change: StatusChange) -> Result<Order, StatusChangeError> {
+        let mut s = self.lock();
+        let order = s
+            .orders
+            .get(&change.order_id)
+            .ok_or(StatusChangeError::NotFound)?;
+        let account = order.account_id;
+        let step = StatusMove::check(&change, account, order.status)?;
+        // The moved order and its event, before the first write (see `lock`).
+        let before = (order.updated_at, order.status.family());
+        let previous = order.status;
+        let releases_stock = step.releases_stock;
+        let mut moved = order.clone();
+        step.apply(&mut moved);
+        let event = s.render_order_event(
+            EventType::OrderStatusChanged,
+            &moved,
+            Some(previous),
+            change.events,
+        );
+
+        if releases_stock {
+            for line in &moved.lines {
+                s.adjust_stock(line.variant_id, line.quantity, change.at);
+            }
+        }
+        s.bill_order_operation(account, change.bill_month.as_ref());
+        s.orders.insert(moved.id, moved.clone());
+        s.reindex_order(moved.id, before);
+        s.queue_order_event(event);
+        Ok(moved)
+    }
+
+    async fn set_line_outcomes(
+        &self,
+        order: OrderId,
+        outcomes: Vec<(LineId, LineOutcome)>,
+        now: DateTime<Utc>,
+    ) -> Result<Order, StoreError> {
+        let mut s = self.lock();
+        let order = s.order_mut(order)?;
+        for (line_id, _) in &outcomes {
+            if !order.lines.iter().any(|l| l.id == *line_id) {
+                return Err(StoreError::NotFound);
+            }
+        }
+        for (line_id, outcome) in outcomes {
+            if let Some(line) = order.lines.iter_mut().find(|l| l.id == line_id) {
+                line.outcome = outcome;
+            }
+        }
+        let before = (order.updated_at, order.status.family());
+        order.updated_at = next_updated_at(order.updated_at, now);
+        let order = order.clone();
+        s.reindex_order(order.id, before);
+        Ok(order)
+    }
+
+    async fn set_tracking_url(
+        &self,
+        order: OrderId,
+        url: Option<String>,
+        now: DateTime<Utc>,
+    ) -> Result<Order, StoreError> {
+        let mut s = self.lock();
+        let order = s.order_mut(order)?;
+        let before = (order.updated_at, order.status.family());
+        order.tracking_url = url;
+        order.updated_at = next_updated_at(order.updated_at, now);
+        let order = order.clone();
+        s.reindex_order(order.id, before);
+        Ok(order)
+    }
+
+    async fn order(
+        &self,
+        account: Option<AccountId>,
+        id: OrderId,
+    ) -> Result<Option<Order>, StoreError> {
+        let s = self.lock();
+        Ok(s.orders
+            .get(&id)
+            .filter(|o| account.is_none_or(|a| a == o.account_id))
+            .cloned())
+    }
+
+    async fn orders(
+        &self,
+        account: AccountId,
+        filter: &OrderFilter,
+        page: PageRequest,
+    ) -> Result<Page<Order>, StoreError> {
+        let s = self.lock();
+        let Some(index) = s.orders_by_account.get(&account) else {
+            return Ok(Page {
+                items: Vec::new(),
+                total: 0,
+            });
+        };
+        // Fast path for the common exact lookups.
+        if let Some(reference) = &filter.external_reference {
+            let found = s
+                .external_references
+                .get(&(account, reference.clone()))
+                .map(|id| &s.orders[id])
+                .filter(|o| o.matches(filter));
+            return Ok(paginate(found.into_iter(), page));
+        }
+        // The smallest index that holds every match: the family's when the filter names one.
+        let empty = OrderKeys::new();
+        let family = filter.family.or(filter.status.map(OrderStatus::family));
+        let base = match family {
+            Some(family) => index.by_family.get(&family).unwrap_or(&empty),
+            None => &index.by_created,
+        };
+        if filter.updated_since.is_none() && filter.number.is_none() {
+            if filter.status.is_none() {
+                // Every key of `base` matches: count it, clone the page only.
+                let items = base
+                    .iter()
+                    .rev()
+                    .skip(usize::try_from(page.offset()).unwrap_or(usize::MAX))
+                    .take(page.per_page as usize)
+                    .map(|(_, id)| s.orders[id].clone())
+                    .collect();
+                return Ok(Page {
+                    items,
+                    total: base.len() as u64,
+                });
+            }
+        } else if let Some(since) = filter.updated_since {
+            // Sync: the orders changed since `since` are usually few; gather them from the
+            // `updated_at` index and sort them into list order, unless they are most of `base`.
+            let changed = index.by_updated.range((since, OrderId(i64::MIN))..);
+            if changed.clone().count() < base.len() / 4 {
+                let mut keys: Vec<(DateTime<Utc>, OrderId)> = changed
+                    .map(|(_, id)| &s.orders[id])
+                    .filter(|o| o.matches(filter))
+                    .map(|o| (o.created_at, o.id))
+                    .collect();
+                keys.sort_unstable_by(|a, b| b.cmp(a));
+                return Ok(paginate(keys.iter().map(|(_, id)| &s.orders[id]), page));
+            }
+        }
+        let matching = base
+            .iter()
+            .rev()
+            .map(|(_, id)| &s.orders[id])
+            .filter(|o| o.matches(filter));
+        Ok(paginate(matching, page))
+    }
+
+    async fn wallet_totals(
+        &self,
+        account: AccountId,
+        held_after: DateTime<Utc>,
+    ) -> Result<WalletTotals, StoreError> {
+        let s = self.lock();
+        Ok(s.orders_by_account
+            .get(&account)
+            .map(|index| index.wallet.totals(held_after))
+            .unwrap_or_default())
+    }
+}
