@@ -14,7 +14,21 @@
 //!
 //! See the README for the two commands that run the sandbox and the tests.
 
-pub use commerce_core::*;
+// Explicit re-exports: the facade's surface is this list, not whatever the core happens to
+// make public (a new public item of `commerce-core` reaches users of `commerce` only when
+// added here; `public-api/commerce.txt` shows the list).
+/// The demo fixture (feature `sandbox`): demo accounts, fixed demo keys, a catalogue.
+#[cfg(feature = "sandbox")]
+pub use commerce_core::sandbox;
+pub use commerce_core::{
+    API_PREFIX, Admitted, ApiError, Caller, Config, ConfigError, Conflict, ConflictReason, Decimal,
+    Engine, EngineBuilder, ErrorCode, Head, KEY_PREFIX, MountPrefix, Operator, OperatorError,
+    bearer_token, cairo_month, cairo_timestamp, hash_key,
+};
+pub use commerce_core::{
+    chrono, clock, config, domain, earnings, engine, error, governorates, model, money, observe,
+    operator, pricing, rust_decimal, store, webhooks,
+};
 
 /// Mount the engine in an axum application (feature `axum`).
 #[cfg(feature = "axum")]

@@ -10,7 +10,7 @@ use axum::body::{Body, Bytes};
 use axum::http::{Method, Request, Response};
 use commerce::Engine;
 use commerce::store::MemoryStore;
-use commerce::testing::http::{Harness, HttpIntegration, TestResponse};
+use commerce_core::testing::http::{Harness, HttpIntegration, TestResponse};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use tower::ServiceExt;

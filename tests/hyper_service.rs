@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use commerce::testing::wire;
+use commerce_core::testing::wire;
 use tokio::net::TcpListener;
 
 #[allow(dead_code)] // its `main` and constants

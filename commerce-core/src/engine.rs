@@ -526,7 +526,7 @@ impl tower::Service<Request<Bytes>> for Engine {
 impl Engine {
     /// The OpenAPI 3.1 document of the API, as served at `GET /api/v1/openapi.json` (without
     /// a key): every route of the dispatch table with its ability, bodies, errors and headers,
-    /// and the webhook events. See [`crate::openapi`].
+    /// and the webhook events.
     pub fn openapi(&self) -> serde_json::Value {
         crate::openapi::document().clone()
     }

@@ -67,7 +67,7 @@
 //! - **Referral**: the wallet shows the platform's referral percent ([`Config::referral_percent`],
 //!   default 0) and zero amounts; referrals are not modelled.
 //! - **`Location`** on 201 is `{mount}/api/v1/orders/{id}`, where `{mount}` is the
-//!   [`routes::MountPrefix`] request extension the adapters set when the API is mounted under a
+//!   [`MountPrefix`] request extension the adapters set when the API is mounted under a
 //!   path (`/shop`), and empty otherwise.
 
 pub(crate) mod api;
@@ -87,11 +87,13 @@ pub(crate) mod messages;
 pub mod model;
 pub mod money;
 pub mod observe;
-pub mod openapi;
+// The document's builder; users get it from `Engine::openapi` and `GET /api/v1/openapi.json`.
+pub(crate) mod openapi;
 pub mod operator;
 pub mod pricing;
 mod pulls_seen;
-pub mod routes;
+// The dispatch table; what users need of it (`API_PREFIX`, `MountPrefix`) is re-exported below.
+pub(crate) mod routes;
 #[cfg(feature = "sandbox")]
 pub mod sandbox;
 mod shared;

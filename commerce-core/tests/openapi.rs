@@ -10,14 +10,14 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use bytes::Bytes;
 use commerce_core::Engine;
-use commerce_core::routes::{API_PREFIX, ROUTES, resolve, route_of};
 use commerce_core::store::MemoryStore;
+use commerce_core::testing::dispatch::{API_PREFIX, ROUTES, resolve, route_of};
 use commerce_core::testing::http::{Harness, HttpIntegration, build_request, run_case};
 use http::{HeaderMap, Method, Request, Response, StatusCode};
 use serde_json::Value;
 
 fn document() -> &'static Value {
-    commerce_core::openapi::document()
+    commerce_core::testing::dispatch::document()
 }
 
 /// The operation object of `method template` (template under the API prefix).

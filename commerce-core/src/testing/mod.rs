@@ -12,6 +12,14 @@ pub mod store_cases;
 pub mod wallet;
 pub mod wire;
 
+/// The dispatch table and the OpenAPI document, for the crate's own contract test
+/// (`tests/openapi.rs`): crate-private, not part of the API.
+#[doc(hidden)]
+pub mod dispatch {
+    pub use crate::openapi::document;
+    pub use crate::routes::{API_PREFIX, Endpoint, ROUTES, Route, resolve, route_of};
+}
+
 /// An id that no record has: the id a test already holds, moved far past any the test made
 /// (implemented by every id type of [`model`](crate::model)).
 pub trait Absent {
