@@ -49,6 +49,8 @@ use crate::store::{Store, Traced};
 #[derive(Clone)]
 pub struct Engine {
     pub(crate) shared: Arc<Shared>,
+    /// The store as the builder was given it (`shared.store` is it behind the tracing layer).
+    given_store: Arc<dyn Store>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -148,6 +150,7 @@ impl Engine {
 
     fn start(store: Arc<dyn Store>, config: Config, clock: Arc<dyn Clock>) -> Self {
         Self {
+            given_store: store.clone(),
             shared: Arc::new(Shared {
                 store: Arc::new(Traced::new(store)),
                 clock,
@@ -157,11 +160,12 @@ impl Engine {
         }
     }
 
-    /// The store, behind the engine's tracing layer: operations called on it are traced as the
-    /// engine's own are. (Pass the original store, not this one, to build another engine over
-    /// the same data, or each operation is traced twice.)
+    /// The store as the engine was given it, for an application's own reads and for another
+    /// engine over the same data. Operations called on it directly are not traced (the
+    /// engine's own and the [`Operator`]'s are: they go through its tracing layer); wrap it in
+    /// [`Traced`] for that.
     pub fn store(&self) -> &Arc<dyn Store> {
-        &self.shared.store
+        &self.given_store
     }
 
     /// The settings.

@@ -747,6 +747,7 @@ impl WebhookStore for SmallStore {
         limit: usize,
     ) -> Result<Webhook, InsertWebhookError> {
         let mut t = self.lock();
+        find(&mut t.accounts, new.account_id.into())?;
         if t.webhooks
             .iter()
             .filter(|w| w.account_id == new.account_id)

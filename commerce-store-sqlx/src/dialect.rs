@@ -129,6 +129,10 @@ pub(crate) trait Dialect:
     /// A `SELECT` of one `BIGINT`, above 0 when the table named `$1` exists where the store's
     /// unqualified table names resolve (PostgreSQL: the `search_path`; SQLite: the database).
     const TABLE_EXISTS: &'static str;
+    /// The statement a webhook claim runs first so that claims run one at a time, each in a
+    /// snapshot taken after the one before it committed (PostgreSQL: a transaction-scoped
+    /// advisory lock; none on SQLite, whose writer lock already does it).
+    const SERIALIZE_CLAIMS: Option<&'static str>;
 }
 
 /// Runs statements: sqlx's calls, which need the database's concrete connection and

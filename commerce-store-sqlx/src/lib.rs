@@ -300,7 +300,11 @@ pub(crate) fn push_list<DB: dialect::Dialect + dialect::Bind<I>, I: Copy>(
 }
 
 /// Why a store could not be opened or migrated.
+///
+/// `sqlx` is a public dependency of this crate (the stores hand out their `sqlx` pool), so
+/// its errors are carried as they are; new variants may come in a minor release.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SetupError {
     /// Connecting or configuring the database failed.
     #[error("database connection failed: {0}")]

@@ -179,6 +179,8 @@ impl crate::dialect::Dialect for Postgres {
     const BEGIN_READ: &'static str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
     const TABLE_EXISTS: &'static str =
         "SELECT CAST(COUNT(*) AS BIGINT) FROM pg_catalog.pg_class WHERE oid = to_regclass($1)";
+    const SERIALIZE_CLAIMS: Option<&'static str> =
+        Some("SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.webhook_claims'))");
 }
 
 #[cfg(test)]

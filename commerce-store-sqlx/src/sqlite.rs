@@ -110,4 +110,5 @@ impl crate::dialect::Dialect for Sqlite {
     const BEGIN_READ: &'static str = "BEGIN";
     const TABLE_EXISTS: &'static str =
         "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = $1";
+    const SERIALIZE_CLAIMS: Option<&'static str> = None;
 }

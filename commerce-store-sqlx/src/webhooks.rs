@@ -466,15 +466,11 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
         let mut tx = self.write().await?;
         let result = async {
             let c = &mut tx.tx;
-            if !DB::FOR_UPDATE.is_empty() {
-                // PostgreSQL: one claim at a time per schema, each in a snapshot taken after
-                // the one before it committed (SQLite's writer lock does the same).
-                query::<DB>(
-                    "SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.webhook_claims'))",
-                )
-                .execute(&mut *c)
-                .await
-                .map_err(backend)?;
+            if let Some(serialize) = DB::SERIALIZE_CLAIMS {
+                query::<DB>(serialize)
+                    .execute(&mut *c)
+                    .await
+                    .map_err(backend)?;
             }
             let leased: Vec<i64> = query_scalar::<DB, i64>(
                 "SELECT endpoint_id FROM webhook_deliveries \

@@ -117,9 +117,8 @@ impl ClaimRoom {
 pub trait WebhookStore: Send + Sync {
     /// Registers an endpoint (enabled), unless the account has `limit` already; the count and
     /// the insert are one atomic operation, so endpoints registered at once never exceed it.
-    /// The caller checks that the account exists (the operator reads it first; the API's is
-    /// the authenticated one); a backend may also refuse an unknown one with
-    /// `Store(NotFound)` (the SQL store does: it locks the account's row for the count).
+    /// An account that does not exist is `Store(NotFound)`, decided in the same atomic
+    /// operation (the SQL store locks the account's row for the count).
     async fn insert_webhook(
         &self,
         new: NewWebhook,

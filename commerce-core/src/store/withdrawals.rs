@@ -21,7 +21,7 @@ pub enum WithdrawalRequestError {
         /// The ready balance when the request was decided.
         ready: Decimal,
     },
-    /// The storage failed (or the account does not exist: `NotFound`).
+    /// The storage failed, or the account does not exist (`NotFound`).
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -55,9 +55,8 @@ pub trait WithdrawalStore: Send + Sync {
     /// [`OrderStore::wallet_totals`](super::OrderStore::wallet_totals) answers for
     /// `held_after` (read inside this operation, not by a separate call) and of the
     /// account's withdrawals ([`Withdrawn::of`](crate::earnings::Withdrawn::of)). An account
-    /// that does not exist has nothing ready: `OverReadyBalance`, or `Store(NotFound)` from a
-    /// backend that checks the account first (the SQL store: it locks the account's row,
-    /// which puts one account's requests in a row). A refusal writes nothing; no meter entry,
+    /// that does not exist is `Store(NotFound)` (the SQL store locks the account's row, which
+    /// also puts one account's requests in a row). A refusal writes nothing; no meter entry,
     /// no webhook event.
     async fn request_withdrawal(
         &self,

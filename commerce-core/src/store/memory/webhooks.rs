@@ -302,6 +302,9 @@ impl WebhookStore for MemoryStore {
         limit: usize,
     ) -> Result<Webhook, InsertWebhookError> {
         let mut s = self.lock();
+        if !s.accounts.contains_key(&new.account_id) {
+            return Err(StoreError::NotFound.into());
+        }
         let count = s
             .webhooks
             .values()

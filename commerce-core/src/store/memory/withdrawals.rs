@@ -18,6 +18,9 @@ impl WithdrawalStore for MemoryStore {
     ) -> Result<Withdrawal, WithdrawalRequestError> {
         // One lock over the balance read and the insert: requests are decided one at a time.
         let mut s = self.lock();
+        if !s.accounts.contains_key(&new.account_id) {
+            return Err(StoreError::NotFound.into());
+        }
         let wallet = s
             .orders_by_account
             .get(&new.account_id)

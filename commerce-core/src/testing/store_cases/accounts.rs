@@ -8,7 +8,7 @@ use crate::store::*;
 use super::fixtures::*;
 
 /// Accounts keep every field; `update_account` persists the fields given and keeps the others;
-/// unknown ids are absent/NotFound.
+/// unknown ids are absent/NotFound, also to the writes that name an account.
 pub async fn accounts_round_trip_and_change_state(store: &dyn Store) {
     let created = at(0) + Duration::microseconds(123_456);
     let supplier = store
@@ -82,6 +82,28 @@ pub async fn accounts_round_trip_and_change_state(store: &dyn Store) {
         store.update_account(unknown, AccountPatch::default()).await,
         Err(StoreError::NotFound)
     ));
+    let endpoint = NewWebhook::new(unknown, "https://a.example/1", "whsec_x", at(0));
+    assert!(matches!(
+        store
+            .insert_webhook(endpoint, MAX_WEBHOOKS_PER_ACCOUNT)
+            .await,
+        Err(InsertWebhookError::Store(StoreError::NotFound))
+    ));
+    assert!(matches!(
+        store
+            .request_withdrawal(withdrawal(unknown, "1.00", None), at(0), at(0))
+            .await,
+        Err(WithdrawalRequestError::Store(StoreError::NotFound))
+    ));
+    assert!(
+        store
+            .webhooks(unknown, page(1, 10))
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
+    assert!(store.withdrawals(unknown).await.unwrap().is_empty());
 }
 
 /// A key is stored with every field, found by its hash (any byte values) and id.
