@@ -8,6 +8,10 @@ use crate::webhooks::UrlPolicy;
 /// Platform settings of an engine. `Config::default()` holds the product's defaults; change
 /// a field on it, or with [`Engine::builder`](crate::Engine::builder)`(store).configure(|c| ..)`.
 /// New settings may be added (`#[non_exhaustive]`), each with a default.
+///
+/// Durations follow one rule: a wait the runtime performs (`body_timeout`) is a
+/// [`std::time::Duration`]; a span of business time added to a stored instant
+/// (`idempotency_ttl`, `idempotency_stale_after`) is a [`chrono::Duration`].
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Config {
