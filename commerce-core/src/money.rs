@@ -1,14 +1,19 @@
 //! Money helpers: every amount is a [`Decimal`] in Egyptian pounds.
 //!
 //! Rounding is always to two decimals, half away from zero
-//! ([`RoundingStrategy::MidpointAwayFromZero`]); rendering always shows exactly two decimals.
+//! ([`MidpointAwayFromZero`](rust_decimal::RoundingStrategy::MidpointAwayFromZero)); rendering
+//! always shows exactly two decimals.
 //! Stores that keep integer piastres convert with [`to_piastres`] and [`from_piastres`].
 
-use rust_decimal::{Decimal, RoundingStrategy};
+use rust_decimal::Decimal;
 
 /// Rounds to whole piastres (two decimals), half away from zero, and fixes the scale at 2.
+///
+/// One `rescale(2)` does both: to a smaller scale it rounds with
+/// [`MidpointAwayFromZero`](rust_decimal::RoundingStrategy::MidpointAwayFromZero), to a larger one it adds zeros (a test holds it
+/// to `round_dp_with_strategy` for any amount).
 pub fn round_money(amount: Decimal) -> Decimal {
-    let mut rounded = amount.round_dp_with_strategy(2, RoundingStrategy::MidpointAwayFromZero);
+    let mut rounded = amount;
     rounded.rescale(2);
     rounded
 }
@@ -89,6 +94,7 @@ pub mod serde_money {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rust_decimal::RoundingStrategy;
     use std::str::FromStr;
 
     fn d(s: &str) -> Decimal {
@@ -103,6 +109,23 @@ mod tests {
         assert_eq!(money_string(d("2.344999")), "2.34");
         assert_eq!(money_string(d("125")), "125.00");
         assert_eq!(money_string(d("0.5")), "0.50");
+    }
+
+    proptest::proptest! {
+        /// The one-step rounding is the documented rule, for amounts of any scale and sign.
+        #[test]
+        fn round_money_is_half_away_from_zero_at_scale_2(
+            mantissa in -10_000_000_000_000_000i64..10_000_000_000_000_000i64,
+            scale in 0u32..12,
+        ) {
+            let amount = Decimal::new(mantissa, scale);
+            let mut expected =
+                amount.round_dp_with_strategy(2, RoundingStrategy::MidpointAwayFromZero);
+            expected.rescale(2);
+            let rounded = round_money(amount);
+            proptest::prop_assert_eq!(rounded, expected);
+            proptest::prop_assert_eq!(rounded.scale(), 2);
+        }
     }
 
     #[test]

@@ -89,22 +89,34 @@ pub struct Priced {
     pub totals: Totals,
 }
 
+/// `amount × percent / 100`, exactly. Dividing by 100 is moving the decimal point two places,
+/// which is what raising the scale by 2 does without Decimal's general division; a product
+/// already at the largest scale is divided.
+fn percent_of(amount: Decimal, percent: Decimal) -> Decimal {
+    let mut product = amount * percent;
+    match product.set_scale(product.scale() + 2) {
+        Ok(()) => product,
+        Err(_) => amount * percent / Decimal::ONE_HUNDRED,
+    }
+}
+
 /// Unit price of a warranty on a piece sold at `sale`.
 pub fn warranty_unit_price(sale: Decimal, terms: WarrantyTerms) -> Decimal {
-    round_money(terms.admin_fee + sale * terms.percent / Decimal::ONE_HUNDRED)
+    round_money(terms.admin_fee + percent_of(sale, terms.percent))
 }
 
 /// The delivery charge for goods worth `goods`.
 pub fn delivery_charge(terms: ShippingTerms, goods: Decimal) -> Decimal {
     round_money(
-        terms.base * (Decimal::ONE + terms.shipping_tax_percent / Decimal::ONE_HUNDRED)
-            + goods * terms.total_due_tax_percent / Decimal::ONE_HUNDRED,
+        terms.base
+            + percent_of(terms.base, terms.shipping_tax_percent)
+            + percent_of(goods, terms.total_due_tax_percent),
     )
 }
 
 /// The commission on a profit.
 pub fn commission(profit: Decimal, percent: Decimal) -> Decimal {
-    round_money(profit * percent / Decimal::ONE_HUNDRED)
+    round_money(percent_of(profit, percent))
 }
 
 /// Prices lines under shipping terms and a commission percent.
