@@ -10,6 +10,9 @@
 //!
 //! Goal (BENCHMARKS.md): `handle` for GET /products ≤ 3× its serde-only baseline; the two POSTs
 //! are reported only. After criterion's output the bench prints one `ratio` line per request.
+//!
+//! For a profile, `ENGINE_LOOP=get_products_25:1000` skips criterion and sends that case's
+//! request that many times (under `valgrind --tool=callgrind` or `perf record`).
 
 mod common;
 
@@ -87,6 +90,18 @@ fn bench_engine(c: &mut Criterion) {
         },
     ];
 
+    if let Ok(spec) = std::env::var("ENGINE_LOOP") {
+        let (name, times) = spec.split_once(':').expect("ENGINE_LOOP=<case>:<times>");
+        let case = cases.iter().find(|c| c.name == name).expect("a case name");
+        let times: usize = times.parse().expect("a count");
+        rt.block_on(async {
+            for _ in 0..times {
+                black_box(engine.handle(case.request()).await);
+            }
+        });
+        return;
+    }
+
     let mut group = c.benchmark_group("engine");
     for case in &cases {
         // The engine answers as expected, and its answer is the baseline's pre-built value.
@@ -128,6 +143,9 @@ criterion_group! {
 }
 
 fn main() {
+    if std::env::var("ENGINE_LOOP").is_ok() {
+        return bench_engine(&mut Criterion::default());
+    }
     let estimates = run_criterion(&[benches]);
     for (name, label, goal) in [
         (

@@ -40,6 +40,11 @@ pub struct Config {
     /// addresses (default [`UrlPolicy::STRICT`]: none; the sandbox's [`UrlPolicy::SANDBOX`]
     /// allows `http` and loopback receivers, nothing else private).
     pub webhook_urls: UrlPolicy,
+    /// How many products' JSON an engine keeps to serve `GET /products` and
+    /// `GET /products/{id}` without rendering them again (default 10,000; 0 keeps none). A
+    /// rendering is reused only while the product's record is unchanged, so this bounds
+    /// memory, never freshness.
+    pub rendered_products: usize,
 }
 
 fn has_at_most_two_decimals(value: Decimal) -> bool {
@@ -59,6 +64,7 @@ impl Default for Config {
             idempotency_ttl: Duration::hours(24),
             idempotency_stale_after: Duration::minutes(2),
             webhook_urls: UrlPolicy::default(),
+            rendered_products: 10_000,
         }
     }
 }

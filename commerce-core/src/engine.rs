@@ -14,6 +14,7 @@ use http::request::Parts;
 use http::{Request, Response};
 use tracing::{Instrument, Span, field};
 
+use crate::api::rendered_products::RenderedProducts;
 use crate::api::{self, Ctx};
 use crate::auth;
 use crate::clock::{Clock, SystemClock};
@@ -154,6 +155,7 @@ impl Engine {
             shared: Arc::new(Shared {
                 store: Arc::new(Traced::new(store)),
                 clock,
+                rendered_products: RenderedProducts::new(config.rendered_products),
                 config,
                 pulls_seen: PullsSeen::default(),
             }),

@@ -1,10 +1,11 @@
 //! What an engine and its operator share: the store, the clock, the settings and the
-//! catalogue-pulls cache.
+//! catalogue-pulls cache and the rendered-product cache.
 
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
+use crate::api::rendered_products::RenderedProducts;
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::domain::wallet::PayoutRules;
@@ -18,6 +19,8 @@ pub(crate) struct Shared {
     pub(crate) config: Config,
     /// Catalogue pulls already recorded this month (writes skipped).
     pub(crate) pulls_seen: PullsSeen,
+    /// Products' JSON, reused while their records are unchanged.
+    pub(crate) rendered_products: RenderedProducts,
 }
 
 impl Shared {

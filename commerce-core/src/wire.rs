@@ -30,9 +30,9 @@ pub fn json_response(status: StatusCode, body: Vec<u8>) -> Response<Bytes> {
 }
 
 /// Serialises `{"data": value}`.
-pub fn data_body<T: Serialize>(value: &T) -> Vec<u8> {
+pub fn data_body<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
     #[derive(Serialize)]
-    struct Data<'a, T> {
+    struct Data<'a, T: ?Sized> {
         data: &'a T,
     }
     to_json(&Data { data: value }, 1024)

@@ -1,17 +1,20 @@
 //! `GET /categories`, `GET /products`, `GET /products/{id}`.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use http::Response;
+use serde_json::value::RawValue;
 
 use super::Ctx;
+use super::rendered_products::Rendered;
 use crate::error::ApiError;
 use crate::input::Query;
 use crate::messages;
 use crate::model::{Category, CategoryId, Product, ProductFilter, ProductId};
 use crate::time::cairo_month;
-use crate::wire::{CategoryView, ProductView};
+use crate::wire::CategoryView;
 
 pub(super) async fn categories(
     ctx: &Ctx<'_>,
@@ -53,11 +56,10 @@ fn category_names(all: &[Category]) -> HashMap<CategoryId, &str> {
     all.iter().map(|c| (c.id, c.name.as_str())).collect()
 }
 
-fn view<'a>(product: &'a Product, names: &HashMap<CategoryId, &'a str>) -> ProductView<'a> {
-    ProductView::new(
-        product,
-        names.get(&product.category_id).copied().unwrap_or_default(),
-    )
+/// The JSON of a product (kept by the engine's rendered-product cache).
+fn render(ctx: &Ctx<'_>, product: Product, names: &HashMap<CategoryId, &str>) -> Arc<Rendered> {
+    let category_name = names.get(&product.category_id).copied().unwrap_or_default();
+    ctx.shared.rendered_products.render(product, category_name)
 }
 
 /// Records the products a billed catalogue call returned (docs/billing.md).
@@ -101,8 +103,13 @@ pub(super) async fn products(
     let ids: Vec<ProductId> = found.items.iter().map(|p| p.id).collect();
     bill_pulls(ctx, &ids).await?;
     let names = category_names(&categories);
-    let views: Vec<ProductView> = found.items.iter().map(|p| view(p, &names)).collect();
-    super::ok_list(&views, page, found.total)
+    let rendered: Vec<Arc<Rendered>> = found
+        .items
+        .into_iter()
+        .map(|p| render(ctx, p, &names))
+        .collect();
+    let json: Vec<&RawValue> = rendered.iter().map(|r| r.json()).collect();
+    super::ok_list(&json, page, found.total)
 }
 
 pub(super) async fn product(ctx: &Ctx<'_>, id: i64) -> Result<Response<Bytes>, ApiError> {
@@ -114,5 +121,6 @@ pub(super) async fn product(ctx: &Ctx<'_>, id: i64) -> Result<Response<Bytes>, A
         .ok_or_else(ApiError::not_found)?;
     let categories = ctx.store().all_categories().await?;
     bill_pulls(ctx, &[product.id]).await?;
-    super::ok_data(&view(&product, &category_names(&categories)))
+    let rendered = render(ctx, product, &category_names(&categories));
+    super::ok_data(rendered.json())
 }

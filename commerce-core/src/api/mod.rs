@@ -5,6 +5,7 @@ pub(crate) mod checkout;
 mod idempotency;
 mod me;
 pub(crate) mod orders;
+pub(crate) mod rendered_products;
 mod shipping;
 mod wallet;
 mod webhooks;
@@ -83,7 +84,7 @@ fn ok_list<T: serde::Serialize>(
 }
 
 /// A 200 with `{"data": value}`.
-fn ok_data<T: serde::Serialize>(value: &T) -> Result<Response<Bytes>, ApiError> {
+fn ok_data<T: serde::Serialize + ?Sized>(value: &T) -> Result<Response<Bytes>, ApiError> {
     Ok(wire::json_response(StatusCode::OK, wire::data_body(value)))
 }
 

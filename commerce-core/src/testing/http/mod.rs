@@ -44,6 +44,7 @@ mod orders;
 mod pipeline;
 mod races;
 pub mod receiver;
+mod rendered;
 mod shipping;
 mod wallet;
 mod webhook_limits;
@@ -78,6 +79,7 @@ macro_rules! for_each_http_case {
             (catalog::products_filter_by_category_and_title),
             (catalog::products_sync_with_updated_since),
             (catalog::updated_since_far_past_and_future_are_served),
+            (rendered::rendered_products_are_never_stale),
             (catalog::updated_since_accepts_every_offset_form),
             (input::invalid_query_parameters_are_422),
             (input::empty_query_values_are_422),
@@ -191,6 +193,7 @@ mod tests {
         ("wallet.rs", include_str!("wallet.rs")),
         ("races.rs", include_str!("races.rs")),
         ("receiver.rs", include_str!("receiver.rs")),
+        ("rendered.rs", include_str!("rendered.rs")),
         ("webhooks.rs", include_str!("webhooks.rs")),
         ("webhook_limits.rs", include_str!("webhook_limits.rs")),
         ("webhook_urls.rs", include_str!("webhook_urls.rs")),
