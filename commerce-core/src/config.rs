@@ -36,6 +36,12 @@ pub struct Config {
     /// addresses (default [`UrlPolicy::STRICT`]: none; the sandbox's [`UrlPolicy::SANDBOX`]
     /// allows `http` and loopback receivers, nothing else private).
     pub webhook_urls: UrlPolicy,
+    /// The sandbox's test mode (default off; [`sandbox::config`](crate::sandbox) turns it
+    /// on): the endpoints under `/api/v1/sandbox/` move the caller's own orders as the
+    /// platform would and move the engine's clock forward for everyone (an
+    /// [`OffsetClock`](crate::clock::OffsetClock) over the engine's clock). Off, those paths
+    /// answer `404 not_found` like any unknown path. Never turn it on in production.
+    pub test_mode: bool,
 }
 
 fn has_at_most_two_decimals(value: Decimal) -> bool {
@@ -55,6 +61,7 @@ impl Default for Config {
             idempotency_ttl: Duration::hours(24),
             idempotency_stale_after: Duration::minutes(2),
             webhook_urls: UrlPolicy::default(),
+            test_mode: false,
         }
     }
 }

@@ -26,6 +26,9 @@ pub const MAX_QUANTITY: i64 = 999;
 /// Most warranties on one line.
 pub const MAX_WARRANTIES: usize = 10;
 
+/// Largest step of the sandbox's clock (`POST /sandbox/clock`, `advance_seconds`): 365 days.
+pub const MAX_CLOCK_ADVANCE_SECONDS: i64 = 31_536_000;
+
 /// Largest page size (`per_page`).
 pub const MAX_PER_PAGE: u32 = 100;
 

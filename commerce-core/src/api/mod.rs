@@ -4,6 +4,7 @@ mod catalog;
 pub(crate) mod checkout;
 mod idempotency;
 mod me;
+mod sandbox;
 pub(crate) mod orders;
 mod shipping;
 mod wallet;
@@ -38,6 +39,7 @@ pub(crate) async fn serve(
         Endpoint::Me => me::show(ctx),
         Endpoint::Categories => catalog::categories(ctx, query).await,
         Endpoint::Products => catalog::products(ctx, query).await,
+        Endpoint::RemovedProducts => catalog::removed_products(ctx, query).await,
         Endpoint::Product(id) => catalog::product(ctx, id.into()).await,
         Endpoint::ShippingOptions => shipping::options(ctx).await,
         Endpoint::ShippingQuote => shipping::quote(ctx, &body).await,
@@ -56,6 +58,9 @@ pub(crate) async fn serve(
         Endpoint::WebhookDeliveries(id) => webhooks::deliveries(ctx, id, query).await,
         Endpoint::Redeliver(id, delivery) => webhooks::redeliver(ctx, id, delivery).await,
         Endpoint::OpenApi => Ok(openapi_document()),
+        Endpoint::SandboxMoveOrder(id) => sandbox::move_order(ctx, id, &body).await,
+        Endpoint::SandboxClock => sandbox::clock(ctx),
+        Endpoint::SandboxAdvanceClock => sandbox::advance_clock(ctx, &body),
     }
 }
 
