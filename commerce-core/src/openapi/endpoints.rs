@@ -260,7 +260,8 @@ pub(super) fn spec(endpoint: Endpoint) -> Spec {
             (200, Some(Data("SandboxClock"))),
             &[],
             None,
-            &[],
+            // A production engine answers 404, as any unknown path.
+            &[404],
         ),
         SandboxAdvanceClock => s(
             "Sandbox test mode: moves the sandbox's clock forward, for everyone",
@@ -268,7 +269,7 @@ pub(super) fn spec(endpoint: Endpoint) -> Spec {
             (200, Some(Data("SandboxClock"))),
             &[],
             Some(("SandboxClockAdvance", false)),
-            &[422],
+            &[404, 422],
         ),
     }
 }

@@ -13,7 +13,6 @@ use super::fixtures::*;
 use super::harness::*;
 use super::receiver::Receiver;
 use super::webhooks::{dispatcher, drain, register};
-use crate::domain::wallet::{PayoutRules, WalletFigures};
 use crate::engine::{Config, Engine};
 use crate::money::money_string;
 use crate::time::cairo_timestamp;
@@ -56,19 +55,7 @@ async fn assert_wallet_recomputed(h: &Harness, step: &str) -> Value {
     let served = h.get(A, "/api/v1/wallet").await;
     served.assert_ok(step);
     let w = served.json()["data"].clone();
-    let account = h.fixture.marketer_a;
-    let orders = crate::testing::wallet::all_orders(h, account).await;
-    let withdrawals = h
-        .engine
-        .store()
-        .withdrawals(account)
-        .await
-        .expect("withdrawals read");
-    let rules = PayoutRules {
-        now: h.engine.now(),
-        hold_days: h.engine.config().hold_days,
-    };
-    let f = WalletFigures::compute(&orders, &withdrawals, rules);
+    let f = crate::testing::wallet::recomputed_wallet(h, h.fixture.marketer_a).await;
     assert_eq!(w["ready"], money_string(f.ready), "{step}: ready");
     assert_eq!(w["held"]["amount"], money_string(f.held), "{step}: held");
     assert_eq!(
