@@ -132,13 +132,25 @@ mod tests {
         let base = ManualClock::new(start);
         let clock = OffsetClock::new(Arc::new(base.clone()));
         assert_eq!(clock.now(), start);
-        assert_eq!(clock.advance(Duration::days(14)), start + Duration::days(14));
-        assert_eq!(clock.advance(Duration::seconds(-5)), start + Duration::days(14));
+        assert_eq!(
+            clock.advance(Duration::days(14)),
+            start + Duration::days(14)
+        );
+        assert_eq!(
+            clock.advance(Duration::seconds(-5)),
+            start + Duration::days(14)
+        );
         base.advance(Duration::seconds(3));
-        assert_eq!(clock.now(), start + Duration::days(14) + Duration::seconds(3));
+        assert_eq!(
+            clock.now(),
+            start + Duration::days(14) + Duration::seconds(3)
+        );
         // The clock beneath steps back: the offset clock stays where it was.
         base.set(start);
-        assert_eq!(clock.now(), start + Duration::days(14) + Duration::seconds(3));
+        assert_eq!(
+            clock.now(),
+            start + Duration::days(14) + Duration::seconds(3)
+        );
         assert_eq!(clock.ahead(), Duration::days(14));
     }
 }

@@ -333,7 +333,10 @@ mod tests {
 
     #[test]
     fn resolves_every_endpoint() {
-        assert_eq!(resolve(&Method::GET, "/api/v1/me", false).unwrap(), Endpoint::Me);
+        assert_eq!(
+            resolve(&Method::GET, "/api/v1/me", false).unwrap(),
+            Endpoint::Me
+        );
         assert_eq!(
             resolve(&Method::GET, "/api/v1/products/12", false).unwrap(),
             Endpoint::Product(ProductId(12))
@@ -358,7 +361,12 @@ mod tests {
         let e = resolve(&Method::POST, "/api/v1/webhooks/3", false).unwrap_err();
         assert_eq!(e.headers[0].1, "GET, HEAD, PATCH, DELETE");
         assert_eq!(
-            resolve(&Method::POST, "/api/v1/webhooks/3/deliveries/9/redeliver", false).unwrap(),
+            resolve(
+                &Method::POST,
+                "/api/v1/webhooks/3/deliveries/9/redeliver",
+                false
+            )
+            .unwrap(),
             Endpoint::Redeliver(WebhookId(3), DeliveryId(9))
         );
         assert_eq!(

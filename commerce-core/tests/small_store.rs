@@ -425,7 +425,7 @@ impl CatalogStore for SmallStore {
                 removed_at: *at,
             })
             .collect();
-        removed.sort_by(|a, b| (b.removed_at, b.id).cmp(&(a.removed_at, a.id)));
+        removed.sort_by_key(|r| std::cmp::Reverse((r.removed_at, r.id)));
         Ok(page_of(removed.iter(), page))
     }
 

@@ -121,11 +121,11 @@ pub(super) async fn move_order(
         Ok(order) => super::ok_data(&OrderView::new(&order, ctx.payout_rules())),
         Err(MoveError::NotFound) => Err(ApiError::not_found()),
         Err(MoveError::UnknownLine { index }) => Err(ApiError::field(
-            &format!("lines.{index}.id"),
+            format!("lines.{index}.id"),
             messages::LINE_NOT_IN_ORDER,
         )),
         Err(MoveError::Invalid(problem)) => Err(ApiError::field(
-            &problem.field,
+            problem.field,
             messages::problem(problem.problem),
         )),
         Err(MoveError::NotAllowed { .. }) => Err(ApiError::conflict(

@@ -65,14 +65,21 @@ pub async fn removed_products_are_listed_for_sync(h: &Harness) {
     assert_eq!(ids(&all), [other.get(), featured.get(), stopped]);
     assert_eq!(all["data"][0]["removed_at"], cairo_timestamp(second_at));
     assert_eq!(all["data"][1]["removed_at"], cairo_timestamp(first_at));
-    let page = h.get(A, &removed_path(start, "&per_page=2&page=2")).await.json();
+    let page = h
+        .get(A, &removed_path(start, "&per_page=2&page=2"))
+        .await
+        .json();
     assert_eq!(ids(&page), [stopped]);
     assert_eq!(
         page["meta"],
         json!({"page": 2, "per_page": 2, "total": 3, "last_page": 2})
     );
     let since_first = h.get(A, &removed_path(first_at, "")).await.json();
-    assert_eq!(ids(&since_first), [other.get(), featured.get()], "since is inclusive");
+    assert_eq!(
+        ids(&since_first),
+        [other.get(), featured.get()],
+        "since is inclusive"
+    );
     // The offset form of `since` does not matter.
     let utc = format!(
         "/api/v1/products/removed?since={}",
@@ -83,7 +90,9 @@ pub async fn removed_products_are_listed_for_sync(h: &Harness) {
     // Sold again: no longer removed, and changed for `updated_since`.
     h.clock.advance(Duration::hours(1));
     let back_at = h.clock.now_utc();
-    op.set_product_active(featured, true).await.expect("sell again");
+    op.set_product_active(featured, true)
+        .await
+        .expect("sell again");
     assert_eq!(
         ids(&h.get(A, &removed_path(start, "")).await.json()),
         [other.get(), stopped]
@@ -118,7 +127,13 @@ pub async fn removed_products_are_listed_for_sync(h: &Harness) {
     assert_eq!(after, pulls, "removals are not billed");
 
     // `since` is required and checked.
-    for query in ["", "?since=", "?since=yesterday", "?since=2026-11-22", "?page=1"] {
+    for query in [
+        "",
+        "?since=",
+        "?since=yesterday",
+        "?since=2026-11-22",
+        "?page=1",
+    ] {
         let r = h.get(A, &format!("/api/v1/products/removed{query}")).await;
         r.assert_error(422, "validation_failed");
         assert_eq!(r.error_fields(), ["since"], "{query}");

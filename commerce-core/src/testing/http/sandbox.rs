@@ -33,7 +33,11 @@ async fn move_to(h: &Harness, id: i64, body: Value) -> Value {
     assert_eq!(order["status"]["key"], body["status"], "{body}");
     // The same JSON as `GET /orders/{id}`.
     let shown = h.get(A, &format!("/api/v1/orders/{id}")).await;
-    assert_eq!(shown.json()["data"], order, "the move answers the order as shown");
+    assert_eq!(
+        shown.json()["data"],
+        order,
+        "the move answers the order as shown"
+    );
     order
 }
 
@@ -175,20 +179,31 @@ pub async fn sandbox_moves_orders_through_every_status(h: &Harness) {
         ]
     );
     for (event, answer) in events.iter().zip(&answers) {
-        assert_eq!(&event["data"]["order"], answer, "the event carries the order");
+        assert_eq!(
+            &event["data"]["order"], answer,
+            "the event carries the order"
+        );
     }
     // Refused moves: not allowed (409), another account's order (404), no ability (403).
     let back = h
         .post(A, &status_path(id), &json!({"status": "order_confirmed"}))
         .await;
     back.assert_conflict("move_not_allowed");
-    assert!(back.json()["error"]["message"].as_str().is_some_and(|m| m.chars().any(|c| ('\u{0600}'..='\u{06FF}').contains(&c))));
+    assert!(
+        back.json()["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.chars().any(|c| ('\u{0600}'..='\u{06FF}').contains(&c)))
+    );
     h.post(B, &status_path(id), &json!({"status": "order_archived"}))
         .await
         .assert_error(404, "not_found");
-    h.post(CATALOG_ONLY, &status_path(id), &json!({"status": "order_archived"}))
-        .await
-        .assert_error(403, "forbidden_ability");
+    h.post(
+        CATALOG_ONLY,
+        &status_path(id),
+        &json!({"status": "order_archived"}),
+    )
+    .await
+    .assert_error(403, "forbidden_ability");
 
     // Partially delivered, with what became of the line's pieces.
     let order = place(h, 3, "20.00").await;
@@ -199,9 +214,18 @@ pub async fn sandbox_moves_orders_through_every_status(h: &Harness) {
     move_to(h, partial, json!({"status": "order_confirmed"})).await;
     move_to(h, partial, json!({"status": "order_shipped"})).await;
     for (lines, field) in [
-        (json!([{"id": line, "delivered_quantity": 3, "returned_quantity": 1}]), "lines.0"),
-        (json!([{"id": line + 1000, "delivered_quantity": 1}]), "lines.0.id"),
-        (json!([{"id": line, "lost_quantity": -1}]), "lines.0.lost_quantity"),
+        (
+            json!([{"id": line, "delivered_quantity": 3, "returned_quantity": 1}]),
+            "lines.0",
+        ),
+        (
+            json!([{"id": line + 1000, "delivered_quantity": 1}]),
+            "lines.0.id",
+        ),
+        (
+            json!([{"id": line, "lost_quantity": -1}]),
+            "lines.0.lost_quantity",
+        ),
         (json!({"id": line}), "lines"),
     ] {
         let body = json!({"status": "order_partially_delivered", "lines": lines});
@@ -248,7 +272,10 @@ pub async fn sandbox_moves_orders_through_every_status(h: &Harness) {
     h.clock.advance(chrono::Duration::seconds(1));
     drain(&d).await;
     for (order, last) in [
-        (partial, changed("order_partially_delivered", "order_shipped")),
+        (
+            partial,
+            changed("order_partially_delivered", "order_shipped"),
+        ),
         (returned, changed("order_returned", "order_shipped")),
         (cancelled, changed("order_cancelled", "order_pending")),
     ] {
@@ -270,12 +297,23 @@ pub async fn sandbox_moves_orders_through_every_status(h: &Harness) {
     shown.assert_ok("clock");
     assert_eq!(shown.json()["data"]["now"], cairo_timestamp(h.engine.now()));
     let advanced = h
-        .post(A, "/api/v1/sandbox/clock", &json!({"advance_seconds": PAST_THE_HOLD}))
+        .post(
+            A,
+            "/api/v1/sandbox/clock",
+            &json!({"advance_seconds": PAST_THE_HOLD}),
+        )
         .await;
     advanced.assert_ok("advance");
     let expected_now = h.clock.now_utc() + chrono::Duration::seconds(PAST_THE_HOLD);
-    assert_eq!(advanced.json()["data"]["now"], cairo_timestamp(expected_now));
-    assert_eq!(h.engine.now(), expected_now, "the engine reads the sandbox's clock");
+    assert_eq!(
+        advanced.json()["data"]["now"],
+        cairo_timestamp(expected_now)
+    );
+    assert_eq!(
+        h.engine.now(),
+        expected_now,
+        "the engine reads the sandbox's clock"
+    );
     let after = assert_wallet_recomputed(h, "after the clock").await;
     assert_eq!(after["held"]["amount"], "0.00");
     assert_eq!(
@@ -315,7 +353,11 @@ pub async fn sandbox_clock_moves_forward_only(h: &Harness) {
     }
     assert_eq!(h.engine.now(), start, "a refused step moves nothing");
     let r = h
-        .post(CATALOG_ONLY, "/api/v1/sandbox/clock", &json!({"advance_seconds": 31_536_000}))
+        .post(
+            CATALOG_ONLY,
+            "/api/v1/sandbox/clock",
+            &json!({"advance_seconds": 31_536_000}),
+        )
         .await;
     r.assert_ok("a year");
     let later = start + chrono::Duration::days(365);
@@ -388,7 +430,13 @@ pub async fn sandbox_paths_are_unknown_to_a_production_engine(h: &Harness) {
     // The sandbox's engine serves the same paths.
     h.get(A, "/api/v1/sandbox/clock").await.assert_ok("served");
     let r = h
-        .request(Method::DELETE, Some(A), "/api/v1/sandbox/clock", Bytes::new(), &[])
+        .request(
+            Method::DELETE,
+            Some(A),
+            "/api/v1/sandbox/clock",
+            Bytes::new(),
+            &[],
+        )
         .await;
     r.assert_error(405, "method_not_allowed");
 }

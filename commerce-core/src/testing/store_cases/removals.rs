@@ -7,7 +7,12 @@ use crate::store::*;
 
 use super::fixtures::*;
 
-async fn removed(store: &dyn Store, since: DateTime<Utc>, p: u32, per: u32) -> Page<RemovedProduct> {
+async fn removed(
+    store: &dyn Store,
+    since: DateTime<Utc>,
+    p: u32,
+    per: u32,
+) -> Page<RemovedProduct> {
     store
         .removed_products(since, page(p, per))
         .await
@@ -49,12 +54,19 @@ pub async fn removed_products_are_listed_newest_first_since(store: &dyn Store) {
     assert_eq!(listed(&all), [(c, at(20)), (b, at(20)), (a, at(10))]);
     assert_eq!(all.total, 3);
     let from = removed(store, at(20), 1, 10).await;
-    assert_eq!(listed(&from), [(c, at(20)), (b, at(20))], "since is inclusive");
+    assert_eq!(
+        listed(&from),
+        [(c, at(20)), (b, at(20))],
+        "since is inclusive"
+    );
     assert_eq!(from.total, 2);
     assert_eq!(removed(store, at(21), 1, 10).await.total, 0);
     let far = removed(store, DateTime::<Utc>::MIN_UTC, 1, 10).await;
     assert_eq!(far.total, 3, "a bound before every instant keeps them all");
-    assert_eq!(removed(store, DateTime::<Utc>::MAX_UTC, 1, 10).await.total, 0);
+    assert_eq!(
+        removed(store, DateTime::<Utc>::MAX_UTC, 1, 10).await.total,
+        0
+    );
 
     // Pages.
     let first = removed(store, at(0), 1, 2).await;
