@@ -36,7 +36,7 @@ pub struct Config {
     /// addresses (default [`UrlPolicy::STRICT`]: none; the sandbox's [`UrlPolicy::SANDBOX`]
     /// allows `http` and loopback receivers, nothing else private).
     pub webhook_urls: UrlPolicy,
-    /// The sandbox's test mode (default off; [`sandbox::config`](crate::sandbox) turns it
+    /// The sandbox's test mode (default off; the sandbox's `sandbox::config()` turns it
     /// on): the endpoints under `/api/v1/sandbox/` move the caller's own orders as the
     /// platform would and move the engine's clock forward for everyone (an
     /// [`OffsetClock`](crate::clock::OffsetClock) over the engine's clock). Off, those paths
