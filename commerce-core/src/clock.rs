@@ -56,3 +56,101 @@ impl Clock for ManualClock {
         *self.now.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
+
+/// A clock ahead of another by an offset that only grows: the sandbox's test clock
+/// (`POST /api/v1/sandbox/clock`, [`Config::test_mode`](crate::Config::test_mode)). It never
+/// shows an instant earlier than one it showed before, even if the clock beneath steps back.
+pub struct OffsetClock {
+    base: Arc<dyn Clock>,
+    state: Mutex<Offset>,
+}
+
+/// The offset and the latest instant shown.
+struct Offset {
+    ahead: Duration,
+    shown: Option<DateTime<Utc>>,
+}
+
+impl std::fmt::Debug for OffsetClock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        f.debug_struct("OffsetClock")
+            .field("ahead", &state.ahead)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OffsetClock {
+    /// `base`, not yet ahead.
+    pub fn new(base: Arc<dyn Clock>) -> Self {
+        Self {
+            base,
+            state: Mutex::new(Offset {
+                ahead: Duration::zero(),
+                shown: None,
+            }),
+        }
+    }
+
+    /// Moves the clock forward by `by` (a negative or zero `by` changes nothing) and returns
+    /// the instant it shows then.
+    pub fn advance(&self, by: Duration) -> DateTime<Utc> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if by > Duration::zero() {
+            state.ahead += by;
+        }
+        Self::read(&self.base, &mut state)
+    }
+
+    /// How far ahead of the clock beneath it is.
+    pub fn ahead(&self) -> Duration {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).ahead
+    }
+
+    fn read(base: &Arc<dyn Clock>, state: &mut Offset) -> DateTime<Utc> {
+        let now = base.now() + state.ahead;
+        let now = state.shown.map_or(now, |shown| now.max(shown));
+        state.shown = Some(now);
+        now
+    }
+}
+
+impl Clock for OffsetClock {
+    fn now(&self) -> DateTime<Utc> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        Self::read(&self.base, &mut state)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_offset_clock_only_moves_forward() {
+        let start = Utc::now();
+        let base = ManualClock::new(start);
+        let clock = OffsetClock::new(Arc::new(base.clone()));
+        assert_eq!(clock.now(), start);
+        assert_eq!(
+            clock.advance(Duration::days(14)),
+            start + Duration::days(14)
+        );
+        assert_eq!(
+            clock.advance(Duration::seconds(-5)),
+            start + Duration::days(14)
+        );
+        base.advance(Duration::seconds(3));
+        assert_eq!(
+            clock.now(),
+            start + Duration::days(14) + Duration::seconds(3)
+        );
+        // The clock beneath steps back: the offset clock stays where it was.
+        base.set(start);
+        assert_eq!(
+            clock.now(),
+            start + Duration::days(14) + Duration::seconds(3)
+        );
+        assert_eq!(clock.ahead(), Duration::days(14));
+    }
+}

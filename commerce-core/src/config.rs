@@ -45,6 +45,12 @@ pub struct Config {
     /// rendering is reused only while the product's record is unchanged, so this bounds
     /// memory, never freshness.
     pub rendered_products: usize,
+    /// The sandbox's test mode (default off; the sandbox's `sandbox::config()` turns it
+    /// on): the endpoints under `/api/v1/sandbox/` move the caller's own orders as the
+    /// platform would and move the engine's clock forward for everyone (an
+    /// [`OffsetClock`](crate::clock::OffsetClock) over the engine's clock). Off, those paths
+    /// answer `404 not_found` like any unknown path. Never turn it on in production.
+    pub test_mode: bool,
 }
 
 fn has_at_most_two_decimals(value: Decimal) -> bool {
@@ -65,6 +71,7 @@ impl Default for Config {
             idempotency_stale_after: Duration::minutes(2),
             webhook_urls: UrlPolicy::default(),
             rendered_products: 10_000,
+            test_mode: false,
         }
     }
 }

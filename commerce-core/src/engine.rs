@@ -17,7 +17,7 @@ use tracing::{Instrument, Span, field};
 use crate::api::rendered_products::RenderedProducts;
 use crate::api::{self, Ctx};
 use crate::auth;
-use crate::clock::{Clock, SystemClock};
+use crate::clock::{Clock, OffsetClock, SystemClock};
 pub use crate::config::Config;
 use crate::config::ConfigError;
 use crate::error::{ApiError, ErrorCode};
@@ -150,12 +150,22 @@ impl Engine {
     }
 
     fn start(store: Arc<dyn Store>, config: Config, clock: Arc<dyn Clock>) -> Self {
+        // In test mode the engine reads an offset clock over the given one, which
+        // `POST /sandbox/clock` moves forward.
+        let test_clock = config
+            .test_mode
+            .then(|| Arc::new(OffsetClock::new(clock.clone())));
+        let clock = match &test_clock {
+            Some(test_clock) => test_clock.clone() as Arc<dyn Clock>,
+            None => clock,
+        };
         Self {
             given_store: store.clone(),
             shared: Arc::new(Shared {
                 store: Arc::new(Traced::new(store)),
                 clock,
                 rendered_products: RenderedProducts::new(config.rendered_products),
+                test_clock,
                 config,
                 pulls_seen: PullsSeen::default(),
             }),
@@ -271,7 +281,11 @@ impl Engine {
     /// The head phase in the current task: opens the request's span and answers or admits.
     async fn head_here(&self, parts: Parts, declared_length: Option<u64>) -> Head {
         let started = std::time::Instant::now();
-        let route = routes::resolve(&parts.method, parts.uri.path());
+        let route = routes::resolve(
+            &parts.method,
+            parts.uri.path(),
+            self.shared.config.test_mode,
+        );
         let endpoint = route.as_ref().map_or(routes::UNMATCHED, |e| e.name());
         // Never the path (it holds ids), the query, a header or the body: the route's name.
         let span = tracing::info_span!(

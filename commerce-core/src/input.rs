@@ -102,6 +102,15 @@ impl Query {
         parsed
     }
 
+    /// A required timestamp parameter: a message on it when absent.
+    pub fn required_timestamp(&mut self, name: &str) -> Option<DateTime<Utc>> {
+        if !self.values.contains_key(name) {
+            self.fail(name, messages::REQUIRED);
+            return None;
+        }
+        self.timestamp(name)
+    }
+
     /// A parameter from a fixed set of values.
     pub fn one_of<T>(&mut self, name: &str, parse: impl Fn(&str) -> Option<T>) -> Option<T> {
         let raw = self.string(name)?;

@@ -26,6 +26,9 @@ pub const MAX_QUANTITY: i64 = 999;
 /// Most warranties on one line.
 pub const MAX_WARRANTIES: usize = 10;
 
+/// Largest step of the sandbox's clock (`POST /sandbox/clock`, `advance_seconds`): 365 days.
+pub const MAX_CLOCK_ADVANCE_SECONDS: i64 = 31_536_000;
+
 /// Largest page size (`per_page`).
 pub const MAX_PER_PAGE: u32 = 100;
 
@@ -50,6 +53,7 @@ mod tests {
             "idempotency.md" => include_str!("../../docs/idempotency.md"),
             "pagination.md" => include_str!("../../docs/pagination.md"),
             "webhooks.md" => include_str!("../../docs/webhooks.md"),
+            "sandbox.md" => include_str!("../../docs/sandbox.md"),
             _ => unreachable!("{file}"),
         }
     }
@@ -144,11 +148,34 @@ mod tests {
                 format!("up to {MAX_DESCRIPTION} characters"),
             ),
             (
+                "sandbox.md",
+                "| `POST /api/v1/sandbox/clock` |",
+                format!("{{\"advance_seconds\": 1..{MAX_CLOCK_ADVANCE_SECONDS}}}"),
+            ),
+            (
+                "sandbox.md",
+                "`advance_seconds` is an integer from 1 to",
+                format!("1 to {}", group_thousands(MAX_CLOCK_ADVANCE_SECONDS)),
+            ),
+            (
                 "webhooks.md",
                 "An account may register at most",
                 format!("at most {MAX_WEBHOOKS_PER_ACCOUNT} webhooks"),
             ),
         ]
+    }
+
+    /// `31536000` as prose writes it: `31,536,000`.
+    fn group_thousands(n: i64) -> String {
+        let digits = n.to_string();
+        let mut out = String::new();
+        for (i, c) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i).is_multiple_of(3) {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        out
     }
 
     #[test]

@@ -170,6 +170,12 @@ pub fn warranty_price_rule(admin_fee: &str, percent: &str) -> String {
     format!("{admin_fee} جنيه + سعر البيع × {percent} / 100")
 }
 
+/// A sandbox move the order's status does not allow (409 `move_not_allowed`).
+pub const MOVE_NOT_ALLOWED: &str = "حالة الأوردر الحالية مش بتسمح بالنقلة دي.";
+
+/// A line outcome naming a line the order does not have.
+pub const LINE_NOT_IN_ORDER: &str = "السطر ده مش من سطور الأوردر ده.";
+
 /// The same warranty twice on one line.
 pub const DUPLICATE_WARRANTY: &str = "نفس الضمان متكرر في السطر ده.";
 

@@ -18,8 +18,8 @@ use rust_decimal::Decimal;
 use crate::auth::{generate_key, hash_key};
 use crate::domain::fields::Problem;
 pub use crate::domain::fields::{DraftLine, OrderDraft};
-use crate::domain::placement;
 use crate::domain::wallet::{PayoutRules, WalletFigures};
+use crate::domain::{moves, placement};
 use crate::model::*;
 use crate::money::accepted_amount;
 use crate::shared::Shared;
@@ -343,30 +343,7 @@ impl Operator {
         outcomes: Vec<(LineId, LineOutcome)>,
     ) -> OperatorResult<Order> {
         let current = self.order(order).await?;
-        for (index, (line_id, outcome)) in outcomes.iter().enumerate() {
-            let line = current
-                .lines
-                .iter()
-                .find(|l| l.id == *line_id)
-                .ok_or(OperatorError::NotFound)?;
-            let counts = [
-                outcome.delivered_quantity.unwrap_or(0),
-                outcome.returned_quantity.unwrap_or(0),
-                outcome.damaged_quantity,
-                outcome.lost_quantity,
-                outcome.destroyed_quantity,
-            ];
-            let counted: i64 = counts.iter().sum();
-            if counts.iter().any(|q| *q < 0) || counted > line.quantity {
-                return Err(OperatorError::field(
-                    &format!("outcomes.{index}"),
-                    Problem::OutOfRange {
-                        min: 0,
-                        max: line.quantity,
-                    },
-                ));
-            }
-        }
+        moves::check_outcomes(&current, &outcomes, "outcomes")?;
         Ok(self
             .store()
             .set_line_outcomes(order, outcomes, self.now())

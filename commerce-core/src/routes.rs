@@ -37,6 +37,8 @@ pub enum Endpoint {
     Categories,
     /// `GET /products`.
     Products,
+    /// `GET /products/removed`: products stopped since an instant, for sync.
+    RemovedProducts,
     /// `GET /products/{id}`.
     Product(ProductId),
     /// `GET /shipping/options`.
@@ -73,6 +75,12 @@ pub enum Endpoint {
     Redeliver(WebhookId, DeliveryId),
     /// `GET /openapi.json`: the OpenAPI document, served without a key.
     OpenApi,
+    /// `POST /sandbox/orders/{id}/status` (test mode only): the platform's move of an order.
+    SandboxMoveOrder(OrderId),
+    /// `GET /sandbox/clock` (test mode only): the sandbox's clock.
+    SandboxClock,
+    /// `POST /sandbox/clock` (test mode only): moves the sandbox's clock forward.
+    SandboxAdvanceClock,
 }
 
 /// Which account sides an endpoint serves.
@@ -94,12 +102,11 @@ impl Endpoint {
     pub fn abilities(self) -> &'static [Ability] {
         use Endpoint::*;
         match self {
-            Me | OpenApi => &[],
-            Categories | Products | Product(_) | ShippingOptions | ShippingQuote => {
-                &[Ability::CatalogRead]
-            }
+            Me | OpenApi | SandboxClock | SandboxAdvanceClock => &[],
+            Categories | Products | RemovedProducts | Product(_) | ShippingOptions
+            | ShippingQuote => &[Ability::CatalogRead],
             ListOrders | Order(_) => &[Ability::OrdersRead],
-            CreateOrder | CancelOrder(_) => &[Ability::OrdersWrite],
+            CreateOrder | CancelOrder(_) | SandboxMoveOrder(_) => &[Ability::OrdersWrite],
             Wallet => &[Ability::WalletRead],
             ListWebhooks
             | CreateWebhook
@@ -127,6 +134,7 @@ impl Endpoint {
             Me => "me.show",
             Categories => "categories.list",
             Products => "products.list",
+            RemovedProducts => "products.removed",
             Product(_) => "products.show",
             ShippingOptions => "shipping.options",
             ShippingQuote => "shipping.quote",
@@ -145,6 +153,9 @@ impl Endpoint {
             WebhookDeliveries(_) => "webhooks.deliveries",
             Redeliver(..) => "webhooks.redeliver",
             OpenApi => "openapi.show",
+            SandboxMoveOrder(_) => "sandbox.orders.status",
+            SandboxClock => "sandbox.clock.show",
+            SandboxAdvanceClock => "sandbox.clock.advance",
         }
     }
 
@@ -157,7 +168,10 @@ impl Endpoint {
     /// The sides it serves.
     pub fn sides(self) -> Sides {
         match self {
-            Endpoint::Me | Endpoint::OpenApi => Sides::All,
+            Endpoint::Me
+            | Endpoint::OpenApi
+            | Endpoint::SandboxClock
+            | Endpoint::SandboxAdvanceClock => Sides::All,
             Endpoint::Wallet => Sides::MarketerOrSupplier,
             _ => Sides::Marketer,
         }
@@ -181,7 +195,17 @@ impl Route {
     pub fn endpoint(&self, ids: &[i64]) -> Endpoint {
         (self.build)(ids)
     }
+
+    /// Whether only an engine in test mode ([`Config::test_mode`](crate::Config::test_mode))
+    /// serves it: the routes under [`SANDBOX_PREFIX`]. Any other engine answers them 404, as
+    /// any unknown path.
+    pub fn test_mode_only(&self) -> bool {
+        self.path.starts_with(SANDBOX_PREFIX)
+    }
 }
+
+/// The paths under [`API_PREFIX`] that only the sandbox's test mode serves.
+pub const SANDBOX_PREFIX: &str = "/sandbox/";
 
 macro_rules! routes {
     ($($method:ident $path:literal => |$ids:pat_param| $endpoint:expr;)+) => {
@@ -194,6 +218,7 @@ pub static ROUTES: &[Route] = routes! {
     GET "/me" => |_| Endpoint::Me;
     GET "/categories" => |_| Endpoint::Categories;
     GET "/products" => |_| Endpoint::Products;
+    GET "/products/removed" => |_| Endpoint::RemovedProducts;
     GET "/products/{id}" => |ids| Endpoint::Product(ProductId(ids[0]));
     GET "/shipping/options" => |_| Endpoint::ShippingOptions;
     POST "/shipping/quote" => |_| Endpoint::ShippingQuote;
@@ -213,6 +238,9 @@ pub static ROUTES: &[Route] = routes! {
     POST "/webhooks/{id}/deliveries/{delivery_id}/redeliver" =>
         |ids| Endpoint::Redeliver(WebhookId(ids[0]), DeliveryId(ids[1]));
     GET "/openapi.json" => |_| Endpoint::OpenApi;
+    POST "/sandbox/orders/{id}/status" => |ids| Endpoint::SandboxMoveOrder(OrderId(ids[0]));
+    GET "/sandbox/clock" => |_| Endpoint::SandboxClock;
+    POST "/sandbox/clock" => |_| Endpoint::SandboxAdvanceClock;
 };
 
 fn parse_id(segment: &str) -> Option<i64> {
@@ -261,7 +289,9 @@ pub fn route_of(method: &Method, path: &str) -> Option<(&'static Route, Vec<i64>
 pub const UNMATCHED: &str = "unmatched";
 
 /// Resolves a request line; 404 for an unknown path, 405 with `Allow` for a wrong method.
-pub fn resolve(method: &Method, path: &str) -> Result<Endpoint, ApiError> {
+/// Without `test_mode` the routes of the test mode ([`Route::test_mode_only`]) are unknown
+/// paths.
+pub fn resolve(method: &Method, path: &str, test_mode: bool) -> Result<Endpoint, ApiError> {
     let not_found = || ApiError::not_found().with_message(messages::ROUTE_NOT_FOUND);
     let rest = path.strip_prefix(API_PREFIX).ok_or_else(not_found)?;
     let segments: Vec<&str> = rest
@@ -277,7 +307,9 @@ pub fn resolve(method: &Method, path: &str) -> Result<Endpoint, ApiError> {
     let mut ids = Vec::with_capacity(2);
     let mut allowed: Vec<&'static str> = Vec::new();
     for route in ROUTES {
-        if match_template(route.path, &segments, &mut ids).is_none() {
+        if (route.test_mode_only() && !test_mode)
+            || match_template(route.path, &segments, &mut ids).is_none()
+        {
             continue;
         }
         if route.method == *wanted {
@@ -301,37 +333,88 @@ mod tests {
 
     #[test]
     fn resolves_every_endpoint() {
-        assert_eq!(resolve(&Method::GET, "/api/v1/me").unwrap(), Endpoint::Me);
         assert_eq!(
-            resolve(&Method::GET, "/api/v1/products/12").unwrap(),
+            resolve(&Method::GET, "/api/v1/me", false).unwrap(),
+            Endpoint::Me
+        );
+        assert_eq!(
+            resolve(&Method::GET, "/api/v1/products/12", false).unwrap(),
             Endpoint::Product(ProductId(12))
         );
         assert_eq!(
-            resolve(&Method::POST, "/api/v1/orders").unwrap(),
+            resolve(&Method::POST, "/api/v1/orders", false).unwrap(),
             Endpoint::CreateOrder
         );
         assert_eq!(
-            resolve(&Method::POST, "/api/v1/orders/7/cancel").unwrap(),
+            resolve(&Method::POST, "/api/v1/orders/7/cancel", false).unwrap(),
             Endpoint::CancelOrder(OrderId(7))
         );
     }
 
     #[test]
     fn wrong_method_is_405_with_allow() {
-        let e = resolve(&Method::DELETE, "/api/v1/orders").unwrap_err();
+        let e = resolve(&Method::DELETE, "/api/v1/orders", false).unwrap_err();
         assert_eq!(e.code, ErrorCode::MethodNotAllowed);
         assert_eq!(e.headers[0].1, "GET, HEAD, POST");
-        let e = resolve(&Method::GET, "/api/v1/shipping/quote").unwrap_err();
+        let e = resolve(&Method::GET, "/api/v1/shipping/quote", false).unwrap_err();
         assert_eq!(e.headers[0].1, "POST");
-        let e = resolve(&Method::POST, "/api/v1/webhooks/3").unwrap_err();
+        let e = resolve(&Method::POST, "/api/v1/webhooks/3", false).unwrap_err();
         assert_eq!(e.headers[0].1, "GET, HEAD, PATCH, DELETE");
         assert_eq!(
-            resolve(&Method::POST, "/api/v1/webhooks/3/deliveries/9/redeliver").unwrap(),
+            resolve(
+                &Method::POST,
+                "/api/v1/webhooks/3/deliveries/9/redeliver",
+                false
+            )
+            .unwrap(),
             Endpoint::Redeliver(WebhookId(3), DeliveryId(9))
         );
         assert_eq!(
-            resolve(&Method::HEAD, "/api/v1/webhooks").unwrap(),
+            resolve(&Method::HEAD, "/api/v1/webhooks", false).unwrap(),
             Endpoint::ListWebhooks
+        );
+    }
+
+    #[test]
+    fn removed_is_not_an_id_and_sandbox_paths_need_the_test_mode() {
+        assert_eq!(
+            resolve(&Method::GET, "/api/v1/products/removed", false).unwrap(),
+            Endpoint::RemovedProducts
+        );
+        assert_eq!(
+            resolve(&Method::GET, "/api/v1/products/7", false).unwrap(),
+            Endpoint::Product(ProductId(7))
+        );
+        assert_eq!(
+            resolve(&Method::POST, "/api/v1/products/removed", false)
+                .unwrap_err()
+                .headers[0]
+                .1,
+            "GET, HEAD"
+        );
+        for (method, path) in [
+            (Method::POST, "/api/v1/sandbox/orders/3/status"),
+            (Method::GET, "/api/v1/sandbox/clock"),
+            (Method::POST, "/api/v1/sandbox/clock"),
+            (Method::DELETE, "/api/v1/sandbox/clock"),
+            (Method::GET, "/api/v1/sandbox/orders/3/status"),
+        ] {
+            assert_eq!(
+                resolve(&method, path, false).unwrap_err().code,
+                ErrorCode::NotFound,
+                "{method} {path}"
+            );
+        }
+        assert_eq!(
+            resolve(&Method::POST, "/api/v1/sandbox/orders/3/status", true).unwrap(),
+            Endpoint::SandboxMoveOrder(OrderId(3))
+        );
+        assert_eq!(
+            resolve(&Method::DELETE, "/api/v1/sandbox/clock", true)
+                .unwrap_err()
+                .headers[0]
+                .1,
+            "GET, HEAD, POST"
         );
     }
 
@@ -340,6 +423,8 @@ mod tests {
         for path in [
             "/api/v1/nope",
             "/api/v1/products/abc",
+            "/api/v1/products/removed/1",
+            "/api/v1/products/Removed",
             "/api/v1/products/-1",
             "/api/v2/me",
             "/API/v1/me",
@@ -352,7 +437,7 @@ mod tests {
             "/",
         ] {
             assert_eq!(
-                resolve(&Method::GET, path).unwrap_err().code,
+                resolve(&Method::GET, path, false).unwrap_err().code,
                 ErrorCode::NotFound,
                 "{path}"
             );

@@ -108,10 +108,13 @@ const MARKETER_KEY: [Ability; 5] = [
 
 /// The sandbox's settings: the defaults, with webhooks allowed to `http` and loopback
 /// receivers (a receiver on `http://127.0.0.1` during development), nothing else private
-/// ([`UrlPolicy::SANDBOX`](crate::webhooks::UrlPolicy::SANDBOX)).
+/// ([`UrlPolicy::SANDBOX`](crate::webhooks::UrlPolicy::SANDBOX)), and the test mode on
+/// ([`Config::test_mode`](crate::Config::test_mode): `/api/v1/sandbox/` moves orders and
+/// the clock).
 pub fn config() -> crate::Config {
     crate::Config {
         webhook_urls: crate::webhooks::UrlPolicy::SANDBOX,
+        test_mode: true,
         ..crate::Config::default()
     }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 
 use crate::api::rendered_products::RenderedProducts;
-use crate::clock::Clock;
+use crate::clock::{Clock, OffsetClock};
 use crate::config::Config;
 use crate::domain::wallet::PayoutRules;
 use crate::pulls_seen::PullsSeen;
@@ -16,6 +16,8 @@ use crate::store::Store;
 pub(crate) struct Shared {
     pub(crate) store: Arc<dyn Store>,
     pub(crate) clock: Arc<dyn Clock>,
+    /// The test clock, when [`Config::test_mode`] is on (then it is also `clock`).
+    pub(crate) test_clock: Option<Arc<OffsetClock>>,
     pub(crate) config: Config,
     /// Catalogue pulls already recorded this month (writes skipped).
     pub(crate) pulls_seen: PullsSeen,

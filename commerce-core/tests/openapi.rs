@@ -86,8 +86,16 @@ fn every_operation_in_the_document_is_served() {
                 .collect::<Vec<_>>()
                 .join("/");
             assert!(
-                resolve(&method, &concrete).is_ok(),
+                resolve(&method, &concrete, true).is_ok(),
                 "{method} {path} is in the document but the engine does not serve it"
+            );
+            // Tagged `sandbox` exactly when only the test mode serves it.
+            let sandbox_only = item[method.as_str().to_ascii_lowercase()]["tags"]
+                == serde_json::json!(["sandbox"]);
+            assert_eq!(
+                resolve(&method, &concrete, false).is_err(),
+                sandbox_only,
+                "{method} {path}: tagged sandbox iff a production engine does not serve it"
             );
             let (route, ids) = route_of(&method, &concrete).expect("a route");
             assert_eq!(format!("{API_PREFIX}{}", route.path), *path);
@@ -311,7 +319,10 @@ where
     let seen = Arc::new(Mutex::new(Vec::new()));
     let log = seen.clone();
     let harness = Harness::new(Arc::new(MemoryStore::new()), move |engine| {
-        Arc::new(Recorder { engine, seen: log })
+        Arc::new(Recorder {
+            engine,
+            seen: log.clone(),
+        })
     })
     .await;
     run_case(harness, case).await;

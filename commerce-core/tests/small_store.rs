@@ -26,6 +26,8 @@ struct Tables {
     rate_windows: RateWindows,
     categories: Vec<Category>,
     products: Vec<Product>,
+    /// Each stopped product's removal time.
+    removed: HashMap<ProductId, DateTime<Utc>>,
     variant_count: i64,
     warranty_count: i64,
     governorates: Vec<Governorate>,
@@ -319,9 +321,16 @@ impl CatalogStore for SmallStore {
     ) -> Result<Product, StoreError> {
         let mut t = self.lock();
         let product = find(&mut t.products, id.into())?;
+        let was_active = product.active;
         product.active = active;
         product.updated_at = next_updated_at(product.updated_at, now);
-        Ok(product.clone())
+        let product = product.clone();
+        let before = t.removed.get(&id).copied();
+        match removal_after(was_active, before, active, now) {
+            Some(at) => t.removed.insert(id, at),
+            None => t.removed.remove(&id),
+        };
+        Ok(product)
     }
 
     async fn insert_variant(
@@ -399,6 +408,25 @@ impl CatalogStore for SmallStore {
         let t = self.lock();
         let listed = filter.listed();
         Ok(page_of(t.products.iter().filter(|p| listed(p)), page))
+    }
+
+    async fn removed_products(
+        &self,
+        since: DateTime<Utc>,
+        page: PageRequest,
+    ) -> Result<Page<RemovedProduct>, StoreError> {
+        let t = self.lock();
+        let mut removed: Vec<RemovedProduct> = t
+            .removed
+            .iter()
+            .filter(|(_, at)| **at >= since)
+            .map(|(id, at)| RemovedProduct {
+                id: *id,
+                removed_at: *at,
+            })
+            .collect();
+        removed.sort_by_key(|r| std::cmp::Reverse((r.removed_at, r.id)));
+        Ok(page_of(removed.iter(), page))
     }
 
     async fn product(&self, id: ProductId) -> Result<Option<Product>, StoreError> {

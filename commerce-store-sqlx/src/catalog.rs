@@ -264,8 +264,11 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
         let mut tx = self.write().await?;
         let result = async {
             let c = &mut tx.tx;
+            // The removal time as `removal_after` says (every right-hand side reads the row
+            // as it was before the update).
             let done = query::<DB>(concat!(
-                "UPDATE products SET active = $2, ",
+                "UPDATE products SET removed_at = CASE WHEN $2 THEN NULL \
+                 WHEN active THEN $3 ELSE COALESCE(removed_at, $3) END, active = $2, ",
                 updated_at_after!("$3"),
                 " WHERE id = $1"
             ))
@@ -469,6 +472,49 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
         let mut tx = self.read().await?;
         let result = load_products(&mut tx.tx, &[id.into()]).await;
         Ok(tx.finish(result).await?.pop())
+    }
+
+    async fn removed_products(
+        &self,
+        since: DateTime<Utc>,
+        page: PageRequest,
+    ) -> StoreResult<Page<RemovedProduct>> {
+        let mut c = self.pool.acquire().await.map_err(backend)?;
+        let c = &mut c;
+        let since = bound_nanos(since);
+        let mut q = QueryBuilder::<DB>::new(
+            "SELECT id, removed_at, COUNT(*) OVER () AS total FROM products WHERE removed_at >= ",
+        );
+        q.push_arg(since);
+        q.push(" ORDER BY removed_at DESC, id DESC");
+        limit(&mut q, page)?;
+        let rows: Vec<RemovedRow> = q
+            .build_as::<RemovedRow>()
+            .fetch_all(&mut *c)
+            .await
+            .map_err(backend)?;
+        let total = match rows.first() {
+            Some(first) => first.total,
+            None if page.offset() == 0 => 0,
+            None => {
+                // Past the last page: count on its own.
+                let mut q =
+                    QueryBuilder::<DB>::new("SELECT COUNT(*) FROM products WHERE removed_at >= ");
+                q.push_arg(since);
+                q.build_scalar().fetch_one(&mut *c).await.map_err(backend)?
+            }
+        };
+        let items = rows
+            .into_iter()
+            .map(|r| RemovedProduct {
+                id: ProductId(r.id),
+                removed_at: instant(r.removed_at),
+            })
+            .collect();
+        Ok(Page {
+            items,
+            total: total as u64,
+        })
     }
 
     async fn products_of_variants(&self, variants: &[VariantId]) -> StoreResult<Vec<Product>> {

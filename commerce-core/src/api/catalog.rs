@@ -1,4 +1,4 @@
-//! `GET /categories`, `GET /products`, `GET /products/{id}`.
+//! `GET /categories`, `GET /products`, `GET /products/removed`, `GET /products/{id}`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -13,7 +13,7 @@ use crate::error::ApiError;
 use crate::input::Query;
 use crate::messages;
 use crate::model::{Category, CategoryId, Product, ProductFilter, ProductId};
-use crate::time::cairo_month;
+use crate::time::{cairo_month, cairo_timestamp};
 use crate::wire::CategoryView;
 
 pub(super) async fn categories(
@@ -110,6 +110,28 @@ pub(super) async fn products(
         .collect();
     let json: Vec<&RawValue> = rendered.iter().map(|r| r.json()).collect();
     super::ok_list(&json, page, found.total)
+}
+
+/// `GET /products/removed?since=`: the products stopped at or after `since`, newest first;
+/// not billed (no product data is returned).
+pub(super) async fn removed_products(
+    ctx: &Ctx<'_>,
+    raw_query: Option<&str>,
+) -> Result<Response<Bytes>, ApiError> {
+    let mut query = Query::parse(raw_query);
+    let page = query.page();
+    let since = query.required_timestamp("since");
+    query.finish()?;
+    let Some(since) = since else {
+        return Err(ApiError::server());
+    };
+    let found = ctx.store().removed_products(since, page).await?;
+    let items: Vec<serde_json::Value> = found
+        .items
+        .iter()
+        .map(|r| serde_json::json!({"id": r.id, "removed_at": cairo_timestamp(r.removed_at)}))
+        .collect();
+    super::ok_list(&items, page, found.total)
 }
 
 pub(super) async fn product(ctx: &Ctx<'_>, id: i64) -> Result<Response<Bytes>, ApiError> {

@@ -6,6 +6,7 @@ mod idempotency;
 mod me;
 pub(crate) mod orders;
 pub(crate) mod rendered_products;
+mod sandbox;
 mod shipping;
 mod wallet;
 mod webhooks;
@@ -39,6 +40,7 @@ pub(crate) async fn serve(
         Endpoint::Me => me::show(ctx),
         Endpoint::Categories => catalog::categories(ctx, query).await,
         Endpoint::Products => catalog::products(ctx, query).await,
+        Endpoint::RemovedProducts => catalog::removed_products(ctx, query).await,
         Endpoint::Product(id) => catalog::product(ctx, id.into()).await,
         Endpoint::ShippingOptions => shipping::options(ctx).await,
         Endpoint::ShippingQuote => shipping::quote(ctx, &body).await,
@@ -57,6 +59,9 @@ pub(crate) async fn serve(
         Endpoint::WebhookDeliveries(id) => webhooks::deliveries(ctx, id, query).await,
         Endpoint::Redeliver(id, delivery) => webhooks::redeliver(ctx, id, delivery).await,
         Endpoint::OpenApi => Ok(openapi_document()),
+        Endpoint::SandboxMoveOrder(id) => sandbox::move_order(ctx, id, &body).await,
+        Endpoint::SandboxClock => sandbox::clock(ctx),
+        Endpoint::SandboxAdvanceClock => sandbox::advance_clock(ctx, &body),
     }
 }
 

@@ -4,11 +4,13 @@
 //! - [`fields`]: the rules of an order's own fields, and the platform's [`OrderDraft`](fields::OrderDraft);
 //! - [`checkout`]: order lines and a shipping choice checked against the catalogue and priced;
 //! - [`placement`]: registering an order;
+//! - [`moves`]: the platform's moves of an order, with line outcomes;
 //! - [`wallet`]: an account's wallet figures, the payout rule, the withdrawal window;
 //! - [`webhooks`]: the rules of webhook endpoints.
 
 pub mod checkout;
 pub mod fields;
+pub mod moves;
 pub mod placement;
 pub mod wallet;
 pub mod webhooks;

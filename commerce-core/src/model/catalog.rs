@@ -65,6 +65,16 @@ pub struct Product {
     pub warranties: Vec<Warranty>,
 }
 
+/// A product that was stopped (made inactive) and is still stopped, with when: an item of
+/// `GET /products/removed` ([`CatalogStore::removed_products`](crate::store::CatalogStore::removed_products)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RemovedProduct {
+    /// The product.
+    pub id: ProductId,
+    /// When it was last stopped.
+    pub removed_at: DateTime<Utc>,
+}
+
 /// A new product (variants and warranties are added afterwards): [`NewProduct::new`] and
 /// the `with_*` methods for what is optional.
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -41,6 +41,8 @@ pub(super) enum QueryParam {
     ExternalReference,
     Number,
     DeliveryStatus,
+    /// `since`, required (the removals).
+    Since,
 }
 
 const PAGED: &[QueryParam] = &[QueryParam::Page, QueryParam::PerPage];
@@ -84,6 +86,14 @@ pub(super) fn spec(endpoint: Endpoint) -> Spec {
                 QueryParam::UpdatedSince,
                 QueryParam::Search,
             ],
+            None,
+            &[422],
+        ),
+        RemovedProducts => s(
+            "Products stopped at or after `since`, newest first (for sync)",
+            "catalogue",
+            (200, Some(Page("RemovedProduct"))),
+            &[QueryParam::Since, QueryParam::Page, QueryParam::PerPage],
             None,
             &[422],
         ),
@@ -236,5 +246,30 @@ pub(super) fn spec(endpoint: Endpoint) -> Spec {
             &[404, 409],
         ),
         OpenApi => s("This document", "meta", (200, Some(Object)), &[], None, &[]),
+        SandboxMoveOrder(_) => s(
+            "Sandbox test mode: moves one of the caller's orders as the platform would",
+            "sandbox",
+            (200, Some(Data("OrderView"))),
+            &[],
+            Some(("SandboxMoveRequest", false)),
+            &[404, 409, 422],
+        ),
+        SandboxClock => s(
+            "Sandbox test mode: the sandbox's clock",
+            "sandbox",
+            (200, Some(Data("SandboxClock"))),
+            &[],
+            None,
+            // A production engine answers 404, as any unknown path.
+            &[404],
+        ),
+        SandboxAdvanceClock => s(
+            "Sandbox test mode: moves the sandbox's clock forward, for everyone",
+            "sandbox",
+            (200, Some(Data("SandboxClock"))),
+            &[],
+            Some(("SandboxClockAdvance", false)),
+            &[404, 422],
+        ),
     }
 }

@@ -177,6 +177,7 @@ fn build() -> Value {
                 "wallet",
                 "webhooks",
                 "meta",
+                "sandbox",
             ]
             .map(Tag::new),
         ))

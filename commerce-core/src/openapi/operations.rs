@@ -88,11 +88,20 @@ fn query_parameter(param: QueryParam) -> utoipa::openapi::path::Parameter {
             "One delivery status.",
             crate::model::DeliveryStatus::schema(),
         ),
+        Since => (
+            "since",
+            "Only products stopped at or after this instant (with an offset).",
+            string_schema(TIMESTAMP_INPUT, None).into(),
+        ),
     };
     ParameterBuilder::new()
         .name(name)
         .parameter_in(ParameterIn::Query)
-        .required(Required::False)
+        .required(if matches!(param, Since) {
+            Required::True
+        } else {
+            Required::False
+        })
         .description(Some(description))
         .schema(Some(schema))
         .build()
@@ -146,6 +155,7 @@ pub(super) fn conflict_reasons(endpoint: Endpoint) -> &'static [ConflictReason] 
             IdempotencyInProgress,
         ],
         Endpoint::CancelOrder(_) => &[NotCancellable],
+        Endpoint::SandboxMoveOrder(_) => &[MoveNotAllowed],
         Endpoint::CreateWebhook => &[WebhookLimit],
         Endpoint::PingWebhook(_) | Endpoint::Redeliver(..) => &[WebhookDisabled, WebhookBusy],
         _ => &[],
@@ -329,6 +339,13 @@ pub(super) fn operation(template: &str, endpoint: Endpoint) -> utoipa::openapi::
             crate::routes::Sides::Marketer => "marketers only",
         };
         description.push_str(&format!(" Serves {sides}."));
+    }
+    if spec.tag == "sandbox" {
+        description.push_str(
+            " Only in the sandbox's test mode (`Config::test_mode`, which only the sandbox turns \
+             on): a production engine answers this path `404 not_found`, as any unknown path. \
+             Not billed.",
+        );
     }
     let mut op = OperationBuilder::new()
         .operation_id(Some(endpoint.name()))

@@ -5,8 +5,8 @@ use serde_json::{Map, Value, json};
 
 use crate::error::{ConflictReason, ErrorCode};
 use crate::limits::{
-    MAX_DESCRIPTION, MAX_LINES, MAX_NOTE, MAX_PHONE, MAX_QUANTITY, MAX_REASON, MAX_REFERENCE,
-    MAX_TEXT, MAX_URL, MAX_WARRANTIES,
+    MAX_CLOCK_ADVANCE_SECONDS, MAX_DESCRIPTION, MAX_LINES, MAX_NOTE, MAX_PHONE, MAX_QUANTITY,
+    MAX_REASON, MAX_REFERENCE, MAX_TEXT, MAX_URL, MAX_WARRANTIES,
 };
 use crate::model::*;
 use crate::money::MAX_AMOUNT;
@@ -31,6 +31,10 @@ fn text(pattern: &str, max: usize) -> Value {
 fn optional_text(pattern: &str, max: usize) -> Value {
     // Blank is taken as left out, however long.
     nullable(json!({"anyOf": [{"type": "string", "pattern": BLANK}, text(pattern, max)]}))
+}
+
+fn outcome_count() -> Value {
+    nullable(json!({"type": "integer", "minimum": 0, "maximum": MAX_QUANTITY}))
 }
 
 fn id_input() -> Value {
@@ -228,6 +232,50 @@ pub(super) fn written_schemas() -> Map<String, Value> {
                     "enabled": {"type": ["boolean", "null"]},
                 },
             }),
+        ),
+        (
+            "SandboxMoveRequest",
+            json!({
+                "type": "object",
+                "required": ["status"],
+                "properties": {
+                    "status": {"$ref": "#/components/schemas/OrderStatus"},
+                    "reason": optional_text(MULTI_LINE, MAX_REASON),
+                    "lines": nullable(json!({
+                        "type": "array",
+                        "maxItems": MAX_LINES,
+                        "items": {
+                            "type": "object",
+                            "required": ["id"],
+                            "properties": {
+                                "id": id_input(),
+                                "delivered_quantity": outcome_count(),
+                                "returned_quantity": outcome_count(),
+                                "damaged_quantity": outcome_count(),
+                                "lost_quantity": outcome_count(),
+                            },
+                        },
+                    })),
+                },
+            }),
+        ),
+        (
+            "SandboxClockAdvance",
+            json!({
+                "type": "object",
+                "required": ["advance_seconds"],
+                "properties": {"advance_seconds": {
+                    "type": "integer", "minimum": 1, "maximum": MAX_CLOCK_ADVANCE_SECONDS,
+                }},
+            }),
+        ),
+        ("SandboxClock", object(json!({"now": stamp}))),
+        (
+            "RemovedProduct",
+            object(json!({
+                "id": {"type": "integer", "minimum": 1},
+                "removed_at": stamp,
+            })),
         ),
         (
             "WebhookWithSecret",

@@ -4,6 +4,7 @@
 use rust_decimal::Decimal;
 
 use crate::domain::fields::{FieldProblem, Problem};
+use crate::domain::moves::MoveError;
 use crate::domain::placement::PlaceError;
 use crate::domain::webhooks::WebhookError;
 use crate::model::*;
@@ -121,6 +122,19 @@ impl From<StatusChangeError> for OperatorError {
                 Conflict::MoveNotAllowed { current, requested }.into()
             }
             StatusChangeError::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<MoveError> for OperatorError {
+    fn from(error: MoveError) -> Self {
+        match error {
+            MoveError::NotFound | MoveError::UnknownLine { .. } => OperatorError::NotFound,
+            MoveError::Invalid(problem) => OperatorError::Invalid(vec![problem]),
+            MoveError::NotAllowed { current, requested } => {
+                Conflict::MoveNotAllowed { current, requested }.into()
+            }
+            MoveError::Store(e) => e.into(),
         }
     }
 }

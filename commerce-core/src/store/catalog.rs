@@ -29,6 +29,9 @@ pub trait CatalogStore: Send + Sync {
         now: DateTime<Utc>,
     ) -> Result<Product, StoreError>;
     /// Starts or stops selling a product, changed at `now`; `NotFound` when there is none.
+    /// Its removal time follows [`removal_after`]: stopping a product that was sold records
+    /// `now`, stopping a stopped one keeps the time it was stopped, selling it again clears it
+    /// ([`removed_products`](Self::removed_products) lists it no more).
     async fn set_product_active(
         &self,
         id: ProductId,
@@ -75,6 +78,14 @@ pub trait CatalogStore: Send + Sync {
         filter: &ProductFilter,
         page: PageRequest,
     ) -> Result<Page<Product>, StoreError>;
+    /// The products stopped at or after `since` and still stopped, one page, newest removal
+    /// first (ties by id, highest first); `total` counts every match. A product sold again is
+    /// not listed; stopped again, it is listed with its latest removal time.
+    async fn removed_products(
+        &self,
+        since: DateTime<Utc>,
+        page: PageRequest,
+    ) -> Result<Page<RemovedProduct>, StoreError>;
     /// One product, active or stopped.
     async fn product(&self, id: ProductId) -> Result<Option<Product>, StoreError>;
     /// The products (active or stopped) that own any of these variants, by id, each once;
@@ -106,6 +117,22 @@ pub trait CatalogStore: Send + Sync {
     ) -> Result<ShippingOption, StoreError>;
     /// Every shipping option, active or not, by id, with rates by governorate id.
     async fn shipping_options(&self) -> Result<Vec<ShippingOption>, StoreError>;
+}
+
+/// The rule of [`CatalogStore::set_product_active`] for a product's removal time: `removed_at`
+/// (when it was stopped, `None` while sold) after setting `active` at `now` on a product whose
+/// `active` was `was_active`.
+pub fn removal_after(
+    was_active: bool,
+    removed_at: Option<DateTime<Utc>>,
+    active: bool,
+    now: DateTime<Utc>,
+) -> Option<DateTime<Utc>> {
+    match (active, was_active) {
+        (true, _) => None,
+        (false, true) => Some(now),
+        (false, false) => removed_at.or(Some(now)),
+    }
 }
 
 impl VariantPatch {

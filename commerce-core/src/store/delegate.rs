@@ -72,6 +72,10 @@ macro_rules! store_methods {
                     now: DateTime<Utc>
                 ) -> Result<Warranty, StoreError>;
                 fn products(filter: &ProductFilter, page: PageRequest) -> Result<Page<Product>, StoreError>;
+                fn removed_products(
+                    since: DateTime<Utc>,
+                    page: PageRequest
+                ) -> Result<Page<RemovedProduct>, StoreError>;
                 fn product(id: ProductId) -> Result<Option<Product>, StoreError>;
                 fn products_of_variants(variants: &[VariantId]) -> Result<Vec<Product>, StoreError>;
                 fn insert_governorate(name: String) -> Result<Governorate, StoreError>;

@@ -64,7 +64,7 @@ mod webhooks;
 mod withdrawals;
 
 pub use accounts::{AccountStore, KeyCheck, RateLimitHit, RateWindows, authenticate_by_calls};
-pub use catalog::CatalogStore;
+pub use catalog::{CatalogStore, removal_after};
 pub use error::{PlaceOrderError, StatusChangeError, StoreError};
 pub use hook::{Concern, Hooked, Operation, StoreHook};
 pub use idempotency::{

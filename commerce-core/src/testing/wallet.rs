@@ -33,15 +33,9 @@ pub async fn all_orders_of(store: &dyn Store, account: AccountId) -> Vec<Order> 
     orders
 }
 
-/// Asserts that the wallet the engine serves for `account` now equals the figures recomputed
-/// from all its orders and withdrawals, to the piastre.
-pub async fn assert_wallet_matches_orders(h: &Harness, account: AccountId) {
-    let served = h
-        .engine
-        .operator()
-        .wallet(account)
-        .await
-        .expect("wallet read");
+/// The wallet of `account` recomputed from all its orders and withdrawals at the engine's
+/// instant (the reference the served figures are checked against).
+pub async fn recomputed_wallet(h: &Harness, account: AccountId) -> WalletFigures {
     let orders = all_orders(h, account).await;
     let withdrawals = h
         .engine
@@ -53,6 +47,18 @@ pub async fn assert_wallet_matches_orders(h: &Harness, account: AccountId) {
         now: h.engine.now(),
         hold_days: h.engine.config().hold_days,
     };
-    let recomputed = WalletFigures::compute(&orders, &withdrawals, rules);
+    WalletFigures::compute(&orders, &withdrawals, rules)
+}
+
+/// Asserts that the wallet the engine serves for `account` now equals the figures recomputed
+/// from all its orders and withdrawals, to the piastre.
+pub async fn assert_wallet_matches_orders(h: &Harness, account: AccountId) {
+    let served = h
+        .engine
+        .operator()
+        .wallet(account)
+        .await
+        .expect("wallet read");
+    let recomputed = recomputed_wallet(h, account).await;
     assert_eq!(served, recomputed, "wallet of account {account}");
 }

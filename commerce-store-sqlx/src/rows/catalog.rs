@@ -37,6 +37,15 @@ db_row! {
 }
 
 db_row! {
+    /// A stopped product of a page of removals, with the number of removals matching.
+    pub(crate) struct RemovedRow {
+        pub(crate) id: i64,
+        pub(crate) removed_at: i64,
+        pub(crate) total: i64,
+    }
+}
+
+db_row! {
     pub(crate) struct ProductRow {
         pub(crate) id: i64,
         title: String,

@@ -63,9 +63,23 @@ impl CatalogStore for MemoryStore {
     ) -> Result<Product, StoreError> {
         let mut s = self.lock();
         let product = s.product_mut(id)?;
+        let was_active = product.active;
         product.active = active;
         product.updated_at = next_updated_at(product.updated_at, now);
-        Ok(product.clone())
+        let product = product.clone();
+        let before = s.removed_at.get(&id).copied();
+        let after = removal_after(was_active, before, active, now);
+        if before != after {
+            if let Some(at) = before {
+                s.removals.remove(&(at, id));
+                s.removed_at.remove(&id);
+            }
+            if let Some(at) = after {
+                s.removals.insert((at, id));
+                s.removed_at.insert(id, at);
+            }
+        }
+        Ok(product)
     }
 
     async fn insert_variant(
@@ -145,6 +159,24 @@ impl CatalogStore for MemoryStore {
         let listed = filter.listed();
         let matching = s.products.values().filter(|p| listed(p));
         Ok(paginate(matching, page))
+    }
+
+    async fn removed_products(
+        &self,
+        since: DateTime<Utc>,
+        page: PageRequest,
+    ) -> Result<Page<RemovedProduct>, StoreError> {
+        let s = self.lock();
+        let newest_first = s
+            .removals
+            .range((since, ProductId(i64::MIN))..)
+            .rev()
+            .map(|(removed_at, id)| RemovedProduct {
+                id: *id,
+                removed_at: *removed_at,
+            })
+            .collect::<Vec<_>>();
+        Ok(paginate(newest_first.iter(), page))
     }
 
     async fn product(&self, id: ProductId) -> Result<Option<Product>, StoreError> {

@@ -9,7 +9,7 @@ mod orders;
 mod webhooks;
 mod withdrawals;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard};
 
 use chrono::{DateTime, Utc};
@@ -49,6 +49,10 @@ struct State {
     rate_windows: RateWindows,
     categories: BTreeMap<CategoryId, Category>,
     products: BTreeMap<ProductId, Product>,
+    /// Each stopped product's removal time, and the same as `(removed_at, id)` keys for
+    /// `removed_products` (newest last).
+    removed_at: HashMap<ProductId, DateTime<Utc>>,
+    removals: BTreeSet<(DateTime<Utc>, ProductId)>,
     variant_owner: HashMap<VariantId, ProductId>,
     warranty_owner: HashMap<WarrantyId, ProductId>,
     governorates: BTreeMap<GovernorateId, Governorate>,

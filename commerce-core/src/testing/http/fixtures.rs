@@ -9,6 +9,8 @@ use super::harness::*;
 
 pub(super) const A: &str = "sk_demo_marketer";
 pub(super) const B: &str = "sk_demo_marketer_b";
+/// Marketer A's key with `catalog:read` only.
+pub(super) const CATALOG_ONLY: &str = "sk_demo_catalog_only";
 
 pub(super) fn money(v: &Value) -> &str {
     v.as_str().unwrap_or("<not a string>")

@@ -52,8 +52,12 @@ pub struct Harness {
     /// `Location` of a new order starts with it.
     pub mount: String,
     client: Arc<dyn HttpIntegration>,
+    mounter: Arc<Mounter>,
     cleanup: Mutex<Option<Cleanup>>,
 }
+
+/// How a harness mounts an engine with its integration.
+type Mounter = dyn Fn(Engine) -> Arc<dyn HttpIntegration> + Send + Sync;
 
 type Cleanup = Pin<Box<dyn Future<Output = ()> + Send>>;
 
@@ -157,10 +161,11 @@ impl TestResponse {
 }
 
 impl Harness {
-    /// Seeds the sandbox on `store` and mounts the engine with `mount`.
+    /// Seeds the sandbox on `store` and mounts the engine with `mount` (kept, to mount other
+    /// engines the same way: [`mount_other`](Self::mount_other)).
     pub async fn new(
         store: Arc<dyn Store>,
-        mount: impl FnOnce(Engine) -> Arc<dyn HttpIntegration>,
+        mount: impl Fn(Engine) -> Arc<dyn HttpIntegration> + Send + Sync + 'static,
     ) -> Self {
         let clock = ManualClock::new(start_instant());
         let engine = Engine::with(store, sandbox::config(), Arc::new(clock.clone()))
@@ -173,8 +178,15 @@ impl Harness {
             fixture,
             mount: String::new(),
             client,
+            mounter: Arc::new(mount),
             cleanup: Mutex::new(None),
         }
+    }
+
+    /// Another engine (other settings over the same store, say) mounted with this harness's
+    /// integration, as its own client.
+    pub fn mount_other(&self, engine: Engine) -> Arc<dyn HttpIntegration> {
+        (self.mounter)(engine)
     }
 
     /// Declares the path the integration mounts the API under (the suite keeps sending
@@ -346,6 +358,7 @@ impl Harness {
             fixture: self.fixture.clone(),
             mount: self.mount.clone(),
             client: self.client.clone(),
+            mounter: self.mounter.clone(),
             cleanup: Mutex::new(None),
         }
     }

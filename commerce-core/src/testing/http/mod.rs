@@ -36,6 +36,7 @@
 
 pub mod adapters;
 mod catalog;
+mod catalog_removals;
 mod fixtures;
 mod harness;
 mod input;
@@ -45,6 +46,7 @@ mod pipeline;
 mod races;
 pub mod receiver;
 mod rendered;
+mod sandbox;
 mod shipping;
 mod wallet;
 mod webhook_limits;
@@ -118,6 +120,10 @@ macro_rules! for_each_http_case {
             (webhook_limits::webhook_manual_deliveries_are_bounded),
             (webhook_limits::webhook_order_data_needs_orders_read),
             (webhook_urls::webhook_urls_sandbox_allows_loopback_only),
+            (sandbox::sandbox_moves_orders_through_every_status),
+            (sandbox::sandbox_clock_moves_forward_only),
+            (sandbox::sandbox_paths_are_unknown_to_a_production_engine),
+            (catalog_removals::removed_products_are_listed_for_sync),
         ] }
     };
 }
@@ -194,6 +200,8 @@ mod tests {
         ("races.rs", include_str!("races.rs")),
         ("receiver.rs", include_str!("receiver.rs")),
         ("rendered.rs", include_str!("rendered.rs")),
+        ("sandbox.rs", include_str!("sandbox.rs")),
+        ("catalog_removals.rs", include_str!("catalog_removals.rs")),
         ("webhooks.rs", include_str!("webhooks.rs")),
         ("webhook_limits.rs", include_str!("webhook_limits.rs")),
         ("webhook_urls.rs", include_str!("webhook_urls.rs")),

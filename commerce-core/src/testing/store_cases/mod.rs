@@ -41,6 +41,7 @@ mod moves;
 mod order_reads;
 mod placing;
 mod races;
+mod removals;
 mod shipping;
 mod webhook_claims;
 mod webhook_limits;
@@ -58,6 +59,7 @@ pub use moves::*;
 pub use order_reads::*;
 pub use placing::*;
 pub use races::*;
+pub use removals::*;
 pub use shipping::*;
 pub use webhook_claims::*;
 pub use webhook_limits::*;
@@ -86,6 +88,7 @@ macro_rules! __with_store_cases {
                 update_variant_patches_fields_and_bumps_product,
                 stopping_a_warranty_keeps_it_on_the_product,
                 products_of_variants_returns_each_owner_once,
+                removed_products_are_listed_newest_first_since,
                 money_amounts_round_trip_to_the_piastre,
                 shipping_rates_are_set_replaced_and_named,
                 place_order_round_trips_and_reserves_stock,
@@ -177,6 +180,7 @@ mod tests {
         include_str!("meter.rs"),
         include_str!("withdrawals.rs"),
         include_str!("races.rs"),
+        include_str!("removals.rs"),
         include_str!("webhooks.rs"),
         include_str!("webhook_limits.rs"),
         include_str!("webhook_outbox.rs"),
