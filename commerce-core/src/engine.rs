@@ -23,6 +23,7 @@ use crate::error::{ApiError, ErrorCode};
 use crate::observe;
 use crate::operator::Operator;
 use crate::pulls_seen::PullsSeen;
+use crate::request_id::RequestId;
 use crate::routes::{self, Endpoint};
 use crate::shared::Shared;
 use crate::store::{Store, Traced};
@@ -191,17 +192,24 @@ impl Engine {
     /// [`Store`]) still keeps a dropped operation atomic.
     pub async fn handle(&self, request: Request<Bytes>) -> Response<Bytes> {
         let engine = self.clone();
-        detached(async move { engine.handle_here(request).await }, || {
-            ApiError::server().into_response()
-        })
+        let id = RequestId::of(request.headers());
+        let shutdown = id.clone();
+        detached(
+            async move { engine.handle_here(request, id).await },
+            move || shutdown.stamp(ApiError::server().into_response()),
+        )
         .await
     }
 
     /// Answers one request in the current task, both phases, in its `commerce.request` span.
-    pub(crate) async fn handle_here(&self, request: Request<Bytes>) -> Response<Bytes> {
+    pub(crate) async fn handle_here(
+        &self,
+        request: Request<Bytes>,
+        id: RequestId,
+    ) -> Response<Bytes> {
         let (parts, body) = request.into_parts();
         let declared = u64::try_from(body.len()).ok();
-        match self.head_here(parts, declared).await {
+        match self.head_here(parts, declared, id).await {
             Head::Admitted(admitted) => admitted.handle_here(body).await,
             Head::Answered(response) => response,
         }
@@ -236,9 +244,11 @@ impl Engine {
     /// ```
     pub async fn head(&self, parts: Parts, declared_length: Option<u64>) -> Head {
         let engine = self.clone();
+        let id = RequestId::of(&parts.headers);
+        let shutdown = id.clone();
         detached(
-            async move { engine.head_here(parts, declared_length).await },
-            || Head::Answered(ApiError::server().into_response()),
+            async move { engine.head_here(parts, declared_length, id).await },
+            move || Head::Answered(shutdown.stamp(ApiError::server().into_response())),
         )
         .await
     }
@@ -263,7 +273,7 @@ impl Engine {
     }
 
     /// The head phase in the current task: opens the request's span and answers or admits.
-    async fn head_here(&self, parts: Parts, declared_length: Option<u64>) -> Head {
+    async fn head_here(&self, parts: Parts, declared_length: Option<u64>, id: RequestId) -> Head {
         let started = std::time::Instant::now();
         let route = routes::resolve(&parts.method, parts.uri.path());
         let endpoint = route.as_ref().map_or(routes::UNMATCHED, |e| e.name());
@@ -272,6 +282,7 @@ impl Engine {
             "commerce.request",
             endpoint,
             method = parts.method.as_str(),
+            request_id = id.as_str(),
             account_id = field::Empty,
             key_id = field::Empty,
             status = field::Empty,
@@ -281,6 +292,7 @@ impl Engine {
             span,
             endpoint,
             started,
+            id,
         };
         let checked =
             AssertUnwindSafe(self.check_head(route, &parts, declared_length, &trace.span))
@@ -312,7 +324,7 @@ impl Engine {
             return Err(ApiError::new(ErrorCode::PayloadTooLarge).into_response());
         }
         // An endpoint without a key (the OpenAPI document) is answered on the head.
-        if let Some(response) = api::serve_keyless(endpoint) {
+        if let Some(response) = api::serve_keyless(endpoint, parts) {
             return Err(response);
         }
         let now = self.now();
@@ -389,11 +401,15 @@ struct Trace {
     span: Span,
     endpoint: &'static str,
     started: std::time::Instant,
+    /// The request's id, stamped on its answer.
+    id: RequestId,
 }
 
 impl Trace {
-    /// Records the answer on the span and in the metrics, and returns it.
+    /// Records the answer on the span and in the metrics, and returns it with the request's
+    /// id.
     fn answered(self, response: Response<Bytes>) -> Response<Bytes> {
+        let response = self.id.stamp(response);
         let took = self.started.elapsed();
         if !self.span.is_disabled() {
             self.span.record("status", response.status().as_u16());
@@ -432,8 +448,9 @@ impl Admitted {
     /// Answers the request with its body (the second phase: input, handler). A body over
     /// [`Config::body_limit`] is a 413. Runs in its own task like [`Engine::handle`].
     pub async fn handle(self, body: Bytes) -> Response<Bytes> {
-        detached(async move { self.handle_here(body).await }, || {
-            ApiError::server().into_response()
+        let shutdown = self.trace.id.clone();
+        detached(async move { self.handle_here(body).await }, move || {
+            shutdown.stamp(ApiError::server().into_response())
         })
         .await
     }

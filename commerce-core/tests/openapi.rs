@@ -102,7 +102,32 @@ fn every_operation_in_the_document_is_served() {
 fn the_document_names_the_contract_details() {
     let doc = document();
     let schemas = &doc["components"]["schemas"];
-    assert_eq!(schemas["Money"]["pattern"], r"^-?[0-9]+\.[0-9]{2}$");
+    assert_eq!(schemas["Money"]["pattern"], r"^[0-9]+\.[0-9]{2}$");
+    // Every answer of every operation names `Request-Id`; every error body `request_id`.
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            for (status, response) in op["responses"].as_object().unwrap() {
+                assert_eq!(
+                    response["headers"]["Request-Id"]["required"], true,
+                    "{method} {path} {status}"
+                );
+            }
+            assert!(
+                op["parameters"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|p| p["name"] == "Request-Id" && p["in"] == "header"),
+                "{method} {path}"
+            );
+        }
+    }
+    assert!(
+        schemas["Error"]["properties"]["error"]["required"]
+            .as_array()
+            .unwrap()
+            .contains(&Value::from("request_id"))
+    );
     assert!(
         schemas["Timestamp"]["pattern"]
             .as_str()

@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 use crate::error::{ConflictReason, ErrorCode};
 use crate::limits::{
     MAX_DESCRIPTION, MAX_LINES, MAX_NOTE, MAX_PHONE, MAX_QUANTITY, MAX_REASON, MAX_REFERENCE,
-    MAX_TEXT, MAX_URL, MAX_WARRANTIES,
+    MAX_REQUEST_ID, MAX_TEXT, MAX_URL, MAX_WARRANTIES,
 };
 use crate::model::*;
 use crate::money::MAX_AMOUNT;
@@ -169,10 +169,11 @@ pub(super) fn written_schemas() -> Map<String, Value> {
                 "required": ["error"],
                 "properties": {"error": {
                     "type": "object",
-                    "required": ["code", "message"],
+                    "required": ["code", "message", "request_id"],
                     "properties": {
                         "code": {"type": "string", "enum": error_codes},
                         "message": {"type": "string", "minLength": 1, "description": "In Arabic."},
+                        "request_id": {"type": "string", "minLength": 1, "maxLength": MAX_REQUEST_ID, "description": "The request's id, as in the `Request-Id` header: quote it when asking for support."},
                         "fields": {
                             "type": "object",
                             "description": "Messages per field, under dotted keys (`lines.0.quantity`); only on 422.",

@@ -44,6 +44,7 @@ mod orders;
 mod pipeline;
 mod races;
 pub mod receiver;
+mod request_ids;
 mod shipping;
 mod wallet;
 mod webhook_limits;
@@ -72,6 +73,8 @@ macro_rules! for_each_http_case {
             (pipeline::unknown_paths_and_wrong_methods),
             (pipeline::rate_limit_counts_down_then_refuses),
             (pipeline::messages_and_labels_are_arabic),
+            (request_ids::every_answer_carries_its_request_id),
+            (pipeline::the_document_names_the_mounted_prefix),
             (catalog::categories_are_listed_with_meta),
             (catalog::products_paginate_and_hide_stopped_products),
             (catalog::product_detail_has_every_field),
@@ -191,6 +194,7 @@ mod tests {
         ("wallet.rs", include_str!("wallet.rs")),
         ("races.rs", include_str!("races.rs")),
         ("receiver.rs", include_str!("receiver.rs")),
+        ("request_ids.rs", include_str!("request_ids.rs")),
         ("webhooks.rs", include_str!("webhooks.rs")),
         ("webhook_limits.rs", include_str!("webhook_limits.rs")),
         ("webhook_urls.rs", include_str!("webhook_urls.rs")),
