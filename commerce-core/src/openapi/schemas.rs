@@ -104,10 +104,9 @@ pub(super) fn written_schemas() -> Map<String, Value> {
         "properties": {
             "id": {"$ref": "#/components/schemas/WithdrawalId"},
             "amount": money, "supply_amount": money,
-            "status": {
-                "type": "object", "required": ["key", "label"],
-                "properties": {"key": {"$ref": "#/components/schemas/WithdrawalStatus"}, "label": {"type": "string"}},
-            },
+            // A component of its own: generators name an inline object after its parent and
+            // property ("WithdrawalStatus"), which is the name of the status enum.
+            "status": {"$ref": "#/components/schemas/WithdrawalStatusView"},
             "wallet_number": {"type": "string"},
             "wallet_description": {"type": "string"},
             "notes": {"type": ["string", "null"]},
@@ -137,7 +136,7 @@ pub(super) fn written_schemas() -> Map<String, Value> {
         "pending_withdrawals": object(json!({
             "count": {"type": "integer", "minimum": 0},
             "amount": money,
-            "items": {"type": "array", "items": withdrawal},
+            "items": {"type": "array", "items": {"$ref": "#/components/schemas/Withdrawal"}},
         })),
         "withdrawal": object(json!({
             "open": {"type": "boolean"},
@@ -193,7 +192,14 @@ pub(super) fn written_schemas() -> Map<String, Value> {
             }),
         ),
         ("Wallet", wallet),
-        ("Withdrawal", withdrawal.clone()),
+        ("Withdrawal", withdrawal),
+        (
+            "WithdrawalStatusView",
+            json!({
+                "type": "object", "required": ["key", "label"],
+                "properties": {"key": {"$ref": "#/components/schemas/WithdrawalStatus"}, "label": {"type": "string"}},
+            }),
+        ),
         (
             "QuoteRequest",
             json!({"type": "object", "required": ["shipping_option_id", "governorate_id", "lines"], "properties": checkout(false)}),
