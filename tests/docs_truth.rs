@@ -58,10 +58,8 @@ fn codes(cell: &str) -> BTreeSet<String> {
 #[test]
 fn the_error_codes_are_the_codes_of_the_code() {
     let rows = table(&doc("errors.md"), &["code", "HTTP"]);
-    let documented: BTreeMap<&str, &str> = rows
-        .iter()
-        .map(|r| (code(&r[0]), r[1].as_str()))
-        .collect();
+    let documented: BTreeMap<&str, &str> =
+        rows.iter().map(|r| (code(&r[0]), r[1].as_str())).collect();
     let actual: BTreeMap<&str, String> = ErrorCode::ALL
         .iter()
         .map(|c| (c.as_str(), c.status().as_u16().to_string()))
@@ -78,10 +76,16 @@ fn the_conflict_reasons_are_the_reasons_of_the_code() {
     let actual: BTreeSet<&str> = ConflictReason::ALL.iter().map(|r| r.as_str()).collect();
     assert_eq!(documented, actual, "docs/errors.md's conflict reasons");
     // A count of them in words, if the text gives one, is the table's.
-    let words = ["two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"];
+    let words = [
+        "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    ];
     for (n, word) in words.iter().enumerate() {
         if errors.contains(&format!("the {word} conflicts")) {
-            assert_eq!(n + 2, actual.len(), "\"the {word} conflicts\" in docs/errors.md");
+            assert_eq!(
+                n + 2,
+                actual.len(),
+                "\"the {word} conflicts\" in docs/errors.md"
+            );
         }
     }
     // The webhook limits the conflicts name.
@@ -117,7 +121,10 @@ fn every_error_body_in_the_docs_is_one_the_api_gives() {
                 .or_else(|| body.split("\"code\":\"").nth(1)?.split('"').next())
                 .unwrap_or_default();
             assert!(codes.contains(code), "unknown code in {what}");
-            assert!(body.contains("\"request_id\":\"req_"), "no request_id in {what}");
+            assert!(
+                body.contains("\"request_id\":\""),
+                "no request_id in {what}"
+            );
             if code == "conflict" {
                 let reason = body
                     .split("\"reason\":\"")
@@ -164,20 +171,36 @@ fn the_endpoint_table_is_the_documents_operations() {
 fn the_documented_limits_and_defaults_are_the_codes() {
     let config = Config::default();
     let mib = config.body_limit / (1024 * 1024);
-    assert_eq!(mib * 1024 * 1024, config.body_limit, "a whole number of MiB");
+    assert_eq!(
+        mib * 1024 * 1024,
+        config.body_limit,
+        "a whole number of MiB"
+    );
     let mentions = |file: &str, text: &str| {
         assert!(doc(file).contains(text), "docs/{file} should say {text:?}");
     };
     mentions("README.md", &format!("at most {mib} MiB (the default"));
-    mentions("errors.md", &format!("{mib} MiB unless the platform set another"));
-    mentions("authentication.md", &format!("{mib} MiB\n   unless the platform set another"));
     mentions(
-        "rate-limits.md",
-        &format!("**{}** unless\nthe platform changed it", config.default_rate_limit),
+        "errors.md",
+        &format!("{mib} MiB unless the platform set another"),
     );
     mentions(
         "authentication.md",
-        &format!("({} unless the platform changed it)", config.default_rate_limit),
+        &format!("{mib} MiB\n   unless the platform set another"),
+    );
+    mentions(
+        "rate-limits.md",
+        &format!(
+            "**{}** unless\nthe platform changed it",
+            config.default_rate_limit
+        ),
+    );
+    mentions(
+        "authentication.md",
+        &format!(
+            "({} unless the platform changed it)",
+            config.default_rate_limit
+        ),
     );
     mentions(
         "money-and-time.md",
@@ -189,7 +212,10 @@ fn the_documented_limits_and_defaults_are_the_codes() {
     );
     mentions(
         "wallet.md",
-        &format!("({} by default)", commerce::money::money_string(config.withdrawal_minimum)),
+        &format!(
+            "({} by default)",
+            commerce::money::money_string(config.withdrawal_minimum)
+        ),
     );
     mentions(
         "idempotency.md",
@@ -221,7 +247,10 @@ fn the_documented_limits_and_defaults_are_the_codes() {
     let per_page = parameter("/api/v1/orders", "get", "per_page");
     mentions(
         "pagination.md",
-        &format!("| `per_page` | integer | 25 | 1 to {} |", per_page["maximum"]),
+        &format!(
+            "| `per_page` | integer | 25 | 1 to {} |",
+            per_page["maximum"]
+        ),
     );
     let key = parameter("/api/v1/orders", "post", "Idempotency-Key");
     mentions(
@@ -229,7 +258,13 @@ fn the_documented_limits_and_defaults_are_the_codes() {
         &format!("| Form | 1 to {} printable ASCII", key["maxLength"]),
     );
     let id = parameter("/api/v1/me", "get", "Request-Id");
-    mentions("errors.md", &format!("1 to {} printable ASCII", id["maxLength"]));
+    mentions(
+        "errors.md",
+        &format!(
+            "`Request-Id` header: 1 to {} printable ASCII",
+            id["maxLength"]
+        ),
+    );
     // Every paged list of the document is named in pagination.md.
     let pages = doc("pagination.md");
     for (path, item) in document["paths"].as_object().unwrap() {
@@ -270,17 +305,28 @@ async fn the_sandbox_keys_are_the_seeds() {
             .unwrap()
             .expect("a seeded key");
         let account = store.account(key.account_id).await.unwrap().unwrap();
-        let abilities: BTreeSet<String> =
-            key.abilities.iter().map(|a| a.as_str().to_owned()).collect();
+        let abilities: BTreeSet<String> = key
+            .abilities
+            .iter()
+            .map(|a| a.as_str().to_owned())
+            .collect();
         assert_eq!(codes(&row[3]), abilities, "the abilities of {plaintext}");
         assert_eq!(row[2], account.side.as_str(), "the side of {plaintext}");
         let limited = row[4].contains("limit ");
         let default = engine.config().default_rate_limit;
-        assert_eq!(limited, key.rate_limit != default, "the limit of {plaintext}");
+        assert_eq!(
+            limited,
+            key.rate_limit != default,
+            "the limit of {plaintext}"
+        );
         if limited {
             let figure = key.rate_limit.to_string();
             let written = row[4].replace(',', "");
-            assert!(written.contains(&figure), "{plaintext}: {} per minute", figure);
+            assert!(
+                written.contains(&figure),
+                "{plaintext}: {} per minute",
+                figure
+            );
         }
         assert_eq!(
             row[4].contains("revoked"),

@@ -19,7 +19,7 @@ use crate::auth;
 use crate::clock::{Clock, SystemClock};
 pub use crate::config::Config;
 use crate::config::ConfigError;
-use crate::error::{ApiError, ErrorCode};
+use crate::error::ApiError;
 use crate::observe;
 use crate::operator::Operator;
 use crate::pulls_seen::PullsSeen;
@@ -321,7 +321,8 @@ impl Engine {
     ) -> Result<Pass, Response<Bytes>> {
         let endpoint = route.map_err(ApiError::into_response)?;
         if declared_length.is_some_and(|length| length > self.body_limit()) {
-            return Err(ApiError::new(ErrorCode::PayloadTooLarge).into_response());
+            let limit = self.shared.config.body_limit;
+            return Err(ApiError::payload_too_large(limit).into_response());
         }
         // An endpoint without a key (the OpenAPI document) is answered on the head.
         if let Some(response) = api::serve_keyless(endpoint, parts) {
@@ -464,7 +465,8 @@ impl Admitted {
     /// The second phase in the current task.
     async fn handle_here(self, body: Bytes) -> Response<Bytes> {
         if body.len() > self.engine.shared.config.body_limit {
-            return self.refuse(ApiError::new(ErrorCode::PayloadTooLarge));
+            let limit = self.engine.shared.config.body_limit;
+            return self.refuse(ApiError::payload_too_large(limit));
         }
         let Admitted {
             engine,

@@ -218,6 +218,11 @@ impl ApiError {
             .with_extra("reason", reason.as_str())
     }
 
+    /// A 413 `payload_too_large` whose message names the body limit, `limit` bytes.
+    pub(crate) fn payload_too_large(limit: usize) -> Self {
+        Self::new(ErrorCode::PayloadTooLarge).with_message(messages::payload_too_large(limit))
+    }
+
     /// A 500 `server_error`.
     pub fn server() -> Self {
         Self::new(ErrorCode::ServerError)

@@ -71,7 +71,9 @@ fn options() -> Result<Options, String> {
             "--database-url" => database_url = Some(value()?),
             "--public" if inline.is_none() => public = true,
             "-h" | "--help" => {
-                println!("usage: commerce-sandbox [--addr HOST:PORT] [--public] [--database-url URL]");
+                println!(
+                    "usage: commerce-sandbox [--addr HOST:PORT] [--public] [--database-url URL]"
+                );
                 println!("  --addr          or COMMERCE_ADDR; default {DEFAULT_ADDR}");
                 println!(
                     "  --public        allow a non-loopback --addr (the demo keys are public: anyone who reaches it can use them)"
