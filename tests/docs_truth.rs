@@ -30,7 +30,8 @@ fn table(text: &str, header: &[&str]) -> Vec<Vec<String>> {
     };
     let mut lines = text.lines();
     while let Some(line) = lines.next() {
-        if line.starts_with('|') && cells(line).starts_with(&header.map(str::to_owned)) {
+        let wanted: Vec<String> = header.iter().map(|h| (*h).to_owned()).collect();
+        if line.starts_with('|') && cells(line).starts_with(&wanted) {
             lines.next(); // |---|
             return lines
                 .take_while(|l| l.starts_with('|'))
