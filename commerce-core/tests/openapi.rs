@@ -471,7 +471,11 @@ fn the_phone_pattern_is_the_servers_rule() {
         ("+2001001234567", false),
         ("0100.123.4567", false),
     ] {
-        assert_eq!(normalize_phone(typed).is_some(), accepted, "server: {typed:?}");
+        assert_eq!(
+            normalize_phone(typed).is_some(),
+            accepted,
+            "server: {typed:?}"
+        );
         assert_eq!(matches(&Value::from(typed)), accepted, "pattern: {typed:?}");
     }
 }
