@@ -137,7 +137,7 @@ fn request_id_header() -> utoipa::openapi::Header {
             .schema_type(Type::String)
             .min_length(Some(1))
             .max_length(Some(MAX_REQUEST_ID))
-            .pattern(Some(r"^[!-~]([ -~]*[!-~])?$")),
+            .pattern(Some(PRINTABLE)),
     )
 }
 
@@ -320,6 +320,26 @@ fn success_response(endpoint: Endpoint, status: u16, body: Option<&Body>) -> Res
     response
 }
 
+/// An optional request header of 1 to `max` printable ASCII characters (no surrounding space).
+fn printable_header(name: &str, description: &str, max: usize) -> utoipa::openapi::path::Parameter {
+    ParameterBuilder::new()
+        .name(name)
+        .parameter_in(ParameterIn::Header)
+        .required(Required::False)
+        .description(Some(description))
+        .schema(Some(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .min_length(Some(1))
+                .max_length(Some(max))
+                .pattern(Some(PRINTABLE)),
+        ))
+        .build()
+}
+
+/// 1 or more printable ASCII characters, spaces inside only.
+const PRINTABLE: &str = r"^[!-~]([ -~]*[!-~])?$";
+
 pub(super) fn operation(template: &str, endpoint: Endpoint) -> utoipa::openapi::path::Operation {
     let spec = spec(endpoint);
     let ability = endpoint.ability().map(Ability::as_str);
@@ -388,42 +408,18 @@ pub(super) fn operation(template: &str, endpoint: Endpoint) -> utoipa::openapi::
     for param in spec.query {
         op = op.parameter(query_parameter(*param));
     }
-    op = op.parameter(
-        ParameterBuilder::new()
-            .name("Request-Id")
-            .parameter_in(ParameterIn::Header)
-            .required(Required::False)
-            .description(Some(
-                "Your own id for this request (1 to 100 printable ASCII characters), echoed \
-                 in the answer's `Request-Id`; any other value is replaced by a new id.",
-            ))
-            .schema(Some(
-                ObjectBuilder::new()
-                    .schema_type(Type::String)
-                    .min_length(Some(1))
-                    .max_length(Some(MAX_REQUEST_ID))
-                    .pattern(Some(r"^[!-~]([ -~]*[!-~])?$")),
-            ))
-            .build(),
-    );
+    op = op.parameter(printable_header(
+        "Request-Id",
+        "Your own id for this request (1 to 100 printable ASCII characters), echoed in the \
+         answer's `Request-Id`; any other value is replaced by a new id.",
+        MAX_REQUEST_ID,
+    ));
     if endpoint == Endpoint::CreateOrder {
-        op = op.parameter(
-            ParameterBuilder::new()
-                .name("Idempotency-Key")
-                .parameter_in(ParameterIn::Header)
-                .required(Required::False)
-                .description(Some(
-                    "Makes a retry safe: the same key and body within 24 hours replay the first answer.",
-                ))
-                .schema(Some(
-                    ObjectBuilder::new()
-                        .schema_type(Type::String)
-                        .min_length(Some(1))
-                        .max_length(Some(MAX_IDEMPOTENCY_KEY))
-                        .pattern(Some(r"^[!-~]([ -~]*[!-~])?$")),
-                ))
-                .build(),
-        );
+        op = op.parameter(printable_header(
+            "Idempotency-Key",
+            "Makes a retry safe: the same key and body within 24 hours replay the first answer.",
+            MAX_IDEMPOTENCY_KEY,
+        ));
     }
     if let Some((schema, optional)) = spec.request {
         op = op.request_body(Some(
