@@ -22,3 +22,5 @@ check -p commerce --lib --no-default-features
 for feature in axum warp sqlx-sqlite sqlx-postgres sandbox metrics webhooks; do
   check -p commerce --lib --no-default-features --features "$feature"
 done
+# The sandbox server binary on its own feature (what `cargo install` builds).
+check -p commerce --bin commerce-sandbox --no-default-features --features sandbox-server

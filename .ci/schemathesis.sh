@@ -23,25 +23,8 @@ if ! "$VENV/bin/schemathesis" --version 2>/dev/null | grep -q "$SCHEMATHESIS_VER
     "schemathesis==$SCHEMATHESIS_VERSION" "openapi-spec-validator==$VALIDATOR_VERSION"
 fi
 
-cargo build --quiet --example server
-work="$(mktemp -d)"
-cargo run --quiet --example server -- --addr "127.0.0.1:$PORT" >"$work/server.log" 2>&1 &
-server=$!
-trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; rm -rf "$work"' EXIT
-
-url="http://127.0.0.1:$PORT/api/v1/openapi.json"
-for _ in $(seq 1 120); do
-  if curl -fsS -o "$work/openapi.json" "$url" 2>/dev/null; then
-    break
-  fi
-  if ! kill -0 "$server" 2>/dev/null; then
-    cat "$work/server.log"
-    echo "the sandbox server stopped" >&2
-    exit 1
-  fi
-  sleep 0.5
-done
-[ -s "$work/openapi.json" ] || { echo "no document at $url" >&2; exit 1; }
+# shellcheck source=/dev/null
+source .ci/sandbox_server.sh
 
 "$VENV/bin/openapi-spec-validator" "$work/openapi.json"
 

@@ -33,9 +33,7 @@ where
     };
     match collected {
         Ok(collected) => Ok(collected.to_bytes()),
-        Err(error) if error.is::<LengthLimitError>() => {
-            Err(ApiError::new(ErrorCode::PayloadTooLarge))
-        }
+        Err(error) if error.is::<LengthLimitError>() => Err(ApiError::payload_too_large(limit)),
         Err(_) => Err(ApiError::new(ErrorCode::BadRequest)),
     }
 }

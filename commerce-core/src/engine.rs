@@ -20,10 +20,11 @@ use crate::auth;
 use crate::clock::{Clock, OffsetClock, SystemClock};
 pub use crate::config::Config;
 use crate::config::ConfigError;
-use crate::error::{ApiError, ErrorCode};
+use crate::error::ApiError;
 use crate::observe;
 use crate::operator::Operator;
 use crate::pulls_seen::PullsSeen;
+use crate::request_id::RequestId;
 use crate::routes::{self, Endpoint};
 use crate::shared::Shared;
 use crate::store::{Store, Traced};
@@ -207,17 +208,24 @@ impl Engine {
     /// [`Store`]) still keeps a dropped operation atomic.
     pub async fn handle(&self, request: Request<Bytes>) -> Response<Bytes> {
         let engine = self.clone();
-        detached(async move { engine.handle_here(request).await }, || {
-            ApiError::server().into_response()
-        })
+        let id = RequestId::of(request.headers());
+        let shutdown = id.clone();
+        detached(
+            async move { engine.handle_here(request, id).await },
+            move || shutdown.stamp(ApiError::server().into_response()),
+        )
         .await
     }
 
     /// Answers one request in the current task, both phases, in its `commerce.request` span.
-    pub(crate) async fn handle_here(&self, request: Request<Bytes>) -> Response<Bytes> {
+    pub(crate) async fn handle_here(
+        &self,
+        request: Request<Bytes>,
+        id: RequestId,
+    ) -> Response<Bytes> {
         let (parts, body) = request.into_parts();
         let declared = u64::try_from(body.len()).ok();
-        match self.head_here(parts, declared).await {
+        match self.head_here(parts, declared, id).await {
             Head::Admitted(admitted) => admitted.handle_here(body).await,
             Head::Answered(response) => response,
         }
@@ -252,9 +260,11 @@ impl Engine {
     /// ```
     pub async fn head(&self, parts: Parts, declared_length: Option<u64>) -> Head {
         let engine = self.clone();
+        let id = RequestId::of(&parts.headers);
+        let shutdown = id.clone();
         detached(
-            async move { engine.head_here(parts, declared_length).await },
-            || Head::Answered(ApiError::server().into_response()),
+            async move { engine.head_here(parts, declared_length, id).await },
+            move || Head::Answered(shutdown.stamp(ApiError::server().into_response())),
         )
         .await
     }
@@ -279,7 +289,7 @@ impl Engine {
     }
 
     /// The head phase in the current task: opens the request's span and answers or admits.
-    async fn head_here(&self, parts: Parts, declared_length: Option<u64>) -> Head {
+    async fn head_here(&self, parts: Parts, declared_length: Option<u64>, id: RequestId) -> Head {
         let started = std::time::Instant::now();
         let route = routes::resolve(
             &parts.method,
@@ -292,6 +302,7 @@ impl Engine {
             "commerce.request",
             endpoint,
             method = parts.method.as_str(),
+            request_id = id.as_str(),
             account_id = field::Empty,
             key_id = field::Empty,
             status = field::Empty,
@@ -301,6 +312,7 @@ impl Engine {
             span,
             endpoint,
             started,
+            id,
         };
         let checked =
             AssertUnwindSafe(self.check_head(route, &parts, declared_length, &trace.span))
@@ -329,10 +341,11 @@ impl Engine {
     ) -> Result<Pass, Response<Bytes>> {
         let endpoint = route.map_err(ApiError::into_response)?;
         if declared_length.is_some_and(|length| length > self.body_limit()) {
-            return Err(ApiError::new(ErrorCode::PayloadTooLarge).into_response());
+            let limit = self.shared.config.body_limit;
+            return Err(ApiError::payload_too_large(limit).into_response());
         }
         // An endpoint without a key (the OpenAPI document) is answered on the head.
-        if let Some(response) = api::serve_keyless(endpoint) {
+        if let Some(response) = api::serve_keyless(endpoint, parts) {
             return Err(response);
         }
         let now = self.now();
@@ -409,11 +422,15 @@ struct Trace {
     span: Span,
     endpoint: &'static str,
     started: std::time::Instant,
+    /// The request's id, stamped on its answer.
+    id: RequestId,
 }
 
 impl Trace {
-    /// Records the answer on the span and in the metrics, and returns it.
+    /// Records the answer on the span and in the metrics, and returns it with the request's
+    /// id.
     fn answered(self, response: Response<Bytes>) -> Response<Bytes> {
+        let response = self.id.stamp(response);
         let took = self.started.elapsed();
         if !self.span.is_disabled() {
             self.span.record("status", response.status().as_u16());
@@ -452,8 +469,9 @@ impl Admitted {
     /// Answers the request with its body (the second phase: input, handler). A body over
     /// [`Config::body_limit`] is a 413. Runs in its own task like [`Engine::handle`].
     pub async fn handle(self, body: Bytes) -> Response<Bytes> {
-        detached(async move { self.handle_here(body).await }, || {
-            ApiError::server().into_response()
+        let shutdown = self.trace.id.clone();
+        detached(async move { self.handle_here(body).await }, move || {
+            shutdown.stamp(ApiError::server().into_response())
         })
         .await
     }
@@ -467,7 +485,8 @@ impl Admitted {
     /// The second phase in the current task.
     async fn handle_here(self, body: Bytes) -> Response<Bytes> {
         if body.len() > self.engine.shared.config.body_limit {
-            return self.refuse(ApiError::new(ErrorCode::PayloadTooLarge));
+            let limit = self.engine.shared.config.body_limit;
+            return self.refuse(ApiError::payload_too_large(limit));
         }
         let Admitted {
             engine,

@@ -218,17 +218,44 @@ impl ApiError {
             .with_extra("reason", reason.as_str())
     }
 
+    /// A 413 `payload_too_large` whose message names the body limit, `limit` bytes.
+    pub(crate) fn payload_too_large(limit: usize) -> Self {
+        Self::new(ErrorCode::PayloadTooLarge).with_message(messages::payload_too_large(limit))
+    }
+
     /// A 500 `server_error`.
     pub fn server() -> Self {
         Self::new(ErrorCode::ServerError)
     }
 
-    /// Renders the error as a response.
+    /// Renders the error as a response. The engine adds the request's id to the body
+    /// (`error.request_id`) and its `Request-Id` header before sending it.
     pub fn into_response(self) -> Response<Bytes> {
         debug_assert!(
             self.code != ErrorCode::Conflict || self.extra.contains_key("reason"),
             "a 409 is built by ApiError::conflict, with its reason"
         );
+        let mut response = crate::wire::json_response(self.code.status(), self.body(None));
+        if self.code == ErrorCode::Unauthenticated {
+            // RFC 6750: a 401 names the scheme the client should use.
+            response.headers_mut().insert(
+                http::header::WWW_AUTHENTICATE,
+                http::HeaderValue::from_static("Bearer"),
+            );
+        }
+        let mut error = self;
+        for (name, value) in std::mem::take(&mut error.headers) {
+            response.headers_mut().append(name, value);
+        }
+        // Kept until the request's id is known (`RequestId::stamp` renders the body again).
+        response
+            .extensions_mut()
+            .insert(RenderedError(Box::new(error)));
+        response
+    }
+
+    /// The JSON body: `{"error": {"code", "message", "request_id"?, "fields"?, ...extra}}`.
+    fn body(&self, request_id: Option<&str>) -> Vec<u8> {
         #[derive(Serialize)]
         struct Body<'a> {
             error: Inner<'a>,
@@ -237,32 +264,35 @@ impl ApiError {
         struct Inner<'a> {
             code: &'static str,
             message: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            request_id: Option<&'a str>,
             #[serde(skip_serializing_if = "BTreeMap::is_empty")]
             fields: &'a FieldErrors,
             #[serde(flatten)]
             extra: &'a Map<String, Value>,
         }
-        let body = serde_json::to_vec(&Body {
+        serde_json::to_vec(&Body {
             error: Inner {
                 code: self.code.as_str(),
                 message: &self.message,
+                request_id,
                 fields: &self.fields,
                 extra: &self.extra,
             },
         })
-        .unwrap_or_default();
-        let mut response = crate::wire::json_response(self.code.status(), body);
-        if self.code == ErrorCode::Unauthenticated {
-            // RFC 6750: a 401 names the scheme the client should use.
-            response.headers_mut().insert(
-                http::header::WWW_AUTHENTICATE,
-                http::HeaderValue::from_static("Bearer"),
-            );
-        }
-        for (name, value) in self.headers {
-            response.headers_mut().append(name, value);
-        }
-        response
+        .unwrap_or_default()
+    }
+}
+
+/// The error an error response was rendered from, in the response's extensions until the
+/// engine stamps the request's id on it.
+#[derive(Debug, Clone)]
+pub(crate) struct RenderedError(Box<ApiError>);
+
+impl RenderedError {
+    /// The error's body, with `request_id`.
+    pub(crate) fn body(&self, request_id: Option<&str>) -> Vec<u8> {
+        self.0.body(request_id)
     }
 }
 

@@ -12,10 +12,15 @@ use crate::wire::{OrderView, Stamp, StatusView};
 
 /// A new event id: `evt_` and 24 characters from `[a-z0-9]`.
 pub fn new_event_id() -> String {
+    random_id("evt_")
+}
+
+/// `prefix` and 24 random characters from `[a-z0-9]` (event ids, request ids).
+pub(crate) fn random_id(prefix: &str) -> String {
     const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
     let mut rng = rand::rng();
-    let mut id = String::with_capacity(28);
-    id.push_str("evt_");
+    let mut id = String::with_capacity(prefix.len() + 24);
+    id.push_str(prefix);
     for _ in 0..24 {
         id.push(char::from(ALPHABET[rng.random_range(0..ALPHABET.len())]));
     }

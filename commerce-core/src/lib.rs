@@ -92,6 +92,7 @@ pub(crate) mod openapi;
 pub mod operator;
 pub mod pricing;
 mod pulls_seen;
+mod request_id;
 // The dispatch table; what users need of it (`API_PREFIX`, `MountPrefix`) is re-exported below.
 pub(crate) mod routes;
 #[cfg(feature = "sandbox")]

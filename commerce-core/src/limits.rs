@@ -18,6 +18,8 @@ pub const MAX_PHONE: usize = 32;
 pub const MAX_REASON: usize = 500;
 /// Longest `Idempotency-Key`, in characters (printable ASCII).
 pub const MAX_IDEMPOTENCY_KEY: usize = 100;
+/// Longest `Request-Id` a client may send to have it echoed, in characters (printable ASCII).
+pub const MAX_REQUEST_ID: usize = 100;
 
 /// Most lines in one order or quote.
 pub const MAX_LINES: usize = 100;

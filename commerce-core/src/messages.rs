@@ -22,8 +22,21 @@ pub const NOT_FOUND: &str = "اللي بتدور عليه مش موجود.";
 pub const ROUTE_NOT_FOUND: &str = "المسار ده مش موجود.";
 /// 405 `method_not_allowed`.
 pub const METHOD_NOT_ALLOWED: &str = "الطريقة دي مش مسموحة على المسار ده.";
-/// 413 `payload_too_large`.
-pub const PAYLOAD_TOO_LARGE: &str = "حجم الطلب أكبر من المسموح (1 ميجابايت بحد أقصى).";
+/// 413 `payload_too_large`, when the limit is not known ([`payload_too_large`] names it).
+pub const PAYLOAD_TOO_LARGE: &str = "حجم الطلب أكبر من المسموح.";
+
+/// 413 `payload_too_large` for a body limit of `limit` bytes ([`Config::body_limit`]
+/// (crate::Config::body_limit)): in megabytes, kilobytes or bytes, whichever is whole.
+pub fn payload_too_large(limit: usize) -> String {
+    const MIB: usize = 1024 * 1024;
+    let size = match limit {
+        0 => "0 بايت".to_owned(),
+        l if l % MIB == 0 => format!("{} ميجابايت", l / MIB),
+        l if l % 1024 == 0 => format!("{} كيلوبايت", l / 1024),
+        l => format!("{l} بايت"),
+    };
+    format!("حجم الطلب أكبر من المسموح ({size} بحد أقصى).")
+}
 /// 400 `bad_request`: the body could not be read.
 pub const BODY_UNREADABLE: &str = "محتوى الطلب وصل ناقص أو بترميز مش سليم، ومقدرناش نقراه.";
 /// 408 `request_timeout`: the body was not read whole in time.
@@ -232,5 +245,13 @@ mod tests {
             );
             assert!(!label.chars().any(|c| c.is_ascii_alphabetic()), "{status}");
         }
+    }
+
+    #[test]
+    fn the_413_message_names_the_configured_limit() {
+        assert!(payload_too_large(1024 * 1024).contains("(1 ميجابايت بحد أقصى)"));
+        assert!(payload_too_large(3 * 1024 * 1024).contains("(3 ميجابايت"));
+        assert!(payload_too_large(64 * 1024).contains("(64 كيلوبايت"));
+        assert!(payload_too_large(1000).contains("(1000 بايت"));
     }
 }

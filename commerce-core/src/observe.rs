@@ -5,7 +5,8 @@
 //!
 //! - [`REQUEST_SPAN`] (`commerce.request`, level `INFO`), one per API request, with the fields
 //!   `endpoint` (the route's stable name, e.g. `orders.create`, `me.show`; `"unmatched"`
-//!   for a 404 or 405), `method`, `account_id` and `key_id` (recorded once the key is
+//!   for a 404 or 405), `method`, `request_id` (the answer's `Request-Id`: the client's own
+//!   when valid, else `req_` and 24 characters), `account_id` and `key_id` (recorded once the key is
 //!   authenticated, empty before), `status` and `latency_ms` (recorded when the answer is ready).
 //! - [`STORE_SPAN`] (`commerce.store`, level `DEBUG`), one per store operation, with `concern`
 //!   ([`Concern::name`](crate::store::Concern::name)) and `operation` (the method's name); inside

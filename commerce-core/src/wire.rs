@@ -85,8 +85,8 @@ pub(crate) struct ListMeta {
 pub(crate) const TIMESTAMP_PATTERN: &str =
     r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\+0[23]:00$";
 
-/// The pattern of a money string on the wire: exactly two decimals.
-pub(crate) const MONEY_PATTERN: &str = r"^-?[0-9]+\.[0-9]{2}$";
+/// The pattern of a money string on the wire: exactly two decimals, never negative.
+pub(crate) const MONEY_PATTERN: &str = r"^[0-9]+\.[0-9]{2}$";
 
 /// A timestamp rendered in Egypt time.
 #[derive(Debug, Clone, Copy)]

@@ -215,6 +215,7 @@ const LAYERS: &[(Layer, &[&str])] = &[
             "events",
             "observe",
             "pulls_seen",
+            "request_id",
             "webhooks",
         ],
     ),

@@ -253,6 +253,14 @@ fn requests_are_spans_with_store_children_and_nothing_secret() {
         .map(|(_, s)| s.fields["status"].as_str())
         .collect();
     assert_eq!(statuses, ["200", "201", "201", "200", "404"]);
+    // Every request's span records its id, the one its answer's `Request-Id` carries.
+    for (_, span) in &requests {
+        let id = span.fields["request_id"].as_str();
+        assert!(
+            id.strip_prefix("req_").is_some_and(|tail| tail.len() == 24),
+            "{span:?}"
+        );
+    }
     for (_, span) in &requests[..4] {
         assert_eq!(span.fields["account_id"], account, "{span:?}");
         assert!(span.fields["key_id"].parse::<i64>().is_ok(), "{span:?}");

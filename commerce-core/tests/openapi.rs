@@ -110,7 +110,32 @@ fn every_operation_in_the_document_is_served() {
 fn the_document_names_the_contract_details() {
     let doc = document();
     let schemas = &doc["components"]["schemas"];
-    assert_eq!(schemas["Money"]["pattern"], r"^-?[0-9]+\.[0-9]{2}$");
+    assert_eq!(schemas["Money"]["pattern"], r"^[0-9]+\.[0-9]{2}$");
+    // Every answer of every operation names `Request-Id`; every error body `request_id`.
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            for (status, response) in op["responses"].as_object().unwrap() {
+                assert_eq!(
+                    response["headers"]["Request-Id"]["required"], true,
+                    "{method} {path} {status}"
+                );
+            }
+            assert!(
+                op["parameters"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|p| p["name"] == "Request-Id" && p["in"] == "header"),
+                "{method} {path}"
+            );
+        }
+    }
+    assert!(
+        schemas["Error"]["properties"]["error"]["required"]
+            .as_array()
+            .unwrap()
+            .contains(&Value::from("request_id"))
+    );
     assert!(
         schemas["Timestamp"]["pattern"]
             .as_str()
@@ -418,7 +443,7 @@ async fn money_and_timestamps_of_real_orders_fit_their_patterns() {
         .await;
     assert_eq!(created.status, StatusCode::CREATED);
     let order = created.json();
-    let money = regex_like(r"^-?[0-9]+\.[0-9]{2}$");
+    let money = regex_like(r"^[0-9]+\.[0-9]{2}$");
     assert!(
         money(&order["data"]["totals"]["profit"]),
         "{}",
@@ -434,6 +459,36 @@ async fn money_and_timestamps_of_real_orders_fit_their_patterns() {
         body: created.body.clone(),
     };
     assert_eq!(check(&seen, &mut validators), Vec::<String>::new());
+}
+
+/// The phone pattern of the document takes what the server takes: spaces and dashes anywhere,
+/// `+20` and `0020` for the leading `0`; and refuses what it refuses.
+#[test]
+fn the_phone_pattern_is_the_servers_rule() {
+    use commerce_core::domain::fields::normalize_phone;
+    let doc = document();
+    let phone = &doc["components"]["schemas"]["OrderRequest"]["properties"]["phone"]["pattern"];
+    let matches = regex_like(phone.as_str().expect("a phone pattern"));
+    for (typed, accepted) in [
+        ("01001234567", true),
+        ("0100 123 4567", true),
+        ("+20-100-123-4567", true),
+        ("0020 100 123 4567", true),
+        ("+20 1001234567", true),
+        (" 0100-123-4567 ", true),
+        ("0200 123 4567", false),
+        ("0100123456", false),
+        ("010012345678", false),
+        ("+2001001234567", false),
+        ("0100.123.4567", false),
+    ] {
+        assert_eq!(
+            normalize_phone(typed).is_some(),
+            accepted,
+            "server: {typed:?}"
+        );
+        assert_eq!(matches(&Value::from(typed)), accepted, "pattern: {typed:?}");
+    }
 }
 
 /// A matcher for one pattern, through the validator (the same regex engine as the checks).

@@ -32,10 +32,7 @@ pub(crate) async fn serve(
 ) -> Result<Response<Bytes>, ApiError> {
     let (parts, body) = request.into_parts();
     let query = parts.uri.query();
-    let mount = parts
-        .extensions
-        .get::<MountPrefix>()
-        .map_or("", |m| m.0.as_str());
+    let mount = mount_of(&parts);
     match endpoint {
         Endpoint::Me => me::show(ctx),
         Endpoint::Categories => catalog::categories(ctx, query).await,
@@ -58,7 +55,7 @@ pub(crate) async fn serve(
         Endpoint::PingWebhook(id) => webhooks::ping(ctx, id).await,
         Endpoint::WebhookDeliveries(id) => webhooks::deliveries(ctx, id, query).await,
         Endpoint::Redeliver(id, delivery) => webhooks::redeliver(ctx, id, delivery).await,
-        Endpoint::OpenApi => Ok(openapi_document()),
+        Endpoint::OpenApi => Ok(openapi_document(mount)),
         Endpoint::SandboxMoveOrder(id) => sandbox::move_order(ctx, id, &body).await,
         Endpoint::SandboxClock => sandbox::clock(ctx),
         Endpoint::SandboxAdvanceClock => sandbox::advance_clock(ctx, &body),
@@ -67,13 +64,25 @@ pub(crate) async fn serve(
 
 /// The answer to a request whose endpoint needs no key ([`Endpoint::needs_key`]), served
 /// before the key is read; `None` for every other endpoint.
-pub(crate) fn serve_keyless(endpoint: Endpoint) -> Option<Response<Bytes>> {
-    (!endpoint.needs_key()).then(openapi_document)
+pub(crate) fn serve_keyless(
+    endpoint: Endpoint,
+    parts: &http::request::Parts,
+) -> Option<Response<Bytes>> {
+    (!endpoint.needs_key()).then(|| openapi_document(mount_of(parts)))
 }
 
-/// `GET /openapi.json`.
-fn openapi_document() -> Response<Bytes> {
-    wire::json_response(StatusCode::OK, crate::openapi::document_bytes().to_vec())
+/// The path the API is mounted under (`""` at the root).
+fn mount_of(parts: &http::request::Parts) -> &str {
+    parts
+        .extensions
+        .get::<MountPrefix>()
+        .map_or("", |m| m.0.as_str())
+}
+
+/// `GET /openapi.json`: its `servers` is the path the API is mounted under, so that a client
+/// generated from it calls `{mount}/api/v1/...`.
+fn openapi_document(mount: &str) -> Response<Bytes> {
+    wire::json_response(StatusCode::OK, crate::openapi::document_bytes_under(mount))
 }
 
 /// A 200 with one page of a list: `{"data": items, "meta": {...}}`.

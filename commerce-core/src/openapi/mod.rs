@@ -60,10 +60,13 @@ pub(super) const SINGLE_LINE_FILLED: &str = r"^[^\u0000-\u001F\u007F-\u009F\u202
 /// Multi-line printable text with at least one character that is not white space.
 pub(super) const MULTI_LINE_FILLED: &str = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]*[^\s\u0000-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069][^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]*$";
 /// An Egyptian mobile number as the API takes it: `01` and 9 digits, or with `+20` / `0020`
-/// in place of the leading `0`.
-pub(super) const PHONE: &str = r"^(\+20|0020|0)1[0-9]{9}$";
+/// in place of the leading `0`, with spaces and dashes anywhere (`0100 123 4567`,
+/// `+20-100-123-4567`; the server drops them).
+pub(super) const PHONE: &str =
+    r"^[ -]*(\+[ -]*2[ -]*0|0[ -]*0[ -]*2[ -]*0|0)[ -]*1([ -]*[0-9]){9}[ -]*$";
 /// An optional phone: a phone, or blank (taken as left out).
-pub(super) const OPTIONAL_PHONE: &str = r"^\s*$|^(\+20|0020|0)1[0-9]{9}$";
+pub(super) const OPTIONAL_PHONE: &str =
+    r"^\s*$|^[ -]*(\+[ -]*2[ -]*0|0[ -]*0[ -]*2[ -]*0|0)[ -]*1([ -]*[0-9]){9}[ -]*$";
 /// White space only (or nothing).
 pub(super) const BLANK: &str = r"^\s*$";
 /// A money amount as a string input: plain decimal notation, at most two decimals.
@@ -85,9 +88,20 @@ pub fn document() -> &'static Value {
     &DOCUMENT.0
 }
 
-/// The document as served (compact JSON).
+/// The document as served at the root (compact JSON).
 pub fn document_bytes() -> &'static Bytes {
     &DOCUMENT.1
+}
+
+/// The document as served by an engine mounted under `mount` (`""` at the root, `"/shop"`):
+/// its one server is that path, so that `{server}/api/v1/...` is where the API answers.
+pub fn document_bytes_under(mount: &str) -> Vec<u8> {
+    if mount.is_empty() {
+        return document_bytes().to_vec();
+    }
+    let mut document = document().clone();
+    document["servers"] = serde_json::json!([{"url": mount}]);
+    serde_json::to_vec(&document).expect("the document serialises")
 }
 
 fn http_method(method: &Method) -> HttpMethod {

@@ -12,7 +12,7 @@ use utoipa::openapi::security::SecurityRequirement;
 use utoipa::openapi::{ContentBuilder, HeaderBuilder, Ref, RefOr, Required, ResponseBuilder};
 
 use crate::error::{ConflictReason, ErrorCode};
-use crate::limits::{MAX_IDEMPOTENCY_KEY, MAX_PER_PAGE};
+use crate::limits::{MAX_IDEMPOTENCY_KEY, MAX_PER_PAGE, MAX_REQUEST_ID};
 use crate::model::*;
 use crate::routes::Endpoint;
 
@@ -136,6 +136,20 @@ fn with_rate_headers(response: ResponseBuilder) -> ResponseBuilder {
         )
 }
 
+/// `Request-Id`, on every answer.
+fn request_id_header() -> utoipa::openapi::Header {
+    header(
+        "The request's id (the client's own `Request-Id` when it sent a valid one, else \
+         `req_` and 24 characters from `[a-z0-9]`); error bodies repeat it as \
+         `error.request_id`. Quote it when asking for support.",
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .min_length(Some(1))
+            .max_length(Some(MAX_REQUEST_ID))
+            .pattern(Some(PRINTABLE)),
+    )
+}
+
 fn replayed_header() -> utoipa::openapi::Header {
     header(
         "`true` when this is the stored answer to an earlier request with the same Idempotency-Key.",
@@ -197,7 +211,8 @@ fn error_response(endpoint: Endpoint, status: u16) -> ResponseBuilder {
         .into();
     let mut response = ResponseBuilder::new()
         .description(description)
-        .content(JSON, ContentBuilder::new().schema(Some(schema)).build());
+        .content(JSON, ContentBuilder::new().schema(Some(schema)).build())
+        .header("Request-Id", request_id_header());
     match status {
         401 => {
             response = response.header(
@@ -248,12 +263,14 @@ fn success_response(endpoint: Endpoint, status: u16, body: Option<&Body>) -> Res
             .into(),
         Body::Object => ObjectBuilder::new().schema_type(Type::Object).into(),
     });
-    let mut response = ResponseBuilder::new().description(match status {
-        201 => "Created.",
-        202 => "Queued.",
-        204 => "Done; no body.",
-        _ => "OK.",
-    });
+    let mut response = ResponseBuilder::new()
+        .description(match status {
+            201 => "Created.",
+            202 => "Queued.",
+            204 => "Done; no body.",
+            _ => "OK.",
+        })
+        .header("Request-Id", request_id_header());
     if let Some(schema) = schema {
         response = response.content(JSON, ContentBuilder::new().schema(Some(schema)).build());
     }
@@ -312,6 +329,26 @@ fn success_response(endpoint: Endpoint, status: u16, body: Option<&Body>) -> Res
     }
     response
 }
+
+/// An optional request header of 1 to `max` printable ASCII characters (no surrounding space).
+fn printable_header(name: &str, description: &str, max: usize) -> utoipa::openapi::path::Parameter {
+    ParameterBuilder::new()
+        .name(name)
+        .parameter_in(ParameterIn::Header)
+        .required(Required::False)
+        .description(Some(description))
+        .schema(Some(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .min_length(Some(1))
+                .max_length(Some(max))
+                .pattern(Some(PRINTABLE)),
+        ))
+        .build()
+}
+
+/// 1 or more printable ASCII characters, spaces inside only.
+const PRINTABLE: &str = r"^[!-~]([ -~]*[!-~])?$";
 
 pub(super) fn operation(template: &str, endpoint: Endpoint) -> utoipa::openapi::path::Operation {
     let spec = spec(endpoint);
@@ -388,24 +425,18 @@ pub(super) fn operation(template: &str, endpoint: Endpoint) -> utoipa::openapi::
     for param in spec.query {
         op = op.parameter(query_parameter(*param));
     }
+    op = op.parameter(printable_header(
+        "Request-Id",
+        "Your own id for this request (1 to 100 printable ASCII characters), echoed in the \
+         answer's `Request-Id`; any other value is replaced by a new id.",
+        MAX_REQUEST_ID,
+    ));
     if endpoint == Endpoint::CreateOrder {
-        op = op.parameter(
-            ParameterBuilder::new()
-                .name("Idempotency-Key")
-                .parameter_in(ParameterIn::Header)
-                .required(Required::False)
-                .description(Some(
-                    "Makes a retry safe: the same key and body within 24 hours replay the first answer.",
-                ))
-                .schema(Some(
-                    ObjectBuilder::new()
-                        .schema_type(Type::String)
-                        .min_length(Some(1))
-                        .max_length(Some(MAX_IDEMPOTENCY_KEY))
-                        .pattern(Some(r"^[!-~]([ -~]*[!-~])?$")),
-                ))
-                .build(),
-        );
+        op = op.parameter(printable_header(
+            "Idempotency-Key",
+            "Makes a retry safe: the same key and body within 24 hours replay the first answer.",
+            MAX_IDEMPOTENCY_KEY,
+        ));
     }
     if let Some((schema, optional)) = spec.request {
         op = op.request_body(Some(

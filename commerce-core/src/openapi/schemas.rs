@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 use crate::error::{ConflictReason, ErrorCode};
 use crate::limits::{
     MAX_CLOCK_ADVANCE_SECONDS, MAX_DESCRIPTION, MAX_LINES, MAX_NOTE, MAX_PHONE, MAX_QUANTITY,
-    MAX_REASON, MAX_REFERENCE, MAX_TEXT, MAX_URL, MAX_WARRANTIES,
+    MAX_REASON, MAX_REFERENCE, MAX_REQUEST_ID, MAX_TEXT, MAX_URL, MAX_WARRANTIES,
 };
 use crate::model::*;
 use crate::money::MAX_AMOUNT;
@@ -108,10 +108,9 @@ pub(super) fn written_schemas() -> Map<String, Value> {
         "properties": {
             "id": {"$ref": "#/components/schemas/WithdrawalId"},
             "amount": money, "supply_amount": money,
-            "status": {
-                "type": "object", "required": ["key", "label"],
-                "properties": {"key": {"$ref": "#/components/schemas/WithdrawalStatus"}, "label": {"type": "string"}},
-            },
+            // A component of its own: generators name an inline object after its parent and
+            // property ("WithdrawalStatus"), which is the name of the status enum.
+            "status": {"$ref": "#/components/schemas/WithdrawalStatusView"},
             "wallet_number": {"type": "string"},
             "wallet_description": {"type": "string"},
             "notes": {"type": ["string", "null"]},
@@ -141,7 +140,7 @@ pub(super) fn written_schemas() -> Map<String, Value> {
         "pending_withdrawals": object(json!({
             "count": {"type": "integer", "minimum": 0},
             "amount": money,
-            "items": {"type": "array", "items": withdrawal},
+            "items": {"type": "array", "items": {"$ref": "#/components/schemas/Withdrawal"}},
         })),
         "withdrawal": object(json!({
             "open": {"type": "boolean"},
@@ -173,10 +172,11 @@ pub(super) fn written_schemas() -> Map<String, Value> {
                 "required": ["error"],
                 "properties": {"error": {
                     "type": "object",
-                    "required": ["code", "message"],
+                    "required": ["code", "message", "request_id"],
                     "properties": {
                         "code": {"type": "string", "enum": error_codes},
                         "message": {"type": "string", "minLength": 1, "description": "In Arabic."},
+                        "request_id": {"type": "string", "minLength": 1, "maxLength": MAX_REQUEST_ID, "description": "The request's id, as in the `Request-Id` header: quote it when asking for support."},
                         "fields": {
                             "type": "object",
                             "description": "Messages per field, under dotted keys (`lines.0.quantity`); only on 422.",
@@ -196,7 +196,14 @@ pub(super) fn written_schemas() -> Map<String, Value> {
             }),
         ),
         ("Wallet", wallet),
-        ("Withdrawal", withdrawal.clone()),
+        ("Withdrawal", withdrawal),
+        (
+            "WithdrawalStatusView",
+            json!({
+                "type": "object", "required": ["key", "label"],
+                "properties": {"key": {"$ref": "#/components/schemas/WithdrawalStatus"}, "label": {"type": "string"}},
+            }),
+        ),
         (
             "QuoteRequest",
             json!({"type": "object", "required": ["shipping_option_id", "governorate_id", "lines"], "properties": checkout(false)}),

@@ -92,9 +92,9 @@ impl Stalling {
 
 forward_store!(impl for Stalling => inner);
 
-/// The error object of a response (`{"error": {...}}`).
+/// The error object of a response (`{"error": {...}}`), without its request's id.
 fn error_of(response: &TestResponse) -> serde_json::Value {
-    response.json()["error"].clone()
+    response.json_without_request_id()["error"].clone()
 }
 
 /// The original request stalls before placing; past the stale time a retry with the same key

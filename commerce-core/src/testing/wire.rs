@@ -44,7 +44,8 @@ impl WireAnswer {
         serde_json::from_slice(&self.body).unwrap_or(Value::Null)
     }
 
-    /// Asserts the engine's JSON error shape with `status` and `code`.
+    /// Asserts the engine's JSON error shape with `status` and `code`, and its request id
+    /// (the `Request-Id` header, repeated as `error.request_id`).
     pub fn assert_error(&self, status: u16, code: &str) {
         let body = self.json();
         assert_eq!(
@@ -62,6 +63,9 @@ impl WireAnswer {
             self.header("content-type"),
             Some("application/json; charset=utf-8")
         );
+        let id = self.header("request-id").unwrap_or_default();
+        assert!(id.starts_with("req_"), "Request-Id {id:?}");
+        assert_eq!(body["error"]["request_id"], id, "{body}");
     }
 }
 

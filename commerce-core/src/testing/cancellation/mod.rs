@@ -271,7 +271,10 @@ enum Path {
 
 async fn send(engine: &Engine, path: Path, request: Request<Bytes>) -> Response<Bytes> {
     match path {
-        Path::Inline => engine.handle_here(request).await,
+        Path::Inline => {
+            let id = crate::request_id::RequestId::of(request.headers());
+            engine.handle_here(request, id).await
+        }
         Path::Handle => engine.handle(request).await,
         Path::Serve => engine.serve(request.map(http_body_util::Full::new)).await,
     }

@@ -103,6 +103,54 @@ impl TestResponse {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
 
+    /// The `Request-Id` header.
+    pub fn request_id(&self) -> &str {
+        self.header("request-id").unwrap_or_default()
+    }
+
+    /// Asserts the request id: `sent` when given, else `req_` and 24 characters from
+    /// `[a-z0-9]`; an error body repeats it as `error.request_id`, and no other body has it.
+    #[track_caller]
+    pub fn assert_request_id(&self, sent: Option<&str>) {
+        let id = self.request_id();
+        match sent {
+            Some(sent) => assert_eq!(id, sent, "the client's Request-Id is echoed"),
+            None => {
+                let tail = id.strip_prefix("req_").unwrap_or_default();
+                assert!(
+                    tail.len() == 24
+                        && tail
+                            .bytes()
+                            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()),
+                    "Request-Id {id:?} on a {} answer",
+                    self.status
+                );
+            }
+        }
+        let body = self.json();
+        if self.status.as_u16() >= 400 {
+            assert_eq!(
+                body["error"]["request_id"], id,
+                "an error body repeats the Request-Id: {body}"
+            );
+        } else {
+            assert!(
+                body.pointer("/error/request_id").is_none(),
+                "a success has no error: {body}"
+            );
+        }
+    }
+
+    /// The body as JSON without `error.request_id`, to compare two answers of different
+    /// requests.
+    pub fn json_without_request_id(&self) -> Value {
+        let mut json = self.json();
+        if let Some(error) = json.get_mut("error").and_then(Value::as_object_mut) {
+            error.remove("request_id");
+        }
+        json
+    }
+
     /// The `error.code` of an error body.
     pub fn error_code(&self) -> String {
         self.json()["error"]["code"]
@@ -224,15 +272,25 @@ impl Harness {
         Self::new(store, |engine| Arc::new(engine)).await
     }
 
-    /// Sends a request.
+    /// Sends a request. Every answer is checked for its request id: a `Request-Id` header,
+    /// the one sent when it was valid, repeated as `error.request_id` in an error body.
     pub async fn send(&self, request: Request<Bytes>) -> TestResponse {
+        let sent = request
+            .headers()
+            .get("request-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+            .filter(|v| !v.is_empty() && v.len() <= 100)
+            .map(str::to_owned);
         let response = self.client.send(request).await;
         let (parts, body) = response.into_parts();
-        TestResponse {
+        let response = TestResponse {
             status: parts.status,
             headers: parts.headers,
             body,
-        }
+        };
+        response.assert_request_id(sent.as_deref());
+        response
     }
 
     /// Sends `method path` with a key and a raw body.

@@ -47,6 +47,7 @@ mod races;
 pub mod receiver;
 mod rendered;
 mod sandbox;
+mod request_ids;
 mod shipping;
 mod wallet;
 mod webhook_limits;
@@ -75,6 +76,8 @@ macro_rules! for_each_http_case {
             (pipeline::unknown_paths_and_wrong_methods),
             (pipeline::rate_limit_counts_down_then_refuses),
             (pipeline::messages_and_labels_are_arabic),
+            (request_ids::every_answer_carries_its_request_id),
+            (pipeline::the_document_names_the_mounted_prefix),
             (catalog::categories_are_listed_with_meta),
             (catalog::products_paginate_and_hide_stopped_products),
             (catalog::product_detail_has_every_field),
@@ -202,6 +205,7 @@ mod tests {
         ("rendered.rs", include_str!("rendered.rs")),
         ("sandbox.rs", include_str!("sandbox.rs")),
         ("catalog_removals.rs", include_str!("catalog_removals.rs")),
+        ("request_ids.rs", include_str!("request_ids.rs")),
         ("webhooks.rs", include_str!("webhooks.rs")),
         ("webhook_limits.rs", include_str!("webhook_limits.rs")),
         ("webhook_urls.rs", include_str!("webhook_urls.rs")),

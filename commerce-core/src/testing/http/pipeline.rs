@@ -206,3 +206,14 @@ pub async fn messages_and_labels_are_arabic(h: &Harness) {
             .all(|e| is_arabic(e["label"].as_str().unwrap_or_default()))
     );
 }
+
+/// `GET /openapi.json` names the path the API is mounted under as its server, so that a
+/// client generated from it calls `{server}/api/v1/...` (`/` at the root).
+pub async fn the_document_names_the_mounted_prefix(h: &Harness) {
+    let r = h
+        .request(Method::GET, None, "/api/v1/openapi.json", Bytes::new(), &[])
+        .await;
+    assert_eq!(r.status, 200);
+    let expected = if h.mount.is_empty() { "/" } else { &h.mount };
+    assert_eq!(r.json()["servers"], json!([{"url": expected}]));
+}

@@ -1,0 +1,202 @@
+// A small typed client over the types openapi-typescript generates from the OpenAPI document
+// (`./schema`, written by .ci/clients.sh). `tsc --noEmit --strict` checks it: every operation
+// of the document must be called below (`calls` is typed by the document's paths, so a new
+// operation without a call, or a call the document does not describe, is a type error), with
+// the parameters and body the document declares, reading the answer it declares.
+
+import type { components, paths } from "./schema";
+
+type Method = "get" | "post" | "patch" | "put" | "delete";
+/** The methods the document declares on `P`. */
+type MethodsOf<P extends keyof paths> = {
+  [M in Method]: paths[P][M] extends undefined ? never : M;
+}[Method];
+type Operation<P extends keyof paths, M extends MethodsOf<P>> = NonNullable<paths[P][M]>;
+type Parameters<O> = O extends { parameters: infer Q } ? Q : never;
+type RequestBody<O> = O extends {
+  requestBody?: { content: { "application/json": infer B } };
+}
+  ? B
+  : undefined;
+/** The JSON body of the success answer (200, 201 or 202), `undefined` for a 204. */
+type Answer<O> = O extends { responses: infer R }
+  ? R extends { 200: { content: { "application/json": infer A } } }
+    ? A
+    : R extends { 201: { content: { "application/json": infer A } } }
+      ? A
+      : R extends { 202: { content: { "application/json": infer A } } }
+        ? A
+        : undefined
+  : never;
+type ErrorBody = components["schemas"]["Error"];
+
+/** Thrown for a 4xx or 5xx: the error body, with its request id. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: ErrorBody,
+  ) {
+    super(`${status} ${body.error.code} (${body.error.request_id})`);
+  }
+}
+
+export class Client {
+  constructor(
+    private readonly base: string,
+    private readonly key: string,
+  ) {}
+
+  async call<P extends keyof paths, M extends MethodsOf<P>>(
+    path: P,
+    method: M,
+    parameters: Parameters<Operation<P, M>>,
+    body: RequestBody<Operation<P, M>>,
+  ): Promise<Answer<Operation<P, M>>> {
+    const params = parameters as {
+      path?: Record<string, number>;
+      query?: Record<string, string | number | undefined>;
+      header?: Record<string, string | undefined>;
+    };
+    let url = String(path);
+    for (const [name, value] of Object.entries(params.path ?? {})) {
+      url = url.replace(`{${name}}`, String(value));
+    }
+    const query = new URLSearchParams();
+    for (const [name, value] of Object.entries(params.query ?? {})) {
+      if (value !== undefined) query.set(name, String(value));
+    }
+    const headers: Record<string, string> = {
+      Accept: "application/json",
+      Authorization: `Bearer ${this.key}`,
+    };
+    for (const [name, value] of Object.entries(params.header ?? {})) {
+      if (value !== undefined) headers[name] = value;
+    }
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    const response = await fetch(`${this.base}${url}${query.size ? `?${query}` : ""}`, {
+      method: method.toUpperCase(),
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (!response.ok) throw new ApiError(response.status, (await response.json()) as ErrorBody);
+    return (response.status === 204 ? undefined : await response.json()) as Answer<
+      Operation<P, M>
+    >;
+  }
+}
+
+/** One call of every operation, in the order of the quick start. */
+type Calls = {
+  [P in keyof paths]: { [M in MethodsOf<P>]: (client: Client) => Promise<unknown> };
+};
+
+const order: components["schemas"]["OrderRequest"] = {
+  external_reference: "TS-1",
+  full_name: "سارة حسن",
+  phone: "0111 222 3334",
+  address: "12 شارع النصر",
+  governorate_id: 1,
+  shipping_option_id: 1,
+  lines: [{ variant_id: 1, quantity: 1, profit: "40.00" }],
+};
+
+export const calls: Calls = {
+  "/api/v1/openapi.json": { get: (c) => c.call("/api/v1/openapi.json", "get", {}, undefined) },
+  "/api/v1/me": {
+    get: async (c) => {
+      const me = await c.call("/api/v1/me", "get", { header: { "Request-Id": "ts-me" } }, undefined);
+      const abilities: string[] = me.data.token.abilities;
+      return abilities;
+    },
+  },
+  "/api/v1/categories": {
+    get: (c) => c.call("/api/v1/categories", "get", { query: { per_page: 10 } }, undefined),
+  },
+  "/api/v1/products": {
+    get: async (c) => {
+      const page = await c.call("/api/v1/products", "get", { query: { per_page: 2 } }, undefined);
+      const last: number = page.meta.last_page;
+      const price: string = page.data[0].variants[0].price;
+      return [last, price];
+    },
+  },
+  "/api/v1/products/{id}": {
+    get: (c) => c.call("/api/v1/products/{id}", "get", { path: { id: 1 } }, undefined),
+  },
+  "/api/v1/shipping/options": {
+    get: (c) => c.call("/api/v1/shipping/options", "get", {}, undefined),
+  },
+  "/api/v1/shipping/quote": {
+    post: async (c) => {
+      const quote = await c.call("/api/v1/shipping/quote", "post", {}, {
+        shipping_option_id: 1,
+        governorate_id: 1,
+        lines: [{ variant_id: 1, quantity: 1, profit: "40.00" }],
+      });
+      const total: string = quote.data.customer_total;
+      return total;
+    },
+  },
+  "/api/v1/orders": {
+    get: (c) => c.call("/api/v1/orders", "get", { query: { family: "pending" } }, undefined),
+    post: async (c) => {
+      const created = await c.call(
+        "/api/v1/orders",
+        "post",
+        { header: { "Idempotency-Key": "ts-order-1" } },
+        order,
+      );
+      const id: number = created.data.id;
+      return id;
+    },
+  },
+  "/api/v1/orders/{id}": {
+    get: (c) => c.call("/api/v1/orders/{id}", "get", { path: { id: 5 } }, undefined),
+  },
+  "/api/v1/orders/{id}/cancel": {
+    post: (c) =>
+      c.call("/api/v1/orders/{id}/cancel", "post", { path: { id: 5 } }, { reason_note: "تجربة" }),
+  },
+  "/api/v1/wallet": { get: (c) => c.call("/api/v1/wallet", "get", {}, undefined) },
+  "/api/v1/webhooks": {
+    get: (c) => c.call("/api/v1/webhooks", "get", {}, undefined),
+    post: async (c) => {
+      const hook = await c.call("/api/v1/webhooks", "post", {}, {
+        url: "http://127.0.0.1:4000/webhooks",
+        events: ["order.created"],
+      });
+      return hook.data.secret;
+    },
+  },
+  "/api/v1/webhooks/{id}": {
+    get: (c) => c.call("/api/v1/webhooks/{id}", "get", { path: { id: 1 } }, undefined),
+    patch: (c) =>
+      c.call("/api/v1/webhooks/{id}", "patch", { path: { id: 1 } }, { enabled: false }),
+    delete: (c) => c.call("/api/v1/webhooks/{id}", "delete", { path: { id: 1 } }, undefined),
+  },
+  "/api/v1/webhooks/{id}/rotate_secret": {
+    post: (c) =>
+      c.call("/api/v1/webhooks/{id}/rotate_secret", "post", { path: { id: 1 } }, undefined),
+  },
+  "/api/v1/webhooks/{id}/ping": {
+    post: (c) => c.call("/api/v1/webhooks/{id}/ping", "post", { path: { id: 1 } }, undefined),
+  },
+  "/api/v1/webhooks/{id}/deliveries": {
+    get: (c) =>
+      c.call(
+        "/api/v1/webhooks/{id}/deliveries",
+        "get",
+        { path: { id: 1 }, query: { status: "failed" } },
+        undefined,
+      ),
+  },
+  "/api/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver": {
+    post: (c) =>
+      c.call(
+        "/api/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver",
+        "post",
+        { path: { id: 1, delivery_id: 1 } },
+        undefined,
+      ),
+  },
+};

@@ -1,0 +1,125 @@
+//! Request ids (docs/errors.md): every answer carries `Request-Id`, the client's own when it
+//! sent a valid one, else `req_` and 24 characters from `[a-z0-9]`; an error body repeats it as
+//! `error.request_id`, and the request's `commerce.request` span records it.
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderName, HeaderValue, Response};
+
+use crate::error::RenderedError;
+use crate::limits::MAX_REQUEST_ID;
+
+/// The request and response header.
+pub(crate) const HEADER: HeaderName = HeaderName::from_static("request-id");
+
+/// The id of one request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RequestId {
+    text: String,
+    value: HeaderValue,
+}
+
+impl RequestId {
+    /// The client's `Request-Id` when it sent exactly one of 1 to [`MAX_REQUEST_ID`] printable
+    /// ASCII characters (surrounding spaces are not part of it), else a new id.
+    pub(crate) fn of(headers: &HeaderMap) -> Self {
+        Self::from_client(headers).unwrap_or_else(Self::generate)
+    }
+
+    fn from_client(headers: &HeaderMap) -> Option<Self> {
+        let mut all = headers.get_all(&HEADER).iter();
+        let (Some(value), None) = (all.next(), all.next()) else {
+            return None;
+        };
+        let text = value.to_str().ok()?.trim();
+        let printable = text.bytes().all(|b| b.is_ascii_graphic() || b == b' ');
+        if text.is_empty() || text.len() > MAX_REQUEST_ID || !printable {
+            return None;
+        }
+        Some(Self {
+            text: text.to_owned(),
+            value: HeaderValue::from_str(text).ok()?,
+        })
+    }
+
+    /// A new id: `req_` and 24 characters from `[a-z0-9]`.
+    pub(crate) fn generate() -> Self {
+        let text = crate::events::random_id("req_");
+        let value = HeaderValue::from_str(&text).expect("letters and digits");
+        Self { text, value }
+    }
+
+    /// The id.
+    pub(crate) fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// `response` with this id: the `Request-Id` header, and `error.request_id` in an error
+    /// body (one the engine rendered from an [`ApiError`](crate::ApiError)).
+    pub(crate) fn stamp(&self, mut response: Response<Bytes>) -> Response<Bytes> {
+        if let Some(error) = response.extensions_mut().remove::<RenderedError>() {
+            *response.body_mut() = Bytes::from(error.body(Some(self.as_str())));
+        }
+        response.headers_mut().insert(HEADER, self.value.clone());
+        response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::{ApiError, ErrorCode};
+
+    fn with(values: &[&str]) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        for value in values {
+            headers.append(&HEADER, HeaderValue::from_str(value).unwrap());
+        }
+        headers
+    }
+
+    fn generated(id: &RequestId) -> bool {
+        let tail = id.as_str().strip_prefix("req_").unwrap_or_default();
+        tail.len() == 24
+            && tail
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+    }
+
+    #[test]
+    fn a_valid_client_id_is_echoed_and_anything_else_replaced() {
+        assert_eq!(RequestId::of(&with(&["abc-123"])).as_str(), "abc-123");
+        assert_eq!(RequestId::of(&with(&[" a b "])).as_str(), "a b");
+        let longest = "x".repeat(MAX_REQUEST_ID);
+        assert_eq!(RequestId::of(&with(&[&longest])).as_str(), longest);
+        for refused in [
+            &[][..],
+            &[""],
+            &["   "],
+            &[&"x".repeat(MAX_REQUEST_ID + 1)],
+            &["one", "two"],
+        ] {
+            let id = RequestId::of(&with(refused));
+            assert!(generated(&id), "{refused:?} gave {}", id.as_str());
+        }
+        let mut headers = HeaderMap::new();
+        headers.insert(&HEADER, HeaderValue::from_bytes(b"caf\xc3\xa9").unwrap());
+        assert!(generated(&RequestId::of(&headers)));
+        assert_ne!(RequestId::generate(), RequestId::generate());
+    }
+
+    #[test]
+    fn an_error_body_repeats_the_id_and_others_keep_theirs() {
+        let id = RequestId::of(&with(&["support-\"7\""]));
+        let response = id.stamp(ApiError::new(ErrorCode::NotFound).into_response());
+        assert_eq!(response.headers()[&HEADER], "support-\"7\"");
+        let body: serde_json::Value = serde_json::from_slice(response.body()).unwrap();
+        assert_eq!(body["error"]["request_id"], "support-\"7\"");
+        assert_eq!(body["error"]["code"], "not_found");
+        assert!(response.extensions().get::<RenderedError>().is_none());
+
+        let ok = crate::wire::json_response(http::StatusCode::OK, b"{\"data\":1}".to_vec());
+        let ok = id.stamp(ok);
+        assert_eq!(ok.body().as_ref(), b"{\"data\":1}");
+        assert_eq!(ok.headers()[&HEADER], "support-\"7\"");
+    }
+}

@@ -1,0 +1,268 @@
+//! The sandbox server (`commerce-sandbox`): the whole API on 127.0.0.1:8080, seeded with the
+//! demo platform (docs/sandbox.md). By default the store is in memory; with the `sqlx`
+//! feature, `--database-url` (or `DATABASE_URL`) keeps everything in SQLite or PostgreSQL:
+//! migrations run on start, the sandbox is seeded only into an empty database, and data
+//! survives restarts.
+//!
+//! ```text
+//! cargo install --path . --features sandbox-server --bin commerce-sandbox   # once; then:
+//! commerce-sandbox                                # 127.0.0.1:8080, in memory
+//! cargo run --example server                      # the same from a checkout (examples/server.rs)
+//! cargo run --example server -- --addr 0.0.0.0:9000 --public   # reachable from other machines
+//! COMMERCE_ADDR=127.0.0.1:9000 cargo run --example server
+//! cargo run --example server --features sqlx -- --database-url 'sqlite://commerce.db?mode=rwc'
+//! cargo run --example server --features sqlx -- --database-url postgres://postgres@127.0.0.1:5432/test
+//! cargo run --example server --features metrics   # and Prometheus text at GET /metrics
+//! RUST_LOG=info,commerce_core=debug cargo run --example server   # spans of every store call
+//! ```
+//!
+//! Every path answers with the engine's JSON (`commerce::axum::app`: its 404 for paths outside
+//! the API too). Slow clients are cut off: a request's head must arrive within
+//! [`HEADER_READ_TIMEOUT`] (else the connection is closed) and its body within the engine's
+//! `Config::body_timeout`, [`BODY_TIMEOUT`] here (else a `408 request_timeout`).
+//!
+//! The demo keys are fixed and published, so the server binds a loopback address only, unless
+//! started with `--public`, which says so on start: anyone who reaches the address can use them.
+//!
+//! `examples/server.rs` runs this file's [`main`], so that `cargo run --example server` works
+//! in a checkout without naming the feature.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::extract::Request;
+use axum::middleware::{self, Next};
+use axum::response::Response;
+use commerce::store::{MemoryStore, Store};
+use commerce::{Engine, sandbox};
+
+const DEFAULT_ADDR: &str = "127.0.0.1:8080";
+/// How long a client may take to send a request's head.
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a client may take to send a request's body once its head was admitted.
+const BODY_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The command line: `--addr HOST:PORT`, `--public` and `--database-url URL`, with
+/// environment fallbacks.
+struct Options {
+    addr: SocketAddr,
+    database_url: Option<String>,
+}
+
+fn options() -> Result<Options, String> {
+    let mut args = std::env::args().skip(1);
+    let mut addr = std::env::var("COMMERCE_ADDR").ok();
+    let mut database_url = std::env::var("DATABASE_URL").ok().filter(|u| !u.is_empty());
+    let mut public = false;
+    while let Some(arg) = args.next() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((flag, value)) => (flag.to_owned(), Some(value.to_owned())),
+            None => (arg.clone(), None),
+        };
+        let mut value = || {
+            inline
+                .clone()
+                .or_else(|| args.next())
+                .ok_or(format!("{flag} needs a value"))
+        };
+        match flag.as_str() {
+            "--addr" => addr = Some(value()?),
+            "--database-url" => database_url = Some(value()?),
+            "--public" if inline.is_none() => public = true,
+            "-h" | "--help" => {
+                println!(
+                    "usage: commerce-sandbox [--addr HOST:PORT] [--public] [--database-url URL]"
+                );
+                println!("  --addr          or COMMERCE_ADDR; default {DEFAULT_ADDR}");
+                println!(
+                    "  --public        allow a non-loopback --addr (the demo keys are public: anyone who reaches it can use them)"
+                );
+                println!(
+                    "  --database-url  or DATABASE_URL (feature sqlx): sqlite://commerce.db?mode=rwc or postgres://..."
+                );
+                std::process::exit(0);
+            }
+            other => return Err(format!("unknown argument {other} (try --help)")),
+        }
+    }
+    let text = addr.unwrap_or_else(|| DEFAULT_ADDR.to_owned());
+    let addr: SocketAddr = text
+        .parse()
+        .map_err(|e| format!("bad address {text}: {e}"))?;
+    if !addr.ip().is_loopback() && !public {
+        return Err(format!(
+            "refusing to listen on {addr}: it is not a loopback address, and the sandbox's demo \
+             keys are public (anyone who reaches the server can use them). Use 127.0.0.1, or \
+             add --public to listen there anyway."
+        ));
+    }
+    if public && !addr.ip().is_loopback() {
+        eprintln!(
+            "WARNING: listening on {addr}, reachable from other machines. The demo keys printed \
+             below are public (they are in the docs): anyone who reaches this address can use \
+             them. Keep no real data in this sandbox."
+        );
+    }
+    Ok(Options { addr, database_url })
+}
+
+/// The store: in memory, or the database named by the URL (migrated on open).
+async fn open_store(
+    database_url: Option<&str>,
+) -> Result<(Arc<dyn Store>, String), Box<dyn std::error::Error>> {
+    let Some(url) = database_url else {
+        return Ok((
+            Arc::new(MemoryStore::new()),
+            "in-memory store; data is lost on exit".into(),
+        ));
+    };
+    #[cfg(feature = "sqlx")]
+    {
+        let store: Arc<dyn Store> = if url.starts_with("sqlite:") {
+            let store = commerce::sqlx::SqliteStore::connect(url).await?;
+            store.migrate().await?;
+            Arc::new(store)
+        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+            let store = commerce::sqlx::PgStore::connect(url).await?;
+            store.migrate().await?;
+            Arc::new(store)
+        } else {
+            return Err(
+                format!("unsupported database URL {url}: use sqlite:// or postgres://").into(),
+            );
+        };
+        let scheme = url.split(':').next().unwrap_or_default();
+        Ok((
+            store,
+            format!("{scheme} database; data is kept across restarts"),
+        ))
+    }
+    #[cfg(not(feature = "sqlx"))]
+    {
+        Err(format!(
+            "--database-url {url} needs the sqlx feature: cargo run --example server --features sqlx -- --database-url ..."
+        )
+        .into())
+    }
+}
+
+/// Logs method, path, status and time of each request; never headers, so never a key.
+async fn log_request(request: Request, next: Next) -> Response {
+    let method = request.method().clone();
+    let path = request.uri().path().to_owned();
+    let started = Instant::now();
+    let response = next.run(request).await;
+    tracing::info!(
+        %method,
+        %path,
+        status = response.status().as_u16(),
+        elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
+        "request"
+    );
+    response
+}
+
+/// `GET /metrics`: the engine's metrics (feature `metrics`) in Prometheus text, from a
+/// recorder installed for the whole process; the exporter runs no listener of its own.
+#[cfg(feature = "metrics")]
+fn metrics_route() -> Result<axum::Router, Box<dyn std::error::Error>> {
+    let handle = metrics_exporter_prometheus::PrometheusBuilder::new().install_recorder()?;
+    commerce::observe::describe_metrics();
+    // Without the exporter's own listener nothing else drains its histograms: do it here.
+    let upkeep = handle.clone();
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(std::time::Duration::from_secs(5));
+        loop {
+            every.tick().await;
+            upkeep.run_upkeep();
+        }
+    });
+    Ok(axum::Router::new().route(
+        "/metrics",
+        axum::routing::get(move || std::future::ready(handle.render())),
+    ))
+}
+
+/// Starts the server; returns when it is stopped (Ctrl-C) or cannot start.
+#[tokio::main]
+pub async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .init();
+    let Options { addr, database_url } = match options() {
+        Ok(options) => options,
+        Err(message) => {
+            eprintln!("commerce-sandbox: {message}");
+            std::process::exit(2);
+        }
+    };
+    let (store, storage) = open_store(database_url.as_deref()).await?;
+    let engine = Engine::builder(store)
+        .config(sandbox::config())
+        .configure(|c| c.body_timeout = Some(BODY_TIMEOUT))
+        .build()?;
+    let fixture = sandbox::seed_if_empty(&engine).await?;
+    // The webhook dispatcher: sends the queued order events (http and loopback receivers are
+    // allowed in the sandbox); stopped with the server.
+    let (stop_dispatcher, dispatcher_stopped) = tokio::sync::oneshot::channel::<()>();
+    let dispatcher = tokio::spawn(engine.webhooks().run(async {
+        let _ = dispatcher_stopped.await;
+    }));
+    // As the crate docs ask of every embedder: purge `Idempotency-Key` records past their 24
+    // hours and webhook deliveries past their 30 days, hourly, so that the store does not keep
+    // them for ever.
+    let purger = engine.operator();
+    tokio::spawn(async move {
+        let mut hourly = tokio::time::interval(std::time::Duration::from_secs(3600));
+        loop {
+            hourly.tick().await;
+            match purger.purge_idempotency().await {
+                Ok(purged) => tracing::info!(purged, "idempotency records purged"),
+                Err(error) => tracing::warn!(%error, "idempotency purge failed"),
+            }
+            if let Err(error) = purger.purge_webhook_deliveries().await {
+                tracing::warn!(%error, "webhook delivery purge failed");
+            }
+        }
+    });
+
+    let app = commerce::axum::app(engine);
+    #[cfg(feature = "metrics")]
+    let app = app.merge(metrics_route()?);
+    let app = app.layer(middleware::from_fn(log_request));
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+
+    println!("Sandbox API on http://{addr}/api/v1 ({storage})\n");
+    println!("Demo keys:");
+    for (key, what) in sandbox::DEMO_KEYS {
+        println!("  {key:<22} {what}");
+    }
+    match fixture {
+        Some(f) => println!(
+            "\nSeeded: featured product {} (variants {:?}, warranties {:?}); standard shipping {}, Cairo {}.",
+            f.featured_product,
+            f.featured_variants,
+            f.featured_warranties,
+            f.standard_shipping,
+            f.cairo
+        ),
+        None => println!("\nThe database already holds data: not seeded again."),
+    }
+    println!(
+        "\nTry:\n  curl -s http://{addr}/api/v1/me -H 'Authorization: Bearer sk_demo_marketer'\n"
+    );
+    #[cfg(feature = "metrics")]
+    println!("Metrics: curl -s http://{addr}/metrics\n");
+
+    commerce::axum::serve(listener, app, HEADER_READ_TIMEOUT, async {
+        let _ = tokio::signal::ctrl_c().await;
+        tracing::info!("shutting down");
+    })
+    .await?;
+    let _ = stop_dispatcher.send(());
+    dispatcher.await?;
+    Ok(())
+}
