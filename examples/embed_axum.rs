@@ -96,7 +96,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build()?;
     sandbox::seed(&engine).await?;
     // The webhook dispatcher: the admin route's moves reach registered receivers too.
-    tokio::spawn(engine.webhooks().run(std::future::pending()));
+    tokio::spawn(engine.dispatcher().run(std::future::pending()));
     let state = AppState {
         visits: Arc::new(AtomicU64::new(0)),
         engine: engine.clone(),

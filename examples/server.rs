@@ -199,7 +199,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The webhook dispatcher: sends the queued order events (http and loopback receivers are
     // allowed in the sandbox); stopped with the server.
     let (stop_dispatcher, dispatcher_stopped) = tokio::sync::oneshot::channel::<()>();
-    let dispatcher = tokio::spawn(engine.webhooks().run(async {
+    let dispatcher = tokio::spawn(engine.dispatcher().run(async {
         let _ = dispatcher_stopped.await;
     }));
     // As the crate docs ask of every embedder: purge `Idempotency-Key` records past their 24

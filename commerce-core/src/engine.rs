@@ -544,7 +544,7 @@ impl Engine {
     /// ```no_run
     /// # async fn demo(engine: commerce_core::Engine) {
     /// let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    /// let dispatcher = tokio::spawn(engine.webhooks().run(async {
+    /// let dispatcher = tokio::spawn(engine.dispatcher().run(async {
     ///     let _ = stopped.await;
     /// }));
     /// // ... on shutdown:
@@ -553,7 +553,7 @@ impl Engine {
     /// # }
     /// ```
     #[cfg(feature = "webhooks")]
-    pub fn webhooks(&self) -> crate::webhooks::Dispatcher {
+    pub fn dispatcher(&self) -> crate::webhooks::Dispatcher {
         crate::webhooks::Dispatcher::new(
             self.shared.store.clone(),
             self.shared.clock.clone(),

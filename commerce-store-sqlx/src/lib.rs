@@ -175,6 +175,7 @@ mod outbox;
 mod placing;
 mod rate_slots;
 mod rows;
+mod settings;
 mod shipping;
 mod sql_store;
 mod wallet;
@@ -189,6 +190,7 @@ mod sqlite;
 pub use migrations::MIGRATIONS_TABLE;
 #[cfg(feature = "postgres")]
 pub use postgres::{DEFAULT_SCHEMA, PgStore};
+pub use settings::PoolSettings;
 pub use sql_store::SqlStore;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;

@@ -117,7 +117,7 @@ impl DispatcherConfig {
 type Finished = (DeliveryId, String, AttemptOutcome);
 
 /// Sends the queued webhook deliveries. Get one from
-/// [`Engine::webhooks`](crate::Engine::webhooks); spawn [`run`](Self::run).
+/// [`Engine::dispatcher`](crate::Engine::dispatcher); spawn [`run`](Self::run).
 ///
 /// Its clock is the engine's, so a test with a [`ManualClock`](crate::clock::ManualClock)
 /// runs the whole retry schedule by moving the clock and calling
