@@ -14,11 +14,16 @@
 //!
 //! See the README for the two commands that run the sandbox and the tests.
 
+// docs.rs builds with every feature and `--cfg docsrs`: each feature-gated item says which
+// feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 // Explicit re-exports: the facade's surface is this list, not whatever the core happens to
 // make public (a new public item of `commerce-core` reaches users of `commerce` only when
 // added here; `public-api/commerce.txt` shows the list).
 /// The demo fixture (feature `sandbox`): demo accounts, fixed demo keys, a catalogue.
 #[cfg(feature = "sandbox")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sandbox")))]
 pub use commerce_core::sandbox;
 pub use commerce_core::{
     API_PREFIX, Admitted, ApiError, Caller, Config, ConfigError, Conflict, ConflictReason, Decimal,
@@ -32,18 +37,21 @@ pub use commerce_core::{
 
 /// Mount the engine in an axum application (feature `axum`).
 #[cfg(feature = "axum")]
+#[cfg_attr(docsrs, doc(cfg(feature = "axum")))]
 pub mod axum {
     pub use commerce_axum::*;
 }
 
 /// Mount the engine in a warp application (feature `warp`).
 #[cfg(feature = "warp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "warp")))]
 pub mod warp {
     pub use commerce_warp::*;
 }
 
 /// The store on SQLite (feature `sqlx-sqlite`) and PostgreSQL (feature `sqlx-postgres`).
 #[cfg(any(feature = "sqlx-sqlite", feature = "sqlx-postgres"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "sqlx-sqlite", feature = "sqlx-postgres"))))]
 pub mod sqlx {
     pub use commerce_store_sqlx::*;
 }

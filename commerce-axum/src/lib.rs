@@ -37,6 +37,10 @@
 //! `axum::serve` has no header-read timeout: [`serve`] serves a router over HTTP/1.1 with one
 //! (hyper's `http1::Builder::header_read_timeout`), for servers facing the internet.
 
+// docs.rs builds with every feature and `--cfg docsrs`: each feature-gated item says which
+// feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;

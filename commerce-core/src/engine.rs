@@ -553,6 +553,7 @@ impl Engine {
     /// # }
     /// ```
     #[cfg(feature = "webhooks")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "webhooks")))]
     pub fn dispatcher(&self) -> crate::webhooks::Dispatcher {
         crate::webhooks::Dispatcher::new(
             self.shared.store.clone(),

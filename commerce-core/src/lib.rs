@@ -70,6 +70,10 @@
 //!   [`MountPrefix`] request extension the adapters set when the API is mounted under a
 //!   path (`/shop`), and empty otherwise.
 
+// docs.rs builds with every feature and `--cfg docsrs`: each feature-gated item says which
+// feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 pub(crate) mod api;
 pub(crate) mod auth;
 mod body;
@@ -95,6 +99,7 @@ mod pulls_seen;
 // The dispatch table; what users need of it (`API_PREFIX`, `MountPrefix`) is re-exported below.
 pub(crate) mod routes;
 #[cfg(feature = "sandbox")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sandbox")))]
 pub mod sandbox;
 mod shared;
 pub mod store;
@@ -103,6 +108,7 @@ pub mod webhooks;
 pub(crate) mod wire;
 
 #[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
 
 pub use auth::{Caller, KEY_PREFIX, bearer_token, hash_key};

@@ -49,6 +49,7 @@ pub const IDEMPOTENT_REPLAYS_TOTAL: &str = "commerce_idempotent_replays_total";
 /// Describes the metrics to the installed recorder (help texts, the unit of the histogram),
 /// for exporters that show them (Prometheus `# HELP`). Call once, after installing it.
 #[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
 pub fn describe_metrics() {
     metrics::describe_counter!(
         REQUESTS_TOTAL,

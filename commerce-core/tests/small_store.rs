@@ -194,6 +194,9 @@ impl AccountStore for SmallStore {
         now: DateTime<Utc>,
     ) -> Result<Account, StoreError> {
         let mut t = self.lock();
+        if t.accounts.iter().any(|a| a.email == new.email) {
+            return Err(StoreError::Duplicate(Unique::AccountEmail));
+        }
         let account = new.into_account(AccountId(next_id(t.accounts.len())), now);
         t.accounts.push(account.clone());
         Ok(account)
@@ -276,6 +279,9 @@ impl CatalogStore for SmallStore {
             .is_some_and(|p| find(&mut t.categories, p.into()).is_err())
         {
             return Err(StoreError::Invalid("no such parent category".into()));
+        }
+        if t.categories.iter().any(|c| c.slug == new.slug) {
+            return Err(StoreError::Duplicate(Unique::CategorySlug));
         }
         let category = new.into_category(CategoryId(next_id(t.categories.len())));
         t.categories.push(category.clone());
@@ -416,6 +422,9 @@ impl CatalogStore for SmallStore {
 
     async fn insert_governorate(&self, name: String) -> Result<Governorate, StoreError> {
         let mut t = self.lock();
+        if t.governorates.iter().any(|g| g.name == name) {
+            return Err(StoreError::Duplicate(Unique::GovernorateName));
+        }
         let governorate = Governorate {
             id: GovernorateId(next_id(t.governorates.len())),
             name,

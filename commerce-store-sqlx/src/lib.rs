@@ -151,6 +151,10 @@
 //! # Ok(()) }
 //! ```
 
+// docs.rs builds with every feature and `--cfg docsrs`: each feature-gated item says which
+// feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 // With neither backend feature the crate has no store to offer, and the code the two share
 // is unused: build it anyway (CI checks every feature combination), without the warnings.
 #![cfg_attr(
@@ -189,10 +193,12 @@ mod sqlite;
 
 pub use migrations::MIGRATIONS_TABLE;
 #[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use postgres::{DEFAULT_SCHEMA, PgStore};
 pub use settings::PoolSettings;
 pub use sql_store::SqlStore;
 #[cfg(feature = "sqlite")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub use sqlite::SqliteStore;
 
 pub use sqlx;

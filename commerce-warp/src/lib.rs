@@ -34,6 +34,10 @@
 //! [`api_under`] pass an empty map, and [`api_with_extensions`] takes a filter that builds
 //! the map the engine receives (from [`warp::ext::optional`], [`warp::addr::remote`], ...).
 
+// docs.rs builds with every feature and `--cfg docsrs`: each feature-gated item says which
+// feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 use std::convert::Infallible;
 
 use bytes::Buf;

@@ -7,7 +7,7 @@ use crate::domain::fields::{FieldProblem, Problem};
 use crate::domain::placement::PlaceError;
 use crate::domain::webhooks::WebhookError;
 use crate::model::*;
-use crate::store::{StatusChangeError, StoreError, WithdrawalRequestError};
+use crate::store::{StatusChangeError, StoreError, Unique, WithdrawalRequestError};
 
 /// Why an operator call changed nothing. Match on it: each variant says what the caller can
 /// do about it.
@@ -67,6 +67,10 @@ pub enum Conflict {
         /// The limit.
         limit: usize,
     },
+    /// A value that must be unique is taken already (a category slug, an account email, a
+    /// governorate name): look the record up instead of creating it again.
+    #[error("{0} already used")]
+    Duplicate(Unique),
     /// The store refused the write as it stands (a key hash already stored, a parent
     /// category or governorate that does not exist, a withdrawal already decided).
     #[error("refused by the store: {0}")]
@@ -83,7 +87,9 @@ impl Conflict {
             Conflict::DuplicateExternalReference { .. } => Some(R::DuplicateExternalReference),
             Conflict::WebhookDisabled => Some(R::WebhookDisabled),
             Conflict::WebhookBusy { .. } => Some(R::WebhookBusy),
-            Conflict::OverReadyBalance { .. } | Conflict::Refused(_) => None,
+            Conflict::OverReadyBalance { .. } | Conflict::Duplicate(_) | Conflict::Refused(_) => {
+                None
+            }
         }
     }
 }
@@ -108,6 +114,7 @@ impl From<StoreError> for OperatorError {
         match error {
             StoreError::NotFound => OperatorError::NotFound,
             StoreError::Invalid(text) => Conflict::Refused(text).into(),
+            StoreError::Duplicate(unique) => Conflict::Duplicate(unique).into(),
             other => OperatorError::Store(other),
         }
     }

@@ -24,8 +24,10 @@ mod urls;
 
 pub use crate::events::{new_event_id, order_event, ping_event};
 #[cfg(feature = "webhooks")]
+#[cfg_attr(docsrs, doc(cfg(feature = "webhooks")))]
 pub use dispatcher::{Dispatcher, DispatcherConfig};
 #[cfg(feature = "webhooks")]
+#[cfg_attr(docsrs, doc(cfg(feature = "webhooks")))]
 pub use egress::EgressProxy;
 pub use signing::{
     MAX_SIGNATURES, SIGNATURE_HEADER, TIMESTAMP_HEADER, VerifyError, WEBHOOK_ID_HEADER, new_secret,

@@ -76,6 +76,7 @@ macro_rules! __with_store_cases {
         $crate::$callback! { $($args)* @list
             ref [
                 accounts_round_trip_and_change_state,
+                repeated_slugs_emails_and_governorate_names_are_refused,
                 keys_are_found_by_hash_and_id,
                 revoking_a_key_keeps_the_first_revocation_instant,
                 key_terms_replace_expiry_and_limit,
