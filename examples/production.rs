@@ -66,14 +66,16 @@ type Error = Box<dyn std::error::Error + Send + Sync>;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    // JSON logs on stderr, one object per line, filtered by RUST_LOG (default `info`). The
-    // library's spans and events have targets starting with `commerce` (`commerce_core`,
-    // `commerce_store_sqlx`, ...): `RUST_LOG=info,commerce=debug` adds a line per request.
+    // JSON logs on stderr, one object per line, filtered by RUST_LOG (default `info`, and
+    // `warn` for sqlx, whose notices are not news). The library's spans and events have
+    // targets starting with `commerce` (`commerce_core`, `commerce_store_sqlx`, ...), and a
+    // directive matches every target it starts: `RUST_LOG=info,commerce=debug` adds the
+    // library's debug spans (a line per store call).
     tracing_subscriber::fmt()
         .json()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn")),
         )
         .with_writer(std::io::stderr)
         .init();

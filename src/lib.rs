@@ -55,3 +55,15 @@ pub mod warp {
 pub mod sqlx {
     pub use commerce_store_sqlx::*;
 }
+
+/// The README's Rust examples, compiled by `cargo test --doc --all-features` so that they stay
+/// true to the facade (never part of the API: built for doctests only).
+#[cfg(all(
+    doctest,
+    feature = "axum",
+    feature = "warp",
+    feature = "sqlx-postgres",
+    feature = "webhooks"
+))]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
