@@ -10,9 +10,34 @@
 //!   in production (it knows fixed demo keys).
 //! - `warp` (feature `warp`): mount the engine in a warp app, as a `Filter`.
 //! - `metrics` (feature `metrics`): request metrics through the `metrics` facade
-//!   ([`observe`] names them, with the engine's `tracing` spans).
+//!   ([`observe`] names them, with the engine's `tracing` spans), and the webhook dispatcher's.
+//! - `webhooks` (feature `webhooks`, on by default): the webhook dispatcher,
+//!   `Engine::dispatcher`, which sends the queued order events to the receivers registered
+//!   through the API.
 //!
-//! See the README for the two commands that run the sandbox and the tests.
+//! # What an application runs
+//!
+//! Besides serving the API (`commerce::axum::router`, `commerce::warp::api`, or
+//! [`Engine::serve`] under any server), once per app instance:
+//!
+//! - **the dispatcher**: `tokio::spawn(engine.dispatcher().run(shutdown))`. Order events are
+//!   written to an outbox with each order change and sent only by a running dispatcher;
+//! - **the purges**, hourly: `engine.operator().purge_idempotency()` and
+//!   `purge_webhook_deliveries()`;
+//! - **a shutdown** that stops accepting, lets requests finish, stops the dispatcher and closes
+//!   the store's pool.
+//!
+//! `examples/production.rs` in the repository does all of it on PostgreSQL.
+//!
+//! # Logs
+//!
+//! The library logs through `tracing` with the targets of its crates (`commerce_core::...`,
+//! `commerce_store_sqlx::...`): a filter directive on `commerce` matches all of them, since a
+//! directive matches every target it starts (`RUST_LOG=warn,commerce=info`). Names of spans,
+//! fields and metrics: [`observe`].
+//!
+//! See the README for the two commands that run the sandbox and the tests, and for the
+//! `COMMERCE_` environment variables the examples and tests read.
 
 // docs.rs builds with every feature and `--cfg docsrs`: each feature-gated item says which
 // feature it needs.

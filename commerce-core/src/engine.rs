@@ -32,6 +32,11 @@ use crate::store::{Store, Traced};
 /// Cheap to clone (an `Arc` inside); share one per application. Also a
 /// [`tower::Service`], so any tower-based server can serve it directly.
 ///
+/// An application serving it also runs, once per instance, the webhook dispatcher
+/// (`Engine::dispatcher`, feature `webhooks`: `tokio::spawn(engine.dispatcher().run(shutdown))`;
+/// without it, order events stay in the store's outbox and no receiver hears of them) and the
+/// hourly purges ([`Operator::purge_idempotency`], [`Operator::purge_webhook_deliveries`]).
+///
 /// ```
 /// use std::sync::Arc;
 /// use commerce_core::{Engine, store::MemoryStore};

@@ -958,6 +958,24 @@ impl WebhookStore for SmallStore {
         Ok(true)
     }
 
+    async fn webhook_backlog(&self, now: DateTime<Utc>) -> Result<WebhookBacklog, StoreError> {
+        let t = self.lock();
+        let live = |held: &Option<Lease>| held.as_ref().is_some_and(|(_, until)| *until > now);
+        let enabled = |id: WebhookId| t.webhooks.iter().any(|w| w.id == id && w.enabled);
+        let count = |keep: &dyn Fn(&(Delivery, Option<Lease>)) -> bool| {
+            t.deliveries.iter().filter(|d| keep(d)).count() as u64
+        };
+        Ok(WebhookBacklog {
+            due: count(&|(d, held)| d.is_due(now) && !live(held) && enabled(d.webhook_id)),
+            leased: count(&|(d, held)| d.status == DeliveryStatus::Pending && live(held)),
+            open_breakers: t
+                .webhooks
+                .iter()
+                .filter(|w| w.enabled && w.breaker.is_open(now))
+                .count() as u64,
+        })
+    }
+
     async fn purge_deliveries(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
         let mut t = self.lock();
         let expired: Vec<WebhookId> = t

@@ -155,6 +155,10 @@
 // feature it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+// The links to the store of a feature that is off go to docs.rs (built with every feature).
+#![cfg_attr(not(feature = "postgres"), doc = "\n[`PgStore`]: https://docs.rs/commerce-store-sqlx/latest/commerce_store_sqlx/type.PgStore.html\n[`PgStore::migrate`]: https://docs.rs/commerce-store-sqlx/latest/commerce_store_sqlx/type.PgStore.html\n[`PgStore::connect_with_schema`]: https://docs.rs/commerce-store-sqlx/latest/commerce_store_sqlx/type.PgStore.html\n[`DEFAULT_SCHEMA`]: https://docs.rs/commerce-store-sqlx/latest/commerce_store_sqlx/constant.DEFAULT_SCHEMA.html")]
+#![cfg_attr(not(feature = "sqlite"), doc = "\n[`SqliteStore`]: https://docs.rs/commerce-store-sqlx/latest/commerce_store_sqlx/type.SqliteStore.html\n[`SqliteStore::migrate`]: https://docs.rs/commerce-store-sqlx/latest/commerce_store_sqlx/type.SqliteStore.html")]
+
 // With neither backend feature the crate has no store to offer, and the code the two share
 // is unused: build it anyway (CI checks every feature combination), without the warnings.
 #![cfg_attr(

@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 /// The connection pool of a store and the limits of its sessions, given to
-/// [`PgStore::connect_with_settings`](crate::PgStore::connect_with_settings) or
-/// [`SqliteStore::connect_with_settings`](crate::SqliteStore::connect_with_settings).
+/// `PgStore::connect_with_settings` or `SqliteStore::connect_with_settings` (features `postgres`,
+/// `sqlite`).
 /// Start from [`PoolSettings::postgres`] or [`PoolSettings::sqlite`] (the defaults the plain
 /// `connect*` functions use) and change what differs:
 ///

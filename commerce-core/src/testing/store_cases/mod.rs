@@ -128,6 +128,7 @@ macro_rules! __with_store_cases {
                 a_url_change_ends_the_pending_deliveries,
                 claims_keep_each_endpoint_within_its_in_flight_limit,
                 an_open_breaker_holds_its_endpoints_deliveries_until_its_wait,
+                webhook_backlog_counts_due_leased_and_open_breakers,
             ]
             arc [
                 concurrent_orders_never_oversell,
