@@ -163,7 +163,10 @@ async fn serve(store: PgStore) -> Result<(), Error> {
             .map(Arc::from),
     };
     let app = Router::new()
-        .route("/", get(|| async { "my shop; the API is under /shop/api/v1\n" }))
+        .route(
+            "/",
+            get(|| async { "my shop; the API is under /shop/api/v1\n" }),
+        )
         .route("/healthz", get(health))
         .route("/metrics", get(render_metrics))
         .route("/slow/{ms}", get(slow))
@@ -185,7 +188,10 @@ async fn serve(store: PgStore) -> Result<(), Error> {
     if drained {
         info!("requests drained");
     } else {
-        warn!(seconds = DRAIN.as_secs(), "requests still running after the drain time: dropped");
+        warn!(
+            seconds = DRAIN.as_secs(),
+            "requests still running after the drain time: dropped"
+        );
     }
     // The dispatcher's attempts are bounded by their timeout (10 s by default).
     if let Err(error) = dispatcher.await {
@@ -256,7 +262,10 @@ fn json_response(status: StatusCode, body: serde_json::Value) -> Response {
 
 /// The load balancer's health check: the store answers.
 async fn health(State(app): State<AppState>) -> StatusCode {
-    match commerce::sqlx::sqlx::query("SELECT 1").execute(&app.pool).await {
+    match commerce::sqlx::sqlx::query("SELECT 1")
+        .execute(&app.pool)
+        .await
+    {
         Ok(_) => StatusCode::OK,
         Err(_) => StatusCode::SERVICE_UNAVAILABLE,
     }
@@ -311,7 +320,10 @@ async fn confirm_order(
                 OperatorError::Invalid(_) => (StatusCode::UNPROCESSABLE_ENTITY, None),
                 _ => (StatusCode::INTERNAL_SERVER_ERROR, None),
             };
-            json_response(status, json!({"error": error.to_string(), "reason": reason}))
+            json_response(
+                status,
+                json!({"error": error.to_string(), "reason": reason}),
+            )
         }
     }
 }

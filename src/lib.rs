@@ -76,7 +76,10 @@ pub mod warp {
 
 /// The store on SQLite (feature `sqlx-sqlite`) and PostgreSQL (feature `sqlx-postgres`).
 #[cfg(any(feature = "sqlx-sqlite", feature = "sqlx-postgres"))]
-#[cfg_attr(docsrs, doc(cfg(any(feature = "sqlx-sqlite", feature = "sqlx-postgres"))))]
+#[cfg_attr(
+    docsrs,
+    doc(cfg(any(feature = "sqlx-sqlite", feature = "sqlx-postgres")))
+)]
 pub mod sqlx {
     pub use commerce_store_sqlx::*;
 }

@@ -38,8 +38,9 @@ use crate::store::{Store, Traced};
 /// hourly purges ([`Operator::purge_idempotency`], [`Operator::purge_webhook_deliveries`]).
 ///
 /// ```
+/// # use commerce_core as commerce;
 /// use std::sync::Arc;
-/// use commerce_core::{Engine, store::MemoryStore};
+/// use commerce::{Engine, store::MemoryStore};
 ///
 /// # tokio_test_block(async {
 /// let engine = Engine::new(Arc::new(MemoryStore::new()));
@@ -119,8 +120,9 @@ impl Engine {
     /// [`EngineBuilder::build`].
     ///
     /// ```
+    /// # use commerce_core as commerce;
     /// use std::sync::Arc;
-    /// use commerce_core::{Engine, store::MemoryStore};
+    /// use commerce::{Engine, store::MemoryStore};
     ///
     /// let engine = Engine::builder(Arc::new(MemoryStore::new()))
     ///     .configure(|c| c.hold_days = 7)
@@ -226,8 +228,9 @@ impl Engine {
     /// window is counted whole or not at all even if this future is dropped.
     ///
     /// ```
+    /// # use commerce_core as commerce;
     /// use std::sync::Arc;
-    /// use commerce_core::{Engine, engine::Head, store::MemoryStore};
+    /// use commerce::{Engine, engine::Head, store::MemoryStore};
     ///
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
     /// let engine = Engine::new(Arc::new(MemoryStore::new()));

@@ -8,8 +8,9 @@
 //! Adapters for axum and warp live in their own crates.
 //!
 //! ```
+//! # use commerce_core as commerce;
 //! use std::sync::Arc;
-//! use commerce_core::{Engine, sandbox, store::MemoryStore};
+//! use commerce::{Engine, sandbox, store::MemoryStore};
 //!
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 //! let engine = Engine::new(Arc::new(MemoryStore::new()));

@@ -5,10 +5,10 @@ use std::str::FromStr;
 use sqlx::Postgres;
 use sqlx::postgres::{PgConnectOptions, PgPool};
 
-use crate::{PoolSettings, SetupError};
 use crate::dialect::query_scalar;
 use crate::migrations::{MIGRATIONS_TABLE, adopt_earlier_records, own_table, table_exists};
 use crate::sql_store::SqlStore;
+use crate::{PoolSettings, SetupError};
 
 /// The schema the store's tables live in on PostgreSQL unless another is named
 /// ([`PgStore::connect_with_schema`]).
@@ -61,9 +61,10 @@ impl SqlStore<Postgres> {
     /// [`from_pool`](Self::from_pool) skips.
     ///
     /// ```no_run
+    /// # mod commerce { pub use commerce_core::*; pub mod sqlx { pub use commerce_store_sqlx::*; } }
     /// # async fn run() -> Result<(), commerce_store_sqlx::SetupError> {
     /// use std::time::Duration;
-    /// use commerce_store_sqlx::{PgStore, PoolSettings};
+    /// use commerce::sqlx::{PgStore, PoolSettings};
     ///
     /// let options = "postgres://app@localhost/app".parse()?;
     /// let settings = PoolSettings::postgres()

@@ -9,8 +9,9 @@ use std::time::Duration;
 /// `connect*` functions use) and change what differs:
 ///
 /// ```
+/// # mod commerce { pub use commerce_core::*; pub mod sqlx { pub use commerce_store_sqlx::*; } }
 /// use std::time::Duration;
-/// use commerce_store_sqlx::PoolSettings;
+/// use commerce::sqlx::PoolSettings;
 ///
 /// let settings = PoolSettings::postgres()
 ///     .with_max_connections(20)

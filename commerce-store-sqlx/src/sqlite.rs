@@ -8,9 +8,9 @@ use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 
-use crate::{PoolSettings, SetupError};
 use crate::migrations::{adopt_earlier_records, own_table};
 use crate::sql_store::SqlStore;
+use crate::{PoolSettings, SetupError};
 
 /// The store in an SQLite database (one file, or memory).
 ///

@@ -80,7 +80,11 @@ async fn postgres_statement_timeout_ends_a_wait_on_a_held_row_lock() {
     // Without the timeout the request would wait as long as the lock is held: fail at 10 s.
     let refused = tokio::time::timeout(
         Duration::from_secs(10),
-        h.post("sk_demo_marketer", "/api/v1/orders", &h.order_body(1, "10.00")),
+        h.post(
+            "sk_demo_marketer",
+            "/api/v1/orders",
+            &h.order_body(1, "10.00"),
+        ),
     )
     .await
     .expect("the statement timeout ends the wait");
@@ -100,16 +104,25 @@ async fn postgres_statement_timeout_ends_a_wait_on_a_held_row_lock() {
 
     // The lock's holder goes away; the pool is healthy: the same order now goes through, and
     // nothing of the refused one was kept.
-    sqlx::raw_sql("ROLLBACK").execute(&mut holder).await.unwrap();
+    sqlx::raw_sql("ROLLBACK")
+        .execute(&mut holder)
+        .await
+        .unwrap();
     holder.close().await.unwrap();
     let placed = h
-        .post("sk_demo_marketer", "/api/v1/orders", &h.order_body(1, "10.00"))
+        .post(
+            "sk_demo_marketer",
+            "/api/v1/orders",
+            &h.order_body(1, "10.00"),
+        )
         .await;
     assert_eq!(placed.status, 201, "{}", placed.json());
     assert_eq!(h.available(variant).await, before - 1);
     assert_eq!(h.order_count().await, orders_before + 1);
     for _ in 0..5 {
-        h.get("sk_demo_marketer", "/api/v1/me").await.assert_ok("me");
+        h.get("sk_demo_marketer", "/api/v1/me")
+            .await
+            .assert_ok("me");
     }
     assert_eq!(pg::counter_mismatches(&pool).await, 0);
     assert_eq!(

@@ -317,7 +317,10 @@ pub async fn repeated_slugs_emails_and_governorate_names_are_refused(store: &dyn
     let child = store
         .insert_category(NewCategory::under(home.id, "فرعي", "home"))
         .await;
-    assert!(matches!(child, Err(StoreError::Duplicate(Unique::CategorySlug))));
+    assert!(matches!(
+        child,
+        Err(StoreError::Duplicate(Unique::CategorySlug))
+    ));
     assert_eq!(store.all_categories().await.unwrap(), vec![home.clone()]);
     let other_case = category(store, "Home", None).await;
     assert_eq!(
@@ -334,7 +337,10 @@ pub async fn repeated_slugs_emails_and_governorate_names_are_refused(store: &dyn
     );
     let supplier = NewAccount::supplier("مورد", alpha.email.clone(), "01000000002");
     let refused = store.insert_account(supplier, at(1)).await;
-    assert!(matches!(refused, Err(StoreError::Duplicate(Unique::AccountEmail))));
+    assert!(matches!(
+        refused,
+        Err(StoreError::Duplicate(Unique::AccountEmail))
+    ));
     let upper = NewAccount::marketer("آخر", "متجر آخر", alpha.email.to_uppercase(), "0100");
     let other = store.insert_account(upper, at(1)).await.unwrap();
     assert_ne!(other.id, alpha.id);

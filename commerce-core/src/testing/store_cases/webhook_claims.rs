@@ -601,7 +601,14 @@ pub async fn webhook_backlog_counts_due_leased_and_open_breakers(store: &dyn Sto
     let backlog = |now: i64| async move { store.webhook_backlog(at(now)).await.unwrap() };
     let counts = |b: WebhookBacklog| (b.due, b.leased, b.open_breakers);
     let a = account(store, "Alpha").await;
-    let dead = register(store, a.id, "https://a.example/dead", EventType::SUBSCRIBABLE, 0).await;
+    let dead = register(
+        store,
+        a.id,
+        "https://a.example/dead",
+        EventType::SUBSCRIBABLE,
+        0,
+    )
+    .await;
     let w = register(store, a.id, "https://a.example", EventType::SUBSCRIBABLE, 0).await;
     assert_eq!(backlog(0).await, WebhookBacklog::default());
 
@@ -611,8 +618,16 @@ pub async fn webhook_backlog_counts_due_leased_and_open_breakers(store: &dyn Sto
         let unreachable = AttemptResult::Unreachable("timeout".into());
         assert_eq!(attempt_all(store, dead.id, now, unreachable).await.len(), 1);
     }
-    assert_eq!(counts(backlog(6).await), (1, 0, 1), "the retry of 1 is due, the breaker open");
-    assert_eq!(counts(backlog(10).await), (5, 0, 0), "every retry due, the breaker closed");
+    assert_eq!(
+        counts(backlog(6).await),
+        (1, 0, 1),
+        "the retry of 1 is due, the breaker open"
+    );
+    assert_eq!(
+        counts(backlog(10).await),
+        (5, 0, 0),
+        "every retry due, the breaker closed"
+    );
     // A disabled endpoint's pending deliveries wait for it to be enabled: not in the backlog.
     let disable = WebhookPatch {
         enabled: Some(false),
@@ -630,6 +645,10 @@ pub async fn webhook_backlog_counts_due_leased_and_open_breakers(store: &dyn Sto
     assert_eq!(counts(backlog(50).await), (2, 0, 0));
     assert_eq!(claim(store, 50, "one", 1).await, vec![first.id]);
     assert_eq!(counts(backlog(50).await), (1, 1, 0));
-    assert_eq!(counts(backlog(80).await), (2, 0, 0), "the lease ran out at 80");
+    assert_eq!(
+        counts(backlog(80).await),
+        (2, 0, 0),
+        "the lease ran out at 80"
+    );
     assert_eq!(counts(backlog(100).await), (3, 0, 0));
 }
