@@ -29,9 +29,9 @@
 //! ```
 //!
 //! On SIGTERM or ctrl-c: the listener closes (no new connection), requests in flight finish
-//! (within [`DRAIN`]; connections still open then are dropped), the dispatcher stops claiming
-//! and records the attempts it has in flight, the purge task stops, and the pool is closed, so
-//! the database sees every session end. `.ci/production.sh` runs all of it against PostgreSQL.
+//! (within [`DRAIN`]; the process waits no longer for the others, which end with it), the
+//! dispatcher stops claiming and records the attempts it has in flight, the purge task stops,
+//! and the pool is closed, so the database sees every session end. `.ci/production.sh` runs all of it against PostgreSQL.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -178,8 +178,8 @@ async fn serve(store: PgStore) -> Result<(), Error> {
     let listener = tokio::net::TcpListener::bind(&addr).await?;
     info!(addr = %listener.local_addr()?, "listening");
 
-    // The server stops accepting on the signal and waits for its connections; past DRAIN
-    // after the signal, the connections still open are dropped.
+    // The server stops accepting on the signal and waits for its connections, for DRAIN at
+    // most after the signal.
     let server = commerce::axum::serve(listener, app, HEADER_READ, shutdown());
     let drained = tokio::select! {
         served = server => { served?; true }
@@ -190,7 +190,7 @@ async fn serve(store: PgStore) -> Result<(), Error> {
     } else {
         warn!(
             seconds = DRAIN.as_secs(),
-            "requests still running after the drain time: dropped"
+            "requests still running after the drain time: not waited for"
         );
     }
     // The dispatcher's attempts are bounded by their timeout (10 s by default).
@@ -200,8 +200,8 @@ async fn serve(store: PgStore) -> Result<(), Error> {
     if let Err(error) = housekeeping.await {
         error!(%error, "purge task failed");
     }
-    // Every store operation has ended (a request cut by the drain ran in a task of its own and
-    // finished or rolled back); closing waits for the connections to come back and ends them.
+    // Closing waits for the pool's connections to come back (a store operation still running
+    // ends within the statement timeout, committed or rolled back) and ends every session.
     pool.close().await;
     info!("stopped");
     Ok(())
