@@ -3,8 +3,8 @@
 //!
 //! - [`Engine`]: the framework-neutral engine (`handle(http::Request<Bytes>) -> http::Response<Bytes>`).
 //! - [`store`]: the `Store` trait and the in-memory store.
-//! - [`axum`] (feature `axum`, on by default): mount the engine in an axum app.
-//! - [`sqlx`] (features `sqlx-sqlite`, `sqlx-postgres`, or `sqlx` for both): the store on
+//! - `axum` (feature `axum`, on by default): mount the engine in an axum app.
+//! - `sqlx` (features `sqlx-sqlite`, `sqlx-postgres`, or `sqlx` for both): the store on
 //!   SQLite and PostgreSQL.
 //! - `sandbox` (feature `sandbox`): the demo fixture the examples and tests use; leave it off
 //!   in production (it knows fixed demo keys).

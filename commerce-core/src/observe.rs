@@ -38,7 +38,7 @@
 //! [`RATE_LIMITED_TOTAL`], [`IDEMPOTENT_REPLAYS_TOTAL`]; and from the webhook dispatcher
 //! (feature `webhooks` too) [`WEBHOOK_ATTEMPTS_TOTAL`], [`WEBHOOK_ENDPOINTS_DISABLED_TOTAL`],
 //! [`WEBHOOK_IN_FLIGHT`], and, sampled from the store every [`BACKLOG_SAMPLE`] while
-//! [`Dispatcher::run`](crate::webhooks::Dispatcher::run) runs, [`WEBHOOK_BACKLOG`],
+//! `Dispatcher::run` runs, [`WEBHOOK_BACKLOG`],
 //! [`WEBHOOK_LEASED`] and [`WEBHOOK_OPEN_BREAKERS`]. `describe_metrics` gives the recorder
 //! their help texts.
 
