@@ -69,7 +69,10 @@ MOVED="$(curl -fs -X POST "$BASE/admin/orders/$ORDER_ID/confirm" -H "Authorizati
   || fail "operator move"
 grep -q '"status":"order_confirmed"' <<<"$MOVED" || fail "operator move answered $MOVED"
 curl -fs "$API/orders/$ORDER_ID" -H "$AUTH" | grep -q 'order_confirmed' || fail "the move is not seen by the API"
-curl -fs "$BASE/metrics" | grep -q '^commerce_requests_total' || fail "no commerce_requests_total in /metrics"
+METRICS="$(curl -fs "$BASE/metrics")" || fail "GET /metrics"
+for name in commerce_requests_total commerce_webhook_backlog commerce_webhook_open_breakers; do
+  grep -q "^$name" <<<"$METRICS" || fail "no $name in /metrics"
+done
 
 # SIGTERM while a 3 s request is in flight: it completes, then the process exits 0 within
 # the drain bound (10 s) plus a margin.
