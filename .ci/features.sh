@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# Every feature a user can pick, built on its own with clippy -D warnings: a combination CI
-# never builds is one where dead code and missing imports go unseen.
+# Every feature a user can pick, built on its own with clippy -D warnings, and documented on its
+# own with rustdoc -D warnings: a combination CI never builds is one where dead code, missing
+# imports and intra-doc links to items of another feature go unseen.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 check() {
   echo "== cargo clippy $*"
   cargo clippy --quiet "$@" -- -D warnings
+  # `--lib` is clippy's; rustdoc documents the lib alone anyway.
+  local args=()
+  for arg in "$@"; do [ "$arg" = --lib ] || args+=("$arg"); done
+  echo "== cargo doc ${args[*]}"
+  RUSTDOCFLAGS='-D warnings' cargo doc --quiet --no-deps "${args[@]}"
 }
 
 # The library crates, lib targets only (the tests need the full set, built by .ci/run).

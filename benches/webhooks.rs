@@ -146,7 +146,7 @@ async fn run(label: &str, store: Arc<dyn Store>, goal: Goal) {
         .await
         .expect("deliveries");
     let sample: Vec<String> = queued.items.iter().map(|d| d.payload.clone()).collect();
-    let dispatcher = engine.webhooks().with_config(
+    let dispatcher = engine.dispatcher().with_config(
         DispatcherConfig::default()
             .with_batch(64)
             .with_per_endpoint_in_flight(64),

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! cargo run --example embed_axum                      # 127.0.0.1:3001
-//! EMBED_ADDR=127.0.0.1:4001 cargo run --example embed_axum
+//! COMMERCE_ADDR=127.0.0.1:4001 cargo run --example embed_axum
 //!
 //! curl -s localhost:3001/                                                 # the app's page
 //! curl -s localhost:3001/shop/api/v1/me -H 'Authorization: Bearer sk_demo_marketer'
@@ -80,7 +80,7 @@ async fn confirm_order(State(app): State<AppState>, Path(id): Path<i64>) -> Resp
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let addr: SocketAddr = std::env::var("EMBED_ADDR")
+    let addr: SocketAddr = std::env::var("COMMERCE_ADDR")
         .unwrap_or_else(|_| "127.0.0.1:3001".into())
         .parse()?;
 
@@ -96,7 +96,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build()?;
     sandbox::seed(&engine).await?;
     // The webhook dispatcher: the admin route's moves reach registered receivers too.
-    tokio::spawn(engine.webhooks().run(std::future::pending()));
+    tokio::spawn(engine.dispatcher().run(std::future::pending()));
     let state = AppState {
         visits: Arc::new(AtomicU64::new(0)),
         engine: engine.clone(),

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! cargo run --example embed_warp --features warp      # 127.0.0.1:3002
-//! EMBED_ADDR=127.0.0.1:4002 cargo run --example embed_warp --features warp
+//! COMMERCE_ADDR=127.0.0.1:4002 cargo run --example embed_warp --features warp
 //!
 //! curl -s localhost:3002/                                                 # the app's page
 //! curl -s localhost:3002/shop/api/v1/me -H 'Authorization: Bearer sk_demo_marketer'
@@ -53,7 +53,7 @@ async fn confirm_order(id: i64, engine: Engine) -> warp::reply::Response {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let addr: SocketAddr = std::env::var("EMBED_ADDR")
+    let addr: SocketAddr = std::env::var("COMMERCE_ADDR")
         .unwrap_or_else(|_| "127.0.0.1:3002".into())
         .parse()?;
 

@@ -59,7 +59,7 @@ pub(crate) async fn serve_connection(
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let addr: SocketAddr = std::env::var("EMBED_ADDR")
+    let addr: SocketAddr = std::env::var("COMMERCE_ADDR")
         .unwrap_or_else(|_| "127.0.0.1:3003".into())
         .parse()?;
 

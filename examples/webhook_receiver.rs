@@ -5,7 +5,7 @@
 //! cargo run --example webhook_receiver -- whsec_...   # the secret shown when registering
 //! ```
 //!
-//! It listens on http://127.0.0.1:4000/webhooks (`RECEIVER_ADDR` to change). Register it on
+//! It listens on http://127.0.0.1:4000/webhooks (`COMMERCE_RECEIVER_ADDR` to change). Register it on
 //! the sandbox (`cargo run --example server`) with:
 //!
 //! ```sh
@@ -55,9 +55,9 @@ async fn receive(State(secret): State<Arc<String>>, headers: HeaderMap, body: By
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let secret = std::env::args()
         .nth(1)
-        .or_else(|| std::env::var("WEBHOOK_SECRET").ok())
-        .ok_or("usage: webhook_receiver <whsec_... secret> (or WEBHOOK_SECRET)")?;
-    let addr = std::env::var("RECEIVER_ADDR").unwrap_or_else(|_| "127.0.0.1:4000".into());
+        .or_else(|| std::env::var("COMMERCE_WEBHOOK_SECRET").ok())
+        .ok_or("usage: webhook_receiver <whsec_... secret> (or COMMERCE_WEBHOOK_SECRET)")?;
+    let addr = std::env::var("COMMERCE_RECEIVER_ADDR").unwrap_or_else(|_| "127.0.0.1:4000".into());
     let app = axum::Router::new()
         .route("/webhooks", post(receive))
         .with_state(Arc::new(secret));

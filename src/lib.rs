@@ -3,22 +3,52 @@
 //!
 //! - [`Engine`]: the framework-neutral engine (`handle(http::Request<Bytes>) -> http::Response<Bytes>`).
 //! - [`store`]: the `Store` trait and the in-memory store.
-//! - [`axum`] (feature `axum`, on by default): mount the engine in an axum app.
-//! - [`sqlx`] (features `sqlx-sqlite`, `sqlx-postgres`, or `sqlx` for both): the store on
+//! - `axum` (feature `axum`, on by default): mount the engine in an axum app.
+//! - `sqlx` (features `sqlx-sqlite`, `sqlx-postgres`, or `sqlx` for both): the store on
 //!   SQLite and PostgreSQL.
 //! - `sandbox` (feature `sandbox`): the demo fixture the examples and tests use; leave it off
 //!   in production (it knows fixed demo keys).
 //! - `warp` (feature `warp`): mount the engine in a warp app, as a `Filter`.
 //! - `metrics` (feature `metrics`): request metrics through the `metrics` facade
-//!   ([`observe`] names them, with the engine's `tracing` spans).
+//!   ([`observe`] names them, with the engine's `tracing` spans), and the webhook dispatcher's.
+//! - `webhooks` (feature `webhooks`, on by default): the webhook dispatcher,
+//!   `Engine::dispatcher`, which sends the queued order events to the receivers registered
+//!   through the API.
 //!
-//! See the README for the two commands that run the sandbox and the tests.
+//! # What an application runs
+//!
+//! Besides serving the API (`commerce::axum::router`, `commerce::warp::api`, or
+//! [`Engine::serve`] under any server), once per app instance:
+//!
+//! - **the dispatcher**: `tokio::spawn(engine.dispatcher().run(shutdown))`. Order events are
+//!   written to an outbox with each order change and sent only by a running dispatcher;
+//! - **the purges**, hourly: `engine.operator().purge_idempotency()` and
+//!   `purge_webhook_deliveries()`;
+//! - **a shutdown** that stops accepting, lets requests finish, stops the dispatcher and closes
+//!   the store's pool.
+//!
+//! `examples/production.rs` in the repository does all of it on PostgreSQL.
+//!
+//! # Logs
+//!
+//! The library logs through `tracing` with the targets of its crates (`commerce_core::...`,
+//! `commerce_store_sqlx::...`): a filter directive on `commerce` matches all of them, since a
+//! directive matches every target it starts (`RUST_LOG=warn,commerce=info`). Names of spans,
+//! fields and metrics: [`observe`].
+//!
+//! See the README for the two commands that run the sandbox and the tests, and for the
+//! `COMMERCE_` environment variables the examples and tests read.
+
+// docs.rs builds with every feature and `--cfg docsrs`: each feature-gated item says which
+// feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 // Explicit re-exports: the facade's surface is this list, not whatever the core happens to
 // make public (a new public item of `commerce-core` reaches users of `commerce` only when
 // added here; `public-api/commerce.txt` shows the list).
 /// The demo fixture (feature `sandbox`): demo accounts, fixed demo keys, a catalogue.
 #[cfg(feature = "sandbox")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sandbox")))]
 pub use commerce_core::sandbox;
 pub use commerce_core::{
     API_PREFIX, Admitted, ApiError, Caller, Config, ConfigError, Conflict, ConflictReason, Decimal,
@@ -32,18 +62,36 @@ pub use commerce_core::{
 
 /// Mount the engine in an axum application (feature `axum`).
 #[cfg(feature = "axum")]
+#[cfg_attr(docsrs, doc(cfg(feature = "axum")))]
 pub mod axum {
     pub use commerce_axum::*;
 }
 
 /// Mount the engine in a warp application (feature `warp`).
 #[cfg(feature = "warp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "warp")))]
 pub mod warp {
     pub use commerce_warp::*;
 }
 
 /// The store on SQLite (feature `sqlx-sqlite`) and PostgreSQL (feature `sqlx-postgres`).
 #[cfg(any(feature = "sqlx-sqlite", feature = "sqlx-postgres"))]
+#[cfg_attr(
+    docsrs,
+    doc(cfg(any(feature = "sqlx-sqlite", feature = "sqlx-postgres")))
+)]
 pub mod sqlx {
     pub use commerce_store_sqlx::*;
 }
+
+/// The README's Rust examples, compiled by `cargo test --doc --all-features` so that they stay
+/// true to the facade (never part of the API: built for doctests only).
+#[cfg(all(
+    doctest,
+    feature = "axum",
+    feature = "warp",
+    feature = "sqlx-postgres",
+    feature = "webhooks"
+))]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -1,19 +1,20 @@
 //! Mount the commerce API engine in an axum application.
 //!
 //! ```no_run
+//! # mod commerce { pub use commerce_core::*; pub mod axum { pub use commerce_axum::*; } }
 //! use std::sync::Arc;
 //! use axum::{Router, routing::get};
-//! use commerce_core::{Engine, store::MemoryStore};
+//! use commerce::{Engine, store::MemoryStore};
 //!
 //! # async fn run() {
 //! let engine = Engine::new(Arc::new(MemoryStore::new()));
 //! let app: Router = Router::new()
 //!     .route("/", get(|| async { "my shop" }))
-//!     .merge(commerce_axum::router(engine)); // serves /api/v1/...
+//!     .merge(commerce::axum::router(engine)); // serves /api/v1/...
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await.unwrap();
 //! // `axum::serve(listener, app)` works too, without a header-read timeout.
 //! let header_read_timeout = std::time::Duration::from_secs(10);
-//! commerce_axum::serve(listener, app, header_read_timeout, std::future::pending())
+//! commerce::axum::serve(listener, app, header_read_timeout, std::future::pending())
 //!     .await
 //!     .unwrap();
 //! # }
@@ -36,6 +37,10 @@
 //!
 //! `axum::serve` has no header-read timeout: [`serve`] serves a router over HTTP/1.1 with one
 //! (hyper's `http1::Builder::header_read_timeout`), for servers facing the internet.
+
+// docs.rs builds with every feature and `--cfg docsrs`: each feature-gated item says which
+// feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 use std::convert::Infallible;
 use std::future::Future;

@@ -19,15 +19,16 @@ use tokio::net::TcpListener;
 /// own time is the engine's [`Config::body_timeout`](commerce_core::Config::body_timeout).
 ///
 /// ```no_run
+/// # mod commerce { pub use commerce_core::*; pub mod axum { pub use commerce_axum::*; } }
 /// use std::sync::Arc;
 /// use std::time::Duration;
-/// use commerce_core::{Engine, store::MemoryStore};
+/// use commerce::{Engine, store::MemoryStore};
 ///
 /// # async fn run() -> std::io::Result<()> {
 /// let engine = Engine::new(Arc::new(MemoryStore::new()));
 /// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
 /// let shutdown = std::future::pending::<()>(); // or a signal
-/// commerce_axum::serve(listener, commerce_axum::app(engine), Duration::from_secs(10), shutdown)
+/// commerce::axum::serve(listener, commerce::axum::app(engine), Duration::from_secs(10), shutdown)
 ///     .await
 /// # }
 /// ```

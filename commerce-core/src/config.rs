@@ -98,7 +98,8 @@ impl Config {
     /// that is wrong is named. [`EngineBuilder::build`](crate::EngineBuilder::build) calls it.
     ///
     /// ```
-    /// use commerce_core::Config;
+    /// # use commerce_core as commerce;
+    /// use commerce::Config;
     /// use rust_decimal::Decimal;
     ///
     /// let mut config = Config::default();

@@ -34,9 +34,15 @@ use crate::store::{Store, Traced};
 /// Cheap to clone (an `Arc` inside); share one per application. Also a
 /// [`tower::Service`], so any tower-based server can serve it directly.
 ///
+/// An application serving it also runs, once per instance, the webhook dispatcher
+/// (`Engine::dispatcher`, feature `webhooks`: `tokio::spawn(engine.dispatcher().run(shutdown))`;
+/// without it, order events stay in the store's outbox and no receiver hears of them) and the
+/// hourly purges ([`Operator::purge_idempotency`], [`Operator::purge_webhook_deliveries`]).
+///
 /// ```
+/// # use commerce_core as commerce;
 /// use std::sync::Arc;
-/// use commerce_core::{Engine, store::MemoryStore};
+/// use commerce::{Engine, store::MemoryStore};
 ///
 /// # tokio_test_block(async {
 /// let engine = Engine::new(Arc::new(MemoryStore::new()));
@@ -118,8 +124,9 @@ impl Engine {
     /// [`EngineBuilder::build`].
     ///
     /// ```
+    /// # use commerce_core as commerce;
     /// use std::sync::Arc;
-    /// use commerce_core::{Engine, store::MemoryStore};
+    /// use commerce::{Engine, store::MemoryStore};
     ///
     /// let engine = Engine::builder(Arc::new(MemoryStore::new()))
     ///     .configure(|c| c.hold_days = 7)
@@ -245,8 +252,9 @@ impl Engine {
     /// window is counted whole or not at all even if this future is dropped.
     ///
     /// ```
+    /// # use commerce_core as commerce;
     /// use std::sync::Arc;
-    /// use commerce_core::{Engine, engine::Head, store::MemoryStore};
+    /// use commerce::{Engine, engine::Head, store::MemoryStore};
     ///
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
     /// let engine = Engine::new(Arc::new(MemoryStore::new()));
@@ -583,7 +591,7 @@ impl Engine {
     /// ```no_run
     /// # async fn demo(engine: commerce_core::Engine) {
     /// let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    /// let dispatcher = tokio::spawn(engine.webhooks().run(async {
+    /// let dispatcher = tokio::spawn(engine.dispatcher().run(async {
     ///     let _ = stopped.await;
     /// }));
     /// // ... on shutdown:
@@ -592,7 +600,8 @@ impl Engine {
     /// # }
     /// ```
     #[cfg(feature = "webhooks")]
-    pub fn webhooks(&self) -> crate::webhooks::Dispatcher {
+    #[cfg_attr(docsrs, doc(cfg(feature = "webhooks")))]
+    pub fn dispatcher(&self) -> crate::webhooks::Dispatcher {
         crate::webhooks::Dispatcher::new(
             self.shared.store.clone(),
             self.shared.clock.clone(),

@@ -8,8 +8,9 @@
 //! Adapters for axum and warp live in their own crates.
 //!
 //! ```
+//! # use commerce_core as commerce;
 //! use std::sync::Arc;
-//! use commerce_core::{Engine, sandbox, store::MemoryStore};
+//! use commerce::{Engine, sandbox, store::MemoryStore};
 //!
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 //! let engine = Engine::new(Arc::new(MemoryStore::new()));
@@ -70,6 +71,10 @@
 //!   [`MountPrefix`] request extension the adapters set when the API is mounted under a
 //!   path (`/shop`), and empty otherwise.
 
+// docs.rs builds with every feature and `--cfg docsrs`: each feature-gated item says which
+// feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 pub(crate) mod api;
 pub(crate) mod auth;
 mod body;
@@ -96,6 +101,7 @@ mod request_id;
 // The dispatch table; what users need of it (`API_PREFIX`, `MountPrefix`) is re-exported below.
 pub(crate) mod routes;
 #[cfg(feature = "sandbox")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sandbox")))]
 pub mod sandbox;
 mod shared;
 pub mod store;
@@ -104,6 +110,7 @@ pub mod webhooks;
 pub(crate) mod wire;
 
 #[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
 
 pub use auth::{Caller, KEY_PREFIX, bearer_token, hash_key};

@@ -11,6 +11,18 @@
 //! - [`STORE_SPAN`] (`commerce.store`, level `DEBUG`), one per store operation, with `concern`
 //!   ([`Concern::name`](crate::store::Concern::name)) and `operation` (the method's name); inside
 //!   a request it is a child of the request's span.
+//! - [`WEBHOOK_SPAN`] (`commerce.webhook`, level `INFO`), one per webhook attempt of the
+//!   dispatcher (feature `webhooks`), with `delivery_id`, `webhook_id`, `event_type`, `attempt`
+//!   (1 for the first) and `status` (the receiver's HTTP status, or why there was none:
+//!   `timeout`, `connection refused`, ...); never the URL, the secret or the payload.
+//!
+//! # Log targets
+//!
+//! Spans and events have the target of the module that makes them: `commerce_core::...`,
+//! `commerce_store_sqlx::...` (sqlx's own are `sqlx::...`). A `tracing-subscriber` filter
+//! directive matches every target it starts, so `commerce` selects all of the library's
+//! (`RUST_LOG=warn,commerce=info`; `commerce=debug` adds the store spans), whichever crate,
+//! facade or not, the application depends on.
 //!
 //! No span or event carries a key, a customer's name, phone or address, a request body or a
 //! query string: ids, statuses, amounts and names of endpoints only.
@@ -24,8 +36,12 @@
 //!
 //! Through the [`metrics`](https://docs.rs/metrics) facade, to whatever recorder the
 //! application installs (none: nothing is kept): [`REQUESTS_TOTAL`], [`REQUEST_DURATION`],
-//! [`RATE_LIMITED_TOTAL`], [`IDEMPOTENT_REPLAYS_TOTAL`]; `describe_metrics` gives the
-//! recorder their help texts.
+//! [`RATE_LIMITED_TOTAL`], [`IDEMPOTENT_REPLAYS_TOTAL`]; and from the webhook dispatcher
+//! (feature `webhooks` too) [`WEBHOOK_ATTEMPTS_TOTAL`], [`WEBHOOK_ENDPOINTS_DISABLED_TOTAL`],
+//! [`WEBHOOK_IN_FLIGHT`], and, sampled from the store every [`BACKLOG_SAMPLE`] while
+//! `Dispatcher::run` runs, [`WEBHOOK_BACKLOG`],
+//! [`WEBHOOK_LEASED`] and [`WEBHOOK_OPEN_BREAKERS`]. `describe_metrics` gives the recorder
+//! their help texts.
 
 use std::time::Duration;
 
@@ -37,6 +53,8 @@ use crate::model::{Order, Withdrawal};
 pub const REQUEST_SPAN: &str = "commerce.request";
 /// Name of the span of one store operation.
 pub const STORE_SPAN: &str = "commerce.store";
+/// Name of the span of one webhook attempt.
+pub const WEBHOOK_SPAN: &str = "commerce.webhook";
 
 /// Counter of answered requests, labels `endpoint` and `status` (`"201"`).
 pub const REQUESTS_TOTAL: &str = "commerce_requests_total";
@@ -47,9 +65,28 @@ pub const RATE_LIMITED_TOTAL: &str = "commerce_rate_limited_total";
 /// Counter of `POST /orders` answered from an `Idempotency-Key` record (replays).
 pub const IDEMPOTENT_REPLAYS_TOTAL: &str = "commerce_idempotent_replays_total";
 
+/// Counter of webhook attempts, labels `outcome` (`delivered`, `retry`: another attempt is
+/// scheduled, `failed`: the last one) and `answer` (`answered`: an HTTP status came back,
+/// `no_answer`, `unreachable`: a timeout or a refused connection, which feeds the breaker).
+pub const WEBHOOK_ATTEMPTS_TOTAL: &str = "commerce_webhook_attempts_total";
+/// Counter of endpoints disabled by an attempt's outcome, label `reason`.
+pub const WEBHOOK_ENDPOINTS_DISABLED_TOTAL: &str = "commerce_webhook_endpoints_disabled_total";
+/// Gauge of the attempts this dispatcher has in flight.
+pub const WEBHOOK_IN_FLIGHT: &str = "commerce_webhook_in_flight";
+/// Gauge of the deliveries due and waiting for a dispatcher, in the whole store
+/// ([`WebhookBacklog::due`](crate::model::WebhookBacklog::due)).
+pub const WEBHOOK_BACKLOG: &str = "commerce_webhook_backlog";
+/// Gauge of the deliveries under a lease (in flight in any dispatcher sharing the store).
+pub const WEBHOOK_LEASED: &str = "commerce_webhook_leased";
+/// Gauge of the enabled endpoints whose circuit breaker is open.
+pub const WEBHOOK_OPEN_BREAKERS: &str = "commerce_webhook_open_breakers";
+/// How often a running dispatcher samples the backlog gauges (one store read of three counts).
+pub const BACKLOG_SAMPLE: Duration = Duration::from_secs(15);
+
 /// Describes the metrics to the installed recorder (help texts, the unit of the histogram),
 /// for exporters that show them (Prometheus `# HELP`). Call once, after installing it.
 #[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
 pub fn describe_metrics() {
     metrics::describe_counter!(
         REQUESTS_TOTAL,
@@ -68,6 +105,88 @@ pub fn describe_metrics() {
         IDEMPOTENT_REPLAYS_TOTAL,
         "POST /orders answered from an Idempotency-Key record"
     );
+    metrics::describe_counter!(
+        WEBHOOK_ATTEMPTS_TOTAL,
+        "Webhook attempts, by outcome (delivered, retry, failed) and answer"
+    );
+    metrics::describe_counter!(
+        WEBHOOK_ENDPOINTS_DISABLED_TOTAL,
+        "Webhook endpoints disabled by an attempt's outcome, by reason"
+    );
+    metrics::describe_gauge!(
+        WEBHOOK_IN_FLIGHT,
+        "Webhook attempts in flight in this dispatcher"
+    );
+    metrics::describe_gauge!(
+        WEBHOOK_BACKLOG,
+        "Webhook deliveries due and waiting for a dispatcher (whole store)"
+    );
+    metrics::describe_gauge!(
+        WEBHOOK_LEASED,
+        "Webhook deliveries under a lease, in every dispatcher (whole store)"
+    );
+    metrics::describe_gauge!(
+        WEBHOOK_OPEN_BREAKERS,
+        "Enabled webhook endpoints whose circuit breaker is open"
+    );
+}
+
+/// The `answer` label of an attempt's result.
+#[cfg(feature = "webhooks")]
+pub(crate) fn answer_of(result: &crate::model::AttemptResult) -> &'static str {
+    use crate::model::AttemptResult;
+    match result {
+        AttemptResult::Answered(_) => "answered",
+        AttemptResult::NoAnswer(_) => "no_answer",
+        AttemptResult::Unreachable(_) => "unreachable",
+    }
+}
+
+/// A webhook attempt ended with `outcome`; `answer` is [`answer_of`] its result.
+#[cfg(feature = "webhooks")]
+#[inline]
+pub(crate) fn webhook_attempted(answer: &'static str, outcome: &crate::model::AttemptOutcome) {
+    #[cfg(feature = "metrics")]
+    {
+        use crate::model::DeliveryStatus;
+        let decided = match outcome.status {
+            DeliveryStatus::Delivered => "delivered",
+            DeliveryStatus::Pending => "retry",
+            _ => "failed",
+        };
+        metrics::counter!(WEBHOOK_ATTEMPTS_TOTAL, "outcome" => decided, "answer" => answer)
+            .increment(1);
+        if let Some(reason) = outcome.disable {
+            metrics::counter!(WEBHOOK_ENDPOINTS_DISABLED_TOTAL, "reason" => reason.as_str())
+                .increment(1);
+        }
+    }
+    #[cfg(not(feature = "metrics"))]
+    let _ = (answer, outcome);
+}
+
+/// The dispatcher has `count` attempts in flight.
+#[cfg(feature = "webhooks")]
+#[inline]
+pub(crate) fn webhooks_in_flight(count: usize) {
+    #[cfg(feature = "metrics")]
+    metrics::gauge!(WEBHOOK_IN_FLIGHT).set(count as f64);
+    #[cfg(not(feature = "metrics"))]
+    let _ = count;
+}
+
+/// The backlog as last sampled.
+#[cfg(feature = "webhooks")]
+#[inline]
+pub(crate) fn webhook_backlog(backlog: crate::model::WebhookBacklog) {
+    #[cfg(feature = "metrics")]
+    {
+        metrics::gauge!(WEBHOOK_BACKLOG).set(backlog.due as f64);
+        metrics::gauge!(WEBHOOK_LEASED).set(backlog.leased as f64);
+        metrics::gauge!(WEBHOOK_OPEN_BREAKERS).set(backlog.open_breakers as f64);
+    }
+    #[cfg(not(feature = "metrics"))]
+    let _ = backlog;
 }
 
 /// A request was answered.

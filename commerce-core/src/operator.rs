@@ -84,12 +84,13 @@ pub struct CreatedKey {
 /// the month's meter. (`examples/platform.rs` runs the same on SQLite or PostgreSQL.)
 ///
 /// ```
+/// # use commerce_core as commerce;
 /// use std::sync::Arc;
-/// use commerce_core::clock::ManualClock;
-/// use commerce_core::model::*;
-/// use commerce_core::operator::KeySpec;
-/// use commerce_core::store::MemoryStore;
-/// use commerce_core::{Decimal, Engine, cairo_month, governorates};
+/// use commerce::clock::ManualClock;
+/// use commerce::model::*;
+/// use commerce::operator::KeySpec;
+/// use commerce::store::MemoryStore;
+/// use commerce::{Decimal, Engine, cairo_month, governorates};
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 /// let egp = |s: &str| s.parse::<Decimal>().unwrap();

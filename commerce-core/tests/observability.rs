@@ -205,7 +205,7 @@ async fn scenario() -> (sandbox::Sandbox, Vec<String>) {
         .await
         .expect("withdrawal rejected");
     // The two order events, sent to the receiver (one order's, so one pass each).
-    let dispatcher = engine.webhooks();
+    let dispatcher = engine.dispatcher();
     for _ in 0..2 {
         assert_eq!(dispatcher.deliver_due().await.expect("a pass"), 1);
     }

@@ -196,6 +196,9 @@ impl AccountStore for SmallStore {
         now: DateTime<Utc>,
     ) -> Result<Account, StoreError> {
         let mut t = self.lock();
+        if t.accounts.iter().any(|a| a.email == new.email) {
+            return Err(StoreError::Duplicate(Unique::AccountEmail));
+        }
         let account = new.into_account(AccountId(next_id(t.accounts.len())), now);
         t.accounts.push(account.clone());
         Ok(account)
@@ -278,6 +281,9 @@ impl CatalogStore for SmallStore {
             .is_some_and(|p| find(&mut t.categories, p.into()).is_err())
         {
             return Err(StoreError::Invalid("no such parent category".into()));
+        }
+        if t.categories.iter().any(|c| c.slug == new.slug) {
+            return Err(StoreError::Duplicate(Unique::CategorySlug));
         }
         let category = new.into_category(CategoryId(next_id(t.categories.len())));
         t.categories.push(category.clone());
@@ -444,6 +450,9 @@ impl CatalogStore for SmallStore {
 
     async fn insert_governorate(&self, name: String) -> Result<Governorate, StoreError> {
         let mut t = self.lock();
+        if t.governorates.iter().any(|g| g.name == name) {
+            return Err(StoreError::Duplicate(Unique::GovernorateName));
+        }
         let governorate = Governorate {
             id: GovernorateId(next_id(t.governorates.len())),
             name,
@@ -976,6 +985,24 @@ impl WebhookStore for SmallStore {
             w.record(&outcome);
         }
         Ok(true)
+    }
+
+    async fn webhook_backlog(&self, now: DateTime<Utc>) -> Result<WebhookBacklog, StoreError> {
+        let t = self.lock();
+        let live = |held: &Option<Lease>| held.as_ref().is_some_and(|(_, until)| *until > now);
+        let enabled = |id: WebhookId| t.webhooks.iter().any(|w| w.id == id && w.enabled);
+        let count = |keep: &dyn Fn(&(Delivery, Option<Lease>)) -> bool| {
+            t.deliveries.iter().filter(|d| keep(d)).count() as u64
+        };
+        Ok(WebhookBacklog {
+            due: count(&|(d, held)| d.is_due(now) && !live(held) && enabled(d.webhook_id)),
+            leased: count(&|(d, held)| d.status == DeliveryStatus::Pending && live(held)),
+            open_breakers: t
+                .webhooks
+                .iter()
+                .filter(|w| w.enabled && w.breaker.is_open(now))
+                .count() as u64,
+        })
     }
 
     async fn purge_deliveries(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {

@@ -79,7 +79,7 @@ async fn attempt_with_proxy_variables_set() {
         .expect("a loopback receiver in the sandbox");
     operator.ping_webhook(hook.id).await.expect("a ping");
     let dispatcher = engine
-        .webhooks()
+        .dispatcher()
         .with_config(DispatcherConfig::default().with_timeout(Duration::from_secs(2)));
     assert_eq!(dispatcher.deliver_due().await.expect("a pass"), 1);
     assert_eq!(

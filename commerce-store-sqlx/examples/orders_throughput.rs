@@ -149,7 +149,6 @@ async fn main() -> Result<(), AnyError> {
     report("SQLite file", &figures?);
 
     let url = std::env::var("COMMERCE_TEST_POSTGRES_URL")
-        .or_else(|_| std::env::var("DATABASE_URL"))
         .ok()
         .filter(|u| !u.trim().is_empty());
     let Some(url) = url else {

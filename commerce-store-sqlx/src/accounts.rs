@@ -167,7 +167,7 @@ impl<DB: Dialect> AccountStore for SqlStore<DB> {
         let result = query_scalar::<DB, i64>(
             "INSERT INTO accounts (name, store_name, email, phone, side, state, \
              api_status, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
-             RETURNING id",
+             ON CONFLICT DO NOTHING RETURNING id",
         )
         .bind(&new.name)
         .bind(&new.store_name)
@@ -177,9 +177,11 @@ impl<DB: Dialect> AccountStore for SqlStore<DB> {
         .bind(new.state.as_str())
         .bind(new.api_status.as_str())
         .bind(created)
-        .fetch_one(&mut tx.tx)
+        .fetch_optional(&mut tx.tx)
         .await
-        .map_err(backend);
+        .map_err(backend)
+        // The one unique value of the row (its id is the sequence's): the email.
+        .and_then(|id| id.ok_or(StoreError::Duplicate(Unique::AccountEmail)));
         let id: i64 = tx.finish(result).await?;
         Ok(new.into_account(AccountId(id), now))
     }

@@ -170,14 +170,15 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
             }
             query_scalar::<DB, i64>(
                 "INSERT INTO categories (name, slug, parent_id, active) \
-                 VALUES ($1, $2, $3, TRUE) RETURNING id",
+                 VALUES ($1, $2, $3, TRUE) ON CONFLICT DO NOTHING RETURNING id",
             )
             .bind(&new.name)
             .bind(&new.slug)
             .bind(new.parent_id)
-            .fetch_one(&mut tx.tx)
+            .fetch_optional(&mut tx.tx)
             .await
-            .map_err(backend)
+            .map_err(backend)?
+            .ok_or(StoreError::Duplicate(Unique::CategorySlug))
         }
         .await;
         let id = tx.finish(result).await?;

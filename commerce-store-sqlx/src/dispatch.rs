@@ -226,3 +226,30 @@ pub(crate) async fn record_attempts<DB: Dialect>(
 
 /// Rows of one multi-row statement (7 values each).
 const ROWS_PER_STATEMENT: usize = 100;
+
+/// [`WebhookBacklog`] at `now` (nanoseconds): one statement of three counts, the due ones read
+/// from the partial index of pending deliveries (`webhook_deliveries_due`).
+pub(crate) async fn backlog<DB: Dialect>(
+    pool: &sqlx::Pool<DB>,
+    now: i64,
+) -> StoreResult<WebhookBacklog> {
+    let (due, leased, open_breakers) = query_as::<DB, (i64, i64, i64)>(
+        "SELECT (SELECT COUNT(*) FROM webhook_deliveries d \
+         JOIN webhook_endpoints e ON e.id = d.endpoint_id \
+         WHERE d.status = 'pending' AND d.next_attempt_at <= $1 \
+         AND (d.lease_until IS NULL OR d.lease_until <= $1) AND e.enabled), \
+         (SELECT COUNT(*) FROM webhook_deliveries \
+         WHERE status = 'pending' AND lease_until > $1), \
+         (SELECT COUNT(*) FROM webhook_endpoints WHERE enabled AND breaker_open_until > $1)",
+    )
+    .bind(now)
+    .fetch_one(pool)
+    .await
+    .map_err(backend)?;
+    let count = |n: i64| u64::try_from(n).unwrap_or_default();
+    Ok(WebhookBacklog {
+        due: count(due),
+        leased: count(leased),
+        open_breakers: count(open_breakers),
+    })
+}

@@ -128,10 +128,11 @@
 //!
 //! # Example
 //! ```no_run
+//! # mod commerce { pub use commerce_core::*; pub mod sqlx { pub use commerce_store_sqlx::*; } }
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::sync::Arc;
-//! use commerce_core::store::prelude::*;
-//! use commerce_store_sqlx::SqliteStore;
+//! use commerce::store::prelude::*;
+//! use commerce::sqlx::SqliteStore;
 //!
 //! let store = SqliteStore::connect("sqlite://commerce.db").await?;
 //! store.migrate().await?;
@@ -141,9 +142,10 @@
 //!
 //! On PostgreSQL, in the schema `shop` of the application's database:
 //! ```no_run
+//! # mod commerce { pub use commerce_core::*; pub mod sqlx { pub use commerce_store_sqlx::*; } }
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-//! use commerce_store_sqlx::PgStore;
-//! use commerce_store_sqlx::sqlx::postgres::PgConnectOptions;
+//! use commerce::sqlx::PgStore;
+//! use commerce::sqlx::sqlx::postgres::PgConnectOptions;
 //!
 //! let options: PgConnectOptions = "postgres://app@localhost/app".parse()?;
 //! let store = PgStore::connect_with_schema(options, "shop").await?;
@@ -151,6 +153,18 @@
 //! # Ok(()) }
 //! ```
 
+// docs.rs builds with every feature and `--cfg docsrs`: each feature-gated item says which
+// feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+// The links to the store of a feature that is off go to docs.rs (built with every feature).
+#![cfg_attr(
+    not(feature = "postgres"),
+    doc = "\n[`PgStore`]: https://docs.rs/commerce-store-sqlx/latest/commerce_store_sqlx/type.PgStore.html\n[`PgStore::migrate`]: https://docs.rs/commerce-store-sqlx/latest/commerce_store_sqlx/type.PgStore.html\n[`PgStore::connect_with_schema`]: https://docs.rs/commerce-store-sqlx/latest/commerce_store_sqlx/type.PgStore.html\n[`DEFAULT_SCHEMA`]: https://docs.rs/commerce-store-sqlx/latest/commerce_store_sqlx/constant.DEFAULT_SCHEMA.html"
+)]
+#![cfg_attr(
+    not(feature = "sqlite"),
+    doc = "\n[`SqliteStore`]: https://docs.rs/commerce-store-sqlx/latest/commerce_store_sqlx/type.SqliteStore.html\n[`SqliteStore::migrate`]: https://docs.rs/commerce-store-sqlx/latest/commerce_store_sqlx/type.SqliteStore.html"
+)]
 // With neither backend feature the crate has no store to offer, and the code the two share
 // is unused: build it anyway (CI checks every feature combination), without the warnings.
 #![cfg_attr(
@@ -175,6 +189,7 @@ mod outbox;
 mod placing;
 mod rate_slots;
 mod rows;
+mod settings;
 mod shipping;
 mod sql_store;
 mod wallet;
@@ -188,9 +203,12 @@ mod sqlite;
 
 pub use migrations::MIGRATIONS_TABLE;
 #[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use postgres::{DEFAULT_SCHEMA, PgStore};
+pub use settings::PoolSettings;
 pub use sql_store::SqlStore;
 #[cfg(feature = "sqlite")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub use sqlite::SqliteStore;
 
 pub use sqlx;

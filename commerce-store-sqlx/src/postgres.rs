@@ -3,12 +3,12 @@
 use std::str::FromStr;
 
 use sqlx::Postgres;
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgPool};
 
-use crate::SetupError;
 use crate::dialect::query_scalar;
 use crate::migrations::{MIGRATIONS_TABLE, adopt_earlier_records, own_table, table_exists};
 use crate::sql_store::SqlStore;
+use crate::{PoolSettings, SetupError};
 
 /// The schema the store's tables live in on PostgreSQL unless another is named
 /// ([`PgStore::connect_with_schema`]).
@@ -41,7 +41,7 @@ impl SqlStore<Postgres> {
     }
 
     /// Connects with these options; the store's tables live in `schema` (created by
-    /// [`migrate`](Self::migrate) if missing).
+    /// [`migrate`](Self::migrate) if missing), with the default [`PoolSettings::postgres`].
     ///
     /// `schema` is a plain lower-case identifier: `[a-z_][a-z0-9_]*`, at most 63 bytes, not
     /// starting with `pg_`; anything else is refused with [`SetupError::InvalidSchema`]. Every
@@ -51,11 +51,41 @@ impl SqlStore<Postgres> {
         options: PgConnectOptions,
         schema: &str,
     ) -> Result<Self, SetupError> {
+        Self::connect_with_settings(options, schema, PoolSettings::postgres()).await
+    }
+
+    /// As [`connect_with_schema`](Self::connect_with_schema), with these pool and session
+    /// settings (pool size, acquire and idle timeouts, statement timeout: see
+    /// [`PoolSettings`], also for sizing against the server's `max_connections`). The store
+    /// keeps its own schema and [`migrate`](Self::migrate)'s checks, which
+    /// [`from_pool`](Self::from_pool) skips.
+    ///
+    /// ```no_run
+    /// # mod commerce { pub use commerce_core::*; pub mod sqlx { pub use commerce_store_sqlx::*; } }
+    /// # async fn run() -> Result<(), commerce_store_sqlx::SetupError> {
+    /// use std::time::Duration;
+    /// use commerce::sqlx::{PgStore, PoolSettings};
+    ///
+    /// let options = "postgres://app@localhost/app".parse()?;
+    /// let settings = PoolSettings::postgres()
+    ///     .with_max_connections(20)
+    ///     .with_statement_timeout(Some(Duration::from_secs(5)));
+    /// let store = PgStore::connect_with_settings(options, "commerce", settings).await?;
+    /// store.migrate().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn connect_with_settings(
+        options: PgConnectOptions,
+        schema: &str,
+        settings: PoolSettings,
+    ) -> Result<Self, SetupError> {
         check_schema(schema)?;
         // Quoted, so that a name that is also a keyword (`user`, `order`) means the schema.
-        let options = options.options([("search_path", format!("\"{schema}\""))]);
-        let pool = PgPoolOptions::new()
-            .max_connections(10)
+        let options = options
+            .options([("search_path", format!("\"{schema}\""))])
+            .options(settings.session_parameters());
+        let pool = settings
+            .pool_options::<Postgres>()
             // sqlx pings every connection it hands out (a round trip per store call) unless
             // told not to; it still pings each connection on its way back to the pool, and a
             // connection that died while idle fails its next statement, which sqlx then
@@ -104,7 +134,15 @@ impl SqlStore<Postgres> {
             migrator.create_schema(format!("\"{schema}\""));
         }
         adopt_earlier_records(&self.pool, &migrator).await?;
-        migrator.run(&self.pool).await?;
+        // Without the pool's statement timeout (a migration may rewrite a big table), on a
+        // connection closed afterwards rather than pooled with that setting.
+        let mut connection = self.pool.acquire().await?;
+        connection.close_on_drop();
+        sqlx::raw_sql("SET statement_timeout = 0")
+            .execute(&mut *connection)
+            .await?;
+        migrator.run(&mut *connection).await?;
+        drop(connection);
         // Orders stored before their earnings were kept (migration 20261123) are booked from
         // the orders themselves, with the one earnings rule of commerce-core.
         self.book_unbooked_orders().await?;

@@ -63,12 +63,14 @@ pub(crate) async fn insert_governorate<DB: Dialect>(
     name: String,
 ) -> StoreResult<Governorate> {
     let mut tx = store.write().await?;
-    let result =
-        query_scalar::<DB, i64>("INSERT INTO governorates (name) VALUES ($1) RETURNING id")
-            .bind(&name)
-            .fetch_one(&mut tx.tx)
-            .await
-            .map_err(backend);
+    let result = query_scalar::<DB, i64>(
+        "INSERT INTO governorates (name) VALUES ($1) ON CONFLICT DO NOTHING RETURNING id",
+    )
+    .bind(&name)
+    .fetch_optional(&mut tx.tx)
+    .await
+    .map_err(backend)
+    .and_then(|id| id.ok_or(StoreError::Duplicate(Unique::GovernorateName)));
     let id = tx.finish(result).await?;
     Ok(Governorate {
         id: GovernorateId(id),

@@ -16,8 +16,8 @@ use crate::rows::backend;
 /// The result of a store operation.
 pub(crate) type StoreResult<T> = Result<T, StoreError>;
 
-/// The store over a pool of SQLite or PostgreSQL connections: [`PgStore`](crate::PgStore) and
-/// [`SqliteStore`](crate::SqliteStore) are this type on each database.
+/// The store over a pool of SQLite or PostgreSQL connections: `PgStore` and `SqliteStore`
+/// (features `postgres`, `sqlite`) are this type on each database.
 ///
 /// Every operation of the store contract is written once, generic over the database; what
 /// differs between the two is the database's `Dialect` (row locks, string search, the

@@ -8,9 +8,9 @@ use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 
-use crate::SetupError;
 use crate::migrations::{adopt_earlier_records, own_table};
 use crate::sql_store::SqlStore;
+use crate::{PoolSettings, SetupError};
 
 /// The store in an SQLite database (one file, or memory).
 ///
@@ -33,10 +33,22 @@ impl SqlStore<Sqlite> {
         Self::connect_with(options).await
     }
 
-    /// Opens the database with these options (WAL, `busy_timeout` and foreign keys are added).
+    /// Opens the database with these options (WAL, `busy_timeout` and foreign keys are added)
+    /// and the default [`PoolSettings::sqlite`].
     ///
     /// An in-memory database lives in one connection, so its pool holds exactly one.
     pub async fn connect_with(options: SqliteConnectOptions) -> Result<Self, SetupError> {
+        Self::connect_with_settings(options, PoolSettings::sqlite()).await
+    }
+
+    /// As [`connect_with`](Self::connect_with), with these pool settings (size, acquire and
+    /// idle timeouts; see [`PoolSettings`]). The statement timeouts are PostgreSQL's and
+    /// ignored here: `busy_timeout` (5 s) bounds how long a write waits for another process's.
+    /// An in-memory database keeps its one connection whatever the settings say.
+    pub async fn connect_with_settings(
+        options: SqliteConnectOptions,
+        settings: PoolSettings,
+    ) -> Result<Self, SetupError> {
         let in_memory = options
             .get_filename()
             .to_string_lossy()
@@ -61,8 +73,8 @@ impl SqlStore<Sqlite> {
                 .connect_with(options)
                 .await?
         } else {
-            SqlitePoolOptions::new()
-                .max_connections(8)
+            settings
+                .pool_options::<Sqlite>()
                 .connect_with(options)
                 .await?
         };

@@ -574,6 +574,10 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
         tx.finish(result).await
     }
 
+    async fn webhook_backlog(&self, now: DateTime<Utc>) -> StoreResult<WebhookBacklog> {
+        crate::dispatch::backlog(&self.pool, bound_nanos(now)).await
+    }
+
     async fn purge_deliveries(&self, before: DateTime<Utc>) -> StoreResult<u64> {
         let before = bound_nanos(before);
         let mut tx = self.write().await?;

@@ -410,7 +410,7 @@ async fn drain_both(dispatchers: &[Dispatcher; 2]) -> [usize; 2] {
 fn dispatchers(pair: &Pair, config: DispatcherConfig) -> [Dispatcher; 2] {
     pair.engines
         .clone()
-        .map(|e| e.webhooks().with_config(config.clone()))
+        .map(|e| e.dispatcher().with_config(config.clone()))
 }
 
 /// 500 events (orders placed through both instances) and one dispatcher per instance on the

@@ -6,17 +6,18 @@
 //! the path earlier filters left unmatched.
 //!
 //! ```no_run
+//! # mod commerce { pub use commerce_core::*; pub mod warp { pub use commerce_warp::*; } }
 //! use std::sync::Arc;
-//! use commerce_core::{Engine, store::MemoryStore};
+//! use commerce::{Engine, store::MemoryStore};
 //! use warp::Filter;
 //!
 //! # async fn run() {
 //! let engine = Engine::new(Arc::new(MemoryStore::new()));
 //! let home = warp::path::end().map(|| "my shop"); // the app's own routes
 //! let app = home
-//!     .or(commerce_warp::api(engine.clone())) // /api/v1/...
-//!     .or(commerce_warp::api_under("/shop", engine.clone())) // /shop/api/v1/...
-//!     .or(warp::path("eu").and(commerce_warp::api(engine))); // /eu/api/v1/...
+//!     .or(commerce::warp::api(engine.clone())) // /api/v1/...
+//!     .or(commerce::warp::api_under("/shop", engine.clone())) // /shop/api/v1/...
+//!     .or(warp::path("eu").and(commerce::warp::api(engine))); // /eu/api/v1/...
 //! warp::serve(app).run(([127, 0, 0, 1], 8080)).await;
 //! # }
 //! ```
@@ -33,6 +34,10 @@
 //! `http::Extensions` map, only one type at a time ([`warp::ext::get`]); [`api`] and
 //! [`api_under`] pass an empty map, and [`api_with_extensions`] takes a filter that builds
 //! the map the engine receives (from [`warp::ext::optional`], [`warp::addr::remote`], ...).
+
+// docs.rs builds with every feature and `--cfg docsrs`: each feature-gated item says which
+// feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 use std::convert::Infallible;
 
@@ -73,14 +78,15 @@ pub fn api_under(
 /// [`api_under`], with the request extensions the engine receives built by `extensions`.
 ///
 /// ```
+/// # mod commerce { pub use commerce_core::*; pub mod warp { pub use commerce_warp::*; } }
 /// use std::net::SocketAddr;
 /// use std::sync::Arc;
-/// use commerce_core::{Engine, store::MemoryStore};
+/// use commerce::{Engine, store::MemoryStore};
 /// use warp::Filter;
 ///
 /// let engine = Engine::new(Arc::new(MemoryStore::new()));
 /// // Hand the peer address to the engine as an `Option<SocketAddr>` extension.
-/// let api = commerce_warp::api_with_extensions(
+/// let api = commerce::warp::api_with_extensions(
 ///     "",
 ///     engine,
 ///     warp::addr::remote().map(|peer: Option<SocketAddr>| {

@@ -1,6 +1,6 @@
 //! The sandbox server (`commerce-sandbox`): the whole API on 127.0.0.1:8080, seeded with the
 //! demo platform (docs/sandbox.md). By default the store is in memory; with the `sqlx`
-//! feature, `--database-url` (or `DATABASE_URL`) keeps everything in SQLite or PostgreSQL:
+//! feature, `--database-url` (or `COMMERCE_DATABASE_URL`) keeps everything in SQLite or PostgreSQL:
 //! migrations run on start, the sandbox is seeded only into an empty database, and data
 //! survives restarts.
 //!
@@ -13,7 +13,8 @@
 //! cargo run --example server --features sqlx -- --database-url 'sqlite://commerce.db?mode=rwc'
 //! cargo run --example server --features sqlx -- --database-url postgres://postgres@127.0.0.1:5432/test
 //! cargo run --example server --features metrics   # and Prometheus text at GET /metrics
-//! RUST_LOG=info,commerce_core=debug cargo run --example server   # spans of every store call
+//! RUST_LOG=info cargo run --example server          # a log line per request, seeding, purges
+//! RUST_LOG=info,commerce=debug cargo run --example server   # plus spans of every store call
 //! ```
 //!
 //! Every path answers with the engine's JSON (`commerce::axum::app`: its 404 for paths outside
@@ -53,7 +54,10 @@ struct Options {
 fn options() -> Result<Options, String> {
     let mut args = std::env::args().skip(1);
     let mut addr = std::env::var("COMMERCE_ADDR").ok();
-    let mut database_url = std::env::var("DATABASE_URL").ok().filter(|u| !u.is_empty());
+    // COMMERCE_-prefixed only: a DATABASE_URL set for another project is not ours.
+    let mut database_url = std::env::var("COMMERCE_DATABASE_URL")
+        .ok()
+        .filter(|u| !u.is_empty());
     let mut public = false;
     while let Some(arg) = args.next() {
         let (flag, inline) = match arg.split_once('=') {
@@ -79,7 +83,7 @@ fn options() -> Result<Options, String> {
                     "  --public        allow a non-loopback --addr (the demo keys are public: anyone who reaches it can use them)"
                 );
                 println!(
-                    "  --database-url  or DATABASE_URL (feature sqlx): sqlite://commerce.db?mode=rwc or postgres://..."
+                    "  --database-url  or COMMERCE_DATABASE_URL (feature sqlx): sqlite://commerce.db?mode=rwc or postgres://..."
                 );
                 std::process::exit(0);
             }
@@ -147,6 +151,12 @@ async fn open_store(
     }
 }
 
+/// Ids as plain numbers: `1, 2, 3`.
+fn list<T: std::fmt::Display>(ids: &[T]) -> String {
+    let ids: Vec<String> = ids.iter().map(ToString::to_string).collect();
+    ids.join(", ")
+}
+
 /// Logs method, path, status and time of each request; never headers, so never a key.
 async fn log_request(request: Request, next: Next) -> Response {
     let method = request.method().clone();
@@ -187,10 +197,14 @@ fn metrics_route() -> Result<axum::Router, Box<dyn std::error::Error>> {
 /// Starts the server; returns when it is stopped (Ctrl-C) or cannot start.
 #[tokio::main]
 pub async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // Quiet by default (warnings only; RUST_LOG=info for a line per request), on stderr, in
+    // colour only on a terminal: the banner below is the last thing printed on start.
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
         )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let Options { addr, database_url } = match options() {
         Ok(options) => options,
@@ -208,7 +222,7 @@ pub async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The webhook dispatcher: sends the queued order events (http and loopback receivers are
     // allowed in the sandbox); stopped with the server.
     let (stop_dispatcher, dispatcher_stopped) = tokio::sync::oneshot::channel::<()>();
-    let dispatcher = tokio::spawn(engine.webhooks().run(async {
+    let dispatcher = tokio::spawn(engine.dispatcher().run(async {
         let _ = dispatcher_stopped.await;
     }));
     // As the crate docs ask of every embedder: purge `Idempotency-Key` records past their 24
@@ -242,10 +256,10 @@ pub async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     match fixture {
         Some(f) => println!(
-            "\nSeeded: featured product {} (variants {:?}, warranties {:?}); standard shipping {}, Cairo {}.",
+            "\nSeeded: featured product {} (variants {}, warranties {}); standard shipping {}, Cairo {}.",
             f.featured_product,
-            f.featured_variants,
-            f.featured_warranties,
+            list(&f.featured_variants),
+            list(&f.featured_warranties),
             f.standard_shipping,
             f.cairo
         ),

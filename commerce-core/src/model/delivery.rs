@@ -206,6 +206,20 @@ pub struct NewEvent {
     pub created_at: DateTime<Utc>,
 }
 
+/// The dispatcher's work as the store stands at an instant
+/// ([`WebhookStore::webhook_backlog`](crate::store::WebhookStore::webhook_backlog)): what the
+/// dispatcher exports as gauges with the feature `metrics`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WebhookBacklog {
+    /// Pending deliveries of enabled endpoints that are due and not under a live lease: what
+    /// waits for a dispatcher (those of an endpoint whose breaker is open included).
+    pub due: u64,
+    /// Pending deliveries under a live lease: attempts in flight, in every dispatcher.
+    pub leased: u64,
+    /// Enabled endpoints whose [`Breaker`] is open.
+    pub open_breakers: u64,
+}
+
 /// A due delivery handed to one dispatcher until `lease_until`, with what is needed to send it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClaimedDelivery {

@@ -8,7 +8,7 @@ use crate::domain::moves::MoveError;
 use crate::domain::placement::PlaceError;
 use crate::domain::webhooks::WebhookError;
 use crate::model::*;
-use crate::store::{StatusChangeError, StoreError, WithdrawalRequestError};
+use crate::store::{StatusChangeError, StoreError, Unique, WithdrawalRequestError};
 
 /// Why an operator call changed nothing. Match on it: each variant says what the caller can
 /// do about it.
@@ -68,6 +68,10 @@ pub enum Conflict {
         /// The limit.
         limit: usize,
     },
+    /// A value that must be unique is taken already (a category slug, an account email, a
+    /// governorate name): look the record up instead of creating it again.
+    #[error("{0} already used")]
+    Duplicate(Unique),
     /// The store refused the write as it stands (a key hash already stored, a parent
     /// category or governorate that does not exist, a withdrawal already decided).
     #[error("refused by the store: {0}")]
@@ -84,7 +88,9 @@ impl Conflict {
             Conflict::DuplicateExternalReference { .. } => Some(R::DuplicateExternalReference),
             Conflict::WebhookDisabled => Some(R::WebhookDisabled),
             Conflict::WebhookBusy { .. } => Some(R::WebhookBusy),
-            Conflict::OverReadyBalance { .. } | Conflict::Refused(_) => None,
+            Conflict::OverReadyBalance { .. } | Conflict::Duplicate(_) | Conflict::Refused(_) => {
+                None
+            }
         }
     }
 }
@@ -109,6 +115,7 @@ impl From<StoreError> for OperatorError {
         match error {
             StoreError::NotFound => OperatorError::NotFound,
             StoreError::Invalid(text) => Conflict::Refused(text).into(),
+            StoreError::Duplicate(unique) => Conflict::Duplicate(unique).into(),
             other => OperatorError::Store(other),
         }
     }

@@ -42,7 +42,8 @@ impl KeyCheck {
 /// Accounts, API keys and the per-key rate window.
 #[async_trait]
 pub trait AccountStore: Send + Sync {
-    /// Registers an account ([`NewAccount::into_account`]).
+    /// Registers an account ([`NewAccount::into_account`]); `Duplicate(AccountEmail)` when
+    /// an account (of any state) has this email already ([`Unique`](super::Unique)).
     async fn insert_account(
         &self,
         new: NewAccount,

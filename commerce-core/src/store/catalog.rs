@@ -11,7 +11,8 @@ use crate::model::*;
 #[async_trait]
 pub trait CatalogStore: Send + Sync {
     /// Adds a category (ids 1, 2, 3, ... as a SQL sequence numbers them); `Invalid` when its
-    /// parent does not exist.
+    /// parent does not exist, `Duplicate(CategorySlug)` when a category has this slug
+    /// ([`Unique`](super::Unique)).
     async fn insert_category(&self, new: NewCategory) -> Result<Category, StoreError>;
     /// Lists or hides a category; `NotFound` when there is none.
     async fn set_category_active(
@@ -95,7 +96,8 @@ pub trait CatalogStore: Send + Sync {
         variants: &[VariantId],
     ) -> Result<Vec<Product>, StoreError>;
 
-    /// Adds a governorate.
+    /// Adds a governorate; `Duplicate(GovernorateName)` when one has this name
+    /// ([`Unique`](super::Unique)).
     async fn insert_governorate(&self, name: String) -> Result<Governorate, StoreError>;
     /// Every governorate, by id.
     async fn governorates(&self) -> Result<Vec<Governorate>, StoreError>;

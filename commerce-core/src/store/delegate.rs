@@ -203,6 +203,7 @@ macro_rules! store_methods {
                     attempts: Vec<(DeliveryId, String, AttemptOutcome)>
                 ) -> Result<Vec<bool>, StoreError>;
                 fn purge_deliveries(before: DateTime<Utc>) -> Result<u64, StoreError>;
+                fn webhook_backlog(now: DateTime<Utc>) -> Result<WebhookBacklog, StoreError>;
             }
         }
     };

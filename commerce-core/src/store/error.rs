@@ -13,9 +13,49 @@ pub enum StoreError {
     /// The write would break a rule of the store (a unique slug, a wrong parent, ...).
     #[error("invalid write: {0}")]
     Invalid(String),
+    /// A value that must be unique among its records is taken already (a category slug, an
+    /// account email, a governorate name): nothing was written.
+    #[error("{0} already used")]
+    Duplicate(Unique),
     /// The backend failed.
     #[error("storage backend failed: {0}")]
     Backend(#[from] Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// A value that is unique among the records of its kind, in every store: a repeat is refused
+/// with [`StoreError::Duplicate`] (and [`Conflict::Duplicate`](crate::operator::Conflict::Duplicate)
+/// from the operator API), so that a set-up run twice creates nothing twice. Compared exactly
+/// (case and spaces included).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum Unique {
+    /// A category's `slug`, across all categories.
+    CategorySlug,
+    /// An account's `email`, across all accounts (deleted ones included).
+    AccountEmail,
+    /// A governorate's `name`, across the platform.
+    GovernorateName,
+}
+
+impl Unique {
+    /// The field that holds the value (`slug`, `email`, `name`).
+    pub fn field(self) -> &'static str {
+        match self {
+            Unique::CategorySlug => "slug",
+            Unique::AccountEmail => "email",
+            Unique::GovernorateName => "name",
+        }
+    }
+}
+
+impl std::fmt::Display for Unique {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Unique::CategorySlug => "category slug",
+            Unique::AccountEmail => "account email",
+            Unique::GovernorateName => "governorate name",
+        })
+    }
 }
 
 impl StoreError {

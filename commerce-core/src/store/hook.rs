@@ -67,9 +67,10 @@ impl Operation {
 /// Both methods have empty defaults; a hook implements what it needs.
 ///
 /// ```
+/// # use commerce_core as commerce;
 /// use std::sync::Arc;
 /// use std::time::Duration;
-/// use commerce_core::store::{Hooked, MemoryStore, Operation, StoreError, StoreHook};
+/// use commerce::store::{Hooked, MemoryStore, Operation, StoreError, StoreHook};
 ///
 /// /// Refuses every write of orders, as a database in read-only mode would.
 /// struct ReadOnlyOrders;
@@ -113,9 +114,10 @@ pub trait StoreHook: Send + Sync + 'static {
 /// It is a [`Store`] itself, so the engine takes it as it takes any backend:
 ///
 /// ```
+/// # use commerce_core as commerce;
 /// use std::sync::Arc;
-/// use commerce_core::store::{Hooked, MemoryStore, StoreHook};
-/// use commerce_core::Engine;
+/// use commerce::store::{Hooked, MemoryStore, StoreHook};
+/// use commerce::Engine;
 ///
 /// struct Quiet;
 /// impl StoreHook for Quiet {}

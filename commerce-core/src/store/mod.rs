@@ -65,7 +65,7 @@ mod withdrawals;
 
 pub use accounts::{AccountStore, KeyCheck, RateLimitHit, RateWindows, authenticate_by_calls};
 pub use catalog::{CatalogStore, removal_after};
-pub use error::{PlaceOrderError, StatusChangeError, StoreError};
+pub use error::{PlaceOrderError, StatusChangeError, StoreError, Unique};
 pub use hook::{Concern, Hooked, Operation, StoreHook};
 pub use idempotency::{
     IdempotencyBegin, IdempotencyDecision, IdempotencyRecord, IdempotencyRecords, IdempotencyStore,

@@ -244,4 +244,7 @@ pub trait WebhookStore: Send + Sync {
     /// no longer pending (history is kept 30 days), and those of deleted endpoints; how many
     /// were deleted.
     async fn purge_deliveries(&self, before: DateTime<Utc>) -> Result<u64, StoreError>;
+    /// The dispatcher's backlog at `now` ([`WebhookBacklog`]): counts only, read without a
+    /// write (a dispatcher samples it for its gauges).
+    async fn webhook_backlog(&self, now: DateTime<Utc>) -> Result<WebhookBacklog, StoreError>;
 }

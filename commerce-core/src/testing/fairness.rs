@@ -140,7 +140,7 @@ pub async fn prompt_latencies(
     let dispatchers: Vec<_> = engines
         .iter()
         .map(|engine| {
-            let dispatcher = engine.webhooks().with_config(flood.config.clone());
+            let dispatcher = engine.dispatcher().with_config(flood.config.clone());
             let mut stopped = stopped.clone();
             tokio::spawn(dispatcher.run(async move {
                 let _ = stopped.wait_for(|stop| *stop).await;

@@ -117,7 +117,7 @@ impl DispatcherConfig {
 type Finished = (DeliveryId, String, AttemptOutcome);
 
 /// Sends the queued webhook deliveries. Get one from
-/// [`Engine::webhooks`](crate::Engine::webhooks); spawn [`run`](Self::run).
+/// [`Engine::dispatcher`](crate::Engine::dispatcher); spawn [`run`](Self::run).
 ///
 /// Its clock is the engine's, so a test with a [`ManualClock`](crate::clock::ManualClock)
 /// runs the whole retry schedule by moving the clock and calling
@@ -231,11 +231,19 @@ impl Dispatcher {
     /// could take, it claims again after `idle_wait` or when an attempt ends. When `shutdown`
     /// completes it claims no more, waits for the attempts in flight and records them, so
     /// stopping leaves nothing claimed (it takes at most the attempt timeout).
+    ///
+    /// With the feature `metrics` it also keeps the dispatcher's gauges
+    /// ([`observe`](crate::observe)): its attempts in flight, and the store's backlog sampled
+    /// every [`BACKLOG_SAMPLE`](crate::observe::BACKLOG_SAMPLE).
     pub async fn run(self, shutdown: impl Future<Output = ()>) {
         tokio::pin!(shutdown);
         let mut in_flight: JoinSet<Finished> = JoinSet::new();
         let mut stopping = false;
+        let mut sampled: Option<std::time::Instant> = None;
         loop {
+            if cfg!(feature = "metrics") && !stopping {
+                self.sample_backlog(&mut sampled).await;
+            }
             let room = self.config.max_in_flight.saturating_sub(in_flight.len());
             let mut more = false;
             if !stopping && room > 0 {
@@ -251,6 +259,7 @@ impl Dispatcher {
                     Err(error) => tracing::warn!(%error, "webhook claim failed"),
                 }
             }
+            crate::observe::webhooks_in_flight(in_flight.len());
             if stopping && in_flight.is_empty() {
                 return;
             }
@@ -275,12 +284,25 @@ impl Dispatcher {
         }
     }
 
+    /// Reads the store's backlog for the gauges when the last sample is older than
+    /// [`BACKLOG_SAMPLE`](crate::observe::BACKLOG_SAMPLE).
+    async fn sample_backlog(&self, sampled: &mut Option<std::time::Instant>) {
+        if sampled.is_some_and(|at| at.elapsed() < crate::observe::BACKLOG_SAMPLE) {
+            return;
+        }
+        *sampled = Some(std::time::Instant::now());
+        match self.store.webhook_backlog(self.clock.now()).await {
+            Ok(backlog) => crate::observe::webhook_backlog(backlog),
+            Err(error) => tracing::warn!(%error, "webhook backlog not read"),
+        }
+    }
+
     /// One attempt of a claimed delivery, in its `commerce.webhook` span (never the secret,
     /// the URL or the payload): what to record.
     async fn attempt(&self, claimed: ClaimedDelivery) -> Finished {
         let d = &claimed.delivery;
         let span = tracing::info_span!(
-            "commerce.webhook",
+            crate::observe::WEBHOOK_SPAN,
             delivery_id = d.id.get(),
             webhook_id = d.webhook_id.get(),
             event_type = d.event_type.as_str(),
@@ -296,11 +318,13 @@ impl Dispatcher {
                     span.record("status", reason.as_str())
                 }
             };
+            let answer = crate::observe::answer_of(&result);
             let outcome = result.decide(
                 d.attempts + 1,
                 self.clock.now(),
                 claimed.webhook.failing_since,
             );
+            crate::observe::webhook_attempted(answer, &outcome);
             tracing::debug!(delivered = ?outcome.status, "webhook attempt");
             (d.id, claimed.lease.clone(), outcome)
         }

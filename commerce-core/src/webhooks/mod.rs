@@ -8,7 +8,7 @@
 //!   did not happen never does.
 //! - **Registration**: `POST /api/v1/webhooks` and the rest (ability `webhooks:manage`), or
 //!   [`Operator`](crate::Operator)'s webhook methods for the platform.
-//! - **Delivery**: the dispatcher (feature `webhooks`: `engine.webhooks().run(shutdown)`)
+//! - **Delivery**: the dispatcher (feature `webhooks`: `engine.dispatcher().run(shutdown)`)
 //!   claims due deliveries, signs ([`sign`]) and sends them, and retries on the schedule of
 //!   [`RETRY_SCHEDULE`](crate::model::RETRY_SCHEDULE).
 //! - **Receivers** check a request with [`verify`].
@@ -24,8 +24,10 @@ mod urls;
 
 pub use crate::events::{new_event_id, order_event, ping_event};
 #[cfg(feature = "webhooks")]
+#[cfg_attr(docsrs, doc(cfg(feature = "webhooks")))]
 pub use dispatcher::{Dispatcher, DispatcherConfig};
 #[cfg(feature = "webhooks")]
+#[cfg_attr(docsrs, doc(cfg(feature = "webhooks")))]
 pub use egress::EgressProxy;
 pub use signing::{
     MAX_SIGNATURES, SIGNATURE_HEADER, TIMESTAMP_HEADER, VerifyError, WEBHOOK_ID_HEADER, new_secret,

@@ -98,7 +98,8 @@ pub enum VerifyError {
 /// is refused without overflow.
 ///
 /// ```
-/// use commerce_core::webhooks::{new_secret, sign, verify};
+/// # use commerce_core as commerce;
+/// use commerce::webhooks::{new_secret, sign, verify};
 ///
 /// let secret = new_secret();
 /// let now = chrono::Utc::now();

@@ -27,7 +27,7 @@ pub enum Addresses {
     PublicAndLoopback,
     /// Every address, private networks included: for tests of a private network only, or a
     /// platform whose egress proxy enforces the rules
-    /// ([`DispatcherConfig::proxy`](crate::webhooks::DispatcherConfig)).
+    /// (`DispatcherConfig::proxy`, feature `webhooks`).
     Any,
 }
 

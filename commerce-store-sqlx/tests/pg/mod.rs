@@ -3,7 +3,7 @@
 //!
 //! Every PostgreSQL test carries
 //! `#[cfg_attr(not(commerce_postgres_tests), ignore = "needs COMMERCE_TEST_POSTGRES_URL (see README)")]`:
-//! without `COMMERCE_TEST_POSTGRES_URL` (or `DATABASE_URL`) at build time, `build.rs` leaves
+//! without `COMMERCE_TEST_POSTGRES_URL` at build time, `build.rs` leaves
 //! `cfg(commerce_postgres_tests)` unset and cargo reports the tests as ignored, never as passed.
 
 #![allow(dead_code)]
@@ -20,17 +20,16 @@ use commerce_store_sqlx::sqlx::{self, AssertSqlSafe, Connection, PgConnection, P
 static NEXT: AtomicU64 = AtomicU64::new(0);
 static ANNOUNCED: Once = Once::new();
 
-/// `COMMERCE_TEST_POSTGRES_URL` (or `DATABASE_URL`). One line on stderr (once per test
+/// `COMMERCE_TEST_POSTGRES_URL`. One line on stderr (once per test
 /// binary) says that the PostgreSQL tests run, and where. Panics when neither is set: a test
 /// that gets here was built with a URL (or run with `--ignored`) and must not pass without
 /// running.
 pub fn database_url() -> String {
     let url = std::env::var("COMMERCE_TEST_POSTGRES_URL")
-        .or_else(|_| std::env::var("DATABASE_URL"))
         .ok()
         .filter(|u| !u.trim().is_empty())
         .expect(
-            "COMMERCE_TEST_POSTGRES_URL (or DATABASE_URL) is not set: build and run the \
+            "COMMERCE_TEST_POSTGRES_URL is not set: build and run the \
              PostgreSQL tests with it, e.g. \
              COMMERCE_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test \
              cargo test -p commerce-store-sqlx",

@@ -15,6 +15,7 @@ impl AccountStore for MemoryStore {
         now: DateTime<Utc>,
     ) -> Result<Account, StoreError> {
         let mut s = self.lock();
+        s.claim_unique(Unique::AccountEmail, &new.email)?;
         let account = new.into_account(AccountId(s.next_id("accounts")), now);
         s.accounts.insert(account.id, account.clone());
         Ok(account)

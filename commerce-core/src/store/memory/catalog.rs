@@ -18,6 +18,7 @@ impl CatalogStore for MemoryStore {
         {
             return Err(StoreError::Invalid(format!("no parent category {parent}")));
         }
+        s.claim_unique(Unique::CategorySlug, &new.slug)?;
         let category = new.into_category(CategoryId(s.next_id("categories")));
         s.categories.insert(category.id, category.clone());
         Ok(category)
@@ -200,6 +201,7 @@ impl CatalogStore for MemoryStore {
 
     async fn insert_governorate(&self, name: String) -> Result<Governorate, StoreError> {
         let mut s = self.lock();
+        s.claim_unique(Unique::GovernorateName, &name)?;
         let governorate = Governorate {
             id: GovernorateId(s.next_id("governorates")),
             name,

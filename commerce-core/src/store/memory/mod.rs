@@ -61,6 +61,8 @@ struct State {
     orders_by_account: HashMap<AccountId, AccountOrders>,
     external_references: HashMap<(AccountId, String), OrderId>,
     numbers: HashSet<String>,
+    /// The values that must be unique (category slugs, account emails, governorate names).
+    unique: HashSet<(super::Unique, String)>,
     idempotency: IdempotencyRecords,
     pulls: HashSet<(AccountId, String, ProductId)>,
     pull_counts: HashMap<(AccountId, String), u64>,
@@ -88,6 +90,16 @@ impl State {
     /// The id the next [`next_id`](Self::next_id) of `table` gives (nothing written).
     fn peek_id(&self, table: &'static str, ahead: i64) -> i64 {
         self.last_ids.get(table).copied().unwrap_or_default() + ahead
+    }
+
+    /// Takes `value` of `kind` for a new record, or refuses it when another record has it
+    /// ([`StoreError::Duplicate`]). Called once nothing else can refuse the write.
+    fn claim_unique(&mut self, kind: Unique, value: &str) -> Result<(), StoreError> {
+        if self.unique.insert((kind, value.to_owned())) {
+            Ok(())
+        } else {
+            Err(StoreError::Duplicate(kind))
+        }
     }
 
     /// The next id of a table: 1, 2, 3, ... per table, as SQL sequences number them.

@@ -502,6 +502,38 @@ impl WebhookStore for MemoryStore {
         Ok(true)
     }
 
+    async fn webhook_backlog(&self, now: DateTime<Utc>) -> Result<WebhookBacklog, StoreError> {
+        let s = self.lock();
+        let live = |q: &Queued| q.lease.as_ref().is_some_and(|(_, until)| *until > now);
+        let enabled = |id: WebhookId| s.webhooks.get(&id).is_some_and(|w| w.enabled);
+        let due = s
+            .pending_deliveries
+            .by_due
+            .iter()
+            .take_while(|(at, _)| *at <= now)
+            .filter_map(|(_, id)| s.deliveries.get(id))
+            .filter(|q| !live(q) && enabled(q.delivery.webhook_id))
+            .count();
+        let leased = s
+            .pending_deliveries
+            .leased
+            .values()
+            .flatten()
+            .filter_map(|id| s.deliveries.get(id))
+            .filter(|q| live(q) && q.delivery.status == DeliveryStatus::Pending)
+            .count();
+        let open_breakers = s
+            .webhooks
+            .values()
+            .filter(|w| w.enabled && w.breaker.is_open(now))
+            .count();
+        Ok(WebhookBacklog {
+            due: due as u64,
+            leased: leased as u64,
+            open_breakers: open_breakers as u64,
+        })
+    }
+
     async fn purge_deliveries(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
         let mut s = self.lock();
         let expired: Vec<WebhookId> = s

@@ -44,7 +44,7 @@ pub(super) async fn register(h: &Harness, url: &str) -> Endpoint {
 
 pub(super) fn dispatcher(h: &Harness) -> Dispatcher {
     h.engine
-        .webhooks()
+        .dispatcher()
         .with_config(DispatcherConfig::default().with_timeout(Duration::from_millis(300)))
 }
 

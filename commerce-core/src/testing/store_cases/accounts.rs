@@ -322,3 +322,58 @@ pub async fn rate_limit_counts_exactly_up_to_the_limit_per_window(store: &dyn St
         }
     );
 }
+
+/// Category slugs, account emails and governorate names are unique: a repeat is refused with
+/// `Duplicate` naming what is taken, writes nothing (the lists are unchanged; a SQL sequence
+/// may skip an id), and a value differing only in case is another value.
+pub async fn repeated_slugs_emails_and_governorate_names_are_refused(store: &dyn Store) {
+    let home = category(store, "home", None).await;
+    let again = store
+        .insert_category(NewCategory::new("قسم آخر", "home"))
+        .await;
+    assert!(
+        matches!(again, Err(StoreError::Duplicate(Unique::CategorySlug))),
+        "{again:?}"
+    );
+    // Not under another parent either: slugs are unique across the catalogue.
+    let child = store
+        .insert_category(NewCategory::under(home.id, "فرعي", "home"))
+        .await;
+    assert!(matches!(
+        child,
+        Err(StoreError::Duplicate(Unique::CategorySlug))
+    ));
+    assert_eq!(store.all_categories().await.unwrap(), vec![home.clone()]);
+    let other_case = category(store, "Home", None).await;
+    assert_eq!(
+        store.all_categories().await.unwrap(),
+        vec![home.clone(), other_case]
+    );
+
+    let alpha = account(store, "Alpha").await;
+    let repeat = NewAccount::marketer("آخر", "متجر آخر", alpha.email.clone(), "01000000001");
+    let refused = store.insert_account(repeat, at(1)).await;
+    assert!(
+        matches!(refused, Err(StoreError::Duplicate(Unique::AccountEmail))),
+        "{refused:?}"
+    );
+    let supplier = NewAccount::supplier("مورد", alpha.email.clone(), "01000000002");
+    let refused = store.insert_account(supplier, at(1)).await;
+    assert!(matches!(
+        refused,
+        Err(StoreError::Duplicate(Unique::AccountEmail))
+    ));
+    let upper = NewAccount::marketer("آخر", "متجر آخر", alpha.email.to_uppercase(), "0100");
+    let other = store.insert_account(upper, at(1)).await.unwrap();
+    assert_ne!(other.id, alpha.id);
+    assert_eq!(store.account(alpha.id).await.unwrap(), Some(alpha));
+
+    let cairo = store.insert_governorate("القاهرة".into()).await.unwrap();
+    let refused = store.insert_governorate("القاهرة".into()).await;
+    assert!(
+        matches!(refused, Err(StoreError::Duplicate(Unique::GovernorateName))),
+        "{refused:?}"
+    );
+    let giza = store.insert_governorate("الجيزة".into()).await.unwrap();
+    assert_eq!(store.governorates().await.unwrap(), vec![cairo, giza]);
+}

@@ -78,6 +78,7 @@ macro_rules! __with_store_cases {
         $crate::$callback! { $($args)* @list
             ref [
                 accounts_round_trip_and_change_state,
+                repeated_slugs_emails_and_governorate_names_are_refused,
                 keys_are_found_by_hash_and_id,
                 revoking_a_key_keeps_the_first_revocation_instant,
                 key_terms_replace_expiry_and_limit,
@@ -130,6 +131,7 @@ macro_rules! __with_store_cases {
                 a_url_change_ends_the_pending_deliveries,
                 claims_keep_each_endpoint_within_its_in_flight_limit,
                 an_open_breaker_holds_its_endpoints_deliveries_until_its_wait,
+                webhook_backlog_counts_due_leased_and_open_breakers,
             ]
             arc [
                 concurrent_orders_never_oversell,

@@ -592,3 +592,63 @@ pub async fn an_open_breaker_holds_its_endpoints_deliveries_until_its_wait(store
     }
     assert_eq!(webhook_of(store, flaky.id).await.breaker, Breaker::CLOSED);
 }
+
+/// The backlog counts the due pending deliveries of enabled endpoints not under a live lease
+/// (those waiting for an open breaker included), the pending ones under a live lease, and the
+/// enabled endpoints whose breaker is open; a lease that ran out puts its delivery back among
+/// the due ones.
+pub async fn webhook_backlog_counts_due_leased_and_open_breakers(store: &dyn Store) {
+    let backlog = |now: i64| async move { store.webhook_backlog(at(now)).await.unwrap() };
+    let counts = |b: WebhookBacklog| (b.due, b.leased, b.open_breakers);
+    let a = account(store, "Alpha").await;
+    let dead = register(
+        store,
+        a.id,
+        "https://a.example/dead",
+        EventType::SUBSCRIBABLE,
+        0,
+    )
+    .await;
+    let w = register(store, a.id, "https://a.example", EventType::SUBSCRIBABLE, 0).await;
+    assert_eq!(backlog(0).await, WebhookBacklog::default());
+
+    // Five unreachable attempts in a row (1 to 5) open `dead`'s breaker until 10; its retries
+    // (due 5 s after each attempt) count as due while they wait for it.
+    for now in 1..6 {
+        let unreachable = AttemptResult::Unreachable("timeout".into());
+        assert_eq!(attempt_all(store, dead.id, now, unreachable).await.len(), 1);
+    }
+    assert_eq!(
+        counts(backlog(6).await),
+        (1, 0, 1),
+        "the retry of 1 is due, the breaker open"
+    );
+    assert_eq!(
+        counts(backlog(10).await),
+        (5, 0, 0),
+        "every retry due, the breaker closed"
+    );
+    // A disabled endpoint's pending deliveries wait for it to be enabled: not in the backlog.
+    let disable = WebhookPatch {
+        enabled: Some(false),
+        ..WebhookPatch::default()
+    };
+    store
+        .update_webhook(None, dead.id, disable, at(11))
+        .await
+        .unwrap();
+    assert_eq!(backlog(11).await, WebhookBacklog::default());
+
+    let first = ping(store, w.id, 20).await;
+    ping(store, w.id, 21).await;
+    ping(store, w.id, 100).await;
+    assert_eq!(counts(backlog(50).await), (2, 0, 0));
+    assert_eq!(claim(store, 50, "one", 1).await, vec![first.id]);
+    assert_eq!(counts(backlog(50).await), (1, 1, 0));
+    assert_eq!(
+        counts(backlog(80).await),
+        (2, 0, 0),
+        "the lease ran out at 80"
+    );
+    assert_eq!(counts(backlog(100).await), (3, 0, 0));
+}
