@@ -163,6 +163,7 @@ use sqlx::QueryBuilder;
 use sqlx::pool::PoolConnection;
 
 mod accounts;
+mod back_office;
 mod catalog;
 mod dialect;
 mod dispatch;

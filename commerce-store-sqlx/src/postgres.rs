@@ -171,6 +171,8 @@ crate::dialect::sqlx_calls!(Postgres);
 impl crate::dialect::Dialect for Postgres {
     const FOR_UPDATE: &'static str = " FOR UPDATE";
     const INSTR: &'static str = "strpos";
+    const FOLD_CASE: &'static str =
+        "translate({}, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')";
     const SINGLE_STATEMENT_TX: bool = false;
     const WRITES_IN_WITH: bool = true;
     const RATE_SLOTS: u32 = 8;

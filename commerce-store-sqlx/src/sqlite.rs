@@ -102,6 +102,7 @@ crate::dialect::sqlx_calls!(Sqlite);
 impl crate::dialect::Dialect for Sqlite {
     const FOR_UPDATE: &'static str = "";
     const INSTR: &'static str = "instr";
+    const FOLD_CASE: &'static str = "lower({})";
     const SINGLE_STATEMENT_TX: bool = true;
     const WRITES_IN_WITH: bool = false;
     const RATE_SLOTS: u32 = 1;

@@ -32,6 +32,8 @@
 //! [`__with_store_cases!`]: crate::__with_store_cases
 
 mod accounts;
+mod back_office;
+mod back_office_payouts;
 mod catalog;
 mod fixtures;
 mod harness;
@@ -49,6 +51,10 @@ mod webhooks;
 mod withdrawals;
 
 pub use accounts::*;
+pub use back_office::{
+    accounts_are_searched_filtered_and_queued, orders_across_accounts_filter_sort_page_and_count,
+};
+pub use back_office_payouts::*;
 pub use catalog::*;
 pub use fixtures::base_time;
 pub use harness::*;
@@ -127,6 +133,10 @@ macro_rules! __with_store_cases {
                 a_url_change_ends_the_pending_deliveries,
                 claims_keep_each_endpoint_within_its_in_flight_limit,
                 an_open_breaker_holds_its_endpoints_deliveries_until_its_wait,
+                orders_across_accounts_filter_sort_page_and_count,
+                accounts_are_searched_filtered_and_queued,
+                withdrawals_across_accounts_queue_and_totals,
+                webhooks_across_accounts_by_state_and_failing_streak,
             ]
             arc [
                 concurrent_orders_never_oversell,
