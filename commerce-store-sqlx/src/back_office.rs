@@ -49,18 +49,27 @@ impl<'q, DB: Dialect> Conditions<'q, DB> {
     }
 }
 
-/// One back-office query on one table: its filters (pushed by `filter`), its order, its page.
+/// The filters of a query, pushed onto a statement's `WHERE` clause.
+type Filter<'a, DB> = Box<dyn Fn(&mut Conditions<'_, DB>) + Send + Sync + 'a>;
+
+/// One back-office query on one table: its filters, its order, its count's limit.
 struct Query<'a, DB: Dialect> {
     table: &'static str,
-    filter: &'a (dyn Fn(&mut Conditions<'_, DB>) + Sync),
+    filter: Filter<'a, DB>,
     order_by: &'static str,
     count_limit: u64,
 }
 
 impl<DB: Dialect> Query<'_, DB> {
-    /// `SELECT <columns> FROM <table> WHERE ... ORDER BY ... LIMIT ... OFFSET ...`.
-    fn page(&self, columns: &str, page: PageRequest) -> StoreResult<QueryBuilder<DB>> {
-        let mut q = QueryBuilder::<DB>::new(format!("SELECT {columns} FROM {}", self.table));
+    /// `<prefix>SELECT <columns> FROM <table> WHERE ... ORDER BY ... LIMIT ... OFFSET ...`.
+    fn page_sql(
+        &self,
+        prefix: &str,
+        columns: &str,
+        page: PageRequest,
+    ) -> StoreResult<QueryBuilder<DB>> {
+        let mut q =
+            QueryBuilder::<DB>::new(format!("{prefix}SELECT {columns} FROM {}", self.table));
         (self.filter)(&mut Conditions::new(&mut q));
         q.push(format!(" ORDER BY {}", self.order_by));
         limit(&mut q, page)?;
@@ -68,17 +77,16 @@ impl<DB: Dialect> Query<'_, DB> {
     }
 
     /// The matching rows counted up to `count_limit + 1`: at most that many index entries.
-    async fn count(&self, c: &mut PoolConnection<DB>) -> StoreResult<Count> {
+    fn count_sql(&self, prefix: &str) -> QueryBuilder<DB> {
         let mut q = QueryBuilder::<DB>::new(format!(
-            "SELECT COUNT(*) FROM (SELECT 1 FROM {}",
+            "{prefix}SELECT COUNT(*) FROM (SELECT 1 FROM {}",
             self.table
         ));
         (self.filter)(&mut Conditions::new(&mut q));
         q.push(" LIMIT ")
             .push_arg(Count::rows_to_count(self.count_limit))
             .push(") AS counted");
-        let counted: i64 = q.build_scalar().fetch_one(&mut *c).await.map_err(backend)?;
-        Ok(Count::of(counted.max(0) as u64, self.count_limit))
+        q
     }
 
     /// The page's rows (decoded by `R`) and the count.
@@ -89,12 +97,31 @@ impl<DB: Dialect> Query<'_, DB> {
         page: PageRequest,
     ) -> StoreResult<(Vec<R>, Count)> {
         let rows: Vec<R> = self
-            .page(columns, page)?
+            .page_sql("", columns, page)?
             .build_as::<R>()
             .fetch_all(&mut *c)
             .await
             .map_err(backend)?;
-        Ok((rows, self.count(c).await?))
+        let counted: i64 = self
+            .count_sql("")
+            .build_scalar()
+            .fetch_one(&mut *c)
+            .await
+            .map_err(backend)?;
+        Ok((rows, Count::of(counted.max(0) as u64, self.count_limit)))
+    }
+
+    /// The page's statement and the count's.
+    fn statements(
+        &self,
+        prefix: &str,
+        columns: &str,
+        page: PageRequest,
+    ) -> StoreResult<Vec<QueryBuilder<DB>>> {
+        Ok(vec![
+            self.page_sql(prefix, columns, page)?,
+            self.count_sql(prefix),
+        ])
     }
 }
 
@@ -131,25 +158,31 @@ fn order_filters<DB: Dialect>(query: &OrderQuery, w: &mut Conditions<'_, DB>) {
     }
 }
 
+fn orders_query<'a, DB: Dialect>(query: &'a OrderQuery) -> Query<'a, DB> {
+    Query {
+        table: "orders",
+        filter: Box::new(move |w: &mut Conditions<'_, DB>| {
+            if let Some(status) = query.status {
+                w.and().push("status = ").push_arg(status.as_str());
+            }
+            order_filters(query, w);
+        }),
+        order_by: by_created(query.sort),
+        count_limit: query.count_limit,
+    }
+}
+
+fn order_columns<DB: Dialect>() -> String {
+    format!(concat!(order_cols!(), ", {}"), DB::TIMELINE)
+}
+
 pub(crate) async fn find_orders<DB: Dialect>(
     c: &mut PoolConnection<DB>,
     query: &OrderQuery,
     page: PageRequest,
 ) -> StoreResult<Listing<Order>> {
-    let filter = |w: &mut Conditions<'_, DB>| {
-        if let Some(status) = query.status {
-            w.and().push("status = ").push_arg(status.as_str());
-        }
-        order_filters(query, w);
-    };
-    let q = Query {
-        table: "orders",
-        filter: &filter,
-        order_by: by_created(query.sort),
-        count_limit: query.count_limit,
-    };
-    let columns = format!(concat!(order_cols!(), ", {}"), DB::TIMELINE);
-    let (rows, total) = q.run::<OrderRow>(c, &columns, page).await?;
+    let q = orders_query::<DB>(query);
+    let (rows, total) = q.run::<OrderRow>(c, &order_columns::<DB>(), page).await?;
     let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
     Ok(Listing {
         items: with_lines(c, &ids, rows).await?,
@@ -160,30 +193,35 @@ pub(crate) async fn find_orders<DB: Dialect>(
 /// Every status's count in one statement: one `UNION ALL` branch per status the query's
 /// status and family filters let through, each counting at most `count_limit + 1` entries of
 /// the `(status, created_at, id)` index (or the account's).
+fn status_counts_sql<DB: Dialect>(prefix: &str, query: &OrderQuery) -> Option<QueryBuilder<DB>> {
+    let mut q = QueryBuilder::<DB>::new(prefix);
+    let mut any = false;
+    for (n, status) in query.counted_statuses().enumerate() {
+        if n > 0 {
+            q.push(" UNION ALL ");
+        }
+        any = true;
+        // The label is one of the enum's own spellings, never input.
+        q.push(format!(
+            "SELECT '{}' AS status, COUNT(*) AS counted FROM (SELECT 1 FROM orders",
+            status.as_str()
+        ));
+        let mut w = Conditions::new(&mut q);
+        w.and().push("status = ").push_arg(status.as_str());
+        order_filters(query, &mut w);
+        q.push(" LIMIT ")
+            .push_arg(Count::rows_to_count(query.count_limit))
+            .push(format!(") AS c{n}"));
+    }
+    any.then_some(q)
+}
+
 pub(crate) async fn order_status_counts<DB: Dialect>(
     c: &mut PoolConnection<DB>,
     query: &OrderQuery,
 ) -> StoreResult<Vec<(OrderStatus, Count)>> {
-    let statuses: Vec<OrderStatus> = query.counted_statuses().collect();
     let mut counted = std::collections::HashMap::new();
-    if !statuses.is_empty() {
-        let mut q = QueryBuilder::<DB>::new("");
-        for (n, status) in statuses.iter().enumerate() {
-            if n > 0 {
-                q.push(" UNION ALL ");
-            }
-            // The label is one of the enum's own spellings, never input.
-            q.push(format!(
-                "SELECT '{}' AS status, COUNT(*) AS counted FROM (SELECT 1 FROM orders",
-                status.as_str()
-            ));
-            let mut w = Conditions::new(&mut q);
-            w.and().push("status = ").push_arg(status.as_str());
-            order_filters(query, &mut w);
-            q.push(" LIMIT ")
-                .push_arg(Count::rows_to_count(query.count_limit))
-                .push(format!(") AS c{n}"));
-        }
+    if let Some(mut q) = status_counts_sql::<DB>("", query) {
         let rows: Vec<(String, i64)> = q
             .build_as::<(String, i64)>()
             .fetch_all(&mut *c)
@@ -200,12 +238,8 @@ pub(crate) async fn order_status_counts<DB: Dialect>(
         .collect())
 }
 
-pub(crate) async fn find_accounts<DB: Dialect>(
-    c: &mut PoolConnection<DB>,
-    query: &AccountQuery,
-    page: PageRequest,
-) -> StoreResult<Listing<Account>> {
-    let filter = |w: &mut Conditions<'_, DB>| {
+fn accounts_query<'a, DB: Dialect>(query: &'a AccountQuery) -> Query<'a, DB> {
+    let filter = move |w: &mut Conditions<'_, DB>| {
         if let Some(side) = query.side {
             w.and().push("side = ").push_arg(side.as_str());
         }
@@ -235,12 +269,20 @@ pub(crate) async fn find_accounts<DB: Dialect>(
         AccountSort::ApiStatusOldestFirst => "api_status_at, id",
         _ => "created_at DESC, id DESC",
     };
-    let q = Query {
+    Query {
         table: "accounts",
-        filter: &filter,
+        filter: Box::new(filter),
         order_by,
         count_limit: query.count_limit,
-    };
+    }
+}
+
+pub(crate) async fn find_accounts<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    query: &AccountQuery,
+    page: PageRequest,
+) -> StoreResult<Listing<Account>> {
+    let q = accounts_query::<DB>(query);
     let (rows, total) = q.run::<AccountRow>(c, account_cols!(), page).await?;
     Ok(Listing {
         items: rows
@@ -260,18 +302,21 @@ fn withdrawal_filters<DB: Dialect>(query: &WithdrawalQuery, w: &mut Conditions<'
     }
 }
 
+fn withdrawals_query<'a, DB: Dialect>(query: &'a WithdrawalQuery) -> Query<'a, DB> {
+    Query {
+        table: "withdrawals",
+        filter: Box::new(move |w: &mut Conditions<'_, DB>| withdrawal_filters(query, w)),
+        order_by: by_created(query.sort),
+        count_limit: query.count_limit,
+    }
+}
+
 pub(crate) async fn find_withdrawals<DB: Dialect>(
     c: &mut PoolConnection<DB>,
     query: &WithdrawalQuery,
     page: PageRequest,
 ) -> StoreResult<Listing<Withdrawal>> {
-    let filter = |w: &mut Conditions<'_, DB>| withdrawal_filters(query, w);
-    let q = Query {
-        table: "withdrawals",
-        filter: &filter,
-        order_by: by_created(query.sort),
-        count_limit: query.count_limit,
-    };
+    let q = withdrawals_query::<DB>(query);
     let (rows, total) = q.run::<WithdrawalRow>(c, withdrawal_cols!(), page).await?;
     Ok(Listing {
         items: rows
@@ -283,16 +328,20 @@ pub(crate) async fn find_withdrawals<DB: Dialect>(
 }
 
 /// Count and sums in one statement (every matching row: the payout queue is short).
+fn withdrawal_totals_sql<DB: Dialect>(prefix: &str, query: &WithdrawalQuery) -> QueryBuilder<DB> {
+    let mut q = QueryBuilder::<DB>::new(format!(
+        "{prefix}SELECT COUNT(*), CAST(COALESCE(SUM(amount), 0) AS BIGINT), \
+         CAST(COALESCE(SUM(supply_amount), 0) AS BIGINT) FROM withdrawals"
+    ));
+    withdrawal_filters(query, &mut Conditions::new(&mut q));
+    q
+}
+
 pub(crate) async fn withdrawal_totals<DB: Dialect>(
     c: &mut PoolConnection<DB>,
     query: &WithdrawalQuery,
 ) -> StoreResult<WithdrawalTotals> {
-    let mut q = QueryBuilder::<DB>::new(
-        "SELECT COUNT(*), CAST(COALESCE(SUM(amount), 0) AS BIGINT), \
-         CAST(COALESCE(SUM(supply_amount), 0) AS BIGINT) FROM withdrawals",
-    );
-    withdrawal_filters(query, &mut Conditions::new(&mut q));
-    let (count, amount, supply): (i64, i64, i64) = q
+    let (count, amount, supply): (i64, i64, i64) = withdrawal_totals_sql::<DB>("", query)
         .build_as::<(i64, i64, i64)>()
         .fetch_one(&mut *c)
         .await
@@ -304,12 +353,8 @@ pub(crate) async fn withdrawal_totals<DB: Dialect>(
     })
 }
 
-pub(crate) async fn find_webhooks<DB: Dialect>(
-    c: &mut PoolConnection<DB>,
-    query: &WebhookQuery,
-    page: PageRequest,
-) -> StoreResult<Listing<Webhook>> {
-    let filter = |w: &mut Conditions<'_, DB>| {
+fn webhooks_query<'a, DB: Dialect>(query: &'a WebhookQuery) -> Query<'a, DB> {
+    let filter = move |w: &mut Conditions<'_, DB>| {
         if let Some(account) = query.account {
             w.and().push("account_id = ").push_arg(account);
         }
@@ -326,12 +371,20 @@ pub(crate) async fn find_webhooks<DB: Dialect>(
                 .push_arg(i64::from(at_least));
         }
     };
-    let q = Query {
+    Query {
         table: "webhook_endpoints",
-        filter: &filter,
+        filter: Box::new(filter),
         order_by: "id",
         count_limit: query.count_limit,
-    };
+    }
+}
+
+pub(crate) async fn find_webhooks<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    query: &WebhookQuery,
+    page: PageRequest,
+) -> StoreResult<Listing<Webhook>> {
+    let q = webhooks_query::<DB>(query);
     let (rows, total) = q.run::<WebhookRow>(c, webhook_cols!(), page).await?;
     Ok(Listing {
         items: rows
@@ -340,4 +393,70 @@ pub(crate) async fn find_webhooks<DB: Dialect>(
             .collect::<StoreResult<_>>()?,
         total,
     })
+}
+
+/// A back-office query whose statements [`SqlStore::explain`] shows the plans of.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub enum Explain<'a> {
+    /// `find_orders`.
+    Orders(&'a OrderQuery, PageRequest),
+    /// `order_status_counts`.
+    StatusCounts(&'a OrderQuery),
+    /// `find_accounts`.
+    Accounts(&'a AccountQuery, PageRequest),
+    /// `find_withdrawals`.
+    Withdrawals(&'a WithdrawalQuery, PageRequest),
+    /// `withdrawal_totals`.
+    WithdrawalTotals(&'a WithdrawalQuery),
+    /// `find_webhooks`.
+    Webhooks(&'a WebhookQuery, PageRequest),
+}
+
+/// The plan's text of a row of `EXPLAIN` (the dialect's column).
+struct PlanLine;
+
+impl<DB: Dialect> FromDbRow<DB> for PlanLine {
+    type Output = String;
+    fn from_db_row(row: &DB::Row) -> Result<String, sqlx::Error> {
+        DB::get_at(row, DB::EXPLAIN.1)
+    }
+}
+
+/// The plan the database chooses for each statement of a back-office query, the statements
+/// built exactly as the store runs them (`EXPLAIN QUERY PLAN` on SQLite, `EXPLAIN` on
+/// PostgreSQL), one text per statement: what the benches print to show which index serves
+/// each query (`PgStore::explain`, `SqliteStore::explain`).
+pub(crate) async fn explain<DB: Dialect>(
+    store: &SqlStore<DB>,
+    what: Explain<'_>,
+) -> StoreResult<Vec<String>> {
+    let prefix = DB::EXPLAIN.0;
+    let statements = match what {
+        Explain::Orders(q, page) => {
+            orders_query::<DB>(q).statements(prefix, &order_columns::<DB>(), page)?
+        }
+        Explain::StatusCounts(q) => status_counts_sql::<DB>(prefix, q).into_iter().collect(),
+        Explain::Accounts(q, page) => {
+            accounts_query::<DB>(q).statements(prefix, account_cols!(), page)?
+        }
+        Explain::Withdrawals(q, page) => {
+            withdrawals_query::<DB>(q).statements(prefix, withdrawal_cols!(), page)?
+        }
+        Explain::WithdrawalTotals(q) => vec![withdrawal_totals_sql::<DB>(prefix, q)],
+        Explain::Webhooks(q, page) => {
+            webhooks_query::<DB>(q).statements(prefix, webhook_cols!(), page)?
+        }
+    };
+    let mut c = store.pool.acquire().await.map_err(backend)?;
+    let mut plans = Vec::with_capacity(statements.len());
+    for mut statement in statements {
+        let lines: Vec<String> = statement
+            .build_as::<PlanLine>()
+            .fetch_all(&mut c)
+            .await
+            .map_err(backend)?;
+        plans.push(lines.join("\n"));
+    }
+    Ok(plans)
 }

@@ -163,7 +163,7 @@ use sqlx::QueryBuilder;
 use sqlx::pool::PoolConnection;
 
 mod accounts;
-mod back_office;
+pub(crate) mod back_office;
 mod catalog;
 mod dialect;
 mod dispatch;
@@ -187,6 +187,8 @@ mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
+#[doc(hidden)]
+pub use back_office::Explain;
 pub use migrations::MIGRATIONS_TABLE;
 #[cfg(feature = "postgres")]
 pub use postgres::{DEFAULT_SCHEMA, PgStore};

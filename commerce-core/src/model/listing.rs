@@ -139,7 +139,11 @@ pub enum SortOrder {
 
 impl SortOrder {
     /// Orders `a` and `b` (each an instant and an id, the tie-break) in this direction.
-    pub fn compare<I: Ord>(self, a: (DateTime<Utc>, I), b: (DateTime<Utc>, I)) -> std::cmp::Ordering {
+    pub fn compare<I: Ord>(
+        self,
+        a: (DateTime<Utc>, I),
+        b: (DateTime<Utc>, I),
+    ) -> std::cmp::Ordering {
         match self {
             SortOrder::NewestFirst => b.cmp(&a),
             SortOrder::OldestFirst => a.cmp(&b),

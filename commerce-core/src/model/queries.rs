@@ -386,8 +386,10 @@ impl WithdrawalQuery {
         &self,
         withdrawals: impl IntoIterator<Item = &'a Withdrawal>,
     ) -> Vec<&'a Withdrawal> {
-        let mut found: Vec<&Withdrawal> =
-            withdrawals.into_iter().filter(|w| self.matches(w)).collect();
+        let mut found: Vec<&Withdrawal> = withdrawals
+            .into_iter()
+            .filter(|w| self.matches(w))
+            .collect();
         found.sort_by(|a, b| {
             self.sort
                 .compare((a.created_at, a.id), (b.created_at, b.id))
@@ -411,13 +413,11 @@ pub struct WithdrawalTotals {
 impl WithdrawalTotals {
     /// The totals of `withdrawals` (already filtered).
     pub fn of<'a>(withdrawals: impl IntoIterator<Item = &'a Withdrawal>) -> Self {
-        withdrawals
-            .into_iter()
-            .fold(Self::default(), |t, w| Self {
-                count: t.count + 1,
-                amount: t.amount + w.amount,
-                supply_amount: t.supply_amount + w.supply_amount,
-            })
+        withdrawals.into_iter().fold(Self::default(), |t, w| Self {
+            count: t.count + 1,
+            amount: t.amount + w.amount,
+            supply_amount: t.supply_amount + w.supply_amount,
+        })
     }
 }
 
@@ -509,4 +509,3 @@ impl WebhookQuery {
         found
     }
 }
-

@@ -87,8 +87,10 @@ pub trait WithdrawalStore: Send + Sync {
     /// How many withdrawals `query` matches and their amounts added
     /// ([`WithdrawalTotals::of`]), every one counted (the query's `count_limit` does not
     /// apply), in one operation.
-    async fn withdrawal_totals(&self, query: &WithdrawalQuery)
-    -> Result<WithdrawalTotals, StoreError>;
+    async fn withdrawal_totals(
+        &self,
+        query: &WithdrawalQuery,
+    ) -> Result<WithdrawalTotals, StoreError>;
 }
 
 impl Withdrawal {

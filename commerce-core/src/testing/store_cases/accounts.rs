@@ -48,7 +48,10 @@ pub async fn accounts_round_trip_and_change_state(store: &dyn Store) {
         state: Some(AccountState::Suspended),
         api_status: Some(ApiStatus::Suspended),
     };
-    let changed = store.update_account(supplier.id, both, at(5)).await.unwrap();
+    let changed = store
+        .update_account(supplier.id, both, at(5))
+        .await
+        .unwrap();
     assert_eq!(changed.state, AccountState::Suspended);
     assert_eq!(changed.api_status, ApiStatus::Suspended);
     assert_eq!(changed.api_status_at, at(5));
@@ -82,7 +85,10 @@ pub async fn accounts_round_trip_and_change_state(store: &dyn Store) {
     );
     // The same status again keeps its date.
     let again = AccountPatch::api_status(ApiStatus::Approved);
-    let changed = store.update_account(supplier.id, again, at(8)).await.unwrap();
+    let changed = store
+        .update_account(supplier.id, again, at(8))
+        .await
+        .unwrap();
     assert_eq!(changed.api_status_at, at(6));
     assert_eq!(store.account(supplier.id).await.unwrap(), Some(changed));
 

@@ -76,7 +76,9 @@ pub async fn orders_across_accounts_filter_sort_page_and_count(store: &dyn Store
     let confirmed = q().status(OrderStatus::Confirmed);
     assert_eq!(find(confirmed.clone()).await, [a2.id, b1.id]);
     assert_eq!(find(confirmed.account(b)).await, [b1.id]);
-    let pending = q().status(OrderStatus::Pending).sort(SortOrder::OldestFirst);
+    let pending = q()
+        .status(OrderStatus::Pending)
+        .sort(SortOrder::OldestFirst);
     assert_eq!(find(pending.clone()).await, [a1.id, b2.id]);
     assert_eq!(find(pending.account(b)).await, [b2.id]);
     assert_eq!(find(q().family(Family::Confirmed)).await, [a2.id, b1.id]);
@@ -146,11 +148,19 @@ pub async fn orders_across_accounts_filter_sort_page_and_count(store: &dyn Store
     use OrderStatus::{Cancelled, Confirmed, Pending};
     assert_eq!(
         counts(q()).await,
-        [(Pending, exact(2)), (Confirmed, exact(2)), (Cancelled, exact(1))]
+        [
+            (Pending, exact(2)),
+            (Confirmed, exact(2)),
+            (Cancelled, exact(1))
+        ]
     );
     assert_eq!(
         counts(q().account(a)).await,
-        [(Pending, exact(1)), (Confirmed, exact(1)), (Cancelled, exact(1))]
+        [
+            (Pending, exact(1)),
+            (Confirmed, exact(1)),
+            (Cancelled, exact(1))
+        ]
     );
     assert_eq!(
         counts(q().count_limit(1)).await,
@@ -187,17 +197,41 @@ pub async fn accounts_are_searched_filtered_and_queued(store: &dyn Store) {
     let insert = async |account: NewAccount, created: i64| {
         store.insert_account(account, at(created)).await.unwrap()
     };
-    let approved = new("Ahmed Ali", Some("Nile Shop"), "ahmed@example.com", "01011111111", Side::Marketer)
-        .with_states(AccountState::Active, ApiStatus::Approved);
+    let approved = new(
+        "Ahmed Ali",
+        Some("Nile Shop"),
+        "ahmed@example.com",
+        "01011111111",
+        Side::Marketer,
+    )
+    .with_states(AccountState::Active, ApiStatus::Approved);
     let x1 = insert(approved, 1).await;
-    let supplier = new("سارة", None, "SARA@Example.com", "01022222222", Side::Supplier)
-        .with_states(AccountState::Incomplete, ApiStatus::None);
+    let supplier = new(
+        "سارة",
+        None,
+        "SARA@Example.com",
+        "01022222222",
+        Side::Supplier,
+    )
+    .with_states(AccountState::Incomplete, ApiStatus::None);
     let x2 = insert(supplier, 2).await;
-    let suspended = new("Omar", Some("متجر عمر"), "omar@mail.test", "01233333333", Side::Marketer)
-        .with_states(AccountState::Suspended, ApiStatus::None);
+    let suspended = new(
+        "Omar",
+        Some("متجر عمر"),
+        "omar@mail.test",
+        "01233333333",
+        Side::Marketer,
+    )
+    .with_states(AccountState::Suspended, ApiStatus::None);
     let x3 = insert(suspended, 3).await;
     let x4 = insert(
-        new("Mona", Some("Bright"), "mona@example.com", "01144444444", Side::Marketer),
+        new(
+            "Mona",
+            Some("Bright"),
+            "mona@example.com",
+            "01144444444",
+            Side::Marketer,
+        ),
         4,
     )
     .await;
@@ -207,7 +241,10 @@ pub async fn accounts_are_searched_filtered_and_queued(store: &dyn Store) {
     }
     let all = page(1, 100);
     let find = async |query: AccountQuery| {
-        let found = store.find_accounts(&query, all).await.expect("find accounts");
+        let found = store
+            .find_accounts(&query, all)
+            .await
+            .expect("find accounts");
         listed(&found, |a| a.id)
     };
     let q = AccountQuery::default;
@@ -246,19 +283,30 @@ pub async fn accounts_are_searched_filtered_and_queued(store: &dyn Store) {
     // Side, state, API status.
     assert_eq!(find(q().side(Side::Supplier)).await, [x2.id]);
     assert_eq!(find(q().state(AccountState::Suspended)).await, [x3.id]);
-    assert_eq!(find(q().api_status(ApiStatus::Approved)).await, [x2.id, x1.id]);
-    let active_pending = q().state(AccountState::Active).api_status(ApiStatus::Pending);
+    assert_eq!(
+        find(q().api_status(ApiStatus::Approved)).await,
+        [x2.id, x1.id]
+    );
+    let active_pending = q()
+        .state(AccountState::Active)
+        .api_status(ApiStatus::Pending);
     assert_eq!(find(active_pending).await, [x4.id]);
     assert!(find(q().side(Side::Shipping)).await.is_empty());
 
     // Pages and the count's limit.
     let second = store.find_accounts(&q(), page(2, 1)).await.unwrap();
-    assert_eq!((listed(&second, |a| a.id), second.total), (vec![x3.id], exact(4)));
+    assert_eq!(
+        (listed(&second, |a| a.id), second.total),
+        (vec![x3.id], exact(4))
+    );
     let limited = store
         .find_accounts(&q().count_limit(2), page(1, 1))
         .await
         .unwrap();
-    assert_eq!((listed(&limited, |a| a.id), limited.total), (vec![x4.id], at_least(2)));
+    assert_eq!(
+        (listed(&limited, |a| a.id), limited.total),
+        (vec![x4.id], at_least(2))
+    );
     let beyond = store.find_accounts(&q(), page(5, 1)).await.unwrap();
     assert_eq!((beyond.items.len(), beyond.total), (0, exact(4)));
 }

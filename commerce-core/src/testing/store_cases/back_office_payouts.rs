@@ -32,7 +32,10 @@ pub async fn withdrawals_across_accounts_queue_and_totals(store: &dyn Store) {
     };
     store.decide_withdrawal(w1.id, paid, at(140)).await.unwrap();
     let refused = WithdrawalDecision::Reject { notes: None };
-    store.decide_withdrawal(w4.id, refused, at(150)).await.unwrap();
+    store
+        .decide_withdrawal(w4.id, refused, at(150))
+        .await
+        .unwrap();
     let all = page(1, 100);
     let find = async |query: WithdrawalQuery| {
         let found = store.find_withdrawals(&query, all).await.expect("find");
@@ -83,10 +86,16 @@ pub async fn withdrawals_across_accounts_queue_and_totals(store: &dyn Store) {
     // Pages, and a count stopped at the limit (the totals are not).
     let queue = WithdrawalQuery::payout_queue();
     let second = store.find_withdrawals(&queue, page(2, 1)).await.unwrap();
-    assert_eq!((listed(&second, |w| w.id), second.total), (vec![w3.id], exact(2)));
+    assert_eq!(
+        (listed(&second, |w| w.id), second.total),
+        (vec![w3.id], exact(2))
+    );
     let limited = queue.count_limit(1);
     let first = store.find_withdrawals(&limited, page(1, 1)).await.unwrap();
-    assert_eq!((listed(&first, |w| w.id), first.total), (vec![w2.id], at_least(1)));
+    assert_eq!(
+        (listed(&first, |w| w.id), first.total),
+        (vec![w2.id], at_least(1))
+    );
     assert_eq!(totals(limited).await.count, 2);
 }
 
@@ -94,7 +103,10 @@ pub async fn withdrawals_across_accounts_queue_and_totals(store: &dyn Store) {
 /// in a row that failed (a delivery ends the streak, enabling again clears it); another
 /// account's endpoints only when the query names none.
 pub async fn webhooks_across_accounts_by_state_and_failing_streak(store: &dyn Store) {
-    let (a, b) = (account(store, "Alpha").await.id, account(store, "Beta").await.id);
+    let (a, b) = (
+        account(store, "Alpha").await.id,
+        account(store, "Beta").await.id,
+    );
     let wa1 = register(store, a, "https://a.example/1", &[], 1).await;
     let wa2 = register(store, a, "https://a.example/2", &[], 2).await;
     let wb1 = register(store, b, "https://b.example/1", &[], 3).await;
@@ -146,7 +158,10 @@ pub async fn webhooks_across_accounts_by_state_and_failing_streak(store: &dyn St
     };
     let q = WebhookQuery::default;
     let everything = store.find_webhooks(&q(), all).await.unwrap();
-    assert_eq!(listed(&everything, |w| w.id), [wa1.id, wa2.id, wb1.id, wb2.id]);
+    assert_eq!(
+        listed(&everything, |w| w.id),
+        [wa1.id, wa2.id, wb1.id, wb2.id]
+    );
     assert_eq!(everything.total, exact(4));
     assert_eq!(everything.items[2], webhook_of(store, wb1.id).await);
 
@@ -159,8 +174,15 @@ pub async fn webhooks_across_accounts_by_state_and_failing_streak(store: &dyn St
 
     // Enabled or disabled, and why.
     assert_eq!(find(q().enabled(false)).await, [wa2.id]);
-    assert_eq!(find(q().disabled_for(DisabledReason::Manual)).await, [wa2.id]);
-    assert!(find(q().disabled_for(DisabledReason::Gone)).await.is_empty());
+    assert_eq!(
+        find(q().disabled_for(DisabledReason::Manual)).await,
+        [wa2.id]
+    );
+    assert!(
+        find(q().disabled_for(DisabledReason::Gone))
+            .await
+            .is_empty()
+    );
     assert_eq!(find(q().enabled(true)).await, [wa1.id, wb1.id, wb2.id]);
     assert_eq!(find(q().enabled(true).account(b)).await, [wb1.id, wb2.id]);
     assert!(find(q().account(b.absent())).await.is_empty());
@@ -181,7 +203,10 @@ pub async fn webhooks_across_accounts_by_state_and_failing_streak(store: &dyn St
 
     // Pages and the count's limit.
     let third = store.find_webhooks(&q(), page(3, 1)).await.unwrap();
-    assert_eq!((listed(&third, |w| w.id), third.total), (vec![wb1.id], exact(4)));
+    assert_eq!(
+        (listed(&third, |w| w.id), third.total),
+        (vec![wb1.id], exact(4))
+    );
     let limited = store
         .find_webhooks(&q().count_limit(3), page(2, 2))
         .await
