@@ -191,6 +191,8 @@ mod tests {
         include_str!("webhook_limits.rs"),
         include_str!("webhook_outbox.rs"),
         include_str!("webhook_claims.rs"),
+        include_str!("back_office.rs"),
+        include_str!("back_office_payouts.rs"),
     ];
 
     /// The public async functions of `source` that take a store: the cases it defines.
