@@ -6,6 +6,7 @@
 
 use std::sync::Arc;
 
+mod back_office;
 mod catalog;
 mod errors;
 mod webhooks;
@@ -203,7 +204,7 @@ impl Operator {
         state: AccountState,
     ) -> OperatorResult<Account> {
         let patch = AccountPatch::state(state);
-        Ok(self.store().update_account(id, patch).await?)
+        Ok(self.store().update_account(id, patch, self.now()).await?)
     }
 
     /// Approves, rejects, suspends or cancels API access.
@@ -213,7 +214,7 @@ impl Operator {
         api_status: ApiStatus,
     ) -> OperatorResult<Account> {
         let patch = AccountPatch::api_status(api_status);
-        Ok(self.store().update_account(id, patch).await?)
+        Ok(self.store().update_account(id, patch, self.now()).await?)
     }
 
     /// Creates a key with a fresh random plaintext, returned once.

@@ -212,11 +212,22 @@ impl AccountStore for SmallStore {
         &self,
         id: AccountId,
         patch: AccountPatch,
+        now: DateTime<Utc>,
     ) -> Result<Account, StoreError> {
         let mut t = self.lock();
         let account = find(&mut t.accounts, id.into())?;
-        patch.apply(account);
+        patch.apply(account, now);
         Ok(account.clone())
+    }
+
+    async fn find_accounts(
+        &self,
+        query: &AccountQuery,
+        page: PageRequest,
+    ) -> Result<Listing<Account>, StoreError> {
+        let t = self.lock();
+        let found = query.select(&t.accounts);
+        Ok(Listing::of_selected(found, page, query.count_limit))
     }
 
     async fn insert_key(
@@ -651,6 +662,23 @@ impl OrderStore for SmallStore {
         Ok(page_of(matching.into_iter(), page))
     }
 
+    async fn find_orders(
+        &self,
+        query: &OrderQuery,
+        page: PageRequest,
+    ) -> Result<Listing<Order>, StoreError> {
+        let t = self.lock();
+        let found = query.select(&t.orders);
+        Ok(Listing::of_selected(found, page, query.count_limit))
+    }
+
+    async fn order_status_counts(
+        &self,
+        query: &OrderQuery,
+    ) -> Result<Vec<(OrderStatus, Count)>, StoreError> {
+        Ok(query.status_counts(&self.lock().orders))
+    }
+
     async fn wallet_totals(
         &self,
         account: AccountId,
@@ -774,6 +802,23 @@ impl WithdrawalStore for SmallStore {
             .cloned()
             .collect())
     }
+
+    async fn find_withdrawals(
+        &self,
+        query: &WithdrawalQuery,
+        page: PageRequest,
+    ) -> Result<Listing<Withdrawal>, StoreError> {
+        let t = self.lock();
+        let found = query.select(&t.withdrawals);
+        Ok(Listing::of_selected(found, page, query.count_limit))
+    }
+
+    async fn withdrawal_totals(
+        &self,
+        query: &WithdrawalQuery,
+    ) -> Result<WithdrawalTotals, StoreError> {
+        Ok(WithdrawalTotals::of(query.select(&self.lock().withdrawals)))
+    }
 }
 
 #[async_trait]
@@ -817,6 +862,16 @@ impl WebhookStore for SmallStore {
             t.webhooks.iter().filter(|w| w.account_id == account),
             page,
         ))
+    }
+
+    async fn find_webhooks(
+        &self,
+        query: &WebhookQuery,
+        page: PageRequest,
+    ) -> Result<Listing<Webhook>, StoreError> {
+        let t = self.lock();
+        let found = query.select(&t.webhooks);
+        Ok(Listing::of_selected(found, page, query.count_limit))
     }
 
     async fn update_webhook(

@@ -166,7 +166,7 @@ impl<DB: Dialect> AccountStore for SqlStore<DB> {
         let mut tx = tx;
         let result = query_scalar::<DB, i64>(
             "INSERT INTO accounts (name, store_name, email, phone, side, state, \
-             api_status, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
+             api_status, api_status_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) \
              ON CONFLICT DO NOTHING RETURNING id",
         )
         .bind(&new.name)
@@ -199,22 +199,40 @@ impl<DB: Dialect> AccountStore for SqlStore<DB> {
         row.map(AccountRow::into_domain).transpose()
     }
 
-    async fn update_account(&self, id: AccountId, patch: AccountPatch) -> StoreResult<Account> {
+    async fn update_account(
+        &self,
+        id: AccountId,
+        patch: AccountPatch,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Account> {
         let mut tx = self.write().await?;
-        // One statement: each field not given keeps the value the row has when it is written.
+        // One statement: each field not given keeps the value the row has when it is written;
+        // a new API status is dated `now` (`AccountPatch::apply`).
         let result = query_as::<DB, AccountRow>(concat!(
             "UPDATE accounts SET state = COALESCE($2, state), \
+             api_status_at = CASE WHEN $3 IS NOT NULL AND $3 <> api_status THEN $4 \
+             ELSE api_status_at END, \
              api_status = COALESCE($3, api_status) WHERE id = $1 RETURNING ",
             account_cols!()
         ))
         .bind(id)
         .bind(patch.state.map(|s| s.as_str().to_owned()))
         .bind(patch.api_status.map(|s| s.as_str().to_owned()))
+        .bind(nanos(now)?)
         .fetch_optional(&mut tx.tx)
         .await
         .map_err(backend)
         .and_then(|r| r.ok_or(StoreError::NotFound));
         tx.finish(result).await?.into_domain()
+    }
+
+    async fn find_accounts(
+        &self,
+        query: &AccountQuery,
+        page: PageRequest,
+    ) -> StoreResult<Listing<Account>> {
+        let mut c = self.pool.acquire().await.map_err(backend)?;
+        crate::back_office::find_accounts(&mut c, query, page).await
     }
 
     async fn insert_key(&self, key: NewKeyRecord, now: DateTime<Utc>) -> StoreResult<ApiKey> {

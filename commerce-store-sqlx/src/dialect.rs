@@ -111,6 +111,14 @@ pub(crate) trait Dialect:
     const FOR_UPDATE: &'static str;
     /// The substring-position function (`strpos` / `instr`).
     const INSTR: &'static str;
+    /// A column's text with ASCII letters lowered and nothing else changed, `{}` standing for
+    /// the column (`lower` on SQLite, which lowers ASCII only; `translate` of `A`-`Z` on
+    /// PostgreSQL, whose `lower` also folds other scripts): the account search's rule,
+    /// `commerce_core::model::fold_case`.
+    const FOLD_CASE: &'static str;
+    /// What asks for a statement's plan (`EXPLAIN QUERY PLAN ` / `EXPLAIN `), and the column of
+    /// its answer's rows that holds the plan's text.
+    const EXPLAIN: (&'static str, usize);
     /// Whether a write of one statement still runs in a transaction (SQLite: its writes take
     /// the writer lock with `BEGIN IMMEDIATE`; PostgreSQL: one statement is atomic by itself).
     const SINGLE_STATEMENT_TX: bool;

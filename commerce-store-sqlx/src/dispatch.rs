@@ -113,8 +113,9 @@ pub(crate) async fn record_attempts<DB: Dialect>(
     for chunk in succeeded.chunks(crate::MAX_BIND_CHUNK / 2) {
         let mut q = QueryBuilder::<DB>::new(
             "UPDATE webhook_endpoints SET failing_since = NULL, breaker_failures = 0, \
-             breaker_open_until = NULL WHERE (failing_since IS NOT NULL \
-             OR breaker_failures <> 0 OR breaker_open_until IS NOT NULL) \
+             breaker_open_until = NULL, failed_attempts = 0 WHERE (failing_since IS NOT NULL \
+             OR breaker_failures <> 0 OR breaker_open_until IS NOT NULL \
+             OR failed_attempts <> 0) \
              AND id IN (SELECT d.endpoint_id FROM webhook_deliveries d WHERE ",
         );
         for (n, (delivery, lease, _)) in chunk.iter().enumerate() {
@@ -160,7 +161,8 @@ pub(crate) async fn record_attempts<DB: Dialect>(
              disabled_reason = COALESCE($3, disabled_reason), \
              updated_at = CASE WHEN $3 IS NULL THEN updated_at ELSE $4 END, \
              disabled_at = CASE WHEN $3 IS NULL THEN disabled_at ELSE $4 END, \
-             breaker_failures = $5, breaker_open_until = $6 WHERE id = $1",
+             breaker_failures = $5, breaker_open_until = $6, \
+             failed_attempts = failed_attempts + 1 WHERE id = $1",
         )
         .bind(endpoint)
         .bind(opt_nanos(outcome.failing_since)?)

@@ -177,6 +177,7 @@ use sqlx::QueryBuilder;
 use sqlx::pool::PoolConnection;
 
 mod accounts;
+pub(crate) mod back_office;
 mod catalog;
 mod dialect;
 mod dispatch;
@@ -201,6 +202,8 @@ mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
+#[doc(hidden)]
+pub use back_office::Explain;
 pub use migrations::MIGRATIONS_TABLE;
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]

@@ -344,6 +344,23 @@ impl<DB: Dialect> OrderStore for SqlStore<DB> {
         .await
     }
 
+    async fn find_orders(
+        &self,
+        query: &OrderQuery,
+        page: PageRequest,
+    ) -> StoreResult<Listing<Order>> {
+        let mut c = self.pool.acquire().await.map_err(backend)?;
+        crate::back_office::find_orders(&mut c, query, page).await
+    }
+
+    async fn order_status_counts(
+        &self,
+        query: &OrderQuery,
+    ) -> StoreResult<Vec<(OrderStatus, Count)>> {
+        let mut c = self.pool.acquire().await.map_err(backend)?;
+        crate::back_office::order_status_counts(&mut c, query).await
+    }
+
     async fn wallet_totals(
         &self,
         account: AccountId,

@@ -188,6 +188,16 @@ impl SqlStore<Postgres> {
     pub fn pool(&self) -> &PgPool {
         &self.pool
     }
+
+    /// The plans of a back-office query's statements, built exactly as the store runs them
+    /// (the benches print them to show which index serves each query).
+    #[doc(hidden)]
+    pub async fn explain(
+        &self,
+        what: crate::Explain<'_>,
+    ) -> Result<Vec<String>, commerce_core::store::StoreError> {
+        crate::back_office::explain(self, what).await
+    }
 }
 
 /// Refuses a schema name that is not a plain lower-case identifier PostgreSQL accepts.
@@ -209,6 +219,9 @@ crate::dialect::sqlx_calls!(Postgres);
 impl crate::dialect::Dialect for Postgres {
     const FOR_UPDATE: &'static str = " FOR UPDATE";
     const INSTR: &'static str = "strpos";
+    const EXPLAIN: (&'static str, usize) = ("EXPLAIN ", 0);
+    const FOLD_CASE: &'static str =
+        "translate({}, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')";
     const SINGLE_STATEMENT_TX: bool = false;
     const WRITES_IN_WITH: bool = true;
     const RATE_SLOTS: u32 = 8;

@@ -107,6 +107,16 @@ impl SqlStore<Sqlite> {
     pub fn pool(&self) -> &SqlitePool {
         &self.pool
     }
+
+    /// The plans of a back-office query's statements, built exactly as the store runs them
+    /// (the benches print them to show which index serves each query).
+    #[doc(hidden)]
+    pub async fn explain(
+        &self,
+        what: crate::Explain<'_>,
+    ) -> Result<Vec<String>, commerce_core::store::StoreError> {
+        crate::back_office::explain(self, what).await
+    }
 }
 
 crate::dialect::sqlx_calls!(Sqlite);
@@ -114,6 +124,8 @@ crate::dialect::sqlx_calls!(Sqlite);
 impl crate::dialect::Dialect for Sqlite {
     const FOR_UPDATE: &'static str = "";
     const INSTR: &'static str = "instr";
+    const FOLD_CASE: &'static str = "lower({})";
+    const EXPLAIN: (&'static str, usize) = ("EXPLAIN QUERY PLAN ", 3);
     const SINGLE_STATEMENT_TX: bool = true;
     const WRITES_IN_WITH: bool = false;
     const RATE_SLOTS: u32 = 1;

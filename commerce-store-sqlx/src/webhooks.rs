@@ -72,7 +72,7 @@ async fn write_webhook<DB: Dialect>(
         "UPDATE webhook_endpoints SET url = $2, events = $3, description = $4, enabled = $5, \
          disabled_reason = $6, secret = $7, previous_secret = $8, previous_secret_until = $9, \
          failing_since = $10, updated_at = $11, breaker_failures = $12, \
-         breaker_open_until = $13, disabled_at = $14 WHERE id = $1",
+         breaker_open_until = $13, disabled_at = $14, failed_attempts = $15 WHERE id = $1",
     )
     .bind(webhook.id)
     .bind(&webhook.url)
@@ -88,6 +88,7 @@ async fn write_webhook<DB: Dialect>(
     .bind(i64::from(webhook.breaker.failures))
     .bind(opt_nanos(webhook.breaker.open_until)?)
     .bind(opt_nanos(webhook.disabled_at)?)
+    .bind(i64::from(webhook.failed_attempts))
     .execute(&mut *c)
     .await
     .map_err(backend)?;
@@ -230,6 +231,15 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
         id: WebhookId,
     ) -> StoreResult<Option<Webhook>> {
         find_webhook(&self.pool, account, id, "").await
+    }
+
+    async fn find_webhooks(
+        &self,
+        query: &WebhookQuery,
+        page: PageRequest,
+    ) -> StoreResult<Listing<Webhook>> {
+        let mut c = self.pool.acquire().await.map_err(backend)?;
+        crate::back_office::find_webhooks(&mut c, query, page).await
     }
 
     async fn webhooks(&self, account: AccountId, page: PageRequest) -> StoreResult<Page<Webhook>> {

@@ -135,4 +135,18 @@ impl<DB: Dialect> WithdrawalStore for SqlStore<DB> {
         .map_err(backend)?;
         rows.into_iter().map(WithdrawalRow::into_domain).collect()
     }
+
+    async fn find_withdrawals(
+        &self,
+        query: &WithdrawalQuery,
+        page: PageRequest,
+    ) -> StoreResult<Listing<Withdrawal>> {
+        let mut c = self.pool.acquire().await.map_err(backend)?;
+        crate::back_office::find_withdrawals(&mut c, query, page).await
+    }
+
+    async fn withdrawal_totals(&self, query: &WithdrawalQuery) -> StoreResult<WithdrawalTotals> {
+        let mut c = self.pool.acquire().await.map_err(backend)?;
+        crate::back_office::withdrawal_totals(&mut c, query).await
+    }
 }

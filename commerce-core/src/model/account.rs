@@ -89,6 +89,9 @@ pub struct Account {
     pub state: AccountState,
     /// API access state.
     pub api_status: ApiStatus,
+    /// When the API access state last changed (registration, when it never did): for an
+    /// account waiting for approval, when it asked ([`AccountQuery::waiting_for_approval`]).
+    pub api_status_at: DateTime<Utc>,
     /// Creation instant.
     pub created_at: DateTime<Utc>,
 }
@@ -121,10 +124,17 @@ impl AccountPatch {
         }
     }
 
-    /// Applies the fields given to `account`.
-    pub fn apply(&self, account: &mut Account) {
+    /// Applies the fields given to `account` at `now`: a new API status (one that differs
+    /// from the account's) is dated `now` ([`Account::api_status_at`]); the same status again
+    /// keeps its date, so asking twice keeps an account's place in the approval queue.
+    pub fn apply(&self, account: &mut Account, now: DateTime<Utc>) {
         account.state = self.state.unwrap_or(account.state);
-        account.api_status = self.api_status.unwrap_or(account.api_status);
+        if let Some(status) = self.api_status
+            && status != account.api_status
+        {
+            account.api_status = status;
+            account.api_status_at = now;
+        }
     }
 }
 
@@ -262,6 +272,7 @@ impl NewAccount {
             side: self.side,
             state: self.state,
             api_status: self.api_status,
+            api_status_at: at,
             created_at: at,
         }
     }

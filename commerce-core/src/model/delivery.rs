@@ -128,6 +128,11 @@ impl Webhook {
     /// ([`Breaker::after`]), and disabling it when the outcome says so.
     pub fn record(&mut self, outcome: &AttemptOutcome) {
         self.failing_since = outcome.failing_since;
+        self.failed_attempts = if outcome.status == DeliveryStatus::Delivered {
+            0
+        } else {
+            self.failed_attempts.saturating_add(1)
+        };
         self.breaker = self.breaker.after(outcome);
         if let Some(reason) = outcome.disable {
             self.enabled = false;
@@ -151,6 +156,7 @@ impl Webhook {
             secret: new.secret,
             previous_secret: None,
             failing_since: None,
+            failed_attempts: 0,
             breaker: Breaker::CLOSED,
             created_at: new.created_at,
             updated_at: new.created_at,

@@ -137,6 +137,9 @@ pub struct Webhook {
     pub previous_secret: Option<(WebhookSecret, DateTime<Utc>)>,
     /// Since when every attempt to it has failed (`None`: the last attempt succeeded).
     pub failing_since: Option<DateTime<Utc>>,
+    /// Attempts in a row that failed, the last one included (`0`: the last attempt was
+    /// delivered, or none was made): what [`WebhookQuery::failing_at_least`] filters on.
+    pub failed_attempts: u32,
     /// Its circuit breaker: while open, its deliveries are not claimed.
     pub breaker: Breaker,
     /// Registration instant.
@@ -254,6 +257,7 @@ impl WebhookPatch {
                 webhook.disabled_reason = None;
                 webhook.disabled_at = None;
                 webhook.failing_since = None;
+                webhook.failed_attempts = 0;
                 webhook.breaker = Breaker::CLOSED;
             }
             Some(false) if webhook.enabled => {

@@ -52,12 +52,14 @@ pub trait AccountStore: Send + Sync {
     /// One account.
     async fn account(&self, id: AccountId) -> Result<Option<Account>, StoreError>;
     /// Changes an account's life state and/or API status, field by field
-    /// ([`AccountPatch::apply`]), in one atomic operation: a concurrent change of the other
-    /// field is kept. `NotFound` when there is no such account.
+    /// ([`AccountPatch::apply`] at `now`: a new API status is dated `now`), in one atomic
+    /// operation: a concurrent change of the other field is kept. `NotFound` when there is no
+    /// such account.
     async fn update_account(
         &self,
         id: AccountId,
         patch: AccountPatch,
+        now: DateTime<Utc>,
     ) -> Result<Account, StoreError>;
     /// Stores a key (hash only): `NotFound` when the account does not exist, `Invalid` when a
     /// key with this hash is already stored.
@@ -77,6 +79,15 @@ pub trait AccountStore: Send + Sync {
         expires_at: Option<DateTime<Utc>>,
         rate_limit: u32,
     ) -> Result<ApiKey, StoreError>;
+    /// The accounts `query` matches ([`AccountQuery::select`]: its filters and order), one
+    /// page, with how many match counted up to the query's `count_limit`
+    /// ([`Listing::of_selected`]). A page costs what its filters' index reads (a `search`
+    /// reads every account the other filters leave), not the number of accounts.
+    async fn find_accounts(
+        &self,
+        query: &AccountQuery,
+        page: PageRequest,
+    ) -> Result<Listing<Account>, StoreError>;
     /// Counts one request of `key` in the fixed window `window` (UTC minutes since the epoch)
     /// if fewer than `limit` were counted; a refused request is not counted.
     async fn hit_rate_limit(

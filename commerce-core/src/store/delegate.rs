@@ -24,7 +24,15 @@ macro_rules! store_methods {
             Accounts AccountStore {
                 fn insert_account(new: NewAccount, now: DateTime<Utc>) -> Result<Account, StoreError>;
                 fn account(id: AccountId) -> Result<Option<Account>, StoreError>;
-                fn update_account(id: AccountId, patch: AccountPatch) -> Result<Account, StoreError>;
+                fn update_account(
+                    id: AccountId,
+                    patch: AccountPatch,
+                    now: DateTime<Utc>
+                ) -> Result<Account, StoreError>;
+                fn find_accounts(
+                    query: &AccountQuery,
+                    page: PageRequest
+                ) -> Result<Listing<Account>, StoreError>;
                 fn insert_key(key: NewKeyRecord, now: DateTime<Utc>) -> Result<ApiKey, StoreError>;
                 fn key_by_hash(hash: &KeyHash) -> Result<Option<ApiKey>, StoreError>;
                 fn key(id: KeyId) -> Result<Option<ApiKey>, StoreError>;
@@ -110,6 +118,8 @@ macro_rules! store_methods {
                     filter: &OrderFilter,
                     page: PageRequest
                 ) -> Result<Page<Order>, StoreError>;
+                fn find_orders(query: &OrderQuery, page: PageRequest) -> Result<Listing<Order>, StoreError>;
+                fn order_status_counts(query: &OrderQuery) -> Result<Vec<(OrderStatus, Count)>, StoreError>;
                 fn wallet_totals(
                     account: AccountId,
                     held_after: DateTime<Utc>
@@ -150,11 +160,20 @@ macro_rules! store_methods {
                     now: DateTime<Utc>
                 ) -> Result<Withdrawal, StoreError> [withdrawal_decided];
                 fn withdrawals(account: AccountId) -> Result<Vec<Withdrawal>, StoreError>;
+                fn find_withdrawals(
+                    query: &WithdrawalQuery,
+                    page: PageRequest
+                ) -> Result<Listing<Withdrawal>, StoreError>;
+                fn withdrawal_totals(query: &WithdrawalQuery) -> Result<WithdrawalTotals, StoreError>;
             }
             Webhooks WebhookStore {
                 fn insert_webhook(new: NewWebhook, limit: usize) -> Result<Webhook, InsertWebhookError>;
                 fn webhook(account: Option<AccountId>, id: WebhookId) -> Result<Option<Webhook>, StoreError>;
                 fn webhooks(account: AccountId, page: PageRequest) -> Result<Page<Webhook>, StoreError>;
+                fn find_webhooks(
+                    query: &WebhookQuery,
+                    page: PageRequest
+                ) -> Result<Listing<Webhook>, StoreError>;
                 fn update_webhook(
                     account: Option<AccountId>,
                     id: WebhookId,

@@ -119,6 +119,22 @@ pub trait OrderStore: Send + Sync {
         filter: &OrderFilter,
         page: PageRequest,
     ) -> Result<Page<Order>, StoreError>;
+    /// The orders of any account that `query` matches ([`OrderQuery::select`]: its filters
+    /// and order), one page, with how many match counted up to the query's `count_limit`
+    /// ([`Listing::of_selected`]): the back office's order lists. A page costs what the
+    /// page's rows and the count's limit read, not the number of orders.
+    async fn find_orders(
+        &self,
+        query: &OrderQuery,
+        page: PageRequest,
+    ) -> Result<Listing<Order>, StoreError>;
+    /// How many orders `query` matches in each status ([`OrderQuery::status_counts`]: every
+    /// status, each counted up to the query's `count_limit`), in one operation (one
+    /// statement on the SQL stores): a dashboard's figures.
+    async fn order_status_counts(
+        &self,
+        query: &OrderQuery,
+    ) -> Result<Vec<(OrderStatus, Count)>, StoreError>;
     /// An account's wallet sums: the [`EarningsTotals`](crate::earnings::EarningsTotals) the
     /// store keeps, updated in the same atomic operation as every write that changes an
     /// order's [`OrderEarnings`](crate::earnings::OrderEarnings) (placing it, moving it,

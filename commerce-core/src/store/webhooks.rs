@@ -136,6 +136,14 @@ pub trait WebhookStore: Send + Sync {
         account: AccountId,
         page: PageRequest,
     ) -> Result<Page<Webhook>, StoreError>;
+    /// The endpoints of any account that `query` matches ([`WebhookQuery::select`]: its
+    /// filters, by id), one page, with how many match counted up to the query's
+    /// `count_limit` ([`Listing::of_selected`]): the back office's failing endpoints.
+    async fn find_webhooks(
+        &self,
+        query: &WebhookQuery,
+        page: PageRequest,
+    ) -> Result<Listing<Webhook>, StoreError>;
     /// Changes an endpoint ([`WebhookPatch::apply`]); `None` when there is none. A change of
     /// its URL ([`WebhookPatch::changes_url`]) ends its pending deliveries in the same atomic
     /// operation (failed, `last_error` [`URL_CHANGED`]), leases included: nothing queued

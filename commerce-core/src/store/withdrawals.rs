@@ -75,6 +75,21 @@ pub trait WithdrawalStore: Send + Sync {
     ) -> Result<Withdrawal, StoreError>;
     /// An account's withdrawals, oldest first.
     async fn withdrawals(&self, account: AccountId) -> Result<Vec<Withdrawal>, StoreError>;
+    /// The withdrawals of any account that `query` matches ([`WithdrawalQuery::select`]: its
+    /// filters and order), one page, with how many match counted up to the query's
+    /// `count_limit` ([`Listing::of_selected`]): the payout queue and the back office's lists.
+    async fn find_withdrawals(
+        &self,
+        query: &WithdrawalQuery,
+        page: PageRequest,
+    ) -> Result<Listing<Withdrawal>, StoreError>;
+    /// How many withdrawals `query` matches and their amounts added
+    /// ([`WithdrawalTotals::of`]), every one counted (the query's `count_limit` does not
+    /// apply), in one operation.
+    async fn withdrawal_totals(
+        &self,
+        query: &WithdrawalQuery,
+    ) -> Result<WithdrawalTotals, StoreError>;
 }
 
 impl Withdrawal {

@@ -15,6 +15,7 @@ db_row! {
         side: String,
         state: String,
         api_status: String,
+        api_status_at: i64,
         created_at: i64,
     }
 }
@@ -30,6 +31,7 @@ impl AccountRow {
             side: parse(&self.side, Side::parse, "side")?,
             state: parse(&self.state, AccountState::parse, "account state")?,
             api_status: parse(&self.api_status, ApiStatus::parse, "api status")?,
+            api_status_at: instant(self.api_status_at),
             created_at: instant(self.created_at),
         })
     }
@@ -48,6 +50,7 @@ db_row! {
         a_side: Option<String>,
         a_state: Option<String>,
         a_api_status: Option<String>,
+        a_api_status_at: Option<i64>,
         a_created_at: Option<i64>,
         /// The window's count after this request, when it was counted.
         counted: Option<i64>,
@@ -83,6 +86,7 @@ impl AuthRow {
             side: self.a_side.take().ok_or_else(missing)?,
             state: self.a_state.take().ok_or_else(missing)?,
             api_status: self.a_api_status.take().ok_or_else(missing)?,
+            api_status_at: self.a_api_status_at.ok_or_else(missing)?,
             created_at: self.a_created_at.ok_or_else(missing)?,
         }
         .into_domain()

@@ -104,7 +104,7 @@ macro_rules! updated_at_after {
 // Column lists, as macros so that `concat!` can build `&'static str` statements.
 macro_rules! account_cols {
     () => {
-        "id, name, store_name, email, phone, side, state, api_status, created_at"
+        "id, name, store_name, email, phone, side, state, api_status, api_status_at, created_at"
     };
 }
 /// The account's columns as `AuthRow` reads them (table alias `a`).
@@ -112,7 +112,8 @@ macro_rules! account_aliases {
     () => {
         "a.id AS a_id, a.name AS a_name, a.store_name AS a_store_name, a.email AS a_email, \
          a.phone AS a_phone, a.side AS a_side, a.state AS a_state, \
-         a.api_status AS a_api_status, a.created_at AS a_created_at"
+         a.api_status AS a_api_status, a.api_status_at AS a_api_status_at, \
+         a.created_at AS a_created_at"
     };
 }
 macro_rules! key_cols {
@@ -173,7 +174,7 @@ macro_rules! webhook_cols {
     () => {
         "id, account_id, url, events, description, enabled, disabled_reason, secret, \
          previous_secret, previous_secret_until, failing_since, breaker_failures, \
-         breaker_open_until, created_at, updated_at, disabled_at"
+         breaker_open_until, created_at, updated_at, disabled_at, failed_attempts"
     };
 }
 macro_rules! delivery_cols {

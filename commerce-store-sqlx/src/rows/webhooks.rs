@@ -39,6 +39,7 @@ db_row! {
         created_at: i64,
         updated_at: i64,
         disabled_at: Option<i64>,
+        failed_attempts: i64,
     }
 }
 
@@ -64,6 +65,8 @@ impl WebhookRow {
             secret: WebhookSecret::new(self.secret),
             previous_secret,
             failing_since: self.failing_since.map(instant),
+            failed_attempts: u32::try_from(self.failed_attempts)
+                .map_err(|_| corrupt("failed attempts out of range"))?,
             breaker: Breaker {
                 failures: u32::try_from(self.breaker_failures)
                     .map_err(|_| corrupt("breaker failures out of range"))?,

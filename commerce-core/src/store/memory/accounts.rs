@@ -29,11 +29,22 @@ impl AccountStore for MemoryStore {
         &self,
         id: AccountId,
         patch: AccountPatch,
+        now: DateTime<Utc>,
     ) -> Result<Account, StoreError> {
         let mut s = self.lock();
         let account = s.accounts.get_mut(&id).ok_or(StoreError::NotFound)?;
-        patch.apply(account);
+        patch.apply(account, now);
         Ok(account.clone())
+    }
+
+    async fn find_accounts(
+        &self,
+        query: &AccountQuery,
+        page: PageRequest,
+    ) -> Result<Listing<Account>, StoreError> {
+        let s = self.lock();
+        let found = query.select(s.accounts.values());
+        Ok(Listing::of_selected(found, page, query.count_limit))
     }
 
     async fn insert_key(

@@ -156,6 +156,23 @@ impl OrderStore for MemoryStore {
             .cloned())
     }
 
+    async fn find_orders(
+        &self,
+        query: &OrderQuery,
+        page: PageRequest,
+    ) -> Result<Listing<Order>, StoreError> {
+        let s = self.lock();
+        let found = query.select(s.orders.values());
+        Ok(Listing::of_selected(found, page, query.count_limit))
+    }
+
+    async fn order_status_counts(
+        &self,
+        query: &OrderQuery,
+    ) -> Result<Vec<(OrderStatus, Count)>, StoreError> {
+        Ok(query.status_counts(self.lock().orders.values()))
+    }
+
     async fn orders(
         &self,
         account: AccountId,

@@ -341,6 +341,16 @@ impl WebhookStore for MemoryStore {
         Ok(page_of(mine, page))
     }
 
+    async fn find_webhooks(
+        &self,
+        query: &WebhookQuery,
+        page: PageRequest,
+    ) -> Result<Listing<Webhook>, StoreError> {
+        let s = self.lock();
+        let found = query.select(s.webhooks.values());
+        Ok(Listing::of_selected(found, page, query.count_limit))
+    }
+
     async fn update_webhook(
         &self,
         account: Option<AccountId>,

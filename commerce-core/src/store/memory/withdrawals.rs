@@ -58,4 +58,22 @@ impl WithdrawalStore for MemoryStore {
             .cloned()
             .collect())
     }
+
+    async fn find_withdrawals(
+        &self,
+        query: &WithdrawalQuery,
+        page: PageRequest,
+    ) -> Result<Listing<Withdrawal>, StoreError> {
+        let s = self.lock();
+        let found = query.select(s.withdrawals.values());
+        Ok(Listing::of_selected(found, page, query.count_limit))
+    }
+
+    async fn withdrawal_totals(
+        &self,
+        query: &WithdrawalQuery,
+    ) -> Result<WithdrawalTotals, StoreError> {
+        let s = self.lock();
+        Ok(WithdrawalTotals::of(query.select(s.withdrawals.values())))
+    }
 }

@@ -7,8 +7,9 @@ use crate::store::*;
 
 use super::fixtures::*;
 
-/// Accounts keep every field; `update_account` persists the fields given and keeps the others;
-/// unknown ids are absent/NotFound, also to the writes that name an account.
+/// Accounts keep every field; `update_account` persists the fields given and keeps the others,
+/// dating a new API status (the same status again keeps its date); unknown ids are
+/// absent/NotFound, also to the writes that name an account.
 pub async fn accounts_round_trip_and_change_state(store: &dyn Store) {
     let created = at(0) + Duration::microseconds(123_456);
     let supplier = store
@@ -32,6 +33,7 @@ pub async fn accounts_round_trip_and_change_state(store: &dyn Store) {
     assert_eq!(supplier.state, AccountState::Incomplete);
     assert_eq!(supplier.api_status, ApiStatus::Pending);
     assert_eq!(supplier.created_at, created);
+    assert_eq!(supplier.api_status_at, created);
     let marketer = account(store, "Alpha").await;
     assert_ne!(marketer.id, supplier.id);
     assert_eq!(marketer.store_name.as_deref(), Some("متجر Alpha"));
@@ -46,9 +48,13 @@ pub async fn accounts_round_trip_and_change_state(store: &dyn Store) {
         state: Some(AccountState::Suspended),
         api_status: Some(ApiStatus::Suspended),
     };
-    let changed = store.update_account(supplier.id, both).await.unwrap();
+    let changed = store
+        .update_account(supplier.id, both, at(5))
+        .await
+        .unwrap();
     assert_eq!(changed.state, AccountState::Suspended);
     assert_eq!(changed.api_status, ApiStatus::Suspended);
+    assert_eq!(changed.api_status_at, at(5));
     assert_eq!(changed.name, supplier.name);
     assert_eq!(store.account(supplier.id).await.unwrap(), Some(changed));
 
@@ -58,28 +64,40 @@ pub async fn accounts_round_trip_and_change_state(store: &dyn Store) {
         ..AccountPatch::default()
     };
     let changed = store
-        .update_account(supplier.id, only_status)
+        .update_account(supplier.id, only_status, at(6))
         .await
         .unwrap();
     assert_eq!(
-        (changed.state, changed.api_status),
-        (AccountState::Suspended, ApiStatus::Approved)
+        (changed.state, changed.api_status, changed.api_status_at),
+        (AccountState::Suspended, ApiStatus::Approved, at(6))
     );
     let only_state = AccountPatch {
         state: Some(AccountState::Active),
         ..AccountPatch::default()
     };
-    let changed = store.update_account(supplier.id, only_state).await.unwrap();
+    let changed = store
+        .update_account(supplier.id, only_state, at(7))
+        .await
+        .unwrap();
     assert_eq!(
-        (changed.state, changed.api_status),
-        (AccountState::Active, ApiStatus::Approved)
+        (changed.state, changed.api_status, changed.api_status_at),
+        (AccountState::Active, ApiStatus::Approved, at(6))
     );
+    // The same status again keeps its date.
+    let again = AccountPatch::api_status(ApiStatus::Approved);
+    let changed = store
+        .update_account(supplier.id, again, at(8))
+        .await
+        .unwrap();
+    assert_eq!(changed.api_status_at, at(6));
     assert_eq!(store.account(supplier.id).await.unwrap(), Some(changed));
 
     let unknown = supplier.id.absent();
     assert_eq!(store.account(unknown).await.unwrap(), None);
     assert!(matches!(
-        store.update_account(unknown, AccountPatch::default()).await,
+        store
+            .update_account(unknown, AccountPatch::default(), at(9))
+            .await,
         Err(StoreError::NotFound)
     ));
     let endpoint = NewWebhook::new(unknown, "https://a.example/1", "whsec_x", at(0));

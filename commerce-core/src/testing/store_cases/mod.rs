@@ -32,6 +32,8 @@
 //! [`__with_store_cases!`]: crate::__with_store_cases
 
 mod accounts;
+mod back_office;
+mod back_office_payouts;
 mod catalog;
 mod fixtures;
 mod harness;
@@ -50,6 +52,10 @@ mod webhooks;
 mod withdrawals;
 
 pub use accounts::*;
+pub use back_office::{
+    accounts_are_searched_filtered_and_queued, orders_across_accounts_filter_sort_page_and_count,
+};
+pub use back_office_payouts::*;
 pub use catalog::*;
 pub use fixtures::base_time;
 pub use harness::*;
@@ -132,6 +138,10 @@ macro_rules! __with_store_cases {
                 claims_keep_each_endpoint_within_its_in_flight_limit,
                 an_open_breaker_holds_its_endpoints_deliveries_until_its_wait,
                 webhook_backlog_counts_due_leased_and_open_breakers,
+                orders_across_accounts_filter_sort_page_and_count,
+                accounts_are_searched_filtered_and_queued,
+                withdrawals_across_accounts_queue_and_totals,
+                webhooks_across_accounts_by_state_and_failing_streak,
             ]
             arc [
                 concurrent_orders_never_oversell,
@@ -187,6 +197,8 @@ mod tests {
         include_str!("webhook_limits.rs"),
         include_str!("webhook_outbox.rs"),
         include_str!("webhook_claims.rs"),
+        include_str!("back_office.rs"),
+        include_str!("back_office_payouts.rs"),
     ];
 
     /// The public async functions of `source` that take a store: the cases it defines.
