@@ -36,6 +36,10 @@ pub struct Config {
     /// addresses (default [`UrlPolicy::STRICT`]: none; the sandbox's [`UrlPolicy::SANDBOX`]
     /// allows `http` and loopback receivers, nothing else private).
     pub webhook_urls: UrlPolicy,
+    /// Whether an owner's request for API access is approved at once instead of waiting for
+    /// the team ([`Owner::request_api_access`](crate::Owner::request_api_access)); default
+    /// `false`, the sandbox's `true`.
+    pub approve_api_requests: bool,
 }
 
 fn has_at_most_two_decimals(value: Decimal) -> bool {
@@ -55,6 +59,7 @@ impl Default for Config {
             idempotency_ttl: Duration::hours(24),
             idempotency_stale_after: Duration::minutes(2),
             webhook_urls: UrlPolicy::default(),
+            approve_api_requests: false,
         }
     }
 }

@@ -19,6 +19,9 @@ pub const MAX_REASON: usize = 500;
 /// Longest `Idempotency-Key`, in characters (printable ASCII).
 pub const MAX_IDEMPOTENCY_KEY: usize = 100;
 
+/// Longest name of an API key, in characters.
+pub const MAX_KEY_NAME: usize = 100;
+
 /// Most lines in one order or quote.
 pub const MAX_LINES: usize = 100;
 /// Largest quantity of one line.

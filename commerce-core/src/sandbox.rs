@@ -108,10 +108,12 @@ const MARKETER_KEY: [Ability; 5] = [
 
 /// The sandbox's settings: the defaults, with webhooks allowed to `http` and loopback
 /// receivers (a receiver on `http://127.0.0.1` during development), nothing else private
-/// ([`UrlPolicy::SANDBOX`](crate::webhooks::UrlPolicy::SANDBOX)).
+/// ([`UrlPolicy::SANDBOX`](crate::webhooks::UrlPolicy::SANDBOX)), and an owner's request for
+/// API access approved at once ([`Config::approve_api_requests`](crate::Config::approve_api_requests)).
 pub fn config() -> crate::Config {
     crate::Config {
         webhook_urls: crate::webhooks::UrlPolicy::SANDBOX,
+        approve_api_requests: true,
         ..crate::Config::default()
     }
 }

@@ -3,12 +3,14 @@
 //!
 //! - [`fields`]: the rules of an order's own fields, and the platform's [`OrderDraft`](fields::OrderDraft);
 //! - [`checkout`]: order lines and a shipping choice checked against the catalogue and priced;
+//! - [`keys`]: the rules of a new API key, for the platform and the owner alike;
 //! - [`placement`]: registering an order;
 //! - [`wallet`]: an account's wallet figures, the payout rule, the withdrawal window;
 //! - [`webhooks`]: the rules of webhook endpoints.
 
 pub mod checkout;
 pub mod fields;
+pub mod keys;
 pub mod placement;
 pub mod wallet;
 pub mod webhooks;
