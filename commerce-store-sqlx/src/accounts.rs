@@ -318,7 +318,7 @@ impl<DB: Dialect> AccountStore for SqlStore<DB> {
             " FROM api_keys WHERE account_id = $1 ORDER BY id"
         ))
         .bind(account)
-        .fetch_all(&mut *c)
+        .fetch_all(&mut c)
         .await
         .map_err(backend)?;
         // Each key's latest window (the store keeps only the latest: `forget_older_windows`).
@@ -328,7 +328,7 @@ impl<DB: Dialect> AccountStore for SqlStore<DB> {
              GROUP BY w.key_id",
         )
         .bind(account)
-        .fetch_all(&mut *c)
+        .fetch_all(&mut c)
         .await
         .map_err(backend)?;
         let windows: std::collections::HashMap<i64, i64> = windows.into_iter().collect();

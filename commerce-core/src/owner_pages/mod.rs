@@ -40,10 +40,10 @@ use http::{Request, Response, StatusCode, header};
 use crate::Engine;
 use crate::model::AccountId;
 
-mod csrf;
+pub(crate) mod csrf;
 mod forms;
-mod handlers;
-mod views;
+pub(crate) mod handlers;
+pub(crate) mod views;
 
 pub use csrf::CSRF_COOKIE;
 
@@ -82,8 +82,13 @@ pub trait OwnerLogin: Send + Sync + 'static {
 
     /// Pages the login itself serves under the mount, before the owner's (the sandbox's demo
     /// login); `None` for every path it does not serve (the default).
-    async fn serve(&self, request: &Request<Bytes>, pages: &OwnerPages) -> Option<Response<Bytes>> {
-        let _ = (request, pages);
+    async fn serve(
+        &self,
+        request: &Parts,
+        body: &Bytes,
+        pages: &OwnerPages,
+    ) -> Option<Response<Bytes>> {
+        let _ = (request, body, pages);
         None
     }
 }
@@ -153,10 +158,10 @@ impl OwnerPages {
     /// Serves one request whose path is relative to the mount (`/`, `/keys`, ...; an adapter
     /// that nests the pages strips the mount). Never fails: errors are pages.
     pub async fn serve(&self, request: Request<Bytes>) -> Response<Bytes> {
-        if let Some(response) = self.login.serve(&request, self).await {
+        let (parts, body) = request.into_parts();
+        if let Some(response) = self.login.serve(&parts, &body, self).await {
             return response;
         }
-        let (parts, body) = request.into_parts();
         let Some(account) = self.login.logged_in(&parts).await else {
             return match self.login.login_url() {
                 Some(url) => handlers::redirect(&url),
