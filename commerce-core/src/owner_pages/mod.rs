@@ -41,7 +41,7 @@ use crate::Engine;
 use crate::model::AccountId;
 
 pub(crate) mod csrf;
-mod forms;
+pub(crate) mod forms;
 pub(crate) mod handlers;
 pub(crate) mod views;
 
