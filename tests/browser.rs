@@ -189,7 +189,8 @@ async fn onboarding_and_withdrawal_in_chromium() {
         .await
         .expect("GET /api/v1/me");
     assert_eq!(me.status(), 200);
-    let body: serde_json::Value = me.json().await.expect("JSON");
+    let body: serde_json::Value =
+        serde_json::from_slice(&me.bytes().await.expect("a body")).expect("JSON");
     assert_eq!(body["data"]["id"], fixture.newcomer.0);
 
     client.goto(&format!("{base}/account/keys")).await.expect("keys");

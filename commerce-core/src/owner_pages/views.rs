@@ -225,8 +225,8 @@ pub(crate) fn keys_page(base: &str, v: &KeysView<'_>) -> String {
                         }
                         (field_errors(v.errors, "abilities"))
                     }
-                    label for="expires_at" { "ينتهي بعد يوم (اختياري)" }
-                    input #expires_at type="date" name="expires_at" value=(v.form.text("expires_at"))
+                    label for="expires_at" { "آخر يوم يشتغل فيه المفتاح (اختياري، بتوقيت القاهرة)" }
+                    input #expires_at type="date" dir="ltr" name="expires_at" value=(v.form.text("expires_at"))
                         class=[(!v.errors.of("expires_at").is_empty()).then_some("bad")];
                     (field_errors(v.errors, "expires_at"))
                     button type="submit" { "اعمل المفتاح" }
@@ -293,11 +293,11 @@ pub(crate) fn wallet_page(base: &str, v: &WalletView<'_>) -> String {
                 form method="post" action=(format!("{base}/wallet/withdrawals")) {
                     (csrf_field(v.token))
                     label for="amount" { "المبلغ (جنيه)" }
-                    input #amount type="text" inputmode="decimal" name="amount" value=(v.form.text("amount")) required
+                    input #amount type="text" inputmode="decimal" dir="ltr" name="amount" value=(v.form.text("amount")) required
                         class=[(!v.errors.of("amount").is_empty()).then_some("bad")];
                     (field_errors(v.errors, "amount"))
                     label for="wallet_number" { "رقم المحفظة (موبايل)" }
-                    input #wallet_number type="tel" name="wallet_number" value=(v.form.text("wallet_number")) required
+                    input #wallet_number type="tel" dir="ltr" name="wallet_number" value=(v.form.text("wallet_number")) required
                         class=[(!v.errors.of("wallet_number").is_empty()).then_some("bad")];
                     (field_errors(v.errors, "wallet_number"))
                     label for="wallet_description" { "نوع المحفظة (مثلًا فودافون كاش)" }
