@@ -21,7 +21,7 @@ use crate::WarpResponse;
 /// # }
 /// ```
 ///
-/// A form body over [`MAX_FORM_BYTES`] is refused with 413 (warp's rejection).
+/// A form body over [`MAX_FORM_BYTES`] (or a broken one) is refused with 413.
 pub fn owner_pages(
     pages: OwnerPages,
 ) -> impl Filter<Extract = (WarpResponse,), Error = Rejection> + Clone + Send + Sync + 'static {
@@ -30,16 +30,18 @@ pub fn owner_pages(
         .and(warp::method())
         .and(crate::raw_query())
         .and(warp::header::headers_cloned())
-        .and(warp::body::content_length_limit(MAX_FORM_BYTES as u64))
-        .and(warp::body::bytes())
+        .and(warp::body::stream())
         .and(pages)
         .then(
             |tail: warp::path::Tail,
              method: Method,
              query: Option<String>,
              headers: HeaderMap,
-             body: Bytes,
+             body,
              pages: OwnerPages| async move {
+                let Some(body) = read_form(body).await else {
+                    return warp::http::StatusCode::PAYLOAD_TOO_LARGE.into_response();
+                };
                 let target = match query {
                     Some(query) => format!("/{}?{query}", tail.as_str()),
                     None => format!("/{}", tail.as_str()),
@@ -54,4 +56,28 @@ pub fn owner_pages(
                 pages.serve(request).await.into_response()
             },
         )
+}
+
+/// The whole body, `None` when it is over [`MAX_FORM_BYTES`] or broken.
+async fn read_form<S, B>(body: S) -> Option<Bytes>
+where
+    S: futures_util::Stream<Item = Result<B, warp::Error>>,
+    B: bytes::Buf,
+{
+    use futures_util::StreamExt;
+    let mut body = std::pin::pin!(body);
+    let mut whole = Vec::new();
+    while let Some(chunk) = body.next().await {
+        let mut chunk = chunk.ok()?;
+        if whole.len() + chunk.remaining() > MAX_FORM_BYTES {
+            return None;
+        }
+        while chunk.has_remaining() {
+            let part = chunk.chunk();
+            whole.extend_from_slice(part);
+            let read = part.len();
+            chunk.advance(read);
+        }
+    }
+    Some(Bytes::from(whole))
 }

@@ -13,56 +13,64 @@ use crate::model::*;
 /// `no-store` page, and `GET /api/v1/me` with it answers 200; the list then shows the key's
 /// name and the minute it was used, never the key.
 pub async fn owner_pages_onboarding_from_login_to_me(h: &Harness) {
-    let browser = Browser::new(h);
-    let refused = browser.get("/").await;
-    assert_eq!(refused.status, StatusCode::SEE_OTHER);
-    assert_eq!(refused.header("location"), Some("/account/login"));
-    let login = browser.get("/login").await;
-    assert_eq!(login.status, StatusCode::OK);
-    assert!(login.body.contains("<html lang=\"ar\" dir=\"rtl\">"), "{}", login.body);
-    assert!(login.body.contains("دخول تجريبي"), "the demo login says it is a demo");
-    browser.log_in(h.fixture.newcomer).await;
+    Browser::new(h).onboard(h).await;
+}
 
-    let access = browser.get("/").await;
-    assert_eq!(access.status, StatusCode::OK);
-    assert_eq!(access.text_of("api-status"), messages::api_status_label(ApiStatus::None));
-    assert!(access.body.contains("/account/access/request"));
-    let keys = browser.get("/keys").await;
-    assert!(keys.body.contains(messages::API_ACCESS_NOT_APPROVED), "no key before approval");
+impl Browser {
+    /// The onboarding of [`owner_pages_onboarding_from_login_to_me`] through this browser
+    /// (an adapter's mount, for the adapters' own tests).
+    pub async fn onboard(&self, h: &Harness) {
+        let browser = self;
+        let refused = browser.get("/").await;
+        assert_eq!(refused.status, StatusCode::SEE_OTHER);
+        assert_eq!(refused.header("location"), Some("/account/login"));
+        let login = browser.get("/login").await;
+        assert_eq!(login.status, StatusCode::OK);
+        assert!(login.body.contains("<html lang=\"ar\" dir=\"rtl\">"), "{}", login.body);
+        assert!(login.body.contains("دخول تجريبي"), "the demo login says it is a demo");
+        browser.log_in(h.fixture.newcomer).await;
 
-    let moved = browser.submit("/", "/access/request", &[]).await;
-    assert_eq!(moved.status, StatusCode::SEE_OTHER);
-    assert_eq!(moved.header("location"), Some("/account/?done=1"));
-    let access = browser.get("/?done=1").await;
-    assert_eq!(access.text_of("api-status"), messages::api_status_label(ApiStatus::Approved));
+        let access = browser.get("/").await;
+        assert_eq!(access.status, StatusCode::OK);
+        assert_eq!(access.text_of("api-status"), messages::api_status_label(ApiStatus::None));
+        assert!(access.body.contains("/account/access/request"));
+        let keys = browser.get("/keys").await;
+        assert!(keys.body.contains(messages::API_ACCESS_NOT_APPROVED), "no key before approval");
 
-    let created = browser
-        .submit("/keys", "/keys", &[("name", "متجري على شوبيفاي"), ("abilities", "catalog:read")])
-        .await;
-    assert_eq!(created.status, StatusCode::OK, "{}", created.body);
-    assert_eq!(created.header("cache-control"), Some("no-store"));
-    let key = created.text_of("new-key");
-    assert!(key.starts_with(crate::KEY_PREFIX), "{key}");
-    assert!(created.body.contains("/api/v1/me"));
+        let moved = browser.submit("/", "/access/request", &[]).await;
+        assert_eq!(moved.status, StatusCode::SEE_OTHER);
+        assert_eq!(moved.header("location"), Some("/account/?done=1"));
+        let access = browser.get("/?done=1").await;
+        assert_eq!(access.text_of("api-status"), messages::api_status_label(ApiStatus::Approved));
 
-    let me = h.get(&key, "/api/v1/me").await;
-    assert_eq!(me.status, 200, "{:?}", me.body);
-    assert_eq!(me.json()["data"]["id"], h.fixture.newcomer.0);
-    let products = h.get(&key, "/api/v1/products").await;
-    assert_eq!(products.status, 200);
-    let orders = h.get(&key, "/api/v1/orders").await;
-    orders.assert_error(403, "forbidden_ability");
+        let created = browser
+            .submit("/keys", "/keys", &[("name", "متجري على شوبيفاي"), ("abilities", "catalog:read")])
+            .await;
+        assert_eq!(created.status, StatusCode::OK, "{}", created.body);
+        assert_eq!(created.header("cache-control"), Some("no-store"));
+        let key = created.text_of("new-key");
+        assert!(key.starts_with(crate::KEY_PREFIX), "{key}");
+        assert!(created.body.contains("/api/v1/me"));
 
-    let list = browser.get("/keys").await;
-    assert_eq!(list.status, StatusCode::OK);
-    assert!(list.body.contains("متجري على شوبيفاي"));
-    assert!(!list.body.contains(&key), "the key is shown once only");
-    assert_ne!(list.header("cache-control"), None);
-    let listed = h.engine.owner(h.fixture.newcomer).keys().await.expect("keys");
-    assert_eq!(listed.len(), 1);
-    let minute = h.clock.now_utc().timestamp() / 60 * 60;
-    assert_eq!(listed[0].last_used_at.map(|t| t.timestamp()), Some(minute));
-    assert!(list.body.contains(&crate::owner_pages::forms::cairo_minute(listed[0].last_used_at.expect("used"))));
+        let me = h.get(&key, "/api/v1/me").await;
+        assert_eq!(me.status, 200, "{:?}", me.body);
+        assert_eq!(me.json()["data"]["id"], h.fixture.newcomer.0);
+        let products = h.get(&key, "/api/v1/products").await;
+        assert_eq!(products.status, 200);
+        let orders = h.get(&key, "/api/v1/orders").await;
+        orders.assert_error(403, "forbidden_ability");
+
+        let list = browser.get("/keys").await;
+        assert_eq!(list.status, StatusCode::OK);
+        assert!(list.body.contains("متجري على شوبيفاي"));
+        assert!(!list.body.contains(&key), "the key is shown once only");
+        assert_ne!(list.header("cache-control"), None);
+        let listed = h.engine.owner(h.fixture.newcomer).keys().await.expect("keys");
+        assert_eq!(listed.len(), 1);
+        let minute = h.clock.now_utc().timestamp() / 60 * 60;
+        assert_eq!(listed[0].last_used_at.map(|t| t.timestamp()), Some(minute));
+        assert!(list.body.contains(&crate::owner_pages::forms::cairo_minute(listed[0].last_used_at.expect("used"))));
+}
 }
 
 /// Every POST needs the CSRF token of its own cookie and account: none, a wrong one, and

@@ -2,7 +2,7 @@
 //! last page and posts forms with it, like a browser without JavaScript.
 
 use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use http::{HeaderMap, Method, Request, StatusCode, header};
@@ -10,7 +10,14 @@ use http::{HeaderMap, Method, Request, StatusCode, header};
 use crate::owner_pages::OwnerPages;
 use crate::sandbox::DemoLogin;
 
-use super::Harness;
+use super::{Harness, HttpIntegration};
+
+#[async_trait::async_trait]
+impl HttpIntegration for OwnerPages {
+    async fn send(&self, request: Request<Bytes>) -> http::Response<Bytes> {
+        self.serve(request).await
+    }
+}
 
 /// A page as the browser received it.
 #[derive(Debug)]
@@ -47,10 +54,11 @@ impl Page {
     }
 }
 
-/// The owner pages of a harness's engine (demo login, mounted at `/account`) and a cookie jar.
+/// A cookie jar in front of the owner pages: called directly, or through an adapter that
+/// mounts them (every path then gets the mount's prefix).
 pub struct Browser {
-    /// The pages.
-    pub pages: OwnerPages,
+    client: Arc<dyn HttpIntegration>,
+    prefix: String,
     cookies: Mutex<BTreeMap<String, String>>,
 }
 
@@ -60,10 +68,16 @@ impl Browser {
         Self::on(OwnerPages::new(h.engine.clone(), DemoLogin::new("/account")).mounted_at("/account"))
     }
 
-    /// A browser on `pages`.
+    /// A browser on `pages`, called directly (paths relative to the mount).
     pub fn on(pages: OwnerPages) -> Self {
+        Self::through(Arc::new(pages), "")
+    }
+
+    /// A browser on an adapter serving the pages under `prefix` (`/account`).
+    pub fn through(client: Arc<dyn HttpIntegration>, prefix: &str) -> Self {
         Self {
-            pages,
+            client,
+            prefix: prefix.to_owned(),
             cookies: Mutex::new(BTreeMap::new()),
         }
     }
@@ -74,7 +88,8 @@ impl Browser {
             let jar = self.cookies.lock().expect("jar");
             jar.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("; ")
         };
-        let mut request = Request::builder().method(method).uri(path);
+        let uri = format!("{}{path}", self.prefix);
+        let mut request = Request::builder().method(method).uri(uri);
         if !cookie.is_empty() {
             request = request.header(header::COOKIE, cookie);
         }
@@ -82,7 +97,7 @@ impl Browser {
             request = request.header(header::CONTENT_TYPE, "application/x-www-form-urlencoded");
         }
         let request = request.body(Bytes::from(body)).expect("a request");
-        let response = self.pages.serve(request).await;
+        let response = self.client.send(request).await;
         let mut jar = self.cookies.lock().expect("jar");
         for set in response.headers().get_all(header::SET_COOKIE) {
             let text = set.to_str().expect("ASCII cookie");
