@@ -222,7 +222,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // The owner pages (API access, keys, wallet) with the sandbox's demo login.
     let pages = sandbox::account_pages(&engine, &format!("http://{addr}/api/v1"));
-    let app = commerce::axum::app(engine).nest_service("/account", commerce::axum::owner_pages(pages));
+    let app =
+        commerce::axum::app(engine).nest_service("/account", commerce::axum::owner_pages(pages));
     #[cfg(feature = "metrics")]
     let app = app.merge(metrics_route()?);
     let app = app.layer(middleware::from_fn(log_request));

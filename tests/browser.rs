@@ -56,7 +56,10 @@ async fn start_driver() -> (Driver, String) {
         .unwrap_or_else(|e| panic!("{program} does not start ({e}): run .ci/browser.sh"));
     let driver = Driver(child);
     for _ in 0..100 {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
             return (driver, format!("http://127.0.0.1:{port}"));
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -133,8 +136,15 @@ async fn text(client: &Client, css: &str) -> String {
 }
 
 async fn log_in_as(client: &Client, base: &str, account: i64) {
-    client.goto(&format!("{base}/account/login")).await.expect("login page");
-    click(client, &format!("form:has(input[name=account][value=\"{account}\"]) button")).await;
+    client
+        .goto(&format!("{base}/account/login"))
+        .await
+        .expect("login page");
+    click(
+        client,
+        &format!("form:has(input[name=account][value=\"{account}\"]) button"),
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -143,7 +153,11 @@ async fn onboarding_and_withdrawal_in_chromium() {
     // A sandbox inside a withdrawal window (noon of the next Sunday or Thursday in Cairo).
     let now = chrono::Utc::now();
     let window = withdrawal_window(now);
-    let at = if window.open { now } else { window.opens_at + chrono::Duration::hours(12) };
+    let at = if window.open {
+        now
+    } else {
+        window.opens_at + chrono::Duration::hours(12)
+    };
     let clock = ManualClock::new(at);
     let engine = Engine::builder(Arc::new(MemoryStore::new()))
         .config(sandbox::config())
@@ -151,19 +165,32 @@ async fn onboarding_and_withdrawal_in_chromium() {
         .build()
         .expect("valid settings");
     let fixture = sandbox::seed(&engine).await.expect("seeded");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
     let addr = listener.local_addr().expect("address");
     let base = format!("http://{addr}");
     let pages = sandbox::account_pages(&engine, &format!("{base}/api/v1"));
-    let app = commerce::axum::app(engine).nest_service("/account", commerce::axum::owner_pages(pages));
+    let app =
+        commerce::axum::app(engine).nest_service("/account", commerce::axum::owner_pages(pages));
     tokio::spawn(async move { axum::serve(listener, app).await });
 
     let (_driver, driver_url) = start_driver().await;
     let client = browser(&driver_url).await;
 
     // The newcomer: log in (demo), request API access, approved at once.
-    client.goto(&format!("{base}/account/")).await.expect("pages");
-    assert!(client.current_url().await.expect("url").as_str().ends_with("/account/login"));
+    client
+        .goto(&format!("{base}/account/"))
+        .await
+        .expect("pages");
+    assert!(
+        client
+            .current_url()
+            .await
+            .expect("url")
+            .as_str()
+            .ends_with("/account/login")
+    );
     screenshot(&client, "01-demo-login").await;
     log_in_as(&client, &base, fixture.newcomer.0).await;
     assert_eq!(text(&client, "#api-status").await, "لسه ما اتطلبش");
@@ -173,11 +200,18 @@ async fn onboarding_and_withdrawal_in_chromium() {
     screenshot(&client, "03-api-access-approved").await;
 
     // A key with catalog:read, copied from the page that shows it once.
-    client.goto(&format!("{base}/account/keys")).await.expect("keys");
+    client
+        .goto(&format!("{base}/account/keys"))
+        .await
+        .expect("keys");
     fill(&client, "#name", "متجري على شوبيفاي").await;
     click(&client, "input[name=abilities][value=\"catalog:read\"]").await;
     screenshot(&client, "04-new-key-form").await;
-    click(&client, "form[action=\"/account/keys\"] button[type=submit]").await;
+    click(
+        &client,
+        "form[action=\"/account/keys\"] button[type=submit]",
+    )
+    .await;
     let key = text(&client, "#new-key").await;
     assert!(key.starts_with(commerce::KEY_PREFIX), "{key}");
     screenshot(&client, "05-key-shown-once").await;
@@ -193,26 +227,46 @@ async fn onboarding_and_withdrawal_in_chromium() {
         serde_json::from_slice(&me.bytes().await.expect("a body")).expect("JSON");
     assert_eq!(body["data"]["id"], fixture.newcomer.0);
 
-    client.goto(&format!("{base}/account/keys")).await.expect("keys");
+    client
+        .goto(&format!("{base}/account/keys"))
+        .await
+        .expect("keys");
     let listed = client.source().await.expect("source");
     assert!(listed.contains("متجري على شوبيفاي") && !listed.contains(&key));
-    assert!(!listed.contains("لسه ما استخدمش"), "the key was used a moment ago");
+    assert!(
+        !listed.contains("لسه ما استخدمش"),
+        "the key was used a moment ago"
+    );
     screenshot(&client, "06-keys-list").await;
 
     // Marketer A's wallet: a refusal under the field, then a withdrawal request.
     log_in_as(&client, &base, fixture.marketer_a.0).await;
-    client.goto(&format!("{base}/account/wallet")).await.expect("wallet");
+    client
+        .goto(&format!("{base}/account/wallet"))
+        .await
+        .expect("wallet");
     screenshot(&client, "07-wallet").await;
     fill(&client, "#amount", "50").await;
     fill(&client, "#wallet_number", "01012345678").await;
     fill(&client, "#wallet_description", "فودافون كاش").await;
-    click(&client, "form[action=\"/account/wallet/withdrawals\"] button").await;
+    click(
+        &client,
+        "form[action=\"/account/wallet/withdrawals\"] button",
+    )
+    .await;
     assert!(text(&client, "#amount-error").await.contains("الحد الأدنى"));
     screenshot(&client, "08-withdrawal-refused").await;
     fill(&client, "#amount", "100").await;
-    click(&client, "form[action=\"/account/wallet/withdrawals\"] button").await;
+    click(
+        &client,
+        "form[action=\"/account/wallet/withdrawals\"] button",
+    )
+    .await;
     let page = client.source().await.expect("source");
-    assert!(page.contains("طلب السحب اتسجل") && page.contains("قيد المراجعة"), "{page}");
+    assert!(
+        page.contains("طلب السحب اتسجل") && page.contains("قيد المراجعة"),
+        "{page}"
+    );
     assert_eq!(text(&client, "#ready").await, "36.00 جنيه");
     screenshot(&client, "09-withdrawal-requested").await;
 

@@ -16,8 +16,8 @@ use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 
 use crate::auth::{generate_key, hash_key};
-use crate::domain::fields::{FieldProblem, MAX_TEXT, Problem, TextKind, clean_text, phone};
 pub use crate::domain::fields::{DraftLine, OrderDraft};
+use crate::domain::fields::{FieldProblem, MAX_TEXT, Problem, TextKind, clean_text, phone};
 use crate::domain::keys::KeyMaker;
 pub use crate::domain::keys::KeySpec;
 use crate::domain::placement;

@@ -88,7 +88,10 @@ impl Owner {
     pub async fn request_api_access(&self) -> OperatorResult<Account> {
         let account = self.move_api_status(ApiStatus::Pending).await?;
         if self.shared.config.approve_api_requests {
-            return self.operator().set_api_status(account.id, ApiStatus::Approved).await;
+            return self
+                .operator()
+                .set_api_status(account.id, ApiStatus::Approved)
+                .await;
         }
         Ok(account)
     }

@@ -61,12 +61,18 @@ impl Errors {
     }
 
     pub(crate) fn add(&mut self, field: &str, message: String) {
-        self.fields.entry(field.to_owned()).or_default().push(message);
+        self.fields
+            .entry(field.to_owned())
+            .or_default()
+            .push(message);
     }
 
     /// The messages of `field`.
     pub(crate) fn of(&self, field: &str) -> &[String] {
-        self.fields.get(field).map(Vec::as_slice).unwrap_or_default()
+        self.fields
+            .get(field)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
     }
 
     /// The status and messages of a refusal, or `None` for one that is not about the form
@@ -86,9 +92,8 @@ impl Errors {
                         errors.add("amount", messages::over_ready_balance(*ready));
                     }
                     Conflict::WithdrawalWindowClosed { opens_at } => {
-                        errors.general = Some(messages::withdrawal_window_closed(&cairo_day(
-                            *opens_at,
-                        )));
+                        errors.general =
+                            Some(messages::withdrawal_window_closed(&cairo_day(*opens_at)));
                     }
                     Conflict::ApiStatusNotAllowed { current, .. } => {
                         errors.general = Some(messages::api_status_move_refused(*current));
@@ -128,7 +133,9 @@ pub(crate) fn amount(raw: &str) -> Result<Decimal, Problem> {
 
 /// An instant in Cairo time to the minute (`2026-11-26 14:05`).
 pub(crate) fn cairo_minute(at: DateTime<Utc>) -> String {
-    at.with_timezone(&Cairo).format("%Y-%m-%d %H:%M").to_string()
+    at.with_timezone(&Cairo)
+        .format("%Y-%m-%d %H:%M")
+        .to_string()
 }
 
 /// A Cairo calendar day (`2026-11-26`).
@@ -143,7 +150,8 @@ pub(crate) fn expiry_of_day(date: &str) -> Result<Option<DateTime<Utc>>, Problem
     if date.is_empty() {
         return Ok(None);
     }
-    let day = chrono::NaiveDate::parse_from_str(date, "%Y-%m-%d").map_err(|_| Problem::UnknownValue)?;
+    let day =
+        chrono::NaiveDate::parse_from_str(date, "%Y-%m-%d").map_err(|_| Problem::UnknownValue)?;
     let next = day.succ_opt().ok_or(Problem::UnknownValue)?;
     let start = crate::domain::wallet::start_of_cairo_day(next);
     Ok(Some(start))

@@ -73,35 +73,59 @@ impl<'a> Context<'a> {
     }
 
     /// The page of `method path`.
-    pub(crate) async fn route(&self, method: &Method, path: &str, parts: &Parts, body: Bytes) -> Response<Bytes> {
+    pub(crate) async fn route(
+        &self,
+        method: &Method,
+        path: &str,
+        parts: &Parts,
+        body: Bytes,
+    ) -> Response<Bytes> {
         let Some(route) = route_of(path) else {
-            return self.pages.message_page(StatusCode::NOT_FOUND, messages::ROUTE_NOT_FOUND);
+            return self
+                .pages
+                .message_page(StatusCode::NOT_FOUND, messages::ROUTE_NOT_FOUND);
         };
-        let post = matches!(route, Route::AccessMove(_) | Route::Revoke(_) | Route::Withdrawals);
+        let post = matches!(
+            route,
+            Route::AccessMove(_) | Route::Revoke(_) | Route::Withdrawals
+        );
         let allowed = match (&route, post) {
-            (Route::Keys, _) => *method == Method::GET || *method == Method::HEAD || *method == Method::POST,
+            (Route::Keys, _) => {
+                *method == Method::GET || *method == Method::HEAD || *method == Method::POST
+            }
             (_, true) => *method == Method::POST,
             (_, false) => *method == Method::GET || *method == Method::HEAD,
         };
         if !allowed {
-            let mut response = self.pages.message_page(StatusCode::METHOD_NOT_ALLOWED, messages::METHOD_NOT_ALLOWED);
+            let mut response = self
+                .pages
+                .message_page(StatusCode::METHOD_NOT_ALLOWED, messages::METHOD_NOT_ALLOWED);
             let allow = match (&route, post) {
                 (Route::Keys, _) => "GET, HEAD, POST",
                 (_, true) => "POST",
                 _ => "GET, HEAD",
             };
-            response.headers_mut().insert(header::ALLOW, http::HeaderValue::from_static(allow));
+            response
+                .headers_mut()
+                .insert(header::ALLOW, http::HeaderValue::from_static(allow));
             return response;
         }
         let query = parts.uri.query().unwrap_or_default();
         let done = query.split('&').any(|pair| pair == "done=1");
         let response = if *method == Method::POST {
             if body.len() > MAX_FORM_BYTES {
-                return self.pages.message_page(StatusCode::PAYLOAD_TOO_LARGE, messages::PAYLOAD_TOO_LARGE);
+                return self
+                    .pages
+                    .message_page(StatusCode::PAYLOAD_TOO_LARGE, messages::PAYLOAD_TOO_LARGE);
             }
             let form = Form::parse(&body);
-            if !self.pages.csrf_ok(parts, self.owner.account_id().0, form.get(csrf::FIELD)) {
-                return self.pages.message_page(StatusCode::FORBIDDEN, messages::FORM_EXPIRED);
+            if !self
+                .pages
+                .csrf_ok(parts, self.owner.account_id().0, form.get(csrf::FIELD))
+            {
+                return self
+                    .pages
+                    .message_page(StatusCode::FORBIDDEN, messages::FORM_EXPIRED);
             }
             match route {
                 Route::AccessMove(step) => self.move_access(step).await,
@@ -134,17 +158,28 @@ impl<'a> Context<'a> {
     /// A page for a refusal that is not about the form.
     fn failure(&self, error: &OperatorError) -> Response<Bytes> {
         match error {
-            OperatorError::NotFound => self.pages.message_page(StatusCode::NOT_FOUND, messages::NOT_FOUND),
+            OperatorError::NotFound => self
+                .pages
+                .message_page(StatusCode::NOT_FOUND, messages::NOT_FOUND),
             _ => {
                 tracing::error!(target: "commerce_core::owner_pages", %error, "owner page failed");
-                self.pages.message_page(StatusCode::INTERNAL_SERVER_ERROR, messages::SERVER_ERROR)
+                self.pages
+                    .message_page(StatusCode::INTERNAL_SERVER_ERROR, messages::SERVER_ERROR)
             }
         }
     }
 
-    async fn access_page(&self, errors: &Errors, status: StatusCode, done: bool) -> Response<Bytes> {
+    async fn access_page(
+        &self,
+        errors: &Errors,
+        status: StatusCode,
+        done: bool,
+    ) -> Response<Bytes> {
         match self.owner.account().await {
-            Ok(account) => html(status, views::access_page(self.base(), &account, &self.token.value, errors, done)),
+            Ok(account) => html(
+                status,
+                views::access_page(self.base(), &account, &self.token.value, errors, done),
+            ),
             Err(error) => self.failure(&error),
         }
     }
@@ -164,7 +199,13 @@ impl<'a> Context<'a> {
         }
     }
 
-    async fn keys_page(&self, form: &Form, errors: &Errors, status: StatusCode, revoked: bool) -> Response<Bytes> {
+    async fn keys_page(
+        &self,
+        form: &Form,
+        errors: &Errors,
+        status: StatusCode,
+        revoked: bool,
+    ) -> Response<Bytes> {
         let (account, keys) = match (self.owner.account().await, self.owner.keys().await) {
             (Ok(account), Ok(keys)) => (account, keys),
             (Err(error), _) | (_, Err(error)) => return self.failure(&error),
@@ -202,7 +243,9 @@ impl<'a> Context<'a> {
             }
         };
         if !errors.fields.is_empty() {
-            return self.keys_page(form, &errors, StatusCode::UNPROCESSABLE_ENTITY, false).await;
+            return self
+                .keys_page(form, &errors, StatusCode::UNPROCESSABLE_ENTITY, false)
+                .await;
         }
         let mut spec = KeySpec::new(form.text("name"), abilities);
         spec.expires_at = expiry;
@@ -212,9 +255,18 @@ impl<'a> Context<'a> {
                     Ok(account) => account,
                     Err(error) => return self.failure(&error),
                 };
-                let page = views::key_created_page(self.base(), &account, &created.key, &created.plaintext, self.pages.api_url());
+                let page = views::key_created_page(
+                    self.base(),
+                    &account,
+                    &created.key,
+                    &created.plaintext,
+                    self.pages.api_url(),
+                );
                 let mut response = html(StatusCode::OK, page);
-                response.headers_mut().insert(header::CACHE_CONTROL, http::HeaderValue::from_static("no-store"));
+                response.headers_mut().insert(
+                    header::CACHE_CONTROL,
+                    http::HeaderValue::from_static("no-store"),
+                );
                 response
             }
             Err(error) => match Errors::of_error(&error) {
@@ -231,14 +283,22 @@ impl<'a> Context<'a> {
         }
     }
 
-    async fn wallet_page(&self, form: &Form, errors: &Errors, status: StatusCode, done: bool) -> Response<Bytes> {
+    async fn wallet_page(
+        &self,
+        form: &Form,
+        errors: &Errors,
+        status: StatusCode,
+        done: bool,
+    ) -> Response<Bytes> {
         let (account, figures, withdrawals) = match (
             self.owner.account().await,
             self.owner.wallet().await,
             self.owner.withdrawals().await,
         ) {
             (Ok(a), Ok(f), Ok(w)) => (a, f, w),
-            (Err(error), _, _) | (_, Err(error), _) | (_, _, Err(error)) => return self.failure(&error),
+            (Err(error), _, _) | (_, Err(error), _) | (_, _, Err(error)) => {
+                return self.failure(&error);
+            }
         };
         let view = WalletView {
             account: &account,
@@ -259,10 +319,16 @@ impl<'a> Context<'a> {
             Ok(amount) => amount,
             Err(problem) => {
                 let errors = Errors::field("amount", problem);
-                return self.wallet_page(form, &errors, StatusCode::UNPROCESSABLE_ENTITY, false).await;
+                return self
+                    .wallet_page(form, &errors, StatusCode::UNPROCESSABLE_ENTITY, false)
+                    .await;
             }
         };
-        let request = WithdrawalForm::new(amount, form.text("wallet_number"), form.text("wallet_description"));
+        let request = WithdrawalForm::new(
+            amount,
+            form.text("wallet_number"),
+            form.text("wallet_description"),
+        );
         match self.owner.request_withdrawal(request).await {
             Ok(_) => redirect(&format!("{}/wallet?done=1", self.base())),
             Err(error) => match Errors::of_error(&error) {

@@ -169,7 +169,9 @@ impl OwnerPages {
             };
         };
         let context = handlers::Context::new(self, account, &parts);
-        context.route(&parts.method, parts.uri.path(), &parts, body).await
+        context
+            .route(&parts.method, parts.uri.path(), &parts, body)
+            .await
     }
 
     /// A page with one message and a link back (`404`, `401`, `403`, ...).
@@ -217,7 +219,10 @@ pub(crate) fn html(status: StatusCode, body: String) -> Response<Bytes> {
         header::X_CONTENT_TYPE_OPTIONS,
         http::HeaderValue::from_static("nosniff"),
     );
-    headers.insert(header::X_FRAME_OPTIONS, http::HeaderValue::from_static("DENY"));
+    headers.insert(
+        header::X_FRAME_OPTIONS,
+        http::HeaderValue::from_static("DENY"),
+    );
     headers.insert(
         header::REFERRER_POLICY,
         http::HeaderValue::from_static("no-referrer"),

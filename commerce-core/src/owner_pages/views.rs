@@ -5,7 +5,7 @@ use maud::{DOCTYPE, Markup, PreEscaped, html};
 use super::forms::{Errors, Form, cairo_day, cairo_minute};
 use crate::domain::wallet::{WalletFigures, WithdrawalWindow};
 use crate::messages::{self, ability_label, api_status_label, withdrawal_status_label};
-use crate::model::{Ability, Account, ApiStatus, ApiKey, KeyListing, Withdrawal};
+use crate::model::{Ability, Account, ApiKey, ApiStatus, KeyListing, Withdrawal};
 use crate::money::money_string;
 
 /// Readable on a phone, right to left, no external file.
@@ -44,7 +44,13 @@ pub(crate) enum Nav {
 }
 
 /// The frame of every page.
-pub(crate) fn layout(base: &str, title: &str, nav: Nav, account: Option<&Account>, body: Markup) -> String {
+pub(crate) fn layout(
+    base: &str,
+    title: &str,
+    nav: Nav,
+    account: Option<&Account>,
+    body: Markup,
+) -> String {
     let link = |path: &str, label: &str, this: Nav| {
         let current = (nav == this).then_some("page");
         html! { a href=(format!("{base}{path}")) aria-current=[current] { (label) } }
@@ -111,7 +117,13 @@ fn button_form(action: &str, token: &str, label: &str, danger: bool) -> Markup {
 }
 
 /// API access: the status and the moves the owner may make.
-pub(crate) fn access_page(base: &str, account: &Account, token: &str, errors: &Errors, done: bool) -> String {
+pub(crate) fn access_page(
+    base: &str,
+    account: &Account,
+    token: &str,
+    errors: &Errors,
+    done: bool,
+) -> String {
     let status = account.api_status;
     let body = html! {
         section {
@@ -238,7 +250,13 @@ pub(crate) fn keys_page(base: &str, v: &KeysView<'_>) -> String {
 }
 
 /// The new key, shown this once.
-pub(crate) fn key_created_page(base: &str, account: &Account, key: &ApiKey, plaintext: &str, api_url: &str) -> String {
+pub(crate) fn key_created_page(
+    base: &str,
+    account: &Account,
+    key: &ApiKey,
+    plaintext: &str,
+    api_url: &str,
+) -> String {
     let curl = format!("curl -s {api_url}/me -H 'Authorization: Bearer {plaintext}'");
     let body = html! {
         section {

@@ -149,14 +149,24 @@ impl OwnerLogin for DemoLogin {
             return Some(if path == "/login" {
                 self.login_page(parts, pages).await
             } else {
-                pages.message_page(StatusCode::METHOD_NOT_ALLOWED, crate::messages::METHOD_NOT_ALLOWED)
+                pages.message_page(
+                    StatusCode::METHOD_NOT_ALLOWED,
+                    crate::messages::METHOD_NOT_ALLOWED,
+                )
             });
         }
         if *method != Method::POST {
-            return Some(pages.message_page(StatusCode::METHOD_NOT_ALLOWED, crate::messages::METHOD_NOT_ALLOWED));
+            return Some(pages.message_page(
+                StatusCode::METHOD_NOT_ALLOWED,
+                crate::messages::METHOD_NOT_ALLOWED,
+            ));
         }
         let form: Vec<(String, String)> = form_urlencoded::parse(body).into_owned().collect();
-        let field = |name: &str| form.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
+        let field = |name: &str| {
+            form.iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.as_str())
+        };
         if !pages.csrf_ok(parts, 0, field(csrf::FIELD)) {
             return Some(pages.message_page(StatusCode::FORBIDDEN, crate::messages::FORM_EXPIRED));
         }
@@ -164,15 +174,26 @@ impl OwnerLogin for DemoLogin {
             let response = redirect(&format!("{}/login", self.base));
             return Some(self.with_session(response, self.session_cookie("", 0)));
         }
-        let account = field("account").and_then(|v| v.parse::<i64>().ok()).filter(|id| *id > 0);
+        let account = field("account")
+            .and_then(|v| v.parse::<i64>().ok())
+            .filter(|id| *id > 0);
         let known = match account {
-            Some(id) => pages.engine().store().account(AccountId(id)).await.ok().flatten(),
+            Some(id) => pages
+                .engine()
+                .store()
+                .account(AccountId(id))
+                .await
+                .ok()
+                .flatten(),
             None => None,
         };
         Some(match known {
             Some(account) => {
                 let response = redirect(&format!("{}/", self.base));
-                self.with_session(response, self.session_cookie(&account.id.to_string(), 86_400))
+                self.with_session(
+                    response,
+                    self.session_cookie(&account.id.to_string(), 86_400),
+                )
             }
             None => pages.message_page(StatusCode::NOT_FOUND, crate::messages::NOT_FOUND),
         })

@@ -137,7 +137,10 @@ pub struct RateWindows(std::collections::HashMap<KeyId, (i64, u32)>);
 impl RateWindows {
     /// The latest window `key` was counted in, if any.
     pub fn latest(&self, key: KeyId) -> Option<i64> {
-        self.0.get(&key).filter(|(_, used)| *used > 0).map(|(window, _)| *window)
+        self.0
+            .get(&key)
+            .filter(|(_, used)| *used > 0)
+            .map(|(window, _)| *window)
     }
 
     /// [`AccountStore::hit_rate_limit`]: counts one request of `key` in `window` if fewer than

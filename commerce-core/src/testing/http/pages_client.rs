@@ -34,7 +34,11 @@ impl Page {
     /// The CSRF token of the page's first form.
     pub fn csrf(&self) -> String {
         let marker = "name=\"csrf\" value=\"";
-        let at = self.body.find(marker).expect("the page has a form with a CSRF token") + marker.len();
+        let at = self
+            .body
+            .find(marker)
+            .expect("the page has a form with a CSRF token")
+            + marker.len();
         let end = self.body[at..].find('"').expect("the value ends");
         self.body[at..at + end].to_owned()
     }
@@ -47,7 +51,10 @@ impl Page {
     /// The text of the element with this id (the first `>` after it to the next `<`).
     pub fn text_of(&self, id: &str) -> String {
         let marker = format!("id=\"{id}\"");
-        let at = self.body.find(&marker).unwrap_or_else(|| panic!("no #{id} in {}", self.body));
+        let at = self
+            .body
+            .find(&marker)
+            .unwrap_or_else(|| panic!("no #{id} in {}", self.body));
         let start = at + self.body[at..].find('>').expect("a tag") + 1;
         let end = start + self.body[start..].find('<').expect("a closing tag");
         self.body[start..end].to_owned()
@@ -65,7 +72,9 @@ pub struct Browser {
 impl Browser {
     /// A browser on the pages of `h`'s engine, logged in as nobody.
     pub fn new(h: &Harness) -> Self {
-        Self::on(OwnerPages::new(h.engine.clone(), DemoLogin::new("/account")).mounted_at("/account"))
+        Self::on(
+            OwnerPages::new(h.engine.clone(), DemoLogin::new("/account")).mounted_at("/account"),
+        )
     }
 
     /// A browser on `pages`, called directly (paths relative to the mount).
@@ -86,7 +95,10 @@ impl Browser {
     pub async fn send(&self, method: Method, path: &str, body: String) -> Page {
         let cookie = {
             let jar = self.cookies.lock().expect("jar");
-            jar.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("; ")
+            jar.iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join("; ")
         };
         let uri = format!("{}{path}", self.prefix);
         let mut request = Request::builder().method(method).uri(uri);
@@ -125,7 +137,9 @@ impl Browser {
 
     /// `POST path` with these fields (the CSRF token given as a field when wanted).
     pub async fn post_raw(&self, path: &str, fields: &[(&str, &str)]) -> Page {
-        let body = form_urlencoded::Serializer::new(String::new()).extend_pairs(fields).finish();
+        let body = form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(fields)
+            .finish();
         self.send(Method::POST, path, body).await
     }
 
@@ -139,7 +153,9 @@ impl Browser {
 
     /// Logs in through the demo login as account `id`.
     pub async fn log_in(&self, id: crate::model::AccountId) {
-        let page = self.submit("/login", "/login", &[("account", &id.to_string())]).await;
+        let page = self
+            .submit("/login", "/login", &[("account", &id.to_string())])
+            .await;
         assert_eq!(page.status, StatusCode::SEE_OTHER, "{}", page.body);
         assert_eq!(page.header("location"), Some("/account/"));
     }

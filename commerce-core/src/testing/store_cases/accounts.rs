@@ -226,16 +226,25 @@ pub async fn keys_are_listed_with_the_minute_last_used(store: &dyn Store) {
     let others = key(store, b.id, 44).await;
     store.revoke_key(third.id, at(5)).await.unwrap();
     let window = 29_000_100;
-    store.hit_rate_limit(first.id, window - 3, 10).await.unwrap();
+    store
+        .hit_rate_limit(first.id, window - 3, 10)
+        .await
+        .unwrap();
     store.hit_rate_limit(first.id, window, 10).await.unwrap();
     store.hit_rate_limit(first.id, window, 10).await.unwrap();
-    store.hit_rate_limit(others.id, window + 1, 10).await.unwrap();
+    store
+        .hit_rate_limit(others.id, window + 1, 10)
+        .await
+        .unwrap();
     // A refused request is not counted, so it is no use either.
     let refused = store.hit_rate_limit(third.id, window, 0).await.unwrap();
     assert!(!refused.allowed);
     // Through the authentication, as every API request counts.
     let now = chrono::DateTime::from_timestamp((window + 2) * 60 + 30, 0).expect("instant");
-    let check = store.authenticate(&[42; 32], now, window + 2).await.unwrap();
+    let check = store
+        .authenticate(&[42; 32], now, window + 2)
+        .await
+        .unwrap();
     assert!(check.is_some_and(|c| c.hit.is_some_and(|h| h.allowed)));
 
     let minute = |w: i64| chrono::DateTime::from_timestamp(w * 60, 0);
