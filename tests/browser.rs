@@ -1,4 +1,4 @@
-//! The onboarding of the specification (its section 1.4) in a real browser: headless Chromium
+//! The owner onboarding in a real browser: headless Chromium
 //! driven over WebDriver (chromedriver) through the sandbox's owner pages, with a screenshot of
 //! each page saved to `docs/onboarding/`. Run by `.ci/browser.sh`, which installs Chromium when
 //! it is absent; ignored by a plain `cargo test` (it needs the browser):

@@ -1,5 +1,5 @@
 //! The account owner's Rust API: what the owner does on the account's own pages (API access,
-//! keys, wallet and withdrawals; the specification's onboarding, its section 1.4), for an
+//! keys, wallet and withdrawals; the onboarding of docs/onboarding.md), for an
 //! account whose owner the embedding application has logged in. Get one with
 //! [`Engine::owner`](crate::Engine::owner); the pages ([`owner_pages`](crate::owner_pages))
 //! are built on it.

@@ -1,5 +1,5 @@
 //! The owner's pages: server-rendered HTML in Egyptian Arabic, right to left, that an
-//! application mounts behind its own login (the specification's onboarding, its section 1.4):
+//! application mounts behind its own login (the onboarding of docs/onboarding.md):
 //! API access (status, request activation, suspend, cancel), keys (list with the minute each
 //! was last used, create: the key shown once, revoke), and the wallet (figures as
 //! `GET /wallet`, a withdrawal request inside the window, the list of withdrawals).
