@@ -375,7 +375,12 @@ impl Operator {
     /// Registers a withdrawal request from the wallet page: at least the minimum
     /// ([`Config::withdrawal_minimum`](crate::Config::withdrawal_minimum)) and at most what is
     /// ready, decided by the store in one atomic operation with the insert, so requests made
-    /// at once never together exceed the balance ([`Conflict::OverReadyBalance`]).
+    /// at once never together exceed the balance ([`Conflict::OverReadyBalance`]). The
+    /// wallet number must be an Egyptian mobile (stored normalised, `01` and 9 digits) and the
+    /// wallet's description is required (at most 255 characters): every problem is named in
+    /// [`OperatorError::Invalid`]. The same rule serves the owner's wallet page
+    /// ([`Owner::request_withdrawal`](crate::Owner::request_withdrawal), which also keeps to
+    /// the withdrawal window).
     pub async fn request_withdrawal(&self, new: NewWithdrawal) -> OperatorResult<Withdrawal> {
         request_withdrawal(&self.shared, new).await
     }
