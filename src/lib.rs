@@ -4,6 +4,8 @@
 //! - [`Engine`]: the framework-neutral engine (`handle(http::Request<Bytes>) -> http::Response<Bytes>`).
 //! - [`store`]: the `Store` trait and the in-memory store.
 //! - `axum` (feature `axum`, on by default): mount the engine in an axum app.
+//! - [`Owner`] and [`owner_pages`]: the account owner's API and pages (API access, keys,
+//!   wallet), mounted behind the application's own login.
 //! - `sqlx` (features `sqlx-sqlite`, `sqlx-postgres`, or `sqlx` for both): the store on
 //!   SQLite and PostgreSQL.
 //! - `sandbox` (feature `sandbox`): the demo fixture the examples and tests use; leave it off
@@ -53,11 +55,11 @@ pub use commerce_core::sandbox;
 pub use commerce_core::{
     API_PREFIX, Admitted, ApiError, Caller, Config, ConfigError, Conflict, ConflictReason, Decimal,
     Engine, EngineBuilder, ErrorCode, Head, KEY_PREFIX, MountPrefix, Operator, OperatorError,
-    bearer_token, cairo_month, cairo_timestamp, hash_key,
+    Owner, OwnerLogin, OwnerPages, bearer_token, cairo_month, cairo_timestamp, hash_key,
 };
 pub use commerce_core::{
     chrono, clock, config, domain, earnings, engine, error, governorates, model, money, observe,
-    operator, pricing, rust_decimal, store, webhooks,
+    operator, owner, owner_pages, pricing, rust_decimal, store, webhooks,
 };
 
 /// Mount the engine in an axum application (feature `axum`).

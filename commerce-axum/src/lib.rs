@@ -35,6 +35,9 @@
 //! under the engine's body limit and body timeout (413, 408; a broken body is a 400), keeping
 //! the request's extensions.
 //!
+//! The owner pages (`commerce_core::owner_pages`: API access, keys, wallet) are a service to
+//! nest behind the app's own login: [`owner_pages`].
+//!
 //! `axum::serve` has no header-read timeout: [`serve`] serves a router over HTTP/1.1 with one
 //! (hyper's `http1::Builder::header_read_timeout`), for servers facing the internet.
 
@@ -54,7 +57,9 @@ use commerce_core::Engine;
 use commerce_core::MountPrefix;
 use http::{Request, Response};
 
+mod pages;
 mod serve;
+pub use pages::{OwnerPagesService, owner_pages};
 pub use serve::serve;
 
 /// A router serving `/api/v1/...`, mergeable into an app's router whatever its state type.

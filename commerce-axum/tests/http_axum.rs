@@ -146,3 +146,25 @@ async fn bodies_beyond_the_limit_are_413_after_404_and_405() {
         .expect("request");
     assert_eq!(app.send(request).await.status(), 422);
 }
+
+/// The owner pages nested at `/account` beside the API and the app's routes: the whole
+/// onboarding through the router (demo login, access, a key shown once, `GET /me` with it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn owner_pages_nested_in_an_axum_app() {
+    use commerce_core::testing::http::pages_client::Browser;
+    let h = Harness::bare(Arc::new(MemoryStore::new())).await;
+    let pages = commerce_core::sandbox::account_pages(&h.engine, "/api/v1");
+    let router = app_routes()
+        .merge(commerce_axum::router(h.engine.clone()))
+        .nest_service("/account", commerce_axum::owner_pages(pages));
+    let integration = Arc::new(AxumIntegration {
+        router: router.clone(),
+        prefix: "",
+    });
+    Browser::through(integration, "/account").onboard(&h).await;
+    let home = router
+        .oneshot(Request::get("/").body(Body::empty()).expect("request"))
+        .await
+        .expect("infallible");
+    assert_eq!(home.status(), 200, "the app's own routes are untouched");
+}

@@ -51,6 +51,10 @@ pub struct Config {
     /// [`OffsetClock`](crate::clock::OffsetClock) over the engine's clock). Off, those paths
     /// answer `404 not_found` like any unknown path. Never turn it on in production.
     pub test_mode: bool,
+    /// Whether an owner's request for API access is approved at once instead of waiting for
+    /// the team ([`Owner::request_api_access`](crate::Owner::request_api_access)); default
+    /// `false`, the sandbox's `true`.
+    pub approve_api_requests: bool,
 }
 
 fn has_at_most_two_decimals(value: Decimal) -> bool {
@@ -72,6 +76,7 @@ impl Default for Config {
             webhook_urls: UrlPolicy::default(),
             rendered_products: 10_000,
             test_mode: false,
+            approve_api_requests: false,
         }
     }
 }

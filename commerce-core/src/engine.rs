@@ -583,6 +583,12 @@ impl Engine {
         Operator::new(self.shared.clone())
     }
 
+    /// The owner-side Rust API for `account`, whose owner the embedding application's own
+    /// login established (never an API key): API access, keys, wallet and withdrawals.
+    pub fn owner(&self, account: crate::model::AccountId) -> crate::Owner {
+        crate::Owner::new(self.shared.clone(), account)
+    }
+
     /// The webhook dispatcher over this engine's store, clock and URL policy
     /// ([`Config::webhook_urls`]), with the default
     /// [`DispatcherConfig`](crate::webhooks::DispatcherConfig). Spawn its

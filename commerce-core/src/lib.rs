@@ -95,6 +95,8 @@ pub mod observe;
 // The document's builder; users get it from `Engine::openapi` and `GET /api/v1/openapi.json`.
 pub(crate) mod openapi;
 pub mod operator;
+pub mod owner;
+pub mod owner_pages;
 pub mod pricing;
 mod pulls_seen;
 mod request_id;
@@ -118,6 +120,8 @@ pub use config::{Config, ConfigError};
 pub use engine::{Admitted, Engine, EngineBuilder, Head};
 pub use error::{ApiError, ConflictReason, ErrorCode};
 pub use operator::{Conflict, Operator, OperatorError};
+pub use owner::Owner;
+pub use owner_pages::{OwnerLogin, OwnerPages};
 pub use routes::{API_PREFIX, MountPrefix};
 pub use time::{cairo_month, cairo_timestamp};
 

@@ -21,6 +21,9 @@ pub const MAX_IDEMPOTENCY_KEY: usize = 100;
 /// Longest `Request-Id` a client may send to have it echoed, in characters (printable ASCII).
 pub const MAX_REQUEST_ID: usize = 100;
 
+/// Longest name of an API key, in characters.
+pub const MAX_KEY_NAME: usize = 100;
+
 /// Most lines in one order or quote.
 pub const MAX_LINES: usize = 100;
 /// Largest quantity of one line.

@@ -2,7 +2,9 @@
 //!
 //! Nothing else in the crate writes a client-facing sentence; codes stay English and stable.
 
-use crate::model::{OrderStatus, Problem, WithdrawalStatus};
+use rust_decimal::Decimal;
+
+use crate::model::{Ability, ApiStatus, OrderStatus, Problem, WithdrawalStatus};
 
 /// 401 `unauthenticated`.
 pub const UNAUTHENTICATED: &str = "مفتاح الربط مش موجود أو غلط أو اتلغى أو انتهت صلاحيته.";
@@ -174,6 +176,64 @@ pub fn withdrawal_status_label(status: WithdrawalStatus) -> &'static str {
     }
 }
 
+/// The Arabic label of an account's API access status.
+pub fn api_status_label(status: ApiStatus) -> &'static str {
+    match status {
+        ApiStatus::None => "لسه ما اتطلبش",
+        ApiStatus::Pending => "مستني موافقة فريق المنصة",
+        ApiStatus::Approved => "شغال",
+        ApiStatus::Rejected => "اترفض",
+        ApiStatus::Suspended => "متوقف مؤقتًا",
+        ApiStatus::Cancelled => "اتلغى",
+    }
+}
+
+/// What an ability lets a key do, in Arabic.
+pub fn ability_label(ability: Ability) -> &'static str {
+    match ability {
+        Ability::CatalogRead => "قراءة الأقسام والمنتجات والشحن",
+        Ability::OrdersRead => "قراءة الأوردرات",
+        Ability::OrdersWrite => "تسجيل الأوردرات وإلغاؤها",
+        Ability::WalletRead => "قراءة المحفظة",
+        Ability::QuotesRead => "قراءة عروض الأسعار",
+        Ability::QuotesWrite => "تسجيل عروض الأسعار",
+        Ability::StatementRead => "قراءة كشف الحساب",
+        Ability::WebhooksManage => "إدارة روابط الـ webhook",
+    }
+}
+
+/// The owner asked for an API access move its status does not allow.
+pub fn api_status_move_refused(current: ApiStatus) -> String {
+    format!(
+        "مينفعش تعمل ده وحالة الربط دلوقتي «{}».",
+        api_status_label(current)
+    )
+}
+
+/// A key asked for before API access is approved.
+pub const API_ACCESS_NOT_APPROVED: &str =
+    "لازم فريق المنصة يوافق على الربط بالـ API الأول، وبعدين تقدر تعمل مفتاح.";
+
+/// A withdrawal above the ready balance.
+pub fn over_ready_balance(ready: Decimal) -> String {
+    format!(
+        "المبلغ أكبر من المتاح للسحب ({} جنيه).",
+        crate::money::money_string(ready)
+    )
+}
+
+/// A withdrawal requested outside the window.
+pub fn withdrawal_window_closed(opens_at: &str) -> String {
+    format!("السحب متاح يومي الأحد والخميس بس (بتوقيت القاهرة). أقرب يوم: {opens_at}.")
+}
+
+/// A page form whose CSRF token is missing or wrong.
+pub const FORM_EXPIRED: &str =
+    "الصفحة دي قديمة أو الطلب مش جاي منها. ارجع للصفحة وحدّثها وجرب تاني.";
+
+/// A page asked for without a logged-in owner.
+pub const NOT_LOGGED_IN: &str = "لازم تسجل دخول الأول.";
+
 /// The note of the withdrawal window object.
 pub const WITHDRAWAL_WINDOW_NOTE: &str =
     "طلبات السحب بتتعمل من صفحة المحفظة بس، يومي الأحد والخميس بتوقيت القاهرة.";
@@ -188,6 +248,9 @@ pub const MOVE_NOT_ALLOWED: &str = "حالة الأوردر الحالية مش 
 
 /// A line outcome naming a line the order does not have.
 pub const LINE_NOT_IN_ORDER: &str = "السطر ده مش من سطور الأوردر ده.";
+
+/// An expiry that is not later than now.
+pub const NOT_IN_FUTURE: &str = "لازم يكون تاريخ جاي، بعد النهارده.";
 
 /// The same warranty twice on one line.
 pub const DUPLICATE_WARRANTY: &str = "نفس الضمان متكرر في السطر ده.";
@@ -217,6 +280,7 @@ pub fn problem(problem: Problem) -> String {
                 crate::money::money_string(minimum)
             )
         }
+        Problem::NotInFuture => NOT_IN_FUTURE.into(),
         Problem::LineCount => LINES_COUNT.into(),
         Problem::TooManyWarranties => TOO_MANY_WARRANTIES.into(),
         Problem::ShippingOptionNotFound => SHIPPING_OPTION_NOT_FOUND.into(),

@@ -17,8 +17,10 @@ use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 
 use crate::auth::{generate_key, hash_key};
-use crate::domain::fields::Problem;
 pub use crate::domain::fields::{DraftLine, OrderDraft};
+use crate::domain::fields::{FieldProblem, MAX_TEXT, Problem, TextKind, clean_text, phone};
+use crate::domain::keys::KeyMaker;
+pub use crate::domain::keys::KeySpec;
 use crate::domain::wallet::{PayoutRules, WalletFigures};
 use crate::domain::{moves, placement};
 use crate::model::*;
@@ -29,43 +31,6 @@ use crate::time::cairo_month;
 
 /// Fewest characters of a key's plaintext ([`Operator::import_key`]).
 pub const MIN_KEY_LENGTH: usize = 8;
-
-/// What a new key is allowed: [`KeySpec::new`] and the `with_*` methods.
-#[derive(Debug, Clone, PartialEq, Default)]
-#[non_exhaustive]
-pub struct KeySpec {
-    /// Name shown to the owner.
-    pub name: String,
-    /// Abilities.
-    pub abilities: Vec<Ability>,
-    /// Expiry, if any.
-    pub expires_at: Option<DateTime<Utc>>,
-    /// Own per-minute limit (`None`: the engine's default, 120).
-    pub rate_limit: Option<u32>,
-}
-
-impl KeySpec {
-    /// A key named `name` with these abilities, no expiry, the engine's default limit.
-    pub fn new(name: impl Into<String>, abilities: impl IntoIterator<Item = Ability>) -> Self {
-        Self {
-            name: name.into(),
-            abilities: abilities.into_iter().collect(),
-            ..Self::default()
-        }
-    }
-
-    /// Expiring at `at`.
-    pub fn with_expiry(mut self, at: DateTime<Utc>) -> Self {
-        self.expires_at = Some(at);
-        self
-    }
-
-    /// With its own per-minute limit.
-    pub fn with_rate_limit(mut self, per_minute: u32) -> Self {
-        self.rate_limit = Some(per_minute);
-        self
-    }
-}
 
 /// A key just created: the plaintext is shown this once and never stored.
 #[derive(Debug, Clone, PartialEq)]
@@ -243,6 +208,9 @@ impl Operator {
                 },
             ));
         }
+        let spec = spec
+            .check(KeyMaker::Platform)
+            .map_err(OperatorError::Invalid)?;
         let record = NewKeyRecord {
             account_id: account,
             name: spec.name,
@@ -254,6 +222,12 @@ impl Operator {
                 .unwrap_or(self.shared.config.default_rate_limit),
         };
         Ok(self.store().insert_key(record, self.now()).await?)
+    }
+
+    /// An account's keys, oldest first, revoked and expired ones included, each with the
+    /// minute it was last used ([`AccountStore::keys`](crate::store::AccountStore::keys)).
+    pub async fn keys(&self, account: AccountId) -> OperatorResult<Vec<KeyListing>> {
+        Ok(self.store().keys(account).await?)
     }
 
     /// Revokes a key: it answers 401 from the next request on.
@@ -380,23 +354,14 @@ impl Operator {
     /// Registers a withdrawal request from the wallet page: at least the minimum
     /// ([`Config::withdrawal_minimum`](crate::Config::withdrawal_minimum)) and at most what is
     /// ready, decided by the store in one atomic operation with the insert, so requests made
-    /// at once never together exceed the balance ([`Conflict::OverReadyBalance`]).
+    /// at once never together exceed the balance ([`Conflict::OverReadyBalance`]). The
+    /// wallet number must be an Egyptian mobile (stored normalised, `01` and 9 digits) and the
+    /// wallet's description is required (at most 255 characters): every problem is named in
+    /// [`OperatorError::Invalid`]. The same rule serves the owner's wallet page
+    /// ([`Owner::request_withdrawal`](crate::Owner::request_withdrawal), which also keeps to
+    /// the withdrawal window).
     pub async fn request_withdrawal(&self, new: NewWithdrawal) -> OperatorResult<Withdrawal> {
-        check_money("amount", new.amount)?;
-        check_money("supply_amount", new.supply_amount)?;
-        if new.amount < self.shared.config.withdrawal_minimum {
-            return Err(OperatorError::field(
-                "amount",
-                Problem::BelowMinimum {
-                    minimum: self.shared.config.withdrawal_minimum,
-                },
-            ));
-        }
-        let held_after = self.payout_rules().held_after();
-        Ok(self
-            .store()
-            .request_withdrawal(new, held_after, self.now())
-            .await?)
+        request_withdrawal(&self.shared, new).await
     }
 
     /// Records a withdrawal as paid.
@@ -443,6 +408,61 @@ impl Operator {
     pub async fn purge_idempotency(&self) -> OperatorResult<u64> {
         let before = self.now() - self.shared.config.idempotency_ttl;
         Ok(self.store().purge_idempotency(before).await?)
+    }
+}
+
+/// The one rule of a withdrawal request, for the operator and the owner alike: amounts in
+/// whole piastres, at least the minimum, at most what is ready (decided by the store with the
+/// insert). The owner's pages also check the window first ([`crate::Owner`]).
+pub(crate) async fn request_withdrawal(
+    shared: &Shared,
+    new: NewWithdrawal,
+) -> OperatorResult<Withdrawal> {
+    let new = check_withdrawal(shared, new)?;
+    let now = shared.now();
+    let held_after = shared.payout_rules(now).held_after();
+    Ok(shared
+        .store
+        .request_withdrawal(new, held_after, now)
+        .await?)
+}
+
+/// The field rules of a withdrawal request: the request as stored (wallet number normalised,
+/// description trimmed), or every problem found.
+pub(crate) fn check_withdrawal(
+    shared: &Shared,
+    mut new: NewWithdrawal,
+) -> OperatorResult<NewWithdrawal> {
+    let mut problems = Vec::new();
+    let mut note = |field: &str, problem: Problem| {
+        problems.push(FieldProblem {
+            field: field.to_owned(),
+            problem,
+        });
+    };
+    let minimum = shared.config.withdrawal_minimum;
+    if accepted_amount(new.amount).is_none() {
+        note("amount", Problem::InvalidAmount);
+    } else if new.amount < minimum {
+        note("amount", Problem::BelowMinimum { minimum });
+    }
+    if accepted_amount(new.supply_amount).is_none() {
+        note("supply_amount", Problem::InvalidAmount);
+    }
+    match phone(&new.wallet_number) {
+        Ok(Some(number)) => new.wallet_number = number,
+        Ok(None) => note("wallet_number", Problem::Required),
+        Err(problem) => note("wallet_number", problem),
+    }
+    match clean_text(&new.wallet_description, MAX_TEXT, TextKind::SingleLine) {
+        Ok(Some(text)) => new.wallet_description = text,
+        Ok(None) => note("wallet_description", Problem::Required),
+        Err(problem) => note("wallet_description", problem),
+    }
+    if problems.is_empty() {
+        Ok(new)
+    } else {
+        Err(OperatorError::Invalid(problems))
     }
 }
 

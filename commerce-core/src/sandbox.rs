@@ -8,6 +8,10 @@ use crate::engine::Engine;
 use crate::model::*;
 use crate::operator::{DraftLine, KeySpec, OperatorError, OrderDraft};
 
+mod demo_login;
+
+pub use demo_login::{DEMO_ACCOUNT_COOKIE, DemoLogin, account_pages};
+
 /// The fixed demo keys: (plaintext, what it is).
 pub const DEMO_KEYS: &[(&str, &str)] = &[
     (
@@ -52,6 +56,9 @@ pub struct Sandbox {
     pub marketer_b: AccountId,
     /// The supplier.
     pub supplier: AccountId,
+    /// The newcomer: an active marketer that never asked for API access and has no key, for
+    /// trying the onboarding on the owner pages (`/account/`).
+    pub newcomer: AccountId,
     /// Parent category.
     pub parent_category: CategoryId,
     /// Child category.
@@ -108,13 +115,15 @@ const MARKETER_KEY: [Ability; 5] = [
 
 /// The sandbox's settings: the defaults, with webhooks allowed to `http` and loopback
 /// receivers (a receiver on `http://127.0.0.1` during development), nothing else private
-/// ([`UrlPolicy::SANDBOX`](crate::webhooks::UrlPolicy::SANDBOX)), and the test mode on
+/// ([`UrlPolicy::SANDBOX`](crate::webhooks::UrlPolicy::SANDBOX)), the test mode on
 /// ([`Config::test_mode`](crate::Config::test_mode): `/api/v1/sandbox/` moves orders and
-/// the clock).
+/// the clock), and an owner's request for API access approved at once
+/// ([`Config::approve_api_requests`](crate::Config::approve_api_requests)).
 pub fn config() -> crate::Config {
     crate::Config {
         webhook_urls: crate::webhooks::UrlPolicy::SANDBOX,
         test_mode: true,
+        approve_api_requests: true,
         ..crate::Config::default()
     }
 }
@@ -241,6 +250,16 @@ pub async fn seed(engine: &Engine) -> Result<Sandbox, OperatorError> {
             Side::Marketer,
             AccountState::Active,
             ApiStatus::Pending,
+        ))
+        .await?;
+
+    let newcomer = op
+        .create_account(account(
+            "سارة (حساب تجريبي جديد)",
+            "newcomer@example.com",
+            Side::Marketer,
+            AccountState::Active,
+            ApiStatus::None,
         ))
         .await?;
 
@@ -607,6 +626,7 @@ pub async fn seed(engine: &Engine) -> Result<Sandbox, OperatorError> {
         marketer_a: a.id,
         marketer_b: b.id,
         supplier: supplier.id,
+        newcomer: newcomer.id,
         parent_category: parent.id,
         child_category: child.id,
         featured_product: featured,

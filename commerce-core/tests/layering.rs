@@ -203,7 +203,17 @@ const LAYERS: &[(Layer, &[&str])] = &[
     (
         Layer::WaysIn,
         &[
-            "api", "auth", "body", "input", "messages", "openapi", "operator", "routes", "wire",
+            "api",
+            "auth",
+            "body",
+            "input",
+            "messages",
+            "openapi",
+            "operator",
+            "owner",
+            "owner_pages",
+            "routes",
+            "wire",
         ],
     ),
     (Layer::Domain, &["domain"]),

@@ -273,6 +273,15 @@ impl AccountStore for SmallStore {
         Ok(key.clone())
     }
 
+    async fn keys(&self, account: AccountId) -> Result<Vec<KeyListing>, StoreError> {
+        let t = self.lock();
+        Ok(t.keys
+            .iter()
+            .filter(|k| k.account_id == account)
+            .map(|k| KeyListing::of(k.clone(), t.rate_windows.latest(k.id)))
+            .collect())
+    }
+
     async fn hit_rate_limit(
         &self,
         key: KeyId,

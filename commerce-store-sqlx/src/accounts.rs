@@ -330,6 +330,37 @@ impl<DB: Dialect> AccountStore for SqlStore<DB> {
         tx.finish(result).await?.into_domain()
     }
 
+    async fn keys(&self, account: AccountId) -> StoreResult<Vec<KeyListing>> {
+        let mut c = self.pool.acquire().await.map_err(backend)?;
+        let rows: Vec<KeyRow> = query_as::<DB, KeyRow>(concat!(
+            "SELECT ",
+            key_cols!(),
+            " FROM api_keys WHERE account_id = $1 ORDER BY id"
+        ))
+        .bind(account)
+        .fetch_all(&mut c)
+        .await
+        .map_err(backend)?;
+        // Each key's latest window (the store keeps only the latest: `forget_older_windows`).
+        let windows: Vec<(i64, i64)> = query_as::<DB, (i64, i64)>(
+            "SELECT w.key_id, MAX(w.window_minute) FROM rate_limit_windows w \
+             JOIN api_keys k ON k.id = w.key_id WHERE k.account_id = $1 AND w.used > 0 \
+             GROUP BY w.key_id",
+        )
+        .bind(account)
+        .fetch_all(&mut c)
+        .await
+        .map_err(backend)?;
+        let windows: std::collections::HashMap<i64, i64> = windows.into_iter().collect();
+        rows.into_iter()
+            .map(|row| {
+                let key = row.into_domain()?;
+                let window = windows.get(&key.id.0).copied();
+                Ok(KeyListing::of(key, window))
+            })
+            .collect()
+    }
+
     async fn hit_rate_limit(
         &self,
         key: KeyId,

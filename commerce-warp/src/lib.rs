@@ -52,6 +52,9 @@ use http_body_util::StreamBody;
 use warp::path::{FullPath, Peek};
 use warp::{Filter, Rejection, Reply};
 
+mod pages;
+pub use pages::owner_pages;
+
 /// The response type every filter here extracts (warp's own, so it combines with `.or()`).
 pub type WarpResponse = warp::reply::Response;
 

@@ -184,3 +184,19 @@ async fn bodies_beyond_the_limit_are_413_after_404_and_405() {
         .expect("request");
     assert_eq!(app.send(request).await.status(), 422);
 }
+
+/// The owner pages under `warp::path("account")` beside the API and the app's routes: the
+/// whole onboarding through the filter (demo login, access, a key shown once, `GET /me`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn owner_pages_under_a_warp_path() {
+    use commerce_core::testing::http::pages_client::Browser;
+    let h = Harness::bare(Arc::new(MemoryStore::new())).await;
+    let pages = commerce_core::sandbox::account_pages(&h.engine, "/api/v1");
+    let filter = app_routes()
+        .or(commerce_warp::api(h.engine.clone()))
+        .unify()
+        .or(warp::path("account").and(commerce_warp::owner_pages(pages)))
+        .unify();
+    let integration = Arc::new(WarpIntegration { filter, prefix: "" });
+    Browser::through(integration, "/account").onboard(&h).await;
+}

@@ -243,7 +243,10 @@ pub async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     });
 
-    let app = commerce::axum::app(engine);
+    // The owner pages (API access, keys, wallet) with the sandbox's demo login.
+    let pages = sandbox::account_pages(&engine, &format!("http://{addr}/api/v1"));
+    let app =
+        commerce::axum::app(engine).nest_service("/account", commerce::axum::owner_pages(pages));
     #[cfg(feature = "metrics")]
     let app = app.merge(metrics_route()?);
     let app = app.layer(middleware::from_fn(log_request));
@@ -268,6 +271,7 @@ pub async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "\nTry:\n  curl -s http://{addr}/api/v1/me -H 'Authorization: Bearer sk_demo_marketer'\n"
     );
+    println!("Owner pages (demo login, marked as a demo): http://{addr}/account/login\n");
     #[cfg(feature = "metrics")]
     println!("Metrics: curl -s http://{addr}/metrics\n");
 

@@ -3,6 +3,7 @@
 //!
 //! - [`fields`]: the rules of an order's own fields, and the platform's [`OrderDraft`](fields::OrderDraft);
 //! - [`checkout`]: order lines and a shipping choice checked against the catalogue and priced;
+//! - [`keys`]: the rules of a new API key, for the platform and the owner alike;
 //! - [`placement`]: registering an order;
 //! - [`moves`]: the platform's moves of an order, with line outcomes;
 //! - [`wallet`]: an account's wallet figures, the payout rule, the withdrawal window;
@@ -10,6 +11,7 @@
 
 pub mod checkout;
 pub mod fields;
+pub mod keys;
 pub mod moves;
 pub mod placement;
 pub mod wallet;

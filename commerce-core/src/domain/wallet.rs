@@ -89,7 +89,7 @@ pub struct WithdrawalWindow {
 
 /// The first instant of a Cairo calendar day (midnight, or the first hour that exists when a
 /// daylight-saving change skips midnight).
-fn start_of_cairo_day(date: NaiveDate) -> DateTime<Utc> {
+pub fn start_of_cairo_day(date: NaiveDate) -> DateTime<Utc> {
     (0..3)
         .find_map(|hour| {
             let time = NaiveTime::from_hms_opt(hour, 0, 0)?;

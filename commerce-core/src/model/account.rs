@@ -48,6 +48,22 @@ string_enum! {
     }
 }
 
+impl ApiStatus {
+    /// Whether the account's owner may move API access from this status to `to`: request it
+    /// (`pending`) when never requested, rejected, suspended or cancelled; suspend it when
+    /// approved; cancel it when pending, approved or suspended. Approving and rejecting are the
+    /// team's ([`Operator::set_api_status`](crate::Operator::set_api_status)).
+    pub fn owner_may_move_to(self, to: ApiStatus) -> bool {
+        use ApiStatus::*;
+        match to {
+            Pending => matches!(self, None | Rejected | Suspended | Cancelled),
+            Suspended => self == Approved,
+            Cancelled => matches!(self, Pending | Approved | Suspended),
+            None | Approved | Rejected => false,
+        }
+    }
+}
+
 string_enum! {
     /// What a key may do.
     Ability {
@@ -67,6 +83,30 @@ string_enum! {
         StatementRead => "statement:read",
         /// Register and manage webhook endpoints.
         WebhooksManage => "webhooks:manage",
+    }
+}
+
+impl Ability {
+    /// The abilities a key of an account of `side` may be given by its owner: a marketer's
+    /// catalogue, orders, wallet and webhooks; a supplier's quotes, statement and wallet; none
+    /// for a shipping company (its keys reach `/me` only).
+    pub fn for_side(side: Side) -> &'static [Ability] {
+        match side {
+            Side::Marketer => &[
+                Ability::CatalogRead,
+                Ability::OrdersRead,
+                Ability::OrdersWrite,
+                Ability::WalletRead,
+                Ability::WebhooksManage,
+            ],
+            Side::Supplier => &[
+                Ability::QuotesRead,
+                Ability::QuotesWrite,
+                Ability::StatementRead,
+                Ability::WalletRead,
+            ],
+            Side::Shipping => &[],
+        }
     }
 }
 
@@ -240,6 +280,30 @@ impl ApiKey {
     /// Whether the key may be used at `now`: not revoked, not expired.
     pub fn is_live(&self, now: DateTime<Utc>) -> bool {
         self.revoked_at.is_none() && self.expires_at.is_none_or(|at| at > now)
+    }
+}
+
+/// A key as its owner's list shows it ([`AccountStore::keys`](crate::store::AccountStore::keys)):
+/// the stored key and the minute it was last used.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeyListing {
+    /// The key (hash only).
+    pub key: ApiKey,
+    /// Start of the last UTC minute in which a request with the key was counted (its latest
+    /// rate window: no write is made for this), `None` when never used or when that window
+    /// is no longer kept (the store keeps each key's latest window).
+    pub last_used_at: Option<DateTime<Utc>>,
+}
+
+impl KeyListing {
+    /// A listing from the key and its latest rate window (`window`: UTC minutes since the
+    /// epoch, as [`AccountStore::hit_rate_limit`](crate::store::AccountStore::hit_rate_limit)
+    /// counts them).
+    pub fn of(key: ApiKey, window: Option<i64>) -> Self {
+        let last_used_at = window
+            .and_then(|minute| minute.checked_mul(60))
+            .and_then(|seconds| DateTime::from_timestamp(seconds, 0));
+        Self { key, last_used_at }
     }
 }
 

@@ -53,6 +53,8 @@ pub enum Problem {
         /// The least amount.
         minimum: Decimal,
     },
+    /// An instant that must be later than now (a key's expiry).
+    NotInFuture,
     /// Not 1 to [`MAX_LINES`](crate::domain::checkout::MAX_LINES) lines.
     LineCount,
     /// More than [`MAX_WARRANTIES`](crate::domain::checkout::MAX_WARRANTIES) warranties on one line.

@@ -59,6 +59,27 @@ pub enum Conflict {
         /// The ready balance.
         ready: Decimal,
     },
+    /// The account's API access cannot move from its status to the one asked for
+    /// ([`ApiStatus::owner_may_move_to`]).
+    #[error("API access is {current} and cannot become {requested}")]
+    ApiStatusNotAllowed {
+        /// API status now.
+        current: ApiStatus,
+        /// API status asked for.
+        requested: ApiStatus,
+    },
+    /// A key asked for while the account's API access is not approved.
+    #[error("API access is {current}, not approved")]
+    ApiAccessNotApproved {
+        /// API status now.
+        current: ApiStatus,
+    },
+    /// A withdrawal requested outside the withdrawal window (Sunday and Thursday, Cairo).
+    #[error("the withdrawal window is closed until {opens_at}")]
+    WithdrawalWindowClosed {
+        /// When the next window opens.
+        opens_at: chrono::DateTime<chrono::Utc>,
+    },
     /// A ping or redelivery to a disabled webhook endpoint.
     #[error("the webhook is disabled")]
     WebhookDisabled,
@@ -88,9 +109,12 @@ impl Conflict {
             Conflict::DuplicateExternalReference { .. } => Some(R::DuplicateExternalReference),
             Conflict::WebhookDisabled => Some(R::WebhookDisabled),
             Conflict::WebhookBusy { .. } => Some(R::WebhookBusy),
-            Conflict::OverReadyBalance { .. } | Conflict::Duplicate(_) | Conflict::Refused(_) => {
-                None
-            }
+            Conflict::OverReadyBalance { .. }
+            | Conflict::ApiStatusNotAllowed { .. }
+            | Conflict::ApiAccessNotApproved { .. }
+            | Conflict::WithdrawalWindowClosed { .. }
+            | Conflict::Duplicate(_)
+            | Conflict::Refused(_) => None,
         }
     }
 }

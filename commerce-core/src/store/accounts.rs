@@ -88,6 +88,11 @@ pub trait AccountStore: Send + Sync {
         query: &AccountQuery,
         page: PageRequest,
     ) -> Result<Listing<Account>, StoreError>;
+    /// An account's keys, oldest first (revoked and expired ones included), each with the
+    /// minute it was last used, read from the key's latest rate window
+    /// ([`KeyListing::of`]): listing writes nothing, and requests write nothing for it.
+    /// An account that does not exist has none.
+    async fn keys(&self, account: AccountId) -> Result<Vec<KeyListing>, StoreError>;
     /// Counts one request of `key` in the fixed window `window` (UTC minutes since the epoch)
     /// if fewer than `limit` were counted; a refused request is not counted.
     async fn hit_rate_limit(
@@ -142,6 +147,14 @@ pub async fn authenticate_by_calls<S: AccountStore + ?Sized>(
 pub struct RateWindows(std::collections::HashMap<KeyId, (i64, u32)>);
 
 impl RateWindows {
+    /// The latest window `key` was counted in, if any.
+    pub fn latest(&self, key: KeyId) -> Option<i64> {
+        self.0
+            .get(&key)
+            .filter(|(_, used)| *used > 0)
+            .map(|(window, _)| *window)
+    }
+
     /// [`AccountStore::hit_rate_limit`]: counts one request of `key` in `window` if fewer than
     /// `limit` were counted; a new window starts from zero.
     pub fn hit(&mut self, key: KeyId, window: i64, limit: u32) -> RateLimitHit {

@@ -42,6 +42,7 @@ macro_rules! store_methods {
                     expires_at: Option<DateTime<Utc>>,
                     rate_limit: u32
                 ) -> Result<ApiKey, StoreError>;
+                fn keys(account: AccountId) -> Result<Vec<KeyListing>, StoreError>;
                 fn hit_rate_limit(key: KeyId, window: i64, limit: u32) -> Result<RateLimitHit, StoreError>;
                 fn authenticate(
                     hash: &KeyHash,

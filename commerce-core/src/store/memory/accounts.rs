@@ -97,6 +97,18 @@ impl AccountStore for MemoryStore {
         Ok(key.clone())
     }
 
+    async fn keys(&self, account: AccountId) -> Result<Vec<KeyListing>, StoreError> {
+        let s = self.lock();
+        let mut keys: Vec<KeyListing> = s
+            .keys
+            .values()
+            .filter(|k| k.account_id == account)
+            .map(|k| KeyListing::of(k.clone(), s.rate_windows.latest(k.id)))
+            .collect();
+        keys.sort_by_key(|k| k.key.id);
+        Ok(keys)
+    }
+
     async fn hit_rate_limit(
         &self,
         key: KeyId,

@@ -42,6 +42,9 @@ mod harness;
 mod input;
 mod operator;
 mod orders;
+mod owner;
+mod owner_pages;
+pub mod pages_client;
 mod pipeline;
 mod races;
 pub mod receiver;
@@ -127,6 +130,14 @@ macro_rules! for_each_http_case {
             (sandbox::sandbox_clock_moves_forward_only),
             (sandbox::sandbox_paths_are_unknown_to_a_production_engine),
             (catalog_removals::removed_products_are_listed_for_sync),
+            (owner::owner_operator_and_pages_refuse_the_same_input_alike),
+            (owner::owner_moves_api_access_as_the_specification_allows),
+            (owner::race_owner_withdrawals_never_overdraw),
+            (owner_pages::owner_pages_onboarding_from_login_to_me),
+            (owner_pages::owner_pages_refuse_forms_without_their_csrf_token),
+            (owner_pages::owner_pages_escape_names_and_hide_other_accounts_keys),
+            (owner_pages::owner_pages_show_errors_next_to_their_fields),
+            (owner_pages::owner_pages_wallet_and_withdrawals),
         ] }
     };
 }
@@ -199,6 +210,9 @@ mod tests {
         ("shipping.rs", include_str!("shipping.rs")),
         ("orders.rs", include_str!("orders.rs")),
         ("operator.rs", include_str!("operator.rs")),
+        ("owner.rs", include_str!("owner.rs")),
+        ("owner_pages.rs", include_str!("owner_pages.rs")),
+        ("pages_client.rs", include_str!("pages_client.rs")),
         ("wallet.rs", include_str!("wallet.rs")),
         ("races.rs", include_str!("races.rs")),
         ("receiver.rs", include_str!("receiver.rs")),

@@ -254,6 +254,55 @@ pub async fn revoking_a_key_keeps_the_first_revocation_instant(store: &dyn Store
     ));
 }
 
+/// `keys` lists an account's keys oldest first, revoked ones included, never another
+/// account's, each with the minute of its latest counted request (from the rate window, the
+/// authentication included) and none for a key never used or only refused.
+pub async fn keys_are_listed_with_the_minute_last_used(store: &dyn Store) {
+    let a = account(store, "Alpha").await;
+    let b = account(store, "Beta").await;
+    let first = key(store, a.id, 41).await;
+    let second = key(store, a.id, 42).await;
+    let third = key(store, a.id, 43).await;
+    let others = key(store, b.id, 44).await;
+    store.revoke_key(third.id, at(5)).await.unwrap();
+    let window = 29_000_100;
+    store
+        .hit_rate_limit(first.id, window - 3, 10)
+        .await
+        .unwrap();
+    store.hit_rate_limit(first.id, window, 10).await.unwrap();
+    store.hit_rate_limit(first.id, window, 10).await.unwrap();
+    store
+        .hit_rate_limit(others.id, window + 1, 10)
+        .await
+        .unwrap();
+    // A refused request is not counted, so it is no use either.
+    let refused = store.hit_rate_limit(third.id, window, 0).await.unwrap();
+    assert!(!refused.allowed);
+    // Through the authentication, as every API request counts.
+    let now = chrono::DateTime::from_timestamp((window + 2) * 60 + 30, 0).expect("instant");
+    let check = store
+        .authenticate(&[42; 32], now, window + 2)
+        .await
+        .unwrap();
+    assert!(check.is_some_and(|c| c.hit.is_some_and(|h| h.allowed)));
+
+    let minute = |w: i64| chrono::DateTime::from_timestamp(w * 60, 0);
+    let listed = store.keys(a.id).await.unwrap();
+    let ids: Vec<KeyId> = listed.iter().map(|k| k.key.id).collect();
+    assert_eq!(ids, [first.id, second.id, third.id]);
+    assert_eq!(listed[0].key, first);
+    assert_eq!(listed[0].last_used_at, minute(window));
+    assert_eq!(listed[1].last_used_at, minute(window + 2));
+    assert_eq!(listed[2].last_used_at, None);
+    assert_eq!(listed[2].key.revoked_at, Some(at(5)));
+    let theirs = store.keys(b.id).await.unwrap();
+    assert_eq!(theirs.len(), 1);
+    assert_eq!(theirs[0].key.id, others.id);
+    assert_eq!(theirs[0].last_used_at, minute(window + 1));
+    assert!(store.keys(a.id.absent()).await.unwrap().is_empty());
+}
+
 /// `set_key_terms` replaces expiry (also with none) and limit, nothing else.
 pub async fn key_terms_replace_expiry_and_limit(store: &dyn Store) {
     let a = account(store, "Alpha").await;

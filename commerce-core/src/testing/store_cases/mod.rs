@@ -88,6 +88,7 @@ macro_rules! __with_store_cases {
                 keys_are_found_by_hash_and_id,
                 revoking_a_key_keeps_the_first_revocation_instant,
                 key_terms_replace_expiry_and_limit,
+                keys_are_listed_with_the_minute_last_used,
                 rate_limit_counts_exactly_up_to_the_limit_per_window,
                 categories_round_trip_with_parents_and_activity,
                 product_round_trips_with_variants_and_warranties,

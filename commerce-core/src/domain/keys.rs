@@ -1,0 +1,101 @@
+//! The rules of a new API key, whoever creates it: the platform ([`Operator`](crate::Operator))
+//! or the account's owner ([`Owner`](crate::Owner), its pages). Both check a [`KeySpec`] here
+//! and report a [`FieldProblem`] per field that breaks a rule, with the same Arabic message.
+
+use chrono::{DateTime, Utc};
+
+use super::fields::{TextKind, clean_text};
+pub use crate::limits::MAX_KEY_NAME;
+use crate::model::{Ability, FieldProblem, Problem, Side};
+
+/// What a new key is allowed: [`KeySpec::new`] and the `with_*` methods.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct KeySpec {
+    /// Name shown to the owner.
+    pub name: String,
+    /// Abilities.
+    pub abilities: Vec<Ability>,
+    /// Expiry, if any.
+    pub expires_at: Option<DateTime<Utc>>,
+    /// Own per-minute limit (`None`: the engine's default, 120).
+    pub rate_limit: Option<u32>,
+}
+
+/// Who creates a key, for [`KeySpec::check`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyMaker {
+    /// The platform: any abilities, any expiry (imports and fixtures may carry expired keys).
+    Platform,
+    /// The account's owner, of this side at this instant: only the side's abilities
+    /// ([`Ability::for_side`]), at least one when the side has any, and an expiry later than now.
+    Owner {
+        /// The account's side.
+        side: Side,
+        /// Now.
+        now: DateTime<Utc>,
+    },
+}
+
+impl KeySpec {
+    /// A key named `name` with these abilities, no expiry, the engine's default limit.
+    pub fn new(name: impl Into<String>, abilities: impl IntoIterator<Item = Ability>) -> Self {
+        Self {
+            name: name.into(),
+            abilities: abilities.into_iter().collect(),
+            ..Self::default()
+        }
+    }
+
+    /// Expiring at `at`.
+    pub fn with_expiry(mut self, at: DateTime<Utc>) -> Self {
+        self.expires_at = Some(at);
+        self
+    }
+
+    /// With its own per-minute limit.
+    pub fn with_rate_limit(mut self, per_minute: u32) -> Self {
+        self.rate_limit = Some(per_minute);
+        self
+    }
+
+    /// The spec as stored, or every problem found: `name` required, printable, trimmed, at
+    /// most [`MAX_KEY_NAME`] characters (for everyone); for an owner, `abilities` only of the
+    /// account's side and at least one, and `expires_at` later than now.
+    pub fn check(mut self, maker: KeyMaker) -> Result<Self, Vec<FieldProblem>> {
+        let mut problems = Vec::new();
+        let mut note = |field: &str, problem: Problem| {
+            problems.push(FieldProblem {
+                field: field.to_owned(),
+                problem,
+            });
+        };
+        match clean_text(&self.name, MAX_KEY_NAME, TextKind::SingleLine) {
+            Ok(Some(name)) => self.name = name,
+            Ok(None) => note("name", Problem::Required),
+            Err(problem) => note("name", problem),
+        }
+        let mut seen = Vec::new();
+        self.abilities.retain(|a| {
+            let first = !seen.contains(a);
+            seen.push(*a);
+            first
+        });
+        if let KeyMaker::Owner { side, now } = maker {
+            let allowed = Ability::for_side(side);
+            if self.abilities.iter().any(|a| !allowed.contains(a)) {
+                note("abilities", Problem::UnknownValue);
+            } else if self.abilities.is_empty() && !allowed.is_empty() {
+                note("abilities", Problem::Required);
+            }
+            if self.expires_at.is_some_and(|at| at <= now) {
+                note("expires_at", Problem::NotInFuture);
+            }
+        }
+        if problems.is_empty() {
+            Ok(self)
+        } else {
+            Err(problems)
+        }
+    }
+}

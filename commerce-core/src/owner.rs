@@ -1,0 +1,197 @@
+//! The account owner's Rust API: what the owner does on the account's own pages (API access,
+//! keys, wallet and withdrawals; the onboarding of docs/onboarding.md), for an
+//! account whose owner the embedding application has logged in. Get one with
+//! [`Engine::owner`](crate::Engine::owner); the pages ([`owner_pages`](crate::owner_pages))
+//! are built on it.
+//!
+//! Every rule is the one the platform's [`Operator`] and the HTTP API apply (the same
+//! functions, the same [`OperatorError`]s, the same Arabic messages): a key's fields
+//! ([`KeySpec::check`]), a withdrawal's amount, minimum, wallet and ready balance (decided by
+//! the store with the insert, so requests made at once never together exceed it). What the
+//! owner may do besides is narrower: abilities of the account's side only, an expiry later
+//! than now, API status moves of [`ApiStatus::owner_may_move_to`], withdrawals inside the
+//! window (Sunday and Thursday, Cairo), and only the account's own keys (another account's
+//! key is [`OperatorError::NotFound`], as the API answers another account's order).
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
+
+use crate::domain::keys::{KeyMaker, KeySpec};
+use crate::domain::wallet::{WalletFigures, WithdrawalWindow, withdrawal_window};
+use crate::model::*;
+use crate::operator::{self, Conflict, CreatedKey, Operator, OperatorError, OperatorResult};
+use crate::shared::Shared;
+
+/// A withdrawal request as the owner fills it on the wallet page.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct WithdrawalForm {
+    /// Amount, EGP.
+    pub amount: Decimal,
+    /// Mobile wallet number to pay to.
+    pub wallet_number: String,
+    /// The wallet's description ("فودافون كاش").
+    pub wallet_description: String,
+}
+
+impl WithdrawalForm {
+    /// `amount` to the mobile wallet `wallet_number` described as `wallet_description`.
+    pub fn new(
+        amount: Decimal,
+        wallet_number: impl Into<String>,
+        wallet_description: impl Into<String>,
+    ) -> Self {
+        Self {
+            amount,
+            wallet_number: wallet_number.into(),
+            wallet_description: wallet_description.into(),
+        }
+    }
+}
+
+/// The owner's handle on one account: [`Engine::owner`](crate::Engine::owner) with the id the
+/// host's own login established (never an API key).
+#[derive(Debug, Clone)]
+pub struct Owner {
+    shared: Arc<Shared>,
+    account: AccountId,
+}
+
+impl Owner {
+    pub(crate) fn new(shared: Arc<Shared>, account: AccountId) -> Self {
+        Self { shared, account }
+    }
+
+    fn operator(&self) -> Operator {
+        Operator::new(self.shared.clone())
+    }
+
+    /// The account's id.
+    pub fn account_id(&self) -> AccountId {
+        self.account
+    }
+
+    /// The account; [`OperatorError::NotFound`] when there is none.
+    pub async fn account(&self) -> OperatorResult<Account> {
+        self.shared
+            .store
+            .account(self.account)
+            .await?
+            .ok_or(OperatorError::NotFound)
+    }
+
+    /// Requests API access: `pending`, for the team to approve
+    /// ([`Operator::set_api_status`]), or `approved` at once where the platform says so
+    /// ([`Config::approve_api_requests`](crate::Config::approve_api_requests): the sandbox).
+    pub async fn request_api_access(&self) -> OperatorResult<Account> {
+        let account = self.move_api_status(ApiStatus::Pending).await?;
+        if self.shared.config.approve_api_requests {
+            return self
+                .operator()
+                .set_api_status(account.id, ApiStatus::Approved)
+                .await;
+        }
+        Ok(account)
+    }
+
+    /// Suspends API access (its keys stop at once); a new request puts it back to the team.
+    pub async fn suspend_api_access(&self) -> OperatorResult<Account> {
+        self.move_api_status(ApiStatus::Suspended).await
+    }
+
+    /// Cancels API access (its keys stop at once).
+    pub async fn cancel_api_access(&self) -> OperatorResult<Account> {
+        self.move_api_status(ApiStatus::Cancelled).await
+    }
+
+    async fn move_api_status(&self, to: ApiStatus) -> OperatorResult<Account> {
+        let account = self.account().await?;
+        if !account.api_status.owner_may_move_to(to) {
+            return Err(Conflict::ApiStatusNotAllowed {
+                current: account.api_status,
+                requested: to,
+            }
+            .into());
+        }
+        self.operator().set_api_status(account.id, to).await
+    }
+
+    /// The account's keys, oldest first, each with the minute it was last used.
+    pub async fn keys(&self) -> OperatorResult<Vec<KeyListing>> {
+        self.operator().keys(self.account).await
+    }
+
+    /// Creates a key (plaintext returned this once) while API access is approved: the rules of
+    /// every key ([`KeySpec::check`]) and the owner's (the side's abilities, an expiry later
+    /// than now); the per-minute limit is the platform's default (`rate_limit` is ignored).
+    pub async fn create_key(&self, mut spec: KeySpec) -> OperatorResult<CreatedKey> {
+        let account = self.account().await?;
+        spec.rate_limit = None;
+        let maker = KeyMaker::Owner {
+            side: account.side,
+            now: self.shared.now(),
+        };
+        let spec = spec.check(maker).map_err(OperatorError::Invalid)?;
+        if account.api_status != ApiStatus::Approved {
+            return Err(Conflict::ApiAccessNotApproved {
+                current: account.api_status,
+            }
+            .into());
+        }
+        self.operator().create_key(account.id, spec).await
+    }
+
+    /// Revokes one of the account's keys; another account's key is `NotFound`.
+    pub async fn revoke_key(&self, id: KeyId) -> OperatorResult<ApiKey> {
+        match self.shared.store.key(id).await? {
+            Some(key) if key.account_id == self.account => self.operator().revoke_key(id).await,
+            _ => Err(OperatorError::NotFound),
+        }
+    }
+
+    /// The wallet, as `GET /wallet` shows it.
+    pub async fn wallet(&self) -> OperatorResult<WalletFigures> {
+        self.operator().wallet(self.account).await
+    }
+
+    /// The current or next withdrawal window.
+    pub fn withdrawal_window(&self) -> WithdrawalWindow {
+        withdrawal_window(self.shared.now())
+    }
+
+    /// Requests a withdrawal inside the window ([`Conflict::WithdrawalWindowClosed`]
+    /// otherwise), by the operator's own rule: at least the minimum, at most what is ready
+    /// ([`Conflict::OverReadyBalance`], decided by the store with the insert).
+    pub async fn request_withdrawal(&self, form: WithdrawalForm) -> OperatorResult<Withdrawal> {
+        let window = self.withdrawal_window();
+        let new = NewWithdrawal::new(
+            self.account,
+            form.amount,
+            form.wallet_number,
+            form.wallet_description,
+        );
+        // The field rules first, so a wrong field is named even on a closed day.
+        operator::check_withdrawal(&self.shared, new.clone())?;
+        if !window.open {
+            return Err(Conflict::WithdrawalWindowClosed {
+                opens_at: window.opens_at,
+            }
+            .into());
+        }
+        operator::request_withdrawal(&self.shared, new).await
+    }
+
+    /// The account's withdrawals, newest first.
+    pub async fn withdrawals(&self) -> OperatorResult<Vec<Withdrawal>> {
+        let mut all = self.shared.store.withdrawals(self.account).await?;
+        all.sort_by_key(|w| std::cmp::Reverse((w.created_at, w.id)));
+        Ok(all)
+    }
+
+    /// The current instant of the engine's clock.
+    pub fn now(&self) -> DateTime<Utc> {
+        self.shared.now()
+    }
+}

@@ -1,0 +1,274 @@
+//! The owner onboarding in a real browser: headless Chromium
+//! driven over WebDriver (chromedriver) through the sandbox's owner pages, with a screenshot of
+//! each page saved to `docs/onboarding/`. Run by `.ci/browser.sh`, which installs Chromium when
+//! it is absent; ignored by a plain `cargo test` (it needs the browser):
+//!
+//! ```text
+//! cargo test --test browser -- --ignored
+//! ```
+//!
+//! A newcomer logs in through the demo login, requests API access (the sandbox approves at
+//! once), creates a key with `catalog:read`, copies it from the page, and `GET /api/v1/me`
+//! with it answers 200; then marketer A requests a withdrawal from the wallet page (a refusal
+//! under the field first). The engine's clock is set inside a withdrawal window (the next
+//! Sunday or Thursday, noon in Cairo), the only thing this test changes of the sandbox.
+//!
+//! Settings: `CHROMEDRIVER` (default `chromedriver`), `CHROMIUM` (default `/usr/bin/chromium`),
+//! `COMMERCE_SCREENSHOTS` (default `docs/onboarding` of this crate).
+
+use std::net::TcpListener as StdListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use commerce::clock::ManualClock;
+use commerce::domain::wallet::withdrawal_window;
+use commerce::store::MemoryStore;
+use commerce::{Engine, sandbox};
+use fantoccini::{Client, ClientBuilder, Locator};
+
+/// The chromedriver process, killed when the test ends (passed or not).
+struct Driver(Child);
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    StdListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+async fn start_driver() -> (Driver, String) {
+    let port = free_port();
+    let program = std::env::var("CHROMEDRIVER").unwrap_or_else(|_| "chromedriver".into());
+    let child = Command::new(&program)
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{program} does not start ({e}): run .ci/browser.sh"));
+    let driver = Driver(child);
+    for _ in 0..100 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            return (driver, format!("http://127.0.0.1:{port}"));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("chromedriver did not listen on {port}");
+}
+
+async fn browser(driver: &str) -> Client {
+    let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    let mut capabilities = serde_json::Map::new();
+    capabilities.insert(
+        "goog:chromeOptions".into(),
+        serde_json::json!({
+            "binary": chromium,
+            "args": ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
+                     "--disable-gpu", "--window-size=430,900", "--lang=ar",
+                     "--hide-scrollbars", "--force-device-scale-factor=1"],
+        }),
+    );
+    let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+    ClientBuilder::new(connector)
+        .capabilities(capabilities)
+        .connect(driver)
+        .await
+        .expect("a Chromium session")
+}
+
+/// Saves the whole page (the window grown to the page's height) as `docs/onboarding/<name>.png`.
+async fn screenshot(client: &Client, name: &str) {
+    let height = client
+        .execute("return document.documentElement.scrollHeight", vec![])
+        .await
+        .ok()
+        .and_then(|v| v.as_u64())
+        .unwrap_or(900)
+        .clamp(600, 4000);
+    client
+        .set_window_size(430, u32::try_from(height).unwrap_or(900) + 20)
+        .await
+        .expect("resize");
+    let png = client.screenshot().await.expect("a screenshot");
+    let dir = std::env::var("COMMERCE_SCREENSHOTS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/onboarding"));
+    std::fs::create_dir_all(&dir).expect("the screenshots' directory");
+    std::fs::write(dir.join(format!("{name}.png")), png).expect("the screenshot is saved");
+    client.set_window_size(430, 900).await.expect("resize back");
+}
+
+async fn click(client: &Client, css: &str) {
+    client
+        .find(Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("no {css}: {e}"))
+        .click()
+        .await
+        .unwrap_or_else(|e| panic!("cannot click {css}: {e}"));
+}
+
+async fn fill(client: &Client, css: &str, text: &str) {
+    let field = client.find(Locator::Css(css)).await.expect("the field");
+    field.clear().await.expect("cleared");
+    field.send_keys(text).await.expect("typed");
+}
+
+async fn text(client: &Client, css: &str) -> String {
+    client
+        .find(Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("no {css}: {e}"))
+        .text()
+        .await
+        .expect("its text")
+}
+
+async fn log_in_as(client: &Client, base: &str, account: i64) {
+    client
+        .goto(&format!("{base}/account/login"))
+        .await
+        .expect("login page");
+    click(
+        client,
+        &format!("form:has(input[name=account][value=\"{account}\"]) button"),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Chromium and chromedriver: .ci/browser.sh"]
+async fn onboarding_and_withdrawal_in_chromium() {
+    // A sandbox inside a withdrawal window (noon of the next Sunday or Thursday in Cairo).
+    let now = chrono::Utc::now();
+    let window = withdrawal_window(now);
+    let at = if window.open {
+        now
+    } else {
+        window.opens_at + chrono::Duration::hours(12)
+    };
+    let clock = ManualClock::new(at);
+    let engine = Engine::builder(Arc::new(MemoryStore::new()))
+        .config(sandbox::config())
+        .clock(Arc::new(clock))
+        .build()
+        .expect("valid settings");
+    let fixture = sandbox::seed(&engine).await.expect("seeded");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("address");
+    let base = format!("http://{addr}");
+    let pages = sandbox::account_pages(&engine, &format!("{base}/api/v1"));
+    let app =
+        commerce::axum::app(engine).nest_service("/account", commerce::axum::owner_pages(pages));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let (_driver, driver_url) = start_driver().await;
+    let client = browser(&driver_url).await;
+
+    // The newcomer: log in (demo), request API access, approved at once.
+    client
+        .goto(&format!("{base}/account/"))
+        .await
+        .expect("pages");
+    assert!(
+        client
+            .current_url()
+            .await
+            .expect("url")
+            .as_str()
+            .ends_with("/account/login")
+    );
+    screenshot(&client, "01-demo-login").await;
+    log_in_as(&client, &base, fixture.newcomer.0).await;
+    assert_eq!(text(&client, "#api-status").await, "لسه ما اتطلبش");
+    screenshot(&client, "02-api-access").await;
+    click(&client, "form[action=\"/account/access/request\"] button").await;
+    assert_eq!(text(&client, "#api-status").await, "شغال");
+    screenshot(&client, "03-api-access-approved").await;
+
+    // A key with catalog:read, copied from the page that shows it once.
+    client
+        .goto(&format!("{base}/account/keys"))
+        .await
+        .expect("keys");
+    fill(&client, "#name", "متجري على شوبيفاي").await;
+    click(&client, "input[name=abilities][value=\"catalog:read\"]").await;
+    screenshot(&client, "04-new-key-form").await;
+    click(
+        &client,
+        "form[action=\"/account/keys\"] button[type=submit]",
+    )
+    .await;
+    let key = text(&client, "#new-key").await;
+    assert!(key.starts_with(commerce::KEY_PREFIX), "{key}");
+    screenshot(&client, "05-key-shown-once").await;
+
+    let me = reqwest::Client::new()
+        .get(format!("{base}/api/v1/me"))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .expect("GET /api/v1/me");
+    assert_eq!(me.status(), 200);
+    let body: serde_json::Value =
+        serde_json::from_slice(&me.bytes().await.expect("a body")).expect("JSON");
+    assert_eq!(body["data"]["id"], fixture.newcomer.0);
+
+    client
+        .goto(&format!("{base}/account/keys"))
+        .await
+        .expect("keys");
+    let listed = client.source().await.expect("source");
+    assert!(listed.contains("متجري على شوبيفاي") && !listed.contains(&key));
+    assert!(
+        !listed.contains("لسه ما استخدمش"),
+        "the key was used a moment ago"
+    );
+    screenshot(&client, "06-keys-list").await;
+
+    // Marketer A's wallet: a refusal under the field, then a withdrawal request.
+    log_in_as(&client, &base, fixture.marketer_a.0).await;
+    client
+        .goto(&format!("{base}/account/wallet"))
+        .await
+        .expect("wallet");
+    screenshot(&client, "07-wallet").await;
+    fill(&client, "#amount", "50").await;
+    fill(&client, "#wallet_number", "01012345678").await;
+    fill(&client, "#wallet_description", "فودافون كاش").await;
+    click(
+        &client,
+        "form[action=\"/account/wallet/withdrawals\"] button",
+    )
+    .await;
+    assert!(text(&client, "#amount-error").await.contains("الحد الأدنى"));
+    screenshot(&client, "08-withdrawal-refused").await;
+    fill(&client, "#amount", "100").await;
+    click(
+        &client,
+        "form[action=\"/account/wallet/withdrawals\"] button",
+    )
+    .await;
+    let page = client.source().await.expect("source");
+    assert!(
+        page.contains("طلب السحب اتسجل") && page.contains("قيد المراجعة"),
+        "{page}"
+    );
+    assert_eq!(text(&client, "#ready").await, "36.00 جنيه");
+    screenshot(&client, "09-withdrawal-requested").await;
+
+    client.close().await.expect("closed");
+}
