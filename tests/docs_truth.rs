@@ -105,6 +105,9 @@ fn every_error_body_in_the_docs_is_one_the_api_gives() {
     let mut seen = 0;
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "md") {
+            continue; // docs/onboarding/: the screenshots
+        }
         let text = std::fs::read_to_string(&path).unwrap();
         for (at, _) in text.match_indices("{\"error\":{") {
             let body = &text[at..];

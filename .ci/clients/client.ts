@@ -123,6 +123,38 @@ export const calls: Calls = {
   "/api/v1/products/{id}": {
     get: (c) => c.call("/api/v1/products/{id}", "get", { path: { id: 1 } }, undefined),
   },
+  "/api/v1/products/removed": {
+    get: async (c) => {
+      const removed = await c.call(
+        "/api/v1/products/removed",
+        "get",
+        { query: { since: "2026-01-01T00:00:00Z" } },
+        undefined,
+      );
+      const at: string | undefined = removed.data[0]?.removed_at;
+      return at;
+    },
+  },
+  "/api/v1/sandbox/orders/{id}/status": {
+    post: async (c) => {
+      const moved = await c.call(
+        "/api/v1/sandbox/orders/{id}/status",
+        "post",
+        { path: { id: 5 } },
+        { status: "order_confirmed" },
+      );
+      const key: string = moved.data.status.key;
+      return key;
+    },
+  },
+  "/api/v1/sandbox/clock": {
+    get: (c) => c.call("/api/v1/sandbox/clock", "get", {}, undefined),
+    post: async (c) => {
+      const clock = await c.call("/api/v1/sandbox/clock", "post", {}, { advance_seconds: 60 });
+      const now: string = clock.data.now;
+      return now;
+    },
+  },
   "/api/v1/shipping/options": {
     get: (c) => c.call("/api/v1/shipping/options", "get", {}, undefined),
   },
