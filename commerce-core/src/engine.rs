@@ -14,7 +14,6 @@ use http::request::Parts;
 use http::{Request, Response};
 use tracing::{Instrument, Span, field};
 
-use crate::api::rendered_products::RenderedProducts;
 use crate::api::{self, Ctx};
 use crate::auth;
 use crate::clock::{Clock, OffsetClock, SystemClock};
@@ -24,6 +23,7 @@ use crate::error::ApiError;
 use crate::observe;
 use crate::operator::Operator;
 use crate::pulls_seen::PullsSeen;
+use crate::rendered_products::RenderedProducts;
 use crate::request_id::RequestId;
 use crate::routes::{self, Endpoint};
 use crate::shared::Shared;

@@ -5,11 +5,11 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
-use crate::api::rendered_products::RenderedProducts;
 use crate::clock::{Clock, OffsetClock};
 use crate::config::Config;
 use crate::domain::wallet::PayoutRules;
 use crate::pulls_seen::PullsSeen;
+use crate::rendered_products::RenderedProducts;
 use crate::store::Store;
 
 /// Shared by every clone of an [`Engine`](crate::Engine) and its [`Operator`](crate::Operator).

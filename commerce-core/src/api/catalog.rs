@@ -8,11 +8,11 @@ use http::Response;
 use serde_json::value::RawValue;
 
 use super::Ctx;
-use super::rendered_products::Rendered;
 use crate::error::ApiError;
 use crate::input::Query;
 use crate::messages;
 use crate::model::{Category, CategoryId, Product, ProductFilter, ProductId};
+use crate::rendered_products::Rendered;
 use crate::time::{cairo_month, cairo_timestamp};
 use crate::wire::CategoryView;
 

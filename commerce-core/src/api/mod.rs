@@ -5,7 +5,6 @@ pub(crate) mod checkout;
 mod idempotency;
 mod me;
 pub(crate) mod orders;
-pub(crate) mod rendered_products;
 mod sandbox;
 mod shipping;
 mod wallet;

@@ -414,7 +414,8 @@ pub async fn sandbox_paths_are_unknown_to_a_production_engine(h: &Harness) {
                 Some(A),
                 path,
                 body.clone(),
-                &[],
+                // The same request id on both, so that the answers can be the same bytes.
+                &[("request-id", "req-sandbox-paths")],
             ))
         };
         let answer = send(&path).await;
