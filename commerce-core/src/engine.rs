@@ -182,8 +182,7 @@ impl Engine {
 
     /// The store as the engine was given it, for an application's own reads and for another
     /// engine over the same data. Operations called on it directly are not traced (the
-    /// engine's own and the [`Operator`]'s are: they go through its tracing layer); wrap it in
-    /// [`Traced`] for that.
+    /// engine's own and the [`Operator`]'s are: they go through its tracing layer).
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.given_store
     }
