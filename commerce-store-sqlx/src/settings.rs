@@ -159,6 +159,7 @@ impl PoolSettings {
 
     /// The session parameters (PostgreSQL startup options) these settings ask for, in
     /// milliseconds.
+    #[cfg(any(feature = "postgres", test))]
     pub(crate) fn session_parameters(&self) -> Vec<(&'static str, String)> {
         let millis = |d: Duration| format!("{}ms", d.as_millis().max(1));
         let mut parameters = Vec::new();
