@@ -107,20 +107,24 @@ fn inline(
     ]
 }
 
+/// The raw lines as `price` takes them, each with the same warranties.
+fn line_inputs<'a>(raw: &[RawLine], warranties: &'a [WarrantyTerms]) -> Vec<LineInput<'a>> {
+    raw.iter()
+        .map(|&(price, profit, quantity)| LineInput {
+            price,
+            profit,
+            quantity,
+            warranties,
+        })
+        .collect()
+}
+
 fn bench_pricing(c: &mut Criterion) {
     let commission = Decimal::from(4);
     let mut group = c.benchmark_group("pricing");
     for n in SIZES {
         let (raw, warranties) = inputs(n);
-        let lines: Vec<LineInput> = raw
-            .iter()
-            .map(|&(price, profit, quantity)| LineInput {
-                price,
-                profit,
-                quantity,
-                warranties: &warranties,
-            })
-            .collect();
+        let lines = line_inputs(&raw, &warranties);
         // Both paths agree to the piastre before anything is timed.
         let priced = price(&lines, shipping(), commission);
         let t = &priced.totals;
@@ -179,15 +183,7 @@ fn run_loop(spec: &str) {
         .filter(|size| only.is_none_or(|o| o == *size))
     {
         let (raw, warranties) = inputs(size);
-        let lines: Vec<LineInput> = raw
-            .iter()
-            .map(|&(price, profit, quantity)| LineInput {
-                price,
-                profit,
-                quantity,
-                warranties: &warranties,
-            })
-            .collect();
+        let lines = line_inputs(&raw, &warranties);
         for _ in 0..n {
             match path {
                 "price" => {
