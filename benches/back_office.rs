@@ -324,7 +324,7 @@ fn cases(t0: DateTime<Utc>) -> Vec<Case> {
             "orders: one account, 10 a page",
             true,
             What::Orders(
-                orders().account(AccountId(1)),
+                orders().account(AccountId::new(1)),
                 PageRequest {
                     page: 1,
                     per_page: 10,

@@ -49,7 +49,11 @@ async fn confirm_order(State(app): State<AppState>, Path(id): Path<i64>) -> Resp
     match app
         .engine
         .operator()
-        .move_order(commerce::model::OrderId(id), OrderStatus::Confirmed, None)
+        .move_order(
+            commerce::model::OrderId::new(id),
+            OrderStatus::Confirmed,
+            None,
+        )
         .await
     {
         Ok(order) => json_response(

@@ -26,7 +26,11 @@ async fn confirm_order(id: i64, engine: Engine) -> warp::reply::Response {
     use warp::Reply;
     match engine
         .operator()
-        .move_order(commerce::model::OrderId(id), OrderStatus::Confirmed, None)
+        .move_order(
+            commerce::model::OrderId::new(id),
+            OrderStatus::Confirmed,
+            None,
+        )
         .await
     {
         Ok(order) => warp::reply::json(&json!({

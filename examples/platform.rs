@@ -150,7 +150,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
     let response = engine.handle(request).await;
     let answer: Value = serde_json::from_slice(response.body())?;
     assert_eq!(response.status(), 201, "{answer}");
-    let order_id = OrderId(answer["data"]["id"].as_i64().expect("an order id"));
+    let order_id = OrderId::new(answer["data"]["id"].as_i64().expect("an order id"));
     println!(
         "order {} placed through the API: customer pays {}",
         answer["data"]["number"], answer["data"]["totals"]["customer_total"]

@@ -304,7 +304,7 @@ async fn confirm_order(
     let moved = app
         .engine
         .operator()
-        .move_order(OrderId(id), OrderStatus::Confirmed, None)
+        .move_order(OrderId::new(id), OrderStatus::Confirmed, None)
         .await;
     match moved {
         Ok(order) => json_response(

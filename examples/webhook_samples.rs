@@ -39,7 +39,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             Some(OrderStatus::Pending),
             context,
         ),
-        ping_event(WebhookId(1), engine.now()),
+        ping_event(WebhookId::new(1), engine.now()),
     ];
     let (current, previous) = (new_secret(), new_secret());
     let timestamp = engine.now().timestamp();

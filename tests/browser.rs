@@ -192,7 +192,7 @@ async fn onboarding_and_withdrawal_in_chromium() {
             .ends_with("/account/login")
     );
     screenshot(&client, "01-demo-login").await;
-    log_in_as(&client, &base, fixture.newcomer.0).await;
+    log_in_as(&client, &base, fixture.newcomer.get()).await;
     assert_eq!(text(&client, "#api-status").await, "لسه ما اتطلبش");
     screenshot(&client, "02-api-access").await;
     click(&client, "form[action=\"/account/access/request\"] button").await;
@@ -225,7 +225,7 @@ async fn onboarding_and_withdrawal_in_chromium() {
     assert_eq!(me.status(), 200);
     let body: serde_json::Value =
         serde_json::from_slice(&me.bytes().await.expect("a body")).expect("JSON");
-    assert_eq!(body["data"]["id"], fixture.newcomer.0);
+    assert_eq!(body["data"]["id"], fixture.newcomer.get());
 
     client
         .goto(&format!("{base}/account/keys"))
@@ -240,7 +240,7 @@ async fn onboarding_and_withdrawal_in_chromium() {
     screenshot(&client, "06-keys-list").await;
 
     // Marketer A's wallet: a refusal under the field, then a withdrawal request.
-    log_in_as(&client, &base, fixture.marketer_a.0).await;
+    log_in_as(&client, &base, fixture.marketer_a.get()).await;
     client
         .goto(&format!("{base}/account/wallet"))
         .await

@@ -223,7 +223,7 @@ impl Client {
     /// The order id in the body of the answer just read.
     fn answered_id(&self, head: ResponseHead) -> Option<OrderId> {
         let body: Value = serde_json::from_slice(head.body(&self.buf)).ok()?;
-        body["data"]["id"].as_i64().map(OrderId)
+        body["data"]["id"].as_i64().map(OrderId::new)
     }
 
     /// Writes all or half of `request` on a new connection and drops it 0–20 ms later.

@@ -124,7 +124,7 @@ mod tests {
     #[test]
     fn a_ping_names_its_endpoint() {
         let at = chrono::DateTime::from_timestamp(1_800_000_000, 0).unwrap();
-        let event = ping_event(WebhookId(7), at);
+        let event = ping_event(WebhookId::new(7), at);
         let body: serde_json::Value = serde_json::from_str(&event.payload).unwrap();
         assert_eq!(body["type"], "ping");
         assert_eq!(body["id"], event.id.as_str());

@@ -105,7 +105,7 @@ pub struct CreatedKey {
 /// let response = engine.handle(request).await;
 /// assert_eq!(response.status(), 201);
 /// let created: serde_json::Value = serde_json::from_slice(response.body())?;
-/// let order_id = OrderId(created["data"]["id"].as_i64().unwrap());
+/// let order_id = OrderId::new(created["data"]["id"].as_i64().unwrap());
 ///
 /// // The back office moves it; both pieces are delivered.
 /// op.move_order(order_id, OrderStatus::Confirmed, None).await?;

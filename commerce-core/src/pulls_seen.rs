@@ -65,32 +65,36 @@ mod tests {
         use crate::model::ProductId as P;
         let seen = PullsSeen::default();
         assert_eq!(
-            seen.unseen(AccountId(1), "2026-11", &[P(1), P(2)]),
-            vec![P(1), P(2)]
+            seen.unseen(AccountId::new(1), "2026-11", &[P::new(1), P::new(2)]),
+            vec![P::new(1), P::new(2)]
         );
-        seen.remember(AccountId(1), "2026-11", &[P(1), P(2)]);
+        seen.remember(AccountId::new(1), "2026-11", &[P::new(1), P::new(2)]);
         assert_eq!(
-            seen.unseen(AccountId(1), "2026-11", &[P(1), P(2), P(3)]),
-            vec![P(3)]
+            seen.unseen(
+                AccountId::new(1),
+                "2026-11",
+                &[P::new(1), P::new(2), P::new(3)]
+            ),
+            vec![P::new(3)]
         );
         assert_eq!(
-            seen.unseen(AccountId(2), "2026-11", &[P(1)]),
-            vec![P(1)],
+            seen.unseen(AccountId::new(2), "2026-11", &[P::new(1)]),
+            vec![P::new(1)],
             "another account"
         );
         assert_eq!(
-            seen.unseen(AccountId(1), "2026-12", &[P(1)]),
-            vec![P(1)],
+            seen.unseen(AccountId::new(1), "2026-12", &[P::new(1)]),
+            vec![P::new(1)],
             "another month"
         );
-        seen.remember(AccountId(1), "2026-12", &[ProductId(3)]);
+        seen.remember(AccountId::new(1), "2026-12", &[ProductId::new(3)]);
         assert_eq!(
-            seen.unseen(AccountId(1), "2026-11", &[P(1)]),
-            vec![P(1)],
+            seen.unseen(AccountId::new(1), "2026-11", &[P::new(1)]),
+            vec![P::new(1)],
             "the old month is gone"
         );
         assert_eq!(
-            seen.unseen(AccountId(1), "2026-12", &[ProductId(3)]),
+            seen.unseen(AccountId::new(1), "2026-12", &[ProductId::new(3)]),
             Vec::<ProductId>::new()
         );
     }

@@ -219,26 +219,26 @@ pub static ROUTES: &[Route] = routes! {
     GET "/categories" => |_| Endpoint::Categories;
     GET "/products" => |_| Endpoint::Products;
     GET "/products/removed" => |_| Endpoint::RemovedProducts;
-    GET "/products/{id}" => |ids| Endpoint::Product(ProductId(ids[0]));
+    GET "/products/{id}" => |ids| Endpoint::Product(ProductId::new(ids[0]));
     GET "/shipping/options" => |_| Endpoint::ShippingOptions;
     POST "/shipping/quote" => |_| Endpoint::ShippingQuote;
     GET "/orders" => |_| Endpoint::ListOrders;
     POST "/orders" => |_| Endpoint::CreateOrder;
-    GET "/orders/{id}" => |ids| Endpoint::Order(OrderId(ids[0]));
-    POST "/orders/{id}/cancel" => |ids| Endpoint::CancelOrder(OrderId(ids[0]));
+    GET "/orders/{id}" => |ids| Endpoint::Order(OrderId::new(ids[0]));
+    POST "/orders/{id}/cancel" => |ids| Endpoint::CancelOrder(OrderId::new(ids[0]));
     GET "/wallet" => |_| Endpoint::Wallet;
     GET "/webhooks" => |_| Endpoint::ListWebhooks;
     POST "/webhooks" => |_| Endpoint::CreateWebhook;
-    GET "/webhooks/{id}" => |ids| Endpoint::Webhook(WebhookId(ids[0]));
-    PATCH "/webhooks/{id}" => |ids| Endpoint::UpdateWebhook(WebhookId(ids[0]));
-    DELETE "/webhooks/{id}" => |ids| Endpoint::DeleteWebhook(WebhookId(ids[0]));
-    POST "/webhooks/{id}/rotate_secret" => |ids| Endpoint::RotateWebhookSecret(WebhookId(ids[0]));
-    POST "/webhooks/{id}/ping" => |ids| Endpoint::PingWebhook(WebhookId(ids[0]));
-    GET "/webhooks/{id}/deliveries" => |ids| Endpoint::WebhookDeliveries(WebhookId(ids[0]));
+    GET "/webhooks/{id}" => |ids| Endpoint::Webhook(WebhookId::new(ids[0]));
+    PATCH "/webhooks/{id}" => |ids| Endpoint::UpdateWebhook(WebhookId::new(ids[0]));
+    DELETE "/webhooks/{id}" => |ids| Endpoint::DeleteWebhook(WebhookId::new(ids[0]));
+    POST "/webhooks/{id}/rotate_secret" => |ids| Endpoint::RotateWebhookSecret(WebhookId::new(ids[0]));
+    POST "/webhooks/{id}/ping" => |ids| Endpoint::PingWebhook(WebhookId::new(ids[0]));
+    GET "/webhooks/{id}/deliveries" => |ids| Endpoint::WebhookDeliveries(WebhookId::new(ids[0]));
     POST "/webhooks/{id}/deliveries/{delivery_id}/redeliver" =>
-        |ids| Endpoint::Redeliver(WebhookId(ids[0]), DeliveryId(ids[1]));
+        |ids| Endpoint::Redeliver(WebhookId::new(ids[0]), DeliveryId::new(ids[1]));
     GET "/openapi.json" => |_| Endpoint::OpenApi;
-    POST "/sandbox/orders/{id}/status" => |ids| Endpoint::SandboxMoveOrder(OrderId(ids[0]));
+    POST "/sandbox/orders/{id}/status" => |ids| Endpoint::SandboxMoveOrder(OrderId::new(ids[0]));
     GET "/sandbox/clock" => |_| Endpoint::SandboxClock;
     POST "/sandbox/clock" => |_| Endpoint::SandboxAdvanceClock;
 };
@@ -339,7 +339,7 @@ mod tests {
         );
         assert_eq!(
             resolve(&Method::GET, "/api/v1/products/12", false).unwrap(),
-            Endpoint::Product(ProductId(12))
+            Endpoint::Product(ProductId::new(12))
         );
         assert_eq!(
             resolve(&Method::POST, "/api/v1/orders", false).unwrap(),
@@ -347,7 +347,7 @@ mod tests {
         );
         assert_eq!(
             resolve(&Method::POST, "/api/v1/orders/7/cancel", false).unwrap(),
-            Endpoint::CancelOrder(OrderId(7))
+            Endpoint::CancelOrder(OrderId::new(7))
         );
     }
 
@@ -367,7 +367,7 @@ mod tests {
                 false
             )
             .unwrap(),
-            Endpoint::Redeliver(WebhookId(3), DeliveryId(9))
+            Endpoint::Redeliver(WebhookId::new(3), DeliveryId::new(9))
         );
         assert_eq!(
             resolve(&Method::HEAD, "/api/v1/webhooks", false).unwrap(),
@@ -383,7 +383,7 @@ mod tests {
         );
         assert_eq!(
             resolve(&Method::GET, "/api/v1/products/7", false).unwrap(),
-            Endpoint::Product(ProductId(7))
+            Endpoint::Product(ProductId::new(7))
         );
         assert_eq!(
             resolve(&Method::POST, "/api/v1/products/removed", false)
@@ -407,7 +407,7 @@ mod tests {
         }
         assert_eq!(
             resolve(&Method::POST, "/api/v1/sandbox/orders/3/status", true).unwrap(),
-            Endpoint::SandboxMoveOrder(OrderId(3))
+            Endpoint::SandboxMoveOrder(OrderId::new(3))
         );
         assert_eq!(
             resolve(&Method::DELETE, "/api/v1/sandbox/clock", true)

@@ -178,7 +178,7 @@ pub async fn seed_if_empty(engine: &Engine) -> Result<Option<Sandbox>, OperatorE
             .map_err(OperatorError::from)?
             .is_empty()
         && store
-            .account(AccountId(1))
+            .account(AccountId::new(1))
             .await
             .map_err(OperatorError::from)?
             .is_none();
@@ -503,7 +503,7 @@ pub async fn seed(engine: &Engine) -> Result<Sandbox, OperatorError> {
             .iter()
             .find(|(e, _)| e == english)
             .map(|(_, id)| *id)
-            .unwrap_or_default()
+            .expect("every governorate of Egypt was just created")
     };
     let standard = op.create_shipping_option("شحن عادي").await?;
     for (index, (english, id)) in governorates.iter().enumerate() {

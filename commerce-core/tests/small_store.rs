@@ -107,7 +107,7 @@ impl Tables {
     /// One pending delivery of `event` to `webhook`.
     fn queue(&mut self, webhook: WebhookId, event: &NewEvent) -> Delivery {
         self.delivery_count += 1;
-        let delivery = Delivery::queued(DeliveryId(self.delivery_count), webhook, event);
+        let delivery = Delivery::queued(DeliveryId::new(self.delivery_count), webhook, event);
         self.deliveries.push((delivery.clone(), None));
         delivery
     }
@@ -199,7 +199,7 @@ impl AccountStore for SmallStore {
         if t.accounts.iter().any(|a| a.email == new.email) {
             return Err(StoreError::Duplicate(Unique::AccountEmail));
         }
-        let account = new.into_account(AccountId(next_id(t.accounts.len())), now);
+        let account = new.into_account(AccountId::new(next_id(t.accounts.len())), now);
         t.accounts.push(account.clone());
         Ok(account)
     }
@@ -240,7 +240,7 @@ impl AccountStore for SmallStore {
         if t.keys.iter().any(|k| k.hash == key.hash) {
             return Err(StoreError::Invalid("key hash already stored".into()));
         }
-        let key = key.into_key(KeyId(next_id(t.keys.len())), now);
+        let key = key.into_key(KeyId::new(next_id(t.keys.len())), now);
         t.keys.push(key.clone());
         Ok(key)
     }
@@ -305,7 +305,7 @@ impl CatalogStore for SmallStore {
         if t.categories.iter().any(|c| c.slug == new.slug) {
             return Err(StoreError::Duplicate(Unique::CategorySlug));
         }
-        let category = new.into_category(CategoryId(next_id(t.categories.len())));
+        let category = new.into_category(CategoryId::new(next_id(t.categories.len())));
         t.categories.push(category.clone());
         Ok(category)
     }
@@ -334,7 +334,7 @@ impl CatalogStore for SmallStore {
         if find(&mut t.categories, new.category_id.into()).is_err() {
             return Err(StoreError::Invalid("no such category".into()));
         }
-        let product = new.into_product(ProductId(next_id(t.products.len())), now);
+        let product = new.into_product(ProductId::new(next_id(t.products.len())), now);
         t.products.push(product.clone());
         Ok(product)
     }
@@ -368,7 +368,7 @@ impl CatalogStore for SmallStore {
         let mut t = self.lock();
         let id = t.variant_count + 1;
         let owner = find(&mut t.products, product.into())?;
-        let variant = new.into_variant(VariantId(id), product);
+        let variant = new.into_variant(VariantId::new(id), product);
         owner.variants.push(variant.clone());
         owner.updated_at = next_updated_at(owner.updated_at, now);
         t.variant_count = id;
@@ -397,7 +397,7 @@ impl CatalogStore for SmallStore {
         let mut t = self.lock();
         let id = t.warranty_count + 1;
         let owner = find(&mut t.products, product.into())?;
-        let warranty = new.into_warranty(WarrantyId(id), product);
+        let warranty = new.into_warranty(WarrantyId::new(id), product);
         owner.warranties.push(warranty.clone());
         owner.updated_at = next_updated_at(owner.updated_at, now);
         t.warranty_count = id;
@@ -474,7 +474,7 @@ impl CatalogStore for SmallStore {
             return Err(StoreError::Duplicate(Unique::GovernorateName));
         }
         let governorate = Governorate {
-            id: GovernorateId(next_id(t.governorates.len())),
+            id: GovernorateId::new(next_id(t.governorates.len())),
             name,
         };
         t.governorates.push(governorate.clone());
@@ -489,7 +489,7 @@ impl CatalogStore for SmallStore {
         let mut t = self.lock();
         let id = next_id(t.shipping_options.len());
         let option = ShippingOption {
-            id: ShippingOptionId(id),
+            id: ShippingOptionId::new(id),
             name,
             active: true,
             rates: Vec::new(),
@@ -563,15 +563,15 @@ impl OrderStore for SmallStore {
         }
         let id = next_id(t.orders.len());
         let line_ids: Vec<LineId> = (1..=new.lines.len() as i64)
-            .map(|i| LineId(t.line_count + i))
+            .map(|i| LineId::new(t.line_count + i))
             .collect();
         t.line_count += new.lines.len() as i64;
         if let Some(claim) = &new.idempotency {
-            t.idempotency.link_order(claim, OrderId(id));
+            t.idempotency.link_order(claim, OrderId::new(id));
         }
         t.bill(new.account_id, new.bill_month.clone());
         let events = new.events;
-        let order = new.into_order(OrderId(id), line_ids);
+        let order = new.into_order(OrderId::new(id), line_ids);
         t.queue_order_event(EventType::OrderCreated, &order, None, events);
         t.orders.push(order.clone());
         Ok(order)
@@ -785,7 +785,7 @@ impl WithdrawalStore for SmallStore {
             .iter()
             .filter(|w| w.account_id == new.account_id);
         new.admit(&wallet, Withdrawn::of(mine))?;
-        let withdrawal = new.into_withdrawal(WithdrawalId(next_id(t.withdrawals.len())), now);
+        let withdrawal = new.into_withdrawal(WithdrawalId::new(next_id(t.withdrawals.len())), now);
         t.withdrawals.push(withdrawal.clone());
         Ok(withdrawal)
     }
@@ -848,7 +848,7 @@ impl WebhookStore for SmallStore {
             return Err(InsertWebhookError::TooMany { limit });
         }
         t.webhook_count += 1;
-        let webhook = Webhook::registered(WebhookId(t.webhook_count), new);
+        let webhook = Webhook::registered(WebhookId::new(t.webhook_count), new);
         t.webhooks.push(webhook.clone());
         Ok(webhook)
     }

@@ -183,7 +183,7 @@ impl<DB: Dialect> AccountStore for SqlStore<DB> {
         // The one unique value of the row (its id is the sequence's): the email.
         .and_then(|id| id.ok_or(StoreError::Duplicate(Unique::AccountEmail)));
         let id: i64 = tx.finish(result).await?;
-        Ok(new.into_account(AccountId(id), now))
+        Ok(new.into_account(AccountId::new(id), now))
     }
 
     async fn account(&self, id: AccountId) -> StoreResult<Option<Account>> {
@@ -268,7 +268,7 @@ impl<DB: Dialect> AccountStore for SqlStore<DB> {
         }
         .await;
         let id = tx.finish(result).await?;
-        Ok(key.into_key(KeyId(id), now))
+        Ok(key.into_key(KeyId::new(id), now))
     }
 
     async fn key_by_hash(&self, hash: &KeyHash) -> StoreResult<Option<ApiKey>> {
@@ -355,7 +355,7 @@ impl<DB: Dialect> AccountStore for SqlStore<DB> {
         rows.into_iter()
             .map(|row| {
                 let key = row.into_domain()?;
-                let window = windows.get(&key.id.0).copied();
+                let window = windows.get(&key.id.get()).copied();
                 Ok(KeyListing::of(key, window))
             })
             .collect()

@@ -182,7 +182,7 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
         }
         .await;
         let id = tx.finish(result).await?;
-        Ok(new.into_category(CategoryId(id)))
+        Ok(new.into_category(CategoryId::new(id)))
     }
 
     async fn set_category_active(&self, id: CategoryId, active: bool) -> StoreResult<Category> {
@@ -252,7 +252,7 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
         }
         .await;
         let id = tx.finish(result).await?;
-        Ok(new.into_product(ProductId(id), now))
+        Ok(new.into_product(ProductId::new(id), now))
     }
 
     async fn set_product_active(
@@ -321,7 +321,7 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
         }
         .await;
         let id = tx.finish(result).await?;
-        Ok(new.into_variant(VariantId(id), product))
+        Ok(new.into_variant(VariantId::new(id), product))
     }
 
     async fn update_variant(
@@ -396,7 +396,7 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
         }
         .await;
         let id = tx.finish(result).await?;
-        Ok(new.into_warranty(WarrantyId(id), product))
+        Ok(new.into_warranty(WarrantyId::new(id), product))
     }
 
     async fn set_warranty_active(
@@ -508,7 +508,7 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
         let items = rows
             .into_iter()
             .map(|r| RemovedProduct {
-                id: ProductId(r.id),
+                id: ProductId::new(r.id),
                 removed_at: instant(r.removed_at),
             })
             .collect();

@@ -76,7 +76,7 @@ pub(crate) async fn pick_claimable<DB: Dialect>(
             if picked.len() >= limit {
                 break;
             }
-            if room.take(WebhookId(endpoint)) {
+            if room.take(WebhookId::new(endpoint)) {
                 picked.push(id);
             }
             after = Some((due, id));

@@ -129,7 +129,7 @@ pub(crate) async fn change_status_in<DB: Dialect>(
     let was = Booked::from_row(&current, net, commission)?;
     // The one rule of commerce-core decides whether the order may move and what changes.
     let previous = status(&current)?;
-    let step = StatusMove::check(&change, AccountId(account), previous)?;
+    let step = StatusMove::check(&change, AccountId::new(account), previous)?;
     let at = nanos(step.at)?;
     if step.releases_stock {
         let lines: Vec<(i64, i64)> = query_as::<DB, (i64, i64)>(

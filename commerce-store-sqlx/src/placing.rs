@@ -92,7 +92,7 @@ pub(crate) async fn place_order_in<DB: Dialect>(
             .map_err(backend)?;
             if let Some((existing_id, existing_number)) = existing {
                 return Err(PlaceOrderError::DuplicateExternalReference {
-                    existing_id: OrderId(existing_id),
+                    existing_id: OrderId::new(existing_id),
                     existing_number,
                 });
             }
@@ -344,6 +344,6 @@ pub(crate) fn placed_order(
         }
     }
     new.created_at = instant(created);
-    let line_ids: Vec<LineId> = line_ids.into_iter().map(LineId).collect();
-    Ok(new.into_order(OrderId(id), line_ids))
+    let line_ids: Vec<LineId> = line_ids.into_iter().map(LineId::new).collect();
+    Ok(new.into_order(OrderId::new(id), line_ids))
 }

@@ -73,7 +73,7 @@ pub(crate) async fn insert_governorate<DB: Dialect>(
     .and_then(|id| id.ok_or(StoreError::Duplicate(Unique::GovernorateName)));
     let id = tx.finish(result).await?;
     Ok(Governorate {
-        id: GovernorateId(id),
+        id: GovernorateId::new(id),
         name,
     })
 }
@@ -104,7 +104,7 @@ pub(crate) async fn insert_shipping_option<DB: Dialect>(
     .map_err(backend);
     let id = tx.finish(result).await?;
     Ok(ShippingOption {
-        id: ShippingOptionId(id),
+        id: ShippingOptionId::new(id),
         name,
         active: true,
         rates: Vec::new(),

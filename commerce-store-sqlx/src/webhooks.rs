@@ -222,7 +222,7 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
         }
         .await;
         let id = tx.finish(result).await?;
-        Ok(Webhook::registered(WebhookId(id), new))
+        Ok(Webhook::registered(WebhookId::new(id), new))
     }
 
     async fn webhook(
@@ -492,7 +492,7 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
             .map_err(backend)?;
             let mut counts = std::collections::HashMap::<WebhookId, usize>::new();
             for endpoint in leased {
-                *counts.entry(WebhookId(endpoint)).or_default() += 1;
+                *counts.entry(WebhookId::new(endpoint)).or_default() += 1;
             }
             let mut room = ClaimRoom::new(per_endpoint, counts);
             let picked = pick_claimable(c, at, limit, &mut room).await?;

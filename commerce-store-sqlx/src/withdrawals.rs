@@ -66,7 +66,7 @@ impl<DB: Dialect> WithdrawalStore for SqlStore<DB> {
         }
         .await;
         let id = tx.finish(result).await?;
-        Ok(new.into_withdrawal(WithdrawalId(id), now))
+        Ok(new.into_withdrawal(WithdrawalId::new(id), now))
     }
 
     async fn decide_withdrawal(

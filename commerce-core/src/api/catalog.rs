@@ -88,9 +88,10 @@ pub(super) async fn products(
 
     let categories = ctx.store().all_categories().await?;
     let category_ids = match category_id {
-        Some(id) if categories.iter().any(|c| c.id == id && c.active) => {
-            Some(category_tree(&categories, crate::model::CategoryId(id)))
-        }
+        Some(id) if categories.iter().any(|c| c.id == id && c.active) => Some(category_tree(
+            &categories,
+            crate::model::CategoryId::new(id),
+        )),
         Some(_) => return Err(ApiError::field("category_id", messages::CATEGORY_NOT_FOUND)),
         None => None,
     };
@@ -137,7 +138,7 @@ pub(super) async fn removed_products(
 pub(super) async fn product(ctx: &Ctx<'_>, id: i64) -> Result<Response<Bytes>, ApiError> {
     let product = ctx
         .store()
-        .product(crate::model::ProductId(id))
+        .product(crate::model::ProductId::new(id))
         .await?
         .filter(|p| p.active)
         .ok_or_else(ApiError::not_found)?;

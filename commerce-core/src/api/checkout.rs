@@ -46,8 +46,8 @@ pub(crate) fn read(
     };
     let lines = lines.and_then(|items| read_lines(items, purpose, errors));
     Some(CheckoutRequest {
-        shipping_option_id: crate::model::ShippingOptionId(shipping_option_id?),
-        governorate_id: crate::model::GovernorateId(governorate_id?),
+        shipping_option_id: crate::model::ShippingOptionId::new(shipping_option_id?),
+        governorate_id: crate::model::GovernorateId::new(governorate_id?),
         lines: lines?,
     })
 }
@@ -82,10 +82,10 @@ fn read_lines(
         let warranties_ok = !fields.has_error("warranty_ids");
         match (variant_id, quantity, profit_ok && warranties_ok) {
             (Some(variant_id), Some(quantity), true) => lines.push(LineRequest {
-                variant_id: VariantId(variant_id),
+                variant_id: VariantId::new(variant_id),
                 quantity,
                 profit: profit.unwrap_or(Decimal::ZERO),
-                warranty_ids: warranty_ids.into_iter().map(WarrantyId).collect(),
+                warranty_ids: warranty_ids.into_iter().map(WarrantyId::new).collect(),
             }),
             _ => complete = false,
         }

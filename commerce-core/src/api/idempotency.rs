@@ -115,7 +115,7 @@ pub(crate) fn replay(stored: StoredResponse, mount: &str) -> Response<Bytes> {
     if let Some(id) = location {
         response.headers_mut().insert(
             header::LOCATION,
-            super::orders::location(mount, OrderId(id)),
+            super::orders::location(mount, OrderId::new(id)),
         );
     }
     mark(&mut response, true);

@@ -66,7 +66,7 @@ fn read_outcomes(
             destroyed_quantity: 0,
         };
         if let Some(id) = id {
-            outcomes.push((LineId(id), outcome));
+            outcomes.push((LineId::new(id), outcome));
         }
     }
     outcomes

@@ -97,7 +97,9 @@ pub async fn resolve(
         }
         Some(option) => {
             let rate = option
-                .rate(crate::model::GovernorateId(request.governorate_id.into()))
+                .rate(crate::model::GovernorateId::new(
+                    request.governorate_id.into(),
+                ))
                 .cloned();
             if rate.is_none() {
                 fail("governorate_id".into(), Problem::GovernorateNotServed);

@@ -184,7 +184,7 @@ impl DraftLine {
 
 /// An order the platform enters itself (its own checkout, or an import), checked by the
 /// same rules as `POST /orders`: build one with [`OrderDraft::new`] and the `with_*` methods.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct OrderDraft {
     /// The marketer's order number (unique per account; at most [`MAX_REFERENCE`]).
@@ -223,12 +223,18 @@ impl OrderDraft {
         governorate_id: GovernorateId,
     ) -> Self {
         Self {
+            external_reference: None,
             full_name: full_name.into(),
             phone: phone.into(),
+            second_phone: None,
             address: address.into(),
-            shipping_option_id,
             governorate_id,
-            ..Self::default()
+            shipping_option_id,
+            store_name: None,
+            store_link: None,
+            note: None,
+            lines: Vec::new(),
+            legacy_number: None,
         }
     }
 
@@ -384,10 +390,10 @@ mod tests {
             "سارة حسن",
             "+20 100 123 4567",
             " 12 شارع النيل\nالدقي ",
-            ShippingOptionId(1),
-            GovernorateId(1),
+            ShippingOptionId::new(1),
+            GovernorateId::new(1),
         )
-        .line(DraftLine::new(VariantId(7), 2, Decimal::new(5000, 2)))
+        .line(DraftLine::new(VariantId::new(7), 2, Decimal::new(5000, 2)))
     }
 
     fn fields(problems: &[FieldProblem]) -> Vec<(&str, Problem)> {
@@ -415,9 +421,9 @@ mod tests {
         bad.store_link = Some("http:///nohost".into());
         bad.note = Some("x".repeat(MAX_NOTE + 1));
         bad.lines = vec![
-            DraftLine::new(VariantId(0), -5, Decimal::new(-10000, 2)),
-            DraftLine::new(VariantId(7), 1, Decimal::new(1, 3))
-                .with_warranties(vec![WarrantyId(1); 11]),
+            DraftLine::new(VariantId::new(0), -5, Decimal::new(-10000, 2)),
+            DraftLine::new(VariantId::new(7), 1, Decimal::new(1, 3))
+                .with_warranties(vec![WarrantyId::new(1); 11]),
         ];
         let problems = bad.check(true).expect_err("invalid");
         assert_eq!(

@@ -77,7 +77,7 @@ pub struct RemovedProduct {
 
 /// A new product (variants and warranties are added afterwards): [`NewProduct::new`] and
 /// the `with_*` methods for what is optional.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct NewProduct {
     /// Title.
@@ -306,8 +306,12 @@ impl NewProduct {
             title: title.into(),
             slug: slug.into(),
             category_id,
+            description: String::new(),
+            images: Vec::new(),
+            files: Vec::new(),
+            video_url: None,
+            marketing_files_url: None,
             url: url.into(),
-            ..Self::default()
         }
     }
 

@@ -7,16 +7,21 @@ macro_rules! id_types {
     ($($(#[$doc:meta])* $name:ident),+ $(,)?) => {$(
         $(#[$doc])*
         #[derive(
-            Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord,
+            Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord,
             serde::Serialize, serde::Deserialize,
         )]
         #[serde(transparent)]
         #[cfg_attr(feature = "sqlx", derive(sqlx::Type), sqlx(transparent))]
-        pub struct $name(pub i64);
+        pub struct $name(i64);
 
         impl $name {
             /// The largest id (a bound for ranges over ids).
             pub const MAX: Self = Self(i64::MAX);
+
+            /// The id with this number (as stored: positive for a stored record).
+            pub const fn new(id: i64) -> Self {
+                Self(id)
+            }
 
             /// The number.
             pub const fn get(self) -> i64 {
@@ -38,12 +43,6 @@ macro_rules! id_types {
         }
 
         impl utoipa::ToSchema for $name {}
-
-        impl From<i64> for $name {
-            fn from(id: i64) -> Self {
-                Self(id)
-            }
-        }
 
         impl From<$name> for i64 {
             fn from(id: $name) -> i64 {
@@ -72,12 +71,6 @@ macro_rules! id_types {
         }
 
         impl PartialEq<$name> for i64 {
-            fn eq(&self, other: &$name) -> bool {
-                *self == other.0
-            }
-        }
-
-        impl PartialEq<$name> for serde_json::Value {
             fn eq(&self, other: &$name) -> bool {
                 *self == other.0
             }

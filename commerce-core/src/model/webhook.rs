@@ -287,8 +287,8 @@ mod tests {
     fn secrets_print_redacted() {
         let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
         let previous = "whsec_cHJldmlvdXMgc2VjcmV0IG9mIHRoaXM=";
-        let new = NewWebhook::new(AccountId(1), "https://a.example/h", secret, at());
-        let mut webhook = Webhook::registered(WebhookId(7), new.clone());
+        let new = NewWebhook::new(AccountId::new(1), "https://a.example/h", secret, at());
+        let mut webhook = Webhook::registered(WebhookId::new(7), new.clone());
         webhook.rotate(
             WebhookSecret::new(previous),
             at(),
@@ -307,7 +307,7 @@ mod tests {
             created_at: at(),
         };
         let claimed = ClaimedDelivery::new(
-            Delivery::queued(DeliveryId(1), webhook.id, &event),
+            Delivery::queued(DeliveryId::new(1), webhook.id, &event),
             webhook.clone(),
             "lease",
         );

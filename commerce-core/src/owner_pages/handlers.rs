@@ -54,7 +54,7 @@ fn route_of(path: &str) -> Option<Route> {
         other => {
             let id = other.strip_prefix("/keys/")?.strip_suffix("/revoke")?;
             let id: i64 = id.parse().ok().filter(|id| *id > 0)?;
-            Route::Revoke(KeyId(id))
+            Route::Revoke(KeyId::new(id))
         }
     })
 }
@@ -64,7 +64,7 @@ impl<'a> Context<'a> {
         Self {
             pages,
             owner: pages.engine().owner(account),
-            token: pages.csrf_for(parts, account.0),
+            token: pages.csrf_for(parts, account.get()),
         }
     }
 
@@ -121,7 +121,7 @@ impl<'a> Context<'a> {
             let form = Form::parse(&body);
             if !self
                 .pages
-                .csrf_ok(parts, self.owner.account_id().0, form.get(csrf::FIELD))
+                .csrf_ok(parts, self.owner.account_id().get(), form.get(csrf::FIELD))
             {
                 return self
                     .pages

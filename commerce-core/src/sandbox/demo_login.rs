@@ -61,7 +61,7 @@ impl DemoLogin {
         let store = pages.engine().store();
         let mut accounts = Vec::new();
         for id in 1..=MAX_LISTED {
-            match store.account(AccountId(id)).await {
+            match store.account(AccountId::new(id)).await {
                 Ok(Some(account)) => accounts.push(account),
                 _ => break,
             }
@@ -127,7 +127,7 @@ impl DemoLogin {
 impl OwnerLogin for DemoLogin {
     async fn logged_in(&self, request: &Parts) -> Option<AccountId> {
         let id: i64 = cookie(request, DEMO_ACCOUNT_COOKIE)?.parse().ok()?;
-        (id > 0).then_some(AccountId(id))
+        (id > 0).then_some(AccountId::new(id))
     }
 
     fn login_url(&self) -> Option<String> {
@@ -181,7 +181,7 @@ impl OwnerLogin for DemoLogin {
             Some(id) => pages
                 .engine()
                 .store()
-                .account(AccountId(id))
+                .account(AccountId::new(id))
                 .await
                 .ok()
                 .flatten(),

@@ -292,7 +292,7 @@ mod tests {
         use IdempotencyDecision::*;
         assert_eq!(decide(None, "f"), Start);
         assert_eq!(
-            decide(Some(&record(5, Some(OrderId(7)), true)), "other"),
+            decide(Some(&record(5, Some(OrderId::new(7)), true)), "other"),
             Start
         );
         assert_eq!(
@@ -300,11 +300,11 @@ mod tests {
             Answer(Mismatch)
         );
         assert!(matches!(
-            decide(Some(&record(50, Some(OrderId(7)), true)), "f"),
+            decide(Some(&record(50, Some(OrderId::new(7)), true)), "f"),
             Answer(Replay(r)) if r.status == 201
         ));
         assert_eq!(
-            decide(Some(&record(99, Some(OrderId(7)), false)), "f"),
+            decide(Some(&record(99, Some(OrderId::new(7)), false)), "f"),
             Answer(InFlight)
         );
         assert_eq!(
@@ -312,8 +312,8 @@ mod tests {
             Answer(InFlight)
         );
         assert_eq!(
-            decide(Some(&record(97, Some(OrderId(7)), false)), "f"),
-            Recover(OrderId(7))
+            decide(Some(&record(97, Some(OrderId::new(7)), false)), "f"),
+            Recover(OrderId::new(7))
         );
         assert_eq!(decide(Some(&record(97, None, false)), "f"), Start);
     }
@@ -321,7 +321,7 @@ mod tests {
     #[test]
     fn only_the_holder_links_finishes_or_abandons() {
         let scope = IdempotencyScope {
-            account_id: AccountId(1),
+            account_id: AccountId::new(1),
             key: "k".into(),
         };
         let first = IdempotencyClaim {
@@ -341,7 +341,7 @@ mod tests {
         // Stale: the retry takes the record over, and only it holds the record now.
         assert_eq!(begin(&mut records, &retry, 102), IdempotencyBegin::Started);
         assert!(!records.holds(&first) && records.holds(&retry));
-        records.link_order(&first, OrderId(7));
+        records.link_order(&first, OrderId::new(7));
         records.abandon(&first);
         let response = StoredResponse {
             status: 201,
@@ -353,10 +353,10 @@ mod tests {
         ));
         assert_eq!(begin(&mut records, &first, 102), IdempotencyBegin::InFlight);
         // A recovery is a takeover too.
-        records.link_order(&retry, OrderId(8));
+        records.link_order(&retry, OrderId::new(8));
         assert_eq!(
             begin(&mut records, &first, 104),
-            IdempotencyBegin::Recovered(OrderId(8))
+            IdempotencyBegin::Recovered(OrderId::new(8))
         );
         assert!(records.holds(&first) && !records.holds(&retry));
         assert!(records.finish(&retry, response.clone()).is_err());
@@ -366,7 +366,7 @@ mod tests {
     #[test]
     fn only_a_record_without_order_or_response_is_abandoned() {
         assert!(record(1, None, false).may_be_abandoned());
-        assert!(!record(1, Some(OrderId(3)), false).may_be_abandoned());
+        assert!(!record(1, Some(OrderId::new(3)), false).may_be_abandoned());
         assert!(!record(1, None, true).may_be_abandoned());
     }
 }

@@ -261,7 +261,7 @@ mod tests {
     fn change(to: OrderStatus, account: Option<AccountId>) -> StatusChange {
         StatusChange {
             account_id: account,
-            order_id: OrderId(1),
+            order_id: OrderId::new(1),
             to,
             only_from: Vec::new(),
             reason: Some("why".into()),
@@ -274,8 +274,8 @@ mod tests {
     #[test]
     fn another_accounts_order_is_not_found() {
         let refused = StatusMove::check(
-            &change(OrderStatus::RejectedByMarketer, Some(AccountId(2))),
-            AccountId(1),
+            &change(OrderStatus::RejectedByMarketer, Some(AccountId::new(2))),
+            AccountId::new(1),
             OrderStatus::Pending,
         );
         assert!(matches!(refused, Err(StatusChangeError::NotFound)));
@@ -286,7 +286,7 @@ mod tests {
         let mut from_pending = change(OrderStatus::RejectedByMarketer, None);
         from_pending.only_from = vec![OrderStatus::Pending];
         assert!(matches!(
-            StatusMove::check(&from_pending, AccountId(1), OrderStatus::Confirmed),
+            StatusMove::check(&from_pending, AccountId::new(1), OrderStatus::Confirmed),
             Err(StatusChangeError::NotAllowed {
                 current: OrderStatus::Confirmed,
                 ..
@@ -295,7 +295,7 @@ mod tests {
         assert!(matches!(
             StatusMove::check(
                 &change(OrderStatus::Pending, None),
-                AccountId(1),
+                AccountId::new(1),
                 OrderStatus::Delivered
             ),
             Err(StatusChangeError::NotAllowed { .. })
@@ -304,13 +304,13 @@ mod tests {
 
     #[test]
     fn entering_the_cancelled_family_releases_stock_once() {
-        let cancel = change(OrderStatus::RejectedByMarketer, Some(AccountId(1)));
-        let first = StatusMove::check(&cancel, AccountId(1), OrderStatus::Pending).unwrap();
+        let cancel = change(OrderStatus::RejectedByMarketer, Some(AccountId::new(1)));
+        let first = StatusMove::check(&cancel, AccountId::new(1), OrderStatus::Pending).unwrap();
         assert!(first.releases_stock);
         assert_eq!(first.confirmed_at, None);
         let confirm = StatusMove::check(
             &change(OrderStatus::Confirmed, None),
-            AccountId(1),
+            AccountId::new(1),
             OrderStatus::Pending,
         )
         .unwrap();

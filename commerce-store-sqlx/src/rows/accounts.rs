@@ -23,7 +23,7 @@ db_row! {
 impl AccountRow {
     pub(crate) fn into_domain(self) -> Result<Account, StoreError> {
         Ok(Account {
-            id: AccountId(self.id),
+            id: AccountId::new(self.id),
             name: self.name,
             store_name: self.store_name,
             email: self.email,
@@ -121,8 +121,8 @@ impl KeyRow {
             .map(|a| parse(a, Ability::parse, "ability"))
             .collect::<Result<_, _>>()?;
         Ok(ApiKey {
-            id: KeyId(self.id),
-            account_id: AccountId(self.account_id),
+            id: KeyId::new(self.id),
+            account_id: AccountId::new(self.account_id),
             name: self.name,
             hash,
             abilities,

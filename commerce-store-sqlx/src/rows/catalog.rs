@@ -19,10 +19,10 @@ db_row! {
 impl CategoryRow {
     pub(crate) fn into_domain(self) -> Category {
         Category {
-            id: CategoryId(self.id),
+            id: CategoryId::new(self.id),
             name: self.name,
             slug: self.slug,
-            parent_id: self.parent_id.map(CategoryId),
+            parent_id: self.parent_id.map(CategoryId::new),
             active: self.active,
         }
     }
@@ -69,10 +69,10 @@ impl ProductRow {
         warranties: Vec<Warranty>,
     ) -> Result<Product, StoreError> {
         Ok(Product {
-            id: ProductId(self.id),
+            id: ProductId::new(self.id),
             title: self.title,
             slug: self.slug,
-            category_id: CategoryId(self.category_id),
+            category_id: CategoryId::new(self.category_id),
             description: self.description,
             images: parse_json_list(&self.images)?,
             files: parse_json_list(&self.files)?,
@@ -102,8 +102,8 @@ db_row! {
 impl VariantRow {
     pub(crate) fn into_domain(self) -> Variant {
         Variant {
-            id: VariantId(self.id),
-            product_id: ProductId(self.product_id),
+            id: VariantId::new(self.id),
+            product_id: ProductId::new(self.product_id),
             label: self.label,
             price: from_piastres(self.price),
             suggested_min: from_piastres(self.suggested_min),
@@ -131,8 +131,8 @@ db_row! {
 impl WarrantyRow {
     pub(crate) fn into_domain(self) -> Warranty {
         Warranty {
-            id: WarrantyId(self.id),
-            product_id: ProductId(self.product_id),
+            id: WarrantyId::new(self.id),
+            product_id: ProductId::new(self.product_id),
             name: self.name,
             admin_fee: from_piastres(self.admin_fee),
             percent: from_piastres(self.percent),
@@ -155,7 +155,7 @@ db_row! {
 impl GovernorateRow {
     pub(crate) fn into_domain(self) -> Governorate {
         Governorate {
-            id: GovernorateId(self.id),
+            id: GovernorateId::new(self.id),
             name: self.name,
         }
     }
@@ -172,7 +172,7 @@ db_row! {
 impl OptionRow {
     pub(crate) fn into_domain(self, rates: Vec<ShippingRate>) -> ShippingOption {
         ShippingOption {
-            id: ShippingOptionId(self.id),
+            id: ShippingOptionId::new(self.id),
             name: self.name,
             active: self.active,
             rates,
@@ -194,7 +194,7 @@ db_row! {
 impl RateRow {
     pub(crate) fn into_domain(self) -> ShippingRate {
         ShippingRate {
-            governorate_id: GovernorateId(self.governorate_id),
+            governorate_id: GovernorateId::new(self.governorate_id),
             governorate_name: self.governorate_name,
             delivery_charge: from_piastres(self.delivery_charge),
             shipping_tax_percent: from_piastres(self.shipping_tax_percent),

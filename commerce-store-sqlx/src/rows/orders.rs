@@ -75,8 +75,8 @@ impl OrderRow {
     pub(crate) fn into_domain(self, lines: Vec<OrderLine>) -> Result<Order, StoreError> {
         let timeline = self.timeline()?;
         Ok(Order {
-            id: OrderId(self.id),
-            account_id: AccountId(self.account_id),
+            id: OrderId::new(self.id),
+            account_id: AccountId::new(self.account_id),
             number: self.number,
             legacy_number: self.legacy_number,
             external_reference: self.external_reference,
@@ -87,10 +87,10 @@ impl OrderRow {
                 phone: self.customer_phone,
                 second_phone: self.customer_second_phone,
                 address: self.customer_address,
-                governorate_id: GovernorateId(self.governorate_id),
+                governorate_id: GovernorateId::new(self.governorate_id),
                 governorate_name: self.governorate_name,
             },
-            shipping_option_id: ShippingOptionId(self.shipping_option_id),
+            shipping_option_id: ShippingOptionId::new(self.shipping_option_id),
             shipping_option_name: self.shipping_option_name,
             store_name: self.store_name,
             store_link: self.store_link,
@@ -138,9 +138,9 @@ db_row! {
 impl LineRow {
     pub(crate) fn into_domain(self, warranties: Vec<LineWarranty>) -> OrderLine {
         OrderLine {
-            id: LineId(self.id),
-            variant_id: VariantId(self.variant_id),
-            product_id: ProductId(self.product_id),
+            id: LineId::new(self.id),
+            variant_id: VariantId::new(self.variant_id),
+            product_id: ProductId::new(self.product_id),
             title: self.title,
             variant_label: self.variant_label,
             quantity: self.quantity,
@@ -211,7 +211,7 @@ db_row! {
 impl LineWarrantyRow {
     pub(crate) fn into_domain(self) -> LineWarranty {
         LineWarranty {
-            warranty_id: WarrantyId(self.warranty_id),
+            warranty_id: WarrantyId::new(self.warranty_id),
             name: self.name,
             unit_price: from_piastres(self.unit_price),
             quantity: self.quantity,

@@ -25,7 +25,7 @@ impl IdempotencyRow {
             fingerprint: self.fingerprint,
             created_at: instant(self.created_at),
             token: IdempotencyToken(self.holder_token),
-            order_id: self.order_id.map(OrderId),
+            order_id: self.order_id.map(OrderId::new),
         })
     }
 
@@ -62,8 +62,8 @@ db_row! {
 impl WithdrawalRow {
     pub(crate) fn into_domain(self) -> Result<Withdrawal, StoreError> {
         Ok(Withdrawal {
-            id: WithdrawalId(self.id),
-            account_id: AccountId(self.account_id),
+            id: WithdrawalId::new(self.id),
+            account_id: AccountId::new(self.account_id),
             amount: from_piastres(self.amount),
             supply_amount: from_piastres(self.supply_amount),
             status: parse(&self.status, WithdrawalStatus::parse, "withdrawal status")?,

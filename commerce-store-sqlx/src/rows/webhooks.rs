@@ -51,8 +51,8 @@ impl WebhookRow {
             _ => return Err(corrupt("previous secret without its end, or the reverse")),
         };
         Ok(Webhook {
-            id: WebhookId(self.id),
-            account_id: AccountId(self.account_id),
+            id: WebhookId::new(self.id),
+            account_id: AccountId::new(self.account_id),
             url: self.url,
             events: parse_events(&self.events)?,
             description: self.description,
@@ -105,16 +105,16 @@ impl DeliveryRow {
 
     /// The endpoint the delivery is for.
     pub(crate) fn endpoint(&self) -> WebhookId {
-        WebhookId(self.endpoint_id)
+        WebhookId::new(self.endpoint_id)
     }
 
     pub(crate) fn into_domain(self) -> Result<Delivery, StoreError> {
         Ok(Delivery {
-            id: DeliveryId(self.id),
-            webhook_id: WebhookId(self.endpoint_id),
+            id: DeliveryId::new(self.id),
+            webhook_id: WebhookId::new(self.endpoint_id),
             event_id: self.event_id,
             event_type: parse(&self.event_type, EventType::parse, "event type")?,
-            order_id: self.order_id.map(OrderId),
+            order_id: self.order_id.map(OrderId::new),
             payload: self.payload,
             status: parse(&self.status, DeliveryStatus::parse, "delivery status")?,
             attempts: u32_of(self.attempts, "attempts")?,

@@ -357,11 +357,11 @@ pub async fn closed_pool_surfaces_as_backend_errors(store: &dyn Store, db: &dyn 
         Err(PlaceOrderError::Store(StoreError::Backend(_)))
     ));
     assert!(matches!(
-        store.order(None, OrderId(1)).await,
+        store.order(None, OrderId::new(1)).await,
         Err(StoreError::Backend(_))
     ));
     assert!(matches!(
-        store.hit_rate_limit(KeyId(1), 1, 10).await,
+        store.hit_rate_limit(KeyId::new(1), 1, 10).await,
         Err(StoreError::Backend(_))
     ));
     assert!(matches!(

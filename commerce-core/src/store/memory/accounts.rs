@@ -16,7 +16,7 @@ impl AccountStore for MemoryStore {
     ) -> Result<Account, StoreError> {
         let mut s = self.lock();
         s.claim_unique(Unique::AccountEmail, &new.email)?;
-        let account = new.into_account(AccountId(s.next_id("accounts")), now);
+        let account = new.into_account(AccountId::new(s.next_id("accounts")), now);
         s.accounts.insert(account.id, account.clone());
         Ok(account)
     }
@@ -59,7 +59,7 @@ impl AccountStore for MemoryStore {
         if s.key_by_hash.contains_key(&key.hash) {
             return Err(StoreError::Invalid("key hash already stored".into()));
         }
-        let key = key.into_key(KeyId(s.next_id("keys")), now);
+        let key = key.into_key(KeyId::new(s.next_id("keys")), now);
         s.key_by_hash.insert(key.hash, key.id);
         s.keys.insert(key.id, key.clone());
         Ok(key)

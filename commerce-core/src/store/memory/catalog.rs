@@ -19,7 +19,7 @@ impl CatalogStore for MemoryStore {
             return Err(StoreError::Invalid(format!("no parent category {parent}")));
         }
         s.claim_unique(Unique::CategorySlug, &new.slug)?;
-        let category = new.into_category(CategoryId(s.next_id("categories")));
+        let category = new.into_category(CategoryId::new(s.next_id("categories")));
         s.categories.insert(category.id, category.clone());
         Ok(category)
     }
@@ -51,7 +51,7 @@ impl CatalogStore for MemoryStore {
                 new.category_id
             )));
         }
-        let product = new.into_product(ProductId(s.next_id("products")), now);
+        let product = new.into_product(ProductId::new(s.next_id("products")), now);
         s.products.insert(product.id, product.clone());
         Ok(product)
     }
@@ -93,10 +93,10 @@ impl CatalogStore for MemoryStore {
         s.product_mut(product)?;
         let id = s.next_id("variants");
         let owner = s.product_mut(product)?;
-        let variant = new.into_variant(VariantId(id), product);
+        let variant = new.into_variant(VariantId::new(id), product);
         owner.variants.push(variant.clone());
         owner.updated_at = next_updated_at(owner.updated_at, now);
-        s.variant_owner.insert(VariantId(id), product);
+        s.variant_owner.insert(VariantId::new(id), product);
         Ok(variant)
     }
 
@@ -125,10 +125,10 @@ impl CatalogStore for MemoryStore {
         s.product_mut(product)?;
         let id = s.next_id("warranties");
         let owner = s.product_mut(product)?;
-        let warranty = new.into_warranty(WarrantyId(id), product);
+        let warranty = new.into_warranty(WarrantyId::new(id), product);
         owner.warranties.push(warranty.clone());
         owner.updated_at = next_updated_at(owner.updated_at, now);
-        s.warranty_owner.insert(WarrantyId(id), product);
+        s.warranty_owner.insert(WarrantyId::new(id), product);
         Ok(warranty)
     }
 
@@ -170,7 +170,7 @@ impl CatalogStore for MemoryStore {
         let s = self.lock();
         let newest_first = s
             .removals
-            .range((since, ProductId(i64::MIN))..)
+            .range((since, ProductId::new(i64::MIN))..)
             .rev()
             .map(|(removed_at, id)| RemovedProduct {
                 id: *id,
@@ -203,7 +203,7 @@ impl CatalogStore for MemoryStore {
         let mut s = self.lock();
         s.claim_unique(Unique::GovernorateName, &name)?;
         let governorate = Governorate {
-            id: GovernorateId(s.next_id("governorates")),
+            id: GovernorateId::new(s.next_id("governorates")),
             name,
         };
         s.governorates.insert(governorate.id, governorate.clone());
@@ -217,7 +217,7 @@ impl CatalogStore for MemoryStore {
     async fn insert_shipping_option(&self, name: String) -> Result<ShippingOption, StoreError> {
         let mut s = self.lock();
         let option = ShippingOption {
-            id: ShippingOptionId(s.next_id("shipping_options")),
+            id: ShippingOptionId::new(s.next_id("shipping_options")),
             name,
             active: true,
             rates: Vec::new(),

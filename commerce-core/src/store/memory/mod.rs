@@ -204,10 +204,10 @@ mod tests {
                 phone: "01000000000".into(),
                 second_phone: None,
                 address: "a".into(),
-                governorate_id: GovernorateId(1),
+                governorate_id: GovernorateId::new(1),
                 governorate_name: "g".into(),
             },
-            shipping_option_id: ShippingOptionId(1),
+            shipping_option_id: ShippingOptionId::new(1),
             shipping_option_name: "s".into(),
             store_name: None,
             store_link: None,
@@ -256,7 +256,7 @@ mod tests {
             let account = 1 + i % 2;
             store
                 .place_order(new_order(
-                    AccountId(account),
+                    AccountId::new(account),
                     i,
                     t0 + Duration::seconds(i / 3),
                 ))
@@ -273,7 +273,7 @@ mod tests {
             store
                 .change_order_status(StatusChange {
                     account_id: None,
-                    order_id: OrderId(id),
+                    order_id: OrderId::new(id),
                     to,
                     only_from: Vec::new(),
                     reason: None,
@@ -287,7 +287,7 @@ mod tests {
         for id in (3..=60).step_by(7) {
             store
                 .set_tracking_url(
-                    OrderId(id),
+                    OrderId::new(id),
                     Some("https://t.example/1".into()),
                     later + Duration::minutes(id),
                 )
@@ -296,7 +296,7 @@ mod tests {
         }
         for id in (2..=60).step_by(9) {
             store
-                .set_line_outcomes(OrderId(id), Vec::new(), later + Duration::hours(id))
+                .set_line_outcomes(OrderId::new(id), Vec::new(), later + Duration::hours(id))
                 .await
                 .unwrap();
         }
@@ -352,12 +352,12 @@ mod tests {
                 for (page, per_page) in [(1, 25), (1, 7), (2, 7), (5, 7), (9, 7), (1, 100)] {
                     let page = PageRequest { page, per_page };
                     let got = store
-                        .orders(AccountId(account), filter, page)
+                        .orders(AccountId::new(account), filter, page)
                         .await
                         .unwrap();
                     assert_eq!(
                         got,
-                        expected(&store, AccountId(account), filter, page),
+                        expected(&store, AccountId::new(account), filter, page),
                         "{account} {filter:?} {page:?}"
                     );
                 }
@@ -366,7 +366,7 @@ mod tests {
         // The kept wallet sums equal the recomputation from every order.
         let all = store
             .orders(
-                AccountId(1),
+                AccountId::new(1),
                 &OrderFilter::default(),
                 PageRequest {
                     page: 1,
@@ -377,7 +377,10 @@ mod tests {
             .unwrap();
         let held_after = t0 - Duration::days(1);
         assert_eq!(
-            store.wallet_totals(AccountId(1), held_after).await.unwrap(),
+            store
+                .wallet_totals(AccountId::new(1), held_after)
+                .await
+                .unwrap(),
             WalletTotals::of_orders(&all.items, held_after)
         );
     }

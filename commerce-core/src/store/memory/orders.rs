@@ -37,12 +37,12 @@ impl OrderStore for MemoryStore {
         // promises: the ids are the ones the counters give next.
         let id = s.peek_id("orders", 1);
         let line_ids: Vec<LineId> = (1..=new.lines.len() as i64)
-            .map(|ahead| LineId(s.peek_id("order_lines", ahead)))
+            .map(|ahead| LineId::new(s.peek_id("order_lines", ahead)))
             .collect();
         let idempotency = new.idempotency.clone();
         let bill_month = new.bill_month.clone();
         let (created_at, events) = (new.created_at, new.events);
-        let order = new.into_order(OrderId(id), line_ids);
+        let order = new.into_order(OrderId::new(id), line_ids);
         let event = s.render_order_event(EventType::OrderCreated, &order, None, events);
 
         for (variant, quantity) in taken {
@@ -55,10 +55,10 @@ impl OrderStore for MemoryStore {
         s.queue_order_event(event);
         if let Some(reference) = &order.external_reference {
             s.external_references
-                .insert((order.account_id, reference.clone()), OrderId(id));
+                .insert((order.account_id, reference.clone()), OrderId::new(id));
         }
         if let Some(claim) = &idempotency {
-            s.idempotency.link_order(claim, OrderId(id));
+            s.idempotency.link_order(claim, OrderId::new(id));
         }
         s.bill_order_operation(order.account_id, bill_month.as_ref());
         s.numbers.insert(order.number.clone());
@@ -66,7 +66,7 @@ impl OrderStore for MemoryStore {
             .entry(order.account_id)
             .or_default()
             .insert(&order);
-        s.orders.insert(OrderId(id), order.clone());
+        s.orders.insert(OrderId::new(id), order.clone());
         Ok(order)
     }
 
@@ -220,7 +220,7 @@ impl OrderStore for MemoryStore {
         } else if let Some(since) = filter.updated_since {
             // Sync: the orders changed since `since` are usually few; gather them from the
             // `updated_at` index and sort them into list order, unless they are most of `base`.
-            let changed = index.by_updated.range((since, OrderId(i64::MIN))..);
+            let changed = index.by_updated.range((since, OrderId::new(i64::MIN))..);
             if changed.clone().count() < base.len() / 4 {
                 let mut keys: Vec<(DateTime<Utc>, OrderId)> = changed
                     .map(|(_, id)| &s.orders[id])

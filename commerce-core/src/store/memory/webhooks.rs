@@ -155,7 +155,7 @@ impl State {
             return;
         };
         for webhook in receivers {
-            let id = DeliveryId(self.next_id("webhook_deliveries"));
+            let id = DeliveryId::new(self.next_id("webhook_deliveries"));
             self.queue(Delivery::queued(id, webhook, &event));
         }
     }
@@ -205,7 +205,7 @@ impl State {
         if self.pending_deliveries.manual_of(webhook) >= limit {
             return Err(QueueDeliveryError::Busy { limit });
         }
-        let id = DeliveryId(self.next_id("webhook_deliveries"));
+        let id = DeliveryId::new(self.next_id("webhook_deliveries"));
         Ok(self.queue(Delivery::queued(id, webhook, &event).manual()))
     }
 
@@ -313,7 +313,7 @@ impl WebhookStore for MemoryStore {
         if count >= limit {
             return Err(InsertWebhookError::TooMany { limit });
         }
-        let id = WebhookId(s.next_id("webhook_endpoints"));
+        let id = WebhookId::new(s.next_id("webhook_endpoints"));
         let webhook = Webhook::registered(id, new);
         s.webhooks.insert(id, webhook.clone());
         Ok(webhook)

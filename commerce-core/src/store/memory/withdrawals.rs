@@ -32,7 +32,7 @@ impl WithdrawalStore for MemoryStore {
                 .filter(|w| w.account_id == new.account_id),
         );
         new.admit(&wallet, withdrawn)?;
-        let withdrawal = new.into_withdrawal(WithdrawalId(s.next_id("withdrawals")), now);
+        let withdrawal = new.into_withdrawal(WithdrawalId::new(s.next_id("withdrawals")), now);
         s.withdrawals.insert(withdrawal.id, withdrawal.clone());
         Ok(withdrawal)
     }

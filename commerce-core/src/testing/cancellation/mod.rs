@@ -206,7 +206,7 @@ fn order_id_of(response: &Response<Bytes>) -> Option<OrderId> {
         return None;
     }
     let body: Value = serde_json::from_slice(response.body()).ok()?;
-    body["data"]["id"].as_i64().map(OrderId)
+    body["data"]["id"].as_i64().map(OrderId::new)
 }
 
 /// Sends one request through `send` under `cut`; records created orders and 5xx answers.

@@ -19,9 +19,9 @@ pub async fn categories_are_listed_with_meta(h: &Harness) {
     );
     let child = data
         .iter()
-        .find(|c| c["id"] == h.fixture.child_category)
+        .find(|c| c["id"] == h.fixture.child_category.get())
         .expect("child listed");
-    assert_eq!(child["parent_id"], h.fixture.parent_category);
+    assert_eq!(child["parent_id"], h.fixture.parent_category.get());
     let empty = h.get(A, "/api/v1/categories?page=9").await.json();
     assert_eq!(empty["data"], json!([]));
     assert_eq!(empty["meta"]["last_page"], 1);
@@ -80,7 +80,7 @@ pub async fn product_detail_has_every_field(h: &Harness) {
     ] {
         assert!(p.get(field).is_some(), "missing {field}");
     }
-    assert_eq!(p["category"]["id"], h.fixture.child_category);
+    assert_eq!(p["category"]["id"], h.fixture.child_category.get());
     let variants = p["variants"].as_array().expect("variants");
     assert_eq!(variants.len(), 3);
     assert_eq!(variants[0]["price"], "249.99");

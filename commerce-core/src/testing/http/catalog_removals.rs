@@ -37,7 +37,7 @@ pub async fn removed_products_are_listed_for_sync(h: &Harness) {
     let other = ids(&listed)
         .into_iter()
         .find(|id| *id != featured.get())
-        .map(ProductId)
+        .map(ProductId::new)
         .expect("another product");
 
     // The sandbox's stopped product, stopped when it was seeded.

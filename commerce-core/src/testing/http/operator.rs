@@ -81,7 +81,7 @@ pub async fn operator_orders_follow_the_api_rules(h: &Harness) {
             |d| {
                 d.lines[0].quantity = 1000;
                 d.lines[0].profit = Decimal::new(1005, 3);
-                d.lines[0].warranty_ids = vec![crate::model::WarrantyId(1); 11];
+                d.lines[0].warranty_ids = vec![crate::model::WarrantyId::new(1); 11];
             },
         ),
         (

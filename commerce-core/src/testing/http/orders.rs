@@ -193,7 +193,7 @@ pub async fn duplicate_external_reference_is_409_with_the_existing_order(h: &Har
     let r = h.post(A, "/api/v1/orders", &body).await;
     r.assert_conflict("duplicate_external_reference");
     let error = &r.json()["error"];
-    assert_eq!(error["existing_order_id"], h.fixture.confirmed_order);
+    assert_eq!(error["existing_order_id"], h.fixture.confirmed_order.get());
     let existing = h
         .get(A, &format!("/api/v1/orders/{}", h.fixture.confirmed_order))
         .await

@@ -186,7 +186,7 @@ pub async fn owner_moves_api_access_as_the_specification_allows(h: &Harness) {
         .expect("again");
     assert_eq!(again.api_status, ApiStatus::Approved);
     assert_eq!(h.get(&created.plaintext, "/api/v1/me").await.status, 200);
-    let missing = h.engine.owner(AccountId(999_999));
+    let missing = h.engine.owner(AccountId::new(999_999));
     assert!(matches!(
         missing.account().await,
         Err(OperatorError::NotFound)

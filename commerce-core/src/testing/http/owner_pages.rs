@@ -74,7 +74,7 @@ impl Browser {
 
         let me = h.get(&key, "/api/v1/me").await;
         assert_eq!(me.status, 200, "{:?}", me.body);
-        assert_eq!(me.json()["data"]["id"], h.fixture.newcomer.0);
+        assert_eq!(me.json()["data"]["id"], h.fixture.newcomer.get());
         let products = h.get(&key, "/api/v1/products").await;
         assert_eq!(products.status, 200);
         let orders = h.get(&key, "/api/v1/orders").await;

@@ -16,7 +16,7 @@ pub async fn me_returns_account_token_and_rate_headers(h: &Harness) {
     let r = h.get(A, "/api/v1/me").await;
     assert_eq!(r.status, 200);
     let d = &r.json()["data"];
-    assert_eq!(d["id"], h.fixture.marketer_a);
+    assert_eq!(d["id"], h.fixture.marketer_a.get());
     assert_eq!(d["side"], "marketer");
     assert_eq!(d["email"], "ahmed@example.com");
     assert!(d["store_name"].is_string());

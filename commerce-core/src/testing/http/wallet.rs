@@ -74,14 +74,14 @@ pub async fn partial_delivery_earns_on_delivered_pieces(h: &Harness) {
     let line = order["lines"][0]["id"].as_i64().expect("line id");
     let op = h.engine.operator();
     for status in [OrderStatus::Confirmed, OrderStatus::Shipped] {
-        op.move_order(OrderId(id), status, None)
+        op.move_order(OrderId::new(id), status, None)
             .await
             .expect("move");
     }
     op.set_line_outcomes(
-        OrderId(id),
+        OrderId::new(id),
         vec![(
-            LineId(line),
+            LineId::new(line),
             LineOutcome {
                 delivered_quantity: Some(3),
                 returned_quantity: Some(1),
@@ -91,7 +91,7 @@ pub async fn partial_delivery_earns_on_delivered_pieces(h: &Harness) {
     )
     .await
     .expect("outcomes");
-    op.move_order(OrderId(id), OrderStatus::PartiallyDelivered, None)
+    op.move_order(OrderId::new(id), OrderStatus::PartiallyDelivered, None)
         .await
         .expect("move");
     let shown = h.get(A, &format!("/api/v1/orders/{id}")).await.json()["data"].clone();
@@ -107,7 +107,7 @@ pub async fn partial_delivery_earns_on_delivered_pieces(h: &Harness) {
     );
     // Not a move the lifecycle allows.
     assert!(
-        op.move_order(OrderId(id), OrderStatus::Pending, None)
+        op.move_order(OrderId::new(id), OrderStatus::Pending, None)
             .await
             .is_err()
     );

@@ -136,7 +136,9 @@ pub async fn webhook_manual_deliveries_are_bounded(h: &Harness) {
             .assert_conflict("webhook_disabled");
     }
     let operator = h.engine.operator();
-    let refused = operator.ping_webhook(crate::model::WebhookId(id)).await;
+    let refused = operator
+        .ping_webhook(crate::model::WebhookId::new(id))
+        .await;
     assert!(
         matches!(
             refused,

@@ -70,7 +70,7 @@ pub(super) async fn place(h: &Harness) -> (OrderId, Value) {
         String::from_utf8_lossy(&created.body)
     );
     let order = created.json()["data"].clone();
-    (OrderId(order["id"].as_i64().expect("an id")), order)
+    (OrderId::new(order["id"].as_i64().expect("an id")), order)
 }
 
 async fn shown(h: &Harness, id: OrderId) -> Value {
@@ -484,7 +484,7 @@ pub async fn webhook_registration_rules(h: &Harness) {
         .engine
         .operator()
         .create_webhook(
-            AccountId(i64::MAX),
+            AccountId::new(i64::MAX),
             WebhookInput::url("https://127.0.0.1/n"),
         )
         .await;

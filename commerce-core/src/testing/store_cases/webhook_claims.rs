@@ -147,7 +147,7 @@ pub async fn claims_keep_each_orders_events_in_order(store: &dyn Store) {
         0,
     )
     .await;
-    let (x, y) = (OrderId(1_000_001), OrderId(1_000_002));
+    let (x, y) = (OrderId::new(1_000_001), OrderId::new(1_000_002));
     let x1 = order_event_for(store, w.id, x, 10).await;
     let x2 = order_event_for(store, w.id, x, 11).await;
     let x3 = order_event_for(store, w.id, x, 12).await;
@@ -274,7 +274,7 @@ pub async fn concurrent_claims_never_share_a_delivery(store: Arc<dyn Store>) {
     for n in 0..30 {
         queued.insert(ping(&*store, w1.id, n).await.id);
         queued.insert(
-            order_event_for(&*store, w2.id, OrderId(2_000_000 + n % 7), n)
+            order_event_for(&*store, w2.id, OrderId::new(2_000_000 + n % 7), n)
                 .await
                 .id,
         );

@@ -86,7 +86,7 @@ pub async fn manual_deliveries_are_bounded_per_endpoint(store: &dyn Store) {
     ));
     assert!(matches!(
         store
-            .redeliver(None, w.id, DeliveryId(999_999), at(4), 3)
+            .redeliver(None, w.id, DeliveryId::new(999_999), at(4), 3)
             .await,
         Err(QueueDeliveryError::NotFound)
     ));
