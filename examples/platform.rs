@@ -161,15 +161,11 @@ async fn main() -> Result<(), Box<dyn Error>> {
         .await?;
     let order = op.move_order(order_id, OrderStatus::Shipped, None).await?;
     let line = &order.lines[0];
-    op.set_line_outcomes(
-        order_id,
-        vec![(line.id, LineOutcome::delivered(line.quantity))],
-    )
-    .await?;
+    let outcomes = vec![(line.id, LineOutcome::delivered(line.quantity))];
     op.set_tracking_url(order_id, Some("https://courier.example.com/t/1001".into()))
         .await?;
     let order = op
-        .move_order(order_id, OrderStatus::Delivered, None)
+        .move_order_with_outcomes(order_id, OrderStatus::Delivered, None, outcomes)
         .await?;
     println!("order {}: {}", order.number, order.status);
 

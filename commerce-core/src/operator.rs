@@ -111,8 +111,8 @@ pub struct CreatedKey {
 /// op.move_order(order_id, OrderStatus::Confirmed, None).await?;
 /// let order = op.move_order(order_id, OrderStatus::Shipped, None).await?;
 /// let line = order.lines[0].id;
-/// op.set_line_outcomes(order_id, vec![(line, LineOutcome::delivered(2))]).await?;
-/// op.move_order(order_id, OrderStatus::Delivered, None).await?;
+/// let outcomes = vec![(line, LineOutcome::delivered(2))];
+/// op.move_order_with_outcomes(order_id, OrderStatus::Delivered, None, outcomes).await?;
 ///
 /// // Held for `hold_days`, then ready: 120.00 profit less the 4% commission.
 /// assert_eq!(op.wallet(account.id).await?.held, egp("115.20"));
@@ -305,6 +305,7 @@ impl Operator {
             to,
             only_from: Vec::new(),
             reason,
+            outcomes: Vec::new(),
             at,
             bill_month: None,
             events: self.shared.config.event_context(),
@@ -312,7 +313,29 @@ impl Operator {
         Ok(self.store().change_order_status(change).await?)
     }
 
-    /// Records what became of lines' pieces after shipping.
+    /// Moves an order and records what became of lines' pieces with the move, in one store
+    /// operation (a delivery, a partial delivery, a return): the outcomes are checked against
+    /// the order's lines first (under `outcomes.{index}`), and a refused move records neither.
+    pub async fn move_order_with_outcomes(
+        &self,
+        id: OrderId,
+        to: OrderStatus,
+        reason: Option<String>,
+        outcomes: Vec<(LineId, LineOutcome)>,
+    ) -> OperatorResult<Order> {
+        let change = moves::Move {
+            account_id: None,
+            order_id: id,
+            to,
+            reason,
+            outcomes,
+            at: self.now(),
+        };
+        Ok(moves::apply(self.store(), change, &self.shared.config, "outcomes").await?)
+    }
+
+    /// Records what became of lines' pieces after shipping, without a move (a correction);
+    /// [`move_order_with_outcomes`](Self::move_order_with_outcomes) records them with one.
     pub async fn set_line_outcomes(
         &self,
         order: OrderId,

@@ -583,6 +583,9 @@ impl OrderStore for SmallStore {
             find(&mut t.orders, change.order_id.into()).map_err(|_| StatusChangeError::NotFound)?;
         let account = order.account_id;
         let step = StatusMove::check(&change, account, order.status)?;
+        if step.names_unknown_line(&order.lines) {
+            return Err(StatusChangeError::NotFound);
+        }
         let released: Vec<(VariantId, i64)> = match step.releases_stock {
             true => order
                 .lines

@@ -131,6 +131,12 @@ pub(crate) async fn change_status_in<DB: Dialect>(
     let previous = status(&current)?;
     let step = StatusMove::check(&change, AccountId::new(account), previous)?;
     let at = nanos(step.at)?;
+    write_line_outcomes(c, change.order_id, &step.outcomes)
+        .await
+        .map_err(|e| match e {
+            StoreError::NotFound => StatusChangeError::NotFound,
+            other => StatusChangeError::Store(other),
+        })?;
     if step.releases_stock {
         let lines: Vec<(i64, i64)> = query_as::<DB, (i64, i64)>(
             "SELECT variant_id, CAST(SUM(quantity) AS BIGINT) FROM order_lines WHERE order_id = $1 \
@@ -183,6 +189,37 @@ pub(crate) async fn change_status_in<DB: Dialect>(
     Ok(order)
 }
 
+/// Replaces the outcome of each named line of `order`: `NotFound` at the first line the order
+/// does not have (the caller's transaction then rolls back).
+async fn write_line_outcomes<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    order: OrderId,
+    outcomes: &[(LineId, LineOutcome)],
+) -> StoreResult<()> {
+    for (line, outcome) in outcomes {
+        let done = query::<DB>(
+            "UPDATE order_lines SET delivered_quantity = $3, \
+             returned_quantity = $4, damaged_quantity = $5, \
+             lost_quantity = $6, destroyed_quantity = $7 \
+             WHERE id = $1 AND order_id = $2",
+        )
+        .bind(*line)
+        .bind(order)
+        .bind(outcome.delivered_quantity)
+        .bind(outcome.returned_quantity)
+        .bind(outcome.damaged_quantity)
+        .bind(outcome.lost_quantity)
+        .bind(outcome.destroyed_quantity)
+        .execute(&mut *c)
+        .await
+        .map_err(backend)?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound);
+        }
+    }
+    Ok(())
+}
+
 #[async_trait]
 impl<DB: Dialect> OrderStore for SqlStore<DB> {
     async fn place_order(&self, order: NewOrder) -> Result<Order, PlaceOrderError> {
@@ -222,27 +259,7 @@ impl<DB: Dialect> OrderStore for SqlStore<DB> {
                 return Err(StoreError::NotFound);
             };
             let was = Booked::from_row(&status_text, net, commission)?;
-            for (line, outcome) in &outcomes {
-                let done = query::<DB>(
-                    "UPDATE order_lines SET delivered_quantity = $3, \
-                     returned_quantity = $4, damaged_quantity = $5, \
-                     lost_quantity = $6, destroyed_quantity = $7 \
-                     WHERE id = $1 AND order_id = $2",
-                )
-                .bind(*line)
-                .bind(order)
-                .bind(outcome.delivered_quantity)
-                .bind(outcome.returned_quantity)
-                .bind(outcome.damaged_quantity)
-                .bind(outcome.lost_quantity)
-                .bind(outcome.destroyed_quantity)
-                .execute(&mut *c)
-                .await
-                .map_err(backend)?;
-                if done.rows_affected() == 0 {
-                    return Err(StoreError::NotFound);
-                }
-            }
+            write_line_outcomes(c, order, &outcomes).await?;
             let order = load_order(c, order.into()).await?;
             rebook(c, &order, was).await?;
             Ok(order)

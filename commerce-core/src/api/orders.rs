@@ -256,6 +256,7 @@ pub(super) async fn cancel(
         to: OrderStatus::RejectedByMarketer,
         only_from: vec![OrderStatus::Pending],
         reason,
+        outcomes: Vec::new(),
         at: ctx.now,
         bill_month: Some(cairo_month(ctx.now)),
         events: ctx.config().event_context(),

@@ -105,13 +105,11 @@ pub struct Move {
     pub at: DateTime<Utc>,
 }
 
-/// Moves an order: checks the move is allowed and the outcomes fit its lines, records the
-/// outcomes (when any), then changes its status (timeline, `updated_at`, stock, earnings and
-/// the `order.status_changed` event, as [`OrderStore::change_order_status`] does; not
-/// billed). Returns the order after the move.
-///
-/// The outcomes and the status are two store operations: a move refused by the store after
-/// the outcomes were written (a concurrent move) leaves the outcomes recorded.
+/// Moves an order: checks the move is allowed and the outcomes fit its lines, then records
+/// the outcomes (when any) and changes its status in one store operation (timeline,
+/// `updated_at`, stock, earnings and the `order.status_changed` event, as
+/// [`OrderStore::change_order_status`] does; not billed): a refused move writes nothing.
+/// Returns the order after the move.
 ///
 /// [`OrderStore::change_order_status`]: crate::store::OrderStore::change_order_status
 pub async fn apply(
@@ -130,18 +128,14 @@ pub async fn apply(
             requested: change.to,
         });
     }
-    if !change.outcomes.is_empty() {
-        check_outcomes(&order, &change.outcomes, field)?;
-        store
-            .set_line_outcomes(order.id, change.outcomes, change.at)
-            .await?;
-    }
+    check_outcomes(&order, &change.outcomes, field)?;
     let status = StatusChange {
         account_id: change.account_id,
         order_id: order.id,
         to: change.to,
         only_from: Vec::new(),
         reason: change.reason,
+        outcomes: change.outcomes,
         at: change.at,
         bill_month: None,
         events: config.event_context(),

@@ -21,6 +21,10 @@ pub struct StatusChange {
     pub only_from: Vec<OrderStatus>,
     /// Reason shown in the timeline.
     pub reason: Option<String>,
+    /// What became of lines' pieces, recorded with the move (each named line's
+    /// [`LineOutcome`] replaced); empty for none. The caller checks the counts against the
+    /// lines ([`domain::moves::check_outcomes`](crate::domain::moves::check_outcomes)).
+    pub outcomes: Vec<(LineId, LineOutcome)>,
     /// When.
     pub at: DateTime<Utc>,
     /// Billing month to record one order operation in (`None`: not billed).
@@ -71,13 +75,15 @@ pub trait OrderStore: Send + Sync {
     ///    `account_id` is set: `NotFound`; a move the order's status does not allow:
     ///    `NotAllowed`). Check against the status read under the operation's lock, so
     ///    concurrent moves of one order apply one after the other.
-    /// 2. **The move**: [`StatusMove::apply`] on the order (status, `updated_at`,
-    ///    `confirmed_at`/`delivered_at`, the timeline entry).
+    ///    An outcome naming a line the order does not have is `NotFound` too
+    ///    ([`StatusMove::names_unknown_line`]).
+    /// 2. **The move**: [`StatusMove::apply`] on the order (the lines' outcomes, status,
+    ///    `updated_at`, `confirmed_at`/`delivered_at`, the timeline entry).
     /// 3. **Stock**: when [`StatusMove::releases_stock`], every line's pieces go back to its
     ///    variant (each product changed at `at`); this happens at most once per order.
     /// 4. **The meter**: when `bill_month` is set, one order operation counted.
-    /// 5. **Earnings**: the order's earnings booked again (its status and delivery changed
-    ///    them).
+    /// 5. **Earnings**: the order's earnings booked again (its status, delivery and
+    ///    outcomes changed them).
     /// 6. **The outbox**: as for [`place_order`](OrderStore::place_order), the event
     ///    `webhooks::order_event(OrderStatusChanged, &order, Some(previous status), events)`
     ///    for each enabled endpoint of the account that receives `order.status_changed`.
@@ -168,6 +174,8 @@ pub struct StatusMove {
     pub delivered_at: Option<DateTime<Utc>>,
     /// The entry appended to the timeline.
     pub timeline_entry: TimelineEntry,
+    /// The lines' outcomes recorded with the move ([`StatusChange::outcomes`]).
+    pub outcomes: Vec<(LineId, LineOutcome)>,
 }
 
 impl StatusMove {
@@ -207,11 +215,25 @@ impl StatusMove {
                 at,
                 reason: change.reason.clone(),
             },
+            outcomes: change.outcomes.clone(),
         })
+    }
+
+    /// Whether an outcome names a line that is not among `lines` (the order's): the move is
+    /// then refused with `NotFound`, writing nothing.
+    pub fn names_unknown_line(&self, lines: &[OrderLine]) -> bool {
+        self.outcomes
+            .iter()
+            .any(|(id, _)| !lines.iter().any(|line| line.id == *id))
     }
 
     /// Applies the move to an order held in memory (a backend that stores whole orders).
     pub fn apply(self, order: &mut Order) {
+        for (id, outcome) in self.outcomes {
+            if let Some(line) = order.lines.iter_mut().find(|line| line.id == id) {
+                line.outcome = outcome;
+            }
+        }
         order.status = self.to;
         order.updated_at = super::next_updated_at(order.updated_at, self.at);
         if self.confirmed_at.is_some() {
@@ -265,6 +287,7 @@ mod tests {
             to,
             only_from: Vec::new(),
             reason: Some("why".into()),
+            outcomes: Vec::new(),
             at: Utc.with_ymd_and_hms(2026, 3, 1, 10, 0, 0).unwrap(),
             bill_month: None,
             events: Default::default(),

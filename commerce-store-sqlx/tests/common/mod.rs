@@ -323,6 +323,7 @@ pub async fn cancel_failing_at_its_last_insert_changes_nothing(
         to: OrderStatus::RejectedByMarketer,
         only_from: vec![OrderStatus::Pending],
         reason: None,
+        outcomes: Vec::new(),
         at: at(30),
         bill_month: Some(MONTH.into()),
         events: Default::default(),

@@ -277,6 +277,7 @@ mod tests {
                     to,
                     only_from: Vec::new(),
                     reason: None,
+                    outcomes: Vec::new(),
                     at: later + Duration::seconds(id),
                     bill_month: None,
                     events: Default::default(),

@@ -78,6 +78,9 @@ impl OrderStore for MemoryStore {
             .ok_or(StatusChangeError::NotFound)?;
         let account = order.account_id;
         let step = StatusMove::check(&change, account, order.status)?;
+        if step.names_unknown_line(&order.lines) {
+            return Err(StatusChangeError::NotFound);
+        }
         // The moved order and its event, before the first write (see `lock`).
         let before = (order.updated_at, order.status.family());
         let previous = order.status;

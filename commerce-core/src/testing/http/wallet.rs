@@ -78,8 +78,11 @@ pub async fn partial_delivery_earns_on_delivered_pieces(h: &Harness) {
             .await
             .expect("move");
     }
-    op.set_line_outcomes(
+    // The outcome and the move in one store operation.
+    op.move_order_with_outcomes(
         OrderId::new(id),
+        OrderStatus::PartiallyDelivered,
+        None,
         vec![(
             LineId::new(line),
             LineOutcome {
@@ -90,10 +93,7 @@ pub async fn partial_delivery_earns_on_delivered_pieces(h: &Harness) {
         )],
     )
     .await
-    .expect("outcomes");
-    op.move_order(OrderId::new(id), OrderStatus::PartiallyDelivered, None)
-        .await
-        .expect("move");
+    .expect("move");
     let shown = h.get(A, &format!("/api/v1/orders/{id}")).await.json()["data"].clone();
     assert_eq!(shown["family"], "delivered");
     assert_eq!(shown["lines"][0]["delivered_quantity"], 3);

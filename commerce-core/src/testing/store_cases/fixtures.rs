@@ -340,6 +340,7 @@ pub(super) fn change(order: OrderId, to: OrderStatus, when: i64) -> StatusChange
         to,
         only_from: Vec::new(),
         reason: None,
+        outcomes: Vec::new(),
         at: at(when),
         bill_month: None,
         events: Default::default(),

@@ -111,6 +111,7 @@ macro_rules! __with_store_cases {
                 cancelling_releases_stock_exactly_once,
                 updated_at_never_decreases_when_clocks_disagree,
                 line_outcomes_and_tracking_url_are_recorded,
+                a_move_records_its_outcomes_or_nothing,
                 orders_list_newest_first_with_pagination,
                 orders_filter_by_every_field,
                 wallet_totals_follow_every_order_move,

@@ -246,35 +246,105 @@ pub async fn cancelling_releases_stock_exactly_once(store: &dyn Store) {
     assert_eq!(available(store, f.product.id, f.variant.id).await, 10);
 }
 
+/// A move with outcomes records both in one operation: when the move is refused (the
+/// lifecycle, or an outcome naming another order's line), neither the outcomes nor the status
+/// change; when it is made, the order read back has both, and its earnings count the
+/// outcomes.
+pub async fn a_move_records_its_outcomes_or_nothing(store: &dyn Store) {
+    let f = fixture(store, 10, 5).await;
+    let (order, other) = two_orders(store, &f).await;
+    let outcome = LineOutcome {
+        delivered_quantity: Some(2),
+        returned_quantity: Some(1),
+        ..LineOutcome::default()
+    };
+    let with_outcomes = |order_id, to, when, outcomes| {
+        let mut move_ = change(order_id, to, when);
+        move_.outcomes = outcomes;
+        move_
+    };
+
+    // Pending cannot become partially delivered: refused, the outcome not written.
+    let refused = store
+        .change_order_status(with_outcomes(
+            order.id,
+            OrderStatus::PartiallyDelivered,
+            20,
+            vec![(order.lines[0].id, outcome.clone())],
+        ))
+        .await;
+    assert!(
+        matches!(refused, Err(StatusChangeError::NotAllowed { .. })),
+        "{refused:?}"
+    );
+    assert_eq!(
+        store.order(None, order.id).await.unwrap(),
+        Some(order.clone())
+    );
+
+    for (to, when) in [
+        (OrderStatus::Confirmed, 30),
+        (OrderStatus::Preparing, 31),
+        (OrderStatus::Shipped, 32),
+    ] {
+        store
+            .change_order_status(change(order.id, to, when))
+            .await
+            .unwrap();
+    }
+    let shipped = store.order(None, order.id).await.unwrap().unwrap();
+
+    // A line of another order: NotFound, neither the outcomes nor the status written.
+    let refused = store
+        .change_order_status(with_outcomes(
+            order.id,
+            OrderStatus::PartiallyDelivered,
+            40,
+            vec![
+                (order.lines[0].id, outcome.clone()),
+                (other.lines[0].id, outcome.clone()),
+            ],
+        ))
+        .await;
+    assert!(
+        matches!(refused, Err(StatusChangeError::NotFound)),
+        "{refused:?}"
+    );
+    assert_eq!(store.order(None, order.id).await.unwrap(), Some(shipped));
+
+    let moved = store
+        .change_order_status(with_outcomes(
+            order.id,
+            OrderStatus::PartiallyDelivered,
+            50,
+            vec![(order.lines[0].id, outcome.clone())],
+        ))
+        .await
+        .unwrap();
+    assert_eq!(moved.status, OrderStatus::PartiallyDelivered);
+    assert_eq!(moved.lines[0].outcome, outcome);
+    assert_eq!(moved.lines[1].outcome, LineOutcome::default());
+    assert_eq!(
+        store.order(None, order.id).await.unwrap(),
+        Some(moved.clone())
+    );
+    // The wallet counts the order as its outcomes say: the kept sums equal a recomputation
+    // from both orders as read back.
+    let other = store.order(None, other.id).await.unwrap().unwrap();
+    let kept = store.wallet_totals(f.account.id, at(0)).await.unwrap();
+    let recomputed = crate::earnings::WalletTotals::of_orders([&moved, &other], at(0));
+    assert_eq!(kept, recomputed);
+    assert!(
+        recomputed.totals.settled > rust_decimal::Decimal::ZERO,
+        "{recomputed:?}"
+    );
+}
+
 /// `set_line_outcomes` and `set_tracking_url` persist and bump `updated_at`; an unknown line
 /// changes nothing.
 pub async fn line_outcomes_and_tracking_url_are_recorded(store: &dyn Store) {
     let f = fixture(store, 10, 5).await;
-    let order = place(
-        store,
-        new_order(
-            &f,
-            f.account.id,
-            &number(1),
-            vec![
-                line(&f, &f.variant, 3, false),
-                line(&f, &f.variant_b, 1, false),
-            ],
-            10,
-        ),
-    )
-    .await;
-    let other = place(
-        store,
-        new_order(
-            &f,
-            f.account.id,
-            &number(2),
-            vec![line(&f, &f.variant, 1, false)],
-            10,
-        ),
-    )
-    .await;
+    let (order, other) = two_orders(store, &f).await;
     let outcome = LineOutcome {
         delivered_quantity: Some(1),
         returned_quantity: Some(2),
@@ -429,4 +499,35 @@ pub async fn updated_at_never_decreases_when_clocks_disagree(store: &dyn Store) 
     assert_eq!(patched.available, 7);
     let product = store.product(f.product.id).await.unwrap().unwrap();
     assert_eq!(product.updated_at, stopped.updated_at + tick);
+}
+
+/// Two pending orders of `f.account`: one of two lines (3 pieces of `variant`, 1 of
+/// `variant_b`), one of one line.
+async fn two_orders(store: &dyn Store, f: &Fixture) -> (Order, Order) {
+    let order = place(
+        store,
+        new_order(
+            f,
+            f.account.id,
+            &number(1),
+            vec![
+                line(f, &f.variant, 3, false),
+                line(f, &f.variant_b, 1, false),
+            ],
+            10,
+        ),
+    )
+    .await;
+    let other = place(
+        store,
+        new_order(
+            f,
+            f.account.id,
+            &number(2),
+            vec![line(f, &f.variant, 1, false)],
+            10,
+        ),
+    )
+    .await;
+    (order, other)
 }
