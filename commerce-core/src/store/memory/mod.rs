@@ -10,7 +10,7 @@ mod webhooks;
 mod withdrawals;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use chrono::{DateTime, Utc};
 
@@ -48,7 +48,11 @@ struct State {
     key_by_hash: HashMap<KeyHash, KeyId>,
     rate_windows: RateWindows,
     categories: BTreeMap<CategoryId, Category>,
-    products: BTreeMap<ProductId, Product>,
+    /// `categories` as `shared_categories` hands it out, made again by every category write.
+    category_list: Arc<[Category]>,
+    /// Shared with readers (`shared_products`): a write goes through [`Arc::make_mut`], which
+    /// copies a record some reader still holds, so a record handed out never changes.
+    products: BTreeMap<ProductId, Arc<Product>>,
     /// Each stopped product's removal time, and the same as `(removed_at, id)` keys for
     /// `removed_products` (newest last).
     removed_at: HashMap<ProductId, DateTime<Utc>>,
@@ -109,17 +113,26 @@ impl State {
         *last
     }
 
+    /// A product to write: its own copy when a reader still holds the stored one.
     fn product_mut(&mut self, id: ProductId) -> Result<&mut Product, StoreError> {
-        self.products.get_mut(&id).ok_or(StoreError::NotFound)
+        self.products
+            .get_mut(&id)
+            .map(Arc::make_mut)
+            .ok_or(StoreError::NotFound)
     }
 
     fn variant_mut(&mut self, id: VariantId) -> Option<&mut Variant> {
         let product = *self.variant_owner.get(&id)?;
-        self.products
-            .get_mut(&product)?
+        self.product_mut(product)
+            .ok()?
             .variants
             .iter_mut()
             .find(|v| v.id == id)
+    }
+
+    /// Makes the list `shared_categories` hands out again, after a category write.
+    fn categories_changed(&mut self) {
+        self.category_list = self.categories.values().cloned().collect();
     }
 
     fn bill_order_operation(&mut self, account: AccountId, month: Option<&String>) {
@@ -165,7 +178,7 @@ impl State {
         if let Some(v) = self.variant_mut(variant) {
             v.available += by;
             let product = v.product_id;
-            if let Some(p) = self.products.get_mut(&product) {
+            if let Ok(p) = self.product_mut(product) {
                 p.updated_at = next_updated_at(p.updated_at, now);
             }
         }
@@ -219,6 +232,68 @@ mod tests {
             idempotency: None,
             events: Default::default(),
         }
+    }
+
+    /// A product handed out is never written in place: each kind of write to it while a
+    /// reader holds it makes a new record, and with no write the same record comes back (what
+    /// the rendered-product cache's pointer check relies on). Categories likewise.
+    #[tokio::test]
+    async fn shared_records_are_never_written_in_place() {
+        let store = Arc::new(MemoryStore::new());
+        let engine = crate::Engine::new(store.clone());
+        let fixture = crate::sandbox::seed(&engine).await.unwrap();
+        let id = fixture.featured_product;
+        let variant = fixture.featured_variants[0];
+        let now = Utc.with_ymd_and_hms(2030, 1, 1, 0, 0, 0).unwrap();
+        let read = || async { store.shared_product(id).await.unwrap().unwrap() };
+        let held = read().await;
+        assert!(
+            Arc::ptr_eq(&held, &read().await),
+            "no write: the same record"
+        );
+        let held_categories = store.shared_categories().await.unwrap();
+        assert!(Arc::ptr_eq(
+            &held_categories,
+            &store.shared_categories().await.unwrap()
+        ));
+        let patch = VariantPatch {
+            available: Some(held.variants[0].available + 1),
+            ..VariantPatch::default()
+        };
+        let warranty = fixture.featured_warranties[0];
+        let mut held = held;
+        for what in ["stock", "activity", "warranty"] {
+            let before = Product::clone(&held);
+            match what {
+                "stock" => store
+                    .update_variant(variant, patch.clone(), now)
+                    .await
+                    .map(drop),
+                "activity" => store.set_product_active(id, true, now).await.map(drop),
+                _ => store
+                    .set_warranty_active(warranty, false, now)
+                    .await
+                    .map(drop),
+            }
+            .unwrap();
+            assert_eq!(*held, before, "{what}: the held record is unchanged");
+            let after = read().await;
+            assert!(!Arc::ptr_eq(&held, &after), "{what}: a new record");
+            assert_ne!(*after, before, "{what}: the new record shows the write");
+            held = after;
+        }
+        store
+            .set_category_active(fixture.child_category, false)
+            .await
+            .unwrap();
+        let categories = store.shared_categories().await.unwrap();
+        assert!(!Arc::ptr_eq(&held_categories, &categories));
+        assert_eq!(*categories, *store.all_categories().await.unwrap());
+        assert!(
+            held_categories
+                .iter()
+                .any(|c| c.id == fixture.child_category && c.active)
+        );
     }
 
     /// What `orders` must answer, computed by brute force over every order.
