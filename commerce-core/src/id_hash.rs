@@ -68,11 +68,22 @@ mod tests {
     #[test]
     fn spreads_consecutive_ids_and_tells_pairs_apart() {
         let build = IdHash::default();
-        let hashes: HashSet<u64> = (1_i64..=10_000).map(|id| build.hash_one(id)).collect();
-        assert_eq!(hashes.len(), 10_000);
-        // The low 10 bits (a 1,024-bucket table) of 10,000 consecutive ids fill every bucket.
-        let buckets: HashSet<u64> = hashes.iter().map(|h| h & 1_023).collect();
-        assert_eq!(buckets.len(), 1_024);
+        let ids = (1_i64..=10_000).map(|id| build.hash_one(id));
+        let pairs = (1_i64..=10_000).map(|id| build.hash_one((7_i64, id)));
+        for (what, hashes) in [("ids", ids.collect::<Vec<_>>()), ("pairs", pairs.collect())] {
+            assert_eq!(
+                hashes.iter().collect::<HashSet<_>>().len(),
+                10_000,
+                "{what}"
+            );
+            // In a 1,024-bucket table (the low bits) no bucket holds 3 times its share.
+            let mut buckets = vec![0_u32; 1_024];
+            for hash in &hashes {
+                buckets[(hash & 1_023) as usize] += 1;
+            }
+            let fullest = buckets.iter().max().copied().unwrap_or_default();
+            assert!(fullest < 30, "{what}: a bucket of {fullest}");
+        }
         assert_ne!(
             build.hash_one((1_i64, 2_i64)),
             build.hash_one((2_i64, 1_i64))
