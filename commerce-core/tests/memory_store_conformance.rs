@@ -35,10 +35,8 @@ async fn shared_records_are_never_written_in_place() {
         &held_categories,
         &store.shared_categories().await.unwrap()
     ));
-    let patch = VariantPatch {
-        available: Some(held.variants[0].available + 1),
-        ..VariantPatch::default()
-    };
+    let mut patch = VariantPatch::default();
+    patch.available = Some(held.variants[0].available + 1);
     let warranty = fixture.featured_warranties[0];
     let mut held = held;
     for what in ["stock", "activity", "warranty"] {
