@@ -1,5 +1,5 @@
 //! `Engine::handle` on a sandbox-seeded `MemoryStore` (key `sk_demo_bench`, 1,000,000 requests
-//! a minute) for `GET /api/v1/products?per_page=25`, `POST /api/v1/shipping/quote` and
+//! a minute) for `GET /api/v1/me`, `GET /api/v1/products?per_page=25`, `POST /api/v1/shipping/quote` and
 //! `POST /api/v1/orders`, each against a baseline that only does the JSON work with serde_json:
 //! parse the request body (when there is one) and serialise the same response from a pre-built
 //! `serde_json::Value`. Both sides build the same `http::Request` per iteration.
@@ -8,8 +8,8 @@
 //! cargo bench --bench engine -- --warm-up-time 1 --measurement-time 3
 //! ```
 //!
-//! Goal (BENCHMARKS.md): `handle` for GET /products ≤ 3× its serde-only baseline; the two POSTs
-//! are reported only. After criterion's output the bench prints one `ratio` line per request.
+//! Goal (BENCHMARKS.md): `handle` for GET /products ≤ 3× its serde-only baseline; GET /me and
+//! the two POSTs are reported only. After criterion's output the bench prints one `ratio` line per request.
 //!
 //! For a profile, `ENGINE_LOOP=get_products_25:1000` skips criterion and sends that case's
 //! request that many times (under `valgrind --tool=callgrind` or `perf record`).
@@ -67,6 +67,13 @@ fn bench_engine(c: &mut Criterion) {
                    "warranty_ids": [fixture.featured_warranties[0]]}],
     });
     let cases = [
+        Case {
+            name: "get_me",
+            method: Method::GET,
+            uri: "/api/v1/me",
+            body: Bytes::new(),
+            status: 200,
+        },
         Case {
             name: "get_products_25",
             method: Method::GET,
@@ -148,6 +155,7 @@ fn main() {
     }
     let estimates = run_criterion(&[benches]);
     for (name, label, goal) in [
+        ("get_me", "GET /me", Goal::None),
         (
             "get_products_25",
             "GET /products?per_page=25",

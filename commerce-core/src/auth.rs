@@ -1,7 +1,7 @@
 //! Keys: generation, hashing, and turning an `Authorization` header into a key.
 
 use chrono::{DateTime, Utc};
-use http::{HeaderMap, HeaderValue, header};
+use http::{HeaderMap, HeaderName, HeaderValue, header};
 use rand::Rng;
 use rand::distr::Alphanumeric;
 use sha2::{Digest, Sha256};
@@ -104,6 +104,11 @@ pub struct Caller {
     pub account: Account,
 }
 
+/// `X-RateLimit-Limit`: the key's requests per minute.
+const RATE_LIMIT: HeaderName = HeaderName::from_static("x-ratelimit-limit");
+/// `X-RateLimit-Remaining`: requests left in the current minute.
+const RATE_REMAINING: HeaderName = HeaderName::from_static("x-ratelimit-remaining");
+
 /// The key's rate window after the request was counted.
 pub(crate) struct RateWindow {
     /// The key's per-minute limit.
@@ -119,8 +124,8 @@ impl RateWindow {
         mut response: http::Response<bytes::Bytes>,
     ) -> http::Response<bytes::Bytes> {
         let headers = response.headers_mut();
-        headers.insert("x-ratelimit-limit", HeaderValue::from(self.limit));
-        headers.insert("x-ratelimit-remaining", HeaderValue::from(self.remaining));
+        headers.insert(RATE_LIMIT, HeaderValue::from(self.limit));
+        headers.insert(RATE_REMAINING, HeaderValue::from(self.remaining));
         response
     }
 }
@@ -146,14 +151,8 @@ pub(crate) fn rate_window(
     Err(ApiError::new(ErrorCode::RateLimited)
         .with_extra("retry_after", retry_after)
         .with_header(header::RETRY_AFTER, HeaderValue::from(retry_after))
-        .with_header(
-            "x-ratelimit-limit".parse().expect("static header name"),
-            HeaderValue::from(key.rate_limit),
-        )
-        .with_header(
-            "x-ratelimit-remaining".parse().expect("static header name"),
-            HeaderValue::from(0),
-        ))
+        .with_header(RATE_LIMIT, HeaderValue::from(key.rate_limit))
+        .with_header(RATE_REMAINING, HeaderValue::from(0)))
 }
 
 /// Account state, API status, side and ability, in that order (docs/authentication.md).

@@ -206,9 +206,9 @@ impl Engine {
     /// request refused on its head is refused before its body is read.
     ///
     /// # Cancellation
-    /// Inside a tokio runtime the request runs in a task of its own, and this future only waits
-    /// for its answer: a caller that drops it (a client that disconnected, a timeout layer)
-    /// does not cut the request short. An order being placed is placed, an `Idempotency-Key`
+    /// Inside a tokio runtime a caller that drops this future (a client that disconnected, a
+    /// timeout layer) does not cut the request short: the request runs in this future while
+    /// it is polled, and what is left of it when it is dropped runs on in a task of its own. An order being placed is placed, an `Idempotency-Key`
     /// record is finished or abandoned, never left in flight; the answer is simply not read.
     /// Outside a runtime the request runs in this future; the store contract (see
     /// [`Store`]) still keeps a dropped operation atomic.
@@ -247,8 +247,8 @@ impl Engine {
     ///
     /// `declared_length` is what the client announced (`Content-Length`, or the body's exact
     /// size hint); `None` when unknown (a chunked body), in which case the limit is enforced
-    /// while reading. Runs in its own task like [`handle`](Self::handle): the key's rate
-    /// window is counted whole or not at all even if this future is dropped.
+    /// while reading. Runs to its end like [`handle`](Self::handle) (on in a task of its own
+    /// when this future is dropped): the key's rate window is counted whole or not at all.
     ///
     /// ```
     /// # use commerce_core as commerce;
@@ -474,7 +474,8 @@ impl Admitted {
     }
 
     /// Answers the request with its body (the second phase: input, handler). A body over
-    /// [`Config::body_limit`] is a 413. Runs in its own task like [`Engine::handle`].
+    /// [`Config::body_limit`] is a 413. Runs to its end like [`Engine::handle`], even if this
+    /// future is dropped.
     pub async fn handle(self, body: Bytes) -> Response<Bytes> {
         let shutdown = self.trace.id.clone();
         detached(async move { self.handle_here(body).await }, move || {
@@ -536,9 +537,12 @@ fn declared_length(headers: &http::HeaderMap) -> Option<u64> {
     value.to_str().ok()?.trim().parse().ok()
 }
 
-/// Runs `work` in a task of its own inside a tokio runtime (so that dropping the returned
-/// future does not cut it short), or in place outside one; `shutdown` answers when the
-/// runtime drops the task.
+/// Runs `work` to its end even if the returned future is dropped: inside a tokio runtime it is
+/// polled in place (no task spawned: the common case, where the caller waits for the answer,
+/// costs one allocation), and a caller that drops it before the end hands the rest of the work
+/// to the runtime it started in, which finishes it (a task spawned only for the requests cut
+/// short). Outside a runtime it runs in place and a drop cuts it. `shutdown` answers when
+/// `work` panics (each phase already turns its own panics into a 500).
 async fn detached<T, F>(work: F, shutdown: impl FnOnce() -> T) -> T
 where
     T: Send + 'static,
@@ -547,10 +551,40 @@ where
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
         return work.await;
     };
-    match runtime.spawn(work.instrument(Span::current())).await {
-        Ok(answer) => answer,
-        // The runtime is shutting down (a panic is already a 500 inside the task).
-        Err(_) => shutdown(),
+    let work = AssertUnwindSafe(work.instrument(Span::current())).catch_unwind();
+    let detached = Detached {
+        work: Some(Box::pin(work)),
+        runtime,
+    };
+    detached.await.unwrap_or_else(|_panic| shutdown())
+}
+
+/// The future of [`detached`]: its work, until it is done.
+struct Detached<T: Send + 'static> {
+    work: Option<Pin<Box<dyn Future<Output = T> + Send>>>,
+    runtime: tokio::runtime::Handle,
+}
+
+impl<T: Send + 'static> Future for Detached<T> {
+    type Output = T;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
+        let Some(work) = self.work.as_mut() else {
+            panic!("a detached request polled after its answer");
+        };
+        let answer = std::task::ready!(work.as_mut().poll(cx));
+        self.work = None;
+        Poll::Ready(answer)
+    }
+}
+
+impl<T: Send + 'static> Drop for Detached<T> {
+    fn drop(&mut self) {
+        if let Some(work) = self.work.take() {
+            // Cut short: the runtime finishes the work (dropped at its shutdown); nobody reads
+            // the answer.
+            drop(self.runtime.spawn(work.map(drop)));
+        }
     }
 }
 

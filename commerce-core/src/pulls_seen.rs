@@ -9,6 +9,7 @@
 use std::collections::HashSet;
 use std::sync::Mutex;
 
+use crate::id_hash::IdHash;
 use crate::model::{AccountId, ProductId};
 
 /// Pairs remembered before the set is emptied and starts again.
@@ -23,7 +24,7 @@ pub(crate) struct PullsSeen {
 #[derive(Debug, Default)]
 struct Month {
     month: String,
-    seen: HashSet<(AccountId, ProductId)>,
+    seen: HashSet<(AccountId, ProductId), IdHash>,
 }
 
 impl PullsSeen {

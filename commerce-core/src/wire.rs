@@ -5,6 +5,7 @@ use chrono::{DateTime, Utc};
 use http::{HeaderValue, Response, StatusCode, header};
 use rust_decimal::Decimal;
 use serde::Serialize;
+use serde_json::value::RawValue;
 use utoipa::ToSchema;
 use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, Schema, SchemaFormat, Type};
@@ -47,14 +48,29 @@ fn to_json<T: Serialize>(value: &T, capacity: usize) -> Vec<u8> {
 
 /// Serialises `{"data": items, "meta": {...}}`.
 pub fn list_body<T: Serialize>(items: &[T], page: PageRequest, total: u64) -> Vec<u8> {
+    // About 1.5 KiB per product or order on the wire; at least a small page's worth.
+    list_body_within(items, page, total, 256 + 1536 * items.len())
+}
+
+/// [`list_body`] of JSON already rendered, in a buffer of exactly its size (no regrowth).
+pub fn rendered_list_body(items: &[&RawValue], page: PageRequest, total: u64) -> Vec<u8> {
+    let items_len: usize = items.iter().map(|item| item.get().len() + 1).sum();
+    list_body_within(items, page, total, 128 + items_len)
+}
+
+/// [`list_body`] in a buffer of `capacity` bytes to start with.
+fn list_body_within<T: Serialize>(
+    items: &[T],
+    page: PageRequest,
+    total: u64,
+    capacity: usize,
+) -> Vec<u8> {
     #[derive(Serialize)]
     struct List<'a, T> {
         data: &'a [T],
         meta: ListMeta,
     }
     let last_page = total.div_ceil(u64::from(page.per_page)).max(1);
-    // About 1.5 KiB per product or order on the wire; at least a small page's worth.
-    let capacity = 256 + 1536 * items.len();
     to_json(
         &List {
             data: items,

@@ -237,6 +237,7 @@ const LAYERS: &[(Layer, &[&str])] = &[
             "clock",
             "earnings",
             "governorates",
+            "id_hash",
             "limits",
             "model",
             "money",

@@ -1,10 +1,9 @@
 //! `GET /categories`, `GET /products`, `GET /products/removed`, `GET /products/{id}`.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use http::Response;
+use http::{Response, StatusCode};
 use serde_json::value::RawValue;
 
 use super::Ctx;
@@ -14,7 +13,7 @@ use crate::messages;
 use crate::model::{Category, CategoryId, Product, ProductFilter, ProductId};
 use crate::rendered_products::Rendered;
 use crate::time::{cairo_month, cairo_timestamp};
-use crate::wire::CategoryView;
+use crate::wire::{self, CategoryView};
 
 pub(super) async fn categories(
     ctx: &Ctx<'_>,
@@ -23,7 +22,7 @@ pub(super) async fn categories(
     let mut query = Query::parse(raw_query);
     let page = query.page();
     query.finish()?;
-    let all = ctx.store().all_categories().await?;
+    let all = ctx.store().shared_categories().await?;
     let active: Vec<CategoryView> = all
         .iter()
         .filter(|c| c.active)
@@ -52,14 +51,16 @@ fn category_tree(all: &[Category], root: CategoryId) -> Vec<CategoryId> {
     ids
 }
 
-fn category_names(all: &[Category]) -> HashMap<CategoryId, &str> {
-    all.iter().map(|c| (c.id, c.name.as_str())).collect()
+/// The name of a category of `all` (by id, as the store lists them); empty for an unknown id.
+fn category_name(all: &[Category], id: CategoryId) -> &str {
+    all.binary_search_by_key(&id, |c| c.id)
+        .map_or("", |at| all[at].name.as_str())
 }
 
 /// The JSON of a product (kept by the engine's rendered-product cache).
-fn render(ctx: &Ctx<'_>, product: Product, names: &HashMap<CategoryId, &str>) -> Arc<Rendered> {
-    let category_name = names.get(&product.category_id).copied().unwrap_or_default();
-    ctx.shared.rendered_products.render(product, category_name)
+fn render(ctx: &Ctx<'_>, product: Arc<Product>, categories: &[Category]) -> Arc<Rendered> {
+    let name = category_name(categories, product.category_id);
+    ctx.shared.rendered_products.render(product, name)
 }
 
 /// Records the products a billed catalogue call returned (docs/billing.md).
@@ -86,7 +87,7 @@ pub(super) async fn products(
     let search = query.string("q");
     query.finish()?;
 
-    let categories = ctx.store().all_categories().await?;
+    let categories = ctx.store().shared_categories().await?;
     let category_ids = match category_id {
         Some(id) if categories.iter().any(|c| c.id == id && c.active) => Some(category_tree(
             &categories,
@@ -100,17 +101,17 @@ pub(super) async fn products(
         query: search,
         updated_since,
     };
-    let found = ctx.store().products(&filter, page).await?;
+    let found = ctx.store().shared_products(&filter, page).await?;
     let ids: Vec<ProductId> = found.items.iter().map(|p| p.id).collect();
     bill_pulls(ctx, &ids).await?;
-    let names = category_names(&categories);
     let rendered: Vec<Arc<Rendered>> = found
         .items
         .into_iter()
-        .map(|p| render(ctx, p, &names))
+        .map(|p| render(ctx, p, &categories))
         .collect();
     let json: Vec<&RawValue> = rendered.iter().map(|r| r.json()).collect();
-    super::ok_list(&json, page, found.total)
+    let body = wire::rendered_list_body(&json, page, found.total);
+    Ok(wire::json_response(StatusCode::OK, body))
 }
 
 /// `GET /products/removed?since=`: the products stopped at or after `since`, newest first;
@@ -138,12 +139,12 @@ pub(super) async fn removed_products(
 pub(super) async fn product(ctx: &Ctx<'_>, id: i64) -> Result<Response<Bytes>, ApiError> {
     let product = ctx
         .store()
-        .product(crate::model::ProductId::new(id))
+        .shared_product(crate::model::ProductId::new(id))
         .await?
         .filter(|p| p.active)
         .ok_or_else(ApiError::not_found)?;
-    let categories = ctx.store().all_categories().await?;
+    let categories = ctx.store().shared_categories().await?;
     bill_pulls(ctx, &[product.id]).await?;
-    let rendered = render(ctx, product, &category_names(&categories));
+    let rendered = render(ctx, product, &categories);
     super::ok_data(rendered.json())
 }

@@ -1,6 +1,8 @@
 //! The catalogue (categories, products, variants, warranties) and shipping (governorates,
 //! options and their rates).
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
@@ -22,6 +24,12 @@ pub trait CatalogStore: Send + Sync {
     ) -> Result<Category, StoreError>;
     /// Every category, active or not, by id.
     async fn all_categories(&self) -> Result<Vec<Category>, StoreError>;
+    /// [`all_categories`](Self::all_categories), shared: a store that keeps them in memory
+    /// hands out the same list until a category changes. The provided version collects
+    /// `all_categories`.
+    async fn shared_categories(&self) -> Result<Arc<[Category]>, StoreError> {
+        Ok(self.all_categories().await?.into())
+    }
     /// Adds a product ([`NewProduct::into_product`]: active, no variants, changed at `now`);
     /// `Invalid` when its category does not exist.
     async fn insert_product(
@@ -89,6 +97,27 @@ pub trait CatalogStore: Send + Sync {
     ) -> Result<Page<RemovedProduct>, StoreError>;
     /// One product, active or stopped.
     async fn product(&self, id: ProductId) -> Result<Option<Product>, StoreError>;
+    /// [`products`](Self::products) as shared records. A store that keeps its products in
+    /// memory hands out its own: it never changes a record a reader still holds (a write
+    /// makes a new one), so a reader that kept a product and gets the same allocation back
+    /// ([`Arc::ptr_eq`]) knows it has not changed since. The provided version wraps each
+    /// product of `products` in a new `Arc`.
+    async fn shared_products(
+        &self,
+        filter: &ProductFilter,
+        page: PageRequest,
+    ) -> Result<Page<Arc<Product>>, StoreError> {
+        let found = self.products(filter, page).await?;
+        Ok(Page {
+            items: found.items.into_iter().map(Arc::new).collect(),
+            total: found.total,
+        })
+    }
+    /// [`product`](Self::product) as a shared record, on the terms of
+    /// [`shared_products`](Self::shared_products).
+    async fn shared_product(&self, id: ProductId) -> Result<Option<Arc<Product>>, StoreError> {
+        Ok(self.product(id).await?.map(Arc::new))
+    }
     /// The products (active or stopped) that own any of these variants, by id, each once;
     /// unknown variants are skipped.
     async fn products_of_variants(

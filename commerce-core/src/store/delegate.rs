@@ -10,7 +10,7 @@
 //!
 //! A new store method is written in its trait and once here; every wrapper follows. A method
 //! missing from the list fails to compile in every wrapper, except one with a default body
-//! (`authenticate`, `finish_deliveries`): list those too, or the wrappers run the default
+//! (`authenticate`, `finish_deliveries`, the `shared_*` reads): list those too, or the wrappers run the default
 //! instead of the backend's own version.
 //!
 //! [`Operation`]: super::Operation
@@ -54,6 +54,7 @@ macro_rules! store_methods {
                 fn insert_category(new: NewCategory) -> Result<Category, StoreError>;
                 fn set_category_active(id: CategoryId, active: bool) -> Result<Category, StoreError>;
                 fn all_categories() -> Result<Vec<Category>, StoreError>;
+                fn shared_categories() -> Result<std::sync::Arc<[Category]>, StoreError>;
                 fn insert_product(new: NewProduct, now: DateTime<Utc>) -> Result<Product, StoreError>;
                 fn set_product_active(
                     id: ProductId,
@@ -86,6 +87,11 @@ macro_rules! store_methods {
                     page: PageRequest
                 ) -> Result<Page<RemovedProduct>, StoreError>;
                 fn product(id: ProductId) -> Result<Option<Product>, StoreError>;
+                fn shared_products(
+                    filter: &ProductFilter,
+                    page: PageRequest
+                ) -> Result<Page<std::sync::Arc<Product>>, StoreError>;
+                fn shared_product(id: ProductId) -> Result<Option<std::sync::Arc<Product>>, StoreError>;
                 fn products_of_variants(variants: &[VariantId]) -> Result<Vec<Product>, StoreError>;
                 fn insert_governorate(name: String) -> Result<Governorate, StoreError>;
                 fn governorates() -> Result<Vec<Governorate>, StoreError>;

@@ -1,6 +1,7 @@
 //! [`CatalogStore`] for [`MemoryStore`]: categories, products, variants, warranties, governorates, shipping.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -21,6 +22,7 @@ impl CatalogStore for MemoryStore {
         s.claim_unique(Unique::CategorySlug, &new.slug)?;
         let category = new.into_category(CategoryId::new(s.next_id("categories")));
         s.categories.insert(category.id, category.clone());
+        s.categories_changed();
         Ok(category)
     }
 
@@ -32,11 +34,17 @@ impl CatalogStore for MemoryStore {
         let mut s = self.lock();
         let category = s.categories.get_mut(&id).ok_or(StoreError::NotFound)?;
         category.active = active;
-        Ok(category.clone())
+        let category = category.clone();
+        s.categories_changed();
+        Ok(category)
     }
 
     async fn all_categories(&self) -> Result<Vec<Category>, StoreError> {
-        Ok(self.lock().categories.values().cloned().collect())
+        Ok(self.lock().category_list.to_vec())
+    }
+
+    async fn shared_categories(&self) -> Result<Arc<[Category]>, StoreError> {
+        Ok(self.lock().category_list.clone())
     }
 
     async fn insert_product(
@@ -52,7 +60,7 @@ impl CatalogStore for MemoryStore {
             )));
         }
         let product = new.into_product(ProductId::new(s.next_id("products")), now);
-        s.products.insert(product.id, product.clone());
+        s.products.insert(product.id, Arc::new(product.clone()));
         Ok(product)
     }
 
@@ -156,6 +164,18 @@ impl CatalogStore for MemoryStore {
         filter: &ProductFilter,
         page: PageRequest,
     ) -> Result<Page<Product>, StoreError> {
+        let shared = self.shared_products(filter, page).await?;
+        Ok(Page {
+            items: shared.items.into_iter().map(Arc::unwrap_or_clone).collect(),
+            total: shared.total,
+        })
+    }
+
+    async fn shared_products(
+        &self,
+        filter: &ProductFilter,
+        page: PageRequest,
+    ) -> Result<Page<Arc<Product>>, StoreError> {
         let s = self.lock();
         let listed = filter.listed();
         let matching = s.products.values().filter(|p| listed(p));
@@ -181,6 +201,10 @@ impl CatalogStore for MemoryStore {
     }
 
     async fn product(&self, id: ProductId) -> Result<Option<Product>, StoreError> {
+        Ok(self.lock().products.get(&id).map(|p| Product::clone(p)))
+    }
+
+    async fn shared_product(&self, id: ProductId) -> Result<Option<Arc<Product>>, StoreError> {
         Ok(self.lock().products.get(&id).cloned())
     }
 
@@ -195,7 +219,7 @@ impl CatalogStore for MemoryStore {
             .collect();
         Ok(ids
             .iter()
-            .filter_map(|id| s.products.get(id).cloned())
+            .filter_map(|id| s.products.get(id).map(|p| Product::clone(p)))
             .collect())
     }
 

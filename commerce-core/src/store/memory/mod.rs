@@ -10,7 +10,7 @@ mod webhooks;
 mod withdrawals;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use chrono::{DateTime, Utc};
 
@@ -48,7 +48,11 @@ struct State {
     key_by_hash: HashMap<KeyHash, KeyId>,
     rate_windows: RateWindows,
     categories: BTreeMap<CategoryId, Category>,
-    products: BTreeMap<ProductId, Product>,
+    /// `categories` as `shared_categories` hands it out, made again by every category write.
+    category_list: Arc<[Category]>,
+    /// Shared with readers (`shared_products`): a write goes through [`Arc::make_mut`], which
+    /// copies a record some reader still holds, so a record handed out never changes.
+    products: BTreeMap<ProductId, Arc<Product>>,
     /// Each stopped product's removal time, and the same as `(removed_at, id)` keys for
     /// `removed_products` (newest last).
     removed_at: HashMap<ProductId, DateTime<Utc>>,
@@ -109,17 +113,26 @@ impl State {
         *last
     }
 
+    /// A product to write: its own copy when a reader still holds the stored one.
     fn product_mut(&mut self, id: ProductId) -> Result<&mut Product, StoreError> {
-        self.products.get_mut(&id).ok_or(StoreError::NotFound)
+        self.products
+            .get_mut(&id)
+            .map(Arc::make_mut)
+            .ok_or(StoreError::NotFound)
     }
 
     fn variant_mut(&mut self, id: VariantId) -> Option<&mut Variant> {
         let product = *self.variant_owner.get(&id)?;
-        self.products
-            .get_mut(&product)?
+        self.product_mut(product)
+            .ok()?
             .variants
             .iter_mut()
             .find(|v| v.id == id)
+    }
+
+    /// Makes the list `shared_categories` hands out again, after a category write.
+    fn categories_changed(&mut self) {
+        self.category_list = self.categories.values().cloned().collect();
     }
 
     fn bill_order_operation(&mut self, account: AccountId, month: Option<&String>) {
@@ -165,7 +178,7 @@ impl State {
         if let Some(v) = self.variant_mut(variant) {
             v.available += by;
             let product = v.product_id;
-            if let Some(p) = self.products.get_mut(&product) {
+            if let Ok(p) = self.product_mut(product) {
                 p.updated_at = next_updated_at(p.updated_at, now);
             }
         }

@@ -21,6 +21,7 @@ const KEY: &str = "sk_demo_bench";
 
 /// Every change that shows in a product's JSON (price, stock by the operator and by orders
 /// and cancellations, stopping and restarting, warranties added and stopped, time passing),
+/// and a write that changes nothing but the record (the same price again),
 /// interleaved with reads of the list and of the product: each answer of the engine, which
 /// keeps renderings, equals byte for byte the answer of an engine over the same store and
 /// clock that keeps none. Three seeds, 40 steps each.
@@ -37,7 +38,7 @@ pub async fn rendered_products_are_never_stale(h: &Harness) {
         let mut rng = StdRng::seed_from_u64(seed);
         for step in 0..40 {
             h.clock.advance(Duration::seconds(1));
-            match rng.random_range(0..8) {
+            match rng.random_range(0..9) {
                 0 => {
                     let price = Decimal::new(rng.random_range(10_000..99_999), 2);
                     let patch = VariantPatch {
@@ -92,6 +93,26 @@ pub async fn rendered_products_are_never_stale(h: &Harness) {
                         .add_warranty(product, warranty(step))
                         .await
                         .expect("new warranty");
+                }
+                7 => {
+                    // The same price again within the same second: a new record that looks
+                    // like the old one, but for its change time.
+                    let same = h
+                        .engine
+                        .store()
+                        .product(product)
+                        .await
+                        .expect("read")
+                        .and_then(|p| p.variants.into_iter().find(|v| v.id == variant))
+                        .expect("the variant");
+                    let patch = VariantPatch {
+                        price: Some(same.price),
+                        ..VariantPatch::default()
+                    };
+                    operator
+                        .update_variant(variant, patch)
+                        .await
+                        .expect("same price");
                 }
                 _ => h.clock.advance(Duration::minutes(5)),
             }
