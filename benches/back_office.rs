@@ -16,9 +16,9 @@
 //! does after a bulk insert). Every order has one line and one timeline entry (what a page
 //! loads with it). The mix:
 //!
-//! - order `x`: account `1 + x % accounts` (at the time it is added), created at `t0 + x s`,
-//!   changed up to 99 minutes later; status by `x % 10`: pending, confirmed, shipped,
-//!   cancelled, else delivered (60%);
+//! - order `x`: account `1 + x % (orders / 10)` (`orders` the size being filled), created at
+//!   `t0 + x s`, changed up to 99 minutes later; status by `x % 10`: pending, confirmed,
+//!   shipped, cancelled, else delivered (60%);
 //! - account `x`: a supplier when `x % 3 = 0`; suspended when `x % 20 = 0`, incomplete when 1;
 //!   API status pending when `x % 10 = 0` (the approval queue: 10%), dated in scrambled order;
 //! - withdrawal `x`: pending when `x % 5 = 0` (the payout queue: 20%), else decided;
@@ -173,7 +173,9 @@ impl Bench {
              SELECT id, 'order_pending', created_at, NULL FROM orders \
              WHERE id > $5 + 0 * ($1 + $2 + $3 + $4) ORDER BY id"
         );
-        self.fill(&orders, (from, to), t0, accounts_to).await;
+        // One account per 10 orders, whatever the floor of `side_rows`: one account's page
+        // has 10 orders at the small size.
+        self.fill(&orders, (from, to), t0, (to / 10).max(1)).await;
         let withdrawals = format!(
             "INSERT INTO withdrawals (account_id, amount, supply_amount, status, wallet_number, \
              wallet_description, created_at, decided_at) \
