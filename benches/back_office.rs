@@ -8,15 +8,17 @@
 //! ```
 //!
 //! Each store is filled straight through SQL (the stores' own tables, one `INSERT ... SELECT`
-//! per 100,000 rows): first to `BACK_OFFICE_SMALL` orders (default 10,000) with one account per
-//! 10 orders, one withdrawal per 10 orders and one webhook endpoint per 10 accounts, measured;
-//! then to `BACK_OFFICE_LARGE` (default 1,000,000 orders, 100,000 accounts, 100,000
-//! withdrawals, 10,000 endpoints), measured again. Every order has one line and one timeline
-//! entry (what a page loads with it). The mix:
+//! per 100,000 rows): first to `BACK_OFFICE_SMALL` orders (default 10,000) with one account,
+//! one withdrawal and one webhook endpoint per 10 orders but at least 25,000 of each (so that
+//! every queue fills a page and a count at both sizes: the same work), measured; then to
+//! `BACK_OFFICE_LARGE` (default 1,000,000 orders, 100,000 accounts, 100,000 withdrawals,
+//! 100,000 endpoints), measured again (PostgreSQL: `VACUUM ANALYZE` before each, as autovacuum
+//! does after a bulk insert). Every order has one line and one timeline entry (what a page
+//! loads with it). The mix:
 //!
-//! - order `x`: account `1 + x % accounts` (at the time it is added), created at `t0 + x s`,
-//!   changed up to 99 minutes later; status by `x % 10`: pending, confirmed, shipped,
-//!   cancelled, else delivered (60%);
+//! - order `x`: account `1 + x % (orders / 10)` (`orders` the size being filled), created at
+//!   `t0 + x s`, changed up to 99 minutes later; status by `x % 10`: pending, confirmed,
+//!   shipped, cancelled, else delivered (60%);
 //! - account `x`: a supplier when `x % 3 = 0`; suspended when `x % 20 = 0`, incomplete when 1;
 //!   API status pending when `x % 10 = 0` (the approval queue: 10%), dated in scrambled order;
 //! - withdrawal `x`: pending when `x % 5 = 0` (the payout queue: 20%), else decided;
@@ -25,7 +27,7 @@
 //!
 //! Each latency is the median of up to 200 calls (at most about 2 s per query), through the
 //! store (`Store::find_orders`, ...), 25 a page. A deep page is page 20 (475 rows skipped; page
-//! 5 for the payout queue, which has 200 rows at the small size). Counts stop at the default
+//! 5 for the payout queue). Counts stop at the default
 //! `count_limit` (1,000). The plan of each statement at the large size is printed from
 //! `PgStore::explain` / `SqliteStore::explain` (the statements built exactly as the store runs
 //! them). The account search reads every account (no index serves a substring) and the
@@ -131,7 +133,7 @@ impl Bench {
     /// Fills the tables from the sizes of `from` to those of `to` (orders; the others follow).
     async fn grow(&self, (from, to): (usize, usize), t0: i64) {
         let (series, pad7, pad8) = self.dialect();
-        let (accounts_from, accounts_to) = (from / 10, to / 10);
+        let (accounts_from, accounts_to) = (side_rows(from), side_rows(to));
         // Parameters every statement binds, even when unused: `+ 0 * $n` keeps their types.
         let unused = "0 * ($1 + $2 + $3 + $4 + $5)";
         let accounts = format!(
@@ -171,7 +173,9 @@ impl Bench {
              SELECT id, 'order_pending', created_at, NULL FROM orders \
              WHERE id > $5 + 0 * ($1 + $2 + $3 + $4) ORDER BY id"
         );
-        self.fill(&orders, (from, to), t0, accounts_to).await;
+        // One account per 10 orders, whatever the floor of `side_rows`: one account's page
+        // has 10 orders at the small size.
+        self.fill(&orders, (from, to), t0, (to / 10).max(1)).await;
         let withdrawals = format!(
             "INSERT INTO withdrawals (account_id, amount, supply_amount, status, wallet_number, \
              wallet_description, created_at, decided_at) \
@@ -180,7 +184,7 @@ impl Bench {
              '01012345678', 'فودافون كاش', $3 + x * 10000000000 + {unused}, NULL \
              FROM ({series}) AS g"
         );
-        self.fill(&withdrawals, (from / 10, to / 10), t0, accounts_to)
+        self.fill(&withdrawals, (accounts_from, accounts_to), t0, accounts_to)
             .await;
         let webhooks = format!(
             "INSERT INTO webhook_endpoints (account_id, url, events, enabled, disabled_reason, \
@@ -190,19 +194,31 @@ impl Bench {
              $3 + {unused}, $3, CASE x % 10 WHEN 0 THEN 6 WHEN 5 THEN 3 WHEN 7 THEN 1 ELSE 0 END \
              FROM ({series}) AS g"
         );
-        self.fill(
-            &webhooks,
-            (accounts_from / 10, accounts_to / 10),
-            t0,
-            accounts_to,
-        )
-        .await;
+        self.fill(&webhooks, (accounts_from, accounts_to), t0, accounts_to)
+            .await;
         if let Bench::Postgres(s) = self {
-            sqlx::query("ANALYZE")
-                .execute(s.pool())
-                .await
-                .expect("analyze");
+            // What autovacuum does after a bulk insert (PostgreSQL 13+: by inserted rows):
+            // the statistics, and the visibility map that lets a count read the index alone.
+            sqlx::query(
+                "VACUUM ANALYZE accounts, orders, order_lines, order_timeline, withdrawals, \
+                 webhook_endpoints",
+            )
+            .execute(s.pool())
+            .await
+            .expect("vacuum analyze");
         }
+    }
+}
+
+/// The accounts, withdrawals and webhook endpoints at `orders` orders: one per 10 orders, at
+/// least 25,000, so that every queue (10% of the accounts wait for approval, 20% of the
+/// withdrawals are pending, 5% of the endpoints are disabled, 20% failed 3 times or more) fills
+/// a page and a count (`count_limit` + 1 rows) at both sizes, and both do the same work.
+fn side_rows(orders: usize) -> usize {
+    if orders == 0 {
+        0
+    } else {
+        (orders / 10).max(25_000)
     }
 }
 
@@ -406,7 +422,7 @@ async fn run(label: &str, bench: Bench, (small, large): (usize, usize)) {
         from = orders;
         println!(
             "{label}: filled to {orders} orders, {} accounts in {:.1} s",
-            orders / 10,
+            side_rows(orders),
             started.elapsed().as_secs_f64()
         );
         for (i, case) in cases.iter().enumerate() {

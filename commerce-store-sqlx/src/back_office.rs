@@ -359,7 +359,13 @@ fn webhooks_query<'a, DB: Dialect>(query: &'a WebhookQuery) -> Query<'a, DB> {
             w.and().push("account_id = ").push_arg(account);
         }
         if let Some(enabled) = query.enabled {
-            w.and().push("enabled = ").push_arg(enabled);
+            // A literal (not input), so that both planners match the partial index of the
+            // disabled endpoints (`migrations/*_back_office_pages.sql`).
+            w.and().push(if enabled {
+                "enabled = TRUE"
+            } else {
+                "enabled = FALSE"
+            });
         }
         if let Some(reason) = query.disabled_reason {
             w.and().push("disabled_reason = ").push_arg(reason.as_str());

@@ -4,7 +4,9 @@
 //!
 //! * [`SqliteStore`] (feature `sqlite`): an embedded database file. Writes are serialised: an
 //!   in-process writer lock plus `BEGIN IMMEDIATE` (WAL journal, `busy_timeout`), so concurrent
-//!   requests never meet `SQLITE_BUSY` and every read-then-write is isolated.
+//!   requests never meet `SQLITE_BUSY` and every read-then-write is isolated. Each connection
+//!   has a 16 MiB page cache and memory-maps the first 256 MiB of the file (`cache_size`,
+//!   `mmap_size`), and the pool does not ping a connection before handing it out.
 //! * [`PgStore`] (feature `postgres`): every write is one `READ COMMITTED` transaction (or one
 //!   statement) in
 //!   which races are decided by the database, never by a read followed by a write:

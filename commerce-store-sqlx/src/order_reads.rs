@@ -47,13 +47,15 @@ pub(crate) async fn with_lines<DB: Dialect>(
         return Ok(Vec::new());
     }
     // The lines with their warranties in one statement (a line appears once per
-    // warranty, once with NULLs when it has none), in line order.
+    // warranty, once with NULLs when it has none), in line order. The join names the order
+    // too, so that each line's warranties are a range of `order_line_warranties_order`
+    // (order, line, position) rather than a scan of that index.
     let mut q = in_list::<DB, _>(
         concat!(
             "SELECT ",
             line_and_warranty_cols!(),
             " FROM order_lines l LEFT JOIN order_line_warranties w \
-             ON w.line_id = l.id WHERE l.order_id IN ("
+             ON w.order_id = l.order_id AND w.line_id = l.id WHERE l.order_id IN ("
         ),
         chunk,
         ") ORDER BY l.order_id, l.position, w.position",

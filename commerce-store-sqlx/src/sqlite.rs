@@ -12,6 +12,16 @@ use crate::migrations::{adopt_earlier_records, own_table};
 use crate::sql_store::SqlStore;
 use crate::{PoolSettings, SetupError};
 
+/// Each connection's page cache (`PRAGMA cache_size`, negative: in KiB): 16 MiB, not SQLite's
+/// 2 MiB, so that the pages a back-office page reads (its rows, their lines and timelines,
+/// scattered through a file of several hundred MB) stay cached between calls.
+const CACHE_SIZE: &str = "-16384";
+
+/// How much of the database file each connection reads through a memory map
+/// (`PRAGMA mmap_size`, bytes): 256 MiB. Mapped pages are the operating system's page cache,
+/// shared by every connection, read without a copy into SQLite's own cache.
+const MMAP_SIZE: &str = "268435456";
+
 /// The store in an SQLite database (one file, or memory).
 ///
 /// The store wants a database file of its own: its tables have plain names (`orders`,
@@ -27,14 +37,18 @@ pub type SqliteStore = SqlStore<Sqlite>;
 
 impl SqlStore<Sqlite> {
     /// Opens (creating if missing) the database at `url` (`sqlite://path.db`,
-    /// `sqlite::memory:`) with WAL, `busy_timeout` 5 s and foreign keys on.
+    /// `sqlite::memory:`) with WAL, `busy_timeout` 5 s and foreign keys on, a 16 MiB page
+    /// cache (`cache_size`) and the first 256 MiB of the file memory-mapped (`mmap_size`) on
+    /// each connection.
     pub async fn connect(url: &str) -> Result<Self, SetupError> {
         let options = SqliteConnectOptions::from_str(url)?;
         Self::connect_with(options).await
     }
 
-    /// Opens the database with these options (WAL, `busy_timeout` and foreign keys are added)
-    /// and the default [`PoolSettings::sqlite`].
+    /// Opens the database with these options (WAL, `busy_timeout`, foreign keys, `cache_size`
+    /// and `mmap_size` are added, see [`connect`](Self::connect)) and the default
+    /// [`PoolSettings::sqlite`]. For other `cache_size` or `mmap_size` values, build the pool
+    /// yourself and use [`from_pool`](Self::from_pool).
     ///
     /// An in-memory database lives in one connection, so its pool holds exactly one.
     pub async fn connect_with(options: SqliteConnectOptions) -> Result<Self, SetupError> {
@@ -63,7 +77,9 @@ impl SqlStore<Sqlite> {
             } else {
                 SqliteJournalMode::Wal
             })
-            .synchronous(SqliteSynchronous::Normal);
+            .synchronous(SqliteSynchronous::Normal)
+            .pragma("cache_size", CACHE_SIZE)
+            .pragma("mmap_size", MMAP_SIZE);
         let pool = if in_memory {
             SqlitePoolOptions::new()
                 .min_connections(1)
@@ -73,8 +89,12 @@ impl SqlStore<Sqlite> {
                 .connect_with(options)
                 .await?
         } else {
+            // No ping before handing out an idle connection: a file does not hang up, and on
+            // SQLite each ping is a round trip to the connection's worker thread, as dear as
+            // a small statement (sqlx still pings once when a connection goes back).
             settings
                 .pool_options::<Sqlite>()
+                .test_before_acquire(false)
                 .connect_with(options)
                 .await?
         };
