@@ -86,7 +86,6 @@ pub mod engine;
 pub mod error;
 mod events;
 pub mod governorates;
-mod id_hash;
 pub(crate) mod input;
 mod limits;
 pub(crate) mod messages;

@@ -6,10 +6,10 @@
 //! forgetting (a new month, the size cap, another process) only costs a write, and two requests
 //! racing past it record the same rows once.
 
+use rustc_hash::FxBuildHasher;
 use std::collections::HashSet;
 use std::sync::Mutex;
 
-use crate::id_hash::IdHash;
 use crate::model::{AccountId, ProductId};
 
 /// Pairs remembered before the set is emptied and starts again.
@@ -24,7 +24,7 @@ pub(crate) struct PullsSeen {
 #[derive(Debug, Default)]
 struct Month {
     month: String,
-    seen: HashSet<(AccountId, ProductId), IdHash>,
+    seen: HashSet<(AccountId, ProductId), FxBuildHasher>,
 }
 
 impl PullsSeen {

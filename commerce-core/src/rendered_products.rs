@@ -18,11 +18,11 @@
 //! byte. Several engines over one database each keep their own; a change made by another
 //! instance shows in the record the store returns.
 
+use rustc_hash::FxBuildHasher;
 use std::sync::Arc;
 
 use serde_json::value::RawValue;
 
-use crate::id_hash::IdHash;
 use crate::model::{Product, ProductId};
 use crate::wire::ProductView;
 
@@ -32,7 +32,8 @@ pub(crate) struct RenderedProducts {
 }
 
 /// The renderings by product id.
-type Cache = quick_cache::sync::Cache<ProductId, Arc<Rendered>, quick_cache::UnitWeighter, IdHash>;
+type Cache =
+    quick_cache::sync::Cache<ProductId, Arc<Rendered>, quick_cache::UnitWeighter, FxBuildHasher>;
 
 /// One product's JSON and what it was rendered from.
 pub(crate) struct Rendered {
@@ -55,7 +56,7 @@ impl RenderedProducts {
             cache: (capacity > 0).then(|| {
                 let items = u64::try_from(capacity).unwrap_or(u64::MAX);
                 let (weigh, lifecycle) = (quick_cache::UnitWeighter, Default::default());
-                Cache::with(capacity, items, weigh, IdHash::default(), lifecycle)
+                Cache::with(capacity, items, weigh, FxBuildHasher, lifecycle)
             }),
         }
     }

@@ -237,7 +237,6 @@ const LAYERS: &[(Layer, &[&str])] = &[
             "clock",
             "earnings",
             "governorates",
-            "id_hash",
             "limits",
             "model",
             "money",
