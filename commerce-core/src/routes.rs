@@ -197,7 +197,7 @@ impl Route {
     }
 
     /// Whether only an engine in test mode ([`Config::test_mode`](crate::Config::test_mode))
-    /// serves it: the routes under [`SANDBOX_PREFIX`]. Any other engine answers them 404, as
+    /// serves it: the routes under `/api/v1/sandbox/`. Any other engine answers them 404, as
     /// any unknown path.
     pub fn test_mode_only(&self) -> bool {
         self.path.starts_with(SANDBOX_PREFIX)
