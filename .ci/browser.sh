@@ -16,4 +16,4 @@ if ! command -v chromedriver >/dev/null 2>&1; then
 fi
 export CHROMEDRIVER="${CHROMEDRIVER:-$(command -v chromedriver)}"
 export CHROMIUM="${CHROMIUM:-$(command -v chromium || echo /usr/bin/chromium)}"
-cargo test --test browser -- --ignored --nocapture
+cargo test --all-features --test browser -- --ignored --nocapture

@@ -31,7 +31,7 @@ fail() {
   exit 1
 }
 
-cargo build --quiet --example production --features sqlx-postgres,metrics
+cargo build --quiet --all-features --example production
 BIN="${CARGO_TARGET_DIR:-target}/debug/examples/production"
 
 # Set-up (once: prints the key), then again: the second run creates nothing.

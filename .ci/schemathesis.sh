@@ -28,9 +28,14 @@ source .ci/sandbox_server.sh
 
 "$VENV/bin/openapi-spec-validator" "$work/openapi.json"
 
+# `Request-Id` is any string (an invalid one is replaced, never refused), and a header's
+# arbitrary strings are mostly unsendable: hypothesis filters them out, which its
+# `filter_too_much` health check reports for POST /orders (two headers and a large body).
+# Only that health check is suppressed; every check still runs on every operation.
 "$VENV/bin/schemathesis" --config-file .ci/schemathesis.toml run "$url" \
   --header "Authorization: Bearer $KEY" \
   --checks all \
+  --suppress-health-check filter_too_much \
   --phases examples,coverage,fuzzing,stateful \
   --seed "$SEED" \
   --max-examples "$MAX_EXAMPLES" \

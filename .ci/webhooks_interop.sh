@@ -8,4 +8,4 @@ if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
 "$venv/bin/pip" install --quiet --disable-pip-version-check standardwebhooks==1.1.0
-cargo run --quiet --example webhook_samples | "$venv/bin/python" .ci/webhooks_interop.py
+cargo run --quiet --all-features --example webhook_samples | "$venv/bin/python" .ci/webhooks_interop.py

@@ -261,13 +261,23 @@ fn the_documented_limits_and_defaults_are_the_codes() {
         "idempotency.md",
         &format!("| Form | 1 to {} printable ASCII", key["maxLength"]),
     );
-    let id = parameter("/api/v1/me", "get", "Request-Id");
+    // `Request-Id` constrains nothing in its schema (any value is accepted, an invalid one
+    // replaced): its description names the bound.
+    let described = document["paths"]["/api/v1/me"]["get"]["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "Request-Id")
+        .and_then(|p| p["description"].as_str())
+        .expect("Request-Id of GET /me, described");
+    let max = described
+        .split("1 to ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .expect("the Request-Id description names its bound");
     mentions(
         "errors.md",
-        &format!(
-            "`Request-Id` header: 1 to {} printable ASCII",
-            id["maxLength"]
-        ),
+        &format!("`Request-Id` header: 1 to {max} printable ASCII"),
     );
     // Every paged list of the document is named in pagination.md.
     let pages = doc("pagination.md");

@@ -332,18 +332,29 @@ fn success_response(endpoint: Endpoint, status: u16, body: Option<&Body>) -> Res
 
 /// An optional request header of 1 to `max` printable ASCII characters (no surrounding space).
 fn printable_header(name: &str, description: &str, max: usize) -> utoipa::openapi::path::Parameter {
+    header_parameter(
+        name,
+        description,
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .min_length(Some(1))
+            .max_length(Some(max))
+            .pattern(Some(PRINTABLE)),
+    )
+}
+
+/// An optional header of the request, of `schema`.
+fn header_parameter(
+    name: &str,
+    description: &str,
+    schema: ObjectBuilder,
+) -> utoipa::openapi::path::Parameter {
     ParameterBuilder::new()
         .name(name)
         .parameter_in(ParameterIn::Header)
         .required(Required::False)
         .description(Some(description))
-        .schema(Some(
-            ObjectBuilder::new()
-                .schema_type(Type::String)
-                .min_length(Some(1))
-                .max_length(Some(max))
-                .pattern(Some(PRINTABLE)),
-        ))
+        .schema(Some(schema))
         .build()
 }
 
@@ -425,11 +436,16 @@ pub(super) fn operation(template: &str, endpoint: Endpoint) -> utoipa::openapi::
     for param in spec.query {
         op = op.parameter(query_parameter(*param));
     }
-    op = op.parameter(printable_header(
+    // Any value is accepted (one that is not an id is replaced, never refused), so the schema
+    // constrains nothing: a pattern here would promise a 400 the engine never gives.
+    op = op.parameter(header_parameter(
         "Request-Id",
-        "Your own id for this request (1 to 100 printable ASCII characters), echoed in the \
-         answer's `Request-Id`; any other value is replaced by a new id.",
-        MAX_REQUEST_ID,
+        &format!(
+            "Your own id for this request, echoed in the answer's `Request-Id` when it is 1 to \
+             {MAX_REQUEST_ID} printable ASCII characters (spaces inside only); any other value \
+             is not refused but replaced by a new id."
+        ),
+        ObjectBuilder::new().schema_type(Type::String),
     ));
     if endpoint == Endpoint::CreateOrder {
         op = op.parameter(printable_header(
