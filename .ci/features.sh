@@ -2,31 +2,39 @@
 # Every feature a user can pick, built on its own with clippy -D warnings, and documented on its
 # own with rustdoc -D warnings: a combination CI never builds is one where dead code, missing
 # imports and intra-doc links to items of another feature go unseen.
+#
+# A user picks features on the `commerce` facade, and each of its features turns on the matching
+# feature of commerce-core (and of commerce-store-sqlx for `sqlx-*`). Clippy lints every
+# workspace crate a build compiles, so one clippy run per facade feature lints the library crates
+# exactly as that feature builds them; rustdoc documents them together with it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# check "<packages rustdoc documents>" "<clippy's package and target>" [feature of the facade]
 check() {
-  echo "== cargo clippy $*"
-  cargo clippy --quiet "$@" -- -D warnings
-  # `--lib` is clippy's; rustdoc documents the lib alone anyway.
-  local args=()
-  for arg in "$@"; do [ "$arg" = --lib ] || args+=("$arg"); done
-  echo "== cargo doc ${args[*]}"
-  RUSTDOCFLAGS='-D warnings' cargo doc --quiet --no-deps "${args[@]}"
+  local docs=() lint_features=(--no-default-features) doc_features=(--no-default-features)
+  for package in $1; do docs+=(-p "$package"); done
+  if [ -n "${3:-}" ]; then
+    # One package for clippy (and a `--bin` needs the plain name); several for rustdoc.
+    lint_features+=(--features "$3")
+    doc_features+=(--features "commerce/$3")
+  fi
+  echo "== cargo clippy $2 ${lint_features[*]}"
+  # shellcheck disable=SC2086 # $2 is a list of arguments
+  cargo clippy --quiet $2 "${lint_features[@]}" -- -D warnings
+  echo "== cargo doc ${docs[*]} ${doc_features[*]}"
+  RUSTDOCFLAGS='-D warnings' cargo doc --quiet --no-deps "${docs[@]}" "${doc_features[@]}"
 }
 
-# The library crates, lib targets only (the tests need the full set, built by .ci/run).
-check -p commerce-core --lib --no-default-features
-check -p commerce-core --lib --no-default-features --features sandbox
-check -p commerce-core --lib --no-default-features --features metrics
-check -p commerce-core --lib --no-default-features --features sqlx
-check -p commerce-core --lib --no-default-features --features webhooks
-check -p commerce-store-sqlx --lib --no-default-features
-check -p commerce-store-sqlx --lib --no-default-features --features sqlite
-check -p commerce-store-sqlx --lib --no-default-features --features postgres
-check -p commerce --lib --no-default-features
-for feature in axum warp sqlx-sqlite sqlx-postgres sandbox metrics webhooks; do
-  check -p commerce --lib --no-default-features --features "$feature"
+# The SQL store's generic code with no backend (commerce-core with its `sqlx` feature alone).
+check "commerce-store-sqlx commerce-core" "-p commerce-store-sqlx --lib"
+# The facade with nothing, then each feature alone.
+check "commerce commerce-core" "-p commerce --lib"
+for feature in axum warp sandbox metrics webhooks; do
+  check "commerce commerce-core" "-p commerce --lib" "$feature"
+done
+for feature in sqlx-sqlite sqlx-postgres; do
+  check "commerce commerce-core commerce-store-sqlx" "-p commerce --lib" "$feature"
 done
 # The sandbox server binary on its own feature (what `cargo install` builds).
-check -p commerce --bin commerce-sandbox --no-default-features --features sandbox-server
+check "commerce commerce-core" "-p commerce --bin commerce-sandbox" sandbox-server

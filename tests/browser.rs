@@ -119,6 +119,26 @@ async fn click(client: &Client, css: &str) {
         .unwrap_or_else(|e| panic!("cannot click {css}: {e}"));
 }
 
+/// Clicks a form's submit button and waits for the page it leads to. WebDriver's click may
+/// return before the navigation it starts, and a lookup made then would read the old page: the
+/// old document's root going stale is the sign the new one replaced it.
+async fn submit(client: &Client, css: &str) {
+    let old_page = client.find(Locator::Css("html")).await.expect("the page");
+    click(client, css).await;
+    for _ in 0..200 {
+        let stale = old_page.tag_name().await.is_err();
+        let loaded = client
+            .execute("return document.readyState", vec![])
+            .await
+            .is_ok_and(|state| state == "complete");
+        if stale && loaded {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("submitting with {css} led to no new page within 10 s");
+}
+
 async fn fill(client: &Client, css: &str, text: &str) {
     let field = client.find(Locator::Css(css)).await.expect("the field");
     field.clear().await.expect("cleared");
@@ -127,7 +147,9 @@ async fn fill(client: &Client, css: &str, text: &str) {
 
 async fn text(client: &Client, css: &str) -> String {
     client
-        .find(Locator::Css(css))
+        .wait()
+        .at_most(Duration::from_secs(10))
+        .for_element(Locator::Css(css))
         .await
         .unwrap_or_else(|e| panic!("no {css}: {e}"))
         .text()
@@ -140,7 +162,7 @@ async fn log_in_as(client: &Client, base: &str, account: i64) {
         .goto(&format!("{base}/account/login"))
         .await
         .expect("login page");
-    click(
+    submit(
         client,
         &format!("form:has(input[name=account][value=\"{account}\"]) button"),
     )
@@ -195,7 +217,7 @@ async fn onboarding_and_withdrawal_in_chromium() {
     log_in_as(&client, &base, fixture.newcomer.get()).await;
     assert_eq!(text(&client, "#api-status").await, "لسه ما اتطلبش");
     screenshot(&client, "02-api-access").await;
-    click(&client, "form[action=\"/account/access/request\"] button").await;
+    submit(&client, "form[action=\"/account/access/request\"] button").await;
     assert_eq!(text(&client, "#api-status").await, "شغال");
     screenshot(&client, "03-api-access-approved").await;
 
@@ -207,7 +229,7 @@ async fn onboarding_and_withdrawal_in_chromium() {
     fill(&client, "#name", "متجري على شوبيفاي").await;
     click(&client, "input[name=abilities][value=\"catalog:read\"]").await;
     screenshot(&client, "04-new-key-form").await;
-    click(
+    submit(
         &client,
         "form[action=\"/account/keys\"] button[type=submit]",
     )
@@ -249,7 +271,7 @@ async fn onboarding_and_withdrawal_in_chromium() {
     fill(&client, "#amount", "50").await;
     fill(&client, "#wallet_number", "01012345678").await;
     fill(&client, "#wallet_description", "فودافون كاش").await;
-    click(
+    submit(
         &client,
         "form[action=\"/account/wallet/withdrawals\"] button",
     )
@@ -257,7 +279,7 @@ async fn onboarding_and_withdrawal_in_chromium() {
     assert!(text(&client, "#amount-error").await.contains("الحد الأدنى"));
     screenshot(&client, "08-withdrawal-refused").await;
     fill(&client, "#amount", "100").await;
-    click(
+    submit(
         &client,
         "form[action=\"/account/wallet/withdrawals\"] button",
     )
