@@ -61,18 +61,25 @@ struct Query<'a, DB: Dialect> {
 }
 
 impl<DB: Dialect> Query<'_, DB> {
-    /// `<prefix>SELECT <columns> FROM <table> WHERE ... ORDER BY ... LIMIT ... OFFSET ...`.
+    /// `<prefix>SELECT <columns> FROM <table> WHERE id IN (SELECT id FROM <table> WHERE ...
+    /// ORDER BY ... LIMIT ... OFFSET ...) ORDER BY ...`: the page's ids are chosen first, on the
+    /// index alone, and only then are its rows read. The rows an `OFFSET` skips stay index
+    /// entries, and a column's subquery (an order's timeline) runs for the page's rows only:
+    /// a deep page costs its own rows, not every row before it.
     fn page_sql(
         &self,
         prefix: &str,
         columns: &str,
         page: PageRequest,
     ) -> StoreResult<QueryBuilder<DB>> {
-        let mut q =
-            QueryBuilder::<DB>::new(format!("{prefix}SELECT {columns} FROM {}", self.table));
+        let table = self.table;
+        let mut q = QueryBuilder::<DB>::new(format!(
+            "{prefix}SELECT {columns} FROM {table} WHERE id IN (SELECT id FROM {table}"
+        ));
         (self.filter)(&mut Conditions::new(&mut q));
         q.push(format!(" ORDER BY {}", self.order_by));
         limit(&mut q, page)?;
+        q.push(format!(") ORDER BY {}", self.order_by));
         Ok(q)
     }
 
