@@ -10,7 +10,7 @@
 //! Set-up: a fresh database `commerce_soak` on the server of `COMMERCE_TEST_POSTGRES_URL`
 //! (dropped at the end), migrated once and seeded once with the sandbox through the first
 //! engine; two engines, each on its own `PgStore` (its own pool of 10), each served by axum on
-//! its own `127.0.0.1` port. Two fresh marketer accounts, each with a key allowed 1,000,000
+//! its own `127.0.0.1` port and its own runtime. Two fresh marketer accounts, each with a key allowed 1,000,000
 //! requests a minute; the plain variant gets 100,000,000 pieces and the featured one 1,000,000
 //! (the sandbox's sold-out variant stays at 0).
 //!
@@ -23,6 +23,13 @@
 //! `GET /orders?per_page=25`, `/wallet`, `/me`. Orders are mostly of the plain variant, 10% of
 //! the featured variant with a warranty, 3% of the sold-out variant (422), 1% with a bad phone
 //! (422); 30% carry an `external_reference`, and 2% of the unkeyed ones repeat one (409).
+//!
+//! Each engine runs on its own server runtime of `SOAK_INSTANCE_THREADS` threads (default 1), as
+//! two app instances on their own cores would. Scaling first (`SOAK_SCALING_SECONDS`, default
+//! 30; 0 skips it): the same traffic with every client on the first engine, then spread over
+//! both, then each again, every phase half that long with new clients (so a drift during the
+//! run weighs on both arms alike); the run prints each arm's throughput and their ratio (goal:
+//! two instances ≥ 1.6× one). Its orders count in the reconciliation and the traffic report.
 //!
 //! Disconnects: 10% of the requests are instead written, whole or half, on a new connection
 //! that is dropped 0–20 ms later without reading. A disconnected order always carries a fresh
@@ -75,6 +82,7 @@ use commerce::sqlx::PgStore;
 use commerce::store::Store;
 use commerce::{Engine, OperatorError, cairo_month, sandbox};
 use common::http::serve;
+use common::report::{self, Goal, Unit};
 use common::{env_or, mib, rss_bytes, runtime};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -108,6 +116,13 @@ struct Shared {
     ledgers: Vec<Mutex<Ledger>>,
     /// New orders, for the platform's moves.
     new_orders: mpsc::UnboundedSender<OrderId>,
+}
+
+impl Shared {
+    /// The requests answered so far (every status).
+    fn answered(&self) -> u64 {
+        self.stats.lock().expect("stats").statuses.values().sum()
+    }
 }
 
 /// What the platform task did.
@@ -361,6 +376,86 @@ fn report_traffic(stats: &Stats, seconds: f64, moves: &Moves) -> u64 {
     server_errors
 }
 
+/// The machine's CPU time from `/proc/stat` (every core, every process: the database, the
+/// servers and the client share this machine), in clock ticks; zero where it is unreadable.
+#[derive(Debug, Default, Clone, Copy)]
+struct CpuTicks {
+    busy: u64,
+    idle: u64,
+}
+
+impl CpuTicks {
+    fn now() -> Self {
+        let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+        let fields: Vec<u64> = stat
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .split_whitespace()
+            .skip(1)
+            .filter_map(|f| f.parse().ok())
+            .collect();
+        // user nice system idle iowait irq softirq steal ...
+        let idle = fields.iter().skip(3).take(2).sum();
+        let busy = fields.iter().take(8).sum::<u64>() - idle;
+        Self { busy, idle }
+    }
+
+    fn since(self, earlier: Self) -> Self {
+        Self {
+            busy: self.busy.saturating_sub(earlier.busy),
+            idle: self.idle.saturating_sub(earlier.idle),
+        }
+    }
+
+    fn add(&mut self, other: Self) {
+        self.busy += other.busy;
+        self.idle += other.idle;
+    }
+
+    /// The share of the CPUs' time spent busy.
+    fn busy_share(self) -> f64 {
+        self.busy as f64 / (self.busy + self.idle).max(1) as f64
+    }
+}
+
+/// `connections` clients, spread over `addrs` (the engines) and the accounts, until `deadline`.
+/// Clients are numbered from `first` (their idempotency keys and seeds derive from it, so that
+/// each phase's clients are new ones).
+async fn run_clients(
+    setup: &Setup,
+    shared: &Arc<Shared>,
+    addrs: &[std::net::SocketAddr],
+    (first, connections): (usize, usize),
+    deadline: Instant,
+) {
+    let mut clients = tokio::task::JoinSet::new();
+    for n in 0..connections {
+        let account = (n / 2) % setup.accounts.len();
+        let addr = addrs[n % addrs.len()];
+        let number = first + n;
+        let client = Client {
+            number,
+            addr,
+            key: setup.accounts[account].1.clone(),
+            account,
+            rng: StdRng::seed_from_u64(number as u64),
+            stream: Client::connect(addr).await,
+            buf: Vec::with_capacity(64 * 1024),
+            shared: shared.clone(),
+            own_orders: VecDeque::new(),
+            keyed: VecDeque::new(),
+            references: VecDeque::new(),
+            unresolved: VecDeque::new(),
+            sequence: 0,
+        };
+        clients.spawn(client.run(deadline));
+    }
+    while let Some(done) = clients.join_next().await {
+        done.expect("client task");
+    }
+}
+
 fn main() {
     let seconds: f64 = env_or("SOAK_SECONDS", 600.0);
     let connections: usize = env_or("SOAK_CONNECTIONS", 64);
@@ -376,19 +471,22 @@ fn main() {
         )
         .with_writer(std::io::stderr)
         .init();
-    let server = runtime(2);
+    // Each engine on its own runtime, as two app instances each with its own core would be.
+    let threads: usize = env_or("SOAK_INSTANCE_THREADS", 1);
+    let servers = [runtime(threads), runtime(threads)];
+    let server = &servers[0];
     let client = runtime(1);
     let (setup, ids) = server.block_on(set_up(url));
     let addrs = [
-        serve(&server, commerce::axum::router(setup.engines[0].clone())),
-        serve(&server, commerce::axum::router(setup.engines[1].clone())),
+        serve(
+            &servers[0],
+            commerce::axum::router(setup.engines[0].clone()),
+        ),
+        serve(
+            &servers[1],
+            commerce::axum::router(setup.engines[1].clone()),
+        ),
     ];
-    println!(
-        "soak: {seconds} s, {connections} connections over 2 engines ({} and {}), one PostgreSQL database `{DATABASE}`, {:.0}% of requests disconnected mid-request",
-        addrs[0],
-        addrs[1],
-        DISCONNECT_SHARE * 100.0
-    );
 
     let (new_orders, received) = mpsc::unbounded_channel();
     let stop = Arc::new(AtomicBool::new(false));
@@ -400,35 +498,60 @@ fn main() {
         new_orders,
     });
     let months_from = cairo_month(setup.engines[0].now());
+
+    // The traffic report covers the whole run, scaling phases included.
     let rss_start = rss_bytes();
     let started = Instant::now();
-    let deadline = started + Duration::from_secs_f64(seconds);
-    client.block_on(async {
-        let mut clients = tokio::task::JoinSet::new();
-        for number in 0..connections {
-            let (_, key) = &setup.accounts[(number / 2) % setup.accounts.len()];
-            let addr = addrs[number % 2];
-            let client = Client {
-                number,
-                addr,
-                key: key.clone(),
-                account: (number / 2) % setup.accounts.len(),
-                rng: StdRng::seed_from_u64(number as u64),
-                stream: Client::connect(addr).await,
-                buf: Vec::with_capacity(64 * 1024),
-                shared: shared.clone(),
-                own_orders: VecDeque::new(),
-                keyed: VecDeque::new(),
-                references: VecDeque::new(),
-                unresolved: VecDeque::new(),
-                sequence: 0,
-            };
-            clients.spawn(client.run(deadline));
+    let scaling: f64 = env_or("SOAK_SCALING_SECONDS", 30.0);
+    if scaling > 0.0 {
+        // One instance, two, one, two: each arm gets half its time early and half late, so a
+        // load that drifts during the run (the tables growing, the machine's other work)
+        // weighs on both alike.
+        let mut arms = [(0u64, 0f64); 2];
+        let mut cpu = [CpuTicks::default(); 2];
+        for (phase, instances) in [1, 2, 1, 2].into_iter().enumerate() {
+            let before = shared.answered();
+            let ticks = CpuTicks::now();
+            let phase_started = Instant::now();
+            client.block_on(run_clients(
+                &setup,
+                &shared,
+                &addrs[..instances],
+                ((phase + 1) * connections, connections),
+                phase_started + Duration::from_secs_f64(scaling / 2.0),
+            ));
+            let arm = &mut arms[instances - 1];
+            arm.0 += shared.answered() - before;
+            arm.1 += phase_started.elapsed().as_secs_f64();
+            cpu[instances - 1].add(CpuTicks::now().since(ticks));
         }
-        while let Some(done) = clients.join_next().await {
-            done.expect("client task");
-        }
-    });
+        let [one, two] = arms.map(|(answered, seconds)| answered as f64 / seconds);
+        let [busy_one, busy_two] = cpu.map(|t| t.busy_share() * 100.0);
+        println!(
+            "scaling: {connections} connections for {scaling} s on one instance ({one:.0} req/s, the machine's CPUs {busy_one:.0}% busy) and {scaling} s over both ({two:.0} req/s, {busy_two:.0}% busy), alternating; {threads} server thread(s) each"
+        );
+        report::ratio(
+            "two instances against one, mixed traffic (throughput)",
+            two / one,
+            Unit::Percent,
+            Goal::AtLeast(160.0),
+        );
+    }
+
+    println!(
+        "soak: {seconds} s, {connections} connections over 2 engines ({} and {}), one PostgreSQL database `{DATABASE}`, {:.0}% of requests disconnected mid-request",
+        addrs[0],
+        addrs[1],
+        DISCONNECT_SHARE * 100.0
+    );
+    let soak_started = Instant::now();
+    client.block_on(run_clients(
+        &setup,
+        &shared,
+        &addrs,
+        (0, connections),
+        soak_started + Duration::from_secs_f64(seconds),
+    ));
     let elapsed = started.elapsed().as_secs_f64();
     stop.store(true, Ordering::Relaxed);
     let shared = Arc::into_inner(shared).expect("clients done");
@@ -470,7 +593,9 @@ fn main() {
         }
         common::sql::drop_pg(&setup.url, DATABASE).await;
     });
-    server.shutdown_background();
+    for server in servers {
+        server.shutdown_background();
+    }
     client.shutdown_background();
     println!(
         "goal (every reconciliation holds, no 5xx): {}",
