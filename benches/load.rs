@@ -39,8 +39,8 @@
 //! a 2-core machine each side gets about one core).
 //!
 //! Goals (BENCHMARKS.md): each GET through axum ≥ 60% of the bare handler's requests per
-//! second; `POST /orders` on PostgreSQL ≥ 50% of the raw
-//! transactions per second. Each prints a `ratio` line with its goal.
+//! second; `POST /orders` on PostgreSQL ≥ 80% of the raw
+//! transactions per second (issue 24; it was 50%). Each prints a `ratio` line with its goal.
 
 mod common;
 
@@ -199,6 +199,6 @@ fn postgres_orders(
         "engine/raw transaction POST /api/v1/orders postgres (32 clients)",
         through.rps() / raw_rps,
         Unit::Percent,
-        Goal::AtLeast(50.0),
+        Goal::AtLeast(80.0),
     );
 }
