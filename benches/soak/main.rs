@@ -73,7 +73,7 @@ use commerce::operator::Conflict;
 use commerce::operator::KeySpec;
 use commerce::sqlx::PgStore;
 use commerce::store::Store;
-use commerce::{Engine, OperatorError, cairo_month, sandbox};
+use commerce::{Engine, OperatorError, sandbox};
 use common::http::serve;
 use common::{env_or, mib, rss_bytes, runtime};
 use rand::rngs::StdRng;
@@ -399,7 +399,7 @@ fn main() {
         ledgers: setup.accounts.iter().map(|_| Mutex::default()).collect(),
         new_orders,
     });
-    let months_from = cairo_month(setup.engines[0].now());
+    let months_from = BillingMonth::of(setup.engines[0].now());
     let rss_start = rss_bytes();
     let started = Instant::now();
     let deadline = started + Duration::from_secs_f64(seconds);
@@ -449,7 +449,7 @@ fn main() {
         .map(|l| l.into_inner().expect("ledger"))
         .collect();
     let mut months = vec![months_from];
-    let month_now = cairo_month(setup.engines[0].now());
+    let month_now = BillingMonth::of(setup.engines[0].now());
     if !months.contains(&month_now) {
         months.push(month_now);
     }

@@ -35,8 +35,8 @@ struct Tables {
     orders: Vec<Order>,
     line_count: i64,
     idempotency: IdempotencyRecords,
-    pulls: HashSet<(AccountId, String, ProductId)>,
-    order_operations: HashMap<(AccountId, String), u64>,
+    pulls: HashSet<(AccountId, BillingMonth, ProductId)>,
+    order_operations: HashMap<(AccountId, BillingMonth), u64>,
     withdrawals: Vec<Withdrawal>,
     webhook_count: i64,
     webhooks: Vec<Webhook>,
@@ -46,7 +46,7 @@ struct Tables {
 }
 
 /// Who holds a claimed delivery, and until when.
-type Lease = (String, DateTime<Utc>);
+type Lease = (LeaseToken, DateTime<Utc>);
 
 /// The store: one mutex held across each operation makes every operation atomic. No
 /// operation awaits while holding it, so a dropped future leaves nothing half-done.
@@ -181,7 +181,7 @@ impl Tables {
             .find(|w| w.id == id && account.is_none_or(|a| a == w.account_id))
     }
 
-    fn bill(&mut self, account: AccountId, month: Option<String>) {
+    fn bill(&mut self, account: AccountId, month: Option<BillingMonth>) {
         if let Some(month) = month {
             *self.order_operations.entry((account, month)).or_default() += 1;
         }
@@ -285,7 +285,7 @@ impl AccountStore for SmallStore {
     async fn hit_rate_limit(
         &self,
         key: KeyId,
-        window: i64,
+        window: RateWindow,
         limit: u32,
     ) -> Result<RateLimitHit, StoreError> {
         Ok(self.lock().rate_windows.hit(key, window, limit))
@@ -744,17 +744,21 @@ impl MeterStore for SmallStore {
     async fn record_pulls(
         &self,
         account: AccountId,
-        month: &str,
+        month: &BillingMonth,
         products: &[ProductId],
     ) -> Result<(), StoreError> {
         let mut t = self.lock();
         for product in products {
-            t.pulls.insert((account, month.to_owned(), *product));
+            t.pulls.insert((account, month.clone(), *product));
         }
         Ok(())
     }
 
-    async fn meter(&self, account: AccountId, month: &str) -> Result<MeterReading, StoreError> {
+    async fn meter(
+        &self,
+        account: AccountId,
+        month: &BillingMonth,
+    ) -> Result<MeterReading, StoreError> {
         let t = self.lock();
         Ok(MeterReading {
             pulled_products: t
@@ -764,7 +768,7 @@ impl MeterStore for SmallStore {
                 .count() as u64,
             order_operations: t
                 .order_operations
-                .get(&(account, month.to_owned()))
+                .get(&(account, month.clone()))
                 .copied()
                 .unwrap_or(0),
         })
@@ -985,14 +989,12 @@ impl WebhookStore for SmallStore {
         &self,
         now: DateTime<Utc>,
         lease_for: chrono::TimeDelta,
-        lease: &str,
+        lease: &LeaseToken,
         limit: usize,
         per_endpoint: usize,
     ) -> Result<Vec<ClaimedDelivery>, StoreError> {
         let mut t = self.lock();
-        let live = |held: &Option<(String, DateTime<Utc>)>| {
-            held.as_ref().is_some_and(|(_, until)| *until > now)
-        };
+        let live = |held: &Option<Lease>| held.as_ref().is_some_and(|(_, until)| *until > now);
         let mut due: Vec<usize> = (0..t.deliveries.len())
             .filter(|&i| {
                 let (d, held) = &t.deliveries[i];
@@ -1020,7 +1022,7 @@ impl WebhookStore for SmallStore {
         due.truncate(limit);
         let mut claimed = Vec::new();
         for i in due {
-            t.deliveries[i].1 = Some((lease.to_owned(), now + lease_for));
+            t.deliveries[i].1 = Some((lease.clone(), now + lease_for));
             let delivery = t.deliveries[i].0.clone();
             let webhook = t
                 .webhooks
@@ -1036,7 +1038,7 @@ impl WebhookStore for SmallStore {
     async fn finish_delivery(
         &self,
         delivery: DeliveryId,
-        lease: &str,
+        lease: &LeaseToken,
         outcome: AttemptOutcome,
     ) -> Result<bool, StoreError> {
         let mut t = self.lock();

@@ -355,7 +355,10 @@ impl<DB: Dialect> AccountStore for SqlStore<DB> {
         rows.into_iter()
             .map(|row| {
                 let key = row.into_domain()?;
-                let window = windows.get(&key.id.get()).copied();
+                let window = windows
+                    .get(&key.id.get())
+                    .copied()
+                    .map(RateWindow::from_minute);
                 Ok(KeyListing::of(key, window))
             })
             .collect()
@@ -364,9 +367,10 @@ impl<DB: Dialect> AccountStore for SqlStore<DB> {
     async fn hit_rate_limit(
         &self,
         key: KeyId,
-        window: i64,
+        window: RateWindow,
         limit: u32,
     ) -> StoreResult<RateLimitHit> {
+        let window = window.minute();
         // Each turn either hands out a leased request or visits the database,
         // which counts one, refuses, or leases more (then the next turn hands one
         // out, unless other tasks of this process took them all first).
@@ -418,7 +422,7 @@ impl<DB: Dialect> AccountStore for SqlStore<DB> {
         &self,
         hash: &KeyHash,
         now: DateTime<Utc>,
-        window: i64,
+        window: RateWindow,
     ) -> StoreResult<Option<KeyCheck>> {
         if DB::SINGLE_STATEMENT_TX || self.leases.is_high_volume(hash) {
             // SQLite (no data-modifying CTE), or a key allowed thousands a minute:
@@ -475,7 +479,7 @@ impl<DB: Dialect> AccountStore for SqlStore<DB> {
              FROM k LEFT JOIN accounts a ON a.id = k.account_id"
         ))
         .bind(hash.as_slice())
-        .bind(window)
+        .bind(window.minute())
         .bind(bound_nanos(now))
         .bind(i64::from(start))
         .bind(i64::from(DB::RATE_SLOTS))
@@ -496,7 +500,7 @@ impl<DB: Dialect> AccountStore for SqlStore<DB> {
         let hit = match counted {
             Some((used, seen)) => {
                 if used == 1 {
-                    forget_older_windows(&self.pool, key.id.into(), window).await?;
+                    forget_older_windows(&self.pool, key.id.into(), window.minute()).await?;
                 }
                 // The other slots as the statement began, plus this request.
                 let total = u32_of(seen + 1, "rate-limit count")?;

@@ -103,7 +103,7 @@ pub(crate) async fn pick_claimable<DB: Dialect>(
 /// that finished together, a failure is kept).
 pub(crate) async fn record_attempts<DB: Dialect>(
     c: &mut PoolConnection<DB>,
-    attempts: Vec<(DeliveryId, String, AttemptOutcome)>,
+    attempts: Vec<(DeliveryId, LeaseToken, AttemptOutcome)>,
 ) -> StoreResult<Vec<bool>> {
     // A success (a delivery delivered) ends the failing streak and closes the breaker
     // (`Breaker::after` of a success is `Breaker::CLOSED`, whatever it was).

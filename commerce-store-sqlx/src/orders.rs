@@ -185,7 +185,7 @@ pub(crate) async fn change_status_in<DB: Dialect>(
     // The contended rows in the one order every operation takes them in (variants,
     // products, then the account's counters, then its meter): no deadlocks.
     rebook(c, &order, was).await?;
-    bill(c, account, change.bill_month.as_deref()).await?;
+    bill(c, account, change.bill_month.as_ref()).await?;
     Ok(order)
 }
 

@@ -464,7 +464,7 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
         &self,
         now: DateTime<Utc>,
         lease_for: TimeDelta,
-        lease: &str,
+        lease: &LeaseToken,
         limit: usize,
         per_endpoint: usize,
     ) -> StoreResult<Vec<ClaimedDelivery>> {
@@ -500,7 +500,7 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
                 return Ok(Vec::new());
             }
             let mut q = QueryBuilder::<DB>::new("UPDATE webhook_deliveries SET lease_owner = ");
-            q.push_arg(lease)
+            q.push_arg(lease.as_str())
                 .push(", lease_until = ")
                 .push_arg(until)
                 .push(" WHERE status = 'pending' AND (lease_until IS NULL OR lease_until <= ")
@@ -562,18 +562,18 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
     async fn finish_delivery(
         &self,
         delivery: DeliveryId,
-        lease: &str,
+        lease: &LeaseToken,
         outcome: AttemptOutcome,
     ) -> StoreResult<bool> {
         let recorded = self
-            .finish_deliveries(vec![(delivery, lease.to_owned(), outcome)])
+            .finish_deliveries(vec![(delivery, lease.clone(), outcome)])
             .await?;
         Ok(recorded.first().copied().unwrap_or(false))
     }
 
     async fn finish_deliveries(
         &self,
-        attempts: Vec<(DeliveryId, String, AttemptOutcome)>,
+        attempts: Vec<(DeliveryId, LeaseToken, AttemptOutcome)>,
     ) -> StoreResult<Vec<bool>> {
         if attempts.is_empty() {
             return Ok(Vec::new());

@@ -8,7 +8,6 @@ use super::checkout::{self, CheckoutError, CheckoutRequest, FieldProblem, Proble
 use crate::config::Config;
 use crate::model::*;
 use crate::store::{PlaceOrderError, Store, StoreError};
-use crate::time::cairo_month;
 
 /// Why no order was registered.
 #[derive(Debug, thiserror::Error)]
@@ -139,7 +138,7 @@ pub async fn place(
         lines: resolved.order_lines(&priced),
         totals: priced.totals,
         created_at: now,
-        bill_month: request.billed.then(|| cairo_month(now)),
+        bill_month: request.billed.then(|| BillingMonth::of(now)),
         idempotency,
         events: config.event_context(),
     };

@@ -235,17 +235,37 @@ pub struct ClaimedDelivery {
     pub webhook: Webhook,
     /// Proof of the claim: finishing the attempt needs it, so an attempt whose lease ran out
     /// (and was claimed again) cannot be recorded twice.
-    pub lease: String,
+    pub lease: LeaseToken,
 }
 
 impl ClaimedDelivery {
     /// `delivery` to `webhook`, held under `lease`.
-    pub fn new(delivery: Delivery, webhook: Webhook, lease: &str) -> Self {
+    pub fn new(delivery: Delivery, webhook: Webhook, lease: &LeaseToken) -> Self {
         Self {
             delivery,
             webhook,
-            lease: lease.to_owned(),
+            lease: lease.clone(),
         }
+    }
+}
+
+/// The mark of one claim of deliveries
+/// ([`WebhookStore::claim_deliveries`](crate::store::WebhookStore::claim_deliveries)): opaque;
+/// a store keeps it with each delivery it hands out, and records an attempt only under the
+/// token that still holds the delivery. The dispatcher makes one per claim (its random
+/// instance id and a counter), so no two claims share one.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct LeaseToken(String);
+
+impl LeaseToken {
+    /// A token spelled `text` (unique per claim: the caller's to ensure).
+    pub fn new(text: impl Into<String>) -> Self {
+        Self(text.into())
+    }
+
+    /// The token as stored (the SQL stores' `lease_owner`).
+    pub fn as_str(&self) -> &str {
+        &self.0
     }
 }
 

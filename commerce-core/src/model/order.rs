@@ -346,7 +346,7 @@ pub struct NewOrder {
     /// Registration instant.
     pub created_at: DateTime<Utc>,
     /// Billing month to record one order operation in (`None`: not billed).
-    pub bill_month: Option<String>,
+    pub bill_month: Option<BillingMonth>,
     /// Idempotency record to attach the new order to, held by this claim's token (else the
     /// order is not placed: [`PlaceOrderError::IdempotencyLost`]).
     ///

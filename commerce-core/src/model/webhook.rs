@@ -309,7 +309,7 @@ mod tests {
         let claimed = ClaimedDelivery::new(
             Delivery::queued(DeliveryId::new(1), webhook.id, &event),
             webhook.clone(),
-            "lease",
+            &LeaseToken::new("lease"),
         );
         for shown in [
             format!("{new:?}"),

@@ -28,7 +28,7 @@ pub struct StatusChange {
     /// When.
     pub at: DateTime<Utc>,
     /// Billing month to record one order operation in (`None`: not billed).
-    pub bill_month: Option<String>,
+    pub bill_month: Option<BillingMonth>,
     /// How its `order.status_changed` webhook event is rendered.
     pub events: EventContext,
 }
