@@ -74,15 +74,15 @@ fn find<T>(items: &mut [T], id: i64) -> Result<&mut T, StoreError> {
 
 fn page_of<'a, T: Clone + 'a>(items: impl Iterator<Item = &'a T>, page: PageRequest) -> Page<T> {
     let all: Vec<&T> = items.collect();
-    Page {
-        total: all.len() as u64,
-        items: all
-            .into_iter()
+    let total = all.len() as u64;
+    Page::new(
+        all.into_iter()
             .skip(usize::try_from(page.offset()).unwrap_or(usize::MAX))
             .take(page.per_page as usize)
             .cloned()
             .collect(),
-    }
+        total,
+    )
 }
 
 impl Tables {
@@ -473,10 +473,7 @@ impl CatalogStore for SmallStore {
         if t.governorates.iter().any(|g| g.name == name) {
             return Err(StoreError::Duplicate(Unique::GovernorateName));
         }
-        let governorate = Governorate {
-            id: GovernorateId::new(next_id(t.governorates.len())),
-            name,
-        };
+        let governorate = Governorate::new(GovernorateId::new(next_id(t.governorates.len())), name);
         t.governorates.push(governorate.clone());
         Ok(governorate)
     }
@@ -488,12 +485,7 @@ impl CatalogStore for SmallStore {
     async fn insert_shipping_option(&self, name: String) -> Result<ShippingOption, StoreError> {
         let mut t = self.lock();
         let id = next_id(t.shipping_options.len());
-        let option = ShippingOption {
-            id: ShippingOptionId::new(id),
-            name,
-            active: true,
-            rates: Vec::new(),
-        };
+        let option = ShippingOption::new(ShippingOptionId::new(id), name, true, Vec::new());
         t.shipping_options.push(option.clone());
         Ok(option)
     }
@@ -760,18 +752,16 @@ impl MeterStore for SmallStore {
         month: &BillingMonth,
     ) -> Result<MeterReading, StoreError> {
         let t = self.lock();
-        Ok(MeterReading {
-            pulled_products: t
-                .pulls
+        Ok(MeterReading::new(
+            t.pulls
                 .iter()
                 .filter(|(a, m, _)| *a == account && m == month)
                 .count() as u64,
-            order_operations: t
-                .order_operations
+            t.order_operations
                 .get(&(account, month.clone()))
                 .copied()
                 .unwrap_or(0),
-        })
+        ))
     }
 }
 
@@ -1063,15 +1053,14 @@ impl WebhookStore for SmallStore {
         let count = |keep: &dyn Fn(&(Delivery, Option<Lease>)) -> bool| {
             t.deliveries.iter().filter(|d| keep(d)).count() as u64
         };
-        Ok(WebhookBacklog {
-            due: count(&|(d, held)| d.is_due(now) && !live(held) && enabled(d.webhook_id)),
-            leased: count(&|(d, held)| d.status == DeliveryStatus::Pending && live(held)),
-            open_breakers: t
-                .webhooks
+        Ok(WebhookBacklog::new(
+            count(&|(d, held)| d.is_due(now) && !live(held) && enabled(d.webhook_id)),
+            count(&|(d, held)| d.status == DeliveryStatus::Pending && live(held)),
+            t.webhooks
                 .iter()
                 .filter(|w| w.enabled && w.breaker.is_open(now))
                 .count() as u64,
-        })
+        ))
     }
 
     async fn purge_deliveries(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {

@@ -249,9 +249,9 @@ pub(crate) async fn backlog<DB: Dialect>(
     .await
     .map_err(backend)?;
     let count = |n: i64| u64::try_from(n).unwrap_or_default();
-    Ok(WebhookBacklog {
-        due: count(due),
-        leased: count(leased),
-        open_breakers: count(open_breakers),
-    })
+    Ok(WebhookBacklog::new(
+        count(due),
+        count(leased),
+        count(open_breakers),
+    ))
 }

@@ -101,10 +101,10 @@ impl<DB: Dialect> MeterStore for SqlStore<DB> {
             .fetch_optional(&mut *c)
             .await
             .map_err(backend)?;
-            Ok(MeterReading {
-                pulled_products: pulled as u64,
-                order_operations: operations.unwrap_or(0) as u64,
-            })
+            Ok(MeterReading::new(
+                pulled as u64,
+                operations.unwrap_or(0) as u64,
+            ))
         }
         .await;
         tx.finish(result).await

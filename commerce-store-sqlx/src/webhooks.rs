@@ -266,13 +266,12 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
             .await
             .map_err(backend)?,
         };
-        Ok(Page {
-            items: rows
-                .into_iter()
+        Ok(Page::new(
+            rows.into_iter()
                 .map(|(row, _)| row.into_domain())
                 .collect::<StoreResult<_>>()?,
-            total: total as u64,
-        })
+            total as u64,
+        ))
     }
 
     async fn update_webhook(
@@ -451,10 +450,7 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
                 .into_iter()
                 .map(|(row, _)| row.into_domain())
                 .collect::<StoreResult<_>>()?;
-            Ok(Some(Page {
-                items,
-                total: total as u64,
-            }))
+            Ok(Some(Page::new(items, total as u64)))
         }
         .await;
         tx.finish(result).await

@@ -111,7 +111,8 @@ impl Ability {
 }
 
 /// An account (marketer, supplier or shipping company).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, bon::Builder)]
+#[non_exhaustive]
 pub struct Account {
     /// Id.
     pub id: AccountId,
@@ -254,7 +255,8 @@ impl NewAccount {
 pub type KeyHash = [u8; 32];
 
 /// An API key as stored: never its plaintext.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, bon::Builder)]
+#[non_exhaustive]
 pub struct ApiKey {
     /// Id.
     pub id: KeyId,

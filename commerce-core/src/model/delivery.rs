@@ -6,7 +6,8 @@ use chrono::{DateTime, Utc};
 use super::*;
 
 /// One event for one endpoint, with its attempts so far.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, bon::Builder)]
+#[non_exhaustive]
 pub struct Delivery {
     /// Id.
     pub id: DeliveryId,
@@ -216,6 +217,7 @@ pub struct NewEvent {
 /// ([`WebhookStore::webhook_backlog`](crate::store::WebhookStore::webhook_backlog)): what the
 /// dispatcher exports as gauges with the feature `metrics`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct WebhookBacklog {
     /// Pending deliveries of enabled endpoints that are due and not under a live lease: what
     /// waits for a dispatcher (those of an endpoint whose breaker is open included).
@@ -224,6 +226,17 @@ pub struct WebhookBacklog {
     pub leased: u64,
     /// Enabled endpoints whose [`Breaker`] is open.
     pub open_breakers: u64,
+}
+
+impl WebhookBacklog {
+    /// `due` deliveries waiting, `leased` in flight, `open_breakers` endpoints paused.
+    pub fn new(due: u64, leased: u64, open_breakers: u64) -> Self {
+        Self {
+            due,
+            leased,
+            open_breakers,
+        }
+    }
 }
 
 /// A due delivery handed to one dispatcher until `lease_until`, with what is needed to send it.

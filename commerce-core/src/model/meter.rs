@@ -5,11 +5,22 @@ use chrono_tz::Africa::Cairo;
 
 /// What the billing meter holds for an account and month.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct MeterReading {
     /// Distinct products pulled.
     pub pulled_products: u64,
     /// Order operations executed.
     pub order_operations: u64,
+}
+
+impl MeterReading {
+    /// `pulled_products` distinct products pulled and `order_operations` executed.
+    pub fn new(pulled_products: u64, order_operations: u64) -> Self {
+        Self {
+            pulled_products,
+            order_operations,
+        }
+    }
 }
 
 /// A billing month: a calendar month in Cairo time, spelled `YYYY-MM` (as the meter stores it).

@@ -8,11 +8,19 @@ use crate::model::*;
 
 /// The answer of [`AccountStore::hit_rate_limit`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RateLimitHit {
     /// Whether the request may proceed (it was counted).
     pub allowed: bool,
     /// Requests counted in this window, this one included when allowed.
     pub used: u32,
+}
+
+impl RateLimitHit {
+    /// Whether the request was `allowed`, with `used` requests counted in the window.
+    pub fn new(allowed: bool, used: u32) -> Self {
+        Self { allowed, used }
+    }
 }
 
 /// The answer of [`AccountStore::authenticate`].
