@@ -250,7 +250,7 @@ impl Operator {
     // ---- orders ----
 
     /// Places an order for an account as the platform's own checkout, not billed. The draft
-    /// is checked by the rules of `POST /orders` ([`OrderDraft::check`]), then against the
+    /// is checked by the rules of `POST /orders` (as [`OrderDraft`] says), then against the
     /// catalogue, the shipping table and the stock, exactly as the API does.
     pub async fn place_order(
         &self,
