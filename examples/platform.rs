@@ -196,7 +196,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
     );
 
     // 8. What the month costs the marketer: the billing meter.
-    let meter = op.meter(account.id, &commerce::cairo_month(start)).await?;
+    let meter = op.meter(account.id, &BillingMonth::of(start)).await?;
     println!(
         "meter: {} products pulled, {} order operations",
         meter.pulled_products, meter.order_operations

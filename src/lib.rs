@@ -55,7 +55,7 @@ pub use commerce_core::sandbox;
 pub use commerce_core::{
     API_PREFIX, Admitted, ApiError, Caller, Config, ConfigError, Conflict, ConflictReason, Decimal,
     Engine, EngineBuilder, ErrorCode, Head, KEY_PREFIX, MountPrefix, Operator, OperatorError,
-    Owner, OwnerLogin, OwnerPages, bearer_token, cairo_month, cairo_timestamp, hash_key,
+    Owner, OwnerLogin, OwnerPages, bearer_token, cairo_timestamp, hash_key,
 };
 pub use commerce_core::{
     chrono, clock, config, domain, earnings, engine, error, governorates, model, money, observe,

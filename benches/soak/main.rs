@@ -80,7 +80,7 @@ use commerce::operator::Conflict;
 use commerce::operator::KeySpec;
 use commerce::sqlx::PgStore;
 use commerce::store::Store;
-use commerce::{Engine, OperatorError, cairo_month, sandbox};
+use commerce::{Engine, OperatorError, sandbox};
 use common::http::serve;
 use common::report::{self, Goal, Unit};
 use common::{env_or, mib, rss_bytes, runtime};
@@ -497,7 +497,7 @@ fn main() {
         ledgers: setup.accounts.iter().map(|_| Mutex::default()).collect(),
         new_orders,
     });
-    let months_from = cairo_month(setup.engines[0].now());
+    let months_from = BillingMonth::of(setup.engines[0].now());
 
     // The traffic report covers the whole run, scaling phases included.
     let rss_start = rss_bytes();
@@ -572,7 +572,7 @@ fn main() {
         .map(|l| l.into_inner().expect("ledger"))
         .collect();
     let mut months = vec![months_from];
-    let month_now = cairo_month(setup.engines[0].now());
+    let month_now = BillingMonth::of(setup.engines[0].now());
     if !months.contains(&month_now) {
         months.push(month_now);
     }

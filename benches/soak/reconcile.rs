@@ -25,7 +25,11 @@ pub(super) struct Ledger {
 }
 
 /// Checks what the store kept against what the run did; returns the failures.
-pub(super) async fn reconcile(setup: &Setup, ledgers: &[Ledger], months: &[String]) -> Vec<String> {
+pub(super) async fn reconcile(
+    setup: &Setup,
+    ledgers: &[Ledger],
+    months: &[BillingMonth],
+) -> Vec<String> {
     let engine = &setup.engines[0];
     let store = &**engine.store();
     let mut failures = Vec::new();

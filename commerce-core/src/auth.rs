@@ -8,7 +8,7 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use crate::error::{ApiError, ErrorCode};
-use crate::model::{Account, AccountState, ApiKey, ApiStatus, KeyHash, Side};
+use crate::model::{Account, AccountState, ApiKey, ApiStatus, KeyHash, RateWindow, Side};
 use crate::routes::{Endpoint, Sides};
 use crate::store::{KeyCheck, RateLimitHit, Store};
 
@@ -50,7 +50,7 @@ pub async fn authenticate(
     store: &dyn Store,
     headers: &HeaderMap,
     now: DateTime<Utc>,
-    window: i64,
+    window: RateWindow,
 ) -> Result<KeyCheck, ApiError> {
     let unauthenticated = || ApiError::new(ErrorCode::Unauthenticated);
     let token = bearer_token(headers).ok_or_else(unauthenticated)?;
@@ -109,15 +109,15 @@ const RATE_LIMIT: HeaderName = HeaderName::from_static("x-ratelimit-limit");
 /// `X-RateLimit-Remaining`: requests left in the current minute.
 const RATE_REMAINING: HeaderName = HeaderName::from_static("x-ratelimit-remaining");
 
-/// The key's rate window after the request was counted.
-pub(crate) struct RateWindow {
+/// What the key's rate window allows after the request was counted.
+pub(crate) struct RateAllowance {
     /// The key's per-minute limit.
     pub(crate) limit: u32,
     /// Requests left in this window.
     pub(crate) remaining: u32,
 }
 
-impl RateWindow {
+impl RateAllowance {
     /// `response` with the window's `X-RateLimit-Limit` and `X-RateLimit-Remaining`.
     pub(crate) fn stamp(
         &self,
@@ -130,24 +130,24 @@ impl RateWindow {
     }
 }
 
-/// The rate window after the request was counted; 429 when it was refused.
-pub(crate) fn rate_window(
+/// What the rate window allows after the request was counted; 429 when it was refused.
+pub(crate) fn rate_allowance(
     check: &KeyCheck,
     now: DateTime<Utc>,
-    window: i64,
-) -> Result<RateWindow, ApiError> {
+    window: RateWindow,
+) -> Result<RateAllowance, ApiError> {
     let key = &check.key;
     let hit = check.hit.unwrap_or(RateLimitHit {
         allowed: false,
         used: key.rate_limit,
     });
     if hit.allowed {
-        return Ok(RateWindow {
+        return Ok(RateAllowance {
             limit: key.rate_limit,
             remaining: key.rate_limit.saturating_sub(hit.used),
         });
     }
-    let retry_after = ((window + 1) * 60 - now.timestamp()).max(1);
+    let retry_after = window.seconds_left(now);
     Err(ApiError::new(ErrorCode::RateLimited)
         .with_extra("retry_after", retry_after)
         .with_header(header::RETRY_AFTER, HeaderValue::from(retry_after))

@@ -146,6 +146,7 @@ impl EarningsTotals {
 /// What a store answers for a wallet read: the kept sums plus the settled orders still in
 /// their hold period.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct WalletTotals {
     /// The account's kept sums.
     pub totals: EarningsTotals,
@@ -156,6 +157,20 @@ pub struct WalletTotals {
 }
 
 impl WalletTotals {
+    /// The kept `totals`, plus `held` net earnings of settled orders still in their hold,
+    /// the earliest of them delivered at `earliest_held_delivery`.
+    pub fn new(
+        totals: EarningsTotals,
+        held: Decimal,
+        earliest_held_delivery: Option<DateTime<Utc>>,
+    ) -> Self {
+        Self {
+            totals,
+            held,
+            earliest_held_delivery,
+        }
+    }
+
     /// The wallet sums over `orders` from scratch, holding orders delivered after `held_after`.
     pub fn of_orders<'a>(
         orders: impl IntoIterator<Item = &'a Order> + Clone,

@@ -20,6 +20,7 @@ use crate::clock::{Clock, OffsetClock, SystemClock};
 pub use crate::config::Config;
 use crate::config::ConfigError;
 use crate::error::ApiError;
+use crate::model::RateWindow;
 use crate::observe;
 use crate::operator::Operator;
 use crate::pulls_seen::PullsSeen;
@@ -356,7 +357,7 @@ impl Engine {
             return Err(response);
         }
         let now = self.now();
-        let window = now.timestamp().div_euclid(60);
+        let window = RateWindow::containing(now);
         let check = auth::authenticate(&*self.shared.store, &parts.headers, now, window)
             .await
             .map_err(ApiError::into_response)?;
@@ -364,7 +365,7 @@ impl Engine {
             span.record("account_id", check.key.account_id.get());
             span.record("key_id", check.key.id.get());
         }
-        let window = auth::rate_window(&check, now, window).map_err(|error| {
+        let window = auth::rate_allowance(&check, now, window).map_err(|error| {
             observe::rate_limited();
             error.into_response()
         })?;
@@ -421,7 +422,7 @@ struct Pass {
     endpoint: Endpoint,
     caller: auth::Caller,
     now: DateTime<Utc>,
-    window: auth::RateWindow,
+    window: auth::RateAllowance,
 }
 
 /// The request's span and what its final record needs.

@@ -124,7 +124,7 @@ pub use operator::{Conflict, Operator, OperatorError};
 pub use owner::Owner;
 pub use owner_pages::{OwnerLogin, OwnerPages};
 pub use routes::{API_PREFIX, MountPrefix};
-pub use time::{cairo_month, cairo_timestamp};
+pub use time::cairo_timestamp;
 
 /// The date and time types of the API ([`DateTime<Utc>`](chrono::DateTime) instants,
 /// [`Duration`](chrono::Duration) settings), re-exported so that a caller needs no

@@ -12,7 +12,7 @@ use rust_decimal::Decimal;
 /// One `rescale(2)` does both: to a smaller scale it rounds with
 /// [`MidpointAwayFromZero`](rust_decimal::RoundingStrategy::MidpointAwayFromZero), to a larger one it adds zeros (a test holds it
 /// to `round_dp_with_strategy` for any amount).
-pub fn round_money(amount: Decimal) -> Decimal {
+pub(crate) fn round_money(amount: Decimal) -> Decimal {
     let mut rounded = amount;
     rounded.rescale(2);
     rounded
@@ -44,7 +44,7 @@ pub const MAX_AMOUNT: Decimal = Decimal::from_parts(1_000_000_000, 0, 0, false, 
 
 /// An amount as an input may hold it: zero or more, at most two decimals, at most
 /// [`MAX_AMOUNT`]; returned with scale 2. `None` for anything else.
-pub fn accepted_amount(amount: Decimal) -> Option<Decimal> {
+pub(crate) fn accepted_amount(amount: Decimal) -> Option<Decimal> {
     if amount.is_sign_negative() && !amount.is_zero() {
         return None;
     }
@@ -56,7 +56,7 @@ pub fn accepted_amount(amount: Decimal) -> Option<Decimal> {
 
 /// Parses a money input (a JSON number or a numeric string) by the rule of
 /// [`accepted_amount`]. Returns `None` for anything else.
-pub fn parse_money_input(value: &serde_json::Value) -> Option<Decimal> {
+pub(crate) fn parse_money_input(value: &serde_json::Value) -> Option<Decimal> {
     let amount = match value {
         serde_json::Value::Number(n) => n.to_string().parse::<Decimal>().ok().or_else(|| {
             // Exponent notation such as 1e2.
@@ -81,7 +81,7 @@ pub fn parse_money_input(value: &serde_json::Value) -> Option<Decimal> {
 }
 
 /// Serde helper: serialises a [`Decimal`] as a two-decimal money string.
-pub mod serde_money {
+pub(crate) mod serde_money {
     use rust_decimal::Decimal;
     use serde::Serializer;
 

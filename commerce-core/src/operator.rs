@@ -27,7 +27,6 @@ use crate::model::*;
 use crate::money::accepted_amount;
 use crate::shared::Shared;
 use crate::store::{StatusChange, Store};
-use crate::time::cairo_month;
 
 /// Fewest characters of a key's plaintext ([`Operator::import_key`]).
 pub const MIN_KEY_LENGTH: usize = 8;
@@ -56,7 +55,7 @@ pub struct CreatedKey {
 /// use commerce::model::*;
 /// use commerce::operator::KeySpec;
 /// use commerce::store::MemoryStore;
-/// use commerce::{Decimal, Engine, cairo_month, governorates};
+/// use commerce::{Decimal, Engine, governorates};
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 /// let egp = |s: &str| s.parse::<Decimal>().unwrap();
@@ -125,7 +124,7 @@ pub struct CreatedKey {
 /// assert_eq!(op.wallet(account.id).await?.received, egp("115.20"));
 ///
 /// // What the month costs: one billed order operation.
-/// let month = cairo_month(created_at(&created));
+/// let month = BillingMonth::of(created_at(&created));
 /// assert_eq!(op.meter(account.id, &month).await?.order_operations, 1);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// # }).unwrap();
@@ -251,7 +250,7 @@ impl Operator {
     // ---- orders ----
 
     /// Places an order for an account as the platform's own checkout, not billed. The draft
-    /// is checked by the rules of `POST /orders` ([`OrderDraft::check`]), then against the
+    /// is checked by the rules of `POST /orders` (as [`OrderDraft`] says), then against the
     /// catalogue, the shipping table and the stock, exactly as the API does.
     pub async fn place_order(
         &self,
@@ -416,14 +415,18 @@ impl Operator {
             .await?)
     }
 
-    /// The billing meter of an account for a month (`YYYY-MM`, Cairo time).
-    pub async fn meter(&self, account: AccountId, month: &str) -> OperatorResult<MeterReading> {
+    /// The billing meter of an account for a month.
+    pub async fn meter(
+        &self,
+        account: AccountId,
+        month: &BillingMonth,
+    ) -> OperatorResult<MeterReading> {
         Ok(self.store().meter(account, month).await?)
     }
 
     /// The billing meter of an account for the current Cairo month.
     pub async fn meter_this_month(&self, account: AccountId) -> OperatorResult<MeterReading> {
-        self.meter(account, &cairo_month(self.now())).await
+        self.meter(account, &BillingMonth::of(self.now())).await
     }
 
     /// Deletes idempotency records past the replay window; call it periodically (an hourly

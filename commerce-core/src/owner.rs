@@ -6,7 +6,7 @@
 //!
 //! Every rule is the one the platform's [`Operator`] and the HTTP API apply (the same
 //! functions, the same [`OperatorError`]s, the same Arabic messages): a key's fields
-//! ([`KeySpec::check`]), a withdrawal's amount, minimum, wallet and ready balance (decided by
+//! ([`KeySpec`]), a withdrawal's amount, minimum, wallet and ready balance (decided by
 //! the store with the insert, so requests made at once never together exceed it). What the
 //! owner may do besides is narrower: abilities of the account's side only, an expiry later
 //! than now, API status moves of [`ApiStatus::owner_may_move_to`], withdrawals inside the
@@ -124,7 +124,7 @@ impl Owner {
     }
 
     /// Creates a key (plaintext returned this once) while API access is approved: the rules of
-    /// every key ([`KeySpec::check`]) and the owner's (the side's abilities, an expiry later
+    /// every key ([`KeySpec`]) and the owner's (the side's abilities, an expiry later
     /// than now); the per-minute limit is the platform's default (`rate_limit` is ignored).
     pub async fn create_key(&self, mut spec: KeySpec) -> OperatorResult<CreatedKey> {
         let account = self.account().await?;

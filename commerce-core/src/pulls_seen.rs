@@ -10,7 +10,7 @@ use rustc_hash::FxBuildHasher;
 use std::collections::HashSet;
 use std::sync::Mutex;
 
-use crate::model::{AccountId, ProductId};
+use crate::model::{AccountId, BillingMonth, ProductId};
 
 /// Pairs remembered before the set is emptied and starts again.
 const CAPACITY: usize = 200_000;
@@ -23,7 +23,8 @@ pub(crate) struct PullsSeen {
 
 #[derive(Debug, Default)]
 struct Month {
-    month: String,
+    /// `None` before the first record.
+    month: Option<BillingMonth>,
     seen: HashSet<(AccountId, ProductId), FxBuildHasher>,
 }
 
@@ -32,11 +33,11 @@ impl PullsSeen {
     pub(crate) fn unseen(
         &self,
         account: AccountId,
-        month: &str,
+        month: &BillingMonth,
         products: &[ProductId],
     ) -> Vec<ProductId> {
         let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        if inner.month != month {
+        if inner.month.as_ref() != Some(month) {
             return products.to_vec();
         }
         products
@@ -47,11 +48,16 @@ impl PullsSeen {
     }
 
     /// Remembers that `products` are recorded for `account` in `month`.
-    pub(crate) fn remember(&self, account: AccountId, month: &str, products: &[ProductId]) {
+    pub(crate) fn remember(
+        &self,
+        account: AccountId,
+        month: &BillingMonth,
+        products: &[ProductId],
+    ) {
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        if inner.month != month || inner.seen.len() + products.len() > CAPACITY {
+        if inner.month.as_ref() != Some(month) || inner.seen.len() + products.len() > CAPACITY {
             inner.seen.clear();
-            month.clone_into(&mut inner.month);
+            inner.month = Some(month.clone());
         }
         inner.seen.extend(products.iter().map(|p| (account, *p)));
     }
@@ -61,41 +67,42 @@ impl PullsSeen {
 mod tests {
     use super::*;
 
+    fn month(text: &str) -> BillingMonth {
+        BillingMonth::parse(text).unwrap()
+    }
+
     #[test]
     fn remembers_per_account_and_month() {
+        let (nov, dec) = (month("2026-11"), month("2026-12"));
         use crate::model::ProductId as P;
         let seen = PullsSeen::default();
         assert_eq!(
-            seen.unseen(AccountId::new(1), "2026-11", &[P::new(1), P::new(2)]),
+            seen.unseen(AccountId::new(1), &nov, &[P::new(1), P::new(2)]),
             vec![P::new(1), P::new(2)]
         );
-        seen.remember(AccountId::new(1), "2026-11", &[P::new(1), P::new(2)]);
+        seen.remember(AccountId::new(1), &nov, &[P::new(1), P::new(2)]);
         assert_eq!(
-            seen.unseen(
-                AccountId::new(1),
-                "2026-11",
-                &[P::new(1), P::new(2), P::new(3)]
-            ),
+            seen.unseen(AccountId::new(1), &nov, &[P::new(1), P::new(2), P::new(3)]),
             vec![P::new(3)]
         );
         assert_eq!(
-            seen.unseen(AccountId::new(2), "2026-11", &[P::new(1)]),
+            seen.unseen(AccountId::new(2), &nov, &[P::new(1)]),
             vec![P::new(1)],
             "another account"
         );
         assert_eq!(
-            seen.unseen(AccountId::new(1), "2026-12", &[P::new(1)]),
+            seen.unseen(AccountId::new(1), &dec, &[P::new(1)]),
             vec![P::new(1)],
             "another month"
         );
-        seen.remember(AccountId::new(1), "2026-12", &[ProductId::new(3)]);
+        seen.remember(AccountId::new(1), &dec, &[ProductId::new(3)]);
         assert_eq!(
-            seen.unseen(AccountId::new(1), "2026-11", &[P::new(1)]),
+            seen.unseen(AccountId::new(1), &nov, &[P::new(1)]),
             vec![P::new(1)],
             "the old month is gone"
         );
         assert_eq!(
-            seen.unseen(AccountId::new(1), "2026-12", &[ProductId::new(3)]),
+            seen.unseen(AccountId::new(1), &dec, &[ProductId::new(3)]),
             Vec::<ProductId>::new()
         );
     }

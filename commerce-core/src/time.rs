@@ -1,6 +1,7 @@
-//! Egypt time: rendering timestamps in `Africa/Cairo`, parsing `updated_since`, billing months.
+//! Egypt time: rendering timestamps in `Africa/Cairo`, parsing `updated_since` (billing months:
+//! [`BillingMonth`](crate::model::BillingMonth)).
 
-use chrono::{DateTime, Datelike, SecondsFormat, Utc};
+use chrono::{DateTime, SecondsFormat, Utc};
 use chrono_tz::Africa::Cairo;
 
 /// The time zone name used on the wire.
@@ -40,12 +41,6 @@ pub fn parse_timestamp(text: &str) -> Option<DateTime<Utc>> {
     })
 }
 
-/// The billing month of an instant, in Cairo time, as `YYYY-MM`.
-pub fn cairo_month(at: DateTime<Utc>) -> String {
-    let local = at.with_timezone(&Cairo);
-    format!("{:04}-{:02}", local.year(), local.month())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,13 +77,6 @@ mod tests {
             }
             at += step;
         }
-    }
-
-    #[test]
-    fn billing_month_follows_cairo_midnight() {
-        // 22:30 UTC on 31 Jan is already 1 Feb in Cairo.
-        let at = Utc.with_ymd_and_hms(2026, 1, 31, 22, 30, 0).unwrap();
-        assert_eq!(cairo_month(at), "2026-02");
     }
 
     #[test]

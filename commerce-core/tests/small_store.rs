@@ -35,8 +35,8 @@ struct Tables {
     orders: Vec<Order>,
     line_count: i64,
     idempotency: IdempotencyRecords,
-    pulls: HashSet<(AccountId, String, ProductId)>,
-    order_operations: HashMap<(AccountId, String), u64>,
+    pulls: HashSet<(AccountId, BillingMonth, ProductId)>,
+    order_operations: HashMap<(AccountId, BillingMonth), u64>,
     withdrawals: Vec<Withdrawal>,
     webhook_count: i64,
     webhooks: Vec<Webhook>,
@@ -46,7 +46,7 @@ struct Tables {
 }
 
 /// Who holds a claimed delivery, and until when.
-type Lease = (String, DateTime<Utc>);
+type Lease = (LeaseToken, DateTime<Utc>);
 
 /// The store: one mutex held across each operation makes every operation atomic. No
 /// operation awaits while holding it, so a dropped future leaves nothing half-done.
@@ -74,15 +74,15 @@ fn find<T>(items: &mut [T], id: i64) -> Result<&mut T, StoreError> {
 
 fn page_of<'a, T: Clone + 'a>(items: impl Iterator<Item = &'a T>, page: PageRequest) -> Page<T> {
     let all: Vec<&T> = items.collect();
-    Page {
-        total: all.len() as u64,
-        items: all
-            .into_iter()
+    let total = all.len() as u64;
+    Page::new(
+        all.into_iter()
             .skip(usize::try_from(page.offset()).unwrap_or(usize::MAX))
             .take(page.per_page as usize)
             .cloned()
             .collect(),
-    }
+        total,
+    )
 }
 
 impl Tables {
@@ -181,7 +181,7 @@ impl Tables {
             .find(|w| w.id == id && account.is_none_or(|a| a == w.account_id))
     }
 
-    fn bill(&mut self, account: AccountId, month: Option<String>) {
+    fn bill(&mut self, account: AccountId, month: Option<BillingMonth>) {
         if let Some(month) = month {
             *self.order_operations.entry((account, month)).or_default() += 1;
         }
@@ -285,7 +285,7 @@ impl AccountStore for SmallStore {
     async fn hit_rate_limit(
         &self,
         key: KeyId,
-        window: i64,
+        window: RateWindow,
         limit: u32,
     ) -> Result<RateLimitHit, StoreError> {
         Ok(self.lock().rate_windows.hit(key, window, limit))
@@ -473,10 +473,7 @@ impl CatalogStore for SmallStore {
         if t.governorates.iter().any(|g| g.name == name) {
             return Err(StoreError::Duplicate(Unique::GovernorateName));
         }
-        let governorate = Governorate {
-            id: GovernorateId::new(next_id(t.governorates.len())),
-            name,
-        };
+        let governorate = Governorate::new(GovernorateId::new(next_id(t.governorates.len())), name);
         t.governorates.push(governorate.clone());
         Ok(governorate)
     }
@@ -488,12 +485,7 @@ impl CatalogStore for SmallStore {
     async fn insert_shipping_option(&self, name: String) -> Result<ShippingOption, StoreError> {
         let mut t = self.lock();
         let id = next_id(t.shipping_options.len());
-        let option = ShippingOption {
-            id: ShippingOptionId::new(id),
-            name,
-            active: true,
-            rates: Vec::new(),
-        };
+        let option = ShippingOption::new(ShippingOptionId::new(id), name, true, Vec::new());
         t.shipping_options.push(option.clone());
         Ok(option)
     }
@@ -744,30 +736,32 @@ impl MeterStore for SmallStore {
     async fn record_pulls(
         &self,
         account: AccountId,
-        month: &str,
+        month: &BillingMonth,
         products: &[ProductId],
     ) -> Result<(), StoreError> {
         let mut t = self.lock();
         for product in products {
-            t.pulls.insert((account, month.to_owned(), *product));
+            t.pulls.insert((account, month.clone(), *product));
         }
         Ok(())
     }
 
-    async fn meter(&self, account: AccountId, month: &str) -> Result<MeterReading, StoreError> {
+    async fn meter(
+        &self,
+        account: AccountId,
+        month: &BillingMonth,
+    ) -> Result<MeterReading, StoreError> {
         let t = self.lock();
-        Ok(MeterReading {
-            pulled_products: t
-                .pulls
+        Ok(MeterReading::new(
+            t.pulls
                 .iter()
                 .filter(|(a, m, _)| *a == account && m == month)
                 .count() as u64,
-            order_operations: t
-                .order_operations
-                .get(&(account, month.to_owned()))
+            t.order_operations
+                .get(&(account, month.clone()))
                 .copied()
                 .unwrap_or(0),
-        })
+        ))
     }
 }
 
@@ -985,14 +979,12 @@ impl WebhookStore for SmallStore {
         &self,
         now: DateTime<Utc>,
         lease_for: chrono::TimeDelta,
-        lease: &str,
+        lease: &LeaseToken,
         limit: usize,
         per_endpoint: usize,
     ) -> Result<Vec<ClaimedDelivery>, StoreError> {
         let mut t = self.lock();
-        let live = |held: &Option<(String, DateTime<Utc>)>| {
-            held.as_ref().is_some_and(|(_, until)| *until > now)
-        };
+        let live = |held: &Option<Lease>| held.as_ref().is_some_and(|(_, until)| *until > now);
         let mut due: Vec<usize> = (0..t.deliveries.len())
             .filter(|&i| {
                 let (d, held) = &t.deliveries[i];
@@ -1020,7 +1012,7 @@ impl WebhookStore for SmallStore {
         due.truncate(limit);
         let mut claimed = Vec::new();
         for i in due {
-            t.deliveries[i].1 = Some((lease.to_owned(), now + lease_for));
+            t.deliveries[i].1 = Some((lease.clone(), now + lease_for));
             let delivery = t.deliveries[i].0.clone();
             let webhook = t
                 .webhooks
@@ -1036,7 +1028,7 @@ impl WebhookStore for SmallStore {
     async fn finish_delivery(
         &self,
         delivery: DeliveryId,
-        lease: &str,
+        lease: &LeaseToken,
         outcome: AttemptOutcome,
     ) -> Result<bool, StoreError> {
         let mut t = self.lock();
@@ -1061,15 +1053,14 @@ impl WebhookStore for SmallStore {
         let count = |keep: &dyn Fn(&(Delivery, Option<Lease>)) -> bool| {
             t.deliveries.iter().filter(|d| keep(d)).count() as u64
         };
-        Ok(WebhookBacklog {
-            due: count(&|(d, held)| d.is_due(now) && !live(held) && enabled(d.webhook_id)),
-            leased: count(&|(d, held)| d.status == DeliveryStatus::Pending && live(held)),
-            open_breakers: t
-                .webhooks
+        Ok(WebhookBacklog::new(
+            count(&|(d, held)| d.is_due(now) && !live(held) && enabled(d.webhook_id)),
+            count(&|(d, held)| d.status == DeliveryStatus::Pending && live(held)),
+            t.webhooks
                 .iter()
                 .filter(|w| w.enabled && w.breaker.is_open(now))
                 .count() as u64,
-        })
+        ))
     }
 
     async fn purge_deliveries(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {

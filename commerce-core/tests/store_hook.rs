@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::Utc;
-use commerce_core::model::{AccountState, ApiStatus, NewAccount, Side};
+use commerce_core::model::{AccountState, ApiStatus, BillingMonth, NewAccount, RateWindow, Side};
 use commerce_core::store::*;
 use commerce_core::testing::http::Harness;
 
@@ -75,7 +75,7 @@ async fn a_hook_sees_each_operation_once_and_may_refuse_it() {
     );
     assert_eq!(
         store
-            .meter(account.id, "2026-11")
+            .meter(account.id, &BillingMonth::parse("2026-11").unwrap())
             .await
             .unwrap()
             .order_operations,
@@ -84,7 +84,10 @@ async fn a_hook_sees_each_operation_once_and_may_refuse_it() {
     // Methods with a default body reach the backend's own version as one operation (not the
     // default's calls through the wrapper).
     assert_eq!(
-        store.authenticate(&[7; 32], Utc::now(), 0).await.unwrap(),
+        store
+            .authenticate(&[7; 32], Utc::now(), RateWindow::from_minute(0))
+            .await
+            .unwrap(),
         None
     );
     assert_eq!(

@@ -54,10 +54,7 @@ pub(crate) async fn rate_limit_in<DB: Dialect>(
     start: u32,
 ) -> StoreResult<RateOutcome> {
     if limit == 0 {
-        return Ok(RateOutcome::Counted(RateLimitHit {
-            allowed: false,
-            used: 0,
-        }));
+        return Ok(RateOutcome::Counted(RateLimitHit::new(false, 0)));
     }
     let slots = Slots::new(limit, DB::RATE_SLOTS);
     let lease = lease_size(limit);
@@ -135,10 +132,7 @@ pub(crate) async fn count_one_in<DB: Dialect>(
                 forget_older_windows(&mut *c, key, window).await?;
             }
             let total = u32_of(before + 1, "rate-limit count")?.min(limit);
-            return Ok(RateLimitHit {
-                allowed: true,
-                used: total,
-            });
+            return Ok(RateLimitHit::new(true, total));
         }
     }
     // Every slot is full: the window holds at least the limit (more if the limit
@@ -152,10 +146,7 @@ pub(crate) async fn count_one_in<DB: Dialect>(
     .fetch_one(&mut *c)
     .await
     .map_err(backend)?;
-    Ok(RateLimitHit {
-        allowed: false,
-        used: u32_of(used, "rate-limit count")?,
-    })
+    Ok(RateLimitHit::new(false, u32_of(used, "rate-limit count")?))
 }
 
 #[async_trait]
@@ -355,7 +346,10 @@ impl<DB: Dialect> AccountStore for SqlStore<DB> {
         rows.into_iter()
             .map(|row| {
                 let key = row.into_domain()?;
-                let window = windows.get(&key.id.get()).copied();
+                let window = windows
+                    .get(&key.id.get())
+                    .copied()
+                    .map(RateWindow::from_minute);
                 Ok(KeyListing::of(key, window))
             })
             .collect()
@@ -364,9 +358,10 @@ impl<DB: Dialect> AccountStore for SqlStore<DB> {
     async fn hit_rate_limit(
         &self,
         key: KeyId,
-        window: i64,
+        window: RateWindow,
         limit: u32,
     ) -> StoreResult<RateLimitHit> {
+        let window = window.minute();
         // Each turn either hands out a leased request or visits the database,
         // which counts one, refuses, or leases more (then the next turn hands one
         // out, unless other tasks of this process took them all first).
@@ -376,16 +371,10 @@ impl<DB: Dialect> AccountStore for SqlStore<DB> {
             // way (refusing before handing them out would leave them unused: fewer than the
             // limit allowed).
             if let Some(used) = self.leases.take(key.into(), window, limit) {
-                return Ok(RateLimitHit {
-                    allowed: true,
-                    used,
-                });
+                return Ok(RateLimitHit::new(true, used));
             }
             if let Some(used) = self.full_windows.full(key.into(), window, limit) {
-                return Ok(RateLimitHit {
-                    allowed: false,
-                    used,
-                });
+                return Ok(RateLimitHit::new(false, used));
             }
             let start = rand::random::<u32>();
             let outcome = if DB::SINGLE_STATEMENT_TX {
@@ -418,7 +407,7 @@ impl<DB: Dialect> AccountStore for SqlStore<DB> {
         &self,
         hash: &KeyHash,
         now: DateTime<Utc>,
-        window: i64,
+        window: RateWindow,
     ) -> StoreResult<Option<KeyCheck>> {
         if DB::SINGLE_STATEMENT_TX || self.leases.is_high_volume(hash) {
             // SQLite (no data-modifying CTE), or a key allowed thousands a minute:
@@ -475,7 +464,7 @@ impl<DB: Dialect> AccountStore for SqlStore<DB> {
              FROM k LEFT JOIN accounts a ON a.id = k.account_id"
         ))
         .bind(hash.as_slice())
-        .bind(window)
+        .bind(window.minute())
         .bind(bound_nanos(now))
         .bind(i64::from(start))
         .bind(i64::from(DB::RATE_SLOTS))
@@ -496,14 +485,11 @@ impl<DB: Dialect> AccountStore for SqlStore<DB> {
         let hit = match counted {
             Some((used, seen)) => {
                 if used == 1 {
-                    forget_older_windows(&self.pool, key.id.into(), window).await?;
+                    forget_older_windows(&self.pool, key.id.into(), window.minute()).await?;
                 }
                 // The other slots as the statement began, plus this request.
                 let total = u32_of(seen + 1, "rate-limit count")?;
-                RateLimitHit {
-                    allowed: true,
-                    used: total.min(key.rate_limit),
-                }
+                RateLimitHit::new(true, total.min(key.rate_limit))
             }
             // That slot was full (or the limit is 0): every slot decides.
             None => self.hit_rate_limit(key.id, window, key.rate_limit).await?,

@@ -191,10 +191,7 @@ pub(crate) async fn find_orders<DB: Dialect>(
     let q = orders_query::<DB>(query);
     let (rows, total) = q.run::<OrderRow>(c, &order_columns::<DB>(), page).await?;
     let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
-    Ok(Listing {
-        items: with_lines(c, &ids, rows).await?,
-        total,
-    })
+    Ok(Listing::new(with_lines(c, &ids, rows).await?, total))
 }
 
 /// Every status's count in one statement: one `UNION ALL` branch per status the query's
@@ -291,13 +288,12 @@ pub(crate) async fn find_accounts<DB: Dialect>(
 ) -> StoreResult<Listing<Account>> {
     let q = accounts_query::<DB>(query);
     let (rows, total) = q.run::<AccountRow>(c, account_cols!(), page).await?;
-    Ok(Listing {
-        items: rows
-            .into_iter()
+    Ok(Listing::new(
+        rows.into_iter()
             .map(AccountRow::into_domain)
             .collect::<StoreResult<_>>()?,
         total,
-    })
+    ))
 }
 
 fn withdrawal_filters<DB: Dialect>(query: &WithdrawalQuery, w: &mut Conditions<'_, DB>) {
@@ -325,13 +321,12 @@ pub(crate) async fn find_withdrawals<DB: Dialect>(
 ) -> StoreResult<Listing<Withdrawal>> {
     let q = withdrawals_query::<DB>(query);
     let (rows, total) = q.run::<WithdrawalRow>(c, withdrawal_cols!(), page).await?;
-    Ok(Listing {
-        items: rows
-            .into_iter()
+    Ok(Listing::new(
+        rows.into_iter()
             .map(WithdrawalRow::into_domain)
             .collect::<StoreResult<_>>()?,
         total,
-    })
+    ))
 }
 
 /// Count and sums in one statement (every matching row: the payout queue is short).
@@ -353,11 +348,11 @@ pub(crate) async fn withdrawal_totals<DB: Dialect>(
         .fetch_one(&mut *c)
         .await
         .map_err(backend)?;
-    Ok(WithdrawalTotals {
-        count: count.max(0) as u64,
-        amount: from_piastres(amount),
-        supply_amount: from_piastres(supply),
-    })
+    Ok(WithdrawalTotals::new(
+        count.max(0) as u64,
+        from_piastres(amount),
+        from_piastres(supply),
+    ))
 }
 
 fn webhooks_query<'a, DB: Dialect>(query: &'a WebhookQuery) -> Query<'a, DB> {
@@ -399,13 +394,12 @@ pub(crate) async fn find_webhooks<DB: Dialect>(
 ) -> StoreResult<Listing<Webhook>> {
     let q = webhooks_query::<DB>(query);
     let (rows, total) = q.run::<WebhookRow>(c, webhook_cols!(), page).await?;
-    Ok(Listing {
-        items: rows
-            .into_iter()
+    Ok(Listing::new(
+        rows.into_iter()
             .map(WebhookRow::into_domain)
             .collect::<StoreResult<_>>()?,
         total,
-    })
+    ))
 }
 
 /// A back-office query whose statements [`SqlStore::explain`] shows the plans of.

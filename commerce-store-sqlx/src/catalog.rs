@@ -463,10 +463,7 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
         };
         let ids: Vec<i64> = rows.iter().map(|r| r.row.id).collect();
         let rows = rows.into_iter().map(|r| r.row).collect();
-        Ok(Page {
-            items: with_variants(c, &ids, rows).await?,
-            total: total as u64,
-        })
+        Ok(Page::new(with_variants(c, &ids, rows).await?, total as u64))
     }
 
     async fn product(&self, id: ProductId) -> StoreResult<Option<Product>> {
@@ -512,10 +509,7 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
                 removed_at: instant(r.removed_at),
             })
             .collect();
-        Ok(Page {
-            items,
-            total: total as u64,
-        })
+        Ok(Page::new(items, total as u64))
     }
 
     async fn products_of_variants(&self, variants: &[VariantId]) -> StoreResult<Vec<Product>> {

@@ -103,7 +103,7 @@ pub(crate) async fn pick_claimable<DB: Dialect>(
 /// that finished together, a failure is kept).
 pub(crate) async fn record_attempts<DB: Dialect>(
     c: &mut PoolConnection<DB>,
-    attempts: Vec<(DeliveryId, String, AttemptOutcome)>,
+    attempts: Vec<(DeliveryId, LeaseToken, AttemptOutcome)>,
 ) -> StoreResult<Vec<bool>> {
     // A success (a delivery delivered) ends the failing streak and closes the breaker
     // (`Breaker::after` of a success is `Breaker::CLOSED`, whatever it was).
@@ -249,9 +249,9 @@ pub(crate) async fn backlog<DB: Dialect>(
     .await
     .map_err(backend)?;
     let count = |n: i64| u64::try_from(n).unwrap_or_default();
-    Ok(WebhookBacklog {
-        due: count(due),
-        leased: count(leased),
-        open_breakers: count(open_breakers),
-    })
+    Ok(WebhookBacklog::new(
+        count(due),
+        count(leased),
+        count(open_breakers),
+    ))
 }

@@ -14,7 +14,7 @@ use crate::sql_store::*;
 pub(crate) async fn bill<DB: Dialect>(
     c: &mut PoolConnection<DB>,
     account: i64,
-    month: Option<&str>,
+    month: Option<&BillingMonth>,
 ) -> StoreResult<()> {
     if let Some(month) = month {
         query::<DB>(
@@ -23,7 +23,7 @@ pub(crate) async fn bill<DB: Dialect>(
              DO UPDATE SET operations = meter_order_operations.operations + 1",
         )
         .bind(account)
-        .bind(month)
+        .bind(month.as_str())
         .execute(&mut *c)
         .await
         .map_err(backend)?;
@@ -36,7 +36,7 @@ impl<DB: Dialect> MeterStore for SqlStore<DB> {
     async fn record_pulls(
         &self,
         account: AccountId,
-        month: &str,
+        month: &BillingMonth,
         products: &[ProductId],
     ) -> StoreResult<()> {
         if products.is_empty() {
@@ -49,7 +49,9 @@ impl<DB: Dialect> MeterStore for SqlStore<DB> {
             let mut q =
                 QueryBuilder::<DB>::new("INSERT INTO meter_pulls (account_id, month, product_id) ");
             q.push_values(chunk, |mut row, product| {
-                row.push_arg(account).push_arg(month).push_arg(*product);
+                row.push_arg(account)
+                    .push_arg(month.as_str())
+                    .push_arg(*product);
             });
             q.push(" ON CONFLICT DO NOTHING");
             q
@@ -78,7 +80,7 @@ impl<DB: Dialect> MeterStore for SqlStore<DB> {
         tx.finish(result).await
     }
 
-    async fn meter(&self, account: AccountId, month: &str) -> StoreResult<MeterReading> {
+    async fn meter(&self, account: AccountId, month: &BillingMonth) -> StoreResult<MeterReading> {
         let mut tx = self.read().await?;
         let result = async {
             let c = &mut tx.tx;
@@ -86,7 +88,7 @@ impl<DB: Dialect> MeterStore for SqlStore<DB> {
                 "SELECT COUNT(*) FROM meter_pulls WHERE account_id = $1 AND month = $2",
             )
             .bind(account)
-            .bind(month)
+            .bind(month.as_str())
             .fetch_one(&mut *c)
             .await
             .map_err(backend)?;
@@ -95,14 +97,14 @@ impl<DB: Dialect> MeterStore for SqlStore<DB> {
                  WHERE account_id = $1 AND month = $2",
             )
             .bind(account)
-            .bind(month)
+            .bind(month.as_str())
             .fetch_optional(&mut *c)
             .await
             .map_err(backend)?;
-            Ok(MeterReading {
-                pulled_products: pulled as u64,
-                order_operations: operations.unwrap_or(0) as u64,
-            })
+            Ok(MeterReading::new(
+                pulled as u64,
+                operations.unwrap_or(0) as u64,
+            ))
         }
         .await;
         tx.finish(result).await

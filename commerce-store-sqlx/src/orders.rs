@@ -168,10 +168,10 @@ pub(crate) async fn change_status_in<DB: Dialect>(
     // that tells of it are written by one statement.
     let mut order = load_order(c, change.order_id.into()).await?;
     let entry = step.timeline_entry;
-    order.timeline.push(TimelineEntry {
-        at: instant(nanos(entry.at)?),
-        ..entry
-    });
+    let at = instant(nanos(entry.at)?);
+    order
+        .timeline
+        .push(TimelineEntry::new(entry.status, at, entry.reason));
     let event = hooked.then(|| {
         OutboxEvent::render(
             EventType::OrderStatusChanged,
@@ -185,7 +185,7 @@ pub(crate) async fn change_status_in<DB: Dialect>(
     // The contended rows in the one order every operation takes them in (variants,
     // products, then the account's counters, then its meter): no deadlocks.
     rebook(c, &order, was).await?;
-    bill(c, account, change.bill_month.as_deref()).await?;
+    bill(c, account, change.bill_month.as_ref()).await?;
     Ok(order)
 }
 
@@ -353,10 +353,7 @@ impl<DB: Dialect> OrderStore for SqlStore<DB> {
             };
             let ids: Vec<i64> = rows.iter().map(|r| r.row.id).collect();
             let rows = rows.into_iter().map(|r| r.row).collect();
-            Ok(Page {
-                items: with_lines(c, &ids, rows).await?,
-                total: total as u64,
-            })
+            Ok(Page::new(with_lines(c, &ids, rows).await?, total as u64))
         }
         .await
     }
@@ -413,13 +410,13 @@ pub(crate) async fn wallet_totals<'e, DB: Dialect>(
         .fetch_one(on)
         .await
         .map_err(backend)?;
-    Ok(WalletTotals {
-        totals: EarningsTotals {
+    Ok(WalletTotals::new(
+        EarningsTotals {
             expected: from_piastres(expected),
             settled: from_piastres(settled),
             settled_commission: from_piastres(settled_commission),
         },
-        held: from_piastres(held),
-        earliest_held_delivery: earliest.map(instant),
-    })
+        from_piastres(held),
+        earliest.map(instant),
+    ))
 }

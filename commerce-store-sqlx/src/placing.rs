@@ -168,7 +168,7 @@ pub(crate) async fn place_order_in<DB: Dialect>(
         commission: booked.commission,
     };
     count_families(c, order.account_id.into(), &[counted]).await?;
-    bill(c, order.account_id.into(), bill_month.as_deref()).await?;
+    bill(c, order.account_id.into(), bill_month.as_ref()).await?;
     Ok(order)
 }
 

@@ -72,10 +72,7 @@ pub(crate) async fn insert_governorate<DB: Dialect>(
     .map_err(backend)
     .and_then(|id| id.ok_or(StoreError::Duplicate(Unique::GovernorateName)));
     let id = tx.finish(result).await?;
-    Ok(Governorate {
-        id: GovernorateId::new(id),
-        name,
-    })
+    Ok(Governorate::new(GovernorateId::new(id), name))
 }
 
 pub(crate) async fn governorates<DB: Dialect>(
@@ -103,12 +100,12 @@ pub(crate) async fn insert_shipping_option<DB: Dialect>(
     .await
     .map_err(backend);
     let id = tx.finish(result).await?;
-    Ok(ShippingOption {
-        id: ShippingOptionId::new(id),
+    Ok(ShippingOption::new(
+        ShippingOptionId::new(id),
         name,
-        active: true,
-        rates: Vec::new(),
-    })
+        true,
+        Vec::new(),
+    ))
 }
 
 pub(crate) async fn set_shipping_option_active<DB: Dialect>(

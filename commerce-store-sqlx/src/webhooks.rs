@@ -266,13 +266,12 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
             .await
             .map_err(backend)?,
         };
-        Ok(Page {
-            items: rows
-                .into_iter()
+        Ok(Page::new(
+            rows.into_iter()
                 .map(|(row, _)| row.into_domain())
                 .collect::<StoreResult<_>>()?,
-            total: total as u64,
-        })
+            total as u64,
+        ))
     }
 
     async fn update_webhook(
@@ -451,10 +450,7 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
                 .into_iter()
                 .map(|(row, _)| row.into_domain())
                 .collect::<StoreResult<_>>()?;
-            Ok(Some(Page {
-                items,
-                total: total as u64,
-            }))
+            Ok(Some(Page::new(items, total as u64)))
         }
         .await;
         tx.finish(result).await
@@ -464,7 +460,7 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
         &self,
         now: DateTime<Utc>,
         lease_for: TimeDelta,
-        lease: &str,
+        lease: &LeaseToken,
         limit: usize,
         per_endpoint: usize,
     ) -> StoreResult<Vec<ClaimedDelivery>> {
@@ -500,7 +496,7 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
                 return Ok(Vec::new());
             }
             let mut q = QueryBuilder::<DB>::new("UPDATE webhook_deliveries SET lease_owner = ");
-            q.push_arg(lease)
+            q.push_arg(lease.as_str())
                 .push(", lease_until = ")
                 .push_arg(until)
                 .push(" WHERE status = 'pending' AND (lease_until IS NULL OR lease_until <= ")
@@ -562,18 +558,18 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
     async fn finish_delivery(
         &self,
         delivery: DeliveryId,
-        lease: &str,
+        lease: &LeaseToken,
         outcome: AttemptOutcome,
     ) -> StoreResult<bool> {
         let recorded = self
-            .finish_deliveries(vec![(delivery, lease.to_owned(), outcome)])
+            .finish_deliveries(vec![(delivery, lease.clone(), outcome)])
             .await?;
         Ok(recorded.first().copied().unwrap_or(false))
     }
 
     async fn finish_deliveries(
         &self,
-        attempts: Vec<(DeliveryId, String, AttemptOutcome)>,
+        attempts: Vec<(DeliveryId, LeaseToken, AttemptOutcome)>,
     ) -> StoreResult<Vec<bool>> {
         if attempts.is_empty() {
             return Ok(Vec::new());

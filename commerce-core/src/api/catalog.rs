@@ -10,9 +10,9 @@ use super::Ctx;
 use crate::error::ApiError;
 use crate::input::Query;
 use crate::messages;
-use crate::model::{Category, CategoryId, Product, ProductFilter, ProductId};
+use crate::model::{BillingMonth, Category, CategoryId, Product, ProductFilter, ProductId};
 use crate::rendered_products::Rendered;
-use crate::time::{cairo_month, cairo_timestamp};
+use crate::time::cairo_timestamp;
 use crate::wire::{self, CategoryView};
 
 pub(super) async fn categories(
@@ -65,7 +65,7 @@ fn render(ctx: &Ctx<'_>, product: Arc<Product>, categories: &[Category]) -> Arc<
 
 /// Records the products a billed catalogue call returned (docs/billing.md).
 pub(super) async fn bill_pulls(ctx: &Ctx<'_>, products: &[ProductId]) -> Result<(), ApiError> {
-    let (account, month) = (ctx.caller.account.id, cairo_month(ctx.now));
+    let (account, month) = (ctx.caller.account.id, BillingMonth::of(ctx.now));
     let pulls_seen = &ctx.shared.pulls_seen;
     let unseen = pulls_seen.unseen(account, &month, products);
     if unseen.is_empty() {

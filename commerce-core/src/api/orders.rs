@@ -15,7 +15,6 @@ use crate::messages;
 use crate::model::*;
 use crate::routes::API_PREFIX;
 use crate::store::{IdempotencyBegin, StatusChange, StatusChangeError, StoreError};
-use crate::time::cairo_month;
 use crate::wire::{self, OrderView};
 
 /// The `Location` of an order, under the path the API is mounted at.
@@ -258,7 +257,7 @@ pub(super) async fn cancel(
         reason,
         outcomes: Vec::new(),
         at: ctx.now,
-        bill_month: Some(cairo_month(ctx.now)),
+        bill_month: Some(BillingMonth::of(ctx.now)),
         events: ctx.config().event_context(),
     };
     match ctx.store().change_order_status(change).await {

@@ -18,7 +18,7 @@ pub use crate::limits::{MAX_LINES, MAX_QUANTITY, MAX_WARRANTIES};
 
 /// One line asked for.
 #[derive(Debug, Clone, PartialEq)]
-pub struct LineRequest {
+pub(crate) struct LineRequest {
     /// The variant.
     pub variant_id: VariantId,
     /// Pieces (1 to [`MAX_QUANTITY`]).
@@ -31,7 +31,7 @@ pub struct LineRequest {
 
 /// Lines and a shipping choice, as a quote or an order asks for them.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CheckoutRequest {
+pub(crate) struct CheckoutRequest {
     /// The shipping option.
     pub shipping_option_id: ShippingOptionId,
     /// The governorate shipped to.
@@ -43,7 +43,7 @@ pub struct CheckoutRequest {
 /// Why a checkout could not be resolved.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum CheckoutError {
+pub(crate) enum CheckoutError {
     /// The request breaks the catalogue's or the shipping table's rules: every problem found.
     #[error("{} checkout problem(s), first on {}", .0.len(), .0.first().map_or("?", |p| p.field.as_str()))]
     Invalid(Vec<FieldProblem>),
@@ -54,7 +54,7 @@ pub enum CheckoutError {
 
 /// A line checked against the catalogue.
 #[derive(Debug, Clone)]
-pub struct ResolvedLine {
+pub(crate) struct ResolvedLine {
     /// The line as asked.
     pub request: LineRequest,
     /// The product's title.
@@ -67,7 +67,7 @@ pub struct ResolvedLine {
 
 /// A checkout request checked against the catalogue and the shipping table.
 #[derive(Debug, Clone)]
-pub struct Resolved {
+pub(crate) struct Resolved {
     /// The shipping option (offered now).
     pub option: ShippingOption,
     /// Its rate for the governorate.
@@ -79,7 +79,7 @@ pub struct Resolved {
 /// Checks the shipping choice, every variant (sold now), every warranty (the product's and
 /// offered now) and the stock (lines of one variant add up). Every problem is reported, each
 /// naming its field.
-pub async fn resolve(
+pub(crate) async fn resolve(
     store: &dyn Store,
     request: &CheckoutRequest,
 ) -> Result<Resolved, CheckoutError> {

@@ -14,7 +14,7 @@ pub use crate::limits::{MAX_NOTE, MAX_PHONE, MAX_REFERENCE, MAX_TEXT};
 
 /// Which text a string field holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TextKind {
+pub(crate) enum TextKind {
     /// One line: every control character is refused, tab and line breaks included.
     SingleLine,
     /// Several lines (`note`, `address`, `reason_note`): tab, CR and LF are allowed.
@@ -24,7 +24,7 @@ pub enum TextKind {
 /// Checks that `text` is printable text: no control character (Unicode `Cc`: U+0000-U+001F,
 /// U+007F-U+009F) except tab, CR and LF in a multi-line field, and no bidirectional embedding,
 /// override or isolate (U+202A-U+202E, U+2066-U+2069).
-pub fn check_printable(text: &str, kind: TextKind) -> Result<(), Problem> {
+pub(crate) fn check_printable(text: &str, kind: TextKind) -> Result<(), Problem> {
     let refused = |c: char| match c {
         '\t' | '\n' | '\r' => kind == TextKind::SingleLine,
         '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' => true,
@@ -39,7 +39,7 @@ pub fn check_printable(text: &str, kind: TextKind) -> Result<(), Problem> {
 }
 
 /// A text field as stored: printable, trimmed, at most `max` characters; `None` when blank.
-pub fn clean_text(raw: &str, max: usize, kind: TextKind) -> Result<Option<String>, Problem> {
+pub(crate) fn clean_text(raw: &str, max: usize, kind: TextKind) -> Result<Option<String>, Problem> {
     check_printable(raw, kind)?;
     let text = raw.trim();
     if text.chars().count() > max {
@@ -69,7 +69,7 @@ pub fn normalize_phone(raw: &str) -> Option<String> {
 
 /// A phone field as typed: printable single-line text that normalises to an Egyptian mobile
 /// (anything longer than [`MAX_PHONE`] is simply not one); `None` when blank.
-pub fn phone(raw: &str) -> Result<Option<String>, Problem> {
+pub(crate) fn phone(raw: &str) -> Result<Option<String>, Problem> {
     let text = match clean_text(raw, MAX_PHONE, TextKind::SingleLine) {
         Err(Problem::TooLong { .. }) => return Err(Problem::InvalidPhone),
         other => other?,
@@ -80,7 +80,7 @@ pub fn phone(raw: &str) -> Result<Option<String>, Problem> {
 
 /// Whether `text` is an http or https URL with a host written after `//` (the URL parser
 /// alone would read `http:///nohost` as the host `nohost`).
-pub fn is_web_link(text: &str) -> bool {
+pub(crate) fn is_web_link(text: &str) -> bool {
     let host_written = text
         .split_once("://")
         .is_some_and(|(_, rest)| !rest.is_empty() && !rest.starts_with(['/', '\\']));
@@ -278,7 +278,7 @@ impl OrderDraft {
     /// Checks every field by the rules of `POST /orders` and returns the order request
     /// (texts trimmed, phones normalised; blank optional texts dropped), or every problem
     /// found. The catalogue, shipping and stock are checked when the order is placed.
-    pub fn check(self, billed: bool) -> Result<OrderRequest, Vec<FieldProblem>> {
+    pub(crate) fn check(self, billed: bool) -> Result<OrderRequest, Vec<FieldProblem>> {
         use TextKind::{MultiLine, SingleLine};
         let mut c = Checker {
             prefix: String::new(),

@@ -9,6 +9,10 @@ pub use crate::limits::MAX_KEY_NAME;
 use crate::model::{Ability, FieldProblem, Problem, Side};
 
 /// What a new key is allowed: [`KeySpec::new`] and the `with_*` methods.
+///
+/// Checked when the key is created: `name` required, printable, trimmed, at most
+/// [`MAX_KEY_NAME`] characters (for everyone); for an owner, `abilities` only of the account's
+/// side and at least one, and `expires_at` later than now.
 #[derive(Debug, Clone, PartialEq, Default)]
 #[non_exhaustive]
 pub struct KeySpec {
@@ -24,7 +28,7 @@ pub struct KeySpec {
 
 /// Who creates a key, for [`KeySpec::check`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeyMaker {
+pub(crate) enum KeyMaker {
     /// The platform: any abilities, any expiry (imports and fixtures may carry expired keys).
     Platform,
     /// The account's owner, of this side at this instant: only the side's abilities
@@ -62,7 +66,7 @@ impl KeySpec {
     /// The spec as stored, or every problem found: `name` required, printable, trimmed, at
     /// most [`MAX_KEY_NAME`] characters (for everyone); for an owner, `abilities` only of the
     /// account's side and at least one, and `expires_at` later than now.
-    pub fn check(mut self, maker: KeyMaker) -> Result<Self, Vec<FieldProblem>> {
+    pub(crate) fn check(mut self, maker: KeyMaker) -> Result<Self, Vec<FieldProblem>> {
         let mut problems = Vec::new();
         let mut note = |field: &str, problem: Problem| {
             problems.push(FieldProblem {

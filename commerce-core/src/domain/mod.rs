@@ -4,15 +4,15 @@
 //! - [`fields`]: the rules of an order's own fields, and the platform's [`OrderDraft`](fields::OrderDraft);
 //! - [`checkout`]: order lines and a shipping choice checked against the catalogue and priced;
 //! - [`keys`]: the rules of a new API key, for the platform and the owner alike;
-//! - [`placement`]: registering an order;
-//! - [`moves`]: the platform's moves of an order, with line outcomes;
+//! - `placement`: registering an order (crate-private: the engine's and the operator's);
+//! - `moves`: the platform's moves of an order, with line outcomes (crate-private likewise);
 //! - [`wallet`]: an account's wallet figures, the payout rule, the withdrawal window;
 //! - [`webhooks`]: the rules of webhook endpoints.
 
 pub mod checkout;
 pub mod fields;
 pub mod keys;
-pub mod moves;
-pub mod placement;
+pub(crate) mod moves;
+pub(crate) mod placement;
 pub mod wallet;
 pub mod webhooks;

@@ -11,7 +11,7 @@ use crate::store::{StatusChange, StatusChangeError, Store, StoreError};
 
 /// Why a move changed nothing.
 #[derive(Debug)]
-pub enum MoveError {
+pub(crate) enum MoveError {
     /// No such order (of the account, when one is named).
     NotFound,
     /// The `index`-th outcome names a line the order does not have.
@@ -56,7 +56,7 @@ impl From<StoreError> for MoveError {
 /// Checks outcomes against the order's lines: each names one of its lines, no count is
 /// negative and the counts of a line add up to at most its quantity. A problem is reported
 /// under `{field}.{index}`.
-pub fn check_outcomes(
+pub(crate) fn check_outcomes(
     order: &Order,
     outcomes: &[(LineId, LineOutcome)],
     field: &str,
@@ -90,7 +90,7 @@ pub fn check_outcomes(
 
 /// A move of an order, as the platform makes it.
 #[derive(Debug, Clone)]
-pub struct Move {
+pub(crate) struct Move {
     /// Only an order of this account (the sandbox's test mode); `None` for the platform.
     pub account_id: Option<AccountId>,
     /// The order.
@@ -112,7 +112,7 @@ pub struct Move {
 /// Returns the order after the move.
 ///
 /// [`OrderStore::change_order_status`]: crate::store::OrderStore::change_order_status
-pub async fn apply(
+pub(crate) async fn apply(
     store: &dyn Store,
     change: Move,
     config: &Config,

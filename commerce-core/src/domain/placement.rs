@@ -8,12 +8,11 @@ use super::checkout::{self, CheckoutError, CheckoutRequest, FieldProblem, Proble
 use crate::config::Config;
 use crate::model::*;
 use crate::store::{PlaceOrderError, Store, StoreError};
-use crate::time::cairo_month;
 
 /// Why no order was registered.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum PlaceError {
+pub(crate) enum PlaceError {
     /// The request breaks the catalogue's, the shipping table's or the stock's rules: every
     /// problem found, each naming its field.
     #[error("order refused: {} problem(s)", .0.len())]
@@ -40,7 +39,7 @@ pub enum PlaceError {
 
 /// An order asked for: its own fields and its checkout (lines and shipping choice).
 #[derive(Debug, Clone, PartialEq)]
-pub struct OrderRequest {
+pub(crate) struct OrderRequest {
     /// The marketer's own order number (unique per account).
     pub external_reference: Option<String>,
     /// Customer name.
@@ -66,7 +65,7 @@ pub struct OrderRequest {
 }
 
 /// A new random order number: `EG-` and 8 characters from `A-Z0-9`.
-pub fn generate_number() -> String {
+pub(crate) fn generate_number() -> String {
     const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
     let mut rng = rand::rng();
     let tail: String = (0..8)
@@ -79,7 +78,7 @@ pub fn generate_number() -> String {
 /// checks the lines against the catalogue, prices them, and writes the order, the stock
 /// reservation and the billing entry in one store operation. Shared by `POST /orders` and the
 /// operator API.
-pub async fn place(
+pub(crate) async fn place(
     store: &dyn Store,
     account_id: AccountId,
     request: OrderRequest,
@@ -139,7 +138,7 @@ pub async fn place(
         lines: resolved.order_lines(&priced),
         totals: priced.totals,
         created_at: now,
-        bill_month: request.billed.then(|| cairo_month(now)),
+        bill_month: request.billed.then(|| BillingMonth::of(now)),
         idempotency,
         events: config.event_context(),
     };

@@ -11,7 +11,7 @@ use crate::model::{Order, Withdrawal, WithdrawalStatus};
 pub use crate::earnings::PayoutRules;
 
 /// The days withdrawals can be requested, in Cairo time.
-pub const WITHDRAWAL_DAYS: [Weekday; 2] = [Weekday::Sun, Weekday::Thu];
+pub(crate) const WITHDRAWAL_DAYS: [Weekday; 2] = [Weekday::Sun, Weekday::Thu];
 
 /// An account's wallet, net of commission.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -48,7 +48,7 @@ impl WalletFigures {
     /// The wallet from the sums a store keeps ([`Store::wallet_totals`]) and the withdrawals.
     ///
     /// [`Store::wallet_totals`]: crate::store::OrderStore::wallet_totals
-    pub fn from_totals(
+    pub(crate) fn from_totals(
         wallet: WalletTotals,
         withdrawals: &[Withdrawal],
         rules: PayoutRules,
@@ -89,7 +89,7 @@ pub struct WithdrawalWindow {
 
 /// The first instant of a Cairo calendar day (midnight, or the first hour that exists when a
 /// daylight-saving change skips midnight).
-pub fn start_of_cairo_day(date: NaiveDate) -> DateTime<Utc> {
+pub(crate) fn start_of_cairo_day(date: NaiveDate) -> DateTime<Utc> {
     (0..3)
         .find_map(|hour| {
             let time = NaiveTime::from_hms_opt(hour, 0, 0)?;
@@ -99,7 +99,7 @@ pub fn start_of_cairo_day(date: NaiveDate) -> DateTime<Utc> {
         .unwrap_or_else(|| date.and_time(NaiveTime::MIN).and_utc())
 }
 
-/// The withdrawal window at `now` (days in [`WITHDRAWAL_DAYS`], Cairo time).
+/// The withdrawal window at `now` (Sundays and Thursdays, Cairo time).
 pub fn withdrawal_window(now: DateTime<Utc>) -> WithdrawalWindow {
     let today = now.with_timezone(&Cairo).date_naive();
     let open = WITHDRAWAL_DAYS.contains(&today.weekday());

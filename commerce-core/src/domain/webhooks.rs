@@ -63,7 +63,7 @@ impl WebhookInput {
     /// `url` or `events`. The API then asks for `orders:read` besides `webhooks:manage`. A
     /// change of `url` alone is taken to keep order events (every endpoint receives at least
     /// one event type, and every type it can subscribe to is an order event).
-    pub fn directs_order_data(&self, creating: bool) -> bool {
+    pub(crate) fn directs_order_data(&self, creating: bool) -> bool {
         let receives_orders = |events: &[EventType]| events.iter().any(|e| e.is_order_event());
         match &self.events {
             Some(events) => receives_orders(events),
@@ -75,7 +75,7 @@ impl WebhookInput {
 /// Why a webhook operation changed nothing.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum WebhookError {
+pub(crate) enum WebhookError {
     /// No such endpoint (or delivery) of the account.
     #[error("webhook not found")]
     NotFound,
@@ -106,7 +106,7 @@ fn url_problem(problem: UrlProblem) -> Problem {
 
 /// How long registration waits for a host name to resolve; past it, the URL is refused as
 /// not public.
-pub const DNS_TIMEOUT: Duration = Duration::from_secs(2);
+pub(crate) const DNS_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Checks a webhook URL: its form ([`check_url`]) and, for a host name, that it resolves
 /// within [`DNS_TIMEOUT`] and every address it resolves to is allowed
@@ -114,7 +114,7 @@ pub const DNS_TIMEOUT: Duration = Duration::from_secs(2);
 /// non-public address get the same answer ([`Problem::NotPublicAddress`]), so that
 /// registering URLs cannot probe which internal names exist. The dispatcher checks the
 /// addresses again when it connects (a name may resolve elsewhere later).
-pub async fn check_webhook_url(url: &str, policy: UrlPolicy) -> Result<(), Problem> {
+pub(crate) async fn check_webhook_url(url: &str, policy: UrlPolicy) -> Result<(), Problem> {
     check_webhook_url_with(url, policy, DNS_TIMEOUT, |host, port| async move {
         tokio::net::lookup_host((host.as_str(), port))
             .await
@@ -191,7 +191,7 @@ async fn check(input: &mut WebhookInput, policy: UrlPolicy) -> Result<(), Webhoo
 
 /// Registers an endpoint of `account` with a new secret (returned in the endpoint, to show
 /// once).
-pub async fn register(
+pub(crate) async fn register(
     store: &dyn Store,
     policy: UrlPolicy,
     account: AccountId,
@@ -223,7 +223,7 @@ pub async fn register(
 }
 
 /// Changes an endpoint (`account`: only one of that account's).
-pub async fn update(
+pub(crate) async fn update(
     store: &dyn Store,
     policy: UrlPolicy,
     account: Option<AccountId>,
@@ -245,7 +245,7 @@ pub async fn update(
 }
 
 /// Gives an endpoint a new secret; the old one signs too for the next 24 hours.
-pub async fn rotate_secret(
+pub(crate) async fn rotate_secret(
     store: &dyn Store,
     account: Option<AccountId>,
     id: WebhookId,
@@ -270,7 +270,7 @@ impl From<QueueDeliveryError> for WebhookError {
 
 /// Queues a `ping` for an endpoint, due now: refused for a disabled endpoint and while it
 /// has [`MAX_PENDING_MANUAL`] pings and redeliveries pending.
-pub async fn ping(
+pub(crate) async fn ping(
     store: &dyn Store,
     account: Option<AccountId>,
     id: WebhookId,
@@ -283,7 +283,7 @@ pub async fn ping(
 
 /// Queues the event of one of an endpoint's deliveries again, due now, with the limits of
 /// [`ping`].
-pub async fn redeliver(
+pub(crate) async fn redeliver(
     store: &dyn Store,
     account: Option<AccountId>,
     id: WebhookId,

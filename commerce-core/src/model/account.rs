@@ -111,7 +111,8 @@ impl Ability {
 }
 
 /// An account (marketer, supplier or shipping company).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, bon::Builder)]
+#[non_exhaustive]
 pub struct Account {
     /// Id.
     pub id: AccountId,
@@ -254,7 +255,8 @@ impl NewAccount {
 pub type KeyHash = [u8; 32];
 
 /// An API key as stored: never its plaintext.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, bon::Builder)]
+#[non_exhaustive]
 pub struct ApiKey {
     /// Id.
     pub id: KeyId,
@@ -296,14 +298,51 @@ pub struct KeyListing {
 }
 
 impl KeyListing {
-    /// A listing from the key and its latest rate window (`window`: UTC minutes since the
-    /// epoch, as [`AccountStore::hit_rate_limit`](crate::store::AccountStore::hit_rate_limit)
-    /// counts them).
-    pub fn of(key: ApiKey, window: Option<i64>) -> Self {
-        let last_used_at = window
-            .and_then(|minute| minute.checked_mul(60))
-            .and_then(|seconds| DateTime::from_timestamp(seconds, 0));
+    /// A listing from the key and its latest rate window.
+    pub fn of(key: ApiKey, window: Option<RateWindow>) -> Self {
+        let last_used_at = window.and_then(RateWindow::start);
         Self { key, last_used_at }
+    }
+}
+
+/// A fixed rate-limit window: one UTC minute, named by its start
+/// ([`AccountStore::hit_rate_limit`](crate::store::AccountStore::hit_rate_limit) counts a
+/// key's requests per window). Stores keep it as the minute's number since the Unix epoch
+/// ([`minute`](Self::minute)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RateWindow(i64);
+
+impl RateWindow {
+    /// The window `at` falls in.
+    pub fn containing(at: DateTime<Utc>) -> Self {
+        Self(at.timestamp().div_euclid(60))
+    }
+
+    /// The window of the `minute`-th UTC minute since the Unix epoch (as stores keep it).
+    pub fn from_minute(minute: i64) -> Self {
+        Self(minute)
+    }
+
+    /// The window as UTC minutes since the Unix epoch (how stores keep it).
+    pub fn minute(self) -> i64 {
+        self.0
+    }
+
+    /// The window's first instant; `None` past the range of [`DateTime`].
+    pub fn start(self) -> Option<DateTime<Utc>> {
+        self.0
+            .checked_mul(60)
+            .and_then(|seconds| DateTime::from_timestamp(seconds, 0))
+    }
+
+    /// Whole seconds from `now` until the window ends (at least 1): a refused request's
+    /// `Retry-After`.
+    pub fn seconds_left(self, now: DateTime<Utc>) -> i64 {
+        self.0
+            .saturating_add(1)
+            .saturating_mul(60)
+            .saturating_sub(now.timestamp())
+            .max(1)
     }
 }
 

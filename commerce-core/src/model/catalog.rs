@@ -6,7 +6,8 @@ use rust_decimal::Decimal;
 use super::*;
 
 /// A category of products.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, bon::Builder)]
+#[non_exhaustive]
 pub struct Category {
     /// Id.
     pub id: CategoryId,
@@ -33,7 +34,8 @@ pub struct NewCategory {
 }
 
 /// A product with its variants and warranties.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, bon::Builder)]
+#[non_exhaustive]
 pub struct Product {
     /// Id.
     pub id: ProductId,
@@ -101,7 +103,8 @@ pub struct NewProduct {
 }
 
 /// A variant of a product.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, bon::Builder)]
+#[non_exhaustive]
 pub struct Variant {
     /// Id.
     pub id: VariantId,
@@ -152,7 +155,8 @@ pub struct VariantPatch {
 }
 
 /// A warranty offered on a product.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, bon::Builder)]
+#[non_exhaustive]
 pub struct Warranty {
     /// Id.
     pub id: WarrantyId,

@@ -6,7 +6,8 @@ use chrono::{DateTime, Utc};
 use super::*;
 
 /// One event for one endpoint, with its attempts so far.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, bon::Builder)]
+#[non_exhaustive]
 pub struct Delivery {
     /// Id.
     pub id: DeliveryId,
@@ -216,6 +217,7 @@ pub struct NewEvent {
 /// ([`WebhookStore::webhook_backlog`](crate::store::WebhookStore::webhook_backlog)): what the
 /// dispatcher exports as gauges with the feature `metrics`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct WebhookBacklog {
     /// Pending deliveries of enabled endpoints that are due and not under a live lease: what
     /// waits for a dispatcher (those of an endpoint whose breaker is open included).
@@ -224,6 +226,17 @@ pub struct WebhookBacklog {
     pub leased: u64,
     /// Enabled endpoints whose [`Breaker`] is open.
     pub open_breakers: u64,
+}
+
+impl WebhookBacklog {
+    /// `due` deliveries waiting, `leased` in flight, `open_breakers` endpoints paused.
+    pub fn new(due: u64, leased: u64, open_breakers: u64) -> Self {
+        Self {
+            due,
+            leased,
+            open_breakers,
+        }
+    }
 }
 
 /// A due delivery handed to one dispatcher until `lease_until`, with what is needed to send it.
@@ -235,17 +248,37 @@ pub struct ClaimedDelivery {
     pub webhook: Webhook,
     /// Proof of the claim: finishing the attempt needs it, so an attempt whose lease ran out
     /// (and was claimed again) cannot be recorded twice.
-    pub lease: String,
+    pub lease: LeaseToken,
 }
 
 impl ClaimedDelivery {
     /// `delivery` to `webhook`, held under `lease`.
-    pub fn new(delivery: Delivery, webhook: Webhook, lease: &str) -> Self {
+    pub fn new(delivery: Delivery, webhook: Webhook, lease: &LeaseToken) -> Self {
         Self {
             delivery,
             webhook,
-            lease: lease.to_owned(),
+            lease: lease.clone(),
         }
+    }
+}
+
+/// The mark of one claim of deliveries
+/// ([`WebhookStore::claim_deliveries`](crate::store::WebhookStore::claim_deliveries)): opaque;
+/// a store keeps it with each delivery it hands out, and records an attempt only under the
+/// token that still holds the delivery. The dispatcher makes one per claim (its random
+/// instance id and a counter), so no two claims share one.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct LeaseToken(String);
+
+impl LeaseToken {
+    /// A token spelled `text` (unique per claim: the caller's to ensure).
+    pub fn new(text: impl Into<String>) -> Self {
+        Self(text.into())
+    }
+
+    /// The token as stored (the SQL stores' `lease_owner`).
+    pub fn as_str(&self) -> &str {
+        &self.0
     }
 }
 

@@ -58,11 +58,19 @@ impl std::fmt::Display for Count {
 
 /// One page of a back-office query and how many records match it.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Listing<T> {
     /// The page's records, in the query's order.
     pub items: Vec<T>,
     /// How many match across all pages, counted up to the query's `count_limit`.
     pub total: Count,
+}
+
+impl<T> Listing<T> {
+    /// A page of `items` of the `total` that match.
+    pub fn new(items: Vec<T>, total: Count) -> Self {
+        Self { items, total }
+    }
 }
 
 impl<T: Clone> Listing<T> {

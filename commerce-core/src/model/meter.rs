@@ -1,10 +1,90 @@
-//! What the billing meter holds.
+//! What the billing meter holds, and the month it counts in.
+
+use chrono::{DateTime, Datelike, Utc};
+use chrono_tz::Africa::Cairo;
 
 /// What the billing meter holds for an account and month.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct MeterReading {
     /// Distinct products pulled.
     pub pulled_products: u64,
     /// Order operations executed.
     pub order_operations: u64,
+}
+
+impl MeterReading {
+    /// `pulled_products` distinct products pulled and `order_operations` executed.
+    pub fn new(pulled_products: u64, order_operations: u64) -> Self {
+        Self {
+            pulled_products,
+            order_operations,
+        }
+    }
+}
+
+/// A billing month: a calendar month in Cairo time, spelled `YYYY-MM` (as the meter stores it).
+///
+/// Made from an instant with [`BillingMonth::of`], or read back from storage with
+/// [`BillingMonth::parse`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BillingMonth(String);
+
+impl BillingMonth {
+    /// The billing month of an instant: its calendar month in Cairo time.
+    pub fn of(at: DateTime<Utc>) -> Self {
+        let local = at.with_timezone(&Cairo);
+        Self(format!("{:04}-{:02}", local.year(), local.month()))
+    }
+
+    /// Parses `YYYY-MM` (four digits, a dash, a month from `01` to `12`); `None` otherwise.
+    pub fn parse(text: &str) -> Option<Self> {
+        let (year, month) = text.split_once('-')?;
+        let digits = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_digit());
+        let valid =
+            digits(year, 4) && digits(month, 2) && matches!(month.parse::<u8>(), Ok(1..=12));
+        valid.then(|| Self(text.to_owned()))
+    }
+
+    /// The month as `YYYY-MM` (how the stores keep it).
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for BillingMonth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    #[test]
+    fn billing_month_follows_cairo_midnight() {
+        // 22:30 UTC on 31 Jan is already 1 Feb in Cairo.
+        let at = Utc.with_ymd_and_hms(2026, 1, 31, 22, 30, 0).unwrap();
+        assert_eq!(BillingMonth::of(at).as_str(), "2026-02");
+        assert_eq!(BillingMonth::of(at).to_string(), "2026-02");
+    }
+
+    #[test]
+    fn parse_takes_only_year_and_month() {
+        assert_eq!(BillingMonth::parse("2026-03").unwrap().as_str(), "2026-03");
+        for bad in [
+            "2026-13",
+            "2026-00",
+            "2026-3",
+            "26-03",
+            "2026/03",
+            "2026-03-01",
+            "",
+            "abcd-ef",
+        ] {
+            assert_eq!(BillingMonth::parse(bad), None, "{bad}");
+        }
+    }
 }

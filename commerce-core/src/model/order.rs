@@ -152,7 +152,8 @@ pub struct Totals {
 }
 
 /// A warranty chosen on an order line.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, bon::Builder)]
+#[non_exhaustive]
 pub struct LineWarranty {
     /// Warranty id.
     pub warranty_id: WarrantyId,
@@ -205,7 +206,8 @@ impl LineOutcome {
 }
 
 /// A line of an order.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, bon::Builder)]
+#[non_exhaustive]
 pub struct OrderLine {
     /// Id.
     pub id: LineId,
@@ -233,6 +235,7 @@ pub struct OrderLine {
 
 /// One entry of an order's timeline.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct TimelineEntry {
     /// Status entered.
     pub status: OrderStatus,
@@ -242,8 +245,16 @@ pub struct TimelineEntry {
     pub reason: Option<String>,
 }
 
+impl TimelineEntry {
+    /// `status` entered `at`, for `reason`.
+    pub fn new(status: OrderStatus, at: DateTime<Utc>, reason: Option<String>) -> Self {
+        Self { status, at, reason }
+    }
+}
+
 /// An order as stored.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, bon::Builder)]
+#[non_exhaustive]
 pub struct Order {
     /// Id.
     pub id: OrderId,
@@ -346,7 +357,7 @@ pub struct NewOrder {
     /// Registration instant.
     pub created_at: DateTime<Utc>,
     /// Billing month to record one order operation in (`None`: not billed).
-    pub bill_month: Option<String>,
+    pub bill_month: Option<BillingMonth>,
     /// Idempotency record to attach the new order to, held by this claim's token (else the
     /// order is not placed: [`PlaceOrderError::IdempotencyLost`]).
     ///

@@ -27,9 +27,17 @@ impl Default for PageRequest {
 
 /// One page of items and the total count.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Page<T> {
     /// Items of the page.
     pub items: Vec<T>,
     /// Items across all pages.
     pub total: u64,
+}
+
+impl<T> Page<T> {
+    /// A page of `items` of `total` items.
+    pub fn new(items: Vec<T>, total: u64) -> Self {
+        Self { items, total }
+    }
 }

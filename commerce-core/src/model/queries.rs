@@ -401,6 +401,7 @@ impl WithdrawalQuery {
 /// How many withdrawals match a [`WithdrawalQuery`] and what they add up to (every one
 /// counted, whatever the query's `count_limit`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct WithdrawalTotals {
     /// Withdrawals.
     pub count: u64,
@@ -411,6 +412,15 @@ pub struct WithdrawalTotals {
 }
 
 impl WithdrawalTotals {
+    /// `count` withdrawals of `amount` (`supply_amount` of it the supply).
+    pub fn new(count: u64, amount: Decimal, supply_amount: Decimal) -> Self {
+        Self {
+            count,
+            amount,
+            supply_amount,
+        }
+    }
+
     /// The totals of `withdrawals` (already filtered).
     pub fn of<'a>(withdrawals: impl IntoIterator<Item = &'a Withdrawal>) -> Self {
         withdrawals.into_iter().fold(Self::default(), |t, w| Self {

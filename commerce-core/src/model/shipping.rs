@@ -6,6 +6,7 @@ use super::*;
 
 /// An Egyptian governorate.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Governorate {
     /// Id.
     pub id: GovernorateId,
@@ -13,8 +14,16 @@ pub struct Governorate {
     pub name: String,
 }
 
+impl Governorate {
+    /// Governorate `id`, named `name`.
+    pub fn new(id: GovernorateId, name: String) -> Self {
+        Self { id, name }
+    }
+}
+
 /// What a shipping option charges for one governorate.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, bon::Builder)]
+#[non_exhaustive]
 pub struct ShippingRate {
     /// Governorate served.
     pub governorate_id: GovernorateId,
@@ -65,6 +74,7 @@ impl RateTerms {
 
 /// A delivery type with its governorates.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ShippingOption {
     /// Id.
     pub id: ShippingOptionId,
@@ -77,6 +87,16 @@ pub struct ShippingOption {
 }
 
 impl ShippingOption {
+    /// Option `id`, named `name`, offered when `active`, with its `rates`.
+    pub fn new(id: ShippingOptionId, name: String, active: bool, rates: Vec<ShippingRate>) -> Self {
+        Self {
+            id,
+            name,
+            active,
+            rates,
+        }
+    }
+
     /// The rate for one governorate, if served.
     pub fn rate(&self, governorate_id: GovernorateId) -> Option<&ShippingRate> {
         self.rates

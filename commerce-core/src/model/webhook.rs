@@ -112,7 +112,8 @@ impl std::fmt::Display for WebhookSecret {
 }
 
 /// A URL an account receives events at.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, bon::Builder)]
+#[non_exhaustive]
 pub struct Webhook {
     /// Id.
     pub id: WebhookId,
@@ -309,7 +310,7 @@ mod tests {
         let claimed = ClaimedDelivery::new(
             Delivery::queued(DeliveryId::new(1), webhook.id, &event),
             webhook.clone(),
-            "lease",
+            &LeaseToken::new("lease"),
         );
         for shown in [
             format!("{new:?}"),

@@ -18,7 +18,8 @@ string_enum! {
 }
 
 /// A withdrawal request made from the wallet page.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, bon::Builder)]
+#[non_exhaustive]
 pub struct Withdrawal {
     /// Id.
     pub id: WithdrawalId,

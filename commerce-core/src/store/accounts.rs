@@ -8,11 +8,19 @@ use crate::model::*;
 
 /// The answer of [`AccountStore::hit_rate_limit`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RateLimitHit {
     /// Whether the request may proceed (it was counted).
     pub allowed: bool,
     /// Requests counted in this window, this one included when allowed.
     pub used: u32,
+}
+
+impl RateLimitHit {
+    /// Whether the request was `allowed`, with `used` requests counted in the window.
+    pub fn new(allowed: bool, used: u32) -> Self {
+        Self { allowed, used }
+    }
 }
 
 /// The answer of [`AccountStore::authenticate`].
@@ -93,12 +101,12 @@ pub trait AccountStore: Send + Sync {
     /// ([`KeyListing::of`]): listing writes nothing, and requests write nothing for it.
     /// An account that does not exist has none.
     async fn keys(&self, account: AccountId) -> Result<Vec<KeyListing>, StoreError>;
-    /// Counts one request of `key` in the fixed window `window` (UTC minutes since the epoch)
-    /// if fewer than `limit` were counted; a refused request is not counted.
+    /// Counts one request of `key` in the fixed window `window` if fewer than `limit` were
+    /// counted; a refused request is not counted.
     async fn hit_rate_limit(
         &self,
         key: KeyId,
-        window: i64,
+        window: RateWindow,
         limit: u32,
     ) -> Result<RateLimitHit, StoreError>;
 
@@ -111,7 +119,7 @@ pub trait AccountStore: Send + Sync {
         &self,
         hash: &KeyHash,
         now: DateTime<Utc>,
-        window: i64,
+        window: RateWindow,
     ) -> Result<Option<KeyCheck>, StoreError> {
         authenticate_by_calls(self, hash, now, window).await
     }
@@ -124,7 +132,7 @@ pub async fn authenticate_by_calls<S: AccountStore + ?Sized>(
     store: &S,
     hash: &KeyHash,
     now: DateTime<Utc>,
-    window: i64,
+    window: RateWindow,
 ) -> Result<Option<KeyCheck>, StoreError> {
     let Some(key) = store.key_by_hash(hash).await? else {
         return Ok(None);
@@ -144,11 +152,11 @@ pub async fn authenticate_by_calls<S: AccountStore + ?Sized>(
 /// The rate windows of a backend that keeps them in process memory: per key, the current
 /// fixed window and its count (the caller holds its lock across each hit).
 #[derive(Debug, Default)]
-pub struct RateWindows(std::collections::HashMap<KeyId, (i64, u32)>);
+pub struct RateWindows(std::collections::HashMap<KeyId, (RateWindow, u32)>);
 
 impl RateWindows {
     /// The latest window `key` was counted in, if any.
-    pub fn latest(&self, key: KeyId) -> Option<i64> {
+    pub fn latest(&self, key: KeyId) -> Option<RateWindow> {
         self.0
             .get(&key)
             .filter(|(_, used)| *used > 0)
@@ -157,7 +165,7 @@ impl RateWindows {
 
     /// [`AccountStore::hit_rate_limit`]: counts one request of `key` in `window` if fewer than
     /// `limit` were counted; a new window starts from zero.
-    pub fn hit(&mut self, key: KeyId, window: i64, limit: u32) -> RateLimitHit {
+    pub fn hit(&mut self, key: KeyId, window: RateWindow, limit: u32) -> RateLimitHit {
         let entry = self.0.entry(key).or_insert((window, 0));
         if entry.0 != window {
             *entry = (window, 0);

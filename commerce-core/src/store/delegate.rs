@@ -43,11 +43,11 @@ macro_rules! store_methods {
                     rate_limit: u32
                 ) -> Result<ApiKey, StoreError>;
                 fn keys(account: AccountId) -> Result<Vec<KeyListing>, StoreError>;
-                fn hit_rate_limit(key: KeyId, window: i64, limit: u32) -> Result<RateLimitHit, StoreError>;
+                fn hit_rate_limit(key: KeyId, window: RateWindow, limit: u32) -> Result<RateLimitHit, StoreError>;
                 fn authenticate(
                     hash: &KeyHash,
                     now: DateTime<Utc>,
-                    window: i64
+                    window: RateWindow
                 ) -> Result<Option<KeyCheck>, StoreError>;
             }
             Catalog CatalogStore {
@@ -150,10 +150,10 @@ macro_rules! store_methods {
             Meter MeterStore {
                 fn record_pulls(
                     account: AccountId,
-                    month: &str,
+                    month: &BillingMonth,
                     products: &[ProductId]
                 ) -> Result<(), StoreError>;
-                fn meter(account: AccountId, month: &str) -> Result<MeterReading, StoreError>;
+                fn meter(account: AccountId, month: &BillingMonth) -> Result<MeterReading, StoreError>;
             }
             Withdrawals WithdrawalStore {
                 fn request_withdrawal(
@@ -216,17 +216,17 @@ macro_rules! store_methods {
                 fn claim_deliveries(
                     now: DateTime<Utc>,
                     lease_for: chrono::TimeDelta,
-                    lease: &str,
+                    lease: &LeaseToken,
                     limit: usize,
                     per_endpoint: usize
                 ) -> Result<Vec<ClaimedDelivery>, StoreError>;
                 fn finish_delivery(
                     delivery: DeliveryId,
-                    lease: &str,
+                    lease: &LeaseToken,
                     outcome: AttemptOutcome
                 ) -> Result<bool, StoreError>;
                 fn finish_deliveries(
-                    attempts: Vec<(DeliveryId, String, AttemptOutcome)>
+                    attempts: Vec<(DeliveryId, LeaseToken, AttemptOutcome)>
                 ) -> Result<Vec<bool>, StoreError>;
                 fn purge_deliveries(before: DateTime<Utc>) -> Result<u64, StoreError>;
                 fn webhook_backlog(now: DateTime<Utc>) -> Result<WebhookBacklog, StoreError>;

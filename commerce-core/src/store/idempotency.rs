@@ -72,7 +72,8 @@ pub trait IdempotencyStore: Send + Sync {
 }
 
 /// What a store keeps under an idempotency key (its [`IdempotencyScope`]).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, bon::Builder)]
+#[non_exhaustive]
 pub struct IdempotencyRecord {
     /// Fingerprint of the first request's method, path and body.
     pub fingerprint: String,

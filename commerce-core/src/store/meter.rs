@@ -21,11 +21,15 @@ pub trait MeterStore: Send + Sync {
     async fn record_pulls(
         &self,
         account: AccountId,
-        month: &str,
+        month: &BillingMonth,
         products: &[ProductId],
     ) -> Result<(), StoreError>;
-    /// What the meter holds for an account and month (`YYYY-MM`, Cairo time): the distinct
+    /// What the meter holds for an account and month: the distinct
     /// products recorded by [`record_pulls`](Self::record_pulls) and the order operations the
     /// order writes counted; zeros when nothing was recorded.
-    async fn meter(&self, account: AccountId, month: &str) -> Result<MeterReading, StoreError>;
+    async fn meter(
+        &self,
+        account: AccountId,
+        month: &BillingMonth,
+    ) -> Result<MeterReading, StoreError>;
 }

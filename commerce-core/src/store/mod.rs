@@ -49,6 +49,37 @@
 //! transaction or as one conditional statement, so that a failure leaves nothing half-written.
 //! The engine never sees a transaction. Implementations are checked by the conformance suites
 //! in `commerce_core::testing` (feature `testing`).
+//!
+//! # How a backend builds the records
+//!
+//! The records a store hands back ([`Order`](crate::model::Order),
+//! [`Webhook`](crate::model::Webhook), [`RateLimitHit`], [`Page`](crate::model::Page), ...) are
+//! `#[non_exhaustive]`: another crate cannot write them as struct literals, so that a field
+//! added later breaks no backend. It builds them one of two ways, by the record's size:
+//!
+//! - a record of up to four fields has a `new` taking them in declaration order
+//!   (`RateLimitHit::new(allowed, used)`, `Page::new(items, total)`,
+//!   `TimelineEntry::new(status, at, reason)`);
+//! - a larger one has a builder derived with [`bon`](https://docs.rs/bon): `Record::builder()`,
+//!   one setter per field, then `build()`. Missing a required field is a compile error; an
+//!   `Option` field may be left out (`None`), and `maybe_field(option)` sets it from an
+//!   `Option`. A field added later is an `Option` or has a default, so existing builders
+//!   keep compiling.
+//!
+//! ```
+//! # use commerce_core as commerce;
+//! use commerce::model::{Category, CategoryId};
+//!
+//! let parent: Option<i64> = None; // as read from a row
+//! let category = Category::builder()
+//!     .id(CategoryId::new(7))
+//!     .name("أجهزة".to_owned())
+//!     .slug("devices".to_owned())
+//!     .maybe_parent_id(parent.map(CategoryId::new))
+//!     .active(true)
+//!     .build();
+//! assert_eq!(category.parent_id, None);
+//! ```
 
 mod accounts;
 mod catalog;

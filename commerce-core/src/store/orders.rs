@@ -23,12 +23,12 @@ pub struct StatusChange {
     pub reason: Option<String>,
     /// What became of lines' pieces, recorded with the move (each named line's
     /// [`LineOutcome`] replaced); empty for none. The caller checks the counts against the
-    /// lines ([`domain::moves::check_outcomes`](crate::domain::moves::check_outcomes)).
+    /// lines before the move (the operator does, with the rules of `domain::moves`).
     pub outcomes: Vec<(LineId, LineOutcome)>,
     /// When.
     pub at: DateTime<Utc>,
     /// Billing month to record one order operation in (`None`: not billed).
-    pub bill_month: Option<String>,
+    pub bill_month: Option<BillingMonth>,
     /// How its `order.status_changed` webhook event is rendered.
     pub events: EventContext,
 }

@@ -217,7 +217,7 @@ pub trait WebhookStore: Send + Sync {
         &self,
         now: DateTime<Utc>,
         lease_for: TimeDelta,
-        lease: &str,
+        lease: &LeaseToken,
         limit: usize,
         per_endpoint: usize,
     ) -> Result<Vec<ClaimedDelivery>, StoreError>;
@@ -229,7 +229,7 @@ pub trait WebhookStore: Send + Sync {
     async fn finish_delivery(
         &self,
         delivery: DeliveryId,
-        lease: &str,
+        lease: &LeaseToken,
         outcome: AttemptOutcome,
     ) -> Result<bool, StoreError>;
     /// Records several attempts, each `(delivery, lease, outcome)` as
@@ -238,7 +238,7 @@ pub trait WebhookStore: Send + Sync {
     /// dispatcher's attempts that finished together, instead of one per attempt).
     async fn finish_deliveries(
         &self,
-        attempts: Vec<(DeliveryId, String, AttemptOutcome)>,
+        attempts: Vec<(DeliveryId, LeaseToken, AttemptOutcome)>,
     ) -> Result<Vec<bool>, StoreError> {
         let mut recorded = Vec::with_capacity(attempts.len());
         for (delivery, lease, outcome) in attempts {

@@ -26,7 +26,7 @@ use super::egress::EgressProxy;
 use super::signing::{SIGNATURE_HEADER, TIMESTAMP_HEADER, WEBHOOK_ID_HEADER, sign};
 use super::urls::{UrlPolicy, check_url};
 use crate::clock::Clock;
-use crate::model::{AttemptOutcome, AttemptResult, ClaimedDelivery, DeliveryId};
+use crate::model::{AttemptOutcome, AttemptResult, ClaimedDelivery, DeliveryId, LeaseToken};
 use crate::store::{Store, StoreError};
 
 /// Settings of a [`Dispatcher`]; `DispatcherConfig::default()` holds the product's.
@@ -114,7 +114,7 @@ impl DispatcherConfig {
 }
 
 /// One finished attempt: what to record, under which lease.
-type Finished = (DeliveryId, String, AttemptOutcome);
+type Finished = (DeliveryId, LeaseToken, AttemptOutcome);
 
 /// Sends the queued webhook deliveries. Get one from
 /// [`Engine::dispatcher`](crate::Engine::dispatcher); spawn [`run`](Self::run).
@@ -178,11 +178,11 @@ impl Dispatcher {
     /// Claims up to `limit` due deliveries under a new lease (at most
     /// `per_endpoint_in_flight` per endpoint with those in flight already).
     async fn claim(&self, limit: usize) -> Result<Vec<ClaimedDelivery>, StoreError> {
-        let lease = format!(
+        let lease = LeaseToken::new(format!(
             "{}-{}",
             self.instance,
             self.claims.fetch_add(1, Ordering::Relaxed)
-        );
+        ));
         self.store
             .claim_deliveries(
                 self.clock.now(),

@@ -22,18 +22,18 @@ db_row! {
 
 impl AccountRow {
     pub(crate) fn into_domain(self) -> Result<Account, StoreError> {
-        Ok(Account {
-            id: AccountId::new(self.id),
-            name: self.name,
-            store_name: self.store_name,
-            email: self.email,
-            phone: self.phone,
-            side: parse(&self.side, Side::parse, "side")?,
-            state: parse(&self.state, AccountState::parse, "account state")?,
-            api_status: parse(&self.api_status, ApiStatus::parse, "api status")?,
-            api_status_at: instant(self.api_status_at),
-            created_at: instant(self.created_at),
-        })
+        Ok(Account::builder()
+            .id(AccountId::new(self.id))
+            .name(self.name)
+            .maybe_store_name(self.store_name)
+            .email(self.email)
+            .phone(self.phone)
+            .side(parse(&self.side, Side::parse, "side")?)
+            .state(parse(&self.state, AccountState::parse, "account state")?)
+            .api_status(parse(&self.api_status, ApiStatus::parse, "api status")?)
+            .api_status_at(instant(self.api_status_at))
+            .created_at(instant(self.created_at))
+            .build())
     }
 }
 
@@ -120,16 +120,16 @@ impl KeyRow {
             .split_whitespace()
             .map(|a| parse(a, Ability::parse, "ability"))
             .collect::<Result<_, _>>()?;
-        Ok(ApiKey {
-            id: KeyId::new(self.id),
-            account_id: AccountId::new(self.account_id),
-            name: self.name,
-            hash,
-            abilities,
-            expires_at: self.expires_at.map(instant),
-            revoked_at: self.revoked_at.map(instant),
-            rate_limit: u32_of(self.rate_limit, "rate limit")?,
-            created_at: instant(self.created_at),
-        })
+        Ok(ApiKey::builder()
+            .id(KeyId::new(self.id))
+            .account_id(AccountId::new(self.account_id))
+            .name(self.name)
+            .hash(hash)
+            .abilities(abilities)
+            .maybe_expires_at(self.expires_at.map(instant))
+            .maybe_revoked_at(self.revoked_at.map(instant))
+            .rate_limit(u32_of(self.rate_limit, "rate limit")?)
+            .created_at(instant(self.created_at))
+            .build())
     }
 }

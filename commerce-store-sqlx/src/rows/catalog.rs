@@ -18,13 +18,13 @@ db_row! {
 
 impl CategoryRow {
     pub(crate) fn into_domain(self) -> Category {
-        Category {
-            id: CategoryId::new(self.id),
-            name: self.name,
-            slug: self.slug,
-            parent_id: self.parent_id.map(CategoryId::new),
-            active: self.active,
-        }
+        Category::builder()
+            .id(CategoryId::new(self.id))
+            .name(self.name)
+            .slug(self.slug)
+            .maybe_parent_id(self.parent_id.map(CategoryId::new))
+            .active(self.active)
+            .build()
     }
 }
 
@@ -68,22 +68,22 @@ impl ProductRow {
         variants: Vec<Variant>,
         warranties: Vec<Warranty>,
     ) -> Result<Product, StoreError> {
-        Ok(Product {
-            id: ProductId::new(self.id),
-            title: self.title,
-            slug: self.slug,
-            category_id: CategoryId::new(self.category_id),
-            description: self.description,
-            images: parse_json_list(&self.images)?,
-            files: parse_json_list(&self.files)?,
-            video_url: self.video_url,
-            marketing_files_url: self.marketing_files_url,
-            url: self.url,
-            active: self.active,
-            updated_at: instant(self.updated_at),
-            variants,
-            warranties,
-        })
+        Ok(Product::builder()
+            .id(ProductId::new(self.id))
+            .title(self.title)
+            .slug(self.slug)
+            .category_id(CategoryId::new(self.category_id))
+            .description(self.description)
+            .images(parse_json_list(&self.images)?)
+            .files(parse_json_list(&self.files)?)
+            .maybe_video_url(self.video_url)
+            .maybe_marketing_files_url(self.marketing_files_url)
+            .url(self.url)
+            .active(self.active)
+            .updated_at(instant(self.updated_at))
+            .variants(variants)
+            .warranties(warranties)
+            .build())
     }
 }
 
@@ -101,15 +101,15 @@ db_row! {
 
 impl VariantRow {
     pub(crate) fn into_domain(self) -> Variant {
-        Variant {
-            id: VariantId::new(self.id),
-            product_id: ProductId::new(self.product_id),
-            label: self.label,
-            price: from_piastres(self.price),
-            suggested_min: from_piastres(self.suggested_min),
-            suggested_max: from_piastres(self.suggested_max),
-            available: self.available,
-        }
+        Variant::builder()
+            .id(VariantId::new(self.id))
+            .product_id(ProductId::new(self.product_id))
+            .label(self.label)
+            .price(from_piastres(self.price))
+            .suggested_min(from_piastres(self.suggested_min))
+            .suggested_max(from_piastres(self.suggested_max))
+            .available(self.available)
+            .build()
     }
 }
 
@@ -130,18 +130,18 @@ db_row! {
 
 impl WarrantyRow {
     pub(crate) fn into_domain(self) -> Warranty {
-        Warranty {
-            id: WarrantyId::new(self.id),
-            product_id: ProductId::new(self.product_id),
-            name: self.name,
-            admin_fee: from_piastres(self.admin_fee),
-            percent: from_piastres(self.percent),
-            price_from: from_piastres(self.price_from),
-            duration_days: self.duration_days,
-            terms: self.terms,
-            icon_url: self.icon_url,
-            active: self.active,
-        }
+        Warranty::builder()
+            .id(WarrantyId::new(self.id))
+            .product_id(ProductId::new(self.product_id))
+            .name(self.name)
+            .admin_fee(from_piastres(self.admin_fee))
+            .percent(from_piastres(self.percent))
+            .price_from(from_piastres(self.price_from))
+            .duration_days(self.duration_days)
+            .terms(self.terms)
+            .maybe_icon_url(self.icon_url)
+            .active(self.active)
+            .build()
     }
 }
 
@@ -154,10 +154,7 @@ db_row! {
 
 impl GovernorateRow {
     pub(crate) fn into_domain(self) -> Governorate {
-        Governorate {
-            id: GovernorateId::new(self.id),
-            name: self.name,
-        }
+        Governorate::new(GovernorateId::new(self.id), self.name)
     }
 }
 
@@ -171,12 +168,12 @@ db_row! {
 
 impl OptionRow {
     pub(crate) fn into_domain(self, rates: Vec<ShippingRate>) -> ShippingOption {
-        ShippingOption {
-            id: ShippingOptionId::new(self.id),
-            name: self.name,
-            active: self.active,
+        ShippingOption::new(
+            ShippingOptionId::new(self.id),
+            self.name,
+            self.active,
             rates,
-        }
+        )
     }
 }
 
@@ -193,12 +190,12 @@ db_row! {
 
 impl RateRow {
     pub(crate) fn into_domain(self) -> ShippingRate {
-        ShippingRate {
-            governorate_id: GovernorateId::new(self.governorate_id),
-            governorate_name: self.governorate_name,
-            delivery_charge: from_piastres(self.delivery_charge),
-            shipping_tax_percent: from_piastres(self.shipping_tax_percent),
-            total_due_tax_percent: from_piastres(self.total_due_tax_percent),
-        }
+        ShippingRate::builder()
+            .governorate_id(GovernorateId::new(self.governorate_id))
+            .governorate_name(self.governorate_name)
+            .delivery_charge(from_piastres(self.delivery_charge))
+            .shipping_tax_percent(from_piastres(self.shipping_tax_percent))
+            .total_due_tax_percent(from_piastres(self.total_due_tax_percent))
+            .build()
     }
 }

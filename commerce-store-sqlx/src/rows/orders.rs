@@ -62,41 +62,35 @@ impl OrderRow {
             .map_err(|e| corrupt(format!("timeline of order {}: {e}", self.id)))?;
         entries
             .into_iter()
-            .map(|(text, at, reason)| {
-                Ok(TimelineEntry {
-                    status: status(&text)?,
-                    at: instant(at),
-                    reason,
-                })
-            })
+            .map(|(text, at, reason)| Ok(TimelineEntry::new(status(&text)?, instant(at), reason)))
             .collect()
     }
 
     pub(crate) fn into_domain(self, lines: Vec<OrderLine>) -> Result<Order, StoreError> {
         let timeline = self.timeline()?;
-        Ok(Order {
-            id: OrderId::new(self.id),
-            account_id: AccountId::new(self.account_id),
-            number: self.number,
-            legacy_number: self.legacy_number,
-            external_reference: self.external_reference,
-            tracking_url: self.tracking_url,
-            status: status(&self.status)?,
-            customer: Customer {
+        Ok(Order::builder()
+            .id(OrderId::new(self.id))
+            .account_id(AccountId::new(self.account_id))
+            .number(self.number)
+            .maybe_legacy_number(self.legacy_number)
+            .maybe_external_reference(self.external_reference)
+            .maybe_tracking_url(self.tracking_url)
+            .status(status(&self.status)?)
+            .customer(Customer {
                 name: self.customer_name,
                 phone: self.customer_phone,
                 second_phone: self.customer_second_phone,
                 address: self.customer_address,
                 governorate_id: GovernorateId::new(self.governorate_id),
                 governorate_name: self.governorate_name,
-            },
-            shipping_option_id: ShippingOptionId::new(self.shipping_option_id),
-            shipping_option_name: self.shipping_option_name,
-            store_name: self.store_name,
-            store_link: self.store_link,
-            note: self.note,
-            lines,
-            totals: Totals {
+            })
+            .shipping_option_id(ShippingOptionId::new(self.shipping_option_id))
+            .shipping_option_name(self.shipping_option_name)
+            .maybe_store_name(self.store_name)
+            .maybe_store_link(self.store_link)
+            .maybe_note(self.note)
+            .lines(lines)
+            .totals(Totals {
                 products: from_piastres(self.products),
                 warranties: from_piastres(self.warranties),
                 delivery_charge: from_piastres(self.delivery_charge),
@@ -105,13 +99,13 @@ impl OrderRow {
                 income_tax: from_piastres(self.income_tax),
                 net_profit: from_piastres(self.net_profit),
                 income_tax_percent: from_piastres(self.income_tax_percent),
-            },
-            timeline,
-            created_at: instant(self.created_at),
-            updated_at: instant(self.updated_at),
-            confirmed_at: self.confirmed_at.map(instant),
-            delivered_at: self.delivered_at.map(instant),
-        })
+            })
+            .timeline(timeline)
+            .created_at(instant(self.created_at))
+            .updated_at(instant(self.updated_at))
+            .maybe_confirmed_at(self.confirmed_at.map(instant))
+            .maybe_delivered_at(self.delivered_at.map(instant))
+            .build())
     }
 }
 
@@ -137,25 +131,25 @@ db_row! {
 
 impl LineRow {
     pub(crate) fn into_domain(self, warranties: Vec<LineWarranty>) -> OrderLine {
-        OrderLine {
-            id: LineId::new(self.id),
-            variant_id: VariantId::new(self.variant_id),
-            product_id: ProductId::new(self.product_id),
-            title: self.title,
-            variant_label: self.variant_label,
-            quantity: self.quantity,
-            sell_price: from_piastres(self.sell_price),
-            profit: from_piastres(self.profit),
-            commission_on: self.commission_on,
-            warranties,
-            outcome: LineOutcome {
+        OrderLine::builder()
+            .id(LineId::new(self.id))
+            .variant_id(VariantId::new(self.variant_id))
+            .product_id(ProductId::new(self.product_id))
+            .title(self.title)
+            .variant_label(self.variant_label)
+            .quantity(self.quantity)
+            .sell_price(from_piastres(self.sell_price))
+            .profit(from_piastres(self.profit))
+            .commission_on(self.commission_on)
+            .warranties(warranties)
+            .outcome(LineOutcome {
                 delivered_quantity: self.delivered_quantity,
                 returned_quantity: self.returned_quantity,
                 damaged_quantity: self.damaged_quantity,
                 lost_quantity: self.lost_quantity,
                 destroyed_quantity: self.destroyed_quantity,
-            },
-        }
+            })
+            .build()
     }
 }
 
@@ -210,15 +204,15 @@ db_row! {
 
 impl LineWarrantyRow {
     pub(crate) fn into_domain(self) -> LineWarranty {
-        LineWarranty {
-            warranty_id: WarrantyId::new(self.warranty_id),
-            name: self.name,
-            unit_price: from_piastres(self.unit_price),
-            quantity: self.quantity,
-            total: from_piastres(self.total),
-            duration_days: self.duration_days,
-            terms: self.terms,
-        }
+        LineWarranty::builder()
+            .warranty_id(WarrantyId::new(self.warranty_id))
+            .name(self.name)
+            .unit_price(from_piastres(self.unit_price))
+            .quantity(self.quantity)
+            .total(from_piastres(self.total))
+            .duration_days(self.duration_days)
+            .terms(self.terms)
+            .build()
     }
 }
 

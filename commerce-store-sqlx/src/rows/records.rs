@@ -20,13 +20,14 @@ db_row! {
 impl IdempotencyRow {
     /// The record as commerce-core's idempotency rule reads it.
     pub(crate) fn into_record(self) -> Result<IdempotencyRecord, StoreError> {
-        Ok(IdempotencyRecord {
-            response: self.response()?,
-            fingerprint: self.fingerprint,
-            created_at: instant(self.created_at),
-            token: IdempotencyToken(self.holder_token),
-            order_id: self.order_id.map(OrderId::new),
-        })
+        let response = self.response()?;
+        Ok(IdempotencyRecord::builder()
+            .fingerprint(self.fingerprint)
+            .created_at(instant(self.created_at))
+            .token(IdempotencyToken(self.holder_token))
+            .maybe_order_id(self.order_id.map(OrderId::new))
+            .maybe_response(response)
+            .build())
     }
 
     pub(crate) fn response(&self) -> Result<Option<StoredResponse>, StoreError> {
@@ -61,19 +62,23 @@ db_row! {
 
 impl WithdrawalRow {
     pub(crate) fn into_domain(self) -> Result<Withdrawal, StoreError> {
-        Ok(Withdrawal {
-            id: WithdrawalId::new(self.id),
-            account_id: AccountId::new(self.account_id),
-            amount: from_piastres(self.amount),
-            supply_amount: from_piastres(self.supply_amount),
-            status: parse(&self.status, WithdrawalStatus::parse, "withdrawal status")?,
-            wallet_number: self.wallet_number,
-            wallet_description: self.wallet_description,
-            notes: self.notes,
-            transfer_reference: self.transfer_reference,
-            receipt_url: self.receipt_url,
-            created_at: instant(self.created_at),
-            decided_at: self.decided_at.map(instant),
-        })
+        Ok(Withdrawal::builder()
+            .id(WithdrawalId::new(self.id))
+            .account_id(AccountId::new(self.account_id))
+            .amount(from_piastres(self.amount))
+            .supply_amount(from_piastres(self.supply_amount))
+            .status(parse(
+                &self.status,
+                WithdrawalStatus::parse,
+                "withdrawal status",
+            )?)
+            .wallet_number(self.wallet_number)
+            .wallet_description(self.wallet_description)
+            .maybe_notes(self.notes)
+            .maybe_transfer_reference(self.transfer_reference)
+            .maybe_receipt_url(self.receipt_url)
+            .created_at(instant(self.created_at))
+            .maybe_decided_at(self.decided_at.map(instant))
+            .build())
     }
 }

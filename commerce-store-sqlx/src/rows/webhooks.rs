@@ -50,31 +50,34 @@ impl WebhookRow {
             (None, None) => None,
             _ => return Err(corrupt("previous secret without its end, or the reverse")),
         };
-        Ok(Webhook {
-            id: WebhookId::new(self.id),
-            account_id: AccountId::new(self.account_id),
-            url: self.url,
-            events: parse_events(&self.events)?,
-            description: self.description,
-            enabled: self.enabled,
-            disabled_reason: self
-                .disabled_reason
-                .map(|r| parse(&r, DisabledReason::parse, "disabled reason"))
-                .transpose()?,
-            disabled_at: self.disabled_at.map(instant),
-            secret: WebhookSecret::new(self.secret),
-            previous_secret,
-            failing_since: self.failing_since.map(instant),
-            failed_attempts: u32::try_from(self.failed_attempts)
-                .map_err(|_| corrupt("failed attempts out of range"))?,
-            breaker: Breaker {
+        Ok(Webhook::builder()
+            .id(WebhookId::new(self.id))
+            .account_id(AccountId::new(self.account_id))
+            .url(self.url)
+            .events(parse_events(&self.events)?)
+            .maybe_description(self.description)
+            .enabled(self.enabled)
+            .maybe_disabled_reason(
+                self.disabled_reason
+                    .map(|r| parse(&r, DisabledReason::parse, "disabled reason"))
+                    .transpose()?,
+            )
+            .maybe_disabled_at(self.disabled_at.map(instant))
+            .secret(WebhookSecret::new(self.secret))
+            .maybe_previous_secret(previous_secret)
+            .maybe_failing_since(self.failing_since.map(instant))
+            .failed_attempts(
+                u32::try_from(self.failed_attempts)
+                    .map_err(|_| corrupt("failed attempts out of range"))?,
+            )
+            .breaker(Breaker {
                 failures: u32::try_from(self.breaker_failures)
                     .map_err(|_| corrupt("breaker failures out of range"))?,
                 open_until: self.breaker_open_until.map(instant),
-            },
-            created_at: instant(self.created_at),
-            updated_at: instant(self.updated_at),
-        })
+            })
+            .created_at(instant(self.created_at))
+            .updated_at(instant(self.updated_at))
+            .build())
     }
 }
 
@@ -109,25 +112,32 @@ impl DeliveryRow {
     }
 
     pub(crate) fn into_domain(self) -> Result<Delivery, StoreError> {
-        Ok(Delivery {
-            id: DeliveryId::new(self.id),
-            webhook_id: WebhookId::new(self.endpoint_id),
-            event_id: self.event_id,
-            event_type: parse(&self.event_type, EventType::parse, "event type")?,
-            order_id: self.order_id.map(OrderId::new),
-            payload: self.payload,
-            status: parse(&self.status, DeliveryStatus::parse, "delivery status")?,
-            attempts: u32_of(self.attempts, "attempts")?,
-            next_attempt_at: self.next_attempt_at.map(instant),
-            last_attempt_at: self.last_attempt_at.map(instant),
-            last_status_code: self
-                .last_status_code
-                .map(|code| u16::try_from(code).map_err(|_| corrupt(format!("HTTP status {code}"))))
-                .transpose()?,
-            last_error: self.last_error,
-            created_at: instant(self.created_at),
-            manual: self.manual,
-        })
+        Ok(Delivery::builder()
+            .id(DeliveryId::new(self.id))
+            .webhook_id(WebhookId::new(self.endpoint_id))
+            .event_id(self.event_id)
+            .event_type(parse(&self.event_type, EventType::parse, "event type")?)
+            .maybe_order_id(self.order_id.map(OrderId::new))
+            .payload(self.payload)
+            .status(parse(
+                &self.status,
+                DeliveryStatus::parse,
+                "delivery status",
+            )?)
+            .attempts(u32_of(self.attempts, "attempts")?)
+            .maybe_next_attempt_at(self.next_attempt_at.map(instant))
+            .maybe_last_attempt_at(self.last_attempt_at.map(instant))
+            .maybe_last_status_code(
+                self.last_status_code
+                    .map(|code| {
+                        u16::try_from(code).map_err(|_| corrupt(format!("HTTP status {code}")))
+                    })
+                    .transpose()?,
+            )
+            .maybe_last_error(self.last_error)
+            .created_at(instant(self.created_at))
+            .manual(self.manual)
+            .build())
     }
 }
 

@@ -70,6 +70,10 @@ fn d(text: &str) -> Decimal {
 
 const MONTH: &str = "2026-03";
 
+fn month(text: &str) -> BillingMonth {
+    BillingMonth::parse(text).expect("a billing month")
+}
+
 struct Fixture {
     account: Account,
     product: Product,
@@ -163,7 +167,7 @@ fn order(f: &Fixture, number: &str, quantity: i64) -> NewOrder {
             ..Totals::default()
         },
         created_at: at(10),
-        bill_month: Some(MONTH.into()),
+        bill_month: Some(month(MONTH)),
         idempotency: None,
         events: Default::default(),
     }
@@ -186,7 +190,7 @@ async fn snapshot(store: &dyn Store, db: &dyn Database, f: &Fixture) -> Vec<i64>
         available(store, f).await,
         orders.total as i64,
         store
-            .meter(f.account.id, MONTH)
+            .meter(f.account.id, &month(MONTH))
             .await
             .unwrap()
             .order_operations as i64,
@@ -325,7 +329,7 @@ pub async fn cancel_failing_at_its_last_insert_changes_nothing(
         reason: None,
         outcomes: Vec::new(),
         at: at(30),
-        bill_month: Some(MONTH.into()),
+        bill_month: Some(month(MONTH)),
         events: Default::default(),
     };
     db.exec(db.fail_timeline_sql()).await;
@@ -362,7 +366,9 @@ pub async fn closed_pool_surfaces_as_backend_errors(store: &dyn Store, db: &dyn 
         Err(StoreError::Backend(_))
     ));
     assert!(matches!(
-        store.hit_rate_limit(KeyId::new(1), 1, 10).await,
+        store
+            .hit_rate_limit(KeyId::new(1), RateWindow::from_minute(1), 10)
+            .await,
         Err(StoreError::Backend(_))
     ));
     assert!(matches!(

@@ -112,7 +112,7 @@ impl AccountStore for MemoryStore {
     async fn hit_rate_limit(
         &self,
         key: KeyId,
-        window: i64,
+        window: RateWindow,
         limit: u32,
     ) -> Result<RateLimitHit, StoreError> {
         Ok(self.lock().rate_windows.hit(key, window, limit))

@@ -11,23 +11,25 @@ impl MeterStore for MemoryStore {
     async fn record_pulls(
         &self,
         account: AccountId,
-        month: &str,
+        month: &BillingMonth,
         products: &[ProductId],
     ) -> Result<(), StoreError> {
         let mut s = self.lock();
         for product in products {
-            if s.pulls.insert((account, month.to_owned(), *product)) {
-                *s.pull_counts
-                    .entry((account, month.to_owned()))
-                    .or_default() += 1;
+            if s.pulls.insert((account, month.clone(), *product)) {
+                *s.pull_counts.entry((account, month.clone())).or_default() += 1;
             }
         }
         Ok(())
     }
 
-    async fn meter(&self, account: AccountId, month: &str) -> Result<MeterReading, StoreError> {
+    async fn meter(
+        &self,
+        account: AccountId,
+        month: &BillingMonth,
+    ) -> Result<MeterReading, StoreError> {
         let s = self.lock();
-        let key = (account, month.to_owned());
+        let key = (account, month.clone());
         Ok(MeterReading {
             pulled_products: s.pull_counts.get(&key).copied().unwrap_or(0),
             order_operations: s.order_operations.get(&key).copied().unwrap_or(0),

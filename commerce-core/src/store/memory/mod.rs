@@ -68,9 +68,9 @@ struct State {
     /// The values that must be unique (category slugs, account emails, governorate names).
     unique: HashSet<(super::Unique, String)>,
     idempotency: IdempotencyRecords,
-    pulls: HashSet<(AccountId, String, ProductId)>,
-    pull_counts: HashMap<(AccountId, String), u64>,
-    order_operations: HashMap<(AccountId, String), u64>,
+    pulls: HashSet<(AccountId, BillingMonth, ProductId)>,
+    pull_counts: HashMap<(AccountId, BillingMonth), u64>,
+    order_operations: HashMap<(AccountId, BillingMonth), u64>,
     withdrawals: BTreeMap<WithdrawalId, Withdrawal>,
     webhooks: BTreeMap<WebhookId, Webhook>,
     deliveries: BTreeMap<DeliveryId, webhooks::Queued>,
@@ -135,7 +135,7 @@ impl State {
         self.category_list = self.categories.values().cloned().collect();
     }
 
-    fn bill_order_operation(&mut self, account: AccountId, month: Option<&String>) {
+    fn bill_order_operation(&mut self, account: AccountId, month: Option<&BillingMonth>) {
         if let Some(month) = month {
             *self
                 .order_operations

@@ -17,7 +17,7 @@ use crate::store::{
 #[derive(Debug, Clone)]
 pub(super) struct Queued {
     delivery: Delivery,
-    lease: Option<(String, DateTime<Utc>)>,
+    lease: Option<(LeaseToken, DateTime<Utc>)>,
 }
 
 /// The pending deliveries, indexed for the claim: in the order a claim takes them (due
@@ -464,7 +464,7 @@ impl WebhookStore for MemoryStore {
         &self,
         now: DateTime<Utc>,
         lease_for: TimeDelta,
-        lease: &str,
+        lease: &LeaseToken,
         limit: usize,
         per_endpoint: usize,
     ) -> Result<Vec<ClaimedDelivery>, StoreError> {
@@ -473,7 +473,7 @@ impl WebhookStore for MemoryStore {
         let mut claimed = Vec::with_capacity(ids.len());
         for id in ids {
             let queued = s.deliveries.get_mut(&id).expect("just found");
-            queued.lease = Some((lease.to_owned(), now + lease_for));
+            queued.lease = Some((lease.clone(), now + lease_for));
             let delivery = queued.delivery.clone();
             s.pending_deliveries.lease(&delivery);
             let webhook = s.webhooks[&delivery.webhook_id].clone();
@@ -485,7 +485,7 @@ impl WebhookStore for MemoryStore {
     async fn finish_delivery(
         &self,
         delivery: DeliveryId,
-        lease: &str,
+        lease: &LeaseToken,
         outcome: AttemptOutcome,
     ) -> Result<bool, StoreError> {
         let mut s = self.lock();

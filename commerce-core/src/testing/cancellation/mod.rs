@@ -539,7 +539,7 @@ async fn resend(h: &Harness, workload: &Workload, index: usize, key: &str) -> Te
 /// the answers seen plus what the window still allows never exceed the limit, and the window
 /// ends exactly full.
 async fn assert_rate_window_exact(h: &Harness, workload: &Workload, tally: &Tally) {
-    let window = h.clock.now_utc().timestamp().div_euclid(60);
+    let window = RateWindow::containing(h.clock.now_utc());
     let seen = tally.limited_allowed.load(Ordering::Relaxed);
     let mut more = 0;
     let last = loop {

@@ -100,7 +100,7 @@ pub async fn race_rate_limit_is_exact(h: &Harness) {
 pub async fn race_places_and_cancels_never_deadlock(h: &Harness) {
     let h = Arc::new(h.clone_handle());
     let stock = h.available(h.fixture.plain_variant).await;
-    let month = crate::time::cairo_month(h.clock.now_utc());
+    let month = crate::model::BillingMonth::of(h.clock.now_utc());
     let meter = |h: Arc<Harness>| {
         let month = month.clone();
         async move {

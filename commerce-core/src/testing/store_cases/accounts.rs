@@ -267,22 +267,31 @@ pub async fn keys_are_listed_with_the_minute_last_used(store: &dyn Store) {
     store.revoke_key(third.id, at(5)).await.unwrap();
     let window = 29_000_100;
     store
-        .hit_rate_limit(first.id, window - 3, 10)
+        .hit_rate_limit(first.id, RateWindow::from_minute(window - 3), 10)
         .await
         .unwrap();
-    store.hit_rate_limit(first.id, window, 10).await.unwrap();
-    store.hit_rate_limit(first.id, window, 10).await.unwrap();
     store
-        .hit_rate_limit(others.id, window + 1, 10)
+        .hit_rate_limit(first.id, RateWindow::from_minute(window), 10)
+        .await
+        .unwrap();
+    store
+        .hit_rate_limit(first.id, RateWindow::from_minute(window), 10)
+        .await
+        .unwrap();
+    store
+        .hit_rate_limit(others.id, RateWindow::from_minute(window + 1), 10)
         .await
         .unwrap();
     // A refused request is not counted, so it is no use either.
-    let refused = store.hit_rate_limit(third.id, window, 0).await.unwrap();
+    let refused = store
+        .hit_rate_limit(third.id, RateWindow::from_minute(window), 0)
+        .await
+        .unwrap();
     assert!(!refused.allowed);
     // Through the authentication, as every API request counts.
     let now = chrono::DateTime::from_timestamp((window + 2) * 60 + 30, 0).expect("instant");
     let check = store
-        .authenticate(&[42; 32], now, window + 2)
+        .authenticate(&[42; 32], now, RateWindow::from_minute(window + 2))
         .await
         .unwrap();
     assert!(check.is_some_and(|c| c.hit.is_some_and(|h| h.allowed)));
@@ -333,7 +342,10 @@ pub async fn rate_limit_counts_exactly_up_to_the_limit_per_window(store: &dyn St
     let window = 29_000_000;
     for used in 1..=3 {
         assert_eq!(
-            store.hit_rate_limit(k.id, window, 3).await.unwrap(),
+            store
+                .hit_rate_limit(k.id, RateWindow::from_minute(window), 3)
+                .await
+                .unwrap(),
             RateLimitHit {
                 allowed: true,
                 used
@@ -342,7 +354,10 @@ pub async fn rate_limit_counts_exactly_up_to_the_limit_per_window(store: &dyn St
     }
     for _ in 0..3 {
         assert_eq!(
-            store.hit_rate_limit(k.id, window, 3).await.unwrap(),
+            store
+                .hit_rate_limit(k.id, RateWindow::from_minute(window), 3)
+                .await
+                .unwrap(),
             RateLimitHit {
                 allowed: false,
                 used: 3
@@ -351,7 +366,10 @@ pub async fn rate_limit_counts_exactly_up_to_the_limit_per_window(store: &dyn St
     }
     // A lower limit inside the window refuses without counting.
     assert_eq!(
-        store.hit_rate_limit(k.id, window, 2).await.unwrap(),
+        store
+            .hit_rate_limit(k.id, RateWindow::from_minute(window), 2)
+            .await
+            .unwrap(),
         RateLimitHit {
             allowed: false,
             used: 3
@@ -359,7 +377,10 @@ pub async fn rate_limit_counts_exactly_up_to_the_limit_per_window(store: &dyn St
     );
     // A higher limit allows again, counting from where the window is.
     assert_eq!(
-        store.hit_rate_limit(k.id, window, 4).await.unwrap(),
+        store
+            .hit_rate_limit(k.id, RateWindow::from_minute(window), 4)
+            .await
+            .unwrap(),
         RateLimitHit {
             allowed: true,
             used: 4
@@ -367,7 +388,10 @@ pub async fn rate_limit_counts_exactly_up_to_the_limit_per_window(store: &dyn St
     );
     // Another key has its own window.
     assert_eq!(
-        store.hit_rate_limit(k2.id, window, 3).await.unwrap(),
+        store
+            .hit_rate_limit(k2.id, RateWindow::from_minute(window), 3)
+            .await
+            .unwrap(),
         RateLimitHit {
             allowed: true,
             used: 1
@@ -375,14 +399,20 @@ pub async fn rate_limit_counts_exactly_up_to_the_limit_per_window(store: &dyn St
     );
     // The next window starts from zero.
     assert_eq!(
-        store.hit_rate_limit(k.id, window + 1, 3).await.unwrap(),
+        store
+            .hit_rate_limit(k.id, RateWindow::from_minute(window + 1), 3)
+            .await
+            .unwrap(),
         RateLimitHit {
             allowed: true,
             used: 1
         }
     );
     assert_eq!(
-        store.hit_rate_limit(k.id, window + 1, 3).await.unwrap(),
+        store
+            .hit_rate_limit(k.id, RateWindow::from_minute(window + 1), 3)
+            .await
+            .unwrap(),
         RateLimitHit {
             allowed: true,
             used: 2

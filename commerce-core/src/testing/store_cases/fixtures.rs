@@ -23,6 +23,11 @@ pub(super) fn d(text: &str) -> Decimal {
 
 pub(super) const MONTH: &str = "2026-03";
 
+/// The billing month `text` (`YYYY-MM`).
+pub(super) fn month(text: &str) -> BillingMonth {
+    BillingMonth::parse(text).expect("a billing month")
+}
+
 pub(super) fn ids<T, I>(items: &[T], id: impl Fn(&T) -> I) -> Vec<I> {
     items.iter().map(id).collect()
 }
@@ -318,7 +323,7 @@ pub(super) fn new_order(
         totals: totals(&lines),
         lines,
         created_at: at(created),
-        bill_month: Some(MONTH.into()),
+        bill_month: Some(month(MONTH)),
         idempotency: None,
         events: Default::default(),
     }
@@ -367,7 +372,7 @@ pub(super) async fn move_to(
 
 pub(super) async fn meter_ops(store: &dyn Store, account: AccountId) -> u64 {
     store
-        .meter(account, MONTH)
+        .meter(account, &month(MONTH))
         .await
         .expect("meter")
         .order_operations

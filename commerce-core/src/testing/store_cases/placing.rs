@@ -387,11 +387,11 @@ pub async fn order_operations_are_billed_only_with_a_month(store: &dyn Store) {
         vec![line(&f, &f.variant, 1, false)],
         12,
     );
-    april.bill_month = Some("2026-04".into());
+    april.bill_month = Some(month("2026-04"));
     place(store, april).await;
     assert_eq!(meter_ops(store, f.account.id).await, 1);
     assert_eq!(
-        store.meter(f.account.id, "2026-04").await.unwrap(),
+        store.meter(f.account.id, &month("2026-04")).await.unwrap(),
         MeterReading {
             pulled_products: 0,
             order_operations: 1
@@ -401,7 +401,7 @@ pub async fn order_operations_are_billed_only_with_a_month(store: &dyn Store) {
 
     let mut cancel = change(billed.id, OrderStatus::RejectedByMarketer, 20);
     cancel.account_id = Some(f.account.id);
-    cancel.bill_month = Some(MONTH.into());
+    cancel.bill_month = Some(month(MONTH));
     store.change_order_status(cancel.clone()).await.unwrap();
     assert_eq!(meter_ops(store, f.account.id).await, 2);
     // A refused move records nothing.

@@ -141,7 +141,10 @@ pub async fn concurrent_rate_limit_with_a_high_limit_allows_exactly_the_limit(
         tasks.push(tokio::spawn(async move {
             let mut allowed = 0u32;
             for _ in (task..3_100).step_by(16) {
-                let hit = store.hit_rate_limit(k.id, 8, LIMIT).await.expect("hit");
+                let hit = store
+                    .hit_rate_limit(k.id, RateWindow::from_minute(8), LIMIT)
+                    .await
+                    .expect("hit");
                 assert!(hit.used <= LIMIT, "{hit:?}");
                 if hit.allowed {
                     allowed += 1;
@@ -158,7 +161,10 @@ pub async fn concurrent_rate_limit_with_a_high_limit_allows_exactly_the_limit(
     }
     assert_eq!(allowed, LIMIT);
     assert_eq!(
-        store.hit_rate_limit(k.id, 8, LIMIT).await.unwrap(),
+        store
+            .hit_rate_limit(k.id, RateWindow::from_minute(8), LIMIT)
+            .await
+            .unwrap(),
         RateLimitHit {
             allowed: false,
             used: LIMIT
@@ -174,7 +180,9 @@ pub async fn concurrent_rate_limit_allows_exactly_the_limit(store: Arc<dyn Store
     for _ in 0..50 {
         let store = store.clone();
         tasks.push(tokio::spawn(async move {
-            store.hit_rate_limit(k.id, 7, 20).await
+            store
+                .hit_rate_limit(k.id, RateWindow::from_minute(7), 20)
+                .await
         }));
     }
     let mut allowed = Vec::new();
@@ -192,7 +200,10 @@ pub async fn concurrent_rate_limit_allows_exactly_the_limit(store: Arc<dyn Store
     assert_eq!(allowed, (1..=20).collect::<Vec<u32>>());
     assert_eq!(refused, 30);
     assert_eq!(
-        store.hit_rate_limit(k.id, 7, 20).await.unwrap(),
+        store
+            .hit_rate_limit(k.id, RateWindow::from_minute(7), 20)
+            .await
+            .unwrap(),
         RateLimitHit {
             allowed: false,
             used: 20
@@ -265,7 +276,7 @@ pub async fn concurrent_cancels_release_stock_once(store: Arc<dyn Store>) {
             let mut c = change(order.id, OrderStatus::RejectedByMarketer, 10 + i);
             c.account_id = Some(account);
             c.only_from = vec![OrderStatus::Pending];
-            c.bill_month = Some(MONTH.into());
+            c.bill_month = Some(month(MONTH));
             store.change_order_status(c).await
         }));
     }

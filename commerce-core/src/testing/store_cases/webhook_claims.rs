@@ -395,7 +395,7 @@ pub async fn concurrent_claims_keep_the_per_endpoint_limit(store: Arc<dyn Store>
     for t in 0..8 {
         let store = store.clone();
         tasks.push(tokio::spawn(async move {
-            let lease = format!("dispatcher-{t}");
+            let lease = LeaseToken::new(format!("dispatcher-{t}"));
             let mut mine = Vec::new();
             for _ in 0..3 {
                 mine.extend(

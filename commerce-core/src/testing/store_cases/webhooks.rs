@@ -87,8 +87,9 @@ pub(super) async fn claim_within(
     limit: usize,
     per_endpoint: usize,
 ) -> Vec<DeliveryId> {
+    let lease = LeaseToken::new(lease);
     store
-        .claim_deliveries(at(now), Duration::seconds(30), lease, limit, per_endpoint)
+        .claim_deliveries(at(now), Duration::seconds(30), &lease, limit, per_endpoint)
         .await
         .expect("claim")
         .into_iter()
@@ -110,7 +111,7 @@ pub(super) async fn finish(
     o: AttemptOutcome,
 ) -> bool {
     store
-        .finish_delivery(delivery, lease, o)
+        .finish_delivery(delivery, &LeaseToken::new(lease), o)
         .await
         .expect("finish delivery")
 }
