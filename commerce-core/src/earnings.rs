@@ -103,8 +103,11 @@ pub fn order_earnings(order: &Order) -> (Decimal, Decimal) {
     }
 }
 
-/// The sums of one account's [`OrderEarnings`], by bucket, as a store keeps them.
+/// The sums of one account's [`OrderEarnings`], by bucket, as a store keeps them. Another
+/// crate builds it with [`EarningsTotals::new`] (see the store module's docs on building
+/// records).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct EarningsTotals {
     /// Net earnings of orders not yet delivered.
     pub expected: Decimal,
@@ -115,6 +118,15 @@ pub struct EarningsTotals {
 }
 
 impl EarningsTotals {
+    /// The sums, by bucket.
+    pub fn new(expected: Decimal, settled: Decimal, settled_commission: Decimal) -> Self {
+        Self {
+            expected,
+            settled,
+            settled_commission,
+        }
+    }
+
     /// Moves one order's earnings from `before` to `after` (either may be
     /// [`OrderEarnings::NOTHING`]).
     pub fn rebook(&mut self, before: OrderEarnings, after: OrderEarnings) {

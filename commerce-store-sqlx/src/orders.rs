@@ -411,11 +411,11 @@ pub(crate) async fn wallet_totals<'e, DB: Dialect>(
         .await
         .map_err(backend)?;
     Ok(WalletTotals::new(
-        EarningsTotals {
-            expected: from_piastres(expected),
-            settled: from_piastres(settled),
-            settled_commission: from_piastres(settled_commission),
-        },
+        EarningsTotals::new(
+            from_piastres(expected),
+            from_piastres(settled),
+            from_piastres(settled_commission),
+        ),
         from_piastres(held),
         earliest.map(instant),
     ))
