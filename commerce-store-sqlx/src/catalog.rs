@@ -119,9 +119,7 @@ pub(crate) async fn touch_product<DB: Dialect>(
     .execute(&mut *c)
     .await
     .map_err(backend)?;
-    if done.rows_affected() == 0 {
-        return Err(StoreError::NotFound);
-    }
+    found(done.rows_affected())?;
     Ok(())
 }
 
@@ -279,9 +277,7 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
             .execute(&mut *c)
             .await
             .map_err(backend)?;
-            if done.rows_affected() == 0 {
-                return Err(StoreError::NotFound);
-            }
+            found(done.rows_affected())?;
             load_product(c, id.into()).await
         }
         .await;

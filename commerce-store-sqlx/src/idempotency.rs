@@ -136,13 +136,7 @@ impl<DB: Dialect> IdempotencyStore for SqlStore<DB> {
         .execute(&mut tx.tx)
         .await
         .map_err(backend)
-        .and_then(|done| {
-            if done.rows_affected() == 0 {
-                Err(StoreError::NotFound)
-            } else {
-                Ok(())
-            }
-        });
+        .and_then(|done| found(done.rows_affected()));
         tx.finish(result).await
     }
 

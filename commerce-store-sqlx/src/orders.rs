@@ -213,9 +213,7 @@ async fn write_line_outcomes<DB: Dialect>(
         .execute(&mut *c)
         .await
         .map_err(backend)?;
-        if done.rows_affected() == 0 {
-            return Err(StoreError::NotFound);
-        }
+        found(done.rows_affected())?;
     }
     Ok(())
 }
@@ -289,9 +287,7 @@ impl<DB: Dialect> OrderStore for SqlStore<DB> {
             .execute(&mut *c)
             .await
             .map_err(backend)?;
-            if done.rows_affected() == 0 {
-                return Err(StoreError::NotFound);
-            }
+            found(done.rows_affected())?;
             load_order(c, order.into()).await
         }
         .await;

@@ -122,9 +122,7 @@ pub(crate) async fn set_shipping_option_active<DB: Dialect>(
             .execute(&mut *c)
             .await
             .map_err(backend)?;
-        if done.rows_affected() == 0 {
-            return Err(StoreError::NotFound);
-        }
+        found(done.rows_affected())?;
         load_option(c, id.into()).await
     }
     .await;

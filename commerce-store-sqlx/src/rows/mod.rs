@@ -20,6 +20,16 @@ pub(crate) fn backend(error: sqlx::Error) -> StoreError {
     StoreError::backend(error)
 }
 
+/// [`StoreError::NotFound`] when a write of one row by its id touched none: the one way the
+/// SQL store says an id it was asked to change is unknown.
+pub(crate) fn found(rows_affected: u64) -> Result<(), StoreError> {
+    if rows_affected == 0 {
+        Err(StoreError::NotFound)
+    } else {
+        Ok(())
+    }
+}
+
 /// An amount with at most two decimals as integer piastres.
 pub(crate) fn cents(amount: Decimal) -> Result<i64, StoreError> {
     to_piastres(amount).ok_or_else(|| {
