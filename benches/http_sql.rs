@@ -38,7 +38,8 @@
 //!
 //! Settings (environment): `HTTP_SQL_SECONDS` per phase (default 5), `HTTP_SQL_CONNECTIONS`
 //! (default `16,64`), `HTTP_SQL_STORES` (default `postgres,sqlite`), `HTTP_SQL_ORDERS` (200),
-//! `HTTP_SQL_SERVER_THREADS` and `HTTP_SQL_CLIENT_THREADS` (1 each).
+//! `HTTP_SQL_SERVER_THREADS` and `HTTP_SQL_CLIENT_THREADS` (1 each); `HTTP_SQL_KEEP` set
+//! keeps the PostgreSQL database after the run, to `EXPLAIN` its statements.
 //!
 //! Goals (BENCHMARKS.md): through the engine, on PostgreSQL `/me` ≥ 60% of its bare
 //! handler's requests per second, `/products` ≥ 50%, `/orders` ≥ 70%; on SQLite `/me`,
@@ -478,7 +479,9 @@ impl Run {
         self.measure("postgres", Engine::new(Arc::new(store)), pool.clone(), size);
         self.server.block_on(async {
             pool.close().await;
-            sql::drop_pg(&url, PG_DATABASE).await;
+            if std::env::var_os("HTTP_SQL_KEEP").is_none() {
+                sql::drop_pg(&url, PG_DATABASE).await;
+            }
         });
     }
 
