@@ -95,7 +95,7 @@ pub fn nanos(at: chrono::DateTime<chrono::Utc>) -> i64 {
 }
 
 /// The baseline: one transaction inserting the same rows as `place_order` (the order with its
-/// earnings, `OrderEarnings::undelivered`; its lines; its first timeline entry) and reserving
+/// earnings, `OrderEarnings::undelivered`, and its first timeline entry; its lines) and reserving
 /// the stock with the same conditional update on the same variant, without the store's
 /// duplicate checks, product `updated_at` stamp, order counter and earnings sums, billing
 /// meter or idempotency link.
@@ -119,10 +119,10 @@ macro_rules! raw_place {
                  shipping_option_id, shipping_option_name, store_name, store_link, note, \
                  products, warranties, delivery_charge, customer_total, profit, income_tax, \
                  net_profit, income_tax_percent, created_at, updated_at, earnings_net, \
-                 earnings_commission) \
+                 earnings_commission, timeline) \
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, \
-                 $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $27, $28, $29) \
-                 RETURNING id",
+                 $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $27, $28, $29, \
+                 $30) RETURNING id",
             )
             .bind(new.account_id)
             .bind(&new.number)
@@ -153,6 +153,7 @@ macro_rules! raw_place {
             .bind(created)
             .bind(cents(earnings.net))
             .bind(cents(earnings.commission))
+            .bind(format!("[[\"{}\",{created},null]]", new.status.as_str()))
             .fetch_one(&mut *tx)
             .await
             .expect("order row");
@@ -186,16 +187,6 @@ macro_rules! raw_place {
                 .await
                 .expect("line row");
             }
-            sqlx::query(
-                "INSERT INTO order_timeline (order_id, status, at, reason) \
-                 VALUES ($1, $2, $3, NULL)",
-            )
-            .bind(id)
-            .bind(new.status.as_str())
-            .bind(created)
-            .execute(&mut *tx)
-            .await
-            .expect("timeline row");
             tx.commit().await.expect("commit");
         }
     };
@@ -335,26 +326,37 @@ pub async fn bulk_copy_orders(
         })
         .collect();
     let status_case = format!("CASE x % {} {whens}END", mix.period);
-    let (series, number) = match target {
+    // The copy's instants: the template's, shifted by the copy's `created_at` minus the
+    // template's (NULL stays NULL), its timeline's entries too.
+    let shift = "($3 + x * 1000000000 - t.created_at)";
+    let (series, number, timeline) = match target {
         SqlPool::Postgres(_) => (
             "SELECT g AS x FROM generate_series($1::BIGINT, $2::BIGINT - 1) AS g",
             "lpad(x::TEXT, 7, '0')",
+            format!(
+                "(SELECT CAST(json_agg(json_build_array(e.entry->>0, \
+                 CAST(e.entry->>1 AS BIGINT) + {shift}, e.entry->>2) ORDER BY e.n) AS TEXT) \
+                 FROM json_array_elements(CAST(t.timeline AS json)) WITH ORDINALITY \
+                 AS e(entry, n))"
+            ),
         ),
         SqlPool::Sqlite(_) => (
             "WITH RECURSIVE s(x) AS (SELECT $1 UNION ALL SELECT x + 1 FROM s WHERE x + 1 < $2) \
              SELECT x FROM s",
             "substr('0000000' || x, -7, 7)",
+            format!(
+                "(SELECT json_group_array(json_array(json_extract(e.value, '$[0]'), \
+                 json_extract(e.value, '$[1]') + {shift}, json_extract(e.value, '$[2]'))) \
+                 FROM (SELECT value FROM json_each(t.timeline) ORDER BY key) AS e)"
+            ),
         ),
     };
-    // The copy's instants: the template's, shifted by the copy's `created_at` minus the
-    // template's (NULL stays NULL).
-    let shift = "($3 + x * 1000000000 - t.created_at)";
     let orders = format!(
         "INSERT INTO orders (number, number_normalized, status, family, created_at, \
-         updated_at, confirmed_at, delivered_at, {columns}) \
+         updated_at, confirmed_at, delivered_at, timeline, {columns}) \
          SELECT 'EG-B' || {number}, 'EGB' || {number}, t.status, t.family, \
          $3 + x * 1000000000, t.updated_at + {shift}, t.confirmed_at + {shift}, \
-         t.delivered_at + {shift}, {} \
+         t.delivered_at + {shift}, {timeline}, {} \
          FROM ({series}) AS g JOIN {templates} ON t.status = {status_case} ORDER BY x",
         prefixed("t", &columns)
     );
@@ -363,12 +365,6 @@ pub async fn bulk_copy_orders(
          SELECT o.id, {} FROM orders o JOIN {templates} ON t.status = o.status \
          JOIN order_lines l ON l.order_id = t.id WHERE o.id > $1 ORDER BY o.id, l.position",
         prefixed("l", line_columns)
-    );
-    let timeline = format!(
-        "INSERT INTO order_timeline (order_id, status, at, reason) \
-         SELECT o.id, e.status, e.at + (o.created_at - t.created_at), e.reason \
-         FROM orders o JOIN {templates} ON t.status = o.status \
-         JOIN order_timeline e ON e.order_id = t.id WHERE o.id > $1 ORDER BY o.id, e.id"
     );
     // The store's per-family counters (and earnings sums), as placing and moving keep them.
     let (sums, sum_columns, add_sums) = if earnings {
@@ -411,11 +407,7 @@ pub async fn bulk_copy_orders(
                     (end - start) as u64,
                     "one template per status"
                 );
-                for (statement, what) in [
-                    (&lines, "lines copied"),
-                    (&timeline, "timeline copied"),
-                    (&counts, "counters kept"),
-                ] {
+                for (statement, what) in [(&lines, "lines copied"), (&counts, "counters kept")] {
                     sqlx::query(sqlx::AssertSqlSafe(statement.as_str()))
                         .bind(before)
                         .execute(&mut *tx)

@@ -179,17 +179,13 @@ fn orders_query<'a, DB: Dialect>(query: &'a OrderQuery) -> Query<'a, DB> {
     }
 }
 
-fn order_columns<DB: Dialect>() -> String {
-    format!(concat!(order_cols!(), ", {}"), DB::TIMELINE)
-}
-
 pub(crate) async fn find_orders<DB: Dialect>(
     c: &mut PoolConnection<DB>,
     query: &OrderQuery,
     page: PageRequest,
 ) -> StoreResult<Listing<Order>> {
     let q = orders_query::<DB>(query);
-    let (rows, total) = q.run::<OrderRow>(c, &order_columns::<DB>(), page).await?;
+    let (rows, total) = q.run::<OrderRow>(c, order_cols!(), page).await?;
     let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
     Ok(Listing::new(with_lines(c, &ids, rows).await?, total))
 }
@@ -441,7 +437,7 @@ pub(crate) async fn explain<DB: Dialect>(
     let prefix = DB::EXPLAIN.0;
     let statements = match what {
         Explain::Orders(q, page) => {
-            orders_query::<DB>(q).statements(prefix, &order_columns::<DB>(), page)?
+            orders_query::<DB>(q).statements(prefix, order_cols!(), page)?
         }
         Explain::StatusCounts(q) => status_counts_sql::<DB>(prefix, q).into_iter().collect(),
         Explain::Accounts(q, page) => {

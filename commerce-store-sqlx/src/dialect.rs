@@ -122,14 +122,8 @@ pub(crate) trait Dialect:
     /// Whether a write of one statement still runs in a transaction (SQLite: its writes take
     /// the writer lock with `BEGIN IMMEDIATE`; PostgreSQL: one statement is atomic by itself).
     const SINGLE_STATEMENT_TX: bool;
-    /// Whether a statement may carry writes in its `WITH` clause (PostgreSQL's data-modifying
-    /// `WITH`; SQLite has none): a write that rides in another saves a round trip.
-    const WRITES_IN_WITH: bool;
     /// Rows a high-volume key's rate window is counted over (see `rate_slots`).
     const RATE_SLOTS: u32;
-    /// The select-list item that reads an order's timeline as one JSON array
-    /// (`json_agg` / `json_group_array`), named `timeline`.
-    const TIMELINE: &'static str;
     /// The statement that begins a transaction that may write.
     const BEGIN_WRITE: &'static str;
     /// The statement that begins a consistent read-only snapshot.
@@ -203,6 +197,7 @@ tuple_from_row!(A 0, B 1);
 tuple_from_row!(A 0, B 1, C 2);
 tuple_from_row!(A 0, B 1, C 2, D 3);
 tuple_from_row!(A 0, B 1, C 2, D 3, E 4);
+tuple_from_row!(A 0, B 1, C 2, D 3, E 4, F 5);
 
 /// The column `name` of `row`, as the type the caller wants.
 pub(crate) fn col<DB: Get<T>, T>(row: &DB::Row, name: &str) -> Result<T, sqlx::Error> {

@@ -79,8 +79,9 @@
 //!   decimals is refused with `StoreError::Invalid`. Percent fields are stored the same way
 //!   (hundredths of a percent).
 //! * Instants are `BIGINT` nanoseconds since the Unix epoch, UTC (exact round trip).
-//! * Tables are normalised (orders, order_lines, order_line_warranties, order_timeline, ...);
-//!   the schema is embedded and applied by [`SqliteStore::migrate`] / [`PgStore::migrate`]
+//! * Tables are normalised (orders, order_lines, order_line_warranties, ...), except that an
+//!   order's timeline is a JSON array on its row (`orders.timeline`: a page of orders is a plain
+//!   read of its rows, and a move writes the status and its entry in one statement); the schema is embedded and applied by [`SqliteStore::migrate`] / [`PgStore::migrate`]
 //!   (`migrations/sqlite`, `migrations/postgres`), in the store's own place (see "Where the
 //!   tables live").
 //! * Title search is a literal, case-insensitive substring match on a lower-cased copy of the

@@ -19,10 +19,7 @@ pub(crate) async fn load_orders<DB: Dialect>(
     let mut out = Vec::with_capacity(ids.len());
     for chunk in ids.chunks(MAX_BIND_CHUNK) {
         let mut q = in_list::<DB, _>(
-            &format!(
-                concat!("SELECT ", order_cols!(), ", {} FROM orders WHERE id IN ("),
-                DB::TIMELINE
-            ),
+            concat!("SELECT ", order_cols!(), " FROM orders WHERE id IN ("),
             chunk,
             ")",
         );

@@ -68,45 +68,9 @@ pub(crate) async fn touch_products<DB: Dialect>(
     Ok(())
 }
 
-/// Appends `entry` to the timeline of order `order` and, with `event`, queues that event for
-/// the account's endpoints that receive it: one statement on PostgreSQL (the deliveries'
-/// insert rides in the entry's `WITH`), two on SQLite.
-pub(crate) async fn record_timeline_entry<DB: Dialect>(
-    c: &mut PoolConnection<DB>,
-    order: i64,
-    entry: &TimelineEntry,
-    event: Option<OutboxEvent>,
-) -> StoreResult<()> {
-    const ENTRY: &str = "INSERT INTO order_timeline (order_id, status, at, reason) \
-                         VALUES ($1, $2, $3, $4)";
-    let entry_query = |sql: String| -> StoreResult<Q<'static, DB, ()>> {
-        Ok(query::<DB>(AssertSqlSafe(sql))
-            .bind(order)
-            .bind(entry.status.as_str())
-            .bind(nanos(entry.at)?)
-            .bind(entry.reason.clone()))
-    };
-    match event {
-        Some(event) if DB::WRITES_IN_WITH => {
-            let sql = format!("WITH queued AS ({}) {ENTRY}", OutboxEvent::sql::<DB>(5));
-            let q = event.bind(entry_query(sql)?)?;
-            q.execute(&mut *c).await.map_err(backend)?;
-        }
-        event => {
-            let q = entry_query(ENTRY.to_owned())?;
-            q.execute(&mut *c).await.map_err(backend)?;
-            if let Some(event) = event {
-                let q = event.bind(query::<DB>(AssertSqlSafe(OutboxEvent::sql::<DB>(1))))?;
-                q.execute(&mut *c).await.map_err(backend)?;
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The moving order's account, status and booked earnings (net, commission), and whether the
-/// account has an endpoint that receives the move.
-type MovingRow = (i64, String, Option<i64>, Option<i64>, bool);
+/// The moving order's account, status, booked earnings (net, commission) and timeline, and
+/// whether the account has an endpoint that receives the move.
+type MovingRow = (i64, String, Option<i64>, Option<i64>, String, bool);
 
 pub(crate) async fn change_status_in<DB: Dialect>(
     c: &mut PoolConnection<DB>,
@@ -114,7 +78,7 @@ pub(crate) async fn change_status_in<DB: Dialect>(
 ) -> Result<Order, StatusChangeError> {
     // With whether the account has an endpoint that receives the move (see placing).
     let current: Option<MovingRow> = query_as::<DB, MovingRow>(AssertSqlSafe(format!(
-        "SELECT account_id, status, earnings_net, earnings_commission, {} \
+        "SELECT account_id, status, earnings_net, earnings_commission, timeline, {} \
              FROM orders WHERE id = $1{}",
         subscribed::<DB>("orders.account_id", EventType::OrderStatusChanged),
         DB::FOR_UPDATE
@@ -123,7 +87,7 @@ pub(crate) async fn change_status_in<DB: Dialect>(
     .fetch_optional(&mut *c)
     .await
     .map_err(backend)?;
-    let Some((account, current, net, commission, hooked)) = current else {
+    let Some((account, current, net, commission, timeline, hooked)) = current else {
         return Err(StatusChangeError::NotFound);
     };
     let was = Booked::from_row(&current, net, commission)?;
@@ -148,11 +112,17 @@ pub(crate) async fn change_status_in<DB: Dialect>(
         .map_err(backend)?;
         release_stock(c, &lines, at).await?;
     }
-    query::<DB>(concat!(
+    // The status and the new timeline entry in one write of the order's row, which returns
+    // the row as it stands after the move.
+    let mut timeline = parse_timeline(change.order_id.into(), &timeline)?;
+    timeline.push(step.timeline_entry);
+    let moved: OrderRow = query_as::<DB, OrderRow>(concat!(
         "UPDATE orders SET status = $2, family = $3, ",
         updated_at_after!("$4"),
         ", confirmed_at = COALESCE($5, confirmed_at), \
-             delivered_at = COALESCE($6, delivered_at) WHERE id = $1"
+             delivered_at = COALESCE($6, delivered_at), timeline = $7 WHERE id = $1 \
+             RETURNING ",
+        order_cols!()
     ))
     .bind(change.order_id)
     .bind(step.to.as_str())
@@ -160,28 +130,24 @@ pub(crate) async fn change_status_in<DB: Dialect>(
     .bind(at)
     .bind(opt_nanos(step.confirmed_at)?)
     .bind(opt_nanos(step.delivered_at)?)
-    .execute(&mut *c)
+    .bind(timeline_json(&timeline)?)
+    .fetch_one(&mut *c)
     .await
     .map_err(backend)?;
-    // The order as it stands after the move: read back, with the new timeline entry (the
-    // last: the timeline is read in id order) added here, so that the entry and the event
-    // that tells of it are written by one statement.
-    let mut order = load_order(c, change.order_id.into()).await?;
-    let entry = step.timeline_entry;
-    let at = instant(nanos(entry.at)?);
-    order
-        .timeline
-        .push(TimelineEntry::new(entry.status, at, entry.reason));
-    let event = hooked.then(|| {
-        OutboxEvent::render(
+    let id = moved.id;
+    let order = with_lines(c, &[id], vec![moved])
+        .await?
+        .pop()
+        .ok_or(StoreError::NotFound)?;
+    if hooked {
+        let event = OutboxEvent::render(
             EventType::OrderStatusChanged,
             &order,
             Some(previous),
             change.events,
-        )
-    });
-    let entry = order.timeline.last().expect("the entry just added");
-    record_timeline_entry(c, change.order_id.into(), entry, event).await?;
+        );
+        event.queue(c).await?;
+    }
     // The contended rows in the one order every operation takes them in (variants,
     // products, then the account's counters, then its meter): no deadlocks.
     rebook(c, &order, was).await?;
@@ -309,18 +275,14 @@ impl<DB: Dialect> OrderStore for SqlStore<DB> {
         filter: &OrderFilter,
         page: PageRequest,
     ) -> StoreResult<Page<Order>> {
-        // The page with its total and each order's timeline in one statement
-        // (the total from the account's counters when the filter allows), then
-        // the lines with their warranties; no transaction: an order's status and
-        // timeline come from the same statement, and its lines only change in
-        // their outcomes.
+        // The page with its total in one statement (the total from the account's
+        // counters when the filter allows), then the lines with their warranties; no
+        // transaction: an order's status and timeline are columns of the same row, and
+        // its lines only change in their outcomes.
         let mut conn = self.pool.acquire().await.map_err(backend)?;
         async {
             let c = &mut conn;
-            let mut q = QueryBuilder::<DB>::new(format!(
-                concat!("SELECT ", order_cols!(), ", {}, "),
-                DB::TIMELINE
-            ));
+            let mut q = QueryBuilder::<DB>::new(concat!("SELECT ", order_cols!(), ", "));
             if counts_answer(filter) {
                 q.push(
                     "(SELECT CAST(COALESCE(SUM(count), 0) AS BIGINT) \

@@ -14,7 +14,7 @@ use sqlx::{AssertSqlSafe, QueryBuilder};
 use crate::dialect::*;
 use crate::meter::*;
 use crate::order_reads::*;
-use crate::orders::{record_timeline_entry, touch_products};
+use crate::orders::touch_products;
 use crate::outbox::{OutboxEvent, subscribed};
 use crate::rows::*;
 use crate::sql_store::*;
@@ -30,6 +30,8 @@ pub(crate) async fn place_order_in<DB: Dialect>(
         new.status.family(),
         OrderEarnings::undelivered(new.status, t),
     )?;
+    // The order's row carries its timeline: the first entry is written with it.
+    let first_entry = timeline_json(&[TimelineEntry::new(new.status, instant(created), None)])?;
     // The insert also says whether the account has an endpoint that receives the event:
     // without one, the outbox costs no statement and nothing is rendered.
     let id: Option<(i64, bool)> = query_as::<DB, (i64, bool)>(AssertSqlSafe(format!(
@@ -39,9 +41,9 @@ pub(crate) async fn place_order_in<DB: Dialect>(
          shipping_option_id, shipping_option_name, store_name, store_link, note, \
          products, warranties, delivery_charge, customer_total, profit, income_tax, \
          net_profit, income_tax_percent, created_at, updated_at, earnings_net, \
-         earnings_commission) \
+         earnings_commission, timeline) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, \
-         $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $27, $28, $29) \
+         $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $27, $28, $29, $30) \
          ON CONFLICT DO NOTHING RETURNING id, {}",
         subscribed::<DB>("orders.account_id", EventType::OrderCreated)
     )))
@@ -74,6 +76,7 @@ pub(crate) async fn place_order_in<DB: Dialect>(
     .bind(created)
     .bind(booked.net)
     .bind(booked.commission)
+    .bind(first_entry)
     .fetch_optional(&mut *c)
     .await
     .map_err(backend)?;
@@ -100,16 +103,19 @@ pub(crate) async fn place_order_in<DB: Dialect>(
         return Err(PlaceOrderError::NumberTaken);
     };
 
-    // Lines, their warranties, the first timeline entry (with the event, when the account
-    // has an endpoint that receives it) and the idempotency link first; the rows other
-    // orders contend for (variant stock, product stamps, counters, meter) last, so that
-    // their locks are held as briefly as possible.
+    // Lines, their warranties, the event (when the account has an endpoint that receives
+    // it) and the idempotency link first; the rows other orders contend for (variant stock,
+    // product stamps, counters, meter) last, so that their locks are held as briefly as
+    // possible.
     let line_ids = insert_lines(c, id, &new.lines).await?;
     let (events, bill_month, idempotency) =
         (new.events, new.bill_month.take(), new.idempotency.take());
     let order = placed_order(id, new, line_ids, created)?;
-    let event = hooked.then(|| OutboxEvent::render(EventType::OrderCreated, &order, None, events));
-    record_timeline_entry(c, id, &order.timeline[0], event).await?;
+    if hooked {
+        OutboxEvent::render(EventType::OrderCreated, &order, None, events)
+            .queue(c)
+            .await?;
+    }
     if let Some(claim) = &idempotency {
         // Fenced: only the request that holds the record links it. A request that lost it
         // to a retry (it outlived the stale time) places nothing: the caller rolls back.

@@ -223,9 +223,7 @@ impl crate::dialect::Dialect for Postgres {
     const FOLD_CASE: &'static str =
         "translate({}, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')";
     const SINGLE_STATEMENT_TX: bool = false;
-    const WRITES_IN_WITH: bool = true;
     const RATE_SLOTS: u32 = 8;
-    const TIMELINE: &'static str = "(SELECT CAST(json_agg(json_build_array(t.status, t.at, t.reason) ORDER BY t.id) AS TEXT) FROM order_timeline t WHERE t.order_id = orders.id) AS timeline";
     const BEGIN_WRITE: &'static str = "BEGIN";
     const BEGIN_READ: &'static str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
     const TABLE_EXISTS: &'static str =

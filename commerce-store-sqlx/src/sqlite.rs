@@ -147,9 +147,7 @@ impl crate::dialect::Dialect for Sqlite {
     const FOLD_CASE: &'static str = "lower({})";
     const EXPLAIN: (&'static str, usize) = ("EXPLAIN QUERY PLAN ", 3);
     const SINGLE_STATEMENT_TX: bool = true;
-    const WRITES_IN_WITH: bool = false;
     const RATE_SLOTS: u32 = 1;
-    const TIMELINE: &'static str = "(SELECT json_group_array(json_array(status, at, reason)) FROM (SELECT status, at, reason FROM order_timeline t WHERE t.order_id = orders.id ORDER BY t.id)) AS timeline";
     const BEGIN_WRITE: &'static str = "BEGIN IMMEDIATE";
     const BEGIN_READ: &'static str = "BEGIN";
     const TABLE_EXISTS: &'static str =

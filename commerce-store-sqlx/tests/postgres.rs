@@ -45,15 +45,15 @@ impl common::Database for Db {
          CREATE TRIGGER fail_meter BEFORE INSERT OR UPDATE ON meter_order_operations \
          FOR EACH ROW EXECUTE FUNCTION injected_failure();"
     }
-    fn fail_timeline_sql(&self) -> &'static str {
+    fn fail_event_sql(&self) -> &'static str {
         "CREATE OR REPLACE FUNCTION injected_failure() RETURNS trigger LANGUAGE plpgsql AS \
          $$ BEGIN RAISE EXCEPTION 'injected failure'; END $$; \
-         CREATE TRIGGER fail_timeline BEFORE INSERT ON order_timeline \
+         CREATE TRIGGER fail_event BEFORE INSERT ON webhook_deliveries \
          FOR EACH ROW EXECUTE FUNCTION injected_failure();"
     }
     fn disarm_sql(&self) -> &'static str {
         "DROP TRIGGER IF EXISTS fail_meter ON meter_order_operations; \
-         DROP TRIGGER IF EXISTS fail_timeline ON order_timeline;"
+         DROP TRIGGER IF EXISTS fail_event ON webhook_deliveries;"
     }
 }
 
@@ -75,7 +75,7 @@ macro_rules! fault_tests {
 
 fault_tests!(
     place_order_failing_at_its_last_write_leaves_nothing,
-    cancel_failing_at_its_last_insert_changes_nothing,
+    cancel_failing_at_its_event_changes_nothing,
     closed_pool_surfaces_as_backend_errors,
     sub_piastre_amounts_are_refused,
 );

@@ -39,13 +39,13 @@ impl common::Database for Db {
          CREATE TRIGGER fail_meter_update BEFORE UPDATE ON meter_order_operations \
          BEGIN SELECT RAISE(ABORT, 'injected failure'); END;"
     }
-    fn fail_timeline_sql(&self) -> &'static str {
-        "CREATE TRIGGER fail_timeline BEFORE INSERT ON order_timeline \
+    fn fail_event_sql(&self) -> &'static str {
+        "CREATE TRIGGER fail_event BEFORE INSERT ON webhook_deliveries \
          BEGIN SELECT RAISE(ABORT, 'injected failure'); END;"
     }
     fn disarm_sql(&self) -> &'static str {
         "DROP TRIGGER IF EXISTS fail_meter_insert; DROP TRIGGER IF EXISTS fail_meter_update; \
-         DROP TRIGGER IF EXISTS fail_timeline;"
+         DROP TRIGGER IF EXISTS fail_event;"
     }
 }
 
@@ -66,7 +66,7 @@ macro_rules! fault_tests {
 
 fault_tests!(
     place_order_failing_at_its_last_write_leaves_nothing,
-    cancel_failing_at_its_last_insert_changes_nothing,
+    cancel_failing_at_its_event_changes_nothing,
     closed_pool_surfaces_as_backend_errors,
     sub_piastre_amounts_are_refused,
 );

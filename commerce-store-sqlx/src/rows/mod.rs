@@ -160,7 +160,7 @@ macro_rules! order_cols {
          governorate_id, governorate_name, shipping_option_id, shipping_option_name, \
          store_name, store_link, note, products, warranties, delivery_charge, customer_total, \
          profit, income_tax, net_profit, income_tax_percent, created_at, updated_at, \
-         confirmed_at, delivered_at"
+         confirmed_at, delivered_at, timeline"
     };
 }
 /// The lines' columns with their warranties' (`l` and `w` aliases), for `LineAndWarrantyRow`.

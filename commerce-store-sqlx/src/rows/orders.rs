@@ -6,6 +6,32 @@ use commerce_core::store::StoreError;
 
 use super::*;
 
+/// One entry of an order's `timeline` column: `[status, at, reason]`, `at` in nanoseconds
+/// since the Unix epoch.
+type StoredEntry<S> = (S, i64, Option<S>);
+
+/// The `timeline` column of an order with `entries` (in order): the JSON array that
+/// [`OrderRow`] reads back. An order's timeline lives on its row, so that a page of orders is
+/// one plain read of the rows, and a move writes the order's status and its new entry in one
+/// statement.
+pub(crate) fn timeline_json(entries: &[TimelineEntry]) -> Result<String, StoreError> {
+    let stored = entries
+        .iter()
+        .map(|e| Ok((e.status.as_str(), nanos(e.at)?, e.reason.as_deref())))
+        .collect::<Result<Vec<StoredEntry<&str>>, StoreError>>()?;
+    serde_json::to_string(&stored).map_err(|e| StoreError::Invalid(format!("timeline: {e}")))
+}
+
+/// The entries of order `order`'s `timeline` column `json`.
+pub(crate) fn parse_timeline(order: i64, json: &str) -> Result<Vec<TimelineEntry>, StoreError> {
+    let entries: Vec<StoredEntry<String>> = serde_json::from_str(json)
+        .map_err(|e| corrupt(format!("timeline of order {order}: {e}")))?;
+    entries
+        .into_iter()
+        .map(|(text, at, reason)| Ok(TimelineEntry::new(status(&text)?, instant(at), reason)))
+        .collect()
+}
+
 db_row! {
     /// An order of a page, with the number of orders matching the page's filter.
     pub(crate) struct PagedOrderRow {
@@ -46,24 +72,16 @@ db_row! {
         updated_at: i64,
         confirmed_at: Option<i64>,
         delivered_at: Option<i64>,
-        /// The order's timeline, read in the same statement as a JSON array of
-        /// `[status, at, reason]` in entry order (NULL when it has none).
-        timeline: Option<String>,
+        /// The order's timeline: the `timeline` column, a JSON array of
+        /// `[status, at, reason]` in entry order ([`timeline_json`]).
+        timeline: String,
     }
 }
 
 impl OrderRow {
     /// The timeline of the row's JSON column.
     fn timeline(&self) -> Result<Vec<TimelineEntry>, StoreError> {
-        let Some(json) = &self.timeline else {
-            return Ok(Vec::new());
-        };
-        let entries: Vec<(String, i64, Option<String>)> = serde_json::from_str(json)
-            .map_err(|e| corrupt(format!("timeline of order {}: {e}", self.id)))?;
-        entries
-            .into_iter()
-            .map(|(text, at, reason)| Ok(TimelineEntry::new(status(&text)?, instant(at), reason)))
-            .collect()
+        parse_timeline(self.id, &self.timeline)
     }
 
     pub(crate) fn into_domain(self, lines: Vec<OrderLine>) -> Result<Order, StoreError> {
