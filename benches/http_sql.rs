@@ -26,8 +26,9 @@
 //! - `GET /api/v1/me`: nothing more (1 query);
 //! - `GET /api/v1/products?per_page=25`: the 25 active products by id, then their variants and
 //!   their warranties with `product_id IN (...)` (3 more queries, 4 in all);
-//! - `GET /api/v1/orders?per_page=25`: the account's 25 newest orders (`orders_newest`), then
-//!   their lines and their timeline entries with `order_id IN (...)` (3 more, 4 in all);
+//! - `GET /api/v1/orders?per_page=25`: the account's 25 newest orders (`orders_newest`) with
+//!   their timelines (a column of the order's row), then their lines with `order_id IN (...)`
+//!   (2 more, 3 in all);
 //! - `GET /api/v1/wallet`: one aggregate statement over the account's orders (the kept
 //!   earnings per family, the held ones) with the sum of its completed withdrawals as a
 //!   subquery (1 more, 2 in all).
@@ -37,7 +38,8 @@
 //! the engine does all of those (see BENCHMARKS.md for its statements per request).
 //!
 //! Settings (environment): `HTTP_SQL_SECONDS` per phase (default 5), `HTTP_SQL_CONNECTIONS`
-//! (default `16,64`), `HTTP_SQL_STORES` (default `postgres,sqlite`), `HTTP_SQL_ORDERS` (200),
+//! (default `16,64`), `HTTP_SQL_STORES` (default `postgres,sqlite`), `HTTP_SQL_PAGES` (default
+//! `me,products,orders,wallet`), `HTTP_SQL_ORDERS` (200),
 //! `HTTP_SQL_SERVER_THREADS` and `HTTP_SQL_CLIENT_THREADS` (1 each); `HTTP_SQL_KEEP` set
 //! keeps the PostgreSQL database after the run, to `EXPLAIN` its statements.
 //!
@@ -89,6 +91,19 @@ enum Page {
 impl Page {
     const ALL: [Page; 4] = [Page::Me, Page::Products, Page::Orders, Page::Wallet];
 
+    /// The page named `name` (`me`, `products`, `orders`, `wallet`).
+    fn named(name: &str) -> Page {
+        match name {
+            "me" => Page::Me,
+            "products" => Page::Products,
+            "orders" => Page::Orders,
+            "wallet" => Page::Wallet,
+            other => {
+                panic!("HTTP_SQL_PAGES: unknown page {other:?} (me, products, orders, wallet)")
+            }
+        }
+    }
+
     /// The request's path and query.
     fn path(self) -> &'static str {
         match self {
@@ -135,17 +150,13 @@ const ORDERS: &str = "SELECT id, account_id, number, legacy_number, external_ref
      customer_address, governorate_id, governorate_name, shipping_option_id, \
      shipping_option_name, store_name, store_link, note, products, warranties, delivery_charge, \
      customer_total, profit, income_tax, net_profit, income_tax_percent, created_at, \
-     updated_at, confirmed_at, delivered_at FROM orders WHERE account_id = $1 \
+     updated_at, confirmed_at, delivered_at, timeline FROM orders WHERE account_id = $1 \
      ORDER BY created_at DESC, id DESC LIMIT 25";
 const LINES: InList = (
     "SELECT id, order_id, variant_id, product_id, title, variant_label, quantity, sell_price, \
      profit, commission_on, delivered_quantity, returned_quantity, damaged_quantity, \
      lost_quantity, destroyed_quantity FROM order_lines WHERE order_id IN (",
     ") ORDER BY order_id, position",
-);
-const TIMELINE: InList = (
-    "SELECT order_id, status, at, reason FROM order_timeline WHERE order_id IN (",
-    ") ORDER BY order_id, id",
 );
 const WALLET: &str = "SELECT \
      CAST(COALESCE(SUM(CASE WHEN family IN ('pending', 'confirmed', 'shipping') \
@@ -208,13 +219,14 @@ trait BareSql: Clone + Send + Sync + 'static {
     ) -> impl Future<Output = sqlx::Result<Option<i64>>> + Send;
     /// The products page, its variants and warranties (three queries); the rows read.
     fn products(&self) -> impl Future<Output = sqlx::Result<usize>> + Send;
-    /// The account's newest orders, their lines and timeline (three queries); the rows read.
+    /// The account's newest orders with their timelines, and their lines (two queries); the
+    /// rows read.
     fn orders(&self, account: i64) -> impl Future<Output = sqlx::Result<usize>> + Send;
     /// The rows of each `... IN (ids)` query of `lists`, one query each; how many.
     fn children(
         &self,
         ids: Vec<i64>,
-        lists: [InList; 2],
+        lists: &[InList],
     ) -> impl Future<Output = sqlx::Result<usize>> + Send;
     /// The wallet sums of the account (one statement), the hold period after `held_after`.
     fn wallet(
@@ -243,18 +255,18 @@ macro_rules! bare_sql {
                 let page = sqlx::query(PRODUCTS).fetch_all(self).await?;
                 Ok(page.len()
                     + self
-                        .children(first_ids(&page)?, [VARIANTS, WARRANTIES])
+                        .children(first_ids(&page)?, &[VARIANTS, WARRANTIES])
                         .await?)
             }
 
             async fn orders(&self, account: i64) -> sqlx::Result<usize> {
                 let page = sqlx::query(ORDERS).bind(account).fetch_all(self).await?;
-                Ok(page.len() + self.children(first_ids(&page)?, [LINES, TIMELINE]).await?)
+                Ok(page.len() + self.children(first_ids(&page)?, &[LINES]).await?)
             }
 
-            async fn children(&self, ids: Vec<i64>, lists: [InList; 2]) -> sqlx::Result<usize> {
+            async fn children(&self, ids: Vec<i64>, lists: &[InList]) -> sqlx::Result<usize> {
                 let mut rows = 0;
-                for list in lists {
+                for &list in lists {
                     rows += in_list(list, &ids).build().fetch_all(self).await?.len();
                 }
                 Ok(rows)
@@ -426,6 +438,7 @@ struct Run {
     duration: Duration,
     connections: Vec<usize>,
     orders: usize,
+    pages: Vec<Page>,
 }
 
 impl Run {
@@ -449,7 +462,7 @@ impl Run {
         let engine_addr = serve(&self.server, commerce::axum::router(engine));
         let bare_addr = serve(&self.server, bare.router());
         for &connections in &self.connections {
-            for page in Page::ALL {
+            for &page in &self.pages {
                 let request = raw_request("GET", page.path(), b"");
                 let phase = |addr| {
                     drive(
@@ -542,6 +555,10 @@ fn main() {
         duration: Duration::from_secs_f64(seconds),
         connections,
         orders: env_or("HTTP_SQL_ORDERS", 200),
+        pages: env_or("HTTP_SQL_PAGES", "me,products,orders,wallet".to_owned())
+            .split(',')
+            .map(|name| Page::named(name.trim()))
+            .collect(),
     };
     println!(
         "http_sql: {seconds} s per phase, connections {:?}, server threads {server_threads}, \

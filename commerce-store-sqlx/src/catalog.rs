@@ -22,9 +22,9 @@ pub(crate) async fn load_products<DB: Dialect>(
     let mut out = Vec::with_capacity(ids.len());
     for chunk in ids.chunks(MAX_BIND_CHUNK) {
         let mut q = in_list::<DB, _>(
-            concat!("SELECT ", product_cols!(), " FROM products WHERE id IN ("),
+            concat!("SELECT ", product_cols!(), " FROM products WHERE id"),
             chunk,
-            ") ORDER BY id",
+            " ORDER BY id",
         );
         let rows: Vec<ProductRow> = q
             .build_as::<ProductRow>()
@@ -50,10 +50,10 @@ pub(crate) async fn with_variants<DB: Dialect>(
         concat!(
             "SELECT ",
             variant_cols!(),
-            " FROM variants WHERE product_id IN ("
+            " FROM variants WHERE product_id"
         ),
         chunk,
-        ") ORDER BY id",
+        " ORDER BY id",
     );
     let variants: Vec<VariantRow> = q
         .build_as::<VariantRow>()
@@ -64,10 +64,10 @@ pub(crate) async fn with_variants<DB: Dialect>(
         concat!(
             "SELECT ",
             warranty_cols!(),
-            " FROM warranties WHERE product_id IN ("
+            " FROM warranties WHERE product_id"
         ),
         chunk,
-        ") ORDER BY id",
+        " ORDER BY id",
     );
     let warranties: Vec<WarrantyRow> = q
         .build_as::<WarrantyRow>()
@@ -518,9 +518,9 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
             let mut ids = Vec::new();
             for chunk in variants.chunks(MAX_BIND_CHUNK) {
                 let mut q = in_list::<DB, _>(
-                    "SELECT DISTINCT product_id FROM variants WHERE id IN (",
+                    "SELECT DISTINCT product_id FROM variants WHERE id",
                     chunk,
-                    ")",
+                    "",
                 );
                 let found: Vec<i64> = q.build_scalar().fetch_all(&mut *c).await.map_err(backend)?;
                 ids.extend(found);

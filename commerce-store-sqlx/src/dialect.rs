@@ -135,6 +135,13 @@ pub(crate) trait Dialect:
     /// snapshot taken after the one before it committed (PostgreSQL: a transaction-scoped
     /// advisory lock; none on SQLite, whose writer lock already does it).
     const SERIALIZE_CLAIMS: Option<&'static str>;
+
+    /// Pushes the test that the column before it is one of `ids`: ` = ANY($n)` with the ids
+    /// as one array on PostgreSQL, ` IN ($n, $n+1, ...)` on SQLite. PostgreSQL plans a
+    /// prepared statement with a list of separate parameters afresh at every execution (its
+    /// generic plan never looks cheaper than one made for the values), and planning a page's
+    /// lines took longer than reading them; with one array parameter it keeps one plan.
+    fn push_one_of(q: &mut QueryBuilder<Self>, ids: &[i64]);
 }
 
 /// Runs statements: sqlx's calls, which need the database's concrete connection and

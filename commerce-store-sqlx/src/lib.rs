@@ -297,14 +297,16 @@ impl<DB: dialect::Dialect> Drop for Tx<DB> {
     }
 }
 
-/// `head` + `$1, $2, ...` (one bind per id) + `tail`.
-pub(crate) fn in_list<DB: dialect::Dialect + dialect::Bind<I>, I: Copy>(
+/// `head` (ending with a column) + the test that the column is one of `ids`
+/// ([`Dialect::push_one_of`](dialect::Dialect::push_one_of)) + `tail`.
+pub(crate) fn in_list<DB: dialect::Dialect, I: Copy + Into<i64>>(
     head: &str,
     ids: &[I],
     tail: &str,
 ) -> QueryBuilder<DB> {
+    let ids: Vec<i64> = ids.iter().map(|&id| id.into()).collect();
     let mut q = QueryBuilder::new(head);
-    push_list(&mut q, ids);
+    DB::push_one_of(&mut q, &ids);
     q.push(tail);
     q
 }

@@ -277,11 +277,7 @@ pub(crate) async fn short_line<DB: Dialect>(
     ids.dedup();
     let mut available: HashMap<i64, i64> = HashMap::new();
     for chunk in ids.chunks(MAX_BIND_CHUNK) {
-        let mut q = in_list::<DB, _>(
-            "SELECT id, available FROM variants WHERE id IN (",
-            chunk,
-            ")",
-        );
+        let mut q = in_list::<DB, _>("SELECT id, available FROM variants WHERE id", chunk, "");
         let rows: Vec<(i64, i64)> = q
             .build_as::<(i64, i64)>()
             .fetch_all(&mut *c)

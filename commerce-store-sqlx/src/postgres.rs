@@ -230,6 +230,10 @@ impl crate::dialect::Dialect for Postgres {
         "SELECT CAST(COUNT(*) AS BIGINT) FROM pg_catalog.pg_class WHERE oid = to_regclass($1)";
     const SERIALIZE_CLAIMS: Option<&'static str> =
         Some("SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.webhook_claims'))");
+
+    fn push_one_of(q: &mut sqlx::QueryBuilder<Self>, ids: &[i64]) {
+        q.push(" = ANY(").push_bind(ids.to_vec()).push(")");
+    }
 }
 
 #[cfg(test)]

@@ -153,4 +153,10 @@ impl crate::dialect::Dialect for Sqlite {
     const TABLE_EXISTS: &'static str =
         "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = $1";
     const SERIALIZE_CLAIMS: Option<&'static str> = None;
+
+    fn push_one_of(q: &mut sqlx::QueryBuilder<Self>, ids: &[i64]) {
+        q.push(" IN (");
+        crate::push_list(q, ids);
+        q.push(")");
+    }
 }

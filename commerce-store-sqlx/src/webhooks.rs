@@ -525,10 +525,10 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
                 concat!(
                     "SELECT ",
                     webhook_cols!(),
-                    " FROM webhook_endpoints WHERE id IN ("
+                    " FROM webhook_endpoints WHERE id"
                 ),
                 chunk,
-                ")",
+                "",
             );
             let found: Vec<WebhookRow> = q
                 .build_as::<WebhookRow>()
