@@ -122,6 +122,9 @@ pub(crate) trait Dialect:
     /// Whether a write of one statement still runs in a transaction (SQLite: its writes take
     /// the writer lock with `BEGIN IMMEDIATE`; PostgreSQL: one statement is atomic by itself).
     const SINGLE_STATEMENT_TX: bool;
+    /// Whether a statement may carry writes in its `WITH` clause (PostgreSQL's data-modifying
+    /// `WITH`; SQLite has none): a write that rides in another saves a round trip.
+    const WRITES_IN_WITH: bool;
     /// Rows a high-volume key's rate window is counted over (see `rate_slots`).
     const RATE_SLOTS: u32;
     /// The statement that begins a transaction that may write.

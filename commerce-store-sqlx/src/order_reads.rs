@@ -8,6 +8,7 @@ use sqlx::QueryBuilder;
 use sqlx::pool::PoolConnection;
 
 use crate::dialect::*;
+use crate::outbox::OutboxEvent;
 use crate::rows::*;
 use crate::sql_store::*;
 use crate::{MAX_BIND_CHUNK, in_list};
@@ -160,18 +161,33 @@ pub(crate) async fn count_orders<DB: Dialect>(
 }
 
 /// Applies `deltas` to the account's row of each family (in the order given: callers
-/// pass families sorted, so that concurrent transactions lock rows in one order).
+/// pass families sorted, so that concurrent transactions lock rows in one order), and queues
+/// `event`'s deliveries: in the same statement on PostgreSQL (the deliveries' insert rides in
+/// its `WITH`: every statement of an order's transaction is a round trip), else in one of its
+/// own.
 pub(crate) async fn count_families<DB: Dialect>(
     c: &mut PoolConnection<DB>,
     account: i64,
     deltas: &[FamilyDelta],
+    event: Option<OutboxEvent>,
 ) -> StoreResult<()> {
+    let (rider, event) = match event {
+        Some(event) if DB::WRITES_IN_WITH && !deltas.is_empty() => (Some(event), None),
+        event => (None, event),
+    };
+    if let Some(event) = event {
+        event.queue(c).await?;
+    }
     if deltas.is_empty() {
         return Ok(());
     }
-    let mut q = QueryBuilder::<DB>::new(
-        "INSERT INTO account_order_counts (account_id, family, count, net, commission) ",
-    );
+    let mut q = QueryBuilder::<DB>::new("");
+    if let Some(event) = rider {
+        q.push("WITH queued AS (");
+        event.push_insert(&mut q)?;
+        q.push(") ");
+    }
+    q.push("INSERT INTO account_order_counts (account_id, family, count, net, commission) ");
     q.push_values(deltas, |mut row, d| {
         row.push_arg(account)
             .push_arg(d.family)

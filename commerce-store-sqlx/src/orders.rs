@@ -139,18 +139,17 @@ pub(crate) async fn change_status_in<DB: Dialect>(
         .await?
         .pop()
         .ok_or(StoreError::NotFound)?;
-    if hooked {
-        let event = OutboxEvent::render(
+    let event = hooked.then(|| {
+        OutboxEvent::render(
             EventType::OrderStatusChanged,
             &order,
             Some(previous),
             change.events,
-        );
-        event.queue(c).await?;
-    }
+        )
+    });
     // The contended rows in the one order every operation takes them in (variants,
-    // products, then the account's counters, then its meter): no deadlocks.
-    rebook(c, &order, was).await?;
+    // products, then the account's counters, with the event, then its meter): no deadlocks.
+    rebook(c, &order, was, event).await?;
     bill(c, account, change.bill_month.as_ref()).await?;
     Ok(order)
 }
@@ -225,7 +224,7 @@ impl<DB: Dialect> OrderStore for SqlStore<DB> {
             let was = Booked::from_row(&status_text, net, commission)?;
             write_line_outcomes(c, order, &outcomes).await?;
             let order = load_order(c, order.into()).await?;
-            rebook(c, &order, was).await?;
+            rebook(c, &order, was, None).await?;
             Ok(order)
         }
         .await;

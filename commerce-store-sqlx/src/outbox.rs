@@ -1,14 +1,15 @@
 //! The outbox of webhook deliveries. It is written by the order writes themselves, inside
-//! their transaction: after the order's row (with its timeline entry), one statement inserts a
-//! delivery of its event ([`OutboxEvent`]) for every enabled endpoint of the order's account
-//! that receives the event's type. Those writes learn whether there is any such endpoint from a
-//! column of a statement they run anyway ([`subscribed`]), so an account without endpoints pays
-//! no statement and no rendering.
+//! their transaction: the statement that updates the account's order counters also inserts a
+//! delivery of the order's event ([`OutboxEvent`]) for every enabled endpoint of the account
+//! that receives the event's type (on PostgreSQL in one statement, a data-modifying `WITH`; on
+//! SQLite, or when no counter moves, in a statement of its own). Those writes learn whether
+//! there is any such endpoint from a column of a statement they run anyway ([`subscribed`]), so
+//! an account without endpoints pays no statement and no rendering.
 
 use commerce_core::model::*;
 use commerce_core::webhooks::order_event;
 
-use sqlx::AssertSqlSafe;
+use sqlx::QueryBuilder;
 use sqlx::pool::PoolConnection;
 
 use crate::dialect::*;
@@ -27,7 +28,8 @@ pub(crate) fn subscribed<DB: Dialect>(account: &str, kind: EventType) -> String 
 }
 
 /// An order event rendered for the outbox (by `commerce_core::webhooks::order_event`), queued
-/// by [`queue`](Self::queue) in the transaction that wrote the order.
+/// with the account's counters ([`count_families`](crate::order_reads::count_families)) in the
+/// transaction that wrote the order.
 pub(crate) struct OutboxEvent {
     account: AccountId,
     event: NewEvent,
@@ -47,26 +49,43 @@ impl OutboxEvent {
         }
     }
 
-    /// Inserts one pending delivery of the event for every enabled endpoint of the account
-    /// that receives its type (one statement).
-    pub(crate) async fn queue<DB: Dialect>(self, c: &mut PoolConnection<DB>) -> StoreResult<()> {
-        let sql = format!(
+    /// Pushes the insert of one pending delivery of the event for every enabled endpoint of
+    /// the account that receives its type, with its values bound.
+    pub(crate) fn push_insert<DB: Dialect>(self, q: &mut QueryBuilder<DB>) -> StoreResult<()> {
+        let OutboxEvent { account, event } = self;
+        let at = nanos(event.created_at)?;
+        q.push(
             "INSERT INTO webhook_deliveries (endpoint_id, account_id, event_id, event_type, \
              order_id, payload, status, attempts, next_attempt_at, created_at) \
-             SELECT id, account_id, $2, $3, $4, $5, 'pending', 0, $6, $6 \
-             FROM webhook_endpoints WHERE account_id = $1 AND enabled \
-             AND {}(',' || events || ',', $7) > 0",
-            DB::INSTR,
-        );
-        let OutboxEvent { account, event } = self;
-        query::<DB>(AssertSqlSafe(sql))
-            .bind(account)
-            .bind(event.id)
-            .bind(event.kind.as_str())
-            .bind(event.order_id)
-            .bind(event.payload)
-            .bind(nanos(event.created_at)?)
-            .bind(format!(",{},", event.kind.as_str()))
+             SELECT id, account_id, ",
+        )
+        .push_arg(event.id)
+        .push(", ")
+        .push_arg(event.kind.as_str())
+        .push(", ")
+        .push_arg(event.order_id)
+        .push(", ")
+        .push_arg(event.payload)
+        .push(", 'pending', 0, ")
+        .push_arg(at)
+        .push(", ")
+        .push_arg(at)
+        .push(" FROM webhook_endpoints WHERE account_id = ")
+        .push_arg(account)
+        .push(format_args!(
+            " AND enabled AND {}(',' || events || ',', ",
+            DB::INSTR
+        ))
+        .push_arg(format!(",{},", event.kind.as_str()))
+        .push(") > 0");
+        Ok(())
+    }
+
+    /// Inserts the event's deliveries (one statement).
+    pub(crate) async fn queue<DB: Dialect>(self, c: &mut PoolConnection<DB>) -> StoreResult<()> {
+        let mut q = QueryBuilder::new("");
+        self.push_insert(&mut q)?;
+        q.build_statement()
             .execute(&mut *c)
             .await
             .map_err(backend)?;

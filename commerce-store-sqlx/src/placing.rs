@@ -103,19 +103,15 @@ pub(crate) async fn place_order_in<DB: Dialect>(
         return Err(PlaceOrderError::NumberTaken);
     };
 
-    // Lines, their warranties, the event (when the account has an endpoint that receives
-    // it) and the idempotency link first; the rows other orders contend for (variant stock,
-    // product stamps, counters, meter) last, so that their locks are held as briefly as
+    // Lines, their warranties and the idempotency link first; the rows other orders contend
+    // for (variant stock, product stamps, counters with the event when the account has an
+    // endpoint that receives it, meter) last, so that their locks are held as briefly as
     // possible.
     let line_ids = insert_lines(c, id, &new.lines).await?;
     let (events, bill_month, idempotency) =
         (new.events, new.bill_month.take(), new.idempotency.take());
     let order = placed_order(id, new, line_ids, created)?;
-    if hooked {
-        OutboxEvent::render(EventType::OrderCreated, &order, None, events)
-            .queue(c)
-            .await?;
-    }
+    let event = hooked.then(|| OutboxEvent::render(EventType::OrderCreated, &order, None, events));
     if let Some(claim) = &idempotency {
         // Fenced: only the request that holds the record links it. A request that lost it
         // to a retry (it outlived the stale time) places nothing: the caller rolls back.
@@ -173,7 +169,7 @@ pub(crate) async fn place_order_in<DB: Dialect>(
         net: booked.net,
         commission: booked.commission,
     };
-    count_families(c, order.account_id.into(), &[counted]).await?;
+    count_families(c, order.account_id.into(), &[counted], event).await?;
     bill(c, order.account_id.into(), bill_month.as_ref()).await?;
     Ok(order)
 }

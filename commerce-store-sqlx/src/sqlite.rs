@@ -147,6 +147,7 @@ impl crate::dialect::Dialect for Sqlite {
     const FOLD_CASE: &'static str = "lower({})";
     const EXPLAIN: (&'static str, usize) = ("EXPLAIN QUERY PLAN ", 3);
     const SINGLE_STATEMENT_TX: bool = true;
+    const WRITES_IN_WITH: bool = false;
     const RATE_SLOTS: u32 = 1;
     const BEGIN_WRITE: &'static str = "BEGIN IMMEDIATE";
     const BEGIN_READ: &'static str = "BEGIN";

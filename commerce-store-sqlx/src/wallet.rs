@@ -7,15 +7,18 @@ use sqlx::pool::PoolConnection;
 
 use crate::dialect::*;
 use crate::order_reads::*;
+use crate::outbox::OutboxEvent;
 use crate::rows::*;
 use crate::sql_store::*;
 
 /// Books `order`'s earnings as it stands now (it was booked as `was`): writes them on
-/// its row and moves the account's family sums, in the caller's transaction.
+/// its row and moves the account's family sums, queuing `event` with the sums
+/// ([`count_families`]), in the caller's transaction.
 pub(crate) async fn rebook<DB: Dialect>(
     c: &mut PoolConnection<DB>,
     order: &Order,
     was: Booked,
+    event: Option<OutboxEvent>,
 ) -> StoreResult<()> {
     let now = Booked::new(order.status.family(), OrderEarnings::of(order))?;
     if (now.net, now.commission) != (was.net, was.commission) {
@@ -30,7 +33,8 @@ pub(crate) async fn rebook<DB: Dialect>(
         .await
         .map_err(backend)?;
     }
-    count_families(c, order.account_id.into(), &FamilyDelta::moving(was, now)).await
+    let deltas = FamilyDelta::moving(was, now);
+    count_families(c, order.account_id.into(), &deltas, event).await
 }
 
 // Crate-internal methods only: `Dialect` is this crate's own seam.
@@ -74,7 +78,7 @@ impl<DB: Dialect> SqlStore<DB> {
                             net: now.net,
                             commission: now.commission,
                         };
-                        count_families(c, order.account_id.into(), &[delta]).await?;
+                        count_families(c, order.account_id.into(), &[delta], None).await?;
                         count += 1;
                     }
                 }
