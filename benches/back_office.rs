@@ -163,7 +163,7 @@ impl Bench {
              'عميل', '01012345678', 'القاهرة', 1, 'القاهرة', 1, 'شحن عادي', 25000, 0, 4500, \
              29500, 1000, 40, 960, 400, $3 + x * 1000000000, \
              $3 + x * 1000000000 + (x % 100) * 60000000000 + {unused}, \
-             '[["order_pending",' || ($3 + x * 1000000000) || ',null]]' \
+             '[[\"order_pending\",' || ($3 + x * 1000000000) || ',null]]' \
              FROM ({series}) AS g ORDER BY x;\n\
              INSERT INTO order_lines (order_id, position, variant_id, product_id, title, \
              variant_label, quantity, sell_price, profit, commission_on, damaged_quantity, \
