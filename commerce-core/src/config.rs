@@ -43,7 +43,9 @@ pub struct Config {
     /// How many products' JSON an engine keeps to serve `GET /products` and
     /// `GET /products/{id}` without rendering them again (default 10,000; 0 keeps none). A
     /// rendering is reused only while the product's record is unchanged, so this bounds
-    /// memory, never freshness.
+    /// memory, never freshness. An engine that keeps renderings also keeps the 64 most used
+    /// `GET /products` bodies whole, each reused only for the very same renderings and page
+    /// meta; 0 keeps no page either.
     pub rendered_products: usize,
     /// The sandbox's test mode (default off; the sandbox's `sandbox::config()` turns it
     /// on): the endpoints under `/api/v1/sandbox/` move the caller's own orders as the

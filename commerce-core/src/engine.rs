@@ -24,7 +24,7 @@ use crate::model::RateWindow;
 use crate::observe;
 use crate::operator::Operator;
 use crate::pulls_seen::PullsSeen;
-use crate::rendered_products::RenderedProducts;
+use crate::rendered_products::{RenderedPages, RenderedProducts};
 use crate::request_id::RequestId;
 use crate::routes::{self, Endpoint};
 use crate::shared::Shared;
@@ -174,6 +174,12 @@ impl Engine {
                 store: Arc::new(Traced::new(store)),
                 clock,
                 rendered_products: RenderedProducts::new(config.rendered_products),
+                // Pages are kept only by an engine that keeps renderings (their keys).
+                rendered_pages: RenderedPages::new(if config.rendered_products > 0 {
+                    RenderedPages::CAPACITY
+                } else {
+                    0
+                }),
                 test_clock,
                 config,
                 pulls_seen: PullsSeen::default(),

@@ -17,14 +17,26 @@
 //! comparing costs a small part of rendering, whose Arabic text serde_json escapes byte by
 //! byte. Several engines over one database each keep their own; a change made by another
 //! instance shows in the record the store returns.
+//!
+//! A whole `GET /products` body is kept too ([`RenderedPages`]): the page's body is a function
+//! of its renderings (in order) and its meta (page, per page, total; the last page follows from
+//! them), so it is served again, by reference count and without a copy, exactly when a request
+//! produces the very same renderings ([`Arc::ptr_eq`], element by element) and the same meta.
+//! A rendering never changes once made, and the kept page holds its renderings (and through
+//! them their records), so none of them can be freed and its allocation reused by another
+//! rendering while the page is kept: equal pointers mean the same JSON. A changed product gets
+//! a new rendering (above), a product stopped or started changes the total or the page's
+//! renderings, so no change that shows in a page can leave it looking the same.
 
-use rustc_hash::FxBuildHasher;
+use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::Arc;
 
+use bytes::Bytes;
+use rustc_hash::FxBuildHasher;
 use serde_json::value::RawValue;
 
-use crate::model::{Product, ProductId};
-use crate::wire::ProductView;
+use crate::model::{PageRequest, Product, ProductId};
+use crate::wire::{self, ProductView};
 
 /// Rendered products, at most `capacity` of them (the least used go first).
 pub(crate) struct RenderedProducts {
@@ -89,6 +101,101 @@ impl Rendered {
             category_name: category_name.into(),
             json,
         }
+    }
+}
+
+/// Whole `GET /products` bodies, at most [`RenderedPages::CAPACITY`] of them (the least used go
+/// first), each kept with the renderings and the meta it was made from (module docs).
+pub(crate) struct RenderedPages {
+    cache: Option<PageCache>,
+}
+
+/// The pages by a hash of what they were made from ([`page_key`]); a hit is checked in full.
+type PageCache = quick_cache::sync::Cache<u64, Arc<Page>, quick_cache::UnitWeighter, FxBuildHasher>;
+
+/// One page's body and what it was made from. Holding the renderings keeps their allocations
+/// (and their records) alive, so a pointer equal to one of them is that very rendering.
+struct Page {
+    items: Box<[Arc<Rendered>]>,
+    page: PageRequest,
+    total: u64,
+    body: Bytes,
+}
+
+impl Page {
+    /// Whether this page was made from exactly `items` (the same allocations, in order) under
+    /// the same meta: then its body is the body they make.
+    fn is_of(&self, items: &[Arc<Rendered>], page: PageRequest, total: u64) -> bool {
+        self.page == page
+            && self.total == total
+            && self.items.len() == items.len()
+            && self.items.iter().zip(items).all(|(a, b)| Arc::ptr_eq(a, b))
+    }
+}
+
+/// The hash of a page's renderings (their addresses, in order) and meta.
+fn page_key(items: &[Arc<Rendered>], page: PageRequest, total: u64) -> u64 {
+    let mut hasher = FxBuildHasher.build_hasher();
+    (page.page, page.per_page, total, items.len()).hash(&mut hasher);
+    for item in items {
+        Arc::as_ptr(item).hash(&mut hasher);
+    }
+    hasher.finish()
+}
+
+impl RenderedPages {
+    /// How many pages an engine keeps when it keeps renderings at all: a page of 100
+    /// products is about 150 KiB, so at most about 10 MiB, besides the records it keeps
+    /// alive (at most 100 a page) after the store has replaced them.
+    pub(crate) const CAPACITY: usize = 64;
+
+    /// A cache of `capacity` pages; 0 writes every body every time.
+    pub(crate) fn new(capacity: usize) -> Self {
+        Self {
+            cache: (capacity > 0).then(|| {
+                let items = u64::try_from(capacity).unwrap_or(u64::MAX);
+                let (weigh, lifecycle) = (quick_cache::UnitWeighter, Default::default());
+                PageCache::with(capacity, items, weigh, FxBuildHasher, lifecycle)
+            }),
+        }
+    }
+
+    /// The list body of `items` under `page` and `total` (`{"data": [...], "meta": {...}}`):
+    /// the kept one, by reference count, when it was made from the very same renderings and
+    /// meta; else a new one (kept for the next call).
+    pub(crate) fn body(&self, items: Vec<Arc<Rendered>>, page: PageRequest, total: u64) -> Bytes {
+        let Some(cache) = &self.cache else {
+            return Bytes::from(list_body(&items, page, total));
+        };
+        let key = page_key(&items, page, total);
+        if let Some(kept) = cache.get(&key)
+            && kept.is_of(&items, page, total)
+        {
+            return kept.body.clone();
+        }
+        let body = Bytes::from(list_body(&items, page, total));
+        let kept = Page {
+            items: items.into_boxed_slice(),
+            page,
+            total,
+            body: body.clone(),
+        };
+        cache.insert(key, Arc::new(kept));
+        body
+    }
+}
+
+/// The list body of `items`, written afresh.
+fn list_body(items: &[Arc<Rendered>], page: PageRequest, total: u64) -> Vec<u8> {
+    let json: Vec<&RawValue> = items.iter().map(|r| r.json()).collect();
+    wire::rendered_list_body(&json, page, total)
+}
+
+impl std::fmt::Debug for RenderedPages {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RenderedPages")
+            .field("len", &self.cache.as_ref().map_or(0, |c| c.len()))
+            .finish()
     }
 }
 

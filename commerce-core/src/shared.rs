@@ -1,5 +1,5 @@
 //! What an engine and its operator share: the store, the clock, the settings and the
-//! catalogue-pulls cache and the rendered-product cache.
+//! catalogue-pulls cache and the rendered-product and rendered-page caches.
 
 use std::sync::Arc;
 
@@ -9,7 +9,7 @@ use crate::clock::{Clock, OffsetClock};
 use crate::config::Config;
 use crate::domain::wallet::PayoutRules;
 use crate::pulls_seen::PullsSeen;
-use crate::rendered_products::RenderedProducts;
+use crate::rendered_products::{RenderedPages, RenderedProducts};
 use crate::store::Store;
 
 /// Shared by every clone of an [`Engine`](crate::Engine) and its [`Operator`](crate::Operator).
@@ -23,6 +23,8 @@ pub(crate) struct Shared {
     pub(crate) pulls_seen: PullsSeen,
     /// Products' JSON, reused while their records are unchanged.
     pub(crate) rendered_products: RenderedProducts,
+    /// Whole `GET /products` bodies, reused while made from the same renderings and meta.
+    pub(crate) rendered_pages: RenderedPages,
 }
 
 impl Shared {

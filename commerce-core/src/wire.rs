@@ -17,8 +17,8 @@ use crate::money::{money_string, serde_money};
 use crate::time::cairo_timestamp;
 
 /// A JSON response with the right content type, never cached.
-pub fn json_response(status: StatusCode, body: Vec<u8>) -> Response<Bytes> {
-    let mut response = Response::new(Bytes::from(body));
+pub fn json_response(status: StatusCode, body: impl Into<Bytes>) -> Response<Bytes> {
+    let mut response = Response::new(body.into());
     *response.status_mut() = status;
     let headers = response.headers_mut();
     headers.insert(

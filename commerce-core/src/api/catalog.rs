@@ -4,7 +4,6 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use http::{Response, StatusCode};
-use serde_json::value::RawValue;
 
 use super::Ctx;
 use crate::error::ApiError;
@@ -109,8 +108,7 @@ pub(super) async fn products(
         .into_iter()
         .map(|p| render(ctx, p, &categories))
         .collect();
-    let json: Vec<&RawValue> = rendered.iter().map(|r| r.json()).collect();
-    let body = wire::rendered_list_body(&json, page, found.total);
+    let body = ctx.shared.rendered_pages.body(rendered, page, found.total);
     Ok(wire::json_response(StatusCode::OK, body))
 }
 

@@ -1,5 +1,6 @@
-//! The rendered-product cache never serves a stale product: changes and reads interleaved at
-//! random, each read compared byte for byte with an engine that keeps no rendering.
+//! The rendered-product and rendered-page caches never serve a stale product or page: changes
+//! and reads interleaved at random, each read compared byte for byte with an engine that keeps
+//! no rendering (and so no page).
 
 use std::sync::Arc;
 
@@ -23,8 +24,14 @@ const KEY: &str = "sk_demo_bench";
 /// and cancellations, stopping and restarting, warranties added and stopped, time passing),
 /// and a write that changes nothing but the record (the same price again),
 /// interleaved with reads of the list and of the product: each answer of the engine, which
-/// keeps renderings, equals byte for byte the answer of an engine over the same store and
-/// clock that keeps none. Three seeds, 40 steps each.
+/// keeps renderings and whole pages, equals byte for byte the answer of an engine over the
+/// same store and clock that keeps neither. Three seeds, 40 steps each.
+///
+/// The pages read include two whose renderings a stopped or restarted product does not change
+/// while their `total` changes: a page past the end (no product on it) and the first product
+/// alone (when it is not the one stopped). First, before the random steps, the product is
+/// stopped and restarted between reads of the page past the end, so a kept page reused
+/// under another total fails at once.
 pub async fn rendered_products_are_never_stale(h: &Harness) {
     let mut config = h.engine.config().clone();
     config.rendered_products = 0;
@@ -33,6 +40,16 @@ pub async fn rendered_products_are_never_stale(h: &Harness) {
     let product = h.fixture.featured_product;
     let variant = h.fixture.featured_variants[0];
     let operator = h.engine.operator();
+    let past_the_end = "/api/v1/products?per_page=100&page=50";
+    for active in [false, true] {
+        assert_same(h, &uncached, past_the_end, "before the change").await;
+        operator
+            .set_product_active(product, active)
+            .await
+            .expect("activity");
+        let when = if active { "restarted" } else { "stopped" };
+        assert_same(h, &uncached, past_the_end, when).await;
+    }
     let mut orders = Vec::new();
     for seed in [7_u64, 1_234, 99_999] {
         let mut rng = StdRng::seed_from_u64(seed);
@@ -118,24 +135,32 @@ pub async fn rendered_products_are_never_stale(h: &Harness) {
             }
             for path in [
                 "/api/v1/products?per_page=100".to_owned(),
+                "/api/v1/products?per_page=1".to_owned(),
+                past_the_end.to_owned(),
                 format!("/api/v1/products/{product}"),
             ] {
-                // One request id for both, so that a 404 (the product stopped) is the same bytes.
-                let id = [("request-id", "req-rendered-products")];
-                let cached = h
-                    .request(Method::GET, Some(KEY), &path, Bytes::new(), &id)
-                    .await;
-                let request = build_request(Method::GET, Some(KEY), &path, Bytes::new(), &id);
-                let fresh = uncached.handle(request).await;
-                assert_eq!(cached.status, fresh.status(), "{path}, seed {seed}");
-                assert_eq!(
-                    &cached.body,
-                    fresh.body(),
-                    "{path} at seed {seed}, step {step}: the kept rendering is stale"
-                );
+                let when = format!("seed {seed}, step {step}");
+                assert_same(h, &uncached, &path, &when).await;
             }
         }
     }
+}
+
+/// `GET path` answers the same status and bytes from the harness's engine as from `uncached`.
+async fn assert_same(h: &Harness, uncached: &Engine, path: &str, when: &str) {
+    // One request id for both, so that a 404 (the product stopped) is the same bytes.
+    let id = [("request-id", "req-rendered-products")];
+    let cached = h
+        .request(Method::GET, Some(KEY), path, Bytes::new(), &id)
+        .await;
+    let request = build_request(Method::GET, Some(KEY), path, Bytes::new(), &id);
+    let fresh = uncached.handle(request).await;
+    assert_eq!(cached.status, fresh.status(), "{path}, {when}");
+    assert_eq!(
+        &cached.body,
+        fresh.body(),
+        "{path}, {when}: the kept rendering or page is stale"
+    );
 }
 
 fn order_of(h: &Harness, variant: VariantId) -> serde_json::Value {
