@@ -65,11 +65,7 @@ impl RenderedProducts {
     /// A cache of `capacity` products; 0 renders every product every time.
     pub(crate) fn new(capacity: usize) -> Self {
         Self {
-            cache: (capacity > 0).then(|| {
-                let items = u64::try_from(capacity).unwrap_or(u64::MAX);
-                let (weigh, lifecycle) = (quick_cache::UnitWeighter, Default::default());
-                Cache::with(capacity, items, weigh, FxBuildHasher, lifecycle)
-            }),
+            cache: bounded(capacity),
         }
     }
 
@@ -152,11 +148,7 @@ impl RenderedPages {
     /// A cache of `capacity` pages; 0 writes every body every time.
     pub(crate) fn new(capacity: usize) -> Self {
         Self {
-            cache: (capacity > 0).then(|| {
-                let items = u64::try_from(capacity).unwrap_or(u64::MAX);
-                let (weigh, lifecycle) = (quick_cache::UnitWeighter, Default::default());
-                PageCache::with(capacity, items, weigh, FxBuildHasher, lifecycle)
-            }),
+            cache: bounded(capacity),
         }
     }
 
@@ -183,6 +175,17 @@ impl RenderedPages {
         cache.insert(key, Arc::new(kept));
         body
     }
+}
+
+/// A cache of at most `capacity` entries (the least used go first); none for 0.
+fn bounded<K: Eq + Hash, V: Clone>(
+    capacity: usize,
+) -> Option<quick_cache::sync::Cache<K, V, quick_cache::UnitWeighter, FxBuildHasher>> {
+    (capacity > 0).then(|| {
+        let items = u64::try_from(capacity).unwrap_or(u64::MAX);
+        let (weigh, lifecycle) = (quick_cache::UnitWeighter, Default::default());
+        quick_cache::sync::Cache::with(capacity, items, weigh, FxBuildHasher, lifecycle)
+    })
 }
 
 /// The list body of `items`, written afresh.
