@@ -47,6 +47,12 @@ pub struct Config {
     /// `GET /products` bodies whole, each reused only for the very same renderings and page
     /// meta; 0 keeps no page either.
     pub rendered_products: usize,
+    /// How many orders' JSON an engine keeps to serve `GET /orders` without reading their
+    /// lines or rendering them again (default 10,000, about 2 KiB each; 0 keeps none). A
+    /// rendering is reused only while the order keeps the `updated_at` it was rendered at
+    /// (every write of an order moves it forward) and its payout state, so this bounds memory,
+    /// never freshness.
+    pub rendered_orders: usize,
     /// The sandbox's test mode (default off; the sandbox's `sandbox::config()` turns it
     /// on): the endpoints under `/api/v1/sandbox/` move the caller's own orders as the
     /// platform would and move the engine's clock forward for everyone (an
@@ -77,6 +83,7 @@ impl Default for Config {
             idempotency_stale_after: Duration::minutes(2),
             webhook_urls: UrlPolicy::default(),
             rendered_products: 10_000,
+            rendered_orders: 10_000,
             test_mode: false,
             approve_api_requests: false,
         }

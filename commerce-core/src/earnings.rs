@@ -263,10 +263,18 @@ impl PayoutRules {
     /// The payout state and ready date of an order: expected until delivered, held for
     /// `hold_days` after delivery, then ready.
     pub fn payout(self, order: &Order) -> (PayoutState, Option<DateTime<Utc>>) {
-        let ready_at = order
-            .delivered_at
-            .map(|d| d + chrono::Duration::days(self.hold_days));
-        let state = match (order.status.family(), ready_at) {
+        self.payout_of(order.status, order.delivered_at)
+    }
+
+    /// [`payout`](Self::payout) of an order in `status` delivered at `delivered_at`: all the
+    /// payout depends on, besides now.
+    pub fn payout_of(
+        self,
+        status: OrderStatus,
+        delivered_at: Option<DateTime<Utc>>,
+    ) -> (PayoutState, Option<DateTime<Utc>>) {
+        let ready_at = delivered_at.map(|d| d + chrono::Duration::days(self.hold_days));
+        let state = match (status.family(), ready_at) {
             (Family::Pending | Family::Confirmed | Family::Shipping, _) => PayoutState::Expected,
             (Family::Delivered | Family::Archived, Some(ready)) if self.now < ready => {
                 PayoutState::Held

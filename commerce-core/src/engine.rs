@@ -24,6 +24,7 @@ use crate::model::RateWindow;
 use crate::observe;
 use crate::operator::Operator;
 use crate::pulls_seen::PullsSeen;
+use crate::rendered_orders::RenderedOrders;
 use crate::rendered_products::{RenderedPages, RenderedProducts};
 use crate::request_id::RequestId;
 use crate::routes::{self, Endpoint};
@@ -180,6 +181,7 @@ impl Engine {
                 } else {
                     0
                 }),
+                rendered_orders: RenderedOrders::new(config.rendered_orders),
                 test_clock,
                 config,
                 pulls_seen: PullsSeen::default(),

@@ -99,6 +99,7 @@ pub mod owner;
 pub mod owner_pages;
 pub mod pricing;
 mod pulls_seen;
+mod rendered_orders;
 mod rendered_products;
 mod request_id;
 // The dispatch table; what users need of it (`API_PREFIX`, `MountPrefix`) is re-exported below.

@@ -178,7 +178,7 @@ impl RenderedPages {
 }
 
 /// A cache of at most `capacity` entries (the least used go first); none for 0.
-fn bounded<K: Eq + Hash, V: Clone>(
+pub(crate) fn bounded<K: Eq + Hash, V: Clone>(
     capacity: usize,
 ) -> Option<quick_cache::sync::Cache<K, V, quick_cache::UnitWeighter, FxBuildHasher>> {
     (capacity > 0).then(|| {

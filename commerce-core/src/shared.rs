@@ -1,5 +1,5 @@
 //! What an engine and its operator share: the store, the clock, the settings and the
-//! catalogue-pulls cache and the rendered-product and rendered-page caches.
+//! catalogue-pulls cache and the rendered-product, rendered-page and rendered-order caches.
 
 use std::sync::Arc;
 
@@ -9,6 +9,7 @@ use crate::clock::{Clock, OffsetClock};
 use crate::config::Config;
 use crate::domain::wallet::PayoutRules;
 use crate::pulls_seen::PullsSeen;
+use crate::rendered_orders::RenderedOrders;
 use crate::rendered_products::{RenderedPages, RenderedProducts};
 use crate::store::Store;
 
@@ -25,6 +26,8 @@ pub(crate) struct Shared {
     pub(crate) rendered_products: RenderedProducts,
     /// Whole `GET /products` bodies, reused while made from the same renderings and meta.
     pub(crate) rendered_pages: RenderedPages,
+    /// Orders' JSON, reused while the orders keep their versions.
+    pub(crate) rendered_orders: RenderedOrders,
 }
 
 impl Shared {

@@ -263,6 +263,17 @@ impl<'q, DB: Dialect, O> Q<'q, DB, O> {
         let rows_affected = DB::execute(on.into(), self.query).await?;
         Ok(Done { rows_affected })
     }
+
+    /// Every row, not decoded: for a caller that decodes some columns of a row only.
+    pub(crate) async fn fetch_rows<'e>(
+        self,
+        on: impl Into<On<'e, DB>>,
+    ) -> Result<Vec<DB::Row>, sqlx::Error>
+    where
+        'q: 'e,
+    {
+        DB::fetch_all(on.into(), self.query).await
+    }
 }
 
 impl<'q, DB: Dialect, O: FromDbRow<DB>> Q<'q, DB, O> {

@@ -89,6 +89,78 @@ pub(crate) async fn with_lines<DB: Dialect>(
     Ok(chunk.iter().filter_map(|id| found.remove(id)).collect())
 }
 
+/// The page `page` of the account's orders matching `filter`, newest first, with its total
+/// ([`OrderStore::orders_unless_known`]): one statement for the page and its total (from the
+/// account's counters when the filter allows, else a window count), then one for the lines
+/// and their warranties of the orders `known` does not have, none when it has them all. An
+/// order `known` has is decoded no further than its id and `updated_at`.
+///
+/// No transaction: an order's status and timeline are columns of its row, its lines change
+/// only in their outcomes, and a write of those moves the row's `updated_at` in the same
+/// transaction, so the lines read after the row are never older than the version read.
+pub(crate) async fn orders_page<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    account: AccountId,
+    filter: &OrderFilter,
+    page: PageRequest,
+    known: &mut (dyn FnMut(OrderVersion) -> bool + Send),
+) -> StoreResult<Page<PagedOrder>> {
+    let mut q = QueryBuilder::<DB>::new(concat!("SELECT ", order_cols!(), ", "));
+    if counts_answer(filter) {
+        q.push(
+            "(SELECT CAST(COALESCE(SUM(count), 0) AS BIGINT) \
+             FROM account_order_counts WHERE account_id = ",
+        )
+        .push_arg(account);
+        if let Some(family) = filter.family {
+            q.push(" AND family = ").push_arg(family.as_str());
+        }
+        q.push(") AS total");
+    } else {
+        q.push("COUNT(*) OVER () AS total");
+    }
+    push_order_filter(&mut q, account.into(), filter)?;
+    q.push(" ORDER BY created_at DESC, id DESC");
+    limit(&mut q, page)?;
+    let rows = q
+        .build_statement()
+        .fetch_rows(&mut *c)
+        .await
+        .map_err(backend)?;
+    let total: i64 = match rows.first() {
+        Some(first) => col::<DB, i64>(first, "total").map_err(backend)?,
+        None if page.offset() == 0 && !counts_answer(filter) => 0,
+        None => count_orders(c, account.into(), filter).await?,
+    };
+    // Each place of the page: the known version, or `None` for an order read below.
+    let mut places = Vec::with_capacity(rows.len());
+    let mut unknown = Vec::new();
+    for row in &rows {
+        let id: i64 = col::<DB, i64>(row, "id").map_err(backend)?;
+        let updated_at: i64 = col::<DB, i64>(row, "updated_at").map_err(backend)?;
+        let version = OrderVersion::new(OrderId::new(id), instant(updated_at));
+        if known(version) {
+            places.push(Some(version));
+        } else {
+            places.push(None);
+            unknown.push(<OrderRow as FromDbRow<DB>>::from_db_row(row).map_err(backend)?);
+        }
+    }
+    let ids: Vec<i64> = unknown.iter().map(|r| r.id).collect();
+    let mut read = with_lines(c, &ids, unknown).await?.into_iter();
+    let items = places
+        .into_iter()
+        .map(|place| match place {
+            Some(version) => Ok(PagedOrder::Known(version)),
+            None => read
+                .next()
+                .map(|order| PagedOrder::Read(Box::new(order)))
+                .ok_or_else(|| corrupt("an order of the page without its row")),
+        })
+        .collect::<StoreResult<_>>()?;
+    Ok(Page::new(items, total as u64))
+}
+
 pub(crate) async fn load_order<DB: Dialect>(
     c: &mut PoolConnection<DB>,
     id: i64,

@@ -274,45 +274,29 @@ impl<DB: Dialect> OrderStore for SqlStore<DB> {
         filter: &OrderFilter,
         page: PageRequest,
     ) -> StoreResult<Page<Order>> {
-        // The page with its total in one statement (the total from the account's
-        // counters when the filter allows), then the lines with their warranties; no
-        // transaction: an order's status and timeline are columns of the same row, and
-        // its lines only change in their outcomes.
-        let mut conn = self.pool.acquire().await.map_err(backend)?;
-        async {
-            let c = &mut conn;
-            let mut q = QueryBuilder::<DB>::new(concat!("SELECT ", order_cols!(), ", "));
-            if counts_answer(filter) {
-                q.push(
-                    "(SELECT CAST(COALESCE(SUM(count), 0) AS BIGINT) \
-                     FROM account_order_counts WHERE account_id = ",
-                )
-                .push_arg(account);
-                if let Some(family) = filter.family {
-                    q.push(" AND family = ").push_arg(family.as_str());
-                }
-                q.push(") AS total");
-            } else {
-                q.push("COUNT(*) OVER () AS total");
-            }
-            push_order_filter(&mut q, account.into(), filter)?;
-            q.push(" ORDER BY created_at DESC, id DESC");
-            limit(&mut q, page)?;
-            let rows: Vec<PagedOrderRow> = q
-                .build_as::<PagedOrderRow>()
-                .fetch_all(&mut *c)
-                .await
-                .map_err(backend)?;
-            let total = match rows.first() {
-                Some(first) => first.total,
-                None if page.offset() == 0 && !counts_answer(filter) => 0,
-                None => count_orders(c, account.into(), filter).await?,
-            };
-            let ids: Vec<i64> = rows.iter().map(|r| r.row.id).collect();
-            let rows = rows.into_iter().map(|r| r.row).collect();
-            Ok(Page::new(with_lines(c, &ids, rows).await?, total as u64))
-        }
-        .await
+        let found = self
+            .orders_unless_known(account, filter, page, &mut |_| false)
+            .await?;
+        let items = found
+            .items
+            .into_iter()
+            .map(|item| match item {
+                PagedOrder::Read(order) => Ok(*order),
+                PagedOrder::Known(_) => Err(corrupt("an order read as known")),
+            })
+            .collect::<StoreResult<_>>()?;
+        Ok(Page::new(items, found.total))
+    }
+
+    async fn orders_unless_known(
+        &self,
+        account: AccountId,
+        filter: &OrderFilter,
+        page: PageRequest,
+        known: &mut (dyn FnMut(OrderVersion) -> bool + Send),
+    ) -> StoreResult<Page<PagedOrder>> {
+        let mut c = self.pool.acquire().await.map_err(backend)?;
+        orders_page(&mut c, account, filter, page, known).await
     }
 
     async fn find_orders(

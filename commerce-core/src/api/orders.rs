@@ -2,6 +2,7 @@
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Response, StatusCode, header};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::Ctx;
@@ -14,7 +15,7 @@ use crate::limits::{MAX_NOTE, MAX_REASON, MAX_REFERENCE, MAX_TEXT};
 use crate::messages;
 use crate::model::*;
 use crate::routes::API_PREFIX;
-use crate::store::{IdempotencyBegin, StatusChange, StatusChangeError, StoreError};
+use crate::store::{IdempotencyBegin, PagedOrder, StatusChange, StatusChangeError, StoreError};
 use crate::wire::{self, OrderView};
 
 /// The `Location` of an order, under the path the API is mounted at.
@@ -39,17 +40,39 @@ pub(super) async fn list(
         updated_since: query.timestamp("updated_since"),
     };
     query.finish()?;
+    // The orders whose JSON the engine kept are read as versions only (rendered_orders).
+    let account = ctx.caller.account.id;
+    let rules = ctx.payout_rules();
+    let rendered = &ctx.shared.rendered_orders;
+    let mut known = rendered.known(rules);
     let found = ctx
         .store()
-        .orders(ctx.caller.account.id, &filter, page)
+        .orders_unless_known(account, &filter, page, &mut |version| known.has(version))
         .await?;
-    let rules = ctx.payout_rules();
-    let views: Vec<OrderView> = found
-        .items
-        .iter()
-        .map(|o| OrderView::new(o, rules))
-        .collect();
-    super::ok_list(&views, page, found.total)
+    let mut items = Vec::with_capacity(found.items.len());
+    for item in found.items {
+        let json = match item {
+            PagedOrder::Read(order) => rendered.render(&order, rules),
+            PagedOrder::Known(version) => match known.take(version.id) {
+                Some(kept) => kept,
+                // A store that answers `Known` for an order it was not told is known: read it.
+                None => {
+                    let order = ctx
+                        .store()
+                        .order(Some(account), version.id)
+                        .await?
+                        .ok_or_else(|| StoreError::NotFound)?;
+                    rendered.render(&order, rules)
+                }
+            },
+        };
+        items.push(json);
+    }
+    let json: Vec<&RawValue> = items.iter().map(|r| r.json()).collect();
+    Ok(wire::json_response(
+        StatusCode::OK,
+        wire::rendered_list_body(&json, page, found.total),
+    ))
 }
 
 pub(super) async fn show(ctx: &Ctx<'_>, id: OrderId) -> Result<Response<Bytes>, ApiError> {

@@ -10,7 +10,8 @@
 //!
 //! A new store method is written in its trait and once here; every wrapper follows. A method
 //! missing from the list fails to compile in every wrapper, except one with a default body
-//! (`authenticate`, `finish_deliveries`, the `shared_*` reads): list those too, or the wrappers run the default
+//! (`authenticate`, `finish_deliveries`, the `shared_*` reads,
+//! `orders_unless_known`): list those too, or the wrappers run the default
 //! instead of the backend's own version.
 //!
 //! [`Operation`]: super::Operation
@@ -125,6 +126,12 @@ macro_rules! store_methods {
                     filter: &OrderFilter,
                     page: PageRequest
                 ) -> Result<Page<Order>, StoreError>;
+                fn orders_unless_known(
+                    account: AccountId,
+                    filter: &OrderFilter,
+                    page: PageRequest,
+                    known: &mut (dyn FnMut(OrderVersion) -> bool + Send)
+                ) -> Result<Page<PagedOrder>, StoreError>;
                 fn find_orders(query: &OrderQuery, page: PageRequest) -> Result<Listing<Order>, StoreError>;
                 fn order_status_counts(query: &OrderQuery) -> Result<Vec<(OrderStatus, Count)>, StoreError>;
                 fn wallet_totals(

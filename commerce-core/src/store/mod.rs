@@ -103,7 +103,9 @@ pub use idempotency::{
 };
 pub use memory::MemoryStore;
 pub use meter::MeterStore;
-pub use orders::{OrderStore, StatusChange, StatusMove, pieces_to_reserve};
+pub use orders::{
+    OrderStore, OrderVersion, PagedOrder, StatusChange, StatusMove, pieces_to_reserve,
+};
 pub(crate) use traced::Traced;
 pub use webhooks::{
     ClaimRoom, InsertWebhookError, MAX_PENDING_MANUAL, MAX_WEBHOOKS_PER_ACCOUNT,

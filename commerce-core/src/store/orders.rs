@@ -33,6 +33,51 @@ pub struct StatusChange {
     pub events: EventContext,
 }
 
+/// One state of an order: its id and its `updated_at`, which every write of the order moves
+/// forward ([`next_updated_at`](super::next_updated_at) on every store, and on the SQL stores
+/// by the database itself whatever the writers' clocks), so two reads with the same version saw
+/// the same order. What a caller of
+/// [`orders_unless_known`](OrderStore::orders_unless_known) compares with the ones it kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct OrderVersion {
+    /// The order.
+    pub id: OrderId,
+    /// When it last changed.
+    pub updated_at: DateTime<Utc>,
+}
+
+impl OrderVersion {
+    /// The version of `id` as of `updated_at`.
+    pub fn new(id: OrderId, updated_at: DateTime<Utc>) -> Self {
+        Self { id, updated_at }
+    }
+
+    /// The version of `order` as it is.
+    pub fn of(order: &Order) -> Self {
+        Self::new(order.id, order.updated_at)
+    }
+}
+
+/// One order of a page of [`orders_unless_known`](OrderStore::orders_unless_known).
+#[derive(Debug, Clone, PartialEq)]
+pub enum PagedOrder {
+    /// The caller said it has this version: the store did not read the order further.
+    Known(OrderVersion),
+    /// The order, read whole.
+    Read(Box<Order>),
+}
+
+impl PagedOrder {
+    /// The version of the order at this place of the page.
+    pub fn version(&self) -> OrderVersion {
+        match self {
+            PagedOrder::Known(version) => *version,
+            PagedOrder::Read(order) => OrderVersion::of(order),
+        }
+    }
+}
+
 /// Orders and what they book: stock, counters, billing, earnings.
 #[async_trait]
 pub trait OrderStore: Send + Sync {
@@ -125,6 +170,36 @@ pub trait OrderStore: Send + Sync {
         filter: &OrderFilter,
         page: PageRequest,
     ) -> Result<Page<Order>, StoreError>;
+    /// [`orders`](OrderStore::orders), for a caller that keeps orders it has read (the
+    /// engine keeps their JSON): `known` is asked once about each order of the page, in page
+    /// order, with the order's [`OrderVersion`], and an order it says it has comes back as
+    /// [`PagedOrder::Known`] without being read further (its lines, its other columns); every
+    /// other one as [`PagedOrder::Read`]. The page (which orders, in which order, the total)
+    /// is exactly what [`orders`](OrderStore::orders) answers. The provided version reads the
+    /// whole page with [`orders`](OrderStore::orders), then answers as above: right for any
+    /// store, saving only the caller's work.
+    async fn orders_unless_known(
+        &self,
+        account: AccountId,
+        filter: &OrderFilter,
+        page: PageRequest,
+        known: &mut (dyn FnMut(OrderVersion) -> bool + Send),
+    ) -> Result<Page<PagedOrder>, StoreError> {
+        let found = self.orders(account, filter, page).await?;
+        let items = found
+            .items
+            .into_iter()
+            .map(|order| {
+                let version = OrderVersion::of(&order);
+                if known(version) {
+                    PagedOrder::Known(version)
+                } else {
+                    PagedOrder::Read(Box::new(order))
+                }
+            })
+            .collect();
+        Ok(Page::new(items, found.total))
+    }
     /// The orders of any account that `query` matches ([`OrderQuery::select`]: its filters
     /// and order), one page, with how many match counted up to the query's `count_limit`
     /// ([`Listing::of_selected`]): the back office's order lists. A page costs what the

@@ -33,14 +33,6 @@ pub(crate) fn parse_timeline(order: i64, json: &str) -> Result<Vec<TimelineEntry
 }
 
 db_row! {
-    /// An order of a page, with the number of orders matching the page's filter.
-    pub(crate) struct PagedOrderRow {
-        @flatten pub(crate) row: OrderRow,
-        pub(crate) total: i64,
-    }
-}
-
-db_row! {
     pub(crate) struct OrderRow {
         pub(crate) id: i64,
         account_id: i64,

@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use super::indexes::OrderKeys;
-use super::{MemoryStore, paginate};
+use super::{MemoryStore, State, page_of};
 use crate::earnings::WalletTotals;
 use crate::model::*;
 use crate::store::*;
@@ -183,63 +183,38 @@ impl OrderStore for MemoryStore {
         page: PageRequest,
     ) -> Result<Page<Order>, StoreError> {
         let s = self.lock();
-        let Some(index) = s.orders_by_account.get(&account) else {
-            return Ok(Page {
-                items: Vec::new(),
-                total: 0,
-            });
-        };
-        // Fast path for the common exact lookups.
-        if let Some(reference) = &filter.external_reference {
-            let found = s
-                .external_references
-                .get(&(account, reference.clone()))
-                .map(|id| &s.orders[id])
-                .filter(|o| o.matches(filter));
-            return Ok(paginate(found.into_iter(), page));
-        }
-        // The smallest index that holds every match: the family's when the filter names one.
-        let empty = OrderKeys::new();
-        let family = filter.family.or(filter.status.map(OrderStatus::family));
-        let base = match family {
-            Some(family) => index.by_family.get(&family).unwrap_or(&empty),
-            None => &index.by_created,
-        };
-        if filter.updated_since.is_none() && filter.number.is_none() {
-            if filter.status.is_none() {
-                // Every key of `base` matches: count it, clone the page only.
-                let items = base
-                    .iter()
-                    .rev()
-                    .skip(usize::try_from(page.offset()).unwrap_or(usize::MAX))
-                    .take(page.per_page as usize)
-                    .map(|(_, id)| s.orders[id].clone())
-                    .collect();
-                return Ok(Page {
-                    items,
-                    total: base.len() as u64,
-                });
-            }
-        } else if let Some(since) = filter.updated_since {
-            // Sync: the orders changed since `since` are usually few; gather them from the
-            // `updated_at` index and sort them into list order, unless they are most of `base`.
-            let changed = index.by_updated.range((since, OrderId::new(i64::MIN))..);
-            if changed.clone().count() < base.len() / 4 {
-                let mut keys: Vec<(DateTime<Utc>, OrderId)> = changed
-                    .map(|(_, id)| &s.orders[id])
-                    .filter(|o| o.matches(filter))
-                    .map(|o| (o.created_at, o.id))
-                    .collect();
-                keys.sort_unstable_by(|a, b| b.cmp(a));
-                return Ok(paginate(keys.iter().map(|(_, id)| &s.orders[id]), page));
-            }
-        }
-        let matching = base
-            .iter()
-            .rev()
-            .map(|(_, id)| &s.orders[id])
-            .filter(|o| o.matches(filter));
-        Ok(paginate(matching, page))
+        let found = orders_page(&s, account, filter, page);
+        Ok(Page {
+            items: found.items.into_iter().cloned().collect(),
+            total: found.total,
+        })
+    }
+
+    async fn orders_unless_known(
+        &self,
+        account: AccountId,
+        filter: &OrderFilter,
+        page: PageRequest,
+        known: &mut (dyn FnMut(OrderVersion) -> bool + Send),
+    ) -> Result<Page<PagedOrder>, StoreError> {
+        let s = self.lock();
+        let found = orders_page(&s, account, filter, page);
+        let items = found
+            .items
+            .into_iter()
+            .map(|order| {
+                let version = OrderVersion::of(order);
+                if known(version) {
+                    PagedOrder::Known(version)
+                } else {
+                    PagedOrder::Read(Box::new(order.clone()))
+                }
+            })
+            .collect();
+        Ok(Page {
+            items,
+            total: found.total,
+        })
     }
 
     async fn wallet_totals(
@@ -253,4 +228,71 @@ impl OrderStore for MemoryStore {
             .map(|index| index.wallet.totals(held_after))
             .unwrap_or_default())
     }
+}
+
+/// The orders of `account` on `page` of those matching `filter`, newest first, and how many
+/// match ([`OrderStore::orders`]), as references into the store's state.
+fn orders_page<'s>(
+    s: &'s State,
+    account: AccountId,
+    filter: &OrderFilter,
+    page: PageRequest,
+) -> Page<&'s Order> {
+    let Some(index) = s.orders_by_account.get(&account) else {
+        return Page {
+            items: Vec::new(),
+            total: 0,
+        };
+    };
+    // Fast path for the common exact lookups.
+    if let Some(reference) = &filter.external_reference {
+        let found = s
+            .external_references
+            .get(&(account, reference.clone()))
+            .map(|id| &s.orders[id])
+            .filter(|o| o.matches(filter));
+        return page_of(found.into_iter(), page);
+    }
+    // The smallest index that holds every match: the family's when the filter names one.
+    let empty = OrderKeys::new();
+    let family = filter.family.or(filter.status.map(OrderStatus::family));
+    let base = match family {
+        Some(family) => index.by_family.get(&family).unwrap_or(&empty),
+        None => &index.by_created,
+    };
+    if filter.updated_since.is_none() && filter.number.is_none() {
+        if filter.status.is_none() {
+            // Every key of `base` matches: count it, take the page only.
+            let items = base
+                .iter()
+                .rev()
+                .skip(usize::try_from(page.offset()).unwrap_or(usize::MAX))
+                .take(page.per_page as usize)
+                .map(|(_, id)| &s.orders[id])
+                .collect();
+            return Page {
+                items,
+                total: base.len() as u64,
+            };
+        }
+    } else if let Some(since) = filter.updated_since {
+        // Sync: the orders changed since `since` are usually few; gather them from the
+        // `updated_at` index and sort them into list order, unless they are most of `base`.
+        let changed = index.by_updated.range((since, OrderId::new(i64::MIN))..);
+        if changed.clone().count() < base.len() / 4 {
+            let mut keys: Vec<(DateTime<Utc>, OrderId)> = changed
+                .map(|(_, id)| &s.orders[id])
+                .filter(|o| o.matches(filter))
+                .map(|o| (o.created_at, o.id))
+                .collect();
+            keys.sort_unstable_by(|a, b| b.cmp(a));
+            return page_of(keys.iter().map(|(_, id)| &s.orders[id]), page);
+        }
+    }
+    let matching = base
+        .iter()
+        .rev()
+        .map(|(_, id)| &s.orders[id])
+        .filter(|o| o.matches(filter));
+    page_of(matching, page)
 }

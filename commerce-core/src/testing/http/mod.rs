@@ -88,6 +88,7 @@ macro_rules! for_each_http_case {
             (catalog::products_sync_with_updated_since),
             (catalog::updated_since_far_past_and_future_are_served),
             (rendered::rendered_products_are_never_stale),
+            (rendered::rendered_orders_are_never_stale),
             (catalog::updated_since_accepts_every_offset_form),
             (input::invalid_query_parameters_are_422),
             (input::empty_query_values_are_422),

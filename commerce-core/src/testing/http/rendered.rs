@@ -1,6 +1,6 @@
-//! The rendered-product and rendered-page caches never serve a stale product or page: changes
-//! and reads interleaved at random, each read compared byte for byte with an engine that keeps
-//! no rendering (and so no page).
+//! The rendered-product, rendered-page and rendered-order caches never serve a stale product,
+//! page or order: changes and reads interleaved at random, each read compared byte for byte
+//! with an engine that keeps no rendering (and so no page).
 
 use std::sync::Arc;
 
@@ -144,6 +144,112 @@ pub async fn rendered_products_are_never_stale(h: &Harness) {
             }
         }
     }
+}
+
+/// Every change that shows in an order's JSON (placing, cancelling through the API, the
+/// operator's moves along the lifecycle, a partial delivery with its line outcomes, outcome
+/// corrections, tracking URLs, and time passing, which ends delivered orders' hold and turns
+/// their payout from `held` to `ready`) interleaved with reads of order lists (all, a small
+/// page, a family, a status): each answer of the engine, which keeps orders' JSON, equals byte
+/// for byte the answer of an engine over the same store and clock that keeps none. Three seeds,
+/// 40 steps each; each kind of change must have happened at least once.
+pub async fn rendered_orders_are_never_stale(h: &Harness) {
+    let mut config = h.engine.config().clone();
+    config.rendered_orders = 0;
+    let uncached = Engine::with(h.engine.store().clone(), config, Arc::new(h.clock.clone()))
+        .expect("valid settings");
+    let operator = h.engine.operator();
+    let mut orders: Vec<OrderId> = Vec::new();
+    // How many changes of each kind took effect: placed, cancelled, moved, partially
+    // delivered, corrected, tracked, hold ended.
+    let mut done = [0_u32; 7];
+    let paths = [
+        "/api/v1/orders?per_page=100",
+        "/api/v1/orders?per_page=2",
+        "/api/v1/orders?family=delivered",
+        "/api/v1/orders?status=order_pending&per_page=5",
+    ];
+    for seed in [11_u64, 2_024, 77_777] {
+        let mut rng = StdRng::seed_from_u64(seed);
+        for step in 0..40 {
+            h.clock.advance(Duration::seconds(1));
+            let pick = (!orders.is_empty()).then(|| orders[rng.random_range(0..orders.len())]);
+            match (rng.random_range(0..8), pick) {
+                (0, _) | (_, None) => {
+                    let r = h
+                        .post(KEY, "/api/v1/orders", &h.order_body(2, "10.00"))
+                        .await;
+                    if r.status == 201 {
+                        orders.push(OrderId::new(r.json()["data"]["id"].as_i64().expect("id")));
+                        done[0] += 1;
+                    }
+                }
+                (1, Some(order)) => {
+                    let path = format!("/api/v1/orders/{order}/cancel");
+                    if h.post(KEY, &path, &json!({})).await.status == 200 {
+                        done[1] += 1;
+                    }
+                }
+                (2 | 3, Some(order)) => {
+                    let status = operator.order(order).await.expect("order").status;
+                    let next = match status {
+                        OrderStatus::Pending => OrderStatus::Confirmed,
+                        OrderStatus::Confirmed => OrderStatus::Preparing,
+                        OrderStatus::Preparing => OrderStatus::Shipped,
+                        _ => OrderStatus::Delivered,
+                    };
+                    let reason = Some(format!("خطوة {step}"));
+                    if operator.move_order(order, next, reason).await.is_ok() {
+                        done[2] += 1;
+                    }
+                }
+                (4, Some(order)) => {
+                    let line = operator.order(order).await.expect("order").lines[0].id;
+                    let outcome = LineOutcome {
+                        delivered_quantity: Some(1),
+                        returned_quantity: Some(1),
+                        ..LineOutcome::default()
+                    };
+                    let to = OrderStatus::PartiallyDelivered;
+                    if operator
+                        .move_order_with_outcomes(order, to, None, vec![(line, outcome.clone())])
+                        .await
+                        .is_ok()
+                    {
+                        done[3] += 1;
+                    } else if operator
+                        .set_line_outcomes(order, vec![(line, outcome)])
+                        .await
+                        .is_ok()
+                    {
+                        done[4] += 1;
+                    }
+                }
+                (5, Some(order)) => {
+                    let url = format!("https://track.example/{seed}/{step}");
+                    operator
+                        .set_tracking_url(order, Some(url))
+                        .await
+                        .expect("tracking");
+                    done[5] += 1;
+                }
+                (6, _) => {
+                    h.clock.advance(Duration::days(rng.random_range(1..10)));
+                    done[6] += 1;
+                }
+                _ => h.clock.advance(Duration::hours(3)),
+            }
+            for path in paths {
+                let when = format!("seed {seed}, step {step}");
+                assert_same(h, &uncached, path, &when).await;
+            }
+        }
+    }
+    assert!(
+        done.iter().all(|&n| n > 0),
+        "every kind of change happened (placed, cancelled, moved, partially delivered, \
+         corrected, tracked, hold ended): {done:?}"
+    );
 }
 
 /// `GET path` answers the same status and bytes from the harness's engine as from `uncached`.

@@ -113,6 +113,7 @@ macro_rules! __with_store_cases {
                 line_outcomes_and_tracking_url_are_recorded,
                 a_move_records_its_outcomes_or_nothing,
                 orders_list_newest_first_with_pagination,
+                orders_unless_known_skips_only_the_versions_known,
                 orders_filter_by_every_field,
                 wallet_totals_follow_every_order_move,
                 idempotency_start_in_flight_mismatch_replay_expiry,

@@ -71,6 +71,132 @@ pub async fn orders_list_newest_first_with_pagination(store: &dyn Store) {
     assert_eq!((empty.items.len(), empty.total), (0, 0));
 }
 
+/// [`OrderStore::orders_unless_known`]: the same page and total as `orders`, each order asked
+/// about once in page order with its version, the known ones answered as `Known` with that
+/// version and the others read whole; a write of a known order (a tracking URL, a move, line
+/// outcomes, each at the same instant as the write before) gives it a new version, so a
+/// caller that knew the old one gets the order read again.
+pub async fn orders_unless_known_skips_only_the_versions_known(store: &dyn Store) {
+    let f = fixture(store, 100, 100).await;
+    let mut placed = Vec::new();
+    for (n, created) in [(1, 10), (2, 20), (3, 30), (4, 40)] {
+        let lines = vec![line(&f, &f.variant, 1, n % 2 == 0)];
+        placed.push(
+            place(
+                store,
+                new_order(&f, f.account.id, &number(n), lines, created),
+            )
+            .await,
+        );
+    }
+    let lines = vec![line(&f, &f.variant, 1, false)];
+    place(store, new_order(&f, f.other.id, &number(9), lines, 35)).await;
+    // Newest first: 4, 3, 2, 1. The caller knows 3 and 1 as they were placed.
+    let mut known_versions = vec![OrderVersion::of(&placed[2]), OrderVersion::of(&placed[0])];
+    let read_with = |known_versions: Vec<OrderVersion>, filter: OrderFilter, p: PageRequest| async move {
+        let mut asked = Vec::new();
+        let found = store
+            .orders_unless_known(f.account.id, &filter, p, &mut |version| {
+                asked.push(version);
+                known_versions.contains(&version)
+            })
+            .await
+            .expect("orders unless known");
+        let whole = store
+            .orders(f.account.id, &filter, p)
+            .await
+            .expect("orders");
+        (found, whole, asked)
+    };
+    for (filter, p) in [
+        (OrderFilter::default(), page(1, 25)),
+        (OrderFilter::default(), page(2, 2)),
+        (
+            OrderFilter {
+                family: Some(Family::Pending),
+                ..OrderFilter::default()
+            },
+            page(1, 3),
+        ),
+        (
+            OrderFilter {
+                status: Some(OrderStatus::Pending),
+                ..OrderFilter::default()
+            },
+            page(1, 25),
+        ),
+    ] {
+        let (found, whole, asked) = read_with(known_versions.clone(), filter.clone(), p).await;
+        let versions: Vec<OrderVersion> = whole.items.iter().map(OrderVersion::of).collect();
+        assert_eq!(
+            asked, versions,
+            "each order asked about once, in page order"
+        );
+        assert_eq!(found.total, whole.total, "{filter:?} {p:?}: the same total");
+        assert_eq!(found.items.len(), whole.items.len());
+        for (item, order) in found.items.iter().zip(&whole.items) {
+            if known_versions.contains(&OrderVersion::of(order)) {
+                assert_eq!(*item, PagedOrder::Known(OrderVersion::of(order)));
+            } else {
+                assert_eq!(
+                    *item,
+                    PagedOrder::Read(Box::new(order.clone())),
+                    "read whole"
+                );
+            }
+        }
+    }
+    // A page past the end still has the total.
+    let (found, whole, asked) = read_with(vec![], OrderFilter::default(), page(9, 2)).await;
+    assert_eq!((found.items.len(), found.total, asked.len()), (0, 4, 0));
+    assert_eq!(whole.total, 4);
+
+    // Every kind of write gives the known order a new version, even at the same instant.
+    let third = placed[2].id;
+    let writes: [&str; 3] = ["tracking", "move", "outcomes"];
+    for write in writes {
+        let before = known_versions[0];
+        let after = match write {
+            "tracking" => store
+                .set_tracking_url(third, Some("https://track.example/1".into()), at(30))
+                .await
+                .expect("tracking"),
+            "move" => store
+                .change_order_status(change(third, OrderStatus::Confirmed, 30))
+                .await
+                .expect("move"),
+            _ => {
+                let line = placed[2].lines[0].id;
+                let outcome = LineOutcome {
+                    damaged_quantity: 1,
+                    ..LineOutcome::default()
+                };
+                store
+                    .set_line_outcomes(third, vec![(line, outcome)], at(30))
+                    .await
+                    .expect("outcomes")
+            }
+        };
+        assert!(
+            after.updated_at > before.updated_at,
+            "{write}: a write moves the version forward"
+        );
+        let (found, whole, _) =
+            read_with(known_versions.clone(), OrderFilter::default(), page(1, 25)).await;
+        assert_eq!(
+            found.items[1],
+            PagedOrder::Read(Box::new(after.clone())),
+            "{write}: read again"
+        );
+        assert_eq!(whole.items[1], after);
+        assert_eq!(
+            found.items[3],
+            PagedOrder::Known(OrderVersion::of(&placed[0]))
+        );
+        known_versions[0] = OrderVersion::of(&after);
+    }
+}
+
 /// Each `OrderFilter` field, alone and combined, including the normalised number matching
 /// the `EG-` number or the legacy number.
 pub async fn orders_filter_by_every_field(store: &dyn Store) {

@@ -1,0 +1,142 @@
+//! The rendered-order cache: each order's JSON, as `GET /orders` shows it, kept with the
+//! version of the order it was rendered from, so that a page of orders the engine has shown
+//! before is read as ids and versions only and written from the kept JSON.
+//!
+//! The JSON of an order is a function of the order and of the payout rule at the time of the
+//! request ([`OrderView::new`]). The order is identified by its [`OrderVersion`] (id and
+//! `updated_at`): every write of an order moves its `updated_at` forward, on every store and
+//! whatever the clocks of the instances writing it, so an order read with the version a
+//! rendering was made from is the order it was made from; a changed order comes back under a
+//! new version and is read and rendered again. Of the payout rule, the rendering depends only on
+//! the payout's state and ready date, which the kept status and delivery date give again at any
+//! instant ([`PayoutRules::payout_of`]): a rendering is reused only while they are the ones it
+//! shows (an order's hold ending turns its kept JSON from `held` to `ready` no more).
+//!
+//! The store is asked through [`OrderStore::orders_unless_known`](crate::store::OrderStore):
+//! for each order of the page it asks whether the engine has that version, and the engine
+//! takes the kept rendering at that moment ([`KnownOrders`]), so a rendering evicted while the
+//! request runs is still the one it answers with. An order's JSON is the same whoever reads it;
+//! a store answers only the caller's own orders, so a rendering never crosses accounts. Several
+//! engines over one database each keep their own.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use rustc_hash::FxHashMap;
+use serde_json::value::RawValue;
+
+use crate::domain::wallet::PayoutRules;
+use crate::model::{Order, OrderId, OrderStatus, PayoutState};
+use crate::rendered_products::bounded;
+use crate::store::OrderVersion;
+use crate::wire::OrderView;
+
+/// Rendered orders, at most `capacity` of them (the least used go first).
+pub(crate) struct RenderedOrders {
+    cache: Option<Cache>,
+}
+
+/// The renderings by order id.
+type Cache = quick_cache::sync::Cache<
+    OrderId,
+    Arc<RenderedOrder>,
+    quick_cache::UnitWeighter,
+    rustc_hash::FxBuildHasher,
+>;
+
+/// One order's JSON and what it was rendered from.
+pub(crate) struct RenderedOrder {
+    version: OrderVersion,
+    status: OrderStatus,
+    delivered_at: Option<DateTime<Utc>>,
+    payout: (PayoutState, Option<DateTime<Utc>>),
+    json: Box<RawValue>,
+}
+
+impl RenderedOrder {
+    /// The order's JSON object.
+    pub(crate) fn json(&self) -> &RawValue {
+        &self.json
+    }
+
+    /// Whether this is the JSON of `version` under `rules`.
+    fn shows(&self, version: OrderVersion, rules: PayoutRules) -> bool {
+        self.version == version && rules.payout_of(self.status, self.delivered_at) == self.payout
+    }
+
+    fn of(order: &Order, rules: PayoutRules) -> Self {
+        let json = serde_json::value::to_raw_value(&OrderView::new(order, rules))
+            .expect("an order view always serialises");
+        Self {
+            version: OrderVersion::of(order),
+            status: order.status,
+            delivered_at: order.delivered_at,
+            payout: rules.payout(order),
+            json,
+        }
+    }
+}
+
+impl RenderedOrders {
+    /// A cache of `capacity` orders; 0 renders every order every time.
+    pub(crate) fn new(capacity: usize) -> Self {
+        Self {
+            cache: bounded(capacity),
+        }
+    }
+
+    /// What a request under `rules` has of this cache: the renderings it has taken.
+    pub(crate) fn known(&self, rules: PayoutRules) -> KnownOrders<'_> {
+        KnownOrders {
+            orders: self,
+            rules,
+            taken: FxHashMap::default(),
+        }
+    }
+
+    /// The JSON of `order` under `rules`, rendered now (and kept for the next requests).
+    pub(crate) fn render(&self, order: &Order, rules: PayoutRules) -> Arc<RenderedOrder> {
+        let rendered = Arc::new(RenderedOrder::of(order, rules));
+        if let Some(cache) = &self.cache {
+            cache.insert(order.id, rendered.clone());
+        }
+        rendered
+    }
+}
+
+/// The renderings one request found in the cache, taken as the store asked about them.
+pub(crate) struct KnownOrders<'c> {
+    orders: &'c RenderedOrders,
+    rules: PayoutRules,
+    taken: FxHashMap<OrderId, Arc<RenderedOrder>>,
+}
+
+impl KnownOrders<'_> {
+    /// Whether the cache has the JSON of `version` under the request's rules; if so, it is
+    /// taken for [`take`](Self::take).
+    pub(crate) fn has(&mut self, version: OrderVersion) -> bool {
+        let Some(cache) = &self.orders.cache else {
+            return false;
+        };
+        match cache.get(&version.id) {
+            Some(kept) if kept.shows(version, self.rules) => {
+                self.taken.insert(version.id, kept);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The rendering taken by [`has`](Self::has) for the order `id`, if it was.
+    pub(crate) fn take(&mut self, id: OrderId) -> Option<Arc<RenderedOrder>> {
+        self.taken.remove(&id)
+    }
+}
+
+impl std::fmt::Debug for RenderedOrders {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RenderedOrders")
+            .field("len", &self.cache.as_ref().map_or(0, |c| c.len()))
+            .finish()
+    }
+}
