@@ -41,7 +41,11 @@
 //! (default `16,64`), `HTTP_SQL_STORES` (default `postgres,sqlite`), `HTTP_SQL_PAGES` (default
 //! `me,products,orders,wallet`), `HTTP_SQL_ORDERS` (200),
 //! `HTTP_SQL_SERVER_THREADS` and `HTTP_SQL_CLIENT_THREADS` (1 each); `HTTP_SQL_KEEP` set
-//! keeps the PostgreSQL database after the run, to `EXPLAIN` its statements.
+//! keeps the PostgreSQL database after the run, to `EXPLAIN` its statements;
+//! `HTTP_SQL_RENDERED=0` runs the engine with no rendered JSON kept (`Config::rendered_products`
+//! and `Config::rendered_orders` 0), so that each request reads and renders all it shows (by
+//! default it keeps them, as in production, and the seeded orders do not change during a run,
+//! so every `/orders` page after the first is served from kept JSON).
 //!
 //! Goals (BENCHMARKS.md): through the engine, on PostgreSQL `/me` ≥ 60% of its bare
 //! handler's requests per second, `/products` ≥ 50%, `/orders` ≥ 70%; on SQLite `/me`,
@@ -439,6 +443,8 @@ struct Run {
     connections: Vec<usize>,
     orders: usize,
     pages: Vec<Page>,
+    /// Whether the engine keeps rendered JSON (its default; `HTTP_SQL_RENDERED=0`: none).
+    rendered: bool,
 }
 
 impl Run {
@@ -481,6 +487,20 @@ impl Run {
         }
     }
 
+    /// The engine over `store`: the default settings, or with no product, page or order JSON
+    /// kept (`HTTP_SQL_RENDERED=0`), so that every request reads and renders all it shows.
+    fn engine(&self, store: Arc<dyn commerce::store::Store>) -> Engine {
+        Engine::builder(store)
+            .configure(|c| {
+                if !self.rendered {
+                    c.rendered_products = 0;
+                    c.rendered_orders = 0;
+                }
+            })
+            .build()
+            .expect("valid settings")
+    }
+
     /// PostgreSQL, when `COMMERCE_TEST_POSTGRES_URL` is set.
     fn postgres(&self) {
         let Some(url) = sql::postgres_url("http_sql") else {
@@ -489,7 +509,7 @@ impl Run {
         let store = self.server.block_on(sql::fresh_pg(&url, PG_DATABASE));
         let pool = store.pool().clone();
         let size = pool.options().get_max_connections();
-        self.measure("postgres", Engine::new(Arc::new(store)), pool.clone(), size);
+        self.measure("postgres", self.engine(Arc::new(store)), pool.clone(), size);
         self.server.block_on(async {
             pool.close().await;
             if std::env::var_os("HTTP_SQL_KEEP").is_none() {
@@ -506,7 +526,7 @@ impl Run {
         let store = self.server.block_on(sql::fresh_sqlite(&path));
         let pool = store.pool().clone();
         let size = pool.options().get_max_connections();
-        self.measure("sqlite", Engine::new(Arc::new(store)), pool.clone(), size);
+        self.measure("sqlite", self.engine(Arc::new(store)), pool.clone(), size);
         self.server.block_on(pool.close());
         sql::remove_sqlite(&path);
     }
@@ -559,6 +579,7 @@ fn main() {
             .split(',')
             .map(|name| Page::named(name.trim()))
             .collect(),
+        rendered: env_or("HTTP_SQL_RENDERED", 1) != 0,
     };
     println!(
         "http_sql: {seconds} s per phase, connections {:?}, server threads {server_threads}, \

@@ -212,6 +212,7 @@ const LAYERS: &[(Layer, &[&str])] = &[
             "operator",
             "owner",
             "owner_pages",
+            "rendered_orders",
             "rendered_products",
             "routes",
             "wire",

@@ -76,6 +76,21 @@ impl PagedOrder {
             PagedOrder::Read(order) => OrderVersion::of(order),
         }
     }
+
+    /// `Known` when `known` says it has the version of `order`, else `Read` of the order
+    /// `read` makes of it (a store that holds its orders clones only those).
+    pub(crate) fn unless_known<O: std::borrow::Borrow<Order>>(
+        order: O,
+        known: &mut (dyn FnMut(OrderVersion) -> bool + Send),
+        read: impl FnOnce(O) -> Order,
+    ) -> Self {
+        let version = OrderVersion::of(order.borrow());
+        if known(version) {
+            PagedOrder::Known(version)
+        } else {
+            PagedOrder::Read(Box::new(read(order)))
+        }
+    }
 }
 
 /// Orders and what they book: stock, counters, billing, earnings.
@@ -189,14 +204,7 @@ pub trait OrderStore: Send + Sync {
         let items = found
             .items
             .into_iter()
-            .map(|order| {
-                let version = OrderVersion::of(&order);
-                if known(version) {
-                    PagedOrder::Known(version)
-                } else {
-                    PagedOrder::Read(Box::new(order))
-                }
-            })
+            .map(|order| PagedOrder::unless_known(order, known, |order| order))
             .collect();
         Ok(Page::new(items, found.total))
     }

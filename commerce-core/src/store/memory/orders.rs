@@ -202,14 +202,7 @@ impl OrderStore for MemoryStore {
         let items = found
             .items
             .into_iter()
-            .map(|order| {
-                let version = OrderVersion::of(order);
-                if known(version) {
-                    PagedOrder::Known(version)
-                } else {
-                    PagedOrder::Read(Box::new(order.clone()))
-                }
-            })
+            .map(|order| PagedOrder::unless_known(order, known, Order::clone))
             .collect();
         Ok(Page {
             items,
