@@ -37,6 +37,10 @@ pub(crate) trait Get<T>: Database {
     fn get(row: &Self::Row, column: &str) -> Result<T, sqlx::Error>;
     /// The column at `index`.
     fn get_at(row: &Self::Row, index: usize) -> Result<T, sqlx::Error>;
+    /// The column named `column`, looked for at `at` first: the column at `at` when it has that
+    /// name (a string comparison), else the column found by name (a hash look-up), so that a
+    /// statement whose columns are not in the expected order still decodes right.
+    fn get_named_at(row: &Self::Row, at: usize, column: &str) -> Result<T, sqlx::Error>;
 }
 
 /// Where a statement runs: a connection (inside a transaction or not) or the pool.
@@ -212,6 +216,15 @@ tuple_from_row!(A 0, B 1, C 2, D 3, E 4, F 5);
 /// The column `name` of `row`, as the type the caller wants.
 pub(crate) fn col<DB: Get<T>, T>(row: &DB::Row, name: &str) -> Result<T, sqlx::Error> {
     DB::get(row, name)
+}
+
+/// The column `name` of `row`, expected at `at` ([`Get::get_named_at`]).
+pub(crate) fn col_at<DB: Get<T>, T>(
+    row: &DB::Row,
+    at: usize,
+    name: &str,
+) -> Result<T, sqlx::Error> {
+    DB::get_named_at(row, at, name)
 }
 
 /// A statement with its parameters and what its rows decode to (`()`: rows are not read).
@@ -420,6 +433,18 @@ macro_rules! sqlx_calls {
         {
             fn get(row: &<Self as sqlx::Database>::Row, column: &str) -> Result<T, sqlx::Error> {
                 sqlx::Row::try_get(row, column)
+            }
+
+            fn get_named_at(
+                row: &<Self as sqlx::Database>::Row,
+                at: usize,
+                column: &str,
+            ) -> Result<T, sqlx::Error> {
+                use sqlx::{Column, Row};
+                match row.columns().get(at) {
+                    Some(found) if found.name() == column => row.try_get(at),
+                    _ => row.try_get(column),
+                }
             }
 
             fn get_at(row: &<Self as sqlx::Database>::Row, index: usize) -> Result<T, sqlx::Error> {

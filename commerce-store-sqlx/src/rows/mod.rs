@@ -200,7 +200,8 @@ pub(crate) use {
 };
 
 /// Declares a row type and its decoding ([`FromDbRow`](crate::dialect::FromDbRow)): each field from the column of its
-/// name; a leading `@flatten` field decoded from the same row by its own type.
+/// name, looked for first at the field's place (a leading `@flatten` field, decoded from the
+/// same row by its own type, takes the first places), then by name.
 macro_rules! db_row {
     (
         $(#[$meta:meta])*
@@ -215,13 +216,28 @@ macro_rules! db_row {
             $($(#[$field_meta])* $field_vis $field: $ty),*
         }
 
+        impl $name {
+            /// Decodes the row from its column `first` on: each field from the column of its
+            /// name, looked for first at the field's place (the columns in the order of the
+            /// fields, as the column lists above give them); and the place after the last.
+            fn from_columns<DB: $crate::dialect::Dialect>(
+                row: &DB::Row,
+                first: usize,
+            ) -> Result<(Self, usize), sqlx::Error> {
+                let at = first;
+                $(let ($flat, at) = <$flat_ty>::from_columns::<DB>(row, at)?;)?
+                $(
+                    let $field = $crate::dialect::col_at::<DB, _>(row, at, stringify!($field))?;
+                    let at = at + 1;
+                )*
+                Ok((Self { $($flat,)? $($field),* }, at))
+            }
+        }
+
         impl<DB: $crate::dialect::Dialect> $crate::dialect::FromDbRow<DB> for $name {
             type Output = Self;
             fn from_db_row(row: &DB::Row) -> Result<Self, sqlx::Error> {
-                Ok(Self {
-                    $($flat: <$flat_ty as $crate::dialect::FromDbRow<DB>>::from_db_row(row)?,)?
-                    $($field: $crate::dialect::col::<DB, _>(row, stringify!($field))?),*
-                })
+                Ok(Self::from_columns::<DB>(row, 0)?.0)
             }
         }
     };
@@ -244,6 +260,50 @@ mod tests {
     use chrono::TimeZone;
 
     use super::*;
+
+    db_row! {
+        #[derive(Debug, PartialEq)]
+        struct Pair {
+            a: i64,
+            b: i64,
+        }
+    }
+
+    db_row! {
+        #[derive(Debug, PartialEq)]
+        struct PairAndText {
+            @flatten pair: Pair,
+            text: Option<String>,
+        }
+    }
+
+    /// Columns are looked for at their field's place first, but a statement whose columns are
+    /// in another order (two of the same type swapped, a flattened row's after the others, an
+    /// extra column first) still decodes each field from the column of its name.
+    #[cfg(feature = "sqlite")]
+    #[tokio::test]
+    async fn rows_decode_by_name_whatever_the_column_order() {
+        use crate::dialect::query_as;
+        let pool = sqlx::SqlitePool::connect("sqlite::memory:")
+            .await
+            .expect("in-memory SQLite");
+        let expected = PairAndText {
+            pair: Pair { a: 1, b: 2 },
+            text: Some("نص".into()),
+        };
+        for sql in [
+            "SELECT 1 AS a, 2 AS b, 'نص' AS text",
+            "SELECT 2 AS b, 1 AS a, 'نص' AS text",
+            "SELECT 'نص' AS text, 2 AS b, 1 AS a",
+            "SELECT 7 AS extra, 1 AS a, 2 AS b, 'نص' AS text",
+        ] {
+            let row = query_as::<sqlx::Sqlite, PairAndText>(sql)
+                .fetch_one(&pool)
+                .await
+                .expect("decodes");
+            assert_eq!(row, expected, "{sql}");
+        }
+    }
 
     #[test]
     fn filter_bounds_saturate_where_stored_instants_fail() {
