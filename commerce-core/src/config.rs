@@ -50,8 +50,10 @@ pub struct Config {
     /// How many orders' JSON an engine keeps to serve `GET /orders` without reading their
     /// lines or rendering them again (default 10,000, about 2 KiB each; 0 keeps none). A
     /// rendering is reused only while the order keeps the `updated_at` it was rendered at
-    /// (every write of an order moves it forward) and its payout state, so this bounds memory,
-    /// never freshness.
+    /// (every write of an order through a store moves it forward) and its payout state, so
+    /// this bounds memory, never freshness. An order changed in the database by hand must get a
+    /// later `updated_at` too, or the engines that kept it show it as it was until it leaves
+    /// their cache (set 0 where such edits happen).
     pub rendered_orders: usize,
     /// The sandbox's test mode (default off; the sandbox's `sandbox::config()` turns it
     /// on): the endpoints under `/api/v1/sandbox/` move the caller's own orders as the

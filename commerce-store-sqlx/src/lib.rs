@@ -45,8 +45,8 @@
 //! of the account that receives its type (`webhook_endpoints.events` is the comma-joined
 //! list), and only when the order's insert or row lock (a column of a statement they run
 //! anyway) says there is one, so an account without endpoints pays nothing. On PostgreSQL
-//! that insert rides in the `WITH` of the statement that writes the order's timeline entry,
-//! so an account with endpoints pays no extra round trip either. The dispatcher's
+//! that insert rides in the `WITH` of the upsert of the account's order counters, so an
+//! account with endpoints pays no extra round trip either. The dispatcher's
 //! claim is one `UPDATE` of the due deliveries, picked oldest first, each the earliest pending
 //! one of its order to its endpoint, under a lease; on PostgreSQL with `FOR UPDATE SKIP
 //! LOCKED`, so that dispatchers sharing the database never take the same delivery. An attempt
@@ -81,9 +81,14 @@
 //! * Instants are `BIGINT` nanoseconds since the Unix epoch, UTC (exact round trip).
 //! * Tables are normalised (orders, order_lines, order_line_warranties, ...), except that an
 //!   order's timeline is a JSON array on its row (`orders.timeline`: a page of orders is a plain
-//!   read of its rows, and a move writes the status and its entry in one statement); the schema is embedded and applied by [`SqliteStore::migrate`] / [`PgStore::migrate`]
+//!   read of its rows, and a move writes the status and its entry in one statement); the
+//!   schema is embedded and applied by [`SqliteStore::migrate`] / [`PgStore::migrate`]
 //!   (`migrations/sqlite`, `migrations/postgres`), in the store's own place (see "Where the
 //!   tables live").
+//! * Every write of an order moves its `updated_at` forward (in SQL, whatever the writer's
+//!   clock): an order's version, by which engines keep its rendered JSON
+//!   (`OrderStore::orders_unless_known`). A migration or a manual edit that changes what an
+//!   order shows must move it too.
 //! * Title search is a literal, case-insensitive substring match on a lower-cased copy of the
 //!   title (`%` and `_` match only themselves), exactly as `MemoryStore` does.
 //!
