@@ -43,7 +43,7 @@ impl Query {
             .map(|((name, lossy), raw_value)| {
                 // `form_urlencoded` replaces bytes that are not UTF-8 with U+FFFD: tell them
                 // apart from a U+FFFD the client really sent.
-                let utf8 = percent_decode(raw_value).is_some();
+                let utf8 = decodes_to_utf8(raw_value);
                 (name, utf8.then_some(lossy))
             })
             .collect();
@@ -152,13 +152,12 @@ fn raw_pairs(query: &str) -> impl Iterator<Item = &str> {
         .map(|pair| pair.split_once('=').map_or("", |(_, value)| value))
 }
 
-/// A form-encoded value decoded (`+` is a space), or `None` when its bytes are not UTF-8.
-fn percent_decode(raw: &str) -> Option<String> {
-    let spaced = raw.replace('+', " ");
-    percent_encoding::percent_decode_str(&spaced)
+/// Whether a form-encoded value's bytes, percent-decoded, are UTF-8. (`+` stands for a space,
+/// which changes nothing to that; a value without escapes is checked without a copy.)
+fn decodes_to_utf8(raw: &str) -> bool {
+    percent_encoding::percent_decode_str(raw)
         .decode_utf8()
-        .ok()
-        .map(|text| text.into_owned())
+        .is_ok()
 }
 
 /// Parses a body that must be a JSON object (an empty body counts as `{}` when allowed).

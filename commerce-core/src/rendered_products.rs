@@ -27,6 +27,18 @@
 //! rendering while the page is kept: equal pointers mean the same JSON. A changed product gets
 //! a new rendering (above), a product stopped or started changes the total or the page's
 //! renderings, so no change that shows in a page can leave it looking the same.
+//!
+//! Before rendering anything, a request looks for a kept page by the store's records
+//! themselves ([`RenderedPages::kept`]): the very same product records ([`Arc::ptr_eq`],
+//! element by element, in order), the very same categories list (one allocation, whose names
+//! the renderings took) and the same meta. This is what a store that hands out its own
+//! records finds again (the memory store); a store that builds every record afresh never does,
+//! and goes on to the renderings as above. The kept page holds those records and that list, so
+//! no other record or list can take their addresses while it is kept, and a shared record is
+//! never changed while a reader holds it ([`Arc`] gives no `&mut` to a shared value: the
+//! memory store's writes go through [`Arc::make_mut`], which copies it). So equal pointers
+//! mean the same records and names, and the page's renderings were made from records equal to
+//! them under those names: its body is the one they make.
 
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::Arc;
@@ -35,7 +47,7 @@ use bytes::Bytes;
 use rustc_hash::FxBuildHasher;
 use serde_json::value::RawValue;
 
-use crate::model::{PageRequest, Product, ProductId};
+use crate::model::{Category, PageRequest, Product, ProductId};
 use crate::wire::{self, ProductView};
 
 /// Rendered products, at most `capacity` of them (the least used go first).
@@ -101,17 +113,30 @@ impl Rendered {
 }
 
 /// Whole `GET /products` bodies, at most [`RenderedPages::CAPACITY`] of them (the least used go
-/// first), each kept with the renderings and the meta it was made from (module docs).
+/// first), each kept with the records, categories, renderings and meta it was made from
+/// (module docs), and found by the records or by the renderings.
 pub(crate) struct RenderedPages {
-    cache: Option<PageCache>,
+    caches: Option<PageCaches>,
 }
 
-/// The pages by a hash of what they were made from ([`page_key`]); a hit is checked in full.
+/// The pages by what they were made from; a hit is checked in full.
+struct PageCaches {
+    /// By a hash of the records' and the categories list's addresses and the meta
+    /// ([`records_key`]).
+    by_records: PageCache,
+    /// By a hash of the renderings' addresses and the meta ([`page_key`]).
+    by_renderings: PageCache,
+}
+
+/// Pages by a hash.
 type PageCache = quick_cache::sync::Cache<u64, Arc<Page>, quick_cache::UnitWeighter, FxBuildHasher>;
 
-/// One page's body and what it was made from. Holding the renderings keeps their allocations
-/// (and their records) alive, so a pointer equal to one of them is that very rendering.
+/// One page's body and what it was made from. Holding the records, the categories list and
+/// the renderings keeps their allocations alive, so a pointer equal to one of them is that
+/// very value.
 struct Page {
+    records: Box<[Arc<Product>]>,
+    categories: Arc<[Category]>,
     items: Box<[Arc<Rendered>]>,
     page: PageRequest,
     total: u64,
@@ -127,6 +152,27 @@ impl Page {
             && self.items.len() == items.len()
             && self.items.iter().zip(items).all(|(a, b)| Arc::ptr_eq(a, b))
     }
+
+    /// Whether this page was made from exactly `records` (the same allocations, in order),
+    /// under the same categories list (the same allocation) and the same meta: then its body
+    /// is the body they make (module docs).
+    fn is_from(
+        &self,
+        records: &[Arc<Product>],
+        categories: &Arc<[Category]>,
+        page: PageRequest,
+        total: u64,
+    ) -> bool {
+        self.page == page
+            && self.total == total
+            && Arc::ptr_eq(&self.categories, categories)
+            && self.records.len() == records.len()
+            && self
+                .records
+                .iter()
+                .zip(records)
+                .all(|(a, b)| Arc::ptr_eq(a, b))
+    }
 }
 
 /// The hash of a page's renderings (their addresses, in order) and meta.
@@ -139,40 +185,92 @@ fn page_key(items: &[Arc<Rendered>], page: PageRequest, total: u64) -> u64 {
     hasher.finish()
 }
 
+/// The hash of a page's records (their addresses, in order), its categories list's address
+/// and its meta.
+fn records_key(
+    records: &[Arc<Product>],
+    categories: &Arc<[Category]>,
+    page: PageRequest,
+    total: u64,
+) -> u64 {
+    let mut hasher = FxBuildHasher.build_hasher();
+    (page.page, page.per_page, total, records.len()).hash(&mut hasher);
+    Arc::as_ptr(categories).cast::<Category>().hash(&mut hasher);
+    for record in records {
+        Arc::as_ptr(record).hash(&mut hasher);
+    }
+    hasher.finish()
+}
+
 impl RenderedPages {
     /// How many pages an engine keeps when it keeps renderings at all: a page of 100
     /// products is about 150 KiB, so at most about 10 MiB, besides the records it keeps
-    /// alive (at most 100 a page) after the store has replaced them.
+    /// alive (at most 100 a page) after the store has replaced them. Each of the two ways to
+    /// find a page keeps at most this many.
     pub(crate) const CAPACITY: usize = 64;
 
     /// A cache of `capacity` pages; 0 writes every body every time.
     pub(crate) fn new(capacity: usize) -> Self {
+        let caches = bounded(capacity).zip(bounded(capacity));
         Self {
-            cache: bounded(capacity),
+            caches: caches.map(|(by_records, by_renderings)| PageCaches {
+                by_records,
+                by_renderings,
+            }),
         }
     }
 
-    /// The list body of `items` under `page` and `total` (`{"data": [...], "meta": {...}}`):
-    /// the kept one, by reference count, when it was made from the very same renderings and
-    /// meta; else a new one (kept for the next call).
-    pub(crate) fn body(&self, items: Vec<Arc<Rendered>>, page: PageRequest, total: u64) -> Bytes {
-        let Some(cache) = &self.cache else {
+    /// The kept list body made from exactly `records` (the same allocations, in order) under
+    /// the very same `categories` list and the same `page` and `total`, by reference count;
+    /// `None` when there is none (then render the records and call [`body`](Self::body)).
+    pub(crate) fn kept(
+        &self,
+        records: &[Arc<Product>],
+        categories: &Arc<[Category]>,
+        page: PageRequest,
+        total: u64,
+    ) -> Option<Bytes> {
+        let caches = self.caches.as_ref()?;
+        let kept = caches
+            .by_records
+            .get(&records_key(records, categories, page, total))?;
+        kept.is_from(records, categories, page, total)
+            .then(|| kept.body.clone())
+    }
+
+    /// The list body of `items` (the renderings of `records` under `categories`) under `page`
+    /// and `total` (`{"data": [...], "meta": {...}}`): the kept one, by reference count, when
+    /// it was made from the very same renderings and meta; else a new one. Either way kept
+    /// for the next call, to be found by `records` ([`kept`](Self::kept)) or by `items`.
+    pub(crate) fn body(
+        &self,
+        records: Vec<Arc<Product>>,
+        categories: &Arc<[Category]>,
+        items: Vec<Arc<Rendered>>,
+        page: PageRequest,
+        total: u64,
+    ) -> Bytes {
+        let Some(caches) = &self.caches else {
             return Bytes::from(list_body(&items, page, total));
         };
         let key = page_key(&items, page, total);
-        if let Some(kept) = cache.get(&key)
-            && kept.is_of(&items, page, total)
-        {
-            return kept.body.clone();
-        }
-        let body = Bytes::from(list_body(&items, page, total));
-        let kept = Page {
+        let (body, by_renderings) = match caches.by_renderings.get(&key) {
+            Some(kept) if kept.is_of(&items, page, total) => (kept.body.clone(), false),
+            _ => (Bytes::from(list_body(&items, page, total)), true),
+        };
+        let records_key = records_key(&records, categories, page, total);
+        let kept = Arc::new(Page {
+            records: records.into_boxed_slice(),
+            categories: categories.clone(),
             items: items.into_boxed_slice(),
             page,
             total,
             body: body.clone(),
-        };
-        cache.insert(key, Arc::new(kept));
+        });
+        if by_renderings {
+            caches.by_renderings.insert(key, kept.clone());
+        }
+        caches.by_records.insert(records_key, kept);
         body
     }
 }
@@ -197,7 +295,10 @@ fn list_body(items: &[Arc<Rendered>], page: PageRequest, total: u64) -> Vec<u8> 
 impl std::fmt::Debug for RenderedPages {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RenderedPages")
-            .field("len", &self.cache.as_ref().map_or(0, |c| c.len()))
+            .field(
+                "len",
+                &self.caches.as_ref().map_or(0, |c| c.by_renderings.len()),
+            )
             .finish()
     }
 }

@@ -24,7 +24,8 @@ pub(crate) struct Shared {
     pub(crate) pulls_seen: PullsSeen,
     /// Products' JSON, reused while their records are unchanged.
     pub(crate) rendered_products: RenderedProducts,
-    /// Whole `GET /products` bodies, reused while made from the same renderings and meta.
+    /// Whole `GET /products` bodies, reused while made from the same records (or renderings)
+    /// and meta.
     pub(crate) rendered_pages: RenderedPages,
     /// Orders' JSON, reused while the orders keep their versions.
     pub(crate) rendered_orders: RenderedOrders,

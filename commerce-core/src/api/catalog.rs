@@ -103,12 +103,16 @@ pub(super) async fn products(
     let found = ctx.store().shared_products(&filter, page).await?;
     let ids: Vec<ProductId> = found.items.iter().map(|p| p.id).collect();
     bill_pulls(ctx, &ids).await?;
+    let pages = &ctx.shared.rendered_pages;
+    if let Some(body) = pages.kept(&found.items, &categories, page, found.total) {
+        return Ok(wire::json_response(StatusCode::OK, body));
+    }
     let rendered: Vec<Arc<Rendered>> = found
         .items
-        .into_iter()
-        .map(|p| render(ctx, p, &categories))
+        .iter()
+        .map(|p| render(ctx, p.clone(), &categories))
         .collect();
-    let body = ctx.shared.rendered_pages.body(rendered, page, found.total);
+    let body = pages.body(found.items, &categories, rendered, page, found.total);
     Ok(wire::json_response(StatusCode::OK, body))
 }
 

@@ -197,7 +197,8 @@ fn paginate<'a, T: Clone + 'a>(items: impl Iterator<Item = &'a T>, page: PageReq
 /// The items of `page` among `items`, and how many `items` there are.
 fn page_of<T>(items: impl Iterator<Item = T>, page: PageRequest) -> Page<T> {
     let mut total = 0u64;
-    let mut out = Vec::new();
+    let most = items.size_hint().1.unwrap_or(usize::MAX);
+    let mut out = Vec::with_capacity((page.per_page as usize).min(most));
     let offset = page.offset();
     for item in items {
         if total >= offset && out.len() < page.per_page as usize {
