@@ -3,7 +3,7 @@
 //! [`webhooks`](crate::webhooks)).
 
 use chrono::{DateTime, Utc};
-use rand::RngCore;
+use rand::Rng;
 use serde::Serialize;
 
 use crate::earnings::PayoutRules;
@@ -15,30 +15,14 @@ pub fn new_event_id() -> String {
     random_id("evt_")
 }
 
-/// `prefix` and 24 random characters from `[a-z0-9]` (event ids, request ids), each equally
-/// likely: the thread's random generator fills a block of bytes at a time, a byte below 252
-/// (7 × 36) gives a character by its remainder modulo 36, and one at or above it is drawn again.
+/// `prefix` and 24 random characters from `[a-z0-9]` (event ids, request ids).
 pub(crate) fn random_id(prefix: &str) -> String {
-    const ALPHABET: &[u8; 36] = b"abcdefghijklmnopqrstuvwxyz0123456789";
-    /// The largest multiple of 36 a byte holds: bytes below it are uniform modulo 36.
-    const UNIFORM_BELOW: u8 = 252;
+    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
     let mut rng = rand::rng();
     let mut id = String::with_capacity(prefix.len() + 24);
     id.push_str(prefix);
-    let mut bytes = [0_u8; 32];
-    let mut unused = 0;
-    let mut wanted = 24;
-    while wanted > 0 {
-        if unused == 0 {
-            rng.fill_bytes(&mut bytes);
-            unused = bytes.len();
-        }
-        unused -= 1;
-        let byte = bytes[unused];
-        if byte < UNIFORM_BELOW {
-            id.push(char::from(ALPHABET[usize::from(byte % 36)]));
-            wanted -= 1;
-        }
+    for _ in 0..24 {
+        id.push(char::from(ALPHABET[rng.random_range(0..ALPHABET.len())]));
     }
     id
 }
@@ -135,26 +119,6 @@ mod tests {
                 .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
         );
         assert_ne!(id, new_event_id());
-    }
-
-    #[test]
-    fn random_ids_use_every_character_about_equally() {
-        let mut counts = std::collections::HashMap::new();
-        for _ in 0..10_000 {
-            let id = random_id("x_");
-            assert_eq!(id.len(), 26);
-            for b in id[2..].bytes() {
-                *counts.entry(b).or_insert(0_u32) += 1;
-            }
-        }
-        // 240,000 characters: 6,667 expected of each (standard deviation 81), so every count
-        // falls within 6,267..7,067 but once in tens of thousands of runs; a byte taken modulo
-        // 36 without drawing again would give four characters 7,500 each.
-        assert_eq!(counts.len(), 36, "{counts:?}");
-        assert!(
-            counts.values().all(|&n| (6_267..7_067).contains(&n)),
-            "{counts:?}"
-        );
     }
 
     #[test]
