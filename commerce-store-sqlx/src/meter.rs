@@ -11,17 +11,28 @@ use crate::dialect::*;
 use crate::rows::*;
 use crate::sql_store::*;
 
+/// The conflict clause of the one-operation upsert into `meter_order_operations` (a macro, so
+/// that `concat!` builds `&'static str` statements with it).
+macro_rules! meter_upsert {
+    () => {
+        " ON CONFLICT (account_id, month) \
+         DO UPDATE SET operations = meter_order_operations.operations + 1"
+    };
+}
+pub(crate) use meter_upsert;
+
+/// Counts one order operation of `account` in `month`'s meter (nothing for `None`).
 pub(crate) async fn bill<DB: Dialect>(
     c: &mut PoolConnection<DB>,
     account: i64,
     month: Option<&BillingMonth>,
 ) -> StoreResult<()> {
     if let Some(month) = month {
-        query::<DB>(
+        query::<DB>(concat!(
             "INSERT INTO meter_order_operations (account_id, month, operations) \
-             VALUES ($1, $2, 1) ON CONFLICT (account_id, month) \
-             DO UPDATE SET operations = meter_order_operations.operations + 1",
-        )
+             VALUES ($1, $2, 1)",
+            meter_upsert!()
+        ))
         .bind(account)
         .bind(month.as_str())
         .execute(&mut *c)

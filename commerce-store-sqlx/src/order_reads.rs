@@ -8,6 +8,7 @@ use sqlx::QueryBuilder;
 use sqlx::pool::PoolConnection;
 
 use crate::dialect::*;
+use crate::meter::{bill, meter_upsert};
 use crate::outbox::OutboxEvent;
 use crate::rows::*;
 use crate::sql_store::*;
@@ -233,31 +234,46 @@ pub(crate) async fn count_orders<DB: Dialect>(
 }
 
 /// Applies `deltas` to the account's row of each family (in the order given: callers
-/// pass families sorted, so that concurrent transactions lock rows in one order), and queues
-/// `event`'s deliveries: in the same statement on PostgreSQL (the deliveries' insert rides in
-/// its `WITH`: every statement of an order's transaction is a round trip), else in one of its
-/// own.
+/// pass families sorted, so that concurrent transactions lock rows in one order), queues
+/// `event`'s deliveries and counts one order operation in the account's meter for
+/// `bill_month`. On PostgreSQL all of it is one statement (every statement of an order's
+/// transaction is a round trip, and the counters' and meter's rows are held to the commit by
+/// every order of the account): the deliveries' insert rides in its `WITH`, and the meter's
+/// upsert reads from the counters' (`RETURNING`), so that the counters are locked before the
+/// meter, the order every write takes them in. Elsewhere, or with no delta, one statement each.
 pub(crate) async fn count_families<DB: Dialect>(
     c: &mut PoolConnection<DB>,
     account: i64,
     deltas: &[FamilyDelta],
     event: Option<OutboxEvent>,
+    bill_month: Option<&BillingMonth>,
 ) -> StoreResult<()> {
+    let together = DB::WRITES_IN_WITH && !deltas.is_empty();
     let (rider, event) = match event {
-        Some(event) if DB::WRITES_IN_WITH && !deltas.is_empty() => (Some(event), None),
+        Some(event) if together => (Some(event), None),
         event => (None, event),
     };
     if let Some(event) = event {
         event.queue(c).await?;
     }
     if deltas.is_empty() {
-        return Ok(());
+        return bill(c, account, bill_month).await;
     }
     let mut q = QueryBuilder::<DB>::new("");
+    let billed_here = together && bill_month.is_some();
+    if rider.is_some() || billed_here {
+        q.push("WITH ");
+    }
     if let Some(event) = rider {
-        q.push("WITH queued AS (");
+        q.push("queued AS (");
         event.push_insert(&mut q)?;
-        q.push(") ");
+        q.push(")");
+        if billed_here {
+            q.push(", ");
+        }
+    }
+    if billed_here {
+        q.push("counted AS (");
     }
     q.push("INSERT INTO account_order_counts (account_id, family, count, net, commission) ");
     q.push_values(deltas, |mut row, d| {
@@ -273,10 +289,25 @@ pub(crate) async fn count_families<DB: Dialect>(
          net = account_order_counts.net + excluded.net, \
          commission = account_order_counts.commission + excluded.commission",
     );
+    match bill_month {
+        Some(month) if billed_here => {
+            q.push(" RETURNING account_id) ");
+            q.push("INSERT INTO meter_order_operations (account_id, month, operations) SELECT ")
+                .push_arg(account)
+                .push(", ")
+                .push_arg(month.as_str())
+                .push(", 1 FROM counted LIMIT 1");
+            q.push(meter_upsert!());
+        }
+        _ => {}
+    }
     q.build_statement()
         .execute(&mut *c)
         .await
         .map_err(backend)?;
+    if !billed_here {
+        bill(c, account, bill_month).await?;
+    }
     Ok(())
 }
 

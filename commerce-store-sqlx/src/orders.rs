@@ -10,7 +10,6 @@ use sqlx::pool::PoolConnection;
 use sqlx::{AssertSqlSafe, QueryBuilder};
 
 use crate::dialect::*;
-use crate::meter::*;
 use crate::order_reads::*;
 use crate::outbox::{OutboxEvent, subscribed};
 use crate::placing::place_order_in;
@@ -149,8 +148,7 @@ pub(crate) async fn change_status_in<DB: Dialect>(
     });
     // The contended rows in the one order every operation takes them in (variants,
     // products, then the account's counters, with the event, then its meter): no deadlocks.
-    rebook(c, &order, was, event).await?;
-    bill(c, account, change.bill_month.as_ref()).await?;
+    rebook(c, &order, was, event, change.bill_month.as_ref()).await?;
     Ok(order)
 }
 
@@ -224,7 +222,7 @@ impl<DB: Dialect> OrderStore for SqlStore<DB> {
             let was = Booked::from_row(&status_text, net, commission)?;
             write_line_outcomes(c, order, &outcomes).await?;
             let order = load_order(c, order.into()).await?;
-            rebook(c, &order, was, None).await?;
+            rebook(c, &order, was, None, None).await?;
             Ok(order)
         }
         .await;

@@ -12,7 +12,6 @@ use sqlx::pool::PoolConnection;
 use sqlx::{AssertSqlSafe, QueryBuilder};
 
 use crate::dialect::*;
-use crate::meter::*;
 use crate::order_reads::*;
 use crate::orders::touch_products;
 use crate::outbox::{OutboxEvent, subscribed};
@@ -140,18 +139,39 @@ pub(crate) async fn place_order_in<DB: Dialect>(
     for line in &order.lines {
         *wanted.entry(line.variant_id.into()).or_default() += line.quantity;
     }
+    // An order of one variant (most are) on PostgreSQL stamps the variant's product in the
+    // same statement (it rides in its `WITH`, after the stock by data dependency): one round
+    // trip fewer while the variant's row is locked.
+    let stamped_with_stock = DB::WRITES_IN_WITH && wanted.len() == 1;
     let mut products = Vec::with_capacity(wanted.len());
     let mut reserved: Vec<(i64, i64)> = Vec::with_capacity(wanted.len());
     for (&variant, &quantity) in &wanted {
-        let product: Option<i64> = query_scalar::<DB, i64>(
-            "UPDATE variants SET available = available - $2 \
-             WHERE id = $1 AND available >= $2 RETURNING product_id",
-        )
-        .bind(variant)
-        .bind(quantity)
-        .fetch_optional(&mut *c)
-        .await
-        .map_err(backend)?;
+        let mut q = QueryBuilder::<DB>::new("");
+        if stamped_with_stock {
+            q.push("WITH stock AS (");
+        }
+        q.push("UPDATE variants SET available = available - ")
+            .push_arg(quantity)
+            .push(" WHERE id = ")
+            .push_arg(variant)
+            .push(" AND available >= ")
+            .push_arg(quantity)
+            .push(" RETURNING product_id");
+        if stamped_with_stock {
+            q.push(
+                "), stamped AS (UPDATE products SET updated_at = \
+                 CASE WHEN updated_at + 1000 > ",
+            )
+            .push_arg(created)
+            .push(" THEN updated_at + 1000 ELSE ")
+            .push_arg(created)
+            .push(" END WHERE id IN (SELECT product_id FROM stock)) SELECT product_id FROM stock");
+        }
+        let product: Option<i64> = q
+            .build_scalar::<i64>()
+            .fetch_optional(&mut *c)
+            .await
+            .map_err(backend)?;
         match product {
             Some(p) => {
                 products.push(p);
@@ -162,15 +182,17 @@ pub(crate) async fn place_order_in<DB: Dialect>(
             }
         }
     }
-    touch_products(c, products, created).await?;
+    if !stamped_with_stock {
+        touch_products(c, products, created).await?;
+    }
     let counted = FamilyDelta {
         family: booked.family.as_str(),
         count: 1,
         net: booked.net,
         commission: booked.commission,
     };
-    count_families(c, order.account_id.into(), &[counted], event).await?;
-    bill(c, order.account_id.into(), bill_month.as_ref()).await?;
+    let account = order.account_id.into();
+    count_families(c, account, &[counted], event, bill_month.as_ref()).await?;
     Ok(order)
 }
 

@@ -12,13 +12,14 @@ use crate::rows::*;
 use crate::sql_store::*;
 
 /// Books `order`'s earnings as it stands now (it was booked as `was`): writes them on
-/// its row and moves the account's family sums, queuing `event` with the sums
-/// ([`count_families`]), in the caller's transaction.
+/// its row and moves the account's family sums, queuing `event` and counting one order
+/// operation for `bill_month` with the sums ([`count_families`]), in the caller's transaction.
 pub(crate) async fn rebook<DB: Dialect>(
     c: &mut PoolConnection<DB>,
     order: &Order,
     was: Booked,
     event: Option<OutboxEvent>,
+    bill_month: Option<&BillingMonth>,
 ) -> StoreResult<()> {
     let now = Booked::new(order.status.family(), OrderEarnings::of(order))?;
     if (now.net, now.commission) != (was.net, was.commission) {
@@ -34,7 +35,7 @@ pub(crate) async fn rebook<DB: Dialect>(
         .map_err(backend)?;
     }
     let deltas = FamilyDelta::moving(was, now);
-    count_families(c, order.account_id.into(), &deltas, event).await
+    count_families(c, order.account_id.into(), &deltas, event, bill_month).await
 }
 
 // Crate-internal methods only: `Dialect` is this crate's own seam.
@@ -78,7 +79,7 @@ impl<DB: Dialect> SqlStore<DB> {
                             net: now.net,
                             commission: now.commission,
                         };
-                        count_families(c, order.account_id.into(), &[delta], None).await?;
+                        count_families(c, order.account_id.into(), &[delta], None, None).await?;
                         count += 1;
                     }
                 }

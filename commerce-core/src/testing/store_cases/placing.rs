@@ -118,6 +118,34 @@ pub async fn place_order_round_trips_and_reserves_stock(store: &dyn Store) {
             .as_deref(),
         Some("100001")
     );
+
+    // An order of one variant stamps its product as well (on PostgreSQL the stamp rides in
+    // the stock's statement).
+    let before = store
+        .product(f.product.id)
+        .await
+        .unwrap()
+        .unwrap()
+        .updated_at;
+    let one = new_order(
+        &f,
+        f.account.id,
+        "EG-ONEVAR01",
+        vec![line(&f, &f.variant_b, 1, false)],
+        5_000,
+    );
+    let one = place(store, one).await;
+    let after = store
+        .product(f.product.id)
+        .await
+        .unwrap()
+        .unwrap()
+        .updated_at;
+    assert!(
+        after > before && after >= one.created_at,
+        "an order of one variant changes its product: {before} -> {after}"
+    );
+    assert_eq!(available(store, f.product.id, f.variant_b.id).await, 3);
 }
 
 /// Lines of one variant add up; the failing line is reported with what is left for it.
