@@ -24,15 +24,18 @@
 //! commit. That is deliberate (it is what a flash sale of one product does), and it is why the
 //! figure depends on how long each side holds the lock, not only on how much work it does:
 //!
-//! - raw side, one transaction: `INSERT` order, the stock `UPDATE`, `INSERT` line, `INSERT`
-//!   timeline entry, `COMMIT` (the lock is held over 3 round trips and the commit);
-//! - engine side, per request: key lookup by hash, the rate-limit upsert (one autocommitted
-//!   statement on the key's window row), account, catalogue and shipping reads, then the
-//!   `place_order` transaction: `INSERT` order, multi-row `INSERT` of lines (and warranties),
-//!   `INSERT` timeline entry, then the contended rows last: the stock `UPDATE`, the product's
-//!   `updated_at` stamp, the account's order counter and billing meter upserts, `COMMIT` (the
-//!   variant lock is held over 3 round trips and the commit; the product, counter and meter
-//!   rows are as contended as the variant, since every order shares them).
+//! - raw side, one transaction: `INSERT` order (its timeline a column of it), the stock
+//!   `UPDATE`, `INSERT` line, `COMMIT` (the lock is held over 2 round trips and the commit);
+//! - engine side, per request: the key looked up by hash with its rate window, the checkout's
+//!   reads (the products of the ordered variants, the shipping options, each in a read
+//!   transaction), then the `place_order` transaction: `INSERT` order, multi-row `INSERT` of
+//!   lines (and warranties), then the contended rows last: on PostgreSQL the stock `UPDATE`
+//!   with the product's `updated_at` stamp in its `WITH` (an order of one variant), then the
+//!   account's order counters' upsert with the meter's upsert (and any webhook deliveries) in
+//!   one statement, `COMMIT` (the variant lock is held over 2 round trips and the commit, as on
+//!   the raw side; the product, counter and meter rows are as contended as the variant, since
+//!   every order shares them). 11 statements a request in all (BENCHMARKS.md), against the raw
+//!   side's 5, on a pool of 10 connections.
 //!
 //! Settings (environment): `LOAD_SECONDS` per phase (default 5), `LOAD_CONNECTIONS` for the GET
 //! comparison (default 32), `LOAD_SERVER_THREADS` and `LOAD_CLIENT_THREADS` (default 1 each: on

@@ -60,7 +60,10 @@
 //! crash of the database server the current minute starts from zero: a key may then get up to
 //! twice its limit within that minute); catalogue pulls already recorded this month are not
 //! written again, and new ones are one multi-row statement; a products or orders page and its
-//! total are one statement; the pool does not ping a connection before handing it out. Keys
+//! total are one statement (the orders' lines are read only for the orders whose JSON the
+//! engine has not kept); in `place_order`, an order of one variant stamps its product in the
+//! stock update's `WITH`, and the account's order counters, meter and webhook deliveries are
+//! one statement; the pool does not ping a connection before handing it out. Keys
 //! are never cached: a revoked or expired key, or a suspended account, is refused by the next
 //! request on every instance.
 //!
