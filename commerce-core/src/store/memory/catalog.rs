@@ -61,6 +61,9 @@ impl CatalogStore for MemoryStore {
         }
         let product = new.into_product(ProductId::new(s.next_id("products")), now);
         s.products.insert(product.id, Arc::new(product.clone()));
+        if product.active {
+            s.active_products.insert(product.id);
+        }
         Ok(product)
     }
 
@@ -76,6 +79,11 @@ impl CatalogStore for MemoryStore {
         product.active = active;
         product.updated_at = next_updated_at(product.updated_at, now);
         let product = product.clone();
+        if active {
+            s.active_products.insert(id);
+        } else {
+            s.active_products.remove(&id);
+        }
         let before = s.removed_at.get(&id).copied();
         let after = removal_after(was_active, before, active, now);
         if before != after {
@@ -177,6 +185,19 @@ impl CatalogStore for MemoryStore {
         page: PageRequest,
     ) -> Result<Page<Arc<Product>>, StoreError> {
         let s = self.lock();
+        if *filter == ProductFilter::default() {
+            // Every active product is listed: the walk stops at the page's end, and the
+            // total is the count of active products.
+            let items = s
+                .products
+                .values()
+                .filter(|p| p.active)
+                .skip(usize::try_from(page.offset()).unwrap_or(usize::MAX))
+                .take(page.per_page as usize)
+                .cloned()
+                .collect();
+            return Ok(Page::new(items, s.active_products.len() as u64));
+        }
         let listed = filter.listed();
         let matching = s.products.values().filter(|p| listed(p));
         Ok(paginate(matching, page))

@@ -53,6 +53,10 @@ struct State {
     /// Shared with readers (`shared_products`): a write goes through [`Arc::make_mut`], which
     /// copies a record some reader still holds, so a record handed out never changes.
     products: BTreeMap<ProductId, Arc<Product>>,
+    /// The active products: what `GET /products` lists with no filter
+    /// ([`ProductFilter::default`]), counted for its total, so that its page costs the
+    /// products up to the page's end, not a walk of every product.
+    active_products: BTreeSet<ProductId>,
     /// Each stopped product's removal time, and the same as `(removed_at, id)` keys for
     /// `removed_products` (newest last).
     removed_at: HashMap<ProductId, DateTime<Utc>>,
