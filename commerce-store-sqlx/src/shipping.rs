@@ -1,6 +1,4 @@
 //! Shipping: governorates, shipping options and what each charges per governorate.
-use std::collections::HashMap;
-
 use commerce_core::model::*;
 use commerce_core::store::*;
 use sqlx::pool::PoolConnection;
@@ -19,42 +17,39 @@ pub(crate) async fn load_option<DB: Dialect>(
         .ok_or(StoreError::NotFound)
 }
 
+/// The shipping options (all, or only the one `only` names) with their rates per governorate,
+/// in one statement (one snapshot: no transaction needed), by option id then governorate id.
 pub(crate) async fn load_options<DB: Dialect>(
     c: &mut PoolConnection<DB>,
     only: Option<i64>,
 ) -> StoreResult<Vec<ShippingOption>> {
-    let options: Vec<OptionRow> = query_as::<DB, OptionRow>(
-        "SELECT id, name, active FROM shipping_options \
-         WHERE $1 IS NULL OR id = $1 ORDER BY id",
+    let rows: Vec<OptionAndRateRow> = query_as::<DB, OptionAndRateRow>(
+        "SELECT o.id, o.name, o.active, r.option_id AS r_option_id, \
+         r.governorate_id AS r_governorate_id, g.name AS r_governorate_name, \
+         r.delivery_charge AS r_delivery_charge, \
+         r.shipping_tax_percent AS r_shipping_tax_percent, \
+         r.total_due_tax_percent AS r_total_due_tax_percent \
+         FROM shipping_options o \
+         LEFT JOIN shipping_rates r ON r.option_id = o.id \
+         LEFT JOIN governorates g ON g.id = r.governorate_id \
+         WHERE $1 IS NULL OR o.id = $1 \
+         ORDER BY o.id, r.governorate_id",
     )
     .bind(only)
     .fetch_all(&mut *c)
     .await
     .map_err(backend)?;
-    let rates: Vec<RateRow> = query_as::<DB, RateRow>(
-        "SELECT r.option_id, r.governorate_id, g.name AS governorate_name, \
-         r.delivery_charge, r.shipping_tax_percent, r.total_due_tax_percent \
-         FROM shipping_rates r JOIN governorates g ON g.id = r.governorate_id \
-         WHERE $1 IS NULL OR r.option_id = $1 \
-         ORDER BY r.option_id, r.governorate_id",
-    )
-    .bind(only)
-    .fetch_all(&mut *c)
-    .await
-    .map_err(backend)?;
-    let mut by_option: HashMap<i64, Vec<ShippingRate>> = HashMap::new();
-    for r in rates {
-        by_option
-            .entry(r.option_id)
-            .or_default()
-            .push(r.into_domain());
+    let mut options: Vec<(OptionRow, Vec<ShippingRate>)> = Vec::new();
+    for mut row in rows {
+        let rate = row.rate()?;
+        match options.last_mut() {
+            Some((option, rates)) if option.id == row.option.id => rates.extend(rate),
+            _ => options.push((row.option, rate.into_iter().collect())),
+        }
     }
     Ok(options
         .into_iter()
-        .map(|o| {
-            let rates = by_option.remove(&o.id).unwrap_or_default();
-            o.into_domain(rates)
-        })
+        .map(|(option, rates)| option.into_domain(rates))
         .collect())
 }
 
@@ -187,7 +182,7 @@ pub(crate) async fn set_shipping_rate<DB: Dialect>(
 pub(crate) async fn shipping_options<DB: Dialect>(
     store: &SqlStore<DB>,
 ) -> StoreResult<Vec<ShippingOption>> {
-    let mut tx = store.read().await?;
-    let result = load_options(&mut tx.tx, None).await;
-    tx.finish(result).await
+    // One statement: no read transaction around it.
+    let mut c = store.pool.acquire().await.map_err(backend)?;
+    load_options(&mut c, None).await
 }

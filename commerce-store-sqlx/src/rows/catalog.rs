@@ -177,19 +177,51 @@ impl OptionRow {
     }
 }
 
+/// One rate of a shipping option as stored (piastres, hundredths of a percent).
+struct RateRow {
+    governorate_id: i64,
+    governorate_name: String,
+    delivery_charge: i64,
+    shipping_tax_percent: i64,
+    total_due_tax_percent: i64,
+}
+
 db_row! {
-    pub(crate) struct RateRow {
-        pub(crate) option_id: i64,
-        governorate_id: i64,
-        governorate_name: String,
-        delivery_charge: i64,
-        shipping_tax_percent: i64,
-        total_due_tax_percent: i64,
+    /// An option with one of its rates (the `r_` columns, all NULL for an option without any),
+    /// as the options are read in one statement with their rates.
+    pub(crate) struct OptionAndRateRow {
+        @flatten pub(crate) option: OptionRow,
+        r_option_id: Option<i64>,
+        r_governorate_id: Option<i64>,
+        r_governorate_name: Option<String>,
+        r_delivery_charge: Option<i64>,
+        r_shipping_tax_percent: Option<i64>,
+        r_total_due_tax_percent: Option<i64>,
+    }
+}
+
+impl OptionAndRateRow {
+    /// The rate of this row, if the option has one here.
+    pub(crate) fn rate(&mut self) -> Result<Option<ShippingRate>, StoreError> {
+        if self.r_option_id.is_none() {
+            return Ok(None);
+        }
+        let missing = || corrupt("shipping rate row with NULL columns");
+        Ok(Some(
+            RateRow {
+                governorate_id: self.r_governorate_id.ok_or_else(missing)?,
+                governorate_name: self.r_governorate_name.take().ok_or_else(missing)?,
+                delivery_charge: self.r_delivery_charge.ok_or_else(missing)?,
+                shipping_tax_percent: self.r_shipping_tax_percent.ok_or_else(missing)?,
+                total_due_tax_percent: self.r_total_due_tax_percent.ok_or_else(missing)?,
+            }
+            .into_domain(),
+        ))
     }
 }
 
 impl RateRow {
-    pub(crate) fn into_domain(self) -> ShippingRate {
+    fn into_domain(self) -> ShippingRate {
         ShippingRate::builder()
             .governorate_id(GovernorateId::new(self.governorate_id))
             .governorate_name(self.governorate_name)
