@@ -27,14 +27,15 @@
 //! - raw side, one transaction: `INSERT` order (its timeline a column of it), the stock
 //!   `UPDATE`, `INSERT` line, `COMMIT` (the lock is held over 2 round trips and the commit);
 //! - engine side, per request: the key looked up by hash with its rate window, the checkout's
-//!   reads (the products of the ordered variants, the shipping options, each in a read
-//!   transaction), then the `place_order` transaction: `INSERT` order, multi-row `INSERT` of
+//!   reads (the products of the ordered variants with their variants and warranties, in a read
+//!   transaction; the shipping options with their rates, one statement), then the
+//!   `place_order` transaction: `INSERT` order, multi-row `INSERT` of
 //!   lines (and warranties), then the contended rows last: on PostgreSQL the stock `UPDATE`
 //!   with the product's `updated_at` stamp in its `WITH` (an order of one variant), then the
 //!   account's order counters' upsert with the meter's upsert (and any webhook deliveries) in
 //!   one statement, `COMMIT` (the variant lock is held over 2 round trips and the commit, as on
 //!   the raw side; the product, counter and meter rows are as contended as the variant, since
-//!   every order shares them). 11 statements a request in all (BENCHMARKS.md), against the raw
+//!   every order shares them). 9 statements a request in all (BENCHMARKS.md), against the raw
 //!   side's 5, on a pool of 10 connections.
 //!
 //! Settings (environment): `LOAD_SECONDS` per phase (default 5), `LOAD_CONNECTIONS` for the GET

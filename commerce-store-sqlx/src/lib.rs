@@ -63,7 +63,9 @@
 //! total are one statement (the orders' lines are read only for the orders whose JSON the
 //! engine has not kept); in `place_order`, an order of one variant stamps its product in the
 //! stock update's `WITH`, and the account's order counters, meter and webhook deliveries are
-//! one statement; the pool does not ping a connection before handing it out. Keys
+//! one statement; the checkout reads the products of the ordered variants through them (no
+//! read of their ids first) and the shipping options with their rates in one statement; the
+//! pool does not ping a connection before handing it out. Keys
 //! are never cached: a revoked or expired key, or a suspended account, is refused by the next
 //! request on every instance.
 //!
