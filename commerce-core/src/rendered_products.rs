@@ -240,8 +240,11 @@ impl RenderedPages {
 
     /// The list body of `items` (the renderings of `records` under `categories`) under `page`
     /// and `total` (`{"data": [...], "meta": {...}}`): the kept one, by reference count, when
-    /// it was made from the very same renderings and meta; else a new one. Either way kept
-    /// for the next call, to be found by `records` ([`kept`](Self::kept)) or by `items`.
+    /// it was made from the very same renderings and meta; else a new one, kept for the next
+    /// call, to be found by `records` ([`kept`](Self::kept)) or by `items`. A page found by its
+    /// renderings is not kept again under these records: they are a store's fresh copies (the
+    /// SQL stores'), which no later request hands back, so keeping them would cost every
+    /// request an allocation and an insert for nothing.
     pub(crate) fn body(
         &self,
         records: Vec<Arc<Product>>,
@@ -254,10 +257,12 @@ impl RenderedPages {
             return Bytes::from(list_body(&items, page, total));
         };
         let key = page_key(&items, page, total);
-        let (body, by_renderings) = match caches.by_renderings.get(&key) {
-            Some(kept) if kept.is_of(&items, page, total) => (kept.body.clone(), false),
-            _ => (Bytes::from(list_body(&items, page, total)), true),
-        };
+        if let Some(kept) = caches.by_renderings.get(&key)
+            && kept.is_of(&items, page, total)
+        {
+            return kept.body.clone();
+        }
+        let body = Bytes::from(list_body(&items, page, total));
         let records_key = records_key(&records, categories, page, total);
         let kept = Arc::new(Page {
             records: records.into_boxed_slice(),
@@ -267,9 +272,7 @@ impl RenderedPages {
             total,
             body: body.clone(),
         });
-        if by_renderings {
-            caches.by_renderings.insert(key, kept.clone());
-        }
+        caches.by_renderings.insert(key, kept.clone());
         caches.by_records.insert(records_key, kept);
         body
     }

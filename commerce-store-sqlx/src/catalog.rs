@@ -19,21 +19,51 @@ pub(crate) async fn load_products<DB: Dialect>(
     c: &mut PoolConnection<DB>,
     ids: &[i64],
 ) -> StoreResult<Vec<Product>> {
-    let mut out = Vec::with_capacity(ids.len());
+    let rows = product_rows(c, "id", ids, "").await?;
+    products_of_rows(c, rows).await
+}
+
+/// The products' rows that `SELECT <product columns> FROM products WHERE <head> <one of ids>
+/// <tail>` selects (a statement per chunk of ids), by id, each once.
+pub(crate) async fn product_rows<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    head: &str,
+    ids: &[i64],
+    tail: &str,
+) -> StoreResult<Vec<ProductRow>> {
+    let head = format!(
+        concat!("SELECT ", product_cols!(), " FROM products WHERE {}"),
+        head
+    );
+    let mut rows: Vec<ProductRow> = Vec::new();
     for chunk in ids.chunks(MAX_BIND_CHUNK) {
-        let mut q = in_list::<DB, _>(
-            concat!("SELECT ", product_cols!(), " FROM products WHERE id"),
-            chunk,
-            " ORDER BY id",
-        );
-        let rows: Vec<ProductRow> = q
+        let mut q = in_list::<DB, _>(&head, chunk, tail);
+        let found: Vec<ProductRow> = q
             .build_as::<ProductRow>()
             .fetch_all(&mut *c)
             .await
             .map_err(backend)?;
-        out.extend(with_variants(c, chunk, rows).await?);
+        rows.extend(found);
     }
-    Ok(out)
+    rows.sort_unstable_by_key(|row| row.id);
+    rows.dedup_by_key(|row| row.id);
+    Ok(rows)
+}
+
+/// The products of `rows` (by id) with their variants and warranties, two statements per
+/// chunk of them.
+async fn products_of_rows<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    rows: Vec<ProductRow>,
+) -> StoreResult<Vec<Product>> {
+    let ids: Vec<i64> = rows.iter().map(|row| row.id).collect();
+    let mut products = Vec::with_capacity(rows.len());
+    let mut rows = rows.into_iter();
+    for chunk in ids.chunks(MAX_BIND_CHUNK) {
+        let chunk_rows = rows.by_ref().take(chunk.len()).collect();
+        products.extend(with_variants(c, chunk, chunk_rows).await?);
+    }
+    Ok(products)
 }
 
 /// The products of `rows` (ids `chunk`, in that order) with their variants and
@@ -517,34 +547,10 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
             let c = &mut tx.tx;
             // The products' rows found through their variants in the same statement (one
             // round trip fewer than reading the ids first), then their variants and warranties.
-            let mut rows: Vec<ProductRow> = Vec::new();
-            for chunk in variants.chunks(MAX_BIND_CHUNK) {
-                let mut q = in_list::<DB, _>(
-                    concat!(
-                        "SELECT ",
-                        product_cols!(),
-                        " FROM products WHERE id IN (SELECT product_id FROM variants WHERE id"
-                    ),
-                    chunk,
-                    ")",
-                );
-                let found: Vec<ProductRow> = q
-                    .build_as::<ProductRow>()
-                    .fetch_all(&mut *c)
-                    .await
-                    .map_err(backend)?;
-                rows.extend(found);
-            }
-            rows.sort_unstable_by_key(|row| row.id);
-            rows.dedup_by_key(|row| row.id);
-            let ids: Vec<i64> = rows.iter().map(|row| row.id).collect();
-            let mut products = Vec::with_capacity(rows.len());
-            let mut rows = rows.into_iter();
-            for chunk in ids.chunks(MAX_BIND_CHUNK) {
-                let chunk_rows = rows.by_ref().take(chunk.len()).collect();
-                products.extend(with_variants(c, chunk, chunk_rows).await?);
-            }
-            Ok(products)
+            let ids: Vec<i64> = variants.iter().map(|&v| v.into()).collect();
+            let head = "id IN (SELECT product_id FROM variants WHERE id";
+            let rows = product_rows(c, head, &ids, ")").await?;
+            products_of_rows(c, rows).await
         }
         .await;
         tx.finish(result).await
