@@ -461,7 +461,7 @@ fn main() {
     let small: usize = env_or("BACK_OFFICE_SMALL", 10_000);
     let large: usize = env_or("BACK_OFFICE_LARGE", 1_000_000);
     let stores = std::env::var("BACK_OFFICE_STORES").unwrap_or_else(|_| "sqlite,postgres".into());
-    let rt = common::runtime(2);
+    let rt = common::runtime("back-office", 2);
     rt.block_on(async {
         if stores.contains("sqlite") {
             let dir = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());

@@ -570,8 +570,8 @@ fn main() {
         env_or("HTTP_SQL_CLIENT_THREADS", 1),
     );
     let run = Run {
-        server: runtime(server_threads),
-        client: runtime(client_threads),
+        server: runtime("bench-server", server_threads),
+        client: runtime("bench-client", client_threads),
         duration: Duration::from_secs_f64(seconds),
         connections,
         orders: env_or("HTTP_SQL_ORDERS", 200),

@@ -40,7 +40,10 @@
 //!
 //! Settings (environment): `LOAD_SECONDS` per phase (default 5), `LOAD_CONNECTIONS` for the GET
 //! comparison (default 32), `LOAD_SERVER_THREADS` and `LOAD_CLIENT_THREADS` (default 1 each: on
-//! a 2-core machine each side gets about one core).
+//! a 2-core machine each side gets about one core; their threads are named `bench-server` and
+//! `bench-client`, so a profile tells them apart), `LOAD_PHASES` (default `gets,orders,postgres`:
+//! the GET pairs, the memory `POST /orders`, the PostgreSQL pair; `LOAD_PHASES=postgres` runs
+//! that pair alone, for a profile).
 //!
 //! Goals (BENCHMARKS.md): each GET through axum ≥ 60% of the bare handler's requests per
 //! second; `POST /orders` on PostgreSQL ≥ 80% of the raw
@@ -64,8 +67,8 @@ fn main() {
     let seconds: f64 = env_or("LOAD_SECONDS", 5.0);
     let duration = Duration::from_secs_f64(seconds);
     let connections: usize = env_or("LOAD_CONNECTIONS", 32);
-    let server = runtime(env_or("LOAD_SERVER_THREADS", 1));
-    let client = runtime(env_or("LOAD_CLIENT_THREADS", 1));
+    let server = runtime("bench-server", env_or("LOAD_SERVER_THREADS", 1));
+    let client = runtime("bench-client", env_or("LOAD_CLIENT_THREADS", 1));
 
     let engine = Engine::new(Arc::new(MemoryStore::new()));
     let fixture = server
@@ -73,13 +76,16 @@ fn main() {
         .expect("sandbox seeds");
     server.block_on(common::endless_stock(&engine, fixture.plain_variant));
     let engine_addr = serve(&server, commerce::axum::router(engine.clone()));
+    let phases = env_or("LOAD_PHASES", "gets,orders,postgres".to_owned());
+    let phase = |name: &str| phases.split(',').any(|p| p.trim() == name);
 
     println!(
         "load run: {seconds} s per phase, server threads {}, client threads {}, loopback",
         env_or("LOAD_SERVER_THREADS", 1usize),
         env_or("LOAD_CLIENT_THREADS", 1usize)
     );
-    for path in ["/api/v1/me", "/api/v1/products?per_page=25"] {
+    let paths = ["/api/v1/me", "/api/v1/products?per_page=25"];
+    for path in paths.into_iter().filter(|_| phase("gets")) {
         let request = raw_request("GET", path, b"");
         // The bare handler returns exactly the bytes the engine answers with.
         let body = server.block_on(engine_body(&engine, path));
@@ -119,12 +125,16 @@ fn main() {
         );
     }
 
-    let body = order_body(&fixture);
-    let request = raw_request("POST", "/api/v1/orders", &body);
-    let orders = drive(&client, engine_addr, request, 201, 32, duration);
-    report("POST /api/v1/orders engine via axum (memory)", 32, &orders);
+    if phase("orders") {
+        let body = order_body(&fixture);
+        let request = raw_request("POST", "/api/v1/orders", &body);
+        let orders = drive(&client, engine_addr, request, 201, 32, duration);
+        report("POST /api/v1/orders engine via axum (memory)", 32, &orders);
+    }
     #[cfg(feature = "sqlx")]
-    postgres_orders(&server, &client, duration);
+    if phase("postgres") {
+        postgres_orders(&server, &client, duration);
+    }
     #[cfg(not(feature = "sqlx"))]
     println!("POST /api/v1/orders on PostgreSQL: skipped (run with --features sqlx)");
     server.shutdown_background();
@@ -151,7 +161,7 @@ fn postgres_orders(
     let store: Arc<dyn commerce::store::Store> = Arc::new(store);
     let engine = Engine::new(store.clone());
     let (fixture, template) = server.block_on(common::seeded_template(store));
-    let addr = serve(server, commerce::axum::router(engine));
+    let addr = serve(server, commerce::axum::router(engine.clone()));
     let body = order_body(&fixture);
     let through = drive(
         client,
@@ -169,19 +179,65 @@ fn postgres_orders(
 
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let template = Arc::new(template);
+    let next_order = {
+        let template = template.clone();
+        move || {
+            let mut new = (*template).clone();
+            new.number = format!("EG-L{:07}", NEXT.fetch_add(1, Ordering::Relaxed));
+            new
+        }
+    };
+
+    // The raw transaction behind a bare axum handler: the same HTTP as the engine's side and
+    // an answer of the same bytes (an order the engine placed), none of the engine's work (no
+    // key, no checkout's reads, no pricing, no rendering).
+    let answer = server.block_on(common::http::engine_answer(
+        &engine,
+        "POST",
+        "/api/v1/orders",
+        bytes::Bytes::from(body.clone()),
+        201,
+    ));
+    let bare = {
+        let (pool, next_order) = (pool.clone(), next_order.clone());
+        Router::new().route(
+            "/api/v1/orders",
+            axum::routing::post(move |_body: bytes::Bytes| {
+                let (pool, new, answer) = (pool.clone(), next_order(), answer.clone());
+                async move {
+                    common::sql::raw_place_pg(&pool, &new).await;
+                    let mut response = ready_json(answer);
+                    *response.status_mut() = axum::http::StatusCode::CREATED;
+                    response
+                }
+            }),
+        )
+    };
+    let bare_addr = serve(server, bare);
+    let over_http = drive(
+        client,
+        bare_addr,
+        raw_request("POST", "/api/v1/orders", &body),
+        201,
+        32,
+        duration,
+    );
+    report(
+        "raw transaction via bare axum handler (postgres)",
+        32,
+        &over_http,
+    );
+
     let (count, seconds) = client.block_on(async move {
         let started = Instant::now();
         let deadline = started + duration;
         let tasks: Vec<_> = (0..32)
             .map(|_| {
-                let pool = pool.clone();
-                let template = template.clone();
+                let (pool, next_order) = (pool.clone(), next_order.clone());
                 tokio::spawn(async move {
                     let mut done = 0u64;
                     while Instant::now() < deadline {
-                        let mut new = (*template).clone();
-                        new.number = format!("EG-L{:07}", NEXT.fetch_add(1, Ordering::Relaxed));
-                        common::sql::raw_place_pg(&pool, &new).await;
+                        common::sql::raw_place_pg(&pool, &next_order()).await;
                         done += 1;
                     }
                     done
@@ -204,5 +260,11 @@ fn postgres_orders(
         through.rps() / raw_rps,
         Unit::Percent,
         Goal::AtLeast(80.0),
+    );
+    report::ratio(
+        "engine/bare handler's raw transaction POST /api/v1/orders postgres (32 clients)",
+        through.rps() / over_http.rps(),
+        Unit::Percent,
+        Goal::None,
     );
 }

@@ -401,7 +401,7 @@ async fn run(
 fn main() {
     let small: usize = env_or("SCALE_SMALL", 10_000);
     let large: usize = env_or("SCALE_LARGE", 1_000_000);
-    let rt = common::runtime(2);
+    let rt = common::runtime("scale", 2);
     let stores = std::env::var("SCALE_STORES").unwrap_or_else(|_| "memory,sqlite,postgres".into());
     if stores.contains("memory") {
         rt.block_on(run(

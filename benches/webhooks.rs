@@ -243,7 +243,7 @@ async fn run(label: &str, store: Arc<dyn Store>, goal: Goal) {
 
 fn main() {
     let stores = std::env::var("WEBHOOKS_STORES").unwrap_or_else(|_| "postgres,memory".into());
-    let runtime = common::runtime(2);
+    let runtime = common::runtime("webhooks", 2);
     runtime.block_on(async {
         for store in stores.split(',') {
             match store.trim() {

@@ -213,15 +213,30 @@ pub fn raw_request_as(
 /// The engine's answer to `GET path` with the bench key, which must be a 200: the bytes the
 /// bare handlers return.
 pub async fn engine_body(engine: &Engine, path: &str) -> Bytes {
+    engine_answer(engine, "GET", path, Bytes::new(), 200).await
+}
+
+/// The engine's answer to `method path` with `body` and the bench key, which must have the
+/// status `expect`.
+pub async fn engine_answer(
+    engine: &Engine,
+    method: &str,
+    path: &str,
+    body: Bytes,
+    expect: u16,
+) -> Bytes {
     let response = engine
         .handle(
-            http::Request::get(path)
+            http::Request::builder()
+                .method(method)
+                .uri(path)
                 .header("authorization", format!("Bearer {BENCH_KEY}"))
-                .body(Bytes::new())
+                .header("content-type", "application/json")
+                .body(body)
                 .expect("request"),
         )
         .await;
-    assert_eq!(response.status(), 200, "GET {path} through the engine");
+    assert_eq!(response.status(), expect, "{method} {path} through the engine");
     response.into_body()
 }
 

@@ -30,10 +30,13 @@ pub fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
         .unwrap_or(default)
 }
 
-/// A multi-thread tokio runtime with `threads` workers and every driver enabled.
-pub fn runtime(threads: usize) -> Runtime {
+/// A multi-thread tokio runtime with `threads` workers named `name` (so that a profile, `top -H`
+/// or `perf report --sort comm` tells the server's threads from the client's) and every driver
+/// enabled.
+pub fn runtime(name: &str, threads: usize) -> Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(threads)
+        .thread_name(name)
         .enable_all()
         .build()
         .expect("runtime")
