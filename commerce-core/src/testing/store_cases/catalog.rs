@@ -349,7 +349,8 @@ pub async fn stopping_a_warranty_keeps_it_on_the_product(store: &dyn Store) {
     ));
 }
 
-/// `products_of_variants` returns each owning product once, by id, stopped ones included.
+/// `products_of_variants` returns each owning product once, by id, stopped ones included,
+/// each whole: the same record, variants and warranties as [`CatalogStore::product`] reads.
 pub async fn products_of_variants_returns_each_owner_once(store: &dyn Store) {
     let cat = category(store, "kitchen", None).await;
     let p1 = product(store, "Kettle", cat.id, 0).await;
@@ -359,6 +360,9 @@ pub async fn products_of_variants_returns_each_owner_once(store: &dyn Store) {
     let v2 = variant(store, p1.id, "b", "2.00", 1, 0).await;
     let v3 = variant(store, p2.id, "c", "3.00", 1, 0).await;
     let _v4 = variant(store, p3.id, "d", "4.00", 1, 0).await;
+    warranty(store, p1.id, "ضمان سنة", 0).await;
+    warranty(store, p1.id, "Two years", 0).await;
+    warranty(store, p3.id, "Not asked for", 0).await;
     store.set_product_active(p2.id, false, at(1)).await.unwrap();
     let found = store
         .products_of_variants(&[v3.id, v2.id, v1.id, v3.id.absent()])
@@ -366,7 +370,12 @@ pub async fn products_of_variants_returns_each_owner_once(store: &dyn Store) {
         .unwrap();
     assert_eq!(ids(&found, |p| p.id), vec![p1.id, p2.id]);
     assert_eq!(found[0].variants.len(), 2);
+    assert_eq!(found[0].warranties.len(), 2);
     assert!(!found[1].active);
+    for owner in &found {
+        let read = store.product(owner.id).await.unwrap();
+        assert_eq!(Some(owner), read.as_ref(), "product {} read whole", owner.id);
+    }
     assert!(store.products_of_variants(&[]).await.unwrap().is_empty());
 }
 
