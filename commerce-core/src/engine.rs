@@ -226,7 +226,7 @@ impl Engine {
         let id = RequestId::of(request.headers());
         let shutdown = id.clone();
         detached(
-            async move { engine.handle_here(request, id).await },
+            Box::pin(async move { engine.handle_here(request, id).await }),
             move || shutdown.stamp(ApiError::server().into_response()),
         )
         .await
@@ -279,7 +279,7 @@ impl Engine {
         let id = RequestId::of(&parts.headers);
         let shutdown = id.clone();
         detached(
-            async move { engine.head_here(parts, declared_length, id).await },
+            Box::pin(async move { engine.head_here(parts, declared_length, id).await }),
             move || Head::Answered(shutdown.stamp(ApiError::server().into_response())),
         )
         .await
@@ -487,9 +487,10 @@ impl Admitted {
     /// future is dropped.
     pub async fn handle(self, body: Bytes) -> Response<Bytes> {
         let shutdown = self.trace.id.clone();
-        detached(async move { self.handle_here(body).await }, move || {
-            shutdown.stamp(ApiError::server().into_response())
-        })
+        detached(
+            Box::pin(async move { self.handle_here(body).await }),
+            move || shutdown.stamp(ApiError::server().into_response()),
+        )
         .await
     }
 
@@ -523,7 +524,9 @@ impl Admitted {
             now,
         };
         let request = Request::from_parts(*parts, body);
-        let answer = AssertUnwindSafe(api::serve(&ctx, endpoint, request))
+        // Boxed before it is wrapped, so that the wrappers move a pointer, not the handler's
+        // future (see `detached`).
+        let answer = AssertUnwindSafe(Box::pin(api::serve(&ctx, endpoint, request)))
             .catch_unwind()
             .instrument(trace.span.clone())
             .await;
@@ -552,36 +555,46 @@ fn declared_length(headers: &http::HeaderMap) -> Option<u64> {
 /// to the runtime it started in, which finishes it (a task spawned only for the requests cut
 /// short). Outside a runtime it runs in place and a drop cuts it. `shutdown` answers when
 /// `work` panics (each phase already turns its own panics into a 500).
-async fn detached<T, F>(work: F, shutdown: impl FnOnce() -> T) -> T
+///
+/// `work` comes boxed ([`Box::pin`] on the caller's `async` block): a request's future is
+/// several kilobytes, and each wrapper here (the span, the unwind guard) would otherwise move
+/// it whole, as would every future that holds this one.
+async fn detached<T>(work: BoxedWork<T>, shutdown: impl FnOnce() -> T) -> T
 where
     T: Send + 'static,
-    F: Future<Output = T> + Send + 'static,
 {
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
         return work.await;
     };
-    let work = AssertUnwindSafe(work.instrument(Span::current())).catch_unwind();
     let detached = Detached {
-        work: Some(Box::pin(work)),
+        work: Some(AssertUnwindSafe(work.instrument(Span::current())).catch_unwind()),
         runtime,
     };
     detached.await.unwrap_or_else(|_panic| shutdown())
 }
 
+/// A phase of a request, boxed once (see [`detached`]).
+type BoxedWork<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+/// The work of [`detached`], in its span, its panic caught.
+type GuardedWork<T> = futures_util::future::CatchUnwind<
+    AssertUnwindSafe<tracing::instrument::Instrumented<BoxedWork<T>>>,
+>;
+
 /// The future of [`detached`]: its work, until it is done.
 struct Detached<T: Send + 'static> {
-    work: Option<Pin<Box<dyn Future<Output = T> + Send>>>,
+    work: Option<GuardedWork<T>>,
     runtime: tokio::runtime::Handle,
 }
 
 impl<T: Send + 'static> Future for Detached<T> {
-    type Output = T;
+    type Output = std::thread::Result<T>;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let Some(work) = self.work.as_mut() else {
             panic!("a detached request polled after its answer");
         };
-        let answer = std::task::ready!(work.as_mut().poll(cx));
+        let answer = std::task::ready!(Pin::new(work).poll(cx));
         self.work = None;
         Poll::Ready(answer)
     }
