@@ -11,7 +11,9 @@
 //!
 //! - `GET /api/v1/me` and `GET /api/v1/products?per_page=25` through `commerce::axum::router`
 //!   over the sandbox `MemoryStore` (key `sk_demo_bench`), each against a bare axum handler
-//!   on the same path returning the same pre-serialised bytes with the same content type;
+//!   on the same path returning the same pre-serialised bytes with the same content type,
+//!   the two sides in turns (`LOAD_TURNS` times each, `LOAD_SECONDS / LOAD_TURNS` a turn), so
+//!   that a machine whose speed drifts during the run weighs on both alike;
 //! - `POST /api/v1/orders` through the engine on `MemoryStore` with 32 clients;
 //! - with `--features sqlx` and `COMMERCE_TEST_POSTGRES_URL`: `POST /api/v1/orders` through
 //!   the engine on `PgStore` (32 clients) against 32 tasks running the raw-insert transaction
@@ -39,7 +41,8 @@
 //!   side's 5, on a pool of 10 connections.
 //!
 //! Settings (environment): `LOAD_SECONDS` per phase (default 5), `LOAD_CONNECTIONS` for the GET
-//! comparison (default 32), `LOAD_SERVER_THREADS` and `LOAD_CLIENT_THREADS` (default 1 each: on
+//! comparison (default 32), `LOAD_TURNS` for the GET pairs (default 10; 1 runs each side
+//! once, the engine first), `LOAD_SERVER_THREADS` and `LOAD_CLIENT_THREADS` (default 1 each: on
 //! a 2-core machine each side gets about one core; their threads are named `bench-server` and
 //! `bench-client`, so a profile tells them apart), `LOAD_PHASES` (default `gets,orders,postgres`:
 //! the GET pairs, the memory `POST /orders`, the PostgreSQL pair; `LOAD_PHASES=postgres` runs
@@ -58,7 +61,7 @@ use axum::Router;
 use axum::routing::get;
 use commerce::store::MemoryStore;
 use commerce::{Engine, sandbox};
-use common::http::{drive, engine_body, raw_request, ready_json, report, serve};
+use common::http::{drive, drive_in_turns, engine_body, raw_request, ready_json, report, serve};
 use common::report::{self, Goal, Unit};
 use common::{env_or, order_body, runtime};
 
@@ -67,6 +70,7 @@ fn main() {
     let seconds: f64 = env_or("LOAD_SECONDS", 5.0);
     let duration = Duration::from_secs_f64(seconds);
     let connections: usize = env_or("LOAD_CONNECTIONS", 32);
+    let turns: u32 = env_or("LOAD_TURNS", 10);
     let server = runtime("bench-server", env_or("LOAD_SERVER_THREADS", 1));
     let client = runtime("bench-client", env_or("LOAD_CLIENT_THREADS", 1));
 
@@ -98,15 +102,15 @@ fn main() {
             }),
         );
         let bare_addr = serve(&server, bare);
-        let through = drive(
+        let [through, baseline] = drive_in_turns(
             &client,
-            engine_addr,
-            request.clone(),
+            [engine_addr, bare_addr],
+            request,
             200,
             connections,
             duration,
+            turns,
         );
-        let baseline = drive(&client, bare_addr, request, 200, connections, duration);
         report(
             &format!("GET {path} engine via axum"),
             connections,

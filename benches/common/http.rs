@@ -111,47 +111,53 @@ pub fn drive(
     connections: usize,
     duration: Duration,
 ) -> Outcome {
-    client.block_on(async move {
-        let started = Instant::now();
-        let deadline = started + duration;
-        let tasks: Vec<_> = (0..connections)
-            .map(|_| {
-                let request = request.clone();
-                tokio::spawn(async move {
-                    let mut stream = TcpStream::connect(addr).await.expect("connects");
-                    stream.set_nodelay(true).expect("nodelay");
-                    let mut buf = Vec::with_capacity(32 * 1024);
-                    let mut latencies = Vec::with_capacity(1 << 16);
-                    let mut errors = 0u64;
-                    while Instant::now() < deadline {
-                        let sent = Instant::now();
-                        if stream.write_all(&request).await.is_err() {
-                            errors += 1;
-                            break;
-                        }
-                        match read_response(&mut stream, &mut buf).await {
-                            Ok(head) if head.status == expect => {
-                                latencies.push(sent.elapsed().as_micros() as u64)
-                            }
-                            Ok(_) => errors += 1,
-                            Err(_) => {
-                                errors += 1;
-                                break;
-                            }
-                        }
-                    }
-                    (latencies, errors)
-                })
-            })
-            .collect();
-        let mut all = Vec::new();
-        let mut errors = 0;
-        for task in tasks {
-            let (latencies, e) = task.await.expect("client task");
-            all.extend(latencies);
-            errors += e;
+    Sample::default()
+        .add(client.block_on(sample(addr, request, expect, connections, duration)))
+        .outcome()
+}
+
+/// [`drive`] on two servers in turns: `turns` times `addr[0]` then `addr[1]` for
+/// `duration / turns` each, so that a machine that speeds up or slows down during the run
+/// (other work, CPU frequency) weighs on both sides alike. The two outcomes, in `addr`'s order.
+pub fn drive_in_turns(
+    client: &Runtime,
+    addr: [SocketAddr; 2],
+    request: Bytes,
+    expect: u16,
+    connections: usize,
+    duration: Duration,
+    turns: u32,
+) -> [Outcome; 2] {
+    let slice = duration / turns.max(1);
+    let mut samples = [Sample::default(), Sample::default()];
+    for _ in 0..turns.max(1) {
+        for (side, &addr) in addr.iter().enumerate() {
+            let run = sample(addr, request.clone(), expect, connections, slice);
+            let taken = std::mem::take(&mut samples[side]);
+            samples[side] = taken.add(client.block_on(run));
         }
-        let seconds = started.elapsed().as_secs_f64();
+    }
+    samples.map(Sample::outcome)
+}
+
+/// Requests answered as expected (their latencies, microseconds), errors, seconds taken.
+#[derive(Default)]
+struct Sample {
+    latencies: Vec<u64>,
+    errors: u64,
+    seconds: f64,
+}
+
+impl Sample {
+    fn add(mut self, other: Sample) -> Sample {
+        self.latencies.extend(other.latencies);
+        self.errors += other.errors;
+        self.seconds += other.seconds;
+        self
+    }
+
+    fn outcome(mut self) -> Outcome {
+        let all = &mut self.latencies;
         all.sort_unstable();
         let pick = |q: f64| {
             all.get(((all.len() as f64 * q) as usize).min(all.len().saturating_sub(1)))
@@ -160,12 +166,62 @@ pub fn drive(
         };
         Outcome {
             requests: all.len() as u64,
-            errors,
-            seconds,
+            errors: self.errors,
+            seconds: self.seconds,
             p50_us: pick(0.50),
             p99_us: pick(0.99),
         }
-    })
+    }
+}
+
+/// One timed run of [`drive`].
+async fn sample(
+    addr: SocketAddr,
+    request: Bytes,
+    expect: u16,
+    connections: usize,
+    duration: Duration,
+) -> Sample {
+    let started = Instant::now();
+    let deadline = started + duration;
+    let tasks: Vec<_> = (0..connections)
+        .map(|_| {
+            let request = request.clone();
+            tokio::spawn(async move {
+                let mut stream = TcpStream::connect(addr).await.expect("connects");
+                stream.set_nodelay(true).expect("nodelay");
+                let mut buf = Vec::with_capacity(32 * 1024);
+                let mut latencies = Vec::with_capacity(1 << 16);
+                let mut errors = 0u64;
+                while Instant::now() < deadline {
+                    let sent = Instant::now();
+                    if stream.write_all(&request).await.is_err() {
+                        errors += 1;
+                        break;
+                    }
+                    match read_response(&mut stream, &mut buf).await {
+                        Ok(head) if head.status == expect => {
+                            latencies.push(sent.elapsed().as_micros() as u64)
+                        }
+                        Ok(_) => errors += 1,
+                        Err(_) => {
+                            errors += 1;
+                            break;
+                        }
+                    }
+                }
+                (latencies, errors)
+            })
+        })
+        .collect();
+    let mut sample = Sample::default();
+    for task in tasks {
+        let (latencies, errors) = task.await.expect("client task");
+        sample.latencies.extend(latencies);
+        sample.errors += errors;
+    }
+    sample.seconds = started.elapsed().as_secs_f64();
+    sample
 }
 
 /// Serves `app` on a fresh loopback port from `server`'s runtime.
@@ -236,7 +292,11 @@ pub async fn engine_answer(
                 .expect("request"),
         )
         .await;
-    assert_eq!(response.status(), expect, "{method} {path} through the engine");
+    assert_eq!(
+        response.status(),
+        expect,
+        "{method} {path} through the engine"
+    );
     response.into_body()
 }
 

@@ -473,7 +473,10 @@ fn main() {
         .init();
     // Each engine on its own runtime, as two app instances each with its own core would be.
     let threads: usize = env_or("SOAK_INSTANCE_THREADS", 1);
-    let servers = [runtime("instance-a", threads), runtime("instance-b", threads)];
+    let servers = [
+        runtime("instance-a", threads),
+        runtime("instance-b", threads),
+    ];
     let server = &servers[0];
     let client = runtime("bench-client", 1);
     let (setup, ids) = server.block_on(set_up(url));
