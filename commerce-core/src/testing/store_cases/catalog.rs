@@ -374,7 +374,12 @@ pub async fn products_of_variants_returns_each_owner_once(store: &dyn Store) {
     assert!(!found[1].active);
     for owner in &found {
         let read = store.product(owner.id).await.unwrap();
-        assert_eq!(Some(owner), read.as_ref(), "product {} read whole", owner.id);
+        assert_eq!(
+            Some(owner),
+            read.as_ref(),
+            "product {} read whole",
+            owner.id
+        );
     }
     assert!(store.products_of_variants(&[]).await.unwrap().is_empty());
 }
