@@ -111,8 +111,8 @@ pub fn drive(
     connections: usize,
     duration: Duration,
 ) -> Outcome {
-    Sample::default()
-        .add(client.block_on(sample(addr, request, expect, connections, duration)))
+    client
+        .block_on(sample(addr, request, expect, connections, duration))
         .outcome()
 }
 
@@ -133,8 +133,7 @@ pub fn drive_in_turns(
     for _ in 0..turns.max(1) {
         for (side, &addr) in addr.iter().enumerate() {
             let run = sample(addr, request.clone(), expect, connections, slice);
-            let taken = std::mem::take(&mut samples[side]);
-            samples[side] = taken.add(client.block_on(run));
+            samples[side].add(client.block_on(run));
         }
     }
     samples.map(Sample::outcome)
@@ -149,11 +148,10 @@ struct Sample {
 }
 
 impl Sample {
-    fn add(mut self, other: Sample) -> Sample {
+    fn add(&mut self, other: Sample) {
         self.latencies.extend(other.latencies);
         self.errors += other.errors;
         self.seconds += other.seconds;
-        self
     }
 
     fn outcome(mut self) -> Outcome {
