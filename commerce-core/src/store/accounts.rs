@@ -149,27 +149,53 @@ pub async fn authenticate_by_calls<S: AccountStore + ?Sized>(
     Ok(Some(KeyCheck::of(key, Some(hit), account)))
 }
 
-/// The rate windows of a backend that keeps them in process memory: per key, the current
-/// fixed window and its count (the caller holds its lock across each hit).
+/// The rate windows of a backend that keeps them in process memory: per key, the windows it
+/// was counted in, newest last (the caller holds its lock across each hit).
+///
+/// The window never goes back: a hit that carries an older window than the key's latest (an
+/// instance whose clock is behind) is counted in that older window, as the SQL stores count
+/// it in that minute's own row, and the latest window keeps its count. As in the SQL stores,
+/// the first hit of a window forgets the key's windows older than it; at most
+/// [`KEPT_WINDOWS`](Self::KEPT_WINDOWS) windows are kept per key.
 #[derive(Debug, Default)]
-pub struct RateWindows(std::collections::HashMap<KeyId, (RateWindow, u32)>);
+pub struct RateWindows(std::collections::HashMap<KeyId, Vec<(RateWindow, u32)>>);
 
 impl RateWindows {
+    /// The most windows kept per key: the newest, and a few an instance with a late clock may
+    /// still count in.
+    pub const KEPT_WINDOWS: usize = 4;
+
     /// The latest window `key` was counted in, if any.
     pub fn latest(&self, key: KeyId) -> Option<RateWindow> {
         self.0
-            .get(&key)
-            .filter(|(_, used)| *used > 0)
+            .get(&key)?
+            .iter()
+            .rev()
+            .find(|(_, used)| *used > 0)
             .map(|(window, _)| *window)
     }
 
     /// [`AccountStore::hit_rate_limit`]: counts one request of `key` in `window` if fewer than
-    /// `limit` were counted; a new window starts from zero.
+    /// `limit` were counted in it; a new window starts from zero and forgets the older ones.
     pub fn hit(&mut self, key: KeyId, window: RateWindow, limit: u32) -> RateLimitHit {
-        let entry = self.0.entry(key).or_insert((window, 0));
-        if entry.0 != window {
-            *entry = (window, 0);
-        }
+        let windows = self.0.entry(key).or_default();
+        let at = match windows.binary_search_by_key(&window, |(w, _)| *w) {
+            Ok(at) => at,
+            Err(0) if windows.len() >= Self::KEPT_WINDOWS => {
+                // Older than every kept window: counted in a window of its own, as a SQL store
+                // counts it in a new row of that minute.
+                return RateLimitHit {
+                    allowed: limit > 0,
+                    used: u32::from(limit > 0),
+                };
+            }
+            Err(at) => {
+                windows.insert(at, (window, 0));
+                windows.drain(..at);
+                0
+            }
+        };
+        let entry = &mut windows[at];
         let allowed = entry.1 < limit;
         entry.1 += u32::from(allowed);
         RateLimitHit {

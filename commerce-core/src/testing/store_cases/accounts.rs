@@ -333,6 +333,31 @@ pub async fn key_terms_replace_expiry_and_limit(store: &dyn Store) {
     ));
 }
 
+/// The rate window never goes back: a hit carrying an older window than the key's latest (an
+/// instance whose clock is behind) is counted in that older window, and the latest window
+/// keeps its count, so the next hit in it is still refused at the limit.
+pub async fn a_rate_window_never_goes_back(store: &dyn Store) {
+    let a = account(store, "Alpha").await;
+    let k = key(store, a.id, 33).await;
+    let window = 29_500_000;
+    let hit = |minute: i64| store.hit_rate_limit(k.id, RateWindow::from_minute(minute), 3);
+    for used in 1..=3 {
+        assert_eq!(hit(window).await.unwrap(), RateLimitHit::new(true, used));
+    }
+    // Out of order: the minute before, counted on its own.
+    assert_eq!(hit(window - 1).await.unwrap(), RateLimitHit::new(true, 1));
+    assert_eq!(hit(window - 1).await.unwrap(), RateLimitHit::new(true, 2));
+    // The latest window is still full: the out-of-order hits did not reset it.
+    assert_eq!(hit(window).await.unwrap(), RateLimitHit::new(false, 3));
+    assert_eq!(
+        store.keys(a.id).await.unwrap()[0].last_used_at,
+        RateWindow::from_minute(window).start()
+    );
+    // A newer window starts from zero.
+    assert_eq!(hit(window + 1).await.unwrap(), RateLimitHit::new(true, 1));
+    assert_eq!(hit(window + 1).await.unwrap(), RateLimitHit::new(true, 2));
+}
+
 /// Hits are counted up to the limit; refused hits are not counted; windows and keys are
 /// independent.
 pub async fn rate_limit_counts_exactly_up_to_the_limit_per_window(store: &dyn Store) {

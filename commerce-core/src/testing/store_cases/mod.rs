@@ -90,6 +90,7 @@ macro_rules! __with_store_cases {
                 key_terms_replace_expiry_and_limit,
                 keys_are_listed_with_the_minute_last_used,
                 rate_limit_counts_exactly_up_to_the_limit_per_window,
+                a_rate_window_never_goes_back,
                 categories_round_trip_with_parents_and_activity,
                 product_round_trips_with_variants_and_warranties,
                 product_listing_filters_and_paginates,
