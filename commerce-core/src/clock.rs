@@ -93,13 +93,18 @@ impl OffsetClock {
     }
 
     /// Moves the clock forward by `by` (a negative or zero `by` changes nothing) and returns
-    /// the instant it shows then.
-    pub fn advance(&self, by: Duration) -> DateTime<Utc> {
+    /// the instant it shows then. A step that would take the clock more than `most` ahead of
+    /// the clock beneath, all steps together, moves nothing: `Err` with how far it may still
+    /// move.
+    pub fn advance(&self, by: Duration, most: Duration) -> Result<DateTime<Utc>, Duration> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if by > Duration::zero() {
-            state.ahead += by;
+            match state.ahead.checked_add(&by).filter(|ahead| *ahead <= most) {
+                Some(ahead) => state.ahead = ahead,
+                None => return Err((most - state.ahead).max(Duration::zero())),
+            }
         }
-        Self::read(&self.base, &mut state)
+        Ok(Self::read(&self.base, &mut state))
     }
 
     /// How far ahead of the clock beneath it is.
@@ -108,7 +113,12 @@ impl OffsetClock {
     }
 
     fn read(base: &Arc<dyn Clock>, state: &mut Offset) -> DateTime<Utc> {
-        let now = base.now() + state.ahead;
+        let base = base.now();
+        // `advance` bounds the offset, so this holds for any clock beneath short of the
+        // year 262,000; past it the clock shows the latest instant there is.
+        let now = base
+            .checked_add_signed(state.ahead)
+            .unwrap_or(DateTime::<Utc>::MAX_UTC);
         let now = state.shown.map_or(now, |shown| now.max(shown));
         state.shown = Some(now);
         now
@@ -132,14 +142,21 @@ mod tests {
         let base = ManualClock::new(start);
         let clock = OffsetClock::new(Arc::new(base.clone()));
         assert_eq!(clock.now(), start);
+        let most = Duration::days(20);
         assert_eq!(
-            clock.advance(Duration::days(14)),
-            start + Duration::days(14)
+            clock.advance(Duration::days(14), most),
+            Ok(start + Duration::days(14))
         );
         assert_eq!(
-            clock.advance(Duration::seconds(-5)),
-            start + Duration::days(14)
+            clock.advance(Duration::seconds(-5), most),
+            Ok(start + Duration::days(14))
         );
+        // Beyond the bound in total: nothing moves, and the room left is told.
+        assert_eq!(
+            clock.advance(Duration::days(7), most),
+            Err(Duration::days(6))
+        );
+        assert_eq!(clock.advance(Duration::MAX, most), Err(Duration::days(6)));
         base.advance(Duration::seconds(3));
         assert_eq!(
             clock.now(),

@@ -33,6 +33,10 @@ pub const MAX_WARRANTIES: usize = 10;
 
 /// Largest step of the sandbox's clock (`POST /sandbox/clock`, `advance_seconds`): 365 days.
 pub const MAX_CLOCK_ADVANCE_SECONDS: i64 = 31_536_000;
+/// Furthest the sandbox's clock may be ahead of the machine's, all steps together: 3,650 days
+/// (ten years of 365 days). Every store keeps working at the bound (the SQL stores hold
+/// instants up to the year 2262).
+pub const MAX_CLOCK_AHEAD_SECONDS: i64 = 315_360_000;
 
 /// Largest page size (`per_page`).
 pub const MAX_PER_PAGE: u32 = 100;
@@ -161,6 +165,11 @@ mod tests {
                 "sandbox.md",
                 "`advance_seconds` is an integer from 1 to",
                 format!("1 to {}", group_thousands(MAX_CLOCK_ADVANCE_SECONDS)),
+            ),
+            (
+                "sandbox.md",
+                "ahead of the machine's clock in total",
+                format!("{} seconds", group_thousands(MAX_CLOCK_AHEAD_SECONDS)),
             ),
             (
                 "webhooks.md",

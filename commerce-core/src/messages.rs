@@ -124,6 +124,12 @@ pub fn integer_between(min: i64, max: i64) -> String {
     format!("لازم يكون رقم صحيح من {min} لـ {max}.")
 }
 
+/// A step of the sandbox's clock past its bound (10 years ahead in total); `room` is how many
+/// seconds it may still move.
+pub fn clock_too_far_ahead(room: i64) -> String {
+    format!("ساعة الـ sandbox متقدرش تتقدم أكتر من 10 سنين في المجموع؛ الباقي {room} ثانية بس.")
+}
+
 /// A quantity above the stock.
 pub fn insufficient_stock(available: i64) -> String {
     format!("الكمية المطلوبة أكبر من المتاح ({available} قطعة بس).")

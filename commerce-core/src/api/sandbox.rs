@@ -12,7 +12,9 @@ use super::Ctx;
 use crate::domain::moves::{self, Move, MoveError};
 use crate::error::{ApiError, ConflictReason, FieldErrors};
 use crate::input::{Fields, json_object};
-use crate::limits::{MAX_CLOCK_ADVANCE_SECONDS, MAX_LINES, MAX_QUANTITY, MAX_REASON};
+use crate::limits::{
+    MAX_CLOCK_ADVANCE_SECONDS, MAX_CLOCK_AHEAD_SECONDS, MAX_LINES, MAX_QUANTITY, MAX_REASON,
+};
 use crate::messages;
 use crate::model::*;
 use crate::time::cairo_timestamp;
@@ -162,5 +164,12 @@ pub(super) fn advance_clock(ctx: &Ctx<'_>, body: &Bytes) -> Result<Response<Byte
     let Some(seconds) = seconds.filter(|_| errors.is_empty()) else {
         return Err(ApiError::validation(errors));
     };
-    clock_body(test_clock.advance(Duration::seconds(seconds)))
+    let most = Duration::seconds(MAX_CLOCK_AHEAD_SECONDS);
+    match test_clock.advance(Duration::seconds(seconds), most) {
+        Ok(now) => clock_body(now),
+        Err(room) => Err(ApiError::field(
+            "advance_seconds",
+            messages::clock_too_far_ahead(room.num_seconds()),
+        )),
+    }
 }

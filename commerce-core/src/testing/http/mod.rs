@@ -129,6 +129,7 @@ macro_rules! for_each_http_case {
             (webhook_urls::webhook_urls_sandbox_allows_loopback_only),
             (sandbox::sandbox_moves_orders_through_every_status),
             (sandbox::sandbox_clock_moves_forward_only),
+            (sandbox::sandbox_clock_stops_ten_years_ahead),
             (sandbox::sandbox_paths_are_unknown_to_a_production_engine),
             (catalog_removals::removed_products_are_listed_for_sync),
             (owner::owner_operator_and_pages_refuse_the_same_input_alike),

@@ -374,6 +374,37 @@ pub async fn sandbox_clock_moves_forward_only(h: &Harness) {
     );
 }
 
+/// The clock moves at most ten years ahead in total: the step past the bound is a 422 on
+/// `advance_seconds` that moves nothing, and at the bound every store still takes orders
+/// and answers them (an instant ten years on is stored and read back).
+pub async fn sandbox_clock_stops_ten_years_ahead(h: &Harness) {
+    let start = h.engine.now();
+    let year = json!({"advance_seconds": 31_536_000});
+    for _ in 0..10 {
+        h.post(A, "/api/v1/sandbox/clock", &year)
+            .await
+            .assert_ok("a year");
+    }
+    let bound = start + chrono::Duration::days(3650);
+    assert_eq!(h.engine.now(), bound);
+    for step in [31_536_000, 1] {
+        let r = h
+            .post(
+                A,
+                "/api/v1/sandbox/clock",
+                &json!({"advance_seconds": step}),
+            )
+            .await;
+        r.assert_error(422, "validation_failed");
+        assert_eq!(r.error_fields(), ["advance_seconds"], "{step}");
+    }
+    assert_eq!(h.engine.now(), bound, "a refused step moves nothing");
+    let order = place(h, 1, "10.00").await;
+    let shown = h.get(A, &format!("/api/v1/orders/{}", order["id"])).await;
+    shown.assert_ok("the order read back");
+    assert_eq!(shown.json()["data"]["created_at"], cairo_timestamp(bound));
+}
+
 /// A production engine (the test mode off) answers every sandbox path, whatever the method,
 /// with the same bytes as any unknown path, through the same integration; the sandbox's
 /// engine serves them.
