@@ -77,20 +77,10 @@ pub enum Billing {
 /// Expands the endpoint table (`endpoint_table!`) into the [`Endpoint`] enum, what each
 /// endpoint requires, and the dispatch table [`ROUTES`].
 macro_rules! define_endpoints {
-    (()
-        $(
-            $(#[$doc:meta])*
-            $variant:ident $( ( $($id:ident : $ty:ty),* ) )? = $method:ident $path:literal {
-                name: $name:literal,
-                abilities: [$($ability:ident),*],
-                sides: $sides:ident,
-                key: $key:tt,
-                billing: $billing:ident,
-                handler: |$ctx:pat_param, $call:pat_param| $serve:expr,
-                openapi: { $($field:ident : $value:expr),* $(,)? },
-            }
-        )*
-    ) => {
+    (routes [$(
+        [$(#[$doc:meta])*] $variant:ident [$( ($($id:ident : $ty:ty),*) )?] $method:ident
+        $path:literal $name:literal [$($ability:ident)*] $sides:ident $key:tt $billing:ident;
+    )*] $($others:tt)*) => {
         /// An endpoint of the API, with its path parameters.
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         pub enum Endpoint {

@@ -39,20 +39,10 @@ pub(crate) struct Call<'r> {
 /// Expands the endpoint table (`endpoint_table!`) into [`serve`], which calls each
 /// endpoint's handler, and [`serve_keyless`], which answers the endpoints that need no key.
 macro_rules! dispatch {
-    (()
-        $(
-            $(#[$doc:meta])*
-            $variant:ident $( ( $($id:ident : $ty:ty),* ) )? = $method:ident $path:literal {
-                name: $name:literal,
-                abilities: [$($ability:ident),*],
-                sides: $sides:ident,
-                key: $key:tt,
-                billing: $billing:ident,
-                handler: |$ctx:pat_param, $call:pat_param| $serve:expr,
-                openapi: { $($field:ident : $value:expr),* $(,)? },
-            }
-        )*
-    ) => {
+    (routes $routes:tt handlers [$(
+        $variant:ident [$( ($($id:ident),*) )?] $key:tt
+        |$ctx:pat_param, $call:pat_param| $serve:expr;
+    )*] specs $specs:tt) => {
         /// Runs the handler of an endpoint for an authorised caller.
         pub(crate) async fn serve(
             ctx: &Ctx<'_>,

@@ -108,20 +108,9 @@ const PAGED: &[QueryParam] = &[QueryParam::Page, QueryParam::PerPage];
 
 /// Expands the endpoint table (`endpoint_table!`) into `spec`.
 macro_rules! operation_specs {
-    (()
-        $(
-            $(#[$doc:meta])*
-            $variant:ident $( ( $($id:ident : $ty:ty),* ) )? = $method:ident $path:literal {
-                name: $name:literal,
-                abilities: [$($ability:ident),*],
-                sides: $sides:ident,
-                key: $key:tt,
-                billing: $billing:ident,
-                handler: |$ctx:pat_param, $call:pat_param| $serve:expr,
-                openapi: { $($field:ident : $value:expr),* $(,)? },
-            }
-        )*
-    ) => {
+    (routes $routes:tt handlers $handlers:tt specs [$(
+        $variant:ident { $($field:ident : $value:expr),* };
+    )*]) => {
         /// What `endpoint`'s operation says, from its entry in the endpoint table.
         pub(super) fn spec(endpoint: Endpoint) -> Spec {
             use Body::*;

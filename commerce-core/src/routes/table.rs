@@ -7,12 +7,12 @@
 //! contract, it hands that list to a
 //! callback macro, and each concern expands it where it lives:
 //!
-//! - `routes` (`define_endpoints!`): the [`Endpoint`](super::Endpoint) enum, its
+//! - `routes` (`define_endpoints!`, from the `routes` list): the [`Endpoint`](super::Endpoint) enum, its
 //!   `abilities`, `name`, `sides`, `needs_key` and `billing`, and the dispatch table
 //!   [`ROUTES`](super::ROUTES) (routing, 404, 405 and `Allow`, in the table's order);
-//! - `api` (`dispatch!`): `serve`, the call of each endpoint's handler, and `serve_keyless`,
+//! - `api` (`dispatch!`, from `handlers`): `serve`, the call of each endpoint's handler, and `serve_keyless`,
 //!   the answer of an endpoint that needs no key;
-//! - `openapi` (`operation_specs!`): what each operation of the document says.
+//! - `openapi` (`operation_specs!`, from `specs`): what each operation of the document says.
 //!
 //! An entry reads
 //!
@@ -36,11 +36,13 @@
 //! (`openapi/endpoints.rs`); the ones left out take their defaults (no query parameters, no
 //! request body, no error beyond the common ones, no conflict reason, no link).
 
-/// Calls `$callback! { () <the table> }` with every endpoint, in the order of the dispatch
-/// table (the order in which `Allow` lists methods).
+/// Calls `$callback! { routes [...] handlers [...] specs [...] }` with every endpoint, in the
+/// order of the dispatch table (the order in which `Allow` lists methods): the table is read
+/// here once (`@read`) and handed over as three lists, what the routes, the dispatch and the
+/// OpenAPI document each need of an entry.
 macro_rules! endpoint_table {
     ($callback:ident ! ()) => {
-        $callback! { ()
+        $crate::routes::endpoint_table! { @read $callback
             /// `GET /me`.
             Me = GET "/me" {
                 name: "me.show",
@@ -478,6 +480,29 @@ macro_rules! endpoint_table {
                     errors: &[404, 422],
                 },
             }
+        }
+    };
+    (@read $callback:ident
+        $(
+            $(#[$doc:meta])*
+            $variant:ident $( ( $($id:ident : $ty:ty),* ) )? = $method:ident $path:literal {
+                name: $name:literal,
+                abilities: [$($ability:ident),*],
+                sides: $sides:ident,
+                key: $key:tt,
+                billing: $billing:ident,
+                handler: |$ctx:pat_param, $call:pat_param| $serve:expr,
+                openapi: { $($field:ident : $value:expr),* $(,)? },
+            }
+        )*
+    ) => {
+        $callback! {
+            routes [$(
+                [$(#[$doc])*] $variant [$( ($($id: $ty),*) )?] $method $path
+                $name [$($ability)*] $sides $key $billing;
+            )*]
+            handlers [$( $variant [$( ($($id),*) )?] $key |$ctx, $call| $serve; )*]
+            specs [$( $variant { $($field: $value),* }; )*]
         }
     };
 }
