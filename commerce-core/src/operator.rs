@@ -31,13 +31,23 @@ use crate::store::{StatusChange, Store};
 /// Fewest characters of a key's plaintext ([`Operator::import_key`]).
 pub const MIN_KEY_LENGTH: usize = 8;
 
-/// A key just created: the plaintext is shown this once and never stored.
-#[derive(Debug, Clone, PartialEq)]
+/// A key just created: the plaintext is shown this once and never stored. Its `Debug` leaves
+/// the plaintext out (`plaintext: "<redacted>"`), so that a log of it leaks no key.
+#[derive(Clone, PartialEq)]
 pub struct CreatedKey {
     /// The stored key (hash only).
     pub key: ApiKey,
     /// The plaintext to hand to the integrator.
     pub plaintext: String,
+}
+
+impl std::fmt::Debug for CreatedKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CreatedKey")
+            .field("key", &self.key)
+            .field("plaintext", &"<redacted>")
+            .finish()
+    }
 }
 
 /// The platform's handle on an engine; get one with [`Engine::operator`](crate::Engine::operator).
@@ -497,5 +507,29 @@ fn check_money(field: &str, amount: Decimal) -> OperatorResult<()> {
     match accepted_amount(amount) {
         Some(_) => Ok(()),
         None => Err(OperatorError::field(field, Problem::InvalidAmount)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Engine;
+    use crate::store::MemoryStore;
+
+    #[tokio::test]
+    async fn a_created_keys_debug_never_shows_its_plaintext() {
+        let engine = Engine::new(Arc::new(MemoryStore::new()));
+        let op = engine.operator();
+        let who = NewAccount::marketer("أحمد", "متجر أحمد", "ahmed@example.com", "01012345678");
+        let account = op.create_account(who).await.unwrap();
+        let spec = KeySpec::new("متجري", [Ability::CatalogRead]);
+        let created = op.create_key(account.id, spec).await.unwrap();
+        let shown = format!("{created:?}");
+        assert!(!shown.contains(&created.plaintext), "{shown}");
+        assert!(!shown.contains(crate::KEY_PREFIX), "{shown}");
+        assert!(shown.contains(r#"plaintext: "<redacted>""#), "{shown}");
+        assert!(shown.contains(&format!("{:?}", created.key.id)), "{shown}");
+        let pretty = format!("{created:#?}");
+        assert!(!pretty.contains(&created.plaintext), "{pretty}");
     }
 }

@@ -11,9 +11,10 @@ pub const API_PREFIX: &str = "/api/v1";
 
 /// The path an adapter mounted the API under (`/shop` for `/shop/api/v1/...`), passed to the
 /// engine as a request extension so that the `Location` of a new order is the URL the client
-/// can follow. Without it, `Location` is `/api/v1/orders/{id}`.
+/// can follow. Without it, `Location` is `/api/v1/orders/{id}`. Made by [`MountPrefix::new`]
+/// only, so that it is always normalised.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct MountPrefix(pub String);
+pub struct MountPrefix(String);
 
 impl MountPrefix {
     /// A prefix from a path: surrounding slashes are normalised (`"shop/"` -> `"/shop"`,
@@ -25,6 +26,11 @@ impl MountPrefix {
         } else {
             format!("/{trimmed}")
         })
+    }
+
+    /// The prefix: `""`, or `/` and the path without a trailing slash (`"/shop"`).
+    pub fn as_str(&self) -> &str {
+        &self.0
     }
 }
 
@@ -362,6 +368,22 @@ mod tests {
                 .1,
             "GET, HEAD, POST"
         );
+    }
+
+    #[test]
+    fn a_mount_prefix_is_normalised() {
+        for (path, prefix) in [
+            ("", ""),
+            ("/", ""),
+            ("//", ""),
+            ("shop", "/shop"),
+            ("shop/", "/shop"),
+            ("/shop/", "/shop"),
+            ("/a/b/", "/a/b"),
+        ] {
+            assert_eq!(MountPrefix::new(path).as_str(), prefix, "{path:?}");
+        }
+        assert_eq!(MountPrefix::default().as_str(), "");
     }
 
     #[test]

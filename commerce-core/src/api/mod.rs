@@ -107,7 +107,7 @@ fn mount_of(parts: &http::request::Parts) -> &str {
     parts
         .extensions
         .get::<MountPrefix>()
-        .map_or("", |m| m.0.as_str())
+        .map_or("", MountPrefix::as_str)
 }
 
 /// `GET /openapi.json`: its `servers` is the path the API is mounted under, so that a client
