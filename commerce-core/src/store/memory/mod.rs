@@ -6,6 +6,7 @@ mod idempotency;
 mod indexes;
 mod meter;
 mod orders;
+mod stock;
 mod webhooks;
 mod withdrawals;
 
@@ -62,6 +63,8 @@ struct State {
     removed_at: HashMap<ProductId, DateTime<Utc>>,
     removals: BTreeSet<(DateTime<Utc>, ProductId)>,
     variant_owner: HashMap<VariantId, ProductId>,
+    /// Each variant's stock adjustments, oldest first.
+    adjustments: HashMap<VariantId, Vec<StockAdjustment>>,
     warranty_owner: HashMap<WarrantyId, ProductId>,
     governorates: BTreeMap<GovernorateId, Governorate>,
     shipping_options: BTreeMap<ShippingOptionId, ShippingOption>,
