@@ -124,6 +124,8 @@ macro_rules! __with_id_types {
             WebhookId,
             /// Id of a webhook delivery (one event for one endpoint).
             DeliveryId,
+            /// Id of an entry of a supplier's statement.
+            StatementEntryId,
         }
     };
 }

@@ -67,6 +67,7 @@ mod page;
 mod problem;
 mod queries;
 mod shipping;
+mod statement;
 mod webhook;
 mod withdrawal;
 
@@ -82,5 +83,6 @@ pub use page::*;
 pub use problem::*;
 pub use queries::*;
 pub use shipping::*;
+pub use statement::*;
 pub use webhook::*;
 pub use withdrawal::*;

@@ -90,6 +90,7 @@ mod idempotency;
 mod memory;
 mod meter;
 mod orders;
+mod statement;
 pub(crate) mod traced;
 mod webhooks;
 mod withdrawals;
@@ -106,6 +107,7 @@ pub use meter::MeterStore;
 pub use orders::{
     OrderStore, OrderVersion, PagedOrder, StatusChange, StatusMove, pieces_to_reserve,
 };
+pub use statement::SupplyBooking;
 pub(crate) use traced::Traced;
 pub use webhooks::{
     ClaimRoom, InsertWebhookError, MAX_PENDING_MANUAL, MAX_WEBHOOKS_PER_ACCOUNT,
