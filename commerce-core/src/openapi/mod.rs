@@ -151,6 +151,7 @@ fn build() -> Value {
     register::<Side>(&mut schemas);
     register::<ApiStatus>(&mut schemas);
     register::<WithdrawalId>(&mut schemas);
+    register::<StatementEntryId>(&mut schemas);
     register::<WebhookId>(&mut schemas);
     let components = ComponentsBuilder::new()
         .schemas_from_iter(schemas)
