@@ -207,6 +207,7 @@ mod settings;
 mod shipping;
 mod sql_store;
 mod statement;
+mod stock;
 mod wallet;
 mod webhooks;
 mod withdrawals;

@@ -16,6 +16,7 @@ use crate::placing::place_order_in;
 use crate::rows::*;
 use crate::sql_store::*;
 use crate::statement::{book_supply, statement_page, supplier_wallet};
+use crate::stock::restock_returned_in;
 use crate::wallet::*;
 use crate::{MAX_BIND_CHUNK, push_list};
 
@@ -96,6 +97,14 @@ pub(crate) async fn change_status_in<DB: Dialect>(
     let step = StatusMove::check(&change, AccountId::new(account), previous)?;
     let before = load_order(c, change.order_id.into()).await?;
     let at = nanos(step.at)?;
+    restock_returned_in(
+        c,
+        change.order_id,
+        step.to.family(),
+        &step.outcomes,
+        step.at,
+    )
+    .await?;
     write_line_outcomes(c, change.order_id, &step.outcomes)
         .await
         .map_err(|e| match e {
@@ -228,6 +237,7 @@ impl<DB: Dialect> OrderStore for SqlStore<DB> {
             };
             let was = Booked::from_row(&status_text, net, commission)?;
             let before = load_order(c, order.into()).await?;
+            restock_returned_in(c, order, was.family, &outcomes, now).await?;
             write_line_outcomes(c, order, &outcomes).await?;
             let order = load_order(c, order.into()).await?;
             rebook(c, &order, was, None, None).await?;

@@ -68,6 +68,7 @@ mod problem;
 mod queries;
 mod shipping;
 mod statement;
+mod stock;
 mod webhook;
 mod withdrawal;
 
@@ -84,5 +85,6 @@ pub use problem::*;
 pub use queries::*;
 pub use shipping::*;
 pub use statement::*;
+pub use stock::*;
 pub use webhook::*;
 pub use withdrawal::*;

@@ -91,6 +91,7 @@ mod memory;
 mod meter;
 mod orders;
 mod statement;
+mod stock;
 pub(crate) mod traced;
 mod webhooks;
 mod withdrawals;
@@ -108,6 +109,7 @@ pub use orders::{
     OrderStore, OrderVersion, PagedOrder, StatusChange, StatusMove, pieces_to_reserve,
 };
 pub use statement::SupplyBooking;
+pub use stock::{StockError, restock_delta, restock_within, restocks};
 pub(crate) use traced::Traced;
 pub use webhooks::{
     ClaimRoom, InsertWebhookError, MAX_PENDING_MANUAL, MAX_WEBHOOKS_PER_ACCOUNT,

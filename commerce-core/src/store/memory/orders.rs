@@ -108,6 +108,7 @@ impl OrderStore for MemoryStore {
                 s.adjust_stock(line.variant_id, line.quantity, change.at);
             }
         }
+        s.restock_returned(moved.id, moved.status.family(), &change.outcomes, change.at);
         s.bill_order_operation(account, change.bill_month.as_ref());
         s.orders.insert(moved.id, moved.clone());
         s.reindex_order(moved.id, before);
@@ -130,9 +131,9 @@ impl OrderStore for MemoryStore {
             }
         }
         let mut changed = order.clone();
-        for (line_id, outcome) in outcomes {
-            if let Some(line) = changed.lines.iter_mut().find(|l| l.id == line_id) {
-                line.outcome = outcome;
+        for (line_id, outcome) in &outcomes {
+            if let Some(line) = changed.lines.iter_mut().find(|l| l.id == *line_id) {
+                line.outcome = outcome.clone();
             }
         }
         let before = (order.updated_at, order.status.family());
@@ -140,6 +141,8 @@ impl OrderStore for MemoryStore {
         let supply = s
             .supply
             .check(SupplyBooking::of_order_write(Some(order), &changed, now))?;
+        // Everything is checked: the writes (the restock reads the outcomes before them).
+        s.restock_returned(changed.id, before.1, &outcomes, now);
         s.orders.insert(changed.id, changed.clone());
         s.reindex_order(changed.id, before);
         s.write_supply(supply);

@@ -46,6 +46,7 @@ mod races;
 mod removals;
 mod shipping;
 mod statement;
+mod stock;
 mod webhook_claims;
 mod webhook_limits;
 mod webhook_outbox;
@@ -69,6 +70,7 @@ pub use races::*;
 pub use removals::*;
 pub use shipping::*;
 pub use statement::*;
+pub use stock::*;
 pub use webhook_claims::*;
 pub use webhook_limits::*;
 pub use webhook_outbox::*;
@@ -149,6 +151,12 @@ macro_rules! __with_store_cases {
                 accounts_are_searched_filtered_and_queued,
                 withdrawals_across_accounts_queue_and_totals,
                 webhooks_across_accounts_by_state_and_failing_streak,
+                stock_moves_by_deltas_and_keeps_reservations,
+                adjusting_below_zero_is_refused_and_writes_nothing,
+                stock_history_is_listed_newest_first_with_its_cause,
+                order_lines_keep_the_supplier_and_supply_price_they_were_placed_with,
+                returned_pieces_are_restocked_once,
+                a_cancelled_order_is_not_restocked_twice,
             ]
             arc [
                 concurrent_orders_never_oversell,
@@ -164,6 +172,7 @@ macro_rules! __with_store_cases {
                 concurrent_claims_never_share_a_delivery,
                 concurrent_manual_deliveries_never_exceed_the_limit,
                 concurrent_claims_keep_the_per_endpoint_limit,
+                concurrent_adjustments_and_orders_keep_stock_exact,
             ]
         }
     };
@@ -208,6 +217,7 @@ mod tests {
         include_str!("webhook_claims.rs"),
         include_str!("back_office.rs"),
         include_str!("back_office_payouts.rs"),
+        include_str!("stock.rs"),
     ];
 
     /// The public async functions of `source` that take a store: the cases it defines.
