@@ -104,13 +104,28 @@ pub async fn supplier_statement_follows_deliveries_and_withdrawals(h: &Harness) 
     assert_eq!(seeded, owed, "{entries:?}");
     let marketers = [h.fixture.marketer_a, h.fixture.marketer_b];
     assert_supplier_matches_orders(h, supplier, &marketers).await;
+    // As docs/sandbox.md says: 2 and 3 pieces at 35.00, one piece at 180.00 confirmed.
+    let seed_wallet = h.get(SUPPLIER, "/api/v1/wallet").await.json()["data"].clone();
+    assert_eq!(
+        (
+            &seed_wallet["ready"],
+            &seed_wallet["held"]["amount"],
+            &seed_wallet["expected"]
+        ),
+        (
+            &Value::from("70.00"),
+            &Value::from("105.00"),
+            &Value::from("180.00")
+        )
+    );
     assert!(entries.iter().all(|e| e["type"] == "delivery"));
     // An order of the supplier's variant, delivered now.
     let variant = h.fixture.featured_variants[0];
     let mut body = h.order_body(3, "20");
     body["lines"][0]["variant_id"] = variant.get().into();
+    let initial = h.get(SUPPLIER, "/api/v1/wallet").await.json()["data"].clone();
     let placed = h.post(A, "/api/v1/orders", &body).await;
-    placed.assert_ok("order");
+    assert_eq!(placed.status, 201, "{}", placed.json());
     let id = OrderId::new(placed.json()["data"]["id"].as_i64().expect("id"));
     let before = h.get(SUPPLIER, "/api/v1/wallet").await.json()["data"].clone();
     let order = op.order(id).await.expect("order");
@@ -118,7 +133,11 @@ pub async fn supplier_statement_follows_deliveries_and_withdrawals(h: &Harness) 
     assert_eq!(line.supplier_id, Some(supplier));
     let price = line.supply_price;
     assert!(price > Decimal::ZERO);
-    assert_eq!(dec(&before["expected"]), price * Decimal::from(3));
+    assert_eq!(
+        dec(&before["expected"]) - dec(&initial["expected"]),
+        price * Decimal::from(3),
+        "the order's supply value is expected"
+    );
     for status in [
         OrderStatus::Confirmed,
         OrderStatus::Shipped,
