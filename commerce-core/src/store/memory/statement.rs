@@ -25,12 +25,13 @@ struct Ledger {
     by_delivery: BTreeMap<(DateTime<Utc>, StatementEntryId), Decimal>,
 }
 
+/// One supplier's booking checked: its totals after it, and its entries with their balances.
+type Checked = (AccountId, SupplierTotals, Vec<(NewStatementEntry, Decimal)>);
+
 /// Bookings checked against the totals, to write once everything else is checked.
 #[derive(Debug, Default)]
 #[must_use]
-pub(super) struct CheckedBookings(
-    Vec<(AccountId, SupplierTotals, Vec<(NewStatementEntry, Decimal)>)>,
-);
+pub(super) struct CheckedBookings(Vec<Checked>);
 
 impl SupplyLedgers {
     /// Applies [`SupplierTotals::book`] to each booking, writing nothing: the first refusal,
