@@ -41,6 +41,10 @@
 //!
 //! Goals (BENCHMARKS.md): list, sync and wallet at 1M ≤ 1.5× their latency at 10k (the
 //! `family` filter is reported only); each query prints a `ratio` line with its goal.
+//!
+//! On SQLite and PostgreSQL the run then measures a supplier's statement the same way: page 1
+//! of 25 of `Store::statement` and `Operator::wallet` of a supplier with `SCALE_SMALL` entries,
+//! then with `SCALE_LARGE` (appended by one SQL statement, delivered long ago), goal ≤ 1.5×.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -398,6 +402,152 @@ async fn run(
     }
 }
 
+/// Appends entries to `supplier`'s statement until it has `target`, by one SQL statement (a
+/// series of `delivery` credits of 1.00, delivered 60 days ago: past the hold, so the wallet's
+/// held sum reads none of them), and sets its kept totals to match.
+#[cfg(feature = "sqlx")]
+async fn bulk_statement(
+    target: &common::sql::SqlPool,
+    supplier: AccountId,
+    from: usize,
+    to: usize,
+) {
+    use commerce_store_sqlx::sqlx;
+    let delivered = common::sql::nanos(Utc::now() - chrono::Duration::days(60));
+    let insert = |series: &str| {
+        format!(
+            "INSERT INTO statement_entries (supplier_id, kind, order_id, order_number, \
+             variant_id, quantity, unit_price, amount, direction, balance, delivered_at, \
+             withdrawal_id, at) \
+             {series} SELECT $1, 'delivery', NULL, 'EG-BENCH00', 1, 1, 100, 100, 'credit', \
+             n * 100, $2, NULL, $2 + n FROM g"
+        )
+    };
+    let totals = "INSERT INTO supplier_totals (supplier_id, expected, settled, balance, entries) \
+                  VALUES ($1, 0, $2, $2, $3) ON CONFLICT (supplier_id) DO UPDATE \
+                  SET settled = excluded.settled, balance = excluded.balance, \
+                  entries = excluded.entries";
+    let (first, last, piastres) = (from as i64 + 1, to as i64, to as i64 * 100);
+    match target {
+        common::sql::SqlPool::Postgres(pool) => {
+            sqlx::query(sqlx::AssertSqlSafe(insert(
+                "WITH g(n) AS (SELECT generate_series($3::BIGINT, $4::BIGINT))",
+            )))
+            .bind(supplier.get())
+            .bind(delivered)
+            .bind(first)
+            .bind(last)
+            .execute(pool)
+            .await
+            .expect("bulk statement");
+            sqlx::query(totals)
+                .bind(supplier.get())
+                .bind(piastres)
+                .bind(last)
+                .execute(pool)
+                .await
+                .expect("totals");
+        }
+        common::sql::SqlPool::Sqlite(pool) => {
+            sqlx::query(sqlx::AssertSqlSafe(insert(
+                "WITH RECURSIVE g(n) AS (SELECT $3 UNION ALL SELECT n + 1 FROM g WHERE n < $4)",
+            )))
+            .bind(supplier.get())
+            .bind(delivered)
+            .bind(first)
+            .bind(last)
+            .execute(pool)
+            .await
+            .expect("bulk statement");
+            sqlx::query(totals)
+                .bind(supplier.get())
+                .bind(piastres)
+                .bind(last)
+                .execute(pool)
+                .await
+                .expect("totals");
+        }
+    }
+}
+
+/// `GET /statement`'s page and the supplier's wallet at `SCALE_SMALL` and at `SCALE_LARGE`
+/// statement entries (goal: the large page within 1.5× of the small one).
+#[cfg(feature = "sqlx")]
+async fn statement_pair(
+    name: &str,
+    store: Arc<dyn Store>,
+    target: common::sql::SqlPool,
+    (small, large): (usize, usize),
+) {
+    let engine = Engine::new(store.clone());
+    let supplier = store
+        .insert_account(
+            NewAccount::supplier(
+                "Bench supplier",
+                "bench-supplier@example.com",
+                "01112345678",
+            ),
+            Utc::now(),
+        )
+        .await
+        .expect("supplier")
+        .id;
+    let page = PageRequest {
+        page: 1,
+        per_page: 25,
+    };
+    // Every entry is 1.00, past the hold: the wallet's `ready` is their count in pounds.
+    let (target, store, engine) = (&target, &store, &engine);
+    let measure = |entries: usize| async move {
+        target.analyze().await;
+        let statement = median_us(|| async {
+            let found = store
+                .statement(supplier, &StatementFilter::default(), page)
+                .await
+                .expect("statement");
+            assert_eq!(found.items.len(), 25);
+            found.total
+        })
+        .await;
+        let operator = engine.operator();
+        let wallet = median_us(|| async {
+            let w = operator.wallet(supplier).await.expect("wallet");
+            assert_eq!((w.ready, w.held), (Decimal::from(entries), Decimal::ZERO));
+            0
+        })
+        .await;
+        (statement, wallet)
+    };
+    bulk_statement(target, supplier, 0, small).await;
+    let (s_page, s_wallet) = measure(small).await;
+    bulk_statement(target, supplier, small, large).await;
+    let (l_page, l_wallet) = measure(large).await;
+    assert_eq!(
+        (s_page.1, l_page.1),
+        (small as u64, large as u64),
+        "the kept totals"
+    );
+    println!(
+        "  statement page   {small:>8} entries: {:>10.1} us   {large:>8} entries: {:>10.1} us",
+        s_page.0, l_page.0
+    );
+    println!(
+        "  supplier wallet  {small:>8} entries: {:>10.1} us   {large:>8} entries: {:>10.1} us",
+        s_wallet.0, l_wallet.0
+    );
+    for (query, s, l) in [
+        ("statement", s_page.0, l_page.0),
+        ("supplier wallet", s_wallet.0, l_wallet.0),
+    ] {
+        report::ratio(
+            &format!("{large}/{small} entries {name} {query}"),
+            l / s,
+            Unit::Times,
+            Goal::AtMost(1.5),
+        );
+    }
+}
+
 fn main() {
     let small: usize = env_or("SCALE_SMALL", 10_000);
     let large: usize = env_or("SCALE_LARGE", 1_000_000);
@@ -420,12 +570,21 @@ fn main() {
             let path = path.to_str().expect("utf-8 temp path").to_owned();
             let store = common::sql::fresh_sqlite(&path).await;
             let target = common::sql::SqlPool::Sqlite(store.pool().clone());
+            let statement_target = common::sql::SqlPool::Sqlite(store.pool().clone());
+            let store: Arc<dyn Store> = Arc::new(store);
             run(
                 "sqlite (file, WAL)",
-                Arc::new(store),
+                store.clone(),
                 (small, large),
                 1,
                 Bulk::Sql(target),
+            )
+            .await;
+            statement_pair(
+                "sqlite (file, WAL)",
+                store,
+                statement_target,
+                (small, large),
             )
             .await;
             for suffix in ["", "-wal", "-shm"] {
@@ -437,14 +596,17 @@ fn main() {
         {
             let store = common::sql::fresh_pg(&url, "commerce_scale").await;
             let target = common::sql::SqlPool::Postgres(store.pool().clone());
+            let statement_target = common::sql::SqlPool::Postgres(store.pool().clone());
+            let store: Arc<dyn Store> = Arc::new(store);
             run(
                 "postgres",
-                Arc::new(store),
+                store.clone(),
                 (small, large),
                 8,
                 Bulk::Sql(target),
             )
             .await;
+            statement_pair("postgres", store, statement_target, (small, large)).await;
         }
     });
     #[cfg(not(feature = "sqlx"))]

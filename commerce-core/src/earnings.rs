@@ -211,6 +211,27 @@ impl WalletTotals {
             .max(Decimal::ZERO)
     }
 
+    /// These sums and `other`'s added (an account's wallet from its orders and from its
+    /// supplier's statement: one of the two is always zero).
+    pub fn and(self, other: WalletTotals) -> WalletTotals {
+        let (a, b) = (self.totals, other.totals);
+        WalletTotals {
+            totals: EarningsTotals::new(
+                a.expected + b.expected,
+                a.settled + b.settled,
+                a.settled_commission + b.settled_commission,
+            ),
+            held: self.held + other.held,
+            earliest_held_delivery: match (
+                self.earliest_held_delivery,
+                other.earliest_held_delivery,
+            ) {
+                (Some(x), Some(y)) => Some(x.min(y)),
+                (x, y) => x.or(y),
+            },
+        }
+    }
+
     /// Adds one held order.
     pub fn hold(&mut self, net: Decimal, delivered_at: DateTime<Utc>) {
         self.held += net;

@@ -102,6 +102,18 @@ impl Query {
         parsed
     }
 
+    /// A calendar date parameter, `YYYY-MM-DD`.
+    pub fn date(&mut self, name: &str) -> Option<chrono::NaiveDate> {
+        let raw = self.string(name)?;
+        let parsed = (raw.len() == 10)
+            .then(|| chrono::NaiveDate::parse_from_str(&raw, "%Y-%m-%d").ok())
+            .flatten();
+        if parsed.is_none() {
+            self.fail(name, messages::INVALID_DATE);
+        }
+        parsed
+    }
+
     /// A required timestamp parameter: a message on it when absent.
     pub fn required_timestamp(&mut self, name: &str) -> Option<DateTime<Utc>> {
         if !self.values.contains_key(name) {

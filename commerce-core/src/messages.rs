@@ -83,6 +83,8 @@ pub const INVALID_MONEY: &str =
 /// Not a timestamp.
 pub const INVALID_TIMESTAMP: &str =
     "لازم يكون تاريخ ووقت بصيغة ISO-8601، زي 2026-01-31T10:00:00+02:00.";
+/// A query parameter that must be a calendar date (`from`, `to` of `GET /statement`).
+pub const INVALID_DATE: &str = "لازم يكون تاريخ بصيغة YYYY-MM-DD، زي 2026-01-31.";
 /// Unknown enumerated value.
 pub const UNKNOWN_VALUE: &str = "القيمة دي مش من القيم المسموحة.";
 /// A query parameter given with an empty value (`per_page=`).

@@ -450,12 +450,24 @@ impl Operator {
 
 /// The one rule of a withdrawal request, for the operator and the owner alike: amounts in
 /// whole piastres, at least the minimum, at most what is ready (decided by the store with the
-/// insert). The owner's pages also check the window first ([`crate::Owner`]).
+/// insert). The owner's pages also check the window first ([`crate::Owner`]). A supplier's
+/// withdrawal is drawn from its statement: its `supply_amount` is its amount (the store
+/// writes the `withdrawal` debit); a marketer's is zero.
 pub(crate) async fn request_withdrawal(
     shared: &Shared,
     new: NewWithdrawal,
 ) -> OperatorResult<Withdrawal> {
-    let new = check_withdrawal(shared, new)?;
+    let mut new = check_withdrawal(shared, new)?;
+    let account = shared
+        .store
+        .account(new.account_id)
+        .await?
+        .ok_or(OperatorError::NotFound)?;
+    new.supply_amount = if account.side == Side::Supplier {
+        new.amount
+    } else {
+        Decimal::ZERO
+    };
     let now = shared.now();
     let held_after = shared.payout_rules(now).held_after();
     Ok(shared

@@ -582,7 +582,8 @@ pub async fn seed(engine: &Engine) -> Result<Sandbox, OperatorError> {
     let ready = op
         .import_order(
             a.id,
-            draft("DEMO-READY", first_variants[3], 2, "150.00", None),
+            // The demo supplier's goods (product 2): its statement's delivery entries.
+            draft("DEMO-READY", first_variants[1], 2, "150.00", None),
             days_ago(30),
         )
         .await?;
@@ -596,7 +597,7 @@ pub async fn seed(engine: &Engine) -> Result<Sandbox, OperatorError> {
     let held = op
         .import_order(
             a.id,
-            draft("DEMO-HELD", first_variants[4], 3, "40.00", None),
+            draft("DEMO-HELD", first_variants[1], 3, "40.00", None),
             days_ago(8),
         )
         .await?;

@@ -40,6 +40,9 @@ struct Tables {
     pulls: HashSet<(AccountId, BillingMonth, ProductId)>,
     order_operations: HashMap<(AccountId, BillingMonth), u64>,
     withdrawals: Vec<Withdrawal>,
+    /// Each supplier's kept totals, and every statement entry (oldest first).
+    supplier_totals: HashMap<AccountId, SupplierTotals>,
+    statement: Vec<StatementEntry>,
     webhook_count: i64,
     webhooks: Vec<Webhook>,
     delivery_count: i64,
@@ -227,6 +230,58 @@ impl Tables {
         self.webhooks
             .iter_mut()
             .find(|w| w.id == id && account.is_none_or(|a| a == w.account_id))
+    }
+
+    /// Applies the suppliers' bookings of a write ([`SupplierTotals::book`]): all of them or,
+    /// at the first refusal, none.
+    fn book_supply(&mut self, bookings: Vec<SupplyBooking>) -> Result<(), StoreError> {
+        let mut checked = Vec::new();
+        for booking in bookings {
+            let mut totals = self
+                .supplier_totals
+                .get(&booking.supplier)
+                .copied()
+                .unwrap_or_default();
+            let entries = totals.book(&booking)?;
+            checked.push((booking.supplier, totals, entries));
+        }
+        for (supplier, totals, entries) in checked {
+            self.supplier_totals.insert(supplier, totals);
+            for (entry, balance) in entries {
+                let id = StatementEntryId::new(next_id(self.statement.len()));
+                self.statement.push(entry.into_entry(id, supplier, balance));
+            }
+        }
+        Ok(())
+    }
+
+    /// An account's wallet sums: from its orders, and from its statement
+    /// ([`SupplierTotals::wallet`], holding the order entries delivered after `held_after`).
+    fn wallet(&self, account: AccountId, held_after: DateTime<Utc>) -> WalletTotals {
+        let orders = self.orders.iter().filter(|o| o.account_id == account);
+        let mut held = rust_decimal::Decimal::ZERO;
+        let mut earliest: Option<DateTime<Utc>> = None;
+        for entry in &self.statement {
+            if let (true, Some(_), Some(delivered)) = (
+                entry.supplier_id == account,
+                entry.order_id,
+                entry.delivered_at,
+            ) && delivered > held_after
+            {
+                held += match entry.direction {
+                    Direction::Credit => entry.amount,
+                    _ => -entry.amount,
+                };
+                earliest = Some(earliest.map_or(delivered, |e| e.min(delivered)));
+            }
+        }
+        let supplier = self
+            .supplier_totals
+            .get(&account)
+            .copied()
+            .unwrap_or_default()
+            .wallet(held, earliest);
+        WalletTotals::of_orders(orders, held_after).and(supplier)
     }
 
     fn bill(&mut self, account: AccountId, month: Option<BillingMonth>) {
@@ -619,6 +674,7 @@ impl OrderStore for SmallStore {
         let taken = pieces_to_reserve(&new.lines, |v| {
             t.variant_mut(v).map_or(0, |(v, _)| v.available)
         })?;
+        // Placing books `expected` only, which never refuses: booked with the order below.
         for (variant, quantity) in taken {
             t.restock(variant, -quantity, new.created_at);
         }
@@ -633,6 +689,11 @@ impl OrderStore for SmallStore {
         t.bill(new.account_id, new.bill_month.clone());
         let events = new.events;
         let order = new.into_order(OrderId::new(id), line_ids);
+        t.book_supply(SupplyBooking::of_order_write(
+            None,
+            &order,
+            order.created_at,
+        ))?;
         t.queue_order_event(EventType::OrderCreated, &order, None, events);
         t.orders.push(order.clone());
         Ok(order)
@@ -656,10 +717,15 @@ impl OrderStore for SmallStore {
             false => Vec::new(),
         };
         let previous = order.status;
-        let (id, family) = (order.id, step.to.family());
+        let mut moved = order.clone();
+        step.clone().apply(&mut moved);
+        let bookings = SupplyBooking::of_order_write(Some(order), &moved, change.at);
+        // Every refusal is decided before the first write.
+        t.book_supply(bookings)?;
+        let (id, family) = (moved.id, step.to.family());
         t.restock_returned(id, family, &step.outcomes, change.at);
         let order = find(&mut t.orders, id.into()).map_err(StatusChangeError::Store)?;
-        step.apply(order);
+        *order = moved;
         let order = order.clone();
         for (variant, quantity) in released {
             t.restock(variant, quantity, change.at);
@@ -688,16 +754,21 @@ impl OrderStore for SmallStore {
         {
             return Err(StoreError::NotFound);
         }
-        let (id, family) = (order.id, order.status.family());
-        t.restock_returned(id, family, &outcomes, now);
-        let order = find(&mut t.orders, id.into())?;
-        for (id, outcome) in outcomes {
-            if let Some(line) = order.lines.iter_mut().find(|l| l.id == id) {
-                line.outcome = outcome;
+        let mut changed = order.clone();
+        for (id, outcome) in &outcomes {
+            if let Some(line) = changed.lines.iter_mut().find(|l| l.id == *id) {
+                line.outcome = outcome.clone();
             }
         }
-        order.updated_at = next_updated_at(order.updated_at, now);
-        Ok(order.clone())
+        changed.updated_at = next_updated_at(order.updated_at, now);
+        let family = order.status.family();
+        let bookings = SupplyBooking::of_order_write(Some(order), &changed, now);
+        // Every refusal is decided before the first write.
+        t.book_supply(bookings)?;
+        t.restock_returned(changed.id, family, &outcomes, now);
+        let stored = find(&mut t.orders, changed.id.into())?;
+        *stored = changed.clone();
+        Ok(changed)
     }
 
     async fn set_tracking_url(
@@ -763,13 +834,22 @@ impl OrderStore for SmallStore {
         account: AccountId,
         held_after: DateTime<Utc>,
     ) -> Result<WalletTotals, StoreError> {
+        Ok(self.lock().wallet(account, held_after))
+    }
+
+    async fn statement(
+        &self,
+        supplier: AccountId,
+        filter: &StatementFilter,
+        page: PageRequest,
+    ) -> Result<Page<StatementEntry>, StoreError> {
         let t = self.lock();
-        let orders: Vec<&Order> = t
-            .orders
+        let matching = t
+            .statement
             .iter()
-            .filter(|o| o.account_id == account)
-            .collect();
-        Ok(WalletTotals::of_orders(orders.iter().copied(), held_after))
+            .rev()
+            .filter(|e| e.supplier_id == supplier && filter.matches(e.at));
+        Ok(page_of(matching, page))
     }
 }
 
@@ -849,15 +929,19 @@ impl WithdrawalStore for SmallStore {
         now: DateTime<Utc>,
     ) -> Result<Withdrawal, WithdrawalRequestError> {
         let mut t = self.lock();
-        find(&mut t.accounts, new.account_id.into())?;
-        let orders = t.orders.iter().filter(|o| o.account_id == new.account_id);
-        let wallet = WalletTotals::of_orders(orders, held_after);
+        let side = find(&mut t.accounts, new.account_id.into())?.side;
+        let wallet = t.wallet(new.account_id, held_after);
         let mine = t
             .withdrawals
             .iter()
             .filter(|w| w.account_id == new.account_id);
         new.admit(&wallet, Withdrawn::of(mine))?;
         let withdrawal = new.into_withdrawal(WithdrawalId::new(next_id(t.withdrawals.len())), now);
+        t.book_supply(
+            SupplyBooking::of_withdrawal(&withdrawal, side)
+                .into_iter()
+                .collect(),
+        )?;
         t.withdrawals.push(withdrawal.clone());
         Ok(withdrawal)
     }
@@ -869,9 +953,18 @@ impl WithdrawalStore for SmallStore {
         now: DateTime<Utc>,
     ) -> Result<Withdrawal, StoreError> {
         let mut t = self.lock();
-        let withdrawal = find(&mut t.withdrawals, id.into())?;
+        let mut withdrawal = find(&mut t.withdrawals, id.into())?.clone();
         withdrawal.decide(decision, now)?;
-        Ok(withdrawal.clone())
+        let side = find(&mut t.accounts, withdrawal.account_id.into())?.side;
+        if withdrawal.status == WithdrawalStatus::Rejected {
+            t.book_supply(
+                SupplyBooking::of_rejection(&withdrawal, side, now)
+                    .into_iter()
+                    .collect(),
+            )?;
+        }
+        *find(&mut t.withdrawals, id.into())? = withdrawal.clone();
+        Ok(withdrawal)
     }
 
     async fn withdrawals(&self, account: AccountId) -> Result<Vec<Withdrawal>, StoreError> {

@@ -12,6 +12,7 @@
 use std::future::Future;
 use std::marker::PhantomData;
 
+use commerce_core::model::StatementEntryId;
 use commerce_core::model::{
     AccountId, CategoryId, DeliveryId, GovernorateId, KeyId, LineId, OrderId, ProductId, QuoteId,
     ShippingOptionId, StockAdjustmentId, VariantId, WarrantyId, WebhookId, WithdrawalId,

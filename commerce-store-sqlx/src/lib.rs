@@ -206,6 +206,7 @@ mod rows;
 mod settings;
 mod shipping;
 mod sql_store;
+mod statement;
 mod stock;
 mod wallet;
 mod webhooks;

@@ -15,6 +15,7 @@ use crate::outbox::{OutboxEvent, subscribed};
 use crate::placing::place_order_in;
 use crate::rows::*;
 use crate::sql_store::*;
+use crate::statement::{book_supply, statement_page, supplier_wallet};
 use crate::stock::restock_returned_in;
 use crate::wallet::*;
 use crate::{MAX_BIND_CHUNK, push_list};
@@ -94,6 +95,7 @@ pub(crate) async fn change_status_in<DB: Dialect>(
     // The one rule of commerce-core decides whether the order may move and what changes.
     let previous = status(&current)?;
     let step = StatusMove::check(&change, AccountId::new(account), previous)?;
+    let before = load_order(c, change.order_id.into()).await?;
     let at = nanos(step.at)?;
     restock_returned_in(
         c,
@@ -158,6 +160,11 @@ pub(crate) async fn change_status_in<DB: Dialect>(
     // The contended rows in the one order every operation takes them in (variants,
     // products, then the account's counters, with the event, then its meter): no deadlocks.
     rebook(c, &order, was, event, change.bill_month.as_ref()).await?;
+    book_supply(
+        c,
+        SupplyBooking::of_order_write(Some(&before), &order, change.at),
+    )
+    .await?;
     Ok(order)
 }
 
@@ -229,10 +236,12 @@ impl<DB: Dialect> OrderStore for SqlStore<DB> {
                 return Err(StoreError::NotFound);
             };
             let was = Booked::from_row(&status_text, net, commission)?;
+            let before = load_order(c, order.into()).await?;
             restock_returned_in(c, order, was.family, &outcomes, now).await?;
             write_line_outcomes(c, order, &outcomes).await?;
             let order = load_order(c, order.into()).await?;
             rebook(c, &order, was, None, None).await?;
+            book_supply(c, SupplyBooking::of_order_write(Some(&before), &order, now)).await?;
             Ok(order)
         }
         .await;
@@ -329,14 +338,26 @@ impl<DB: Dialect> OrderStore for SqlStore<DB> {
         account: AccountId,
         held_after: DateTime<Utc>,
     ) -> StoreResult<WalletTotals> {
-        wallet_totals(&self.pool, account, held_after).await
+        let mut c = self.pool.acquire().await.map_err(backend)?;
+        wallet_totals(&mut c, account, held_after).await
+    }
+
+    async fn statement(
+        &self,
+        supplier: AccountId,
+        filter: &StatementFilter,
+        page: PageRequest,
+    ) -> StoreResult<Page<StatementEntry>> {
+        let mut c = self.pool.acquire().await.map_err(backend)?;
+        statement_page(&mut c, supplier, filter, page).await
     }
 }
 
-/// An account's wallet sums in one statement (one snapshot): the family sums plus the
-/// orders delivered within the hold period (`orders_delivered` index).
-pub(crate) async fn wallet_totals<'e, DB: Dialect>(
-    on: impl Into<On<'e, DB>>,
+/// An account's wallet sums: the family sums plus the orders delivered within the hold
+/// period (`orders_delivered` index) in one statement (one snapshot), and the account's
+/// supplier sums ([`supplier_wallet`]; zeros for a marketer, as the first are for a supplier).
+pub(crate) async fn wallet_totals<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
     account: AccountId,
     held_after: DateTime<Utc>,
 ) -> StoreResult<WalletTotals> {
@@ -356,9 +377,10 @@ pub(crate) async fn wallet_totals<'e, DB: Dialect>(
         )
         .bind(account)
         .bind(bound_nanos(held_after))
-        .fetch_one(on)
+        .fetch_one(&mut *c)
         .await
         .map_err(backend)?;
+    let supplier = supplier_wallet(c, account, held_after).await?;
     Ok(WalletTotals::new(
         EarningsTotals::new(
             from_piastres(expected),
@@ -367,5 +389,6 @@ pub(crate) async fn wallet_totals<'e, DB: Dialect>(
         ),
         from_piastres(held),
         earliest.map(instant),
-    ))
+    )
+    .and(supplier))
 }

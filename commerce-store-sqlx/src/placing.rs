@@ -193,6 +193,11 @@ pub(crate) async fn place_order_in<DB: Dialect>(
     };
     let account = order.account_id.into();
     count_families(c, account, &[counted], event, bill_month.as_ref()).await?;
+    crate::statement::book_supply(
+        c,
+        SupplyBooking::of_order_write(None, &order, order.created_at),
+    )
+    .await?;
     Ok(order)
 }
 

@@ -4,6 +4,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use commerce_core::model::*;
 use commerce_core::store::*;
+use sqlx::AssertSqlSafe;
 
 use commerce_core::earnings::Withdrawn;
 use commerce_core::money::from_piastres;
@@ -12,6 +13,7 @@ use crate::dialect::*;
 use crate::orders::wallet_totals;
 use crate::rows::*;
 use crate::sql_store::*;
+use crate::statement::book_supply;
 
 #[async_trait]
 impl<DB: Dialect> WithdrawalStore for SqlStore<DB> {
@@ -29,9 +31,18 @@ impl<DB: Dialect> WithdrawalStore for SqlStore<DB> {
             // The account row is the lock that puts requests of one account in a row (on
             // SQLite the write transaction already does): each reads the balance the one
             // before it left.
-            if !lock_account(c, new.account_id).await? {
+            let side: Option<String> = query_scalar::<DB, String>(AssertSqlSafe(format!(
+                "SELECT side FROM accounts WHERE id = $1{}",
+                DB::FOR_UPDATE
+            )))
+            .bind(new.account_id)
+            .fetch_optional(&mut *c)
+            .await
+            .map_err(backend)?;
+            let Some(side) = side else {
                 return Err(StoreError::NotFound.into());
-            }
+            };
+            let side = crate::rows::side(&side)?;
             let wallet = wallet_totals(&mut *c, new.account_id, held_after).await?;
             let (received, pending): (i64, i64) = query_as::<DB, (i64, i64)>(
                 "SELECT \
@@ -48,7 +59,7 @@ impl<DB: Dialect> WithdrawalStore for SqlStore<DB> {
                 pending: from_piastres(pending),
             };
             new.admit(&wallet, withdrawn)?;
-            query_scalar::<DB, i64>(
+            let id = query_scalar::<DB, i64>(
                 "INSERT INTO withdrawals (account_id, amount, supply_amount, status, \
                  wallet_number, wallet_description, notes, created_at) \
                  VALUES ($1, $2, $3, 'pending', $4, $5, $6, $7) RETURNING id",
@@ -62,11 +73,19 @@ impl<DB: Dialect> WithdrawalStore for SqlStore<DB> {
             .bind(at)
             .fetch_one(&mut *c)
             .await
-            .map_err(|e| WithdrawalRequestError::Store(backend(e)))
+            .map_err(|e| WithdrawalRequestError::Store(backend(e)))?;
+            let withdrawal = new.clone().into_withdrawal(WithdrawalId::new(id), now);
+            book_supply(
+                c,
+                SupplyBooking::of_withdrawal(&withdrawal, side)
+                    .into_iter()
+                    .collect(),
+            )
+            .await?;
+            Ok(withdrawal)
         }
         .await;
-        let id = tx.finish(result).await?;
-        Ok(new.into_withdrawal(WithdrawalId::new(id), now))
+        tx.finish(result).await
     }
 
     async fn decide_withdrawal(
@@ -108,7 +127,21 @@ impl<DB: Dialect> WithdrawalStore for SqlStore<DB> {
             .await
             .map_err(backend)?;
             match row {
-                Some(row) => row.into_domain(),
+                Some(row) => {
+                    let withdrawal = row.into_domain()?;
+                    if withdrawal.status == WithdrawalStatus::Rejected {
+                        let side: String =
+                            query_scalar::<DB, String>("SELECT side FROM accounts WHERE id = $1")
+                                .bind(withdrawal.account_id)
+                                .fetch_one(&mut *c)
+                                .await
+                                .map_err(backend)?;
+                        let side = crate::rows::side(&side)?;
+                        let given_back = SupplyBooking::of_rejection(&withdrawal, side, now);
+                        book_supply(c, given_back.into_iter().collect()).await?;
+                    }
+                    Ok(withdrawal)
+                }
                 None if exists(c, "SELECT id FROM withdrawals WHERE id = $1", id.into())
                     .await? =>
                 {

@@ -7,6 +7,7 @@ mod me;
 pub(crate) mod orders;
 mod sandbox;
 mod shipping;
+mod statement;
 mod wallet;
 mod webhooks;
 

@@ -1,4 +1,5 @@
-//! `GET /wallet`: the wallet figures and the withdrawal window.
+//! `GET /wallet`: the wallet figures and the withdrawal window (a marketer's from its orders,
+//! a supplier's from its statement).
 
 use bytes::Bytes;
 use chrono::Weekday;
@@ -10,7 +11,7 @@ use super::Ctx;
 use crate::domain::wallet::{WITHDRAWAL_DAYS, WalletFigures, withdrawal_window};
 use crate::error::ApiError;
 use crate::messages;
-use crate::model::Withdrawal;
+use crate::model::{Side, Withdrawal};
 use crate::money::money_string;
 use crate::time::{CAIRO_TZ_NAME, cairo_timestamp};
 
@@ -41,15 +42,22 @@ pub(super) async fn show(ctx: &Ctx<'_>) -> Result<Response<Bytes>, ApiError> {
     let f = WalletFigures::from_totals(totals, &withdrawals, rules);
     let window = withdrawal_window(ctx.now);
     let config = ctx.config();
+    // A supplier is paid the supply price of its delivered pieces: no commission, no referral.
+    let supplier = account.side == Side::Supplier;
+    let (commission_percent, referral_percent) = if supplier {
+        (Decimal::ZERO, Decimal::ZERO)
+    } else {
+        (config.commission_percent, config.referral_percent)
+    };
     super::ok_data(&json!({
         "side": account.side.as_str(),
         "currency": "EGP",
-        "income_tax_percent": money_string(config.commission_percent),
+        "income_tax_percent": money_string(commission_percent),
         "ready": money_string(f.ready),
         "held": {"amount": money_string(f.held), "next_ready_at": f.next_ready_at.map(cairo_timestamp)},
         "expected": money_string(f.expected),
         "referral": {
-            "percent": money_string(config.referral_percent),
+            "percent": money_string(referral_percent),
             "earned": money_string(Decimal::ZERO),
             "expected": money_string(Decimal::ZERO),
         },

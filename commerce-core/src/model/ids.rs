@@ -128,6 +128,8 @@ macro_rules! __with_id_types {
             QuoteId,
             /// Id of a stock adjustment (one change of a variant's `available`, kept).
             StockAdjustmentId,
+            /// Id of an entry of a supplier's statement.
+            StatementEntryId,
         }
     };
 }

@@ -102,6 +102,10 @@ pub(super) enum QueryParam {
     DeliveryStatus,
     /// `since`, required (the removals).
     Since,
+    /// `from`, a Cairo day (the statement).
+    From,
+    /// `to`, a Cairo day (the statement).
+    To,
 }
 
 const PAGED: &[QueryParam] = &[QueryParam::Page, QueryParam::PerPage];

@@ -72,6 +72,8 @@ pub(super) const BLANK: &str = r"^\s*$";
 /// A money amount as a string input: plain decimal notation, at most two decimals.
 pub(super) const MONEY_INPUT: &str = r"^\+?[0-9]{1,10}(\.[0-9]{1,2})?$";
 /// An `updated_since` value: a date and a time with an offset (`Z`, `+hh`, `+hhmm`, `+hh:mm`).
+/// A calendar day as a query parameter takes it (`from`, `to` of the statement).
+pub(super) const DATE_INPUT: &str = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$";
 pub(super) const TIMESTAMP_INPUT: &str = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?(Z|[+-][0-9]{2}(:?[0-9]{2})?)$";
 /// An event id: `evt_` and 24 characters from `[a-z0-9]`.
 pub(super) const EVENT_ID: &str = r"^evt_[a-z0-9]{24}$";
@@ -151,6 +153,7 @@ fn build() -> Value {
     register::<Side>(&mut schemas);
     register::<ApiStatus>(&mut schemas);
     register::<WithdrawalId>(&mut schemas);
+    register::<StatementEntryId>(&mut schemas);
     register::<WebhookId>(&mut schemas);
     let components = ComponentsBuilder::new()
         .schemas_from_iter(schemas)
@@ -189,6 +192,7 @@ fn build() -> Value {
                 "shipping",
                 "orders",
                 "wallet",
+                "statement",
                 "webhooks",
                 "meta",
                 "sandbox",

@@ -17,7 +17,7 @@ use crate::model::*;
 use crate::routes::Endpoint;
 
 use super::endpoints::{Body, QueryParam, Spec, spec};
-use super::{JSON, SINGLE_LINE_FILLED, TIMESTAMP_INPUT};
+use super::{DATE_INPUT, JSON, SINGLE_LINE_FILLED, TIMESTAMP_INPUT};
 
 fn schema_ref(name: &str) -> RefOr<Schema> {
     RefOr::Ref(Ref::from_schema_name(name))
@@ -92,6 +92,16 @@ fn query_parameter(param: QueryParam) -> utoipa::openapi::path::Parameter {
             "since",
             "Only products stopped at or after this instant (with an offset).",
             string_schema(TIMESTAMP_INPUT, None).into(),
+        ),
+        From => (
+            "from",
+            "Only entries written on this day (Cairo time, `YYYY-MM-DD`) or later.",
+            string_schema(DATE_INPUT, None).into(),
+        ),
+        To => (
+            "to",
+            "Only entries written on this day (Cairo time, `YYYY-MM-DD`) or earlier.",
+            string_schema(DATE_INPUT, None).into(),
         ),
     };
     ParameterBuilder::new()

@@ -197,6 +197,7 @@ pub(super) fn written_schemas() -> Map<String, Value> {
         ),
         ("Wallet", wallet),
         ("Withdrawal", withdrawal),
+        ("StatementEntry", statement_entry(&money, &stamp)),
         (
             "WithdrawalStatusView",
             json!({
@@ -330,4 +331,30 @@ pub(super) fn webhooks() -> Value {
         );
     }
     Value::Object(section)
+}
+
+/// An entry of a supplier's statement (docs/supplier-statement.md): the order by id and
+/// number only, never its customer.
+fn statement_entry(money: &Value, stamp: &Value) -> Value {
+    json!({
+        "type": "object",
+        "required": ["id", "type", "order", "variant_id", "quantity", "unit_price", "amount",
+                     "direction", "balance", "ready_at", "at"],
+        "properties": {
+            "id": {"$ref": "#/components/schemas/StatementEntryId"},
+            "type": enum_of(StatementEntryType::ALL, StatementEntryType::as_str),
+            "order": nullable(json!({
+                "type": "object", "required": ["id", "number"],
+                "properties": {"id": {"type": "integer", "minimum": 1}, "number": {"type": "string"}},
+            })),
+            "variant_id": {"type": ["integer", "null"], "minimum": 1},
+            "quantity": {"type": ["integer", "null"], "minimum": 1},
+            "unit_price": nullable(money.clone()),
+            "amount": money,
+            "direction": enum_of(Direction::ALL, Direction::as_str),
+            "balance": money,
+            "ready_at": nullable(stamp.clone()),
+            "at": stamp,
+        },
+    })
 }

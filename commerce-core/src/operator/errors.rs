@@ -80,6 +80,16 @@ pub enum Conflict {
         /// When the next window opens.
         opens_at: chrono::DateTime<chrono::Utc>,
     },
+    /// A correction of an order's delivered pieces would take a supplier's balance below
+    /// zero (what it paid was withdrawn already): the platform settles the shortfall outside
+    /// the API, then records the correction.
+    #[error("supplier {supplier}'s balance is {shortfall} short of the correction")]
+    SupplierShortfall {
+        /// The supplier.
+        supplier: AccountId,
+        /// How much its balance lacks.
+        shortfall: Decimal,
+    },
     /// A ping or redelivery to a disabled webhook endpoint.
     #[error("the webhook is disabled")]
     WebhookDisabled,
@@ -122,6 +132,7 @@ impl Conflict {
             | Conflict::ApiStatusNotAllowed { .. }
             | Conflict::ApiAccessNotApproved { .. }
             | Conflict::WithdrawalWindowClosed { .. }
+            | Conflict::SupplierShortfall { .. }
             | Conflict::Duplicate(_)
             | Conflict::StockChanged { .. }
             | Conflict::Refused(_) => None,
@@ -150,6 +161,14 @@ impl From<StoreError> for OperatorError {
             StoreError::NotFound => OperatorError::NotFound,
             StoreError::Invalid(text) => Conflict::Refused(text).into(),
             StoreError::Duplicate(unique) => Conflict::Duplicate(unique).into(),
+            StoreError::SupplierShortfall {
+                supplier,
+                shortfall,
+            } => Conflict::SupplierShortfall {
+                supplier,
+                shortfall,
+            }
+            .into(),
             other => OperatorError::Store(other),
         }
     }

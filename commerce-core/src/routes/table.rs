@@ -253,6 +253,27 @@ macro_rules! endpoint_table {
                     success: (200, Some(Data("Wallet"))),
                 },
             }
+            /// `GET /statement`: a supplier's statement.
+            Statement = GET "/statement" {
+                name: "statement.list",
+                abilities: [StatementRead],
+                sides: Supplier,
+                key: true,
+                billing: Free,
+                handler: |ctx, call| statement::list(ctx, call.query).await,
+                openapi: {
+                    summary: "The supplier's statement, newest first (docs/supplier-statement.md)",
+                    tag: "statement",
+                    success: (200, Some(Page("StatementEntry"))),
+                    query: &[
+                        QueryParam::Page,
+                        QueryParam::PerPage,
+                        QueryParam::From,
+                        QueryParam::To,
+                    ],
+                    errors: &[422],
+                },
+            }
             /// `GET /webhooks`.
             ListWebhooks = GET "/webhooks" {
                 name: "webhooks.list",

@@ -146,6 +146,11 @@ macro_rules! store_methods {
                     account: AccountId,
                     held_after: DateTime<Utc>
                 ) -> Result<WalletTotals, StoreError>;
+                fn statement(
+                    supplier: AccountId,
+                    filter: &StatementFilter,
+                    page: PageRequest
+                ) -> Result<Page<StatementEntry>, StoreError>;
             }
             Idempotency IdempotencyStore {
                 fn begin_idempotent(

@@ -1,7 +1,9 @@
 //! The errors of store operations: storage failures and the domain outcomes of the two
 //! order writes.
 
-use crate::model::{OrderId, OrderStatus};
+use rust_decimal::Decimal;
+
+use crate::model::{AccountId, OrderId, OrderStatus};
 
 /// A storage failure that is not a domain outcome (connection lost, constraint broken, ...).
 #[derive(Debug, thiserror::Error)]
@@ -17,6 +19,16 @@ pub enum StoreError {
     /// account email, a governorate name): nothing was written.
     #[error("{0} already used")]
     Duplicate(Unique),
+    /// A correction of delivered pieces would take a supplier's balance below zero (the
+    /// money was withdrawn already): nothing was written
+    /// ([`SupplierTotals::book`](crate::model::SupplierTotals::book)).
+    #[error("supplier {supplier}'s balance is {shortfall} short of the correction")]
+    SupplierShortfall {
+        /// The supplier.
+        supplier: AccountId,
+        /// How much the balance lacks.
+        shortfall: Decimal,
+    },
     /// The backend failed.
     #[error("storage backend failed: {0}")]
     Backend(#[from] Box<dyn std::error::Error + Send + Sync>),

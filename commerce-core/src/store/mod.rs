@@ -90,6 +90,7 @@ mod idempotency;
 mod memory;
 mod meter;
 mod orders;
+mod statement;
 mod stock;
 pub(crate) mod traced;
 mod webhooks;
@@ -107,6 +108,7 @@ pub use meter::MeterStore;
 pub use orders::{
     OrderStore, OrderVersion, PagedOrder, StatusChange, StatusMove, pieces_to_reserve,
 };
+pub use statement::SupplyBooking;
 pub use stock::{StockError, restock_delta, restock_within, restocks};
 pub(crate) use traced::Traced;
 pub use webhooks::{

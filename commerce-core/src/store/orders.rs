@@ -119,7 +119,9 @@ pub trait OrderStore: Send + Sync {
     /// 6. **Earnings**: the order's [`OrderEarnings`](crate::earnings::OrderEarnings) booked
     ///    into the account's totals that [`wallet_totals`](OrderStore::wallet_totals) answers
     ///    (a backend that computes the wallet from the orders books nothing more).
-    /// 7. **The outbox**: for each enabled webhook endpoint of the account that receives
+    /// 7. **The suppliers' expected figures**: what [`SupplyBooking::of_order_write`](super::SupplyBooking::of_order_write) books for
+    ///    the new order (`None` before it), applied with [`SupplierTotals::book`].
+    /// 8. **The outbox**: for each enabled webhook endpoint of the account that receives
     ///    `order.created` ([`Webhook::receives`]), one pending delivery
     ///    ([`Delivery::queued`]) of the event `webhooks::order_event(OrderCreated, &order,
     ///    None, events)` renders (one event, the same id for every endpoint); none when no
@@ -144,7 +146,10 @@ pub trait OrderStore: Send + Sync {
     /// 4. **The meter**: when `bill_month` is set, one order operation counted.
     /// 5. **Earnings**: the order's earnings booked again (its status, delivery and
     ///    outcomes changed them).
-    /// 6. **The outbox**: as for [`place_order`](OrderStore::place_order), the event
+    /// 6. **The suppliers' statements**: what [`SupplyBooking::of_order_write`](super::SupplyBooking::of_order_write) books for the
+    ///    order before and after the move, applied with [`SupplierTotals::book`] (a refusal,
+    ///    [`StoreError::SupplierShortfall`], writes nothing).
+    /// 7. **The outbox**: as for [`place_order`](OrderStore::place_order), the event
     ///    `webhooks::order_event(OrderStatusChanged, &order, Some(previous status), events)`
     ///    for each enabled endpoint of the account that receives `order.status_changed`.
     ///
@@ -152,9 +157,11 @@ pub trait OrderStore: Send + Sync {
     async fn change_order_status(&self, change: StatusChange) -> Result<Order, StatusChangeError>;
     /// Records what became of lines' pieces (each line's [`LineOutcome`] replaced), sets the
     /// order's `updated_at` to [`next_updated_at`](super::next_updated_at) of `now` and books
-    /// its earnings again (the outcomes change them), in one atomic operation; `NotFound`
-    /// (writing nothing) when the order or any line is not found. No stock moves, no meter
-    /// entry, no webhook event.
+    /// its earnings again (the outcomes change them) and its suppliers' corrections
+    /// ([`SupplyBooking::of_order_write`](super::SupplyBooking::of_order_write), [`SupplierTotals::book`]), in one atomic operation;
+    /// `NotFound` (writing nothing) when the order or any line is not found,
+    /// [`StoreError::SupplierShortfall`] (writing nothing) when a correction would take a
+    /// supplier's balance below zero. No stock moves, no meter entry, no webhook event.
     async fn set_line_outcomes(
         &self,
         order: OrderId,
@@ -224,6 +231,15 @@ pub trait OrderStore: Send + Sync {
         &self,
         query: &OrderQuery,
     ) -> Result<Vec<(OrderStatus, Count)>, StoreError>;
+    /// A supplier's statement entries written in the filter's period, newest first (by id,
+    /// descending), one page, with how many match. Costs the page, not the statement: the
+    /// total of an unfiltered page is the kept count ([`SupplierTotals::entries`]).
+    async fn statement(
+        &self,
+        supplier: AccountId,
+        filter: &StatementFilter,
+        page: PageRequest,
+    ) -> Result<Page<StatementEntry>, StoreError>;
     /// An account's wallet sums: the [`EarningsTotals`](crate::earnings::EarningsTotals) the
     /// store keeps, updated in the same atomic operation as every write that changes an
     /// order's [`OrderEarnings`](crate::earnings::OrderEarnings) (placing it, moving it,
@@ -231,7 +247,11 @@ pub trait OrderStore: Send + Sync {
     /// orders delivered after `held_after`. Costs the orders in their hold period, not every
     /// order of the account. The answer equals
     /// [`WalletTotals::of_orders`](crate::earnings::WalletTotals::of_orders) over the account's
-    /// orders (which a small backend may simply compute; the conformance suite compares them).
+    /// orders (which a small backend may simply compute; the conformance suite compares them),
+    /// [`and`](WalletTotals::and) the account's supplier sums
+    /// ([`SupplierTotals::wallet`] of its kept totals, `held` the signed amounts of its
+    /// statement entries delivered after `held_after`: the entries in their hold period, not
+    /// the whole statement).
     async fn wallet_totals(
         &self,
         account: AccountId,

@@ -62,3 +62,95 @@ pub async fn assert_wallet_matches_orders(h: &Harness, account: AccountId) {
     let recomputed = recomputed_wallet(h, account).await;
     assert_eq!(served, recomputed, "wallet of account {account}");
 }
+
+/// Asserts that the supplier's money agrees with the orders of `marketers` (every order that
+/// can name it): its `expected` is the supply value of its pieces on undelivered orders, its
+/// statement's entries of each order add up to that order's delivered pieces at their supply
+/// price, and the statement's newest balance is those minus its withdrawals (pending or
+/// completed), which is the wallet's `ready + held`.
+pub async fn assert_supplier_matches_orders(
+    h: &Harness,
+    supplier: AccountId,
+    marketers: &[AccountId],
+) {
+    use rust_decimal::Decimal;
+    let store = h.engine.store();
+    let mut expected = Decimal::ZERO;
+    let mut delivered: std::collections::HashMap<OrderId, Decimal> = Default::default();
+    for account in marketers {
+        for order in all_orders(h, *account).await {
+            let open = order.delivered_at.is_none()
+                && matches!(
+                    order.status.family(),
+                    Family::Pending | Family::Confirmed | Family::Shipping
+                );
+            let settled = order.delivered_at.is_some()
+                && matches!(order.status.family(), Family::Delivered | Family::Archived);
+            for line in order
+                .lines
+                .iter()
+                .filter(|l| l.supplier_id == Some(supplier))
+            {
+                if open {
+                    expected += line.supply_price * Decimal::from(line.quantity);
+                }
+                if settled {
+                    let pieces = line.outcome.delivered_quantity.unwrap_or(line.quantity);
+                    *delivered.entry(order.id).or_default() +=
+                        line.supply_price * Decimal::from(pieces);
+                }
+            }
+        }
+    }
+    let mut entries = Vec::new();
+    for page in 1.. {
+        let request = PageRequest {
+            page,
+            per_page: 100,
+        };
+        let found = store
+            .statement(supplier, &StatementFilter::default(), request)
+            .await
+            .expect("statement read");
+        let done = found.items.len() < 100;
+        entries.extend(found.items);
+        if done {
+            break;
+        }
+    }
+    let mut booked: std::collections::HashMap<OrderId, Decimal> = Default::default();
+    let mut balance = Decimal::ZERO;
+    for entry in entries.iter().rev() {
+        let signed = match entry.direction {
+            Direction::Credit => entry.amount,
+            _ => -entry.amount,
+        };
+        balance += signed;
+        assert_eq!(entry.balance, balance, "entry {} of {supplier}", entry.id);
+        if let Some(order) = entry.order_id {
+            *booked.entry(order).or_default() += signed;
+        }
+    }
+    booked.retain(|_, amount| !amount.is_zero());
+    delivered.retain(|_, amount| !amount.is_zero());
+    assert_eq!(
+        booked, delivered,
+        "statement of {supplier} against the orders"
+    );
+    let withdrawals = store.withdrawals(supplier).await.expect("withdrawals");
+    let withdrawn = crate::earnings::Withdrawn::of(&withdrawals);
+    let settled: Decimal = delivered.values().sum();
+    assert_eq!(balance, settled - withdrawn.received - withdrawn.pending);
+    let served = h
+        .engine
+        .operator()
+        .wallet(supplier)
+        .await
+        .expect("wallet read");
+    assert_eq!(served.expected, expected, "expected of {supplier}");
+    assert_eq!(
+        served.ready + served.held,
+        balance,
+        "ready + held of {supplier}"
+    );
+}

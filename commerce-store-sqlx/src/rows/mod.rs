@@ -72,6 +72,10 @@ fn parse<T>(text: &str, parse: impl Fn(&str) -> Option<T>, what: &str) -> Result
     parse(text).ok_or_else(|| corrupt(format!("unknown {what} {text:?}")))
 }
 
+pub(crate) fn side(text: &str) -> Result<Side, StoreError> {
+    parse(text, Side::parse, "account side")
+}
+
 pub(crate) fn status(text: &str) -> Result<OrderStatus, StoreError> {
     parse(text, OrderStatus::parse, "order status")
 }
@@ -181,6 +185,12 @@ macro_rules! withdrawal_cols {
          notes, transfer_reference, receipt_url, created_at, decided_at"
     };
 }
+macro_rules! statement_entry_cols {
+    () => {
+        "id, supplier_id, kind, order_id, order_number, variant_id, quantity, unit_price, \
+         amount, direction, balance, delivered_at, withdrawal_id, at"
+    };
+}
 macro_rules! webhook_cols {
     () => {
         "id, account_id, url, events, description, enabled, disabled_reason, secret, \
@@ -196,8 +206,8 @@ macro_rules! delivery_cols {
 }
 pub(crate) use {
     account_aliases, account_cols, category_cols, delivery_cols, key_cols, line_and_warranty_cols,
-    order_cols, product_cols, updated_at_after, variant_cols, warranty_cols, webhook_cols,
-    withdrawal_cols,
+    order_cols, product_cols, statement_entry_cols, updated_at_after, variant_cols, warranty_cols,
+    webhook_cols, withdrawal_cols,
 };
 
 /// Declares a row type and its decoding ([`FromDbRow`](crate::dialect::FromDbRow)): each field from the column of its

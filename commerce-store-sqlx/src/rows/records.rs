@@ -1,4 +1,4 @@
-//! Rows of idempotency records and withdrawals.
+//! Rows of idempotency records, withdrawals and statement entries.
 
 use commerce_core::model::*;
 use commerce_core::money::from_piastres;
@@ -79,6 +79,50 @@ impl WithdrawalRow {
             .maybe_receipt_url(self.receipt_url)
             .created_at(instant(self.created_at))
             .maybe_decided_at(self.decided_at.map(instant))
+            .build())
+    }
+}
+
+db_row! {
+    pub(crate) struct StatementEntryRow {
+        id: i64,
+        supplier_id: i64,
+        kind: String,
+        order_id: Option<i64>,
+        order_number: Option<String>,
+        variant_id: Option<i64>,
+        quantity: Option<i64>,
+        unit_price: Option<i64>,
+        amount: i64,
+        direction: String,
+        balance: i64,
+        delivered_at: Option<i64>,
+        withdrawal_id: Option<i64>,
+        at: i64,
+    }
+}
+
+impl StatementEntryRow {
+    pub(crate) fn into_domain(self) -> Result<StatementEntry, StoreError> {
+        Ok(StatementEntry::builder()
+            .id(StatementEntryId::new(self.id))
+            .supplier_id(AccountId::new(self.supplier_id))
+            .kind(parse(
+                &self.kind,
+                StatementEntryType::parse,
+                "statement entry type",
+            )?)
+            .maybe_order_id(self.order_id.map(OrderId::new))
+            .maybe_order_number(self.order_number)
+            .maybe_variant_id(self.variant_id.map(VariantId::new))
+            .maybe_quantity(self.quantity)
+            .maybe_unit_price(self.unit_price.map(from_piastres))
+            .amount(from_piastres(self.amount))
+            .direction(parse(&self.direction, Direction::parse, "direction")?)
+            .balance(from_piastres(self.balance))
+            .maybe_delivered_at(self.delivered_at.map(instant))
+            .maybe_withdrawal_id(self.withdrawal_id.map(WithdrawalId::new))
+            .at(instant(self.at))
             .build())
     }
 }

@@ -6,6 +6,7 @@ mod idempotency;
 mod indexes;
 mod meter;
 mod orders;
+mod statement;
 mod stock;
 mod webhooks;
 mod withdrawals;
@@ -79,6 +80,8 @@ struct State {
     pull_counts: HashMap<(AccountId, BillingMonth), u64>,
     order_operations: HashMap<(AccountId, BillingMonth), u64>,
     withdrawals: BTreeMap<WithdrawalId, Withdrawal>,
+    /// The suppliers' statements and kept totals.
+    supply: statement::SupplyLedgers,
     webhooks: BTreeMap<WebhookId, Webhook>,
     deliveries: BTreeMap<DeliveryId, webhooks::Queued>,
     /// The deliveries still pending, indexed for the claim.
@@ -96,6 +99,32 @@ impl State {
         {
             index.reindex(before, order);
         }
+    }
+
+    /// An account's wallet sums: from its orders and from its supplier's statement.
+    fn wallet_totals(
+        &self,
+        account: AccountId,
+        held_after: DateTime<Utc>,
+    ) -> crate::earnings::WalletTotals {
+        let orders = self
+            .orders_by_account
+            .get(&account)
+            .map(|index| index.wallet.totals(held_after))
+            .unwrap_or_default();
+        orders.and(self.supply.wallet(account, held_after))
+    }
+
+    /// Writes bookings checked with [`statement::SupplyLedgers::check`].
+    fn write_supply(&mut self, checked: statement::CheckedBookings) {
+        let State {
+            supply, last_ids, ..
+        } = self;
+        supply.write(checked, || {
+            let last = last_ids.entry("statement_entries").or_default();
+            *last += 1;
+            *last
+        });
     }
 
     /// The id the next [`next_id`](Self::next_id) of `table` gives (nothing written).

@@ -44,6 +44,9 @@ impl OrderStore for MemoryStore {
         let (created_at, events) = (new.created_at, new.events);
         let order = new.into_order(OrderId::new(id), line_ids);
         let event = s.render_order_event(EventType::OrderCreated, &order, None, events);
+        let supply = s
+            .supply
+            .check(SupplyBooking::of_order_write(None, &order, created_at))?;
 
         for (variant, quantity) in taken {
             s.adjust_stock(variant, -quantity, created_at);
@@ -53,6 +56,7 @@ impl OrderStore for MemoryStore {
             s.next_id("order_lines");
         }
         s.queue_order_event(event);
+        s.write_supply(supply);
         if let Some(reference) = &order.external_reference {
             s.external_references
                 .insert((order.account_id, reference.clone()), OrderId::new(id));
@@ -93,6 +97,11 @@ impl OrderStore for MemoryStore {
             Some(previous),
             change.events,
         );
+        let supply = s.supply.check(SupplyBooking::of_order_write(
+            Some(order),
+            &moved,
+            change.at,
+        ))?;
 
         if releases_stock {
             for line in &moved.lines {
@@ -104,6 +113,7 @@ impl OrderStore for MemoryStore {
         s.orders.insert(moved.id, moved.clone());
         s.reindex_order(moved.id, before);
         s.queue_order_event(event);
+        s.write_supply(supply);
         Ok(moved)
     }
 
@@ -114,25 +124,29 @@ impl OrderStore for MemoryStore {
         now: DateTime<Utc>,
     ) -> Result<Order, StoreError> {
         let mut s = self.lock();
-        let order = s.order_mut(order)?;
+        let order = s.orders.get(&order).ok_or(StoreError::NotFound)?;
         for (line_id, _) in &outcomes {
             if !order.lines.iter().any(|l| l.id == *line_id) {
                 return Err(StoreError::NotFound);
             }
         }
-        let (id, family) = (order.id, order.status.family());
-        s.restock_returned(id, family, &outcomes, now);
-        let order = s.order_mut(id)?;
-        for (line_id, outcome) in outcomes {
-            if let Some(line) = order.lines.iter_mut().find(|l| l.id == line_id) {
-                line.outcome = outcome;
+        let mut changed = order.clone();
+        for (line_id, outcome) in &outcomes {
+            if let Some(line) = changed.lines.iter_mut().find(|l| l.id == *line_id) {
+                line.outcome = outcome.clone();
             }
         }
         let before = (order.updated_at, order.status.family());
-        order.updated_at = next_updated_at(order.updated_at, now);
-        let order = order.clone();
-        s.reindex_order(order.id, before);
-        Ok(order)
+        changed.updated_at = next_updated_at(order.updated_at, now);
+        let supply = s
+            .supply
+            .check(SupplyBooking::of_order_write(Some(order), &changed, now))?;
+        // Everything is checked: the writes (the restock reads the outcomes before them).
+        s.restock_returned(changed.id, before.1, &outcomes, now);
+        s.orders.insert(changed.id, changed.clone());
+        s.reindex_order(changed.id, before);
+        s.write_supply(supply);
+        Ok(changed)
     }
 
     async fn set_tracking_url(
@@ -220,10 +234,16 @@ impl OrderStore for MemoryStore {
         held_after: DateTime<Utc>,
     ) -> Result<WalletTotals, StoreError> {
         let s = self.lock();
-        Ok(s.orders_by_account
-            .get(&account)
-            .map(|index| index.wallet.totals(held_after))
-            .unwrap_or_default())
+        Ok(s.wallet_totals(account, held_after))
+    }
+
+    async fn statement(
+        &self,
+        supplier: AccountId,
+        filter: &StatementFilter,
+        page: PageRequest,
+    ) -> Result<Page<StatementEntry>, StoreError> {
+        Ok(self.lock().supply.page(supplier, filter, page))
     }
 }
 

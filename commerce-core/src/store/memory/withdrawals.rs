@@ -18,22 +18,25 @@ impl WithdrawalStore for MemoryStore {
     ) -> Result<Withdrawal, WithdrawalRequestError> {
         // One lock over the balance read and the insert: requests are decided one at a time.
         let mut s = self.lock();
-        if !s.accounts.contains_key(&new.account_id) {
+        let Some(side) = s.accounts.get(&new.account_id).map(|a| a.side) else {
             return Err(StoreError::NotFound.into());
-        }
-        let wallet = s
-            .orders_by_account
-            .get(&new.account_id)
-            .map(|index| index.wallet.totals(held_after))
-            .unwrap_or_default();
+        };
+        let wallet = s.wallet_totals(new.account_id, held_after);
         let withdrawn = Withdrawn::of(
             s.withdrawals
                 .values()
                 .filter(|w| w.account_id == new.account_id),
         );
         new.admit(&wallet, withdrawn)?;
-        let withdrawal = new.into_withdrawal(WithdrawalId::new(s.next_id("withdrawals")), now);
+        let withdrawal = new.into_withdrawal(WithdrawalId::new(s.peek_id("withdrawals", 1)), now);
+        let supply = s.supply.check(
+            SupplyBooking::of_withdrawal(&withdrawal, side)
+                .into_iter()
+                .collect(),
+        )?;
+        s.next_id("withdrawals");
         s.withdrawals.insert(withdrawal.id, withdrawal.clone());
+        s.write_supply(supply);
         Ok(withdrawal)
     }
 
@@ -44,9 +47,19 @@ impl WithdrawalStore for MemoryStore {
         now: DateTime<Utc>,
     ) -> Result<Withdrawal, StoreError> {
         let mut s = self.lock();
-        let withdrawal = s.withdrawals.get_mut(&id).ok_or(StoreError::NotFound)?;
+        let mut withdrawal = s.withdrawals.get(&id).ok_or(StoreError::NotFound)?.clone();
         withdrawal.decide(decision, now)?;
-        Ok(withdrawal.clone())
+        let side = s.accounts.get(&withdrawal.account_id).map(|a| a.side);
+        let rejected = match (withdrawal.status, side) {
+            (WithdrawalStatus::Rejected, Some(side)) => {
+                SupplyBooking::of_rejection(&withdrawal, side, now)
+            }
+            _ => None,
+        };
+        let supply = s.supply.check(rejected.into_iter().collect())?;
+        s.withdrawals.insert(id, withdrawal.clone());
+        s.write_supply(supply);
+        Ok(withdrawal)
     }
 
     async fn withdrawals(&self, account: AccountId) -> Result<Vec<Withdrawal>, StoreError> {

@@ -191,6 +191,9 @@ pub(super) async fn assert_consistent(h: &Harness, baseline: &Baseline) {
             "account {account} withdrew {withdrawn:?} of {wallet:?}"
         );
     }
+    // The supplier's expected figure and statement were written with the orders, or not.
+    let marketers = [h.fixture.marketer_a, h.fixture.marketer_b];
+    crate::testing::wallet::assert_supplier_matches_orders(h, h.fixture.supplier, &marketers).await;
 }
 
 /// Every endpoint of the mix answers, many times over (more than any pool holds connections),

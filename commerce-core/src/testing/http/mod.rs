@@ -53,6 +53,7 @@ mod rendered;
 mod request_ids;
 mod sandbox;
 mod shipping;
+mod statement;
 mod wallet;
 mod webhook_limits;
 mod webhook_urls;
@@ -112,6 +113,8 @@ macro_rules! for_each_http_case {
             (wallet::wallet_matches_the_orders),
             (wallet::partial_delivery_earns_on_delivered_pieces),
             (wallet::billing_meter_counts_what_the_spec_bills),
+            (statement::supplier_statement_follows_deliveries_and_withdrawals),
+            (statement::statement_pages_and_filters_by_cairo_day),
             (operator::operator_orders_follow_the_api_rules),
             (races::race_one_idempotency_key_makes_one_order),
             (races::race_no_oversell),
@@ -218,6 +221,7 @@ mod tests {
         ("owner_pages.rs", include_str!("owner_pages.rs")),
         ("pages_client.rs", include_str!("pages_client.rs")),
         ("wallet.rs", include_str!("wallet.rs")),
+        ("statement.rs", include_str!("statement.rs")),
         ("races.rs", include_str!("races.rs")),
         ("receiver.rs", include_str!("receiver.rs")),
         ("rendered.rs", include_str!("rendered.rs")),

@@ -45,6 +45,7 @@ mod placing;
 mod races;
 mod removals;
 mod shipping;
+mod statement;
 mod stock;
 mod webhook_claims;
 mod webhook_limits;
@@ -68,6 +69,7 @@ pub use placing::*;
 pub use races::*;
 pub use removals::*;
 pub use shipping::*;
+pub use statement::*;
 pub use stock::*;
 pub use webhook_claims::*;
 pub use webhook_limits::*;
@@ -128,6 +130,8 @@ macro_rules! __with_store_cases {
                 pulls_are_counted_once_per_product_and_month,
                 withdrawals_are_listed_and_decided_once,
                 a_withdrawal_never_exceeds_the_ready_balance,
+                deliveries_and_corrections_are_booked_on_the_supplier_statement,
+                a_correction_below_zero_is_refused_and_writes_nothing,
                 webhooks_register_to_the_limit_and_belong_to_their_account,
                 webhook_patch_enables_disables_and_changes_fields,
                 deleting_a_webhook_drops_its_deliveries,
@@ -164,6 +168,7 @@ macro_rules! __with_store_cases {
                 concurrent_same_external_reference_registers_one_order,
                 concurrent_cancels_release_stock_once,
                 concurrent_withdrawals_never_overdraw,
+                concurrent_moves_and_supplier_withdrawals_reconcile,
                 concurrent_webhook_registrations_never_exceed_the_limit,
                 concurrent_claims_never_share_a_delivery,
                 concurrent_manual_deliveries_never_exceed_the_limit,
@@ -204,6 +209,7 @@ mod tests {
         include_str!("idempotency.rs"),
         include_str!("meter.rs"),
         include_str!("withdrawals.rs"),
+        include_str!("statement.rs"),
         include_str!("races.rs"),
         include_str!("removals.rs"),
         include_str!("webhooks.rs"),
