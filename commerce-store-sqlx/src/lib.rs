@@ -205,6 +205,7 @@ mod rate_slots;
 mod rows;
 mod settings;
 mod shipping;
+mod supply;
 mod sql_store;
 mod wallet;
 mod webhooks;

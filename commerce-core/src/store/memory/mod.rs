@@ -6,6 +6,7 @@ mod idempotency;
 mod indexes;
 mod meter;
 mod orders;
+mod supply;
 mod webhooks;
 mod withdrawals;
 
@@ -82,6 +83,8 @@ struct State {
     pending_deliveries: webhooks::PendingDeliveries,
     /// Every delivery of each endpoint (its list, a URL change, the expiry).
     deliveries_by_webhook: webhooks::ByWebhook,
+    /// Suppliers' quotes.
+    quotes: supply::Quotes,
 }
 
 impl State {
