@@ -432,8 +432,6 @@ async fn receive<DB: Dialect>(
     let adjustment =
         NewStockAdjustment::new(quote.variant_id, quote.quantity, StockReason::Received)
             .for_quote(quote.id);
-    crate::catalog::apply_stock_adjustment(c, adjustment, now)
-        .await
-        .map_err(|error| QuoteDecisionError::Store(error.into()))?;
+    crate::catalog::apply_stock_adjustment(c, adjustment, now).await?;
     Ok(())
 }

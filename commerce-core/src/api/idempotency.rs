@@ -120,12 +120,12 @@ pub(crate) fn location(mount: &str, collection: &str, id: i64) -> HeaderValue {
 
 /// The stored first response, byte for byte, with its `Location` in `collection`.
 fn replay(stored: StoredResponse, mount: &str, collection: &str) -> Response<Bytes> {
-    let location = serde_json::from_slice::<Value>(&stored.body)
+    let id = serde_json::from_slice::<Value>(&stored.body)
         .ok()
         .and_then(|v| v.pointer("/data/id").and_then(Value::as_i64));
     let status = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::CREATED);
     let mut response = wire::json_response(status, stored.body);
-    if let Some(id) = location {
+    if let Some(id) = id {
         response
             .headers_mut()
             .insert(header::LOCATION, location(mount, collection, id));

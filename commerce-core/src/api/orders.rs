@@ -1,7 +1,7 @@
 //! `GET /orders`, `GET /orders/{id}`, `POST /orders`, `POST /orders/{id}/cancel`.
 
 use bytes::Bytes;
-use http::{HeaderMap, HeaderValue, Response, StatusCode, header};
+use http::{HeaderMap, Response, StatusCode, header};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -14,8 +14,7 @@ use crate::input::{Fields, Query, json_object};
 use crate::limits::{MAX_NOTE, MAX_REASON, MAX_REFERENCE, MAX_TEXT};
 use crate::messages;
 use crate::model::*;
-use crate::routes::API_PREFIX;
-use crate::store::{IdempotencyBegin, PagedOrder, StatusChange, StatusChangeError, StoreError};
+use crate::store::{PagedOrder, StatusChange, StatusChangeError, StoreError};
 use crate::wire::{self, OrderView};
 
 pub(super) async fn list(

@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use super::{StoreError, next_updated_at};
+use super::{StockError, StoreError, next_updated_at};
 use crate::model::*;
 
 /// Why [`SupplyStore::insert_quote`] registered nothing.
@@ -40,6 +40,18 @@ pub enum QuoteDecisionError {
     /// The storage failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+/// The received pieces of an accepted quote could not be added (the variant is gone: a
+/// store that lost it). Adding pieces is never refused for want of stock.
+impl From<StockError> for QuoteDecisionError {
+    fn from(error: StockError) -> Self {
+        match error {
+            StockError::Store(error) => QuoteDecisionError::Store(error),
+            StockError::NotFound => QuoteDecisionError::Store(StoreError::NotFound),
+            other => QuoteDecisionError::Store(StoreError::Invalid(other.to_string())),
+        }
+    }
 }
 
 impl NewQuote {

@@ -53,8 +53,7 @@ impl State {
             StockReason::Received,
         )
         .for_quote(quote.id);
-        self.apply_stock_adjustment(adjustment, now)
-            .map_err(|error| QuoteDecisionError::Store(error.into()))?;
+        self.apply_stock_adjustment(adjustment, now)?;
         Ok(())
     }
 }

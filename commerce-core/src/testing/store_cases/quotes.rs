@@ -37,17 +37,14 @@ async fn supplied_product(
     title: &str,
     owner: AccountId,
 ) -> Product {
-    let new = NewProduct {
-        title: title.to_owned(),
-        slug: title.to_lowercase().replace(' ', "-"),
-        category_id: f.product.category_id,
-        description: format!("وصف {title}"),
-        images: vec!["https://img.example.com/s.jpg".into()],
-        files: vec![],
-        video_url: None,
-        marketing_files_url: None,
-        url: format!("https://shop.example.com/s/{}", title.len()),
-    }
+    let new = NewProduct::new(
+        f.product.category_id,
+        title,
+        title.to_lowercase().replace(' ', "-"),
+        format!("https://shop.example.com/s/{}", title.len()),
+    )
+    .with_description(format!("وصف {title}"))
+    .with_images(["https://img.example.com/s.jpg"])
     .with_supplier(owner);
     store
         .insert_product(new, at(0))
@@ -165,8 +162,8 @@ pub async fn a_quote_past_its_end_is_expired_and_frees_its_variant(store: &dyn S
         }
     };
     assert_eq!(listed(QuoteStatus::Pending, 99).await, vec![q.id]);
-    assert_eq!(listed(QuoteStatus::Expired, 99).await, vec![]);
-    assert_eq!(listed(QuoteStatus::Pending, 100).await, vec![]);
+    assert_eq!(listed(QuoteStatus::Expired, 99).await, Vec::<QuoteId>::new());
+    assert_eq!(listed(QuoteStatus::Pending, 100).await, Vec::<QuoteId>::new());
     assert_eq!(listed(QuoteStatus::Expired, 100).await, vec![q.id]);
     let since = |since: i64| {
         let filter = QuoteFilter {
@@ -179,7 +176,7 @@ pub async fn a_quote_past_its_end_is_expired_and_frees_its_variant(store: &dyn S
         }
     };
     assert_eq!(since(100).await, vec![q.id], "expiry is a change");
-    assert_eq!(since(101).await, vec![]);
+    assert_eq!(since(101).await, Vec::<QuoteId>::new());
     for decision in [
         QuoteDecision::Accept { note: None },
         QuoteDecision::Reject { note: None },
