@@ -118,7 +118,7 @@ pub async fn quotes_are_inserted_one_pending_per_variant(store: &dyn Store) {
     assert_eq!(q1.account_id, me);
     assert_eq!((q1.variant_id, q1.product_id), (s.v1.id, s.product.id));
     assert_eq!((q1.title.as_str(), q1.label.as_str()), ("Supplied Fan", "صغير"));
-    assert_eq!((q1.unit_price.to_string(), q1.quantity), ("45.50".into(), 30));
+    assert_eq!((q1.unit_price, q1.quantity), (d("45.50"), 30));
     assert_eq!(q1.status, QuoteStatus::Pending);
     assert_eq!(q1.note.as_deref(), Some("تسليم خلال أسبوع"));
     assert_eq!((q1.valid_until, q1.decided_at, q1.decision_note.clone()), (None, None, None));
@@ -292,7 +292,7 @@ pub async fn accepting_a_quote_receives_its_pieces_at_its_price(store: &dyn Stor
     assert_eq!((accepted.decided_at, accepted.updated_at), (Some(at(20)), at(20)));
     assert_eq!(store.quote(Some(me), q.id, at(30)).await.unwrap(), Some(accepted.clone()));
     let v = variant_now(store, s.product.id, s.v1.id).await;
-    assert_eq!((v.available, v.supply_price.to_string()), (12, "40.50".into()));
+    assert_eq!((v.available, v.supply_price), (12, d("40.50")));
     let product = store.product(s.product.id).await.unwrap().unwrap();
     assert!(product.updated_at >= at(20), "{}", product.updated_at);
     let history = store.stock_adjustments(s.v1.id, page(1, 25)).await.unwrap();
@@ -325,7 +325,7 @@ pub async fn accepting_a_quote_receives_its_pieces_at_its_price(store: &dyn Stor
     assert_eq!(variant_now(store, s.product.id, s.v1.id).await.available, 12);
     let variants = store.supply_variants(me, None, page(1, 25), at(50)).await.unwrap();
     assert_eq!(variants.items[0].pending_quote_id, None);
-    assert_eq!(variants.items[0].supply_price.to_string(), "40.50");
+    assert_eq!(variants.items[0].supply_price, d("40.50"));
 }
 
 /// Rejecting and withdrawing move no stock and no price; each keeps what it says.
@@ -374,7 +374,7 @@ pub async fn supply_variants_are_the_suppliers_own(store: &dyn Store) {
     assert_eq!((first.id, first.product_id), (s.v1.id, s.product.id));
     assert_eq!(first.product_title, "Supplied Fan");
     assert_eq!((first.label.as_str(), first.available), ("صغير", 250));
-    assert_eq!((first.supply_price.to_string(), first.pending_quote_id), ("0.00".into(), None));
+    assert_eq!((first.supply_price, first.pending_quote_id), (s.v1.supply_price, None));
     assert_eq!(found.items[1].id, s.v2.id);
     assert_eq!(found.items[1].pending_quote_id, Some(q.id));
     let second = store.supply_variants(me, None, page(2, 1), at(20)).await.unwrap();
