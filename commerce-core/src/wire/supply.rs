@@ -10,7 +10,6 @@ use crate::model::*;
 
 /// A supplier's quote.
 #[derive(Debug, Serialize, ToSchema)]
-#[schema(as = SupplierQuote)]
 pub struct SupplierQuoteView<'a> {
     id: QuoteId,
     variant: QuoteVariantView<'a>,
@@ -73,7 +72,6 @@ pub struct QuoteStatusView {
 
 /// One of a supplier's variants (`GET /supply/variants`).
 #[derive(Debug, Serialize, ToSchema)]
-#[schema(as = SupplyVariant)]
 pub struct SupplyVariantView<'a> {
     id: VariantId,
     product: ProductTitle<'a>,
