@@ -96,13 +96,6 @@ trait Totalled {
     fn total(&self) -> i64;
 }
 
-db_row! {
-    struct QuotePageRow {
-        @flatten quote: QuoteRow,
-        total: i64,
-    }
-}
-
 impl Totalled for QuotePageRow {
     fn total(&self) -> i64 {
         self.total

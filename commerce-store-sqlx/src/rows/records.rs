@@ -104,6 +104,14 @@ db_row! {
     }
 }
 
+db_row! {
+    /// A quote of a page, with the page's total (`COUNT(*) OVER ()`).
+    pub(crate) struct QuotePageRow {
+        @flatten pub(crate) quote: QuoteRow,
+        pub(crate) total: i64,
+    }
+}
+
 impl QuoteRow {
     /// The quote as stored (its status not yet read as of an instant: [`Quote::as_of`]).
     pub(crate) fn into_domain(self) -> Result<Quote, StoreError> {
