@@ -61,9 +61,13 @@ pub fn mib(bytes: u64) -> f64 {
 pub async fn endless_stock(engine: &Engine, variant: VariantId) {
     engine
         .operator()
-        .update_variant(variant, VariantPatch::default().set_available(i64::MAX / 4))
+        .adjust_stock(NewStockAdjustment::new(
+            variant,
+            i64::MAX / 4,
+            StockReason::Received,
+        ))
         .await
-        .expect("stock set");
+        .expect("stock received");
 }
 
 /// The JSON body of `POST /api/v1/orders` for one piece of the sandbox's plain variant,
@@ -150,6 +154,8 @@ pub async fn seeded_template(store: Arc<dyn Store>) -> (sandbox::Sandbox, NewOrd
             profit,
             commission_on: true,
             warranties: Vec::new(),
+            supplier_id: product.supplier_id,
+            supply_price: variant.supply_price,
         }],
         totals: priced.totals,
         created_at: engine.now(),

@@ -247,11 +247,11 @@ async fn set_up(url: String) -> (Setup, Ids) {
         (fixture.plain_variant, 100_000_000),
         (fixture.featured_variants[0], 1_000_000),
     ] {
-        let patch = VariantPatch::default().set_available(stock);
+        let received = NewStockAdjustment::new(variant, stock, StockReason::Received);
         operator
-            .update_variant(variant, patch)
+            .adjust_stock(received)
             .await
-            .expect("stock set");
+            .expect("stock received");
     }
     let mut accounts = Vec::new();
     for name in ["soak-1", "soak-2"] {

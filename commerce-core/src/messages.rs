@@ -315,6 +315,11 @@ pub fn problem(problem: Problem) -> String {
         Problem::DuplicateWarranty => DUPLICATE_WARRANTY.into(),
         Problem::WarrantyNotAvailable => WARRANTY_NOT_AVAILABLE.into(),
         Problem::InsufficientStock { available } => insufficient_stock(available),
+        Problem::StockShortfall {
+            available,
+            shortfall,
+        } => format!("المتاح {available} قطعة بس، ناقص {shortfall} قطعة."),
+        Problem::NotASupplier => "الحساب ده مش حساب مورد.".into(),
     }
 }
 

@@ -10,6 +10,7 @@ mod back_office;
 mod catalog;
 mod errors;
 mod quotes;
+mod stock;
 mod webhooks;
 
 pub use errors::{Conflict, OperatorError, OperatorResult};

@@ -389,9 +389,18 @@ pub async fn seed(engine: &Engine) -> Result<Sandbox, OperatorError> {
                     index + 1
                 )),
                 url: format!("https://shop.example.com/products/product-{}", index + 1),
+                // The demo supplier's goods: the featured product and the next one.
+                supplier_id: (index < 2).then_some(supplier.id),
             })
             .await?;
         let base = Decimal::from(50 + 15 * index as i64);
+        let supplied = |price: Decimal| {
+            if index < 2 {
+                price - Decimal::from(30)
+            } else {
+                Decimal::ZERO
+            }
+        };
         let variant = op
             .add_variant(
                 product.id,
@@ -401,6 +410,7 @@ pub async fn seed(engine: &Engine) -> Result<Sandbox, OperatorError> {
                     suggested_min: base + Decimal::from(20),
                     suggested_max: base + Decimal::from(60),
                     available: 500,
+                    supply_price: supplied(base),
                 },
             )
             .await?;
@@ -419,6 +429,7 @@ pub async fn seed(engine: &Engine) -> Result<Sandbox, OperatorError> {
                     suggested_min: money(price) + Decimal::from(40),
                     suggested_max: money(price) + Decimal::from(120),
                     available,
+                    supply_price: money(price) - Decimal::from(60),
                 },
             )
             .await?;
@@ -430,7 +441,8 @@ pub async fn seed(engine: &Engine) -> Result<Sandbox, OperatorError> {
             price: Some(money("249.99")),
             suggested_min: Some(money("289.99")),
             suggested_max: Some(money("369.99")),
-            available: None,
+            supply_price: Some(money("180.00")),
+            ..VariantPatch::default()
         },
     )
     .await?;
@@ -480,6 +492,7 @@ pub async fn seed(engine: &Engine) -> Result<Sandbox, OperatorError> {
             video_url: None,
             marketing_files_url: None,
             url: "https://shop.example.com/products/stopped-product".into(),
+            supplier_id: None,
         })
         .await?;
     op.add_variant(
@@ -490,6 +503,7 @@ pub async fn seed(engine: &Engine) -> Result<Sandbox, OperatorError> {
             suggested_min: money("120.00"),
             suggested_max: money("150.00"),
             available: 10,
+            supply_price: Decimal::ZERO,
         },
     )
     .await?;

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use chrono::{TimeZone, Utc};
-use commerce_core::model::{Product, VariantPatch};
+use commerce_core::model::{NewStockAdjustment, Product, StockReason, VariantPatch};
 use commerce_core::store::{MemoryStore, prelude::*};
 use commerce_core::{Engine, sandbox};
 
@@ -35,17 +35,22 @@ async fn shared_records_are_never_written_in_place() {
         &held_categories,
         &store.shared_categories().await.unwrap()
     ));
-    let mut patch = VariantPatch::default();
-    patch.available = Some(held.variants[0].available + 1);
+    let patch = VariantPatch::default().set_label("مقاس جديد");
     let warranty = fixture.featured_warranties[0];
     let mut held = held;
-    for what in ["stock", "activity", "warranty"] {
+    for what in ["variant", "stock", "activity", "warranty"] {
         let before = Product::clone(&held);
         match what {
-            "stock" => store
+            "variant" => store
                 .update_variant(variant, patch.clone(), now)
                 .await
                 .map(drop),
+            "stock" => {
+                let received = NewStockAdjustment::new(variant, 3, StockReason::Received);
+                let done = store.adjust_stock(received, now).await;
+                assert!(done.is_ok(), "{done:?}");
+                Ok(())
+            }
             "activity" => store.set_product_active(id, true, now).await.map(drop),
             _ => store
                 .set_warranty_active(warranty, false, now)

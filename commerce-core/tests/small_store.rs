@@ -30,6 +30,8 @@ struct Tables {
     removed: HashMap<ProductId, DateTime<Utc>>,
     variant_count: i64,
     warranty_count: i64,
+    /// Every stock adjustment, oldest first.
+    adjustments: Vec<StockAdjustment>,
     governorates: Vec<Governorate>,
     shipping_options: Vec<ShippingOption>,
     orders: Vec<Order>,
@@ -116,6 +118,52 @@ impl Tables {
         if let Some((v, updated)) = self.variant_mut(variant) {
             v.available += by;
             *updated = next_updated_at(*updated, now);
+        }
+    }
+
+    /// Applies a stock adjustment ([`NewStockAdjustment::decide`] on the stock now); a
+    /// refusal writes nothing.
+    fn adjust(
+        &mut self,
+        new: NewStockAdjustment,
+        now: DateTime<Utc>,
+    ) -> Result<StockAdjustment, StockError> {
+        let (v, updated) = self
+            .variant_mut(new.variant_id)
+            .ok_or(StockError::NotFound)?;
+        let after = new.decide(v.available)?;
+        v.available = after;
+        *updated = next_updated_at(*updated, now);
+        let id = StockAdjustmentId::new(next_id(self.adjustments.len()));
+        let adjustment = new.into_adjustment(id, after, now);
+        self.adjustments.push(adjustment.clone());
+        Ok(adjustment)
+    }
+
+    /// The returned pieces `outcomes` give back to stock on order `index` (before they are
+    /// written; `family` is the order's after the write): [`restocks`], each within what is
+    /// available ([`restock_within`]).
+    fn restock_returned(
+        &mut self,
+        order: OrderId,
+        family: Family,
+        outcomes: &[(LineId, LineOutcome)],
+        now: DateTime<Utc>,
+    ) {
+        let Some(stored) = self.orders.iter().find(|o| o.id == order) else {
+            return;
+        };
+        let lines = stored
+            .lines
+            .iter()
+            .map(|l| (l.id, l.variant_id, &l.outcome));
+        for (variant, by) in restocks(family, lines, outcomes) {
+            let available = self.variant_mut(variant).map_or(0, |(v, _)| v.available);
+            let by = restock_within(by, available);
+            if by != 0 {
+                let new = NewStockAdjustment::new(variant, by, StockReason::Restock);
+                let _ = self.adjust(new.for_order(order), now);
+            }
         }
     }
 
@@ -403,6 +451,27 @@ impl CatalogStore for SmallStore {
         Ok(variant.clone())
     }
 
+    async fn adjust_stock(
+        &self,
+        new: NewStockAdjustment,
+        now: DateTime<Utc>,
+    ) -> Result<StockAdjustment, StockError> {
+        self.lock().adjust(new, now)
+    }
+
+    async fn stock_adjustments(
+        &self,
+        variant: VariantId,
+        page: PageRequest,
+    ) -> Result<Page<StockAdjustment>, StoreError> {
+        let t = self.lock();
+        let newest_first = t.adjustments.iter().rev();
+        Ok(page_of(
+            newest_first.filter(|a| a.variant_id == variant),
+            page,
+        ))
+    }
+
     async fn insert_warranty(
         &self,
         product: ProductId,
@@ -602,6 +671,9 @@ impl OrderStore for SmallStore {
             false => Vec::new(),
         };
         let previous = order.status;
+        let (id, family) = (order.id, step.to.family());
+        t.restock_returned(id, family, &step.outcomes, change.at);
+        let order = find(&mut t.orders, id.into()).map_err(StatusChangeError::Store)?;
         step.apply(order);
         let order = order.clone();
         for (variant, quantity) in released {
@@ -631,6 +703,9 @@ impl OrderStore for SmallStore {
         {
             return Err(StoreError::NotFound);
         }
+        let (id, family) = (order.id, order.status.family());
+        t.restock_returned(id, family, &outcomes, now);
+        let order = find(&mut t.orders, id.into())?;
         for (id, outcome) in outcomes {
             if let Some(line) = order.lines.iter_mut().find(|l| l.id == id) {
                 line.outcome = outcome;

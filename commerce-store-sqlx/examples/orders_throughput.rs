@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use commerce_core::Engine;
-use commerce_core::model::VariantPatch;
+use commerce_core::model::{NewStockAdjustment, StockReason};
 use commerce_core::sandbox;
 use commerce_core::store::{MemoryStore, prelude::*};
 use commerce_store_sqlx::sqlx::postgres::PgConnectOptions;
@@ -41,10 +41,11 @@ async fn measure(store: Arc<dyn Store>, seconds: u64, tasks: usize) -> Result<Fi
     let fixture = sandbox::seed(&engine).await?;
     engine
         .operator()
-        .update_variant(
+        .adjust_stock(NewStockAdjustment::new(
             fixture.plain_variant,
-            VariantPatch::default().set_available(100_000_000),
-        )
+            100_000_000,
+            StockReason::Received,
+        ))
         .await?;
     let body = Bytes::from(
         json!({

@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use commerce_core::Engine;
-use commerce_core::model::{NewWebhook, VariantPatch};
+use commerce_core::model::{NewStockAdjustment, NewWebhook, StockReason};
 use commerce_core::sandbox;
 use commerce_core::store::{MAX_WEBHOOKS_PER_ACCOUNT, WebhookStore};
 use commerce_store_sqlx::PgStore;
@@ -181,10 +181,11 @@ async fn main() -> Result<(), AnyError> {
     let fixture = sandbox::seed(&engine).await?;
     engine
         .operator()
-        .update_variant(
+        .adjust_stock(NewStockAdjustment::new(
             fixture.plain_variant,
-            VariantPatch::default().set_available(1_000_000),
-        )
+            1_000_000,
+            StockReason::Received,
+        ))
         .await?;
     let order = json!({
         "full_name": "سارة حسن",

@@ -259,8 +259,8 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
             query_scalar::<DB, i64>(
                 "INSERT INTO products (title, title_lower, slug, category_id, \
                  description, images, files, video_url, marketing_files_url, url, \
-                 active, updated_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, TRUE, $11) \
+                 active, updated_at, supplier_id) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, TRUE, $11, $12) \
                  RETURNING id",
             )
             .bind(&new.title)
@@ -274,6 +274,7 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
             .bind(&new.marketing_files_url)
             .bind(&new.url)
             .bind(at)
+            .bind(new.supplier_id)
             .fetch_one(&mut tx.tx)
             .await
             .map_err(backend)
@@ -321,10 +322,11 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
         now: DateTime<Utc>,
     ) -> StoreResult<Variant> {
         let at = nanos(now)?;
-        let (price, min, max) = (
+        let (price, min, max, supply) = (
             cents(new.price)?,
             cents(new.suggested_min)?,
             cents(new.suggested_max)?,
+            cents(new.supply_price)?,
         );
         let mut tx = self.write().await?;
         let result = async {
@@ -332,7 +334,7 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
             touch_product(c, product.into(), at).await?;
             query_scalar::<DB, i64>(
                 "INSERT INTO variants (product_id, label, price, suggested_min, \
-                 suggested_max, available) VALUES ($1, $2, $3, $4, $5, $6) \
+                 suggested_max, available, supply_price) VALUES ($1, $2, $3, $4, $5, $6, $7) \
                  RETURNING id",
             )
             .bind(product)
@@ -341,6 +343,7 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
             .bind(min)
             .bind(max)
             .bind(new.available)
+            .bind(supply)
             .fetch_one(&mut *c)
             .await
             .map_err(backend)
@@ -360,6 +363,7 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
         let price = patch.price.map(cents).transpose()?;
         let min = patch.suggested_min.map(cents).transpose()?;
         let max = patch.suggested_max.map(cents).transpose()?;
+        let supply = patch.supply_price.map(cents).transpose()?;
         let mut tx = self.write().await?;
         let result = async {
             let c = &mut tx.tx;
@@ -367,14 +371,16 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
                 "UPDATE variants SET price = COALESCE($2, price), \
                  suggested_min = COALESCE($3, suggested_min), \
                  suggested_max = COALESCE($4, suggested_max), \
-                 available = COALESCE($5, available) WHERE id = $1 RETURNING ",
+                 supply_price = COALESCE($5, supply_price), \
+                 label = COALESCE($6, label) WHERE id = $1 RETURNING ",
                 variant_cols!()
             ))
             .bind(id)
             .bind(price)
             .bind(min)
             .bind(max)
-            .bind(patch.available)
+            .bind(supply)
+            .bind(&patch.label)
             .fetch_optional(&mut *c)
             .await
             .map_err(backend)?
@@ -385,6 +391,25 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
         }
         .await;
         tx.finish(result).await
+    }
+
+    async fn adjust_stock(
+        &self,
+        new: NewStockAdjustment,
+        now: DateTime<Utc>,
+    ) -> Result<StockAdjustment, StockError> {
+        let mut tx = self.write().await?;
+        let result = crate::stock::adjust_stock_in(&mut tx.tx, new, now).await;
+        tx.finish(result).await
+    }
+
+    async fn stock_adjustments(
+        &self,
+        variant: VariantId,
+        page: PageRequest,
+    ) -> StoreResult<Page<StockAdjustment>> {
+        let mut c = self.pool.acquire().await.map_err(backend)?;
+        crate::stock::stock_adjustments(&mut c, variant, page).await
     }
 
     async fn insert_warranty(

@@ -13,8 +13,8 @@ use std::future::Future;
 use std::marker::PhantomData;
 
 use commerce_core::model::{
-    AccountId, CategoryId, DeliveryId, GovernorateId, KeyId, LineId, OrderId, ProductId,
-    ShippingOptionId, VariantId, WarrantyId, WebhookId, WithdrawalId,
+    AccountId, CategoryId, DeliveryId, GovernorateId, KeyId, LineId, OrderId, ProductId, QuoteId,
+    ShippingOptionId, StockAdjustmentId, VariantId, WarrantyId, WebhookId, WithdrawalId,
 };
 use sqlx::pool::PoolConnection;
 use sqlx::query::Query;

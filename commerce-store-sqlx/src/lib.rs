@@ -207,6 +207,7 @@ mod settings;
 mod shipping;
 mod supply;
 mod sql_store;
+mod stock;
 mod wallet;
 mod webhooks;
 mod withdrawals;

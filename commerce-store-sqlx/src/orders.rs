@@ -15,6 +15,7 @@ use crate::outbox::{OutboxEvent, subscribed};
 use crate::placing::place_order_in;
 use crate::rows::*;
 use crate::sql_store::*;
+use crate::stock::restock_returned_in;
 use crate::wallet::*;
 use crate::{MAX_BIND_CHUNK, push_list};
 
@@ -94,6 +95,14 @@ pub(crate) async fn change_status_in<DB: Dialect>(
     let previous = status(&current)?;
     let step = StatusMove::check(&change, AccountId::new(account), previous)?;
     let at = nanos(step.at)?;
+    restock_returned_in(
+        c,
+        change.order_id,
+        step.to.family(),
+        &step.outcomes,
+        step.at,
+    )
+    .await?;
     write_line_outcomes(c, change.order_id, &step.outcomes)
         .await
         .map_err(|e| match e {
@@ -220,6 +229,7 @@ impl<DB: Dialect> OrderStore for SqlStore<DB> {
                 return Err(StoreError::NotFound);
             };
             let was = Booked::from_row(&status_text, net, commission)?;
+            restock_returned_in(c, order, was.family, &outcomes, now).await?;
             write_line_outcomes(c, order, &outcomes).await?;
             let order = load_order(c, order.into()).await?;
             rebook(c, &order, was, None, None).await?;

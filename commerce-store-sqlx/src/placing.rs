@@ -211,14 +211,21 @@ pub(crate) async fn insert_lines<DB: Dialect>(
         for (i, line) in chunk.iter().enumerate() {
             let position = i32::try_from(first + i)
                 .map_err(|_| StoreError::Invalid("too many lines".into()))?;
-            rows.push((position, line, cents(line.sell_price)?, cents(line.profit)?));
+            let supply = cents(line.supply_price)?;
+            rows.push((
+                position,
+                line,
+                cents(line.sell_price)?,
+                cents(line.profit)?,
+                supply,
+            ));
         }
         let mut q = QueryBuilder::<DB>::new(
             "INSERT INTO order_lines (order_id, position, variant_id, product_id, \
              title, variant_label, quantity, sell_price, profit, commission_on, \
-             damaged_quantity, lost_quantity, destroyed_quantity) ",
+             damaged_quantity, lost_quantity, destroyed_quantity, supplier_id, supply_price) ",
         );
-        q.push_values(&rows, |mut row, (position, line, sell, profit)| {
+        q.push_values(&rows, |mut row, (position, line, sell, profit, supply)| {
             row.push_arg(order)
                 .push_arg(*position)
                 .push_arg(line.variant_id)
@@ -229,7 +236,9 @@ pub(crate) async fn insert_lines<DB: Dialect>(
                 .push_arg(*sell)
                 .push_arg(*profit)
                 .push_arg(line.commission_on)
-                .push_unseparated(", 0, 0, 0");
+                .push_unseparated(", 0, 0, 0")
+                .push_arg(line.supplier_id)
+                .push_arg(*supply);
         });
         q.push(" RETURNING id, position");
         let returned: Vec<(i64, i32)> = q
@@ -358,6 +367,7 @@ pub(crate) fn placed_order(
     for line in &mut new.lines {
         money(&mut line.sell_price)?;
         money(&mut line.profit)?;
+        money(&mut line.supply_price)?;
         for w in &mut line.warranties {
             money(&mut w.unit_price)?;
             money(&mut w.total)?;

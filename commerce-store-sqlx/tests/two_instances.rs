@@ -17,7 +17,9 @@ use commerce_core::Engine;
 use commerce_core::chrono::TimeDelta;
 use commerce_core::clock::ManualClock;
 use commerce_core::domain::webhooks::WebhookInput;
-use commerce_core::model::{Ability, DeliveryStatus, PageRequest, VariantId, VariantPatch};
+use commerce_core::model::{
+    Ability, DeliveryStatus, NewStockAdjustment, PageRequest, StockReason, VariantId,
+};
 use commerce_core::operator::KeySpec;
 use commerce_core::sandbox::{self, Sandbox};
 use commerce_core::testing::fairness::a_dead_receiver_slows_only_its_own_endpoint;
@@ -296,9 +298,10 @@ async fn one_order_per_external_reference_across_instances() {
 async fn no_oversold_variant_across_instances() {
     with_pair(|p| async move {
         let variant = p.fixture.featured_variants[1];
+        let [stock, _] = p.available(variant).await;
         p.engines[0]
             .operator()
-            .update_variant(variant, VariantPatch::default().set_available(10))
+            .set_stock(variant, stock, 10, None)
             .await
             .expect("stock");
         assert_eq!(p.available(variant).await, [10, 10]);
@@ -431,7 +434,11 @@ async fn webhook_events_are_delivered_once_by_two_dispatchers() {
         let variant = pair.fixture.plain_variant;
         pair.engines[0]
             .operator()
-            .update_variant(variant, VariantPatch::default().set_available(100_000))
+            .adjust_stock(NewStockAdjustment::new(
+                variant,
+                100_000,
+                StockReason::Received,
+            ))
             .await
             .expect("stock");
         let body = pair.order_body(variant);

@@ -8,8 +8,8 @@ use rust_decimal::Decimal;
 
 pub use super::fields::{FieldProblem, Problem};
 use crate::model::{
-    GovernorateId, LineWarranty, NewOrderLine, ProductId, ShippingOption, ShippingOptionId,
-    ShippingRate, Variant, VariantId, Warranty, WarrantyId,
+    AccountId, GovernorateId, LineWarranty, NewOrderLine, ProductId, ShippingOption,
+    ShippingOptionId, ShippingRate, Variant, VariantId, Warranty, WarrantyId,
 };
 use crate::pricing::{self, LineInput, Priced, WarrantyTerms};
 use crate::store::{Store, StoreError};
@@ -59,6 +59,8 @@ pub(crate) struct ResolvedLine {
     pub request: LineRequest,
     /// The product's title.
     pub title: String,
+    /// The product's supplier.
+    pub supplier_id: Option<AccountId>,
     /// The variant, as sold now.
     pub variant: Variant,
     /// The warranties chosen, as offered now.
@@ -156,6 +158,7 @@ pub(crate) async fn resolve(
         lines.push(ResolvedLine {
             request: line.clone(),
             title: product.title.clone(),
+            supplier_id: product.supplier_id,
             variant: variant.clone(),
             warranties,
         });
@@ -214,6 +217,8 @@ impl Resolved {
                 sell_price: price.sale,
                 profit: line.request.profit,
                 commission_on: true,
+                supplier_id: line.supplier_id,
+                supply_price: line.variant.supply_price,
                 warranties: line
                     .warranties
                     .iter()

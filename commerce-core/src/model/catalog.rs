@@ -57,6 +57,9 @@ pub struct Product {
     pub marketing_files_url: Option<String>,
     /// Public product page.
     pub url: String,
+    /// The supplier account whose goods these are (set by the operator; never rendered to
+    /// marketers).
+    pub supplier_id: Option<AccountId>,
     /// Sold now (a stopped product is a 404).
     pub active: bool,
     /// Last change of the product or of a variant's price or stock.
@@ -100,6 +103,8 @@ pub struct NewProduct {
     pub marketing_files_url: Option<String>,
     /// Public product page.
     pub url: String,
+    /// The supplier account whose goods these are.
+    pub supplier_id: Option<AccountId>,
 }
 
 /// A variant of a product.
@@ -120,6 +125,10 @@ pub struct Variant {
     pub suggested_max: Decimal,
     /// Pieces that can be ordered now.
     pub available: i64,
+    /// Paid to the product's supplier per delivered piece (never rendered to marketers);
+    /// `0.00` when the builder is not given one.
+    #[builder(default)]
+    pub supply_price: Decimal,
 }
 
 /// A new variant: [`NewVariant::new`].
@@ -136,22 +145,27 @@ pub struct NewVariant {
     pub suggested_max: Decimal,
     /// Pieces available.
     pub available: i64,
+    /// Paid to the product's supplier per delivered piece (`0.00` unless set).
+    pub supply_price: Decimal,
 }
 
 /// A change to a variant; `None` leaves a field as it is. Start from
 /// `VariantPatch::default()` and set what changes, e.g.
-/// `VariantPatch::default().set_available(40)`.
+/// `VariantPatch::default().set_price(price)`. Stock is not set here: it moves by deltas
+/// ([`NewStockAdjustment`]), so that a change never undoes orders placed in between.
 #[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]
 pub struct VariantPatch {
+    /// New label.
+    pub label: Option<String>,
     /// New price.
     pub price: Option<Decimal>,
     /// New suggested minimum.
     pub suggested_min: Option<Decimal>,
     /// New suggested maximum.
     pub suggested_max: Option<Decimal>,
-    /// New available count.
-    pub available: Option<i64>,
+    /// New supply price.
+    pub supply_price: Option<Decimal>,
 }
 
 /// A warranty offered on a product.
@@ -238,6 +252,7 @@ impl NewProduct {
             video_url: self.video_url,
             marketing_files_url: self.marketing_files_url,
             url: self.url,
+            supplier_id: self.supplier_id,
             active: true,
             updated_at: at,
             variants: Vec::new(),
@@ -257,6 +272,7 @@ impl NewVariant {
             suggested_min: self.suggested_min,
             suggested_max: self.suggested_max,
             available: self.available,
+            supply_price: self.supply_price,
         }
     }
 }
@@ -316,6 +332,7 @@ impl NewProduct {
             video_url: None,
             marketing_files_url: None,
             url: url.into(),
+            supplier_id: None,
         }
     }
 
@@ -348,6 +365,12 @@ impl NewProduct {
         self.marketing_files_url = Some(url.into());
         self
     }
+
+    /// Owned by a supplier account (its goods).
+    pub fn with_supplier(mut self, supplier: AccountId) -> Self {
+        self.supplier_id = Some(supplier);
+        self
+    }
 }
 
 impl NewVariant {
@@ -360,6 +383,7 @@ impl NewVariant {
             suggested_min: price,
             suggested_max: price,
             available,
+            supply_price: Decimal::ZERO,
         }
     }
 
@@ -367,6 +391,12 @@ impl NewVariant {
     pub fn with_suggested_range(mut self, min: Decimal, max: Decimal) -> Self {
         self.suggested_min = min;
         self.suggested_max = max;
+        self
+    }
+
+    /// With the price paid to the supplier per delivered piece.
+    pub fn with_supply_price(mut self, supply_price: Decimal) -> Self {
+        self.supply_price = supply_price;
         self
     }
 }
@@ -385,9 +415,15 @@ impl VariantPatch {
         self
     }
 
-    /// Also sets the pieces available.
-    pub fn set_available(mut self, available: i64) -> Self {
-        self.available = Some(available);
+    /// Also sets the label.
+    pub fn set_label(mut self, label: impl Into<String>) -> Self {
+        self.label = Some(label.into());
+        self
+    }
+
+    /// Also sets the supply price.
+    pub fn set_supply_price(mut self, supply_price: Decimal) -> Self {
+        self.supply_price = Some(supply_price);
         self
     }
 }

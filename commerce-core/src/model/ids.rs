@@ -124,6 +124,10 @@ macro_rules! __with_id_types {
             WebhookId,
             /// Id of a webhook delivery (one event for one endpoint).
             DeliveryId,
+            /// Id of a supplier's quote (an offer of pieces of a variant at a price).
+            QuoteId,
+            /// Id of a stock adjustment (one change of a variant's `available`, kept).
+            StockAdjustmentId,
         }
     };
 }

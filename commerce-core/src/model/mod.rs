@@ -68,6 +68,7 @@ mod problem;
 mod queries;
 mod quote;
 mod shipping;
+mod stock;
 mod webhook;
 mod withdrawal;
 
@@ -84,5 +85,6 @@ pub use problem::*;
 pub use queries::*;
 pub use quote::*;
 pub use shipping::*;
+pub use stock::*;
 pub use webhook::*;
 pub use withdrawal::*;

@@ -231,6 +231,13 @@ pub struct OrderLine {
     pub warranties: Vec<LineWarranty>,
     /// Outcome after shipping.
     pub outcome: LineOutcome,
+    /// The supplier of the variant's product when the order was placed (never rendered to
+    /// marketers).
+    pub supplier_id: Option<AccountId>,
+    /// The variant's supply price when the order was placed (never rendered to marketers);
+    /// `0.00` when the builder is not given one.
+    #[builder(default)]
+    pub supply_price: Decimal,
 }
 
 /// One entry of an order's timeline.
@@ -319,6 +326,10 @@ pub struct NewOrderLine {
     pub commission_on: bool,
     /// Chosen warranties.
     pub warranties: Vec<LineWarranty>,
+    /// The supplier of the variant's product (the snapshot the order keeps).
+    pub supplier_id: Option<AccountId>,
+    /// The variant's supply price (the snapshot the order keeps).
+    pub supply_price: Decimal,
 }
 
 /// An order to register, fully priced by the engine.
@@ -387,6 +398,8 @@ impl NewOrder {
                 commission_on: line.commission_on,
                 warranties: line.warranties,
                 outcome: LineOutcome::default(),
+                supplier_id: line.supplier_id,
+                supply_price: line.supply_price,
             })
             .collect();
         Order {

@@ -74,6 +74,15 @@ pub enum Problem {
         /// Pieces left for the line.
         available: i64,
     },
+    /// A stock adjustment that would take the pieces available below zero.
+    StockShortfall {
+        /// Pieces available now.
+        available: i64,
+        /// Pieces missing.
+        shortfall: i64,
+    },
+    /// Not an account of the supplier side.
+    NotASupplier,
 }
 
 /// A problem and the field it belongs to.

@@ -3,7 +3,7 @@
 
 use rust_decimal::Decimal;
 
-use crate::domain::fields::Problem;
+use crate::domain::fields::{MAX_TEXT, Problem, TextKind, clean_text};
 use crate::model::*;
 use crate::money::accepted_amount;
 
@@ -48,6 +48,7 @@ impl Operator {
         check_money("price", new.price)?;
         check_money("suggested_min", new.suggested_min)?;
         check_money("suggested_max", new.suggested_max)?;
+        check_money("supply_price", new.supply_price)?;
         check_stock(new.available)?;
         Ok(self
             .store()
@@ -55,24 +56,28 @@ impl Operator {
             .await?)
     }
 
-    /// Changes a variant's price, suggested range or stock.
+    /// Changes a variant's label, price, suggested range or supply price, with the checks of
+    /// creation (money in whole piastres and not negative; the label printable single-line
+    /// text of at most [`MAX_TEXT`] characters, not blank). Stock is not set here: see
+    /// [`adjust_stock`](Operator::adjust_stock) and [`set_stock`](Operator::set_stock).
     pub async fn update_variant(
         &self,
         id: VariantId,
-        patch: VariantPatch,
+        mut patch: VariantPatch,
     ) -> OperatorResult<Variant> {
         let amounts = [
             ("price", patch.price),
             ("suggested_min", patch.suggested_min),
             ("suggested_max", patch.suggested_max),
+            ("supply_price", patch.supply_price),
         ];
         for (field, amount) in amounts {
             if let Some(amount) = amount {
                 check_money(field, amount)?;
             }
         }
-        if let Some(available) = patch.available {
-            check_stock(available)?;
+        if let Some(label) = &patch.label {
+            patch.label = Some(required_text("label", label, MAX_TEXT)?);
         }
         Ok(self.store().update_variant(id, patch, self.now()).await?)
     }
@@ -152,6 +157,14 @@ fn check_percent(field: &str, percent: Decimal) -> OperatorResult<()> {
         Some(p) if p <= Decimal::ONE_HUNDRED => Ok(()),
         _ => Err(OperatorError::field(field, Problem::InvalidPercent)),
     }
+}
+
+/// A required single-line text field as stored: printable, trimmed, at most `max`
+/// characters, not blank.
+pub(super) fn required_text(field: &str, raw: &str, max: usize) -> OperatorResult<String> {
+    clean_text(raw, max, TextKind::SingleLine)
+        .map_err(|problem| OperatorError::field(field, problem))?
+        .ok_or_else(|| OperatorError::field(field, Problem::Required))
 }
 
 fn check_stock(available: i64) -> OperatorResult<()> {

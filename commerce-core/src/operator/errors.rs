@@ -8,7 +8,7 @@ use crate::domain::moves::MoveError;
 use crate::domain::placement::PlaceError;
 use crate::domain::webhooks::WebhookError;
 use crate::model::*;
-use crate::store::{StatusChangeError, StoreError, Unique, WithdrawalRequestError};
+use crate::store::{StatusChangeError, StockError, StoreError, Unique, WithdrawalRequestError};
 
 /// Why an operator call changed nothing. Match on it: each variant says what the caller can
 /// do about it.
@@ -100,6 +100,15 @@ pub enum Conflict {
     /// governorate name): look the record up instead of creating it again.
     #[error("{0} already used")]
     Duplicate(Unique),
+    /// A compare-and-set of a variant's stock ([`Operator::set_stock`](super::Operator::set_stock))
+    /// found another quantity than the one expected: read the stock again and decide anew.
+    #[error("available is {available}, not the expected {expected}")]
+    StockChanged {
+        /// The quantity the caller expected.
+        expected: i64,
+        /// The quantity now.
+        available: i64,
+    },
     /// The store refused the write as it stands (a key hash already stored, a parent
     /// category or governorate that does not exist, a withdrawal already decided).
     #[error("refused by the store: {0}")]
@@ -122,6 +131,7 @@ impl Conflict {
             | Conflict::ApiAccessNotApproved { .. }
             | Conflict::WithdrawalWindowClosed { .. }
             | Conflict::Duplicate(_)
+            | Conflict::StockChanged { .. }
             | Conflict::Refused(_) => None,
         }
     }
@@ -149,6 +159,33 @@ impl From<StoreError> for OperatorError {
             StoreError::Invalid(text) => Conflict::Refused(text).into(),
             StoreError::Duplicate(unique) => Conflict::Duplicate(unique).into(),
             other => OperatorError::Store(other),
+        }
+    }
+}
+
+impl From<StockError> for OperatorError {
+    fn from(error: StockError) -> Self {
+        match error {
+            StockError::NotFound => OperatorError::NotFound,
+            StockError::Insufficient {
+                available,
+                shortfall,
+            } => OperatorError::field(
+                "delta",
+                Problem::StockShortfall {
+                    available,
+                    shortfall,
+                },
+            ),
+            StockError::Conflict {
+                expected,
+                available,
+            } => Conflict::StockChanged {
+                expected,
+                available,
+            }
+            .into(),
+            StockError::Store(e) => e.into(),
         }
     }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use super::StoreError;
+use super::{StockError, StoreError};
 use crate::model::*;
 
 /// The catalogue and shipping: written by the platform, read by every request.
@@ -64,6 +64,25 @@ pub trait CatalogStore: Send + Sync {
         patch: VariantPatch,
         now: DateTime<Utc>,
     ) -> Result<Variant, StoreError>;
+    /// Moves a variant's stock by a delta, in one atomic operation: the variant's `available`
+    /// read under the operation's lock, [`NewStockAdjustment::decide`] (refusing, with nothing
+    /// written, a result below zero or a compare-and-set whose expected quantity is not the
+    /// stock now), `available` set to the result, the adjustment kept
+    /// ([`NewStockAdjustment::into_adjustment`], ids increasing) and the variant's product
+    /// marked changed at `now` ([`next_updated_at`](super::next_updated_at)).
+    /// [`StockError::NotFound`] when there is no such variant.
+    async fn adjust_stock(
+        &self,
+        new: NewStockAdjustment,
+        now: DateTime<Utc>,
+    ) -> Result<StockAdjustment, StockError>;
+    /// A variant's stock adjustments, newest first (by id, descending), one page; `total`
+    /// counts them all. An unknown variant has none.
+    async fn stock_adjustments(
+        &self,
+        variant: VariantId,
+        page: PageRequest,
+    ) -> Result<Page<StockAdjustment>, StoreError>;
     /// Adds a warranty to a product ([`NewWarranty::into_warranty`]) and marks the product
     /// changed at `now`; `NotFound` when there is no such product.
     async fn insert_warranty(
@@ -169,10 +188,13 @@ pub fn removal_after(
 impl VariantPatch {
     /// The rule of [`CatalogStore::update_variant`]: each field given replaces the variant's.
     pub fn apply(&self, variant: &mut Variant) {
+        if let Some(label) = &self.label {
+            variant.label.clone_from(label);
+        }
         variant.price = self.price.unwrap_or(variant.price);
         variant.suggested_min = self.suggested_min.unwrap_or(variant.suggested_min);
         variant.suggested_max = self.suggested_max.unwrap_or(variant.suggested_max);
-        variant.available = self.available.unwrap_or(variant.available);
+        variant.supply_price = self.supply_price.unwrap_or(variant.supply_price);
     }
 }
 

@@ -72,6 +72,14 @@ macro_rules! store_methods {
                     patch: VariantPatch,
                     now: DateTime<Utc>
                 ) -> Result<Variant, StoreError>;
+                fn adjust_stock(
+                    new: NewStockAdjustment,
+                    now: DateTime<Utc>
+                ) -> Result<StockAdjustment, StockError>;
+                fn stock_adjustments(
+                    variant: VariantId,
+                    page: PageRequest
+                ) -> Result<Page<StockAdjustment>, StoreError>;
                 fn insert_warranty(
                     product: ProductId,
                     new: NewWarranty,

@@ -92,6 +92,7 @@ mod memory;
 mod meter;
 mod orders;
 mod supply;
+mod stock;
 pub(crate) mod traced;
 mod webhooks;
 mod withdrawals;
@@ -109,6 +110,7 @@ pub use orders::{
     OrderStore, OrderVersion, PagedOrder, StatusChange, StatusMove, pieces_to_reserve,
 };
 pub use supply::{InsertQuoteError, QuoteDecisionError, SupplyStore};
+pub use stock::{StockError, restock_delta, restock_within, restocks};
 pub(crate) use traced::Traced;
 pub use webhooks::{
     ClaimRoom, InsertWebhookError, MAX_PENDING_MANUAL, MAX_WEBHOOKS_PER_ACCOUNT,

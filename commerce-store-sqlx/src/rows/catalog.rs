@@ -59,6 +59,7 @@ db_row! {
         url: String,
         active: bool,
         updated_at: i64,
+        supplier_id: Option<i64>,
     }
 }
 
@@ -81,6 +82,7 @@ impl ProductRow {
             .url(self.url)
             .active(self.active)
             .updated_at(instant(self.updated_at))
+            .maybe_supplier_id(self.supplier_id.map(AccountId::new))
             .variants(variants)
             .warranties(warranties)
             .build())
@@ -96,6 +98,7 @@ db_row! {
         suggested_min: i64,
         suggested_max: i64,
         available: i64,
+        supply_price: i64,
     }
 }
 
@@ -109,6 +112,7 @@ impl VariantRow {
             .suggested_min(from_piastres(self.suggested_min))
             .suggested_max(from_piastres(self.suggested_max))
             .available(self.available)
+            .supply_price(from_piastres(self.supply_price))
             .build()
     }
 }

@@ -139,12 +139,12 @@ macro_rules! category_cols {
 macro_rules! product_cols {
     () => {
         "id, title, slug, category_id, description, images, files, video_url, \
-         marketing_files_url, url, active, updated_at"
+         marketing_files_url, url, active, updated_at, supplier_id"
     };
 }
 macro_rules! variant_cols {
     () => {
-        "id, product_id, label, price, suggested_min, suggested_max, available"
+        "id, product_id, label, price, suggested_min, suggested_max, available, supply_price"
     };
 }
 macro_rules! warranty_cols {
@@ -168,7 +168,8 @@ macro_rules! line_and_warranty_cols {
     () => {
         "l.id, l.order_id, l.variant_id, l.product_id, l.title, l.variant_label, l.quantity, \
          l.sell_price, l.profit, l.commission_on, l.delivered_quantity, l.returned_quantity, \
-         l.damaged_quantity, l.lost_quantity, l.destroyed_quantity, \
+         l.damaged_quantity, l.lost_quantity, l.destroyed_quantity, l.supplier_id, \
+         l.supply_price, \
          w.warranty_id AS w_warranty_id, w.name AS w_name, w.unit_price AS w_unit_price, \
          w.quantity AS w_quantity, w.total AS w_total, w.duration_days AS w_duration_days, \
          w.terms AS w_terms"
@@ -247,12 +248,14 @@ mod accounts;
 mod catalog;
 mod orders;
 mod records;
+mod stock;
 mod webhooks;
 
 pub(crate) use accounts::*;
 pub(crate) use catalog::*;
 pub(crate) use orders::*;
 pub(crate) use records::*;
+pub(crate) use stock::*;
 pub(crate) use webhooks::*;
 
 #[cfg(test)]

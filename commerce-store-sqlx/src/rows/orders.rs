@@ -136,6 +136,8 @@ db_row! {
         damaged_quantity: i64,
         lost_quantity: i64,
         destroyed_quantity: i64,
+        supplier_id: Option<i64>,
+        supply_price: i64,
     }
 }
 
@@ -159,6 +161,8 @@ impl LineRow {
                 lost_quantity: self.lost_quantity,
                 destroyed_quantity: self.destroyed_quantity,
             })
+            .maybe_supplier_id(self.supplier_id.map(AccountId::new))
+            .supply_price(from_piastres(self.supply_price))
             .build()
     }
 }

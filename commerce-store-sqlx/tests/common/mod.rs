@@ -160,6 +160,8 @@ fn order(f: &Fixture, number: &str, quantity: i64) -> NewOrder {
             profit: d("10.00"),
             commission_on: true,
             warranties: vec![],
+            supplier_id: f.product.supplier_id,
+            supply_price: f.variant.supply_price,
         }],
         totals: Totals {
             products: d("135.40") * Decimal::from(quantity),

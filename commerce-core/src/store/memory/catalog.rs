@@ -131,6 +131,22 @@ impl CatalogStore for MemoryStore {
         Ok(variant)
     }
 
+    async fn adjust_stock(
+        &self,
+        new: NewStockAdjustment,
+        now: DateTime<Utc>,
+    ) -> Result<StockAdjustment, StockError> {
+        self.lock().apply_stock_adjustment(new, now)
+    }
+
+    async fn stock_adjustments(
+        &self,
+        variant: VariantId,
+        page: PageRequest,
+    ) -> Result<Page<StockAdjustment>, StoreError> {
+        Ok(self.lock().stock_adjustments(variant, page))
+    }
+
     async fn insert_warranty(
         &self,
         product: ProductId,

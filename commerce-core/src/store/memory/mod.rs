@@ -7,6 +7,7 @@ mod indexes;
 mod meter;
 mod orders;
 mod supply;
+mod stock;
 mod webhooks;
 mod withdrawals;
 
@@ -63,6 +64,8 @@ struct State {
     removed_at: HashMap<ProductId, DateTime<Utc>>,
     removals: BTreeSet<(DateTime<Utc>, ProductId)>,
     variant_owner: HashMap<VariantId, ProductId>,
+    /// Each variant's stock adjustments, oldest first.
+    adjustments: HashMap<VariantId, Vec<StockAdjustment>>,
     warranty_owner: HashMap<WarrantyId, ProductId>,
     governorates: BTreeMap<GovernorateId, Governorate>,
     shipping_options: BTreeMap<ShippingOptionId, ShippingOption>,

@@ -37,6 +37,7 @@
 pub mod adapters;
 mod catalog;
 mod catalog_removals;
+mod catalogue_edits;
 mod fixtures;
 mod harness;
 mod input;
@@ -132,6 +133,7 @@ macro_rules! for_each_http_case {
             (sandbox::sandbox_clock_moves_forward_only),
             (sandbox::sandbox_paths_are_unknown_to_a_production_engine),
             (catalog_removals::removed_products_are_listed_for_sync),
+            (catalogue_edits::marketer_answers_never_show_the_supply_side),
             (owner::owner_operator_and_pages_refuse_the_same_input_alike),
             (owner::owner_moves_api_access_as_the_specification_allows),
             (owner::race_owner_withdrawals_never_overdraw),
@@ -227,6 +229,7 @@ mod tests {
         ("rendered.rs", include_str!("rendered.rs")),
         ("sandbox.rs", include_str!("sandbox.rs")),
         ("catalog_removals.rs", include_str!("catalog_removals.rs")),
+        ("catalogue_edits.rs", include_str!("catalogue_edits.rs")),
         ("request_ids.rs", include_str!("request_ids.rs")),
         ("webhooks.rs", include_str!("webhooks.rs")),
         ("webhook_limits.rs", include_str!("webhook_limits.rs")),

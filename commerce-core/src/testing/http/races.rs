@@ -41,15 +41,10 @@ pub async fn race_one_idempotency_key_makes_one_order(h: &Harness) {
 pub async fn race_no_oversell(h: &Harness) {
     let h = Arc::new(h.clone_handle());
     let variant = h.fixture.featured_variants[1];
+    let stock = h.available(variant).await;
     h.engine
         .operator()
-        .update_variant(
-            variant,
-            VariantPatch {
-                available: Some(10),
-                ..VariantPatch::default()
-            },
-        )
+        .set_stock(variant, stock, 10, None)
         .await
         .expect("stock");
     let before = h.order_count().await;

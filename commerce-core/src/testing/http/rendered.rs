@@ -68,14 +68,9 @@ pub async fn rendered_products_are_never_stale(h: &Harness) {
                         .expect("price");
                 }
                 1 => {
-                    let patch = VariantPatch {
-                        available: Some(rng.random_range(50..500)),
-                        ..VariantPatch::default()
-                    };
-                    operator
-                        .update_variant(variant, patch)
-                        .await
-                        .expect("stock");
+                    let received = rng.random_range(50..500);
+                    let new = NewStockAdjustment::new(variant, received, StockReason::Received);
+                    operator.adjust_stock(new).await.expect("stock");
                 }
                 2 => {
                     // Refused (422) while the product is stopped: nothing changes then.

@@ -100,6 +100,7 @@ pub async fn product_round_trips_with_variants_and_warranties(store: &dyn Store)
                 video_url: None,
                 marketing_files_url: None,
                 url: String::new(),
+                supplier_id: None,
             },
             at(0),
         )
@@ -117,6 +118,7 @@ pub async fn product_round_trips_with_variants_and_warranties(store: &dyn Store)
                 suggested_min: d("1.00"),
                 suggested_max: d("1.00"),
                 available: 1,
+                supply_price: d("0.50"),
             },
             at(0),
         )
@@ -294,10 +296,11 @@ pub async fn update_variant_patches_fields_and_bumps_product(store: &dyn Store) 
         .update_variant(
             v.id,
             VariantPatch {
+                label: Some("أسود".into()),
                 price: None,
                 suggested_min: Some(d("120.00")),
                 suggested_max: Some(d("180.00")),
-                available: Some(0),
+                supply_price: Some(d("70.25")),
             },
             at(200),
         )
@@ -306,12 +309,12 @@ pub async fn update_variant_patches_fields_and_bumps_product(store: &dyn Store) 
     assert_eq!(all.price.to_string(), "110.55");
     assert_eq!(all.suggested_min.to_string(), "120.00");
     assert_eq!(all.suggested_max.to_string(), "180.00");
-    assert_eq!(all.available, 0);
-    assert_eq!(
-        store.product(p.id).await.unwrap().unwrap().updated_at,
-        at(200)
-    );
-    assert_eq!(available(store, p.id, v.id).await, 0);
+    assert_eq!(all.label, "أسود");
+    assert_eq!(all.supply_price.to_string(), "70.25");
+    assert_eq!(all.available, 5);
+    let read = store.product(p.id).await.unwrap().unwrap();
+    assert_eq!(read.updated_at, at(200));
+    assert_eq!(read.variants, vec![all.clone()]);
     assert!(matches!(
         store
             .update_variant(v.id.absent(), VariantPatch::default(), at(300))
@@ -398,6 +401,7 @@ pub async fn money_amounts_round_trip_to_the_piastre(store: &dyn Store) {
                     suggested_min: d(amount),
                     suggested_max: d("99999999.99"),
                     available: 3,
+                    supply_price: d(amount),
                 },
                 at(1),
             )

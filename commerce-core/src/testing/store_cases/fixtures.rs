@@ -115,6 +115,7 @@ pub(super) async fn product(
                 video_url: None,
                 marketing_files_url: Some("https://files.example.com/m.zip".into()),
                 url: format!("https://shop.example.com/p/{}", title.len()),
+                supplier_id: None,
             },
             at(now),
         )
@@ -139,6 +140,7 @@ pub(super) async fn variant(
                 suggested_min: d(price) + d("10.00"),
                 suggested_max: d(price) + d("50.00"),
                 available,
+                supply_price: round_money(d(price) / d("2")),
             },
             at(now),
         )
@@ -264,6 +266,8 @@ pub(super) fn line(f: &Fixture, v: &Variant, quantity: i64, with_warranty: bool)
         profit,
         commission_on: true,
         warranties,
+        supplier_id: f.product.supplier_id,
+        supply_price: v.supply_price,
     }
 }
 

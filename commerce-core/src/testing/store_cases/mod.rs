@@ -46,6 +46,7 @@ mod quotes;
 mod races;
 mod removals;
 mod shipping;
+mod stock;
 mod webhook_claims;
 mod webhook_limits;
 mod webhook_outbox;
@@ -69,6 +70,7 @@ pub use quotes::*;
 pub use races::*;
 pub use removals::*;
 pub use shipping::*;
+pub use stock::*;
 pub use webhook_claims::*;
 pub use webhook_limits::*;
 pub use webhook_outbox::*;
@@ -153,6 +155,12 @@ macro_rules! __with_store_cases {
                 accepting_a_quote_receives_its_pieces_at_its_price,
                 rejecting_and_withdrawing_move_no_stock,
                 supply_variants_are_the_suppliers_own,
+                stock_moves_by_deltas_and_keeps_reservations,
+                adjusting_below_zero_is_refused_and_writes_nothing,
+                stock_history_is_listed_newest_first_with_its_cause,
+                order_lines_keep_the_supplier_and_supply_price_they_were_placed_with,
+                returned_pieces_are_restocked_once,
+                a_cancelled_order_is_not_restocked_twice,
             ]
             arc [
                 concurrent_orders_never_oversell,
@@ -171,6 +179,7 @@ macro_rules! __with_store_cases {
                 a_quote_withdrawn_while_accepted_has_one_outcome,
                 concurrent_quotes_on_one_variant_leave_one_pending,
                 quote_acceptance_and_concurrent_orders_keep_stock_exact,
+                concurrent_adjustments_and_orders_keep_stock_exact,
             ]
         }
     };
@@ -215,6 +224,7 @@ mod tests {
         include_str!("back_office.rs"),
         include_str!("back_office_payouts.rs"),
         include_str!("quotes.rs"),
+        include_str!("stock.rs"),
     ];
 
     /// The public async functions of `source` that take a store: the cases it defines.

@@ -1,0 +1,73 @@
+//! The operator's stock: adjustments by deltas, the compare-and-set of a count, and a
+//! variant's history.
+
+use crate::domain::fields::{MAX_NOTE, TextKind, clean_text};
+use crate::model::*;
+
+use super::{Operator, OperatorError, OperatorResult};
+
+impl Operator {
+    /// Moves a variant's stock by `new.delta` pieces (not zero) for its reason, kept with its
+    /// note and cause ([`CatalogStore::adjust_stock`](crate::store::CatalogStore::adjust_stock)).
+    /// A delta that would take `available` below zero is refused on `delta`
+    /// ([`Problem::StockShortfall`], naming the pieces missing), writing nothing; a
+    /// compare-and-set ([`NewStockAdjustment::cycle_count`]) whose expected quantity is not the
+    /// stock now is [`Conflict::StockChanged`](super::Conflict::StockChanged). The note is
+    /// multi-line printable text of at most [`MAX_NOTE`] characters (blank: none).
+    pub async fn adjust_stock(
+        &self,
+        mut new: NewStockAdjustment,
+    ) -> OperatorResult<StockAdjustment> {
+        if new.delta == 0 && new.expected_available.is_none() {
+            return Err(OperatorError::field(
+                "delta",
+                Problem::OutOfRange {
+                    min: -i64::from(i32::MAX),
+                    max: -1,
+                },
+            ));
+        }
+        if let Some(note) = &new.note {
+            new.note = clean_text(note, MAX_NOTE, TextKind::MultiLine)
+                .map_err(|problem| OperatorError::field("note", problem))?;
+        }
+        Ok(self.store().adjust_stock(new, self.now()).await?)
+    }
+
+    /// Sets a variant's stock to `new_available` pieces if it is `expected_available` (the
+    /// quantity the caller last read) when written: a compare-and-set, kept as an adjustment
+    /// of reason `cycle_count` with the delta between them. Stock that moved since (an order
+    /// placed, another adjustment) is [`Conflict::StockChanged`](super::Conflict::StockChanged),
+    /// writing nothing: a blind set would undo the reservations of orders placed in between.
+    pub async fn set_stock(
+        &self,
+        variant: VariantId,
+        expected_available: i64,
+        new_available: i64,
+        note: Option<&str>,
+    ) -> OperatorResult<StockAdjustment> {
+        if new_available < 0 {
+            return Err(OperatorError::field(
+                "available",
+                Problem::OutOfRange {
+                    min: 0,
+                    max: i64::MAX,
+                },
+            ));
+        }
+        let mut new = NewStockAdjustment::cycle_count(variant, expected_available, new_available);
+        if let Some(note) = note {
+            new = new.with_note(note);
+        }
+        self.adjust_stock(new).await
+    }
+
+    /// A variant's stock adjustments, newest first, one page.
+    pub async fn stock_adjustments(
+        &self,
+        variant: VariantId,
+        page: PageRequest,
+    ) -> OperatorResult<Page<StockAdjustment>> {
+        Ok(self.store().stock_adjustments(variant, page).await?)
+    }
+}
