@@ -8,8 +8,8 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use crate::error::{ApiError, ErrorCode};
-use crate::model::{Account, AccountState, ApiKey, ApiStatus, KeyHash, RateWindow, Side};
-use crate::routes::{Endpoint, Sides};
+use crate::model::{Account, AccountState, ApiKey, ApiStatus, KeyHash, RateWindow};
+use crate::routes::Endpoint;
 use crate::store::{KeyCheck, RateLimitHit, Store};
 
 /// The recognisable prefix of generated keys.
@@ -169,12 +169,7 @@ pub(crate) fn authorize(
         return Err(ApiError::new(ErrorCode::ApiNotEnabled)
             .with_extra("api_status", account.api_status.as_str()));
     }
-    let side_ok = match endpoint.sides() {
-        Sides::All => true,
-        Sides::MarketerOrSupplier => matches!(account.side, Side::Marketer | Side::Supplier),
-        Sides::Marketer => account.side == Side::Marketer,
-    };
-    if !side_ok {
+    if !endpoint.sides().serve(account.side) {
         return Err(ApiError::new(ErrorCode::WrongSide));
     }
     if !endpoint

@@ -12,63 +12,95 @@ mod webhooks;
 
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
-use http::{Request, Response, StatusCode};
+use http::{HeaderMap, Request, Response, StatusCode};
 
 use crate::auth::Caller;
 use crate::config::Config;
 use crate::domain::wallet::PayoutRules;
 use crate::error::ApiError;
-use crate::routes::{Endpoint, MountPrefix};
+use crate::routes::{Endpoint, MountPrefix, endpoint_table};
 use crate::shared::Shared;
 use crate::store::Store;
 use crate::wire;
 
-/// Runs the handler of an endpoint for an authorised caller.
-pub(crate) async fn serve(
-    ctx: &Ctx<'_>,
-    endpoint: Endpoint,
-    request: Request<Bytes>,
-) -> Result<Response<Bytes>, ApiError> {
-    let (parts, body) = request.into_parts();
-    let query = parts.uri.query();
-    let mount = mount_of(&parts);
-    match endpoint {
-        Endpoint::Me => me::show(ctx),
-        Endpoint::Categories => catalog::categories(ctx, query).await,
-        Endpoint::Products => catalog::products(ctx, query).await,
-        Endpoint::RemovedProducts => catalog::removed_products(ctx, query).await,
-        Endpoint::Product(id) => catalog::product(ctx, id.into()).await,
-        Endpoint::ShippingOptions => shipping::options(ctx).await,
-        Endpoint::ShippingQuote => shipping::quote(ctx, &body).await,
-        Endpoint::ListOrders => orders::list(ctx, query).await,
-        Endpoint::Order(id) => orders::show(ctx, id).await,
-        Endpoint::CreateOrder => orders::create(ctx, mount, &parts.headers, &body).await,
-        Endpoint::CancelOrder(id) => orders::cancel(ctx, id, &body).await,
-        Endpoint::Wallet => wallet::show(ctx).await,
-        Endpoint::ListWebhooks => webhooks::list(ctx, query).await,
-        Endpoint::CreateWebhook => webhooks::create(ctx, &body).await,
-        Endpoint::Webhook(id) => webhooks::show(ctx, id).await,
-        Endpoint::UpdateWebhook(id) => webhooks::update(ctx, id, &body).await,
-        Endpoint::DeleteWebhook(id) => webhooks::delete(ctx, id).await,
-        Endpoint::RotateWebhookSecret(id) => webhooks::rotate_secret(ctx, id).await,
-        Endpoint::PingWebhook(id) => webhooks::ping(ctx, id).await,
-        Endpoint::WebhookDeliveries(id) => webhooks::deliveries(ctx, id, query).await,
-        Endpoint::Redeliver(id, delivery) => webhooks::redeliver(ctx, id, delivery).await,
-        Endpoint::OpenApi => Ok(openapi_document(mount)),
-        Endpoint::SandboxMoveOrder(id) => sandbox::move_order(ctx, id, &body).await,
-        Endpoint::SandboxClock => sandbox::clock(ctx),
-        Endpoint::SandboxAdvanceClock => sandbox::advance_clock(ctx, &body),
-    }
+/// What a handler may read of its request besides its path's ids (bound by the endpoint
+/// table) and its context.
+pub(crate) struct Call<'r> {
+    /// The query string, if any.
+    pub query: Option<&'r str>,
+    /// The body (empty for an endpoint answered before it is read).
+    pub body: &'r Bytes,
+    /// The request's headers.
+    pub headers: &'r HeaderMap,
+    /// The path the API is mounted under (`""` at the root).
+    pub mount: &'r str,
 }
 
-/// The answer to a request whose endpoint needs no key ([`Endpoint::needs_key`]), served
-/// before the key is read; `None` for every other endpoint.
-pub(crate) fn serve_keyless(
-    endpoint: Endpoint,
-    parts: &http::request::Parts,
-) -> Option<Response<Bytes>> {
-    (!endpoint.needs_key()).then(|| openapi_document(mount_of(parts)))
+/// Expands the endpoint table (`endpoint_table!`) into [`serve`], which calls each
+/// endpoint's handler, and [`serve_keyless`], which answers the endpoints that need no key.
+macro_rules! dispatch {
+    (routes $routes:tt handlers [$(
+        $variant:ident [$( ($($id:ident),*) )?] $key:tt
+        |$ctx:pat_param, $call:pat_param| $serve:expr;
+    )*] specs $specs:tt) => {
+        /// Runs the handler of an endpoint for an authorised caller.
+        pub(crate) async fn serve(
+            ctx: &Ctx<'_>,
+            endpoint: Endpoint,
+            request: Request<Bytes>,
+        ) -> Result<Response<Bytes>, ApiError> {
+            let (parts, body) = request.into_parts();
+            let call = Call {
+                query: parts.uri.query(),
+                body: &body,
+                headers: &parts.headers,
+                mount: mount_of(&parts),
+            };
+            match endpoint {
+                $(
+                    Endpoint::$variant $( ( $($id),* ) )? => {
+                        let $ctx = ctx;
+                        let $call = &call;
+                        $serve
+                    }
+                )*
+            }
+        }
+
+        /// The answer to a request whose endpoint needs no key ([`Endpoint::needs_key`]),
+        /// served before the key is read (its body unread); `None` for every other endpoint.
+        pub(crate) fn serve_keyless(
+            endpoint: Endpoint,
+            parts: &http::request::Parts,
+        ) -> Option<Response<Bytes>> {
+            let body = Bytes::new();
+            let call = Call {
+                query: parts.uri.query(),
+                body: &body,
+                headers: &parts.headers,
+                mount: mount_of(parts),
+            };
+            $( keyless!($key, endpoint, call, $variant, |$ctx, $call| $serve); )*
+            None
+        }
+    };
 }
+
+/// One endpoint's part of [`serve_keyless`]: nothing for an endpoint that needs a key; for
+/// one that does not, its handler's answer (its handler has no context to read).
+macro_rules! keyless {
+    (true, $($entry:tt)*) => {};
+    (false, $endpoint:ident, $call_value:ident, $variant:ident,
+        |$ctx:pat_param, $call:pat_param| $serve:expr) => {
+        if let Endpoint::$variant { .. } = $endpoint {
+            let $call = &$call_value;
+            let answer: Result<Response<Bytes>, ApiError> = $serve;
+            return Some(answer.unwrap_or_else(ApiError::into_response));
+        }
+    };
+}
+
+endpoint_table!(dispatch!());
 
 /// The path the API is mounted under (`""` at the root).
 fn mount_of(parts: &http::request::Parts) -> &str {

@@ -1,9 +1,14 @@
-//! What each endpoint answers and reads: its summary, tag, success body, query parameters,
-//! request body and error statuses.
+//! What an operation of the document says beyond what every operation shares (its summary,
+//! tag, success body, query parameters, request body, error statuses, conflict reasons,
+//! idempotency, links): [`Spec`], whose values for each endpoint are the `openapi` part of its
+//! entry in the endpoint table (`routes/table.rs`).
 
-use crate::routes::Endpoint;
+use crate::error::ConflictReason;
+use crate::routes::{Endpoint, endpoint_table};
 
-/// What one endpoint answers and reads, beyond what every endpoint shares.
+/// What one endpoint answers and reads, beyond what every endpoint shares: the `openapi`
+/// part of its entry in the endpoint table, the fields left out there taken from
+/// [`Spec::DEFAULT`].
 pub(super) struct Spec {
     pub(super) summary: &'static str,
     pub(super) tag: &'static str,
@@ -14,7 +19,61 @@ pub(super) struct Spec {
     pub(super) request: Option<(&'static str, bool)>,
     /// Error statuses beyond 400, 401, 403, 408, 413 and 429.
     pub(super) errors: &'static [u16],
+    /// The reasons of its 409s.
+    pub(super) conflicts: &'static [ConflictReason],
+    /// Whether it takes `Idempotency-Key` (and answers `Idempotent-Replayed`).
+    pub(super) idempotent: bool,
+    /// The description of the success answer's `Location` header, if it has one.
+    pub(super) location: Option<&'static str>,
+    /// The success answer's links to other operations.
+    pub(super) links: &'static [Link],
+    /// A sentence added to the operation's description.
+    pub(super) note: Option<&'static str>,
 }
+
+impl Spec {
+    /// What an entry leaves out: no query parameter, request body, extra error, conflict
+    /// reason, idempotency, `Location`, link or note. (`summary`, `tag` and `success` are
+    /// always written.)
+    const DEFAULT: Spec = Spec {
+        summary: "",
+        tag: "",
+        success: (200, None),
+        query: &[],
+        request: None,
+        errors: &[],
+        conflicts: &[],
+        idempotent: false,
+        location: None,
+        links: &[],
+        note: None,
+    };
+}
+
+/// A link of a success answer to another operation.
+pub(super) struct Link {
+    /// The link's name (`GetOrder`).
+    pub(super) name: &'static str,
+    /// The operation it leads to (its endpoint's name, `orders.show`).
+    pub(super) operation: &'static str,
+    /// Its parameters: (name, runtime expression).
+    pub(super) parameters: &'static [(&'static str, &'static str)],
+}
+
+impl Link {
+    /// A link whose `id` is the answer's `data.id`.
+    const fn from_body(name: &'static str, operation: &'static str) -> Link {
+        Link {
+            name,
+            operation,
+            parameters: &[("id", "$response.body#/data/id")],
+        }
+    }
+}
+
+/// The note of the webhook endpoints' registration and change.
+const ORDER_EVENTS_NEED_ORDERS_READ: &str = "Registering an endpoint, or changing its `url` or `events`, when it receives order \
+     events afterwards, also needs `orders:read` (else 403 `forbidden_ability`).";
 
 /// A success body.
 pub(super) enum Body {
@@ -47,229 +106,24 @@ pub(super) enum QueryParam {
 
 const PAGED: &[QueryParam] = &[QueryParam::Page, QueryParam::PerPage];
 
-pub(super) fn spec(endpoint: Endpoint) -> Spec {
-    use Body::*;
-    use Endpoint::*;
-    let s = |summary, tag, success, query, request, errors| Spec {
-        summary,
-        tag,
-        success,
-        query,
-        request,
-        errors,
+/// Expands the endpoint table (`endpoint_table!`) into `spec`.
+macro_rules! operation_specs {
+    (routes $routes:tt handlers $handlers:tt specs [$(
+        $variant:ident { $($field:ident : $value:expr),* };
+    )*]) => {
+        /// What `endpoint`'s operation says, from its entry in the endpoint table.
+        pub(super) fn spec(endpoint: Endpoint) -> Spec {
+            use Body::*;
+            match endpoint {
+                $(
+                    Endpoint::$variant { .. } => {
+                        const SPEC: Spec = Spec { $($field: $value,)* ..Spec::DEFAULT };
+                        SPEC
+                    }
+                )*
+            }
+        }
     };
-    match endpoint {
-        Me => s(
-            "The caller's account and key",
-            "account",
-            (200, Some(Data("AccountView"))),
-            &[],
-            None,
-            &[],
-        ),
-        Categories => s(
-            "Active categories",
-            "catalogue",
-            (200, Some(Page("CategoryView"))),
-            PAGED,
-            None,
-            &[422],
-        ),
-        Products => s(
-            "Active products, with filters and sync",
-            "catalogue",
-            (200, Some(Page("ProductView"))),
-            &[
-                QueryParam::Page,
-                QueryParam::PerPage,
-                QueryParam::CategoryId,
-                QueryParam::UpdatedSince,
-                QueryParam::Search,
-            ],
-            None,
-            &[422],
-        ),
-        RemovedProducts => s(
-            "Products stopped at or after `since`, newest first (for sync)",
-            "catalogue",
-            (200, Some(Page("RemovedProduct"))),
-            &[QueryParam::Since, QueryParam::Page, QueryParam::PerPage],
-            None,
-            &[422],
-        ),
-        Product(_) => s(
-            "One product",
-            "catalogue",
-            (200, Some(Data("ProductView"))),
-            &[],
-            None,
-            &[404],
-        ),
-        ShippingOptions => s(
-            "Shipping options and their governorate rates",
-            "shipping",
-            (200, Some(DataList("ShippingOptionView"))),
-            &[],
-            None,
-            &[],
-        ),
-        ShippingQuote => s(
-            "Prices lines for a governorate, as an order would be",
-            "shipping",
-            (200, Some(Data("QuoteView"))),
-            &[],
-            Some(("QuoteRequest", false)),
-            &[422],
-        ),
-        ListOrders => s(
-            "The caller's orders, with filters and sync",
-            "orders",
-            (200, Some(Page("OrderView"))),
-            &[
-                QueryParam::Page,
-                QueryParam::PerPage,
-                QueryParam::OrderStatus,
-                QueryParam::Family,
-                QueryParam::ExternalReference,
-                QueryParam::Number,
-                QueryParam::UpdatedSince,
-            ],
-            None,
-            &[422],
-        ),
-        CreateOrder => s(
-            "Places an order (Idempotency-Key makes a retry safe)",
-            "orders",
-            (201, Some(Data("OrderView"))),
-            &[],
-            Some(("OrderRequest", false)),
-            &[409, 422],
-        ),
-        Order(_) => s(
-            "One order",
-            "orders",
-            (200, Some(Data("OrderView"))),
-            &[],
-            None,
-            &[404],
-        ),
-        CancelOrder(_) => s(
-            "Cancels a pending order",
-            "orders",
-            (200, Some(Data("OrderView"))),
-            &[],
-            Some(("CancelRequest", true)),
-            &[404, 409, 422],
-        ),
-        Wallet => s(
-            "The wallet and the withdrawal window",
-            "wallet",
-            (200, Some(Data("Wallet"))),
-            &[],
-            None,
-            &[],
-        ),
-        ListWebhooks => s(
-            "Webhook endpoints",
-            "webhooks",
-            (200, Some(Page("WebhookView"))),
-            PAGED,
-            None,
-            &[422],
-        ),
-        CreateWebhook => s(
-            "Registers a webhook endpoint (its secret is shown once)",
-            "webhooks",
-            (201, Some(Data("WebhookWithSecret"))),
-            &[],
-            Some(("WebhookCreate", false)),
-            &[409, 422],
-        ),
-        Webhook(_) => s(
-            "One webhook endpoint",
-            "webhooks",
-            (200, Some(Data("WebhookView"))),
-            &[],
-            None,
-            &[404],
-        ),
-        UpdateWebhook(_) => s(
-            "Changes a webhook endpoint",
-            "webhooks",
-            (200, Some(Data("WebhookView"))),
-            &[],
-            Some(("WebhookUpdate", false)),
-            &[404, 422],
-        ),
-        DeleteWebhook(_) => s(
-            "Deletes a webhook endpoint",
-            "webhooks",
-            (204, None),
-            &[],
-            None,
-            &[404],
-        ),
-        RotateWebhookSecret(_) => s(
-            "Gives an endpoint a new secret (the old one signs for 24 more hours)",
-            "webhooks",
-            (200, Some(Data("WebhookWithSecret"))),
-            &[],
-            None,
-            &[404],
-        ),
-        PingWebhook(_) => s(
-            "Queues a ping event (at most 10 pings and redeliveries wait per endpoint)",
-            "webhooks",
-            (202, Some(Data("DeliveryView"))),
-            &[],
-            None,
-            &[404, 409],
-        ),
-        WebhookDeliveries(_) => s(
-            "An endpoint's deliveries, newest first",
-            "webhooks",
-            (200, Some(Page("DeliveryView"))),
-            &[
-                QueryParam::Page,
-                QueryParam::PerPage,
-                QueryParam::DeliveryStatus,
-            ],
-            None,
-            &[404, 422],
-        ),
-        Redeliver(..) => s(
-            "Queues a delivery again (at most 10 pings and redeliveries wait per endpoint)",
-            "webhooks",
-            (202, Some(Data("DeliveryView"))),
-            &[],
-            None,
-            &[404, 409],
-        ),
-        OpenApi => s("This document", "meta", (200, Some(Object)), &[], None, &[]),
-        SandboxMoveOrder(_) => s(
-            "Sandbox test mode: moves one of the caller's orders as the platform would",
-            "sandbox",
-            (200, Some(Data("OrderView"))),
-            &[],
-            Some(("SandboxMoveRequest", false)),
-            &[404, 409, 422],
-        ),
-        SandboxClock => s(
-            "Sandbox test mode: the sandbox's clock",
-            "sandbox",
-            (200, Some(Data("SandboxClock"))),
-            &[],
-            None,
-            // A production engine answers 404, as any unknown path.
-            &[404],
-        ),
-        SandboxAdvanceClock => s(
-            "Sandbox test mode: moves the sandbox's clock forward, for everyone",
-            "sandbox",
-            (200, Some(Data("SandboxClock"))),
-            &[],
-            Some(("SandboxClockAdvance", false)),
-            &[404, 422],
-        ),
-    }
 }
+
+endpoint_table!(operation_specs!());

@@ -11,12 +11,12 @@ use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema, Type};
 use utoipa::openapi::security::SecurityRequirement;
 use utoipa::openapi::{ContentBuilder, HeaderBuilder, Ref, RefOr, Required, ResponseBuilder};
 
-use crate::error::{ConflictReason, ErrorCode};
+use crate::error::ErrorCode;
 use crate::limits::{MAX_IDEMPOTENCY_KEY, MAX_PER_PAGE, MAX_REQUEST_ID};
 use crate::model::*;
 use crate::routes::Endpoint;
 
-use super::endpoints::{Body, QueryParam, spec};
+use super::endpoints::{Body, QueryParam, Spec, spec};
 use super::{JSON, SINGLE_LINE_FILLED, TIMESTAMP_INPUT};
 
 fn schema_ref(name: &str) -> RefOr<Schema> {
@@ -159,25 +159,8 @@ fn replayed_header() -> utoipa::openapi::Header {
     )
 }
 
-/// The reasons of the 409s `endpoint` may answer.
-pub(super) fn conflict_reasons(endpoint: Endpoint) -> &'static [ConflictReason] {
-    use ConflictReason::*;
-    match endpoint {
-        Endpoint::CreateOrder => &[
-            DuplicateExternalReference,
-            IdempotencyKeyReused,
-            IdempotencyInProgress,
-        ],
-        Endpoint::CancelOrder(_) => &[NotCancellable],
-        Endpoint::SandboxMoveOrder(_) => &[MoveNotAllowed],
-        Endpoint::CreateWebhook => &[WebhookLimit],
-        Endpoint::PingWebhook(_) | Endpoint::Redeliver(..) => &[WebhookDisabled, WebhookBusy],
-        _ => &[],
-    }
-}
-
-/// The error answer of `status` on `endpoint`.
-fn error_response(endpoint: Endpoint, status: u16) -> ResponseBuilder {
+/// The error answer of `status` of the operation of `spec`.
+fn error_response(spec: &Spec, status: u16) -> ResponseBuilder {
     let codes: Vec<&str> = ErrorCode::ALL
         .iter()
         .filter(|c| c.status().as_u16() == status)
@@ -191,10 +174,7 @@ fn error_response(endpoint: Endpoint, status: u16) -> ResponseBuilder {
     );
     let mut description = codes.join(", ");
     if status == 409 {
-        let reasons: Vec<&str> = conflict_reasons(endpoint)
-            .iter()
-            .map(|r| r.as_str())
-            .collect();
+        let reasons: Vec<&str> = spec.conflicts.iter().map(|r| r.as_str()).collect();
         error = error
             .property(
                 "reason",
@@ -239,14 +219,15 @@ fn error_response(endpoint: Endpoint, status: u16) -> ResponseBuilder {
         404 => {}
         _ => response = with_rate_headers(response),
     }
-    if endpoint == Endpoint::CreateOrder && matches!(status, 409 | 422) {
+    if spec.idempotent && matches!(status, 409 | 422) {
         response = response.header("Idempotent-Replayed", replayed_header());
     }
     response
 }
 
-fn success_response(endpoint: Endpoint, status: u16, body: Option<&Body>) -> ResponseBuilder {
-    let schema: Option<RefOr<Schema>> = body.map(|body| match body {
+fn success_response(endpoint: Endpoint, spec: &Spec) -> ResponseBuilder {
+    let (status, body) = &spec.success;
+    let schema: Option<RefOr<Schema>> = body.as_ref().map(|body| match body {
         Body::Data(name) => ObjectBuilder::new()
             .property("data", schema_ref(name))
             .required("data")
@@ -277,55 +258,25 @@ fn success_response(endpoint: Endpoint, status: u16, body: Option<&Body>) -> Res
     if endpoint.needs_key() {
         response = with_rate_headers(response);
     }
-    let link = |operation: &str, parameters: &[(&str, &str)]| {
-        parameters
+    if let Some(location) = spec.location {
+        response = response.header(
+            "Location",
+            header(location, ObjectBuilder::new().schema_type(Type::String)),
+        );
+    }
+    if spec.idempotent {
+        response = response.header("Idempotent-Replayed", replayed_header());
+    }
+    for link in spec.links {
+        let built = link
+            .parameters
             .iter()
             .fold(
-                LinkBuilder::new().operation_id(operation),
-                |link, (name, value)| link.parameter(*name, *value),
+                LinkBuilder::new().operation_id(link.operation),
+                |built, (name, value)| built.parameter(*name, *value),
             )
-            .build()
-    };
-    let from_body = [("id", "$response.body#/data/id")];
-    match endpoint {
-        Endpoint::CreateOrder => {
-            response = response
-                .header(
-                    "Location",
-                    header(
-                        "The new order's URL.",
-                        ObjectBuilder::new().schema_type(Type::String),
-                    ),
-                )
-                .header("Idempotent-Replayed", replayed_header())
-                .link("GetOrder", link("orders.show", &from_body))
-                .link("CancelOrder", link("orders.cancel", &from_body));
-        }
-        Endpoint::CreateWebhook => {
-            for (name, operation) in [
-                ("GetWebhook", "webhooks.show"),
-                ("UpdateWebhook", "webhooks.update"),
-                ("PingWebhook", "webhooks.ping"),
-                ("RotateWebhookSecret", "webhooks.rotate_secret"),
-                ("WebhookDeliveries", "webhooks.deliveries"),
-                ("DeleteWebhook", "webhooks.delete"),
-            ] {
-                response = response.link(name, link(operation, &from_body));
-            }
-        }
-        Endpoint::PingWebhook(_) => {
-            response = response.link(
-                "Redeliver",
-                link(
-                    "webhooks.redeliver",
-                    &[
-                        ("id", "$request.path.id"),
-                        ("delivery_id", "$response.body#/data/id"),
-                    ],
-                ),
-            );
-        }
-        _ => {}
+            .build();
+        response = response.link(link.name, built);
     }
     response
 }
@@ -371,20 +322,16 @@ pub(super) fn operation(template: &str, endpoint: Endpoint) -> utoipa::openapi::
         [one] => format!("Needs a key with the ability `{one}`."),
         all => format!("Needs a key with the abilities `{}`.", all.join("`, `")),
     };
-    if matches!(
-        endpoint,
-        Endpoint::CreateWebhook | Endpoint::UpdateWebhook(_)
-    ) {
-        description.push_str(
-            " Registering an endpoint, or changing its `url` or `events`, when it receives \
-             order events afterwards, also needs `orders:read` (else 403 `forbidden_ability`).",
-        );
+    if let Some(note) = spec.note {
+        description.push(' ');
+        description.push_str(note);
     }
     if endpoint.needs_key() {
         let sides = match endpoint.sides() {
             crate::routes::Sides::All => "every account side",
             crate::routes::Sides::MarketerOrSupplier => "marketers and suppliers",
             crate::routes::Sides::Marketer => "marketers only",
+            crate::routes::Sides::Supplier => "suppliers only",
         };
         description.push_str(&format!(" Serves {sides}."));
     }
@@ -447,7 +394,7 @@ pub(super) fn operation(template: &str, endpoint: Endpoint) -> utoipa::openapi::
         ),
         ObjectBuilder::new().schema_type(Type::String),
     ));
-    if endpoint == Endpoint::CreateOrder {
+    if spec.idempotent {
         op = op.parameter(printable_header(
             "Idempotency-Key",
             "Makes a retry safe: the same key and body within 24 hours replay the first answer.",
@@ -471,10 +418,9 @@ pub(super) fn operation(template: &str, endpoint: Endpoint) -> utoipa::openapi::
                 .build(),
         ));
     }
-    let (status, body) = &spec.success;
     op = op.response(
-        status.to_string(),
-        success_response(endpoint, *status, body.as_ref()).build(),
+        spec.success.0.to_string(),
+        success_response(endpoint, &spec).build(),
     );
     let mut errors: Vec<u16> = spec.errors.to_vec();
     // Any request may declare a body: over the limit it is a 413; through an adapter, a body
@@ -487,7 +433,7 @@ pub(super) fn operation(template: &str, endpoint: Endpoint) -> utoipa::openapi::
     }
     errors.sort_unstable();
     for status in errors {
-        op = op.response(status.to_string(), error_response(endpoint, status).build());
+        op = op.response(status.to_string(), error_response(&spec, status).build());
     }
     op.build()
 }

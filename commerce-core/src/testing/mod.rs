@@ -17,7 +17,7 @@ pub mod wire;
 #[doc(hidden)]
 pub mod dispatch {
     pub use crate::openapi::document;
-    pub use crate::routes::{API_PREFIX, Endpoint, ROUTES, Route, resolve, route_of};
+    pub use crate::routes::{API_PREFIX, Billing, Endpoint, ROUTES, Route, resolve, route_of};
 }
 
 /// An id that no record has: the id a test already holds, moved far past any the test made
