@@ -425,6 +425,6 @@ async fn receive<DB: Dialect>(
     let adjustment =
         NewStockAdjustment::new(quote.variant_id, quote.quantity, StockReason::Received)
             .for_quote(quote.id);
-    crate::catalog::apply_stock_adjustment(c, adjustment, now).await?;
+    crate::stock::adjust_stock_in(c, adjustment, now).await?;
     Ok(())
 }
