@@ -1171,6 +1171,11 @@ impl WebhookStore for SmallStore {
     }
 }
 
+/// Whether a stored quote is pending at `now` (not decided, not expired).
+fn pending_at(quote: &Quote, now: DateTime<Utc>) -> bool {
+    quote.status == QuoteStatus::Pending && !Quote::expired_at(quote.status, quote.valid_until, now)
+}
+
 #[async_trait]
 impl SupplyStore for SmallStore {
     async fn insert_quote(
@@ -1186,7 +1191,7 @@ impl SupplyStore for SmallStore {
         let pending = t
             .quotes
             .iter()
-            .find(|q| q.variant_id == new.variant_id && q.clone().as_of(now).status == QuoteStatus::Pending)
+            .find(|q| q.variant_id == new.variant_id && pending_at(q, now))
             .map(|q| q.id);
         new.admit(found.as_ref().and_then(|f| f.3), pending)?;
         let Some((product, title, label, _)) = found else {
@@ -1308,10 +1313,7 @@ impl SupplyStore for SmallStore {
                     let pending = t
                         .quotes
                         .iter()
-                        .find(|q| {
-                            q.variant_id == v.id
-                                && q.clone().as_of(now).status == QuoteStatus::Pending
-                        })
+                        .find(|q| q.variant_id == v.id && pending_at(q, now))
                         .map(|q| q.id);
                     SupplyVariant::builder()
                         .id(v.id)

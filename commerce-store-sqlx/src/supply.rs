@@ -78,7 +78,11 @@ where
     R: FromDbRow<DB, Output = R> + Totalled + Send + Unpin + 'static,
 {
     limit(&mut q, page)?;
-    let rows: Vec<R> = q.build_as::<R>().fetch_all(&mut *c).await.map_err(backend)?;
+    let rows: Vec<R> = q
+        .build_as::<R>()
+        .fetch_all(&mut *c)
+        .await
+        .map_err(backend)?;
     let total = match rows.first() {
         Some(first) => first.total(),
         None if page.offset() == 0 => 0,

@@ -110,12 +110,10 @@ fn read_order(object: &Map<String, Value>) -> Result<OrderRequest, ApiError> {
 fn created(order: &Order, ctx: &Ctx<'_>, mount: &str) -> Response<Bytes> {
     let body = wire::data_body(&OrderView::new(order, ctx.payout_rules()));
     let mut response = wire::json_response(StatusCode::CREATED, body);
-    response
-        .headers_mut()
-        .insert(
-            header::LOCATION,
-            idempotency::location(mount, "orders", order.id.get()),
-        );
+    response.headers_mut().insert(
+        header::LOCATION,
+        idempotency::location(mount, "orders", order.id.get()),
+    );
     response
 }
 

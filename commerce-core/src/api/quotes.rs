@@ -44,9 +44,7 @@ pub(super) async fn list(
     let page = query.page();
     let filter = QuoteFilter {
         status: query.one_of("status", QuoteStatus::parse),
-        variant_id: query
-            .integer("variant_id", 1, i64::MAX)
-            .map(VariantId::new),
+        variant_id: query.integer("variant_id", 1, i64::MAX).map(VariantId::new),
         updated_since: query.timestamp("updated_since"),
     };
     query.finish()?;
@@ -54,7 +52,8 @@ pub(super) async fn list(
         .store()
         .quotes(ctx.caller.account.id, &filter, page, ctx.now)
         .await?;
-    let views: Vec<SupplierQuoteView<'_>> = found.items.iter().map(SupplierQuoteView::new).collect();
+    let views: Vec<SupplierQuoteView<'_>> =
+        found.items.iter().map(SupplierQuoteView::new).collect();
     super::ok_list(&views, page, found.total)
 }
 

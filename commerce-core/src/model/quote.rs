@@ -194,7 +194,9 @@ impl QuoteFilter {
     pub fn keeps(&self, quote: &Quote) -> bool {
         self.status.is_none_or(|s| quote.status == s)
             && self.variant_id.is_none_or(|v| quote.variant_id == v)
-            && self.updated_since.is_none_or(|since| quote.updated_at >= since)
+            && self
+                .updated_since
+                .is_none_or(|since| quote.updated_at >= since)
     }
 }
 

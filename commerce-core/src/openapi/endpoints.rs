@@ -102,6 +102,10 @@ pub(super) enum QueryParam {
     DeliveryStatus,
     /// `since`, required (the removals).
     Since,
+    /// A quote's `status`.
+    QuoteStatus,
+    /// `variant_id` (a supplier's quotes).
+    VariantId,
 }
 
 const PAGED: &[QueryParam] = &[QueryParam::Page, QueryParam::PerPage];

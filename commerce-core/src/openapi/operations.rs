@@ -93,6 +93,19 @@ fn query_parameter(param: QueryParam) -> utoipa::openapi::path::Parameter {
             "Only products stopped at or after this instant (with an offset).",
             string_schema(TIMESTAMP_INPUT, None).into(),
         ),
+        QuoteStatus => (
+            "status",
+            "One quote status (`expired`: pending quotes past their `valid_until`).",
+            crate::model::QuoteStatus::schema(),
+        ),
+        VariantId => (
+            "variant_id",
+            "Only quotes of this variant.",
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .minimum(Some(1))
+                .into(),
+        ),
     };
     ParameterBuilder::new()
         .name(name)

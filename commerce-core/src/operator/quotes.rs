@@ -12,7 +12,11 @@ impl Operator {
     /// The quotes `query` keeps (any supplier's, or one's), pending first, then the others,
     /// each oldest first; a quote past its `valid_until` is `expired`. One page and how many
     /// match.
-    pub async fn quotes(&self, query: &QuoteQuery, page: PageRequest) -> OperatorResult<Page<Quote>> {
+    pub async fn quotes(
+        &self,
+        query: &QuoteQuery,
+        page: PageRequest,
+    ) -> OperatorResult<Page<Quote>> {
         Ok(self.store().find_quotes(query, page, self.now()).await?)
     }
 

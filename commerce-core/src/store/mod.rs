@@ -91,8 +91,8 @@ mod idempotency;
 mod memory;
 mod meter;
 mod orders;
-mod supply;
 mod stock;
+mod supply;
 pub(crate) mod traced;
 mod webhooks;
 mod withdrawals;
@@ -109,8 +109,8 @@ pub use meter::MeterStore;
 pub use orders::{
     OrderStore, OrderVersion, PagedOrder, StatusChange, StatusMove, pieces_to_reserve,
 };
-pub use supply::{InsertQuoteError, QuoteDecisionError, SupplyStore};
 pub use stock::{StockError, restock_delta, restock_within, restocks};
+pub use supply::{InsertQuoteError, QuoteDecisionError, SupplyStore};
 pub(crate) use traced::Traced;
 pub use webhooks::{
     ClaimRoom, InsertWebhookError, MAX_PENDING_MANUAL, MAX_WEBHOOKS_PER_ACCOUNT,

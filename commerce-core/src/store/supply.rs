@@ -108,8 +108,11 @@ pub trait SupplyStore: Send + Sync {
     /// the others are refused with [`InsertQuoteError::Pending`] naming it. A pending quote of
     /// the variant past its `valid_until` does not count (the store may write it `expired`,
     /// with `updated_at` its `valid_until`). A refusal writes nothing.
-    async fn insert_quote(&self, new: NewQuote, now: DateTime<Utc>)
-    -> Result<Quote, InsertQuoteError>;
+    async fn insert_quote(
+        &self,
+        new: NewQuote,
+        now: DateTime<Utc>,
+    ) -> Result<Quote, InsertQuoteError>;
     /// One quote as of `now`; with `account`, only that supplier's (another's is `None`).
     async fn quote(
         &self,

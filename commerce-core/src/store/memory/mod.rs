@@ -6,8 +6,8 @@ mod idempotency;
 mod indexes;
 mod meter;
 mod orders;
-mod supply;
 mod stock;
+mod supply;
 mod webhooks;
 mod withdrawals;
 

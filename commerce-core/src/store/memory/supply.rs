@@ -47,12 +47,9 @@ impl State {
             .variant_mut(quote.variant_id)
             .ok_or(QuoteDecisionError::Store(StoreError::NotFound))?;
         variant.supply_price = quote.unit_price;
-        let adjustment = NewStockAdjustment::new(
-            quote.variant_id,
-            quote.quantity,
-            StockReason::Received,
-        )
-        .for_quote(quote.id);
+        let adjustment =
+            NewStockAdjustment::new(quote.variant_id, quote.quantity, StockReason::Received)
+                .for_quote(quote.id);
         self.apply_stock_adjustment(adjustment, now)?;
         Ok(())
     }

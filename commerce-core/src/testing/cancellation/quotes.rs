@@ -34,11 +34,19 @@ async fn supplier_variants(h: &Harness) -> Vec<SupplyVariant> {
 async fn all_quotes(h: &Harness) -> Vec<Quote> {
     let mut quotes = Vec::new();
     for page in 1.. {
-        let request = PageRequest { page, per_page: 100 };
+        let request = PageRequest {
+            page,
+            per_page: 100,
+        };
         let found = h
             .engine
             .store()
-            .quotes(h.fixture.supplier, &QuoteFilter::default(), request, h.engine.now())
+            .quotes(
+                h.fixture.supplier,
+                &QuoteFilter::default(),
+                request,
+                h.engine.now(),
+            )
             .await
             .expect("quotes");
         let done = found.items.len() < 100;
@@ -54,7 +62,10 @@ async fn all_quotes(h: &Harness) -> Vec<Quote> {
 async fn adjustments(h: &Harness, variant: VariantId) -> Vec<StockAdjustment> {
     let mut all = Vec::new();
     for page in 1.. {
-        let request = PageRequest { page, per_page: 100 };
+        let request = PageRequest {
+            page,
+            per_page: 100,
+        };
         let found = h
             .engine
             .store()
@@ -122,7 +133,9 @@ pub async fn quote_writes_dropped_at_any_await_are_whole_or_nothing(h: &Harness)
     let mut pending: HashMap<VariantId, usize> = HashMap::new();
     for quote in &quotes {
         match quote.status {
-            QuoteStatus::Accepted => *received.entry(quote.variant_id).or_default() += quote.quantity,
+            QuoteStatus::Accepted => {
+                *received.entry(quote.variant_id).or_default() += quote.quantity
+            }
             QuoteStatus::Pending => *pending.entry(quote.variant_id).or_default() += 1,
             _ => {}
         }
@@ -138,7 +151,11 @@ pub async fn quote_writes_dropped_at_any_await_are_whole_or_nothing(h: &Harness)
                 .filter(|a| a.quote_id == Some(quote.id))
                 .count();
             let wanted = usize::from(quote.status == QuoteStatus::Accepted);
-            assert_eq!(kept, wanted, "adjustments of quote {} ({})", quote.id, quote.status);
+            assert_eq!(
+                kept, wanted,
+                "adjustments of quote {} ({})",
+                quote.id, quote.status
+            );
         }
     }
     for path in ["/api/v1/quotes?per_page=100", "/api/v1/supply/variants"] {

@@ -14,7 +14,9 @@ pub(super) const SUPPLIER: &str = "sk_demo_supplier";
 
 /// The supplier's variants as `GET /supply/variants` lists them.
 async fn supply_variants(h: &Harness) -> Vec<Value> {
-    let r = h.get(SUPPLIER, "/api/v1/supply/variants?per_page=100").await;
+    let r = h
+        .get(SUPPLIER, "/api/v1/supply/variants?per_page=100")
+        .await;
     r.assert_ok("supply variants");
     r.json()["data"].as_array().cloned().unwrap_or_default()
 }
@@ -122,11 +124,23 @@ pub async fn a_quote_is_made_accepted_and_received(h: &Harness) {
     let variants = supply_variants(h).await;
     assert!(!variants.is_empty(), "the demo supplier owns products");
     for v in &variants {
-        let mut keys: Vec<&str> = v.as_object().expect("object").keys().map(String::as_str).collect();
+        let mut keys: Vec<&str> = v
+            .as_object()
+            .expect("object")
+            .keys()
+            .map(String::as_str)
+            .collect();
         keys.sort_unstable();
         assert_eq!(
             keys,
-            ["available", "id", "label", "pending_quote_id", "product", "supply_price"]
+            [
+                "available",
+                "id",
+                "label",
+                "pending_quote_id",
+                "product",
+                "supply_price"
+            ]
         );
         assert!(v["product"]["title"].is_string() && v["product"]["id"].is_i64());
         assert!(money(&v["supply_price"]).contains('.'));
@@ -141,7 +155,10 @@ pub async fn a_quote_is_made_accepted_and_received(h: &Harness) {
     assert_eq!(r.header("idempotent-replayed"), Some("false"));
     let quote = r.json()["data"].clone();
     let id = quote["id"].as_i64().expect("id");
-    assert_eq!(r.header("location"), Some(format!("/api/v1/quotes/{id}").as_str()));
+    assert_eq!(
+        r.header("location"),
+        Some(format!("/api/v1/quotes/{id}").as_str())
+    );
     assert_eq!(quote["variant"]["id"], variant);
     assert_eq!(quote["variant"]["product_id"], product);
     assert!(quote["variant"]["title"].is_string() && quote["variant"]["label"].is_string());
@@ -157,8 +174,17 @@ pub async fn a_quote_is_made_accepted_and_received(h: &Harness) {
     assert_eq!(quote["updated_at"], h.clock_stamp());
     let shown = h.get(SUPPLIER, &format!("/api/v1/quotes/{id}")).await;
     assert_eq!(shown.json()["data"], quote);
-    let listed = h.get(SUPPLIER, "/api/v1/quotes?status=pending").await.json();
-    assert!(listed["data"].as_array().expect("list").iter().any(|q| q["id"] == id));
+    let listed = h
+        .get(SUPPLIER, "/api/v1/quotes?status=pending")
+        .await
+        .json();
+    assert!(
+        listed["data"]
+            .as_array()
+            .expect("list")
+            .iter()
+            .any(|q| q["id"] == id)
+    );
     let pending = supply_variants(h).await;
     let row = pending.iter().find(|v| v["id"] == variant).expect("listed");
     assert_eq!(row["pending_quote_id"], id);
@@ -187,10 +213,17 @@ pub async fn a_quote_is_made_accepted_and_received(h: &Harness) {
         .expect("variant shown");
     assert_eq!(shown["stock_hint"], json!((before + 40).min(100)));
     assert_eq!(h.available(VariantId::new(variant)).await, before + 40);
-    assert_no_keys(&product_view.json(), &["supply_price", "supplier", "supplier_id"], "product");
+    assert_no_keys(
+        &product_view.json(),
+        &["supply_price", "supplier", "supplier_id"],
+        "product",
+    );
     let after = supply_variants(h).await;
     let row = after.iter().find(|v| v["id"] == variant).expect("listed");
-    assert_eq!((row["available"].as_i64(), &row["supply_price"]), (Some(before + 40), &json!("37.25")));
+    assert_eq!(
+        (row["available"].as_i64(), &row["supply_price"]),
+        (Some(before + 40), &json!("37.25"))
+    );
     assert_eq!(row["pending_quote_id"], Value::Null);
     let again = h
         .post(
@@ -213,22 +246,50 @@ pub async fn quote_input_rules_are_enforced(h: &Harness) {
         (quote_body(variant, "0.00", 1), "unit_price"),
         (quote_body(variant, "-1", 1), "unit_price"),
         (quote_body(variant, "1.005", 1), "unit_price"),
-        (json!({"variant_id": variant, "unit_price": "5.00"}), "quantity"),
+        (
+            json!({"variant_id": variant, "unit_price": "5.00"}),
+            "quantity",
+        ),
         (quote_body(variant, "5.00", 0), "quantity"),
         (quote_body(variant, "5.00", 100_001), "quantity"),
-        (json!({"variant_id": "x", "unit_price": "5.00", "quantity": 1}), "variant_id"),
-        (json!({"variant_id": variant, "unit_price": "5.00", "quantity": 1, "valid_until": stamp(Duration::seconds(-1))}), "valid_until"),
-        (json!({"variant_id": variant, "unit_price": "5.00", "quantity": 1, "valid_until": stamp(Duration::days(91))}), "valid_until"),
-        (json!({"variant_id": variant, "unit_price": "5.00", "quantity": 1, "valid_until": "tomorrow"}), "valid_until"),
-        (json!({"variant_id": variant, "unit_price": "5.00", "quantity": 1, "note": "ن".repeat(501)}), "note"),
-        (json!({"variant_id": variant, "unit_price": "5.00", "quantity": 1, "note": "a\u{0}b"}), "note"),
-        (quote_body(h.fixture.plain_variant.get(), "5.00", 1), "variant_id"),
+        (
+            json!({"variant_id": "x", "unit_price": "5.00", "quantity": 1}),
+            "variant_id",
+        ),
+        (
+            json!({"variant_id": variant, "unit_price": "5.00", "quantity": 1, "valid_until": stamp(Duration::seconds(-1))}),
+            "valid_until",
+        ),
+        (
+            json!({"variant_id": variant, "unit_price": "5.00", "quantity": 1, "valid_until": stamp(Duration::days(91))}),
+            "valid_until",
+        ),
+        (
+            json!({"variant_id": variant, "unit_price": "5.00", "quantity": 1, "valid_until": "tomorrow"}),
+            "valid_until",
+        ),
+        (
+            json!({"variant_id": variant, "unit_price": "5.00", "quantity": 1, "note": "ن".repeat(501)}),
+            "note",
+        ),
+        (
+            json!({"variant_id": variant, "unit_price": "5.00", "quantity": 1, "note": "a\u{0}b"}),
+            "note",
+        ),
+        (
+            quote_body(h.fixture.plain_variant.get(), "5.00", 1),
+            "variant_id",
+        ),
         (quote_body(999_999, "5.00", 1), "variant_id"),
     ];
     for (body, field) in cases {
         let r = post_quote(h, &body, None).await;
         r.assert_error(422, "validation_failed");
-        assert!(r.error_fields().contains(&field.to_owned()), "{body}: {:?}", r.error_fields());
+        assert!(
+            r.error_fields().contains(&field.to_owned()),
+            "{body}: {:?}",
+            r.error_fields()
+        );
         assert_eq!(r.header("idempotent-replayed"), Some("false"));
     }
     let at_limit = json!({"variant_id": variant, "unit_price": 5, "quantity": 100_000, "valid_until": stamp(Duration::days(90)), "note": "ن".repeat(500)});
@@ -252,7 +313,10 @@ pub async fn quote_idempotency_replays_byte_for_byte(h: &Harness) {
     let replay = post_quote(h, &body, Some("quote-1")).await;
     assert_eq!(replay.status, 201);
     assert_eq!(replay.header("idempotent-replayed"), Some("true"));
-    assert_eq!(replay.json_without_request_id(), first.json_without_request_id());
+    assert_eq!(
+        replay.json_without_request_id(),
+        first.json_without_request_id()
+    );
     assert_eq!(replay.header("location"), first.header("location"));
     let quotes = h.get(SUPPLIER, "/api/v1/quotes").await.json();
     let made = quotes["data"]
@@ -275,20 +339,41 @@ pub async fn quote_idempotency_replays_byte_for_byte(h: &Harness) {
 /// (404); a quote past its `valid_until` is `expired` and can no longer be withdrawn.
 pub async fn quotes_are_withdrawn_once_and_expire(h: &Harness) {
     let (variant, _, _) = free_variant(h).await;
-    let q = post_quote(h, &quote_body(variant, "8.00", 2), None).await.json()["data"].clone();
+    let q = post_quote(h, &quote_body(variant, "8.00", 2), None)
+        .await
+        .json()["data"]
+        .clone();
     let id = q["id"].as_i64().expect("id");
-    let withdrawn = h.post(SUPPLIER, &format!("/api/v1/quotes/{id}/withdraw"), &json!({})).await;
+    let withdrawn = h
+        .post(
+            SUPPLIER,
+            &format!("/api/v1/quotes/{id}/withdraw"),
+            &json!({}),
+        )
+        .await;
     withdrawn.assert_ok("withdrawn");
     assert_eq!(withdrawn.json()["data"]["status"]["key"], "withdrawn");
-    h.post(SUPPLIER, &format!("/api/v1/quotes/{id}/withdraw"), &json!({}))
-        .await
-        .assert_conflict("not_withdrawable");
-    h.post(SUPPLIER, &format!("/api/v1/sandbox/quotes/{id}/decision"), &json!({"decision": "accept"}))
-        .await
-        .assert_conflict("move_not_allowed");
-    h.post(SUPPLIER, &format!("/api/v1/sandbox/quotes/{id}/decision"), &json!({"decision": "maybe"}))
-        .await
-        .assert_error(422, "validation_failed");
+    h.post(
+        SUPPLIER,
+        &format!("/api/v1/quotes/{id}/withdraw"),
+        &json!({}),
+    )
+    .await
+    .assert_conflict("not_withdrawable");
+    h.post(
+        SUPPLIER,
+        &format!("/api/v1/sandbox/quotes/{id}/decision"),
+        &json!({"decision": "accept"}),
+    )
+    .await
+    .assert_conflict("move_not_allowed");
+    h.post(
+        SUPPLIER,
+        &format!("/api/v1/sandbox/quotes/{id}/decision"),
+        &json!({"decision": "maybe"}),
+    )
+    .await
+    .assert_error(422, "validation_failed");
     // Another supplier's quote is not found.
     let op = h.engine.operator();
     let other = NewAccount::supplier("مورد تاني", "other-supplier@example.com", "01112223334")
@@ -302,12 +387,20 @@ pub async fn quotes_are_withdrawn_once_and_expire(h: &Harness) {
         .await
         .expect("key");
     let key = key.plaintext.as_str();
-    h.get(key, &format!("/api/v1/quotes/{id}")).await.assert_error(404, "not_found");
+    h.get(key, &format!("/api/v1/quotes/{id}"))
+        .await
+        .assert_error(404, "not_found");
     h.post(key, &format!("/api/v1/quotes/{id}/withdraw"), &json!({}))
         .await
         .assert_error(404, "not_found");
-    assert_eq!(h.get(key, "/api/v1/quotes").await.json()["meta"]["total"], 0);
-    assert_eq!(h.get(key, "/api/v1/supply/variants").await.json()["meta"]["total"], 0);
+    assert_eq!(
+        h.get(key, "/api/v1/quotes").await.json()["meta"]["total"],
+        0
+    );
+    assert_eq!(
+        h.get(key, "/api/v1/supply/variants").await.json()["meta"]["total"],
+        0
+    );
     // Expiry.
     let until = crate::time::cairo_timestamp(h.clock.now_utc() + Duration::days(1));
     let mut body = quote_body(variant, "9.00", 2);
@@ -315,16 +408,38 @@ pub async fn quotes_are_withdrawn_once_and_expire(h: &Harness) {
     let q = post_quote(h, &body, None).await.json()["data"].clone();
     let id = q["id"].as_i64().expect("id");
     h.clock.advance(Duration::days(2));
-    let expired = h.get(SUPPLIER, &format!("/api/v1/quotes/{id}")).await.json()["data"].clone();
+    let expired = h
+        .get(SUPPLIER, &format!("/api/v1/quotes/{id}"))
+        .await
+        .json()["data"]
+        .clone();
     assert_eq!(expired["status"]["key"], "expired");
     assert_eq!(expired["updated_at"], until);
-    let listed = h.get(SUPPLIER, "/api/v1/quotes?status=expired").await.json();
-    assert!(listed["data"].as_array().expect("list").iter().any(|q| q["id"] == id));
-    h.post(SUPPLIER, &format!("/api/v1/quotes/{id}/withdraw"), &json!({}))
+    let listed = h
+        .get(SUPPLIER, "/api/v1/quotes?status=expired")
         .await
-        .assert_conflict("not_withdrawable");
+        .json();
+    assert!(
+        listed["data"]
+            .as_array()
+            .expect("list")
+            .iter()
+            .any(|q| q["id"] == id)
+    );
+    h.post(
+        SUPPLIER,
+        &format!("/api/v1/quotes/{id}/withdraw"),
+        &json!({}),
+    )
+    .await
+    .assert_conflict("not_withdrawable");
     let fresh = post_quote(h, &quote_body(variant, "9.50", 2), None).await;
-    assert_eq!(fresh.status, 201, "an expired quote frees its variant: {}", text(&fresh));
+    assert_eq!(
+        fresh.status,
+        201,
+        "an expired quote frees its variant: {}",
+        text(&fresh)
+    );
 }
 
 /// A supplier's answers never carry a customer; a marketer's never carry the supply price

@@ -78,7 +78,10 @@ fn offer(account: AccountId, variant: VariantId, price: &str, quantity: i64) -> 
 }
 
 async fn quote(store: &dyn Store, new: NewQuote, now: i64) -> Quote {
-    store.insert_quote(new, at(now)).await.expect("insert quote")
+    store
+        .insert_quote(new, at(now))
+        .await
+        .expect("insert quote")
 }
 
 async fn variant_now(store: &dyn Store, product: ProductId, variant: VariantId) -> Variant {
@@ -103,7 +106,9 @@ pub async fn quotes_are_inserted_one_pending_per_variant(store: &dyn Store) {
     let s = supply(store, 5).await;
     let (me, rival) = (s.supplier.id, s.rival.id);
     for variant in [s.w.id, s.f.variant.id, s.v1.id.absent()] {
-        let refused = store.insert_quote(offer(me, variant, "10.00", 1), at(1)).await;
+        let refused = store
+            .insert_quote(offer(me, variant, "10.00", 1), at(1))
+            .await;
         assert!(
             matches!(refused, Err(InsertQuoteError::NotSuppliers)),
             "{variant}: {refused:?}"
@@ -117,27 +122,52 @@ pub async fn quotes_are_inserted_one_pending_per_variant(store: &dyn Store) {
     .await;
     assert_eq!(q1.account_id, me);
     assert_eq!((q1.variant_id, q1.product_id), (s.v1.id, s.product.id));
-    assert_eq!((q1.title.as_str(), q1.label.as_str()), ("Supplied Fan", "صغير"));
+    assert_eq!(
+        (q1.title.as_str(), q1.label.as_str()),
+        ("Supplied Fan", "صغير")
+    );
     assert_eq!((q1.unit_price, q1.quantity), (d("45.50"), 30));
     assert_eq!(q1.status, QuoteStatus::Pending);
     assert_eq!(q1.note.as_deref(), Some("تسليم خلال أسبوع"));
-    assert_eq!((q1.valid_until, q1.decided_at, q1.decision_note.clone()), (None, None, None));
+    assert_eq!(
+        (q1.valid_until, q1.decided_at, q1.decision_note.clone()),
+        (None, None, None)
+    );
     assert_eq!((q1.created_at, q1.updated_at), (at(10), at(10)));
-    let again = store.insert_quote(offer(me, s.v1.id, "40.00", 5), at(11)).await;
+    let again = store
+        .insert_quote(offer(me, s.v1.id, "40.00", 5), at(11))
+        .await;
     assert!(
         matches!(again, Err(InsertQuoteError::Pending { existing }) if existing == q1.id),
         "{again:?}"
     );
-    let q2 = quote(store, offer(me, s.v2.id, "99.99", 2).valid_until(at(500)), 12).await;
+    let q2 = quote(
+        store,
+        offer(me, s.v2.id, "99.99", 2).valid_until(at(500)),
+        12,
+    )
+    .await;
     assert_eq!(q2.valid_until, Some(at(500)));
     let q3 = quote(store, offer(rival, s.w.id, "19.00", 4), 13).await;
-    let all = store.quotes(me, &QuoteFilter::default(), page(1, 25), at(20)).await.unwrap();
+    let all = store
+        .quotes(me, &QuoteFilter::default(), page(1, 25), at(20))
+        .await
+        .unwrap();
     assert_eq!((quote_ids(&all), all.total), (vec![q2.id, q1.id], 2));
-    assert_eq!(store.quote(Some(me), q1.id, at(20)).await.unwrap(), Some(q1.clone()));
-    assert_eq!(store.quote(None, q1.id, at(20)).await.unwrap(), Some(q1.clone()));
+    assert_eq!(
+        store.quote(Some(me), q1.id, at(20)).await.unwrap(),
+        Some(q1.clone())
+    );
+    assert_eq!(
+        store.quote(None, q1.id, at(20)).await.unwrap(),
+        Some(q1.clone())
+    );
     assert_eq!(store.quote(Some(rival), q1.id, at(20)).await.unwrap(), None);
     assert_eq!(store.quote(Some(me), q3.id, at(20)).await.unwrap(), None);
-    assert_eq!(store.quote(None, q3.id.absent(), at(20)).await.unwrap(), None);
+    assert_eq!(
+        store.quote(None, q3.id.absent(), at(20)).await.unwrap(),
+        None
+    );
 }
 
 /// A pending quote past its `valid_until` reads `expired` (updated when it expired) in every
@@ -145,9 +175,17 @@ pub async fn quotes_are_inserted_one_pending_per_variant(store: &dyn Store) {
 pub async fn a_quote_past_its_end_is_expired_and_frees_its_variant(store: &dyn Store) {
     let s = supply(store, 5).await;
     let me = s.supplier.id;
-    let q = quote(store, offer(me, s.v1.id, "10.00", 3).valid_until(at(100)), 10).await;
+    let q = quote(
+        store,
+        offer(me, s.v1.id, "10.00", 3).valid_until(at(100)),
+        10,
+    )
+    .await;
     let read = |now: i64| store.quote(Some(me), q.id, at(now));
-    assert_eq!(read(99).await.unwrap().unwrap().status, QuoteStatus::Pending);
+    assert_eq!(
+        read(99).await.unwrap().unwrap().status,
+        QuoteStatus::Pending
+    );
     let expired = read(100).await.unwrap().unwrap();
     assert_eq!(expired.status, QuoteStatus::Expired);
     assert_eq!(expired.updated_at, at(100));
@@ -157,13 +195,22 @@ pub async fn a_quote_past_its_end_is_expired_and_frees_its_variant(store: &dyn S
             ..QuoteFilter::default()
         };
         async move {
-            let found = store.quotes(me, &filter, page(1, 25), at(now)).await.unwrap();
+            let found = store
+                .quotes(me, &filter, page(1, 25), at(now))
+                .await
+                .unwrap();
             quote_ids(&found)
         }
     };
     assert_eq!(listed(QuoteStatus::Pending, 99).await, vec![q.id]);
-    assert_eq!(listed(QuoteStatus::Expired, 99).await, Vec::<QuoteId>::new());
-    assert_eq!(listed(QuoteStatus::Pending, 100).await, Vec::<QuoteId>::new());
+    assert_eq!(
+        listed(QuoteStatus::Expired, 99).await,
+        Vec::<QuoteId>::new()
+    );
+    assert_eq!(
+        listed(QuoteStatus::Pending, 100).await,
+        Vec::<QuoteId>::new()
+    );
     assert_eq!(listed(QuoteStatus::Expired, 100).await, vec![q.id]);
     let since = |since: i64| {
         let filter = QuoteFilter {
@@ -171,7 +218,10 @@ pub async fn a_quote_past_its_end_is_expired_and_frees_its_variant(store: &dyn S
             ..QuoteFilter::default()
         };
         async move {
-            let found = store.quotes(me, &filter, page(1, 25), at(200)).await.unwrap();
+            let found = store
+                .quotes(me, &filter, page(1, 25), at(200))
+                .await
+                .unwrap();
             quote_ids(&found)
         }
     };
@@ -182,7 +232,9 @@ pub async fn a_quote_past_its_end_is_expired_and_frees_its_variant(store: &dyn S
         QuoteDecision::Reject { note: None },
         QuoteDecision::Withdraw,
     ] {
-        let refused = store.decide_quote(None, q.id, decision.clone(), at(100)).await;
+        let refused = store
+            .decide_quote(None, q.id, decision.clone(), at(100))
+            .await;
         assert!(
             matches!(
                 refused,
@@ -201,7 +253,10 @@ pub async fn a_quote_past_its_end_is_expired_and_frees_its_variant(store: &dyn S
     let next = quote(store, offer(me, s.v1.id, "11.00", 1), 150).await;
     assert_eq!(pending(&variants(150).await.unwrap()), Some(next.id));
     let old = read(150).await.unwrap().unwrap();
-    assert_eq!((old.status, old.updated_at), (QuoteStatus::Expired, at(100)));
+    assert_eq!(
+        (old.status, old.updated_at),
+        (QuoteStatus::Expired, at(100))
+    );
     assert_eq!(listed(QuoteStatus::Expired, 150).await, vec![q.id]);
     assert_eq!(listed(QuoteStatus::Pending, 150).await, vec![next.id]);
 }
@@ -222,7 +277,10 @@ pub async fn quotes_are_listed_newest_first_and_pending_first(store: &dyn Store)
         (quote_ids(&found), found.total)
     };
     let all = QuoteFilter::default();
-    assert_eq!(list(all.clone(), page(1, 25)).await, (vec![d1.id, b.id, a.id], 3));
+    assert_eq!(
+        list(all.clone(), page(1, 25)).await,
+        (vec![d1.id, b.id, a.id], 3)
+    );
     assert_eq!(list(all.clone(), page(2, 2)).await, (vec![a.id], 3));
     assert_eq!(list(all, page(3, 2)).await, (vec![], 3));
     let of_v1 = QuoteFilter {
@@ -278,19 +336,36 @@ pub async fn accepting_a_quote_receives_its_pieces_at_its_price(store: &dyn Stor
     let by_rival = store
         .decide_quote(Some(s.rival.id), q.id, QuoteDecision::Withdraw, at(15))
         .await;
-    assert!(matches!(by_rival, Err(QuoteDecisionError::NotFound)), "{by_rival:?}");
+    assert!(
+        matches!(by_rival, Err(QuoteDecisionError::NotFound)),
+        "{by_rival:?}"
+    );
     let missing = store
         .decide_quote(None, q.id.absent(), QuoteDecision::Withdraw, at(15))
         .await;
-    assert!(matches!(missing, Err(QuoteDecisionError::NotFound)), "{missing:?}");
+    assert!(
+        matches!(missing, Err(QuoteDecisionError::NotFound)),
+        "{missing:?}"
+    );
     let accepted = store
-        .decide_quote(None, q.id, QuoteDecision::Accept { note: note.clone() }, at(20))
+        .decide_quote(
+            None,
+            q.id,
+            QuoteDecision::Accept { note: note.clone() },
+            at(20),
+        )
         .await
         .unwrap();
     assert_eq!(accepted.status, QuoteStatus::Accepted);
     assert_eq!(accepted.decision_note, note);
-    assert_eq!((accepted.decided_at, accepted.updated_at), (Some(at(20)), at(20)));
-    assert_eq!(store.quote(Some(me), q.id, at(30)).await.unwrap(), Some(accepted.clone()));
+    assert_eq!(
+        (accepted.decided_at, accepted.updated_at),
+        (Some(at(20)), at(20))
+    );
+    assert_eq!(
+        store.quote(Some(me), q.id, at(30)).await.unwrap(),
+        Some(accepted.clone())
+    );
     let v = variant_now(store, s.product.id, s.v1.id).await;
     assert_eq!((v.available, v.supply_price), (12, d("40.50")));
     let product = store.product(s.product.id).await.unwrap().unwrap();
@@ -303,7 +378,11 @@ pub async fn accepting_a_quote_receives_its_pieces_at_its_price(store: &dyn Stor
         .collect();
     assert_eq!(received.len(), 1);
     assert_eq!(
-        (received[0].delta, received[0].quote_id, received[0].available_after),
+        (
+            received[0].delta,
+            received[0].quote_id,
+            received[0].available_after
+        ),
         (7, Some(q.id), 12)
     );
     for decision in [
@@ -322,8 +401,14 @@ pub async fn accepting_a_quote_receives_its_pieces_at_its_price(store: &dyn Stor
             "{again:?}"
         );
     }
-    assert_eq!(variant_now(store, s.product.id, s.v1.id).await.available, 12);
-    let variants = store.supply_variants(me, None, page(1, 25), at(50)).await.unwrap();
+    assert_eq!(
+        variant_now(store, s.product.id, s.v1.id).await.available,
+        12
+    );
+    let variants = store
+        .supply_variants(me, None, page(1, 25), at(50))
+        .await
+        .unwrap();
     assert_eq!(variants.items[0].pending_quote_id, None);
     assert_eq!(variants.items[0].supply_price, d("40.50"));
 }
@@ -354,12 +439,19 @@ pub async fn rejecting_and_withdrawing_move_no_stock(store: &dyn Store) {
         .await
         .unwrap();
     assert_eq!(withdrawn.status, QuoteStatus::Withdrawn);
-    assert_eq!((withdrawn.decision_note, withdrawn.decided_at), (None, Some(at(40))));
+    assert_eq!(
+        (withdrawn.decision_note, withdrawn.decided_at),
+        (None, Some(at(40)))
+    );
     let after = variant_now(store, s.product.id, s.v1.id).await;
     assert_eq!(after.available, before.available);
     assert_eq!(after.supply_price, before.supply_price);
     let q3 = quote(store, offer(me, s.v1.id, "31.00", 2), 50).await;
-    assert_eq!(q3.status, QuoteStatus::Pending, "a decided quote frees its variant");
+    assert_eq!(
+        q3.status,
+        QuoteStatus::Pending,
+        "a decided quote frees its variant"
+    );
 }
 
 /// The supplier's variants: its products' only, by id, with title, supply price, exact
@@ -368,20 +460,38 @@ pub async fn supply_variants_are_the_suppliers_own(store: &dyn Store) {
     let s = supply(store, 250).await;
     let me = s.supplier.id;
     let q = quote(store, offer(me, s.v2.id, "5.00", 1), 10).await;
-    let found = store.supply_variants(me, None, page(1, 25), at(20)).await.unwrap();
+    let found = store
+        .supply_variants(me, None, page(1, 25), at(20))
+        .await
+        .unwrap();
     assert_eq!(found.total, 2);
     let first = &found.items[0];
     assert_eq!((first.id, first.product_id), (s.v1.id, s.product.id));
     assert_eq!(first.product_title, "Supplied Fan");
     assert_eq!((first.label.as_str(), first.available), ("صغير", 250));
-    assert_eq!((first.supply_price, first.pending_quote_id), (s.v1.supply_price, None));
+    assert_eq!(
+        (first.supply_price, first.pending_quote_id),
+        (s.v1.supply_price, None)
+    );
     assert_eq!(found.items[1].id, s.v2.id);
     assert_eq!(found.items[1].pending_quote_id, Some(q.id));
-    let second = store.supply_variants(me, None, page(2, 1), at(20)).await.unwrap();
-    assert_eq!((ids(&second.items, |v| v.id), second.total), (vec![s.v2.id], 2));
-    let rivals = store.supply_variants(s.rival.id, None, page(1, 25), at(20)).await.unwrap();
+    let second = store
+        .supply_variants(me, None, page(2, 1), at(20))
+        .await
+        .unwrap();
+    assert_eq!(
+        (ids(&second.items, |v| v.id), second.total),
+        (vec![s.v2.id], 2)
+    );
+    let rivals = store
+        .supply_variants(s.rival.id, None, page(1, 25), at(20))
+        .await
+        .unwrap();
     assert_eq!(ids(&rivals.items, |v| v.id), vec![s.w.id]);
-    let marketer = store.supply_variants(s.f.account.id, None, page(1, 25), at(20)).await.unwrap();
+    let marketer = store
+        .supply_variants(s.f.account.id, None, page(1, 25), at(20))
+        .await
+        .unwrap();
     assert_eq!((marketer.items.len(), marketer.total), (0, 0));
     let late = store
         .supply_variants(me, Some(at(25)), page(1, 25), at(30))
@@ -396,7 +506,11 @@ pub async fn supply_variants_are_the_suppliers_own(store: &dyn Store) {
         .supply_variants(me, Some(at(40)), page(1, 25), at(50))
         .await
         .unwrap();
-    assert_eq!(ids(&since.items, |v| v.id), vec![s.v1.id, s.v2.id], "the product was bumped");
+    assert_eq!(
+        ids(&since.items, |v| v.id),
+        vec![s.v1.id, s.v2.id],
+        "the product was bumped"
+    );
     assert_eq!(since.items[1].available, 4);
 }
 
@@ -426,9 +540,16 @@ pub async fn concurrent_accepts_of_one_quote_accept_once(store: Arc<dyn Store>) 
         }
     }
     assert_eq!(won, 1);
-    assert_eq!(variant_now(&*store, s.product.id, s.v1.id).await.available, 14);
+    assert_eq!(
+        variant_now(&*store, s.product.id, s.v1.id).await.available,
+        14
+    );
     let history = store.stock_adjustments(s.v1.id, page(1, 25)).await.unwrap();
-    let received = history.items.iter().filter(|a| a.quote_id == Some(q.id)).count();
+    let received = history
+        .items
+        .iter()
+        .filter(|a| a.quote_id == Some(q.id))
+        .count();
     assert_eq!(received, 1);
 }
 
@@ -444,7 +565,9 @@ pub async fn a_quote_withdrawn_while_accepted_has_one_outcome(store: Arc<dyn Sto
             let store = store.clone();
             tokio::spawn(async move {
                 let decision = QuoteDecision::Accept { note: None };
-                store.decide_quote(None, q.id, decision, at(10 * round + 1)).await
+                store
+                    .decide_quote(None, q.id, decision, at(10 * round + 1))
+                    .await
             })
         };
         let withdraw = {
@@ -456,18 +579,32 @@ pub async fn a_quote_withdrawn_while_accepted_has_one_outcome(store: Arc<dyn Sto
             })
         };
         let (accepted, withdrawn) = (accept.await.unwrap(), withdraw.await.unwrap());
-        let final_status = store.quote(None, q.id, at(10 * round + 2)).await.unwrap().unwrap().status;
+        let final_status = store
+            .quote(None, q.id, at(10 * round + 2))
+            .await
+            .unwrap()
+            .unwrap()
+            .status;
         match (accepted, withdrawn) {
             (Ok(_), Err(QuoteDecisionError::NotPending { status })) => {
-                assert_eq!((status, final_status), (QuoteStatus::Accepted, QuoteStatus::Accepted));
+                assert_eq!(
+                    (status, final_status),
+                    (QuoteStatus::Accepted, QuoteStatus::Accepted)
+                );
                 expected += 3;
             }
             (Err(QuoteDecisionError::NotPending { status }), Ok(_)) => {
-                assert_eq!((status, final_status), (QuoteStatus::Withdrawn, QuoteStatus::Withdrawn));
+                assert_eq!(
+                    (status, final_status),
+                    (QuoteStatus::Withdrawn, QuoteStatus::Withdrawn)
+                );
             }
             other => panic!("round {round}: {other:?}"),
         }
-        assert_eq!(variant_now(&*store, s.product.id, s.v1.id).await.available, expected);
+        assert_eq!(
+            variant_now(&*store, s.product.id, s.v1.id).await.available,
+            expected
+        );
     }
 }
 
@@ -480,7 +617,9 @@ pub async fn concurrent_quotes_on_one_variant_leave_one_pending(store: Arc<dyn S
         let store = store.clone();
         let variant = s.v1.id;
         tasks.push(tokio::spawn(async move {
-            store.insert_quote(offer(me, variant, "10.00", 1 + n), at(n)).await
+            store
+                .insert_quote(offer(me, variant, "10.00", 1 + n), at(n))
+                .await
         }));
     }
     let (mut made, mut named) = (Vec::new(), Vec::new());
@@ -494,7 +633,10 @@ pub async fn concurrent_quotes_on_one_variant_leave_one_pending(store: Arc<dyn S
     assert_eq!(made.len(), 1, "one pending quote");
     assert_eq!(named.len(), 19);
     assert!(named.iter().all(|id| *id == made[0]), "{named:?}");
-    let all = store.quotes(me, &QuoteFilter::default(), page(1, 25), at(100)).await.unwrap();
+    let all = store
+        .quotes(me, &QuoteFilter::default(), page(1, 25), at(100))
+        .await
+        .unwrap();
     assert_eq!(quote_ids(&all), made);
 }
 
@@ -542,5 +684,8 @@ pub async fn quote_acceptance_and_concurrent_orders_keep_stock_exact(store: Arc<
     let left = variant_now(&*store, s.product.id, s.v1.id).await.available;
     assert_eq!(left, 10 + 30 - placed);
     assert!(left >= 0);
-    assert_eq!(all_orders(&*store, s.f.account.id).await.total, placed as u64);
+    assert_eq!(
+        all_orders(&*store, s.f.account.id).await.total,
+        placed as u64
+    );
 }
