@@ -106,19 +106,6 @@ impl Totalled for QuotePageRow {
     }
 }
 
-db_row! {
-    struct SupplyVariantRow {
-        id: i64,
-        product_id: i64,
-        product_title: String,
-        label: String,
-        supply_price: i64,
-        available: i64,
-        pending_quote_id: Option<i64>,
-        total: i64,
-    }
-}
-
 impl Totalled for SupplyVariantRow {
     fn total(&self) -> i64 {
         self.total

@@ -134,3 +134,18 @@ impl QuoteRow {
             .build())
     }
 }
+
+db_row! {
+    /// One of a supplier's variants, with its product's title, its pending quote and the
+    /// page's total (`COUNT(*) OVER ()`).
+    pub(crate) struct SupplyVariantRow {
+        pub(crate) id: i64,
+        pub(crate) product_id: i64,
+        pub(crate) product_title: String,
+        pub(crate) label: String,
+        pub(crate) supply_price: i64,
+        pub(crate) available: i64,
+        pub(crate) pending_quote_id: Option<i64>,
+        pub(crate) total: i64,
+    }
+}
