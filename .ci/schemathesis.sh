@@ -14,6 +14,10 @@ MAX_EXAMPLES="${SCHEMATHESIS_MAX_EXAMPLES:-20}"
 # Marketer A with the five abilities (webhooks:manage included) and a limit of 1,000,000 requests a minute, so that the
 # run tests the API rather than its rate limit (the 429 answers are checked by cargo test).
 KEY="${SCHEMATHESIS_KEY:-sk_demo_bench}"
+# The supplier's side (its variants and quotes, and their test-mode decision) is run with the
+# sandbox's supplier key: a marketer key gets 403 wrong_side there, and the supplier's there only.
+SUPPLIER_KEY="${SCHEMATHESIS_SUPPLIER_KEY:-sk_demo_supplier}"
+SUPPLY_PATHS='/api/v1/(supply/|quotes|sandbox/quotes/)'
 VENV=.ci/.venv
 
 if ! "$VENV/bin/schemathesis" --version 2>/dev/null | grep -q "$SCHEMATHESIS_VERSION" ||
@@ -34,6 +38,17 @@ source .ci/sandbox_server.sh
 # Only that health check is suppressed; every check still runs on every operation.
 "$VENV/bin/schemathesis" --config-file .ci/schemathesis.toml run "$url" \
   --header "Authorization: Bearer $KEY" \
+  --exclude-path-regex "$SUPPLY_PATHS" \
+  --checks all \
+  --suppress-health-check filter_too_much \
+  --phases examples,coverage,fuzzing,stateful \
+  --seed "$SEED" \
+  --max-examples "$MAX_EXAMPLES" \
+  --generation-database none \
+  --no-color
+"$VENV/bin/schemathesis" --config-file .ci/schemathesis.toml run "$url" \
+  --header "Authorization: Bearer $SUPPLIER_KEY" \
+  --include-path-regex "$SUPPLY_PATHS" \
   --checks all \
   --suppress-health-check filter_too_much \
   --phases examples,coverage,fuzzing,stateful \

@@ -110,6 +110,11 @@ pub enum ConflictReason {
     WebhookDisabled,
     /// Ping or redeliver while the endpoint has as many manual deliveries pending as it may.
     WebhookBusy,
+    /// `POST /quotes`: the variant already has a pending quote (`existing_quote_id` names it).
+    QuotePending,
+    /// `POST /quotes/{id}/withdraw`: the quote is no longer pending (decided, withdrawn or
+    /// expired).
+    NotWithdrawable,
 }
 
 impl ConflictReason {
@@ -123,6 +128,8 @@ impl ConflictReason {
         ConflictReason::WebhookLimit,
         ConflictReason::WebhookDisabled,
         ConflictReason::WebhookBusy,
+        ConflictReason::QuotePending,
+        ConflictReason::NotWithdrawable,
     ];
 
     /// The wire spelling.
@@ -136,6 +143,8 @@ impl ConflictReason {
             ConflictReason::WebhookLimit => "webhook_limit",
             ConflictReason::WebhookDisabled => "webhook_disabled",
             ConflictReason::WebhookBusy => "webhook_busy",
+            ConflictReason::QuotePending => "quote_pending",
+            ConflictReason::NotWithdrawable => "not_withdrawable",
         }
     }
 }

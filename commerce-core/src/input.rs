@@ -327,6 +327,22 @@ impl<'a> Fields<'a> {
         Some(raw)
     }
 
+    /// An optional instant: an ISO-8601 date-time string with an offset (as `updated_since`);
+    /// blank counts as absent.
+    pub fn optional_timestamp(&mut self, name: &str) -> Option<DateTime<Utc>> {
+        let raw = self.raw(name)?;
+        let text = raw.as_str().map(str::trim);
+        let parsed = text.and_then(parse_timestamp);
+        match (text, parsed) {
+            (Some(""), _) => None,
+            (_, None) => {
+                self.fail(name, messages::INVALID_TIMESTAMP);
+                None
+            }
+            (_, parsed) => parsed,
+        }
+    }
+
     /// A money amount (number or numeric string, 0 or more, at most 2 decimals).
     pub fn money(&mut self, name: &str, required: bool) -> Option<Decimal> {
         let Some(value) = self.raw(name) else {

@@ -31,6 +31,13 @@ pub const MAX_QUANTITY: i64 = 999;
 /// Most warranties on one line.
 pub const MAX_WARRANTIES: usize = 10;
 
+/// Largest `quantity` of a supplier's quote.
+pub const MAX_QUOTE_QUANTITY: i64 = 100_000;
+/// Longest `note` of a supplier's quote, in characters.
+pub const MAX_QUOTE_NOTE: usize = 500;
+/// How far ahead a quote's `valid_until` may be, in days.
+pub const MAX_QUOTE_DAYS: i64 = 90;
+
 /// Largest step of the sandbox's clock (`POST /sandbox/clock`, `advance_seconds`): 365 days.
 pub const MAX_CLOCK_ADVANCE_SECONDS: i64 = 31_536_000;
 /// Furthest the sandbox's clock may be ahead of the machine's, all steps together: 3,650 days

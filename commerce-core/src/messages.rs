@@ -4,7 +4,7 @@
 
 use rust_decimal::Decimal;
 
-use crate::model::{Ability, ApiStatus, OrderStatus, Problem, WithdrawalStatus};
+use crate::model::{Ability, ApiStatus, OrderStatus, Problem, QuoteStatus, WithdrawalStatus};
 
 /// 401 `unauthenticated`.
 pub const UNAUTHENTICATED: &str = "مفتاح الربط مش موجود أو غلط أو اتلغى أو انتهت صلاحيته.";
@@ -262,6 +262,32 @@ pub const NOT_IN_FUTURE: &str = "لازم يكون تاريخ جاي، بعد ا
 
 /// The same warranty twice on one line.
 pub const DUPLICATE_WARRANTY: &str = "نفس الضمان متكرر في السطر ده.";
+
+/// 409 `quote_pending`: the variant already has a quote awaiting a decision.
+pub const QUOTE_PENDING: &str =
+    "المنتج ده عليه عرض سعر لسه مستني قرار المنصة. استنى القرار أو اسحب العرض ده الأول.";
+/// 409 `not_withdrawable`: the quote is no longer pending.
+pub const NOT_WITHDRAWABLE: &str =
+    "عرض السعر ده مبقاش ينفع يتسحب: اتقبل أو اترفض أو اتسحب قبل كده أو انتهت مدته.";
+/// 409 `move_not_allowed` on a quote's decision (test mode): it is no longer pending.
+pub const QUOTE_NOT_PENDING: &str = "عرض السعر ده مبقاش مستني قرار.";
+/// 422 on a money amount that must be above zero (`unit_price` of a quote).
+pub const MUST_BE_POSITIVE: &str = "لازم يكون أكبر من صفر.";
+/// 422 on `variant_id` of a quote: not one of the supplier's variants.
+pub const NOT_SUPPLIERS_VARIANT: &str = "المنتج ده مش من منتجاتك.";
+/// 422 on `valid_until` of a quote: further ahead than allowed.
+pub const VALID_UNTIL_TOO_FAR: &str = "آخر معاد للعرض لازم يكون خلال 90 يوم من دلوقتي.";
+
+/// The Arabic label of a quote's status.
+pub fn quote_status_label(status: QuoteStatus) -> &'static str {
+    match status {
+        QuoteStatus::Pending => "مستني قرار المنصة",
+        QuoteStatus::Accepted => "اتقبل",
+        QuoteStatus::Rejected => "اترفض",
+        QuoteStatus::Withdrawn => "اتسحب",
+        QuoteStatus::Expired => "انتهت مدته",
+    }
+}
 
 /// The message of a field problem, as the API shows it under the field.
 pub fn problem(problem: Problem) -> String {

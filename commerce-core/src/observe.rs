@@ -47,7 +47,7 @@ use std::time::Duration;
 
 use http::StatusCode;
 
-use crate::model::{Order, Withdrawal};
+use crate::model::{Order, Quote, Withdrawal};
 
 /// Name of the span of one API request.
 pub const REQUEST_SPAN: &str = "commerce.request";
@@ -262,5 +262,18 @@ pub(crate) fn withdrawal(withdrawal: &Withdrawal, what: &'static str) {
         amount = %withdrawal.amount,
         supply_amount = %withdrawal.supply_amount,
         "{what}"
+    );
+}
+
+/// A quote decided (accepted, rejected or withdrawn), as an `INFO` event.
+pub(crate) fn quote_decided(quote: &Quote) {
+    tracing::info!(
+        quote_id = quote.id.get(),
+        account_id = quote.account_id.get(),
+        variant_id = quote.variant_id.get(),
+        status = quote.status.as_str(),
+        unit_price = %quote.unit_price,
+        quantity = quote.quantity,
+        "quote decided"
     );
 }

@@ -9,6 +9,7 @@ use std::sync::Arc;
 mod back_office;
 mod catalog;
 mod errors;
+mod quotes;
 mod stock;
 mod webhooks;
 

@@ -4,7 +4,7 @@ use http::{HeaderValue, Method, header};
 
 use crate::error::{ApiError, ErrorCode};
 use crate::messages;
-use crate::model::{Ability, DeliveryId, OrderId, ProductId, Side, WebhookId};
+use crate::model::{Ability, DeliveryId, OrderId, ProductId, QuoteId, Side, WebhookId};
 
 /// The path prefix every endpoint lives under.
 pub const API_PREFIX: &str = "/api/v1";
@@ -48,10 +48,6 @@ pub enum Sides {
     /// Marketers only (catalogue, shipping, orders, webhooks).
     Marketer,
     /// Suppliers only (the supply side: variants, quotes, statement).
-    #[allow(
-        dead_code,
-        reason = "the supply side's endpoints (issue 31) are declared with it in the table"
-    )]
     Supplier,
 }
 

@@ -9,6 +9,7 @@ use crate::model::*;
 use crate::operator::{DraftLine, KeySpec, OperatorError, OrderDraft};
 
 mod demo_login;
+mod quotes;
 
 pub use demo_login::{DEMO_ACCOUNT_COOKIE, DemoLogin, account_pages};
 
@@ -91,6 +92,8 @@ pub struct Sandbox {
     pub ready_order: OrderId,
     /// Marketer A's legacy order (`DEMO-LEGACY`, number `100001`).
     pub legacy_order: OrderId,
+    /// The supplier's quotes: pending, accepted, rejected (none when it owns no variant).
+    pub supplier_quotes: Vec<QuoteId>,
 }
 
 fn money(text: &str) -> Decimal {
@@ -636,6 +639,12 @@ pub async fn seed(engine: &Engine) -> Result<Sandbox, OperatorError> {
         .await?;
     op.complete_withdrawal(withdrawal.id, "TRX-DEMO-1".into(), None)
         .await?;
+    let busy: Vec<VariantId> = featured_variants
+        .iter()
+        .copied()
+        .chain([first_variants[2]])
+        .collect();
+    let supplier_quotes = quotes::seed(engine, supplier.id, &busy).await?;
 
     Ok(Sandbox {
         marketer_a: a.id,
@@ -658,5 +667,6 @@ pub async fn seed(engine: &Engine) -> Result<Sandbox, OperatorError> {
         held_order: held.id,
         ready_order: ready.id,
         legacy_order: legacy.id,
+        supplier_quotes,
     })
 }

@@ -16,6 +16,9 @@ use crate::model::*;
 use crate::money::{money_string, serde_money};
 use crate::time::cairo_timestamp;
 
+mod supply;
+pub use supply::*;
+
 /// A JSON response with the right content type, never cached.
 pub fn json_response(status: StatusCode, body: impl Into<Bytes>) -> Response<Bytes> {
     let mut response = Response::new(body.into());

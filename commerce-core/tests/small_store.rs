@@ -48,6 +48,8 @@ struct Tables {
     delivery_count: i64,
     /// Each delivery with its lease.
     deliveries: Vec<(Delivery, Option<Lease>)>,
+    /// Suppliers' quotes, as stored (a pending one past its end reads `expired`).
+    quotes: Vec<Quote>,
 }
 
 /// Who holds a claimed delivery, and until when.
@@ -91,6 +93,19 @@ fn page_of<'a, T: Clone + 'a>(items: impl Iterator<Item = &'a T>, page: PageRequ
 }
 
 impl Tables {
+    /// A quote as read at `now`: its product's title and its variant's label now, its status
+    /// as of `now`.
+    fn quote_now(&self, quote: &Quote, now: DateTime<Utc>) -> Quote {
+        let mut quote = quote.clone();
+        if let Some(p) = self.products.iter().find(|p| p.id == quote.product_id) {
+            quote.title.clone_from(&p.title);
+            if let Some(v) = p.variants.iter().find(|v| v.id == quote.variant_id) {
+                quote.label.clone_from(&v.label);
+            }
+        }
+        quote.as_of(now)
+    }
+
     fn variant_mut(&mut self, id: VariantId) -> Option<(&mut Variant, &mut DateTime<Utc>)> {
         self.products.iter_mut().find_map(|p| {
             let updated = &mut p.updated_at;
@@ -1246,6 +1261,167 @@ impl WebhookStore for SmallStore {
         t.deliveries
             .retain(|(d, _)| d.status == DeliveryStatus::Pending || d.created_at >= before);
         Ok((was - t.deliveries.len()) as u64)
+    }
+}
+
+/// Whether a stored quote is pending at `now` (not decided, not expired).
+fn pending_at(quote: &Quote, now: DateTime<Utc>) -> bool {
+    quote.status == QuoteStatus::Pending && !Quote::expired_at(quote.status, quote.valid_until, now)
+}
+
+#[async_trait]
+impl SupplyStore for SmallStore {
+    async fn insert_quote(
+        &self,
+        new: NewQuote,
+        now: DateTime<Utc>,
+    ) -> Result<Quote, InsertQuoteError> {
+        let mut t = self.lock();
+        let found = t.products.iter().find_map(|p| {
+            let v = p.variants.iter().find(|v| v.id == new.variant_id)?;
+            Some((p.id, p.title.clone(), v.label.clone(), p.supplier_id))
+        });
+        let pending = t
+            .quotes
+            .iter()
+            .find(|q| q.variant_id == new.variant_id && pending_at(q, now))
+            .map(|q| q.id);
+        new.admit(found.as_ref().and_then(|f| f.3), pending)?;
+        let Some((product, title, label, _)) = found else {
+            return Err(InsertQuoteError::NotSuppliers);
+        };
+        let quote = Quote::builder()
+            .id(QuoteId::new(next_id(t.quotes.len())))
+            .account_id(new.account_id)
+            .variant_id(new.variant_id)
+            .product_id(product)
+            .title(title)
+            .label(label)
+            .unit_price(new.unit_price)
+            .quantity(new.quantity)
+            .status(QuoteStatus::Pending)
+            .maybe_valid_until(new.valid_until)
+            .maybe_note(new.note)
+            .created_at(now)
+            .updated_at(now)
+            .build();
+        t.quotes.push(quote.clone());
+        Ok(quote)
+    }
+
+    async fn quote(
+        &self,
+        account: Option<AccountId>,
+        id: QuoteId,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Quote>, StoreError> {
+        let t = self.lock();
+        Ok(t.quotes
+            .iter()
+            .find(|q| q.id == id && account.is_none_or(|a| q.account_id == a))
+            .map(|q| t.quote_now(q, now)))
+    }
+
+    async fn quotes(
+        &self,
+        account: AccountId,
+        filter: &QuoteFilter,
+        page: PageRequest,
+        now: DateTime<Utc>,
+    ) -> Result<Page<Quote>, StoreError> {
+        let t = self.lock();
+        let found: Vec<Quote> = t
+            .quotes
+            .iter()
+            .rev()
+            .filter(|q| q.account_id == account)
+            .map(|q| t.quote_now(q, now))
+            .filter(|q| filter.keeps(q))
+            .collect();
+        Ok(page_of(found.iter(), page))
+    }
+
+    async fn find_quotes(
+        &self,
+        query: &QuoteQuery,
+        page: PageRequest,
+        now: DateTime<Utc>,
+    ) -> Result<Page<Quote>, StoreError> {
+        let t = self.lock();
+        let mut found: Vec<Quote> = t
+            .quotes
+            .iter()
+            .map(|q| t.quote_now(q, now))
+            .filter(|q| query.keeps(q))
+            .collect();
+        found.sort_by_key(QuoteQuery::sort_key);
+        Ok(page_of(found.iter(), page))
+    }
+
+    async fn decide_quote(
+        &self,
+        account: Option<AccountId>,
+        id: QuoteId,
+        decision: QuoteDecision,
+        now: DateTime<Utc>,
+    ) -> Result<Quote, QuoteDecisionError> {
+        let mut t = self.lock();
+        let index = t
+            .quotes
+            .iter()
+            .position(|q| q.id == id && account.is_none_or(|a| q.account_id == a))
+            .ok_or(QuoteDecisionError::NotFound)?;
+        let mut quote = t.quotes[index].clone();
+        quote.decide(&decision, now)?;
+        if let QuoteDecision::Accept { .. } = decision {
+            // The supply price and the received pieces, under the same lock.
+            let (variant, _) = t
+                .variant_mut(quote.variant_id)
+                .ok_or(QuoteDecisionError::Store(StoreError::NotFound))?;
+            variant.supply_price = quote.unit_price;
+            let received =
+                NewStockAdjustment::new(quote.variant_id, quote.quantity, StockReason::Received)
+                    .for_quote(quote.id);
+            t.adjust(received, now)?;
+        }
+        t.quotes[index] = quote.clone();
+        Ok(t.quote_now(&quote, now))
+    }
+
+    async fn supply_variants(
+        &self,
+        account: AccountId,
+        updated_since: Option<DateTime<Utc>>,
+        page: PageRequest,
+        now: DateTime<Utc>,
+    ) -> Result<Page<SupplyVariant>, StoreError> {
+        let t = self.lock();
+        let mut found: Vec<SupplyVariant> = t
+            .products
+            .iter()
+            .filter(|p| p.supplier_id == Some(account))
+            .filter(|p| updated_since.is_none_or(|since| p.updated_at >= since))
+            .flat_map(|p| {
+                p.variants.iter().map(|v| {
+                    let pending = t
+                        .quotes
+                        .iter()
+                        .find(|q| q.variant_id == v.id && pending_at(q, now))
+                        .map(|q| q.id);
+                    SupplyVariant::builder()
+                        .id(v.id)
+                        .product_id(p.id)
+                        .product_title(p.title.clone())
+                        .label(v.label.clone())
+                        .supply_price(v.supply_price)
+                        .available(v.available)
+                        .maybe_pending_quote_id(pending)
+                        .build()
+                })
+            })
+            .collect();
+        found.sort_by_key(|v| v.id);
+        Ok(page_of(found.iter(), page))
     }
 }
 

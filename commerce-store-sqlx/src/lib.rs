@@ -208,6 +208,7 @@ mod shipping;
 mod sql_store;
 mod statement;
 mod stock;
+mod supply;
 mod wallet;
 mod webhooks;
 mod withdrawals;

@@ -1,17 +1,21 @@
-//! `Idempotency-Key` on `POST /orders` (docs/idempotency.md): the header, the request fingerprint, and
-//! the replayed response.
+//! `Idempotency-Key` on `POST /orders` and `POST /quotes` (docs/idempotency.md): the header,
+//! the request fingerprint, the protocol ([`run`]) and the replayed response.
 
 use std::fmt::Write as _;
+use std::future::Future;
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Response, StatusCode, header};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::error::ApiError;
+use super::Ctx;
+use crate::error::{ApiError, ConflictReason};
 use crate::limits::MAX_IDEMPOTENCY_KEY;
 use crate::messages;
-use crate::model::{OrderId, StoredResponse};
+use crate::model::{IdempotencyClaim, IdempotencyScope, OrderId, StoredResponse};
+use crate::routes::API_PREFIX;
+use crate::store::{IdempotencyBegin, StoreError};
 use crate::wire;
 
 /// The request header.
@@ -105,21 +109,161 @@ pub(crate) fn mark(response: &mut Response<Bytes>, replayed: bool) {
     );
 }
 
-/// The stored first response, byte for byte, with its `Location`.
-pub(crate) fn replay(stored: StoredResponse, mount: &str) -> Response<Bytes> {
-    let location = serde_json::from_slice::<Value>(&stored.body)
+/// The `Location` of the record `id` of a collection (`orders`, `quotes`), under the path the
+/// API is mounted at.
+pub(crate) fn location(mount: &str, collection: &str, id: i64) -> HeaderValue {
+    HeaderValue::from_str(&format!("{mount}{API_PREFIX}/{collection}/{id}")).unwrap_or_else(|_| {
+        HeaderValue::from_str(&format!("{API_PREFIX}/{collection}/{id}"))
+            .expect("digits are a valid header")
+    })
+}
+
+/// The stored first response, byte for byte, with its `Location` in `collection`.
+fn replay(stored: StoredResponse, mount: &str, collection: &str) -> Response<Bytes> {
+    let id = serde_json::from_slice::<Value>(&stored.body)
         .ok()
         .and_then(|v| v.pointer("/data/id").and_then(Value::as_i64));
     let status = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::CREATED);
     let mut response = wire::json_response(status, stored.body);
-    if let Some(id) = location {
-        response.headers_mut().insert(
-            header::LOCATION,
-            super::orders::location(mount, OrderId::new(id)),
-        );
+    if let Some(id) = id {
+        response
+            .headers_mut()
+            .insert(header::LOCATION, location(mount, collection, id));
     }
     mark(&mut response, true);
     response
+}
+
+/// 409: the first request with this key is still being processed (or this request outlived
+/// the stale time and a retry took its key over).
+pub(crate) fn in_flight() -> ApiError {
+    ApiError::conflict(
+        ConflictReason::IdempotencyInProgress,
+        messages::IDEMPOTENCY_IN_FLIGHT,
+    )
+}
+
+/// A create under the idempotency protocol (docs/idempotency.md): the request `POST {path}`
+/// with the JSON `body`, creating a record of `collection`.
+pub(crate) struct Create<'a> {
+    /// The request's path as the fingerprint takes it (`/api/v1/orders`).
+    pub path: &'a str,
+    /// The collection of the created record, for the replay's `Location` (`orders`).
+    pub collection: &'a str,
+    /// The path the API is mounted under.
+    pub mount: &'a str,
+    /// The request's `Idempotency-Key`, if any ([`key`]).
+    pub key: Option<String>,
+    /// The request's body.
+    pub body: Value,
+}
+
+/// Runs a create under the protocol: without a key, `perform(None)`; with one, begins the
+/// key's record, then replays a finished first response, refuses another body (409
+/// `idempotency_key_reused`) or a first request still running (409
+/// `idempotency_in_progress`), answers with the order a dead first request placed
+/// (`recover`), or performs the request holding the key (`perform(Some(claim))`), keeps its
+/// response and marks it; a request that fails gives the key up. Every answer carries
+/// `Idempotent-Replayed`.
+pub(crate) async fn run<P, PF, R, RF>(
+    ctx: &Ctx<'_>,
+    create: Create<'_>,
+    perform: P,
+    recover: R,
+) -> Result<Response<Bytes>, ApiError>
+where
+    P: FnOnce(Option<IdempotencyClaim>) -> PF,
+    PF: Future<Output = Result<Response<Bytes>, ApiError>>,
+    R: FnOnce(OrderId) -> RF,
+    RF: Future<Output = Result<Response<Bytes>, ApiError>>,
+{
+    run_once(ctx, create, perform, recover)
+        .await
+        .map_err(not_replayed)
+}
+
+/// An error answer of an idempotent create: `Idempotent-Replayed: false`.
+pub(crate) fn not_replayed(error: ApiError) -> ApiError {
+    error.with_header(
+        http::HeaderName::from_static(REPLAYED_HEADER),
+        HeaderValue::from_static("false"),
+    )
+}
+
+async fn run_once<P, PF, R, RF>(
+    ctx: &Ctx<'_>,
+    create: Create<'_>,
+    perform: P,
+    recover: R,
+) -> Result<Response<Bytes>, ApiError>
+where
+    P: FnOnce(Option<IdempotencyClaim>) -> PF,
+    PF: Future<Output = Result<Response<Bytes>, ApiError>>,
+    R: FnOnce(OrderId) -> RF,
+    RF: Future<Output = Result<Response<Bytes>, ApiError>>,
+{
+    let Some(key) = create.key else {
+        let mut response = perform(None).await?;
+        mark(&mut response, false);
+        return Ok(response);
+    };
+    // This request's own token: a retry that takes the record over fences it out.
+    let claim = IdempotencyClaim::new(IdempotencyScope {
+        account_id: ctx.caller.account.id,
+        key,
+    });
+    let fingerprint = fingerprint("POST", create.path, &create.body);
+    let config = ctx.config();
+    let begin = ctx
+        .store()
+        .begin_idempotent(
+            &claim,
+            &fingerprint,
+            ctx.now,
+            ctx.now - config.idempotency_ttl,
+            ctx.now - config.idempotency_stale_after,
+        )
+        .await?;
+    let (result, replayed) = match begin {
+        IdempotencyBegin::Replay(stored) => {
+            return Ok(replay(stored, create.mount, create.collection));
+        }
+        IdempotencyBegin::Mismatch => {
+            return Err(ApiError::conflict(
+                ConflictReason::IdempotencyKeyReused,
+                messages::IDEMPOTENCY_MISMATCH,
+            ));
+        }
+        IdempotencyBegin::InFlight => return Err(in_flight()),
+        IdempotencyBegin::Recovered(id) => (recover(id).await, true),
+        IdempotencyBegin::Started => (perform(Some(claim.clone())).await, false),
+    };
+    match result {
+        Ok(mut response) => {
+            let stored = StoredResponse {
+                status: response.status().as_u16(),
+                body: response.body().to_vec(),
+            };
+            match ctx.store().finish_idempotent(&claim, stored).await {
+                Ok(()) => {}
+                // A retry took the record over after this request made its record (it
+                // outlived the stale time): the retry answers with that same record and keeps
+                // its own response; this one is true as well, and stands unkept.
+                Err(StoreError::NotFound) => {
+                    tracing::warn!("idempotency record taken over before the response was kept");
+                }
+                Err(error) => return Err(error.into()),
+            }
+            mark(&mut response, replayed);
+            Ok(response)
+        }
+        Err(error) => {
+            if let Err(store_error) = ctx.store().abandon_idempotent(&claim).await {
+                tracing::error!(%store_error, "could not release an idempotency key");
+            }
+            Err(error)
+        }
+    }
 }
 
 #[cfg(test)]

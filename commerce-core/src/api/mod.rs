@@ -5,6 +5,7 @@ pub(crate) mod checkout;
 mod idempotency;
 mod me;
 pub(crate) mod orders;
+mod quotes;
 mod sandbox;
 mod shipping;
 mod statement;

@@ -1,7 +1,7 @@
 //! `GET /orders`, `GET /orders/{id}`, `POST /orders`, `POST /orders/{id}/cancel`.
 
 use bytes::Bytes;
-use http::{HeaderMap, HeaderValue, Response, StatusCode, header};
+use http::{HeaderMap, Response, StatusCode, header};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -14,17 +14,8 @@ use crate::input::{Fields, Query, json_object};
 use crate::limits::{MAX_NOTE, MAX_REASON, MAX_REFERENCE, MAX_TEXT};
 use crate::messages;
 use crate::model::*;
-use crate::routes::API_PREFIX;
-use crate::store::{IdempotencyBegin, PagedOrder, StatusChange, StatusChangeError, StoreError};
+use crate::store::{PagedOrder, StatusChange, StatusChangeError, StoreError};
 use crate::wire::{self, OrderView};
-
-/// The `Location` of an order, under the path the API is mounted at.
-pub(crate) fn location(mount: &str, id: OrderId) -> HeaderValue {
-    HeaderValue::from_str(&format!("{mount}{API_PREFIX}/orders/{id}")).unwrap_or_else(|_| {
-        HeaderValue::from_str(&format!("{API_PREFIX}/orders/{id}"))
-            .expect("digits are a valid header")
-    })
-}
 
 pub(super) async fn list(
     ctx: &Ctx<'_>,
@@ -119,19 +110,11 @@ fn read_order(object: &Map<String, Value>) -> Result<OrderRequest, ApiError> {
 fn created(order: &Order, ctx: &Ctx<'_>, mount: &str) -> Response<Bytes> {
     let body = wire::data_body(&OrderView::new(order, ctx.payout_rules()));
     let mut response = wire::json_response(StatusCode::CREATED, body);
+    response.headers_mut().insert(
+        header::LOCATION,
+        idempotency::location(mount, "orders", order.id.get()),
+    );
     response
-        .headers_mut()
-        .insert(header::LOCATION, location(mount, order.id));
-    response
-}
-
-/// 409: the first request with this key is still being processed (or this request outlived
-/// the stale time and a retry took its key over: the retry's order is the key's order).
-fn in_flight() -> ApiError {
-    ApiError::conflict(
-        ConflictReason::IdempotencyInProgress,
-        messages::IDEMPOTENCY_IN_FLIGHT,
-    )
 }
 
 fn duplicate(existing_id: OrderId, existing_number: String) -> ApiError {
@@ -143,102 +126,38 @@ fn duplicate(existing_id: OrderId, existing_number: String) -> ApiError {
     .with_extra("existing_order_number", existing_number)
 }
 
-/// `POST /orders`: every response says whether it is a replay.
+/// `POST /orders`: under the idempotency protocol ([`idempotency::run`]); every response says
+/// whether it is a replay.
 pub(super) async fn create(
     ctx: &Ctx<'_>,
     mount: &str,
     headers: &HeaderMap,
     body: &Bytes,
 ) -> Result<Response<Bytes>, ApiError> {
-    match create_once(ctx, mount, headers, body).await {
-        Ok(response) => Ok(response),
-        Err(error) => Err(error.with_header(
-            http::HeaderName::from_static(idempotency::REPLAYED_HEADER),
-            HeaderValue::from_static("false"),
-        )),
-    }
-}
-
-async fn create_once(
-    ctx: &Ctx<'_>,
-    mount: &str,
-    headers: &HeaderMap,
-    body: &Bytes,
-) -> Result<Response<Bytes>, ApiError> {
-    let object = json_object(body, false)?;
-    let key = idempotency::key(headers)?;
-    let request = read_order(&object)?;
-    let Some(key) = key else {
-        let mut response = register(ctx, mount, request, None).await?;
-        idempotency::mark(&mut response, false);
-        return Ok(response);
+    let read = || {
+        let object = json_object(body, false)?;
+        let key = idempotency::key(headers)?;
+        let request = read_order(&object)?;
+        Ok::<_, ApiError>((object, key, request))
     };
-
-    // This request's own token: a retry that takes the record over fences it out.
-    let claim = IdempotencyClaim::new(IdempotencyScope {
-        account_id: ctx.caller.account.id,
+    let (object, key, request) = read().map_err(idempotency::not_replayed)?;
+    let create = idempotency::Create {
+        path: "/api/v1/orders",
+        collection: "orders",
+        mount,
         key,
-    });
-    let fingerprint = idempotency::fingerprint("POST", "/api/v1/orders", &Value::Object(object));
-    let config = ctx.config();
-    let begin = ctx
-        .store()
-        .begin_idempotent(
-            &claim,
-            &fingerprint,
-            ctx.now,
-            ctx.now - config.idempotency_ttl,
-            ctx.now - config.idempotency_stale_after,
-        )
-        .await?;
-    let (result, replayed) = match begin {
-        IdempotencyBegin::Replay(stored) => return Ok(idempotency::replay(stored, mount)),
-        IdempotencyBegin::Mismatch => {
-            return Err(ApiError::conflict(
-                ConflictReason::IdempotencyKeyReused,
-                messages::IDEMPOTENCY_MISMATCH,
-            ));
-        }
-        IdempotencyBegin::InFlight => return Err(in_flight()),
-        IdempotencyBegin::Recovered(id) => {
-            let order = ctx
-                .store()
-                .order(Some(claim.scope.account_id), id)
-                .await?
-                .ok_or_else(ApiError::server)?;
-            (Ok(created(&order, ctx, mount)), true)
-        }
-        IdempotencyBegin::Started => (
-            register(ctx, mount, request, Some(claim.clone())).await,
-            false,
-        ),
+        body: Value::Object(object),
     };
-    match result {
-        Ok(mut response) => {
-            let stored = StoredResponse {
-                status: response.status().as_u16(),
-                body: response.body().to_vec(),
-            };
-            match ctx.store().finish_idempotent(&claim, stored).await {
-                Ok(()) => {}
-                // A retry took the record over after this request placed its order (it
-                // outlived the stale time): the retry answers with that same order and keeps
-                // its own response; this one is true as well, and stands unkept.
-                Err(StoreError::NotFound) => {
-                    tracing::warn!("idempotency record taken over before the response was kept");
-                }
-                Err(error) => return Err(error.into()),
-            }
-            idempotency::mark(&mut response, replayed);
-            Ok(response)
-        }
-        Err(error) => {
-            if let Err(store_error) = ctx.store().abandon_idempotent(&claim).await {
-                tracing::error!(%store_error, "could not release an idempotency key");
-            }
-            Err(error)
-        }
-    }
+    let perform = |claim| register(ctx, mount, request, claim);
+    let recover = |id| async move {
+        let order = ctx
+            .store()
+            .order(Some(ctx.caller.account.id), id)
+            .await?
+            .ok_or_else(ApiError::server)?;
+        Ok(created(&order, ctx, mount))
+    };
+    idempotency::run(ctx, create, perform, recover).await
 }
 
 /// Checks, prices and registers an order; 201 with the order.
@@ -303,7 +222,7 @@ impl From<PlaceError> for ApiError {
                 existing_number,
             } => duplicate(existing_id, existing_number),
             PlaceError::NoFreeNumber => ApiError::server(),
-            PlaceError::IdempotencyLost => in_flight(),
+            PlaceError::IdempotencyLost => idempotency::in_flight(),
             PlaceError::Store(error) => error.into(),
         }
     }

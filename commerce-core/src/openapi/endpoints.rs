@@ -106,6 +106,10 @@ pub(super) enum QueryParam {
     From,
     /// `to`, a Cairo day (the statement).
     To,
+    /// A quote's `status`.
+    QuoteStatus,
+    /// `variant_id` (a supplier's quotes).
+    VariantId,
 }
 
 const PAGED: &[QueryParam] = &[QueryParam::Page, QueryParam::PerPage];

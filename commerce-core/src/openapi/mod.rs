@@ -34,7 +34,7 @@ use crate::model::*;
 use crate::routes::{API_PREFIX, ROUTES};
 use crate::wire::{
     AccountView, CategoryView, DeliveryView, ListMeta, Money, OrderView, ProductView, QuoteView,
-    ShippingOptionView, Stamp, StatusView, WebhookView,
+    ShippingOptionView, Stamp, StatusView, SupplierQuoteView, SupplyVariantView, WebhookView,
 };
 
 mod endpoints;
@@ -146,6 +146,8 @@ fn build() -> Value {
     register::<StatusView>(&mut schemas);
     register::<WebhookView>(&mut schemas);
     register::<DeliveryView>(&mut schemas);
+    register::<SupplierQuoteView>(&mut schemas);
+    register::<SupplyVariantView>(&mut schemas);
     register::<ListMeta>(&mut schemas);
     register::<Money>(&mut schemas);
     register::<Stamp>(&mut schemas);
@@ -194,6 +196,8 @@ fn build() -> Value {
                 "wallet",
                 "statement",
                 "webhooks",
+                "supply",
+                "quotes",
                 "meta",
                 "sandbox",
             ]

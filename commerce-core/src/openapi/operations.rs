@@ -103,6 +103,19 @@ fn query_parameter(param: QueryParam) -> utoipa::openapi::path::Parameter {
             "Only entries written on this day (Cairo time, `YYYY-MM-DD`) or earlier.",
             string_schema(DATE_INPUT, None).into(),
         ),
+        QuoteStatus => (
+            "status",
+            "One quote status (`expired`: pending quotes past their `valid_until`).",
+            crate::model::QuoteStatus::schema(),
+        ),
+        VariantId => (
+            "variant_id",
+            "Only quotes of this variant.",
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .minimum(Some(1))
+                .into(),
+        ),
     };
     ParameterBuilder::new()
         .name(name)

@@ -6,14 +6,15 @@ use serde_json::{Map, Value, json};
 use crate::error::{ConflictReason, ErrorCode};
 use crate::limits::{
     MAX_CLOCK_ADVANCE_SECONDS, MAX_DESCRIPTION, MAX_LINES, MAX_NOTE, MAX_PHONE, MAX_QUANTITY,
-    MAX_REASON, MAX_REFERENCE, MAX_REQUEST_ID, MAX_TEXT, MAX_URL, MAX_WARRANTIES,
+    MAX_QUOTE_NOTE, MAX_QUOTE_QUANTITY, MAX_REASON, MAX_REFERENCE, MAX_REQUEST_ID, MAX_TEXT,
+    MAX_URL, MAX_WARRANTIES,
 };
 use crate::model::*;
 use crate::money::MAX_AMOUNT;
 
 use super::{
     BLANK, EVENT_ID, JSON, MONEY_INPUT, MULTI_LINE, MULTI_LINE_FILLED, OPTIONAL_PHONE, PHONE,
-    SINGLE_LINE, SINGLE_LINE_FILLED,
+    SINGLE_LINE, SINGLE_LINE_FILLED, TIMESTAMP_INPUT,
 };
 
 fn enum_of<T: Copy>(values: &[T], as_str: fn(T) -> &'static str) -> Value {
@@ -186,6 +187,7 @@ pub(super) fn written_schemas() -> Map<String, Value> {
                         "retry_after": {"type": "integer", "minimum": 1},
                         "existing_order_id": {"type": "integer", "minimum": 1},
                         "existing_order_number": {"type": "string"},
+                        "existing_quote_id": {"type": "integer", "minimum": 1},
                         "reason": {
                             "type": "string",
                             "enum": conflict_reasons,
@@ -215,6 +217,41 @@ pub(super) fn written_schemas() -> Map<String, Value> {
                 "type": "object",
                 "required": ["full_name", "phone", "address", "shipping_option_id", "governorate_id", "lines"],
                 "properties": order_properties,
+            }),
+        ),
+        (
+            "SupplierQuoteRequest",
+            json!({
+                "type": "object",
+                "required": ["variant_id", "unit_price", "quantity"],
+                "properties": {
+                    "variant_id": id_input(),
+                    "unit_price": {
+                        "description": "The price per piece: a JSON number or a numeric string, above zero, at most two decimals.",
+                        "oneOf": [
+                            {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_AMOUNT.to_string().parse::<u64>().unwrap_or(1_000_000_000), "multipleOf": 0.01},
+                            {"type": "string", "pattern": MONEY_INPUT},
+                        ],
+                    },
+                    "quantity": {"type": "integer", "minimum": 1, "maximum": MAX_QUOTE_QUANTITY},
+                    "valid_until": nullable(json!({
+                        "type": "string",
+                        "pattern": TIMESTAMP_INPUT,
+                        "description": "The offer's end: after now, at most 90 days ahead.",
+                    })),
+                    "note": optional_text(MULTI_LINE, MAX_QUOTE_NOTE),
+                },
+            }),
+        ),
+        (
+            "QuoteDecisionRequest",
+            json!({
+                "type": "object",
+                "required": ["decision"],
+                "properties": {
+                    "decision": {"type": "string", "enum": ["accept", "reject"]},
+                    "note": optional_text(MULTI_LINE, MAX_QUOTE_NOTE),
+                },
             }),
         ),
         (

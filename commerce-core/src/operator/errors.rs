@@ -99,6 +99,13 @@ pub enum Conflict {
         /// The limit.
         limit: usize,
     },
+    /// The quote is not pending (accepted, rejected, withdrawn or expired): it cannot be
+    /// decided.
+    #[error("the quote is {status}, not pending")]
+    QuoteNotPending {
+        /// Its status now.
+        status: QuoteStatus,
+    },
     /// A value that must be unique is taken already (a category slug, an account email, a
     /// governorate name): look the record up instead of creating it again.
     #[error("{0} already used")]
@@ -128,6 +135,7 @@ impl Conflict {
             Conflict::DuplicateExternalReference { .. } => Some(R::DuplicateExternalReference),
             Conflict::WebhookDisabled => Some(R::WebhookDisabled),
             Conflict::WebhookBusy { .. } => Some(R::WebhookBusy),
+            Conflict::QuoteNotPending { .. } => Some(R::MoveNotAllowed),
             Conflict::OverReadyBalance { .. }
             | Conflict::ApiStatusNotAllowed { .. }
             | Conflict::ApiAccessNotApproved { .. }

@@ -437,6 +437,102 @@ macro_rules! endpoint_table {
                     conflicts: &[ConflictReason::WebhookDisabled, ConflictReason::WebhookBusy],
                 },
             }
+            /// `GET /supply/variants`: the supplier's variants.
+            SupplyVariants = GET "/supply/variants" {
+                name: "supply.variants",
+                abilities: [QuotesRead],
+                sides: Supplier,
+                key: true,
+                billing: Free,
+                handler: |ctx, call| quotes::variants(ctx, call.query).await,
+                openapi: {
+                    summary: "The supplier's variants: supply price, exact stock, pending quote",
+                    tag: "supply",
+                    success: (200, Some(Page("SupplyVariantView"))),
+                    query: &[QueryParam::Page, QueryParam::PerPage, QueryParam::UpdatedSince],
+                    errors: &[422],
+                },
+            }
+            /// `GET /quotes`.
+            ListQuotes = GET "/quotes" {
+                name: "quotes.list",
+                abilities: [QuotesRead],
+                sides: Supplier,
+                key: true,
+                billing: Free,
+                handler: |ctx, call| quotes::list(ctx, call.query).await,
+                openapi: {
+                    summary: "The supplier's quotes, newest first, with filters and sync",
+                    tag: "quotes",
+                    success: (200, Some(Page("SupplierQuoteView"))),
+                    query: &[
+                        QueryParam::Page,
+                        QueryParam::PerPage,
+                        QueryParam::QuoteStatus,
+                        QueryParam::VariantId,
+                        QueryParam::UpdatedSince,
+                    ],
+                    errors: &[422],
+                },
+            }
+            /// `POST /quotes`.
+            CreateQuote = POST "/quotes" {
+                name: "quotes.create",
+                abilities: [QuotesWrite],
+                sides: Supplier,
+                key: true,
+                billing: Free,
+                handler: |ctx, call| quotes::create(ctx, call.mount, call.headers, call.body).await,
+                openapi: {
+                    summary: "Offers pieces of a variant at a price (Idempotency-Key makes a retry safe)",
+                    tag: "quotes",
+                    success: (201, Some(Data("SupplierQuoteView"))),
+                    request: Some(("SupplierQuoteRequest", false)),
+                    errors: &[409, 422],
+                    conflicts: &[
+                        ConflictReason::QuotePending,
+                        ConflictReason::IdempotencyKeyReused,
+                        ConflictReason::IdempotencyInProgress,
+                    ],
+                    idempotent: true,
+                    location: Some("The new quote's URL."),
+                    links: &[
+                        Link::from_body("GetQuote", "quotes.show"),
+                        Link::from_body("WithdrawQuote", "quotes.withdraw"),
+                    ],
+                },
+            }
+            /// `GET /quotes/{id}`.
+            Quote(id: QuoteId) = GET "/quotes/{id}" {
+                name: "quotes.show",
+                abilities: [QuotesRead],
+                sides: Supplier,
+                key: true,
+                billing: Free,
+                handler: |ctx, _| quotes::show(ctx, id).await,
+                openapi: {
+                    summary: "One of the supplier's quotes",
+                    tag: "quotes",
+                    success: (200, Some(Data("SupplierQuoteView"))),
+                    errors: &[404],
+                },
+            }
+            /// `POST /quotes/{id}/withdraw`.
+            WithdrawQuote(id: QuoteId) = POST "/quotes/{id}/withdraw" {
+                name: "quotes.withdraw",
+                abilities: [QuotesWrite],
+                sides: Supplier,
+                key: true,
+                billing: Free,
+                handler: |ctx, _| quotes::withdraw(ctx, id).await,
+                openapi: {
+                    summary: "Withdraws a pending quote",
+                    tag: "quotes",
+                    success: (200, Some(Data("SupplierQuoteView"))),
+                    errors: &[404, 409],
+                    conflicts: &[ConflictReason::NotWithdrawable],
+                },
+            }
             /// `GET /openapi.json`: the OpenAPI document, served without a key.
             OpenApi = GET "/openapi.json" {
                 name: "openapi.show",
@@ -465,6 +561,24 @@ macro_rules! endpoint_table {
                     tag: "sandbox",
                     success: (200, Some(Data("OrderView"))),
                     request: Some(("SandboxMoveRequest", false)),
+                    errors: &[404, 409, 422],
+                    conflicts: &[ConflictReason::MoveNotAllowed],
+                },
+            }
+            /// `POST /sandbox/quotes/{id}/decision` (test mode only): the platform's decision
+            /// on one of the supplier's quotes.
+            SandboxDecideQuote(id: QuoteId) = POST "/sandbox/quotes/{id}/decision" {
+                name: "sandbox.quotes.decision",
+                abilities: [QuotesWrite],
+                sides: Supplier,
+                key: true,
+                billing: Free,
+                handler: |ctx, call| quotes::sandbox_decision(ctx, id, call.body).await,
+                openapi: {
+                    summary: "Sandbox test mode: accepts or rejects one of the caller's quotes as the platform would",
+                    tag: "sandbox",
+                    success: (200, Some(Data("SupplierQuoteView"))),
+                    request: Some(("QuoteDecisionRequest", false)),
                     errors: &[404, 409, 422],
                     conflicts: &[ConflictReason::MoveNotAllowed],
                 },

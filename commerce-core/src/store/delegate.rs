@@ -1,8 +1,8 @@
 //! The one delegation list of the store contract, and the macro that turns it into a wrapper.
 //!
-//! [`store_methods!`] names every method of the seven store traits once: its concern, its
+//! [`store_methods!`] names every method of the eight store traits once: its concern, its
 //! arguments, what it returns, and (for the moves the engine reports) the event the tracing
-//! layer emits after it. [`forward_store!`] implements the seven traits for a wrapper from
+//! layer emits after it. [`forward_store!`] implements the eight traits for a wrapper from
 //! that list, each method one call of the wrapper's `around` with the [`Operation`] and the
 //! wrapped backend's future; so a wrapper is its `around` and nothing else (the hook layer
 //! [`Hooked`](super::Hooked), the tracing layer [`Traced`](super::Traced), the test store
@@ -251,11 +251,42 @@ macro_rules! store_methods {
                 fn purge_deliveries(before: DateTime<Utc>) -> Result<u64, StoreError>;
                 fn webhook_backlog(now: DateTime<Utc>) -> Result<WebhookBacklog, StoreError>;
             }
+            Supply SupplyStore {
+                fn insert_quote(new: NewQuote, now: DateTime<Utc>) -> Result<Quote, InsertQuoteError>;
+                fn quote(
+                    account: Option<AccountId>,
+                    id: QuoteId,
+                    now: DateTime<Utc>
+                ) -> Result<Option<Quote>, StoreError>;
+                fn quotes(
+                    account: AccountId,
+                    filter: &QuoteFilter,
+                    page: PageRequest,
+                    now: DateTime<Utc>
+                ) -> Result<Page<Quote>, StoreError>;
+                fn find_quotes(
+                    query: &QuoteQuery,
+                    page: PageRequest,
+                    now: DateTime<Utc>
+                ) -> Result<Page<Quote>, StoreError>;
+                fn decide_quote(
+                    account: Option<AccountId>,
+                    id: QuoteId,
+                    decision: QuoteDecision,
+                    now: DateTime<Utc>
+                ) -> Result<Quote, QuoteDecisionError> [quote_decided];
+                fn supply_variants(
+                    account: AccountId,
+                    updated_since: Option<DateTime<Utc>>,
+                    page: PageRequest,
+                    now: DateTime<Utc>
+                ) -> Result<Page<SupplyVariant>, StoreError>;
+            }
         }
     };
 }
 
-/// Implements the seven store traits for a wrapper from [`store_methods!`]:
+/// Implements the eight store traits for a wrapper from [`store_methods!`]:
 ///
 /// ```ignore
 /// forward_store!(impl for Wrapper => inner);

@@ -12,7 +12,7 @@ use super::*;
 use crate::earnings::WalletTotals;
 use crate::model::*;
 
-/// The concern a store operation belongs to: which of the seven store traits declares it.
+/// The concern a store operation belongs to: which of the eight store traits declares it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Concern {
@@ -30,6 +30,8 @@ pub enum Concern {
     Withdrawals,
     /// [`WebhookStore`](super::WebhookStore).
     Webhooks,
+    /// [`SupplyStore`](super::SupplyStore).
+    Supply,
 }
 
 impl Concern {
@@ -43,6 +45,7 @@ impl Concern {
             Concern::Meter => "meter",
             Concern::Withdrawals => "withdrawals",
             Concern::Webhooks => "webhooks",
+            Concern::Supply => "supply",
         }
     }
 }

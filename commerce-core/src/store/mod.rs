@@ -1,7 +1,7 @@
 //! The storage contract and the in-memory store.
 //!
 //! A store keeps everything the engine reads and writes. Its contract is split by concern into
-//! seven traits, each a set of atomic domain operations:
+//! eight traits, each a set of atomic domain operations:
 //!
 //! | Trait | Concern |
 //! |---|---|
@@ -12,8 +12,9 @@
 //! | [`MeterStore`] | the billing meter |
 //! | [`WithdrawalStore`] | withdrawal requests |
 //! | [`WebhookStore`] | webhook endpoints and the outbox of their deliveries |
+//! | [`SupplyStore`] | a supplier's quotes and its view of its variants |
 //!
-//! [`Store`] is all seven at once, implemented for every type that implements them; the engine
+//! [`Store`] is all eight at once, implemented for every type that implements them; the engine
 //! holds an `Arc<dyn Store>`. The rules a backend must apply are decided here, once, so that a
 //! backend only persists: [`idempotency::decide`](IdempotencyRecord::decide) says what to do
 //! with the record found under a key, and [`StatusMove::check`] says whether an order may move
@@ -26,8 +27,8 @@
 //!
 //! # One backend for every concern
 //!
-//! The seven traits divide the contract for reading, not for deployment: a store implements
-//! all seven over the same data, and nothing assembles a store from one backend per concern.
+//! The eight traits divide the contract for reading, not for deployment: a store implements
+//! all eight over the same data, and nothing assembles a store from one backend per concern.
 //! The operations cut across the concerns, and each must be atomic:
 //!
 //! - [`OrderStore::place_order`] reserves stock (catalogue), counts the order operation on the
@@ -92,6 +93,7 @@ mod meter;
 mod orders;
 mod statement;
 mod stock;
+mod supply;
 pub(crate) mod traced;
 mod webhooks;
 mod withdrawals;
@@ -110,6 +112,7 @@ pub use orders::{
 };
 pub use statement::SupplyBooking;
 pub use stock::{StockError, restock_delta, restock_within, restocks};
+pub use supply::{InsertQuoteError, QuoteDecisionError, SupplyStore};
 pub(crate) use traced::Traced;
 pub use webhooks::{
     ClaimRoom, InsertWebhookError, MAX_PENDING_MANUAL, MAX_WEBHOOKS_PER_ACCOUNT,
@@ -150,7 +153,7 @@ pub fn next_updated_at(
 /// The conformance suites in `commerce_core::testing` (feature `testing`) check all three,
 /// cancellation included (`testing::cancellation`).
 ///
-/// `Store` has no methods of its own: it is the seven concern traits together, implemented for
+/// `Store` has no methods of its own: it is the eight concern traits together, implemented for
 /// every type that implements them. Call its methods with the concern traits in scope
 /// (`use commerce_core::store::*`, or the [`prelude`]).
 pub trait Store:
@@ -161,6 +164,7 @@ pub trait Store:
     + MeterStore
     + WithdrawalStore
     + WebhookStore
+    + SupplyStore
     + 'static
 {
 }
@@ -173,6 +177,7 @@ impl<T> Store for T where
         + MeterStore
         + WithdrawalStore
         + WebhookStore
+        + SupplyStore
         + 'static
 {
 }
@@ -181,7 +186,7 @@ impl<T> Store for T where
 /// `use commerce_core::store::prelude::*;`.
 pub mod prelude {
     pub use super::{
-        AccountStore, CatalogStore, IdempotencyStore, MeterStore, OrderStore, Store, WebhookStore,
-        WithdrawalStore,
+        AccountStore, CatalogStore, IdempotencyStore, MeterStore, OrderStore, Store, SupplyStore,
+        WebhookStore, WithdrawalStore,
     };
 }

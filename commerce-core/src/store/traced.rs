@@ -14,7 +14,7 @@ use crate::model::*;
 /// The engine's tracing layer over a store: every operation in a `commerce.store` span
 /// ([`observe::STORE_SPAN`](crate::observe::STORE_SPAN), level `DEBUG`, fields `concern` and
 /// `operation`), a child of the request's span, and an `INFO` event when an order is placed or
-/// moved and when a withdrawal is requested or decided ([`events`]).
+/// moved when a withdrawal is requested or decided, and when a quote is decided ([`events`]).
 ///
 /// Why here: every store call of the engine and its operator goes through one
 /// `Arc<dyn Store>`, so wrapping it once covers them all without touching a handler or a
@@ -87,6 +87,16 @@ pub(crate) mod events {
         _: &DateTime<Utc>,
     ) -> impl FnOnce(&Withdrawal) + Send + use<> {
         |withdrawal| observe::withdrawal(withdrawal, "withdrawal requested")
+    }
+
+    /// `decide_quote`: "quote decided".
+    pub(crate) fn quote_decided(
+        _: &Option<crate::model::AccountId>,
+        _: &crate::model::QuoteId,
+        _: &crate::model::QuoteDecision,
+        _: &DateTime<Utc>,
+    ) -> impl FnOnce(&crate::model::Quote) + Send + use<> {
+        observe::quote_decided
     }
 
     /// `decide_withdrawal`: "withdrawal decided".

@@ -1,4 +1,4 @@
-//! Rows of idempotency records, withdrawals and statement entries.
+//! Rows of idempotency records, withdrawals, statement entries and quotes.
 
 use commerce_core::model::*;
 use commerce_core::money::from_piastres;
@@ -124,5 +124,72 @@ impl StatementEntryRow {
             .maybe_withdrawal_id(self.withdrawal_id.map(WithdrawalId::new))
             .at(instant(self.at))
             .build())
+    }
+}
+
+db_row! {
+    /// A quote with its product's title and its variant's label.
+    pub(crate) struct QuoteRow {
+        id: i64,
+        account_id: i64,
+        variant_id: i64,
+        product_id: i64,
+        title: String,
+        label: String,
+        unit_price: i64,
+        quantity: i64,
+        status: String,
+        valid_until: Option<i64>,
+        note: Option<String>,
+        decision_note: Option<String>,
+        decided_at: Option<i64>,
+        created_at: i64,
+        updated_at: i64,
+    }
+}
+
+db_row! {
+    /// A quote of a page, with the page's total (`COUNT(*) OVER ()`).
+    pub(crate) struct QuotePageRow {
+        @flatten pub(crate) quote: QuoteRow,
+        pub(crate) total: i64,
+    }
+}
+
+impl QuoteRow {
+    /// The quote as stored (its status not yet read as of an instant: [`Quote::as_of`]).
+    pub(crate) fn into_domain(self) -> Result<Quote, StoreError> {
+        Ok(Quote::builder()
+            .id(QuoteId::new(self.id))
+            .account_id(AccountId::new(self.account_id))
+            .variant_id(VariantId::new(self.variant_id))
+            .product_id(ProductId::new(self.product_id))
+            .title(self.title)
+            .label(self.label)
+            .unit_price(from_piastres(self.unit_price))
+            .quantity(self.quantity)
+            .status(parse(&self.status, QuoteStatus::parse, "quote status")?)
+            .maybe_valid_until(self.valid_until.map(instant))
+            .maybe_note(self.note)
+            .maybe_decision_note(self.decision_note)
+            .maybe_decided_at(self.decided_at.map(instant))
+            .created_at(instant(self.created_at))
+            .updated_at(instant(self.updated_at))
+            .build())
+    }
+}
+
+db_row! {
+    /// One of a supplier's variants, with its product's title, its pending quote and the
+    /// page's total (`COUNT(*) OVER ()`).
+    pub(crate) struct SupplyVariantRow {
+        pub(crate) id: i64,
+        pub(crate) product_id: i64,
+        pub(crate) product_title: String,
+        pub(crate) label: String,
+        pub(crate) supply_price: i64,
+        pub(crate) available: i64,
+        pub(crate) pending_quote_id: Option<i64>,
+        pub(crate) total: i64,
     }
 }

@@ -8,6 +8,7 @@ mod meter;
 mod orders;
 mod statement;
 mod stock;
+mod supply;
 mod webhooks;
 mod withdrawals;
 
@@ -88,6 +89,8 @@ struct State {
     pending_deliveries: webhooks::PendingDeliveries,
     /// Every delivery of each endpoint (its list, a URL change, the expiry).
     deliveries_by_webhook: webhooks::ByWebhook,
+    /// Suppliers' quotes.
+    quotes: supply::Quotes,
 }
 
 impl State {

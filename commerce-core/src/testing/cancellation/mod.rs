@@ -40,10 +40,12 @@ use crate::model::*;
 use crate::operator::KeySpec;
 
 mod checks;
+mod quotes;
 mod tcp;
 mod yielding;
 
 use checks::{Baseline, assert_consistent, assert_every_endpoint_answers};
+pub use quotes::quote_writes_dropped_at_any_await_are_whole_or_nothing;
 
 /// How an operation's future is cut short.
 #[derive(Debug, Clone, Copy)]
@@ -585,6 +587,7 @@ macro_rules! cancellation_tests {
         $crate::cancellation_tests!(@cases $attrs $harness;
             requests_dropped_at_any_await_leave_the_store_consistent,
             requests_abandoned_by_their_callers_are_completed,
+            quote_writes_dropped_at_any_await_are_whole_or_nothing,
         );
     };
     ($($input:tt)+) => {

@@ -54,6 +54,7 @@ mod request_ids;
 mod sandbox;
 mod shipping;
 mod statement;
+mod supply;
 mod wallet;
 mod webhook_limits;
 mod webhook_urls;
@@ -145,6 +146,12 @@ macro_rules! for_each_http_case {
             (owner_pages::owner_pages_escape_names_and_hide_other_accounts_keys),
             (owner_pages::owner_pages_show_errors_next_to_their_fields),
             (owner_pages::owner_pages_wallet_and_withdrawals),
+            (supply::supply_endpoints_are_for_suppliers_only),
+            (supply::a_quote_is_made_accepted_and_received),
+            (supply::quote_input_rules_are_enforced),
+            (supply::quote_idempotency_replays_byte_for_byte),
+            (supply::quotes_are_withdrawn_once_and_expire),
+            (supply::each_side_sees_only_its_own),
         ] }
     };
 }
@@ -232,6 +239,7 @@ mod tests {
         ("webhooks.rs", include_str!("webhooks.rs")),
         ("webhook_limits.rs", include_str!("webhook_limits.rs")),
         ("webhook_urls.rs", include_str!("webhook_urls.rs")),
+        ("supply.rs", include_str!("supply.rs")),
     ];
 
     /// The names of the `pub async fn`s of `source` that take a harness (`&Harness`): the

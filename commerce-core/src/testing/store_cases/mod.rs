@@ -42,6 +42,7 @@ mod meter;
 mod moves;
 mod order_reads;
 mod placing;
+mod quotes;
 mod races;
 mod removals;
 mod shipping;
@@ -66,6 +67,7 @@ pub use meter::*;
 pub use moves::*;
 pub use order_reads::*;
 pub use placing::*;
+pub use quotes::*;
 pub use races::*;
 pub use removals::*;
 pub use shipping::*;
@@ -152,6 +154,12 @@ macro_rules! __with_store_cases {
                 accounts_are_searched_filtered_and_queued,
                 withdrawals_across_accounts_queue_and_totals,
                 webhooks_across_accounts_by_state_and_failing_streak,
+                quotes_are_inserted_one_pending_per_variant,
+                a_quote_past_its_end_is_expired_and_frees_its_variant,
+                quotes_are_listed_newest_first_and_pending_first,
+                accepting_a_quote_receives_its_pieces_at_its_price,
+                rejecting_and_withdrawing_move_no_stock,
+                supply_variants_are_the_suppliers_own,
                 stock_moves_by_deltas_and_keeps_reservations,
                 adjusting_below_zero_is_refused_and_writes_nothing,
                 stock_history_is_listed_newest_first_with_its_cause,
@@ -173,6 +181,10 @@ macro_rules! __with_store_cases {
                 concurrent_claims_never_share_a_delivery,
                 concurrent_manual_deliveries_never_exceed_the_limit,
                 concurrent_claims_keep_the_per_endpoint_limit,
+                concurrent_accepts_of_one_quote_accept_once,
+                a_quote_withdrawn_while_accepted_has_one_outcome,
+                concurrent_quotes_on_one_variant_leave_one_pending,
+                quote_acceptance_and_concurrent_orders_keep_stock_exact,
                 concurrent_adjustments_and_orders_keep_stock_exact,
             ]
         }
@@ -218,6 +230,7 @@ mod tests {
         include_str!("webhook_claims.rs"),
         include_str!("back_office.rs"),
         include_str!("back_office_payouts.rs"),
+        include_str!("quotes.rs"),
         include_str!("stock.rs"),
     ];
 

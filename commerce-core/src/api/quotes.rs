@@ -1,0 +1,221 @@
+//! The supply side (docs/suppliers.md): `GET /supply/variants`, `POST /quotes`, `GET /quotes`,
+//! `GET /quotes/{id}`, `POST /quotes/{id}/withdraw`, and test mode's
+//! `POST /sandbox/quotes/{id}/decision`. Suppliers only (the dispatch table's sides).
+
+use bytes::Bytes;
+use chrono::{DateTime, Duration, Utc};
+use http::{HeaderMap, Response, StatusCode, header};
+use serde_json::{Map, Value};
+
+use super::Ctx;
+use super::idempotency;
+use crate::error::{ApiError, ConflictReason, FieldErrors};
+use crate::input::{Fields, Query, json_object};
+use crate::limits::{MAX_QUOTE_DAYS, MAX_QUOTE_NOTE, MAX_QUOTE_QUANTITY};
+use crate::messages;
+use crate::model::*;
+use crate::store::{InsertQuoteError, QuoteDecisionError};
+use crate::wire::{self, SupplierQuoteView, SupplyVariantView};
+
+/// `GET /supply/variants`: the supplier's variants, by id; filter `updated_since`.
+pub(super) async fn variants(
+    ctx: &Ctx<'_>,
+    raw_query: Option<&str>,
+) -> Result<Response<Bytes>, ApiError> {
+    let mut query = Query::parse(raw_query);
+    let page = query.page();
+    let updated_since = query.timestamp("updated_since");
+    query.finish()?;
+    let found = ctx
+        .store()
+        .supply_variants(ctx.caller.account.id, updated_since, page, ctx.now)
+        .await?;
+    let views: Vec<SupplyVariantView<'_>> = found.items.iter().map(Into::into).collect();
+    super::ok_list(&views, page, found.total)
+}
+
+/// `GET /quotes`: the supplier's quotes, newest first; filters `status`, `variant_id`,
+/// `updated_since`.
+pub(super) async fn list(
+    ctx: &Ctx<'_>,
+    raw_query: Option<&str>,
+) -> Result<Response<Bytes>, ApiError> {
+    let mut query = Query::parse(raw_query);
+    let page = query.page();
+    let filter = QuoteFilter {
+        status: query.one_of("status", QuoteStatus::parse),
+        variant_id: query.integer("variant_id", 1, i64::MAX).map(VariantId::new),
+        updated_since: query.timestamp("updated_since"),
+    };
+    query.finish()?;
+    let found = ctx
+        .store()
+        .quotes(ctx.caller.account.id, &filter, page, ctx.now)
+        .await?;
+    let views: Vec<SupplierQuoteView<'_>> =
+        found.items.iter().map(SupplierQuoteView::new).collect();
+    super::ok_list(&views, page, found.total)
+}
+
+/// `GET /quotes/{id}`: one of the supplier's quotes (another account's is 404).
+pub(super) async fn show(ctx: &Ctx<'_>, id: QuoteId) -> Result<Response<Bytes>, ApiError> {
+    let quote = ctx
+        .store()
+        .quote(Some(ctx.caller.account.id), id, ctx.now)
+        .await?
+        .ok_or_else(ApiError::not_found)?;
+    super::ok_data(&SupplierQuoteView::new(&quote))
+}
+
+/// The body of `POST /quotes`, checked (docs/suppliers.md): `unit_price` money above zero,
+/// `quantity` 1 to [`MAX_QUOTE_QUANTITY`], `valid_until` after `now` and at most
+/// [`MAX_QUOTE_DAYS`] days ahead, `note` up to [`MAX_QUOTE_NOTE`] characters.
+fn read_quote(
+    object: &Map<String, Value>,
+    account: AccountId,
+    now: DateTime<Utc>,
+) -> Result<NewQuote, ApiError> {
+    let mut errors = FieldErrors::new();
+    let mut f = Fields::new(object, String::new(), &mut errors);
+    let variant = f.required_integer("variant_id", 1, i64::MAX);
+    let unit_price = f.money("unit_price", true);
+    if unit_price.is_some_and(|price| price <= rust_decimal::Decimal::ZERO) {
+        f.fail("unit_price", messages::MUST_BE_POSITIVE);
+    }
+    let quantity = f.required_integer("quantity", 1, MAX_QUOTE_QUANTITY);
+    let valid_until = f.optional_timestamp("valid_until");
+    match valid_until {
+        Some(until) if until <= now => f.fail("valid_until", messages::NOT_IN_FUTURE),
+        Some(until) if until > now + Duration::days(MAX_QUOTE_DAYS) => {
+            f.fail("valid_until", messages::VALID_UNTIL_TOO_FAR);
+        }
+        _ => {}
+    }
+    let note = f.optional_text("note", MAX_QUOTE_NOTE);
+    match (variant, unit_price, quantity) {
+        (Some(variant), Some(price), Some(quantity)) if errors.is_empty() => {
+            let mut new = NewQuote::new(account, VariantId::new(variant), price, quantity);
+            new.valid_until = valid_until;
+            new.note = note;
+            Ok(new)
+        }
+        _ => Err(ApiError::validation(errors)),
+    }
+}
+
+/// `POST /quotes`: a pending quote, under the idempotency protocol of `POST /orders`
+/// ([`idempotency::run`]).
+pub(super) async fn create(
+    ctx: &Ctx<'_>,
+    mount: &str,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<Response<Bytes>, ApiError> {
+    let read = || {
+        let object = json_object(body, false)?;
+        let key = idempotency::key(headers)?;
+        let new = read_quote(&object, ctx.caller.account.id, ctx.now)?;
+        Ok::<_, ApiError>((object, key, new))
+    };
+    let (object, key, new) = read().map_err(idempotency::not_replayed)?;
+    let create = idempotency::Create {
+        path: "/api/v1/quotes",
+        collection: "quotes",
+        mount,
+        key,
+        body: Value::Object(object),
+    };
+    // A quote is not linked to its key's record (an order is): a first request that died
+    // after its insert left a pending quote, which a retry meets as `quote_pending`.
+    let perform = |_claim| insert(ctx, mount, new);
+    let recover = |_order| async { Err(ApiError::server()) };
+    idempotency::run(ctx, create, perform, recover).await
+}
+
+async fn insert(ctx: &Ctx<'_>, mount: &str, new: NewQuote) -> Result<Response<Bytes>, ApiError> {
+    let quote = match ctx.store().insert_quote(new, ctx.now).await {
+        Ok(quote) => quote,
+        Err(InsertQuoteError::NotSuppliers) => {
+            return Err(ApiError::field(
+                "variant_id",
+                messages::NOT_SUPPLIERS_VARIANT,
+            ));
+        }
+        Err(InsertQuoteError::Pending { existing }) => {
+            return Err(
+                ApiError::conflict(ConflictReason::QuotePending, messages::QUOTE_PENDING)
+                    .with_extra("existing_quote_id", existing),
+            );
+        }
+        Err(InsertQuoteError::Store(error)) => return Err(error.into()),
+    };
+    let body = wire::data_body(&SupplierQuoteView::new(&quote));
+    let mut response = wire::json_response(StatusCode::CREATED, body);
+    response.headers_mut().insert(
+        header::LOCATION,
+        idempotency::location(mount, "quotes", quote.id.get()),
+    );
+    Ok(response)
+}
+
+/// Decides one of the caller's quotes; a quote that is not pending is a 409 of `reason`.
+async fn decide(
+    ctx: &Ctx<'_>,
+    id: QuoteId,
+    decision: QuoteDecision,
+    refused: (ConflictReason, &'static str),
+) -> Result<Response<Bytes>, ApiError> {
+    match ctx
+        .store()
+        .decide_quote(Some(ctx.caller.account.id), id, decision, ctx.now)
+        .await
+    {
+        Ok(quote) => super::ok_data(&SupplierQuoteView::new(&quote)),
+        Err(QuoteDecisionError::NotFound) => Err(ApiError::not_found()),
+        Err(QuoteDecisionError::NotPending { .. }) => Err(ApiError::conflict(refused.0, refused.1)),
+        Err(QuoteDecisionError::Store(error)) => Err(error.into()),
+    }
+}
+
+/// `POST /quotes/{id}/withdraw`: a pending quote is withdrawn; otherwise 409
+/// `not_withdrawable`.
+pub(super) async fn withdraw(ctx: &Ctx<'_>, id: QuoteId) -> Result<Response<Bytes>, ApiError> {
+    let refused = (ConflictReason::NotWithdrawable, messages::NOT_WITHDRAWABLE);
+    decide(ctx, id, QuoteDecision::Withdraw, refused).await
+}
+
+/// `POST /sandbox/quotes/{id}/decision` (test mode): `{decision: accept|reject, note}` on one
+/// of the caller's quotes, as the platform would decide it; a quote that is not pending is
+/// 409 `move_not_allowed`.
+pub(super) async fn sandbox_decision(
+    ctx: &Ctx<'_>,
+    id: QuoteId,
+    body: &Bytes,
+) -> Result<Response<Bytes>, ApiError> {
+    let object = json_object(body, false)?;
+    let mut errors = FieldErrors::new();
+    let mut f = Fields::new(&object, String::new(), &mut errors);
+    let accept = match f.raw("decision").map(|v| v.as_str()) {
+        None => {
+            f.fail("decision", messages::REQUIRED);
+            None
+        }
+        Some(Some("accept")) => Some(true),
+        Some(Some("reject")) => Some(false),
+        Some(_) => {
+            f.fail("decision", messages::UNKNOWN_VALUE);
+            None
+        }
+    };
+    let note = f.optional_text("note", MAX_QUOTE_NOTE);
+    let (Some(accept), true) = (accept, errors.is_empty()) else {
+        return Err(ApiError::validation(errors));
+    };
+    let decision = if accept {
+        QuoteDecision::Accept { note }
+    } else {
+        QuoteDecision::Reject { note }
+    };
+    let refused = (ConflictReason::MoveNotAllowed, messages::QUOTE_NOT_PENDING);
+    decide(ctx, id, decision, refused).await
+}

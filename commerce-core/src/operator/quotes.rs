@@ -1,0 +1,75 @@
+//! The operator's side of suppliers' quotes: the list (pending first, oldest first), accept
+//! and reject.
+
+use crate::domain::fields::{TextKind, clean_text};
+use crate::limits::MAX_QUOTE_NOTE;
+use crate::model::*;
+use crate::store::QuoteDecisionError;
+
+use super::{Conflict, Operator, OperatorError, OperatorResult};
+
+impl Operator {
+    /// The quotes `query` keeps (any supplier's, or one's), pending first, then the others,
+    /// each oldest first; a quote past its `valid_until` is `expired`. One page and how many
+    /// match.
+    pub async fn quotes(
+        &self,
+        query: &QuoteQuery,
+        page: PageRequest,
+    ) -> OperatorResult<Page<Quote>> {
+        Ok(self.store().find_quotes(query, page, self.now()).await?)
+    }
+
+    /// One quote, as of now.
+    pub async fn quote(&self, id: QuoteId) -> OperatorResult<Quote> {
+        self.store()
+            .quote(None, id, self.now())
+            .await?
+            .ok_or(OperatorError::NotFound)
+    }
+
+    /// Accepts a pending quote, in one atomic operation: the quote `accepted` (with the
+    /// note), the variant's `supply_price` its `unit_price`, its `quantity` added to the
+    /// variant's `available` as a stock adjustment of reason `received` naming the quote,
+    /// the product's `updated_at` bumped (marketers' sync sees the new stock). A quote that is
+    /// not pending (decided, withdrawn, expired) is [`Conflict::QuoteNotPending`].
+    pub async fn accept_quote(&self, id: QuoteId, note: Option<String>) -> OperatorResult<Quote> {
+        let note = decision_note(note)?;
+        self.decide_quote(id, QuoteDecision::Accept { note }).await
+    }
+
+    /// Rejects a pending quote with a note (at most 500 characters); otherwise as
+    /// [`accept_quote`](Self::accept_quote).
+    pub async fn reject_quote(&self, id: QuoteId, note: Option<String>) -> OperatorResult<Quote> {
+        let note = decision_note(note)?;
+        self.decide_quote(id, QuoteDecision::Reject { note }).await
+    }
+
+    async fn decide_quote(&self, id: QuoteId, decision: QuoteDecision) -> OperatorResult<Quote> {
+        Ok(self
+            .store()
+            .decide_quote(None, id, decision, self.now())
+            .await?)
+    }
+}
+
+/// A decision's note: printable text of at most [`MAX_QUOTE_NOTE`] characters; blank is none.
+fn decision_note(note: Option<String>) -> OperatorResult<Option<String>> {
+    match note {
+        None => Ok(None),
+        Some(text) => clean_text(&text, MAX_QUOTE_NOTE, TextKind::MultiLine)
+            .map_err(|problem| OperatorError::field("note", problem)),
+    }
+}
+
+impl From<QuoteDecisionError> for OperatorError {
+    fn from(error: QuoteDecisionError) -> Self {
+        match error {
+            QuoteDecisionError::NotFound => OperatorError::NotFound,
+            QuoteDecisionError::NotPending { status } => {
+                Conflict::QuoteNotPending { status }.into()
+            }
+            QuoteDecisionError::Store(error) => error.into(),
+        }
+    }
+}

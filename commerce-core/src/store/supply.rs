@@ -1,0 +1,165 @@
+//! The supply side: a supplier's quotes and its view of its variants.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use super::{StockError, StoreError, next_updated_at};
+use crate::model::*;
+
+/// Why [`SupplyStore::insert_quote`] registered nothing.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum InsertQuoteError {
+    /// The variant does not exist, or its product is not the supplier's.
+    #[error("the variant is not one of the supplier's")]
+    NotSuppliers,
+    /// The variant already has a pending quote (not expired).
+    #[error("the variant already has the pending quote {existing}")]
+    Pending {
+        /// The pending quote.
+        existing: QuoteId,
+    },
+    /// The storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Why [`SupplyStore::decide_quote`] changed nothing.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum QuoteDecisionError {
+    /// No such quote (or it belongs to another account).
+    #[error("quote not found")]
+    NotFound,
+    /// The quote is not pending (as of the decision: an expired quote is not).
+    #[error("the quote is {status}, not pending")]
+    NotPending {
+        /// Its status.
+        status: QuoteStatus,
+    },
+    /// The storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The received pieces of an accepted quote could not be added (the variant is gone: a
+/// store that lost it). Adding pieces is never refused for want of stock.
+impl From<StockError> for QuoteDecisionError {
+    fn from(error: StockError) -> Self {
+        match error {
+            StockError::Store(error) => QuoteDecisionError::Store(error),
+            StockError::NotFound => QuoteDecisionError::Store(StoreError::NotFound),
+            other => QuoteDecisionError::Store(StoreError::Invalid(other.to_string())),
+        }
+    }
+}
+
+impl NewQuote {
+    /// The rule of [`SupplyStore::insert_quote`], given what the store read in the insert's
+    /// own atomic operation: the supplier of the variant's product (`None` for a variant
+    /// that does not exist or a product of no supplier) and the variant's pending quote, if
+    /// any (expired ones do not count).
+    pub fn admit(
+        &self,
+        supplier: Option<AccountId>,
+        pending: Option<QuoteId>,
+    ) -> Result<(), InsertQuoteError> {
+        if supplier != Some(self.account_id) {
+            return Err(InsertQuoteError::NotSuppliers);
+        }
+        if let Some(existing) = pending {
+            return Err(InsertQuoteError::Pending { existing });
+        }
+        Ok(())
+    }
+}
+
+impl Quote {
+    /// The rule of [`SupplyStore::decide_quote`] for the quote as stored: only a quote
+    /// pending at `now` (not expired) is decided, once; the decision sets its status,
+    /// `decided_at` (`now`), the platform's note (accept and reject) and `updated_at`
+    /// ([`next_updated_at`]). Nothing changes on a refusal.
+    pub fn decide(
+        &mut self,
+        decision: &QuoteDecision,
+        now: DateTime<Utc>,
+    ) -> Result<(), QuoteDecisionError> {
+        let status = self.clone().as_of(now).status;
+        if status != QuoteStatus::Pending {
+            return Err(QuoteDecisionError::NotPending { status });
+        }
+        self.status = decision.status();
+        self.decision_note = decision.note().map(str::to_owned);
+        self.decided_at = Some(now);
+        self.updated_at = next_updated_at(self.updated_at, now);
+        Ok(())
+    }
+}
+
+/// A supplier's quotes and its view of its variants.
+///
+/// Every read takes `now` and answers the quotes as of then ([`Quote::as_of`]: a pending
+/// quote past its `valid_until` is `expired`), its filters included.
+#[async_trait]
+pub trait SupplyStore: Send + Sync {
+    /// Registers a pending quote if the variant is one of the supplier's and has no pending
+    /// quote ([`NewQuote::admit`]), both read in the same atomic operation as the insert: of
+    /// quotes made at once on one variant, from one instance or several, one is pending and
+    /// the others are refused with [`InsertQuoteError::Pending`] naming it. A pending quote of
+    /// the variant past its `valid_until` does not count (the store may write it `expired`,
+    /// with `updated_at` its `valid_until`). A refusal writes nothing.
+    async fn insert_quote(
+        &self,
+        new: NewQuote,
+        now: DateTime<Utc>,
+    ) -> Result<Quote, InsertQuoteError>;
+    /// One quote as of `now`; with `account`, only that supplier's (another's is `None`).
+    async fn quote(
+        &self,
+        account: Option<AccountId>,
+        id: QuoteId,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Quote>, StoreError>;
+    /// A supplier's quotes that `filter` keeps ([`QuoteFilter::keeps`], as of `now`), newest
+    /// first (by id), one page and how many match.
+    async fn quotes(
+        &self,
+        account: AccountId,
+        filter: &QuoteFilter,
+        page: PageRequest,
+        now: DateTime<Utc>,
+    ) -> Result<Page<Quote>, StoreError>;
+    /// The platform's list ([`QuoteQuery`]): the quotes of any supplier that the query keeps,
+    /// pending first, then the others, each oldest first ([`QuoteQuery::sort_key`]), as of
+    /// `now`; one page and how many match.
+    async fn find_quotes(
+        &self,
+        query: &QuoteQuery,
+        page: PageRequest,
+        now: DateTime<Utc>,
+    ) -> Result<Page<Quote>, StoreError>;
+    /// Decides a quote ([`Quote::decide`], checked against the quote read in the same atomic
+    /// operation, so that a quote is decided once: of an accept and a withdrawal at once, one
+    /// happens and the other is `NotPending`). With `account`, only that supplier's quote
+    /// (another's is `NotFound`). Accepting also, in the same atomic operation, sets the
+    /// variant's `supply_price` to the quote's `unit_price` and adds its `quantity` to the
+    /// variant's `available` as a stock adjustment of reason `received` naming the quote,
+    /// which bumps the product's `updated_at`.
+    async fn decide_quote(
+        &self,
+        account: Option<AccountId>,
+        id: QuoteId,
+        decision: QuoteDecision,
+        now: DateTime<Utc>,
+    ) -> Result<Quote, QuoteDecisionError>;
+    /// The variants of the products whose supplier is `account`, by variant id, each with
+    /// its pending quote as of `now`; with `updated_since`, only those whose product was
+    /// updated at or after it (an accepted quote bumps it). One page and how many match.
+    async fn supply_variants(
+        &self,
+        account: AccountId,
+        updated_since: Option<DateTime<Utc>>,
+        page: PageRequest,
+        now: DateTime<Utc>,
+    ) -> Result<Page<SupplyVariant>, StoreError>;
+}

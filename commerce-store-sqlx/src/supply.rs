@@ -1,0 +1,421 @@
+//! Suppliers' quotes and the supplier's view of its variants.
+//!
+//! A quote is stored `pending` until decided; one past its `valid_until` reads as `expired`
+//! ([`Quote::as_of`]), and the filters below say the same in SQL (`EXPIRED`, `LIVE_PENDING`,
+//! `UPDATED_AT`). One pending quote per variant is the partial unique index
+//! `quotes_one_pending`: of concurrent inserts on one variant, one commits and the others
+//! find its quote.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use commerce_core::model::*;
+use commerce_core::store::*;
+use sqlx::QueryBuilder;
+use sqlx::pool::PoolConnection;
+
+use crate::dialect::*;
+use crate::order_reads::limit;
+use crate::rows::*;
+use crate::sql_store::*;
+
+/// A quote's columns with its product's title and its variant's label (`q`, `v`, `p`), any
+/// further columns given, and the tables they come from.
+macro_rules! quote_select {
+    ($($more:literal)?) => {
+        concat!(
+            "SELECT q.id, q.account_id, q.variant_id, v.product_id, p.title, v.label, \
+             q.unit_price, q.quantity, q.status, q.valid_until, q.note, q.decision_note, \
+             q.decided_at, q.created_at, q.updated_at",
+            $($more,)?
+            " FROM quotes q JOIN variants v ON v.id = q.variant_id \
+             JOIN products p ON p.id = v.product_id"
+        )
+    };
+}
+
+/// A quote stored pending and expired at the parameter that follows (`now`, in nanoseconds).
+const EXPIRED: &str = "q.status = 'pending' AND q.valid_until <= ";
+/// The status as of `now` (nanoseconds) for the filters: stored, or `expired` (the same
+/// rule as [`Quote::as_of`]).
+fn push_status<DB: Dialect>(q: &mut QueryBuilder<DB>, status: QuoteStatus, now: i64) {
+    match status {
+        QuoteStatus::Pending => {
+            q.push("q.status = 'pending' AND (q.valid_until IS NULL OR q.valid_until > ");
+            q.push_arg(now);
+            q.push(")");
+        }
+        QuoteStatus::Expired => {
+            q.push("(q.status = 'expired' OR (");
+            q.push(EXPIRED);
+            q.push_arg(now);
+            q.push("))");
+        }
+        other => {
+            q.push("q.status = ");
+            q.push_arg(other.as_str());
+        }
+    }
+}
+
+/// `updated_at` as of `now`: an expired quote's is its `valid_until` (if later).
+fn push_updated_since<DB: Dialect>(q: &mut QueryBuilder<DB>, since: i64, now: i64) {
+    q.push("(CASE WHEN ");
+    q.push(EXPIRED);
+    q.push_arg(now);
+    q.push(" AND q.valid_until > q.updated_at THEN q.valid_until ELSE q.updated_at END) >= ");
+    q.push_arg(since);
+}
+
+/// One page of the rows `q` selects (ending in its `ORDER BY`), with `COUNT(*) OVER ()` as
+/// `total` riding in it, and how many match (counted on its own past the last page by `count`).
+async fn page<DB: Dialect, R>(
+    c: &mut PoolConnection<DB>,
+    mut q: QueryBuilder<DB>,
+    mut count: QueryBuilder<DB>,
+    page: PageRequest,
+) -> StoreResult<(Vec<R>, u64)>
+where
+    R: FromDbRow<DB, Output = R> + Totalled + Send + Unpin + 'static,
+{
+    limit(&mut q, page)?;
+    let rows: Vec<R> = q
+        .build_as::<R>()
+        .fetch_all(&mut *c)
+        .await
+        .map_err(backend)?;
+    let total = match rows.first() {
+        Some(first) => first.total(),
+        None if page.offset() == 0 => 0,
+        None => count
+            .build_scalar::<i64>()
+            .fetch_one(&mut *c)
+            .await
+            .map_err(backend)?,
+    };
+    Ok((rows, u64::try_from(total).unwrap_or_default()))
+}
+
+/// A row that carries its query's `COUNT(*) OVER ()`.
+trait Totalled {
+    fn total(&self) -> i64;
+}
+
+impl Totalled for QuotePageRow {
+    fn total(&self) -> i64 {
+        self.total
+    }
+}
+
+impl Totalled for SupplyVariantRow {
+    fn total(&self) -> i64 {
+        self.total
+    }
+}
+
+/// The quote `id` as of `now` (`None` when there is none, or when it is not `account`'s).
+async fn read_quote<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    account: Option<AccountId>,
+    id: QuoteId,
+    now: DateTime<Utc>,
+) -> StoreResult<Option<Quote>> {
+    let mut q = QueryBuilder::<DB>::new(concat!(quote_select!(), " WHERE q.id = "));
+    q.push_arg(id.get());
+    if let Some(account) = account {
+        q.push(" AND q.account_id = ").push_arg(account.get());
+    }
+    let row: Option<QuoteRow> = q
+        .build_as::<QuoteRow>()
+        .fetch_optional(&mut *c)
+        .await
+        .map_err(backend)?;
+    row.map(|r| Ok(r.into_domain()?.as_of(now))).transpose()
+}
+
+#[async_trait]
+impl<DB: Dialect> SupplyStore for SqlStore<DB> {
+    async fn insert_quote(
+        &self,
+        new: NewQuote,
+        now: DateTime<Utc>,
+    ) -> Result<Quote, InsertQuoteError> {
+        let at = nanos(now)?;
+        let price = cents(new.unit_price)?;
+        let until = opt_nanos(new.valid_until)?;
+        let mut tx = self.write().await?;
+        let result = async {
+            let c = &mut tx.tx;
+            let supplier: Option<Option<i64>> = query_scalar::<DB, Option<i64>>(
+                "SELECT p.supplier_id FROM variants v JOIN products p ON p.id = v.product_id \
+                 WHERE v.id = $1",
+            )
+            .bind(new.variant_id)
+            .fetch_optional(&mut *c)
+            .await
+            .map_err(backend)?;
+            // The variant's quote stored pending, locked until the end: live, or expired.
+            let stored: Option<(i64, Option<i64>)> =
+                query_as::<DB, (i64, Option<i64>)>(sqlx::AssertSqlSafe(format!(
+                    "SELECT id, valid_until FROM quotes \
+                     WHERE variant_id = $1 AND status = 'pending'{}",
+                    DB::FOR_UPDATE
+                )))
+                .bind(new.variant_id)
+                .fetch_optional(&mut *c)
+                .await
+                .map_err(backend)?;
+            let live = stored
+                .filter(|&(_, until)| until.is_none_or(|until| until > at))
+                .map(|(id, _)| QuoteId::new(id));
+            new.admit(supplier.flatten().map(AccountId::new), live)?;
+            if let Some((stale, _)) = stored {
+                // Expired: written so, last updated when it expired.
+                query::<DB>(
+                    "UPDATE quotes SET status = 'expired', updated_at = CASE \
+                     WHEN valid_until > updated_at THEN valid_until ELSE updated_at END \
+                     WHERE id = $1",
+                )
+                .bind(stale)
+                .execute(&mut *c)
+                .await
+                .map_err(backend)?;
+            }
+            let id: Option<i64> = query_scalar::<DB, i64>(
+                "INSERT INTO quotes (account_id, variant_id, unit_price, quantity, status, \
+                 valid_until, note, created_at, updated_at) \
+                 VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $7) \
+                 ON CONFLICT DO NOTHING RETURNING id",
+            )
+            .bind(new.account_id)
+            .bind(new.variant_id)
+            .bind(price)
+            .bind(new.quantity)
+            .bind(until)
+            .bind(&new.note)
+            .bind(at)
+            .fetch_optional(&mut *c)
+            .await
+            .map_err(backend)?;
+            let Some(id) = id else {
+                // A concurrent insert on the variant committed first (PostgreSQL): its quote.
+                let existing: i64 = query_scalar::<DB, i64>(
+                    "SELECT id FROM quotes WHERE variant_id = $1 AND status = 'pending'",
+                )
+                .bind(new.variant_id)
+                .fetch_one(&mut *c)
+                .await
+                .map_err(backend)?;
+                return Err(InsertQuoteError::Pending {
+                    existing: QuoteId::new(existing),
+                });
+            };
+            read_quote(c, None, QuoteId::new(id), now)
+                .await?
+                .ok_or_else(|| StoreError::NotFound.into())
+        }
+        .await;
+        tx.finish(result).await
+    }
+
+    async fn quote(
+        &self,
+        account: Option<AccountId>,
+        id: QuoteId,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<Quote>> {
+        let mut c = self.pool.acquire().await.map_err(backend)?;
+        read_quote(&mut c, account, id, now).await
+    }
+
+    async fn quotes(
+        &self,
+        account: AccountId,
+        filter: &QuoteFilter,
+        page_request: PageRequest,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Page<Quote>> {
+        let at = bound_nanos(now);
+        let conditions = |q: &mut QueryBuilder<DB>| {
+            q.push(" WHERE q.account_id = ").push_arg(account.get());
+            if let Some(variant) = filter.variant_id {
+                q.push(" AND q.variant_id = ").push_arg(variant.get());
+            }
+            if let Some(status) = filter.status {
+                q.push(" AND ");
+                push_status(q, status, at);
+            }
+            if let Some(since) = filter.updated_since {
+                q.push(" AND ");
+                push_updated_since(q, bound_nanos(since), at);
+            }
+        };
+        let mut q = QueryBuilder::<DB>::new(quote_select!(", COUNT(*) OVER () AS total"));
+        conditions(&mut q);
+        q.push(" ORDER BY q.id DESC");
+        let mut count = QueryBuilder::<DB>::new("SELECT COUNT(*) FROM quotes q");
+        conditions(&mut count);
+        let mut c = self.pool.acquire().await.map_err(backend)?;
+        let (rows, total) = page::<DB, QuotePageRow>(&mut c, q, count, page_request).await?;
+        let items = rows
+            .into_iter()
+            .map(|r| Ok(r.quote.into_domain()?.as_of(now)))
+            .collect::<StoreResult<Vec<_>>>()?;
+        Ok(Page::new(items, total))
+    }
+
+    async fn find_quotes(
+        &self,
+        query: &QuoteQuery,
+        page_request: PageRequest,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Page<Quote>> {
+        let at = bound_nanos(now);
+        let conditions = |q: &mut QueryBuilder<DB>| {
+            q.push(" WHERE 1 = 1");
+            if let Some(account) = query.account_id {
+                q.push(" AND q.account_id = ").push_arg(account.get());
+            }
+            if let Some(variant) = query.variant_id {
+                q.push(" AND q.variant_id = ").push_arg(variant.get());
+            }
+            if let Some(status) = query.status {
+                q.push(" AND ");
+                push_status(q, status, at);
+            }
+        };
+        let mut q = QueryBuilder::<DB>::new(quote_select!(", COUNT(*) OVER () AS total"));
+        conditions(&mut q);
+        // Pending (as of now) first, then the others; each oldest first.
+        q.push(" ORDER BY CASE WHEN ");
+        push_status(&mut q, QuoteStatus::Pending, at);
+        q.push(" THEN 0 ELSE 1 END, q.id");
+        let mut count = QueryBuilder::<DB>::new("SELECT COUNT(*) FROM quotes q");
+        conditions(&mut count);
+        let mut c = self.pool.acquire().await.map_err(backend)?;
+        let (rows, total) = page::<DB, QuotePageRow>(&mut c, q, count, page_request).await?;
+        let items = rows
+            .into_iter()
+            .map(|r| Ok(r.quote.into_domain()?.as_of(now)))
+            .collect::<StoreResult<Vec<_>>>()?;
+        Ok(Page::new(items, total))
+    }
+
+    async fn decide_quote(
+        &self,
+        account: Option<AccountId>,
+        id: QuoteId,
+        decision: QuoteDecision,
+        now: DateTime<Utc>,
+    ) -> Result<Quote, QuoteDecisionError> {
+        let at = nanos(now)?;
+        let mut tx = self.write().await?;
+        let result = async {
+            let c = &mut tx.tx;
+            // The quote's row, locked until the end: a quote is decided once.
+            let mut lock = QueryBuilder::<DB>::new("SELECT id FROM quotes WHERE id = ");
+            lock.push_arg(id.get());
+            if let Some(account) = account {
+                lock.push(" AND account_id = ").push_arg(account.get());
+            }
+            lock.push(DB::FOR_UPDATE);
+            let locked: Option<i64> = lock
+                .build_scalar::<i64>()
+                .fetch_optional(&mut *c)
+                .await
+                .map_err(backend)?;
+            if locked.is_none() {
+                return Err(QuoteDecisionError::NotFound);
+            }
+            let mut quote = read_quote(c, None, id, now)
+                .await?
+                .ok_or(QuoteDecisionError::NotFound)?;
+            quote.decide(&decision, now)?;
+            query::<DB>(
+                "UPDATE quotes SET status = $2, decision_note = $3, decided_at = $4, \
+                 updated_at = $5 WHERE id = $1",
+            )
+            .bind(id)
+            .bind(quote.status.as_str())
+            .bind(&quote.decision_note)
+            .bind(at)
+            .bind(nanos(quote.updated_at)?)
+            .execute(&mut *c)
+            .await
+            .map_err(backend)?;
+            if let QuoteDecision::Accept { .. } = decision {
+                receive(c, &quote, now).await?;
+            }
+            Ok(quote)
+        }
+        .await;
+        tx.finish(result).await
+    }
+
+    async fn supply_variants(
+        &self,
+        account: AccountId,
+        updated_since: Option<DateTime<Utc>>,
+        page_request: PageRequest,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Page<SupplyVariant>> {
+        let at = bound_nanos(now);
+        let conditions = |q: &mut QueryBuilder<DB>| {
+            q.push(" WHERE p.supplier_id = ").push_arg(account.get());
+            if let Some(since) = updated_since {
+                q.push(" AND p.updated_at >= ").push_arg(bound_nanos(since));
+            }
+        };
+        let mut q = QueryBuilder::<DB>::new(
+            "SELECT v.id, v.product_id, p.title AS product_title, v.label, v.supply_price, \
+             v.available, (SELECT q.id FROM quotes q WHERE q.variant_id = v.id AND ",
+        );
+        push_status(&mut q, QuoteStatus::Pending, at);
+        q.push(
+            ") AS pending_quote_id, COUNT(*) OVER () AS total \
+             FROM variants v JOIN products p ON p.id = v.product_id",
+        );
+        conditions(&mut q);
+        q.push(" ORDER BY v.id");
+        let mut count = QueryBuilder::<DB>::new(
+            "SELECT COUNT(*) FROM variants v JOIN products p ON p.id = v.product_id",
+        );
+        conditions(&mut count);
+        let mut c = self.pool.acquire().await.map_err(backend)?;
+        let (rows, total) = page::<DB, SupplyVariantRow>(&mut c, q, count, page_request).await?;
+        let items = rows
+            .into_iter()
+            .map(|r| {
+                SupplyVariant::builder()
+                    .id(VariantId::new(r.id))
+                    .product_id(ProductId::new(r.product_id))
+                    .product_title(r.product_title)
+                    .label(r.label)
+                    .supply_price(commerce_core::money::from_piastres(r.supply_price))
+                    .available(r.available)
+                    .maybe_pending_quote_id(r.pending_quote_id.map(QuoteId::new))
+                    .build()
+            })
+            .collect();
+        Ok(Page::new(items, total))
+    }
+}
+
+/// Accepting `quote`, in the decision's transaction: the variant's supply price and the
+/// pieces received (a stock adjustment of reason `received` naming the quote).
+async fn receive<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    quote: &Quote,
+    now: DateTime<Utc>,
+) -> Result<(), QuoteDecisionError> {
+    query::<DB>("UPDATE variants SET supply_price = $2 WHERE id = $1")
+        .bind(quote.variant_id)
+        .bind(cents(quote.unit_price)?)
+        .execute(&mut *c)
+        .await
+        .map_err(backend)?;
+    let adjustment =
+        NewStockAdjustment::new(quote.variant_id, quote.quantity, StockReason::Received)
+            .for_quote(quote.id);
+    crate::stock::adjust_stock_in(c, adjustment, now).await?;
+    Ok(())
+}
