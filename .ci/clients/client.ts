@@ -222,6 +222,48 @@ export const calls: Calls = {
         undefined,
       ),
   },
+  "/api/v1/supply/variants": {
+    get: async (c) => {
+      const page = await c.call("/api/v1/supply/variants", "get", { query: { per_page: 10 } }, undefined);
+      const pending: number | null | undefined = page.data[0]?.pending_quote_id;
+      return pending;
+    },
+  },
+  "/api/v1/quotes": {
+    get: (c) => c.call("/api/v1/quotes", "get", { query: { status: "pending" } }, undefined),
+    post: async (c) => {
+      const quote = await c.call(
+        "/api/v1/quotes",
+        "post",
+        { header: { "Idempotency-Key": "ts-quote-1" } },
+        { variant_id: 1, unit_price: "150.00", quantity: 10, note: "دفعة جديدة" },
+      );
+      const status: string = quote.data.status.key;
+      return status;
+    },
+  },
+  "/api/v1/quotes/{id}": {
+    get: (c) => c.call("/api/v1/quotes/{id}", "get", { path: { id: 1 } }, undefined),
+  },
+  "/api/v1/quotes/{id}/withdraw": {
+    post: (c) => c.call("/api/v1/quotes/{id}/withdraw", "post", { path: { id: 1 } }, undefined),
+  },
+  "/api/v1/sandbox/quotes/{id}/decision": {
+    post: (c) =>
+      c.call(
+        "/api/v1/sandbox/quotes/{id}/decision",
+        "post",
+        { path: { id: 1 } },
+        { decision: "accept", note: "تمام" },
+      ),
+  },
+  "/api/v1/statement": {
+    get: async (c) => {
+      const page = await c.call("/api/v1/statement", "get", { query: { from: "2026-01-01" } }, undefined);
+      const balance: string | undefined = page.data[0]?.balance;
+      return balance;
+    },
+  },
   "/api/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver": {
     post: (c) =>
       c.call(

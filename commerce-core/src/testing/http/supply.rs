@@ -157,7 +157,7 @@ pub async fn a_quote_is_made_accepted_and_received(h: &Harness) {
     let id = quote["id"].as_i64().expect("id");
     assert_eq!(
         r.header("location"),
-        Some(format!("/api/v1/quotes/{id}").as_str())
+        Some(format!("{}/api/v1/quotes/{id}", h.mount).as_str())
     );
     assert_eq!(quote["variant"]["id"], variant);
     assert_eq!(quote["variant"]["product_id"], product);

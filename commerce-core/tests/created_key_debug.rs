@@ -1,0 +1,24 @@
+//! A created key's `Debug` never shows its plaintext (it is shown once, to the one who made it).
+
+use std::sync::Arc;
+
+use commerce_core::model::{Ability, NewAccount};
+use commerce_core::store::MemoryStore;
+use commerce_core::{Engine, KeySpec};
+
+#[tokio::test]
+async fn a_created_keys_debug_never_shows_its_plaintext() {
+    let engine = Engine::new(Arc::new(MemoryStore::new()));
+    let op = engine.operator();
+    let who = NewAccount::marketer("أحمد", "متجر أحمد", "ahmed@example.com", "01012345678");
+    let account = op.create_account(who).await.unwrap();
+    let spec = KeySpec::new("متجري", [Ability::CatalogRead]);
+    let created = op.create_key(account.id, spec).await.unwrap();
+    let shown = format!("{created:?}");
+    assert!(!shown.contains(&created.plaintext), "{shown}");
+    assert!(!shown.contains(commerce_core::KEY_PREFIX), "{shown}");
+    assert!(shown.contains(r#"plaintext: "<redacted>""#), "{shown}");
+    assert!(shown.contains(&format!("{:?}", created.key.id)), "{shown}");
+    let pretty = format!("{created:#?}");
+    assert!(!pretty.contains(&created.plaintext), "{pretty}");
+}
