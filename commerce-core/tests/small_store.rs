@@ -585,10 +585,7 @@ impl CatalogStore for SmallStore {
             .removed
             .iter()
             .filter(|(_, at)| **at >= since)
-            .map(|(id, at)| RemovedProduct {
-                id: *id,
-                removed_at: *at,
-            })
+            .map(|(id, at)| RemovedProduct::new(*id, *at))
             .collect();
         removed.sort_by_key(|r| std::cmp::Reverse((r.removed_at, r.id)));
         Ok(page_of(removed.iter(), page))

@@ -555,10 +555,7 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
         };
         let items = rows
             .into_iter()
-            .map(|r| RemovedProduct {
-                id: ProductId::new(r.id),
-                removed_at: instant(r.removed_at),
-            })
+            .map(|r| RemovedProduct::new(ProductId::new(r.id), instant(r.removed_at)))
             .collect();
         Ok(Page::new(items, total as u64))
     }

@@ -288,6 +288,7 @@ impl ApiKey {
 /// A key as its owner's list shows it ([`AccountStore::keys`](crate::store::AccountStore::keys)):
 /// the stored key and the minute it was last used.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct KeyListing {
     /// The key (hash only).
     pub key: ApiKey,

@@ -73,11 +73,19 @@ pub struct Product {
 /// A product that was stopped (made inactive) and is still stopped, with when: an item of
 /// `GET /products/removed` ([`CatalogStore::removed_products`](crate::store::CatalogStore::removed_products)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RemovedProduct {
     /// The product.
     pub id: ProductId,
     /// When it was last stopped.
     pub removed_at: DateTime<Utc>,
+}
+
+impl RemovedProduct {
+    /// Product `id`, last stopped at `removed_at`.
+    pub fn new(id: ProductId, removed_at: DateTime<Utc>) -> Self {
+        Self { id, removed_at }
+    }
 }
 
 /// A new product (variants and warranties are added afterwards): [`NewProduct::new`] and

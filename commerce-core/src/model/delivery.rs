@@ -241,6 +241,7 @@ impl WebhookBacklog {
 
 /// A due delivery handed to one dispatcher until `lease_until`, with what is needed to send it.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ClaimedDelivery {
     /// The delivery as claimed.
     pub delivery: Delivery,

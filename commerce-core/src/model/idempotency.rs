@@ -14,11 +14,19 @@ pub struct IdempotencyScope {
 
 /// A response kept for replay.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct StoredResponse {
     /// HTTP status.
     pub status: u16,
     /// Body bytes.
     pub body: Vec<u8>,
+}
+
+impl StoredResponse {
+    /// A response of `status` with `body`.
+    pub fn new(status: u16, body: Vec<u8>) -> Self {
+        Self { status, body }
+    }
 }
 
 /// Who holds an idempotency record: a random value a request writes into the record when it

@@ -32,11 +32,10 @@ impl IdempotencyRow {
 
     pub(crate) fn response(&self) -> Result<Option<StoredResponse>, StoreError> {
         match (self.response_status, &self.response_body) {
-            (Some(status), Some(body)) => Ok(Some(StoredResponse {
-                status: u16::try_from(status)
-                    .map_err(|_| corrupt(format!("HTTP status {status}")))?,
-                body: body.clone(),
-            })),
+            (Some(status), Some(body)) => Ok(Some(StoredResponse::new(
+                u16::try_from(status).map_err(|_| corrupt(format!("HTTP status {status}")))?,
+                body.clone(),
+            ))),
             (None, _) => Ok(None),
             (Some(_), None) => Err(corrupt("stored response without body")),
         }

@@ -229,10 +229,7 @@ impl CatalogStore for MemoryStore {
             .removals
             .range((since, ProductId::new(i64::MIN))..)
             .rev()
-            .map(|(removed_at, id)| RemovedProduct {
-                id: *id,
-                removed_at: *removed_at,
-            })
+            .map(|(removed_at, id)| RemovedProduct::new(*id, *removed_at))
             .collect::<Vec<_>>();
         Ok(paginate(newest_first.iter(), page))
     }
