@@ -369,6 +369,45 @@ impl CatalogStore for SmallStore {
         Ok(category.clone())
     }
 
+    async fn update_category(
+        &self,
+        id: CategoryId,
+        patch: CategoryPatch,
+        now: DateTime<Utc>,
+    ) -> Result<Category, StoreError> {
+        let mut t = self.lock();
+        let current = find(&mut t.categories, id.into())?.clone();
+        if let Some(parent) = patch.parent_id {
+            if parent.is_some_and(|p| find(&mut t.categories, p.into()).is_err()) {
+                return Err(StoreError::Invalid("no such parent category".into()));
+            }
+            let parent_of = |c: CategoryId| {
+                t.categories
+                    .iter()
+                    .find(|x| x.id == c)
+                    .and_then(|x| x.parent_id)
+            };
+            if !parent_allowed(id, parent, parent_of) {
+                return Err(StoreError::Invalid("its own ancestor".into()));
+            }
+        }
+        if patch
+            .slug
+            .as_ref()
+            .is_some_and(|slug| t.categories.iter().any(|c| c.slug == *slug && c.id != id))
+        {
+            return Err(StoreError::Duplicate(Unique::CategorySlug));
+        }
+        if patch.renames(&current) {
+            for p in t.products.iter_mut().filter(|p| p.category_id == id) {
+                p.updated_at = next_updated_at(p.updated_at, now);
+            }
+        }
+        let category = find(&mut t.categories, id.into())?;
+        patch.apply(category);
+        Ok(category.clone())
+    }
+
     async fn all_categories(&self) -> Result<Vec<Category>, StoreError> {
         Ok(self.lock().categories.clone())
     }
@@ -471,6 +510,46 @@ impl CatalogStore for SmallStore {
         owner.updated_at = next_updated_at(owner.updated_at, now);
         t.warranty_count = id;
         Ok(warranty)
+    }
+
+    async fn update_product(
+        &self,
+        id: ProductId,
+        patch: ProductPatch,
+        now: DateTime<Utc>,
+    ) -> Result<Product, StoreError> {
+        let mut t = self.lock();
+        if let Some(category) = patch.category_id
+            && find(&mut t.categories, category.into()).is_err()
+        {
+            return Err(StoreError::Invalid("no such category".into()));
+        }
+        let product = find(&mut t.products, id.into())?;
+        patch.apply(product);
+        product.updated_at = next_updated_at(product.updated_at, now);
+        Ok(product.clone())
+    }
+
+    async fn update_warranty(
+        &self,
+        id: WarrantyId,
+        patch: WarrantyPatch,
+        now: DateTime<Utc>,
+    ) -> Result<Warranty, StoreError> {
+        let mut t = self.lock();
+        let product = t
+            .products
+            .iter_mut()
+            .find(|p| p.warranties.iter().any(|w| w.id == id))
+            .ok_or(StoreError::NotFound)?;
+        product.updated_at = next_updated_at(product.updated_at, now);
+        let warranty = product
+            .warranties
+            .iter_mut()
+            .find(|w| w.id == id)
+            .ok_or(StoreError::NotFound)?;
+        patch.apply(warranty);
+        Ok(warranty.clone())
     }
 
     async fn set_warranty_active(

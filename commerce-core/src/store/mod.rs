@@ -83,6 +83,7 @@
 
 mod accounts;
 mod catalog;
+mod catalog_edits;
 pub(crate) mod delegate;
 mod error;
 mod hook;
@@ -97,6 +98,7 @@ mod withdrawals;
 
 pub use accounts::{AccountStore, KeyCheck, RateLimitHit, RateWindows, authenticate_by_calls};
 pub use catalog::{CatalogStore, removal_after};
+pub use catalog_edits::parent_allowed;
 pub use error::{PlaceOrderError, StatusChangeError, StoreError, Unique};
 pub use hook::{Concern, Hooked, Operation, StoreHook};
 pub use idempotency::{
