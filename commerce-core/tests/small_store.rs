@@ -126,23 +126,24 @@ impl Tables {
     }
 
     /// The returned pieces `outcomes` give back to stock on order `index` (before they are
-    /// written; `family` is the order's after the write): [`restocks`], each within what is
+    /// written; `moving_to` is the status a move enters): [`restocks`], each within what is
     /// available ([`restock_within`]).
     fn restock_returned(
         &mut self,
         order: OrderId,
-        family: Family,
+        moving_to: Option<OrderStatus>,
         outcomes: &[(LineId, LineOutcome)],
         now: DateTime<Utc>,
     ) {
         let Some(stored) = self.orders.iter().find(|o| o.id == order) else {
             return;
         };
+        let statuses = stored.timeline.iter().map(|t| t.status).chain(moving_to);
         let lines = stored
             .lines
             .iter()
             .map(|l| (l.id, l.variant_id, &l.outcome));
-        for (variant, by) in restocks(family, lines, outcomes) {
+        for (variant, by) in restocks(statuses, lines, outcomes) {
             let available = self.variant_mut(variant).map_or(0, |(v, _)| v.available);
             let by = restock_within(by, available);
             if by != 0 {
@@ -735,8 +736,8 @@ impl OrderStore for SmallStore {
             false => Vec::new(),
         };
         let previous = order.status;
-        let (id, family) = (order.id, step.to.family());
-        t.restock_returned(id, family, &step.outcomes, change.at);
+        let id = order.id;
+        t.restock_returned(id, Some(step.to), &step.outcomes, change.at);
         let order = find(&mut t.orders, id.into()).map_err(StatusChangeError::Store)?;
         step.apply(order);
         let order = order.clone();
@@ -767,8 +768,8 @@ impl OrderStore for SmallStore {
         {
             return Err(StoreError::NotFound);
         }
-        let (id, family) = (order.id, order.status.family());
-        t.restock_returned(id, family, &outcomes, now);
+        let id = order.id;
+        t.restock_returned(id, None, &outcomes, now);
         let order = find(&mut t.orders, id.into())?;
         for (id, outcome) in outcomes {
             if let Some(line) = order.lines.iter_mut().find(|l| l.id == id) {

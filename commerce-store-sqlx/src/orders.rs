@@ -95,14 +95,7 @@ pub(crate) async fn change_status_in<DB: Dialect>(
     let previous = status(&current)?;
     let step = StatusMove::check(&change, AccountId::new(account), previous)?;
     let at = nanos(step.at)?;
-    restock_returned_in(
-        c,
-        change.order_id,
-        step.to.family(),
-        &step.outcomes,
-        step.at,
-    )
-    .await?;
+    restock_returned_in(c, change.order_id, Some(step.to), &step.outcomes, step.at).await?;
     write_line_outcomes(c, change.order_id, &step.outcomes)
         .await
         .map_err(|e| match e {
@@ -229,7 +222,7 @@ impl<DB: Dialect> OrderStore for SqlStore<DB> {
                 return Err(StoreError::NotFound);
             };
             let was = Booked::from_row(&status_text, net, commission)?;
-            restock_returned_in(c, order, was.family, &outcomes, now).await?;
+            restock_returned_in(c, order, None, &outcomes, now).await?;
             write_line_outcomes(c, order, &outcomes).await?;
             let order = load_order(c, order.into()).await?;
             rebook(c, &order, was, None, None).await?;

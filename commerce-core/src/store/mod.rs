@@ -109,7 +109,7 @@ pub use meter::MeterStore;
 pub use orders::{
     OrderStore, OrderVersion, PagedOrder, StatusChange, StatusMove, pieces_to_reserve,
 };
-pub use stock::{StockError, restock_delta, restock_within, restocks};
+pub use stock::{StockError, restock_delta, restock_within, restocks, restocks_returns};
 pub(crate) use traced::Traced;
 pub use webhooks::{
     ClaimRoom, InsertWebhookError, MAX_PENDING_MANUAL, MAX_WEBHOOKS_PER_ACCOUNT,

@@ -99,7 +99,7 @@ impl OrderStore for MemoryStore {
                 s.adjust_stock(line.variant_id, line.quantity, change.at);
             }
         }
-        s.restock_returned(moved.id, moved.status.family(), &change.outcomes, change.at);
+        s.restock_returned(moved.id, Some(moved.status), &change.outcomes, change.at);
         s.bill_order_operation(account, change.bill_month.as_ref());
         s.orders.insert(moved.id, moved.clone());
         s.reindex_order(moved.id, before);
@@ -120,8 +120,8 @@ impl OrderStore for MemoryStore {
                 return Err(StoreError::NotFound);
             }
         }
-        let (id, family) = (order.id, order.status.family());
-        s.restock_returned(id, family, &outcomes, now);
+        let id = order.id;
+        s.restock_returned(id, None, &outcomes, now);
         let order = s.order_mut(id)?;
         for (line_id, outcome) in outcomes {
             if let Some(line) = order.lines.iter_mut().find(|l| l.id == line_id) {
