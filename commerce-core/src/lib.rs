@@ -50,9 +50,12 @@
 //!   where trimming would drop it, is a 422 on the field; tab, CR and LF only in the multi-line
 //!   fields `note`, `address` and `reason_note`.
 //! - **Stock**: entering the cancelled family (marketer cancel, customer refusal, team
-//!   cancel) releases the order's pieces exactly once; returns do not restock (the platform
-//!   sets stock through [`Operator::update_variant`](operator::Operator::update_variant)).
-//!   Any change of a variant, an order's reservation included, bumps the product's
+//!   cancel) releases the order's pieces exactly once; returned pieces recorded on a line come
+//!   back once, by the difference when corrected ([`store::restock_delta`]). The platform moves
+//!   stock by deltas ([`Operator::adjust_stock`](operator::Operator::adjust_stock)), or sets a
+//!   count as a compare-and-set on the quantity it read
+//!   ([`Operator::set_stock`](operator::Operator::set_stock)); each change is kept with its
+//!   cause. Any change of a variant, an order's reservation included, bumps the product's
 //!   `updated_at`, so `updated_since` also reports availability changes.
 //! - **Order lifecycle**: [`model::OrderStatus::can_move_to`] is the one table of allowed
 //!   moves; the API may only cancel from `order_pending`.

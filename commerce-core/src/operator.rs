@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 mod back_office;
 mod catalog;
+mod catalog_edits;
 mod errors;
 mod quotes;
 mod stock;

@@ -144,23 +144,24 @@ impl Tables {
     }
 
     /// The returned pieces `outcomes` give back to stock on order `index` (before they are
-    /// written; `family` is the order's after the write): [`restocks`], each within what is
+    /// written; `moving_to` is the status a move enters): [`restocks`], each within what is
     /// available ([`restock_within`]).
     fn restock_returned(
         &mut self,
         order: OrderId,
-        family: Family,
+        moving_to: Option<OrderStatus>,
         outcomes: &[(LineId, LineOutcome)],
         now: DateTime<Utc>,
     ) {
         let Some(stored) = self.orders.iter().find(|o| o.id == order) else {
             return;
         };
+        let statuses = stored.timeline.iter().map(|t| t.status).chain(moving_to);
         let lines = stored
             .lines
             .iter()
             .map(|l| (l.id, l.variant_id, &l.outcome));
-        for (variant, by) in restocks(family, lines, outcomes) {
+        for (variant, by) in restocks(statuses, lines, outcomes) {
             let available = self.variant_mut(variant).map_or(0, |(v, _)| v.available);
             let by = restock_within(by, available);
             if by != 0 {
@@ -439,6 +440,45 @@ impl CatalogStore for SmallStore {
         Ok(category.clone())
     }
 
+    async fn update_category(
+        &self,
+        id: CategoryId,
+        patch: CategoryPatch,
+        now: DateTime<Utc>,
+    ) -> Result<Category, StoreError> {
+        let mut t = self.lock();
+        let current = find(&mut t.categories, id.into())?.clone();
+        if let Some(parent) = patch.parent_id {
+            if parent.is_some_and(|p| find(&mut t.categories, p.into()).is_err()) {
+                return Err(StoreError::Invalid("no such parent category".into()));
+            }
+            let parent_of = |c: CategoryId| {
+                t.categories
+                    .iter()
+                    .find(|x| x.id == c)
+                    .and_then(|x| x.parent_id)
+            };
+            if !parent_allowed(id, parent, parent_of) {
+                return Err(StoreError::Invalid("its own ancestor".into()));
+            }
+        }
+        if patch
+            .slug
+            .as_ref()
+            .is_some_and(|slug| t.categories.iter().any(|c| c.slug == *slug && c.id != id))
+        {
+            return Err(StoreError::Duplicate(Unique::CategorySlug));
+        }
+        if patch.renames(&current) {
+            for p in t.products.iter_mut().filter(|p| p.category_id == id) {
+                p.updated_at = next_updated_at(p.updated_at, now);
+            }
+        }
+        let category = find(&mut t.categories, id.into())?;
+        patch.apply(category);
+        Ok(category.clone())
+    }
+
     async fn all_categories(&self) -> Result<Vec<Category>, StoreError> {
         Ok(self.lock().categories.clone())
     }
@@ -541,6 +581,46 @@ impl CatalogStore for SmallStore {
         owner.updated_at = next_updated_at(owner.updated_at, now);
         t.warranty_count = id;
         Ok(warranty)
+    }
+
+    async fn update_product(
+        &self,
+        id: ProductId,
+        patch: ProductPatch,
+        now: DateTime<Utc>,
+    ) -> Result<Product, StoreError> {
+        let mut t = self.lock();
+        if let Some(category) = patch.category_id
+            && find(&mut t.categories, category.into()).is_err()
+        {
+            return Err(StoreError::Invalid("no such category".into()));
+        }
+        let product = find(&mut t.products, id.into())?;
+        patch.apply(product);
+        product.updated_at = next_updated_at(product.updated_at, now);
+        Ok(product.clone())
+    }
+
+    async fn update_warranty(
+        &self,
+        id: WarrantyId,
+        patch: WarrantyPatch,
+        now: DateTime<Utc>,
+    ) -> Result<Warranty, StoreError> {
+        let mut t = self.lock();
+        let product = t
+            .products
+            .iter_mut()
+            .find(|p| p.warranties.iter().any(|w| w.id == id))
+            .ok_or(StoreError::NotFound)?;
+        product.updated_at = next_updated_at(product.updated_at, now);
+        let warranty = product
+            .warranties
+            .iter_mut()
+            .find(|w| w.id == id)
+            .ok_or(StoreError::NotFound)?;
+        patch.apply(warranty);
+        Ok(warranty.clone())
     }
 
     async fn set_warranty_active(
@@ -734,8 +814,8 @@ impl OrderStore for SmallStore {
         let bookings = SupplyBooking::of_order_write(Some(order), &moved, change.at);
         // Every refusal is decided before the first write.
         t.book_supply(bookings)?;
-        let (id, family) = (moved.id, step.to.family());
-        t.restock_returned(id, family, &step.outcomes, change.at);
+        let id = moved.id;
+        t.restock_returned(id, Some(step.to), &step.outcomes, change.at);
         let order = find(&mut t.orders, id.into()).map_err(StatusChangeError::Store)?;
         *order = moved;
         let order = order.clone();
@@ -773,11 +853,10 @@ impl OrderStore for SmallStore {
             }
         }
         changed.updated_at = next_updated_at(order.updated_at, now);
-        let family = order.status.family();
         let bookings = SupplyBooking::of_order_write(Some(order), &changed, now);
         // Every refusal is decided before the first write.
         t.book_supply(bookings)?;
-        t.restock_returned(changed.id, family, &outcomes, now);
+        t.restock_returned(changed.id, None, &outcomes, now);
         let stored = find(&mut t.orders, changed.id.into())?;
         *stored = changed.clone();
         Ok(changed)

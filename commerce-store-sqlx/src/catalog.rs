@@ -228,6 +228,39 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
         Ok(tx.finish(result).await?.into_domain())
     }
 
+    async fn update_category(
+        &self,
+        id: CategoryId,
+        patch: CategoryPatch,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Category> {
+        let mut tx = self.write().await?;
+        let result = crate::catalog_edits::update_category(&mut tx.tx, id, &patch, now).await;
+        tx.finish(result).await
+    }
+
+    async fn update_product(
+        &self,
+        id: ProductId,
+        patch: ProductPatch,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Product> {
+        let mut tx = self.write().await?;
+        let result = crate::catalog_edits::update_product(&mut tx.tx, id, &patch, now).await;
+        tx.finish(result).await
+    }
+
+    async fn update_warranty(
+        &self,
+        id: WarrantyId,
+        patch: WarrantyPatch,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Warranty> {
+        let mut tx = self.write().await?;
+        let result = crate::catalog_edits::update_warranty(&mut tx.tx, id, &patch, now).await;
+        tx.finish(result).await
+    }
+
     async fn all_categories(&self) -> StoreResult<Vec<Category>> {
         let rows: Vec<CategoryRow> = query_as::<DB, CategoryRow>(concat!(
             "SELECT ",

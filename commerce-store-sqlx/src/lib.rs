@@ -192,6 +192,7 @@ use sqlx::pool::PoolConnection;
 mod accounts;
 pub(crate) mod back_office;
 mod catalog;
+mod catalog_edits;
 mod dialect;
 mod dispatch;
 mod idempotency;

@@ -97,14 +97,7 @@ pub(crate) async fn change_status_in<DB: Dialect>(
     let step = StatusMove::check(&change, AccountId::new(account), previous)?;
     let before = load_order(c, change.order_id.into()).await?;
     let at = nanos(step.at)?;
-    restock_returned_in(
-        c,
-        change.order_id,
-        step.to.family(),
-        &step.outcomes,
-        step.at,
-    )
-    .await?;
+    restock_returned_in(c, change.order_id, Some(step.to), &step.outcomes, step.at).await?;
     write_line_outcomes(c, change.order_id, &step.outcomes)
         .await
         .map_err(|e| match e {
@@ -237,7 +230,7 @@ impl<DB: Dialect> OrderStore for SqlStore<DB> {
             };
             let was = Booked::from_row(&status_text, net, commission)?;
             let before = load_order(c, order.into()).await?;
-            restock_returned_in(c, order, was.family, &outcomes, now).await?;
+            restock_returned_in(c, order, None, &outcomes, now).await?;
             write_line_outcomes(c, order, &outcomes).await?;
             let order = load_order(c, order.into()).await?;
             rebook(c, &order, was, None, None).await?;

@@ -74,31 +74,37 @@ pub(crate) async fn adjust_stock_in<DB: Dialect>(
 }
 
 /// Gives back, in the caller's open transaction, the pieces that `outcomes` record as
-/// returned on `order` (called before they are written; `family` is the order's after the
-/// write): [`restocks`] of the lines as stored, one `restock` adjustment per variant naming
-/// the order, in variant id order, each within what is available ([`restock_within`]). No
-/// statement when there are no outcomes.
+/// returned on `order` (called before they are written; `moving_to` is the status a move
+/// enters): [`restocks`] of the lines and timeline as stored (one statement), one `restock`
+/// adjustment per variant naming the order, in variant id order, each within what is
+/// available ([`restock_within`]). No statement when there are no outcomes.
 pub(crate) async fn restock_returned_in<DB: Dialect>(
     c: &mut PoolConnection<DB>,
     order: OrderId,
-    family: Family,
+    moving_to: Option<OrderStatus>,
     outcomes: &[(LineId, LineOutcome)],
     now: DateTime<Utc>,
 ) -> StoreResult<()> {
-    if outcomes.is_empty() || family == Family::Cancelled {
+    if outcomes.is_empty() {
         return Ok(());
     }
-    type Stored = (i64, i64, Option<i64>);
+    type Stored = (i64, i64, Option<i64>, String);
     let stored: Vec<Stored> = query_as::<DB, Stored>(
-        "SELECT id, variant_id, returned_quantity FROM order_lines WHERE order_id = $1",
+        "SELECT l.id, l.variant_id, l.returned_quantity, o.timeline \
+         FROM order_lines l JOIN orders o ON o.id = l.order_id WHERE l.order_id = $1",
     )
     .bind(order)
     .fetch_all(&mut *c)
     .await
     .map_err(backend)?;
+    let Some((_, _, _, timeline)) = stored.first() else {
+        return Ok(());
+    };
+    let timeline = parse_timeline(order.get(), timeline)?;
+    let statuses = timeline.iter().map(|t| t.status).chain(moving_to);
     let previous: Vec<(LineId, VariantId, LineOutcome)> = stored
         .into_iter()
-        .map(|(line, variant, returned)| {
+        .map(|(line, variant, returned, _)| {
             let outcome = LineOutcome {
                 returned_quantity: returned,
                 ..LineOutcome::default()
@@ -107,7 +113,7 @@ pub(crate) async fn restock_returned_in<DB: Dialect>(
         })
         .collect();
     let lines = previous.iter().map(|(l, v, o)| (*l, *v, o));
-    for (variant, by) in restocks(family, lines, outcomes) {
+    for (variant, by) in restocks(statuses, lines, outcomes) {
         let Some((available, _)) = lock_variant(c, variant).await? else {
             continue;
         };

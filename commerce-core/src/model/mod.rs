@@ -57,6 +57,7 @@ pub(crate) use string_enum;
 
 mod account;
 mod catalog;
+mod catalog_edits;
 mod delivery;
 mod idempotency;
 mod ids;
@@ -75,6 +76,7 @@ mod withdrawal;
 
 pub use account::*;
 pub use catalog::*;
+pub use catalog_edits::*;
 pub use delivery::*;
 pub use idempotency::*;
 pub use ids::*;

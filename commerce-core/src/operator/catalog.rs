@@ -152,7 +152,7 @@ impl Operator {
 }
 
 /// A percent from 0 to 100 with at most two decimals.
-fn check_percent(field: &str, percent: Decimal) -> OperatorResult<()> {
+pub(super) fn check_percent(field: &str, percent: Decimal) -> OperatorResult<()> {
     match accepted_amount(percent) {
         Some(p) if p <= Decimal::ONE_HUNDRED => Ok(()),
         _ => Err(OperatorError::field(field, Problem::InvalidPercent)),

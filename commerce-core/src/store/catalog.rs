@@ -30,6 +30,19 @@ pub trait CatalogStore: Send + Sync {
     async fn shared_categories(&self) -> Result<Arc<[Category]>, StoreError> {
         Ok(self.all_categories().await?.into())
     }
+    /// Changes a category ([`CategoryPatch::apply`]), in one atomic operation: `NotFound`
+    /// when there is none; `Invalid` when the new parent does not exist or is the category
+    /// itself or one of its descendants ([`parent_allowed`](super::parent_allowed), checked
+    /// against the parents as they stand under the operation's lock, so that two concurrent
+    /// moves never make a cycle); `Duplicate(CategorySlug)` when another category has the new
+    /// slug. A new name ([`CategoryPatch::renames`]) marks every product of the category
+    /// changed at `now` ([`next_updated_at`](super::next_updated_at)): their view shows it.
+    async fn update_category(
+        &self,
+        id: CategoryId,
+        patch: CategoryPatch,
+        now: DateTime<Utc>,
+    ) -> Result<Category, StoreError>;
     /// Adds a product ([`NewProduct::into_product`]: active, no variants, changed at `now`);
     /// `Invalid` when its category does not exist.
     async fn insert_product(
@@ -45,6 +58,15 @@ pub trait CatalogStore: Send + Sync {
         &self,
         id: ProductId,
         active: bool,
+        now: DateTime<Utc>,
+    ) -> Result<Product, StoreError>;
+    /// Changes a product ([`ProductPatch::apply`]) and marks it changed at `now`, in one
+    /// atomic operation; `NotFound` when there is none, `Invalid` when its new category does
+    /// not exist. Orders placed before keep their lines as they were.
+    async fn update_product(
+        &self,
+        id: ProductId,
+        patch: ProductPatch,
         now: DateTime<Utc>,
     ) -> Result<Product, StoreError>;
     /// Adds a variant to a product ([`NewVariant::into_variant`]; variant ids are unique
@@ -89,6 +111,15 @@ pub trait CatalogStore: Send + Sync {
         &self,
         product: ProductId,
         new: NewWarranty,
+        now: DateTime<Utc>,
+    ) -> Result<Warranty, StoreError>;
+    /// Changes a warranty ([`WarrantyPatch::apply`]) and marks its product changed at `now`,
+    /// in one atomic operation; `NotFound` when there is none. Order lines keep the terms
+    /// they were placed with.
+    async fn update_warranty(
+        &self,
+        id: WarrantyId,
+        patch: WarrantyPatch,
         now: DateTime<Utc>,
     ) -> Result<Warranty, StoreError>;
     /// Offers or stops a warranty and marks its product changed at `now`; `NotFound` when

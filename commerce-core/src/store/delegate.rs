@@ -56,7 +56,22 @@ macro_rules! store_methods {
                 fn set_category_active(id: CategoryId, active: bool) -> Result<Category, StoreError>;
                 fn all_categories() -> Result<Vec<Category>, StoreError>;
                 fn shared_categories() -> Result<std::sync::Arc<[Category]>, StoreError>;
+                fn update_category(
+                    id: CategoryId,
+                    patch: CategoryPatch,
+                    now: DateTime<Utc>
+                ) -> Result<Category, StoreError>;
                 fn insert_product(new: NewProduct, now: DateTime<Utc>) -> Result<Product, StoreError>;
+                fn update_product(
+                    id: ProductId,
+                    patch: ProductPatch,
+                    now: DateTime<Utc>
+                ) -> Result<Product, StoreError>;
+                fn update_warranty(
+                    id: WarrantyId,
+                    patch: WarrantyPatch,
+                    now: DateTime<Utc>
+                ) -> Result<Warranty, StoreError>;
                 fn set_product_active(
                     id: ProductId,
                     active: bool,

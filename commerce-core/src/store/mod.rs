@@ -84,6 +84,7 @@
 
 mod accounts;
 mod catalog;
+mod catalog_edits;
 pub(crate) mod delegate;
 mod error;
 mod hook;
@@ -100,6 +101,7 @@ mod withdrawals;
 
 pub use accounts::{AccountStore, KeyCheck, RateLimitHit, RateWindows, authenticate_by_calls};
 pub use catalog::{CatalogStore, removal_after};
+pub use catalog_edits::parent_allowed;
 pub use error::{PlaceOrderError, StatusChangeError, StoreError, Unique};
 pub use hook::{Concern, Hooked, Operation, StoreHook};
 pub use idempotency::{
@@ -111,7 +113,7 @@ pub use orders::{
     OrderStore, OrderVersion, PagedOrder, StatusChange, StatusMove, pieces_to_reserve,
 };
 pub use statement::SupplyBooking;
-pub use stock::{StockError, restock_delta, restock_within, restocks};
+pub use stock::{StockError, restock_delta, restock_within, restocks, restocks_returns};
 pub use supply::{InsertQuoteError, QuoteDecisionError, SupplyStore};
 pub(crate) use traced::Traced;
 pub use webhooks::{

@@ -2,7 +2,7 @@
 //! ([`StockError`]), and the rule that turns a change of a line's outcome into returned pieces
 //! ([`restock_delta`]).
 
-use crate::model::{Family, LineId, LineOutcome, NewStockAdjustment, VariantId};
+use crate::model::{Family, LineId, LineOutcome, NewStockAdjustment, OrderStatus, VariantId};
 
 use super::StoreError;
 
@@ -72,18 +72,34 @@ pub fn restock_delta(previous: &LineOutcome, next: &LineOutcome) -> i64 {
     next.returned_quantity.unwrap_or(0) - previous.returned_quantity.unwrap_or(0)
 }
 
-/// The pieces that go back to stock when `outcomes` are recorded on the lines of an order in
-/// `family` (after the move, if any) whose lines are `lines` (each line's id, variant and
-/// outcome before the write): per variant (by id, the order a store locks them in), the sum
-/// of the lines' [`restock_delta`], variants whose sum is zero left out. An order in the
-/// cancelled family gave all its pieces back when it was cancelled: it restocks nothing more.
+/// Whether returned pieces of an order whose timeline holds `statuses` (after the write,
+/// the move's status included) go back to stock: only once its pieces left the warehouse
+/// (shipped, delivered or returned), and never for an order that entered the cancelled family
+/// (it gave all its pieces back then; a cancelled order never shipped).
+pub fn restocks_returns(statuses: impl IntoIterator<Item = OrderStatus>) -> bool {
+    let mut left = false;
+    for status in statuses {
+        match status.family() {
+            Family::Cancelled => return false,
+            Family::Shipping | Family::Delivered | Family::Returned => left = true,
+            _ => {}
+        }
+    }
+    left
+}
+
+/// The pieces that go back to stock when `outcomes` are recorded on the lines of an order
+/// whose timeline holds `statuses` after the write (see [`restocks_returns`]) and whose lines
+/// are `lines` (each line's id, variant and outcome before the write): per variant (by id,
+/// the order a store locks them in), the sum of the lines' [`restock_delta`], variants whose
+/// sum is zero left out.
 pub fn restocks<'a>(
-    family: Family,
+    statuses: impl IntoIterator<Item = OrderStatus>,
     lines: impl IntoIterator<Item = (LineId, VariantId, &'a LineOutcome)>,
     outcomes: &[(LineId, LineOutcome)],
 ) -> Vec<(VariantId, i64)> {
     let mut by_variant: std::collections::BTreeMap<VariantId, i64> = Default::default();
-    if family == Family::Cancelled {
+    if outcomes.is_empty() || !restocks_returns(statuses) {
         return Vec::new();
     }
     for (line, variant, previous) in lines {
@@ -146,6 +162,11 @@ mod tests {
         };
         assert_eq!(restock_delta(&none, &damaged), 0);
         assert_eq!(restock_within(-3, 1), -1);
+        use OrderStatus::*;
+        assert!(!restocks_returns([Pending, Confirmed]));
+        assert!(restocks_returns([Pending, Confirmed, Shipped, Returned]));
+        assert!(restocks_returns([Delivered]));
+        assert!(!restocks_returns([Pending, Cancelled, Archived]));
         assert_eq!(restock_within(2, 0), 2);
     }
 }

@@ -39,6 +39,33 @@ impl CatalogStore for MemoryStore {
         Ok(category)
     }
 
+    async fn update_category(
+        &self,
+        id: CategoryId,
+        patch: CategoryPatch,
+        now: DateTime<Utc>,
+    ) -> Result<Category, StoreError> {
+        self.lock().update_category(id, &patch, now)
+    }
+
+    async fn update_product(
+        &self,
+        id: ProductId,
+        patch: ProductPatch,
+        now: DateTime<Utc>,
+    ) -> Result<Product, StoreError> {
+        self.lock().update_product(id, &patch, now)
+    }
+
+    async fn update_warranty(
+        &self,
+        id: WarrantyId,
+        patch: WarrantyPatch,
+        now: DateTime<Utc>,
+    ) -> Result<Warranty, StoreError> {
+        self.lock().update_warranty(id, &patch, now)
+    }
+
     async fn all_categories(&self) -> Result<Vec<Category>, StoreError> {
         Ok(self.lock().category_list.to_vec())
     }

@@ -2,6 +2,7 @@
 
 mod accounts;
 mod catalog;
+mod catalog_edits;
 mod idempotency;
 mod indexes;
 mod meter;

@@ -108,7 +108,7 @@ impl OrderStore for MemoryStore {
                 s.adjust_stock(line.variant_id, line.quantity, change.at);
             }
         }
-        s.restock_returned(moved.id, moved.status.family(), &change.outcomes, change.at);
+        s.restock_returned(moved.id, Some(moved.status), &change.outcomes, change.at);
         s.bill_order_operation(account, change.bill_month.as_ref());
         s.orders.insert(moved.id, moved.clone());
         s.reindex_order(moved.id, before);
@@ -142,7 +142,7 @@ impl OrderStore for MemoryStore {
             .supply
             .check(SupplyBooking::of_order_write(Some(order), &changed, now))?;
         // Everything is checked: the writes (the restock reads the outcomes before them).
-        s.restock_returned(changed.id, before.1, &outcomes, now);
+        s.restock_returned(changed.id, None, &outcomes, now);
         s.orders.insert(changed.id, changed.clone());
         s.reindex_order(changed.id, before);
         s.write_supply(supply);

@@ -35,24 +35,25 @@ impl State {
     }
 
     /// Gives back the pieces that `outcomes` record as returned on `order`, called before they
-    /// are written (the stored order's lines are compared with them; `family` is the order's
-    /// after the write): one `restock` adjustment per variant ([`restocks`]), a negative one
+    /// are written (the stored order's lines and timeline, plus `moving_to` when the write is
+    /// a move): one `restock` adjustment per variant ([`restocks`]), a negative one
     /// taking at most what is available ([`restock_within`]).
     pub(super) fn restock_returned(
         &mut self,
         order: OrderId,
-        family: Family,
+        moving_to: Option<OrderStatus>,
         outcomes: &[(LineId, LineOutcome)],
         now: DateTime<Utc>,
     ) {
         let Some(stored) = self.orders.get(&order) else {
             return;
         };
+        let statuses = stored.timeline.iter().map(|t| t.status).chain(moving_to);
         let lines = stored
             .lines
             .iter()
             .map(|l| (l.id, l.variant_id, &l.outcome));
-        for (variant, by) in restocks(family, lines, outcomes) {
+        for (variant, by) in restocks(statuses, lines, outcomes) {
             let Some(available) = self.variant_mut(variant).map(|v| v.available) else {
                 continue;
             };

@@ -5,12 +5,13 @@
 //! handler, a timeout layer fires, the application calls the store under its own timeout.
 //! Each case drives a sandbox [`Harness`] with a mixed workload (catalogue and order reads,
 //! `POST /orders` with and without `Idempotency-Key`, cancels, wallet reads, operator moves
-//! and withdrawal requests)
+//! withdrawal requests and stock adjustments)
 //! from several tasks at once, drops a share of the futures after a random number of polls or
 //! a random delay, and then checks, on the store itself:
 //!
 //! * every endpoint answers (no connection of a pool left inside a transaction);
-//! * stock + reserved pieces equal what they were before, for every variant;
+//! * stock + reserved pieces - the kept stock adjustments equal what they were before, for
+//!   every variant (an adjustment dropped half-way would break it);
 //! * every order has its lines and its first timeline entry;
 //! * the order counts per family equal the orders listed;
 //! * the wallet the store keeps equals the recomputation from the orders, and the withdrawals
@@ -354,6 +355,18 @@ async fn storm(h: &Harness, workload: &Arc<Workload>, path: Path, requests: usiz
                 let cut = Cut::random(&mut rng, 8, max_delay);
                 // Refusals (a move the lifecycle forbids) are expected; only drops matter.
                 let _ = cut.run(op.move_order(*id, to, None)).await;
+                if rng.random_range(0..3) == 0 {
+                    // Stock received or found damaged: a dropped adjustment moves the stock
+                    // and keeps its record together, or does neither (checked by the stock
+                    // totals, which count the kept adjustments).
+                    let variant = h.fixture.featured_variants[rng.random_range(0..2)];
+                    let new = match rng.random_range(0..3) {
+                        0 => NewStockAdjustment::new(variant, -1, StockReason::Damaged),
+                        n => NewStockAdjustment::new(variant, n, StockReason::Received),
+                    };
+                    let cut = Cut::random(&mut rng, 8, max_delay);
+                    let _ = cut.run(op.adjust_stock(new)).await;
+                }
                 if rng.random_range(0..4) == 0 {
                     // Marketer A has a ready balance: some requests pass, later ones are
                     // refused; a dropped one is written whole or not at all.

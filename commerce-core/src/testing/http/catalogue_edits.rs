@@ -1,6 +1,10 @@
 //! The catalogue after it is made: what a marketer sees of the supply side (nothing).
 
-use serde_json::json;
+use chrono::Duration;
+use serde_json::{Value, json};
+
+use crate::model::*;
+use crate::operator::{Conflict, OperatorError};
 
 use super::fixtures::*;
 use super::harness::*;
@@ -36,9 +40,147 @@ pub async fn marketer_answers_never_show_the_supply_side(h: &Harness) {
     let stored = h
         .engine
         .operator()
-        .order(crate::model::OrderId::new(id))
+        .order(OrderId::new(id))
         .await
         .expect("the order");
     assert!(stored.lines[0].supplier_id.is_some());
     assert!(stored.lines[0].supply_price > rust_decimal::Decimal::ZERO);
+}
+
+/// The products `GET /products?updated_since=` returns from an hour on (the clock moved
+/// there first), by id, with their JSON.
+async fn sync_an_hour_on(h: &Harness, edit: impl AsyncFnOnce()) -> Vec<Value> {
+    h.clock.advance(Duration::hours(1));
+    let since = crate::time::cairo_timestamp(h.clock.now_utc());
+    edit().await;
+    let path = format!(
+        "/api/v1/products?per_page=100&updated_since={}",
+        urlencode(&since)
+    );
+    let r = h.get(A, &path).await;
+    assert_eq!(r.status, 200);
+    r.json()["data"].as_array().expect("data").clone()
+}
+
+/// Every edit of the operator reaches the marketers' sync: a category renamed (its products,
+/// with the new name), a warranty's terms (its product), a product's title; a refused edit
+/// (a supplier that is a marketer, a bad URL, a slug taken) changes nothing.
+pub async fn catalogue_edits_reach_the_sync(h: &Harness) {
+    let op = h.engine.operator();
+    let child = h.fixture.child_category;
+    let renamed = sync_an_hour_on(h, async || {
+        let patch = CategoryPatch::default().set_name("سماعات وشواحن");
+        op.update_category(child, patch).await.expect("rename");
+    })
+    .await;
+    let path = format!("/api/v1/products?per_page=100&category_id={child}");
+    let in_child = h.get(A, &path).await.json()["meta"]["total"].clone();
+    assert_eq!(json!(renamed.len()), in_child);
+    assert!(renamed.len() >= 2);
+    for p in &renamed {
+        assert_eq!(p["category"], json!({"id": child, "name": "سماعات وشواحن"}));
+    }
+
+    let featured = h.fixture.featured_product;
+    let warranty = h.fixture.featured_warranties[0];
+    let terms = sync_an_hour_on(h, async || {
+        let patch = WarrantyPatch::default().set_terms("استبدال خلال 30 يوم");
+        op.update_warranty(warranty, patch).await.expect("terms");
+    })
+    .await;
+    assert_eq!(terms.len(), 1);
+    assert_eq!(terms[0]["id"], featured.get());
+    let shown = terms[0]["warranties"].as_array().expect("warranties");
+    assert!(shown.iter().any(|w| w["terms"] == "استبدال خلال 30 يوم"));
+
+    let titled = sync_an_hour_on(h, async || {
+        let patch = ProductPatch::default().set_title("  سماعة جديدة  ");
+        op.update_product(featured, patch).await.expect("title");
+    })
+    .await;
+    assert_eq!(titled.len(), 1);
+    assert_eq!(titled[0]["title"], "سماعة جديدة");
+
+    let refused = sync_an_hour_on(h, async || {
+        let marketer = ProductPatch::default().set_supplier(Some(h.fixture.marketer_a));
+        let bad_url = ProductPatch::default().set_url("ftp://files.example.com/x");
+        let bidi = ProductPatch::default().set_title("a\u{202E}b");
+        for (patch, field) in [(marketer, "supplier_id"), (bad_url, "url"), (bidi, "title")] {
+            match op.update_product(featured, patch).await {
+                Err(OperatorError::Invalid(problems)) => assert_eq!(problems[0].field, field),
+                other => panic!("{field}: {other:?}"),
+            }
+        }
+        let taken = CategoryPatch::default().set_slug("electronics");
+        assert!(matches!(
+            op.update_category(child, taken).await,
+            Err(OperatorError::Conflict(Conflict::Duplicate(_)))
+        ));
+    })
+    .await;
+    assert!(refused.is_empty(), "{refused:?}");
+}
+
+/// Pieces returned on a move come back to `available` (as marketers read it), once, as a
+/// `restock` adjustment naming the order; stock set by a stale count is refused.
+pub async fn returned_pieces_come_back_to_available(h: &Harness) {
+    let op = h.engine.operator();
+    let variant = h.fixture.plain_variant;
+    let before = h.available(variant).await;
+    let created = h.post(A, "/api/v1/orders", &h.order_body(3, "10")).await;
+    assert_eq!(created.status, 201);
+    let order = OrderId::new(created.json()["data"]["id"].as_i64().expect("an id"));
+    assert_eq!(h.available(variant).await, before - 3);
+    for to in [OrderStatus::Confirmed, OrderStatus::Shipped] {
+        op.move_order(order, to, None).await.expect("move");
+    }
+    let line = op.order(order).await.expect("order").lines[0].id;
+    let returned = vec![(line, LineOutcome::partly_delivered(0, 3))];
+    op.move_order_with_outcomes(order, OrderStatus::Returned, None, returned.clone())
+        .await
+        .expect("returned");
+    assert_eq!(h.available(variant).await, before);
+    op.set_line_outcomes(order, returned).await.expect("again");
+    assert_eq!(h.available(variant).await, before, "restocked once");
+    let history = op
+        .stock_adjustments(variant, PageRequest::default())
+        .await
+        .expect("history");
+    let newest = &history.items[0];
+    assert_eq!(
+        (newest.delta, newest.reason, newest.order_id),
+        (3, StockReason::Restock, Some(order))
+    );
+
+    let stale = op.set_stock(variant, before - 3, 50, Some("جرد")).await;
+    assert!(
+        matches!(
+            stale,
+            Err(OperatorError::Conflict(Conflict::StockChanged { .. }))
+        ),
+        "{stale:?}"
+    );
+    let short = op
+        .adjust_stock(NewStockAdjustment::new(
+            variant,
+            -(before + 1),
+            StockReason::Damaged,
+        ))
+        .await;
+    match short {
+        Err(OperatorError::Invalid(problems)) => assert_eq!(
+            (problems[0].field.as_str(), problems[0].problem),
+            (
+                "delta",
+                Problem::StockShortfall {
+                    available: before,
+                    shortfall: 1
+                }
+            )
+        ),
+        other => panic!("{other:?}"),
+    }
+    let counted = op.set_stock(variant, before, 50, Some("جرد")).await;
+    assert_eq!(counted.expect("count").available_after, 50);
+    assert_eq!(h.available(variant).await, 50);
 }

@@ -138,6 +138,8 @@ macro_rules! for_each_http_case {
             (sandbox::sandbox_paths_are_unknown_to_a_production_engine),
             (catalog_removals::removed_products_are_listed_for_sync),
             (catalogue_edits::marketer_answers_never_show_the_supply_side),
+            (catalogue_edits::catalogue_edits_reach_the_sync),
+            (catalogue_edits::returned_pieces_come_back_to_available),
             (owner::owner_operator_and_pages_refuse_the_same_input_alike),
             (owner::owner_moves_api_access_as_the_specification_allows),
             (owner::race_owner_withdrawals_never_overdraw),

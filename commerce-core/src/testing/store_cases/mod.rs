@@ -35,6 +35,7 @@ mod accounts;
 mod back_office;
 mod back_office_payouts;
 mod catalog;
+mod catalog_edits;
 mod fixtures;
 mod harness;
 mod idempotency;
@@ -60,6 +61,7 @@ pub use back_office::{
 };
 pub use back_office_payouts::*;
 pub use catalog::*;
+pub use catalog_edits::*;
 pub use fixtures::base_time;
 pub use harness::*;
 pub use idempotency::*;
@@ -166,6 +168,9 @@ macro_rules! __with_store_cases {
                 order_lines_keep_the_supplier_and_supply_price_they_were_placed_with,
                 returned_pieces_are_restocked_once,
                 a_cancelled_order_is_not_restocked_twice,
+                product_edits_change_fields_and_mark_the_product_changed,
+                category_edits_keep_the_tree_and_mark_renamed_products,
+                placed_orders_keep_what_they_were_placed_with,
             ]
             arc [
                 concurrent_orders_never_oversell,
@@ -186,6 +191,7 @@ macro_rules! __with_store_cases {
                 concurrent_quotes_on_one_variant_leave_one_pending,
                 quote_acceptance_and_concurrent_orders_keep_stock_exact,
                 concurrent_adjustments_and_orders_keep_stock_exact,
+                concurrent_category_moves_never_make_a_cycle,
             ]
         }
     };
@@ -232,6 +238,7 @@ mod tests {
         include_str!("back_office_payouts.rs"),
         include_str!("quotes.rs"),
         include_str!("stock.rs"),
+        include_str!("catalog_edits.rs"),
     ];
 
     /// The public async functions of `source` that take a store: the cases it defines.

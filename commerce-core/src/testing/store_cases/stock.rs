@@ -232,7 +232,7 @@ pub async fn returned_pieces_are_restocked_once(store: &dyn Store) {
 }
 
 /// A cancelled order gave its pieces back when it was cancelled: returned quantities recorded
-/// on it later restock nothing.
+/// on it restock nothing, before or after (an order restocks only once its pieces left).
 pub async fn a_cancelled_order_is_not_restocked_twice(store: &dyn Store) {
     let f = fixture(store, 10, 0).await;
     let lines = vec![line(&f, &f.variant, 3, false)];
@@ -246,6 +246,21 @@ pub async fn a_cancelled_order_is_not_restocked_twice(store: &dyn Store) {
         .set_line_outcomes(order.id, returned, at(30))
         .await
         .unwrap();
+    let (stock, history) = stock_and_history(store, &f).await;
+    assert_eq!((stock, history.len()), (10, 0));
+
+    // Returns recorded on an order that never shipped restock nothing; its cancellation then
+    // gives its pieces back once.
+    let lines = vec![line(&f, &f.variant, 2, false)];
+    let early = place(store, new_order(&f, f.account.id, &number(2), lines, 40)).await;
+    let returned = vec![(early.lines[0].id, LineOutcome::partly_delivered(0, 2))];
+    store
+        .set_line_outcomes(early.id, returned, at(50))
+        .await
+        .unwrap();
+    assert_eq!(available(store, f.product.id, f.variant.id).await, 8);
+    let cancel = change(early.id, OrderStatus::Cancelled, 60);
+    store.change_order_status(cancel).await.unwrap();
     let (stock, history) = stock_and_history(store, &f).await;
     assert_eq!((stock, history.len()), (10, 0));
 }

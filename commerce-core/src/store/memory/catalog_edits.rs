@@ -1,0 +1,102 @@
+//! The catalogue's edits on [`MemoryStore`](super::MemoryStore)'s locked state: products,
+//! categories (their products marked changed when renamed) and warranties.
+
+use chrono::{DateTime, Utc};
+
+use super::State;
+use crate::model::*;
+use crate::store::*;
+
+impl State {
+    /// [`CatalogStore::update_product`] on the locked state.
+    pub(super) fn update_product(
+        &mut self,
+        id: ProductId,
+        patch: &ProductPatch,
+        now: DateTime<Utc>,
+    ) -> Result<Product, StoreError> {
+        self.product_mut(id)?;
+        if let Some(category) = patch.category_id
+            && !self.categories.contains_key(&category)
+        {
+            return Err(StoreError::Invalid(format!("no category {category}")));
+        }
+        let product = self.product_mut(id)?;
+        patch.apply(product);
+        product.updated_at = next_updated_at(product.updated_at, now);
+        Ok(product.clone())
+    }
+
+    /// [`CatalogStore::update_category`] on the locked state: every check before the first
+    /// write.
+    pub(super) fn update_category(
+        &mut self,
+        id: CategoryId,
+        patch: &CategoryPatch,
+        now: DateTime<Utc>,
+    ) -> Result<Category, StoreError> {
+        let current = self
+            .categories
+            .get(&id)
+            .ok_or(StoreError::NotFound)?
+            .clone();
+        if let Some(parent) = patch.parent_id {
+            if let Some(parent) = parent
+                && !self.categories.contains_key(&parent)
+            {
+                return Err(StoreError::Invalid(format!("no parent category {parent}")));
+            }
+            let parent_of = |c: CategoryId| self.categories.get(&c).and_then(|c| c.parent_id);
+            if !parent_allowed(id, parent, parent_of) {
+                return Err(StoreError::Invalid(format!(
+                    "category {id} cannot be its own ancestor"
+                )));
+            }
+        }
+        if let Some(slug) = &patch.slug
+            && *slug != current.slug
+        {
+            self.claim_unique(Unique::CategorySlug, slug)?;
+            self.unique
+                .remove(&(Unique::CategorySlug, current.slug.clone()));
+        }
+        let renamed = patch.renames(&current);
+        let mut category = current;
+        patch.apply(&mut category);
+        self.categories.insert(id, category.clone());
+        self.categories_changed();
+        if renamed {
+            let shown: Vec<ProductId> = self
+                .products
+                .values()
+                .filter(|p| p.category_id == id)
+                .map(|p| p.id)
+                .collect();
+            for product in shown {
+                let product = self.product_mut(product)?;
+                product.updated_at = next_updated_at(product.updated_at, now);
+            }
+        }
+        Ok(category)
+    }
+
+    /// [`CatalogStore::update_warranty`] on the locked state.
+    pub(super) fn update_warranty(
+        &mut self,
+        id: WarrantyId,
+        patch: &WarrantyPatch,
+        now: DateTime<Utc>,
+    ) -> Result<Warranty, StoreError> {
+        let product = *self.warranty_owner.get(&id).ok_or(StoreError::NotFound)?;
+        let owner = self.product_mut(product)?;
+        let warranty = owner
+            .warranties
+            .iter_mut()
+            .find(|w| w.id == id)
+            .ok_or(StoreError::NotFound)?;
+        patch.apply(warranty);
+        let warranty = warranty.clone();
+        owner.updated_at = next_updated_at(owner.updated_at, now);
+        Ok(warranty)
+    }
+}
