@@ -136,6 +136,34 @@ impl NewQuote {
         self.note = Some(note.into());
         self
     }
+
+    /// The quote as registered with `id` at `now` (pending), on the variant of `product`
+    /// titled `title`, labelled `label`.
+    pub(crate) fn into_quote(
+        self,
+        id: QuoteId,
+        product: ProductId,
+        (title, label): (String, String),
+        now: DateTime<Utc>,
+    ) -> Quote {
+        Quote {
+            id,
+            account_id: self.account_id,
+            variant_id: self.variant_id,
+            product_id: product,
+            title,
+            label,
+            unit_price: self.unit_price,
+            quantity: self.quantity,
+            status: QuoteStatus::Pending,
+            valid_until: self.valid_until,
+            note: self.note,
+            decision_note: None,
+            decided_at: None,
+            created_at: now,
+            updated_at: now,
+        }
+    }
 }
 
 /// What is done with a pending quote.

@@ -86,28 +86,11 @@ impl SupplyStore for MemoryStore {
             .map(|v| v.label.clone())
             .unwrap_or_default();
         let id = QuoteId::new(s.next_id("quotes"));
-        let quote = Quote::builder()
-            .id(id)
-            .account_id(new.account_id)
-            .variant_id(new.variant_id)
-            .product_id(product.id)
-            .title(product.title.clone())
-            .label(label)
-            .unit_price(new.unit_price)
-            .quantity(new.quantity)
-            .status(QuoteStatus::Pending)
-            .maybe_valid_until(new.valid_until)
-            .maybe_note(new.note)
-            .created_at(now)
-            .updated_at(now)
-            .build();
+        let account = new.account_id;
+        let quote = new.into_quote(id, product.id, (product.title.clone(), label), now);
         s.quotes.by_id.insert(id, quote.clone());
-        s.quotes
-            .by_account
-            .entry(new.account_id)
-            .or_default()
-            .insert(id);
-        s.quotes.pending.insert(new.variant_id, id);
+        s.quotes.by_account.entry(account).or_default().insert(id);
+        s.quotes.pending.insert(quote.variant_id, id);
         Ok(quote)
     }
 

@@ -121,6 +121,14 @@ pub async fn supply_endpoints_are_for_suppliers_only(h: &Harness) {
 /// field), read and listed, accepted through test mode; the variant's `available` grows by
 /// its quantity on the marketer's `GET /products/{id}`, and its supply price is the quote's.
 pub async fn a_quote_is_made_accepted_and_received(h: &Harness) {
+    // The seed: one quote of each decision, as docs/sandbox.md says.
+    assert_eq!(h.fixture.supplier_quotes.len(), 3);
+    for status in ["pending", "accepted", "rejected"] {
+        let r = h
+            .get(SUPPLIER, &format!("/api/v1/quotes?status={status}"))
+            .await;
+        assert_eq!(r.json()["meta"]["total"], 1, "{status}");
+    }
     let variants = supply_variants(h).await;
     assert!(!variants.is_empty(), "the demo supplier owns products");
     for v in &variants {
