@@ -402,9 +402,26 @@ async fn run(
     }
 }
 
-/// Appends entries to `supplier`'s statement until it has `target`, by one SQL statement (a
-/// series of `delivery` credits of 1.00, delivered 60 days ago: past the hold, so the wallet's
-/// held sum reads none of them), and sets its kept totals to match.
+/// Runs one statement of the bench's own (integers it computed, no input) on `target`.
+#[cfg(feature = "sqlx")]
+async fn execute(target: &common::sql::SqlPool, sql: String) {
+    use commerce_store_sqlx::sqlx::{self, AssertSqlSafe};
+    let done = match target {
+        common::sql::SqlPool::Postgres(pool) => sqlx::query(AssertSqlSafe(sql))
+            .execute(pool)
+            .await
+            .map(|_| ()),
+        common::sql::SqlPool::Sqlite(pool) => sqlx::query(AssertSqlSafe(sql))
+            .execute(pool)
+            .await
+            .map(|_| ()),
+    };
+    done.expect("bench SQL");
+}
+
+/// Appends entries to `supplier`'s statement until it has `to` (from `from`), by one SQL
+/// statement (a series of `delivery` credits of 1.00, delivered 60 days ago: past the hold,
+/// so the wallet's held sum reads none of them), and sets its kept totals to match.
 #[cfg(feature = "sqlx")]
 async fn bulk_statement(
     target: &common::sql::SqlPool,
@@ -412,62 +429,38 @@ async fn bulk_statement(
     from: usize,
     to: usize,
 ) {
-    use commerce_store_sqlx::sqlx;
     let delivered = common::sql::nanos(Utc::now() - chrono::Duration::days(60));
-    let insert = |series: &str| {
+    let (supplier, first, last) = (supplier.get(), from as i64 + 1, to as i64);
+    let series = match target {
+        common::sql::SqlPool::Postgres(_) => {
+            format!("WITH g(n) AS (SELECT generate_series({first}::BIGINT, {last}::BIGINT))")
+        }
+        common::sql::SqlPool::Sqlite(_) => format!(
+            "WITH RECURSIVE g(n) AS (SELECT {first} UNION ALL SELECT n + 1 FROM g WHERE n < {last})"
+        ),
+    };
+    execute(
+        target,
         format!(
             "INSERT INTO statement_entries (supplier_id, kind, order_id, order_number, \
              variant_id, quantity, unit_price, amount, direction, balance, delivered_at, \
              withdrawal_id, at) \
-             {series} SELECT $1, 'delivery', NULL, 'EG-BENCH00', 1, 1, 100, 100, 'credit', \
-             n * 100, $2, NULL, $2 + n FROM g"
-        )
-    };
-    let totals = "INSERT INTO supplier_totals (supplier_id, expected, settled, balance, entries) \
-                  VALUES ($1, 0, $2, $2, $3) ON CONFLICT (supplier_id) DO UPDATE \
-                  SET settled = excluded.settled, balance = excluded.balance, \
-                  entries = excluded.entries";
-    let (first, last, piastres) = (from as i64 + 1, to as i64, to as i64 * 100);
-    match target {
-        common::sql::SqlPool::Postgres(pool) => {
-            sqlx::query(sqlx::AssertSqlSafe(insert(
-                "WITH g(n) AS (SELECT generate_series($3::BIGINT, $4::BIGINT))",
-            )))
-            .bind(supplier.get())
-            .bind(delivered)
-            .bind(first)
-            .bind(last)
-            .execute(pool)
-            .await
-            .expect("bulk statement");
-            sqlx::query(totals)
-                .bind(supplier.get())
-                .bind(piastres)
-                .bind(last)
-                .execute(pool)
-                .await
-                .expect("totals");
-        }
-        common::sql::SqlPool::Sqlite(pool) => {
-            sqlx::query(sqlx::AssertSqlSafe(insert(
-                "WITH RECURSIVE g(n) AS (SELECT $3 UNION ALL SELECT n + 1 FROM g WHERE n < $4)",
-            )))
-            .bind(supplier.get())
-            .bind(delivered)
-            .bind(first)
-            .bind(last)
-            .execute(pool)
-            .await
-            .expect("bulk statement");
-            sqlx::query(totals)
-                .bind(supplier.get())
-                .bind(piastres)
-                .bind(last)
-                .execute(pool)
-                .await
-                .expect("totals");
-        }
-    }
+             {series} SELECT {supplier}, 'delivery', NULL, 'EG-BENCH00', 1, 1, 100, 100, \
+             'credit', n * 100, {delivered}, NULL, {delivered} + n FROM g"
+        ),
+    )
+    .await;
+    execute(
+        target,
+        format!(
+            "INSERT INTO supplier_totals (supplier_id, expected, settled, balance, entries) \
+             VALUES ({supplier}, 0, {piastres}, {piastres}, {last}) \
+             ON CONFLICT (supplier_id) DO UPDATE SET settled = excluded.settled, \
+             balance = excluded.balance, entries = excluded.entries",
+            piastres = last * 100
+        ),
+    )
+    .await;
 }
 
 /// `GET /statement`'s page and the supplier's wallet at `SCALE_SMALL` and at `SCALE_LARGE`

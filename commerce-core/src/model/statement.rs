@@ -156,7 +156,7 @@ impl StatementFilter {
 }
 
 /// What a store keeps per supplier, updated in the same atomic operation as every entry
-/// written ([`SupplierTotals::book`](crate::store::SupplyBooking)), so that the wallet and
+/// written ([`SupplierTotals::book`]), so that the wallet and
 /// a statement's total cost no scan of the entries.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]

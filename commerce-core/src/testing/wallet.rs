@@ -14,23 +14,36 @@ pub async fn all_orders(h: &Harness, account: AccountId) -> Vec<Order> {
 
 /// Every order of an account in `store`, all pages, newest first.
 pub async fn all_orders_of(store: &dyn Store, account: AccountId) -> Vec<Order> {
-    let mut orders = Vec::new();
-    for page in 1.. {
-        let request = PageRequest {
-            page,
-            per_page: 100,
-        };
+    every_page(|request| async move {
         let found = store
             .orders(account, &OrderFilter::default(), request)
             .await
             .expect("orders listed");
-        let done = found.items.len() < 100;
-        orders.extend(found.items);
+        found.items
+    })
+    .await
+}
+
+/// Every item of a list read page by page (100 a page) until a page is short.
+async fn every_page<T, F, Fut>(mut read: F) -> Vec<T>
+where
+    F: FnMut(PageRequest) -> Fut,
+    Fut: std::future::Future<Output = Vec<T>>,
+{
+    let mut items = Vec::new();
+    for page in 1.. {
+        let found = read(PageRequest {
+            page,
+            per_page: 100,
+        })
+        .await;
+        let done = found.len() < 100;
+        items.extend(found);
         if done {
             break;
         }
     }
-    orders
+    items
 }
 
 /// The wallet of `account` recomputed from all its orders and withdrawals at the engine's
@@ -102,22 +115,14 @@ pub async fn assert_supplier_matches_orders(
             }
         }
     }
-    let mut entries = Vec::new();
-    for page in 1.. {
-        let request = PageRequest {
-            page,
-            per_page: 100,
-        };
+    let entries = every_page(|request| async move {
         let found = store
             .statement(supplier, &StatementFilter::default(), request)
             .await
             .expect("statement read");
-        let done = found.items.len() < 100;
-        entries.extend(found.items);
-        if done {
-            break;
-        }
-    }
+        found.items
+    })
+    .await;
     let mut booked: std::collections::HashMap<OrderId, Decimal> = Default::default();
     let mut balance = Decimal::ZERO;
     for entry in entries.iter().rev() {
