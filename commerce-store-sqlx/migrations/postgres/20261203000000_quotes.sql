@@ -1,4 +1,4 @@
--- Suppliers' quotes (decisions 20). Money in piastres, instants in nanoseconds (UTC).
+-- Suppliers' quotes (docs/suppliers.md). Money in piastres, instants in nanoseconds (UTC).
 -- A quote is stored 'pending' until it is accepted, rejected or withdrawn; a pending quote past
 -- valid_until reads as 'expired' (and is written so when a new quote of its variant comes).
 CREATE TABLE quotes (
