@@ -532,6 +532,7 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
         limit(&mut q, page)?;
         let rows: Vec<PagedProductRow> = q
             .build_as::<PagedProductRow>()
+            .planned_per_call(filter.updated_since.is_some())
             .fetch_all(&mut *c)
             .await
             .map_err(backend)?;
@@ -542,7 +543,11 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
                 // Past the last page: count on its own.
                 let mut q = QueryBuilder::<DB>::new("SELECT COUNT(*)");
                 push_product_filter(&mut q, filter)?;
-                q.build_scalar().fetch_one(&mut *c).await.map_err(backend)?
+                q.build_scalar()
+                    .planned_per_call(filter.updated_since.is_some())
+                    .fetch_one(&mut *c)
+                    .await
+                    .map_err(backend)?
             }
         };
         let ids: Vec<i64> = rows.iter().map(|r| r.row.id).collect();
@@ -572,6 +577,7 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
         limit(&mut q, page)?;
         let rows: Vec<RemovedRow> = q
             .build_as::<RemovedRow>()
+            .planned_per_call(true)
             .fetch_all(&mut *c)
             .await
             .map_err(backend)?;

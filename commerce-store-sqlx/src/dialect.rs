@@ -87,6 +87,7 @@ commerce_core::__with_id_types!(id_bounds);
 /// database's concrete types, implemented once per backend (`postgres.rs`, `sqlite.rs`).
 pub(crate) trait Dialect:
     Run
+    + sqlx::database::HasStatementCache
     + Ids
     + Bind<i64>
     + Bind<Option<i64>>
@@ -130,6 +131,10 @@ pub(crate) trait Dialect:
     /// Whether a statement may carry writes in its `WITH` clause (PostgreSQL's data-modifying
     /// `WITH`; SQLite has none): a write that rides in another saves a round trip.
     const WRITES_IN_WITH: bool;
+    /// Whether a prepared statement kept by the connection may be run with a generic plan, one
+    /// made without the parameters' values (PostgreSQL, after five runs, when it costs no more
+    /// than the custom ones; SQLite plans every run): see [`Q::planned_per_call`].
+    const GENERIC_PLANS: bool;
     /// Rows a high-volume key's rate window is counted over (see `rate_slots`).
     const RATE_SLOTS: u32;
     /// The statement that begins a transaction that may write.
@@ -259,6 +264,16 @@ impl<'q, DB: Dialect, O> Q<'q, DB, O> {
             query,
             out: PhantomData,
         }
+    }
+
+    /// With `per_call`, the statement is planned for this call's values, never kept with a
+    /// generic plan (where the backend has them, [`Dialect::GENERIC_PLANS`]). For a page
+    /// filtered by a range over a parameter (`updated_at >= $2`): a generic plan guesses the
+    /// range keeps a third of the rows and walks the newest-first index past all of them for
+    /// a page the range's own index finds in a few rows (`GET /orders?updated_since=` took
+    /// 0.7 s at a million orders on PostgreSQL, 0.4 ms planned per call).
+    pub(crate) fn planned_per_call(self, per_call: bool) -> Self {
+        Self::of(self.query.persistent(!(per_call && DB::GENERIC_PLANS)))
     }
 
     /// Binds the next parameter.

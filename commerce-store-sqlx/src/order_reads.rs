@@ -125,6 +125,7 @@ pub(crate) async fn orders_page<DB: Dialect>(
     limit(&mut q, page)?;
     let rows = q
         .build_statement()
+        .planned_per_call(filter.updated_since.is_some())
         .fetch_rows(&mut *c)
         .await
         .map_err(backend)?;
@@ -220,7 +221,12 @@ pub(crate) async fn count_orders<DB: Dialect>(
     if !counts_answer(filter) {
         let mut q = QueryBuilder::<DB>::new("SELECT COUNT(*)");
         push_order_filter(&mut q, account, filter)?;
-        return q.build_scalar().fetch_one(&mut *c).await.map_err(backend);
+        return q
+            .build_scalar()
+            .planned_per_call(filter.updated_since.is_some())
+            .fetch_one(&mut *c)
+            .await
+            .map_err(backend);
     }
     query_scalar::<DB, i64>(
         "SELECT CAST(COALESCE(SUM(count), 0) AS BIGINT) FROM account_order_counts \

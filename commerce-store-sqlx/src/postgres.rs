@@ -224,6 +224,7 @@ impl crate::dialect::Dialect for Postgres {
         "translate({}, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')";
     const SINGLE_STATEMENT_TX: bool = false;
     const WRITES_IN_WITH: bool = true;
+    const GENERIC_PLANS: bool = true;
     const RATE_SLOTS: u32 = 8;
     const BEGIN_WRITE: &'static str = "BEGIN";
     const BEGIN_READ: &'static str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";

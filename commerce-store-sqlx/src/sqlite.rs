@@ -148,6 +148,7 @@ impl crate::dialect::Dialect for Sqlite {
     const EXPLAIN: (&'static str, usize) = ("EXPLAIN QUERY PLAN ", 3);
     const SINGLE_STATEMENT_TX: bool = true;
     const WRITES_IN_WITH: bool = false;
+    const GENERIC_PLANS: bool = false;
     const RATE_SLOTS: u32 = 1;
     const BEGIN_WRITE: &'static str = "BEGIN IMMEDIATE";
     const BEGIN_READ: &'static str = "BEGIN";

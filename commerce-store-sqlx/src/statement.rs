@@ -157,6 +157,7 @@ pub(crate) async fn statement_page<DB: Dialect>(
     limit(&mut q, page)?;
     let rows: Vec<StatementEntryRow> = q
         .build_as::<StatementEntryRow>()
+        .planned_per_call(!filter.is_empty())
         .fetch_all(&mut *c)
         .await
         .map_err(backend)?;
