@@ -81,7 +81,7 @@ impl Nat64Prefix {
         u128::from(ip) & mask(self.len) == u128::from(self.net)
     }
 
-    /// The IPv4 address `ip` embeds (RFC 6052, section 2.2: the 32 bits after the prefix,
+    /// The IPv4 address `ip` embeds (as RFC 6052 places it: the 32 bits after the prefix,
     /// skipping bits 64 to 71), `None` when `ip` is outside the prefix or its bits 64 to 71
     /// (the "u" octet, zero by the RFC) are not zero.
     pub fn embedded(self, ip: Ipv6Addr) -> Option<Ipv4Addr> {
@@ -152,7 +152,7 @@ impl Nat64Prefixes {
     }
 }
 
-/// Whether `ip`'s interface id (its last 64 bits) is an ISATAP one (RFC 5214, section 6.1):
+/// Whether `ip`'s interface id (its last 64 bits) is an ISATAP one (RFC 5214):
 /// `0:5efe:a.b.c.d` or `200:5efe:a.b.c.d` (the "u" bit set for a global IPv4 address; the
 /// "g" bit set too, `100:5efe` and `300:5efe`). The packets go to the IPv4 address through a
 /// tunnel router the sender cannot check, and no receiver needs them: refused outright.
@@ -169,7 +169,7 @@ mod tests {
         text.parse().expect("an IPv6 address")
     }
 
-    /// RFC 6052, section 2.4: the table of examples, 192.0.2.33 in each prefix length.
+    /// The table of examples of RFC 6052: 192.0.2.33 in each prefix length.
     #[test]
     fn the_embedded_address_is_read_at_every_length_of_rfc_6052() {
         let v4 = Ipv4Addr::new(192, 0, 2, 33);
