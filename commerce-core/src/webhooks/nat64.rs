@@ -72,7 +72,7 @@ impl Nat64Prefix {
     }
 
     /// The prefix's length, in bits.
-    pub fn len(self) -> u8 {
+    pub fn prefix_len(self) -> u8 {
         self.len
     }
 
