@@ -105,10 +105,23 @@ impl Owner {
     pub async fn request_api_access(&self) -> OperatorResult<Account> {
         let account = self.move_api_status(ApiStatus::Pending).await?;
         if self.shared.config.approve_api_requests {
-            return self
-                .operator()
-                .set_api_status(account.id, ApiStatus::Approved)
-                .await;
+            // The platform's approval, of this very request only: a decision the team made
+            // meanwhile (a suspension) stands.
+            let approval = AccountPatch {
+                api_status: Some(ApiStatus::Approved),
+                only_from: Some((ApiStatus::Pending, ChangedBy::Owner)),
+                ..AccountPatch::default()
+            };
+            let now = self.shared.now();
+            return match self
+                .shared
+                .store
+                .update_account(account.id, approval, now)
+                .await
+            {
+                Err(StoreError::Invalid(text)) if text == ACCOUNT_CHANGED => self.account().await,
+                approved => Ok(approved?),
+            };
         }
         Ok(account)
     }
