@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # examples/production.rs against PostgreSQL (COMMERCE_TEST_POSTGRES_URL, a fresh schema): set
-# up, serve, a few API requests and an operator move, then SIGTERM while a slow request is in
-# flight. Checks that the request completed, the process exited 0 within the drain bound, and
-# no session of it was left `idle in transaction`. Bounded: about 20 s after the build.
+# up; a start with a short admin token and one on a non-loopback address without --public are
+# refused; serve, a few API requests, the back office's routes (the operator move, /metrics)
+# without and with the token, then SIGTERM while a slow request is in flight (the slow route
+# exists because COMMERCE_SLOW_ROUTE=1). Checks that the request completed, the process exited
+# 0 within the drain bound, and no session of it was left `idle in transaction`. Bounded: about
+# 20 s after the build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,7 +13,9 @@ cd "$(dirname "$0")/.."
 export COMMERCE_DATABASE_URL="$COMMERCE_TEST_POSTGRES_URL"
 export COMMERCE_SCHEMA="commerce_ci_production_$$"
 export COMMERCE_ADDR="127.0.0.1:${COMMERCE_PRODUCTION_PORT:-18090}"
-export COMMERCE_ADMIN_TOKEN="ci-admin-token"
+export COMMERCE_ADMIN_TOKEN="ci-admin-token-0123456789abcdef0123456789"
+# The slow route the drain is tested with: only where CI asks for it.
+export COMMERCE_SLOW_ROUTE=1
 export RUST_LOG="info,sqlx=warn"
 BASE="http://$COMMERCE_ADDR"
 API="$BASE/shop/api/v1"
@@ -43,6 +48,14 @@ OPTION="$(sed -n 's/.*shipping_option_id=\([0-9]*\).*/\1/p' <<<"$SETUP")"
 "$BIN" setup 2>>"$LOG" | grep -q "already set up" || fail "a second setup did not stop at the existing category"
 [ "$(psql_q "SELECT COUNT(*) FROM $COMMERCE_SCHEMA.governorates")" = 27 ] || fail "governorates repeated"
 
+# Refused starts: an admin token under 32 characters, an address other machines reach.
+if COMMERCE_ADMIN_TOKEN=secret "$BIN" serve >>"$LOG" 2>&1; then fail "started with a 6-character admin token"; fi
+grep -q "at least 32 are needed" "$LOG" || fail "no word on the short admin token"
+if COMMERCE_ADDR="0.0.0.0:${COMMERCE_PRODUCTION_PORT:-18090}" "$BIN" serve >>"$LOG" 2>&1; then
+  fail "listened on 0.0.0.0 without --public"
+fi
+grep -q "refusing to listen on 0.0.0.0" "$LOG" || fail "no word on the non-loopback address"
+
 "$BIN" serve >>"$LOG" 2>&1 &
 PID=$!
 for _ in $(seq 1 100); do
@@ -65,14 +78,20 @@ ORDER_ID="$(sed -n 's/^{"data":{"id":\([0-9]*\).*/\1/p' <<<"$ORDER")"
 [ -n "$ORDER_ID" ] || fail "no order id in $ORDER"
 # The operator move, through the app's back-office route.
 [ "$(status -X POST "$BASE/admin/orders/$ORDER_ID/confirm")" = 401 ] || fail "admin route without its token"
+[ "$(status -X POST "$BASE/admin/orders/$ORDER_ID/confirm" -H 'Authorization: Bearer secret')" = 401 ] \
+  || fail "admin route with another token"
 MOVED="$(curl -fs -X POST "$BASE/admin/orders/$ORDER_ID/confirm" -H "Authorization: Bearer $COMMERCE_ADMIN_TOKEN")" \
   || fail "operator move"
 grep -q '"status":"order_confirmed"' <<<"$MOVED" || fail "operator move answered $MOVED"
 curl -fs "$API/orders/$ORDER_ID" -H "$AUTH" | grep -q 'order_confirmed' || fail "the move is not seen by the API"
-METRICS="$(curl -fs "$BASE/metrics")" || fail "GET /metrics"
+[ "$(status "$BASE/metrics")" = 401 ] || fail "GET /metrics without the token"
+METRICS="$(curl -fs "$BASE/metrics" -H "Authorization: Bearer $COMMERCE_ADMIN_TOKEN")" || fail "GET /metrics"
 for name in commerce_requests_total commerce_webhook_backlog commerce_webhook_open_breakers; do
   grep -q "^$name" <<<"$METRICS" || fail "no $name in /metrics"
 done
+
+# The owner pages are mounted behind the app's login (none wired here): 401.
+[ "$(status "$BASE/account/")" = 401 ] || fail "GET /account/ without a session"
 
 # SIGTERM while a 3 s request is in flight: it completes, then the process exits 0 within
 # the drain bound (10 s) plus a margin.

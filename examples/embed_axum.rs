@@ -1,36 +1,44 @@
 //! An existing axum app, with its own routes and state, that mounts the commerce API under
-//! `/shop` and adds one route of its own over the operator API.
+//! `/shop` and adds one route of its own over the operator API, behind a token. It runs what
+//! an app runs besides the API: the webhook dispatcher, the hourly purges, and a clean
+//! shutdown on ctrl-c or SIGTERM (`examples/support/mod.rs`).
 //!
 //! ```text
-//! cargo run --example embed_axum                      # 127.0.0.1:3001
+//! cargo run --example embed_axum                      # 127.0.0.1:3001, prints the admin token
 //! COMMERCE_ADDR=127.0.0.1:4001 cargo run --example embed_axum
+//! COMMERCE_ADDR=0.0.0.0:3001 cargo run --example embed_axum -- --public   # other machines too
 //!
 //! curl -s localhost:3001/                                                 # the app's page
 //! curl -s localhost:3001/shop/api/v1/me -H 'Authorization: Bearer sk_demo_marketer'
-//! curl -s -X POST localhost:3001/admin/orders/5/confirm                   # the app's admin route
+//! curl -s -X POST localhost:3001/admin/orders/5/confirm -H "Authorization: Bearer $TOKEN"
 //! ```
+//!
+//! It serves the sandbox's published demo keys, so it listens on a loopback address unless
+//! started with `--public`; its back-office route answers 401 without the token
+//! (`COMMERCE_ADMIN_TOKEN`, at least 32 characters, or a random one printed on start).
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{Path, State};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use commerce::model::OrderStatus;
 use commerce::store::MemoryStore;
 use commerce::webhooks::UrlPolicy;
-use commerce::{Engine, OperatorError, sandbox};
-use serde_json::json;
+use commerce::{Engine, sandbox};
 
-/// The app's own state: its visit counter and its handle on the engine.
+#[path = "support/mod.rs"]
+mod support;
+
+/// The app's own state: its visit counter, its handle on the engine, the back office's token.
 #[derive(Clone)]
 struct AppState {
     visits: Arc<AtomicU64>,
     engine: Engine,
+    admin: support::AdminToken,
 }
 
 async fn home(State(app): State<AppState>) -> String {
@@ -38,55 +46,22 @@ async fn home(State(app): State<AppState>) -> String {
     format!("my shop: visit {visits}; the API is under /shop/api/v1\n")
 }
 
-/// A JSON response (the crate builds axum without its `json` feature).
-fn json_response(status: StatusCode, body: serde_json::Value) -> Response {
+/// The platform's back office confirms an order, behind the admin token.
+async fn confirm_order(
+    State(app): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<i64>,
+) -> Response {
+    let (status, body) = support::confirm_order(&app.engine, &app.admin, &headers, id).await;
+    // A JSON response (the crate builds axum without its `json` feature).
     let headers = [(header::CONTENT_TYPE, "application/json")];
     (status, headers, body.to_string()).into_response()
 }
 
-/// The platform's back office confirms an order (put it behind your own admin auth).
-async fn confirm_order(State(app): State<AppState>, Path(id): Path<i64>) -> Response {
-    match app
-        .engine
-        .operator()
-        .move_order(
-            commerce::model::OrderId::new(id),
-            OrderStatus::Confirmed,
-            None,
-        )
-        .await
-    {
-        Ok(order) => json_response(
-            StatusCode::OK,
-            json!({
-                "id": order.id,
-                "number": order.number,
-                "status": order.status.as_str(),
-            }),
-        ),
-        Err(error) => {
-            let (status, reason) = match &error {
-                OperatorError::NotFound => (StatusCode::NOT_FOUND, None),
-                // A 409 names its reason, as the API's do (`move_not_allowed` here).
-                OperatorError::Conflict(conflict) => {
-                    (StatusCode::CONFLICT, conflict.reason().map(|r| r.as_str()))
-                }
-                OperatorError::Invalid(_) => (StatusCode::UNPROCESSABLE_ENTITY, None),
-                _ => (StatusCode::INTERNAL_SERVER_ERROR, None),
-            };
-            json_response(
-                status,
-                json!({ "error": error.to_string(), "reason": reason }),
-            )
-        }
-    }
-}
-
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let addr: SocketAddr = std::env::var("COMMERCE_ADDR")
-        .unwrap_or_else(|_| "127.0.0.1:3001".into())
-        .parse()?;
+    let addr = support::listen_addr("127.0.0.1:3001")?;
+    let admin = support::AdminToken::from_env_or_random()?;
 
     // The production settings (`Config::default()`): webhooks go to `https` URLs of public
     // hosts only (`UrlPolicy::STRICT`; the sandbox server alone allows `http` and loopback
@@ -99,11 +74,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         })
         .build()?;
     sandbox::seed(&engine).await?;
-    // The webhook dispatcher: the admin route's moves reach registered receivers too.
-    tokio::spawn(engine.dispatcher().run(std::future::pending()));
+    // The webhook dispatcher (the admin route's moves reach registered receivers too) and
+    // the purges, until the shutdown signal.
+    let background = support::Background::start(&engine);
     let state = AppState {
         visits: Arc::new(AtomicU64::new(0)),
         engine: engine.clone(),
+        admin,
     };
 
     let app = Router::new()
@@ -117,9 +94,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("embed_axum on http://{addr}/ (API: http://{addr}/shop/api/v1, key sk_demo_marketer)");
     // Not `axum::serve`: it has no header-read timeout, and a client that stops mid-headers
     // would hold its connection for ever. A head must arrive within 10 s.
-    commerce::axum::serve(listener, app, Duration::from_secs(10), async {
-        let _ = tokio::signal::ctrl_c().await;
-    })
-    .await?;
+    let shutdown = background.shutdown();
+    let server = commerce::axum::serve(listener, app, Duration::from_secs(10), shutdown);
+    background.serve(server).await?;
     Ok(())
 }

@@ -1,68 +1,68 @@
 //! An existing warp app, with its own routes and state, that mounts the commerce API under
-//! `/shop` and adds one route of its own over the operator API.
+//! `/shop` and adds one route of its own over the operator API, behind a token. It runs what
+//! an app runs besides the API: the webhook dispatcher, the hourly purges, and a clean
+//! shutdown on ctrl-c or SIGTERM (`examples/support/mod.rs`).
 //!
 //! ```text
-//! cargo run --example embed_warp --features warp      # 127.0.0.1:3002
+//! cargo run --example embed_warp --features warp      # 127.0.0.1:3002, prints the admin token
 //! COMMERCE_ADDR=127.0.0.1:4002 cargo run --example embed_warp --features warp
 //!
 //! curl -s localhost:3002/                                                 # the app's page
 //! curl -s localhost:3002/shop/api/v1/me -H 'Authorization: Bearer sk_demo_marketer'
-//! curl -s -X POST localhost:3002/admin/orders/5/confirm                   # the app's admin route
+//! curl -s -X POST localhost:3002/admin/orders/5/confirm -H "Authorization: Bearer $TOKEN"
 //! ```
+//!
+//! It serves the sandbox's published demo keys, so it listens on a loopback address unless
+//! started with `--public`; its back-office route answers 401 without the token
+//! (`COMMERCE_ADMIN_TOKEN`, at least 32 characters, or a random one printed on start).
+//!
+//! Slow clients are cut off as in the other examples: `warp::serve` has no header-read
+//! timeout, so the filter is served as a hyper service (`warp::service`) whose connections
+//! close when a request head takes longer than [`HEADER_READ_TIMEOUT`]; a body not read whole
+//! within `Config::body_timeout` ([`BODY_TIMEOUT`]) is a `408 request_timeout`.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
-use commerce::model::OrderStatus;
 use commerce::store::MemoryStore;
-use commerce::{Engine, OperatorError, sandbox};
-use serde_json::json;
+use commerce::{Engine, sandbox};
+use hyper_util::service::TowerToHyperService;
 use warp::Filter;
-use warp::http::StatusCode;
+use warp::http::HeaderMap;
 
-/// The platform's back office confirms an order (put it behind your own admin auth).
-async fn confirm_order(id: i64, engine: Engine) -> warp::reply::Response {
+#[path = "support/mod.rs"]
+mod support;
+
+/// How long a client may take to send a request's head.
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a client may take to send a request's body once its head was admitted.
+const BODY_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The platform's back office confirms an order, behind the admin token.
+async fn confirm_order(
+    id: i64,
+    headers: HeaderMap,
+    (engine, admin): (Engine, support::AdminToken),
+) -> warp::reply::Response {
     use warp::Reply;
-    match engine
-        .operator()
-        .move_order(
-            commerce::model::OrderId::new(id),
-            OrderStatus::Confirmed,
-            None,
-        )
-        .await
-    {
-        Ok(order) => warp::reply::json(&json!({
-            "id": order.id,
-            "number": order.number,
-            "status": order.status.as_str(),
-        }))
-        .into_response(),
-        Err(error) => {
-            let (status, reason) = match &error {
-                OperatorError::NotFound => (StatusCode::NOT_FOUND, None),
-                // A 409 names its reason, as the API's do (`move_not_allowed` here).
-                OperatorError::Conflict(conflict) => {
-                    (StatusCode::CONFLICT, conflict.reason().map(|r| r.as_str()))
-                }
-                OperatorError::Invalid(_) => (StatusCode::UNPROCESSABLE_ENTITY, None),
-                _ => (StatusCode::INTERNAL_SERVER_ERROR, None),
-            };
-            let body = warp::reply::json(&json!({ "error": error.to_string(), "reason": reason }));
-            warp::reply::with_status(body, status).into_response()
-        }
-    }
+    let (status, body) = support::confirm_order(&engine, &admin, &headers, id).await;
+    warp::reply::with_status(warp::reply::json(&body), status).into_response()
 }
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let addr: SocketAddr = std::env::var("COMMERCE_ADDR")
-        .unwrap_or_else(|_| "127.0.0.1:3002".into())
-        .parse()?;
+    let addr = support::listen_addr("127.0.0.1:3002")?;
+    let admin = support::AdminToken::from_env_or_random()?;
 
-    let engine = Engine::new(Arc::new(MemoryStore::new()));
+    // The production settings (`Config::default()`: webhooks to `https` on public hosts
+    // only), with the body timeout.
+    let engine = Engine::builder(Arc::new(MemoryStore::new()))
+        .configure(|c| c.body_timeout = Some(BODY_TIMEOUT))
+        .build()?;
     sandbox::seed(&engine).await?;
+    // The webhook dispatcher and the purges, until the shutdown signal.
+    let background = support::Background::start(&engine);
 
     // The app's own state and routes.
     let visits = Arc::new(AtomicU64::new(0));
@@ -71,13 +71,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let visits = visits.fetch_add(1, Ordering::Relaxed) + 1;
         format!("my shop: visit {visits}; the API is under /shop/api/v1\n")
     });
-    let with_engine = {
-        let engine = engine.clone();
-        warp::any().map(move || engine.clone())
+    let with_state = {
+        let state = (engine.clone(), admin);
+        warp::any().map(move || state.clone())
     };
     let confirm = warp::path!("admin" / "orders" / i64 / "confirm")
         .and(warp::post())
-        .and(with_engine)
+        .and(warp::header::headers_cloned())
+        .and(with_state)
         .then(confirm_order);
 
     // The API under the app's prefix; anything else falls through to the app's routes.
@@ -87,12 +88,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let listener = tokio::net::TcpListener::bind(addr).await?;
     println!("embed_warp on http://{addr}/ (API: http://{addr}/shop/api/v1, key sk_demo_marketer)");
-    warp::serve(app)
-        .incoming(listener)
-        .graceful(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .run()
-        .await;
+    let service = TowerToHyperService::new(warp::service(app));
+    let shutdown = background.shutdown();
+    let server = support::serve(listener, service, HEADER_READ_TIMEOUT, shutdown);
+    background.serve(server).await?;
     Ok(())
 }

@@ -1,9 +1,11 @@
 //! A production `main`: the commerce API on PostgreSQL, nested under `/shop` in an existing
-//! axum app with its own routes and state, the webhook dispatcher, scheduled purges, JSON logs,
-//! Prometheus metrics, and one shutdown signal that drains everything in order.
+//! axum app with its own routes and state, the owner pages under `/account`, the webhook
+//! dispatcher, scheduled purges, JSON logs, Prometheus metrics behind the back office's token,
+//! and one shutdown signal that drains everything in order. What every example shares (the
+//! admin token, the dispatcher and purges, the drain) is in `examples/support/mod.rs`.
 //!
 //! The dependency lines of such an app (the facade's default features `axum` and `webhooks`
-//! included):
+//! included; `http`, `hyper`, `hyper-util`, `serde_json` and `rand` for `support/mod.rs`):
 //!
 //! ```toml
 //! [dependencies]
@@ -20,45 +22,56 @@
 //! ```text
 //! export COMMERCE_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test
 //! cargo run --example production --features sqlx-postgres,metrics -- setup   # once: prints a key
-//! COMMERCE_ADMIN_TOKEN=secret cargo run --example production --features sqlx-postgres,metrics
+//! export COMMERCE_ADMIN_TOKEN="$(openssl rand -hex 32)"   # at least 32 characters
+//! cargo run --example production --features sqlx-postgres,metrics
 //!
 //! curl -s 127.0.0.1:3000/shop/api/v1/me -H "Authorization: Bearer $KEY"
-//! curl -s -X POST 127.0.0.1:3000/admin/orders/1/confirm -H 'Authorization: Bearer secret'
-//! curl -s 127.0.0.1:3000/metrics
+//! curl -s -X POST 127.0.0.1:3000/admin/orders/1/confirm -H "Authorization: Bearer $COMMERCE_ADMIN_TOKEN"
+//! curl -s 127.0.0.1:3000/metrics -H "Authorization: Bearer $COMMERCE_ADMIN_TOKEN"
 //! kill -TERM <pid>    # or ctrl-c: drains and exits 0
 //! ```
 //!
+//! The back office's routes (`POST /admin/orders/{id}/confirm`, `GET /metrics`) answer 401
+//! without the token, and exist only when `COMMERCE_ADMIN_TOKEN` is set; a token shorter than
+//! 32 characters stops the start. The app listens on `127.0.0.1:3000` unless `COMMERCE_ADDR`
+//! names another address and `--public` is given (behind a reverse proxy, loopback is what it
+//! needs). The owner pages are served for `https` (their cookies are `Secure`), behind the
+//! app's own login: here none is wired, so every visitor gets 401. The `/slow/{ms}` route
+//! exists only when `COMMERCE_SLOW_ROUTE=1` (`.ci/production.sh` sets it to test the drain).
+//!
 //! On SIGTERM or ctrl-c: the listener closes (no new connection), requests in flight finish
-//! (within [`DRAIN`]; the process waits no longer for the others, which end with it), the
-//! dispatcher stops claiming and records the attempts it has in flight, the purge task stops,
-//! and the pool is closed, so the database sees every session end. `.ci/production.sh` runs all of it against PostgreSQL.
+//! (within `support::DRAIN`, 10 s; the process waits no longer for the others, which end with
+//! it), the dispatcher stops claiming and records the attempts it has in flight (each bounded
+//! by its attempt timeout, 15 s by default), the purge task stops, and the pool is closed, so
+//! the database sees every session end. `.ci/production.sh` runs all of it against PostgreSQL.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use async_trait::async_trait;
 use axum::Router;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header, request::Parts};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use commerce::model::{Ability, AccountState, ApiStatus, NewAccount, NewCategory, NewProduct};
-use commerce::model::{NewVariant, OrderId, OrderStatus, RateTerms};
+use commerce::model::{Ability, AccountId, AccountState, ApiStatus, NewAccount, NewCategory};
+use commerce::model::{NewProduct, NewVariant, RateTerms};
 use commerce::operator::{Conflict, KeySpec};
+use commerce::owner_pages::{OwnerLogin, OwnerPages};
 use commerce::sqlx::sqlx::postgres::{PgConnectOptions, PgPool};
 use commerce::sqlx::{PgStore, PoolSettings};
 use commerce::store::Unique;
 use commerce::{Decimal, Engine, Operator, OperatorError, governorates};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
-use serde_json::json;
-use tokio::sync::watch;
-use tracing::{error, info, warn};
+use tracing::info;
 
-/// How long requests in flight may take to finish once the shutdown signal came.
-const DRAIN: Duration = Duration::from_secs(10);
+#[path = "support/mod.rs"]
+mod support;
+
+use support::AdminToken;
+
 /// How long a client may take to send a request head.
 const HEADER_READ: Duration = Duration::from_secs(10);
-/// How often the idempotency records and the webhook history are purged.
-const PURGE_EVERY: Duration = Duration::from_secs(3600);
 /// The `application_name` of the app's database sessions (what `pg_stat_activity` shows).
 const APPLICATION_NAME: &str = "commerce_production";
 
@@ -82,7 +95,7 @@ async fn main() -> Result<(), Error> {
 
     let store = connect().await?;
     match std::env::args().nth(1).as_deref() {
-        None | Some("serve") => serve(store).await,
+        None | Some("serve" | "--public") => serve(store).await,
         Some("setup") => {
             let engine = Engine::new(Arc::new(store.clone()));
             let outcome = setup(&engine.operator()).await;
@@ -120,11 +133,27 @@ struct AppState {
     /// The store's pool, for the health check.
     pool: PgPool,
     metrics: PrometheusHandle,
-    /// The back office's bearer token (`COMMERCE_ADMIN_TOKEN`); `None`: no back-office route.
-    admin_token: Option<Arc<str>>,
+    /// The back office's bearer token (`COMMERCE_ADMIN_TOKEN`); `None`: no back-office
+    /// route, no metrics.
+    admin: Option<AdminToken>,
+}
+
+/// Who is logged in on the owner pages: the account the app's own session middleware put in
+/// the request's extensions after its login. This app wires no login, so nobody is (401).
+struct AppSession;
+
+#[async_trait]
+impl OwnerLogin for AppSession {
+    async fn logged_in(&self, request: &Parts) -> Option<AccountId> {
+        request.extensions.get::<AccountId>().copied()
+    }
 }
 
 async fn serve(store: PgStore) -> Result<(), Error> {
+    // Refused before anything starts: a back-office token that is too short, an address that
+    // is not loopback without `--public`.
+    let admin = AdminToken::from_env()?;
+    let addr = support::listen_addr("127.0.0.1:3000")?;
     let pool = store.pool().clone();
     // The production settings (`Config::default()`): webhooks to `https` on public hosts only.
     let engine = Engine::builder(Arc::new(store))
@@ -133,125 +162,53 @@ async fn serve(store: PgStore) -> Result<(), Error> {
     let metrics = PrometheusBuilder::new().install_recorder()?;
     commerce::observe::describe_metrics();
 
-    // The one shutdown signal, watched by the server, the dispatcher and the purge task.
-    let (trigger, stopping) = watch::channel(false);
-    let shutdown = move || {
-        let mut stopping = stopping.clone();
-        async move {
-            // An error means the sender is gone, which is a shutdown as well.
-            let _ = stopping.wait_for(|stop| *stop).await;
-        }
-    };
-    tokio::spawn(async move {
-        signal().await;
-        info!("shutdown signal: draining");
-        let _ = trigger.send(true);
-    });
-
     // An app must run the dispatcher (one per instance), or registered webhooks never leave
-    // the outbox. It stops claiming on the signal and records the attempts it has in flight.
-    let dispatcher = tokio::spawn(engine.dispatcher().run(shutdown()));
-    let housekeeping = tokio::spawn(purge_periodically(engine.operator(), shutdown()));
+    // the outbox; and the purges. Both stop on the one shutdown signal (SIGTERM or ctrl-c).
+    let background = support::Background::start(&engine);
 
+    // The owner pages, served over https by the proxy in front: their cookies are `Secure`.
+    // (Several instances share one CSRF secret: `with_csrf_secret`.)
+    let pages = OwnerPages::new(engine.clone(), AppSession)
+        .mounted_at("/account")
+        .with_api_url("/shop/api/v1")
+        .with_secure_cookies(true);
+    if admin.is_none() {
+        info!("COMMERCE_ADMIN_TOKEN unset: no back-office route, no /metrics");
+    }
     let state = AppState {
         engine: engine.clone(),
         pool: pool.clone(),
         metrics,
-        admin_token: std::env::var("COMMERCE_ADMIN_TOKEN")
-            .ok()
-            .filter(|t| !t.is_empty())
-            .map(Arc::from),
+        admin,
     };
-    let app = Router::new()
+    let mut app = Router::new()
         .route(
             "/",
             get(|| async { "my shop; the API is under /shop/api/v1\n" }),
         )
         .route("/healthz", get(health))
         .route("/metrics", get(render_metrics))
-        .route("/slow/{ms}", get(slow))
-        .route("/admin/orders/{id}/confirm", post(confirm_order))
+        .route("/admin/orders/{id}/confirm", post(confirm_order));
+    if std::env::var("COMMERCE_SLOW_ROUTE").is_ok_and(|v| v == "1") {
+        app = app.route("/slow/{ms}", get(slow));
+    }
+    let app = app
         .with_state(state)
-        .nest("/shop", commerce::axum::router(engine));
+        .nest("/shop", commerce::axum::router(engine))
+        .nest_service("/account", commerce::axum::owner_pages(pages));
 
-    let addr = std::env::var("COMMERCE_ADDR").unwrap_or_else(|_| "127.0.0.1:3000".into());
-    let listener = tokio::net::TcpListener::bind(&addr).await?;
+    let listener = tokio::net::TcpListener::bind(addr).await?;
     info!(addr = %listener.local_addr()?, "listening");
 
-    // The server stops accepting on the signal and waits for its connections, for DRAIN at
-    // most after the signal.
-    let server = commerce::axum::serve(listener, app, HEADER_READ, shutdown());
-    let drained = tokio::select! {
-        served = server => { served?; true }
-        () = async { shutdown().await; tokio::time::sleep(DRAIN).await } => false,
-    };
-    if drained {
-        info!("requests drained");
-    } else {
-        warn!(
-            seconds = DRAIN.as_secs(),
-            "requests still running after the drain time: not waited for"
-        );
-    }
-    // The dispatcher's attempts are bounded by their timeout (10 s by default).
-    if let Err(error) = dispatcher.await {
-        error!(%error, "dispatcher task failed");
-    }
-    if let Err(error) = housekeeping.await {
-        error!(%error, "purge task failed");
-    }
+    // The server stops accepting on the signal and waits for its connections, for
+    // `support::DRAIN` at most after the signal; then the dispatcher and purges stop.
+    let server = commerce::axum::serve(listener, app, HEADER_READ, background.shutdown());
+    background.serve(server).await?;
     // Closing waits for the pool's connections to come back (a store operation still running
     // ends within the statement timeout, committed or rolled back) and ends every session.
     pool.close().await;
     info!("stopped");
     Ok(())
-}
-
-/// SIGTERM (what a container runtime sends) or ctrl-c.
-async fn signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut term) => {
-                term.recv().await;
-            }
-            Err(error) => {
-                error!(%error, "no SIGTERM handler; ctrl-c only");
-                std::future::pending::<()>().await;
-            }
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = terminate => {}
-    }
-}
-
-/// Hourly (and once at start): idempotency records past their 24 hours, webhook history past
-/// its 30 days. Stops on the shutdown signal, between two purges.
-async fn purge_periodically(operator: Operator, shutdown: impl Future<Output = ()>) {
-    let mut every = tokio::time::interval(PURGE_EVERY);
-    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut shutdown = std::pin::pin!(shutdown);
-    loop {
-        tokio::select! {
-            _ = every.tick() => {}
-            () = &mut shutdown => return,
-        }
-        match operator.purge_idempotency().await {
-            Ok(count) => info!(count, "idempotency records purged"),
-            Err(error) => error!(%error, "idempotency purge failed"),
-        }
-        match operator.purge_webhook_deliveries().await {
-            Ok(count) => info!(count, "webhook deliveries purged"),
-            Err(error) => error!(%error, "webhook history purge failed"),
-        }
-    }
 }
 
 /// A JSON response (the app builds axum without its `json` feature).
@@ -271,61 +228,34 @@ async fn health(State(app): State<AppState>) -> StatusCode {
     }
 }
 
-async fn render_metrics(State(app): State<AppState>) -> String {
-    app.metrics.render()
+/// Prometheus text, for the back office's scraper (its token).
+async fn render_metrics(State(app): State<AppState>, headers: HeaderMap) -> Response {
+    match &app.admin {
+        None => StatusCode::NOT_FOUND.into_response(),
+        Some(admin) if admin.allows(&headers) => app.metrics.render().into_response(),
+        Some(_) => StatusCode::UNAUTHORIZED.into_response(),
+    }
 }
 
-/// A deliberately slow route of the app (standing for a report, an export): `/slow/{ms}`
-/// answers after that many milliseconds (30 s at most). The drain lets it finish.
+/// A deliberately slow route of the app (standing for a report, an export), which CI uses to
+/// test the drain: `/slow/{ms}` answers after that many milliseconds (30 s at most).
 async fn slow(Path(ms): Path<u64>) -> String {
     let ms = ms.min(30_000);
     tokio::time::sleep(Duration::from_millis(ms)).await;
     format!("slow request done after {ms} ms\n")
 }
 
-/// The back office confirms an order (an operator move), behind the app's own admin token.
+/// The back office confirms an order (an operator move), behind the admin token.
 async fn confirm_order(
     State(app): State<AppState>,
     headers: HeaderMap,
     Path(id): Path<i64>,
 ) -> Response {
-    let Some(expected) = &app.admin_token else {
+    let Some(admin) = &app.admin else {
         return StatusCode::NOT_FOUND.into_response();
     };
-    let given = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .unwrap_or_default();
-    // Hashes compared, so the comparison's time says nothing about the token.
-    if commerce::hash_key(given) != commerce::hash_key(expected) {
-        return StatusCode::UNAUTHORIZED.into_response();
-    }
-    let moved = app
-        .engine
-        .operator()
-        .move_order(OrderId::new(id), OrderStatus::Confirmed, None)
-        .await;
-    match moved {
-        Ok(order) => json_response(
-            StatusCode::OK,
-            json!({"id": order.id, "number": order.number, "status": order.status.as_str()}),
-        ),
-        Err(error) => {
-            let (status, reason) = match &error {
-                OperatorError::NotFound => (StatusCode::NOT_FOUND, None),
-                OperatorError::Conflict(conflict) => {
-                    (StatusCode::CONFLICT, conflict.reason().map(|r| r.as_str()))
-                }
-                OperatorError::Invalid(_) => (StatusCode::UNPROCESSABLE_ENTITY, None),
-                _ => (StatusCode::INTERNAL_SERVER_ERROR, None),
-            };
-            json_response(
-                status,
-                json!({"error": error.to_string(), "reason": reason}),
-            )
-        }
-    }
+    let (status, body) = support::confirm_order(&app.engine, admin, &headers, id).await;
+    json_response(status, body)
 }
 
 /// The platform's first set-up: shipping to every governorate, one category, product and

@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use commerce::store::{MAX_PENDING_MANUAL, MAX_WEBHOOKS_PER_ACCOUNT, MemoryStore};
+use commerce::store::{MAX_LIVE_KEYS, MAX_PENDING_MANUAL, MAX_WEBHOOKS_PER_ACCOUNT, MemoryStore};
 use commerce::{Config, ConflictReason, Engine, ErrorCode, hash_key, sandbox};
 use serde_json::Value;
 
@@ -93,6 +93,7 @@ fn the_conflict_reasons_are_the_reasons_of_the_code() {
     let limit = |reason: &str| rows.iter().find(|r| code(&r[0]) == reason).unwrap()[2].clone();
     assert!(limit("webhook_limit").contains(&format!("{MAX_WEBHOOKS_PER_ACCOUNT} webhooks")));
     assert!(limit("webhook_busy").contains(&format!("{MAX_PENDING_MANUAL} pings")));
+    assert!(limit("key_limit").contains(&format!("{MAX_LIVE_KEYS} live keys")));
 }
 
 /// Every `{"error":{...}}` body written in docs/ is one the API can give: a known code, a

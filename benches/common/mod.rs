@@ -183,9 +183,7 @@ pub async fn wallet_and_recomputation(
         .withdrawals(account)
         .await
         .expect("withdrawals read");
-    let rules = PayoutRules {
-        now: engine.now(),
-        hold_days: engine.config().hold_days,
-    };
+    let rules = PayoutRules::new(engine.now(), engine.config().hold_days)
+        .expect("the engine's hold days are in range");
     (served, WalletFigures::compute(&orders, &withdrawals, rules))
 }

@@ -103,9 +103,9 @@ pub struct ConfigError {
     pub problem: &'static str,
 }
 
-/// Longest hold period accepted, in days (ten years): beyond it date arithmetic is the
-/// problem, not the product.
-const MAX_HOLD_DAYS: i64 = 3650;
+// Longest hold period accepted, in days (ten years): beyond it date arithmetic is the
+// problem, not the product.
+use crate::earnings::MAX_HOLD_DAYS;
 
 impl Config {
     /// Checks every setting: percentages within 0-100 with at most 2 decimals, amounts

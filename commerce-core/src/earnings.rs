@@ -266,19 +266,70 @@ impl Withdrawn {
     }
 }
 
-/// How the payout of an order is computed.
-#[derive(Debug, Clone, Copy)]
+/// How the payout of an order is computed: now, and the days an order's money is held after
+/// delivery. Built with [`PayoutRules::new`], which checks the days (0 to
+/// [`MAX_HOLD_DAYS`]), so that no date sum can overflow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PayoutRules {
-    /// Now.
-    pub now: DateTime<Utc>,
-    /// Days between delivery and readiness.
-    pub hold_days: i64,
+    now: DateTime<Utc>,
+    hold_days: i64,
 }
 
+/// Longest hold period, in days (ten years): [`PayoutRules::new`] and
+/// [`Config::hold_days`](crate::Config::hold_days) accept 0 to this.
+pub const MAX_HOLD_DAYS: i64 = 3650;
+
+/// Why [`PayoutRules::new`] refused its days.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("hold_days must be within 0 and {MAX_HOLD_DAYS}, not {0}")]
+pub struct HoldDaysOutOfRange(pub i64);
+
 impl PayoutRules {
+    /// The rules at `now` with money held `hold_days` after delivery (0 to
+    /// [`MAX_HOLD_DAYS`]).
+    pub fn new(now: DateTime<Utc>, hold_days: i64) -> Result<Self, HoldDaysOutOfRange> {
+        if (0..=MAX_HOLD_DAYS).contains(&hold_days) {
+            Ok(Self { now, hold_days })
+        } else {
+            Err(HoldDaysOutOfRange(hold_days))
+        }
+    }
+
+    /// The rules of settings already checked ([`Config::validate`](crate::Config::validate)):
+    /// days outside the range are brought to its nearest end rather than trusted.
+    pub(crate) fn clamped(now: DateTime<Utc>, hold_days: i64) -> Self {
+        Self {
+            now,
+            hold_days: hold_days.clamp(0, MAX_HOLD_DAYS),
+        }
+    }
+
+    /// Now.
+    pub fn now(self) -> DateTime<Utc> {
+        self.now
+    }
+
+    /// Days between delivery and readiness.
+    pub fn hold_days(self) -> i64 {
+        self.hold_days
+    }
+
+    fn hold(self) -> chrono::Duration {
+        chrono::Duration::days(self.hold_days)
+    }
+
     /// Orders delivered after this instant are still held.
     pub fn held_after(self) -> DateTime<Utc> {
-        self.now - chrono::Duration::days(self.hold_days)
+        self.now
+            .checked_sub_signed(self.hold())
+            .unwrap_or(DateTime::<Utc>::MIN_UTC)
+    }
+
+    /// When money delivered at `delivered` is ready (the last instant there is, past it).
+    pub fn ready_at(self, delivered: DateTime<Utc>) -> DateTime<Utc> {
+        delivered
+            .checked_add_signed(self.hold())
+            .unwrap_or(DateTime::<Utc>::MAX_UTC)
     }
 
     /// The payout state and ready date of an order: expected until delivered, held for
@@ -294,7 +345,7 @@ impl PayoutRules {
         status: OrderStatus,
         delivered_at: Option<DateTime<Utc>>,
     ) -> (PayoutState, Option<DateTime<Utc>>) {
-        let ready_at = delivered_at.map(|d| d + chrono::Duration::days(self.hold_days));
+        let ready_at = delivered_at.map(|d| self.ready_at(d));
         let state = match (status.family(), ready_at) {
             (Family::Pending | Family::Confirmed | Family::Shipping, _) => PayoutState::Expected,
             (Family::Delivered | Family::Archived, Some(ready)) if self.now < ready => {
@@ -304,5 +355,40 @@ impl PayoutRules {
             _ => PayoutState::None,
         };
         (state, ready_at)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Days out of range are refused where the rules are built (they reached
+    /// `Duration::days` unchecked when the fields were public: a panic), and the sums at the
+    /// ends of time saturate instead of overflowing.
+    #[test]
+    fn payout_rules_are_checked_where_built_and_never_overflow() {
+        let now = Utc::now();
+        for days in [-1, MAX_HOLD_DAYS + 1, i64::MAX, i64::MIN] {
+            assert_eq!(PayoutRules::new(now, days), Err(HoldDaysOutOfRange(days)));
+        }
+        let rules = PayoutRules::new(now, MAX_HOLD_DAYS).expect("in range");
+        assert_eq!((rules.now(), rules.hold_days()), (now, MAX_HOLD_DAYS));
+        assert_eq!(
+            rules.ready_at(DateTime::<Utc>::MAX_UTC),
+            DateTime::<Utc>::MAX_UTC
+        );
+        let early = PayoutRules::new(DateTime::<Utc>::MIN_UTC, MAX_HOLD_DAYS).expect("in range");
+        assert_eq!(early.held_after(), DateTime::<Utc>::MIN_UTC);
+        let (state, ready) =
+            early.payout_of(OrderStatus::Delivered, Some(DateTime::<Utc>::MAX_UTC));
+        assert_eq!(
+            (state, ready),
+            (PayoutState::Held, Some(DateTime::<Utc>::MAX_UTC))
+        );
+        assert_eq!(
+            PayoutRules::clamped(now, i64::MAX).hold_days(),
+            MAX_HOLD_DAYS
+        );
+        assert_eq!(PayoutRules::clamped(now, -5).hold_days(), 0);
     }
 }

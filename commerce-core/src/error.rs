@@ -110,6 +110,9 @@ pub enum ConflictReason {
     WebhookDisabled,
     /// Ping or redeliver while the endpoint has as many manual deliveries pending as it may.
     WebhookBusy,
+    /// The owner's keys page and the platform's key creation (no endpoint of the API creates
+    /// keys): the account has as many live keys as it may.
+    KeyLimit,
     /// `POST /quotes`: the variant already has a pending quote (`existing_quote_id` names it).
     QuotePending,
     /// `POST /quotes/{id}/withdraw`: the quote is no longer pending (decided, withdrawn or
@@ -128,6 +131,7 @@ impl ConflictReason {
         ConflictReason::WebhookLimit,
         ConflictReason::WebhookDisabled,
         ConflictReason::WebhookBusy,
+        ConflictReason::KeyLimit,
         ConflictReason::QuotePending,
         ConflictReason::NotWithdrawable,
     ];
@@ -143,6 +147,7 @@ impl ConflictReason {
             ConflictReason::WebhookLimit => "webhook_limit",
             ConflictReason::WebhookDisabled => "webhook_disabled",
             ConflictReason::WebhookBusy => "webhook_busy",
+            ConflictReason::KeyLimit => "key_limit",
             ConflictReason::QuotePending => "quote_pending",
             ConflictReason::NotWithdrawable => "not_withdrawable",
         }

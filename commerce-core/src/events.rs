@@ -68,10 +68,7 @@ pub fn order_event(
 ) -> NewEvent {
     let id = new_event_id();
     let at = order.updated_at;
-    let rules = PayoutRules {
-        now: at,
-        hold_days: context.hold_days,
-    };
+    let rules = PayoutRules::clamped(at, context.hold_days);
     let data = OrderData {
         order: OrderView::new(order, rules),
         previous_status: previous.map(StatusView::of),

@@ -23,6 +23,12 @@ pub const MAX_REQUEST_ID: usize = 100;
 
 /// Longest name of an API key, in characters.
 pub const MAX_KEY_NAME: usize = 100;
+/// Fewest characters of a key's plaintext the platform imports
+/// ([`Operator::import_key`](crate::Operator::import_key)); the keys the engine makes have 48.
+pub const MIN_KEY_LENGTH: usize = 32;
+/// The most live keys (neither revoked nor expired) one account may have; revoked and expired
+/// ones do not count.
+pub const MAX_LIVE_KEYS: usize = 20;
 
 /// Most lines in one order or quote.
 pub const MAX_LINES: usize = 100;
@@ -70,6 +76,7 @@ mod tests {
             "pagination.md" => include_str!("../../docs/pagination.md"),
             "webhooks.md" => include_str!("../../docs/webhooks.md"),
             "sandbox.md" => include_str!("../../docs/sandbox.md"),
+            "authentication.md" => include_str!("../../docs/authentication.md"),
             _ => unreachable!("{file}"),
         }
     }
@@ -182,6 +189,21 @@ mod tests {
                 "webhooks.md",
                 "An account may register at most",
                 format!("at most {MAX_WEBHOOKS_PER_ACCOUNT} webhooks"),
+            ),
+            (
+                "authentication.md",
+                "An account may have at most",
+                format!("at most {MAX_LIVE_KEYS} live keys"),
+            ),
+            (
+                "authentication.md",
+                "`import_key`",
+                format!("at least {MIN_KEY_LENGTH} characters"),
+            ),
+            (
+                "errors.md",
+                "| `key_limit` |",
+                format!("{MAX_LIVE_KEYS} live keys"),
             ),
         ]
     }

@@ -222,6 +222,20 @@ pub fn api_status_move_refused(current: ApiStatus) -> String {
 pub const API_ACCESS_NOT_APPROVED: &str =
     "لازم فريق المنصة يوافق على الربط بالـ API الأول، وبعدين تقدر تعمل مفتاح.";
 
+/// The owner asked for API access, a key or a withdrawal while the account is not active.
+pub const OWNER_ACCOUNT_NOT_ACTIVE: &str = "حسابك مش شغال دلوقتي (موقوف أو متمسح أو لسه مكملش بياناته)، فمينفعش تطلب الربط أو مفاتيح أو سحب. كلّم فريق المنصة.";
+
+/// The owner tried to lift (or end) a suspension of API access the platform's team made.
+pub const API_SUSPENDED_BY_TEAM: &str =
+    "فريق المنصة هو اللي وقف الربط على حسابك، وهو بس اللي يقدر يرجّعه. كلّم فريق المنصة.";
+
+/// A key asked for while the account has as many live keys as it may.
+pub fn key_limit(limit: usize) -> String {
+    format!(
+        "عندك {limit} مفتاح شغالين، وده الحد الأقصى. الغي مفتاح مش محتاجه الأول وبعدين اعمل واحد جديد."
+    )
+}
+
 /// A withdrawal above the ready balance.
 pub fn over_ready_balance(ready: Decimal) -> String {
     format!(

@@ -9,8 +9,10 @@
 //! ([`KeySpec`]), a withdrawal's amount, minimum, wallet and ready balance (decided by
 //! the store with the insert, so requests made at once never together exceed it). What the
 //! owner may do besides is narrower: abilities of the account's side only, an expiry later
-//! than now, API status moves of [`ApiStatus::owner_may_move_to`], withdrawals inside the
-//! window (Sunday and Thursday, Cairo), and only the account's own keys (another account's
+//! than now, API status moves of [`Account::owner_may_move_api_to`] (a suspension by the team
+//! is the team's to lift: [`Conflict::ApiSuspendedByTeam`]), withdrawals inside the window
+//! (Sunday and Thursday, Cairo), API access, keys and withdrawals only while the account is
+//! active ([`Conflict::AccountNotActive`]), and only the account's own keys (another account's
 //! key is [`OperatorError::NotFound`], as the API answers another account's order).
 
 use std::sync::Arc;
@@ -23,6 +25,7 @@ use crate::domain::wallet::{WalletFigures, WithdrawalWindow, withdrawal_window};
 use crate::model::*;
 use crate::operator::{self, Conflict, CreatedKey, Operator, OperatorError, OperatorResult};
 use crate::shared::Shared;
+use crate::store::{ACCOUNT_CHANGED, StoreError};
 
 /// A withdrawal request as the owner fills it on the wallet page.
 #[derive(Debug, Clone, PartialEq)]
@@ -82,16 +85,43 @@ impl Owner {
             .ok_or(OperatorError::NotFound)
     }
 
-    /// Requests API access: `pending`, for the team to approve
+    /// The account, when it is active ([`Conflict::AccountNotActive`] otherwise): what API
+    /// access, keys and withdrawals ask first.
+    async fn active_account(&self) -> OperatorResult<Account> {
+        let account = self.account().await?;
+        if !account.is_active() {
+            return Err(Conflict::AccountNotActive {
+                state: account.state,
+            }
+            .into());
+        }
+        Ok(account)
+    }
+
+    /// Requests API access while the account is active: `pending`, for the team to approve
     /// ([`Operator::set_api_status`]), or `approved` at once where the platform says so
     /// ([`Config::approve_api_requests`](crate::Config::approve_api_requests): the sandbox).
+    /// Not after a suspension by the team ([`Conflict::ApiSuspendedByTeam`]).
     pub async fn request_api_access(&self) -> OperatorResult<Account> {
         let account = self.move_api_status(ApiStatus::Pending).await?;
         if self.shared.config.approve_api_requests {
-            return self
-                .operator()
-                .set_api_status(account.id, ApiStatus::Approved)
-                .await;
+            // The platform's approval, of this very request only: a decision the team made
+            // meanwhile (a suspension) stands.
+            let approval = AccountPatch {
+                api_status: Some(ApiStatus::Approved),
+                only_from: Some((ApiStatus::Pending, ChangedBy::Owner)),
+                ..AccountPatch::default()
+            };
+            let now = self.shared.now();
+            return match self
+                .shared
+                .store
+                .update_account(account.id, approval, now)
+                .await
+            {
+                Err(StoreError::Invalid(text)) if text == ACCOUNT_CHANGED => self.account().await,
+                approved => Ok(approved?),
+            };
         }
         Ok(account)
     }
@@ -106,16 +136,50 @@ impl Owner {
         self.move_api_status(ApiStatus::Cancelled).await
     }
 
+    /// The owner's move to `to`, decided on the account as read and applied only while it
+    /// still stands so (a suspension the team makes meanwhile is not lifted by it).
     async fn move_api_status(&self, to: ApiStatus) -> OperatorResult<Account> {
-        let account = self.account().await?;
-        if !account.api_status.owner_may_move_to(to) {
-            return Err(Conflict::ApiStatusNotAllowed {
+        let account = if to == ApiStatus::Pending {
+            self.active_account().await?
+        } else {
+            self.account().await?
+        };
+        self.check_move(&account, to)?;
+        let from = (account.api_status, account.api_status_by);
+        let patch = AccountPatch::owners_api_move(to, from);
+        match self
+            .shared
+            .store
+            .update_account(account.id, patch, self.shared.now())
+            .await
+        {
+            Ok(moved) => Ok(moved),
+            Err(StoreError::Invalid(text)) if text == ACCOUNT_CHANGED => {
+                let now = self.account().await?;
+                self.check_move(&now, to)?;
+                Err(Conflict::ApiStatusNotAllowed {
+                    current: now.api_status,
+                    requested: to,
+                }
+                .into())
+            }
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    /// Whether the owner may move `account`'s API access to `to`, as a refusal.
+    fn check_move(&self, account: &Account, to: ApiStatus) -> OperatorResult<()> {
+        if account.owner_may_move_api_to(to) {
+            Ok(())
+        } else if account.api_status.owner_may_move_to(to) {
+            Err(Conflict::ApiSuspendedByTeam.into())
+        } else {
+            Err(Conflict::ApiStatusNotAllowed {
                 current: account.api_status,
                 requested: to,
             }
-            .into());
+            .into())
         }
-        self.operator().set_api_status(account.id, to).await
     }
 
     /// The account's keys, oldest first, each with the minute it was last used.
@@ -123,11 +187,18 @@ impl Owner {
         self.operator().keys(self.account).await
     }
 
-    /// Creates a key (plaintext returned this once) while API access is approved: the rules of
-    /// every key ([`KeySpec`]) and the owner's (the side's abilities, an expiry later
-    /// than now); the per-minute limit is the platform's default (`rate_limit` is ignored).
+    /// One page of the account's keys, newest first, with how many there are (the keys page).
+    pub async fn key_page(&self, page: PageRequest) -> OperatorResult<Page<KeyListing>> {
+        Ok(self.shared.store.key_page(self.account, page).await?)
+    }
+
+    /// Creates a key (plaintext returned this once) while the account is active and API access
+    /// is approved: the rules of every key ([`KeySpec`]) and the owner's (the side's
+    /// abilities, an expiry later than now), and at most
+    /// [`MAX_LIVE_KEYS`](crate::operator::MAX_LIVE_KEYS) live ([`Conflict::KeyLimit`]); the
+    /// per-minute limit is the platform's default (`rate_limit` is ignored).
     pub async fn create_key(&self, mut spec: KeySpec) -> OperatorResult<CreatedKey> {
-        let account = self.account().await?;
+        let account = self.active_account().await?;
         spec.rate_limit = None;
         let maker = KeyMaker::Owner {
             side: account.side,
@@ -161,10 +232,12 @@ impl Owner {
         withdrawal_window(self.shared.now())
     }
 
-    /// Requests a withdrawal inside the window ([`Conflict::WithdrawalWindowClosed`]
-    /// otherwise), by the operator's own rule: at least the minimum, at most what is ready
+    /// Requests a withdrawal while the account is active ([`Conflict::AccountNotActive`]
+    /// otherwise) and inside the window ([`Conflict::WithdrawalWindowClosed`] otherwise), by
+    /// the operator's own rule: at least the minimum, at most what is ready
     /// ([`Conflict::OverReadyBalance`], decided by the store with the insert).
     pub async fn request_withdrawal(&self, form: WithdrawalForm) -> OperatorResult<Withdrawal> {
+        self.active_account().await?;
         let window = self.withdrawal_window();
         let new = NewWithdrawal::new(
             self.account,

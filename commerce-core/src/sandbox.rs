@@ -276,35 +276,35 @@ pub async fn seed(engine: &Engine) -> Result<Sandbox, OperatorError> {
         expires_at: expires_in.map(|d| now + d),
         rate_limit,
     };
-    op.import_key(
+    op.store_key(
         a.id,
         "sk_demo_marketer",
         spec("متجري", &MARKETER_KEY, None, None),
     )
     .await?;
-    op.import_key(
+    op.store_key(
         b.id,
         "sk_demo_marketer_b",
         spec("متجر منى", &MARKETER_KEY, None, None),
     )
     .await?;
-    op.import_key(
+    op.store_key(
         a.id,
         "sk_demo_catalog_only",
         spec("كتالوج بس", &[Ability::CatalogRead], None, None),
     )
     .await?;
-    op.import_key(
+    op.store_key(
         a.id,
         "sk_demo_expired",
         spec("منتهي", &ALL_FOUR, Some(Duration::days(-1)), None),
     )
     .await?;
     let revoked = op
-        .import_key(a.id, "sk_demo_revoked", spec("ملغي", &ALL_FOUR, None, None))
+        .store_key(a.id, "sk_demo_revoked", spec("ملغي", &ALL_FOUR, None, None))
         .await?;
     op.revoke_key(revoked.id).await?;
-    op.import_key(
+    op.store_key(
         a.id,
         "sk_demo_limited",
         spec("محدود", &ALL_FOUR, None, Some(5)),
@@ -316,25 +316,25 @@ pub async fn seed(engine: &Engine) -> Result<Sandbox, OperatorError> {
         Ability::StatementRead,
         Ability::WalletRead,
     ];
-    op.import_key(
+    op.store_key(
         supplier.id,
         "sk_demo_supplier",
         spec("المورد", &supplier_abilities, None, None),
     )
     .await?;
-    op.import_key(
+    op.store_key(
         suspended.id,
         "sk_demo_inactive",
         spec("موقوف", &ALL_FOUR, None, None),
     )
     .await?;
-    op.import_key(
+    op.store_key(
         pending.id,
         "sk_demo_api_pending",
         spec("مستني", &ALL_FOUR, None, None),
     )
     .await?;
-    op.import_key(
+    op.store_key(
         a.id,
         "sk_demo_bench",
         spec("قياس الأداء", &MARKETER_KEY, None, Some(1_000_000)),

@@ -39,10 +39,7 @@ impl Shared {
 
     /// The payout rule at `now`.
     pub(crate) fn payout_rules(&self, now: DateTime<Utc>) -> PayoutRules {
-        PayoutRules {
-            now,
-            hold_days: self.config.hold_days,
-        }
+        PayoutRules::clamped(now, self.config.hold_days)
     }
 }
 

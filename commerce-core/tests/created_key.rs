@@ -25,3 +25,40 @@ async fn a_created_keys_debug_never_shows_its_plaintext() {
     let pretty = format!("{created:#?}");
     assert!(!pretty.contains(&created.plaintext), "{pretty}");
 }
+
+/// An imported key has at least `MIN_KEY_LENGTH` (32) characters: 31 is refused on
+/// `plaintext` and stores nothing, 32 (in characters, not bytes) is taken and authenticates.
+#[tokio::test]
+async fn an_imported_key_has_at_least_32_characters() {
+    use commerce_core::model::Problem;
+    use commerce_core::operator::MIN_KEY_LENGTH;
+    use commerce_core::{OperatorError, hash_key};
+
+    assert_eq!(MIN_KEY_LENGTH, 32);
+    let engine = Engine::new(Arc::new(MemoryStore::new()));
+    let op = engine.operator();
+    let who = NewAccount::marketer("أحمد", "متجر أحمد", "ahmed@example.com", "01012345678");
+    let account = op.create_account(who).await.unwrap();
+    let spec = || KeySpec::new("مستورد", [Ability::CatalogRead]);
+    let short = "k".repeat(MIN_KEY_LENGTH - 1);
+    match op.import_key(account.id, &short, spec()).await {
+        Err(OperatorError::Invalid(problems)) => {
+            assert_eq!(problems.len(), 1);
+            assert_eq!(problems[0].field, "plaintext");
+            assert_eq!(problems[0].problem, Problem::TooShort { min: 32 });
+        }
+        other => panic!("an 8 to 31 character key must be refused: {other:?}"),
+    }
+    let store = engine.store();
+    assert_eq!(store.key_by_hash(&hash_key(&short)).await.unwrap(), None);
+    for long_enough in ["k".repeat(MIN_KEY_LENGTH), "ك".repeat(MIN_KEY_LENGTH)] {
+        let key = op
+            .import_key(account.id, &long_enough, spec())
+            .await
+            .unwrap();
+        assert_eq!(
+            store.key_by_hash(&hash_key(&long_enough)).await.unwrap(),
+            Some(key)
+        );
+    }
+}

@@ -335,6 +335,9 @@ impl AccountStore for SmallStore {
     ) -> Result<Account, StoreError> {
         let mut t = self.lock();
         let account = find(&mut t.accounts, id.into())?;
+        if !patch.applies_to(account) {
+            return Err(StoreError::Invalid(ACCOUNT_CHANGED.into()));
+        }
         patch.apply(account, now);
         Ok(account.clone())
     }
@@ -353,11 +356,20 @@ impl AccountStore for SmallStore {
         &self,
         key: NewKeyRecord,
         now: DateTime<Utc>,
-    ) -> Result<ApiKey, StoreError> {
+        max_live: usize,
+    ) -> Result<ApiKey, InsertKeyError> {
         let mut t = self.lock();
         find(&mut t.accounts, key.account_id.into())?;
         if t.keys.iter().any(|k| k.hash == key.hash) {
-            return Err(StoreError::Invalid("key hash already stored".into()));
+            return Err(StoreError::Invalid(KEY_HASH_STORED.into()).into());
+        }
+        let live = t
+            .keys
+            .iter()
+            .filter(|k| k.account_id == key.account_id && k.is_live(now))
+            .count();
+        if live >= max_live {
+            return Err(InsertKeyError::TooMany { limit: max_live });
         }
         let key = key.into_key(KeyId::new(next_id(t.keys.len())), now);
         t.keys.push(key.clone());
@@ -399,6 +411,22 @@ impl AccountStore for SmallStore {
             .filter(|k| k.account_id == account)
             .map(|k| KeyListing::of(k.clone(), t.rate_windows.latest(k.id)))
             .collect())
+    }
+
+    async fn key_page(
+        &self,
+        account: AccountId,
+        page: PageRequest,
+    ) -> Result<Page<KeyListing>, StoreError> {
+        let all = self.keys(account).await?;
+        let total = all.len() as u64;
+        let items = all
+            .into_iter()
+            .rev()
+            .skip(page.offset() as usize)
+            .take(page.per_page as usize)
+            .collect();
+        Ok(Page::new(items, total))
     }
 
     async fn hit_rate_limit(

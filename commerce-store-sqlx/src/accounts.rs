@@ -149,6 +149,42 @@ pub(crate) async fn count_one_in<DB: Dialect>(
     Ok(RateLimitHit::new(false, u32_of(used, "rate-limit count")?))
 }
 
+/// The listings of `rows`, each with its key's latest rate window (the store keeps only the
+/// latest: `forget_older_windows`), read in one statement.
+async fn listings<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    rows: Vec<KeyRow>,
+) -> StoreResult<Vec<KeyListing>> {
+    let keys = rows
+        .into_iter()
+        .map(KeyRow::into_domain)
+        .collect::<StoreResult<Vec<ApiKey>>>()?;
+    if keys.is_empty() {
+        return Ok(Vec::new());
+    }
+    // Key ids are integers: written into the statement, one statement whatever the page.
+    let ids: Vec<String> = keys.iter().map(|key| key.id.get().to_string()).collect();
+    let windows: Vec<(i64, i64)> = query_as::<DB, (i64, i64)>(sqlx::AssertSqlSafe(format!(
+        "SELECT key_id, MAX(window_minute) FROM rate_limit_windows \
+         WHERE key_id IN ({}) AND used > 0 GROUP BY key_id",
+        ids.join(", ")
+    )))
+    .fetch_all(&mut *c)
+    .await
+    .map_err(backend)?;
+    let windows: std::collections::HashMap<i64, i64> = windows.into_iter().collect();
+    Ok(keys
+        .into_iter()
+        .map(|key| {
+            let window = windows
+                .get(&key.id.get())
+                .copied()
+                .map(RateWindow::from_minute);
+            KeyListing::of(key, window)
+        })
+        .collect())
+}
+
 #[async_trait]
 impl<DB: Dialect> AccountStore for SqlStore<DB> {
     async fn insert_account(&self, new: NewAccount, now: DateTime<Utc>) -> StoreResult<Account> {
@@ -198,22 +234,47 @@ impl<DB: Dialect> AccountStore for SqlStore<DB> {
     ) -> StoreResult<Account> {
         let mut tx = self.write().await?;
         // One statement: each field not given keeps the value the row has when it is written;
-        // a new API status is dated `now` (`AccountPatch::apply`).
-        let result = query_as::<DB, AccountRow>(concat!(
-            "UPDATE accounts SET state = COALESCE($2, state), \
-             api_status_at = CASE WHEN $3 IS NOT NULL AND $3 <> api_status THEN $4 \
-             ELSE api_status_at END, \
-             api_status = COALESCE($3, api_status) WHERE id = $1 RETURNING ",
-            account_cols!()
-        ))
-        .bind(id)
-        .bind(patch.state.map(|s| s.as_str().to_owned()))
-        .bind(patch.api_status.map(|s| s.as_str().to_owned()))
-        .bind(nanos(now)?)
-        .fetch_optional(&mut tx.tx)
-        .await
-        .map_err(backend)
-        .and_then(|r| r.ok_or(StoreError::NotFound));
+        // a new API status is dated `now` (`AccountPatch::apply`), and who gave a status is
+        // recorded; a patch moving from a status applies only while the row has it.
+        let (from_status, from_by) = patch
+            .only_from
+            .map(|(status, by)| (status.as_str().to_owned(), by.as_str().to_owned()))
+            .unzip();
+        let result = async {
+            let row = query_as::<DB, AccountRow>(concat!(
+                "UPDATE accounts SET state = COALESCE($2, state), \
+                 api_status_at = CASE WHEN $3 IS NOT NULL AND $3 <> api_status THEN $4 \
+                 ELSE api_status_at END, \
+                 api_status_by = CASE WHEN $3 IS NOT NULL THEN $5 ELSE api_status_by END, \
+                 api_status = COALESCE($3, api_status) WHERE id = $1 \
+                 AND ($6 IS NULL OR (api_status = $6 AND api_status_by = $7)) RETURNING ",
+                account_cols!()
+            ))
+            .bind(id)
+            .bind(patch.state.map(|s| s.as_str().to_owned()))
+            .bind(patch.api_status.map(|s| s.as_str().to_owned()))
+            .bind(nanos(now)?)
+            .bind(patch.api_status_by.as_str())
+            .bind(from_status)
+            .bind(from_by)
+            .fetch_optional(&mut tx.tx)
+            .await
+            .map_err(backend)?;
+            match row {
+                Some(row) => Ok(row),
+                None if exists(
+                    &mut tx.tx,
+                    "SELECT id FROM accounts WHERE id = $1",
+                    id.get(),
+                )
+                .await? =>
+                {
+                    Err(StoreError::Invalid(ACCOUNT_CHANGED.into()))
+                }
+                None => Err(StoreError::NotFound),
+            }
+        }
+        .await;
         tx.finish(result).await?.into_domain()
     }
 
@@ -226,19 +287,33 @@ impl<DB: Dialect> AccountStore for SqlStore<DB> {
         crate::back_office::find_accounts(&mut c, query, page).await
     }
 
-    async fn insert_key(&self, key: NewKeyRecord, now: DateTime<Utc>) -> StoreResult<ApiKey> {
+    async fn insert_key(
+        &self,
+        key: NewKeyRecord,
+        now: DateTime<Utc>,
+        max_live: usize,
+    ) -> Result<ApiKey, InsertKeyError> {
         let created = nanos(now)?;
         let expires = opt_nanos(key.expires_at)?;
         let mut tx = self.write().await?;
         let result = async {
-            if !exists(
-                &mut tx.tx,
-                "SELECT id FROM accounts WHERE id = $1",
-                key.account_id.into(),
+            let c = &mut tx.tx;
+            // The account row is the lock that puts an account's new keys in a row: each
+            // counts the live keys the one before it left.
+            if !lock_account(c, key.account_id).await? {
+                return Err(StoreError::NotFound.into());
+            }
+            let live: i64 = query_scalar::<DB, i64>(
+                "SELECT COUNT(*) FROM api_keys WHERE account_id = $1 AND revoked_at IS NULL \
+                 AND (expires_at IS NULL OR expires_at > $2)",
             )
-            .await?
-            {
-                return Err(StoreError::NotFound);
+            .bind(key.account_id)
+            .bind(created)
+            .fetch_one(&mut *c)
+            .await
+            .map_err(backend)?;
+            if usize::try_from(live).unwrap_or(usize::MAX) >= max_live {
+                return Err(InsertKeyError::TooMany { limit: max_live });
             }
             let id: Option<i64> = query_scalar::<DB, i64>(
                 "INSERT INTO api_keys (account_id, name, hash, abilities, expires_at, \
@@ -252,10 +327,10 @@ impl<DB: Dialect> AccountStore for SqlStore<DB> {
             .bind(expires)
             .bind(i64::from(key.rate_limit))
             .bind(created)
-            .fetch_optional(&mut tx.tx)
+            .fetch_optional(&mut *c)
             .await
             .map_err(backend)?;
-            id.ok_or_else(|| StoreError::Invalid("key hash already stored".into()))
+            id.ok_or_else(|| StoreError::Invalid(KEY_HASH_STORED.into()).into())
         }
         .await;
         let id = tx.finish(result).await?;
@@ -332,27 +407,34 @@ impl<DB: Dialect> AccountStore for SqlStore<DB> {
         .fetch_all(&mut c)
         .await
         .map_err(backend)?;
-        // Each key's latest window (the store keeps only the latest: `forget_older_windows`).
-        let windows: Vec<(i64, i64)> = query_as::<DB, (i64, i64)>(
-            "SELECT w.key_id, MAX(w.window_minute) FROM rate_limit_windows w \
-             JOIN api_keys k ON k.id = w.key_id WHERE k.account_id = $1 AND w.used > 0 \
-             GROUP BY w.key_id",
-        )
+        listings(&mut c, rows).await
+    }
+
+    async fn key_page(
+        &self,
+        account: AccountId,
+        page: PageRequest,
+    ) -> StoreResult<Page<KeyListing>> {
+        let mut c = self.pool.acquire().await.map_err(backend)?;
+        let rows: Vec<KeyRow> = query_as::<DB, KeyRow>(concat!(
+            "SELECT ",
+            key_cols!(),
+            " FROM api_keys WHERE account_id = $1 ORDER BY id DESC LIMIT $2 OFFSET $3"
+        ))
         .bind(account)
+        .bind(i64::from(page.per_page))
+        .bind(i64::try_from(page.offset()).unwrap_or(i64::MAX))
         .fetch_all(&mut c)
         .await
         .map_err(backend)?;
-        let windows: std::collections::HashMap<i64, i64> = windows.into_iter().collect();
-        rows.into_iter()
-            .map(|row| {
-                let key = row.into_domain()?;
-                let window = windows
-                    .get(&key.id.get())
-                    .copied()
-                    .map(RateWindow::from_minute);
-                Ok(KeyListing::of(key, window))
-            })
-            .collect()
+        let total: i64 =
+            query_scalar::<DB, i64>("SELECT COUNT(*) FROM api_keys WHERE account_id = $1")
+                .bind(account)
+                .fetch_one(&mut c)
+                .await
+                .map_err(backend)?;
+        let items = listings(&mut c, rows).await?;
+        Ok(Page::new(items, u64::try_from(total).unwrap_or(0)))
     }
 
     async fn hit_rate_limit(

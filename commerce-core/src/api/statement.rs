@@ -20,7 +20,7 @@ pub(crate) fn entry_json(entry: &StatementEntry, rules: PayoutRules) -> Value {
     let ready_at = match entry.kind {
         StatementEntryType::Delivery => entry
             .delivered_at
-            .map(|delivered| delivered + chrono::Duration::days(rules.hold_days)),
+            .map(|delivered| rules.ready_at(delivered)),
         _ => None,
     };
     json!({

@@ -1,14 +1,14 @@
 //! The wallet: an account's figures from the sums its store keeps, the payout rule of an
 //! order, and the withdrawal window.
 
-use chrono::{DateTime, Datelike, Days, Duration, NaiveDate, NaiveTime, TimeZone, Utc, Weekday};
+use chrono::{DateTime, Datelike, Days, NaiveDate, NaiveTime, TimeZone, Utc, Weekday};
 use chrono_tz::Africa::Cairo;
 use rust_decimal::Decimal;
 
 use crate::earnings::{WalletTotals, Withdrawn};
 use crate::model::{Order, Withdrawal, WithdrawalStatus};
 
-pub use crate::earnings::PayoutRules;
+pub use crate::earnings::{HoldDaysOutOfRange, MAX_HOLD_DAYS, PayoutRules};
 
 /// The days withdrawals can be requested, in Cairo time.
 pub(crate) const WITHDRAWAL_DAYS: [Weekday; 2] = [Weekday::Sun, Weekday::Thu];
@@ -59,7 +59,7 @@ impl WalletFigures {
             held: wallet.held,
             next_ready_at: wallet
                 .earliest_held_delivery
-                .map(|delivered| delivered + Duration::days(rules.hold_days)),
+                .map(|delivered| rules.ready_at(delivered)),
             total_commission: totals.settled_commission,
             ..WalletFigures::default()
         };

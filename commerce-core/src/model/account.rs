@@ -48,11 +48,26 @@ string_enum! {
     }
 }
 
+string_enum! {
+    /// Who set an account's API status ([`Account::api_status_by`]); the team by default.
+    #[derive(Default)]
+    ChangedBy {
+        /// The platform's team ([`Operator::set_api_status`](crate::Operator::set_api_status)),
+        /// or the account's registration.
+        #[default]
+        Team => "team",
+        /// The account's owner ([`Owner`](crate::Owner), the owner's pages).
+        Owner => "owner",
+    }
+}
+
 impl ApiStatus {
-    /// Whether the account's owner may move API access from this status to `to`: request it
-    /// (`pending`) when never requested, rejected, suspended or cancelled; suspend it when
-    /// approved; cancel it when pending, approved or suspended. Approving and rejecting are the
-    /// team's ([`Operator::set_api_status`](crate::Operator::set_api_status)).
+    /// Whether the account's owner may move API access from this status to `to`, by the status
+    /// alone: request it (`pending`) when never requested, rejected, suspended or cancelled;
+    /// suspend it when approved; cancel it when pending, approved or suspended. Approving and
+    /// rejecting are the team's ([`Operator::set_api_status`](crate::Operator::set_api_status)).
+    /// [`Account::owner_may_move_api_to`] adds who suspended: the team's suspension is the
+    /// team's to lift.
     pub fn owner_may_move_to(self, to: ApiStatus) -> bool {
         use ApiStatus::*;
         match to {
@@ -133,8 +148,29 @@ pub struct Account {
     /// When the API access state last changed (registration, when it never did): for an
     /// account waiting for approval, when it asked ([`AccountQuery::waiting_for_approval`]).
     pub api_status_at: DateTime<Utc>,
+    /// Who set the API access state: the team or the owner (an account's registration counts
+    /// as the team's).
+    #[builder(default)]
+    pub api_status_by: ChangedBy,
     /// Creation instant.
     pub created_at: DateTime<Utc>,
+}
+
+impl Account {
+    /// Whether the owner may move API access to `to` ([`ApiStatus::owner_may_move_to`]), and
+    /// not away from a suspension the team made: that one is lifted (or ended) by the team
+    /// only, while the owner's own suspension stays the owner's to lift.
+    pub fn owner_may_move_api_to(&self, to: ApiStatus) -> bool {
+        let teams_suspension =
+            self.api_status == ApiStatus::Suspended && self.api_status_by == ChangedBy::Team;
+        !teams_suspension && self.api_status.owner_may_move_to(to)
+    }
+
+    /// Whether the account is active (not suspended, deleted or incomplete): only an active
+    /// account's owner requests API access, keys and withdrawals.
+    pub fn is_active(&self) -> bool {
+        self.state == AccountState::Active
+    }
 }
 
 /// A change to an account's life state and API access, field by field: `None` leaves a field
@@ -146,6 +182,13 @@ pub struct AccountPatch {
     pub state: Option<AccountState>,
     /// New API access state.
     pub api_status: Option<ApiStatus>,
+    /// Who makes the API status change (recorded with it, [`Account::api_status_by`]): the
+    /// team unless said otherwise.
+    pub api_status_by: ChangedBy,
+    /// Apply the change only while the account's API status is this one, set by this one: a
+    /// move decided on what was read is refused (`StoreError::Invalid`, nothing written) when
+    /// the account changed since.
+    pub only_from: Option<(ApiStatus, ChangedBy)>,
 }
 
 impl AccountPatch {
@@ -165,16 +208,37 @@ impl AccountPatch {
         }
     }
 
+    /// The owner's move of API access to `api_status`, from the status (and its setter) the
+    /// owner's decision was made on.
+    pub fn owners_api_move(api_status: ApiStatus, from: (ApiStatus, ChangedBy)) -> Self {
+        Self {
+            api_status: Some(api_status),
+            api_status_by: ChangedBy::Owner,
+            only_from: Some(from),
+            ..Self::default()
+        }
+    }
+
+    /// Whether the change applies to `account` as it stands
+    /// ([`only_from`](AccountPatch::only_from)).
+    pub fn applies_to(&self, account: &Account) -> bool {
+        self.only_from
+            .is_none_or(|from| (account.api_status, account.api_status_by) == from)
+    }
+
     /// Applies the fields given to `account` at `now`: a new API status (one that differs
     /// from the account's) is dated `now` ([`Account::api_status_at`]); the same status again
-    /// keeps its date, so asking twice keeps an account's place in the approval queue.
+    /// keeps its date, so asking twice keeps an account's place in the approval queue. A
+    /// status given records who gave it ([`Account::api_status_by`]), also when it is the
+    /// same: the team's suspension of an account the owner suspended is the team's.
     pub fn apply(&self, account: &mut Account, now: DateTime<Utc>) {
         account.state = self.state.unwrap_or(account.state);
-        if let Some(status) = self.api_status
-            && status != account.api_status
-        {
-            account.api_status = status;
-            account.api_status_at = now;
+        if let Some(status) = self.api_status {
+            if status != account.api_status {
+                account.api_status = status;
+                account.api_status_at = now;
+            }
+            account.api_status_by = self.api_status_by;
         }
     }
 }
@@ -377,6 +441,7 @@ impl NewAccount {
             state: self.state,
             api_status: self.api_status,
             api_status_at: at,
+            api_status_by: ChangedBy::Team,
             created_at: at,
         }
     }

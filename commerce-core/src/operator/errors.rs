@@ -8,7 +8,9 @@ use crate::domain::moves::MoveError;
 use crate::domain::placement::PlaceError;
 use crate::domain::webhooks::WebhookError;
 use crate::model::*;
-use crate::store::{StatusChangeError, StockError, StoreError, Unique, WithdrawalRequestError};
+use crate::store::{
+    InsertKeyError, StatusChangeError, StockError, StoreError, Unique, WithdrawalRequestError,
+};
 
 /// Why an operator call changed nothing. Match on it: each variant says what the caller can
 /// do about it.
@@ -74,6 +76,25 @@ pub enum Conflict {
         /// API status now.
         current: ApiStatus,
     },
+    /// A key asked for while the account has this many live keys already
+    /// ([`MAX_LIVE_KEYS`](crate::operator::MAX_LIVE_KEYS)): revoke one first.
+    #[error("the account has {limit} live keys already")]
+    KeyLimit {
+        /// The limit.
+        limit: usize,
+    },
+    /// The owner tried to move API access away from a suspension the platform's team made:
+    /// the team's suspension is lifted by the team only
+    /// ([`Account::owner_may_move_api_to`]).
+    #[error("API access was suspended by the team, which alone may lift it")]
+    ApiSuspendedByTeam,
+    /// The owner asked for API access, a key or a withdrawal while the account is not active
+    /// (suspended, deleted, or its registration incomplete).
+    #[error("the account is {state}, not active")]
+    AccountNotActive {
+        /// The account's state now.
+        state: AccountState,
+    },
     /// A withdrawal requested outside the withdrawal window (Sunday and Thursday, Cairo).
     #[error("the withdrawal window is closed until {opens_at}")]
     WithdrawalWindowClosed {
@@ -136,7 +157,10 @@ impl Conflict {
             Conflict::WebhookDisabled => Some(R::WebhookDisabled),
             Conflict::WebhookBusy { .. } => Some(R::WebhookBusy),
             Conflict::QuoteNotPending { .. } => Some(R::MoveNotAllowed),
-            Conflict::OverReadyBalance { .. }
+            Conflict::KeyLimit { .. } => Some(R::KeyLimit),
+            Conflict::AccountNotActive { .. }
+            | Conflict::ApiSuspendedByTeam
+            | Conflict::OverReadyBalance { .. }
             | Conflict::ApiStatusNotAllowed { .. }
             | Conflict::ApiAccessNotApproved { .. }
             | Conflict::WithdrawalWindowClosed { .. }
@@ -262,6 +286,15 @@ impl From<WithdrawalRequestError> for OperatorError {
                 Conflict::OverReadyBalance { requested, ready }.into()
             }
             WithdrawalRequestError::Store(error) => error.into(),
+        }
+    }
+}
+
+impl From<InsertKeyError> for OperatorError {
+    fn from(error: InsertKeyError) -> Self {
+        match error {
+            InsertKeyError::TooMany { limit } => Conflict::KeyLimit { limit }.into(),
+            InsertKeyError::Store(error) => error.into(),
         }
     }
 }

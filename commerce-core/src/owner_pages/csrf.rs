@@ -80,8 +80,7 @@ pub(crate) fn verify(secret: &[u8; 32], parts: &Parts, account: i64, sent: Optio
     mac(secret, account, nonce).verify_slice(&sent).is_ok()
 }
 
-/// The `Set-Cookie` value of a new CSRF cookie under `path`.
-pub(crate) fn set_cookie(value: &str, path: &str) -> String {
-    let path = if path.is_empty() { "/" } else { path };
-    format!("{CSRF_COOKIE}={value}; Path={path}; HttpOnly; SameSite=Strict")
+/// The `Set-Cookie` value of a new CSRF cookie of `pages`.
+pub(crate) fn set_cookie(pages: &super::OwnerPages, value: &str) -> String {
+    pages.set_cookie(CSRF_COOKIE, value, "SameSite=Strict")
 }

@@ -87,6 +87,7 @@ impl Errors {
                 StatusCode::UNPROCESSABLE_ENTITY
             }
             OperatorError::Conflict(conflict) => {
+                let mut status = StatusCode::CONFLICT;
                 match conflict {
                     Conflict::OverReadyBalance { ready, .. } => {
                         errors.add("amount", messages::over_ready_balance(*ready));
@@ -101,9 +102,21 @@ impl Errors {
                     Conflict::ApiAccessNotApproved { .. } => {
                         errors.general = Some(messages::API_ACCESS_NOT_APPROVED.into());
                     }
+                    Conflict::KeyLimit { limit } => {
+                        errors.general = Some(messages::key_limit(*limit));
+                    }
+                    // What the account is, not what was asked: as the API's 403s.
+                    Conflict::AccountNotActive { .. } => {
+                        errors.general = Some(messages::OWNER_ACCOUNT_NOT_ACTIVE.into());
+                        status = StatusCode::FORBIDDEN;
+                    }
+                    Conflict::ApiSuspendedByTeam => {
+                        errors.general = Some(messages::API_SUSPENDED_BY_TEAM.into());
+                        status = StatusCode::FORBIDDEN;
+                    }
                     _ => errors.general = Some(messages::VALIDATION_FAILED.into()),
                 }
-                StatusCode::CONFLICT
+                status
             }
             _ => return None,
         };

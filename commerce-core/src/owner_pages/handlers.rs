@@ -7,10 +7,10 @@ use http::{Method, Response, StatusCode, header};
 use super::csrf::{self, Token};
 use super::forms::{Errors, Form, amount, expiry_of_day};
 use super::views::{self, KeysView, WalletView};
-use super::{MAX_FORM_BYTES, OwnerPages, html};
+use super::{KEYS_PER_PAGE, MAX_FORM_BYTES, OwnerPages, html};
 use crate::domain::keys::KeySpec;
 use crate::messages;
-use crate::model::{Ability, AccountId, KeyId};
+use crate::model::{Ability, AccountId, KeyId, PageRequest};
 use crate::operator::OperatorError;
 use crate::owner::{Owner, WithdrawalForm};
 
@@ -39,6 +39,15 @@ enum Route {
     Revoke(KeyId),
     Wallet,
     Withdrawals,
+}
+
+/// The `page` of a query (`page=2`), from 1; the first page when absent or not a number.
+fn page_of(query: &str) -> u32 {
+    form_urlencoded::parse(query.as_bytes())
+        .find(|(name, _)| name == "page")
+        .and_then(|(_, value)| value.parse::<u32>().ok())
+        .filter(|page| *page > 0)
+        .unwrap_or(1)
 }
 
 fn route_of(path: &str) -> Option<Route> {
@@ -136,7 +145,11 @@ impl<'a> Context<'a> {
         } else {
             let none = (&Form::default(), &Errors::default());
             match route {
-                Route::Keys => self.keys_page(none.0, none.1, StatusCode::OK, done).await,
+                Route::Keys => {
+                    let page = page_of(query);
+                    self.keys_page(none.0, none.1, StatusCode::OK, done, page)
+                        .await
+                }
                 Route::Wallet => self.wallet_page(none.0, none.1, StatusCode::OK, done).await,
                 _ => self.access_page(none.1, StatusCode::OK, done).await,
             }
@@ -147,7 +160,7 @@ impl<'a> Context<'a> {
     /// Sets the CSRF cookie when the request had none.
     fn with_cookie(&self, mut response: Response<Bytes>) -> Response<Bytes> {
         if let Some(value) = &self.token.new_cookie {
-            let cookie = csrf::set_cookie(value, self.base());
+            let cookie = csrf::set_cookie(self.pages, value);
             if let Ok(value) = http::HeaderValue::from_str(&cookie) {
                 response.headers_mut().append(header::SET_COOKIE, value);
             }
@@ -205,14 +218,24 @@ impl<'a> Context<'a> {
         errors: &Errors,
         status: StatusCode,
         revoked: bool,
+        page: u32,
     ) -> Response<Bytes> {
-        let (account, keys) = match (self.owner.account().await, self.owner.keys().await) {
+        let request = PageRequest {
+            page,
+            per_page: KEYS_PER_PAGE,
+        };
+        let (account, keys) = match (
+            self.owner.account().await,
+            self.owner.key_page(request).await,
+        ) {
             (Ok(account), Ok(keys)) => (account, keys),
             (Err(error), _) | (_, Err(error)) => return self.failure(&error),
         };
         let view = KeysView {
             account: &account,
-            keys: &keys,
+            keys: &keys.items,
+            page: request,
+            total: keys.total,
             now: self.owner.now(),
             token: &self.token.value,
             form,
@@ -244,7 +267,7 @@ impl<'a> Context<'a> {
         };
         if !errors.fields.is_empty() {
             return self
-                .keys_page(form, &errors, StatusCode::UNPROCESSABLE_ENTITY, false)
+                .keys_page(form, &errors, StatusCode::UNPROCESSABLE_ENTITY, false, 1)
                 .await;
         }
         let mut spec = KeySpec::new(form.text("name"), abilities);
@@ -270,7 +293,7 @@ impl<'a> Context<'a> {
                 response
             }
             Err(error) => match Errors::of_error(&error) {
-                Some((status, errors)) => self.keys_page(form, &errors, status, false).await,
+                Some((status, errors)) => self.keys_page(form, &errors, status, false, 1).await,
                 None => self.failure(&error),
             },
         }

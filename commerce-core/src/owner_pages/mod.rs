@@ -24,7 +24,7 @@
 //! |---|---|
 //! | `GET /` | API access: status, request activation, suspend, cancel |
 //! | `POST /access/request`, `/access/suspend`, `/access/cancel` | the move, then `303` to `/` |
-//! | `GET /keys` | keys and the form of a new key |
+//! | `GET /keys` | keys, newest first, [`KEYS_PER_PAGE`] a page (`?page=2`), and the form of a new key |
 //! | `POST /keys` | creates it: `200` with the key once (`no-store`), `422` with the errors |
 //! | `POST /keys/{id}/revoke` | revokes it, then `303` to `/keys` (another account's: `404`) |
 //! | `GET /wallet` | figures, the withdrawal form while the window is open, withdrawals |
@@ -49,6 +49,9 @@ pub use csrf::CSRF_COOKIE;
 
 /// Largest form body the pages read, in bytes.
 pub const MAX_FORM_BYTES: usize = 16 * 1024;
+
+/// Keys on one page of the keys page (`GET /keys?page=2`), newest first.
+pub const KEYS_PER_PAGE: u32 = 20;
 
 /// How the host tells the pages who is logged in: implemented by the embedding application
 /// over its own session (the pages never see a password or an API key).
@@ -101,6 +104,7 @@ pub struct OwnerPages {
     base: Arc<str>,
     api_url: Arc<str>,
     secret: [u8; 32],
+    secure_cookies: bool,
 }
 
 impl std::fmt::Debug for OwnerPages {
@@ -108,6 +112,7 @@ impl std::fmt::Debug for OwnerPages {
         f.debug_struct("OwnerPages")
             .field("base", &self.base)
             .field("api_url", &self.api_url)
+            .field("secure_cookies", &self.secure_cookies)
             .finish_non_exhaustive()
     }
 }
@@ -123,6 +128,7 @@ impl OwnerPages {
             base: "/account".into(),
             api_url: "/api/v1".into(),
             secret: rand::random(),
+            secure_cookies: false,
         }
     }
 
@@ -143,6 +149,27 @@ impl OwnerPages {
     pub fn with_csrf_secret(mut self, secret: [u8; 32]) -> Self {
         self.secret = secret;
         self
+    }
+
+    /// Whether the pages are served over `https` (default `false`): then every cookie they
+    /// set (the CSRF cookie, the sandbox's demo login) is `Secure`, so a browser never sends
+    /// it over plain `http`. Turn it on wherever the pages are served over `https`, also
+    /// behind a proxy that ends TLS.
+    pub fn with_secure_cookies(mut self, secure: bool) -> Self {
+        self.secure_cookies = secure;
+        self
+    }
+
+    /// The `Set-Cookie` value of `name=value` under the pages' path: `HttpOnly`, with
+    /// `attributes` (`SameSite=...`, `Max-Age=...`), and `Secure` when the pages say so.
+    pub(crate) fn set_cookie(&self, name: &str, value: &str, attributes: &str) -> String {
+        let path = if self.base.is_empty() {
+            "/"
+        } else {
+            &self.base
+        };
+        let secure = if self.secure_cookies { "; Secure" } else { "" };
+        format!("{name}={value}; Path={path}; HttpOnly; {attributes}{secure}")
     }
 
     /// The mount path (`/account`).

@@ -5,7 +5,9 @@ use maud::{DOCTYPE, Markup, PreEscaped, html};
 use super::forms::{Errors, Form, cairo_day, cairo_minute};
 use crate::domain::wallet::{WalletFigures, WithdrawalWindow};
 use crate::messages::{self, ability_label, api_status_label, withdrawal_status_label};
-use crate::model::{Ability, Account, ApiKey, ApiStatus, KeyListing, Withdrawal};
+use crate::model::{
+    Ability, Account, ApiKey, ApiStatus, ChangedBy, KeyListing, PageRequest, Withdrawal,
+};
 use crate::money::money_string;
 
 /// Readable on a phone, right to left, no external file.
@@ -131,7 +133,13 @@ pub(crate) fn access_page(
             p { "الحالة: " strong #api-status { (api_status_label(status)) } }
             (general_error(errors))
             @if done { p.note role="status" { "اتسجل طلبك." } }
+            @if !account.is_active() {
+                p.note #account-inactive { (messages::OWNER_ACCOUNT_NOT_ACTIVE) }
+            }
             @match status {
+                ApiStatus::Suspended if account.api_status_by == ChangedBy::Team => {
+                    p.note #suspended-by-team { (messages::API_SUSPENDED_BY_TEAM) }
+                }
                 ApiStatus::None | ApiStatus::Rejected | ApiStatus::Cancelled | ApiStatus::Suspended => {
                     p { "اطلب تفعيل الربط بالـ API، وبعد موافقة فريق المنصة تقدر تعمل مفاتيح لمتجرك أو نظامك." }
                 }
@@ -140,13 +148,13 @@ pub(crate) fn access_page(
                     p { "الربط شغال. اعمل مفتاح من " a href=(format!("{base}/keys")) { "صفحة المفاتيح" } " وسلّمه للمبرمج." }
                 }
             }
-            @if status.owner_may_move_to(ApiStatus::Pending) {
+            @if account.is_active() && account.owner_may_move_api_to(ApiStatus::Pending) {
                 (button_form(&format!("{base}/access/request"), token, "اطلب تفعيل الربط", false))
             }
-            @if status.owner_may_move_to(ApiStatus::Suspended) {
+            @if account.owner_may_move_api_to(ApiStatus::Suspended) {
                 (button_form(&format!("{base}/access/suspend"), token, "أوقف الربط مؤقتًا", true))
             }
-            @if status.owner_may_move_to(ApiStatus::Cancelled) {
+            @if account.owner_may_move_api_to(ApiStatus::Cancelled) {
                 (button_form(&format!("{base}/access/cancel"), token, "ألغِ الربط", true))
             }
         }
@@ -167,7 +175,12 @@ fn key_state(key: &ApiKey, now: chrono::DateTime<chrono::Utc>) -> &'static str {
 /// What the keys page shows.
 pub(crate) struct KeysView<'a> {
     pub(crate) account: &'a Account,
+    /// One page of the keys, newest first.
     pub(crate) keys: &'a [KeyListing],
+    /// Which page.
+    pub(crate) page: PageRequest,
+    /// The account's keys across the pages.
+    pub(crate) total: u64,
     pub(crate) now: chrono::DateTime<chrono::Utc>,
     pub(crate) token: &'a str,
     pub(crate) form: &'a Form,
@@ -180,12 +193,17 @@ pub(crate) fn keys_page(base: &str, v: &KeysView<'_>) -> String {
     let allowed = Ability::for_side(v.account.side);
     let checked: Vec<&str> = v.form.all("abilities");
     let approved = v.account.api_status == ApiStatus::Approved;
+    let pages = v.total.div_ceil(u64::from(v.page.per_page)).max(1);
+    let page = u64::from(v.page.page);
     let body = html! {
         @if v.revoked { p.note role="status" { "المفتاح اتلغى." } }
         section {
             h2 { "المفاتيح" }
-            @if v.keys.is_empty() {
+            p { "الأحدث الأول. الحد الأقصى " (crate::limits::MAX_LIVE_KEYS) " مفتاح شغالين في نفس الوقت؛ الملغية والمنتهية مش بتتحسب." }
+            @if v.total == 0 {
                 p { "لسه معملتش مفاتيح." }
+            } @else if v.keys.is_empty() {
+                p { "مفيش مفاتيح في الصفحة دي. " a href=(format!("{base}/keys")) { "ارجع لأول صفحة" } }
             } @else {
                 table {
                     thead { tr { th { "الاسم" } th { "الصلاحيات" } th { "ينتهي" } th { "الحالة" } th { "اتعمل" } th { "آخر استخدام" } th {} } }
@@ -214,10 +232,23 @@ pub(crate) fn keys_page(base: &str, v: &KeysView<'_>) -> String {
                     }
                 }
             }
+            @if pages > 1 {
+                nav aria-label="صفحات المفاتيح" {
+                    @if page > 1 {
+                        a #keys-newer href=(format!("{base}/keys?page={}", page - 1)) { "الأحدث" } " "
+                    }
+                    span #keys-page { "صفحة " (page) " من " (pages) }
+                    @if page < pages {
+                        " " a #keys-older href=(format!("{base}/keys?page={}", page + 1)) { "الأقدم" }
+                    }
+                }
+            }
         }
         section {
             h2 { "مفتاح جديد" }
-            @if !approved {
+            @if !v.account.is_active() {
+                p.note { (messages::OWNER_ACCOUNT_NOT_ACTIVE) }
+            } @else if !approved {
                 p.note { (messages::API_ACCESS_NOT_APPROVED) " " a href=(format!("{base}/")) { "صفحة الربط" } }
             } @else {
                 form method="post" action=(format!("{base}/keys")) {
@@ -307,7 +338,9 @@ pub(crate) fn wallet_page(base: &str, v: &WalletView<'_>) -> String {
             h2 { "طلب سحب" }
             p { (messages::WITHDRAWAL_WINDOW_NOTE) " الحد الأدنى " (egp(v.minimum)) "." }
             (general_error(v.errors))
-            @if v.window.open {
+            @if !v.account.is_active() {
+                p.note { (messages::OWNER_ACCOUNT_NOT_ACTIVE) }
+            } @else if v.window.open {
                 form method="post" action=(format!("{base}/wallet/withdrawals")) {
                     (csrf_field(v.token))
                     label for="amount" { "المبلغ (جنيه)" }

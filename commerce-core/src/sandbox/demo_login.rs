@@ -101,18 +101,16 @@ impl DemoLogin {
         let page = layout(&self.base, "دخول تجريبي", Nav::None, None, body);
         let mut response = html_response(StatusCode::OK, page);
         if let Some(value) = &token.new_cookie
-            && let Ok(value) = http::HeaderValue::from_str(&csrf::set_cookie(value, &self.base))
+            && let Ok(value) = http::HeaderValue::from_str(&csrf::set_cookie(pages, value))
         {
             response.headers_mut().append(header::SET_COOKIE, value);
         }
         response
     }
 
-    fn session_cookie(&self, value: &str, max_age: i64) -> String {
-        format!(
-            "{DEMO_ACCOUNT_COOKIE}={value}; Path={}; HttpOnly; SameSite=Lax; Max-Age={max_age}",
-            self.base
-        )
+    fn session_cookie(pages: &OwnerPages, value: &str, max_age: i64) -> String {
+        let attributes = format!("SameSite=Lax; Max-Age={max_age}");
+        pages.set_cookie(DEMO_ACCOUNT_COOKIE, value, &attributes)
     }
 
     fn with_session(&self, mut response: Response<Bytes>, cookie: String) -> Response<Bytes> {
@@ -172,7 +170,7 @@ impl OwnerLogin for DemoLogin {
         }
         if path == "/logout" {
             let response = redirect(&format!("{}/login", self.base));
-            return Some(self.with_session(response, self.session_cookie("", 0)));
+            return Some(self.with_session(response, Self::session_cookie(pages, "", 0)));
         }
         let account = field("account")
             .and_then(|v| v.parse::<i64>().ok())
@@ -192,7 +190,7 @@ impl OwnerLogin for DemoLogin {
                 let response = redirect(&format!("{}/", self.base));
                 self.with_session(
                     response,
-                    self.session_cookie(&account.id.to_string(), 86_400),
+                    Self::session_cookie(pages, &account.id.to_string(), 86_400),
                 )
             }
             None => pages.message_page(StatusCode::NOT_FOUND, crate::messages::NOT_FOUND),

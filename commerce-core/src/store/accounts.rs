@@ -4,6 +4,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use super::StoreError;
+pub use crate::limits::MAX_LIVE_KEYS;
 use crate::model::*;
 
 /// The answer of [`AccountStore::hit_rate_limit`].
@@ -47,6 +48,29 @@ impl KeyCheck {
     }
 }
 
+/// The [`StoreError::Invalid`] text of [`AccountStore::update_account`] when the patch's
+/// [`only_from`](AccountPatch::only_from) no longer holds: nothing was written.
+pub const ACCOUNT_CHANGED: &str = "the account's API status changed meanwhile";
+
+/// The [`StoreError::Invalid`] text of [`AccountStore::insert_key`] when a key with the same
+/// hash is stored already.
+pub const KEY_HASH_STORED: &str = "key hash already stored";
+
+/// Why [`AccountStore::insert_key`] stored nothing.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum InsertKeyError {
+    /// The account has as many live keys as it may.
+    #[error("the account has {limit} live keys already")]
+    TooMany {
+        /// The limit.
+        limit: usize,
+    },
+    /// The storage failed (`NotFound`: no such account; `Invalid`: the hash is stored).
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
 /// Accounts, API keys and the per-key rate window.
 #[async_trait]
 pub trait AccountStore: Send + Sync {
@@ -60,19 +84,28 @@ pub trait AccountStore: Send + Sync {
     /// One account.
     async fn account(&self, id: AccountId) -> Result<Option<Account>, StoreError>;
     /// Changes an account's life state and/or API status, field by field
-    /// ([`AccountPatch::apply`] at `now`: a new API status is dated `now`), in one atomic
-    /// operation: a concurrent change of the other field is kept. `NotFound` when there is no
-    /// such account.
+    /// ([`AccountPatch::apply`] at `now`: a new API status is dated `now`, and who set it
+    /// recorded), in one atomic operation: a concurrent change of the other field is kept.
+    /// `NotFound` when there is no such account; `Invalid` (nothing written) when the patch
+    /// names the status it moves from ([`AccountPatch::only_from`]) and the account's is no
+    /// longer that one.
     async fn update_account(
         &self,
         id: AccountId,
         patch: AccountPatch,
         now: DateTime<Utc>,
     ) -> Result<Account, StoreError>;
-    /// Stores a key (hash only): `NotFound` when the account does not exist, `Invalid` when a
-    /// key with this hash is already stored.
-    async fn insert_key(&self, key: NewKeyRecord, now: DateTime<Utc>)
-    -> Result<ApiKey, StoreError>;
+    /// Stores a key (hash only) unless its account has `max_live` keys live at `now` already
+    /// ([`ApiKey::is_live`]: revoked and expired ones do not count), decided atomically with
+    /// the insert, so that keys created at once never together pass it
+    /// ([`InsertKeyError::TooMany`]). `NotFound` when the account does not exist, `Invalid`
+    /// when a key with this hash is already stored.
+    async fn insert_key(
+        &self,
+        key: NewKeyRecord,
+        now: DateTime<Utc>,
+        max_live: usize,
+    ) -> Result<ApiKey, InsertKeyError>;
     /// The key with this hash, revoked and expired ones included.
     async fn key_by_hash(&self, hash: &KeyHash) -> Result<Option<ApiKey>, StoreError>;
     /// One key.
@@ -101,6 +134,14 @@ pub trait AccountStore: Send + Sync {
     /// ([`KeyListing::of`]): listing writes nothing, and requests write nothing for it.
     /// An account that does not exist has none.
     async fn keys(&self, account: AccountId) -> Result<Vec<KeyListing>, StoreError>;
+    /// One page of an account's keys, newest first (revoked and expired ones included), each
+    /// with the minute it was last used as [`keys`](AccountStore::keys) gives it, and how many
+    /// keys the account has. A page costs its own keys, not the account's whole list.
+    async fn key_page(
+        &self,
+        account: AccountId,
+        page: PageRequest,
+    ) -> Result<Page<KeyListing>, StoreError>;
     /// Counts one request of `key` in the fixed window `window` if fewer than `limit` were
     /// counted; a refused request is not counted.
     async fn hit_rate_limit(

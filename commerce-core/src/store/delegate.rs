@@ -34,7 +34,11 @@ macro_rules! store_methods {
                     query: &AccountQuery,
                     page: PageRequest
                 ) -> Result<Listing<Account>, StoreError>;
-                fn insert_key(key: NewKeyRecord, now: DateTime<Utc>) -> Result<ApiKey, StoreError>;
+                fn insert_key(
+                    key: NewKeyRecord,
+                    now: DateTime<Utc>,
+                    max_live: usize
+                ) -> Result<ApiKey, InsertKeyError>;
                 fn key_by_hash(hash: &KeyHash) -> Result<Option<ApiKey>, StoreError>;
                 fn key(id: KeyId) -> Result<Option<ApiKey>, StoreError>;
                 fn revoke_key(id: KeyId, at: DateTime<Utc>) -> Result<ApiKey, StoreError>;
@@ -44,6 +48,7 @@ macro_rules! store_methods {
                     rate_limit: u32
                 ) -> Result<ApiKey, StoreError>;
                 fn keys(account: AccountId) -> Result<Vec<KeyListing>, StoreError>;
+                fn key_page(account: AccountId, page: PageRequest) -> Result<Page<KeyListing>, StoreError>;
                 fn hit_rate_limit(key: KeyId, window: RateWindow, limit: u32) -> Result<RateLimitHit, StoreError>;
                 fn authenticate(
                     hash: &KeyHash,

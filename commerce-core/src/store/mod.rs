@@ -99,7 +99,10 @@ pub(crate) mod traced;
 mod webhooks;
 mod withdrawals;
 
-pub use accounts::{AccountStore, KeyCheck, RateLimitHit, RateWindows, authenticate_by_calls};
+pub use accounts::{
+    ACCOUNT_CHANGED, AccountStore, InsertKeyError, KEY_HASH_STORED, KeyCheck, MAX_LIVE_KEYS,
+    RateLimitHit, RateWindows, authenticate_by_calls,
+};
 pub use catalog::{CatalogStore, removal_after};
 pub use catalog_edits::parent_allowed;
 pub use error::{PlaceOrderError, StatusChangeError, StoreError, Unique};

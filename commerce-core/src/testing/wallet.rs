@@ -56,10 +56,8 @@ pub async fn recomputed_wallet(h: &Harness, account: AccountId) -> WalletFigures
         .withdrawals(account)
         .await
         .expect("withdrawals read");
-    let rules = PayoutRules {
-        now: h.engine.now(),
-        hold_days: h.engine.config().hold_days,
-    };
+    let rules = PayoutRules::new(h.engine.now(), h.engine.config().hold_days)
+        .expect("the engine's hold days are in range");
     WalletFigures::compute(&orders, &withdrawals, rules)
 }
 

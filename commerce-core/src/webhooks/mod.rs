@@ -19,6 +19,7 @@
 mod dispatcher;
 #[cfg(feature = "webhooks")]
 mod egress;
+mod nat64;
 mod signing;
 mod urls;
 
@@ -29,6 +30,7 @@ pub use dispatcher::{Dispatcher, DispatcherConfig};
 #[cfg(feature = "webhooks")]
 #[cfg_attr(docsrs, doc(cfg(feature = "webhooks")))]
 pub use egress::EgressProxy;
+pub use nat64::{Nat64Prefix, Nat64PrefixError, Nat64Prefixes};
 pub use signing::{
     MAX_SIGNATURES, SIGNATURE_HEADER, TIMESTAMP_HEADER, VerifyError, WEBHOOK_ID_HEADER, new_secret,
     sign, verify,

@@ -4,14 +4,16 @@
 //! range of the IANA IPv4 and IPv6 Special-Purpose Address Registries, multicast, and on IPv6
 //! everything outside global unicast `2000::/3`. IPv6 forms that carry an IPv4 address are
 //! judged by that address (IPv4-mapped `::ffff:0:0/96`, IPv4-compatible `::/96`, NAT64
-//! `64:ff9b::/96`) or refused outright where the address is not reliably the destination
-//! (6to4 `2002::/16`, Teredo `2001::/32`, local-use NAT64 `64:ff9b:1::/48`): see
-//! [`V6_RANGES`].
+//! `64:ff9b::/96`, and the network-specific NAT64 prefixes the platform names:
+//! [`UrlPolicy::nat64_prefixes`]) or refused outright where the address is not reliably the
+//! destination (6to4 `2002::/16`, Teredo `2001::/32`, local-use NAT64 `64:ff9b:1::/48` unless
+//! named, ISATAP interface ids `…:0:5efe:a.b.c.d` and `…:200:5efe:a.b.c.d`): see [`V6_RANGES`].
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use url::{Host, Url};
 
+use super::nat64::{Nat64Prefixes, is_isatap};
 pub use crate::limits::MAX_URL;
 
 /// Which non-public addresses a [`UrlPolicy`] lets through.
@@ -40,6 +42,10 @@ pub struct UrlPolicy {
     pub allow_http: bool,
     /// Which addresses besides public ones.
     pub addresses: Addresses,
+    /// The network-specific NAT64 prefixes (RFC 6052) of the platform's network, none by
+    /// default: an address inside one is judged by the IPv4 address it embeds, as the
+    /// well-known `64:ff9b::/96` always is (see [`Nat64Prefix`](super::Nat64Prefix)).
+    pub nat64_prefixes: Nat64Prefixes,
 }
 
 impl UrlPolicy {
@@ -47,6 +53,7 @@ impl UrlPolicy {
     pub const STRICT: UrlPolicy = UrlPolicy {
         allow_http: false,
         addresses: Addresses::Public,
+        nat64_prefixes: Nat64Prefixes::NONE,
     };
 
     /// The sandbox's: `http` too, and loopback receivers (`http://127.0.0.1:4000/...`),
@@ -54,12 +61,20 @@ impl UrlPolicy {
     pub const SANDBOX: UrlPolicy = UrlPolicy {
         allow_http: true,
         addresses: Addresses::PublicAndLoopback,
+        nat64_prefixes: Nat64Prefixes::NONE,
     };
+
+    /// The same policy, with addresses inside these network-specific NAT64 prefixes judged by
+    /// the IPv4 address they embed.
+    pub fn with_nat64_prefixes(mut self, prefixes: Nat64Prefixes) -> Self {
+        self.nat64_prefixes = prefixes;
+        self
+    }
 
     /// Whether `ip` may be connected to under this policy.
     pub fn allows(self, ip: IpAddr) -> bool {
         matches!(
-            (classify(ip), self.addresses),
+            (classify(ip, &self.nat64_prefixes), self.addresses),
             (Class::Public, _)
                 | (_, Addresses::Any)
                 | (Class::Loopback, Addresses::PublicAndLoopback)
@@ -198,7 +213,10 @@ enum V6 {
 ///
 /// Decided here: NAT64 `64:ff9b::/96` is judged by its embedded address, because on an
 /// IPv6-only network with DNS64 it is how every IPv4-only receiver is reached (and the
-/// translator connects to that address, so the rules hold on it). 6to4 `2002::/16` and Teredo
+/// translator connects to that address, so the rules hold on it); so is an address of a
+/// network-specific prefix the platform names ([`UrlPolicy::nat64_prefixes`]), before any row.
+/// ISATAP interface ids (RFC 5214) are refused outright, whatever the prefix: the packets go
+/// to the embedded IPv4 address through a tunnel router. 6to4 `2002::/16` and Teredo
 /// (`2001::/32`, in `2001::/23`) are refused outright, whatever they embed: both are
 /// deprecated relay mechanisms (RFC 7526, RFC 4380), the packets go through relays to
 /// addresses the sender cannot check (Teredo's client address is obfuscated and behind a NAT),
@@ -240,10 +258,19 @@ fn in_v6(ip: Ipv6Addr, net: Ipv6Addr, len: u8) -> bool {
     u128::from(ip) & mask == u128::from(net)
 }
 
-fn classify(ip: IpAddr) -> Class {
+fn classify(ip: IpAddr, nat64: &Nat64Prefixes) -> Class {
     match ip {
         IpAddr::V4(v4) => classify_v4(v4),
-        IpAddr::V6(v6) => classify_v6(v6),
+        IpAddr::V6(v6) => classify_v6(v6, nat64),
+    }
+}
+
+/// A translator's destination: public when the embedded address is, never loopback (a
+/// translator does not reach this host).
+fn translated(v4: Ipv4Addr) -> Class {
+    match classify_v4(v4) {
+        Class::Public => Class::Public,
+        Class::Loopback | Class::NonPublic => Class::NonPublic,
     }
 }
 
@@ -258,11 +285,17 @@ fn classify_v4(ip: Ipv4Addr) -> Class {
     }
 }
 
-fn classify_v6(ip: Ipv6Addr) -> Class {
+fn classify_v6(ip: Ipv6Addr, nat64: &Nat64Prefixes) -> Class {
     let embedded = || {
         let [.., a, b, c, d] = ip.octets();
         Ipv4Addr::new(a, b, c, d)
     };
+    if let Some(prefix) = nat64.holding(ip) {
+        return prefix.embedded(ip).map_or(Class::NonPublic, translated);
+    }
+    if is_isatap(ip) {
+        return Class::NonPublic;
+    }
     match V6_RANGES
         .iter()
         .find(|(net, len, ..)| in_v6(ip, *net, *len))
@@ -270,10 +303,7 @@ fn classify_v6(ip: Ipv6Addr) -> Class {
         Some((_, _, V6::Loopback, _)) => Class::Loopback,
         Some((_, _, V6::NonPublic, _)) => Class::NonPublic,
         Some((_, _, V6::Mapped, _)) => classify_v4(embedded()),
-        Some((_, _, V6::Embedded, _)) => match classify_v4(embedded()) {
-            Class::Public => Class::Public,
-            Class::Loopback | Class::NonPublic => Class::NonPublic,
-        },
+        Some((_, _, V6::Embedded, _)) => translated(embedded()),
         None if in_v6(ip, V6_GLOBAL_UNICAST.0, V6_GLOBAL_UNICAST.1) => Class::Public,
         None => Class::NonPublic,
     }
@@ -437,6 +467,61 @@ mod tests {
         }
     }
 
+    /// A network-specific NAT64 prefix the platform names is judged by the IPv4 address each
+    /// of its addresses embeds (RFC 6052), also inside unique-local space; unnamed, it is plain
+    /// IPv6. ISATAP interface ids are refused whatever their prefix.
+    #[test]
+    fn named_nat64_prefixes_are_judged_by_their_embedded_address_and_isatap_is_refused() {
+        use crate::webhooks::{Nat64Prefix, Nat64Prefixes};
+        let named = Nat64Prefixes::NONE
+            .with(Nat64Prefix::parse("2a00:1450:64::/96").expect("a prefix"))
+            .and_then(|p| p.with(Nat64Prefix::parse("fd00:64::/48").expect("a prefix")))
+            .expect("room");
+        let policy = STRICT.with_nat64_prefixes(named);
+        for text in [
+            "2a00:1450:64::10.0.0.1",
+            "2a00:1450:64::169.254.169.254",
+            "2a00:1450:64::127.0.0.1",
+            "fd00:64:0:a00:0:100::", // 10.0.0.1 in the /48
+        ] {
+            let sandbox = UrlPolicy::SANDBOX.with_nat64_prefixes(named);
+            for policy in [policy, sandbox] {
+                assert_eq!(
+                    check_address(ip(text), policy),
+                    Err(UrlProblem::NotPublic),
+                    "{text}"
+                );
+            }
+        }
+        assert_eq!(check_address(ip("2a00:1450:64::8.8.8.8"), policy), Ok(()));
+        assert_eq!(check_address(ip("fd00:64:0:808:8:800::"), policy), Ok(()));
+        // The "u" octet of a /48's address is not zero: no address is embedded.
+        assert_eq!(
+            check_address(ip("fd00:64:0:808:ff08:800::"), policy),
+            Err(UrlProblem::NotPublic)
+        );
+        // Unnamed, the global prefix is global unicast.
+        assert_eq!(check_address(ip("2a00:1450:64::10.0.0.1"), STRICT), Ok(()));
+
+        for isatap in [
+            "2a00:1450:4001::5efe:10.0.0.1",
+            "2a00:1450:4001::5efe:8.8.8.8",
+            "2a00:1450:4001:1:200:5efe:169.254.169.254",
+            "2a00:1450:4001:1:300:5efe:8.8.8.8",
+        ] {
+            assert_eq!(
+                check_address(ip(isatap), STRICT),
+                Err(UrlProblem::NotPublic),
+                "{isatap}"
+            );
+            assert_eq!(
+                check_url(&format!("https://[{isatap}]/h"), policy),
+                Err(UrlProblem::NotPublic),
+                "{isatap}"
+            );
+        }
+    }
+
     /// URL parsers read IPv4 addresses written in decimal, octal, hex and short forms (the
     /// WHATWG host parser, which the `url` crate follows): each is judged as the address it
     /// is, never as a host name.
@@ -512,6 +597,7 @@ mod tests {
         let any = UrlPolicy {
             allow_http: true,
             addresses: Addresses::Any,
+            ..UrlPolicy::STRICT
         };
         assert!(check_url("http://10.0.0.1/h", any).is_ok());
     }

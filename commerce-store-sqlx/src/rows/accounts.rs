@@ -16,6 +16,7 @@ db_row! {
         state: String,
         api_status: String,
         api_status_at: i64,
+        api_status_by: String,
         created_at: i64,
     }
 }
@@ -32,6 +33,11 @@ impl AccountRow {
             .state(parse(&self.state, AccountState::parse, "account state")?)
             .api_status(parse(&self.api_status, ApiStatus::parse, "api status")?)
             .api_status_at(instant(self.api_status_at))
+            .api_status_by(parse(
+                &self.api_status_by,
+                ChangedBy::parse,
+                "api status setter",
+            )?)
             .created_at(instant(self.created_at))
             .build())
     }
@@ -51,6 +57,7 @@ db_row! {
         a_state: Option<String>,
         a_api_status: Option<String>,
         a_api_status_at: Option<i64>,
+        a_api_status_by: Option<String>,
         a_created_at: Option<i64>,
         /// The window's count after this request, when it was counted.
         counted: Option<i64>,
@@ -87,6 +94,7 @@ impl AuthRow {
             state: self.a_state.take().ok_or_else(missing)?,
             api_status: self.a_api_status.take().ok_or_else(missing)?,
             api_status_at: self.a_api_status_at.ok_or_else(missing)?,
+            api_status_by: self.a_api_status_by.take().ok_or_else(missing)?,
             created_at: self.a_created_at.ok_or_else(missing)?,
         }
         .into_domain()

@@ -118,7 +118,8 @@ macro_rules! updated_at_after {
 // Column lists, as macros so that `concat!` can build `&'static str` statements.
 macro_rules! account_cols {
     () => {
-        "id, name, store_name, email, phone, side, state, api_status, api_status_at, created_at"
+        "id, name, store_name, email, phone, side, state, api_status, api_status_at, \
+         api_status_by, created_at"
     };
 }
 /// The account's columns as `AuthRow` reads them (table alias `a`).
@@ -127,7 +128,7 @@ macro_rules! account_aliases {
         "a.id AS a_id, a.name AS a_name, a.store_name AS a_store_name, a.email AS a_email, \
          a.phone AS a_phone, a.side AS a_side, a.state AS a_state, \
          a.api_status AS a_api_status, a.api_status_at AS a_api_status_at, \
-         a.created_at AS a_created_at"
+         a.api_status_by AS a_api_status_by, a.created_at AS a_created_at"
     };
 }
 macro_rules! key_cols {

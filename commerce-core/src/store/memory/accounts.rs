@@ -33,6 +33,9 @@ impl AccountStore for MemoryStore {
     ) -> Result<Account, StoreError> {
         let mut s = self.lock();
         let account = s.accounts.get_mut(&id).ok_or(StoreError::NotFound)?;
+        if !patch.applies_to(account) {
+            return Err(StoreError::Invalid(ACCOUNT_CHANGED.into()));
+        }
         patch.apply(account, now);
         Ok(account.clone())
     }
@@ -51,13 +54,22 @@ impl AccountStore for MemoryStore {
         &self,
         key: NewKeyRecord,
         now: DateTime<Utc>,
-    ) -> Result<ApiKey, StoreError> {
+        max_live: usize,
+    ) -> Result<ApiKey, InsertKeyError> {
         let mut s = self.lock();
         if !s.accounts.contains_key(&key.account_id) {
-            return Err(StoreError::NotFound);
+            return Err(StoreError::NotFound.into());
         }
         if s.key_by_hash.contains_key(&key.hash) {
-            return Err(StoreError::Invalid("key hash already stored".into()));
+            return Err(StoreError::Invalid(KEY_HASH_STORED.into()).into());
+        }
+        let live = s
+            .keys
+            .values()
+            .filter(|k| k.account_id == key.account_id && k.is_live(now))
+            .count();
+        if live >= max_live {
+            return Err(InsertKeyError::TooMany { limit: max_live });
         }
         let key = key.into_key(KeyId::new(s.next_id("keys")), now);
         s.key_by_hash.insert(key.hash, key.id);
@@ -107,6 +119,28 @@ impl AccountStore for MemoryStore {
             .collect();
         keys.sort_by_key(|k| k.key.id);
         Ok(keys)
+    }
+
+    async fn key_page(
+        &self,
+        account: AccountId,
+        page: PageRequest,
+    ) -> Result<Page<KeyListing>, StoreError> {
+        let s = self.lock();
+        let mut keys: Vec<&ApiKey> = s
+            .keys
+            .values()
+            .filter(|k| k.account_id == account)
+            .collect();
+        keys.sort_by_key(|k| std::cmp::Reverse(k.id));
+        let total = keys.len() as u64;
+        let items = keys
+            .into_iter()
+            .skip(usize::try_from(page.offset()).unwrap_or(usize::MAX))
+            .take(page.per_page as usize)
+            .map(|k| KeyListing::of(k.clone(), s.rate_windows.latest(k.id)))
+            .collect();
+        Ok(Page::new(items, total))
     }
 
     async fn hit_rate_limit(

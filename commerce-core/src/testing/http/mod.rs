@@ -44,6 +44,7 @@ mod input;
 mod operator;
 mod orders;
 mod owner;
+mod owner_checks;
 mod owner_pages;
 pub mod pages_client;
 mod pipeline;
@@ -143,11 +144,14 @@ macro_rules! for_each_http_case {
             (owner::owner_operator_and_pages_refuse_the_same_input_alike),
             (owner::owner_moves_api_access_as_the_specification_allows),
             (owner::race_owner_withdrawals_never_overdraw),
+            (owner_checks::owner_keys_are_capped_and_paged),
+            (owner_checks::owner_flows_follow_the_account_state_and_the_teams_suspension),
             (owner_pages::owner_pages_onboarding_from_login_to_me),
             (owner_pages::owner_pages_refuse_forms_without_their_csrf_token),
             (owner_pages::owner_pages_escape_names_and_hide_other_accounts_keys),
             (owner_pages::owner_pages_show_errors_next_to_their_fields),
             (owner_pages::owner_pages_wallet_and_withdrawals),
+            (owner_pages::owner_pages_cookies_are_secure_when_served_over_https),
             (supply::supply_endpoints_are_for_suppliers_only),
             (supply::a_quote_is_made_accepted_and_received),
             (supply::quote_input_rules_are_enforced),
@@ -227,6 +231,7 @@ mod tests {
         ("orders.rs", include_str!("orders.rs")),
         ("operator.rs", include_str!("operator.rs")),
         ("owner.rs", include_str!("owner.rs")),
+        ("owner_checks.rs", include_str!("owner_checks.rs")),
         ("owner_pages.rs", include_str!("owner_pages.rs")),
         ("pages_client.rs", include_str!("pages_client.rs")),
         ("wallet.rs", include_str!("wallet.rs")),

@@ -447,3 +447,43 @@ pub async fn owner_pages_wallet_and_withdrawals(h: &Harness) {
         refused.body
     );
 }
+
+/// Served over `https` (`with_secure_cookies(true)`, as the production example does), every
+/// cookie the pages set is `Secure`: the CSRF cookie and the demo login's session, set and
+/// cleared; served as by default (the sandbox on loopback `http`), none is.
+pub async fn owner_pages_cookies_are_secure_when_served_over_https(h: &Harness) {
+    use super::pages_client::Page;
+    use crate::owner_pages::OwnerPages;
+    use crate::sandbox::DemoLogin;
+
+    let set_cookies = |page: &Page| -> Vec<String> {
+        page.headers
+            .get_all(http::header::SET_COOKIE)
+            .iter()
+            .map(|v| v.to_str().expect("ASCII").to_owned())
+            .collect()
+    };
+    let account = h.fixture.marketer_a.to_string();
+    for secure in [true, false] {
+        let pages = OwnerPages::new(h.engine.clone(), DemoLogin::new("/account"))
+            .mounted_at("/account")
+            .with_secure_cookies(secure);
+        let browser = Browser::on(pages);
+        let login = browser.get("/login").await;
+        let mut cookies = set_cookies(&login);
+        let token = login.csrf();
+        let fields = [("csrf", token.as_str()), ("account", account.as_str())];
+        let logged_in = browser.post_raw("/login", &fields).await;
+        assert_eq!(logged_in.status, StatusCode::SEE_OTHER);
+        cookies.extend(set_cookies(&logged_in));
+        let logged_out = browser
+            .post_raw("/logout", &[("csrf", token.as_str())])
+            .await;
+        cookies.extend(set_cookies(&logged_out));
+        assert_eq!(cookies.len(), 3, "{cookies:?}");
+        for cookie in cookies {
+            assert_eq!(cookie.ends_with("; Secure"), secure, "{cookie}");
+            assert!(cookie.contains("; HttpOnly"), "{cookie}");
+        }
+    }
+}

@@ -47,6 +47,7 @@ pub async fn accounts_round_trip_and_change_state(store: &dyn Store) {
     let both = AccountPatch {
         state: Some(AccountState::Suspended),
         api_status: Some(ApiStatus::Suspended),
+        ..AccountPatch::default()
     };
     let changed = store
         .update_account(supplier.id, both, at(5))
@@ -145,6 +146,7 @@ pub async fn keys_are_found_by_hash_and_id(store: &dyn Store) {
                 rate_limit: 120,
             },
             at(5),
+            MAX_LIVE_KEYS,
         )
         .await
         .unwrap();
@@ -171,6 +173,7 @@ pub async fn keys_are_found_by_hash_and_id(store: &dyn Store) {
                 rate_limit: 1_000_000,
             },
             at(6),
+            MAX_LIVE_KEYS,
         )
         .await
         .unwrap();
@@ -208,10 +211,14 @@ pub async fn keys_are_found_by_hash_and_id(store: &dyn Store) {
                 rate_limit: 1,
             },
             at(7),
+            MAX_LIVE_KEYS,
         )
         .await;
     assert!(
-        matches!(duplicate, Err(StoreError::Invalid(_))),
+        matches!(
+            duplicate,
+            Err(InsertKeyError::Store(StoreError::Invalid(_)))
+        ),
         "duplicate hash must be refused: {duplicate:?}"
     );
     let orphan = store
@@ -225,10 +232,11 @@ pub async fn keys_are_found_by_hash_and_id(store: &dyn Store) {
                 rate_limit: 1,
             },
             at(7),
+            MAX_LIVE_KEYS,
         )
         .await;
     assert!(
-        matches!(orphan, Err(StoreError::NotFound)),
+        matches!(orphan, Err(InsertKeyError::Store(StoreError::NotFound))),
         "key of unknown account: {orphan:?}"
     );
     assert_eq!(store.key_by_hash(&[3; 32]).await.unwrap(), None);

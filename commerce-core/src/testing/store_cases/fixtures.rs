@@ -74,6 +74,7 @@ pub(super) async fn key(store: &dyn Store, account: AccountId, seed: u8) -> ApiK
                 rate_limit: 120,
             },
             at(0),
+            MAX_LIVE_KEYS,
         )
         .await
         .expect("insert key")

@@ -39,6 +39,7 @@ mod catalog_edits;
 mod fixtures;
 mod harness;
 mod idempotency;
+mod key_limits;
 mod meter;
 mod moves;
 mod order_reads;
@@ -65,6 +66,7 @@ pub use catalog_edits::*;
 pub use fixtures::base_time;
 pub use harness::*;
 pub use idempotency::*;
+pub use key_limits::*;
 pub use meter::*;
 pub use moves::*;
 pub use order_reads::*;
@@ -97,6 +99,9 @@ macro_rules! __with_store_cases {
                 revoking_a_key_keeps_the_first_revocation_instant,
                 key_terms_replace_expiry_and_limit,
                 keys_are_listed_with_the_minute_last_used,
+                live_keys_are_capped_per_account,
+                keys_are_paged_newest_first,
+                api_status_moves_record_who_and_hold_their_origin,
                 rate_limit_counts_exactly_up_to_the_limit_per_window,
                 a_rate_window_never_goes_back,
                 categories_round_trip_with_parents_and_activity,
@@ -178,6 +183,7 @@ macro_rules! __with_store_cases {
                 concurrent_takeover_and_late_placement_place_one_order,
                 concurrent_rate_limit_with_a_high_limit_allows_exactly_the_limit,
                 concurrent_rate_limit_allows_exactly_the_limit,
+                concurrent_key_creations_never_exceed_the_cap,
                 concurrent_same_external_reference_registers_one_order,
                 concurrent_cancels_release_stock_once,
                 concurrent_withdrawals_never_overdraw,
@@ -219,6 +225,7 @@ mod tests {
     /// The source of every module that holds cases.
     const SOURCES: &[&str] = &[
         include_str!("accounts.rs"),
+        include_str!("key_limits.rs"),
         include_str!("catalog.rs"),
         include_str!("shipping.rs"),
         include_str!("placing.rs"),

@@ -1,0 +1,340 @@
+//! What the example apps share (`embed_axum`, `embed_warp`, `hyper_service`, `production`):
+//! where they listen (loopback unless told otherwise), the back office's token and its one
+//! route, and what an app runs besides the API: the webhook dispatcher, the hourly purges, and
+//! one shutdown that stops accepting, lets requests in flight finish (for [`DRAIN`] at most),
+//! then stops the dispatcher and the purges.
+//!
+//! An app copied from an example copies this file with it (`#[path = "support/mod.rs"] mod
+//! support;`); it needs `commerce`, `tokio`, `http`, `hyper`, `hyper-util`, `serde_json`,
+//! `rand` and `tracing`.
+
+// Each example uses the part it needs.
+#![allow(dead_code)]
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use commerce::model::{OrderId, OrderStatus};
+use commerce::{Engine, Operator, OperatorError};
+use http::{HeaderMap, StatusCode};
+use serde_json::{Value, json};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tracing::{error, info, warn};
+
+/// Fewest characters of the back office's token (`COMMERCE_ADMIN_TOKEN`): a shorter one is
+/// refused on start.
+pub const MIN_ADMIN_TOKEN: usize = 32;
+/// How long requests in flight may take to finish once the shutdown signal came.
+pub const DRAIN: Duration = Duration::from_secs(10);
+/// How often the idempotency records and the webhook history are purged.
+pub const PURGE_EVERY: Duration = Duration::from_secs(3600);
+
+/// `text` as the address to listen on: a loopback address, or any with `public` (the
+/// examples serve the sandbox's published demo keys and a back-office route: reachable from
+/// other machines only when asked for, as the sandbox server does).
+pub fn listen_on(text: &str, public: bool) -> Result<SocketAddr, String> {
+    let addr: SocketAddr = text
+        .parse()
+        .map_err(|e| format!("bad address {text}: {e}"))?;
+    if !addr.ip().is_loopback() && !public {
+        return Err(format!(
+            "refusing to listen on {addr}: it is not a loopback address, and this example serves \
+             public demo keys. Use 127.0.0.1, or add --public to listen there anyway."
+        ));
+    }
+    if !addr.ip().is_loopback() {
+        warn!(%addr, "listening on a non-loopback address: reachable from other machines");
+        eprintln!("WARNING: {addr} is reachable from other machines.");
+    }
+    Ok(addr)
+}
+
+/// The address from `COMMERCE_ADDR` (else `default`), loopback unless the command line says
+/// `--public` ([`listen_on`]).
+pub fn listen_addr(default: &str) -> Result<SocketAddr, String> {
+    let text = std::env::var("COMMERCE_ADDR").unwrap_or_else(|_| default.to_owned());
+    let public = std::env::args().skip(1).any(|arg| arg == "--public");
+    listen_on(&text, public)
+}
+
+/// The back office's bearer token (at least [`MIN_ADMIN_TOKEN`] characters).
+#[derive(Clone)]
+pub struct AdminToken(Arc<str>);
+
+impl std::fmt::Debug for AdminToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AdminToken(<redacted>)")
+    }
+}
+
+impl AdminToken {
+    /// `token`, when it has at least [`MIN_ADMIN_TOKEN`] characters.
+    pub fn new(token: &str) -> Result<Self, String> {
+        if token.chars().count() < MIN_ADMIN_TOKEN {
+            return Err(format!(
+                "COMMERCE_ADMIN_TOKEN has {} characters: at least {MIN_ADMIN_TOKEN} are needed \
+                 (e.g. `openssl rand -hex 32`)",
+                token.chars().count()
+            ));
+        }
+        Ok(Self(token.into()))
+    }
+
+    /// `COMMERCE_ADMIN_TOKEN`: `None` when unset or empty, an error when too short.
+    pub fn from_env() -> Result<Option<Self>, String> {
+        match std::env::var("COMMERCE_ADMIN_TOKEN") {
+            Ok(token) if !token.is_empty() => Self::new(&token).map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    /// `COMMERCE_ADMIN_TOKEN`, or a random token printed on start when it is unset (the
+    /// demo apps: their back-office route is never open).
+    pub fn from_env_or_random() -> Result<Self, String> {
+        if let Some(token) = Self::from_env()? {
+            return Ok(token);
+        }
+        let random: [u8; 24] = rand::random();
+        let text: String = random.iter().map(|b| format!("{b:02x}")).collect();
+        println!("admin token (set COMMERCE_ADMIN_TOKEN to choose one): {text}");
+        Self::new(&text)
+    }
+
+    /// The token itself.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// Whether the request's `Authorization: Bearer` is this token. Hashes are compared, so
+    /// the comparison's time says nothing about the token.
+    pub fn allows(&self, headers: &HeaderMap) -> bool {
+        let given = commerce::bearer_token(headers).unwrap_or_default();
+        commerce::hash_key(given) == commerce::hash_key(&self.0)
+    }
+}
+
+/// The answer of a back-office route behind `token`: `401` without it, else `answer`'s.
+pub async fn behind<F>(token: &AdminToken, headers: &HeaderMap, answer: F) -> (StatusCode, Value)
+where
+    F: Future<Output = (StatusCode, Value)>,
+{
+    if token.allows(headers) {
+        answer.await
+    } else {
+        (
+            StatusCode::UNAUTHORIZED,
+            json!({"error": "the back office's bearer token is required"}),
+        )
+    }
+}
+
+/// `POST /admin/orders/{id}/confirm`: the back office confirms an order (an operator move),
+/// behind the admin token. A 409 names its reason, as the API's do (`move_not_allowed`).
+pub async fn confirm_order(
+    engine: &Engine,
+    token: &AdminToken,
+    headers: &HeaderMap,
+    id: i64,
+) -> (StatusCode, Value) {
+    behind(token, headers, async {
+        let moved = engine
+            .operator()
+            .move_order(OrderId::new(id), OrderStatus::Confirmed, None)
+            .await;
+        match moved {
+            Ok(order) => (
+                StatusCode::OK,
+                json!({"id": order.id, "number": order.number, "status": order.status.as_str()}),
+            ),
+            Err(error) => {
+                let (status, reason) = match &error {
+                    OperatorError::NotFound => (StatusCode::NOT_FOUND, None),
+                    OperatorError::Conflict(conflict) => {
+                        (StatusCode::CONFLICT, conflict.reason().map(|r| r.as_str()))
+                    }
+                    OperatorError::Invalid(_) => (StatusCode::UNPROCESSABLE_ENTITY, None),
+                    _ => (StatusCode::INTERNAL_SERVER_ERROR, None),
+                };
+                (
+                    status,
+                    json!({"error": error.to_string(), "reason": reason}),
+                )
+            }
+        }
+    })
+    .await
+}
+
+/// SIGTERM (what a container runtime sends) or ctrl-c.
+pub async fn signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut term) => {
+                term.recv().await;
+            }
+            Err(error) => {
+                error!(%error, "no SIGTERM handler; ctrl-c only");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = terminate => {}
+    }
+}
+
+/// What an app runs besides the API, once per instance: the webhook dispatcher and the hourly
+/// purges, both stopped by the one shutdown signal ([`signal`]).
+pub struct Background {
+    stop: watch::Sender<bool>,
+    tasks: Vec<(&'static str, JoinHandle<()>)>,
+}
+
+impl Background {
+    /// Starts the dispatcher and the purges of `engine`, and waits for the signal.
+    pub fn start(engine: &Engine) -> Self {
+        let (stop, _) = watch::channel(false);
+        let trigger = stop.clone();
+        tokio::spawn(async move {
+            signal().await;
+            info!("shutdown signal: draining");
+            let _ = trigger.send(true);
+        });
+        let mut background = Self {
+            stop,
+            tasks: Vec::new(),
+        };
+        // Without a dispatcher, order events stay in the outbox and no receiver hears of them.
+        // It stops claiming on the signal and records the attempts it has in flight (each
+        // bounded by the dispatcher's attempt timeout, 15 s by default).
+        let dispatcher = tokio::spawn(engine.dispatcher().run(background.shutdown()));
+        let purges = tokio::spawn(purge_periodically(engine.operator(), background.shutdown()));
+        background.tasks = vec![("dispatcher", dispatcher), ("purge", purges)];
+        background
+    }
+
+    /// Completes when the shutdown signal came.
+    pub fn shutdown(&self) -> impl Future<Output = ()> + Send + 'static {
+        let mut stopping = self.stop.subscribe();
+        async move {
+            // An error means the sender is gone, which is a shutdown as well.
+            let _ = stopping.wait_for(|stop| *stop).await;
+        }
+    }
+
+    /// Runs `server` (which stops accepting on [`shutdown`](Self::shutdown) and then waits
+    /// for its requests in flight) for [`DRAIN`] at most after the signal, then stops the
+    /// dispatcher and the purges.
+    pub async fn serve(
+        self,
+        server: impl Future<Output = std::io::Result<()>>,
+    ) -> std::io::Result<()> {
+        let drain = self.shutdown();
+        let drained = tokio::select! {
+            served = server => { served?; true }
+            () = async { drain.await; tokio::time::sleep(DRAIN).await } => false,
+        };
+        if drained {
+            info!("requests drained");
+        } else {
+            warn!(
+                seconds = DRAIN.as_secs(),
+                "requests still running after the drain time: not waited for"
+            );
+        }
+        for (name, task) in self.tasks {
+            if let Err(error) = task.await {
+                error!(%error, task = name, "task failed");
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Hourly (and once at start): idempotency records past their 24 hours, webhook history past
+/// its 30 days. Stops on the shutdown signal, between two purges.
+async fn purge_periodically(operator: Operator, shutdown: impl Future<Output = ()>) {
+    let mut every = tokio::time::interval(PURGE_EVERY);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        tokio::select! {
+            _ = every.tick() => {}
+            () = &mut shutdown => return,
+        }
+        match operator.purge_idempotency().await {
+            Ok(count) => info!(count, "idempotency records purged"),
+            Err(error) => error!(%error, "idempotency purge failed"),
+        }
+        match operator.purge_webhook_deliveries().await {
+            Ok(count) => info!(count, "webhook deliveries purged"),
+            Err(error) => error!(%error, "webhook history purge failed"),
+        }
+    }
+}
+
+/// Serves `service` on `listener` over HTTP/1.1 until `shutdown` completes, then waits for
+/// the connections' requests in flight (idle connections are closed): what
+/// `commerce::axum::serve` does for a router, for any hyper service (a warp filter through
+/// `warp::service`, a plain `service_fn`). A connection whose request head has not arrived
+/// within `header_read_timeout` is closed.
+pub async fn serve<S, B>(
+    listener: tokio::net::TcpListener,
+    service: S,
+    header_read_timeout: Duration,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()>
+where
+    S: hyper::service::Service<http::Request<hyper::body::Incoming>, Response = http::Response<B>>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    B: hyper::body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    use hyper::server::conn::http1;
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    use hyper_util::server::graceful::GracefulShutdown;
+
+    let graceful = GracefulShutdown::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _peer)) => stream,
+                Err(error) => {
+                    warn!(%error, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let connection = http1::Builder::new()
+            .timer(TokioTimer::new())
+            .header_read_timeout(header_read_timeout)
+            .serve_connection(TokioIo::new(stream), service.clone());
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            if let Err(error) = connection.await {
+                tracing::debug!(%error, "connection closed");
+            }
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
+    Ok(())
+}
