@@ -42,7 +42,7 @@ pub(crate) async fn begin_idempotent_in<DB: Dialect>(
         }
         let record: Option<IdempotencyRow> =
             query_as::<DB, IdempotencyRow>(AssertSqlSafe(format!(
-                "SELECT fingerprint, created_at, holder_token, order_id, response_status, \
+                "SELECT fingerprint, created_at, holder_token, order_id, quote_id, response_status, \
              response_body FROM idempotency_records \
              WHERE account_id = $1 AND idem_key = $2{}",
                 DB::FOR_UPDATE
@@ -75,7 +75,7 @@ pub(crate) async fn begin_idempotent_in<DB: Dialect>(
             IdempotencyDecision::Start => {
                 query::<DB>(
                     "UPDATE idempotency_records SET fingerprint = $3, created_at = $4, \
-                     holder_token = $5, order_id = NULL, response_status = NULL, \
+                     holder_token = $5, order_id = NULL, quote_id = NULL, response_status = NULL, \
                      response_body = NULL WHERE account_id = $1 AND idem_key = $2",
                 )
                 .bind(scope.account_id)
@@ -93,6 +93,33 @@ pub(crate) async fn begin_idempotent_in<DB: Dialect>(
     Err(StoreError::backend(CorruptRow(
         "idempotency record kept disappearing".into(),
     )))
+}
+
+/// Links the record `claim` holds to what its request created (inside the creation's
+/// transaction): `false`, writing nothing, when the claim no longer holds it (a retry took it
+/// over while the request stalled past the stale time), and the caller rolls back. Fenced by
+/// the token; on PostgreSQL the update waits for a takeover under way and then sees its token.
+pub(crate) async fn link_record<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    claim: &IdempotencyClaim,
+    created: Created,
+) -> StoreResult<bool> {
+    let (column, id) = match created {
+        Created::Order(id) => ("order_id", id.get()),
+        Created::Quote(id) => ("quote_id", id.get()),
+    };
+    let linked = query::<DB>(AssertSqlSafe(format!(
+        "UPDATE idempotency_records SET {column} = $3 \
+         WHERE account_id = $1 AND idem_key = $2 AND holder_token = $4"
+    )))
+    .bind(claim.scope.account_id)
+    .bind(&claim.scope.key)
+    .bind(id)
+    .bind(claim.token.0)
+    .execute(&mut *c)
+    .await
+    .map_err(backend)?;
+    Ok(linked.rows_affected() > 0)
 }
 
 #[async_trait]
@@ -144,7 +171,8 @@ impl<DB: Dialect> IdempotencyStore for SqlStore<DB> {
         let mut tx = self.write().await?;
         let result = query::<DB>(
             "DELETE FROM idempotency_records WHERE account_id = $1 AND idem_key = $2 \
-             AND holder_token = $3 AND response_status IS NULL AND order_id IS NULL",
+             AND holder_token = $3 AND response_status IS NULL AND order_id IS NULL \
+             AND quote_id IS NULL",
         )
         .bind(claim.scope.account_id)
         .bind(&claim.scope.key)

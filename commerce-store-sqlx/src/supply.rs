@@ -14,6 +14,7 @@ use sqlx::QueryBuilder;
 use sqlx::pool::PoolConnection;
 
 use crate::dialect::*;
+use crate::idempotency::link_record;
 use crate::order_reads::limit;
 use crate::rows::*;
 use crate::sql_store::*;
@@ -137,6 +138,7 @@ impl<DB: Dialect> SupplyStore for SqlStore<DB> {
     async fn insert_quote(
         &self,
         new: NewQuote,
+        claim: Option<&IdempotencyClaim>,
         now: DateTime<Utc>,
     ) -> Result<Quote, InsertQuoteError> {
         let at = nanos(now)?;
@@ -209,6 +211,13 @@ impl<DB: Dialect> SupplyStore for SqlStore<DB> {
                     existing: QuoteId::new(existing),
                 });
             };
+            if let Some(claim) = claim {
+                // Fenced as an order's placement: a request that lost its record to a retry
+                // registers nothing (the transaction rolls back).
+                if !link_record(c, claim, Created::Quote(QuoteId::new(id))).await? {
+                    return Err(InsertQuoteError::IdempotencyLost);
+                }
+            }
             read_quote(c, None, QuoteId::new(id), now)
                 .await?
                 .ok_or_else(|| StoreError::NotFound.into())

@@ -13,9 +13,9 @@ use super::Ctx;
 use crate::error::{ApiError, ConflictReason};
 use crate::limits::MAX_IDEMPOTENCY_KEY;
 use crate::messages;
-use crate::model::{IdempotencyClaim, IdempotencyScope, OrderId, StoredResponse};
+use crate::model::{IdempotencyClaim, IdempotencyScope, StoredResponse};
 use crate::routes::API_PREFIX;
-use crate::store::{IdempotencyBegin, StoreError};
+use crate::store::{Created, IdempotencyBegin, StoreError};
 use crate::wire;
 
 /// The request header.
@@ -161,11 +161,12 @@ pub(crate) struct Create<'a> {
 /// Runs a create under the protocol: without a key, `perform(None)`; with one, begins the
 /// key's record, then replays a finished first response, refuses another body (409
 /// `idempotency_key_reused`) or a first request still running (409
-/// `idempotency_in_progress`), answers with the order a dead first request placed
-/// (`recover`), or performs the request holding the key (`perform(Some(claim))`), keeps its
+/// `idempotency_in_progress`), answers with the record a dead first request created
+/// (`recover`, given its id `I`: an [`OrderId`](crate::model::OrderId) or a
+/// [`QuoteId`](crate::model::QuoteId), what the key's record is linked to), or performs the request holding the key (`perform(Some(claim))`), keeps its
 /// response and marks it; a request that fails gives the key up. Every answer carries
 /// `Idempotent-Replayed`.
-pub(crate) async fn run<P, PF, R, RF>(
+pub(crate) async fn run<I, P, PF, R, RF>(
     ctx: &Ctx<'_>,
     create: Create<'_>,
     perform: P,
@@ -174,7 +175,8 @@ pub(crate) async fn run<P, PF, R, RF>(
 where
     P: FnOnce(Option<IdempotencyClaim>) -> PF,
     PF: Future<Output = Result<Response<Bytes>, ApiError>>,
-    R: FnOnce(OrderId) -> RF,
+    I: TryFrom<Created>,
+    R: FnOnce(I) -> RF,
     RF: Future<Output = Result<Response<Bytes>, ApiError>>,
 {
     run_once(ctx, create, perform, recover)
@@ -190,7 +192,7 @@ pub(crate) fn not_replayed(error: ApiError) -> ApiError {
     )
 }
 
-async fn run_once<P, PF, R, RF>(
+async fn run_once<I, P, PF, R, RF>(
     ctx: &Ctx<'_>,
     create: Create<'_>,
     perform: P,
@@ -199,7 +201,8 @@ async fn run_once<P, PF, R, RF>(
 where
     P: FnOnce(Option<IdempotencyClaim>) -> PF,
     PF: Future<Output = Result<Response<Bytes>, ApiError>>,
-    R: FnOnce(OrderId) -> RF,
+    I: TryFrom<Created>,
+    R: FnOnce(I) -> RF,
     RF: Future<Output = Result<Response<Bytes>, ApiError>>,
 {
     let Some(key) = create.key else {
@@ -235,7 +238,12 @@ where
             ));
         }
         IdempotencyBegin::InFlight => return Err(in_flight()),
-        IdempotencyBegin::Recovered(id) => (recover(id).await, true),
+        // A key's record is linked to what its path creates (the fingerprint names the path):
+        // another kind is a broken store.
+        IdempotencyBegin::Recovered(created) => match I::try_from(created) {
+            Ok(id) => (recover(id).await, true),
+            Err(_) => (Err(ApiError::server()), true),
+        },
         IdempotencyBegin::Started => (perform(Some(claim.clone())).await, false),
     };
     match result {

@@ -125,15 +125,38 @@ pub(super) async fn create(
         key,
         body: Value::Object(object),
     };
-    // A quote is not linked to its key's record (an order is): a first request that died
-    // after its insert left a pending quote, which a retry meets as `quote_pending`.
-    let perform = |_claim| insert(ctx, mount, new);
-    let recover = |_order| async { Err(ApiError::server()) };
+    // The quote is linked to its key's record in its insert: a retry after a first request
+    // that died past its insert answers with that quote as it is now.
+    let perform = |claim: Option<IdempotencyClaim>| insert(ctx, mount, new, claim);
+    let recover = |id| async move {
+        let quote = ctx
+            .store()
+            .quote(Some(ctx.caller.account.id), id, ctx.now)
+            .await?
+            .ok_or_else(ApiError::server)?;
+        Ok(created_response(&quote, mount))
+    };
     idempotency::run(ctx, create, perform, recover).await
 }
 
-async fn insert(ctx: &Ctx<'_>, mount: &str, new: NewQuote) -> Result<Response<Bytes>, ApiError> {
-    let quote = match ctx.store().insert_quote(new, ctx.now).await {
+/// 201 with the quote and its `Location`.
+fn created_response(quote: &Quote, mount: &str) -> Response<Bytes> {
+    let body = wire::data_body(&SupplierQuoteView::new(quote));
+    let mut response = wire::json_response(StatusCode::CREATED, body);
+    response.headers_mut().insert(
+        header::LOCATION,
+        idempotency::location(mount, "quotes", quote.id.get()),
+    );
+    response
+}
+
+async fn insert(
+    ctx: &Ctx<'_>,
+    mount: &str,
+    new: NewQuote,
+    claim: Option<IdempotencyClaim>,
+) -> Result<Response<Bytes>, ApiError> {
+    let quote = match ctx.store().insert_quote(new, claim.as_ref(), ctx.now).await {
         Ok(quote) => quote,
         Err(InsertQuoteError::NotSuppliers) => {
             return Err(ApiError::field(
@@ -147,15 +170,12 @@ async fn insert(ctx: &Ctx<'_>, mount: &str, new: NewQuote) -> Result<Response<By
                     .with_extra("existing_quote_id", existing),
             );
         }
+        // A retry took the key over while this request stalled: it answers as the retry's
+        // first request would have been answered while in flight.
+        Err(InsertQuoteError::IdempotencyLost) => return Err(idempotency::in_flight()),
         Err(InsertQuoteError::Store(error)) => return Err(error.into()),
     };
-    let body = wire::data_body(&SupplierQuoteView::new(&quote));
-    let mut response = wire::json_response(StatusCode::CREATED, body);
-    response.headers_mut().insert(
-        header::LOCATION,
-        idempotency::location(mount, "quotes", quote.id.get()),
-    );
-    Ok(response)
+    Ok(created_response(&quote, mount))
 }
 
 /// Decides one of the caller's quotes; a quote that is not pending is a 409 of `reason`.

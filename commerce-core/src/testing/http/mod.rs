@@ -54,7 +54,7 @@ mod request_ids;
 mod sandbox;
 mod shipping;
 mod statement;
-mod supply;
+pub(crate) mod supply;
 mod wallet;
 mod webhook_limits;
 mod webhook_urls;

@@ -43,6 +43,7 @@ mod meter;
 mod moves;
 mod order_reads;
 mod placing;
+mod quote_idempotency;
 mod quotes;
 mod races;
 mod removals;
@@ -69,6 +70,7 @@ pub use meter::*;
 pub use moves::*;
 pub use order_reads::*;
 pub use placing::*;
+pub use quote_idempotency::*;
 pub use quotes::*;
 pub use races::*;
 pub use removals::*;
@@ -162,6 +164,9 @@ macro_rules! __with_store_cases {
                 accepting_a_quote_receives_its_pieces_at_its_price,
                 rejecting_and_withdrawing_move_no_stock,
                 supply_variants_are_the_suppliers_own,
+                insert_quote_links_the_idempotency_record,
+                a_quote_under_a_lost_claim_inserts_nothing,
+                abandon_keeps_a_record_linked_to_a_quote,
                 stock_moves_by_deltas_and_keeps_reservations,
                 adjusting_below_zero_is_refused_and_writes_nothing,
                 stock_history_is_listed_newest_first_with_its_cause,
@@ -237,6 +242,7 @@ mod tests {
         include_str!("back_office.rs"),
         include_str!("back_office_payouts.rs"),
         include_str!("quotes.rs"),
+        include_str!("quote_idempotency.rs"),
         include_str!("stock.rs"),
         include_str!("catalog_edits.rs"),
     ];
