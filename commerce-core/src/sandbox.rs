@@ -347,7 +347,12 @@ pub async fn seed(engine: &Engine) -> Result<Sandbox, OperatorError> {
     op.import_key(
         supplier.id,
         "sk_demo_supplier_bench",
-        spec("قياس أداء المورد", &supplier_abilities, None, Some(1_000_000)),
+        spec(
+            "قياس أداء المورد",
+            &supplier_abilities,
+            None,
+            Some(1_000_000),
+        ),
     )
     .await?;
 

@@ -322,3 +322,38 @@ pub(crate) fn limit<DB: Dialect>(q: &mut QueryBuilder<DB>, page: PageRequest) ->
     q.push(format_args!(" LIMIT {} OFFSET {offset}", page.per_page));
     Ok(())
 }
+
+/// One page of the rows `q` selects (ending in its `ORDER BY`), with `COUNT(*) OVER ()` as
+/// `total` riding in it, and how many match (counted on its own past the last page by `count`).
+pub(crate) async fn page_rows<DB: Dialect, R>(
+    c: &mut PoolConnection<DB>,
+    mut q: QueryBuilder<DB>,
+    mut count: QueryBuilder<DB>,
+    page: PageRequest,
+) -> StoreResult<(Vec<R>, u64)>
+where
+    R: FromDbRow<DB, Output = R> + Totalled + Send + Unpin + 'static,
+{
+    limit(&mut q, page)?;
+    let rows: Vec<R> = q
+        .build_as::<R>()
+        .fetch_all(&mut *c)
+        .await
+        .map_err(backend)?;
+    let total = match rows.first() {
+        Some(first) => first.total(),
+        None if page.offset() == 0 => 0,
+        None => count
+            .build_scalar::<i64>()
+            .fetch_one(&mut *c)
+            .await
+            .map_err(backend)?,
+    };
+    Ok((rows, u64::try_from(total).unwrap_or_default()))
+}
+
+/// A row that carries its query's `COUNT(*) OVER ()`.
+pub(crate) trait Totalled {
+    /// The `COUNT(*) OVER ()` of its query.
+    fn total(&self) -> i64;
+}

@@ -4,7 +4,7 @@
 
 use bytes::Bytes;
 use chrono::{DateTime, Duration, Utc};
-use http::{HeaderMap, Response, StatusCode, header};
+use http::{HeaderMap, Response};
 use serde_json::{Map, Value};
 
 use super::Ctx;
@@ -111,20 +111,9 @@ pub(super) async fn create(
     headers: &HeaderMap,
     body: &Bytes,
 ) -> Result<Response<Bytes>, ApiError> {
-    let read = || {
-        let object = json_object(body, false)?;
-        let key = idempotency::key(headers)?;
-        let new = read_quote(&object, ctx.caller.account.id, ctx.now)?;
-        Ok::<_, ApiError>((object, key, new))
-    };
-    let (object, key, new) = read().map_err(idempotency::not_replayed)?;
-    let create = idempotency::Create {
-        path: "/api/v1/quotes",
-        collection: "quotes",
-        mount,
-        key,
-        body: Value::Object(object),
-    };
+    let parse = |object: &Map<String, Value>| read_quote(object, ctx.caller.account.id, ctx.now);
+    let place = ("/api/v1/quotes", "quotes", mount);
+    let (create, new) = idempotency::Create::read(place, headers, body, parse)?;
     // The quote is linked to its key's record in its insert: a retry after a first request
     // that died past its insert answers with that quote as it is now.
     let perform = |claim: Option<IdempotencyClaim>| insert(ctx, mount, new, claim);
@@ -142,12 +131,7 @@ pub(super) async fn create(
 /// 201 with the quote and its `Location`.
 fn created_response(quote: &Quote, mount: &str) -> Response<Bytes> {
     let body = wire::data_body(&SupplierQuoteView::new(quote));
-    let mut response = wire::json_response(StatusCode::CREATED, body);
-    response.headers_mut().insert(
-        header::LOCATION,
-        idempotency::location(mount, "quotes", quote.id.get()),
-    );
-    response
+    idempotency::created(mount, "quotes", quote.id.get(), body)
 }
 
 async fn insert(
