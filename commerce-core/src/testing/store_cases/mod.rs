@@ -181,6 +181,7 @@ macro_rules! __with_store_cases {
                 concurrent_orders_never_oversell,
                 concurrent_begin_idempotent_starts_once,
                 concurrent_takeover_and_late_placement_place_one_order,
+                concurrent_takeover_and_late_quote_insert_one_quote,
                 concurrent_rate_limit_with_a_high_limit_allows_exactly_the_limit,
                 concurrent_rate_limit_allows_exactly_the_limit,
                 concurrent_same_external_reference_registers_one_order,

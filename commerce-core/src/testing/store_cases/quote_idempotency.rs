@@ -1,6 +1,8 @@
 //! `POST /quotes` under an `Idempotency-Key`: the quote linked to the key's record in its
 //! insert, recovered by a retry after its request died, fenced like an order's placement.
 
+use std::sync::Arc;
+
 use crate::model::*;
 use crate::store::*;
 
@@ -148,4 +150,74 @@ pub async fn abandon_keeps_a_record_linked_to_a_quote(store: &dyn Store) {
         IdempotencyBegin::Recovered(Created::Quote(made.id))
     );
     assert_eq!(quotes_of(store, me, 301).await, vec![made.id]);
+}
+
+/// Fenced, raced: 12 keys, each begun by a quote request that then stalled past the stale
+/// time; per key (each on its own variant), its late insert races a retry's takeover (and the
+/// retry's own insert of the same quote). Each key ends with exactly one quote: either the
+/// late insert won and the retry recovered its quote, or the retry took the record over and
+/// the late insert was refused (its claim lost, or the retry's quote already pending), writing
+/// nothing.
+pub async fn concurrent_takeover_and_late_quote_insert_one_quote(store: Arc<dyn Store>) {
+    const KEYS: usize = 12;
+    let s = supply(&*store, 10).await;
+    let me = s.supplier.id;
+    let mut tasks = Vec::new();
+    for k in 0..KEYS {
+        let v = variant(&*store, s.product.id, &format!("مقاس {k}"), "50.00", 0, 0).await;
+        let original = claim(me, &format!("quote-race-{k}"));
+        assert_eq!(
+            begin(&*store, &original, "f", at(0)).await,
+            IdempotencyBegin::Started
+        );
+        let retry = another_request(&original, 2);
+        let inserting = tokio::spawn({
+            let store = store.clone();
+            let original = original.clone();
+            async move {
+                let late = offer(me, v.id, "30.00", 4);
+                store.insert_quote(late, Some(&original), at(1)).await
+            }
+        });
+        let taking = tokio::spawn({
+            let store = store.clone();
+            async move {
+                let begun = begin(&*store, &retry, "f", at(61)).await;
+                let inserted = match begun {
+                    IdempotencyBegin::Started => {
+                        let own = offer(me, v.id, "30.00", 4);
+                        Some(store.insert_quote(own, Some(&retry), at(61)).await)
+                    }
+                    _ => None,
+                };
+                (begun, inserted)
+            }
+        });
+        tasks.push((inserting, taking));
+    }
+    let (mut late_won, mut retry_won) = (0, 0);
+    for (inserting, taking) in tasks {
+        let late = inserting.await.expect("task");
+        let (begun, inserted) = taking.await.expect("task");
+        match (late, begun, inserted) {
+            (Ok(quote), IdempotencyBegin::Recovered(Created::Quote(id)), None)
+                if quote.id == id =>
+            {
+                late_won += 1
+            }
+            (Err(InsertQuoteError::IdempotencyLost), IdempotencyBegin::Started, Some(Ok(_))) => {
+                retry_won += 1
+            }
+            // The retry's quote came first: the late insert meets it as the variant's pending
+            // quote (checked before the claim, as an order's duplicate reference is).
+            (
+                Err(InsertQuoteError::Pending { existing }),
+                IdempotencyBegin::Started,
+                Some(Ok(quote)),
+            ) if existing == quote.id => retry_won += 1,
+            other => panic!("two quotes or none for one key: {other:?}"),
+        }
+    }
+    eprintln!("quote takeover race: late insert won {late_won}, retry won {retry_won}");
+    assert_eq!(quotes_of(&*store, me, 62).await.len(), KEYS);
 }
