@@ -14,9 +14,10 @@ MAX_EXAMPLES="${SCHEMATHESIS_MAX_EXAMPLES:-20}"
 # Marketer A with the five abilities (webhooks:manage included) and a limit of 1,000,000 requests a minute, so that the
 # run tests the API rather than its rate limit (the 429 answers are checked by cargo test).
 KEY="${SCHEMATHESIS_KEY:-sk_demo_bench}"
-# The supplier's side (its variants, quotes, their test-mode decision and its statement) is run with the
-# sandbox's supplier key: a marketer key gets 403 wrong_side there, and the supplier's there only.
-SUPPLIER_KEY="${SCHEMATHESIS_SUPPLIER_KEY:-sk_demo_supplier}"
+# The supplier's side (its variants, quotes, their test-mode decision and its statement) is run with a
+# supplier key (a marketer key gets 403 wrong_side there): the sandbox supplier's high-limit key, 1,000,000
+# requests a minute like sk_demo_bench, so that those paths are tested rather than answered 429.
+SUPPLIER_KEY="${SCHEMATHESIS_SUPPLIER_KEY:-sk_demo_supplier_bench}"
 SUPPLY_PATHS='/api/v1/(supply/|quotes|sandbox/quotes/|statement)'
 VENV=.ci/.venv
 

@@ -46,6 +46,10 @@ pub const DEMO_KEYS: &[(&str, &str)] = &[
         "sk_demo_bench",
         "marketer A: the same five as sk_demo_marketer, limit 1,000,000 per minute, for load runs",
     ),
+    (
+        "sk_demo_supplier_bench",
+        "the supplier: the same four as sk_demo_supplier, limit 1,000,000 per minute, for load runs",
+    ),
 ];
 
 /// Ids of the seeded records that examples and tests refer to.
@@ -338,6 +342,17 @@ pub async fn seed(engine: &Engine) -> Result<Sandbox, OperatorError> {
         a.id,
         "sk_demo_bench",
         spec("قياس الأداء", &MARKETER_KEY, None, Some(1_000_000)),
+    )
+    .await?;
+    op.import_key(
+        supplier.id,
+        "sk_demo_supplier_bench",
+        spec(
+            "قياس أداء المورد",
+            &supplier_abilities,
+            None,
+            Some(1_000_000),
+        ),
     )
     .await?;
 

@@ -116,3 +116,11 @@ async fn a_request_stalled_past_the_stale_time_after_placing_answers_its_order()
     )
     .await;
 }
+
+#[tokio::test]
+async fn a_quote_request_stalled_past_the_stale_time_after_inserting_answers_its_quote() {
+    commerce_core::testing::stalled::a_quote_request_that_outlived_the_stale_time_after_inserting_answers_its_quote(
+        Arc::new(MemoryStore::new()),
+    )
+    .await;
+}

@@ -804,7 +804,7 @@ impl OrderStore for SmallStore {
             .collect();
         t.line_count += new.lines.len() as i64;
         if let Some(claim) = &new.idempotency {
-            t.idempotency.link_order(claim, OrderId::new(id));
+            t.idempotency.link(claim, OrderId::new(id));
         }
         t.bill(new.account_id, new.bill_month.clone());
         let events = new.events;
@@ -1378,6 +1378,7 @@ impl SupplyStore for SmallStore {
     async fn insert_quote(
         &self,
         new: NewQuote,
+        claim: Option<&IdempotencyClaim>,
         now: DateTime<Utc>,
     ) -> Result<Quote, InsertQuoteError> {
         let mut t = self.lock();
@@ -1394,6 +1395,9 @@ impl SupplyStore for SmallStore {
         let Some((product, title, label, _)) = found else {
             return Err(InsertQuoteError::NotSuppliers);
         };
+        if claim.is_some_and(|claim| !t.idempotency.holds(claim)) {
+            return Err(InsertQuoteError::IdempotencyLost);
+        }
         let quote = Quote::builder()
             .id(QuoteId::new(next_id(t.quotes.len())))
             .account_id(new.account_id)
@@ -1410,6 +1414,9 @@ impl SupplyStore for SmallStore {
             .updated_at(now)
             .build();
         t.quotes.push(quote.clone());
+        if let Some(claim) = claim {
+            t.idempotency.link(claim, quote.id);
+        }
         Ok(quote)
     }
 

@@ -529,30 +529,12 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
         ));
         push_product_filter(&mut q, filter)?;
         q.push(" ORDER BY id");
-        limit(&mut q, page)?;
-        let rows: Vec<PagedProductRow> = q
-            .build_as::<PagedProductRow>()
-            .planned_per_call(filter.updated_since.is_some())
-            .fetch_all(&mut *c)
-            .await
-            .map_err(backend)?;
-        let total = match rows.first() {
-            Some(first) => first.total,
-            None if page.offset() == 0 => 0,
-            None => {
-                // Past the last page: count on its own.
-                let mut q = QueryBuilder::<DB>::new("SELECT COUNT(*)");
-                push_product_filter(&mut q, filter)?;
-                q.build_scalar()
-                    .planned_per_call(filter.updated_since.is_some())
-                    .fetch_one(&mut *c)
-                    .await
-                    .map_err(backend)?
-            }
-        };
+        let mut count = QueryBuilder::<DB>::new("SELECT COUNT(*)");
+        push_product_filter(&mut count, filter)?;
+        let (rows, total) = page_rows::<DB, PagedProductRow>(c, q, count, page, filter.updated_since.is_some()).await?;
         let ids: Vec<i64> = rows.iter().map(|r| r.row.id).collect();
         let rows = rows.into_iter().map(|r| r.row).collect();
-        Ok(Page::new(with_variants(c, &ids, rows).await?, total as u64))
+        Ok(Page::new(with_variants(c, &ids, rows).await?, total))
     }
 
     async fn product(&self, id: ProductId) -> StoreResult<Option<Product>> {
@@ -647,5 +629,11 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
 
     async fn shipping_options(&self) -> StoreResult<Vec<ShippingOption>> {
         crate::shipping::shipping_options(self).await
+    }
+}
+
+impl Totalled for PagedProductRow {
+    fn total(&self) -> i64 {
+        self.total
     }
 }

@@ -328,3 +328,44 @@ pub(crate) fn limit<DB: Dialect>(q: &mut QueryBuilder<DB>, page: PageRequest) ->
     q.push(format_args!(" LIMIT {} OFFSET {offset}", page.per_page));
     Ok(())
 }
+
+/// One page of the rows `q` selects (ending in its `ORDER BY`), with `COUNT(*) OVER ()` as
+/// `total` riding in it, and how many match (counted on its own past the last page by `count`).
+/// `per_call` when the conditions hold a range over a parameter ([`Q::planned_per_call`]).
+///
+/// [`Q::planned_per_call`]: crate::dialect::Q::planned_per_call
+pub(crate) async fn page_rows<DB: Dialect, R>(
+    c: &mut PoolConnection<DB>,
+    mut q: QueryBuilder<DB>,
+    mut count: QueryBuilder<DB>,
+    page: PageRequest,
+    per_call: bool,
+) -> StoreResult<(Vec<R>, u64)>
+where
+    R: FromDbRow<DB, Output = R> + Totalled + Send + Unpin + 'static,
+{
+    limit(&mut q, page)?;
+    let rows: Vec<R> = q
+        .build_as::<R>()
+        .planned_per_call(per_call)
+        .fetch_all(&mut *c)
+        .await
+        .map_err(backend)?;
+    let total = match rows.first() {
+        Some(first) => first.total(),
+        None if page.offset() == 0 => 0,
+        None => count
+            .build_scalar::<i64>()
+            .planned_per_call(per_call)
+            .fetch_one(&mut *c)
+            .await
+            .map_err(backend)?,
+    };
+    Ok((rows, u64::try_from(total).unwrap_or_default()))
+}
+
+/// A row that carries its query's `COUNT(*) OVER ()`.
+pub(crate) trait Totalled {
+    /// The `COUNT(*) OVER ()` of its query.
+    fn total(&self) -> i64;
+}

@@ -12,6 +12,7 @@ use sqlx::pool::PoolConnection;
 use sqlx::{AssertSqlSafe, QueryBuilder};
 
 use crate::dialect::*;
+use crate::idempotency::link_record;
 use crate::order_reads::*;
 use crate::orders::touch_products;
 use crate::outbox::{OutboxEvent, subscribed};
@@ -114,19 +115,7 @@ pub(crate) async fn place_order_in<DB: Dialect>(
     if let Some(claim) = &idempotency {
         // Fenced: only the request that holds the record links it. A request that lost it
         // to a retry (it outlived the stale time) places nothing: the caller rolls back.
-        // On PostgreSQL the update waits for a takeover under way and then sees its token.
-        let linked = query::<DB>(
-            "UPDATE idempotency_records SET order_id = $3 \
-             WHERE account_id = $1 AND idem_key = $2 AND holder_token = $4",
-        )
-        .bind(claim.scope.account_id)
-        .bind(&claim.scope.key)
-        .bind(id)
-        .bind(claim.token.0)
-        .execute(&mut *c)
-        .await
-        .map_err(backend)?;
-        if linked.rows_affected() == 0 {
+        if !link_record(c, claim, Created::Order(OrderId::new(id))).await? {
             return Err(PlaceOrderError::IdempotencyLost);
         }
     }

@@ -14,7 +14,7 @@ use sqlx::{AssertSqlSafe, QueryBuilder};
 
 use crate::catalog::touch_product;
 use crate::dialect::*;
-use crate::order_reads::limit;
+use crate::order_reads::{Totalled, page_rows};
 use crate::rows::*;
 use crate::sql_store::*;
 
@@ -143,27 +143,19 @@ pub(crate) async fn stock_adjustments<DB: Dialect>(
     ));
     q.push_arg(variant.get());
     q.push(" ORDER BY id DESC");
-    limit(&mut q, page)?;
-    let rows: Vec<PagedAdjustmentRow> = q
-        .build_as::<PagedAdjustmentRow>()
-        .fetch_all(&mut *c)
-        .await
-        .map_err(backend)?;
-    let total = match rows.first() {
-        Some(first) => first.total,
-        None if page.offset() == 0 => 0,
-        None => {
-            // Past the last page: count on its own.
-            query_scalar::<DB, i64>("SELECT COUNT(*) FROM stock_adjustments WHERE variant_id = $1")
-                .bind(variant)
-                .fetch_one(&mut *c)
-                .await
-                .map_err(backend)?
-        }
-    };
+    let mut count =
+        QueryBuilder::<DB>::new("SELECT COUNT(*) FROM stock_adjustments WHERE variant_id = ");
+    count.push_arg(variant.get());
+    let (rows, total) = page_rows::<DB, PagedAdjustmentRow>(c, q, count, page, false).await?;
     let items = rows
         .into_iter()
         .map(|r| r.row.into_domain())
         .collect::<StoreResult<_>>()?;
-    Ok(Page::new(items, total as u64))
+    Ok(Page::new(items, total))
+}
+
+impl Totalled for PagedAdjustmentRow {
+    fn total(&self) -> i64 {
+        self.total
+    }
 }

@@ -14,7 +14,8 @@ use sqlx::QueryBuilder;
 use sqlx::pool::PoolConnection;
 
 use crate::dialect::*;
-use crate::order_reads::limit;
+use crate::idempotency::link_record;
+use crate::order_reads::{Totalled, page_rows};
 use crate::rows::*;
 use crate::sql_store::*;
 
@@ -66,40 +67,6 @@ fn push_updated_since<DB: Dialect>(q: &mut QueryBuilder<DB>, since: i64, now: i6
     q.push_arg(since);
 }
 
-/// One page of the rows `q` selects (ending in its `ORDER BY`), with `COUNT(*) OVER ()` as
-/// `total` riding in it, and how many match (counted on its own past the last page by `count`).
-async fn page<DB: Dialect, R>(
-    c: &mut PoolConnection<DB>,
-    mut q: QueryBuilder<DB>,
-    mut count: QueryBuilder<DB>,
-    page: PageRequest,
-) -> StoreResult<(Vec<R>, u64)>
-where
-    R: FromDbRow<DB, Output = R> + Totalled + Send + Unpin + 'static,
-{
-    limit(&mut q, page)?;
-    let rows: Vec<R> = q
-        .build_as::<R>()
-        .fetch_all(&mut *c)
-        .await
-        .map_err(backend)?;
-    let total = match rows.first() {
-        Some(first) => first.total(),
-        None if page.offset() == 0 => 0,
-        None => count
-            .build_scalar::<i64>()
-            .fetch_one(&mut *c)
-            .await
-            .map_err(backend)?,
-    };
-    Ok((rows, u64::try_from(total).unwrap_or_default()))
-}
-
-/// A row that carries its query's `COUNT(*) OVER ()`.
-trait Totalled {
-    fn total(&self) -> i64;
-}
-
 impl Totalled for QuotePageRow {
     fn total(&self) -> i64 {
         self.total
@@ -110,6 +77,28 @@ impl Totalled for SupplyVariantRow {
     fn total(&self) -> i64 {
         self.total
     }
+}
+
+/// One page of quotes as of `now`: those `conditions` keep (a `WHERE` clause on `quotes q`),
+/// in the order `order` pushes, and how many match.
+async fn quote_page<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    conditions: impl Fn(&mut QueryBuilder<DB>),
+    order: impl FnOnce(&mut QueryBuilder<DB>),
+    page: PageRequest,
+    now: DateTime<Utc>,
+) -> StoreResult<Page<Quote>> {
+    let mut q = QueryBuilder::<DB>::new(quote_select!(", COUNT(*) OVER () AS total"));
+    conditions(&mut q);
+    order(&mut q);
+    let mut count = QueryBuilder::<DB>::new("SELECT COUNT(*) FROM quotes q");
+    conditions(&mut count);
+    let (rows, total) = page_rows::<DB, QuotePageRow>(c, q, count, page, true).await?;
+    let items = rows
+        .into_iter()
+        .map(|r| Ok(r.quote.into_domain()?.as_of(now)))
+        .collect::<StoreResult<Vec<_>>>()?;
+    Ok(Page::new(items, total))
 }
 
 /// The quote `id` as of `now` (`None` when there is none, or when it is not `account`'s).
@@ -137,6 +126,7 @@ impl<DB: Dialect> SupplyStore for SqlStore<DB> {
     async fn insert_quote(
         &self,
         new: NewQuote,
+        claim: Option<&IdempotencyClaim>,
         now: DateTime<Utc>,
     ) -> Result<Quote, InsertQuoteError> {
         let at = nanos(now)?;
@@ -209,6 +199,13 @@ impl<DB: Dialect> SupplyStore for SqlStore<DB> {
                     existing: QuoteId::new(existing),
                 });
             };
+            if let Some(claim) = claim {
+                // Fenced as an order's placement: a request that lost its record to a retry
+                // registers nothing (the transaction rolls back).
+                if !link_record(c, claim, Created::Quote(QuoteId::new(id))).await? {
+                    return Err(InsertQuoteError::IdempotencyLost);
+                }
+            }
             read_quote(c, None, QuoteId::new(id), now)
                 .await?
                 .ok_or_else(|| StoreError::NotFound.into())
@@ -249,18 +246,11 @@ impl<DB: Dialect> SupplyStore for SqlStore<DB> {
                 push_updated_since(q, bound_nanos(since), at);
             }
         };
-        let mut q = QueryBuilder::<DB>::new(quote_select!(", COUNT(*) OVER () AS total"));
-        conditions(&mut q);
-        q.push(" ORDER BY q.id DESC");
-        let mut count = QueryBuilder::<DB>::new("SELECT COUNT(*) FROM quotes q");
-        conditions(&mut count);
+        let newest_first = |q: &mut QueryBuilder<DB>| {
+            q.push(" ORDER BY q.id DESC");
+        };
         let mut c = self.pool.acquire().await.map_err(backend)?;
-        let (rows, total) = page::<DB, QuotePageRow>(&mut c, q, count, page_request).await?;
-        let items = rows
-            .into_iter()
-            .map(|r| Ok(r.quote.into_domain()?.as_of(now)))
-            .collect::<StoreResult<Vec<_>>>()?;
-        Ok(Page::new(items, total))
+        quote_page(&mut c, conditions, newest_first, page_request, now).await
     }
 
     async fn find_quotes(
@@ -283,21 +273,14 @@ impl<DB: Dialect> SupplyStore for SqlStore<DB> {
                 push_status(q, status, at);
             }
         };
-        let mut q = QueryBuilder::<DB>::new(quote_select!(", COUNT(*) OVER () AS total"));
-        conditions(&mut q);
         // Pending (as of now) first, then the others; each oldest first.
-        q.push(" ORDER BY CASE WHEN ");
-        push_status(&mut q, QuoteStatus::Pending, at);
-        q.push(" THEN 0 ELSE 1 END, q.id");
-        let mut count = QueryBuilder::<DB>::new("SELECT COUNT(*) FROM quotes q");
-        conditions(&mut count);
+        let pending_first = |q: &mut QueryBuilder<DB>| {
+            q.push(" ORDER BY CASE WHEN ");
+            push_status(q, QuoteStatus::Pending, at);
+            q.push(" THEN 0 ELSE 1 END, q.id");
+        };
         let mut c = self.pool.acquire().await.map_err(backend)?;
-        let (rows, total) = page::<DB, QuotePageRow>(&mut c, q, count, page_request).await?;
-        let items = rows
-            .into_iter()
-            .map(|r| Ok(r.quote.into_domain()?.as_of(now)))
-            .collect::<StoreResult<Vec<_>>>()?;
-        Ok(Page::new(items, total))
+        quote_page(&mut c, conditions, pending_first, page_request, now).await
     }
 
     async fn decide_quote(
@@ -381,7 +364,8 @@ impl<DB: Dialect> SupplyStore for SqlStore<DB> {
         );
         conditions(&mut count);
         let mut c = self.pool.acquire().await.map_err(backend)?;
-        let (rows, total) = page::<DB, SupplyVariantRow>(&mut c, q, count, page_request).await?;
+        let (rows, total) =
+            page_rows::<DB, SupplyVariantRow>(&mut c, q, count, page_request, true).await?;
         let items = rows
             .into_iter()
             .map(|r| {

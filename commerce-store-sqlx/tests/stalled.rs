@@ -1,6 +1,7 @@
 //! A `POST /orders` that stalls between its idempotency begin and its placement past the stale
 //! time, on SQLite (a temporary file) and PostgreSQL (a fresh schema; ignored unless
-//! `COMMERCE_TEST_POSTGRES_URL` is set): the retry's order is the key's only order. See
+//! `COMMERCE_TEST_POSTGRES_URL` is set): the retry's order is the key's only order; and a
+//! `POST /quotes` that stalls after its insert: the retry answers with its quote. See
 //! `commerce_core::testing::stalled`.
 
 mod pg;
@@ -10,6 +11,7 @@ use std::sync::Arc;
 
 use commerce_core::testing::http::Harness;
 use commerce_core::testing::stalled::{
+    a_quote_request_that_outlived_the_stale_time_after_inserting_answers_its_quote as quote_stalled_after,
     a_request_that_outlived_the_stale_time_after_placing_answers_its_order as stalled_after,
     a_request_that_outlived_the_stale_time_answers_409_and_places_nothing as stalled_before,
 };
@@ -47,6 +49,11 @@ async fn sqlite_a_request_stalled_after_placing_answers_its_order() {
     on_sqlite(stalled_after).await;
 }
 
+#[tokio::test]
+async fn sqlite_a_quote_request_stalled_after_inserting_answers_its_quote() {
+    on_sqlite(quote_stalled_after).await;
+}
+
 #[cfg_attr(
     not(commerce_postgres_tests),
     ignore = "needs COMMERCE_TEST_POSTGRES_URL (see README)"
@@ -63,4 +70,13 @@ async fn postgres_a_request_stalled_before_placing_places_nothing() {
 #[tokio::test]
 async fn postgres_a_request_stalled_after_placing_answers_its_order() {
     on_postgres(stalled_after).await;
+}
+
+#[cfg_attr(
+    not(commerce_postgres_tests),
+    ignore = "needs COMMERCE_TEST_POSTGRES_URL (see README)"
+)]
+#[tokio::test]
+async fn postgres_a_quote_request_stalled_after_inserting_answers_its_quote() {
+    on_postgres(quote_stalled_after).await;
 }

@@ -6,16 +6,17 @@ use std::future::Future;
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Response, StatusCode, header};
-use serde_json::Value;
+use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::Ctx;
 use crate::error::{ApiError, ConflictReason};
+use crate::input::json_object;
 use crate::limits::MAX_IDEMPOTENCY_KEY;
 use crate::messages;
-use crate::model::{IdempotencyClaim, IdempotencyScope, OrderId, StoredResponse};
+use crate::model::{IdempotencyClaim, IdempotencyScope, StoredResponse};
 use crate::routes::API_PREFIX;
-use crate::store::{IdempotencyBegin, StoreError};
+use crate::store::{Created, IdempotencyBegin, StoreError};
 use crate::wire;
 
 /// The request header.
@@ -109,6 +110,16 @@ pub(crate) fn mark(response: &mut Response<Bytes>, replayed: bool) {
     );
 }
 
+/// 201 with a created record's JSON `body` and its `Location` (the record `id` of
+/// `collection`, under `mount`).
+pub(crate) fn created(mount: &str, collection: &str, id: i64, body: Vec<u8>) -> Response<Bytes> {
+    let mut response = wire::json_response(StatusCode::CREATED, body);
+    response
+        .headers_mut()
+        .insert(header::LOCATION, location(mount, collection, id));
+    response
+}
+
 /// The `Location` of the record `id` of a collection (`orders`, `quotes`), under the path the
 /// API is mounted at.
 pub(crate) fn location(mount: &str, collection: &str, id: i64) -> HeaderValue {
@@ -158,14 +169,43 @@ pub(crate) struct Create<'a> {
     pub body: Value,
 }
 
+impl<'a> Create<'a> {
+    /// Reads a create `POST {path}` of a record of `collection`: its JSON object body, its
+    /// key ([`key`]) and what `parse` makes of the object; a refusal is not replayed
+    /// ([`not_replayed`]).
+    pub(crate) fn read<T>(
+        (path, collection, mount): (&'a str, &'a str, &'a str),
+        headers: &HeaderMap,
+        body: &Bytes,
+        parse: impl FnOnce(&Map<String, Value>) -> Result<T, ApiError>,
+    ) -> Result<(Self, T), ApiError> {
+        let read = || {
+            let object = json_object(body, false)?;
+            let key = key(headers)?;
+            let parsed = parse(&object)?;
+            Ok::<_, ApiError>((object, key, parsed))
+        };
+        let (object, key, parsed) = read().map_err(not_replayed)?;
+        let create = Create {
+            path,
+            collection,
+            mount,
+            key,
+            body: Value::Object(object),
+        };
+        Ok((create, parsed))
+    }
+}
+
 /// Runs a create under the protocol: without a key, `perform(None)`; with one, begins the
 /// key's record, then replays a finished first response, refuses another body (409
 /// `idempotency_key_reused`) or a first request still running (409
-/// `idempotency_in_progress`), answers with the order a dead first request placed
-/// (`recover`), or performs the request holding the key (`perform(Some(claim))`), keeps its
-/// response and marks it; a request that fails gives the key up. Every answer carries
-/// `Idempotent-Replayed`.
-pub(crate) async fn run<P, PF, R, RF>(
+/// `idempotency_in_progress`), answers with the record a dead first request created
+/// (`recover`, given its id `I`: an [`OrderId`](crate::model::OrderId) or a
+/// [`QuoteId`](crate::model::QuoteId), what the key's record is linked to), or performs the
+/// request holding the key (`perform(Some(claim))`), keeps its response and marks it; a
+/// request that fails gives the key up. Every answer carries `Idempotent-Replayed`.
+pub(crate) async fn run<I, P, PF, R, RF>(
     ctx: &Ctx<'_>,
     create: Create<'_>,
     perform: P,
@@ -174,12 +214,84 @@ pub(crate) async fn run<P, PF, R, RF>(
 where
     P: FnOnce(Option<IdempotencyClaim>) -> PF,
     PF: Future<Output = Result<Response<Bytes>, ApiError>>,
-    R: FnOnce(OrderId) -> RF,
+    I: TryFrom<Created>,
+    R: FnOnce(I) -> RF,
     RF: Future<Output = Result<Response<Bytes>, ApiError>>,
 {
-    run_once(ctx, create, perform, recover)
-        .await
-        .map_err(not_replayed)
+    // Every error answer says it was not replayed.
+    async {
+        let Some(key) = create.key else {
+            let mut response = perform(None).await?;
+            mark(&mut response, false);
+            return Ok(response);
+        };
+        // This request's own token: a retry that takes the record over fences it out.
+        let claim = IdempotencyClaim::new(IdempotencyScope {
+            account_id: ctx.caller.account.id,
+            key,
+        });
+        let fingerprint = fingerprint("POST", create.path, &create.body);
+        let config = ctx.config();
+        let begin = ctx
+            .store()
+            .begin_idempotent(
+                &claim,
+                &fingerprint,
+                ctx.now,
+                ctx.now - config.idempotency_ttl,
+                ctx.now - config.idempotency_stale_after,
+            )
+            .await?;
+        let (result, replayed) = match begin {
+            IdempotencyBegin::Replay(stored) => {
+                return Ok(replay(stored, create.mount, create.collection));
+            }
+            IdempotencyBegin::Mismatch => {
+                return Err(ApiError::conflict(
+                    ConflictReason::IdempotencyKeyReused,
+                    messages::IDEMPOTENCY_MISMATCH,
+                ));
+            }
+            IdempotencyBegin::InFlight => return Err(in_flight()),
+            // A key's record is linked to what its path creates (the fingerprint names the path):
+            // another kind is a broken store.
+            IdempotencyBegin::Recovered(created) => match I::try_from(created) {
+                Ok(id) => (recover(id).await, true),
+                Err(_) => (Err(ApiError::server()), true),
+            },
+            IdempotencyBegin::Started => (perform(Some(claim.clone())).await, false),
+        };
+        match result {
+            Ok(mut response) => {
+                let stored = StoredResponse {
+                    status: response.status().as_u16(),
+                    body: response.body().to_vec(),
+                };
+                match ctx.store().finish_idempotent(&claim, stored).await {
+                    Ok(()) => {}
+                    // A retry took the record over after this request made its record (it
+                    // outlived the stale time): the retry answers with that same record and keeps
+                    // its own response; this one is true as well, and stands unkept.
+                    Err(StoreError::NotFound) => {
+                        tracing::warn!(
+                            "idempotency record taken over before the response was kept"
+                        );
+                    }
+                    Err(error) => return Err(error.into()),
+                }
+                mark(&mut response, replayed);
+                Ok(response)
+            }
+            Err(error) => {
+                if let Err(store_error) = ctx.store().abandon_idempotent(&claim).await {
+                    tracing::error!(%store_error, "could not release an idempotency key");
+                }
+                Err(error)
+            }
+        }
+    }
+    .await
+    .map_err(not_replayed)
 }
 
 /// An error answer of an idempotent create: `Idempotent-Replayed: false`.
@@ -188,82 +300,6 @@ pub(crate) fn not_replayed(error: ApiError) -> ApiError {
         http::HeaderName::from_static(REPLAYED_HEADER),
         HeaderValue::from_static("false"),
     )
-}
-
-async fn run_once<P, PF, R, RF>(
-    ctx: &Ctx<'_>,
-    create: Create<'_>,
-    perform: P,
-    recover: R,
-) -> Result<Response<Bytes>, ApiError>
-where
-    P: FnOnce(Option<IdempotencyClaim>) -> PF,
-    PF: Future<Output = Result<Response<Bytes>, ApiError>>,
-    R: FnOnce(OrderId) -> RF,
-    RF: Future<Output = Result<Response<Bytes>, ApiError>>,
-{
-    let Some(key) = create.key else {
-        let mut response = perform(None).await?;
-        mark(&mut response, false);
-        return Ok(response);
-    };
-    // This request's own token: a retry that takes the record over fences it out.
-    let claim = IdempotencyClaim::new(IdempotencyScope {
-        account_id: ctx.caller.account.id,
-        key,
-    });
-    let fingerprint = fingerprint("POST", create.path, &create.body);
-    let config = ctx.config();
-    let begin = ctx
-        .store()
-        .begin_idempotent(
-            &claim,
-            &fingerprint,
-            ctx.now,
-            ctx.now - config.idempotency_ttl,
-            ctx.now - config.idempotency_stale_after,
-        )
-        .await?;
-    let (result, replayed) = match begin {
-        IdempotencyBegin::Replay(stored) => {
-            return Ok(replay(stored, create.mount, create.collection));
-        }
-        IdempotencyBegin::Mismatch => {
-            return Err(ApiError::conflict(
-                ConflictReason::IdempotencyKeyReused,
-                messages::IDEMPOTENCY_MISMATCH,
-            ));
-        }
-        IdempotencyBegin::InFlight => return Err(in_flight()),
-        IdempotencyBegin::Recovered(id) => (recover(id).await, true),
-        IdempotencyBegin::Started => (perform(Some(claim.clone())).await, false),
-    };
-    match result {
-        Ok(mut response) => {
-            let stored = StoredResponse {
-                status: response.status().as_u16(),
-                body: response.body().to_vec(),
-            };
-            match ctx.store().finish_idempotent(&claim, stored).await {
-                Ok(()) => {}
-                // A retry took the record over after this request made its record (it
-                // outlived the stale time): the retry answers with that same record and keeps
-                // its own response; this one is true as well, and stands unkept.
-                Err(StoreError::NotFound) => {
-                    tracing::warn!("idempotency record taken over before the response was kept");
-                }
-                Err(error) => return Err(error.into()),
-            }
-            mark(&mut response, replayed);
-            Ok(response)
-        }
-        Err(error) => {
-            if let Err(store_error) = ctx.store().abandon_idempotent(&claim).await {
-                tracing::error!(%store_error, "could not release an idempotency key");
-            }
-            Err(error)
-        }
-    }
 }
 
 #[cfg(test)]

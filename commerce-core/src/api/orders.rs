@@ -1,7 +1,7 @@
 //! `GET /orders`, `GET /orders/{id}`, `POST /orders`, `POST /orders/{id}/cancel`.
 
 use bytes::Bytes;
-use http::{HeaderMap, Response, StatusCode, header};
+use http::{HeaderMap, Response, StatusCode};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -109,12 +109,7 @@ fn read_order(object: &Map<String, Value>) -> Result<OrderRequest, ApiError> {
 
 fn created(order: &Order, ctx: &Ctx<'_>, mount: &str) -> Response<Bytes> {
     let body = wire::data_body(&OrderView::new(order, ctx.payout_rules()));
-    let mut response = wire::json_response(StatusCode::CREATED, body);
-    response.headers_mut().insert(
-        header::LOCATION,
-        idempotency::location(mount, "orders", order.id.get()),
-    );
-    response
+    idempotency::created(mount, "orders", order.id.get(), body)
 }
 
 fn duplicate(existing_id: OrderId, existing_number: String) -> ApiError {
@@ -134,20 +129,8 @@ pub(super) async fn create(
     headers: &HeaderMap,
     body: &Bytes,
 ) -> Result<Response<Bytes>, ApiError> {
-    let read = || {
-        let object = json_object(body, false)?;
-        let key = idempotency::key(headers)?;
-        let request = read_order(&object)?;
-        Ok::<_, ApiError>((object, key, request))
-    };
-    let (object, key, request) = read().map_err(idempotency::not_replayed)?;
-    let create = idempotency::Create {
-        path: "/api/v1/orders",
-        collection: "orders",
-        mount,
-        key,
-        body: Value::Object(object),
-    };
+    let place = ("/api/v1/orders", "orders", mount);
+    let (create, request) = idempotency::Create::read(place, headers, body, read_order)?;
     let perform = |claim| register(ctx, mount, request, claim);
     let recover = |id| async move {
         let order = ctx

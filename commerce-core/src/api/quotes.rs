@@ -4,7 +4,7 @@
 
 use bytes::Bytes;
 use chrono::{DateTime, Duration, Utc};
-use http::{HeaderMap, Response, StatusCode, header};
+use http::{HeaderMap, Response};
 use serde_json::{Map, Value};
 
 use super::Ctx;
@@ -111,29 +111,36 @@ pub(super) async fn create(
     headers: &HeaderMap,
     body: &Bytes,
 ) -> Result<Response<Bytes>, ApiError> {
-    let read = || {
-        let object = json_object(body, false)?;
-        let key = idempotency::key(headers)?;
-        let new = read_quote(&object, ctx.caller.account.id, ctx.now)?;
-        Ok::<_, ApiError>((object, key, new))
+    let parse = |object: &Map<String, Value>| read_quote(object, ctx.caller.account.id, ctx.now);
+    let place = ("/api/v1/quotes", "quotes", mount);
+    let (create, new) = idempotency::Create::read(place, headers, body, parse)?;
+    // The quote is linked to its key's record in its insert: a retry after a first request
+    // that died past its insert answers with that quote as it is now.
+    let perform = |claim: Option<IdempotencyClaim>| insert(ctx, mount, new, claim);
+    let recover = |id| async move {
+        let quote = ctx
+            .store()
+            .quote(Some(ctx.caller.account.id), id, ctx.now)
+            .await?
+            .ok_or_else(ApiError::server)?;
+        Ok(created_response(&quote, mount))
     };
-    let (object, key, new) = read().map_err(idempotency::not_replayed)?;
-    let create = idempotency::Create {
-        path: "/api/v1/quotes",
-        collection: "quotes",
-        mount,
-        key,
-        body: Value::Object(object),
-    };
-    // A quote is not linked to its key's record (an order is): a first request that died
-    // after its insert left a pending quote, which a retry meets as `quote_pending`.
-    let perform = |_claim| insert(ctx, mount, new);
-    let recover = |_order| async { Err(ApiError::server()) };
     idempotency::run(ctx, create, perform, recover).await
 }
 
-async fn insert(ctx: &Ctx<'_>, mount: &str, new: NewQuote) -> Result<Response<Bytes>, ApiError> {
-    let quote = match ctx.store().insert_quote(new, ctx.now).await {
+/// 201 with the quote and its `Location`.
+fn created_response(quote: &Quote, mount: &str) -> Response<Bytes> {
+    let body = wire::data_body(&SupplierQuoteView::new(quote));
+    idempotency::created(mount, "quotes", quote.id.get(), body)
+}
+
+async fn insert(
+    ctx: &Ctx<'_>,
+    mount: &str,
+    new: NewQuote,
+    claim: Option<IdempotencyClaim>,
+) -> Result<Response<Bytes>, ApiError> {
+    let quote = match ctx.store().insert_quote(new, claim.as_ref(), ctx.now).await {
         Ok(quote) => quote,
         Err(InsertQuoteError::NotSuppliers) => {
             return Err(ApiError::field(
@@ -147,15 +154,12 @@ async fn insert(ctx: &Ctx<'_>, mount: &str, new: NewQuote) -> Result<Response<By
                     .with_extra("existing_quote_id", existing),
             );
         }
+        // A retry took the key over while this request stalled: it answers as the retry's
+        // first request would have been answered while in flight.
+        Err(InsertQuoteError::IdempotencyLost) => return Err(idempotency::in_flight()),
         Err(InsertQuoteError::Store(error)) => return Err(error.into()),
     };
-    let body = wire::data_body(&SupplierQuoteView::new(&quote));
-    let mut response = wire::json_response(StatusCode::CREATED, body);
-    response.headers_mut().insert(
-        header::LOCATION,
-        idempotency::location(mount, "quotes", quote.id.get()),
-    );
-    Ok(response)
+    Ok(created_response(&quote, mount))
 }
 
 /// Decides one of the caller's quotes; a quote that is not pending is a 409 of `reason`.

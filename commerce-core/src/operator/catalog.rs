@@ -26,11 +26,6 @@ impl Operator {
         Ok(self.store().set_category_active(id, active).await?)
     }
 
-    /// Adds a product (sold at once; add variants next).
-    pub async fn create_product(&self, new: NewProduct) -> OperatorResult<Product> {
-        Ok(self.store().insert_product(new, self.now()).await?)
-    }
-
     /// Starts or stops selling a product (a stopped product is a 404 on the API).
     pub async fn set_product_active(&self, id: ProductId, active: bool) -> OperatorResult<Product> {
         Ok(self

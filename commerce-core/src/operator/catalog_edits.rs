@@ -47,18 +47,72 @@ fn links(field: &str, raw: &[String]) -> OperatorResult<Vec<String>> {
         .collect()
 }
 
+/// A new product as the patch that sets each of its fields (its category aside), for the
+/// checks it shares with an edit ([`Operator::checked_product`]).
+fn patch_setting(new: NewProduct) -> (CategoryId, ProductPatch) {
+    let patch = ProductPatch {
+        title: Some(new.title),
+        slug: Some(new.slug),
+        category_id: None,
+        description: Some(new.description),
+        images: Some(new.images),
+        files: Some(new.files),
+        video_url: Some(new.video_url),
+        marketing_files_url: Some(new.marketing_files_url),
+        url: Some(new.url),
+        supplier_id: Some(new.supplier_id),
+    };
+    (new.category_id, patch)
+}
+
+/// The new product that [`patch_setting`] made a patch of, from the patch as checked (the
+/// checks keep every field set).
+fn new_product(category: CategoryId, patch: ProductPatch) -> NewProduct {
+    let mut new = NewProduct::new(
+        category,
+        patch.title.unwrap_or_default(),
+        patch.slug.unwrap_or_default(),
+        patch.url.unwrap_or_default(),
+    );
+    new.description = patch.description.unwrap_or_default();
+    new.images = patch.images.unwrap_or_default();
+    new.files = patch.files.unwrap_or_default();
+    new.video_url = patch.video_url.flatten();
+    new.marketing_files_url = patch.marketing_files_url.flatten();
+    new.supplier_id = patch.supplier_id.flatten();
+    new
+}
+
 impl Operator {
-    /// Changes a product's fields ([`ProductPatch`]), with the checks of their kind: `title`
-    /// and `slug` printable single-line text of at most [`MAX_TEXT`] characters, not blank;
-    /// `description` printable multi-line text; `url`, `video_url`, `marketing_files_url`,
-    /// and each of `images` and `files` (`images.N`) an http or https link; `supplier_id` an
-    /// account of the supplier side ([`Problem::NotASupplier`]). The product is marked
-    /// changed, so the marketers' sync sees the edit; placed orders keep their lines.
+    /// Adds a product (sold at once; add variants next), with the checks of an edit
+    /// ([`update_product`](Self::update_product)) on each of its fields: `url` required, the
+    /// other links optional (blank is none).
+    pub async fn create_product(&self, new: NewProduct) -> OperatorResult<Product> {
+        let (category, patch) = patch_setting(new);
+        let new = new_product(category, self.checked_product(patch).await?);
+        Ok(self.store().insert_product(new, self.now()).await?)
+    }
+
+    /// Changes a product's fields ([`ProductPatch`]), with the checks of their kind, the
+    /// same as [`create_product`](Self::create_product)'s: `title` and `slug` printable
+    /// single-line text of at most [`MAX_TEXT`] characters, not blank; `description` printable
+    /// multi-line text; `url`, `video_url`, `marketing_files_url`, and each of `images` and
+    /// `files` (`images.N`) an http or https link; `supplier_id` an account of the supplier
+    /// side ([`Problem::NotASupplier`]). The product is marked changed, so the marketers' sync
+    /// sees the edit; placed orders keep their lines.
     pub async fn update_product(
         &self,
         id: ProductId,
-        mut patch: ProductPatch,
+        patch: ProductPatch,
     ) -> OperatorResult<Product> {
+        let patch = self.checked_product(patch).await?;
+        Ok(self.store().update_product(id, patch, self.now()).await?)
+    }
+
+    /// The one check of a product's fields, for its creation and its edits (the rules are
+    /// listed on [`update_product`](Self::update_product)): each field set in `patch` is
+    /// checked, and cleaned as it is stored.
+    async fn checked_product(&self, mut patch: ProductPatch) -> OperatorResult<ProductPatch> {
         if let Some(title) = &patch.title {
             patch.title = Some(required_text("title", title, MAX_TEXT)?);
         }
@@ -90,7 +144,7 @@ impl Operator {
                 return Err(OperatorError::field("supplier_id", Problem::NotASupplier));
             }
         }
-        Ok(self.store().update_product(id, patch, self.now()).await?)
+        Ok(patch)
     }
 
     /// Changes a category's fields ([`CategoryPatch`]): `name` and `slug` printable

@@ -45,7 +45,7 @@ pub(super) async fn seed(
     };
     let insert = |new: NewQuote| async move {
         store
-            .insert_quote(new, engine.now())
+            .insert_quote(new, None, engine.now())
             .await
             .map_err(|error| OperatorError::Store(StoreError::Invalid(error.to_string())))
     };

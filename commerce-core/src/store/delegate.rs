@@ -272,7 +272,11 @@ macro_rules! store_methods {
                 fn webhook_backlog(now: DateTime<Utc>) -> Result<WebhookBacklog, StoreError>;
             }
             Supply SupplyStore {
-                fn insert_quote(new: NewQuote, now: DateTime<Utc>) -> Result<Quote, InsertQuoteError>;
+                fn insert_quote(
+                    new: NewQuote,
+                    claim: Option<&IdempotencyClaim>,
+                    now: DateTime<Utc>
+                ) -> Result<Quote, InsertQuoteError>;
                 fn quote(
                     account: Option<AccountId>,
                     id: QuoteId,

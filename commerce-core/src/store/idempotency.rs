@@ -1,4 +1,4 @@
-//! Idempotency records of `POST /orders`.
+//! Idempotency records of `POST /orders` and `POST /quotes`.
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -18,9 +18,55 @@ pub enum IdempotencyBegin {
     Mismatch,
     /// The first request with this key is still being processed.
     InFlight,
-    /// The first request registered this order but died before its response was kept: the
-    /// caller answers with the order as it is now and keeps that response.
-    Recovered(OrderId),
+    /// The first request registered this order or quote but died before its response was
+    /// kept: the caller answers with the record as it is now and keeps that response.
+    Recovered(Created),
+}
+
+/// What a request under an idempotency key created, linked to the key's record in the
+/// creation's own atomic operation: [`OrderStore::place_order`](super::OrderStore::place_order)
+/// links its order, [`SupplyStore::insert_quote`](super::SupplyStore::insert_quote) its quote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+// Exhaustive on purpose: each kind is a create under the protocol, answered by its endpoint.
+pub enum Created {
+    /// An order (`POST /orders`).
+    Order(OrderId),
+    /// A quote (`POST /quotes`).
+    Quote(QuoteId),
+}
+
+/// The order a request created; `Err` with what it created otherwise.
+impl TryFrom<Created> for OrderId {
+    type Error = Created;
+    fn try_from(created: Created) -> Result<Self, Created> {
+        match created {
+            Created::Order(id) => Ok(id),
+            other => Err(other),
+        }
+    }
+}
+
+/// The quote a request created; `Err` with what it created otherwise.
+impl TryFrom<Created> for QuoteId {
+    type Error = Created;
+    fn try_from(created: Created) -> Result<Self, Created> {
+        match created {
+            Created::Quote(id) => Ok(id),
+            other => Err(other),
+        }
+    }
+}
+
+impl From<OrderId> for Created {
+    fn from(id: OrderId) -> Self {
+        Created::Order(id)
+    }
+}
+
+impl From<QuoteId> for Created {
+    fn from(id: QuoteId) -> Self {
+        Created::Quote(id)
+    }
 }
 
 /// Idempotency records: one request per key and account.
@@ -33,8 +79,11 @@ pub enum IdempotencyBegin {
 /// resumes, its claim no longer holds the record, and none of its writes under the key take
 /// effect: [`OrderStore::place_order`](super::OrderStore::place_order) refuses its order
 /// ([`PlaceOrderError::IdempotencyLost`](super::PlaceOrderError::IdempotencyLost), in the same
-/// atomic operation as the placement: nothing written), [`finish_idempotent`] answers
-/// `NotFound` and [`abandon_idempotent`] does nothing. One order per key, whatever the timing.
+/// atomic operation as the placement: nothing written),
+/// [`SupplyStore::insert_quote`](super::SupplyStore::insert_quote) its quote
+/// ([`InsertQuoteError::IdempotencyLost`](super::InsertQuoteError::IdempotencyLost), likewise),
+/// [`finish_idempotent`] answers `NotFound` and [`abandon_idempotent`] does nothing. One order
+/// or quote per key, whatever the timing.
 ///
 /// [`finish_idempotent`]: Self::finish_idempotent
 /// [`abandon_idempotent`]: Self::abandon_idempotent
@@ -44,10 +93,11 @@ pub trait IdempotencyStore: Send + Sync {
     /// [`IdempotencyRecord::decide`]. A record older than `expires_before` counts as absent;
     /// an in-flight record older than `stale_before` is taken over (its request is taken to
     /// have died). Starting or taking over writes `claim.token` into the record: from then on
-    /// only this claim holds it. The record's order is not set here: it is linked by
-    /// [`OrderStore::place_order`](super::OrderStore::place_order), in the placement's own
+    /// only this claim holds it. The record's order or quote is not set here: it is linked by
+    /// [`OrderStore::place_order`](super::OrderStore::place_order) or
+    /// [`SupplyStore::insert_quote`](super::SupplyStore::insert_quote), in the creation's own
     /// atomic operation and only while the claim holds the record, so idempotency records
-    /// live in the same backend as orders.
+    /// live in the same backend as orders and quotes.
     async fn begin_idempotent(
         &self,
         claim: &IdempotencyClaim,
@@ -64,8 +114,8 @@ pub trait IdempotencyStore: Send + Sync {
         response: StoredResponse,
     ) -> Result<(), StoreError>;
     /// Forgets the record of a request that ended in an error, if `claim` still holds it and
-    /// [`IdempotencyRecord::may_be_abandoned`] (one linked to an order stays); otherwise does
-    /// nothing.
+    /// [`IdempotencyRecord::may_be_abandoned`] (one linked to an order or a quote stays);
+    /// otherwise does nothing.
     async fn abandon_idempotent(&self, claim: &IdempotencyClaim) -> Result<(), StoreError>;
     /// Deletes records created before `before`; returns how many.
     async fn purge_idempotency(&self, before: DateTime<Utc>) -> Result<u64, StoreError>;
@@ -85,6 +135,10 @@ pub struct IdempotencyRecord {
     ///
     /// [`place_order`]: super::OrderStore::place_order
     pub order_id: Option<OrderId>,
+    /// The quote the request registered, written by [`insert_quote`] in the same operation.
+    ///
+    /// [`insert_quote`]: super::SupplyStore::insert_quote
+    pub quote_id: Option<QuoteId>,
     /// The response kept for replay, once the request finished.
     pub response: Option<StoredResponse>,
 }
@@ -95,12 +149,12 @@ pub struct IdempotencyRecord {
 // Exhaustive on purpose: a backend carries out every decision, so a new one is a change of the store contract.
 pub enum IdempotencyDecision {
     /// Write a fresh in-flight record held by the caller's token (insert it, or overwrite the
-    /// expired, or stale and orderless, one) and answer [`IdempotencyBegin::Started`].
+    /// expired, or stale and unlinked, one) and answer [`IdempotencyBegin::Started`].
     Start,
     /// Set the record's `created_at` to now and its token to the caller's, and answer
     /// [`IdempotencyBegin::Recovered`]: its request is taken to have died after registering
-    /// this order.
-    Recover(OrderId),
+    /// this order or quote.
+    Recover(Created),
     /// Answer this, writing nothing ([`Replay`](IdempotencyBegin::Replay),
     /// [`Mismatch`](IdempotencyBegin::Mismatch) or [`InFlight`](IdempotencyBegin::InFlight)).
     Answer(IdempotencyBegin),
@@ -111,7 +165,7 @@ impl IdempotencyDecision {
     pub fn into_begin(self) -> IdempotencyBegin {
         match self {
             IdempotencyDecision::Start => IdempotencyBegin::Started,
-            IdempotencyDecision::Recover(order) => IdempotencyBegin::Recovered(order),
+            IdempotencyDecision::Recover(created) => IdempotencyBegin::Recovered(created),
             IdempotencyDecision::Answer(answer) => answer,
         }
     }
@@ -125,15 +179,24 @@ impl IdempotencyRecord {
             created_at: now,
             token,
             order_id: None,
+            quote_id: None,
             response: None,
         }
+    }
+
+    /// What the request registered under the key, if anything: its order or its quote.
+    pub fn created(&self) -> Option<Created> {
+        self.order_id
+            .map(Created::Order)
+            .or(self.quote_id.map(Created::Quote))
     }
 
     /// The rule of [`IdempotencyStore::begin_idempotent`] for the record found under the key
     /// (`None`: no record). A record created before `expires_before` counts as absent; a live
     /// one with another fingerprint is a mismatch; a finished one is replayed; an in-flight
     /// one is in flight until `stale_before`, after which its request is taken to have died:
-    /// recovered when it had registered its order, started afresh otherwise.
+    /// recovered when it had registered its order or quote ([`created`](Self::created)),
+    /// started afresh otherwise.
     pub fn decide(
         record: Option<&IdempotencyRecord>,
         fingerprint: &str,
@@ -152,16 +215,16 @@ impl IdempotencyRecord {
         if record.created_at >= stale_before {
             return IdempotencyDecision::Answer(IdempotencyBegin::InFlight);
         }
-        match record.order_id {
-            Some(order) => IdempotencyDecision::Recover(order),
+        match record.created() {
+            Some(created) => IdempotencyDecision::Recover(created),
             None => IdempotencyDecision::Start,
         }
     }
 
     /// Whether [`IdempotencyStore::abandon_idempotent`] forgets this record: only one that
-    /// neither registered an order nor kept a response.
+    /// neither registered an order or a quote nor kept a response.
     pub fn may_be_abandoned(&self) -> bool {
-        self.order_id.is_none() && self.response.is_none()
+        self.created().is_none() && self.response.is_none()
     }
 
     /// Whether the request with `token` holds this record: only then do its placement, its
@@ -211,22 +274,29 @@ impl IdempotencyRecords {
             .filter(|record| record.is_held_by(claim.token))
     }
 
-    /// Whether `claim` holds its record: [`OrderStore::place_order`] checks it before any
-    /// write and refuses the order otherwise
-    /// ([`PlaceOrderError::IdempotencyLost`](super::PlaceOrderError::IdempotencyLost)).
+    /// Whether `claim` holds its record: [`OrderStore::place_order`] and
+    /// [`SupplyStore::insert_quote`] check it before any write and refuse the order or quote
+    /// otherwise ([`PlaceOrderError::IdempotencyLost`](super::PlaceOrderError::IdempotencyLost),
+    /// [`InsertQuoteError::IdempotencyLost`](super::InsertQuoteError::IdempotencyLost)).
     ///
     /// [`OrderStore::place_order`]: super::OrderStore::place_order
+    /// [`SupplyStore::insert_quote`]: super::SupplyStore::insert_quote
     pub fn holds(&self, claim: &IdempotencyClaim) -> bool {
         self.0
             .get(&claim.scope)
             .is_some_and(|record| record.is_held_by(claim.token))
     }
 
-    /// Links the record `claim` holds to the order its request placed (inside
-    /// [`OrderStore::place_order`](super::OrderStore::place_order), after [`holds`](Self::holds)).
-    pub fn link_order(&mut self, claim: &IdempotencyClaim, order: OrderId) {
+    /// Links the record `claim` holds to the order or quote its request created (inside
+    /// [`OrderStore::place_order`](super::OrderStore::place_order) or
+    /// [`SupplyStore::insert_quote`](super::SupplyStore::insert_quote), after
+    /// [`holds`](Self::holds)).
+    pub fn link(&mut self, claim: &IdempotencyClaim, created: impl Into<Created>) {
         if let Some(record) = self.held_mut(claim) {
-            record.order_id = Some(order);
+            match created.into() {
+                Created::Order(order) => record.order_id = Some(order),
+                Created::Quote(quote) => record.quote_id = Some(quote),
+            }
         }
     }
 
@@ -275,6 +345,7 @@ mod tests {
             created_at: at(created),
             token: IdempotencyToken(1),
             order_id: order,
+            quote_id: None,
             response: answered.then(|| StoredResponse {
                 status: 201,
                 body: b"{}".to_vec(),
@@ -314,7 +385,15 @@ mod tests {
         );
         assert_eq!(
             decide(Some(&record(97, Some(OrderId::new(7)), false)), "f"),
-            Recover(OrderId::new(7))
+            Recover(Created::Order(OrderId::new(7)))
+        );
+        let quoted = IdempotencyRecord {
+            quote_id: Some(QuoteId::new(4)),
+            ..record(97, None, false)
+        };
+        assert_eq!(
+            decide(Some(&quoted), "f"),
+            Recover(Created::Quote(QuoteId::new(4)))
         );
         assert_eq!(decide(Some(&record(97, None, false)), "f"), Start);
     }
@@ -342,7 +421,7 @@ mod tests {
         // Stale: the retry takes the record over, and only it holds the record now.
         assert_eq!(begin(&mut records, &retry, 102), IdempotencyBegin::Started);
         assert!(!records.holds(&first) && records.holds(&retry));
-        records.link_order(&first, OrderId::new(7));
+        records.link(&first, OrderId::new(7));
         records.abandon(&first);
         let response = StoredResponse {
             status: 201,
@@ -354,10 +433,10 @@ mod tests {
         ));
         assert_eq!(begin(&mut records, &first, 102), IdempotencyBegin::InFlight);
         // A recovery is a takeover too.
-        records.link_order(&retry, OrderId::new(8));
+        records.link(&retry, OrderId::new(8));
         assert_eq!(
             begin(&mut records, &first, 104),
-            IdempotencyBegin::Recovered(OrderId::new(8))
+            IdempotencyBegin::Recovered(Created::Order(OrderId::new(8)))
         );
         assert!(records.holds(&first) && !records.holds(&retry));
         assert!(records.finish(&retry, response.clone()).is_err());
@@ -369,5 +448,10 @@ mod tests {
         assert!(record(1, None, false).may_be_abandoned());
         assert!(!record(1, Some(OrderId::new(3)), false).may_be_abandoned());
         assert!(!record(1, None, true).may_be_abandoned());
+        let quoted = IdempotencyRecord {
+            quote_id: Some(QuoteId::new(3)),
+            ..record(1, None, false)
+        };
+        assert!(!quoted.may_be_abandoned());
     }
 }

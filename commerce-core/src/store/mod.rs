@@ -108,7 +108,8 @@ pub use catalog_edits::parent_allowed;
 pub use error::{PlaceOrderError, StatusChangeError, StoreError, Unique};
 pub use hook::{Concern, Hooked, Operation, StoreHook};
 pub use idempotency::{
-    IdempotencyBegin, IdempotencyDecision, IdempotencyRecord, IdempotencyRecords, IdempotencyStore,
+    Created, IdempotencyBegin, IdempotencyDecision, IdempotencyRecord, IdempotencyRecords,
+    IdempotencyStore,
 };
 pub use memory::MemoryStore;
 pub use meter::MeterStore;

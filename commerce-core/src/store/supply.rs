@@ -19,6 +19,10 @@ pub enum InsertQuoteError {
         /// The pending quote.
         existing: QuoteId,
     },
+    /// The quote was made under an idempotency claim that no longer holds its record (a retry
+    /// took it over while this request stalled past the stale time): nothing was written.
+    #[error("the idempotency record was taken over by another request")]
+    IdempotencyLost,
     /// The storage failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -108,9 +112,18 @@ pub trait SupplyStore: Send + Sync {
     /// the others are refused with [`InsertQuoteError::Pending`] naming it. A pending quote of
     /// the variant past its `valid_until` does not count (the store may write it `expired`,
     /// with `updated_at` its `valid_until`). A refusal writes nothing.
+    ///
+    /// With `claim` (a request under an `Idempotency-Key`), in the same atomic operation and
+    /// after those checks: the claim must still hold its record
+    /// ([`IdempotencyRecords::holds`](super::IdempotencyRecords::holds); otherwise
+    /// [`InsertQuoteError::IdempotencyLost`], nothing written), and the record is linked to the
+    /// new quote ([`IdempotencyRecord::quote_id`](super::IdempotencyRecord::quote_id)), so that
+    /// a retry after this request died answers with the quote
+    /// ([`IdempotencyBegin::Recovered`](super::IdempotencyBegin::Recovered)).
     async fn insert_quote(
         &self,
         new: NewQuote,
+        claim: Option<&IdempotencyClaim>,
         now: DateTime<Utc>,
     ) -> Result<Quote, InsertQuoteError>;
     /// One quote as of `now`; with `account`, only that supplier's (another's is `None`).

@@ -12,6 +12,7 @@ db_row! {
         pub(crate) created_at: i64,
         pub(crate) holder_token: i64,
         pub(crate) order_id: Option<i64>,
+        pub(crate) quote_id: Option<i64>,
         pub(crate) response_status: Option<i32>,
         pub(crate) response_body: Option<Vec<u8>>,
     }
@@ -26,6 +27,7 @@ impl IdempotencyRow {
             .created_at(instant(self.created_at))
             .token(IdempotencyToken(self.holder_token))
             .maybe_order_id(self.order_id.map(OrderId::new))
+            .maybe_quote_id(self.quote_id.map(QuoteId::new))
             .maybe_response(response)
             .build())
     }

@@ -62,7 +62,7 @@ impl OrderStore for MemoryStore {
                 .insert((order.account_id, reference.clone()), OrderId::new(id));
         }
         if let Some(claim) = &idempotency {
-            s.idempotency.link_order(claim, OrderId::new(id));
+            s.idempotency.link(claim, OrderId::new(id));
         }
         s.bill_order_operation(order.account_id, bill_month.as_ref());
         s.numbers.insert(order.number.clone());

@@ -60,6 +60,7 @@ impl SupplyStore for MemoryStore {
     async fn insert_quote(
         &self,
         new: NewQuote,
+        claim: Option<&IdempotencyClaim>,
         now: DateTime<Utc>,
     ) -> Result<Quote, InsertQuoteError> {
         let mut s = self.lock();
@@ -73,6 +74,9 @@ impl SupplyStore for MemoryStore {
         let Some(product) = product else {
             return Err(InsertQuoteError::NotSuppliers);
         };
+        if claim.is_some_and(|claim| !s.idempotency.holds(claim)) {
+            return Err(InsertQuoteError::IdempotencyLost);
+        }
         // A quote still stored pending here has expired: it is written so.
         if let Some(stale) = s.quotes.pending.remove(&new.variant_id)
             && let Some(quote) = s.quotes.by_id.get_mut(&stale)
@@ -91,6 +95,9 @@ impl SupplyStore for MemoryStore {
         s.quotes.by_id.insert(id, quote.clone());
         s.quotes.by_account.entry(account).or_default().insert(id);
         s.quotes.pending.insert(quote.variant_id, id);
+        if let Some(claim) = claim {
+            s.idempotency.link(claim, id);
+        }
         Ok(quote)
     }
 

@@ -111,7 +111,7 @@ pub async fn quote_writes_dropped_at_any_await_are_whole_or_nothing(h: &Harness)
                     rng.random_range(1..50),
                 );
                 let cut = Cut::random(&mut rng, 6, max_delay);
-                let made = cut.run(store.insert_quote(new, h.engine.now())).await;
+                let made = cut.run(store.insert_quote(new, None, h.engine.now())).await;
                 let Some(Ok(quote)) = made else { continue };
                 let cut = Cut::random(&mut rng, 6, max_delay);
                 if rng.random_bool(0.7) {

@@ -184,3 +184,92 @@ pub async fn returned_pieces_come_back_to_available(h: &Harness) {
     assert_eq!(counted.expect("count").available_after, 50);
     assert_eq!(h.available(variant).await, 50);
 }
+
+/// Product creation has the checks of an edit, field for field (one check serves both): each
+/// value an edit refuses, creation refuses on the same field and creates nothing; what an
+/// edit cleans (a title's spaces, a blank link), creation cleans alike.
+pub async fn product_creation_refuses_what_an_edit_refuses(h: &Harness) {
+    let op = h.engine.operator();
+    let featured = h.fixture.featured_product;
+    let base = || {
+        NewProduct::new(
+            h.fixture.child_category,
+            "شاحن سريع",
+            "fast-charger",
+            "https://shop.example.com/fast-charger",
+        )
+    };
+    let refused: Vec<(&str, ProductPatch, NewProduct)> = vec![
+        (
+            "supplier_id",
+            ProductPatch::default().set_supplier(Some(h.fixture.marketer_a)),
+            base().with_supplier(h.fixture.marketer_a),
+        ),
+        (
+            "url",
+            ProductPatch::default().set_url("ftp://files.example.com/x"),
+            NewProduct::new(
+                h.fixture.child_category,
+                "t",
+                "s",
+                "ftp://files.example.com/x",
+            ),
+        ),
+        (
+            "title",
+            ProductPatch::default().set_title("a\u{202E}b"),
+            NewProduct::new(
+                h.fixture.child_category,
+                "a\u{202E}b",
+                "s",
+                "https://a.example",
+            ),
+        ),
+        (
+            "slug",
+            ProductPatch::default().set_slug("   "),
+            NewProduct::new(h.fixture.child_category, "t", "   ", "https://a.example"),
+        ),
+        (
+            "images.1",
+            ProductPatch::default().set_images(["https://cdn.example.com/1.jpg", "javascript:x"]),
+            base().with_images(["https://cdn.example.com/1.jpg", "javascript:x"]),
+        ),
+        (
+            "video_url",
+            ProductPatch::default().set_video_url(Some("not a link".into())),
+            base().with_video_url("not a link"),
+        ),
+        (
+            "description",
+            ProductPatch::default().set_description("وصف\u{0}"),
+            base().with_description("وصف\u{0}"),
+        ),
+    ];
+    let total =
+        async || h.get(A, "/api/v1/products?per_page=1").await.json()["meta"]["total"].clone();
+    let before = total().await;
+    for (field, patch, new) in refused {
+        for (what, answer) in [
+            ("edit", op.update_product(featured, patch).await),
+            ("creation", op.create_product(new).await),
+        ] {
+            match answer {
+                Err(OperatorError::Invalid(problems)) => {
+                    assert_eq!(problems[0].field, field, "{what}");
+                }
+                other => panic!("{what} of {field}: {other:?}"),
+            }
+        }
+    }
+    assert_eq!(total().await, before, "a refused creation created nothing");
+    let mut spaced = NewProduct::new(
+        h.fixture.child_category,
+        "  شاحن سريع  ",
+        "fast-charger",
+        "https://shop.example.com/fast-charger",
+    );
+    spaced.video_url = Some("  ".into());
+    let made = op.create_product(spaced).await.expect("a clean product");
+    assert_eq!((made.title.as_str(), made.video_url), ("شاحن سريع", None));
+}

@@ -10,7 +10,7 @@ use super::fixtures::*;
 use super::harness::*;
 
 /// The sandbox's supplier key.
-pub(super) const SUPPLIER: &str = "sk_demo_supplier";
+pub(crate) const SUPPLIER: &str = "sk_demo_supplier";
 
 /// The supplier's variants as `GET /supply/variants` lists them.
 async fn supply_variants(h: &Harness) -> Vec<Value> {
@@ -22,7 +22,7 @@ async fn supply_variants(h: &Harness) -> Vec<Value> {
 }
 
 /// A variant of the supplier's with no pending quote: its id, its product's id and its stock.
-async fn free_variant(h: &Harness) -> (i64, i64, i64) {
+pub(crate) async fn free_variant(h: &Harness) -> (i64, i64, i64) {
     let variants = supply_variants(h).await;
     let free = variants
         .iter()
@@ -39,11 +39,11 @@ fn text(r: &TestResponse) -> String {
     String::from_utf8_lossy(&r.body).into_owned()
 }
 
-fn quote_body(variant: i64, price: &str, quantity: i64) -> Value {
+pub(crate) fn quote_body(variant: i64, price: &str, quantity: i64) -> Value {
     json!({"variant_id": variant, "unit_price": price, "quantity": quantity})
 }
 
-async fn post_quote(h: &Harness, body: &Value, key: Option<&str>) -> TestResponse {
+pub(crate) async fn post_quote(h: &Harness, body: &Value, key: Option<&str>) -> TestResponse {
     let headers: Vec<(&str, &str)> = key.map(|k| ("idempotency-key", k)).into_iter().collect();
     h.request(
         Method::POST,

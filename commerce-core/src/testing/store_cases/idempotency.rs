@@ -153,7 +153,7 @@ pub async fn idempotency_stale_record_is_taken_over_or_recovered(store: &dyn Sto
             "f1"
         )
         .await,
-        IdempotencyBegin::Recovered(placed.id)
+        IdempotencyBegin::Recovered(Created::Order(placed.id))
     );
     // A finished record is replayed however old it is (within the expiry).
     store
@@ -231,7 +231,7 @@ pub async fn abandon_removes_only_unanswered_unlinked_records(store: &dyn Store)
     );
     assert_eq!(
         begin(store, &linked, "f1", t0 + Duration::minutes(5)).await,
-        IdempotencyBegin::Recovered(placed.id)
+        IdempotencyBegin::Recovered(Created::Order(placed.id))
     );
     // Abandoning an unknown scope is a no-op.
     store
@@ -428,7 +428,7 @@ pub async fn a_request_that_lost_its_record_can_neither_abandon_nor_finish_it(st
     let placed = place(store, order_under(&f, &original, 1, 1)).await;
     assert_eq!(
         begin(store, &retry, "f", seconds(61)).await,
-        IdempotencyBegin::Recovered(placed.id)
+        IdempotencyBegin::Recovered(Created::Order(placed.id))
     );
     let kept = StoredResponse {
         status: 201,

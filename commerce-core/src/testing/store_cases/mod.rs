@@ -44,6 +44,7 @@ mod meter;
 mod moves;
 mod order_reads;
 mod placing;
+mod quote_idempotency;
 mod quotes;
 mod races;
 mod removals;
@@ -71,6 +72,7 @@ pub use meter::*;
 pub use moves::*;
 pub use order_reads::*;
 pub use placing::*;
+pub use quote_idempotency::*;
 pub use quotes::*;
 pub use races::*;
 pub use removals::*;
@@ -167,6 +169,9 @@ macro_rules! __with_store_cases {
                 accepting_a_quote_receives_its_pieces_at_its_price,
                 rejecting_and_withdrawing_move_no_stock,
                 supply_variants_are_the_suppliers_own,
+                insert_quote_links_the_idempotency_record,
+                a_quote_under_a_lost_claim_inserts_nothing,
+                abandon_keeps_a_record_linked_to_a_quote,
                 stock_moves_by_deltas_and_keeps_reservations,
                 adjusting_below_zero_is_refused_and_writes_nothing,
                 stock_history_is_listed_newest_first_with_its_cause,
@@ -181,6 +186,7 @@ macro_rules! __with_store_cases {
                 concurrent_orders_never_oversell,
                 concurrent_begin_idempotent_starts_once,
                 concurrent_takeover_and_late_placement_place_one_order,
+                concurrent_takeover_and_late_quote_insert_one_quote,
                 concurrent_rate_limit_with_a_high_limit_allows_exactly_the_limit,
                 concurrent_rate_limit_allows_exactly_the_limit,
                 concurrent_key_creations_never_exceed_the_cap,
@@ -244,6 +250,7 @@ mod tests {
         include_str!("back_office.rs"),
         include_str!("back_office_payouts.rs"),
         include_str!("quotes.rs"),
+        include_str!("quote_idempotency.rs"),
         include_str!("stock.rs"),
         include_str!("catalog_edits.rs"),
     ];

@@ -483,7 +483,7 @@ pub async fn place_order_links_the_idempotency_record(store: &dyn Store) {
     // The request died after registering: the order is recovered, not registered again.
     assert_eq!(
         begin(store, &s, "fp", at(120)).await,
-        IdempotencyBegin::Recovered(placed.id)
+        IdempotencyBegin::Recovered(Created::Order(placed.id))
     );
     // Recovering refreshes the record: it is in flight again.
     assert_eq!(
@@ -494,7 +494,7 @@ pub async fn place_order_links_the_idempotency_record(store: &dyn Store) {
     store.abandon_idempotent(&s).await.unwrap();
     assert_eq!(
         begin(store, &s, "fp", at(300)).await,
-        IdempotencyBegin::Recovered(placed.id)
+        IdempotencyBegin::Recovered(Created::Order(placed.id))
     );
     // Another fingerprint is still a mismatch.
     assert_eq!(

@@ -21,14 +21,14 @@ async fn supplier(store: &dyn Store, name: &str) -> Account {
 
 /// The marketers' fixture, and two suppliers: `supplier` owns `product` (variants `v1`,
 /// `v2`), `rival` owns `rivals` (variant `w`); the fixture's product has no supplier.
-struct Supply {
-    f: Fixture,
-    supplier: Account,
-    rival: Account,
-    product: Product,
-    v1: Variant,
-    v2: Variant,
-    w: Variant,
+pub(super) struct Supply {
+    pub(super) f: Fixture,
+    pub(super) supplier: Account,
+    pub(super) rival: Account,
+    pub(super) product: Product,
+    pub(super) v1: Variant,
+    pub(super) v2: Variant,
+    pub(super) w: Variant,
 }
 
 async fn supplied_product(
@@ -52,7 +52,7 @@ async fn supplied_product(
         .expect("insert supplied product")
 }
 
-async fn supply(store: &dyn Store, stock: i64) -> Supply {
+pub(super) async fn supply(store: &dyn Store, stock: i64) -> Supply {
     let f = fixture(store, 100, 0).await;
     let s = supplier(store, "Sawa").await;
     let rival = supplier(store, "Rival").await;
@@ -73,13 +73,18 @@ async fn supply(store: &dyn Store, stock: i64) -> Supply {
     }
 }
 
-fn offer(account: AccountId, variant: VariantId, price: &str, quantity: i64) -> NewQuote {
+pub(super) fn offer(
+    account: AccountId,
+    variant: VariantId,
+    price: &str,
+    quantity: i64,
+) -> NewQuote {
     NewQuote::new(account, variant, d(price), quantity)
 }
 
 async fn quote(store: &dyn Store, new: NewQuote, now: i64) -> Quote {
     store
-        .insert_quote(new, at(now))
+        .insert_quote(new, None, at(now))
         .await
         .expect("insert quote")
 }
@@ -96,7 +101,7 @@ async fn variant_now(store: &dyn Store, product: ProductId, variant: VariantId) 
         .expect("variant")
 }
 
-fn quote_ids(page: &Page<Quote>) -> Vec<QuoteId> {
+pub(super) fn quote_ids(page: &Page<Quote>) -> Vec<QuoteId> {
     ids(&page.items, |q| q.id)
 }
 
@@ -107,7 +112,7 @@ pub async fn quotes_are_inserted_one_pending_per_variant(store: &dyn Store) {
     let (me, rival) = (s.supplier.id, s.rival.id);
     for variant in [s.w.id, s.f.variant.id, s.v1.id.absent()] {
         let refused = store
-            .insert_quote(offer(me, variant, "10.00", 1), at(1))
+            .insert_quote(offer(me, variant, "10.00", 1), None, at(1))
             .await;
         assert!(
             matches!(refused, Err(InsertQuoteError::NotSuppliers)),
@@ -135,7 +140,7 @@ pub async fn quotes_are_inserted_one_pending_per_variant(store: &dyn Store) {
     );
     assert_eq!((q1.created_at, q1.updated_at), (at(10), at(10)));
     let again = store
-        .insert_quote(offer(me, s.v1.id, "40.00", 5), at(11))
+        .insert_quote(offer(me, s.v1.id, "40.00", 5), None, at(11))
         .await;
     assert!(
         matches!(again, Err(InsertQuoteError::Pending { existing }) if existing == q1.id),
@@ -618,7 +623,7 @@ pub async fn concurrent_quotes_on_one_variant_leave_one_pending(store: Arc<dyn S
         let variant = s.v1.id;
         tasks.push(tokio::spawn(async move {
             store
-                .insert_quote(offer(me, variant, "10.00", 1 + n), at(n))
+                .insert_quote(offer(me, variant, "10.00", 1 + n), None, at(n))
                 .await
         }));
     }

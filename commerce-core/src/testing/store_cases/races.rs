@@ -108,7 +108,11 @@ pub async fn concurrent_takeover_and_late_placement_place_one_order(store: Arc<d
         let late = placing.await.expect("task");
         let (begun, placed) = taking.await.expect("task");
         match (late, begun, placed) {
-            (Ok(order), IdempotencyBegin::Recovered(id), None) if order.id == id => late_won += 1,
+            (Ok(order), IdempotencyBegin::Recovered(Created::Order(id)), None)
+                if order.id == id =>
+            {
+                late_won += 1
+            }
             (Err(PlaceOrderError::IdempotencyLost), IdempotencyBegin::Started, Some(Ok(_))) => {
                 retry_won += 1
             }

@@ -1,0 +1,223 @@
+//! `POST /quotes` under an `Idempotency-Key`: the quote linked to the key's record in its
+//! insert, recovered by a retry after its request died, fenced like an order's placement.
+
+use std::sync::Arc;
+
+use crate::model::*;
+use crate::store::*;
+
+use super::fixtures::*;
+use super::quotes::{offer, quote_ids, supply};
+
+/// The supplier's quotes as of `now`, newest first.
+async fn quotes_of(store: &dyn Store, account: AccountId, now: i64) -> Vec<QuoteId> {
+    let found = store
+        .quotes(account, &QuoteFilter::default(), page(1, 100), at(now))
+        .await
+        .expect("quotes");
+    quote_ids(&found)
+}
+
+/// A quote inserted under a claim links the key's record: while fresh the record is in
+/// flight; once stale, a retry recovers that quote (no second quote), holds the record
+/// from then on and keeps its response, which the key replays.
+pub async fn insert_quote_links_the_idempotency_record(store: &dyn Store) {
+    let s = supply(store, 10).await;
+    let me = s.supplier.id;
+    let first = claim(me, "quote-1");
+    let retry = another_request(&first, 2);
+    assert_eq!(
+        begin(store, &first, "f", at(0)).await,
+        IdempotencyBegin::Started
+    );
+    let made = store
+        .insert_quote(offer(me, s.v1.id, "45.00", 5), Some(&first), at(1))
+        .await
+        .expect("insert quote under a claim");
+    assert_eq!(
+        begin(store, &retry, "f", at(30)).await,
+        IdempotencyBegin::InFlight
+    );
+    // The first request died after its insert: past the stale time, its quote is recovered.
+    assert_eq!(
+        begin(store, &retry, "f", at(61)).await,
+        IdempotencyBegin::Recovered(Created::Quote(made.id))
+    );
+    assert_eq!(quotes_of(store, me, 62).await, vec![made.id]);
+    let kept = StoredResponse {
+        status: 201,
+        body: b"the quote".to_vec(),
+    };
+    let late = store.finish_idempotent(&first, kept.clone()).await;
+    assert!(matches!(late, Err(StoreError::NotFound)), "{late:?}");
+    store.finish_idempotent(&retry, kept.clone()).await.unwrap();
+    assert_eq!(
+        begin(store, &another_request(&first, 3), "f", at(63)).await,
+        IdempotencyBegin::Replay(kept)
+    );
+    // Without a claim nothing is linked: another key's record stays unlinked.
+    let unlinked = claim(me, "quote-2");
+    assert_eq!(
+        begin(store, &unlinked, "f", at(0)).await,
+        IdempotencyBegin::Started
+    );
+    store
+        .insert_quote(offer(me, s.v2.id, "99.00", 1), None, at(2))
+        .await
+        .expect("insert quote without a claim");
+    assert_eq!(
+        begin(store, &another_request(&unlinked, 2), "f", at(61)).await,
+        IdempotencyBegin::Started
+    );
+}
+
+/// Fenced: a request that lost its record to a retry (it stalled past the stale time), or a
+/// claim on a key never begun, registers no quote: no quote stands, the variant stays free
+/// and the record is not linked (the retry inserts its own quote and the key recovers it).
+pub async fn a_quote_under_a_lost_claim_inserts_nothing(store: &dyn Store) {
+    let s = supply(store, 10).await;
+    let me = s.supplier.id;
+    let original = claim(me, "slow-quote");
+    let retry = another_request(&original, 2);
+    assert_eq!(
+        begin(store, &original, "f", at(0)).await,
+        IdempotencyBegin::Started
+    );
+    assert_eq!(
+        begin(store, &retry, "f", at(61)).await,
+        IdempotencyBegin::Started
+    );
+    let late = store
+        .insert_quote(offer(me, s.v1.id, "45.00", 5), Some(&original), at(62))
+        .await;
+    assert!(
+        matches!(late, Err(InsertQuoteError::IdempotencyLost)),
+        "{late:?}"
+    );
+    let stranger = claim(me, "never-begun");
+    let refused = store
+        .insert_quote(offer(me, s.v2.id, "45.00", 5), Some(&stranger), at(62))
+        .await;
+    assert!(
+        matches!(refused, Err(InsertQuoteError::IdempotencyLost)),
+        "{refused:?}"
+    );
+    assert_eq!(quotes_of(store, me, 63).await, Vec::<QuoteId>::new());
+    let variants = store
+        .supply_variants(me, None, page(1, 100), at(63))
+        .await
+        .expect("supply variants");
+    assert!(
+        variants.items.iter().all(|v| v.pending_quote_id.is_none()),
+        "{variants:?}"
+    );
+    // The retry's own quote is the key's: its record is linked to it, not the original's.
+    let made = store
+        .insert_quote(offer(me, s.v1.id, "44.00", 5), Some(&retry), at(63))
+        .await
+        .expect("the retry's quote");
+    assert_eq!(
+        begin(store, &another_request(&original, 3), "f", at(124)).await,
+        IdempotencyBegin::Recovered(Created::Quote(made.id))
+    );
+}
+
+/// `abandon_idempotent` keeps a record linked to a quote (its quote stands): the key stays in
+/// flight until stale, then recovers the quote; it is never started afresh.
+pub async fn abandon_keeps_a_record_linked_to_a_quote(store: &dyn Store) {
+    let s = supply(store, 10).await;
+    let me = s.supplier.id;
+    let linked = claim(me, "linked-quote");
+    assert_eq!(
+        begin(store, &linked, "f", at(0)).await,
+        IdempotencyBegin::Started
+    );
+    let made = store
+        .insert_quote(offer(me, s.v1.id, "45.00", 5), Some(&linked), at(1))
+        .await
+        .expect("insert quote under a claim");
+    store.abandon_idempotent(&linked).await.unwrap();
+    assert_eq!(
+        begin(store, &linked, "f", at(2)).await,
+        IdempotencyBegin::InFlight
+    );
+    assert_eq!(
+        begin(store, &another_request(&linked, 2), "other data", at(3)).await,
+        IdempotencyBegin::Mismatch
+    );
+    assert_eq!(
+        begin(store, &another_request(&linked, 2), "f", at(300)).await,
+        IdempotencyBegin::Recovered(Created::Quote(made.id))
+    );
+    assert_eq!(quotes_of(store, me, 301).await, vec![made.id]);
+}
+
+/// Fenced, raced: 12 keys, each begun by a quote request that then stalled past the stale
+/// time; per key (each on its own variant), its late insert races a retry's takeover (and the
+/// retry's own insert of the same quote). Each key ends with exactly one quote: either the
+/// late insert won and the retry recovered its quote, or the retry took the record over and
+/// the late insert was refused (its claim lost, or the retry's quote already pending), writing
+/// nothing.
+pub async fn concurrent_takeover_and_late_quote_insert_one_quote(store: Arc<dyn Store>) {
+    const KEYS: usize = 12;
+    let s = supply(&*store, 10).await;
+    let me = s.supplier.id;
+    let mut tasks = Vec::new();
+    for k in 0..KEYS {
+        let v = variant(&*store, s.product.id, &format!("مقاس {k}"), "50.00", 0, 0).await;
+        let original = claim(me, &format!("quote-race-{k}"));
+        assert_eq!(
+            begin(&*store, &original, "f", at(0)).await,
+            IdempotencyBegin::Started
+        );
+        let retry = another_request(&original, 2);
+        let inserting = tokio::spawn({
+            let store = store.clone();
+            let original = original.clone();
+            async move {
+                let late = offer(me, v.id, "30.00", 4);
+                store.insert_quote(late, Some(&original), at(1)).await
+            }
+        });
+        let taking = tokio::spawn({
+            let store = store.clone();
+            async move {
+                let begun = begin(&*store, &retry, "f", at(61)).await;
+                let inserted = match begun {
+                    IdempotencyBegin::Started => {
+                        let own = offer(me, v.id, "30.00", 4);
+                        Some(store.insert_quote(own, Some(&retry), at(61)).await)
+                    }
+                    _ => None,
+                };
+                (begun, inserted)
+            }
+        });
+        tasks.push((inserting, taking));
+    }
+    let (mut late_won, mut retry_won) = (0, 0);
+    for (inserting, taking) in tasks {
+        let late = inserting.await.expect("task");
+        let (begun, inserted) = taking.await.expect("task");
+        match (late, begun, inserted) {
+            (Ok(quote), IdempotencyBegin::Recovered(Created::Quote(id)), None)
+                if quote.id == id =>
+            {
+                late_won += 1
+            }
+            (Err(InsertQuoteError::IdempotencyLost), IdempotencyBegin::Started, Some(Ok(_))) => {
+                retry_won += 1
+            }
+            // The retry's quote came first: the late insert meets it as the variant's pending
+            // quote (checked before the claim, as an order's duplicate reference is).
+            (
+                Err(InsertQuoteError::Pending { existing }),
+                IdempotencyBegin::Started,
+                Some(Ok(quote)),
+            ) if existing == quote.id => retry_won += 1,
+            other => panic!("two quotes or none for one key: {other:?}"),
+        }
+    }
+    eprintln!("quote takeover race: late insert won {late_won}, retry won {retry_won}");
+    assert_eq!(quotes_of(&*store, me, 62).await.len(), KEYS);
+}
