@@ -54,8 +54,9 @@ pub const MAX_FORM_BYTES: usize = 16 * 1024;
 /// over its own session (the pages never see a password or an API key).
 ///
 /// ```
-/// use commerce_core::model::AccountId;
-/// use commerce_core::owner_pages::OwnerLogin;
+/// # use commerce_core as commerce;
+/// use commerce::model::AccountId;
+/// use commerce::owner_pages::OwnerLogin;
 ///
 /// /// The host's session middleware put the logged-in account in the request's extensions.
 /// struct Session;
