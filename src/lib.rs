@@ -29,7 +29,10 @@
 //! - **a shutdown** that stops accepting, lets requests finish, stops the dispatcher and closes
 //!   the store's pool.
 //!
-//! `examples/production.rs` in the repository does all of it on PostgreSQL.
+//! [`Engine::run_background`] runs the dispatcher and the purges until a shutdown future
+//! resolves, then drains them and closes the store; the README's axum app shows it with a
+//! shutdown on SIGTERM or ctrl-c. `examples/production.rs` in the repository does all of it on
+//! PostgreSQL.
 //!
 //! # Logs
 //!
