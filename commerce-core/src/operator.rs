@@ -195,7 +195,7 @@ impl Operator {
     }
 
     /// Creates a key with a fresh random plaintext, returned once. It starts with
-    /// [`KEY_PREFIX`](crate::KEY_PREFIX) (`sk_live_`), or [`TEST_KEY_PREFIX`](crate::TEST_KEY_PREFIX)
+    /// [`KEY_PREFIX`] (`sk_live_`), or [`TEST_KEY_PREFIX`]
     /// (`sk_test_`) on an engine in the sandbox's test mode ([`Config::test_mode`](crate::Config::test_mode)).
     pub async fn create_key(
         &self,

@@ -77,7 +77,13 @@ async fn run_background_delivers_purges_then_stops_and_closes_the_store() {
         "shipping_option_id": 1,
         "lines": [{"variant_id": 1, "quantity": 1, "profit": "40.00"}],
     });
-    post(&engine, "/orders", &[("idempotency-key", "background-1")], order).await;
+    post(
+        &engine,
+        "/orders",
+        &[("idempotency-key", "background-1")],
+        order,
+    )
+    .await;
 
     // Running: the order's event reaches the receiver, and the purges ran once at start.
     until(Duration::from_secs(20), "order.created delivered", || {

@@ -473,14 +473,14 @@ fn no_two_pages_send_the_same_idempotency_key_or_reference() {
                 keys.entry(key).or_default().insert(page.clone());
             }
             let request = line.contains("-d '") || line.contains("BODY='");
-            if let Some(reference) = line.split("\"external_reference\":\"").nth(1) {
-                if request {
-                    let reference = reference.split('"').next().unwrap().to_owned();
-                    references
-                        .entry(reference)
-                        .or_default()
-                        .insert(page.clone());
-                }
+            if let Some(reference) = line.split("\"external_reference\":\"").nth(1)
+                && request
+            {
+                let reference = reference.split('"').next().unwrap().to_owned();
+                references
+                    .entry(reference)
+                    .or_default()
+                    .insert(page.clone());
             }
         }
     }

@@ -16,7 +16,7 @@ impl Engine {
     /// Runs what each instance of an application must run beside serving the API, until
     /// `shutdown` resolves, then drains it and closes the store:
     ///
-    /// - the webhook dispatcher ([`Engine::dispatcher`], feature `webhooks`): order events
+    /// - the webhook dispatcher (`Engine::dispatcher`, feature `webhooks`): order events
     ///   leave the store's outbox only through a running dispatcher;
     /// - the purges, at once and then hourly: [`Operator::purge_idempotency`]
     ///   (`Idempotency-Key` records past their window) and
