@@ -29,7 +29,10 @@
 //! - **a shutdown** that stops accepting, lets requests finish, stops the dispatcher and closes
 //!   the store's pool.
 //!
-//! `examples/production.rs` in the repository does all of it on PostgreSQL.
+//! [`Engine::run_background`] runs the dispatcher and the purges until a shutdown future
+//! resolves, then drains them and closes the store; the README's axum app shows it with a
+//! shutdown on SIGTERM or ctrl-c. `examples/production.rs` in the repository does all of it on
+//! PostgreSQL.
 //!
 //! # Logs
 //!
@@ -39,7 +42,7 @@
 //! fields and metrics: [`observe`].
 //!
 //! See the README for the two commands that run the sandbox and the tests, and for the
-//! `COMMERCE_` environment variables the examples and tests read.
+//! environment variables the examples, tests and benches read.
 
 // docs.rs builds with every feature and `--cfg docsrs`: each feature-gated item says which
 // feature it needs.
@@ -55,7 +58,7 @@ pub use commerce_core::sandbox;
 pub use commerce_core::{
     API_PREFIX, Admitted, ApiError, Caller, Config, ConfigError, Conflict, ConflictReason, Decimal,
     Engine, EngineBuilder, ErrorCode, Head, KEY_PREFIX, MountPrefix, Operator, OperatorError,
-    Owner, OwnerLogin, OwnerPages, bearer_token, cairo_timestamp, hash_key,
+    Owner, OwnerLogin, OwnerPages, TEST_KEY_PREFIX, bearer_token, cairo_timestamp, hash_key,
 };
 pub use commerce_core::{
     chrono, clock, config, domain, earnings, engine, error, governorates, model, money, observe,

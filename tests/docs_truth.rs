@@ -1,9 +1,16 @@
 //! docs/ against the code, so that the next drift fails CI: the error codes and their statuses
 //! (`ErrorCode::ALL`), the conflict reasons (`ConflictReason::ALL`), every error body shown in
-//! the docs, the endpoints and their abilities (the OpenAPI document, built from the dispatch
-//! table), the documented limits and defaults (`Config::default()`, the document's limits,
-//! `limits.rs` through its public re-exports), and the sandbox's keys (the seed itself).
-//! (`commerce-core/src/limits.rs` checks the field limits of orders.md and errors.md.)
+//! the docs, every JSON example (no key written twice), the endpoints and their abilities (the
+//! OpenAPI document, built from the dispatch table), the documented limits and defaults
+//! (`Config::default()`, the document's limits, `limits.rs` through its public re-exports), and
+//! the sandbox's keys (the seed itself); `claims` checks the README's and the pages' other
+//! machine-readable claims. (`commerce-core/src/limits.rs` checks the field limits of
+//! orders.md and errors.md.)
+
+#[path = "docs_truth/claims.rs"]
+mod claims;
+#[path = "docs_truth/json.rs"]
+mod json;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -14,8 +21,33 @@ use serde_json::Value;
 
 /// `docs/<name>`.
 fn doc(name: &str) -> String {
-    let path = format!("{}/docs/{name}", env!("CARGO_MANIFEST_DIR"));
+    repo(&format!("docs/{name}"))
+}
+
+/// The repository's file `path`.
+fn repo(path: &str) -> String {
+    let path = format!("{}/{path}", env!("CARGO_MANIFEST_DIR"));
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The pages an integrator reads: the README and every Markdown page of docs/, by name.
+fn pages() -> Vec<(String, String)> {
+    let dir = format!("{}/docs", env!("CARGO_MANIFEST_DIR"));
+    let mut pages = vec![("README.md".to_owned(), repo("README.md"))];
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "md") {
+            let name = format!("docs/{}", path.file_name().unwrap().to_string_lossy());
+            pages.push((name, std::fs::read_to_string(&path).unwrap()));
+        }
+    }
+    pages.sort();
+    pages
+}
+
+/// The OpenAPI document of an engine (every operation, the sandbox's included).
+fn document() -> Value {
+    Engine::new(Arc::new(MemoryStore::new())).openapi()
 }
 
 /// The rows of the first table of `text` whose header row starts with `header` (cells
@@ -142,6 +174,23 @@ fn every_error_body_in_the_docs_is_one_the_api_gives() {
         }
     }
     assert!(seen >= 10, "only {seen} error bodies found");
+}
+
+/// Every JSON example of the pages parses (with its `...` elisions taken out) and no object in
+/// it has a key written twice.
+#[test]
+fn every_json_example_parses_with_each_key_once() {
+    let mut seen = 0;
+    for (page, text) in pages() {
+        for example in json::examples(&text) {
+            let parsed = json::parse_unique(&json::without_elisions(&example.text));
+            if let Err(error) = parsed {
+                panic!("{page}:{}: {error}\n{}", example.line, example.text);
+            }
+            seen += 1;
+        }
+    }
+    assert!(seen >= 30, "only {seen} JSON examples found");
 }
 
 /// The endpoint table of docs/README.md is the document's operations, with their abilities.

@@ -12,22 +12,29 @@ use crate::model::{Account, AccountState, ApiKey, ApiStatus, KeyHash, RateWindow
 use crate::routes::Endpoint;
 use crate::store::{KeyCheck, RateLimitHit, Store};
 
-/// The recognisable prefix of generated keys.
+/// The recognisable prefix of generated keys (the prefix of a key created by an engine in the
+/// sandbox's test mode is [`TEST_KEY_PREFIX`]).
 pub const KEY_PREFIX: &str = "sk_live_";
+
+/// The prefix of keys created by an engine in the sandbox's test mode
+/// ([`Config::test_mode`](crate::Config::test_mode)): a sandbox key is never taken for a live
+/// one.
+pub const TEST_KEY_PREFIX: &str = "sk_test_";
 
 /// SHA-256 of a key's plaintext: the only form a store keeps.
 pub fn hash_key(plaintext: &str) -> KeyHash {
     Sha256::digest(plaintext.as_bytes()).into()
 }
 
-/// A new random key: the prefix and 40 alphanumeric characters (about 238 bits).
-pub fn generate_key() -> String {
+/// A new random key: `prefix` ([`KEY_PREFIX`] or [`TEST_KEY_PREFIX`]) and 40 alphanumeric
+/// characters (about 238 bits).
+pub(crate) fn generate_key(prefix: &str) -> String {
     let random: String = rand::rng()
         .sample_iter(&Alphanumeric)
         .take(40)
         .map(char::from)
         .collect();
-    format!("{KEY_PREFIX}{random}")
+    format!("{prefix}{random}")
 }
 
 /// The bearer token of a request, if its one `Authorization` header is `Bearer <token>` (a
@@ -74,12 +81,15 @@ mod tests {
 
     #[test]
     fn generated_keys_are_prefixed_and_distinct() {
-        let a = generate_key();
-        let b = generate_key();
+        let a = generate_key(KEY_PREFIX);
+        let b = generate_key(KEY_PREFIX);
         assert!(a.starts_with(KEY_PREFIX));
         assert_eq!(a.len(), KEY_PREFIX.len() + 40);
         assert_ne!(a, b);
         assert_ne!(hash_key(&a), hash_key(&b));
+        let test = generate_key(TEST_KEY_PREFIX);
+        assert!(test.starts_with(TEST_KEY_PREFIX));
+        assert_eq!(test.len(), a.len());
     }
 
     #[test]

@@ -31,15 +31,18 @@ use crate::routes::{self, Endpoint};
 use crate::shared::Shared;
 use crate::store::{Store, Traced};
 
+mod background;
+
 /// The API engine: `handle(http::Request<Bytes>) -> http::Response<Bytes>`.
 ///
 /// Cheap to clone (an `Arc` inside); share one per application. Also a
 /// [`tower::Service`], so any tower-based server can serve it directly.
 ///
 /// An application serving it also runs, once per instance, the webhook dispatcher
-/// (`Engine::dispatcher`, feature `webhooks`: `tokio::spawn(engine.dispatcher().run(shutdown))`;
-/// without it, order events stay in the store's outbox and no receiver hears of them) and the
-/// hourly purges ([`Operator::purge_idempotency`], [`Operator::purge_webhook_deliveries`]).
+/// (`Engine::dispatcher`, feature `webhooks`; without it, order events stay in the store's
+/// outbox and no receiver hears of them) and the hourly purges
+/// ([`Operator::purge_idempotency`], [`Operator::purge_webhook_deliveries`]), and closes the
+/// store when it stops: [`Engine::run_background`] does all three.
 ///
 /// ```
 /// # use commerce_core as commerce;

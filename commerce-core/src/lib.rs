@@ -120,7 +120,7 @@ pub(crate) mod wire;
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
 
-pub use auth::{Caller, KEY_PREFIX, bearer_token, hash_key};
+pub use auth::{Caller, KEY_PREFIX, TEST_KEY_PREFIX, bearer_token, hash_key};
 pub use config::{Config, ConfigError};
 pub use engine::{Admitted, Engine, EngineBuilder, Head};
 pub use error::{ApiError, ConflictReason, ErrorCode};

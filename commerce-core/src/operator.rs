@@ -19,7 +19,7 @@ pub use errors::{Conflict, OperatorError, OperatorResult};
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 
-use crate::auth::{generate_key, hash_key};
+use crate::auth::{KEY_PREFIX, TEST_KEY_PREFIX, generate_key, hash_key};
 pub use crate::domain::fields::{DraftLine, OrderDraft};
 use crate::domain::fields::{FieldProblem, MAX_TEXT, Problem, TextKind, clean_text, phone};
 use crate::domain::keys::KeyMaker;
@@ -193,15 +193,22 @@ impl Operator {
         Ok(self.store().update_account(id, patch, self.now()).await?)
     }
 
-    /// Creates a key with a fresh random plaintext, returned once; [`Conflict::KeyLimit`]
-    /// when the account has [`MAX_LIVE_KEYS`] live keys already (decided by the store with the
-    /// insert, so keys created at once never together pass it).
+    /// Creates a key with a fresh random plaintext, returned once. It starts with
+    /// [`KEY_PREFIX`] (`sk_live_`), or [`TEST_KEY_PREFIX`] (`sk_test_`) on an engine in the
+    /// sandbox's test mode ([`Config::test_mode`](crate::Config::test_mode)).
+    /// [`Conflict::KeyLimit`] when the account has [`MAX_LIVE_KEYS`] live keys already (decided
+    /// by the store with the insert, so keys created at once never together pass it).
     pub async fn create_key(
         &self,
         account: AccountId,
         spec: KeySpec,
     ) -> OperatorResult<CreatedKey> {
-        let plaintext = generate_key();
+        let prefix = if self.shared.config.test_mode {
+            TEST_KEY_PREFIX
+        } else {
+            KEY_PREFIX
+        };
+        let plaintext = generate_key(prefix);
         let key = self.import_key(account, &plaintext, spec).await?;
         Ok(CreatedKey { key, plaintext })
     }

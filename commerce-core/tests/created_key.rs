@@ -1,12 +1,12 @@
 //! A created key's plaintext is shown once, in its field: never by its `Debug`, so that a log
-//! of the value leaks no key.
+//! of the value leaks no key. Its prefix says whether it is live or a sandbox's test key.
 
 use std::sync::Arc;
 
-use commerce_core::model::{Ability, NewAccount};
+use commerce_core::model::{Ability, AccountState, ApiStatus, NewAccount};
 use commerce_core::operator::KeySpec;
 use commerce_core::store::MemoryStore;
-use commerce_core::{Engine, KEY_PREFIX};
+use commerce_core::{Engine, KEY_PREFIX, TEST_KEY_PREFIX};
 
 #[tokio::test]
 async fn a_created_keys_debug_never_shows_its_plaintext() {
@@ -60,5 +60,51 @@ async fn an_imported_key_has_at_least_32_characters() {
             store.key_by_hash(&hash_key(&long_enough)).await.unwrap(),
             Some(key)
         );
+    }
+}
+
+/// Keys created on an engine in the sandbox's test mode start with `sk_test_` (through the
+/// operator and through the owner's API alike); a production engine's with `sk_live_`.
+#[tokio::test]
+async fn keys_created_in_test_mode_are_test_keys() {
+    for test_mode in [false, true] {
+        let engine = Engine::builder(Arc::new(MemoryStore::new()))
+            .configure(|c| c.test_mode = test_mode)
+            .build()
+            .unwrap();
+        let op = engine.operator();
+        let who = NewAccount::marketer("أحمد", "متجر أحمد", "ahmed@example.com", "01012345678");
+        let account = op.create_account(who).await.unwrap();
+        op.set_account_state(account.id, AccountState::Active)
+            .await
+            .unwrap();
+        op.set_api_status(account.id, ApiStatus::Approved)
+            .await
+            .unwrap();
+        let by_operator = op
+            .create_key(account.id, KeySpec::new("متجري", [Ability::CatalogRead]))
+            .await
+            .unwrap();
+        let by_owner = engine
+            .owner(account.id)
+            .create_key(KeySpec::new("متجري التاني", [Ability::CatalogRead]))
+            .await
+            .unwrap();
+        let (wanted, other) = if test_mode {
+            (TEST_KEY_PREFIX, KEY_PREFIX)
+        } else {
+            (KEY_PREFIX, TEST_KEY_PREFIX)
+        };
+        for created in [&by_operator, &by_owner] {
+            assert!(
+                created.plaintext.starts_with(wanted),
+                "test mode {test_mode}"
+            );
+            assert!(
+                !created.plaintext.starts_with(other),
+                "test mode {test_mode}"
+            );
+            assert_eq!(created.plaintext.len(), wanted.len() + 40);
+        }
     }
 }

@@ -485,6 +485,15 @@ impl<DB: Dialect> AccountStore for SqlStore<DB> {
         }
     }
 
+    /// Closes the pool the store opened (`connect*`), waiting for the connections in use to
+    /// come back; a pool given to `from_pool` stays open, the application's to close.
+    async fn close(&self) -> StoreResult<()> {
+        if self.owns_pool {
+            self.pool.close().await;
+        }
+        Ok(())
+    }
+
     async fn authenticate(
         &self,
         hash: &KeyHash,

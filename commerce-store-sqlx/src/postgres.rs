@@ -95,6 +95,7 @@ impl SqlStore<Postgres> {
             .await?;
         let mut store = Self::from_pool(pool);
         store.schema = Some(schema.into());
+        store.owns_pool = true;
         Ok(store)
     }
 

@@ -34,6 +34,9 @@ pub struct SqlStore<DB: sqlx::Database> {
     /// The schema the store's connections were opened in (PostgreSQL, by `connect*`), created
     /// by `migrate` if missing; `None` for a pool given by the application, and on SQLite.
     pub(crate) schema: Option<Arc<str>>,
+    /// Whether the store opened its pool itself (`connect*`), and so closes it in `close`; a
+    /// pool given to `from_pool` is the application's to close.
+    pub(crate) owns_pool: bool,
 }
 
 impl<DB: sqlx::Database> Clone for SqlStore<DB> {
@@ -44,6 +47,7 @@ impl<DB: sqlx::Database> Clone for SqlStore<DB> {
             full_windows: self.full_windows.clone(),
             leases: self.leases.clone(),
             schema: self.schema.clone(),
+            owns_pool: self.owns_pool,
         }
     }
 }
@@ -60,6 +64,7 @@ impl<DB: Dialect> SqlStore<DB> {
             full_windows: Arc::default(),
             leases: Arc::default(),
             schema: None,
+            owns_pool: false,
         }
     }
 

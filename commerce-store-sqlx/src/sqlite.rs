@@ -98,7 +98,9 @@ impl SqlStore<Sqlite> {
                 .connect_with(options)
                 .await?
         };
-        Ok(Self::from_pool(pool))
+        let mut store = Self::from_pool(pool);
+        store.owns_pool = true;
+        Ok(store)
     }
 
     /// Uses an existing pool. Configure it with a `busy_timeout` and foreign keys; WAL is

@@ -9,6 +9,8 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use commerce_core::model::AccountId;
+use commerce_core::store::AccountStore;
 use commerce_core::testing::http::Harness;
 use commerce_store_sqlx::sqlx::postgres::PgConnectOptions;
 use commerce_store_sqlx::sqlx::sqlite::SqliteConnectOptions;
@@ -132,4 +134,60 @@ async fn postgres_statement_timeout_ends_a_wait_on_a_held_row_lock() {
     );
     drop(h);
     pg::drop_schema(&url, &[&pool], &schema).await;
+}
+
+/// `Engine::run_background`, once its shutdown resolved, closes the pool a store opened
+/// (`connect*`): no connection is left to the database. A pool the application gave
+/// (`from_pool`) stays open, the application's to close; operations after the close are store
+/// errors, never panics, and a second close does nothing more.
+#[tokio::test]
+async fn sqlite_run_background_closes_the_pool_the_store_opened_only() {
+    let (store, path) = sqlite_file::open("close").await;
+    let engine = commerce_core::Engine::new(Arc::new(store.clone()));
+    engine.run_background(std::future::ready(())).await;
+    assert!(store.pool().is_closed(), "the store's own pool is closed");
+    closed_store_refuses_operations(&store).await;
+
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    let given = SqliteStore::from_pool(pool.clone());
+    commerce_core::Engine::new(Arc::new(given))
+        .run_background(std::future::ready(()))
+        .await;
+    assert!(!pool.is_closed(), "the application's pool stays open");
+    pool.close().await;
+    sqlite_file::remove_files(&path);
+}
+
+#[cfg_attr(
+    not(commerce_postgres_tests),
+    ignore = "needs COMMERCE_TEST_POSTGRES_URL (see README)"
+)]
+#[tokio::test]
+async fn postgres_run_background_closes_the_pool_the_store_opened_only() {
+    let url = pg::database_url();
+    let (store, schema) = pg::open(&url).await;
+    let engine = commerce_core::Engine::new(Arc::new(store.clone()));
+    engine.run_background(std::future::ready(())).await;
+    assert!(store.pool().is_closed(), "the store's own pool is closed");
+    closed_store_refuses_operations(&store).await;
+
+    let options = PgConnectOptions::from_str(&url)
+        .unwrap()
+        .options([("search_path", schema.as_str())]);
+    let pool = sqlx::PgPool::connect_with(options).await.unwrap();
+    let given = PgStore::from_pool(pool.clone());
+    commerce_core::Engine::new(Arc::new(given))
+        .run_background(std::future::ready(()))
+        .await;
+    assert!(!pool.is_closed(), "the application's pool stays open");
+    pg::drop_schema(&url, &[&pool], &schema).await;
+}
+
+/// After `close`: a read is a store error, and closing again is fine.
+async fn closed_store_refuses_operations(store: &dyn AccountStore) {
+    let read = store.account(AccountId::new(1)).await;
+    assert!(read.is_err(), "{read:?}");
+    store.close().await.expect("a second close");
 }

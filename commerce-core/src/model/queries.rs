@@ -15,7 +15,8 @@ use super::*;
 /// order; newest first (`created_at`, then `id`).
 ///
 /// ```
-/// use commerce_core::model::{OrderQuery, OrderStatus, SortOrder};
+/// # use commerce_core as commerce;
+/// use commerce::model::{OrderQuery, OrderStatus, SortOrder};
 /// // The confirmation queue: pending orders, the one waiting longest first.
 /// let queue = OrderQuery::default()
 ///     .status(OrderStatus::Pending)
@@ -197,7 +198,8 @@ pub enum AccountSort {
 /// fine for a back office's hundred thousand accounts, not for a public search box.
 ///
 /// ```
-/// use commerce_core::model::{AccountQuery, ApiStatus};
+/// # use commerce_core as commerce;
+/// use commerce::model::{AccountQuery, ApiStatus};
 /// let queue = AccountQuery::waiting_for_approval();
 /// assert_eq!(queue.api_status, Some(ApiStatus::Pending));
 /// let found = AccountQuery::default().search("Ahmed");
@@ -314,7 +316,8 @@ impl AccountQuery {
 /// then `id`).
 ///
 /// ```
-/// use commerce_core::model::{SortOrder, WithdrawalQuery, WithdrawalStatus};
+/// # use commerce_core as commerce;
+/// use commerce::model::{SortOrder, WithdrawalQuery, WithdrawalStatus};
 /// let queue = WithdrawalQuery::payout_queue();
 /// assert_eq!((queue.status, queue.sort), (Some(WithdrawalStatus::Pending), SortOrder::OldestFirst));
 /// ```
@@ -436,7 +439,8 @@ impl WithdrawalTotals {
 /// Every field left as [`Default`] matches every endpoint.
 ///
 /// ```
-/// use commerce_core::model::WebhookQuery;
+/// # use commerce_core as commerce;
+/// use commerce::model::WebhookQuery;
 /// // Enabled endpoints whose last 3 attempts or more all failed.
 /// let failing = WebhookQuery::default().enabled(true).failing_at_least(3);
 /// assert_eq!(failing.failed_attempts_at_least, Some(3));

@@ -97,7 +97,8 @@ impl Operator {
 
     /// Deletes the delivery history older than 30 days (pending deliveries stay, except those
     /// of an endpoint disabled for 30 days: they expire, failed with `last_error` "expired",
-    /// and go with it); run it daily, with [`purge_idempotency`](Self::purge_idempotency).
+    /// and go with it); run it hourly, with [`purge_idempotency`](Self::purge_idempotency).
+    /// Returns how many were deleted.
     pub async fn purge_webhook_deliveries(&self) -> OperatorResult<u64> {
         let before = self.now() - chrono::TimeDelta::days(30);
         Ok(self.store().purge_deliveries(before).await?)

@@ -57,8 +57,9 @@ pub const KEYS_PER_PAGE: u32 = 20;
 /// over its own session (the pages never see a password or an API key).
 ///
 /// ```
-/// use commerce_core::model::AccountId;
-/// use commerce_core::owner_pages::OwnerLogin;
+/// # use commerce_core as commerce;
+/// use commerce::model::AccountId;
+/// use commerce::owner_pages::OwnerLogin;
 ///
 /// /// The host's session middleware put the logged-in account in the request's extensions.
 /// struct Session;

@@ -4,6 +4,7 @@ use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 use super::forms::{Errors, Form, cairo_day, cairo_minute};
 use crate::domain::wallet::{WalletFigures, WithdrawalWindow};
+use crate::limits::MAX_KEY_NAME;
 use crate::messages::{self, ability_label, api_status_label, withdrawal_status_label};
 use crate::model::{
     Ability, Account, ApiKey, ApiStatus, ChangedBy, KeyListing, PageRequest, Withdrawal,
@@ -255,7 +256,7 @@ pub(crate) fn keys_page(base: &str, v: &KeysView<'_>) -> String {
                     (csrf_field(v.token))
                     (general_error(v.errors))
                     label for="name" { "اسم المفتاح (عشان تعرفه بعدين)" }
-                    input #name type="text" name="name" value=(v.form.text("name")) maxlength="200" required
+                    input #name type="text" name="name" value=(v.form.text("name")) maxlength=(MAX_KEY_NAME) required
                         class=[(!v.errors.of("name").is_empty()).then_some("bad")];
                     (field_errors(v.errors, "name"))
                     fieldset {

@@ -164,6 +164,17 @@ pub trait AccountStore: Send + Sync {
     ) -> Result<Option<KeyCheck>, StoreError> {
         authenticate_by_calls(self, hash, now, window).await
     }
+
+    /// Ends this store's use by the application instance, once nothing runs on it any more
+    /// (the last call of [`Engine::run_background`](crate::Engine::run_background)): a
+    /// backend holding connections of its own closes them, waiting for those in use to come
+    /// back, so the database sees every session end. Operations after it may fail with a
+    /// [`StoreError`]; a second call does nothing more. The provided version does nothing (a
+    /// store in memory holds no connection). It is declared here, on the first of the store
+    /// traits, so that every `dyn Store` has it without a trait of its own to implement.
+    async fn close(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
 }
 
 /// [`AccountStore::authenticate`] made of its three calls ([`key_by_hash`](AccountStore::key_by_hash),

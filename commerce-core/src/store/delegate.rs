@@ -10,7 +10,7 @@
 //!
 //! A new store method is written in its trait and once here; every wrapper follows. A method
 //! missing from the list fails to compile in every wrapper, except one with a default body
-//! (`authenticate`, `finish_deliveries`, the `shared_*` reads,
+//! (`authenticate`, `close`, `finish_deliveries`, the `shared_*` reads,
 //! `orders_unless_known`): list those too, or the wrappers run the default
 //! instead of the backend's own version.
 //!
@@ -55,6 +55,7 @@ macro_rules! store_methods {
                     now: DateTime<Utc>,
                     window: RateWindow
                 ) -> Result<Option<KeyCheck>, StoreError>;
+                fn close() -> Result<(), StoreError>;
             }
             Catalog CatalogStore {
                 fn insert_category(new: NewCategory) -> Result<Category, StoreError>;

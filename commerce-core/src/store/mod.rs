@@ -49,7 +49,8 @@
 //! Every method is one atomic domain operation: a store runs it under one lock, in one
 //! transaction or as one conditional statement, so that a failure leaves nothing half-written.
 //! The engine never sees a transaction. Implementations are checked by the conformance suites
-//! in `commerce_core::testing` (feature `testing`).
+//! of the `commerce-core` crate, module `testing` (its feature `testing`, a dev-dependency of a
+//! backend's tests).
 //!
 //! # How a backend builds the records
 //!
@@ -156,12 +157,12 @@ pub fn next_updated_at(
 /// * **Races decided in the store**: no oversell, one order per `external_reference` and per
 ///   idempotency key, an exact rate window, also across several processes sharing a database.
 ///
-/// The conformance suites in `commerce_core::testing` (feature `testing`) check all three,
-/// cancellation included (`testing::cancellation`).
+/// The conformance suites of the `commerce-core` crate (module `testing`, its feature
+/// `testing`) check all three, cancellation included (`testing::cancellation`).
 ///
 /// `Store` has no methods of its own: it is the eight concern traits together, implemented for
 /// every type that implements them. Call its methods with the concern traits in scope
-/// (`use commerce_core::store::*`, or the [`prelude`]).
+/// (`use commerce::store::*`, or the [`prelude`]).
 pub trait Store:
     AccountStore
     + CatalogStore
@@ -189,7 +190,7 @@ impl<T> Store for T where
 }
 
 /// The store traits, to call any store operation on an `Arc<dyn Store>`:
-/// `use commerce_core::store::prelude::*;`.
+/// `use commerce::store::prelude::*;`.
 pub mod prelude {
     pub use super::{
         AccountStore, CatalogStore, IdempotencyStore, MeterStore, OrderStore, Store, SupplyStore,

@@ -59,6 +59,14 @@ impl Browser {
             messages::api_status_label(ApiStatus::Approved)
         );
 
+        // The key-name field allows what the rule allows, no more.
+        let form = browser.get("/keys").await;
+        let maxlength = format!(
+            "id=\"name\" type=\"text\" name=\"name\" value=\"\" maxlength=\"{}\"",
+            crate::limits::MAX_KEY_NAME
+        );
+        assert!(form.body.contains(&maxlength), "{}", form.body);
+
         let created = browser
             .submit(
                 "/keys",
@@ -69,7 +77,13 @@ impl Browser {
         assert_eq!(created.status, StatusCode::OK, "{}", created.body);
         assert_eq!(created.header("cache-control"), Some("no-store"));
         let key = created.text_of("new-key");
-        assert!(key.starts_with(crate::KEY_PREFIX), "{key}");
+        // The sandbox's engine (test mode) makes test keys, never live-looking ones.
+        let prefix = if h.engine.config().test_mode {
+            crate::TEST_KEY_PREFIX
+        } else {
+            crate::KEY_PREFIX
+        };
+        assert!(key.starts_with(prefix), "{key}");
         assert!(created.body.contains("/api/v1/me"));
 
         let me = h.get(&key, "/api/v1/me").await;
