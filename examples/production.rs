@@ -201,12 +201,12 @@ async fn serve(store: PgStore) -> Result<(), Error> {
     info!(addr = %listener.local_addr()?, "listening");
 
     // The server stops accepting on the signal and waits for its connections, for
-    // `support::DRAIN` at most after the signal; then the dispatcher and purges stop.
+    // `support::DRAIN` at most after the signal; then the dispatcher and purges stop and the
+    // store is closed (`Engine::run_background`): closing its pool waits for the connections to
+    // come back (a store operation still running ends within the statement timeout, committed
+    // or rolled back) and ends every session.
     let server = commerce::axum::serve(listener, app, HEADER_READ, background.shutdown());
     background.serve(server).await?;
-    // Closing waits for the pool's connections to come back (a store operation still running
-    // ends within the statement timeout, committed or rolled back) and ends every session.
-    pool.close().await;
     info!("stopped");
     Ok(())
 }

@@ -1,8 +1,8 @@
 //! What the example apps share (`embed_axum`, `embed_warp`, `hyper_service`, `production`):
 //! where they listen (loopback unless told otherwise), the back office's token and its one
-//! route, and what an app runs besides the API: the webhook dispatcher, the hourly purges, and
-//! one shutdown that stops accepting, lets requests in flight finish (for [`DRAIN`] at most),
-//! then stops the dispatcher and the purges.
+//! route, and what an app runs besides the API ([`Engine::run_background`]: the webhook
+//! dispatcher and the hourly purges), with one shutdown that stops accepting, lets requests in
+//! flight finish (for [`DRAIN`] at most), then stops the background work and closes the store.
 //!
 //! An app copied from an example copies this file with it (`#[path = "support/mod.rs"] mod
 //! support;`); it needs `commerce`, `tokio`, `http`, `hyper`, `hyper-util`, `serde_json`,
@@ -17,10 +17,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use commerce::model::{OrderId, OrderStatus};
-use commerce::{Engine, Operator, OperatorError};
+use commerce::{Engine, OperatorError};
 use http::{HeaderMap, StatusCode};
 use serde_json::{Value, json};
-use tokio::sync::watch;
+use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 use tracing::{error, info, warn};
 
@@ -29,8 +29,6 @@ use tracing::{error, info, warn};
 pub const MIN_ADMIN_TOKEN: usize = 32;
 /// How long requests in flight may take to finish once the shutdown signal came.
 pub const DRAIN: Duration = Duration::from_secs(10);
-/// How often the idempotency records and the webhook history are purged.
-pub const PURGE_EVERY: Duration = Duration::from_secs(3600);
 
 /// `text` as the address to listen on: a loopback address, or any with `public` (the
 /// examples serve the sandbox's published demo keys and a back-office route: reachable from
@@ -193,15 +191,17 @@ pub async fn signal() {
     }
 }
 
-/// What an app runs besides the API, once per instance: the webhook dispatcher and the hourly
-/// purges, both stopped by the one shutdown signal ([`signal`]).
+/// What an app runs besides the API, once per instance: [`Engine::run_background`] (the
+/// webhook dispatcher and the hourly purges, then the store closed), and the one shutdown
+/// signal ([`signal`]) that stops the server first and the background once its requests are done.
 pub struct Background {
     stop: watch::Sender<bool>,
-    tasks: Vec<(&'static str, JoinHandle<()>)>,
+    drained: oneshot::Sender<()>,
+    task: JoinHandle<()>,
 }
 
 impl Background {
-    /// Starts the dispatcher and the purges of `engine`, and waits for the signal.
+    /// Starts `engine`'s background work, and waits for the signal.
     pub fn start(engine: &Engine) -> Self {
         let (stop, _) = watch::channel(false);
         let trigger = stop.clone();
@@ -210,17 +210,19 @@ impl Background {
             info!("shutdown signal: draining");
             let _ = trigger.send(true);
         });
-        let mut background = Self {
+        // Without it, order events stay in the outbox and no receiver hears of them. It runs
+        // until the server's requests are done (they need the store), then the dispatcher
+        // records the attempts it has in flight (each bounded by its attempt timeout, 15 s by
+        // default) and the store is closed.
+        let (drained, when_drained) = oneshot::channel::<()>();
+        let task = tokio::spawn(engine.clone().run_background(async {
+            let _ = when_drained.await;
+        }));
+        Self {
             stop,
-            tasks: Vec::new(),
-        };
-        // Without a dispatcher, order events stay in the outbox and no receiver hears of them.
-        // It stops claiming on the signal and records the attempts it has in flight (each
-        // bounded by the dispatcher's attempt timeout, 15 s by default).
-        let dispatcher = tokio::spawn(engine.dispatcher().run(background.shutdown()));
-        let purges = tokio::spawn(purge_periodically(engine.operator(), background.shutdown()));
-        background.tasks = vec![("dispatcher", dispatcher), ("purge", purges)];
-        background
+            drained,
+            task,
+        }
     }
 
     /// Completes when the shutdown signal came.
@@ -234,7 +236,7 @@ impl Background {
 
     /// Runs `server` (which stops accepting on [`shutdown`](Self::shutdown) and then waits
     /// for its requests in flight) for [`DRAIN`] at most after the signal, then stops the
-    /// dispatcher and the purges.
+    /// background work and closes the store.
     pub async fn serve(
         self,
         server: impl Future<Output = std::io::Result<()>>,
@@ -252,34 +254,11 @@ impl Background {
                 "requests still running after the drain time: not waited for"
             );
         }
-        for (name, task) in self.tasks {
-            if let Err(error) = task.await {
-                error!(%error, task = name, "task failed");
-            }
+        let _ = self.drained.send(());
+        if let Err(error) = self.task.await {
+            error!(%error, "background work failed");
         }
         Ok(())
-    }
-}
-
-/// Hourly (and once at start): idempotency records past their 24 hours, webhook history past
-/// its 30 days. Stops on the shutdown signal, between two purges.
-async fn purge_periodically(operator: Operator, shutdown: impl Future<Output = ()>) {
-    let mut every = tokio::time::interval(PURGE_EVERY);
-    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut shutdown = std::pin::pin!(shutdown);
-    loop {
-        tokio::select! {
-            _ = every.tick() => {}
-            () = &mut shutdown => return,
-        }
-        match operator.purge_idempotency().await {
-            Ok(count) => info!(count, "idempotency records purged"),
-            Err(error) => error!(%error, "idempotency purge failed"),
-        }
-        match operator.purge_webhook_deliveries().await {
-            Ok(count) => info!(count, "webhook deliveries purged"),
-            Err(error) => error!(%error, "webhook history purge failed"),
-        }
     }
 }
 
