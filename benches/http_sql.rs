@@ -42,8 +42,8 @@
 //! `me,products,orders,wallet`), `HTTP_SQL_ORDERS` (200),
 //! `HTTP_SQL_SERVER_THREADS` and `HTTP_SQL_CLIENT_THREADS` (1 each); `HTTP_SQL_KEEP` set
 //! keeps the PostgreSQL database after the run, to `EXPLAIN` its statements;
-//! `HTTP_SQL_RENDERED=0` runs the engine with no rendered JSON kept (`Config::rendered_products`
-//! and `Config::rendered_orders` 0), so that each request reads and renders all it shows (by
+//! `HTTP_SQL_RENDERED=0` runs the engine with no rendered JSON kept (`Config::rendered_products_bytes`
+//! and `Config::rendered_orders_bytes` 0), so that each request reads and renders all it shows (by
 //! default it keeps them, as in production, and the seeded orders do not change during a run,
 //! so every `/orders` page after the first is served from kept JSON).
 //!
@@ -493,8 +493,8 @@ impl Run {
         Engine::builder(store)
             .configure(|c| {
                 if !self.rendered {
-                    c.rendered_products = 0;
-                    c.rendered_orders = 0;
+                    c.rendered_products_bytes = 0;
+                    c.rendered_orders_bytes = 0;
                 }
             })
             .build()

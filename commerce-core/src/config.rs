@@ -40,21 +40,28 @@ pub struct Config {
     /// addresses (default [`UrlPolicy::STRICT`]: none; the sandbox's [`UrlPolicy::SANDBOX`]
     /// allows `http` and loopback receivers, nothing else private).
     pub webhook_urls: UrlPolicy,
-    /// How many products' JSON an engine keeps to serve `GET /products` and
-    /// `GET /products/{id}` without rendering them again (default 10,000; 0 keeps none). A
-    /// rendering is reused only while the product's record is unchanged, so this bounds
-    /// memory, never freshness. An engine that keeps renderings also keeps the 64 most used
-    /// `GET /products` bodies whole, each reused only for the very same renderings and page
-    /// meta; 0 keeps no page either.
-    pub rendered_products: usize,
-    /// How many orders' JSON an engine keeps to serve `GET /orders` without reading their
-    /// lines or rendering them again (default 10,000, about 2 KiB each; 0 keeps none). A
-    /// rendering is reused only while the order keeps the `updated_at` it was rendered at
-    /// (every write of an order through a store moves it forward) and its payout state, so
-    /// this bounds memory, never freshness. An order changed in the database by hand must get a
-    /// later `updated_at` too, or the engines that kept it show it as it was until it leaves
-    /// their cache (set 0 where such edits happen).
-    pub rendered_orders: usize,
+    /// How many bytes of products' JSON an engine keeps to serve `GET /products` and
+    /// `GET /products/{id}` without rendering them again (default 64 MiB; 0 keeps none). Each
+    /// kept product counts for its JSON's length plus 256 bytes; the least used go first when
+    /// a new one would pass the bound, and one heavier than its share of the bound (the whole
+    /// bound below 2 MiB, 1 to 4 MiB above) is not kept. A rendering is reused only while the
+    /// product's record is unchanged, so this bounds memory, never freshness; a kept
+    /// rendering also holds its record (shared with a store that keeps its records in
+    /// memory), about as big again. An engine that keeps renderings also keeps the 64 most
+    /// used `GET /products` bodies whole, each reused only for the very same renderings and
+    /// page meta; 0 keeps no page either.
+    pub rendered_products_bytes: usize,
+    /// How many bytes of orders' JSON an engine keeps to serve `GET /orders` without reading
+    /// their lines or rendering them again (default 64 MiB; 0 keeps none). Each kept order
+    /// counts for its JSON's length (about 2 KiB for an order of a few lines, tens of KiB for
+    /// 100 lines with warranties) plus 256 bytes; the least used go first when a new one would
+    /// pass the bound, and one heavier than its share of the bound (the whole bound below
+    /// 2 MiB, 1 to 4 MiB above) is not kept. A rendering is reused only while the order keeps
+    /// the `updated_at` it was rendered at (every write of an order through a store moves it
+    /// forward) and its payout state, so this bounds memory, never freshness. An order changed
+    /// in the database by hand must get a later `updated_at` too, or the engines that kept it
+    /// show it as it was until it leaves their cache (set 0 where such edits happen).
+    pub rendered_orders_bytes: usize,
     /// The sandbox's test mode (default off; the sandbox's `sandbox::config()` turns it
     /// on): the endpoints under `/api/v1/sandbox/` move the caller's own orders as the
     /// platform would and move the engine's clock forward for everyone (an
@@ -84,8 +91,8 @@ impl Default for Config {
             idempotency_ttl: Duration::hours(24),
             idempotency_stale_after: Duration::minutes(2),
             webhook_urls: UrlPolicy::default(),
-            rendered_products: 10_000,
-            rendered_orders: 10_000,
+            rendered_products_bytes: crate::limits::RENDERED_CACHE_BYTES,
+            rendered_orders_bytes: crate::limits::RENDERED_CACHE_BYTES,
             test_mode: false,
             approve_api_requests: false,
         }

@@ -177,14 +177,14 @@ impl Engine {
             shared: Arc::new(Shared {
                 store: Arc::new(Traced::new(store)),
                 clock,
-                rendered_products: RenderedProducts::new(config.rendered_products),
+                rendered_products: RenderedProducts::new(config.rendered_products_bytes),
                 // Pages are kept only by an engine that keeps renderings (their keys).
-                rendered_pages: RenderedPages::new(if config.rendered_products > 0 {
+                rendered_pages: RenderedPages::new(if config.rendered_products_bytes > 0 {
                     RenderedPages::CAPACITY
                 } else {
                     0
                 }),
-                rendered_orders: RenderedOrders::new(config.rendered_orders),
+                rendered_orders: RenderedOrders::new(config.rendered_orders_bytes),
                 test_clock,
                 config,
                 pulls_seen: PullsSeen::default(),

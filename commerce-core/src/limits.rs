@@ -63,6 +63,13 @@ pub const MAX_WEBHOOKS_PER_ACCOUNT: usize = 10;
 /// The most manual deliveries (pings, redeliveries) pending at once for one endpoint.
 pub const MAX_PENDING_MANUAL: usize = 10;
 
+/// Default bound of each rendered-JSON cache, in bytes (64 MiB):
+/// [`Config::rendered_orders_bytes`](crate::Config::rendered_orders_bytes) and
+/// [`Config::rendered_products_bytes`](crate::Config::rendered_products_bytes). Each kept
+/// rendering counts for its JSON's length plus 256 bytes (its fields, reference counts and
+/// slot in the cache).
+pub const RENDERED_CACHE_BYTES: usize = 64 * 1024 * 1024;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -27,22 +27,15 @@ use serde_json::value::RawValue;
 
 use crate::domain::wallet::PayoutRules;
 use crate::model::{Order, OrderId, OrderStatus, PayoutState};
-use crate::rendered_products::bounded;
+use crate::rendered_products::{ByteCache, Weighed, bounded_bytes};
 use crate::store::OrderVersion;
 use crate::wire::OrderView;
 
-/// Rendered orders, at most `capacity` of them (the least used go first).
+/// Rendered orders, holding at most a bound of bytes
+/// ([`ByBytes`](crate::rendered_products::ByBytes); the least used go first).
 pub(crate) struct RenderedOrders {
-    cache: Option<Cache>,
+    cache: Option<ByteCache<OrderId, RenderedOrder>>,
 }
-
-/// The renderings by order id.
-type Cache = quick_cache::sync::Cache<
-    OrderId,
-    Arc<RenderedOrder>,
-    quick_cache::UnitWeighter,
-    rustc_hash::FxBuildHasher,
->;
 
 /// One order's JSON and what it was rendered from.
 pub(crate) struct RenderedOrder {
@@ -77,12 +70,25 @@ impl RenderedOrder {
     }
 }
 
+impl Weighed for RenderedOrder {
+    fn json(&self) -> &RawValue {
+        &self.json
+    }
+}
+
 impl RenderedOrders {
-    /// A cache of `capacity` orders; 0 renders every order every time.
-    pub(crate) fn new(capacity: usize) -> Self {
+    /// A cache of at most `bytes` bytes ([`ByBytes`](crate::rendered_products::ByBytes)); 0
+    /// renders every order every time.
+    pub(crate) fn new(bytes: usize) -> Self {
         Self {
-            cache: bounded(capacity),
+            cache: bounded_bytes(bytes),
         }
+    }
+
+    /// The bytes the kept renderings weigh.
+    #[cfg(any(test, feature = "testing"))]
+    pub(crate) fn bytes(&self) -> u64 {
+        self.cache.as_ref().map_or(0, |c| c.weight())
     }
 
     /// What a request under `rules` has of this cache: the renderings it has taken.

@@ -50,14 +50,10 @@ use serde_json::value::RawValue;
 use crate::model::{Category, PageRequest, Product, ProductId};
 use crate::wire::{self, ProductView};
 
-/// Rendered products, at most `capacity` of them (the least used go first).
+/// Rendered products, holding at most a bound of bytes ([`ByBytes`]; the least used go first).
 pub(crate) struct RenderedProducts {
-    cache: Option<Cache>,
+    cache: Option<ByteCache<ProductId, Rendered>>,
 }
-
-/// The renderings by product id.
-type Cache =
-    quick_cache::sync::Cache<ProductId, Arc<Rendered>, quick_cache::UnitWeighter, FxBuildHasher>;
 
 /// One product's JSON and what it was rendered from.
 pub(crate) struct Rendered {
@@ -73,12 +69,30 @@ impl Rendered {
     }
 }
 
+impl Weighed for Rendered {
+    fn json(&self) -> &RawValue {
+        &self.json
+    }
+}
+
 impl RenderedProducts {
-    /// A cache of `capacity` products; 0 renders every product every time.
-    pub(crate) fn new(capacity: usize) -> Self {
+    /// A cache of at most `bytes` bytes ([`ByBytes`]); 0 renders every product every time.
+    pub(crate) fn new(bytes: usize) -> Self {
         Self {
-            cache: bounded(capacity),
+            cache: bounded_bytes(bytes),
         }
+    }
+
+    /// The bytes the kept renderings weigh ([`ByBytes`]).
+    #[cfg(any(test, feature = "testing"))]
+    pub(crate) fn bytes(&self) -> u64 {
+        self.cache.as_ref().map_or(0, |c| c.weight())
+    }
+
+    /// Whether the rendering of the product `id` is kept.
+    #[cfg(any(test, feature = "testing"))]
+    pub(crate) fn keeps(&self, id: ProductId) -> bool {
+        self.cache.as_ref().is_some_and(|c| c.peek(&id).is_some())
     }
 
     /// The JSON of `product` under `category_name`: the kept rendering when it was made from
@@ -286,6 +300,62 @@ pub(crate) fn bounded<K: Eq + Hash, V: Clone>(
         let items = u64::try_from(capacity).unwrap_or(u64::MAX);
         let (weigh, lifecycle) = (quick_cache::UnitWeighter, Default::default());
         quick_cache::sync::Cache::with(capacity, items, weigh, FxBuildHasher, lifecycle)
+    })
+}
+
+/// A kept rendering, weighed by its JSON ([`ByBytes`]).
+pub(crate) trait Weighed {
+    /// The rendered JSON.
+    fn json(&self) -> &RawValue;
+}
+
+/// What one kept rendering counts for against its cache's bound, besides its JSON's length:
+/// the rendering's own fields, its reference counts and its slot in the cache.
+pub(crate) const ENTRY_OVERHEAD: u64 = 256;
+
+/// The smallest share of a byte bound one shard of a cache holds (1 MiB): a bound below twice
+/// this is one shard, so an entry is refused only when it weighs more than the whole bound.
+const MIN_SHARD_BYTES: usize = 1 << 20;
+
+/// The most shards of a byte-bounded cache (readers and writers of different shards never
+/// wait on each other).
+const MAX_SHARDS: usize = 16;
+
+/// Weighs a kept rendering in bytes: its JSON's length plus [`ENTRY_OVERHEAD`].
+#[derive(Clone, Copy)]
+pub(crate) struct ByBytes;
+
+impl<K, V: Weighed> quick_cache::Weighter<K, Arc<V>> for ByBytes {
+    fn weight(&self, _: &K, value: &Arc<V>) -> u64 {
+        u64::try_from(value.json().get().len())
+            .unwrap_or(u64::MAX)
+            .saturating_add(ENTRY_OVERHEAD)
+    }
+}
+
+/// Renderings by id, weighed by [`ByBytes`].
+pub(crate) type ByteCache<K, V> = quick_cache::sync::Cache<K, Arc<V>, ByBytes, FxBuildHasher>;
+
+/// A cache holding at most `bytes` bytes of renderings ([`ByBytes`]), the least used going
+/// first when an insert would pass the bound; none for 0. The bound is split evenly among
+/// shards of at least [`MIN_SHARD_BYTES`] each (at most [`MAX_SHARDS`]; one below 2 MiB), and
+/// the total never passes `bytes`. A rendering weighing more than 97% of its shard's share is
+/// not kept (the cache keeps that much room for its most used entries); at the default bound
+/// a shard holds 4 MiB, a hundred times an order of 100 lines with warranties.
+pub(crate) fn bounded_bytes<K: Eq + Hash, V: Weighed>(bytes: usize) -> Option<ByteCache<K, V>> {
+    (bytes > 0).then(|| {
+        let shards = (bytes / MIN_SHARD_BYTES).clamp(1, MAX_SHARDS);
+        // A power of two, as the cache wants, at most `shards`.
+        let shards = 1usize << shards.ilog2();
+        let share = bytes / shards;
+        let weight = u64::try_from(share * shards).unwrap_or(u64::MAX);
+        let options = quick_cache::OptionsBuilder::new()
+            .shards(shards)
+            .estimated_items_capacity((bytes / 4096).max(shards * 32))
+            .weight_capacity(weight)
+            .build()
+            .expect("every option is set");
+        quick_cache::sync::Cache::with_options(options, ByBytes, FxBuildHasher, Default::default())
     })
 }
 

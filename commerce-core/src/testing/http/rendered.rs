@@ -34,7 +34,7 @@ const KEY: &str = "sk_demo_bench";
 /// under another total fails at once.
 pub async fn rendered_products_are_never_stale(h: &Harness) {
     let mut config = h.engine.config().clone();
-    config.rendered_products = 0;
+    config.rendered_products_bytes = 0;
     let uncached = Engine::with(h.engine.store().clone(), config, Arc::new(h.clock.clone()))
         .expect("valid settings");
     let product = h.fixture.featured_product;
@@ -150,7 +150,7 @@ pub async fn rendered_products_are_never_stale(h: &Harness) {
 /// 40 steps each; each kind of change must have happened at least once.
 pub async fn rendered_orders_are_never_stale(h: &Harness) {
     let mut config = h.engine.config().clone();
-    config.rendered_orders = 0;
+    config.rendered_orders_bytes = 0;
     let uncached = Engine::with(h.engine.store().clone(), config, Arc::new(h.clock.clone()))
         .expect("valid settings");
     let operator = h.engine.operator();

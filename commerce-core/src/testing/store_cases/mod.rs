@@ -48,6 +48,7 @@ mod quote_idempotency;
 mod quotes;
 mod races;
 mod removals;
+mod rendered_caches;
 mod shipping;
 mod statement;
 mod stock;
@@ -76,6 +77,7 @@ pub use quote_idempotency::*;
 pub use quotes::*;
 pub use races::*;
 pub use removals::*;
+pub use rendered_caches::*;
 pub use shipping::*;
 pub use statement::*;
 pub use stock::*;
@@ -181,6 +183,8 @@ macro_rules! __with_store_cases {
                 product_edits_change_fields_and_mark_the_product_changed,
                 category_edits_keep_the_tree_and_mark_renamed_products,
                 placed_orders_keep_what_they_were_placed_with,
+                rendered_orders_are_bounded_in_bytes,
+                rendered_products_are_bounded_in_bytes,
             ]
             arc [
                 concurrent_orders_never_oversell,
@@ -253,6 +257,7 @@ mod tests {
         include_str!("quote_idempotency.rs"),
         include_str!("stock.rs"),
         include_str!("catalog_edits.rs"),
+        include_str!("rendered_caches.rs"),
     ];
 
     /// The public async functions of `source` that take a store: the cases it defines.
