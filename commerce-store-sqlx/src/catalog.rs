@@ -531,7 +531,9 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
         q.push(" ORDER BY id");
         let mut count = QueryBuilder::<DB>::new("SELECT COUNT(*)");
         push_product_filter(&mut count, filter)?;
-        let (rows, total) = page_rows::<DB, PagedProductRow>(c, q, count, page, filter.updated_since.is_some()).await?;
+        let (rows, total) =
+            page_rows::<DB, PagedProductRow>(c, q, count, page, filter.updated_since.is_some())
+                .await?;
         let ids: Vec<i64> = rows.iter().map(|r| r.row.id).collect();
         let rows = rows.into_iter().map(|r| r.row).collect();
         Ok(Page::new(with_variants(c, &ids, rows).await?, total))
