@@ -344,7 +344,7 @@ pub async fn seed(engine: &Engine) -> Result<Sandbox, OperatorError> {
         spec("قياس الأداء", &MARKETER_KEY, None, Some(1_000_000)),
     )
     .await?;
-    op.import_key(
+    op.store_key(
         supplier.id,
         "sk_demo_supplier_bench",
         spec(
