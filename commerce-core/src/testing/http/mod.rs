@@ -228,6 +228,7 @@ mod tests {
         ("mod.rs", include_str!("mod.rs")),
         ("harness.rs", include_str!("harness.rs")),
         ("adapters.rs", include_str!("adapters.rs")),
+        ("bounded.rs", include_str!("bounded.rs")),
         ("fixtures.rs", include_str!("fixtures.rs")),
         ("pipeline.rs", include_str!("pipeline.rs")),
         ("catalog.rs", include_str!("catalog.rs")),
