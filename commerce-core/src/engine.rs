@@ -251,9 +251,10 @@ impl Engine {
     }
 
     /// The first phase of the pipeline, on the request's head alone: route (404, 405), the
-    /// declared body length against the endpoint's limit
-    /// ([`Config::order_body_limit`] for `POST /orders`, [`Config::body_limit`] else; 413), key (401; this counts the
-    /// request in the key's rate window), rate limit (429), then account state, API status,
+    /// declared body length against the endpoint's limit ([`Config::order_body_limit`] for
+    /// `POST /orders`, [`Config::body_limit`] for the others; 413), key (401; this counts the
+    /// request in the key's rate window; an unknown key remembered by the engine is refused
+    /// without a store query), rate limit (429), then account state, API status,
     /// side and ability (403). [`Head::Answered`] is the final answer: the adapter sends it
     /// without reading the body (nor sending `100 Continue`). [`Head::Admitted`] asks for the
     /// body: read it (at most the endpoint's limit, within [`Config::body_timeout`])
