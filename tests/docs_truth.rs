@@ -224,23 +224,49 @@ fn the_endpoint_table_is_the_documents_operations() {
 #[test]
 fn the_documented_limits_and_defaults_are_the_codes() {
     let config = Config::default();
-    let mib = config.body_limit / (1024 * 1024);
+    let (kib, order_kib) = (config.body_limit / 1024, config.order_body_limit / 1024);
     assert_eq!(
-        mib * 1024 * 1024,
-        config.body_limit,
-        "a whole number of MiB"
+        (kib * 1024, order_kib * 1024),
+        (config.body_limit, config.order_body_limit),
+        "whole numbers of KiB"
     );
     let mentions = |file: &str, text: &str| {
         assert!(doc(file).contains(text), "docs/{file} should say {text:?}");
     };
-    mentions("README.md", &format!("at most {mib} MiB (the default"));
+    mentions(
+        "README.md",
+        &format!("at most {kib} KiB (the default; {order_kib} KiB for `POST /orders`"),
+    );
     mentions(
         "errors.md",
-        &format!("{mib} MiB unless the platform set another"),
+        &format!("{kib} KiB ({order_kib} KiB for `POST /orders`) unless the platform set another"),
     );
     mentions(
         "authentication.md",
-        &format!("{mib} MiB\n   unless the platform set another"),
+        &format!(
+            "{kib} KiB,\n   {order_kib} KiB for `POST /orders`, unless the platform set another"
+        ),
+    );
+    mentions(
+        "bad-input.md",
+        &format!(
+            "`Config::order_body_limit` for `POST /orders`, {order_kib} KiB by default; `Config::body_limit` for every other endpoint, {kib} KiB by default"
+        ),
+    );
+    let life = config.unknown_key_life.as_secs();
+    mentions(
+        "authentication.md",
+        &format!(
+            "remembered as unknown for {life} seconds (the most recent\n{}",
+            {
+                let n = config.unknown_keys;
+                if n >= 1000 {
+                    format!("{},{:03}", n / 1000, n % 1000)
+                } else {
+                    n.to_string()
+                }
+            }
+        ),
     );
     mentions(
         "rate-limits.md",

@@ -118,7 +118,7 @@ async fn nest_service_hands_the_whole_prefix_to_the_engine() {
 #[tokio::test]
 async fn bodies_beyond_the_limit_are_413_after_404_and_405() {
     let engine = seeded_engine().await;
-    let limit = engine.config().body_limit;
+    let limit = engine.config().order_body_limit;
     let app = AxumIntegration {
         router: Router::new().nest("/shop", commerce_axum::router(engine)),
         prefix: "",

@@ -10,7 +10,8 @@ use subtle::ConstantTimeEq;
 use crate::error::{ApiError, ErrorCode};
 use crate::model::{Account, AccountState, ApiKey, ApiStatus, KeyHash, RateWindow};
 use crate::routes::Endpoint;
-use crate::store::{KeyCheck, RateLimitHit, Store};
+use crate::shared::Shared;
+use crate::store::{KeyCheck, RateLimitHit};
 
 /// The recognisable prefix of generated keys (the prefix of a key created by an engine in the
 /// sandbox's test mode is [`TEST_KEY_PREFIX`]).
@@ -51,10 +52,12 @@ pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
 }
 
 /// Finds the live key of a request and counts the request in the key's rate window `window`
-/// ([`AccountStore::authenticate`](crate::store::AccountStore::authenticate)): 401 when the header is missing or the key unknown, revoked or
-/// expired (nothing counted then).
-pub async fn authenticate(
-    store: &dyn Store,
+/// ([`AccountStore::authenticate`](crate::store::AccountStore::authenticate)): 401 when the
+/// header is missing or the key unknown, revoked or expired (nothing counted then). A key the
+/// store did not know is remembered ([`UnknownKeys`](crate::unknown_keys::UnknownKeys)) and refused again without a store query
+/// for [`Config::unknown_key_life`](crate::Config::unknown_key_life).
+pub(crate) async fn authenticate(
+    shared: &Shared,
     headers: &HeaderMap,
     now: DateTime<Utc>,
     window: RateWindow,
@@ -62,10 +65,13 @@ pub async fn authenticate(
     let unauthenticated = || ApiError::new(ErrorCode::Unauthenticated);
     let token = bearer_token(headers).ok_or_else(unauthenticated)?;
     let hash = hash_key(token);
-    let check = store
-        .authenticate(&hash, now, window)
-        .await?
-        .ok_or_else(unauthenticated)?;
+    if shared.unknown_keys.is_unknown(&hash, now) {
+        return Err(unauthenticated());
+    }
+    let Some(check) = shared.store.authenticate(&hash, now, window).await? else {
+        shared.unknown_keys.remember(hash, now);
+        return Err(unauthenticated());
+    };
     // The store found the key by its hash; compare the full hash again in constant time so
     // that no store index behaviour decides authentication on its own.
     if !bool::from(check.key.hash.ct_eq(&hash)) || !check.key.is_live(now) || check.hit.is_none() {

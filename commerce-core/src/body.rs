@@ -7,7 +7,18 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 
+use crate::config::Config;
 use crate::error::{ApiError, ErrorCode};
+use crate::routes::Endpoint;
+
+/// The body limit of `endpoint`: [`Config::order_body_limit`] for `POST /orders`,
+/// [`Config::body_limit`] for every other.
+pub(crate) fn limit(config: &Config, endpoint: Endpoint) -> usize {
+    match endpoint {
+        Endpoint::CreateOrder => config.order_body_limit,
+        _ => config.body_limit,
+    }
+}
 
 /// The whole of `body`: at most `limit` bytes (413 beyond), within `timeout` (408 after it);
 /// a body the connection could not deliver (a broken chunked encoding, a cut connection) is a

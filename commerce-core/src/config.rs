@@ -3,6 +3,7 @@
 use chrono::Duration;
 use rust_decimal::Decimal;
 
+use crate::limits;
 use crate::webhooks::UrlPolicy;
 
 /// Platform settings of an engine. `Config::default()` holds the product's defaults; change
@@ -25,8 +26,22 @@ pub struct Config {
     pub referral_percent: Decimal,
     /// Per-minute limit of keys created without their own (default 120).
     pub default_rate_limit: u32,
-    /// Largest request body in bytes (default 1 MiB); larger is a 413.
+    /// Largest request body in bytes of every endpoint but `POST /orders` (default 16 KiB);
+    /// larger is a 413.
     pub body_limit: usize,
+    /// Largest body of `POST /orders` in bytes (default 256 KiB: 100 lines with long notes
+    /// fit many times over); larger is a 413.
+    pub order_body_limit: usize,
+    /// How many unknown keys (hashes of bearer tokens no store knows) an engine remembers, to
+    /// refuse them again without a store query (default 10,000; 0 remembers none). Once full,
+    /// the oldest is forgotten first.
+    pub unknown_keys: usize,
+    /// How long an unknown key is remembered (default 30 seconds), by the engine's clock. A
+    /// key created later has a random plaintext no client sent before, so it works at once;
+    /// a key *imported* ([`Operator::import_key`](crate::Operator::import_key)) whose
+    /// plaintext an engine refused within this time works on that engine once the time has
+    /// passed (at once on the engine that imported it).
+    pub unknown_key_life: std::time::Duration,
     /// How long an adapter waits for a request's whole body once its head was admitted
     /// (default 30 seconds); a body not read whole by then is a `408 request_timeout`, so a
     /// client trickling its body cannot hold a connection and its buffer for ever. `None`
@@ -86,7 +101,12 @@ impl Default for Config {
             withdrawal_minimum: Decimal::new(10_000, 2),
             referral_percent: Decimal::ZERO,
             default_rate_limit: 120,
-            body_limit: 1024 * 1024,
+            body_limit: limits::DEFAULT_BODY_LIMIT,
+            order_body_limit: limits::DEFAULT_ORDER_BODY_LIMIT,
+            unknown_keys: limits::DEFAULT_UNKNOWN_KEYS,
+            unknown_key_life: std::time::Duration::from_secs(
+                limits::DEFAULT_UNKNOWN_KEY_LIFE_SECONDS,
+            ),
             body_timeout: Some(std::time::Duration::from_secs(30)),
             idempotency_ttl: Duration::hours(24),
             idempotency_stale_after: Duration::minutes(2),
@@ -158,6 +178,12 @@ impl Config {
         if self.body_limit == 0 {
             return fail("body_limit", "must be positive");
         }
+        if self.order_body_limit == 0 {
+            return fail("order_body_limit", "must be positive");
+        }
+        if self.unknown_key_life.is_zero() {
+            return fail("unknown_key_life", "must be positive");
+        }
         if self.body_timeout.is_some_and(|t| t.is_zero()) {
             return fail("body_timeout", "must be positive (or None)");
         }
@@ -221,6 +247,11 @@ mod tests {
         assert_eq!(refused(|c| c.hold_days = 3651), "hold_days");
         assert_eq!(refused(|c| c.default_rate_limit = 0), "default_rate_limit");
         assert_eq!(refused(|c| c.body_limit = 0), "body_limit");
+        assert_eq!(refused(|c| c.order_body_limit = 0), "order_body_limit");
+        assert_eq!(
+            refused(|c| c.unknown_key_life = std::time::Duration::ZERO),
+            "unknown_key_life"
+        );
         assert_eq!(
             refused(|c| c.body_timeout = Some(std::time::Duration::ZERO)),
             "body_timeout"

@@ -185,6 +185,10 @@ impl Engine {
                     0
                 }),
                 rendered_orders: RenderedOrders::new(config.rendered_orders_bytes),
+                unknown_keys: crate::unknown_keys::UnknownKeys::new(
+                    config.unknown_keys,
+                    config.unknown_key_life,
+                ),
                 test_clock,
                 config,
                 pulls_seen: PullsSeen::default(),
@@ -250,11 +254,13 @@ impl Engine {
     }
 
     /// The first phase of the pipeline, on the request's head alone: route (404, 405), the
-    /// declared body length against [`Config::body_limit`] (413), key (401; this counts the
-    /// request in the key's rate window), rate limit (429), then account state, API status,
+    /// declared body length against the endpoint's limit ([`Config::order_body_limit`] for
+    /// `POST /orders`, [`Config::body_limit`] for the others; 413), key (401; this counts the
+    /// request in the key's rate window; an unknown key remembered by the engine is refused
+    /// without a store query), rate limit (429), then account state, API status,
     /// side and ability (403). [`Head::Answered`] is the final answer: the adapter sends it
     /// without reading the body (nor sending `100 Continue`). [`Head::Admitted`] asks for the
-    /// body: read it (at most [`Config::body_limit`] bytes, within [`Config::body_timeout`])
+    /// body: read it (at most the endpoint's limit, within [`Config::body_timeout`])
     /// and pass it to [`Admitted::handle`], or let [`Admitted::read_body`] do both.
     ///
     /// `declared_length` is what the client announced (`Content-Length`, or the body's exact
@@ -359,8 +365,8 @@ impl Engine {
         span: &Span,
     ) -> Result<Pass, Response<Bytes>> {
         let endpoint = route.map_err(ApiError::into_response)?;
-        if declared_length.is_some_and(|length| length > self.body_limit()) {
-            let limit = self.shared.config.body_limit;
+        let limit = crate::body::limit(&self.shared.config, endpoint);
+        if declared_length.is_some_and(|length| length > u64::try_from(limit).unwrap_or(u64::MAX)) {
             return Err(ApiError::payload_too_large(limit).into_response());
         }
         // An endpoint without a key (the OpenAPI document) is answered on the head.
@@ -369,7 +375,7 @@ impl Engine {
         }
         let now = self.now();
         let window = RateWindow::containing(now);
-        let check = auth::authenticate(&*self.shared.store, &parts.headers, now, window)
+        let check = auth::authenticate(&self.shared, &parts.headers, now, window)
             .await
             .map_err(ApiError::into_response)?;
         if !span.is_disabled() {
@@ -389,11 +395,6 @@ impl Engine {
             }),
             Err(error) => Err(window.stamp(error.into_response())),
         }
-    }
-
-    /// [`Config::body_limit`] as a length.
-    fn body_limit(&self) -> u64 {
-        u64::try_from(self.shared.config.body_limit).unwrap_or(u64::MAX)
     }
 }
 
@@ -468,7 +469,7 @@ impl Trace {
 }
 
 impl Admitted {
-    /// Reads `body` under [`Config::body_limit`] and [`Config::body_timeout`], then answers
+    /// Reads `body` under the endpoint's body limit and [`Config::body_timeout`], then answers
     /// with [`handle`](Self::handle); a body that cannot be read is answered here:
     /// over the limit `413 payload_too_large`, cut or malformed (a broken chunked encoding)
     /// `400 bad_request`, not read whole in time `408 request_timeout`.
@@ -479,14 +480,15 @@ impl Admitted {
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let config = self.engine.config();
-        match crate::body::read(body, config.body_limit, config.body_timeout).await {
+        let limit = crate::body::limit(config, self.pass.endpoint);
+        match crate::body::read(body, limit, config.body_timeout).await {
             Ok(bytes) => self.handle(bytes).await,
             Err(error) => self.refuse(error),
         }
     }
 
     /// Answers the request with its body (the second phase: input, handler). A body over
-    /// [`Config::body_limit`] is a 413. Runs to its end like [`Engine::handle`], even if this
+    /// the endpoint's limit is a 413. Runs to its end like [`Engine::handle`], even if this
     /// future is dropped.
     pub async fn handle(self, body: Bytes) -> Response<Bytes> {
         let shutdown = self.trace.id.clone();
@@ -505,8 +507,8 @@ impl Admitted {
 
     /// The second phase in the current task.
     async fn handle_here(self, body: Bytes) -> Response<Bytes> {
-        if body.len() > self.engine.shared.config.body_limit {
-            let limit = self.engine.shared.config.body_limit;
+        let limit = crate::body::limit(&self.engine.shared.config, self.pass.endpoint);
+        if body.len() > limit {
             return self.refuse(ApiError::payload_too_large(limit));
         }
         let Admitted {

@@ -32,7 +32,8 @@
 //! would expect it:
 //!
 //! - **Pipeline** ([`Engine::handle`]): route (404, or 405 with `Allow`) -> body size (413
-//!   `payload_too_large` over [`Config::body_limit`]) -> key (401) -> rate limit (429; from here
+//!   `payload_too_large` over [`Config::body_limit`], or [`Config::order_body_limit`] for
+//!   `POST /orders`) -> key (401) -> rate limit (429; from here
 //!   on every response carries `X-RateLimit-*`) -> account state -> API status -> side ->
 //!   ability -> input (422) -> handler. Everything up to the ability is checked on the request
 //!   head alone ([`Engine::head`], with the declared length as the body size); adapters call
@@ -113,6 +114,7 @@ pub mod sandbox;
 mod shared;
 pub mod store;
 pub(crate) mod time;
+mod unknown_keys;
 pub mod webhooks;
 pub(crate) mod wire;
 

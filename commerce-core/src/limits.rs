@@ -51,6 +51,19 @@ pub const MAX_CLOCK_ADVANCE_SECONDS: i64 = 31_536_000;
 /// instants up to the year 2262).
 pub const MAX_CLOCK_AHEAD_SECONDS: i64 = 315_360_000;
 
+/// Largest request body by default ([`Config::body_limit`](crate::Config::body_limit)), in
+/// bytes: 16 KiB, for every endpoint but `POST /orders`.
+pub(crate) const DEFAULT_BODY_LIMIT: usize = 16 * 1024;
+/// Largest body of `POST /orders` by default
+/// ([`Config::order_body_limit`](crate::Config::order_body_limit)), in bytes: 256 KiB.
+pub(crate) const DEFAULT_ORDER_BODY_LIMIT: usize = 256 * 1024;
+/// How many unknown keys an engine remembers by default
+/// ([`Config::unknown_keys`](crate::Config::unknown_keys)).
+pub(crate) const DEFAULT_UNKNOWN_KEYS: usize = 10_000;
+/// How long an unknown key is remembered by default, in seconds
+/// ([`Config::unknown_key_life`](crate::Config::unknown_key_life)).
+pub(crate) const DEFAULT_UNKNOWN_KEY_LIFE_SECONDS: u64 = 30;
+
 /// Largest page size (`per_page`).
 pub const MAX_PER_PAGE: u32 = 100;
 
@@ -84,6 +97,7 @@ mod tests {
             "webhooks.md" => include_str!("../../docs/webhooks.md"),
             "sandbox.md" => include_str!("../../docs/sandbox.md"),
             "authentication.md" => include_str!("../../docs/authentication.md"),
+            "bad-input.md" => include_str!("../../docs/bad-input.md"),
             _ => unreachable!("{file}"),
         }
     }
@@ -206,6 +220,28 @@ mod tests {
                 "authentication.md",
                 "`import_key`",
                 format!("at least {MIN_KEY_LENGTH} characters"),
+            ),
+            (
+                "bad-input.md",
+                "**Oversized body, declared**",
+                format!(
+                    "`POST /orders`, {} KiB by default; `Config::body_limit` for every other endpoint, {} KiB by default",
+                    DEFAULT_ORDER_BODY_LIMIT / 1024,
+                    DEFAULT_BODY_LIMIT / 1024
+                ),
+            ),
+            (
+                "authentication.md",
+                "remembered as unknown for",
+                format!("for {DEFAULT_UNKNOWN_KEY_LIFE_SECONDS} seconds"),
+            ),
+            (
+                "authentication.md",
+                "10,000 of them",
+                format!(
+                    "{} of them",
+                    group_thousands(i64::try_from(DEFAULT_UNKNOWN_KEYS).unwrap_or(i64::MAX))
+                ),
             ),
             (
                 "errors.md",

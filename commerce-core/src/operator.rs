@@ -254,10 +254,15 @@ impl Operator {
                 .rate_limit
                 .unwrap_or(self.shared.config.default_rate_limit),
         };
-        Ok(self
+        let hash = record.hash;
+        let key = self
             .store()
             .insert_key(record, self.now(), MAX_LIVE_KEYS)
-            .await?)
+            .await?;
+        // A client may have sent this plaintext before it was imported: this engine knows
+        // it now (other engines once their memory of the miss ends).
+        self.shared.unknown_keys.forget(&hash);
+        Ok(key)
     }
 
     /// An account's keys, oldest first, revoked and expired ones included, each with the

@@ -1,5 +1,6 @@
 //! What an engine and its operator share: the store, the clock, the settings and the
-//! catalogue-pulls cache and the rendered-product, rendered-page and rendered-order caches.
+//! catalogue-pulls cache and the rendered-product, rendered-page and rendered-order caches, and
+//! the unknown keys.
 
 use std::sync::Arc;
 
@@ -12,6 +13,7 @@ use crate::pulls_seen::PullsSeen;
 use crate::rendered_orders::RenderedOrders;
 use crate::rendered_products::{RenderedPages, RenderedProducts};
 use crate::store::Store;
+use crate::unknown_keys::UnknownKeys;
 
 /// Shared by every clone of an [`Engine`](crate::Engine) and its [`Operator`](crate::Operator).
 pub(crate) struct Shared {
@@ -29,6 +31,8 @@ pub(crate) struct Shared {
     pub(crate) rendered_pages: RenderedPages,
     /// Orders' JSON, reused while the orders keep their versions.
     pub(crate) rendered_orders: RenderedOrders,
+    /// Bearer tokens found unknown lately, refused again without a store query.
+    pub(crate) unknown_keys: UnknownKeys,
 }
 
 impl Shared {

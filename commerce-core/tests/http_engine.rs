@@ -12,7 +12,7 @@ commerce_core::http_conformance_tests!(Harness::bare(Arc::new(MemoryStore::new()
 #[tokio::test]
 async fn the_413_message_names_the_configured_body_limit() {
     let engine = commerce_core::Engine::builder(Arc::new(MemoryStore::new()))
-        .configure(|c| c.body_limit = 64 * 1024)
+        .configure(|c| c.order_body_limit = 64 * 1024)
         .build()
         .expect("valid settings");
     let body = bytes::Bytes::from(vec![b' '; 64 * 1024 + 1]);

@@ -228,6 +228,7 @@ const LAYERS: &[(Layer, &[&str])] = &[
             "observe",
             "pulls_seen",
             "request_id",
+            "unknown_keys",
             "webhooks",
         ],
     ),

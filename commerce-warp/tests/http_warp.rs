@@ -135,7 +135,7 @@ async fn the_api_composes_after_the_apps_own_path_filters() {
 #[tokio::test]
 async fn bodies_beyond_the_limit_are_413_after_404_and_405() {
     let engine = seeded_engine().await;
-    let limit = engine.config().body_limit;
+    let limit = engine.config().order_body_limit;
     let app = WarpIntegration {
         filter: commerce_warp::api_under("shop", engine),
         prefix: "",

@@ -267,11 +267,12 @@ pub async fn expect_continue_is_refused_before_100(addr: SocketAddr, prefix: &st
     answer.assert_error(422, "validation_failed");
 }
 
-/// 100 connections without a key, each announcing 1 MiB − 10 bytes and sending only the
+/// 100 connections without a key, each announcing the default limit of `POST /orders` less 10
+/// bytes (256 KiB − 10) and sending only the
 /// first kilobyte, are all answered `401` without the server waiting for (or holding) the
 /// rest of their bodies.
 pub async fn keyless_bodies_are_refused_unread(addr: SocketAddr, prefix: &str) {
-    let length = 1024 * 1024 - 10;
+    let length = crate::Config::default().order_body_limit - 10;
     let request = orders_head(
         prefix,
         false,

@@ -35,6 +35,7 @@
 //! file of its concern plus one line in that list.
 
 pub mod adapters;
+mod bounded;
 mod catalog;
 mod catalog_removals;
 mod catalogue_edits;
@@ -93,6 +94,9 @@ macro_rules! for_each_http_case {
             (catalog::updated_since_far_past_and_future_are_served),
             (rendered::rendered_products_are_never_stale),
             (rendered::rendered_orders_are_never_stale),
+            (bounded::body_limits_are_per_endpoint),
+            (bounded::an_unknown_key_costs_one_store_query),
+            (bounded::keys_stored_after_a_miss_work),
             (catalog::updated_since_accepts_every_offset_form),
             (input::invalid_query_parameters_are_422),
             (input::empty_query_values_are_422),
@@ -224,6 +228,7 @@ mod tests {
         ("mod.rs", include_str!("mod.rs")),
         ("harness.rs", include_str!("harness.rs")),
         ("adapters.rs", include_str!("adapters.rs")),
+        ("bounded.rs", include_str!("bounded.rs")),
         ("fixtures.rs", include_str!("fixtures.rs")),
         ("pipeline.rs", include_str!("pipeline.rs")),
         ("catalog.rs", include_str!("catalog.rs")),

@@ -29,7 +29,7 @@ async fn send(
 /// every answer; this case makes sure each kind of answer is seen.)
 pub async fn every_answer_carries_its_request_id(h: &Harness) {
     let (a, supplier, limited) = (Some(A), Some("sk_demo_supplier"), Some("sk_demo_limited"));
-    let big = Bytes::from(vec![b' '; h.engine.config().body_limit + 1]);
+    let big = Bytes::from(vec![b' '; h.engine.config().order_body_limit + 1]);
     let cases: Vec<(Method, Option<&str>, &str, Bytes, u16)> = vec![
         (Method::GET, a, "/api/v1/me", Bytes::new(), 200),
         (Method::GET, a, "/api/v1/nothing", Bytes::new(), 404),
