@@ -558,29 +558,15 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
         );
         q.push_arg(since);
         q.push(" ORDER BY removed_at DESC, id DESC");
-        limit(&mut q, page)?;
-        let rows: Vec<RemovedRow> = q
-            .build_as::<RemovedRow>()
-            .planned_per_call(true)
-            .fetch_all(&mut *c)
-            .await
-            .map_err(backend)?;
-        let total = match rows.first() {
-            Some(first) => first.total,
-            None if page.offset() == 0 => 0,
-            None => {
-                // Past the last page: count on its own.
-                let mut q =
-                    QueryBuilder::<DB>::new("SELECT COUNT(*) FROM products WHERE removed_at >= ");
-                q.push_arg(since);
-                q.build_scalar().fetch_one(&mut *c).await.map_err(backend)?
-            }
-        };
+        let mut count =
+            QueryBuilder::<DB>::new("SELECT COUNT(*) FROM products WHERE removed_at >= ");
+        count.push_arg(since);
+        let (rows, total) = page_rows::<DB, RemovedRow>(c, q, count, page, true).await?;
         let items = rows
             .into_iter()
             .map(|r| RemovedProduct::new(ProductId::new(r.id), instant(r.removed_at)))
             .collect();
-        Ok(Page::new(items, total as u64))
+        Ok(Page::new(items, total))
     }
 
     async fn products_of_variants(&self, variants: &[VariantId]) -> StoreResult<Vec<Product>> {
@@ -631,6 +617,12 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
 
     async fn shipping_options(&self) -> StoreResult<Vec<ShippingOption>> {
         crate::shipping::shipping_options(self).await
+    }
+}
+
+impl Totalled for RemovedRow {
+    fn total(&self) -> i64 {
+        self.total
     }
 }
 
