@@ -1,42 +1,19 @@
 """The docs runner: every HTTP example of docs/ and the README, run in page order against a fresh
 sandbox, each shown answer compared with the sandbox's. Then the webhook verifiers of
-docs/webhooks.md (Python, Node, PHP), extracted from the page, check a real signed delivery.
+docs/webhooks.md (Python, Node, PHP), taken from the page, check real signed deliveries.
 
 Usage: python3 .ci/docs_runner.py [--server BIN] [--receiver BIN] [PAGE ...]
-(`.ci/docs.sh` runs it in CI with the binaries the test step built.)
-
-Conventions (docs/README.md, "Docs that run", says them for doc writers):
-- Pages run in docs/README.md's reading order (its Reference table), then README.md. Each page
-  gets a fresh sandbox, and so does every block whose first command starts one
-  (`cargo run --example server`, `commerce-sandbox`): ids of the seed and of what a page creates
-  are deterministic and compared exactly.
-- A `sh` block runs when it has a `curl`. In a block with `$ ` prompts, the lines after a command
-  up to the next prompt are its shown answer. In a block without prompts, a comment line right
-  under a command that starts with `# {` or `# [` is its (elided) shown answer, and a comment
-  `# 404...` / `# → 201...` after or under a command is its status. A command with neither must
-  answer 2xx. Shell variables set in a page's blocks (`API=...`, `K=...`) hold for its later
-  blocks; `127.0.0.1:8080` is the runner's sandbox and `127.0.0.1:4000` its webhook receiver.
-  `whsec_...` in a command is the `secret` of the last answer that had one.
-- `cargo run --example webhook_receiver -- whsec_...` starts the example receiver; at the end of
-  the page it must have printed at least one verified event and refused none.
-- Other commands (`cargo`, `npx`, `pipx`) are not run.
-- A shown answer: `HTTP/1.1 <status>` and headers (those shown must be present, with the shown
-  value), then a JSON body. In JSON, `...` in an object stands for other members (without it,
-  the shown keys are exactly the answer's keys), in an array for other elements, and `"..."` for
-  any string; a string ending in `...` matches any string it starts; per-run values match by
-  shape: timestamps, request ids (`req_` + 24), order numbers (`EG-` + 8), event ids (`evt_`),
-  secrets (`whsec_`); `retry_after` / `retry-after` is any number of seconds up to 60, and
-  `withdrawal.open` any boolean (it depends on the weekday). Everything else (ids, amounts,
-  codes, statuses, messages) is exact. Duplicate JSON keys fail, in a shown answer and in an
-  actual one.
-- `<!-- docs-runner: skip (reason) -->` on the line before a block leaves it out (the reason
-  is required and printed).
-A failure names the page and the line of the command.
+(`.ci/docs.sh` runs it in CI with the binaries the test step built.) Its conventions for doc
+writers (shown answers, placeholders, `<!-- docs-runner: skip (reason) -->`) are in
+docs/README.md, "Docs that run". A failure names the page and the line of the command.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
+import hashlib
+import hmac
 import json
 import os
 import re
@@ -488,6 +465,7 @@ class Page:
         self.assignments: list[str] = []
         self.secret: str | None = None
         self.ran = 0
+        self.compared = 0
 
     def fail(self, command: Command, message: str) -> Failure:
         return Failure(f"{self.name}:{command.line}: {message}\n    $ {command.text.splitlines()[0][:160]}")
@@ -520,7 +498,7 @@ class Page:
         if self.path.name == "rate-limits.md":
             # The rate windows are UTC minutes: run the page inside one.
             wait = 60 - time.time() % 60
-            if wait < 20:
+            if wait < 5:
                 time.sleep(wait + 0.5)
         self.fresh()
         try:
@@ -580,6 +558,7 @@ class Page:
             raise self.fail(command, "a request got no answer")
         if command.shown:
             self.check(command, out)
+            self.compared += 1
         else:
             expected = command.status
             for status in statuses:
@@ -691,19 +670,19 @@ def keys_in_order(pages: list[Path]) -> list[str]:
 
 NODE_HARNESS = """
 const input = JSON.parse(require("fs").readFileSync(0, "utf8"));
-const results = input.cases.map((c) => verify(input.secret, c.headers, Buffer.from(c.body, "utf8")));
+const results = input.cases.map((c) => verify(c.secret, c.headers, Buffer.from(c.body, "utf8")));
 console.log(JSON.stringify(results));
 """
 PHP_HARNESS = """
 $input = json_decode(file_get_contents('php://stdin'), true);
 $results = [];
-foreach ($input['cases'] as $c) { $results[] = verify($input['secret'], $c['headers'], $c['body']); }
+foreach ($input['cases'] as $c) { $results[] = verify($c['secret'], $c['headers'], $c['body']); }
 echo json_encode($results), "\\n";
 """
 PYTHON_HARNESS = """
 import json, sys
 data = json.load(sys.stdin)
-print(json.dumps([verify(data["secret"], c["headers"], c["body"].encode()) for c in data["cases"]]))
+print(json.dumps([verify(c["secret"], c["headers"], c["body"].encode()) for c in data["cases"]]))
 """
 
 
@@ -719,8 +698,10 @@ def snippets(page: Path) -> dict[str, str]:
     return found
 
 
-def capture_delivery(args, work: Path) -> tuple[str, dict, str]:
-    """A real signed delivery: a ping from a fresh sandbox to a capturing receiver."""
+def capture_deliveries(args, work: Path) -> tuple[str, str, list[tuple[dict, str]]]:
+    """Real signed deliveries from a fresh sandbox to a capturing receiver: a ping, then the
+    secret is rotated and a second ping carries two signatures (the old and the new secret's).
+    Returns (old secret, new secret, [(headers, body)] of the two pings)."""
     captured: list = []
 
     class Capture(BaseHTTPRequestHandler):
@@ -736,57 +717,89 @@ def capture_delivery(args, work: Path) -> tuple[str, dict, str]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Capture)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     sandbox = Sandbox(args.server, work)
-    try:
-        api = f"http://127.0.0.1:{sandbox.port}/api/v1"
-        auth = {"Authorization": "Bearer sk_demo_marketer", "Content-Type": "application/json"}
-        url = f"http://127.0.0.1:{server.server_address[1]}/webhooks"
-        request = urllib.request.Request(f"{api}/webhooks", json.dumps({"url": url}).encode(), auth)
-        with urllib.request.urlopen(request) as answer:
-            webhook = json.load(answer)["data"]
-        ping = urllib.request.Request(f"{api}/webhooks/{webhook['id']}/ping", b"", auth, method="POST")
-        urllib.request.urlopen(ping).close()
+    api = f"http://127.0.0.1:{sandbox.port}/api/v1"
+    auth = {"Authorization": "Bearer sk_demo_marketer", "Content-Type": "application/json"}
+
+    def post(path: str, body: dict | None = None) -> dict:
+        data = json.dumps(body).encode() if body is not None else b""
+        with urllib.request.urlopen(urllib.request.Request(f"{api}{path}", data, auth, method="POST")) as answer:
+            return json.load(answer)["data"]
+
+    def ping(webhook: int, count: int) -> None:
+        post(f"/webhooks/{webhook}/ping")
         deadline = time.monotonic() + 15
-        while not captured and time.monotonic() < deadline:
-            time.sleep(0.1)
+        while len(captured) < count and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if len(captured) < count:
+            raise Failure("docs/webhooks.md: the sandbox delivered no ping to the verifiers' receiver")
+
+    try:
+        webhook = post("/webhooks", {"url": f"http://127.0.0.1:{server.server_address[1]}/webhooks"})
+        ping(webhook["id"], 1)
+        rotated = post(f"/webhooks/{webhook['id']}/rotate_secret")
+        ping(webhook["id"], 2)
     finally:
         sandbox.stop()
         server.shutdown()
-    if not captured:
-        raise Failure("docs/webhooks.md: the sandbox delivered no ping to the verifiers' receiver")
-    headers, body = captured[0]
-    return webhook["secret"], {k: headers[k] for k in ("webhook-id", "webhook-timestamp", "webhook-signature")}, body
+    names = ("webhook-id", "webhook-timestamp", "webhook-signature")
+    deliveries = [({k: headers[k] for k in names}, body) for headers, body in captured]
+    return webhook["secret"], rotated["secret"], deliveries
+
+
+def sign(secret: str, msg_id: str, timestamp: str, body: str) -> str:
+    """A Standard Webhooks signature header, as the sandbox makes it."""
+    key = base64.b64decode(secret.removeprefix("whsec_"))
+    mac = hmac.new(key, f"{msg_id}.{timestamp}.{body}".encode(), hashlib.sha256).digest()
+    return "v1," + base64.b64encode(mac).decode()
 
 
 def check_verifiers(args, work: Path) -> None:
+    """Each verifier of docs/webhooks.md, as the page shows it, on real deliveries."""
     page = ROOT / "docs" / "webhooks.md"
     code = snippets(page)
-    secret, headers, body = capture_delivery(args, work)
+    secret, new_secret, [(headers, body), (rotated, rotated_body)] = capture_deliveries(args, work)
+    if sign(secret, headers["webhook-id"], headers["webhook-timestamp"], body) not in headers["webhook-signature"]:
+        raise Failure("the captured delivery is not signed as docs/webhooks.md says")
+    if len(rotated["webhook-signature"].split(" ")) != 2:
+        raise Failure(f"a delivery after a rotation has not two signatures: {rotated['webhook-signature']}")
     other = "whsec_" + "QUJD" * 10 + "QUI="
+    hour_ago = str(int(headers["webhook-timestamp"]) - 3600)
     cases = [
-        (True, secret, headers, body),
-        (False, secret, headers, body.replace('"ping"', '"pong"')),
-        (False, secret, {**headers, "webhook-id": headers["webhook-id"][:-1] + "x"}, body),
-        (False, secret, {**headers, "webhook-timestamp": str(int(headers["webhook-timestamp"]) - 3600)}, body),
-        (False, other, headers, body),
+        ("the delivery", True, secret, headers, body),
+        ("a delivery after a rotation, with the old secret", True, secret, rotated, rotated_body),
+        ("a delivery after a rotation, with the new secret", True, new_secret, rotated, rotated_body),
+        ("a changed body", False, secret, headers, body.replace('"ping"', '"pong"')),
+        ("a changed webhook-id", False, secret, {**headers, "webhook-id": headers["webhook-id"][:-1] + "x"}, body),
+        ("a changed webhook-timestamp", False, secret, {**headers, "webhook-timestamp": hour_ago}, body),
+        ("another secret", False, other, headers, body),
+        (
+            "a replay an hour old, signed",
+            False,
+            secret,
+            {**headers, "webhook-timestamp": hour_ago, "webhook-signature": sign(secret, headers["webhook-id"], hour_ago, body)},
+            body,
+        ),
     ]
-    assert cases[1][3] != body, "the ping's body has no type to tamper with"
+    if cases[3][4] == body:
+        raise Failure("the ping's body has no type to tamper with")
     runs = {
-        "python": (["python3", "-"], code["python"] + PYTHON_HARNESS),
-        "js": (["node", "-"], code["js"] + NODE_HARNESS),
-        "php": (["php"], "<?php\n" + code["php"] + PHP_HARNESS),
+        "Python": (["python3"], "py", code["python"] + PYTHON_HARNESS),
+        "Node": (["node"], "js", code["js"] + NODE_HARNESS),
+        "PHP": (["php"], "php", "<?php\n" + code["php"] + PHP_HARNESS),
     }
-    for lang, (argv, source) in runs.items():
-        for expected, key, hdrs, text in cases:
-            script = work / f"verify.{lang}"
-            script.write_text(source, encoding="utf-8")
-            payload = json.dumps({"secret": key, "cases": [{"headers": hdrs, "body": text}]})
-            done = subprocess.run(argv[:1] + [str(script)], input=payload.encode(), capture_output=True, timeout=30)
-            if done.returncode != 0:
-                raise Failure(f"{page.relative_to(ROOT)}: the {lang} verifier failed to run: {done.stderr.decode()[-800:]}")
-            if json.loads(done.stdout) != [expected]:
-                what = "refused the real delivery" if expected else "accepted a tampered delivery"
-                raise Failure(f"{page.relative_to(ROOT)}: the {lang} verifier {what}")
-        print(f"  docs/webhooks.md: the {lang} verifier accepts a real delivery and refuses 4 tampered ones")
+    payload = json.dumps({"cases": [{"secret": k, "headers": h, "body": b} for _, _, k, h, b in cases]})
+    for lang, (argv, ext, source) in runs.items():
+        script = work / f"verify.{ext}"
+        script.write_text(source, encoding="utf-8")
+        done = subprocess.run(argv + [str(script)], input=payload.encode(), capture_output=True, timeout=60)
+        if done.returncode != 0:
+            raise Failure(f"{page.relative_to(ROOT)}: the {lang} verifier did not run: {done.stderr.decode()[-800:]}")
+        results = json.loads(done.stdout)
+        for (what, expected, *_), result in zip(cases, results, strict=True):
+            if result is not expected:
+                verdict = "refused" if expected else "accepted"
+                raise Failure(f"{page.relative_to(ROOT)}: the {lang} verifier {verdict} {what}")
+        print(f"  {page.relative_to(ROOT)}: the {lang} verifier accepts real deliveries (3 cases) and refuses 5 forged ones")
 
 
 # ---------------------------------------------------------------- main
@@ -810,12 +823,13 @@ def main() -> int:
         problems = keys_in_order(reading_order())
         if problems:
             raise Failure("pages read in order reuse keys:\n  " + "\n  ".join(problems))
-        total = 0
+        total = compared = 0
         for page in pages:
-            ran = Page(page, args, work).run()
-            if ran:
-                print(f"{page.relative_to(ROOT)}: {ran} commands as shown")
-            total += ran
+            run = Page(page, args, work)
+            if run.run():
+                print(f"{page.relative_to(ROOT)}: {run.ran} commands ran, {run.compared} answers as shown")
+            total += run.ran
+            compared += run.compared
         if not args.no_verifiers:
             check_verifiers(args, work)
     except Failure as error:
@@ -823,7 +837,10 @@ def main() -> int:
         return 1
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"docs runner: {total} commands of {len(pages)} pages as shown, in {time.monotonic() - started:.1f} s")
+    print(
+        f"docs runner: {total} commands of {len(pages)} pages ran, {compared} answers as shown, "
+        f"in {time.monotonic() - started:.1f} s"
+    )
     return 0
 
 

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The docs runner (.ci/docs_runner.py): every curl example of docs/ and the README, page by page
+# in reading order against a fresh sandbox, each shown answer compared with the sandbox's; then
+# the Python, Node and PHP webhook verifiers of docs/webhooks.md on real signed deliveries.
+# Uses the sandbox and the webhook receiver the test step built (the build below is then a
+# no-op); installs Debian's php-cli when php is absent (CI runs as root).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v php >/dev/null 2>&1; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "docs.sh: php is missing; install php-cli (as root)" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq php-cli >/dev/null
+fi
+cargo build --quiet --all-features --example server --example webhook_receiver
+python3 .ci/docs_runner.py
