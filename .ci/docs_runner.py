@@ -556,18 +556,16 @@ class Page:
             raise self.fail(command, f"no HTTP answer: {done.stderr.decode(errors='replace')[-500:]}")
         if 0 in statuses:
             raise self.fail(command, "a request got no answer")
+        for status in statuses:
+            if command.status is not None and status != command.status:
+                raise self.fail(command, f"the page says {command.status}, the sandbox answered {status}: {out[:300]}")
+            if command.status is None and not command.shown and not 200 <= status < 300:
+                raise self.fail(command, f"answered {status} (say the status in a comment if meant): {out[:300]}")
         if command.shown:
             self.check(command, out)
             self.compared += 1
-        else:
-            expected = command.status
-            for status in statuses:
-                if expected is not None and status != expected:
-                    raise self.fail(command, f"the page says {expected}, the sandbox answered {status}: {out[:300]}")
-                if expected is None and not 200 <= status < 300:
-                    raise self.fail(command, f"answered {status} (say the status in a comment if meant): {out[:300]}")
-            if out.lstrip().startswith(("{", "[")) and len(statuses) == 1:
-                self.remember(command, out)
+        elif out.lstrip().startswith(("{", "[")) and len(statuses) == 1:
+            self.remember(command, out)
         if self.args.verbose:
             print(f"  {self.name}:{command.line}: {statuses}")
 
