@@ -492,8 +492,8 @@ class Page:
         return text.replace("127.0.0.1:4000", f"127.0.0.1:{self.receiver_port}")
 
     def run(self) -> int:
-        lines_seen = blocks(self.path)
-        if not lines_seen:
+        page_blocks = blocks(self.path)
+        if not page_blocks:
             return 0
         if self.path.name == "rate-limits.md":
             # The rate windows are UTC minutes: run the page inside one.
@@ -502,7 +502,7 @@ class Page:
                 time.sleep(wait + 0.5)
         self.fresh()
         try:
-            for fence, body, skip in lines_seen:
+            for fence, body, skip in page_blocks:
                 if skip:
                     print(f"  {self.name}:{fence}: skipped ({skip})")
                     continue
@@ -537,13 +537,16 @@ class Page:
             text = text.replace("whsec_...", self.secret)
         calls = Path(tempfile.mkdtemp(dir=self.work))
         script = CURL_WRAPPER + self.rewrite("\n".join(self.assignments) + "\n" + text) + "\n"
-        done = subprocess.run(
-            ["bash", "-c", script],
-            cwd=calls,
-            capture_output=True,
-            env={**os.environ, "DOCS_RUNNER_CALLS": str(calls)},
-            timeout=60,
-        )
+        try:
+            done = subprocess.run(
+                ["bash", "-c", script],
+                cwd=calls,
+                capture_output=True,
+                env={**os.environ, "DOCS_RUNNER_CALLS": str(calls)},
+                timeout=60,
+            )
+        except subprocess.TimeoutExpired:
+            raise self.fail(command, "still running after 60 s") from None
         self.ran += 1
         out = done.stdout.decode("utf-8", errors="replace")
         heads = sorted(calls.glob("h*"), key=lambda p: int(p.name[1:]))
@@ -598,10 +601,7 @@ class Page:
             expected = Shown(shown).parse()
         except Failure as error:
             raise self.fail(command, str(error)) from None
-        try:
-            actual = self.remember(command, body)
-        except Failure:
-            raise
+        actual = self.remember(command, body)
         if actual is None:
             raise self.fail(command, f"the answer is not JSON: {body[:300]}")
         difference = compare(expected, actual)
@@ -640,27 +640,39 @@ class Page:
 
 
 def keys_in_order(pages: list[Path]) -> list[str]:
-    """Idempotency keys and external references reused with another body across the pages
-    (read in order, on one sandbox they would be a 409) where the page does not show the 409."""
+    """Where the pages, read in order on one sandbox, would get a 409 they do not show: an
+    `Idempotency-Key` sent again with another body, or an `external_reference` sent again other
+    than as a replay (same key, same body)."""
     problems = []
-    seen: dict[tuple[str, str], tuple[str, str]] = {}
+    keys: dict[str, tuple[str, str]] = {}
+    references: dict[str, tuple[str, tuple[str, str]]] = {}
     for page in pages:
+        variables: dict[str, str] = {}
         for fence, body, skip in blocks(page):
             if skip:
                 continue
             for command in parse_block(fence, body):
-                shown = "\n".join(command.shown)
-                if "409" in shown or "conflict" in shown or command.status == 409:
+                if ASSIGNMENT.match(command.text.strip()):
+                    for name, value in re.findall(r"([A-Z_][A-Z0-9_]*)=('[^']*'|\"[^\"]*\"|[^\s;]*)", command.text):
+                        variables[name] = value.strip("'\"")
                     continue
-                data = re.search(r"-d\s+('[^']*'|\"(?:\\.|[^\"])*\"|\$\w+)", command.text, re.S)
-                for kind, value in re.findall(r"(Idempotency-Key): ([\w.-]+)", command.text) + re.findall(
-                    r"\"(external_reference)\\?\":\s*\\?\"([^\"\\]+)", command.text
-                ):
-                    where = f"{page.relative_to(ROOT)}:{command.line}"
-                    body_text = data.group(1) if data else ""
-                    if (kind, value) in seen and seen[(kind, value)][1] != body_text:
-                        problems.append(f"{where}: {kind} {value} is also used by {seen[(kind, value)][0]} with another body")
-                    seen.setdefault((kind, value), (where, body_text))
+                shown = "\n".join(command.shown)
+                if "409" in shown or '"conflict"' in shown or command.status == 409:
+                    continue
+                text = re.sub(r"\$(\w+)", lambda m: variables.get(m.group(1), m.group(0)), command.text)
+                data = re.search(r"-d\s+('[^']*'|\"(?:\\.|[^\"])*\")", text, re.S)
+                sent = data.group(1) if data else ""
+                where = f"{page.relative_to(ROOT)}:{command.line}"
+                key = re.search(r"Idempotency-Key: ([\w.-]+)", text)
+                request = (key.group(1) if key else "", sent)
+                if key:
+                    first = keys.setdefault(key.group(1), (where, sent))
+                    if first[1] != sent:
+                        problems.append(f"{where}: Idempotency-Key {key.group(1)} is sent with another body at {first[0]}")
+                for reference in re.findall(r"\"external_reference\\?\":\s*\\?\"([^\"\\]+)", text):
+                    first = references.setdefault(reference, (where, request))
+                    if first[0] != where and (first[1] != request or not key):
+                        problems.append(f"{where}: external_reference {reference} is already used at {first[0]}")
     return problems
 
 
