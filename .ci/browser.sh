@@ -5,15 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v chromedriver >/dev/null 2>&1; then
-  if [ "$(id -u)" -ne 0 ]; then
-    echo "browser.sh: chromedriver is missing; install chromium and chromium-driver (as root)" >&2
-    exit 1
-  fi
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq chromium chromium-driver >/dev/null
-fi
+# shellcheck source=/dev/null
+source .ci/debian.sh
+debian_install chromedriver chromium chromium-driver
 export CHROMEDRIVER="${CHROMEDRIVER:-$(command -v chromedriver)}"
 export CHROMIUM="${CHROMIUM:-$(command -v chromium || echo /usr/bin/chromium)}"
 cargo test --all-features --test browser -- --ignored --nocapture

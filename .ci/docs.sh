@@ -7,14 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v php >/dev/null 2>&1; then
-  if [ "$(id -u)" -ne 0 ]; then
-    echo "docs.sh: php is missing; install php-cli (as root)" >&2
-    exit 1
-  fi
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq php-cli >/dev/null
-fi
+# shellcheck source=/dev/null
+source .ci/debian.sh
+debian_install php php-cli
 cargo build --quiet --all-features --example server --example webhook_receiver
 python3 .ci/docs_runner.py
