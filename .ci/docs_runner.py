@@ -812,6 +812,58 @@ def check_verifiers(args, work: Path) -> None:
         print(f"  {page.relative_to(ROOT)}: the {lang} verifier accepts real deliveries (3 cases) and refuses 5 forged ones")
 
 
+# ---------------------------------------------------------------- the runner's own checks
+
+
+def self_test() -> None:
+    """The matcher and the block parser on known cases: each line one that must hold."""
+
+    def matches(shown: str, actual: str) -> bool:
+        return compare(Shown(shown).parse(), strict_json(actual)) is None
+
+    def refused(parse, text: str) -> bool:
+        try:
+            parse(text)
+        except Failure:
+            return True
+        return False
+
+    assert matches('{"a":"1.00","b":[1,2]}', '{"b":[1,2],"a":"1.00"}')
+    assert not matches('{"a":"1.00"}', '{"a":"1.01"}'), "an amount is exact"
+    assert not matches('{"a":5}', '{"a":6}'), "an id is exact"
+    assert not matches('{"a":1}', '{"a":1,"b":2}'), "without ..., the keys are the answer's"
+    assert matches('{"a":1,...}', '{"a":1,"b":2}')
+    assert not matches('{"a":1,"c":3,...}', '{"a":1,"b":2}'), "a shown key must be in the answer"
+    assert matches('[{"id":1},...,{"id":9}]', '[{"id":1},{"id":4},{"id":9}]')
+    assert not matches('[{"id":1},...,{"id":9}]', '[{"id":1},{"id":4}]')
+    assert not matches("[1,2]", "[1,2,3]"), "without ..., the elements are the answer's"
+    assert matches('{"t":"...","s":"whsec_..."}', '{"t":"x","s":"whsec_abc"}')
+    assert not matches('{"s":"whsec_..."}', '{"s":"sk_abc"}')
+    assert matches('{"at":"2026-11-24T14:04:50+02:00"}', '{"at":"2027-01-01T00:00:00+02:00"}')
+    assert not matches('{"at":"2026-11-24T14:04:50+02:00"}', '{"at":null}')
+    assert matches('{"r":"req_7k2m9qxa4b1c8d3e5f6g0h2j"}', '{"r":"req_000000000000000000000000"}')
+    assert not matches('{"r":"req_7k2m9qxa4b1c8d3e5f6g0h2j"}', '{"r":"shop-42"}')
+    assert not matches('{"code":"not_found"}', '{"code":"conflict"}')
+    assert not matches('{"open":false}', '{"open":true}'), "a boolean is exact"
+    assert matches('{"withdrawal":{"open":false}}', '{"withdrawal":{"open":true}}')
+    assert not matches('{"a":1}', '{"a":"1"}'), "a number is not a string"
+    assert refused(lambda t: Shown(t).parse(), '{"request_id":"x","request_id":"y"}'), "a shown key twice"
+    assert refused(strict_json, '{"e":{"request_id":"x","request_id":"y"}}'), "an answer's key twice"
+    commands = parse_block(10, [
+        "$ curl -s $API/x -H 'a: b' \\",
+        "    -d '{\"x\":",
+        "  1}'",
+        '{"data":1}',
+        "",
+        "$ curl -s $API/y",
+        '{"error":{}}',
+    ])
+    assert [(c.line, c.shown) for c in commands] == [(11, ['{"data":1}']), (16, ['{"error":{}}'])]
+    commands = parse_block(1, ["curl -s a   # 404: gone", "curl -s b", "# → 201, made", "# {\"id\":4}"])
+    assert [(c.status, c.shown) for c in commands] == [(404, []), (201, ['{"id":4}'])]
+    print("docs runner: its own checks hold")
+
+
 # ---------------------------------------------------------------- main
 
 
@@ -820,9 +872,13 @@ def main() -> int:
     parser.add_argument("--server", type=Path, default=ROOT / "target/debug/examples/server")
     parser.add_argument("--receiver", type=Path, default=ROOT / "target/debug/examples/webhook_receiver")
     parser.add_argument("--no-verifiers", action="store_true", help="skip the webhook verifiers")
+    parser.add_argument("--self-test", action="store_true", help="only the runner's own checks (always run first)")
     parser.add_argument("-v", "--verbose", action="store_true")
     parser.add_argument("pages", nargs="*", type=Path)
     args = parser.parse_args()
+    self_test()
+    if args.self_test:
+        return 0
     for binary in (args.server, args.receiver):
         if not binary.exists():
             sys.exit(f"docs runner: {binary} is missing: cargo build --all-features --examples")
