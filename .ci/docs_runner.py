@@ -451,29 +451,53 @@ curl() {
 """
 
 
-class Page:
-    """One page run against its sandbox(es)."""
+class Session:
+    """What a reader's terminal keeps: the sandbox running, shell variables, the last secret."""
 
-    def __init__(self, path: Path, args, work: Path):
+    def __init__(self):
+        self.sandbox: Sandbox | None = None
+        self.receiver_port = free_port()
+        self.assignments: list[str] = []
+        self.secret: str | None = None
+
+    def close(self) -> None:
+        if self.sandbox:
+            self.sandbox.stop()
+            self.sandbox = None
+
+
+class Page:
+    """One page run against its sandbox(es). Strict: a fresh sandbox for the page, every shown
+    answer compared. As a reader (`strict` false): the session's sandbox, kept from the pages
+    before, and only the outcome of each command compared (success, or the error code or
+    status shown), since ids then differ from the page's."""
+
+    def __init__(self, path: Path, args, work: Path, session: Session | None = None):
         self.path = path
         self.name = path.relative_to(ROOT)
         self.args = args
         self.work = work
-        self.sandbox: Sandbox | None = None
+        self.strict = session is None
+        self.session = session or Session()
         self.receiver: Receiver | None = None
-        self.receiver_port = free_port()
-        self.assignments: list[str] = []
-        self.secret: str | None = None
         self.ran = 0
         self.compared = 0
+        # As a reader: (resource, id the page shows) -> id the sandbox gave, for what the page
+        # creates and then uses by its id.
+        self.ids: dict[tuple[str, int], int] = {}
+
+    @property
+    def sandbox(self) -> Sandbox | None:
+        return self.session.sandbox
 
     def fail(self, command: Command, message: str) -> Failure:
         return Failure(f"{self.name}:{command.line}: {message}\n    $ {command.text.splitlines()[0][:160]}")
 
     def fresh(self) -> None:
         self.stop()
-        self.sandbox = Sandbox(self.args.server, self.work)
-        self.assignments = []
+        self.session.close()
+        self.session.sandbox = Sandbox(self.args.server, self.work)
+        self.session.assignments = []
 
     def stop(self) -> None:
         if self.receiver:
@@ -483,13 +507,12 @@ class Page:
             if "refused" in output or "without a type" in output or not events:
                 raise Failure(f"{self.name}: the webhook receiver verified {len(events)} events:\n{output}")
             print(f"  the receiver verified {len(events)} events")
-        if self.sandbox:
-            self.sandbox.stop()
-            self.sandbox = None
+        if self.strict:
+            self.session.close()
 
     def rewrite(self, text: str) -> str:
         text = text.replace("127.0.0.1:8080", f"127.0.0.1:{self.sandbox.port}")
-        return text.replace("127.0.0.1:4000", f"127.0.0.1:{self.receiver_port}")
+        return text.replace("127.0.0.1:4000", f"127.0.0.1:{self.session.receiver_port}")
 
     def run(self) -> int:
         page_blocks = blocks(self.path)
@@ -500,14 +523,16 @@ class Page:
             wait = 60 - time.time() % 60
             if wait < 5:
                 time.sleep(wait + 0.5)
-        self.fresh()
+        if self.strict or not self.sandbox:
+            self.fresh()
         try:
             for fence, body, skip in page_blocks:
                 if skip:
-                    print(f"  {self.name}:{fence}: skipped ({skip})")
+                    if self.strict:
+                        print(f"  {self.name}:{fence}: skipped ({skip})")
                     continue
                 commands = parse_block(fence, body)
-                if commands and STARTS_SANDBOX.match(commands[0].text) and self.ran:
+                if commands and STARTS_SANDBOX.match(commands[0].text) and (self.ran or not self.strict):
                     self.fresh()
                 for command in commands:
                     self.command(command)
@@ -515,8 +540,8 @@ class Page:
         finally:
             if self.receiver:
                 self.receiver.stop()
-            if self.sandbox:
-                self.sandbox.stop()
+            if self.strict:
+                self.session.close()
         return self.ran
 
     def command(self, command: Command) -> None:
@@ -524,19 +549,23 @@ class Page:
         if STARTS_SANDBOX.match(text):
             return
         if STARTS_RECEIVER.match(text):
-            if not self.secret:
+            if not self.session.secret:
                 raise self.fail(command, "a receiver is started before any answer showed a secret")
-            self.receiver = Receiver(self.args.receiver, self.receiver_port, self.secret, self.work)
+            if self.receiver:
+                self.receiver.stop()
+            self.receiver = Receiver(self.args.receiver, self.session.receiver_port, self.session.secret, self.work)
             return
         if ASSIGNMENT.match(text):
-            self.assignments.append(text)
+            self.session.assignments.append(text)
             return
         if "curl" not in text:
             return
-        if self.secret:
-            text = text.replace("whsec_...", self.secret)
+        if self.session.secret:
+            text = text.replace("whsec_...", self.session.secret)
+        for (resource, shown_id), actual_id in self.ids.items():
+            text = re.sub(rf"/{resource}/{shown_id}\b", f"/{resource}/{actual_id}", text)
         calls = Path(tempfile.mkdtemp(dir=self.work))
-        script = CURL_WRAPPER + self.rewrite("\n".join(self.assignments) + "\n" + text) + "\n"
+        script = CURL_WRAPPER + self.rewrite("\n".join(self.session.assignments) + "\n" + text) + "\n"
         try:
             done = subprocess.run(
                 ["bash", "-c", script],
@@ -581,11 +610,14 @@ class Page:
             return None
         data = value.get("data") if isinstance(value, dict) else None
         if isinstance(data, dict) and isinstance(data.get("secret"), str):
-            self.secret = data["secret"]
+            self.session.secret = data["secret"]
         return value
 
     def check(self, command: Command, out: str) -> None:
         shown = self.rewrite("\n".join(command.shown))
+        if not self.strict:
+            self.check_outcome(command, shown, out)
+            return
         if shown.startswith("HTTP/"):
             self.check_http(command, shown, out)
         elif shown.lstrip().startswith(("{", "[")):
@@ -595,6 +627,32 @@ class Page:
             actual = [x.split() for x in out.strip().splitlines()]
             if expected != actual:
                 raise self.fail(command, f"shown:\n{shown}\n  the sandbox:\n{out.strip()}")
+
+    def check_outcome(self, command: Command, shown: str, out: str) -> None:
+        """As a reader: the shown status, or the shown error code, or a success."""
+        text = out.replace("\r\n", "\n")
+        if shown.startswith("HTTP/"):
+            status = text.split("\n", 1)[0].split()[1:2]
+            if status != shown.split()[1:2]:
+                raise self.fail(command, f"shown {shown.splitlines()[0]!r}, the sandbox answered {status}")
+            shown, text = shown.partition("\n{")[2], text.partition("\n\n")[2]
+            shown = "{" + shown if shown else ""
+        if not shown.lstrip().startswith(("{", "[")):
+            return
+        expected = Shown(shown).parse()
+        actual = self.remember(command, text)
+        members = dict(m for m in expected[1] if m is not ELIDED) if expected[0] == "obj" else {}
+        error = members.get("error")
+        code = dict(m for m in error[1] if m is not ELIDED).get("code") if isinstance(error, tuple) else None
+        got = actual.get("error", {}).get("code") if isinstance(actual, dict) else None
+        if code != got:
+            what = f"error {code}" if code else "success"
+            raise self.fail(command, f"shown {what}, the sandbox answered {text[:300]}")
+        created = re.search(r"\$API/(orders|quotes|webhooks)\s", command.text + " ")
+        data = members.get("data")
+        shown_id = dict(m for m in data[1] if m is not ELIDED).get("id") if isinstance(data, tuple) else None
+        if created and "-d" in command.text and isinstance(shown_id, int):
+            self.ids[(created.group(1), shown_id)] = actual["data"]["id"]
 
     def check_json(self, command: Command, shown: str, body: str) -> None:
         try:
@@ -896,6 +954,17 @@ def main() -> int:
                 print(f"{page.relative_to(ROOT)}: {run.ran} commands ran, {run.compared} answers as shown")
             total += run.ran
             compared += run.compared
+        if not args.pages:
+            # As a reader follows them: one sandbox for all the pages in order.
+            session = Session()
+            try:
+                for page in pages:
+                    Page(page, args, work, session).run()
+            except Failure as error:
+                raise Failure(f"read in order on one sandbox: {error}") from None
+            finally:
+                session.close()
+            print("the pages read in order on one sandbox: every command as its page says")
         if not args.no_verifiers:
             check_verifiers(args, work)
     except Failure as error:
