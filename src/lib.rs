@@ -100,3 +100,56 @@ pub mod sqlx {
 ))]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+
+/// Declares the pages of `docs/` whose Rust blocks are compiled: one doctest item each (like
+/// [`ReadmeDoctests`]), and the list of them that a unit test holds to the pages' contents.
+macro_rules! doc_pages {
+    ($($item:ident = $page:literal,)*) => {
+        $(
+            /// A page of `docs/`, its Rust blocks compiled by `cargo test --doc --all-features`
+            /// (never part of the API: built for doctests only).
+            #[cfg(all(
+                doctest,
+                feature = "axum",
+                feature = "warp",
+                feature = "sqlx-postgres",
+                feature = "webhooks"
+            ))]
+            #[doc = include_str!(concat!("../docs/", $page))]
+            pub struct $item;
+        )*
+
+        /// The pages of `docs/` with Rust blocks, each compiled as the doctests of an item.
+        #[cfg(test)]
+        const DOC_PAGES: &[&str] = &[$($page),*];
+    };
+}
+
+doc_pages! {
+    OnboardingDoctests = "onboarding.md",
+    WebhooksDoctests = "webhooks.md",
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every page of `docs/` with a Rust block (```` ```rust ````) is in [`super::DOC_PAGES`],
+    /// so that its blocks compile as doctests of this crate, and no other page is.
+    #[test]
+    fn every_docs_page_with_rust_blocks_is_compiled() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/docs");
+        let mut with_rust: Vec<String> = std::fs::read_dir(dir)
+            .expect("docs/")
+            .map(|entry| entry.expect("an entry").path())
+            .filter(|path| path.extension().is_some_and(|e| e == "md"))
+            .filter(|path| {
+                std::fs::read_to_string(path)
+                    .expect("a page")
+                    .lines()
+                    .any(|line| line.starts_with("```rust"))
+            })
+            .map(|path| path.file_name().expect("a name").to_string_lossy().into_owned())
+            .collect();
+        with_rust.sort();
+        assert_eq!(with_rust, super::DOC_PAGES);
+    }
+}
