@@ -147,7 +147,12 @@ mod tests {
                     .lines()
                     .any(|line| line.starts_with("```rust"))
             })
-            .map(|path| path.file_name().expect("a name").to_string_lossy().into_owned())
+            .map(|path| {
+                path.file_name()
+                    .expect("a name")
+                    .to_string_lossy()
+                    .into_owned()
+            })
             .collect();
         with_rust.sort();
         assert_eq!(with_rust, super::DOC_PAGES);

@@ -118,7 +118,11 @@ fn every_operation_in_the_document_is_served() {
         .filter(|route| documented(route.endpoint(&[1, 1])))
         .count();
     assert_eq!(operations, documented_routes);
-    assert_eq!(ROUTES.len() - documented_routes, 1, "only the reference page");
+    assert_eq!(
+        ROUTES.len() - documented_routes,
+        1,
+        "only the reference page"
+    );
 }
 
 #[test]
@@ -261,7 +265,10 @@ async fn the_reference_page_shows_every_operation_and_loads_nothing() {
     assert!(!policy.contains("http"), "{policy}");
     assert_eq!(headers["x-content-type-options"], "nosniff");
     assert_eq!(headers["x-frame-options"], "DENY");
-    assert!(headers.get("x-ratelimit-limit").is_none(), "no key, no limit");
+    assert!(
+        headers.get("x-ratelimit-limit").is_none(),
+        "no key, no limit"
+    );
     let page = std::str::from_utf8(response.body()).expect("UTF-8");
     assert!(page.starts_with("<!DOCTYPE html>"));
 
@@ -275,7 +282,7 @@ async fn the_reference_page_shows_every_operation_and_loads_nothing() {
             let end = start + page[start..].find("</article>").expect("its end");
             let article = &page[start..end];
             let heading = format!(
-                "{}</span><code>{}</code>",
+                "{}</span> <code>{}</code>",
                 method.to_ascii_uppercase(),
                 escaped(path)
             );
@@ -306,7 +313,9 @@ async fn the_reference_page_shows_every_operation_and_loads_nothing() {
     assert!(page.contains("<code>lines[].variant_id</code>"));
 
     // Self-contained: nothing to fetch, every link inside the page or to the document.
-    for asset in ["<script", "<link", "<img", "<iframe", "src=", "url(", "@import"] {
+    for asset in [
+        "<script", "<link", "<img", "<iframe", "src=", "url(", "@import",
+    ] {
         assert!(!page.contains(asset), "the page loads {asset}");
     }
     for link in page.split("href=\"").skip(1) {

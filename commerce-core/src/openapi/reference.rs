@@ -82,7 +82,7 @@ fn render(doc: &Value) -> String {
                                         li {
                                             a href=(format!("#{}", op.id)) {
                                                 span class=(format!("method {}", op.method)) { (op.method.to_uppercase()) }
-                                                code { (op.path) }
+                                                " " code { (op.path) }
                                             }
                                             " " (text(&op.value["summary"]))
                                         }
@@ -106,7 +106,7 @@ fn render(doc: &Value) -> String {
                         @for (name, item) in webhooks {
                             @for (method, event) in object(item) {
                                 article id=(format!("webhook-{name}")) {
-                                    h3 { span class=(format!("method {method}")) { (method.to_uppercase()) } code { (name) } }
+                                    h3 { span class=(format!("method {method}")) { (method.to_uppercase()) } " " code { (name) } }
                                     p.summary { (text(&event["summary"])) }
                                     p { (prose(text(&event["description"]))) }
                                     (request_body(doc, &event["requestBody"]))
@@ -168,7 +168,7 @@ fn operation(doc: &Value, op: &Operation<'_>) -> Markup {
         article id=(op.id) {
             h3 {
                 span class=(format!("method {}", op.method)) { (op.method.to_uppercase()) }
-                code { (op.path) }
+                " " code { (op.path) }
             }
             p.summary { (text(&value["summary"])) }
             p.muted { "Operation " code { (op.id) } @if keyless { "; no key needed" } "." }
@@ -184,7 +184,7 @@ fn operation(doc: &Value, op: &Operation<'_>) -> Markup {
                             tr {
                                 td { code { (text(&parameter["name"])) } }
                                 td { (text(&parameter["in"])) }
-                                td { (type_of(doc, &parameter["schema"])) }
+                                td { (type_of(&parameter["schema"])) }
                                 td { (yes_no(&parameter["required"])) }
                                 td { (prose(text(&parameter["description"]))) }
                             }
@@ -203,7 +203,7 @@ fn operation(doc: &Value, op: &Operation<'_>) -> Markup {
                             td { (prose(text(&response["description"]))) }
                             td {
                                 @for (media, content) in object(&response["content"]) {
-                                    (type_of(doc, &content["schema"])) " " span.muted { "(" (media) ")" }
+                                    (type_of(&content["schema"])) " " span.muted { "(" (media) ")" }
                                 }
                             }
                         }
@@ -221,7 +221,7 @@ fn request_body(doc: &Value, body: &Value) -> Markup {
             h4 { "Request body" }
             p {
                 code { (media) } ", " @if body["required"] == Value::Bool(true) { "required" } @else { "optional" }
-                ": " (type_of(doc, &content["schema"]))
+                ": " (type_of(&content["schema"]))
             }
             (fields(doc, &content["schema"]))
         }
@@ -241,7 +241,7 @@ fn fields(doc: &Value, schema: &Value) -> Markup {
                     @for row in &rows {
                         tr {
                             td { code { (row.name) } }
-                            td { (type_of(doc, row.schema)) }
+                            td { (type_of(row.schema)) }
                             td { @if row.required { "yes" } @else { "no" } }
                             td { (prose(text(&row.schema["description"]))) }
                         }
@@ -295,7 +295,7 @@ fn collect_fields<'d>(
 }
 
 /// A schema's type in a few words, named schemas linked to their section.
-fn type_of(doc: &Value, schema: &Value) -> Markup {
+fn type_of(schema: &Value) -> Markup {
     if let Some(name) = schema["$ref"].as_str().and_then(|r| r.rsplit('/').next()) {
         return html! { a href=(format!("#schema-{name}")) { (name) } };
     }
@@ -304,7 +304,7 @@ fn type_of(doc: &Value, schema: &Value) -> Markup {
             return html! {
                 @for (i, variant) in variants.iter().enumerate() {
                     @if i > 0 { (joiner) }
-                    (type_of(doc, variant))
+                    (type_of(variant))
                 }
             };
         }
@@ -331,12 +331,12 @@ fn type_of(doc: &Value, schema: &Value) -> Markup {
         @if types.is_empty() && properties.is_empty() { "any" }
         @for (i, name) in types.iter().enumerate() {
             @if i > 0 { " or " }
-            @if *name == "array" { "array of " (type_of(doc, &schema["items"])) }
+            @if *name == "array" { "array of " (type_of(&schema["items"])) }
             @else if *name == "object" && !properties.is_empty() {
                 "{"
                 @for (j, (field, property)) in properties.iter().enumerate() {
                     @if j > 0 { ", " }
-                    code { (field) } ": " (type_of(doc, property))
+                    code { (field) } ": " (type_of(property))
                 }
                 "}"
             }
@@ -350,11 +350,21 @@ fn type_of(doc: &Value, schema: &Value) -> Markup {
 fn constraints(schema: &Value) -> Markup {
     let mut parts = Vec::new();
     match (&schema["minLength"], &schema["maxLength"]) {
-        (Value::Number(min), Value::Number(max)) => parts.push(format!("{min} to {max} characters")),
+        (Value::Number(min), Value::Number(max)) => {
+            parts.push(format!("{min} to {max} characters"))
+        }
         (_, Value::Number(max)) => parts.push(format!("at most {max} characters")),
         _ => {}
     }
-    match (&schema["minimum"], &schema["maximum"]) {
+    // A bound past what a JavaScript number holds exactly (an id's `i64::MAX`) says nothing to
+    // a reader: left out.
+    let maximum = match &schema["maximum"] {
+        Value::Number(max) if max.as_f64().is_some_and(|m| m < 9_007_199_254_740_992.0) => {
+            &schema["maximum"]
+        }
+        _ => &Value::Null,
+    };
+    match (&schema["minimum"], maximum) {
         (Value::Number(min), Value::Number(max)) => parts.push(format!("{min} to {max}")),
         (Value::Number(min), _) => parts.push(format!("at least {min}")),
         (_, Value::Number(max)) => parts.push(format!("at most {max}")),
