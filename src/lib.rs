@@ -89,25 +89,13 @@ pub mod sqlx {
     pub use commerce_store_sqlx::*;
 }
 
-/// The README's Rust examples, compiled by `cargo test --doc --all-features` so that they stay
-/// true to the facade (never part of the API: built for doctests only).
-#[cfg(all(
-    doctest,
-    feature = "axum",
-    feature = "warp",
-    feature = "sqlx-postgres",
-    feature = "webhooks"
-))]
-#[doc = include_str!("../README.md")]
-pub struct ReadmeDoctests;
-
-/// Declares the pages of `docs/` whose Rust blocks are compiled: one doctest item each (like
-/// [`ReadmeDoctests`]), and the list of them that a unit test holds to the pages' contents.
-macro_rules! doc_pages {
+/// Compiles the Rust blocks of Markdown pages (the README, the pages of `docs/`) as doctests:
+/// one item per page, and the list of the pages, which a unit test holds to their contents.
+macro_rules! doctests_of {
     ($($item:ident = $page:literal,)*) => {
         $(
-            /// A page of `docs/`, its Rust blocks compiled by `cargo test --doc --all-features`
-            /// (never part of the API: built for doctests only).
+            /// A page's Rust blocks, compiled by `cargo test --doc --all-features` so that they
+            /// stay true to the facade (never part of the API: built for doctests only).
             #[cfg(all(
                 doctest,
                 feature = "axum",
@@ -115,46 +103,58 @@ macro_rules! doc_pages {
                 feature = "sqlx-postgres",
                 feature = "webhooks"
             ))]
-            #[doc = include_str!(concat!("../docs/", $page))]
+            #[doc = include_str!(concat!("../", $page))]
             pub struct $item;
         )*
 
-        /// The pages of `docs/` with Rust blocks, each compiled as the doctests of an item.
+        /// The pages whose Rust blocks are compiled, from the crate's root.
         #[cfg(test)]
-        const DOC_PAGES: &[&str] = &[$($page),*];
+        const COMPILED_PAGES: &[&str] = &[$($page),*];
     };
 }
 
-doc_pages! {
-    OnboardingDoctests = "onboarding.md",
-    WebhooksDoctests = "webhooks.md",
+doctests_of! {
+    ReadmeDoctests = "README.md",
+    OnboardingDoctests = "docs/onboarding.md",
+    WebhooksDoctests = "docs/webhooks.md",
 }
 
 #[cfg(test)]
 mod tests {
-    /// Every page of `docs/` with a Rust block (```` ```rust ````) is in [`super::DOC_PAGES`],
-    /// so that its blocks compile as doctests of this crate, and no other page is.
+    use std::path::Path;
+
+    /// Whether the Markdown page at `path` (from the crate's root) has a Rust block.
+    fn has_rust_block(path: &str) -> bool {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        std::fs::read_to_string(root.join(path))
+            .expect("a page")
+            .lines()
+            .any(|line| line.starts_with("```rust"))
+    }
+
+    /// Every page with a Rust block (```` ```rust ````), the README and those of `docs/`, is in
+    /// [`super::COMPILED_PAGES`], so that its blocks compile as doctests of this crate, and no
+    /// other page is.
     #[test]
-    fn every_docs_page_with_rust_blocks_is_compiled() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/docs");
-        let mut with_rust: Vec<String> = std::fs::read_dir(dir)
+    fn every_page_with_rust_blocks_is_compiled() {
+        let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs");
+        let mut pages: Vec<String> = std::fs::read_dir(docs)
             .expect("docs/")
-            .map(|entry| entry.expect("an entry").path())
-            .filter(|path| path.extension().is_some_and(|e| e == "md"))
-            .filter(|path| {
-                std::fs::read_to_string(path)
-                    .expect("a page")
-                    .lines()
-                    .any(|line| line.starts_with("```rust"))
-            })
-            .map(|path| {
-                path.file_name()
-                    .expect("a name")
+            .map(|entry| {
+                entry
+                    .expect("an entry")
+                    .file_name()
                     .to_string_lossy()
                     .into_owned()
             })
+            .filter(|name| name.ends_with(".md"))
+            .map(|name| format!("docs/{name}"))
+            .chain(["README.md".to_owned()])
+            .filter(|page| has_rust_block(page))
             .collect();
-        with_rust.sort();
-        assert_eq!(with_rust, super::DOC_PAGES);
+        pages.sort();
+        let mut compiled = super::COMPILED_PAGES.to_vec();
+        compiled.sort_unstable();
+        assert_eq!(pages, compiled);
     }
 }

@@ -71,6 +71,13 @@ async fn start_driver() -> (Driver, String) {
     panic!("chromedriver did not listen on {port}");
 }
 
+/// chromedriver and a Chromium session through it (the driver ends when dropped).
+async fn chromium() -> (Driver, Client) {
+    let (driver, url) = start_driver().await;
+    let client = browser(&url).await;
+    (driver, client)
+}
+
 async fn browser(driver: &str) -> Client {
     let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
     let mut capabilities = serde_json::Map::new();
@@ -205,8 +212,7 @@ async fn onboarding_and_withdrawal_in_chromium() {
         commerce::axum::app(engine).nest_service("/account", commerce::axum::owner_pages(pages));
     tokio::spawn(async move { axum::serve(listener, app).await });
 
-    let (_driver, driver_url) = start_driver().await;
-    let client = browser(&driver_url).await;
+    let (_driver, client) = chromium().await;
 
     // The newcomer: log in (demo), request API access, approved at once.
     client
@@ -324,8 +330,7 @@ async fn the_api_reference_shows_every_operation_in_chromium() {
         .expect("the document");
     let document: serde_json::Value = serde_json::from_slice(&document).expect("JSON");
 
-    let (_driver, driver_url) = start_driver().await;
-    let client = browser(&driver_url).await;
+    let (_driver, client) = chromium().await;
     client
         .goto(&format!("{base}/api/v1/docs"))
         .await
