@@ -422,3 +422,36 @@ fn yes_no(value: &Value) -> &'static str {
         "no"
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::render;
+
+    /// Every value of the document is escaped: markup in a summary, a description, a parameter
+    /// or a schema name is shown as text, never run or loaded.
+    #[test]
+    fn every_value_of_the_document_is_escaped() {
+        let hostile = "<script>alert(1)</script><img src=x>\"'&";
+        let doc = json!({
+            "info": {"title": hostile, "version": "1", "description": hostile},
+            "tags": [{"name": "meta"}],
+            "paths": {"/x": {"get": {
+                "operationId": hostile,
+                "tags": ["meta"],
+                "summary": hostile,
+                "description": format!("`{hostile}`"),
+                "parameters": [{"name": hostile, "in": "query", "schema": {"enum": [hostile]}}],
+                "responses": {"200": {"description": hostile, "content": {"application/json":
+                    {"schema": {"$ref": format!("#/components/schemas/{hostile}")}}}}},
+            }}},
+            "components": {"schemas": {hostile: {"description": hostile, "properties": {
+                hostile: {"type": "string", "description": hostile}}}}},
+        });
+        let page = render(&doc);
+        assert!(!page.contains("<script"), "{page}");
+        assert!(!page.contains("<img"), "{page}");
+        assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x&gt;&quot;"));
+    }
+}
