@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Clients generated from the OpenAPI document, as integrators would make them:
-# - TypeScript: openapi-typescript (npm) turns the document into types, and
+# - TypeScript: openapi-typescript (npm) turns the document into types;
 #   .ci/clients/client.ts, a small typed client that calls every operation, must type-check
-#   against them (`tsc --noEmit`, strict);
+#   against them (tsc, strict), and .ci/clients/quickstart.ts, compiled with it to JavaScript,
+#   runs the quick-start flow with that client against the running sandbox (node);
 # - Python: openapi-python-client (PyPI) generates a client package, and
 #   .ci/clients/quickstart.py runs the quick-start flow with it against the running sandbox
 #   (me, products, quote, order, cancel, webhooks).
@@ -46,14 +47,17 @@ fi
 # shellcheck source=/dev/null
 source .ci/sandbox_server.sh
 
-# TypeScript: types from the document, then the typed client against them.
+# TypeScript: types from the document, the typed client checked against them and compiled
+# with the quick start to JavaScript (CommonJS, which node runs without a package.json), then
+# the quick-start flow against the sandbox with node's own fetch.
 mkdir -p "$work/ts"
 "$TOOLS/node/node_modules/.bin/openapi-typescript" "$work/openapi.json" \
   --output "$work/ts/schema.d.ts" --silent
-cp .ci/clients/client.ts "$work/ts/client.ts"
-"$TOOLS/node/node_modules/.bin/tsc" --noEmit --strict --target es2022 --module es2022 \
-  --moduleResolution bundler --lib es2022,dom "$work/ts/client.ts"
+cp .ci/clients/client.ts .ci/clients/quickstart.ts "$work/ts/"
+"$TOOLS/node/node_modules/.bin/tsc" --strict --target es2022 --module commonjs \
+  --lib es2022,dom --outDir "$work/ts/js" "$work/ts/client.ts" "$work/ts/quickstart.ts"
 echo "TypeScript: the typed client of every operation type-checks (openapi-typescript $OPENAPI_TYPESCRIPT_VERSION, tsc $TYPESCRIPT_VERSION)"
+node "$work/ts/js/quickstart.js" "http://127.0.0.1:$PORT"
 
 # Python: a generated client package, then the quick-start flow with it.
 "$TOOLS/venv/bin/openapi-python-client" generate --path "$work/openapi.json" \

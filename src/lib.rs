@@ -89,14 +89,72 @@ pub mod sqlx {
     pub use commerce_store_sqlx::*;
 }
 
-/// The README's Rust examples, compiled by `cargo test --doc --all-features` so that they stay
-/// true to the facade (never part of the API: built for doctests only).
-#[cfg(all(
-    doctest,
-    feature = "axum",
-    feature = "warp",
-    feature = "sqlx-postgres",
-    feature = "webhooks"
-))]
-#[doc = include_str!("../README.md")]
-pub struct ReadmeDoctests;
+/// Compiles the Rust blocks of Markdown pages (the README, the pages of `docs/`) as doctests:
+/// one item per page, and the list of the pages, which a unit test holds to their contents.
+macro_rules! doctests_of {
+    ($($item:ident = $page:literal,)*) => {
+        $(
+            /// A page's Rust blocks, compiled by `cargo test --doc --all-features` so that they
+            /// stay true to the facade (never part of the API: built for doctests only).
+            #[cfg(all(
+                doctest,
+                feature = "axum",
+                feature = "warp",
+                feature = "sqlx-postgres",
+                feature = "webhooks"
+            ))]
+            #[doc = include_str!(concat!("../", $page))]
+            pub struct $item;
+        )*
+
+        /// The pages whose Rust blocks are compiled, from the crate's root.
+        #[cfg(test)]
+        const COMPILED_PAGES: &[&str] = &[$($page),*];
+    };
+}
+
+doctests_of! {
+    ReadmeDoctests = "README.md",
+    OnboardingDoctests = "docs/onboarding.md",
+    WebhooksDoctests = "docs/webhooks.md",
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    /// Whether the Markdown page at `path` (from the crate's root) has a Rust block.
+    fn has_rust_block(path: &str) -> bool {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        std::fs::read_to_string(root.join(path))
+            .expect("a page")
+            .lines()
+            .any(|line| line.starts_with("```rust"))
+    }
+
+    /// Every page with a Rust block (```` ```rust ````), the README and those of `docs/`, is in
+    /// [`super::COMPILED_PAGES`], so that its blocks compile as doctests of this crate, and no
+    /// other page is.
+    #[test]
+    fn every_page_with_rust_blocks_is_compiled() {
+        let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs");
+        let mut pages: Vec<String> = std::fs::read_dir(docs)
+            .expect("docs/")
+            .map(|entry| {
+                entry
+                    .expect("an entry")
+                    .file_name()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .filter(|name| name.ends_with(".md"))
+            .map(|name| format!("docs/{name}"))
+            .chain(["README.md".to_owned()])
+            .filter(|page| has_rust_block(page))
+            .collect();
+        pages.sort();
+        let mut compiled = super::COMPILED_PAGES.to_vec();
+        compiled.sort_unstable();
+        assert_eq!(pages, compiled);
+    }
+}

@@ -13,6 +13,10 @@
 //! under the field first). The engine's clock is set inside a withdrawal window (the next
 //! Sunday or Thursday, noon in Cairo), the only thing this test changes of the sandbox.
 //!
+//! The API reference (`GET /api/v1/docs`) is read in the same browser: every operation of the
+//! OpenAPI document is on the page, an element whose id is its `operationId`, showing its
+//! method and path, and the page loads nothing besides itself.
+//!
 //! Settings: `CHROMEDRIVER` (default `chromedriver`), `CHROMIUM` (default `/usr/bin/chromium`),
 //! `COMMERCE_SCREENSHOTS` (default `docs/onboarding` of this crate).
 
@@ -67,6 +71,13 @@ async fn start_driver() -> (Driver, String) {
     panic!("chromedriver did not listen on {port}");
 }
 
+/// chromedriver and a Chromium session through it (the driver ends when dropped).
+async fn chromium() -> (Driver, Client) {
+    let (driver, url) = start_driver().await;
+    let client = browser(&url).await;
+    (driver, client)
+}
+
 async fn browser(driver: &str) -> Client {
     let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
     let mut capabilities = serde_json::Map::new();
@@ -100,13 +111,17 @@ async fn screenshot(client: &Client, name: &str) {
         .set_window_size(430, u32::try_from(height).unwrap_or(900) + 20)
         .await
         .expect("resize");
-    let png = client.screenshot().await.expect("a screenshot");
+    save(name, client.screenshot().await.expect("a screenshot"));
+    client.set_window_size(430, 900).await.expect("resize back");
+}
+
+/// Saves a screenshot as `docs/onboarding/<name>.png` (or under `COMMERCE_SCREENSHOTS`).
+fn save(name: &str, png: Vec<u8>) {
     let dir = std::env::var("COMMERCE_SCREENSHOTS")
         .map(PathBuf::from)
         .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/onboarding"));
     std::fs::create_dir_all(&dir).expect("the screenshots' directory");
     std::fs::write(dir.join(format!("{name}.png")), png).expect("the screenshot is saved");
-    client.set_window_size(430, 900).await.expect("resize back");
 }
 
 async fn click(client: &Client, css: &str) {
@@ -197,8 +212,7 @@ async fn onboarding_and_withdrawal_in_chromium() {
         commerce::axum::app(engine).nest_service("/account", commerce::axum::owner_pages(pages));
     tokio::spawn(async move { axum::serve(listener, app).await });
 
-    let (_driver, driver_url) = start_driver().await;
-    let client = browser(&driver_url).await;
+    let (_driver, client) = chromium().await;
 
     // The newcomer: log in (demo), request API access, approved at once.
     client
@@ -292,6 +306,82 @@ async fn onboarding_and_withdrawal_in_chromium() {
     );
     assert_eq!(text(&client, "#ready").await, "36.00 جنيه");
     screenshot(&client, "09-withdrawal-requested").await;
+
+    client.close().await.expect("closed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Chromium and chromedriver: .ci/browser.sh"]
+async fn the_api_reference_shows_every_operation_in_chromium() {
+    let engine = Engine::builder(Arc::new(MemoryStore::new()))
+        .config(sandbox::config())
+        .build()
+        .expect("valid settings");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("address"));
+    tokio::spawn(async move { axum::serve(listener, commerce::axum::app(engine)).await });
+    let document = reqwest::get(format!("{base}/api/v1/openapi.json"))
+        .await
+        .expect("GET /api/v1/openapi.json")
+        .bytes()
+        .await
+        .expect("the document");
+    let document: serde_json::Value = serde_json::from_slice(&document).expect("JSON");
+
+    let (_driver, client) = chromium().await;
+    client
+        .goto(&format!("{base}/api/v1/docs"))
+        .await
+        .expect("the reference page");
+    let title = client.title().await.expect("a title");
+    assert!(title.contains("Commerce API"), "{title}");
+    save(
+        "10-api-reference",
+        client.screenshot().await.expect("a screenshot"),
+    );
+
+    let mut operations = 0;
+    for (path, item) in document["paths"].as_object().expect("paths") {
+        for (method, operation) in item.as_object().expect("a path item") {
+            let id = operation["operationId"].as_str().expect("an operationId");
+            let article = client
+                .find(Locator::Id(id))
+                .await
+                .unwrap_or_else(|e| panic!("no element #{id} on the page: {e}"));
+            let shown = article.text().await.expect("its text");
+            let heading = format!("{} {path}", method.to_uppercase());
+            assert!(
+                shown.contains(&heading),
+                "#{id} does not show {heading}: {shown}"
+            );
+            let summary = operation["summary"].as_str().expect("a summary");
+            assert!(shown.contains(summary), "#{id} does not show {summary:?}");
+            operations += 1;
+        }
+    }
+    assert!(operations > 20, "{operations} operations");
+
+    // The table of contents leads to each operation.
+    let first = document["paths"]["/api/v1/me"]["get"]["operationId"]
+        .as_str()
+        .expect("GET /me");
+    click(&client, &format!("nav a[href=\"#{first}\"]")).await;
+    let url = client.current_url().await.expect("url");
+    assert_eq!(url.fragment(), Some(first));
+
+    // Nothing but the page itself was loaded: no script, font, stylesheet or image (the
+    // browser's own request for the site's icon aside).
+    let loaded = client
+        .execute(
+            "return performance.getEntriesByType('resource').map(e => e.name)\
+             .filter(name => new URL(name).pathname !== '/favicon.ico')",
+            vec![],
+        )
+        .await
+        .expect("the resources");
+    assert_eq!(loaded, serde_json::json!([]), "the page loaded {loaded}");
 
     client.close().await.expect("closed");
 }

@@ -1,8 +1,9 @@
 // A small typed client over the types openapi-typescript generates from the OpenAPI document
-// (`./schema`, written by .ci/clients.sh). `tsc --noEmit --strict` checks it: every operation
-// of the document must be called below (`calls` is typed by the document's paths, so a new
-// operation without a call, or a call the document does not describe, is a type error), with
-// the parameters and body the document declares, reading the answer it declares.
+// (`./schema`, written by .ci/clients.sh). `tsc --strict` checks it: every operation of the
+// document must be called below (`calls` is typed by the document's paths, so a new operation
+// without a call, or a call the document does not describe, is a type error), with the
+// parameters and body the document declares, reading the answer it declares. quickstart.ts
+// runs the quick-start flow with it against the sandbox (compiled to JavaScript, run by node).
 
 import type { components, paths } from "./schema";
 
@@ -28,7 +29,7 @@ type Answer<O> = O extends { responses: infer R }
         ? A
         : undefined
   : never;
-type ErrorBody = components["schemas"]["Error"];
+export type ErrorBody = components["schemas"]["Error"];
 
 /** Thrown for a 4xx or 5xx: the error body, with its request id. */
 export class ApiError extends Error {
@@ -40,18 +41,36 @@ export class ApiError extends Error {
   }
 }
 
+/** An answer with its status and headers: the success body, or the error body of a 4xx/5xx. */
+export type Reply<A> =
+  | { ok: true; status: number; headers: Headers; body: A }
+  | { ok: false; status: number; headers: Headers; body: ErrorBody };
+
 export class Client {
   constructor(
     private readonly base: string,
     private readonly key: string,
   ) {}
 
+  /** The success answer's body; an `ApiError` for any other answer. */
   async call<P extends keyof paths, M extends MethodsOf<P>>(
     path: P,
     method: M,
     parameters: Parameters<Operation<P, M>>,
     body: RequestBody<Operation<P, M>>,
   ): Promise<Answer<Operation<P, M>>> {
+    const reply = await this.send(path, method, parameters, body);
+    if (!reply.ok) throw new ApiError(reply.status, reply.body);
+    return reply.body;
+  }
+
+  /** The answer, whatever its status, with its headers. */
+  async send<P extends keyof paths, M extends MethodsOf<P>>(
+    path: P,
+    method: M,
+    parameters: Parameters<Operation<P, M>>,
+    body: RequestBody<Operation<P, M>>,
+  ): Promise<Reply<Answer<Operation<P, M>>>> {
     const params = parameters as {
       path?: Record<string, number>;
       query?: Record<string, string | number | undefined>;
@@ -78,10 +97,13 @@ export class Client {
       headers,
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    if (!response.ok) throw new ApiError(response.status, (await response.json()) as ErrorBody);
-    return (response.status === 204 ? undefined : await response.json()) as Answer<
-      Operation<P, M>
-    >;
+    const status = response.status;
+    if (!response.ok) {
+      const error = (await response.json()) as ErrorBody;
+      return { ok: false, status, headers: response.headers, body: error };
+    }
+    const answer = (status === 204 ? undefined : await response.json()) as Answer<Operation<P, M>>;
+    return { ok: true, status, headers: response.headers, body: answer };
   }
 }
 

@@ -90,6 +90,8 @@ pub mod engine;
 pub mod error;
 mod events;
 pub mod governorates;
+// The headers of the HTML pages (the owner pages, the API reference).
+mod html;
 pub(crate) mod input;
 mod limits;
 pub(crate) mod messages;

@@ -206,6 +206,7 @@ const LAYERS: &[(Layer, &[&str])] = &[
             "api",
             "auth",
             "body",
+            "html",
             "input",
             "messages",
             "openapi",

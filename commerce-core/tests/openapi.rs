@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use commerce_core::Engine;
 use commerce_core::store::MemoryStore;
-use commerce_core::testing::dispatch::{API_PREFIX, ROUTES, resolve, route_of};
+use commerce_core::testing::dispatch::{API_PREFIX, ROUTES, documented, resolve, route_of};
 use commerce_core::testing::http::{Harness, HttpIntegration, build_request, run_case};
 use http::{HeaderMap, Method, Request, Response, StatusCode};
 use serde_json::Value;
@@ -33,6 +33,16 @@ fn every_route_and_ability_is_in_the_document() {
     assert_eq!(doc["openapi"], "3.1.0");
     for route in ROUTES {
         let endpoint = route.endpoint(&[1, 1]);
+        if !documented(endpoint) {
+            // A page for people (the reference page) is no operation of the API.
+            assert!(
+                operation(route.path, &route.method).is_none(),
+                "{} {} is in the document",
+                route.method,
+                route.path
+            );
+            continue;
+        }
         let op = operation(route.path, &route.method)
             .unwrap_or_else(|| panic!("{} {} is not in the document", route.method, route.path));
         assert_eq!(op["operationId"], endpoint.name(), "{}", route.path);
@@ -103,7 +113,16 @@ fn every_operation_in_the_document_is_served() {
             operations += 1;
         }
     }
-    assert_eq!(operations, ROUTES.len());
+    let documented_routes = ROUTES
+        .iter()
+        .filter(|route| documented(route.endpoint(&[1, 1])))
+        .count();
+    assert_eq!(operations, documented_routes);
+    assert_eq!(
+        ROUTES.len() - documented_routes,
+        1,
+        "only the reference page"
+    );
 }
 
 #[test]
@@ -215,6 +234,106 @@ async fn the_document_is_served_without_a_key_and_counts_toward_no_limit() {
     assert_eq!(response.headers()["x-ratelimit-remaining"], "4");
     // A wrong method on it is still a 405.
     let post = build_request(Method::POST, None, "/api/v1/openapi.json", "", &[]);
+    assert_eq!(
+        engine.handle(post).await.status(),
+        StatusCode::METHOD_NOT_ALLOWED
+    );
+}
+
+/// The text maud writes for `text`: `&`, `<`, `>` and `"` escaped.
+fn escaped(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// `GET /api/v1/docs`: the document as one HTML page, without a key, with an article for every
+/// operation (its method and path, summary, parameters and answer statuses), and nothing
+/// loaded from anywhere: no script, stylesheet, image or frame, and links only inside the page
+/// and to the document.
+#[tokio::test]
+async fn the_reference_page_shows_every_operation_and_loads_nothing() {
+    let engine = Engine::new(Arc::new(MemoryStore::new()));
+    let request = build_request(Method::GET, None, "/api/v1/docs", "", &[]);
+    let response = engine.handle(request).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let headers = response.headers();
+    assert_eq!(headers["content-type"], "text/html; charset=utf-8");
+    let policy = headers["content-security-policy"].to_str().expect("ASCII");
+    assert!(policy.starts_with("default-src 'none';"), "{policy}");
+    assert!(!policy.contains("http"), "{policy}");
+    assert_eq!(headers["x-content-type-options"], "nosniff");
+    assert_eq!(headers["x-frame-options"], "DENY");
+    assert!(
+        headers.get("x-ratelimit-limit").is_none(),
+        "no key, no limit"
+    );
+    let page = std::str::from_utf8(response.body()).expect("UTF-8");
+    assert!(page.starts_with("<!DOCTYPE html>"));
+
+    let mut operations = 0;
+    for (path, item) in document()["paths"].as_object().expect("paths") {
+        for (method, op) in item.as_object().expect("a path item") {
+            let id = op["operationId"].as_str().expect("an operationId");
+            let start = page
+                .find(&format!("<article id=\"{id}\">"))
+                .unwrap_or_else(|| panic!("no article for {id}"));
+            let end = start + page[start..].find("</article>").expect("its end");
+            let article = &page[start..end];
+            let heading = format!(
+                "{}</span> <code>{}</code>",
+                method.to_ascii_uppercase(),
+                escaped(path)
+            );
+            assert!(article.contains(&heading), "{id}: no {heading}");
+            let summary = op["summary"].as_str().expect("a summary");
+            assert!(article.contains(&escaped(summary)), "{id}: no {summary}");
+            for parameter in op["parameters"].as_array().into_iter().flatten() {
+                let name = format!("<code>{}</code>", parameter["name"].as_str().unwrap());
+                assert!(article.contains(&name), "{id}: no parameter {name}");
+            }
+            for status in op["responses"].as_object().expect("responses").keys() {
+                let cell = format!("<td><code>{status}</code></td>");
+                assert!(article.contains(&cell), "{id}: no answer {status}");
+            }
+            if op.get("requestBody").is_some() {
+                assert!(article.contains("Request body"), "{id}: no request body");
+            }
+            operations += 1;
+        }
+    }
+    assert!(operations > 20, "{operations}");
+    // One article per operation (the events and schemas have prefixed ids).
+    let articles = page.matches("<article id=\"").count();
+    let others = page.matches("<article id=\"webhook-").count()
+        + page.matches("<article id=\"schema-").count();
+    assert_eq!(articles - others, operations);
+    // A request body's fields are listed, nested ones with dotted names.
+    assert!(page.contains("<code>lines[].variant_id</code>"));
+
+    // Self-contained: nothing to fetch, every link inside the page or to the document.
+    for asset in [
+        "<script", "<link", "<img", "<iframe", "src=", "url(", "@import",
+    ] {
+        assert!(!page.contains(asset), "the page loads {asset}");
+    }
+    for link in page.split("href=\"").skip(1) {
+        let target = &link[..link.find('"').expect("a closed attribute")];
+        assert!(
+            target.starts_with('#') || target == "openapi.json",
+            "a link out of the page: {target}"
+        );
+        if let Some(anchor) = target.strip_prefix('#') {
+            assert!(
+                page.contains(&format!(" id=\"{anchor}\"")),
+                "a link to nothing: {target}"
+            );
+        }
+    }
+    // Not an operation of the API, and a wrong method on it is a 405.
+    assert!(document()["paths"].get("/api/v1/docs").is_none());
+    let post = build_request(Method::POST, None, "/api/v1/docs", "", &[]);
     assert_eq!(
         engine.handle(post).await.status(),
         StatusCode::METHOD_NOT_ALLOWED

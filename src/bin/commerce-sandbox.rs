@@ -252,7 +252,8 @@ pub async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let app = app.layer(middleware::from_fn(log_request));
     let listener = tokio::net::TcpListener::bind(addr).await?;
 
-    println!("Sandbox API on http://{addr}/api/v1 ({storage})\n");
+    println!("Sandbox API on http://{addr}/api/v1 ({storage})");
+    println!("API reference: http://{addr}/api/v1/docs (every operation, one page)\n");
     println!("Demo keys:");
     for (key, what) in sandbox::DEMO_KEYS {
         println!("  {key:<22} {what}");

@@ -118,6 +118,11 @@ fn openapi_document(mount: &str) -> Response<Bytes> {
     wire::json_response(StatusCode::OK, crate::openapi::document_bytes_under(mount))
 }
 
+/// `GET /docs`: the document as a reference page, rendered once.
+fn reference_page() -> Response<Bytes> {
+    crate::html::page(StatusCode::OK, crate::openapi::reference_page().clone())
+}
+
 /// A 200 with one page of a list: `{"data": items, "meta": {...}}`.
 fn ok_list<T: serde::Serialize>(
     items: &[T],

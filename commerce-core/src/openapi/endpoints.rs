@@ -29,12 +29,15 @@ pub(super) struct Spec {
     pub(super) links: &'static [Link],
     /// A sentence added to the operation's description.
     pub(super) note: Option<&'static str>,
+    /// Whether the document lists it (`false`: a route for people, such as the reference
+    /// page, that is not an operation of the API).
+    pub(super) documented: bool,
 }
 
 impl Spec {
     /// What an entry leaves out: no query parameter, request body, extra error, conflict
-    /// reason, idempotency, `Location`, link or note. (`summary`, `tag` and `success` are
-    /// always written.)
+    /// reason, idempotency, `Location`, link or note, and in the document. (`summary`, `tag`
+    /// and `success` are always written.)
     const DEFAULT: Spec = Spec {
         summary: "",
         tag: "",
@@ -47,6 +50,7 @@ impl Spec {
         location: None,
         links: &[],
         note: None,
+        documented: true,
     };
 }
 

@@ -16,6 +16,7 @@
 //!   ([`MAX_TEXT`](crate::domain::fields::MAX_TEXT),
 //!   [`MAX_LINES`](crate::domain::checkout::MAX_LINES), ...).
 //! - The webhook events are in the document's `webhooks` section and in its components.
+//! - [`reference_page`] renders the document as one HTML page, served at `GET /api/v1/docs`.
 
 use std::sync::LazyLock;
 
@@ -39,9 +40,11 @@ use crate::wire::{
 
 mod endpoints;
 mod operations;
+mod reference;
 mod schemas;
 
 use operations::operation;
+pub use reference::reference_page;
 use schemas::{webhooks, written_schemas};
 
 /// The name of the bearer security scheme.
@@ -106,6 +109,12 @@ pub fn document_bytes_under(mount: &str) -> Vec<u8> {
     serde_json::to_vec(&document).expect("the document serialises")
 }
 
+/// Whether the document lists `endpoint` as an operation: every endpoint but the pages for
+/// people (the reference page, `GET /docs`).
+pub fn documented(endpoint: crate::routes::Endpoint) -> bool {
+    endpoints::spec(endpoint).documented
+}
+
 fn http_method(method: &Method) -> HttpMethod {
     match *method {
         Method::GET => HttpMethod::Get,
@@ -127,6 +136,9 @@ fn build() -> Value {
     let mut paths = Paths::new();
     for route in ROUTES {
         let endpoint = route.endpoint(&[1, 1]);
+        if !documented(endpoint) {
+            continue;
+        }
         let path = format!("{API_PREFIX}{}", route.path);
         let item = PathItem::new(http_method(&route.method), operation(route.path, endpoint));
         match paths.paths.get_mut(&path) {

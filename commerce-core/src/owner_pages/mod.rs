@@ -35,7 +35,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use bytes::Bytes;
 use http::request::Parts;
-use http::{Request, Response, StatusCode, header};
+use http::{Request, Response, StatusCode};
 
 use crate::Engine;
 use crate::model::AccountId;
@@ -224,36 +224,7 @@ impl OwnerPages {
     }
 }
 
-/// An HTML response with the pages' headers.
+/// An HTML response with the pages' headers ([`crate::html::page`]).
 pub(crate) fn html(status: StatusCode, body: String) -> Response<Bytes> {
-    let mut response = Response::new(Bytes::from(body));
-    *response.status_mut() = status;
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        http::HeaderValue::from_static("text/html; charset=utf-8"),
-    );
-    headers.insert(
-        header::CACHE_CONTROL,
-        http::HeaderValue::from_static("private, no-cache"),
-    );
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        http::HeaderValue::from_static(
-            "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-        ),
-    );
-    headers.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        http::HeaderValue::from_static("nosniff"),
-    );
-    headers.insert(
-        header::X_FRAME_OPTIONS,
-        http::HeaderValue::from_static("DENY"),
-    );
-    headers.insert(
-        header::REFERRER_POLICY,
-        http::HeaderValue::from_static("no-referrer"),
-    );
-    response
+    crate::html::page(status, body)
 }

@@ -547,6 +547,21 @@ macro_rules! endpoint_table {
                     success: (200, Some(Object)),
                 },
             }
+            /// `GET /docs`: the document rendered as a reference page (HTML), served without a
+            /// key. A page for people, not an operation: it is not in the document.
+            Docs = GET "/docs" {
+                name: "docs.show",
+                abilities: [],
+                sides: All,
+                key: false,
+                billing: Free,
+                handler: |_, _| Ok(reference_page()),
+                openapi: {
+                    summary: "This document as a reference page",
+                    tag: "meta",
+                    documented: false,
+                },
+            }
             /// `POST /sandbox/orders/{id}/status` (test mode only): the platform's move of an
             /// order.
             SandboxMoveOrder(id: OrderId) = POST "/sandbox/orders/{id}/status" {

@@ -16,7 +16,7 @@ pub mod wire;
 /// (`tests/openapi.rs`): crate-private, not part of the API.
 #[doc(hidden)]
 pub mod dispatch {
-    pub use crate::openapi::document;
+    pub use crate::openapi::{document, documented, reference_page};
     pub use crate::routes::{API_PREFIX, Billing, Endpoint, ROUTES, Route, resolve, route_of};
 }
 
