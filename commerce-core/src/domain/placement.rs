@@ -100,31 +100,22 @@ async fn read_products(
 }
 
 /// The checkout resolved against the kept records of its products, or against the store's
-/// when they are not all kept or when the kept ones refuse it (a refusal is never decided on
-/// a kept record).
+/// when `fresh` is set, when they are not all kept, or when the kept ones refuse it (a refusal
+/// is never decided on a kept record).
 async fn resolve(
     store: &dyn Store,
     kept: &KeptProducts,
     options: &[ShippingOption],
     request: &CheckoutRequest,
     variants: &[VariantId],
+    fresh: bool,
 ) -> Result<Resolved, PlaceError> {
-    if let Some(products) = kept.of(variants)
+    if !fresh
+        && let Some(products) = kept.of(variants)
         && let Ok(resolved) = checkout::resolve_from(options, &products, request)
     {
         return Ok(resolved);
     }
-    resolve_fresh(store, kept, options, request, variants).await
-}
-
-/// The checkout resolved against its products read from the store now.
-async fn resolve_fresh(
-    store: &dyn Store,
-    kept: &KeptProducts,
-    options: &[ShippingOption],
-    request: &CheckoutRequest,
-    variants: &[VariantId],
-) -> Result<Resolved, PlaceError> {
     let products = read_products(store, kept, variants).await?;
     checkout::resolve_from(options, &products, request).map_err(PlaceError::Invalid)
 }
@@ -180,7 +171,7 @@ pub(crate) async fn place(
         .iter()
         .map(|l| l.variant_id)
         .collect();
-    let resolved = resolve(store, kept, &options, &request.checkout, &variants).await?;
+    let resolved = resolve(store, kept, &options, &request.checkout, &variants, false).await?;
     let priced = resolved.price(config.commission_percent);
     let mut new = NewOrder {
         account_id,
@@ -218,7 +209,7 @@ pub(crate) async fn place(
             Err(PlaceOrderError::Stale { .. }) if !repriced => {
                 repriced = true;
                 let resolved =
-                    resolve_fresh(store, kept, &options, &request.checkout, &variants).await?;
+                    resolve(store, kept, &options, &request.checkout, &variants, true).await?;
                 let priced = resolved.price(config.commission_percent);
                 new.lines = resolved.order_lines(&priced);
                 new.totals = priced.totals;
