@@ -17,7 +17,9 @@
 //! - `POST /api/v1/orders` through the engine on `MemoryStore` with 32 clients;
 //! - with `--features sqlx` and `COMMERCE_TEST_POSTGRES_URL`: `POST /api/v1/orders` through
 //!   the engine on `PgStore` (32 clients) against 32 tasks running the raw-insert transaction
-//!   of `common::sql::raw_place_pg` on the same pool (10 connections), for the same time.
+//!   of `common::sql::raw_place_pg` on the same pool (10 connections), for the same time;
+//! - with `--features sqlx`: the same pair on `SqliteStore` (a file database), with
+//!   `common::sql::raw_place_sqlite`, reported beside PostgreSQL's.
 //!
 //! What the PostgreSQL comparison measures. Every order of both sides is a one-line order of
 //! the sandbox's plain variant (one key, one account, one variant), so both queue on that
@@ -28,25 +30,27 @@
 //!
 //! - raw side, one transaction: `INSERT` order (its timeline a column of it), the stock
 //!   `UPDATE`, `INSERT` line, `COMMIT` (the lock is held over 2 round trips and the commit);
-//! - engine side, per request: the key looked up by hash with its rate window, the checkout's
-//!   reads (the products of the ordered variants with their variants and warranties, in a read
-//!   transaction; the shipping options with their rates, one statement), then the
+//! - engine side, per request: the key looked up by hash with its rate window, the shipping
+//!   options with their rates (one statement; the products are priced from the records the
+//!   engine keeps, not read: the version-checked checkout), then the
 //!   `place_order` transaction: `INSERT` order, multi-row `INSERT` of
 //!   lines (and warranties), then the contended rows last: on PostgreSQL the stock `UPDATE`
-//!   with the product's `updated_at` stamp in its `WITH` (an order of one variant), then the
+//!   (which compares the variant's price with the one priced)
+//!   with the product's `updated_at` stamp in its `WITH` (an order of one variant; it compares
+//!   the product's revision with the one priced), then the
 //!   account's order counters' upsert with the meter's upsert (and any webhook deliveries) in
 //!   one statement, `COMMIT` (the variant lock is held over 2 round trips and the commit, as on
 //!   the raw side; the product, counter and meter rows are as contended as the variant, since
-//!   every order shares them). 9 statements a request in all (BENCHMARKS.md), against the raw
+//!   every order shares them). 7 statements a request in all (BENCHMARKS.md), against the raw
 //!   side's 5, on a pool of 10 connections.
 //!
 //! Settings (environment): `LOAD_SECONDS` per phase (default 5), `LOAD_CONNECTIONS` for the GET
 //! comparison (default 32), `LOAD_TURNS` for the GET pairs (default 10; 1 runs each side
 //! once, the engine first), `LOAD_SERVER_THREADS` and `LOAD_CLIENT_THREADS` (default 1 each: on
 //! a 2-core machine each side gets about one core; their threads are named `bench-server` and
-//! `bench-client`, so a profile tells them apart), `LOAD_PHASES` (default `gets,orders,postgres`:
-//! the GET pairs, the memory `POST /orders`, the PostgreSQL pair; `LOAD_PHASES=postgres` runs
-//! that pair alone, for a profile).
+//! `bench-client`, so a profile tells them apart), `LOAD_PHASES` (default
+//! `gets,orders,postgres,sqlite`: the GET pairs, the memory `POST /orders`, the PostgreSQL pair,
+//! the SQLite pair; `LOAD_PHASES=postgres` runs that pair alone, for a profile).
 //!
 //! Goals (BENCHMARKS.md): each GET through axum ≥ 60% of the bare handler's requests per
 //! second; `POST /orders` on PostgreSQL ≥ 80% of the raw
@@ -80,7 +84,7 @@ fn main() {
         .expect("sandbox seeds");
     server.block_on(common::endless_stock(&engine, fixture.plain_variant));
     let engine_addr = serve(&server, commerce::axum::router(engine.clone()));
-    let phases = env_or("LOAD_PHASES", "gets,orders,postgres".to_owned());
+    let phases = env_or("LOAD_PHASES", "gets,orders,postgres,sqlite".to_owned());
     let phase = |name: &str| phases.split(',').any(|p| p.trim() == name);
 
     println!(
@@ -139,30 +143,80 @@ fn main() {
     if phase("postgres") {
         postgres_orders(&server, &client, duration);
     }
+    #[cfg(feature = "sqlx")]
+    if phase("sqlite") {
+        sqlite_orders(&server, &client, duration);
+    }
     #[cfg(not(feature = "sqlx"))]
-    println!("POST /api/v1/orders on PostgreSQL: skipped (run with --features sqlx)");
+    println!("POST /api/v1/orders on PostgreSQL and SQLite: skipped (run with --features sqlx)");
     server.shutdown_background();
     client.shutdown_background();
 }
 
-/// `POST /api/v1/orders` through axum and the engine on `PgStore`, 32 clients, against 32 tasks
-/// running the raw-insert transaction of `common::sql` on the same pool for the same time (what
-/// each side does per order: see the module docs).
+/// The raw-insert transaction of `common::sql` on a database's pool.
+#[cfg(feature = "sqlx")]
+type RawPlace = Arc<
+    dyn Fn(
+            commerce::model::NewOrder,
+        ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>
+        + Send
+        + Sync,
+>;
+
+/// [`sql_orders`] on `PgStore` (database `commerce_load`, made afresh).
 #[cfg(feature = "sqlx")]
 fn postgres_orders(
     server: &tokio::runtime::Runtime,
     client: &tokio::runtime::Runtime,
     duration: Duration,
 ) {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    use std::time::Instant;
-
     let Some(url) = common::sql::postgres_url("POST /api/v1/orders on PostgreSQL") else {
         return;
     };
     let store = server.block_on(common::sql::fresh_pg(&url, "commerce_load"));
     let pool = store.pool().clone();
-    let store: Arc<dyn commerce::store::Store> = Arc::new(store);
+    let raw: RawPlace = Arc::new(move |new| {
+        let pool = pool.clone();
+        Box::pin(async move { common::sql::raw_place_pg(&pool, &new).await })
+    });
+    sql_orders(server, client, duration, "postgres", Arc::new(store), raw);
+}
+
+/// [`sql_orders`] on `SqliteStore` (a file database in the temporary directory, made afresh
+/// and removed after), reported beside PostgreSQL's with no goal of its own.
+#[cfg(feature = "sqlx")]
+fn sqlite_orders(
+    server: &tokio::runtime::Runtime,
+    client: &tokio::runtime::Runtime,
+    duration: Duration,
+) {
+    let path = std::env::temp_dir().join(format!("commerce-load-{}.db", std::process::id()));
+    let path = path.to_str().expect("a UTF-8 temporary path").to_owned();
+    let store = server.block_on(common::sql::fresh_sqlite(&path));
+    let pool = store.pool().clone();
+    let raw: RawPlace = Arc::new(move |new| {
+        let pool = pool.clone();
+        Box::pin(async move { common::sql::raw_place_sqlite(&pool, &new).await })
+    });
+    sql_orders(server, client, duration, "sqlite", Arc::new(store), raw);
+    common::sql::remove_sqlite(&path);
+}
+
+/// `POST /api/v1/orders` through axum and the engine on `store`, 32 clients, against 32 tasks
+/// running the raw-insert transaction of `common::sql` (`raw`) on the same pool for the same
+/// time (what each side does per order: see the module docs).
+#[cfg(feature = "sqlx")]
+fn sql_orders(
+    server: &tokio::runtime::Runtime,
+    client: &tokio::runtime::Runtime,
+    duration: Duration,
+    database: &str,
+    store: Arc<dyn commerce::store::Store>,
+    raw: RawPlace,
+) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::time::Instant;
+
     let engine = Engine::new(store.clone());
     let (fixture, template) = server.block_on(common::seeded_template(store));
     let addr = serve(server, commerce::axum::router(engine.clone()));
@@ -176,7 +230,7 @@ fn postgres_orders(
         duration,
     );
     report(
-        "POST /api/v1/orders engine via axum (postgres)",
+        &format!("POST /api/v1/orders engine via axum ({database})"),
         32,
         &through,
     );
@@ -203,13 +257,13 @@ fn postgres_orders(
         201,
     ));
     let bare = {
-        let (pool, next_order) = (pool.clone(), next_order.clone());
+        let (raw, next_order) = (raw.clone(), next_order.clone());
         Router::new().route(
             "/api/v1/orders",
             axum::routing::post(move |_body: bytes::Bytes| {
-                let (pool, new, answer) = (pool.clone(), next_order(), answer.clone());
+                let (raw, new, answer) = (raw.clone(), next_order(), answer.clone());
                 async move {
-                    common::sql::raw_place_pg(&pool, &new).await;
+                    raw(new).await;
                     let mut response = ready_json(answer);
                     *response.status_mut() = axum::http::StatusCode::CREATED;
                     response
@@ -227,7 +281,7 @@ fn postgres_orders(
         duration,
     );
     report(
-        "raw transaction via bare axum handler (postgres)",
+        &format!("raw transaction via bare axum handler ({database})"),
         32,
         &over_http,
     );
@@ -237,11 +291,11 @@ fn postgres_orders(
         let deadline = started + duration;
         let tasks: Vec<_> = (0..32)
             .map(|_| {
-                let (pool, next_order) = (pool.clone(), next_order.clone());
+                let (raw, next_order) = (raw.clone(), next_order.clone());
                 tokio::spawn(async move {
                     let mut done = 0u64;
                     while Instant::now() < deadline {
-                        common::sql::raw_place_pg(&pool, &next_order()).await;
+                        raw(next_order()).await;
                         done += 1;
                     }
                     done
@@ -257,16 +311,22 @@ fn postgres_orders(
     let raw_rps = count as f64 / seconds;
     println!(
         "{:<44} tasks  32  {raw_rps:>9.0} tx/s   ({count} transactions, {seconds:.1} s)",
-        "raw insert transaction (postgres)"
+        format!("raw insert transaction ({database})")
     );
     report::ratio(
-        "engine/raw transaction POST /api/v1/orders postgres (32 clients)",
+        &format!("engine/raw transaction POST /api/v1/orders {database} (32 clients)"),
         through.rps() / raw_rps,
         Unit::Percent,
-        Goal::AtLeast(80.0),
+        if database == "postgres" {
+            Goal::AtLeast(80.0)
+        } else {
+            Goal::None
+        },
     );
     report::ratio(
-        "engine/bare handler's raw transaction POST /api/v1/orders postgres (32 clients)",
+        &format!(
+            "engine/bare handler's raw transaction POST /api/v1/orders {database} (32 clients)"
+        ),
         through.rps() / over_http.rps(),
         Unit::Percent,
         Goal::None,

@@ -162,6 +162,7 @@ pub async fn seeded_template(store: Arc<dyn Store>) -> (sandbox::Sandbox, NewOrd
         bill_month: None,
         idempotency: None,
         events: Default::default(),
+        priced_from: Vec::new(),
     };
     (fixture, template)
 }

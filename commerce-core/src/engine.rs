@@ -185,6 +185,9 @@ impl Engine {
                     0
                 }),
                 rendered_orders: RenderedOrders::new(config.rendered_orders_bytes),
+                kept_products: crate::domain::kept::KeptProducts::new(
+                    crate::domain::kept::KeptProducts::CAPACITY,
+                ),
                 unknown_keys: crate::unknown_keys::UnknownKeys::new(
                     config.unknown_keys,
                     config.unknown_key_life,

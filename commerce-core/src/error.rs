@@ -118,6 +118,9 @@ pub enum ConflictReason {
     /// `POST /quotes/{id}/withdraw`: the quote is no longer pending (decided, withdrawn or
     /// expired).
     NotWithdrawable,
+    /// `POST /orders`: the ordered products' prices or warranties changed twice while the
+    /// order was being placed (nothing was registered); retry the same request.
+    CatalogueChanged,
 }
 
 impl ConflictReason {
@@ -134,6 +137,7 @@ impl ConflictReason {
         ConflictReason::KeyLimit,
         ConflictReason::QuotePending,
         ConflictReason::NotWithdrawable,
+        ConflictReason::CatalogueChanged,
     ];
 
     /// The wire spelling.
@@ -150,6 +154,7 @@ impl ConflictReason {
             ConflictReason::KeyLimit => "key_limit",
             ConflictReason::QuotePending => "quote_pending",
             ConflictReason::NotWithdrawable => "not_withdrawable",
+            ConflictReason::CatalogueChanged => "catalogue_changed",
         }
     }
 }

@@ -58,6 +58,9 @@ pub const IDEMPOTENCY_MISMATCH: &str = "مفتاح منع التكرار ده ا
 /// 409 while the first request with the same `Idempotency-Key` is running.
 pub const IDEMPOTENCY_IN_FLIGHT: &str =
     "في طلب بنفس مفتاح منع التكرار لسه بيتنفذ، استنى ثواني وجرب تاني.";
+/// 409 when the ordered products changed twice while the order was being placed.
+pub const CATALOGUE_CHANGED: &str =
+    "أسعار أو بيانات المنتجات اتغيرت وإحنا بنسجل الأوردر، ومتسجلش حاجة. جرب تاني.";
 /// 409 for an order that can no longer be cancelled.
 pub const NOT_CANCELLABLE: &str = "الأوردر ده مبقاش ينفع يتلغي.";
 

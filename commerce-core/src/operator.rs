@@ -311,7 +311,8 @@ impl Operator {
     ) -> OperatorResult<Order> {
         let request = draft.check(false).map_err(OperatorError::Invalid)?;
         let config = &self.shared.config;
-        Ok(placement::place(self.store(), account, request, at, config, None).await?)
+        let kept = &self.shared.kept_products;
+        Ok(placement::place(self.store(), kept, account, request, at, config, None).await?)
     }
 
     /// One order, of any account.

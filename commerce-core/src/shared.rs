@@ -1,6 +1,6 @@
 //! What an engine and its operator share: the store, the clock, the settings and the
-//! catalogue-pulls cache and the rendered-product, rendered-page and rendered-order caches, and
-//! the unknown keys.
+//! catalogue-pulls cache and the rendered-product, rendered-page and rendered-order caches, the
+//! unknown keys and the product records the checkout prices from.
 
 use std::sync::Arc;
 
@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 
 use crate::clock::{Clock, OffsetClock};
 use crate::config::Config;
+use crate::domain::kept::KeptProducts;
 use crate::domain::wallet::PayoutRules;
 use crate::pulls_seen::PullsSeen;
 use crate::rendered_orders::RenderedOrders;
@@ -33,6 +34,8 @@ pub(crate) struct Shared {
     pub(crate) rendered_orders: RenderedOrders,
     /// Bearer tokens found unknown lately, refused again without a store query.
     pub(crate) unknown_keys: UnknownKeys,
+    /// The product records the checkout prices from (checked by the order's stock write).
+    pub(crate) kept_products: KeptProducts,
 }
 
 impl Shared {

@@ -638,7 +638,8 @@ fn every_conflict_reason_and_the_webhook_abilities_are_in_the_document() {
         serde_json::json!([
             "duplicate_external_reference",
             "idempotency_key_reused",
-            "idempotency_in_progress"
+            "idempotency_in_progress",
+            "catalogue_changed"
         ])
     );
     assert_eq!(

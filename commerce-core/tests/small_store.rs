@@ -116,6 +116,17 @@ impl Tables {
         })
     }
 
+    /// A catalogue edit of a variant: its product's revision moves on.
+    fn revise_owner(&mut self, variant: VariantId) {
+        if let Some(p) = self
+            .products
+            .iter_mut()
+            .find(|p| p.variants.iter().any(|v| v.id == variant))
+        {
+            p.revision += 1;
+        }
+    }
+
     /// Adds `by` pieces to a variant's stock; its product changed at `now`.
     fn restock(&mut self, variant: VariantId, by: i64, now: DateTime<Utc>) {
         if let Some((v, updated)) = self.variant_mut(variant) {
@@ -536,6 +547,7 @@ impl CatalogStore for SmallStore {
         let was_active = product.active;
         product.active = active;
         product.updated_at = next_updated_at(product.updated_at, now);
+        product.revision += 1;
         let product = product.clone();
         let before = t.removed.get(&id).copied();
         match removal_after(was_active, before, active, now) {
@@ -557,6 +569,7 @@ impl CatalogStore for SmallStore {
         let variant = new.into_variant(VariantId::new(id), product);
         owner.variants.push(variant.clone());
         owner.updated_at = next_updated_at(owner.updated_at, now);
+        owner.revision += 1;
         t.variant_count = id;
         Ok(variant)
     }
@@ -571,7 +584,9 @@ impl CatalogStore for SmallStore {
         let (variant, updated) = t.variant_mut(id).ok_or(StoreError::NotFound)?;
         patch.apply(variant);
         *updated = next_updated_at(*updated, now);
-        Ok(variant.clone())
+        let variant = variant.clone();
+        t.revise_owner(id);
+        Ok(variant)
     }
 
     async fn adjust_stock(
@@ -607,6 +622,7 @@ impl CatalogStore for SmallStore {
         let warranty = new.into_warranty(WarrantyId::new(id), product);
         owner.warranties.push(warranty.clone());
         owner.updated_at = next_updated_at(owner.updated_at, now);
+        owner.revision += 1;
         t.warranty_count = id;
         Ok(warranty)
     }
@@ -626,6 +642,7 @@ impl CatalogStore for SmallStore {
         let product = find(&mut t.products, id.into())?;
         patch.apply(product);
         product.updated_at = next_updated_at(product.updated_at, now);
+        product.revision += 1;
         Ok(product.clone())
     }
 
@@ -642,6 +659,7 @@ impl CatalogStore for SmallStore {
             .find(|p| p.warranties.iter().any(|w| w.id == id))
             .ok_or(StoreError::NotFound)?;
         product.updated_at = next_updated_at(product.updated_at, now);
+        product.revision += 1;
         let warranty = product
             .warranties
             .iter_mut()
@@ -664,6 +682,7 @@ impl CatalogStore for SmallStore {
             .find(|p| p.warranties.iter().any(|w| w.id == id))
             .ok_or(StoreError::NotFound)?;
         product.updated_at = next_updated_at(product.updated_at, now);
+        product.revision += 1;
         let warranty = product
             .warranties
             .iter_mut()
@@ -790,6 +809,11 @@ impl OrderStore for SmallStore {
             && !t.idempotency.holds(claim)
         {
             return Err(PlaceOrderError::IdempotencyLost);
+        }
+        if let Some(variant_id) = first_stale(&new.priced_from, |id| {
+            t.products.iter().find(|p| p.id == id)
+        }) {
+            return Err(PlaceOrderError::Stale { variant_id });
         }
         let taken = pieces_to_reserve(&new.lines, |v| {
             t.variant_mut(v).map_or(0, |(v, _)| v.available)
@@ -1490,6 +1514,7 @@ impl SupplyStore for SmallStore {
                 .variant_mut(quote.variant_id)
                 .ok_or(QuoteDecisionError::Store(StoreError::NotFound))?;
             variant.supply_price = quote.unit_price;
+            t.revise_owner(quote.variant_id);
             let received =
                 NewStockAdjustment::new(quote.variant_id, quote.quantity, StockReason::Received)
                     .for_quote(quote.id);

@@ -116,3 +116,73 @@ async fn a_hook_sees_each_operation_once_and_may_refuse_it() {
         ]
     );
 }
+
+/// Before every `place_order`, the operator's price of `variant` changes (a catalogue edit
+/// between the checkout's pricing and its stock write, every time).
+struct Repricing {
+    store: Arc<MemoryStore>,
+    variant: Mutex<Option<commerce_core::model::VariantId>>,
+    edits: std::sync::atomic::AtomicI64,
+}
+
+impl StoreHook for Repricing {
+    fn before(&self, op: Operation) -> Result<(), StoreError> {
+        let Some(variant) = *self.variant.lock().unwrap() else {
+            return Ok(());
+        };
+        if op.name == "place_order" {
+            let n = self.edits.fetch_add(1, Ordering::SeqCst) + 1;
+            let patch = commerce_core::model::VariantPatch::default()
+                .set_price(rust_decimal::Decimal::from(700 + n));
+            use std::future::Future as _;
+            // The memory store answers on the first poll.
+            let edit = self.store.update_variant(variant, patch, Utc::now());
+            let mut edit = std::pin::pin!(edit);
+            let waker = std::task::Waker::noop();
+            let polled = edit
+                .as_mut()
+                .poll(&mut std::task::Context::from_waker(waker));
+            assert!(matches!(polled, std::task::Poll::Ready(Ok(_))));
+        }
+        Ok(())
+    }
+}
+
+/// An order whose stock write finds its price changed is priced again from the store and
+/// written again, once; when the price has changed again by then, the answer is a 409
+/// `catalogue_changed` and nothing is written. With the edits stopped, the same request is
+/// placed at the price as it is.
+#[tokio::test]
+async fn an_order_the_catalogue_changes_under_twice_is_a_409_that_writes_nothing() {
+    let memory = Arc::new(MemoryStore::new());
+    let hook = Arc::new(Repricing {
+        store: memory.clone(),
+        variant: Mutex::new(None),
+        edits: Default::default(),
+    });
+    let h = Harness::bare(Arc::new(Hooked::new(memory.clone(), hook.clone()))).await;
+    let variant = h.fixture.plain_variant;
+    *hook.variant.lock().unwrap() = Some(variant);
+    let (orders, stock) = (h.order_count().await, h.available(variant).await);
+    let refused = h
+        .post("sk_demo_bench", "/api/v1/orders", &h.order_body(1, "10"))
+        .await;
+    refused.assert_conflict("catalogue_changed");
+    assert_eq!(
+        hook.edits.load(Ordering::SeqCst),
+        2,
+        "priced twice, written twice"
+    );
+    assert_eq!(h.order_count().await, orders);
+    assert_eq!(h.available(variant).await, stock);
+
+    *hook.variant.lock().unwrap() = None;
+    let placed = h
+        .post("sk_demo_bench", "/api/v1/orders", &h.order_body(1, "10"))
+        .await;
+    assert_eq!(placed.status, 201);
+    let line = &placed.json()["data"]["lines"][0];
+    // Price 702 (the last edit) plus the profit of 10.
+    assert_eq!(line["sell_price"], "712.00", "{line}");
+    assert_eq!(h.order_count().await, orders + 1);
+}

@@ -132,23 +132,52 @@ pub(crate) async fn load_product<DB: Dialect>(
         .ok_or(StoreError::NotFound)
 }
 
-/// Marks a product changed at `at` (a variant or warranty of it changed);
-/// `NotFound` when there is no such product.
+/// Marks a product changed at `at` (a variant's stock changed); `NotFound` when there is no
+/// such product.
 pub(crate) async fn touch_product<DB: Dialect>(
     c: &mut PoolConnection<DB>,
     product: i64,
     at: i64,
 ) -> StoreResult<()> {
-    let done = query::<DB>(concat!(
-        "UPDATE products SET ",
-        updated_at_after!("$2"),
-        " WHERE id = $1"
-    ))
-    .bind(product)
-    .bind(at)
-    .execute(&mut *c)
-    .await
-    .map_err(backend)?;
+    stamp_product(c, product, at, false).await
+}
+
+/// Marks a product edited at `at` (it, a variant or a warranty of it changed): its
+/// `updated_at` and its revision ([`Product::revision`]) move on; `NotFound` when there is no
+/// such product.
+pub(crate) async fn revise_product<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    product: i64,
+    at: i64,
+) -> StoreResult<()> {
+    stamp_product(c, product, at, true).await
+}
+
+async fn stamp_product<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    product: i64,
+    at: i64,
+    revise: bool,
+) -> StoreResult<()> {
+    let statement = if revise {
+        concat!(
+            "UPDATE products SET revision = revision + 1, ",
+            updated_at_after!("$2"),
+            " WHERE id = $1"
+        )
+    } else {
+        concat!(
+            "UPDATE products SET ",
+            updated_at_after!("$2"),
+            " WHERE id = $1"
+        )
+    };
+    let done = query::<DB>(statement)
+        .bind(product)
+        .bind(at)
+        .execute(&mut *c)
+        .await
+        .map_err(backend)?;
     found(done.rows_affected())?;
     Ok(())
 }
@@ -331,7 +360,8 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
             // as it was before the update).
             let done = query::<DB>(concat!(
                 "UPDATE products SET removed_at = CASE WHEN $2 THEN NULL \
-                 WHEN active THEN $3 ELSE COALESCE(removed_at, $3) END, active = $2, ",
+                 WHEN active THEN $3 ELSE COALESCE(removed_at, $3) END, active = $2, \
+                 revision = revision + 1, ",
                 updated_at_after!("$3"),
                 " WHERE id = $1"
             ))
@@ -364,7 +394,7 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
         let mut tx = self.write().await?;
         let result = async {
             let c = &mut tx.tx;
-            touch_product(c, product.into(), at).await?;
+            revise_product(c, product.into(), at).await?;
             query_scalar::<DB, i64>(
                 "INSERT INTO variants (product_id, label, price, suggested_min, \
                  suggested_max, available, supply_price) VALUES ($1, $2, $3, $4, $5, $6, $7) \
@@ -419,7 +449,7 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
             .map_err(backend)?
             .ok_or(StoreError::NotFound)?;
             let variant = row.into_domain();
-            touch_product(c, variant.product_id.into(), at).await?;
+            revise_product(c, variant.product_id.into(), at).await?;
             Ok(variant)
         }
         .await;
@@ -460,7 +490,7 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
         let mut tx = self.write().await?;
         let result = async {
             let c = &mut tx.tx;
-            touch_product(c, product.into(), at).await?;
+            revise_product(c, product.into(), at).await?;
             query_scalar::<DB, i64>(
                 "INSERT INTO warranties (product_id, name, admin_fee, percent, \
                  price_from, duration_days, terms, icon_url, active) \
@@ -504,7 +534,7 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
             .map_err(backend)?
             .ok_or(StoreError::NotFound)?;
             let warranty = row.into_domain();
-            touch_product(c, warranty.product_id.into(), at).await?;
+            revise_product(c, warranty.product_id.into(), at).await?;
             Ok(warranty)
         }
         .await;

@@ -10,7 +10,7 @@ use commerce_core::store::*;
 use sqlx::AssertSqlSafe;
 use sqlx::pool::PoolConnection;
 
-use crate::catalog::{load_product, touch_product};
+use crate::catalog::{load_product, revise_product};
 use crate::dialect::*;
 use crate::rows::*;
 use crate::sql_store::*;
@@ -55,7 +55,7 @@ pub(crate) async fn update_product<DB: Dialect>(
     query::<DB>(concat!(
         "UPDATE products SET title = $2, title_lower = $3, slug = $4, category_id = $5, \
          description = $6, images = $7, files = $8, video_url = $9, \
-         marketing_files_url = $10, url = $11, supplier_id = $12, ",
+         marketing_files_url = $10, url = $11, supplier_id = $12, revision = revision + 1, ",
         updated_at_after!("$13"),
         " WHERE id = $1"
     ))
@@ -199,6 +199,6 @@ pub(crate) async fn update_warranty<DB: Dialect>(
     .execute(&mut *c)
     .await
     .map_err(backend)?;
-    touch_product(c, warranty.product_id.into(), at).await?;
+    revise_product(c, warranty.product_id.into(), at).await?;
     Ok(warranty)
 }

@@ -24,6 +24,7 @@ pub(crate) async fn place_order_in<DB: Dialect>(
     c: &mut PoolConnection<DB>,
     mut new: NewOrder,
 ) -> Result<Order, PlaceOrderError> {
+    let priced = Priced::of(&std::mem::take(&mut new.priced_from))?;
     let t = &new.totals;
     let created = nanos(new.created_at)?;
     let booked = Booked::new(
@@ -130,7 +131,10 @@ pub(crate) async fn place_order_in<DB: Dialect>(
     }
     // An order of one variant (most are) on PostgreSQL stamps the variant's product in the
     // same statement (it rides in its `WITH`, after the stock by data dependency): one round
-    // trip fewer while the variant's row is locked.
+    // trip fewer while the variant's row is locked. What the order was priced from is
+    // compared in the statements that take the stock and stamp the product (module docs of
+    // `Priced`): a catalogue edit either committed before them (the comparison fails, after
+    // waiting for the edit's row lock) or waits for this transaction.
     let stamped_with_stock = DB::WRITES_IN_WITH && wanted.len() == 1;
     let mut products = Vec::with_capacity(wanted.len());
     let mut reserved: Vec<(i64, i64)> = Vec::with_capacity(wanted.len());
@@ -144,9 +148,12 @@ pub(crate) async fn place_order_in<DB: Dialect>(
             .push(" WHERE id = ")
             .push_arg(variant)
             .push(" AND available >= ")
-            .push_arg(quantity)
-            .push(" RETURNING product_id");
-        if stamped_with_stock {
+            .push_arg(quantity);
+        if let Some(&(price, _, _)) = priced.variants.get(&variant) {
+            q.push(" AND price = ").push_arg(price);
+        }
+        q.push(" RETURNING product_id");
+        let taken: Option<(i64, bool)> = if stamped_with_stock {
             q.push(
                 "), stamped AS (UPDATE products SET updated_at = \
                  CASE WHEN updated_at + 1000 > ",
@@ -154,24 +161,49 @@ pub(crate) async fn place_order_in<DB: Dialect>(
             .push_arg(created)
             .push(" THEN updated_at + 1000 ELSE ")
             .push_arg(created)
-            .push(" END WHERE id IN (SELECT product_id FROM stock)) SELECT product_id FROM stock");
-        }
-        let product: Option<i64> = q
-            .build_scalar::<i64>()
-            .fetch_optional(&mut *c)
-            .await
-            .map_err(backend)?;
-        match product {
-            Some(p) => {
+            .push(" END WHERE id IN (SELECT product_id FROM stock)");
+            if let Some(&(_, product, revision)) = priced.variants.get(&variant) {
+                q.push(" AND id = ")
+                    .push_arg(product)
+                    .push(" AND revision = ")
+                    .push_arg(revision);
+            }
+            q.push(" RETURNING id) SELECT product_id, EXISTS (SELECT 1 FROM stamped) FROM stock");
+            q.build_as::<(i64, bool)>()
+                .fetch_optional(&mut *c)
+                .await
+                .map_err(backend)?
+        } else {
+            q.build_scalar::<i64>()
+                .fetch_optional(&mut *c)
+                .await
+                .map_err(backend)?
+                .map(|product| (product, true))
+        };
+        match taken {
+            Some((_, false)) => {
+                return Err(PlaceOrderError::Stale {
+                    variant_id: VariantId::new(variant),
+                });
+            }
+            Some((p, true)) => {
                 products.push(p);
                 reserved.push((variant, quantity));
             }
             None => {
+                if priced.changed(c, variant).await? {
+                    return Err(PlaceOrderError::Stale {
+                        variant_id: VariantId::new(variant),
+                    });
+                }
                 return Err(short_line(c, &order.lines, &reserved, variant).await?);
             }
         }
     }
     if !stamped_with_stock {
+        if let Some(variant_id) = priced.stamp(c, &mut products, created).await? {
+            return Err(PlaceOrderError::Stale { variant_id });
+        }
         touch_products(c, products, created).await?;
     }
     let counted = FamilyDelta {
@@ -370,4 +402,85 @@ pub(crate) fn placed_order(
     new.created_at = instant(created);
     let line_ids: Vec<LineId> = line_ids.into_iter().map(LineId::new).collect();
     Ok(new.into_order(OrderId::new(id), line_ids))
+}
+
+/// What an order was priced from ([`NewOrder::priced_from`]), as stored: by variant, its
+/// price (piastres), its product and the product's revision. The stock's conditional update
+/// compares the price (`AND price = $p`), the product's stamp the revision (`AND revision =
+/// $r`): each in the statement that locks the row, so that on PostgreSQL a catalogue edit
+/// that committed while the order waited for the row is seen (the condition is evaluated
+/// again on the row as it is after the wait), and one that comes later waits for the order.
+struct Priced {
+    variants: std::collections::BTreeMap<i64, (i64, i64, i64)>,
+}
+
+impl Priced {
+    fn of(entries: &[PricedFrom]) -> StoreResult<Self> {
+        let mut variants = std::collections::BTreeMap::new();
+        for entry in entries {
+            variants.insert(
+                entry.variant_id.get(),
+                (cents(entry.price)?, entry.product_id.get(), entry.revision),
+            );
+        }
+        Ok(Self { variants })
+    }
+
+    /// Whether `variant`, whose stock update found no row, differs from what it was priced
+    /// from (its price, its product's revision) or is gone: then the order is stale, whatever
+    /// its stock.
+    async fn changed<DB: Dialect>(
+        &self,
+        c: &mut PoolConnection<DB>,
+        variant: i64,
+    ) -> StoreResult<bool> {
+        let Some(&expected) = self.variants.get(&variant) else {
+            return Ok(false);
+        };
+        let now: Option<(i64, i64, i64)> = query_as::<DB, (i64, i64, i64)>(
+            "SELECT v.price, v.product_id, p.revision FROM variants v \
+             JOIN products p ON p.id = v.product_id WHERE v.id = $1",
+        )
+        .bind(variant)
+        .fetch_optional(&mut *c)
+        .await
+        .map_err(backend)?;
+        Ok(now != Some(expected))
+    }
+
+    /// Stamps each product of `products` that a variant was priced from, only while its
+    /// revision is the one priced from (one conditional update each, in id order), and takes
+    /// it out of `products` (the rest are stamped as before). The first variant whose product
+    /// changed, if any: nothing of it is kept (the caller rolls back).
+    async fn stamp<DB: Dialect>(
+        &self,
+        c: &mut PoolConnection<DB>,
+        products: &mut Vec<i64>,
+        created: i64,
+    ) -> StoreResult<Option<VariantId>> {
+        let mut expected: std::collections::BTreeMap<i64, (i64, i64)> = Default::default();
+        for (&variant, &(_, product, revision)) in &self.variants {
+            if products.contains(&product) {
+                expected.entry(product).or_insert((variant, revision));
+            }
+        }
+        products.retain(|p| !expected.contains_key(p));
+        for (product, (variant, revision)) in expected {
+            let done = query::<DB>(concat!(
+                "UPDATE products SET ",
+                updated_at_after!("$3"),
+                " WHERE id = $1 AND revision = $2"
+            ))
+            .bind(product)
+            .bind(revision)
+            .bind(created)
+            .execute(&mut *c)
+            .await
+            .map_err(backend)?;
+            if done.rows_affected() != 1 {
+                return Ok(Some(VariantId::new(variant)));
+            }
+        }
+        Ok(None)
+    }
 }

@@ -397,6 +397,15 @@ async fn receive<DB: Dialect>(
         .execute(&mut *c)
         .await
         .map_err(backend)?;
+    // The supply price is part of what an order takes: the product's revision moves on.
+    query::<DB>(
+        "UPDATE products SET revision = revision + 1 \
+         WHERE id = (SELECT product_id FROM variants WHERE id = $1)",
+    )
+    .bind(quote.variant_id)
+    .execute(&mut *c)
+    .await
+    .map_err(backend)?;
     let adjustment =
         NewStockAdjustment::new(quote.variant_id, quote.quantity, StockReason::Received)
             .for_quote(quote.id);

@@ -152,6 +152,7 @@ async fn register(
 ) -> Result<Response<Bytes>, ApiError> {
     let order = placement::place(
         ctx.store(),
+        &ctx.shared.kept_products,
         ctx.caller.account.id,
         request,
         ctx.now,
@@ -206,6 +207,10 @@ impl From<PlaceError> for ApiError {
             } => duplicate(existing_id, existing_number),
             PlaceError::NoFreeNumber => ApiError::server(),
             PlaceError::IdempotencyLost => idempotency::in_flight(),
+            PlaceError::CatalogueChanged => ApiError::conflict(
+                ConflictReason::CatalogueChanged,
+                messages::CATALOGUE_CHANGED,
+            ),
             PlaceError::Store(error) => error.into(),
         }
     }

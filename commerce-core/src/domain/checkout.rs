@@ -2,14 +2,15 @@
 //! table exactly as checkout does, then priced. Shared by the quote, order placement and the
 //! operator API.
 
+use std::borrow::Borrow;
 use std::collections::{HashMap, HashSet};
 
 use rust_decimal::Decimal;
 
 pub use super::fields::{FieldProblem, Problem};
 use crate::model::{
-    AccountId, GovernorateId, LineWarranty, NewOrderLine, ProductId, ShippingOption,
-    ShippingOptionId, ShippingRate, Variant, VariantId, Warranty, WarrantyId,
+    AccountId, GovernorateId, LineWarranty, NewOrderLine, PricedFrom, Product, ProductId,
+    ShippingOption, ShippingOptionId, ShippingRate, Variant, VariantId, Warranty, WarrantyId,
 };
 use crate::pricing::{self, LineInput, Priced, WarrantyTerms};
 use crate::store::{Store, StoreError};
@@ -65,6 +66,8 @@ pub(crate) struct ResolvedLine {
     pub variant: Variant,
     /// The warranties chosen, as offered now.
     pub warranties: Vec<Warranty>,
+    /// What the line is priced from (the variant's price, its product's revision).
+    pub priced_from: PricedFrom,
 }
 
 /// A checkout request checked against the catalogue and the shipping table.
@@ -85,13 +88,27 @@ pub(crate) async fn resolve(
     store: &dyn Store,
     request: &CheckoutRequest,
 ) -> Result<Resolved, CheckoutError> {
+    let options = store.shipping_options().await?;
+    let variant_ids: Vec<VariantId> = request.lines.iter().map(|l| l.variant_id).collect();
+    let products = store.products_of_variants(&variant_ids).await?;
+    resolve_from(&options, &products, request).map_err(CheckoutError::Invalid)
+}
+
+/// [`resolve`] against `options` and `products` already read (the products of the request's
+/// variants; a variant of none of them is not available): every problem found, or the
+/// resolved checkout.
+pub(crate) fn resolve_from<P: Borrow<Product>>(
+    options: &[ShippingOption],
+    products: &[P],
+    request: &CheckoutRequest,
+) -> Result<Resolved, Vec<FieldProblem>> {
     let mut problems = Vec::new();
     let mut fail = |field: String, problem: Problem| problems.push(FieldProblem { field, problem });
 
-    let options = store.shipping_options().await?;
     let option = options
-        .into_iter()
-        .find(|o| o.id == request.shipping_option_id && o.active);
+        .iter()
+        .find(|o| o.id == request.shipping_option_id && o.active)
+        .cloned();
     let rate = match &option {
         None => {
             fail("shipping_option_id".into(), Problem::ShippingOptionNotFound);
@@ -110,17 +127,19 @@ pub(crate) async fn resolve(
         }
     };
 
-    let variant_ids: Vec<VariantId> = request.lines.iter().map(|l| l.variant_id).collect();
-    let products = store.products_of_variants(&variant_ids).await?;
     let mut wanted: HashMap<VariantId, i64> = HashMap::new();
     let mut lines = Vec::with_capacity(request.lines.len());
     for (index, line) in request.lines.iter().enumerate() {
-        let found = products.iter().filter(|p| p.active).find_map(|p| {
-            p.variants
-                .iter()
-                .find(|v| v.id == line.variant_id)
-                .map(|v| (p, v))
-        });
+        let found = products
+            .iter()
+            .map(Borrow::borrow)
+            .filter(|p: &&Product| p.active)
+            .find_map(|p| {
+                p.variants
+                    .iter()
+                    .find(|v| v.id == line.variant_id)
+                    .map(|v| (p, v))
+            });
         let Some((product, variant)) = found else {
             fail(
                 format!("lines.{index}.variant_id"),
@@ -161,6 +180,7 @@ pub(crate) async fn resolve(
             supplier_id: product.supplier_id,
             variant: variant.clone(),
             warranties,
+            priced_from: PricedFrom::of(product, variant),
         });
     }
     match (option, rate) {
@@ -169,7 +189,7 @@ pub(crate) async fn resolve(
             rate,
             lines,
         }),
-        _ => Err(CheckoutError::Invalid(problems)),
+        _ => Err(problems),
     }
 }
 
@@ -193,6 +213,21 @@ impl Resolved {
             })
             .collect();
         pricing::price(&inputs, (&self.rate).into(), commission_percent)
+    }
+
+    /// What the lines are priced from, one entry per variant (what
+    /// [`NewOrder::priced_from`](crate::model::NewOrder::priced_from) carries).
+    pub fn priced_from(&self) -> Vec<PricedFrom> {
+        let mut entries: Vec<PricedFrom> = Vec::with_capacity(self.lines.len());
+        for line in &self.lines {
+            if !entries
+                .iter()
+                .any(|e| e.variant_id == line.priced_from.variant_id)
+            {
+                entries.push(line.priced_from);
+            }
+        }
+        entries
     }
 
     /// The distinct products of the lines.

@@ -4,6 +4,7 @@
 //! - [`fields`]: the rules of an order's own fields, and the platform's [`OrderDraft`](fields::OrderDraft);
 //! - [`checkout`]: order lines and a shipping choice checked against the catalogue and priced;
 //! - [`keys`]: the rules of a new API key, for the platform and the owner alike;
+//! - `kept`: the product records the checkout prices from (crate-private);
 //! - `placement`: registering an order (crate-private: the engine's and the operator's);
 //! - `moves`: the platform's moves of an order, with line outcomes (crate-private likewise);
 //! - [`wallet`]: an account's wallet figures, the payout rule, the withdrawal window;
@@ -11,6 +12,7 @@
 
 pub mod checkout;
 pub mod fields;
+pub(crate) mod kept;
 pub mod keys;
 pub(crate) mod moves;
 pub(crate) mod placement;

@@ -1,10 +1,13 @@
 //! Placing an order: the one way an order is registered, by `POST /orders` and by the
 //! platform alike.
 
+use std::sync::Arc;
+
 use chrono::{DateTime, Utc};
 use rand::Rng;
 
-use super::checkout::{self, CheckoutError, CheckoutRequest, FieldProblem, Problem};
+use super::checkout::{self, CheckoutRequest, FieldProblem, Problem, Resolved};
+use super::kept::KeptProducts;
 use crate::config::Config;
 use crate::model::*;
 use crate::store::{PlaceOrderError, Store, StoreError};
@@ -32,6 +35,11 @@ pub(crate) enum PlaceError {
     /// past the stale time: the order was not placed (the retry places the key's order).
     #[error("idempotency record held by another request")]
     IdempotencyLost,
+    /// The catalogue changed under the order twice: priced from the kept records, then again
+    /// from the store, the order's stock write found what it was priced from changed both
+    /// times. Nothing was written; the client may retry.
+    #[error("the catalogue changed while the order was placed")]
+    CatalogueChanged,
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -74,12 +82,60 @@ pub(crate) fn generate_number() -> String {
     format!("EG-{tail}")
 }
 
+/// The products of `variants` read from the store (not from the kept records), and kept.
+async fn read_products(
+    store: &dyn Store,
+    kept: &KeptProducts,
+    variants: &[VariantId],
+) -> Result<Vec<Arc<Product>>, StoreError> {
+    let products: Vec<Arc<Product>> = store
+        .products_of_variants(variants)
+        .await?
+        .into_iter()
+        .map(Arc::new)
+        .collect();
+    kept.forget(variants);
+    kept.keep(&products);
+    Ok(products)
+}
+
+/// The checkout resolved against the kept records of its products, or against the store's
+/// when `fresh` is set, when they are not all kept, or when the kept ones refuse it (a refusal
+/// is never decided on a kept record).
+async fn resolve(
+    store: &dyn Store,
+    kept: &KeptProducts,
+    options: &[ShippingOption],
+    request: &CheckoutRequest,
+    variants: &[VariantId],
+    fresh: bool,
+) -> Result<Resolved, PlaceError> {
+    if !fresh
+        && let Some(products) = kept.of(variants)
+        && let Ok(resolved) = checkout::resolve_from(options, &products, request)
+    {
+        return Ok(resolved);
+    }
+    let products = read_products(store, kept, variants).await?;
+    checkout::resolve_from(options, &products, request).map_err(PlaceError::Invalid)
+}
+
 /// Registers an order exactly as checkout does: refuses a repeated `external_reference`,
 /// checks the lines against the catalogue, prices them, and writes the order, the stock
 /// reservation and the billing entry in one store operation. Shared by `POST /orders` and the
 /// operator API.
+///
+/// The lines are priced from the engine's kept product records ([`KeptProducts`]), and the
+/// order carries what they were priced from ([`NewOrder::priced_from`]): the store's stock
+/// write takes the pieces only while each variant's price and its product's revision are
+/// still those. A write that finds them changed ([`PlaceOrderError::Stale`]) wrote nothing:
+/// the products are read from the store, kept, the order priced again and written again,
+/// once. A second change in that short time is answered with
+/// [`PlaceError::CatalogueChanged`] (a 409 the client may retry): an order is never
+/// registered at a price that was not current at its stock write.
 pub(crate) async fn place(
     store: &dyn Store,
+    kept: &KeptProducts,
     account_id: AccountId,
     request: OrderRequest,
     now: DateTime<Utc>,
@@ -108,13 +164,14 @@ pub(crate) async fn place(
             });
         }
     }
-    let resolved =
-        checkout::resolve(store, &request.checkout)
-            .await
-            .map_err(|error| match error {
-                CheckoutError::Invalid(problems) => PlaceError::Invalid(problems),
-                CheckoutError::Store(error) => PlaceError::Store(error),
-            })?;
+    let options = store.shipping_options().await?;
+    let variants: Vec<VariantId> = request
+        .checkout
+        .lines
+        .iter()
+        .map(|l| l.variant_id)
+        .collect();
+    let resolved = resolve(store, kept, &options, &request.checkout, &variants, false).await?;
     let priced = resolved.price(config.commission_percent);
     let mut new = NewOrder {
         account_id,
@@ -141,12 +198,27 @@ pub(crate) async fn place(
         bill_month: request.billed.then(|| BillingMonth::of(now)),
         idempotency,
         events: config.event_context(),
+        priced_from: resolved.priced_from(),
     };
+    let mut repriced = false;
     const NUMBER_ATTEMPTS: usize = 8;
     for _ in 0..NUMBER_ATTEMPTS {
         match store.place_order(new.clone()).await {
             Ok(order) => return Ok(order),
             Err(PlaceOrderError::NumberTaken) => new.number = generate_number(),
+            Err(PlaceOrderError::Stale { .. }) if !repriced => {
+                repriced = true;
+                let resolved =
+                    resolve(store, kept, &options, &request.checkout, &variants, true).await?;
+                let priced = resolved.price(config.commission_percent);
+                new.lines = resolved.order_lines(&priced);
+                new.totals = priced.totals;
+                new.priced_from = resolved.priced_from();
+            }
+            Err(PlaceOrderError::Stale { .. }) => {
+                kept.forget(&variants);
+                return Err(PlaceError::CatalogueChanged);
+            }
             Err(PlaceOrderError::DuplicateExternalReference {
                 existing_id,
                 existing_number,

@@ -64,6 +64,15 @@ pub struct Product {
     pub active: bool,
     /// Last change of the product or of a variant's price or stock.
     pub updated_at: DateTime<Utc>,
+    /// The product's catalogue revision: moved forward (by one) by every change of what an
+    /// order takes from the product (its own fields, activity, its variants' prices, labels
+    /// and supply prices, a variant or warranty added, its warranties), and by nothing else:
+    /// not by stock moves (orders, adjustments, returns, received pieces), which move
+    /// `updated_at` only. An order priced from a record of this revision is still priced
+    /// right while the revision is the same ([`PricedFrom`](crate::model::PricedFrom)); 0
+    /// for a new product.
+    #[builder(default)]
+    pub revision: i64,
     /// Variants, by id.
     pub variants: Vec<Variant>,
     /// Warranties (active and stopped), by id.
@@ -263,6 +272,7 @@ impl NewProduct {
             supplier_id: self.supplier_id,
             active: true,
             updated_at: at,
+            revision: 0,
             variants: Vec::new(),
             warranties: Vec::new(),
         }

@@ -376,6 +376,58 @@ pub struct NewOrder {
     pub idempotency: Option<IdempotencyClaim>,
     /// How its `order.created` webhook event is rendered.
     pub events: EventContext,
+    /// What the lines were priced from, one entry per variant ordered: the store's stock write
+    /// takes the pieces only while each is still current, else it writes nothing
+    /// ([`PlaceOrderError::Stale`]). Empty: no such check (an order whose lines the caller
+    /// built itself); the engine always fills it.
+    ///
+    /// [`PlaceOrderError::Stale`]: crate::store::PlaceOrderError::Stale
+    pub priced_from: Vec<PricedFrom>,
+}
+
+/// What one variant of an order was priced from: the variant's price and its product's
+/// [`revision`](Product::revision), as read from a product record. The order's stock write
+/// compares both with the stored ones in the statement (or under the lock) that takes the
+/// variant's pieces, so that an order priced from a kept record that has since changed is
+/// refused rather than registered at a stale price.
+///
+/// The revision, not the product's `updated_at`, is compared because every order's stock
+/// write moves `updated_at`: comparing it would make concurrent orders of one product refuse
+/// each other. The revision moves only with what an order takes from the product (prices,
+/// labels, supply prices, titles, activity, warranties).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PricedFrom {
+    /// The variant ordered.
+    pub variant_id: VariantId,
+    /// Its product.
+    pub product_id: ProductId,
+    /// The variant's price the lines were priced with.
+    pub price: Decimal,
+    /// The product's revision the lines were priced from.
+    pub revision: i64,
+}
+
+impl PricedFrom {
+    /// What an order of `variant` (a variant of `product`) is priced from.
+    pub fn of(product: &Product, variant: &Variant) -> Self {
+        Self {
+            variant_id: variant.id,
+            product_id: product.id,
+            price: variant.price,
+            revision: product.revision,
+        }
+    }
+
+    /// Whether `product` (the stored record, with `variant` its variant of this entry's id)
+    /// is still what the entry was priced from.
+    pub fn is_current(&self, product: &Product, variant: &Variant) -> bool {
+        variant.id == self.variant_id
+            && variant.product_id == self.product_id
+            && product.id == self.product_id
+            && variant.price == self.price
+            && product.revision == self.revision
+    }
 }
 
 impl NewOrder {

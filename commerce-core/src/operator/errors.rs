@@ -53,6 +53,10 @@ pub enum Conflict {
         /// Its number.
         existing_number: String,
     },
+    /// The ordered products' prices or warranties changed twice while the order was being
+    /// placed: nothing was registered; placing it again prices it from the catalogue as it is.
+    #[error("the catalogue changed while the order was placed")]
+    CatalogueChanged,
     /// A withdrawal asks for more than the account's ready balance.
     #[error("{requested} is more than the ready balance of {ready}")]
     OverReadyBalance {
@@ -158,6 +162,7 @@ impl Conflict {
             Conflict::WebhookBusy { .. } => Some(R::WebhookBusy),
             Conflict::QuoteNotPending { .. } => Some(R::MoveNotAllowed),
             Conflict::KeyLimit { .. } => Some(R::KeyLimit),
+            Conflict::CatalogueChanged => Some(R::CatalogueChanged),
             Conflict::AccountNotActive { .. }
             | Conflict::ApiSuspendedByTeam
             | Conflict::OverReadyBalance { .. }
@@ -270,6 +275,7 @@ impl From<PlaceError> for OperatorError {
                 existing_number,
             }
             .into(),
+            PlaceError::CatalogueChanged => Conflict::CatalogueChanged.into(),
             // The operator places without an idempotency key: never lost.
             error @ (PlaceError::NoFreeNumber | PlaceError::IdempotencyLost) => {
                 OperatorError::Store(StoreError::Invalid(error.to_string()))

@@ -198,6 +198,7 @@ macro_rules! endpoint_table {
                         ConflictReason::DuplicateExternalReference,
                         ConflictReason::IdempotencyKeyReused,
                         ConflictReason::IdempotencyInProgress,
+                        ConflictReason::CatalogueChanged,
                     ],
                     idempotent: true,
                     location: Some("The new order's URL."),

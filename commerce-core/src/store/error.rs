@@ -3,7 +3,7 @@
 
 use rust_decimal::Decimal;
 
-use crate::model::{AccountId, OrderId, OrderStatus};
+use crate::model::{AccountId, OrderId, OrderStatus, VariantId};
 
 /// A storage failure that is not a domain outcome (connection lost, constraint broken, ...).
 #[derive(Debug, thiserror::Error)]
@@ -104,6 +104,14 @@ pub enum PlaceOrderError {
     /// the stale time and a retry took the record over): the retry places the key's order.
     #[error("idempotency record held by another request")]
     IdempotencyLost,
+    /// What a variant was priced from ([`NewOrder::priced_from`](crate::model::NewOrder)) is
+    /// no longer current: its price or its product's revision changed, or it is gone. Nothing
+    /// was written; the engine reads the products again, prices again and retries.
+    #[error("variant {variant_id} changed since it was priced")]
+    Stale {
+        /// The first variant found changed.
+        variant_id: VariantId,
+    },
     /// The storage failed.
     #[error(transparent)]
     Store(#[from] StoreError),

@@ -115,7 +115,7 @@ pub use idempotency::{
 pub use memory::MemoryStore;
 pub use meter::MeterStore;
 pub use orders::{
-    OrderStore, OrderVersion, PagedOrder, StatusChange, StatusMove, pieces_to_reserve,
+    OrderStore, OrderVersion, PagedOrder, StatusChange, StatusMove, first_stale, pieces_to_reserve,
 };
 pub use statement::SupplyBooking;
 pub use stock::{StockError, restock_delta, restock_within, restocks, restocks_returns};

@@ -104,8 +104,16 @@ pub trait OrderStore: Send + Sync {
     ///    `number` any order has ([`PlaceOrderError::NumberTaken`]; the engine draws another);
     ///    when `idempotency` names a claim, a record that is gone or no longer held by the
     ///    claim's token ([`PlaceOrderError::IdempotencyLost`]: the request outlived the stale
-    ///    time and a retry took its key over); a line asking for more pieces than are
-    ///    available ([`pieces_to_reserve`]; [`PlaceOrderError::InsufficientStock`]).
+    ///    time and a retry took its key over); a variant of
+    ///    [`priced_from`](NewOrder::priced_from) that is no longer what the order was priced
+    ///    from ([`first_stale`]; [`PlaceOrderError::Stale`]), decided before the stock and
+    ///    against the variant's price and its product's revision as the stock write sees
+    ///    them: in the statement (or under the lock) that takes the variant's pieces, and
+    ///    for the product in the statement that stamps it, so that no catalogue edit can
+    ///    come between the check and the write (the SQL stores: `UPDATE variants ... WHERE
+    ///    price = $p`, `UPDATE products ... WHERE revision = $r`); a line asking for more
+    ///    pieces than are available ([`pieces_to_reserve`];
+    ///    [`PlaceOrderError::InsufficientStock`]).
     /// 2. **The order**: [`NewOrder::into_order`] with a new order id and line ids unique
     ///    across orders, findable by its `external_reference` from then on.
     /// 3. **Stock**: each line's pieces taken from its variant; each product whose stock
@@ -347,6 +355,26 @@ impl StatusMove {
         }
         order.timeline.push(self.timeline_entry);
     }
+}
+
+/// The version rule of [`OrderStore::place_order`]: the first entry of `priced_from` whose
+/// variant is no longer what it was priced from ([`PricedFrom::is_current`]) or is gone, as
+/// `product` answers the stored product of an id; `None` when every entry is current (or
+/// there is none). A backend that holds whole products applies it under the operation's lock.
+pub fn first_stale<'a>(
+    priced_from: &[PricedFrom],
+    mut product: impl FnMut(ProductId) -> Option<&'a Product>,
+) -> Option<VariantId> {
+    priced_from
+        .iter()
+        .find(|entry| {
+            let current = product(entry.product_id).and_then(|p| {
+                let variant = p.variants.iter().find(|v| v.id == entry.variant_id)?;
+                Some(entry.is_current(p, variant))
+            });
+            current != Some(true)
+        })
+        .map(|entry| entry.variant_id)
 }
 
 /// The stock rule of [`OrderStore::place_order`]: every line checked against the stock, lines

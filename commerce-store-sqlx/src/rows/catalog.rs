@@ -60,6 +60,7 @@ db_row! {
         active: bool,
         updated_at: i64,
         supplier_id: Option<i64>,
+        revision: i64,
     }
 }
 
@@ -83,6 +84,7 @@ impl ProductRow {
             .active(self.active)
             .updated_at(instant(self.updated_at))
             .maybe_supplier_id(self.supplier_id.map(AccountId::new))
+            .revision(self.revision)
             .variants(variants)
             .warranties(warranties)
             .build())

@@ -144,7 +144,7 @@ macro_rules! category_cols {
 macro_rules! product_cols {
     () => {
         "id, title, slug, category_id, description, images, files, video_url, \
-         marketing_files_url, url, active, updated_at, supplier_id"
+         marketing_files_url, url, active, updated_at, supplier_id, revision"
     };
 }
 macro_rules! variant_cols {

@@ -172,6 +172,7 @@ fn order(f: &Fixture, number: &str, quantity: i64) -> NewOrder {
         bill_month: Some(month(MONTH)),
         idempotency: None,
         events: Default::default(),
+        priced_from: Vec::new(),
     }
 }
 

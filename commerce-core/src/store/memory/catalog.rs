@@ -105,6 +105,7 @@ impl CatalogStore for MemoryStore {
         let was_active = product.active;
         product.active = active;
         product.updated_at = next_updated_at(product.updated_at, now);
+        product.revision += 1;
         let product = product.clone();
         if active {
             s.active_products.insert(id);
@@ -139,6 +140,7 @@ impl CatalogStore for MemoryStore {
         let variant = new.into_variant(VariantId::new(id), product);
         owner.variants.push(variant.clone());
         owner.updated_at = next_updated_at(owner.updated_at, now);
+        owner.revision += 1;
         s.variant_owner.insert(VariantId::new(id), product);
         Ok(variant)
     }
@@ -155,6 +157,7 @@ impl CatalogStore for MemoryStore {
         let variant = variant.clone();
         let owner = s.product_mut(variant.product_id)?;
         owner.updated_at = next_updated_at(owner.updated_at, now);
+        owner.revision += 1;
         Ok(variant)
     }
 
@@ -187,6 +190,7 @@ impl CatalogStore for MemoryStore {
         let warranty = new.into_warranty(WarrantyId::new(id), product);
         owner.warranties.push(warranty.clone());
         owner.updated_at = next_updated_at(owner.updated_at, now);
+        owner.revision += 1;
         s.warranty_owner.insert(WarrantyId::new(id), product);
         Ok(warranty)
     }
@@ -201,6 +205,7 @@ impl CatalogStore for MemoryStore {
         let product = *s.warranty_owner.get(&id).ok_or(StoreError::NotFound)?;
         let owner = s.product_mut(product)?;
         owner.updated_at = next_updated_at(owner.updated_at, now);
+        owner.revision += 1;
         let warranty = owner
             .warranties
             .iter_mut()

@@ -24,6 +24,7 @@ impl State {
         let product = self.product_mut(id)?;
         patch.apply(product);
         product.updated_at = next_updated_at(product.updated_at, now);
+        product.revision += 1;
         Ok(product.clone())
     }
 
@@ -97,6 +98,7 @@ impl State {
         patch.apply(warranty);
         let warranty = warranty.clone();
         owner.updated_at = next_updated_at(owner.updated_at, now);
+        owner.revision += 1;
         Ok(warranty)
     }
 }

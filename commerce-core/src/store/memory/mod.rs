@@ -281,6 +281,7 @@ mod tests {
             bill_month: None,
             idempotency: None,
             events: Default::default(),
+            priced_from: Vec::new(),
         }
     }
 

@@ -32,6 +32,11 @@ impl OrderStore for MemoryStore {
         {
             return Err(PlaceOrderError::IdempotencyLost);
         }
+        if let Some(variant_id) =
+            first_stale(&new.priced_from, |id| s.products.get(&id).map(|p| &**p))
+        {
+            return Err(PlaceOrderError::Stale { variant_id });
+        }
         let taken = s.stock_to_reserve(&new.lines)?;
         // Everything is checked and the event rendered before the first write, as `lock`
         // promises: the ids are the ones the counters give next.

@@ -47,6 +47,8 @@ impl State {
             .variant_mut(quote.variant_id)
             .ok_or(QuoteDecisionError::Store(StoreError::NotFound))?;
         variant.supply_price = quote.unit_price;
+        let product = variant.product_id;
+        self.product_mut(product)?.revision += 1;
         let adjustment =
             NewStockAdjustment::new(quote.variant_id, quote.quantity, StockReason::Received)
                 .for_quote(quote.id);

@@ -127,6 +127,7 @@ macro_rules! for_each_http_case {
             (races::race_rate_limit_is_exact),
             (races::race_places_and_cancels_never_deadlock),
             (races::race_account_state_and_api_status_both_stick),
+            (races::race_orders_are_priced_at_their_stock_write),
             (operator::race_withdrawals_never_overdraw),
             (webhooks::webhooks_deliver_every_event_signed),
             (webhooks::webhook_failures_retry_on_schedule_then_fail),

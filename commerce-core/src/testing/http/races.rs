@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use rust_decimal::Decimal;
 use serde_json::json;
 
 use crate::model::*;
@@ -174,4 +175,114 @@ pub async fn race_account_state_and_api_status_both_stick(h: &Harness) {
             "round {round}: one of two concurrent changes was lost"
         );
     }
+}
+
+/// Prices change while orders are placed, and every order is priced at the variant's price
+/// current at its stock write (the version-checked checkout: the engine prices from the
+/// product records it kept, and the order's stock write refuses a record an edit replaced).
+///
+/// Exact, not probable: each edit sets a new, higher price, and its answer is the variant as
+/// the edit found it under the variant's lock, its stock included. Every order takes one
+/// piece, so the orders whose stock writes fell between edit k and edit k + 1 are exactly the
+/// pieces taken between them (stock at edit k minus stock at edit k + 1), and each of them
+/// must be priced at edit k's price. An order priced before an edit and written after it would
+/// add one to an earlier price's count and take one from a later one's; no order can make up
+/// for it, since none is priced at a price set after its write.
+pub async fn race_orders_are_priced_at_their_stock_write(h: &Harness) {
+    const ORDERS: i64 = 48;
+    const EDITS: i64 = 8;
+    let h = Arc::new(h.clone_handle());
+    let variant = h.fixture.plain_variant;
+    // The first order reads the product from the store; the engine keeps it for the others.
+    let first = h
+        .post("sk_demo_bench", "/api/v1/orders", &h.order_body(1, "10"))
+        .await;
+    assert_eq!(
+        first.status,
+        201,
+        "{}",
+        String::from_utf8_lossy(&first.body)
+    );
+    let stock = h.available(variant).await;
+    let operator = h.engine.operator();
+    operator
+        .set_stock(variant, stock, ORDERS, None)
+        .await
+        .expect("stock");
+    let base = Decimal::from(500);
+    operator
+        .update_variant(
+            variant,
+            VariantPatch {
+                price: Some(base),
+                ..VariantPatch::default()
+            },
+        )
+        .await
+        .expect("first price");
+    // Edit k sets price base + k and sees the stock as it stands at that edit. The edits are
+    // spread over the race by its progress (edit k once k ninths of the orders have answered),
+    // not by the clock, so that orders are in flight at every edit however slow the machine.
+    let answered = Arc::new(std::sync::atomic::AtomicI64::new(0));
+    let progress = answered.clone();
+    let edits = tokio::spawn(async move {
+        let mut seen = vec![(base, ORDERS)];
+        for k in 1..=EDITS {
+            while progress.load(std::sync::atomic::Ordering::SeqCst) < k * ORDERS / (EDITS + 1) {
+                tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+            }
+            let price = base + Decimal::from(k);
+            let patch = VariantPatch {
+                price: Some(price),
+                ..VariantPatch::default()
+            };
+            let edited = operator.update_variant(variant, patch).await.expect("edit");
+            seen.push((price, edited.available));
+        }
+        seen
+    });
+    let responses = race(ORDERS as usize, |i| {
+        let (h, answered) = (h.clone(), answered.clone());
+        async move {
+            tokio::time::sleep(std::time::Duration::from_millis(i as u64)).await;
+            let response = h
+                .post("sk_demo_bench", "/api/v1/orders", &h.order_body(1, "10"))
+                .await;
+            answered.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            response
+        }
+    })
+    .await;
+    let seen = edits.await.expect("edits");
+    // A second change found by an order's retry: a 409 that placed nothing (every order here
+    // queues on one variant's row while the edits go on).
+    for refused in responses.iter().filter(|r| r.status != 201) {
+        refused.assert_conflict("catalogue_changed");
+    }
+    let mut priced_at: Vec<Decimal> = Vec::new();
+    for created in responses.iter().filter(|r| r.status == 201) {
+        let id = OrderId::new(created.json()["data"]["id"].as_i64().expect("order id"));
+        let order = h.engine.store().order(None, id).await.expect("read");
+        let line = &order.expect("the order").lines[0];
+        priced_at.push(line.sell_price - line.profit);
+    }
+    let left = h.available(variant).await;
+    assert_eq!(priced_at.len() as i64, ORDERS - left, "one piece per order");
+    assert!(!priced_at.is_empty(), "orders were placed");
+    for (k, &(price, at_edit)) in seen.iter().enumerate() {
+        let at_next = seen.get(k + 1).map_or(left, |&(_, available)| available);
+        let count = priced_at.iter().filter(|&&p| p == price).count() as i64;
+        assert_eq!(
+            count,
+            at_edit - at_next,
+            "orders priced at {price} (edits and the stock they saw: {seen:?}; prices: {priced_at:?})"
+        );
+    }
+    assert_eq!(
+        seen.iter()
+            .map(|&(price, _)| priced_at.iter().filter(|&&p| p == price).count())
+            .sum::<usize>(),
+        priced_at.len(),
+        "every order at one of the prices set"
+    );
 }

@@ -331,6 +331,7 @@ pub(super) fn new_order(
         bill_month: Some(month(MONTH)),
         idempotency: None,
         events: Default::default(),
+        priced_from: Vec::new(),
     }
 }
 

@@ -120,6 +120,7 @@ macro_rules! __with_store_cases {
                 place_order_round_trips_and_reserves_stock,
                 lines_of_one_variant_add_up_against_stock,
                 insufficient_stock_writes_nothing,
+                an_order_priced_from_a_changed_product_is_stale_and_writes_nothing,
                 duplicate_external_reference_is_refused_per_account,
                 taken_number_is_refused_and_writes_nothing,
                 order_operations_are_billed_only_with_a_month,

@@ -517,3 +517,158 @@ pub async fn place_order_links_the_idempotency_record(store: &dyn Store) {
         IdempotencyBegin::Started
     );
 }
+
+/// The version check of `place_order` (`NewOrder::priced_from`): an order priced from a
+/// record whose variant's price or product's revision has changed is refused as `Stale` and
+/// writes nothing, whatever its stock, for an order of one variant and of two; stock moves
+/// (orders, adjustments) leave the revision alone, so orders priced from one record do not
+/// refuse each other; every catalogue edit of the product moves it.
+pub async fn an_order_priced_from_a_changed_product_is_stale_and_writes_nothing(store: &dyn Store) {
+    let f = fixture(store, 10, 5).await;
+    let read = |id| async move { store.product(id).await.expect("read").expect("product") };
+    let priced = |product: &Product, variants: &[&Variant]| -> Vec<PricedFrom> {
+        variants
+            .iter()
+            .map(|v| {
+                let stored = product
+                    .variants
+                    .iter()
+                    .find(|s| s.id == v.id)
+                    .expect("variant");
+                PricedFrom::of(product, stored)
+            })
+            .collect()
+    };
+    let order = |n: u32, lines: Vec<NewOrderLine>, from: Vec<PricedFrom>| {
+        let mut order = new_order(&f, f.account.id, &number(n), lines, 10 + i64::from(n));
+        order.priced_from = from;
+        order
+    };
+    let first = read(f.product.id).await;
+    // Orders priced from one record all go through: their stock writes move `updated_at`, not
+    // the revision; so does an operator's stock adjustment.
+    let one = priced(&first, &[&f.variant]);
+    let both = priced(&first, &[&f.variant, &f.variant_b]);
+    place(
+        store,
+        order(1, vec![line(&f, &f.variant, 1, false)], one.clone()),
+    )
+    .await;
+    let two_lines = vec![
+        line(&f, &f.variant, 1, false),
+        line(&f, &f.variant_b, 1, true),
+    ];
+    place(store, order(2, two_lines.clone(), both.clone())).await;
+    store
+        .adjust_stock(
+            NewStockAdjustment::new(f.variant.id, 1, StockReason::Received),
+            at(13),
+        )
+        .await
+        .expect("adjust");
+    let after_stock = read(f.product.id).await;
+    assert_eq!(after_stock.revision, first.revision);
+    assert!(after_stock.updated_at > first.updated_at);
+    place(
+        store,
+        order(3, vec![line(&f, &f.variant, 1, false)], one.clone()),
+    )
+    .await;
+
+    // A price change: the orders priced before it are refused, writing nothing.
+    let stock = (
+        available(store, f.product.id, f.variant.id).await,
+        available(store, f.product.id, f.variant_b.id).await,
+    );
+    let orders = all_orders(store, f.account.id).await.total;
+    let patch = VariantPatch {
+        price: Some(d("130.00")),
+        ..VariantPatch::default()
+    };
+    store
+        .update_variant(f.variant.id, patch, at(20))
+        .await
+        .expect("reprice");
+    let repriced = read(f.product.id).await;
+    assert!(repriced.revision > first.revision);
+    let stale = |result: Result<Order, PlaceOrderError>, variant: VariantId| match result {
+        Err(PlaceOrderError::Stale { variant_id }) => assert_eq!(variant_id, variant),
+        other => panic!("expected Stale on {variant}, got {other:?}"),
+    };
+    stale(
+        store
+            .place_order(order(4, vec![line(&f, &f.variant, 1, false)], one.clone()))
+            .await,
+        f.variant.id,
+    );
+    // Stale whatever the stock: the check comes before the stock's.
+    stale(
+        store
+            .place_order(order(4, vec![line(&f, &f.variant, 99, false)], one.clone()))
+            .await,
+        f.variant.id,
+    );
+    // Two variants, the other one's price unchanged: refused through the product's revision.
+    let only_b = priced(&first, &[&f.variant_b]);
+    stale(
+        store
+            .place_order(order(4, vec![line(&f, &f.variant_b, 1, false)], only_b))
+            .await,
+        f.variant_b.id,
+    );
+    assert!(
+        store
+            .place_order(order(4, two_lines.clone(), both))
+            .await
+            .is_err(),
+        "two variants priced from the old record"
+    );
+    assert_eq!(available(store, f.product.id, f.variant.id).await, stock.0);
+    assert_eq!(
+        available(store, f.product.id, f.variant_b.id).await,
+        stock.1
+    );
+    assert_eq!(all_orders(store, f.account.id).await.total, orders);
+    // Priced from the record as it is now: placed, with the same number.
+    let now_both = priced(&repriced, &[&f.variant, &f.variant_b]);
+    place(store, order(4, two_lines, now_both)).await;
+
+    // Every catalogue edit of the product moves its revision.
+    let mut last = read(f.product.id).await.revision;
+    let mut moved = |revision: i64, edit: &str| {
+        assert!(revision > last, "{edit} moves the revision");
+        last = revision;
+    };
+    let product_patch = ProductPatch {
+        title: Some("Kettle 2".into()),
+        ..ProductPatch::default()
+    };
+    let p = store
+        .update_product(f.product.id, product_patch, at(30))
+        .await
+        .expect("edit product");
+    moved(p.revision, "a product edit");
+    let w = warranty(store, f.product.id, "ضمان سنتين", 31).await;
+    moved(read(f.product.id).await.revision, "a new warranty");
+    let warranty_patch = WarrantyPatch {
+        name: Some("ضمان ٢".into()),
+        ..WarrantyPatch::default()
+    };
+    store
+        .update_warranty(w.id, warranty_patch, at(32))
+        .await
+        .expect("edit warranty");
+    moved(read(f.product.id).await.revision, "a warranty edit");
+    store
+        .set_warranty_active(w.id, false, at(33))
+        .await
+        .expect("stop warranty");
+    moved(read(f.product.id).await.revision, "a warranty stopped");
+    variant(store, f.product.id, "أحمر", "10.00", 1, 34).await;
+    moved(read(f.product.id).await.revision, "a new variant");
+    let p = store
+        .set_product_active(f.product.id, false, at(35))
+        .await
+        .expect("stop");
+    moved(p.revision, "the product stopped");
+}
