@@ -58,49 +58,135 @@ pub enum InsertWebhookError {
     Store(#[from] StoreError),
 }
 
-/// The per-endpoint limit of one claim ([`WebhookStore::claim_deliveries`]): a store walks the
-/// claimable deliveries in claim order and takes each one [`take`](Self::take) allows, so that
-/// no endpoint has more than `per_endpoint` deliveries under a live lease.
+/// How many claimable deliveries a claim reads per delivery it may take, at most
+/// ([`ClaimRoom::has_enough`]): the candidates among which [`ClaimRoom::pick`] serves the
+/// accounts with the fewest attempts in flight first.
+pub const CANDIDATES_PER_CLAIMED: usize = 4;
+
+/// The in-flight limits of one claim ([`WebhookStore::claim_deliveries`]) and the choice among
+/// its candidates, so that every store decides them alike.
+///
+/// A store counts the deliveries under a live lease ([`new`](Self::new)), then offers the
+/// claimable deliveries in claim order ([`offer`](Self::offer)): a candidate is kept when its
+/// endpoint has fewer than `per_endpoint` and its account fewer than `per_account` in flight,
+/// the candidates kept before counted, so that any choice among them keeps both limits. The
+/// store stops reading when it [`has_enough`](Self::has_enough) (or runs out), and
+/// [`pick`](Self::pick) takes at most `limit` of the candidates, one at a time from the
+/// account with the fewest in flight (ties: the earliest candidate in claim order): an
+/// account with nothing in flight goes before one with many, whatever their backlogs' age.
 #[derive(Debug, Clone)]
 pub struct ClaimRoom {
     per_endpoint: usize,
-    in_flight: HashMap<WebhookId, usize>,
+    per_account: usize,
+    /// In flight per endpoint and per account, the candidates kept counted.
+    endpoints: HashMap<WebhookId, usize>,
+    accounts: HashMap<AccountId, usize>,
+    /// In flight per account under a live lease (without the candidates): the pick's order.
+    leased: HashMap<AccountId, usize>,
+    /// The candidates kept, in claim order.
+    candidates: Vec<(DeliveryId, AccountId)>,
 }
 
 impl ClaimRoom {
-    /// At most `per_endpoint` in flight per endpoint; `in_flight` is how many deliveries of
-    /// each endpoint are under a live lease already (an endpoint not listed has none).
+    /// At most `per_endpoint` in flight per endpoint and `per_account` per account; `leased`
+    /// names the endpoint and account of each delivery under a live lease already.
     pub fn new(
         per_endpoint: usize,
-        in_flight: impl IntoIterator<Item = (WebhookId, usize)>,
+        per_account: usize,
+        leased: impl IntoIterator<Item = (WebhookId, AccountId)>,
     ) -> Self {
+        let mut endpoints = HashMap::new();
+        let mut accounts = HashMap::new();
+        for (endpoint, account) in leased {
+            *endpoints.entry(endpoint).or_default() += 1;
+            *accounts.entry(account).or_default() += 1;
+        }
         Self {
             per_endpoint,
-            in_flight: in_flight.into_iter().collect(),
+            per_account,
+            endpoints,
+            leased: accounts.clone(),
+            accounts,
+            candidates: Vec::new(),
         }
     }
 
-    /// Whether `endpoint` has as many in flight as it may.
-    pub fn is_full(&self, endpoint: WebhookId) -> bool {
-        self.in_flight.get(&endpoint).copied().unwrap_or(0) >= self.per_endpoint
+    /// Whether a delivery of `endpoint` (of `account`) would not be kept: either has as many
+    /// in flight as it may, the candidates kept counted.
+    pub fn is_full(&self, endpoint: WebhookId, account: AccountId) -> bool {
+        self.endpoints.get(&endpoint).copied().unwrap_or(0) >= self.per_endpoint
+            || self.accounts.get(&account).copied().unwrap_or(0) >= self.per_account
     }
 
-    /// The endpoints that have as many in flight as they may.
-    pub fn full(&self) -> impl Iterator<Item = WebhookId> + '_ {
-        self.in_flight
+    /// The endpoints that have as many in flight as they may (the candidates counted).
+    pub fn full_endpoints(&self) -> impl Iterator<Item = WebhookId> + '_ {
+        let most = self.per_endpoint;
+        self.endpoints
             .iter()
-            .filter(|(_, n)| **n >= self.per_endpoint)
+            .filter(move |(_, n)| **n >= most)
             .map(|(id, _)| *id)
     }
 
-    /// Whether one more delivery of `endpoint` may be claimed; counts it when it may.
-    pub fn take(&mut self, endpoint: WebhookId) -> bool {
-        let taken = self.in_flight.entry(endpoint).or_default();
-        if *taken >= self.per_endpoint {
+    /// The accounts that have as many in flight as they may (the candidates counted).
+    pub fn full_accounts(&self) -> impl Iterator<Item = AccountId> + '_ {
+        let most = self.per_account;
+        self.accounts
+            .iter()
+            .filter(move |(_, n)| **n >= most)
+            .map(|(id, _)| *id)
+    }
+
+    /// Offers the next claimable delivery in claim order; whether it was kept as a candidate
+    /// (its endpoint and account had room; it is then counted).
+    pub fn offer(&mut self, delivery: DeliveryId, endpoint: WebhookId, account: AccountId) -> bool {
+        if self.is_full(endpoint, account) {
             return false;
         }
-        *taken += 1;
+        *self.endpoints.entry(endpoint).or_default() += 1;
+        *self.accounts.entry(account).or_default() += 1;
+        self.candidates.push((delivery, account));
         true
+    }
+
+    /// Whether a claim of `limit` has read enough candidates to choose from
+    /// ([`CANDIDATES_PER_CLAIMED`] per delivery it may take).
+    pub fn has_enough(&self, limit: usize) -> bool {
+        self.candidates.len() >= limit.saturating_mul(CANDIDATES_PER_CLAIMED)
+    }
+
+    /// At most `limit` of the candidates, in claim order, chosen one at a time from the account
+    /// with the fewest in flight (those under a live lease and those chosen before), ties to
+    /// the earliest candidate.
+    pub fn pick(self, limit: usize) -> Vec<DeliveryId> {
+        use std::cmp::Reverse;
+        use std::collections::{BinaryHeap, VecDeque};
+        let mut queues: HashMap<AccountId, VecDeque<usize>> = HashMap::new();
+        for (position, (_, account)) in self.candidates.iter().enumerate() {
+            queues.entry(*account).or_default().push_back(position);
+        }
+        let mut heap: BinaryHeap<Reverse<(usize, usize, AccountId)>> = queues
+            .iter()
+            .map(|(account, queue)| {
+                let in_flight = self.leased.get(account).copied().unwrap_or(0);
+                Reverse((in_flight, queue[0], *account))
+            })
+            .collect();
+        let mut picked = Vec::with_capacity(limit.min(self.candidates.len()));
+        while picked.len() < limit
+            && let Some(Reverse((in_flight, position, account))) = heap.pop()
+        {
+            picked.push(position);
+            let queue = queues.get_mut(&account).expect("an account of the heap");
+            queue.pop_front();
+            if let Some(next) = queue.front() {
+                heap.push(Reverse((in_flight + 1, *next, account)));
+            }
+        }
+        picked.sort_unstable();
+        picked
+            .into_iter()
+            .map(|position| self.candidates[position].0)
+            .collect()
     }
 }
 
@@ -206,13 +292,15 @@ pub trait WebhookStore: Send + Sync {
     /// Claims up to `limit` deliveries for one dispatcher until `now + lease_for`, marked with
     /// `lease`: pending ones due by `now`, of enabled endpoints whose [`Breaker`] is not open
     /// at `now`, not under another live lease, each the earliest pending delivery of its order
-    /// to its endpoint (so one order's events reach an endpoint in order), oldest first, and
-    /// at most `per_endpoint` of one endpoint under a live lease once claimed (those of
-    /// earlier claims, by any dispatcher, count). Claims are exclusive and the per-endpoint
-    /// limit holds across claims: several dispatchers, in one process or several sharing a
+    /// to its endpoint (so one order's events reach an endpoint in order), at most
+    /// `per_endpoint` of one endpoint and `per_account` of one account under a live lease once
+    /// claimed (those of earlier claims, by any dispatcher, count), chosen by a [`ClaimRoom`]:
+    /// among the oldest claimable ones (up to [`CANDIDATES_PER_CLAIMED`] per delivery it may
+    /// take), the accounts with the fewest in flight first. Claims are exclusive and the
+    /// limits hold across claims: several dispatchers, in one process or several sharing a
     /// database, never hold the same delivery at once nor more than `per_endpoint` of one
-    /// endpoint. (A store may claim fewer of an endpoint than that, e.g. while deliveries of
-    /// one of its orders wait for each other; never more.)
+    /// endpoint or `per_account` of one account. (A store may claim fewer than that, e.g.
+    /// while deliveries of one of its orders wait for each other; never more.)
     async fn claim_deliveries(
         &self,
         now: DateTime<Utc>,
@@ -220,6 +308,7 @@ pub trait WebhookStore: Send + Sync {
         lease: &LeaseToken,
         limit: usize,
         per_endpoint: usize,
+        per_account: usize,
     ) -> Result<Vec<ClaimedDelivery>, StoreError>;
     /// Records an attempt of a claimed delivery ([`AttemptResult::decide`] made `outcome`):
     /// the delivery's status, attempts and last answer, its lease released; the endpoint's

@@ -324,7 +324,8 @@ pub async fn concurrent_claims_never_share_a_delivery(store: Arc<dyn Store>) {
 
 /// At most `per_endpoint` deliveries of one endpoint are under a live lease, whoever claimed
 /// them: a claim passes over the due deliveries of an endpoint that has as many in flight as
-/// it may and takes others' behind them; an attempt recorded, or a lease run out, frees a slot.
+/// it may and takes others' behind them (another account's first: it has fewer in flight); an
+/// attempt recorded, or a lease run out, frees a slot.
 pub async fn claims_keep_each_endpoint_within_its_in_flight_limit(store: &dyn Store) {
     let a = account(store, "Alpha").await;
     let b = account(store, "Beta").await;
@@ -341,12 +342,13 @@ pub async fn claims_keep_each_endpoint_within_its_in_flight_limit(store: &dyn St
     let first = claim_within(store, 10, "one", 5, 4).await;
     assert_eq!(
         first,
-        vec![queued[0], queued[1], queued[2], queued[3], theirs[0]],
-        "the fifth of the busy endpoint waits; the other endpoint's is taken behind it"
+        vec![queued[0], queued[1], queued[2], theirs[0], theirs[1]],
+        "the fifth of the busy endpoint waits; the other account's are taken behind it, \
+         ahead of the busy account's fourth (the fewest in flight first)"
     );
     assert_eq!(
         claim_within(store, 10, "two", 10, 4).await,
-        vec![theirs[1]],
+        vec![queued[3]],
         "another dispatcher's claim counts the first one's leases"
     );
     assert!(claim_within(store, 11, "three", 10, 4).await.is_empty());
@@ -400,7 +402,7 @@ pub async fn concurrent_claims_keep_the_per_endpoint_limit(store: Arc<dyn Store>
             for _ in 0..3 {
                 mine.extend(
                     store
-                        .claim_deliveries(at(100), Duration::seconds(30), &lease, 3, 3)
+                        .claim_deliveries(at(100), Duration::seconds(30), &lease, 3, 3, usize::MAX)
                         .await
                         .expect("claim")
                         .into_iter()

@@ -79,7 +79,7 @@ pub(super) async fn claim(
     claim_within(store, now, lease, limit, 100).await
 }
 
-/// Claims with at most `per_endpoint` in flight per endpoint.
+/// Claims with at most `per_endpoint` in flight per endpoint (and no limit per account).
 pub(super) async fn claim_within(
     store: &dyn Store,
     now: i64,
@@ -87,9 +87,28 @@ pub(super) async fn claim_within(
     limit: usize,
     per_endpoint: usize,
 ) -> Vec<DeliveryId> {
+    claim_capped(store, now, lease, limit, per_endpoint, usize::MAX).await
+}
+
+/// Claims with at most `per_endpoint` in flight per endpoint and `per_account` per account.
+pub(super) async fn claim_capped(
+    store: &dyn Store,
+    now: i64,
+    lease: &str,
+    limit: usize,
+    per_endpoint: usize,
+    per_account: usize,
+) -> Vec<DeliveryId> {
     let lease = LeaseToken::new(lease);
     store
-        .claim_deliveries(at(now), Duration::seconds(30), &lease, limit, per_endpoint)
+        .claim_deliveries(
+            at(now),
+            Duration::seconds(30),
+            &lease,
+            limit,
+            per_endpoint,
+            per_account,
+        )
         .await
         .expect("claim")
         .into_iter()
