@@ -143,7 +143,11 @@ async fn serve(stream: TcpStream, held: Arc<Mutex<Held>>, delay: Duration) {
             let holding = Holding::start(&held, account);
             let _ = request.into_body().collect().await;
             tokio::time::sleep(delay).await;
-            holding.held.lock().unwrap_or_else(|e| e.into_inner()).answered += 1;
+            holding
+                .held
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .answered += 1;
             drop(holding);
             Ok::<_, Infallible>(Response::new(Full::new(Bytes::new())))
         }
@@ -367,7 +371,10 @@ pub async fn a_crowd_of_slow_accounts_leaves_room_for_a_polite_one(engines: &[En
         run.crowd_answered >= crowd.config.max_in_flight / 2,
         "the crowd kept the dispatcher busy: {shown}"
     );
-    assert_eq!(run.refused, 0, "no polite event waits for 10 others: {shown}");
+    assert_eq!(
+        run.refused, 0,
+        "no polite event waits for 10 others: {shown}"
+    );
     assert_eq!(run.polite.missing, 0, "every polite event arrives: {shown}");
     assert!(run.polite.sorted.len() >= 40, "{shown}");
     assert!(p99 <= Duration::from_secs(2), "{shown}");
