@@ -21,9 +21,10 @@ use crate::sql_store::*;
 
 /// The ids of up to `limit` deliveries a claim may take at `at` (see
 /// `WebhookStore::claim_deliveries`), chosen by `room` among the candidates offered to it: read
-/// in windows of the due deliveries in claim order, each window after the last one read and
-/// without the endpoints and accounts that are full, so that a long backlog of a full
-/// endpoint or account is not read again and again (at most a few windows per claim).
+/// in windows of the due deliveries in claim order ([`CANDIDATES_PER_CLAIMED`] per delivery it
+/// may take, so one window is enough when the backlog has room), each window after the last one
+/// read and without the endpoints and accounts that are full, so that a long backlog of a
+/// full endpoint or account is not read again and again (at most a few windows per claim).
 pub(crate) async fn pick_claimable<DB: Dialect>(
     c: &mut PoolConnection<DB>,
     at: i64,
@@ -31,7 +32,7 @@ pub(crate) async fn pick_claimable<DB: Dialect>(
     mut room: ClaimRoom,
 ) -> StoreResult<Vec<i64>> {
     const WINDOWS: usize = 8;
-    let window = limit.max(16) * 2;
+    let window = limit.max(16) * CANDIDATES_PER_CLAIMED;
     let mut after: Option<(i64, i64)> = None;
     for _ in 0..WINDOWS {
         let mut q = QueryBuilder::<DB>::new(
@@ -80,9 +81,6 @@ pub(crate) async fn pick_claimable<DB: Dialect>(
             .map_err(backend)?;
         let read = rows.len();
         for (id, endpoint, account, due) in rows {
-            if room.has_enough(limit) {
-                break;
-            }
             room.offer(
                 DeliveryId::new(id),
                 WebhookId::new(endpoint),

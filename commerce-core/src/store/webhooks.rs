@@ -58,22 +58,24 @@ pub enum InsertWebhookError {
     Store(#[from] StoreError),
 }
 
-/// How many claimable deliveries a claim reads per delivery it may take, at most
-/// ([`ClaimRoom::has_enough`]): the candidates among which [`ClaimRoom::pick`] serves the
-/// accounts with the fewest attempts in flight first.
+/// How many claimable deliveries a claim reads per delivery it may take before it picks
+/// ([`ClaimRoom::has_enough`]): among them, the candidates [`ClaimRoom::pick`] chooses from,
+/// the accounts with the fewest attempts in flight first.
 pub const CANDIDATES_PER_CLAIMED: usize = 4;
 
 /// The in-flight limits of one claim ([`WebhookStore::claim_deliveries`]) and the choice among
 /// its candidates, so that every store decides them alike.
 ///
 /// A store counts the deliveries under a live lease ([`new`](Self::new)), then offers the
-/// claimable deliveries in claim order ([`offer`](Self::offer)): a candidate is kept when its
-/// endpoint has fewer than `per_endpoint` and its account fewer than `per_account` in flight,
-/// the candidates kept before counted, so that any choice among them keeps both limits. The
-/// store stops reading when it [`has_enough`](Self::has_enough) (or runs out), and
-/// [`pick`](Self::pick) takes at most `limit` of the candidates, one at a time from the
-/// account with the fewest in flight (ties: the earliest candidate in claim order): an
-/// account with nothing in flight goes before one with many, whatever their backlogs' age.
+/// claimable deliveries in claim order ([`offer`](Self::offer)): one is kept as a candidate
+/// when its endpoint has fewer than `per_endpoint` and its account fewer than `per_account` in
+/// flight, the candidates kept before counted, so that any choice among them keeps both
+/// limits. The store stops reading when the room [`has_enough`](Self::has_enough) (or it runs
+/// out; it may pass over the deliveries of the endpoints and accounts that are full without
+/// offering them), and [`pick`](Self::pick) takes at most `limit` of the candidates, one at a
+/// time from the account with the fewest in flight (ties: the earliest candidate in claim
+/// order): among the oldest claimable deliveries, an account with nothing in flight goes
+/// before one with many, whatever their backlogs' age.
 #[derive(Debug, Clone)]
 pub struct ClaimRoom {
     per_endpoint: usize,
@@ -85,6 +87,8 @@ pub struct ClaimRoom {
     leased: HashMap<AccountId, usize>,
     /// The candidates kept, in claim order.
     candidates: Vec<(DeliveryId, AccountId)>,
+    /// How many deliveries were offered (kept or not).
+    offered: usize,
 }
 
 impl ClaimRoom {
@@ -108,6 +112,7 @@ impl ClaimRoom {
             leased: accounts.clone(),
             accounts,
             candidates: Vec::new(),
+            offered: 0,
         }
     }
 
@@ -139,6 +144,7 @@ impl ClaimRoom {
     /// Offers the next claimable delivery in claim order; whether it was kept as a candidate
     /// (its endpoint and account had room; it is then counted).
     pub fn offer(&mut self, delivery: DeliveryId, endpoint: WebhookId, account: AccountId) -> bool {
+        self.offered += 1;
         if self.is_full(endpoint, account) {
             return false;
         }
@@ -148,10 +154,12 @@ impl ClaimRoom {
         true
     }
 
-    /// Whether a claim of `limit` has read enough candidates to choose from
-    /// ([`CANDIDATES_PER_CLAIMED`] per delivery it may take).
+    /// Whether a claim of `limit` may stop reading: it has at least `limit` candidates and
+    /// was offered [`CANDIDATES_PER_CLAIMED`] deliveries per delivery it may take (so that a
+    /// long backlog of one account is not all it chooses from, nor read to its end).
     pub fn has_enough(&self, limit: usize) -> bool {
-        self.candidates.len() >= limit.saturating_mul(CANDIDATES_PER_CLAIMED)
+        self.candidates.len() >= limit
+            && self.offered >= limit.saturating_mul(CANDIDATES_PER_CLAIMED)
     }
 
     /// At most `limit` of the candidates, in claim order, chosen one at a time from the account
@@ -295,8 +303,8 @@ pub trait WebhookStore: Send + Sync {
     /// to its endpoint (so one order's events reach an endpoint in order), at most
     /// `per_endpoint` of one endpoint and `per_account` of one account under a live lease once
     /// claimed (those of earlier claims, by any dispatcher, count), chosen by a [`ClaimRoom`]:
-    /// among the oldest claimable ones (up to [`CANDIDATES_PER_CLAIMED`] per delivery it may
-    /// take), the accounts with the fewest in flight first. Claims are exclusive and the
+    /// among the oldest claimable ones (read until it [`has_enough`](ClaimRoom::has_enough)),
+    /// the accounts with the fewest in flight first. Claims are exclusive and the
     /// limits hold across claims: several dispatchers, in one process or several sharing a
     /// database, never hold the same delivery at once nor more than `per_endpoint` of one
     /// endpoint or `per_account` of one account. (A store may claim fewer than that, e.g.
@@ -344,4 +352,62 @@ pub trait WebhookStore: Send + Sync {
     /// The dispatcher's backlog at `now` ([`WebhookBacklog`]): counts only, read without a
     /// write (a dispatcher samples it for its gauges).
     async fn webhook_backlog(&self, now: DateTime<Utc>) -> Result<WebhookBacklog, StoreError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(n: &[i64]) -> Vec<DeliveryId> {
+        n.iter().copied().map(DeliveryId::new).collect()
+    }
+
+    /// An account with many in flight waits behind one with none, even with older candidates;
+    /// a full account's offers are refused.
+    #[test]
+    fn the_pick_serves_the_account_with_the_fewest_in_flight_first() {
+        let (busy, idle) = (AccountId::new(1), AccountId::new(2));
+        let (b1, b2, i1) = (WebhookId::new(1), WebhookId::new(2), WebhookId::new(3));
+        let mut room = ClaimRoom::new(4, 5, [(b1, busy), (b1, busy), (b2, busy)]);
+        assert!(room.offer(DeliveryId::new(1), b2, busy));
+        assert!(room.offer(DeliveryId::new(2), b1, busy));
+        assert!(
+            !room.offer(DeliveryId::new(3), b2, busy),
+            "the account is full"
+        );
+        assert!(room.is_full(b2, busy));
+        assert_eq!(room.full_accounts().collect::<Vec<_>>(), [busy]);
+        assert!(room.offer(DeliveryId::new(4), i1, idle));
+        assert!(room.offer(DeliveryId::new(5), i1, idle));
+        assert_eq!(
+            room.clone().pick(1),
+            ids(&[4]),
+            "3 in flight wait behind none"
+        );
+        assert_eq!(
+            room.clone().pick(3),
+            ids(&[1, 4, 5]),
+            "idle, idle, then ties: oldest"
+        );
+        assert_eq!(room.pick(10), ids(&[1, 2, 4, 5]));
+    }
+
+    /// A claim reads on until it has `limit` candidates and was offered 4 per delivery it
+    /// may take.
+    #[test]
+    fn a_claim_reads_on_until_it_has_enough_to_choose_from() {
+        let (a, w) = (AccountId::new(1), WebhookId::new(1));
+        let mut room = ClaimRoom::new(2, 10, []);
+        for n in 1..=7 {
+            room.offer(DeliveryId::new(n), w, a);
+            assert!(!room.has_enough(2), "{n} offered");
+        }
+        room.offer(DeliveryId::new(8), w, a);
+        assert!(room.has_enough(2), "2 candidates, 8 offered");
+        let mut short = ClaimRoom::new(1, 10, []);
+        for n in 1..=8 {
+            short.offer(DeliveryId::new(n), w, a);
+        }
+        assert!(!short.has_enough(2), "1 candidate: the claim reads on");
+    }
 }

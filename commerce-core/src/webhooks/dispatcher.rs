@@ -430,3 +430,24 @@ impl Dispatcher {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::DispatcherConfig;
+
+    /// Above the reserve a claim takes up to its edge under the per-account limit; within it,
+    /// under the reserve's bound; the reserve is at most half of the slots.
+    #[test]
+    fn the_last_slots_are_claimed_only_for_accounts_with_little_in_flight() {
+        let config = DispatcherConfig::default();
+        assert_eq!(config.claim_limits(256), (32, 16));
+        assert_eq!(config.claim_limits(65), (1, 16));
+        assert_eq!(config.claim_limits(64), (32, 4));
+        assert_eq!(config.claim_limits(10), (10, 4));
+        let small = DispatcherConfig::default().with_max_in_flight(8);
+        assert_eq!(small.claim_limits(8), (4, 16), "a reserve of 4 of 8");
+        assert_eq!(small.claim_limits(4), (4, 4));
+        let none = DispatcherConfig::default().with_reserve(0, 4);
+        assert_eq!(none.claim_limits(1), (1, 16), "no reserve");
+    }
+}

@@ -256,7 +256,9 @@ impl State {
     /// At most `limit` deliveries that may be claimed at `now` (see
     /// `WebhookStore::claim_deliveries`): due, not under a live lease, of an enabled endpoint
     /// whose breaker is closed, the earliest pending one of its order to its endpoint, offered
-    /// in claim order to a [`ClaimRoom`] until it has enough, which picks among them.
+    /// in claim order to a [`ClaimRoom`] until it has enough, which picks among them (the
+    /// index is read from its start, passing over the deliveries of full endpoints and
+    /// accounts).
     fn claimable(
         &self,
         now: DateTime<Utc>,
@@ -276,9 +278,10 @@ impl State {
             let Some(webhook) = self.webhooks.get(&q.delivery.webhook_id).filter(open) else {
                 continue;
             };
+            // A full endpoint's or account's is offered (and refused) without the order's check.
             if q.lease.as_ref().is_none_or(|(_, until)| *until <= now)
-                && !room.is_full(webhook.id, webhook.account_id)
-                && self.pending_deliveries.is_next_of_its_order(&q.delivery)
+                && (room.is_full(webhook.id, webhook.account_id)
+                    || self.pending_deliveries.is_next_of_its_order(&q.delivery))
             {
                 room.offer(*id, webhook.id, webhook.account_id);
             }
