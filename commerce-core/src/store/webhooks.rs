@@ -61,7 +61,7 @@ pub enum InsertWebhookError {
 /// How many claimable deliveries a claim reads per delivery it may take before it picks
 /// ([`ClaimRoom::has_enough`]): among them, the candidates [`ClaimRoom::pick`] chooses from,
 /// the accounts with the fewest attempts in flight first.
-pub const CANDIDATES_PER_CLAIMED: usize = 4;
+pub const CANDIDATES_PER_CLAIMED: usize = 2;
 
 /// The in-flight limits of one claim ([`WebhookStore::claim_deliveries`]) and the choice among
 /// its candidates, so that every store decides them alike.
@@ -392,18 +392,18 @@ mod tests {
         assert_eq!(room.pick(10), ids(&[1, 2, 4, 5]));
     }
 
-    /// A claim reads on until it has `limit` candidates and was offered 4 per delivery it
+    /// A claim reads on until it has `limit` candidates and was offered 2 per delivery it
     /// may take.
     #[test]
     fn a_claim_reads_on_until_it_has_enough_to_choose_from() {
         let (a, w) = (AccountId::new(1), WebhookId::new(1));
         let mut room = ClaimRoom::new(2, 10, []);
-        for n in 1..=7 {
+        for n in 1..=3 {
             room.offer(DeliveryId::new(n), w, a);
             assert!(!room.has_enough(2), "{n} offered");
         }
-        room.offer(DeliveryId::new(8), w, a);
-        assert!(room.has_enough(2), "2 candidates, 8 offered");
+        room.offer(DeliveryId::new(4), w, a);
+        assert!(room.has_enough(2), "2 candidates, 4 offered");
         let mut short = ClaimRoom::new(1, 10, []);
         for n in 1..=8 {
             short.offer(DeliveryId::new(n), w, a);
