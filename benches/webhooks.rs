@@ -53,7 +53,7 @@ use commerce::sandbox;
 use commerce::store::{MemoryStore, Store};
 use commerce::webhooks::DispatcherConfig;
 use commerce_core::testing::crowd::{self, Crowd};
-use commerce_core::testing::fairness::{Flood, prompt_latencies};
+use commerce_core::testing::fairness::{Flood, Latencies, prompt_latencies};
 use commerce_core::testing::http::receiver::Receiver;
 use common::report::{self, Goal, Unit};
 use futures_util::future::join_all;
@@ -225,21 +225,8 @@ async fn run(label: &str, store: Arc<dyn Store>, goal: Goal) {
             &flood,
         )
         .await;
-        let (p50, p99) = (latencies.quantile(0.5), latencies.quantile(0.99));
-        println!(
-            "{label} fairness, {phase}: {} events, {} missing, latency p50 {:.0} ms, p99 {:.0} ms, max {:.0} ms",
-            latencies.sorted.len(),
-            latencies.missing,
-            p50.as_secs_f64() * 1e3,
-            p99.as_secs_f64() * 1e3,
-            latencies
-                .sorted
-                .last()
-                .copied()
-                .unwrap_or_default()
-                .as_secs_f64()
-                * 1e3,
-        );
+        let p99 = latencies.quantile(0.99);
+        println!("{label} fairness, {phase}: {}", shown(&latencies));
         if phase == "beside a tarpit" {
             report::ratio(
                 &format!("p99 latency beside a tarpit / 2 s {label}"),
@@ -258,22 +245,11 @@ async fn run(label: &str, store: Arc<dyn Store>, goal: Goal) {
             &Crowd::issue(Duration::from_secs(crowd_seconds)),
         )
         .await;
-        let latencies = &run.polite;
-        let (p50, p99) = (latencies.quantile(0.5), latencies.quantile(0.99));
+        let p99 = run.polite.quantile(0.99);
         println!(
-            "{label} fairness across accounts: {} events, {} missing, {} refused, latency p50 {:.0} ms, p99 {:.0} ms, max {:.0} ms; at most {} of one crowd account at once, {} crowd attempts answered",
-            latencies.sorted.len(),
-            latencies.missing,
+            "{label} fairness across accounts: {}, {} refused; at most {} of one crowd account at once, {} crowd attempts answered",
+            shown(&run.polite),
             run.refused,
-            p50.as_secs_f64() * 1e3,
-            p99.as_secs_f64() * 1e3,
-            latencies
-                .sorted
-                .last()
-                .copied()
-                .unwrap_or_default()
-                .as_secs_f64()
-                * 1e3,
             run.most_per_account,
             run.crowd_answered,
         );
@@ -284,6 +260,19 @@ async fn run(label: &str, store: Arc<dyn Store>, goal: Goal) {
             Goal::AtMost(1.0),
         );
     }
+}
+
+/// Events, missing ones and the latency's p50, p99 and max, as the fairness lines show them.
+fn shown(latencies: &Latencies) -> String {
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    format!(
+        "{} events, {} missing, latency p50 {:.0} ms, p99 {:.0} ms, max {:.0} ms",
+        latencies.sorted.len(),
+        latencies.missing,
+        ms(latencies.quantile(0.5)),
+        ms(latencies.quantile(0.99)),
+        ms(latencies.sorted.last().copied().unwrap_or_default()),
+    )
 }
 
 fn main() {

@@ -21,10 +21,9 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
-use super::fairness::Latencies;
+use super::fairness::{Latencies, Running};
 use super::http::receiver::Receiver;
 use crate::Engine;
 use crate::domain::webhooks::WebhookInput;
@@ -270,19 +269,10 @@ pub async fn polite_latencies(engines: &[Engine], crowd: &Crowd) -> CrowdRun {
         .await
         .expect("the polite endpoint");
 
-    let (stop, stopped) = watch::channel(false);
-    let dispatchers: Vec<_> = engines
-        .iter()
-        .map(|engine| {
-            let dispatcher = engine.dispatcher().with_config(crowd.config.clone());
-            let mut stopped = stopped.clone();
-            tokio::spawn(dispatcher.run(async move {
-                let _ = stopped.wait_for(|stop| *stop).await;
-            }))
-        })
-        .collect();
+    let running = Running::start(engines, &crowd.config);
     let feeder = {
-        let (operator, crowded, mut stopped) = (operator.clone(), crowded.clone(), stopped.clone());
+        let (operator, crowded, mut stopped) =
+            (operator.clone(), crowded.clone(), running.stopped());
         tokio::spawn(async move {
             while !*stopped.borrow() {
                 for endpoint in &crowded {
@@ -314,28 +304,18 @@ pub async fn polite_latencies(engines: &[Engine], crowd: &Crowd) -> CrowdRun {
     while prompt.received().len() < sent.len() && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    stop.send_replace(true);
-    let _ = feeder.await;
     let (most_per_account, crowd_answered) = (slow.most_at_once(), slow.answered());
     // The slow receiver's connections close: the attempts in flight to it end at once.
     drop(slow);
-    for dispatcher in dispatchers {
-        let _ =
-            tokio::time::timeout(crowd.config.timeout + Duration::from_secs(5), dispatcher).await;
-    }
+    running.stop().await;
+    let _ = feeder.await;
 
-    let mut sorted: Vec<Duration> = prompt
-        .received()
-        .iter()
-        .filter_map(|r| sent.get(r.header("webhook-id")).map(|at| r.arrived - *at))
-        .collect();
-    sorted.sort();
-    let missing = sent.len().saturating_sub(sorted.len());
+    let polite = Latencies::of(&prompt, &sent);
     for id in crowded.into_iter().chain([fine.id]) {
         operator.delete_webhook(id).await.expect("endpoint deleted");
     }
     CrowdRun {
-        polite: Latencies { sorted, missing },
+        polite,
         refused,
         most_per_account,
         crowd_answered,

@@ -5,8 +5,6 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use chrono::Duration;
-
 use crate::model::*;
 use crate::store::*;
 
@@ -14,7 +12,7 @@ use super::fixtures::*;
 
 use super::webhooks::{
     attempt, claim, claim_within, deliver_due, deliveries_of, finish, order_event_for, outcome,
-    ping, register, webhook_of,
+    ping, race_claims, register, webhook_of,
 };
 
 /// Claims: due ones only, exclusive per lease, again once a lease ran out; a wrong lease
@@ -393,31 +391,9 @@ pub async fn concurrent_claims_keep_the_per_endpoint_limit(store: Arc<dyn Store>
         ping(&*store, w1.id, n).await;
         ping(&*store, w2.id, n).await;
     }
-    let mut tasks = Vec::new();
-    for t in 0..8 {
-        let store = store.clone();
-        tasks.push(tokio::spawn(async move {
-            let lease = LeaseToken::new(format!("dispatcher-{t}"));
-            let mut mine = Vec::new();
-            for _ in 0..3 {
-                mine.extend(
-                    store
-                        .claim_deliveries(at(100), Duration::seconds(30), &lease, 3, 3, usize::MAX)
-                        .await
-                        .expect("claim")
-                        .into_iter()
-                        .map(|c| c.delivery.webhook_id),
-                );
-                tokio::task::yield_now().await;
-            }
-            mine
-        }));
-    }
     let mut per_endpoint = std::collections::BTreeMap::new();
-    for task in tasks {
-        for webhook in task.await.expect("task") {
-            *per_endpoint.entry(webhook).or_insert(0) += 1;
-        }
+    for claimed in race_claims(store, 3, usize::MAX).await {
+        *per_endpoint.entry(claimed.delivery.webhook_id).or_insert(0) += 1;
     }
     assert_eq!(
         per_endpoint,

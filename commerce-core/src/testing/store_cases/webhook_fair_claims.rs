@@ -5,13 +5,11 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use chrono::Duration;
-
 use crate::model::*;
 use crate::store::*;
 
 use super::fixtures::*;
-use super::webhooks::{attempt, claim_capped, ping, register};
+use super::webhooks::{attempt, claim_capped, ping, race_claims, register};
 
 /// At most `per_account` deliveries of one account are under a live lease, whoever claimed
 /// them, and a claim takes one at a time from the account with the fewest in flight: a busy
@@ -121,31 +119,9 @@ pub async fn concurrent_claims_keep_the_per_account_limit(store: Arc<dyn Store>)
             ping(&*store, endpoint.id, n).await;
         }
     }
-    let mut tasks = Vec::new();
-    for t in 0..8 {
-        let store = store.clone();
-        tasks.push(tokio::spawn(async move {
-            let lease = LeaseToken::new(format!("dispatcher-{t}"));
-            let mut mine = Vec::new();
-            for _ in 0..3 {
-                mine.extend(
-                    store
-                        .claim_deliveries(at(100), Duration::seconds(30), &lease, 3, 10, 5)
-                        .await
-                        .expect("claim")
-                        .into_iter()
-                        .map(|c| c.webhook.account_id),
-                );
-                tokio::task::yield_now().await;
-            }
-            mine
-        }));
-    }
     let mut per_account = BTreeMap::new();
-    for task in tasks {
-        for account in task.await.expect("task") {
-            *per_account.entry(account).or_insert(0) += 1;
-        }
+    for claimed in race_claims(store, 10, 5).await {
+        *per_account.entry(claimed.webhook.account_id).or_insert(0) += 1;
     }
     assert_eq!(
         per_account,
