@@ -16,6 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use commerce::store::{MAX_LIVE_KEYS, MAX_PENDING_MANUAL, MAX_WEBHOOKS_PER_ACCOUNT, MemoryStore};
+use commerce::webhooks::DispatcherConfig;
 use commerce::{Config, ConflictReason, Engine, ErrorCode, hash_key, sandbox};
 use serde_json::Value;
 
@@ -311,6 +312,38 @@ fn the_documented_limits_and_defaults_are_the_codes() {
     mentions(
         "webhooks.md",
         &format!("| pings and redeliveries pending per webhook | {MAX_PENDING_MANUAL} |"),
+    );
+    // The dispatcher's limits in flight, as `DispatcherConfig::default()` sets them.
+    let dispatcher = DispatcherConfig::default();
+    mentions(
+        "webhooks.md",
+        &format!(
+            "| requests at once per webhook | {} |",
+            dispatcher.per_endpoint_in_flight
+        ),
+    );
+    mentions(
+        "webhooks.md",
+        &format!(
+            "| requests at once per account (all its webhooks) | {} |",
+            dispatcher.per_account_in_flight
+        ),
+    );
+    mentions(
+        "webhooks.md",
+        &format!(
+            "At most {} at a time per webhook, {} per account.",
+            dispatcher.per_endpoint_in_flight, dispatcher.per_account_in_flight
+        ),
+    );
+    mentions(
+        "webhooks.md",
+        &format!(
+            "last {} of its {} requests at once for accounts with fewer than {} in flight",
+            dispatcher.reserved_in_flight,
+            dispatcher.max_in_flight,
+            dispatcher.reserved_per_account
+        ),
     );
     // The limits the OpenAPI document states, as the docs state them.
     let engine = Engine::new(Arc::new(MemoryStore::new()));

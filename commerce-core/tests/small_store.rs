@@ -1293,6 +1293,7 @@ impl WebhookStore for SmallStore {
         lease: &LeaseToken,
         limit: usize,
         per_endpoint: usize,
+        per_account: usize,
     ) -> Result<Vec<ClaimedDelivery>, StoreError> {
         let mut t = self.lock();
         let live = |held: &Option<Lease>| held.as_ref().is_some_and(|(_, until)| *until > now);
@@ -1308,19 +1309,32 @@ impl WebhookStore for SmallStore {
             })
             .collect();
         due.sort_by_key(|&i| (t.deliveries[i].0.next_attempt_at, t.deliveries[i].0.id));
-        // At most `per_endpoint` in flight per endpoint, counting the live leases.
-        let mut in_flight: HashMap<WebhookId, usize> = HashMap::new();
-        for (d, held) in &t.deliveries {
-            if live(held) {
-                *in_flight.entry(d.webhook_id).or_default() += 1;
+        // The limits and the choice among the due ones are the contract's `ClaimRoom`: the
+        // live leases counted per endpoint and account, the due ones offered in claim order.
+        let account_of = |webhook: WebhookId| {
+            t.webhooks
+                .iter()
+                .find(|w| w.id == webhook)
+                .map(|w| w.account_id)
+        };
+        let leased = t
+            .deliveries
+            .iter()
+            .filter(|(_, held)| live(held))
+            .filter_map(|(d, _)| Some((d.webhook_id, account_of(d.webhook_id)?)));
+        let mut room = ClaimRoom::new(per_endpoint, per_account, leased);
+        let mut position = HashMap::new();
+        for &i in &due {
+            let d = &t.deliveries[i].0;
+            if room.has_enough(limit) {
+                break;
+            }
+            if let Some(account) = account_of(d.webhook_id) {
+                room.offer(d.id, d.webhook_id, account);
+                position.insert(d.id, i);
             }
         }
-        due.retain(|&i| {
-            let taken = in_flight.entry(t.deliveries[i].0.webhook_id).or_default();
-            *taken += 1;
-            *taken <= per_endpoint
-        });
-        due.truncate(limit);
+        let due: Vec<usize> = room.pick(limit).iter().map(|id| position[id]).collect();
         let mut claimed = Vec::new();
         for i in due {
             t.deliveries[i].1 = Some((lease.clone(), now + lease_for));

@@ -2,10 +2,12 @@
 //!
 //! Claims are one transaction, serialised between the dispatchers sharing the database (a
 //! transaction-scoped advisory lock on PostgreSQL, the writer lock on SQLite), so that each
-//! counts the leases of the claims before it: the deliveries in flight per endpoint, read from
-//! an index of the leased ones, then the due deliveries in claim order, passing over those of
-//! endpoints that are full or whose breaker is open ([`ClaimRoom`] decides), then one
-//! conditional `UPDATE` marks the picked ones with the dispatcher's lease. An attempt is
+//! counts the leases of the claims before it: the deliveries in flight per endpoint and per
+//! account, read from an index of the leased ones, then the due deliveries in claim order,
+//! passing over those of endpoints or accounts that are full or whose breaker is open, offered
+//! to a [`ClaimRoom`] until it has enough candidates; it picks among them (the accounts with
+//! the fewest in flight first), then one conditional `UPDATE` marks the picked ones with the
+//! dispatcher's lease. An attempt is
 //! recorded only while that lease still holds the delivery.
 
 use commerce_core::model::*;
@@ -18,24 +20,24 @@ use crate::rows::*;
 use crate::sql_store::*;
 
 /// The ids of up to `limit` deliveries a claim may take at `at` (see
-/// `WebhookStore::claim_deliveries`), in claim order, each allowed by `room`: read in windows
-/// of the due deliveries in claim order, each window after the last one read and without the
-/// endpoints that are full, so that a long backlog of a full endpoint is not read again and
-/// again (at most a few windows per claim).
+/// `WebhookStore::claim_deliveries`), chosen by `room` among the candidates offered to it: read
+/// in windows of the due deliveries in claim order ([`CANDIDATES_PER_CLAIMED`] per delivery it
+/// may take, so one window is enough when the backlog has room), each window after the last one
+/// read and without the endpoints and accounts that are full, so that a long backlog of a
+/// full endpoint or account is not read again and again (at most a few windows per claim).
 pub(crate) async fn pick_claimable<DB: Dialect>(
     c: &mut PoolConnection<DB>,
     at: i64,
     limit: usize,
-    room: &mut ClaimRoom,
+    mut room: ClaimRoom,
 ) -> StoreResult<Vec<i64>> {
     const WINDOWS: usize = 8;
-    let window = limit.max(16) * 2;
-    let mut picked = Vec::new();
+    let window = limit.max(16) * CANDIDATES_PER_CLAIMED;
     let mut after: Option<(i64, i64)> = None;
     for _ in 0..WINDOWS {
         let mut q = QueryBuilder::<DB>::new(
-            "SELECT d.id, d.endpoint_id, d.next_attempt_at FROM webhook_deliveries d \
-             JOIN webhook_endpoints e ON e.id = d.endpoint_id \
+            "SELECT d.id, d.endpoint_id, e.account_id, d.next_attempt_at \
+             FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id \
              WHERE d.status = 'pending' AND d.next_attempt_at <= ",
         );
         q.push_arg(at)
@@ -58,34 +60,39 @@ pub(crate) async fn pick_claimable<DB: Dialect>(
                 .push_arg(id)
                 .push("))");
         }
-        let full: Vec<WebhookId> = room.full().collect();
+        let full: Vec<WebhookId> = room.full_endpoints().collect();
         if !full.is_empty() {
             q.push(" AND d.endpoint_id NOT IN (");
             crate::push_list(&mut q, &full);
             q.push(")");
         }
+        let full: Vec<AccountId> = room.full_accounts().collect();
+        if !full.is_empty() {
+            q.push(" AND e.account_id NOT IN (");
+            crate::push_list(&mut q, &full);
+            q.push(")");
+        }
         q.push(" ORDER BY d.next_attempt_at, d.id LIMIT ")
             .push_arg(i64::try_from(window).unwrap_or(i64::MAX));
-        let rows: Vec<(i64, i64, i64)> = q
-            .build_as::<(i64, i64, i64)>()
+        let rows: Vec<(i64, i64, i64, i64)> = q
+            .build_as::<(i64, i64, i64, i64)>()
             .fetch_all(&mut *c)
             .await
             .map_err(backend)?;
         let read = rows.len();
-        for (id, endpoint, due) in rows {
-            if picked.len() >= limit {
-                break;
-            }
-            if room.take(WebhookId::new(endpoint)) {
-                picked.push(id);
-            }
+        for (id, endpoint, account, due) in rows {
+            room.offer(
+                DeliveryId::new(id),
+                WebhookId::new(endpoint),
+                AccountId::new(account),
+            );
             after = Some((due, id));
         }
-        if picked.len() >= limit || read < window {
+        if room.has_enough(limit) || read < window {
             break;
         }
     }
-    Ok(picked)
+    Ok(room.pick(limit).into_iter().map(DeliveryId::get).collect())
 }
 
 /// Records attempts, each of a delivery held by its lease (see

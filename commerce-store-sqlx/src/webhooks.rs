@@ -463,6 +463,7 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
         lease: &LeaseToken,
         limit: usize,
         per_endpoint: usize,
+        per_account: usize,
     ) -> StoreResult<Vec<ClaimedDelivery>> {
         if limit == 0 {
             return Ok(Vec::new());
@@ -478,20 +479,20 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
                     .await
                     .map_err(backend)?;
             }
-            let leased: Vec<i64> = query_scalar::<DB, i64>(
-                "SELECT endpoint_id FROM webhook_deliveries \
-                 WHERE lease_until > $1 AND status = 'pending'",
+            let leased: Vec<(i64, i64)> = query_as::<DB, (i64, i64)>(
+                "SELECT d.endpoint_id, e.account_id FROM webhook_deliveries d \
+                 JOIN webhook_endpoints e ON e.id = d.endpoint_id \
+                 WHERE d.lease_until > $1 AND d.status = 'pending'",
             )
             .bind(at)
             .fetch_all(&mut *c)
             .await
             .map_err(backend)?;
-            let mut counts = std::collections::HashMap::<WebhookId, usize>::new();
-            for endpoint in leased {
-                *counts.entry(WebhookId::new(endpoint)).or_default() += 1;
-            }
-            let mut room = ClaimRoom::new(per_endpoint, counts);
-            let picked = pick_claimable(c, at, limit, &mut room).await?;
+            let leased = leased
+                .into_iter()
+                .map(|(endpoint, account)| (WebhookId::new(endpoint), AccountId::new(account)));
+            let room = ClaimRoom::new(per_endpoint, per_account, leased);
+            let picked = pick_claimable(c, at, limit, room).await?;
             if picked.is_empty() {
                 return Ok(Vec::new());
             }

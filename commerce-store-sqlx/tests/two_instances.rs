@@ -22,6 +22,7 @@ use commerce_core::model::{
 };
 use commerce_core::operator::KeySpec;
 use commerce_core::sandbox::{self, Sandbox};
+use commerce_core::testing::crowd::a_crowd_of_slow_accounts_leaves_room_for_a_polite_one;
 use commerce_core::testing::fairness::a_dead_receiver_slows_only_its_own_endpoint;
 use commerce_core::testing::http::receiver::Receiver;
 use commerce_core::testing::http::start_instant;
@@ -563,6 +564,35 @@ async fn a_dead_receiver_slows_only_its_own_endpoint_with_two_instances() {
         let f = &pair.fixture;
         a_dead_receiver_slows_only_its_own_endpoint(&pair.engines, f.marketer_a, f.marketer_b)
             .await;
+    })
+    .await;
+}
+
+/// 20 accounts of 10 endpoints each behind receivers answering 200 after 6 s, every endpoint
+/// kept full of pings, the first instance's dispatcher alone: no account holds more than its
+/// limit, and a polite account's events arrive with p99 <= 2 s.
+#[cfg_attr(
+    not(commerce_postgres_tests),
+    ignore = "needs COMMERCE_TEST_POSTGRES_URL (see README)"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_crowd_of_slow_accounts_leaves_room_for_a_polite_one_with_one_instance() {
+    with_pair(|pair| async move {
+        a_crowd_of_slow_accounts_leaves_room_for_a_polite_one(&pair.engines[..1]).await;
+    })
+    .await;
+}
+
+/// The same with one dispatcher per instance on the same database (the per-account limit
+/// and the order of the claim are decided in the claim, across both).
+#[cfg_attr(
+    not(commerce_postgres_tests),
+    ignore = "needs COMMERCE_TEST_POSTGRES_URL (see README)"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_crowd_of_slow_accounts_leaves_room_for_a_polite_one_with_two_instances() {
+    with_pair(|pair| async move {
+        a_crowd_of_slow_accounts_leaves_room_for_a_polite_one(&pair.engines).await;
     })
     .await;
 }

@@ -259,7 +259,8 @@ macro_rules! store_methods {
                     lease_for: chrono::TimeDelta,
                     lease: &LeaseToken,
                     limit: usize,
-                    per_endpoint: usize
+                    per_endpoint: usize,
+                    per_account: usize
                 ) -> Result<Vec<ClaimedDelivery>, StoreError>;
                 fn finish_delivery(
                     delivery: DeliveryId,

@@ -122,8 +122,8 @@ pub use stock::{StockError, restock_delta, restock_within, restocks, restocks_re
 pub use supply::{InsertQuoteError, QuoteDecisionError, SupplyStore};
 pub(crate) use traced::Traced;
 pub use webhooks::{
-    ClaimRoom, InsertWebhookError, MAX_PENDING_MANUAL, MAX_WEBHOOKS_PER_ACCOUNT,
-    QueueDeliveryError, SECRET_OVERLAP, WebhookStore,
+    CANDIDATES_PER_CLAIMED, ClaimRoom, InsertWebhookError, MAX_PENDING_MANUAL,
+    MAX_WEBHOOKS_PER_ACCOUNT, QueueDeliveryError, SECRET_OVERLAP, WebhookStore,
 };
 pub use withdrawals::{WithdrawalRequestError, WithdrawalStore};
 

@@ -58,49 +58,143 @@ pub enum InsertWebhookError {
     Store(#[from] StoreError),
 }
 
-/// The per-endpoint limit of one claim ([`WebhookStore::claim_deliveries`]): a store walks the
-/// claimable deliveries in claim order and takes each one [`take`](Self::take) allows, so that
-/// no endpoint has more than `per_endpoint` deliveries under a live lease.
+/// How many claimable deliveries a claim reads per delivery it may take before it picks
+/// ([`ClaimRoom::has_enough`]): among them, the candidates [`ClaimRoom::pick`] chooses from,
+/// the accounts with the fewest attempts in flight first.
+pub const CANDIDATES_PER_CLAIMED: usize = 2;
+
+/// The in-flight limits of one claim ([`WebhookStore::claim_deliveries`]) and the choice among
+/// its candidates, so that every store decides them alike.
+///
+/// A store counts the deliveries under a live lease ([`new`](Self::new)), then offers the
+/// claimable deliveries in claim order ([`offer`](Self::offer)): one is kept as a candidate
+/// when its endpoint has fewer than `per_endpoint` and its account fewer than `per_account` in
+/// flight, the candidates kept before counted, so that any choice among them keeps both
+/// limits. The store stops reading when the room [`has_enough`](Self::has_enough) (or it runs
+/// out; it may pass over the deliveries of the endpoints and accounts that are full without
+/// offering them), and [`pick`](Self::pick) takes at most `limit` of the candidates, one at a
+/// time from the account with the fewest in flight (ties: the earliest candidate in claim
+/// order): among the oldest claimable deliveries, an account with nothing in flight goes
+/// before one with many, whatever their backlogs' age.
 #[derive(Debug, Clone)]
 pub struct ClaimRoom {
     per_endpoint: usize,
-    in_flight: HashMap<WebhookId, usize>,
+    per_account: usize,
+    /// In flight per endpoint and per account, the candidates kept counted.
+    endpoints: HashMap<WebhookId, usize>,
+    accounts: HashMap<AccountId, usize>,
+    /// In flight per account under a live lease (without the candidates): the pick's order.
+    leased: HashMap<AccountId, usize>,
+    /// The candidates kept, in claim order.
+    candidates: Vec<(DeliveryId, AccountId)>,
+    /// How many deliveries were offered (kept or not).
+    offered: usize,
 }
 
 impl ClaimRoom {
-    /// At most `per_endpoint` in flight per endpoint; `in_flight` is how many deliveries of
-    /// each endpoint are under a live lease already (an endpoint not listed has none).
+    /// At most `per_endpoint` in flight per endpoint and `per_account` per account; `leased`
+    /// names the endpoint and account of each delivery under a live lease already.
     pub fn new(
         per_endpoint: usize,
-        in_flight: impl IntoIterator<Item = (WebhookId, usize)>,
+        per_account: usize,
+        leased: impl IntoIterator<Item = (WebhookId, AccountId)>,
     ) -> Self {
+        let mut endpoints = HashMap::new();
+        let mut accounts = HashMap::new();
+        for (endpoint, account) in leased {
+            *endpoints.entry(endpoint).or_default() += 1;
+            *accounts.entry(account).or_default() += 1;
+        }
         Self {
             per_endpoint,
-            in_flight: in_flight.into_iter().collect(),
+            per_account,
+            endpoints,
+            leased: accounts.clone(),
+            accounts,
+            candidates: Vec::new(),
+            offered: 0,
         }
     }
 
-    /// Whether `endpoint` has as many in flight as it may.
-    pub fn is_full(&self, endpoint: WebhookId) -> bool {
-        self.in_flight.get(&endpoint).copied().unwrap_or(0) >= self.per_endpoint
+    /// Whether a delivery of `endpoint` (of `account`) would not be kept: either has as many
+    /// in flight as it may, the candidates kept counted.
+    pub fn is_full(&self, endpoint: WebhookId, account: AccountId) -> bool {
+        self.endpoints.get(&endpoint).copied().unwrap_or(0) >= self.per_endpoint
+            || self.accounts.get(&account).copied().unwrap_or(0) >= self.per_account
     }
 
-    /// The endpoints that have as many in flight as they may.
-    pub fn full(&self) -> impl Iterator<Item = WebhookId> + '_ {
-        self.in_flight
+    /// The endpoints that have as many in flight as they may (the candidates counted).
+    pub fn full_endpoints(&self) -> impl Iterator<Item = WebhookId> + '_ {
+        let most = self.per_endpoint;
+        self.endpoints
             .iter()
-            .filter(|(_, n)| **n >= self.per_endpoint)
+            .filter(move |(_, n)| **n >= most)
             .map(|(id, _)| *id)
     }
 
-    /// Whether one more delivery of `endpoint` may be claimed; counts it when it may.
-    pub fn take(&mut self, endpoint: WebhookId) -> bool {
-        let taken = self.in_flight.entry(endpoint).or_default();
-        if *taken >= self.per_endpoint {
+    /// The accounts that have as many in flight as they may (the candidates counted).
+    pub fn full_accounts(&self) -> impl Iterator<Item = AccountId> + '_ {
+        let most = self.per_account;
+        self.accounts
+            .iter()
+            .filter(move |(_, n)| **n >= most)
+            .map(|(id, _)| *id)
+    }
+
+    /// Offers the next claimable delivery in claim order; whether it was kept as a candidate
+    /// (its endpoint and account had room; it is then counted).
+    pub fn offer(&mut self, delivery: DeliveryId, endpoint: WebhookId, account: AccountId) -> bool {
+        self.offered += 1;
+        if self.is_full(endpoint, account) {
             return false;
         }
-        *taken += 1;
+        *self.endpoints.entry(endpoint).or_default() += 1;
+        *self.accounts.entry(account).or_default() += 1;
+        self.candidates.push((delivery, account));
         true
+    }
+
+    /// Whether a claim of `limit` may stop reading: it has at least `limit` candidates and
+    /// was offered [`CANDIDATES_PER_CLAIMED`] deliveries per delivery it may take (so that a
+    /// long backlog of one account is not all it chooses from, nor read to its end).
+    pub fn has_enough(&self, limit: usize) -> bool {
+        self.candidates.len() >= limit
+            && self.offered >= limit.saturating_mul(CANDIDATES_PER_CLAIMED)
+    }
+
+    /// At most `limit` of the candidates, in claim order, chosen one at a time from the account
+    /// with the fewest in flight (those under a live lease and those chosen before), ties to
+    /// the earliest candidate.
+    pub fn pick(self, limit: usize) -> Vec<DeliveryId> {
+        use std::cmp::Reverse;
+        use std::collections::{BinaryHeap, VecDeque};
+        let mut queues: HashMap<AccountId, VecDeque<usize>> = HashMap::new();
+        for (position, (_, account)) in self.candidates.iter().enumerate() {
+            queues.entry(*account).or_default().push_back(position);
+        }
+        let mut heap: BinaryHeap<Reverse<(usize, usize, AccountId)>> = queues
+            .iter()
+            .map(|(account, queue)| {
+                let in_flight = self.leased.get(account).copied().unwrap_or(0);
+                Reverse((in_flight, queue[0], *account))
+            })
+            .collect();
+        let mut picked = Vec::with_capacity(limit.min(self.candidates.len()));
+        while picked.len() < limit
+            && let Some(Reverse((in_flight, position, account))) = heap.pop()
+        {
+            picked.push(position);
+            let queue = queues.get_mut(&account).expect("an account of the heap");
+            queue.pop_front();
+            if let Some(next) = queue.front() {
+                heap.push(Reverse((in_flight + 1, *next, account)));
+            }
+        }
+        picked.sort_unstable();
+        picked
+            .into_iter()
+            .map(|position| self.candidates[position].0)
+            .collect()
     }
 }
 
@@ -206,13 +300,15 @@ pub trait WebhookStore: Send + Sync {
     /// Claims up to `limit` deliveries for one dispatcher until `now + lease_for`, marked with
     /// `lease`: pending ones due by `now`, of enabled endpoints whose [`Breaker`] is not open
     /// at `now`, not under another live lease, each the earliest pending delivery of its order
-    /// to its endpoint (so one order's events reach an endpoint in order), oldest first, and
-    /// at most `per_endpoint` of one endpoint under a live lease once claimed (those of
-    /// earlier claims, by any dispatcher, count). Claims are exclusive and the per-endpoint
-    /// limit holds across claims: several dispatchers, in one process or several sharing a
+    /// to its endpoint (so one order's events reach an endpoint in order), at most
+    /// `per_endpoint` of one endpoint and `per_account` of one account under a live lease once
+    /// claimed (those of earlier claims, by any dispatcher, count), chosen by a [`ClaimRoom`]:
+    /// among the oldest claimable ones (read until it [`has_enough`](ClaimRoom::has_enough)),
+    /// the accounts with the fewest in flight first. Claims are exclusive and the
+    /// limits hold across claims: several dispatchers, in one process or several sharing a
     /// database, never hold the same delivery at once nor more than `per_endpoint` of one
-    /// endpoint. (A store may claim fewer of an endpoint than that, e.g. while deliveries of
-    /// one of its orders wait for each other; never more.)
+    /// endpoint or `per_account` of one account. (A store may claim fewer than that, e.g.
+    /// while deliveries of one of its orders wait for each other; never more.)
     async fn claim_deliveries(
         &self,
         now: DateTime<Utc>,
@@ -220,6 +316,7 @@ pub trait WebhookStore: Send + Sync {
         lease: &LeaseToken,
         limit: usize,
         per_endpoint: usize,
+        per_account: usize,
     ) -> Result<Vec<ClaimedDelivery>, StoreError>;
     /// Records an attempt of a claimed delivery ([`AttemptResult::decide`] made `outcome`):
     /// the delivery's status, attempts and last answer, its lease released; the endpoint's
@@ -255,4 +352,62 @@ pub trait WebhookStore: Send + Sync {
     /// The dispatcher's backlog at `now` ([`WebhookBacklog`]): counts only, read without a
     /// write (a dispatcher samples it for its gauges).
     async fn webhook_backlog(&self, now: DateTime<Utc>) -> Result<WebhookBacklog, StoreError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(n: &[i64]) -> Vec<DeliveryId> {
+        n.iter().copied().map(DeliveryId::new).collect()
+    }
+
+    /// An account with many in flight waits behind one with none, even with older candidates;
+    /// a full account's offers are refused.
+    #[test]
+    fn the_pick_serves_the_account_with_the_fewest_in_flight_first() {
+        let (busy, idle) = (AccountId::new(1), AccountId::new(2));
+        let (b1, b2, i1) = (WebhookId::new(1), WebhookId::new(2), WebhookId::new(3));
+        let mut room = ClaimRoom::new(4, 5, [(b1, busy), (b1, busy), (b2, busy)]);
+        assert!(room.offer(DeliveryId::new(1), b2, busy));
+        assert!(room.offer(DeliveryId::new(2), b1, busy));
+        assert!(
+            !room.offer(DeliveryId::new(3), b2, busy),
+            "the account is full"
+        );
+        assert!(room.is_full(b2, busy));
+        assert_eq!(room.full_accounts().collect::<Vec<_>>(), [busy]);
+        assert!(room.offer(DeliveryId::new(4), i1, idle));
+        assert!(room.offer(DeliveryId::new(5), i1, idle));
+        assert_eq!(
+            room.clone().pick(1),
+            ids(&[4]),
+            "3 in flight wait behind none"
+        );
+        assert_eq!(
+            room.clone().pick(3),
+            ids(&[1, 4, 5]),
+            "idle, idle, then ties: oldest"
+        );
+        assert_eq!(room.pick(10), ids(&[1, 2, 4, 5]));
+    }
+
+    /// A claim reads on until it has `limit` candidates and was offered 2 per delivery it
+    /// may take.
+    #[test]
+    fn a_claim_reads_on_until_it_has_enough_to_choose_from() {
+        let (a, w) = (AccountId::new(1), WebhookId::new(1));
+        let mut room = ClaimRoom::new(2, 10, []);
+        for n in 1..=3 {
+            room.offer(DeliveryId::new(n), w, a);
+            assert!(!room.has_enough(2), "{n} offered");
+        }
+        room.offer(DeliveryId::new(4), w, a);
+        assert!(room.has_enough(2), "2 candidates, 4 offered");
+        let mut short = ClaimRoom::new(1, 10, []);
+        for n in 1..=8 {
+            short.offer(DeliveryId::new(n), w, a);
+        }
+        assert!(!short.has_enough(2), "1 candidate: the claim reads on");
+    }
 }

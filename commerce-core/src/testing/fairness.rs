@@ -98,6 +98,18 @@ pub struct Latencies {
 }
 
 impl Latencies {
+    /// The latencies of the events `sent` (event id, when queued) that `receiver` got.
+    pub(crate) fn of(receiver: &Receiver, sent: &HashMap<String, Instant>) -> Self {
+        let mut sorted: Vec<Duration> = receiver
+            .received()
+            .iter()
+            .filter_map(|r| sent.get(r.header("webhook-id")).map(|at| r.arrived - *at))
+            .collect();
+        sorted.sort();
+        let missing = sent.len().saturating_sub(sorted.len());
+        Self { sorted, missing }
+    }
+
     /// The `q`-quantile (0.5: the median, 0.99), by the nearest rank; zero when there is none.
     pub fn quantile(&self, q: f64) -> Duration {
         if self.sorted.is_empty() {
@@ -105,6 +117,50 @@ impl Latencies {
         }
         let rank = (q * self.sorted.len() as f64).ceil() as usize;
         self.sorted[rank.clamp(1, self.sorted.len()) - 1]
+    }
+}
+
+/// Dispatchers running, one per engine given ([`Dispatcher::run`](crate::webhooks::Dispatcher::run)),
+/// until [`stop`](Self::stop).
+pub(crate) struct Running {
+    stop: watch::Sender<bool>,
+    dispatchers: Vec<JoinHandle<()>>,
+    timeout: Duration,
+}
+
+impl Running {
+    /// Starts them with `config`.
+    pub(crate) fn start(engines: &[Engine], config: &DispatcherConfig) -> Self {
+        let (stop, stopped) = watch::channel(false);
+        let dispatchers = engines
+            .iter()
+            .map(|engine| {
+                let dispatcher = engine.dispatcher().with_config(config.clone());
+                let mut stopped = stopped.clone();
+                tokio::spawn(dispatcher.run(async move {
+                    let _ = stopped.wait_for(|stop| *stop).await;
+                }))
+            })
+            .collect();
+        Self {
+            stop,
+            dispatchers,
+            timeout: config.timeout,
+        }
+    }
+
+    /// What says they are to stop (for other tasks of the run to watch).
+    pub(crate) fn stopped(&self) -> watch::Receiver<bool> {
+        self.stop.subscribe()
+    }
+
+    /// Stops them and waits for each to record its attempts in flight (at most the attempt
+    /// timeout and 5 s more).
+    pub(crate) async fn stop(self) {
+        self.stop.send_replace(true);
+        for dispatcher in self.dispatchers {
+            let _ = tokio::time::timeout(self.timeout + Duration::from_secs(5), dispatcher).await;
+        }
     }
 }
 
@@ -136,17 +192,7 @@ pub async fn prompt_latencies(
         None
     };
 
-    let (stop, stopped) = watch::channel(false);
-    let dispatchers: Vec<_> = engines
-        .iter()
-        .map(|engine| {
-            let dispatcher = engine.dispatcher().with_config(flood.config.clone());
-            let mut stopped = stopped.clone();
-            tokio::spawn(dispatcher.run(async move {
-                let _ = stopped.wait_for(|stop| *stop).await;
-            }))
-        })
-        .collect();
+    let running = Running::start(engines, &flood.config);
 
     // One tick per 10 ms: each kind of event is due `rate` times a second.
     let tick = Duration::from_millis(10);
@@ -182,23 +228,13 @@ pub async fn prompt_latencies(
     }
     // The tarpit's connections close: the attempts in flight to it end at once.
     drop(tarpit);
-    stop.send_replace(true);
-    for dispatcher in dispatchers {
-        let _ =
-            tokio::time::timeout(flood.config.timeout + Duration::from_secs(5), dispatcher).await;
-    }
+    running.stop().await;
 
-    let mut sorted: Vec<Duration> = receiver
-        .received()
-        .iter()
-        .filter_map(|r| sent.get(r.header("webhook-id")).map(|at| r.arrived - *at))
-        .collect();
-    sorted.sort();
-    let missing = sent.len().saturating_sub(sorted.len());
+    let latencies = Latencies::of(&receiver, &sent);
     for id in [Some(fine.id), hung].into_iter().flatten() {
         operator.delete_webhook(id).await.expect("endpoint deleted");
     }
-    Latencies { sorted, missing }
+    latencies
 }
 
 /// The test of the goal: with one account's endpoint a tarpit fed 2 pings a second (the

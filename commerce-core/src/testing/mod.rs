@@ -5,6 +5,7 @@
 
 pub mod arbitrary;
 pub mod cancellation;
+pub mod crowd;
 pub mod fairness;
 pub mod http;
 pub mod stalled;

@@ -4,11 +4,25 @@
 //!
 //! Fairness: each attempt runs on its own task and frees its slot when it ends; the
 //! dispatcher claims again as soon as there is room, never waiting for a slow attempt. At
-//! most [`DispatcherConfig::per_endpoint_in_flight`] attempts are in flight per endpoint
-//! (counted by the store's leases, so across every dispatcher sharing it) and
-//! [`DispatcherConfig::max_in_flight`] per dispatcher; an endpoint that keeps timing out or
-//! refusing connections is left alone for a while by its breaker
-//! ([`Breaker`](crate::model::Breaker)). A dead receiver costs its own endpoint only.
+//! most [`DispatcherConfig::per_endpoint_in_flight`] attempts are in flight per endpoint and
+//! [`DispatcherConfig::per_account_in_flight`] per account (counted by the store's leases, so
+//! across every dispatcher sharing it), and [`DispatcherConfig::max_in_flight`] per
+//! dispatcher; an endpoint that keeps timing out or refusing connections is left alone for a
+//! while by its breaker ([`Breaker`](crate::model::Breaker)). A dead receiver costs its own
+//! endpoint only.
+//!
+//! Fairness across accounts: a claim serves the accounts with the fewest attempts in flight
+//! first ([`ClaimRoom`](crate::store::ClaimRoom)), and the last
+//! [`DispatcherConfig::reserved_in_flight`] slots of a dispatcher are claimed only for
+//! accounts with fewer than [`DispatcherConfig::reserved_per_account`] attempts in flight.
+//! The cap and the order alone are not enough: accounts whose receivers answer slowly (never
+//! a timeout, so no breaker opens) can hold every slot at once (20 accounts × 16 > 256), and
+//! an account with nothing in flight would wait for one of their attempts to end. With the
+//! reserve, slow accounts hold at most `max_in_flight - reserved_in_flight` slots between them
+//! (plus `reserved_per_account` each when they have fewer than that in flight), so an account
+//! with little in flight finds a slot at the next claim (within `idle_wait`) as long as fewer
+//! than `reserved_in_flight / reserved_per_account` accounts below the reserve's bound compete
+//! for it.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -53,6 +67,16 @@ pub struct DispatcherConfig {
     pub per_endpoint_in_flight: usize,
     /// Attempts in flight in this dispatcher at most (default 256).
     pub max_in_flight: usize,
+    /// Attempts in flight for one account at most (all its endpoints together), across every
+    /// dispatcher sharing the store (default 16).
+    pub per_account_in_flight: usize,
+    /// This dispatcher's last slots kept for the accounts with little in flight (default 64;
+    /// at most half of `max_in_flight` is kept): while fewer slots than that are free, a claim
+    /// takes only deliveries of accounts with fewer than `reserved_per_account` in flight.
+    pub reserved_in_flight: usize,
+    /// The bound of the reserve (default 4): an account with fewer attempts in flight than
+    /// this, across every dispatcher, may take a reserved slot.
+    pub reserved_per_account: usize,
 }
 
 impl Default for DispatcherConfig {
@@ -65,6 +89,9 @@ impl Default for DispatcherConfig {
             proxy: None,
             per_endpoint_in_flight: 4,
             max_in_flight: 256,
+            per_account_in_flight: 16,
+            reserved_in_flight: 64,
+            reserved_per_account: 4,
         }
     }
 }
@@ -110,6 +137,34 @@ impl DispatcherConfig {
     pub fn with_max_in_flight(mut self, most: usize) -> Self {
         self.max_in_flight = most.max(1);
         self
+    }
+
+    /// With at most this many attempts in flight per account (at least 1).
+    pub fn with_per_account_in_flight(mut self, most: usize) -> Self {
+        self.per_account_in_flight = most.max(1);
+        self
+    }
+
+    /// With this reserve: the last `slots` of the dispatcher (at most half of
+    /// `max_in_flight`; 0 keeps none) only for accounts with fewer than `below` in flight.
+    pub fn with_reserve(mut self, slots: usize, below: usize) -> Self {
+        self.reserved_in_flight = slots;
+        self.reserved_per_account = below;
+        self
+    }
+
+    /// How many deliveries a claim may take when `room` slots are free, and the per-account
+    /// limit it claims under: above the reserve, up to the reserve's edge under
+    /// `per_account_in_flight`; within it, under `reserved_per_account` (never above
+    /// `per_account_in_flight`). Each at most `batch`.
+    fn claim_limits(&self, room: usize) -> (usize, usize) {
+        let reserve = self.reserved_in_flight.min(self.max_in_flight / 2);
+        if room > reserve {
+            (self.batch.min(room - reserve), self.per_account_in_flight)
+        } else {
+            let below = self.reserved_per_account.min(self.per_account_in_flight);
+            (self.batch.min(room), below)
+        }
     }
 }
 
@@ -176,8 +231,13 @@ impl Dispatcher {
     }
 
     /// Claims up to `limit` due deliveries under a new lease (at most
-    /// `per_endpoint_in_flight` per endpoint with those in flight already).
-    async fn claim(&self, limit: usize) -> Result<Vec<ClaimedDelivery>, StoreError> {
+    /// `per_endpoint_in_flight` per endpoint and `per_account` per account with those in
+    /// flight already).
+    async fn claim(
+        &self,
+        limit: usize,
+        per_account: usize,
+    ) -> Result<Vec<ClaimedDelivery>, StoreError> {
         let lease = LeaseToken::new(format!(
             "{}-{}",
             self.instance,
@@ -190,6 +250,7 @@ impl Dispatcher {
                 &lease,
                 limit,
                 self.config.per_endpoint_in_flight,
+                per_account,
             )
             .await
     }
@@ -204,13 +265,14 @@ impl Dispatcher {
 
     /// One pass, for tests and tools that drive the dispatcher themselves (with a
     /// [`ManualClock`](crate::clock::ManualClock)): claims the deliveries due now (at most
-    /// `batch`, and `per_endpoint_in_flight` per endpoint), attempts them all at once, records
+    /// `batch`, `per_endpoint_in_flight` per endpoint and `per_account_in_flight` per account,
+    /// no reserve), attempts them all at once, records
     /// each attempt; how many were attempted. Attempts that finish together are recorded
     /// together (one store call, one transaction on the SQL stores). Call it until it
     /// returns 0 to send everything due; [`run`](Self::run) is the dispatcher of a service.
     pub async fn deliver_due(&self) -> Result<usize, StoreError> {
         let limit = self.config.batch.min(self.config.max_in_flight);
-        let claimed = self.claim(limit).await?;
+        let claimed = self.claim(limit, self.config.per_account_in_flight).await?;
         let count = claimed.len();
         let mut attempts: FuturesUnordered<_> =
             claimed.into_iter().map(|c| self.attempt(c)).collect();
@@ -225,7 +287,9 @@ impl Dispatcher {
     }
 
     /// Runs until `shutdown` completes. Each attempt runs on its own task; the dispatcher
-    /// claims whenever it has room (at most `max_in_flight` attempts), records attempts as
+    /// claims whenever it has room (at most `max_in_flight` attempts; the last
+    /// `reserved_in_flight` only for accounts with fewer than `reserved_per_account` in
+    /// flight), records attempts as
     /// they end (those that ended together in one store call) and claims again at once, so
     /// that a slow receiver holds up its own attempts only. When a claim finds less than it
     /// could take, it claims again after `idle_wait` or when an attempt ends. When `shutdown`
@@ -247,8 +311,8 @@ impl Dispatcher {
             let room = self.config.max_in_flight.saturating_sub(in_flight.len());
             let mut more = false;
             if !stopping && room > 0 {
-                let limit = self.config.batch.min(room);
-                match self.claim(limit).await {
+                let (limit, per_account) = self.config.claim_limits(room);
+                match self.claim(limit, per_account).await {
                     Ok(claimed) => {
                         more = claimed.len() == limit && room > limit;
                         for c in claimed {
@@ -364,5 +428,26 @@ impl Dispatcher {
             }
             Err(_) => AttemptResult::NoAnswer("request failed".into()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DispatcherConfig;
+
+    /// Above the reserve a claim takes up to its edge under the per-account limit; within it,
+    /// under the reserve's bound; the reserve is at most half of the slots.
+    #[test]
+    fn the_last_slots_are_claimed_only_for_accounts_with_little_in_flight() {
+        let config = DispatcherConfig::default();
+        assert_eq!(config.claim_limits(256), (32, 16));
+        assert_eq!(config.claim_limits(65), (1, 16));
+        assert_eq!(config.claim_limits(64), (32, 4));
+        assert_eq!(config.claim_limits(10), (10, 4));
+        let small = DispatcherConfig::default().with_max_in_flight(8);
+        assert_eq!(small.claim_limits(8), (4, 16), "a reserve of 4 of 8");
+        assert_eq!(small.claim_limits(4), (4, 4));
+        let none = DispatcherConfig::default().with_reserve(0, 4);
+        assert_eq!(none.claim_limits(1), (1, 16), "no reserve");
     }
 }

@@ -239,47 +239,54 @@ impl State {
             .filter(|w| account.is_none_or(|a| a == w.account_id))
     }
 
-    /// How many deliveries of each endpoint are under a live lease at `now`.
-    fn in_flight(&self, now: DateTime<Utc>) -> impl Iterator<Item = (WebhookId, usize)> + '_ {
+    /// The endpoint and account of each delivery under a live lease at `now`.
+    fn in_flight(&self, now: DateTime<Utc>) -> impl Iterator<Item = (WebhookId, AccountId)> + '_ {
         self.pending_deliveries
             .leased
             .iter()
-            .map(move |(webhook, ids)| {
-                let live = ids
-                    .iter()
+            .filter_map(|(webhook, ids)| Some((self.webhooks.get(webhook)?, ids)))
+            .flat_map(move |(webhook, ids)| {
+                ids.iter()
                     .filter_map(|id| self.deliveries.get(id))
-                    .filter(|q| q.lease.as_ref().is_some_and(|(_, until)| *until > now))
-                    .count();
-                (*webhook, live)
+                    .filter(move |q| q.lease.as_ref().is_some_and(|(_, until)| *until > now))
+                    .map(|_| (webhook.id, webhook.account_id))
             })
     }
 
-    /// The first `limit` deliveries that may be claimed at `now` (see
-    /// `WebhookStore::claim_deliveries`) in claim order: due, not under a live lease, of an
-    /// enabled endpoint whose breaker is closed, the earliest pending one of its order to its
-    /// endpoint, and within the endpoint's room ([`ClaimRoom`]).
-    fn claimable(&self, now: DateTime<Utc>, limit: usize, per_endpoint: usize) -> Vec<DeliveryId> {
-        let mut room = ClaimRoom::new(per_endpoint, self.in_flight(now));
-        let mut picked = Vec::new();
+    /// At most `limit` deliveries that may be claimed at `now` (see
+    /// `WebhookStore::claim_deliveries`): due, not under a live lease, of an enabled endpoint
+    /// whose breaker is closed, the earliest pending one of its order to its endpoint, offered
+    /// in claim order to a [`ClaimRoom`] until it has enough, which picks among them (the
+    /// index is read from its start, passing over the deliveries of full endpoints and
+    /// accounts).
+    fn claimable(
+        &self,
+        now: DateTime<Utc>,
+        limit: usize,
+        per_endpoint: usize,
+        per_account: usize,
+    ) -> Vec<DeliveryId> {
+        let mut room = ClaimRoom::new(per_endpoint, per_account, self.in_flight(now));
         for (at, id) in &self.pending_deliveries.by_due {
-            if *at > now || picked.len() >= limit {
+            if *at > now || room.has_enough(limit) {
                 break;
             }
             let Some(q) = self.deliveries.get(id) else {
                 continue;
             };
-            let endpoint = q.delivery.webhook_id;
-            let open = |w: &Webhook| w.enabled && !w.breaker.is_open(now);
+            let open = |w: &&Webhook| w.enabled && !w.breaker.is_open(now);
+            let Some(webhook) = self.webhooks.get(&q.delivery.webhook_id).filter(open) else {
+                continue;
+            };
+            // A full endpoint's or account's is offered (and refused) without the order's check.
             if q.lease.as_ref().is_none_or(|(_, until)| *until <= now)
-                && self.webhooks.get(&endpoint).is_some_and(open)
-                && !room.is_full(endpoint)
-                && self.pending_deliveries.is_next_of_its_order(&q.delivery)
-                && room.take(endpoint)
+                && (room.is_full(webhook.id, webhook.account_id)
+                    || self.pending_deliveries.is_next_of_its_order(&q.delivery))
             {
-                picked.push(*id);
+                room.offer(*id, webhook.id, webhook.account_id);
             }
         }
-        picked
+        room.pick(limit)
     }
 }
 
@@ -467,9 +474,10 @@ impl WebhookStore for MemoryStore {
         lease: &LeaseToken,
         limit: usize,
         per_endpoint: usize,
+        per_account: usize,
     ) -> Result<Vec<ClaimedDelivery>, StoreError> {
         let mut s = self.lock();
-        let ids = s.claimable(now, limit, per_endpoint);
+        let ids = s.claimable(now, limit, per_endpoint, per_account);
         let mut claimed = Vec::with_capacity(ids.len());
         for id in ids {
             let queued = s.deliveries.get_mut(&id).expect("just found");

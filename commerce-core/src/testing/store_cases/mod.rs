@@ -53,6 +53,7 @@ mod shipping;
 mod statement;
 mod stock;
 mod webhook_claims;
+mod webhook_fair_claims;
 mod webhook_limits;
 mod webhook_outbox;
 mod webhooks;
@@ -82,6 +83,7 @@ pub use shipping::*;
 pub use statement::*;
 pub use stock::*;
 pub use webhook_claims::*;
+pub use webhook_fair_claims::*;
 pub use webhook_limits::*;
 pub use webhook_outbox::*;
 pub use webhooks::*;
@@ -160,6 +162,7 @@ macro_rules! __with_store_cases {
                 pending_deliveries_of_a_long_disabled_endpoint_expire,
                 a_url_change_ends_the_pending_deliveries,
                 claims_keep_each_endpoint_within_its_in_flight_limit,
+                claims_serve_the_accounts_with_the_fewest_in_flight_first,
                 an_open_breaker_holds_its_endpoints_deliveries_until_its_wait,
                 webhook_backlog_counts_due_leased_and_open_breakers,
                 orders_across_accounts_filter_sort_page_and_count,
@@ -203,6 +206,7 @@ macro_rules! __with_store_cases {
                 concurrent_claims_never_share_a_delivery,
                 concurrent_manual_deliveries_never_exceed_the_limit,
                 concurrent_claims_keep_the_per_endpoint_limit,
+                concurrent_claims_keep_the_per_account_limit,
                 concurrent_accepts_of_one_quote_accept_once,
                 a_quote_withdrawn_while_accepted_has_one_outcome,
                 concurrent_quotes_on_one_variant_leave_one_pending,
@@ -252,6 +256,7 @@ mod tests {
         include_str!("webhook_limits.rs"),
         include_str!("webhook_outbox.rs"),
         include_str!("webhook_claims.rs"),
+        include_str!("webhook_fair_claims.rs"),
         include_str!("back_office.rs"),
         include_str!("back_office_payouts.rs"),
         include_str!("quotes.rs"),

@@ -79,7 +79,7 @@ pub(super) async fn claim(
     claim_within(store, now, lease, limit, 100).await
 }
 
-/// Claims with at most `per_endpoint` in flight per endpoint.
+/// Claims with at most `per_endpoint` in flight per endpoint (and no limit per account).
 pub(super) async fn claim_within(
     store: &dyn Store,
     now: i64,
@@ -87,9 +87,28 @@ pub(super) async fn claim_within(
     limit: usize,
     per_endpoint: usize,
 ) -> Vec<DeliveryId> {
+    claim_capped(store, now, lease, limit, per_endpoint, usize::MAX).await
+}
+
+/// Claims with at most `per_endpoint` in flight per endpoint and `per_account` per account.
+pub(super) async fn claim_capped(
+    store: &dyn Store,
+    now: i64,
+    lease: &str,
+    limit: usize,
+    per_endpoint: usize,
+    per_account: usize,
+) -> Vec<DeliveryId> {
     let lease = LeaseToken::new(lease);
     store
-        .claim_deliveries(at(now), Duration::seconds(30), &lease, limit, per_endpoint)
+        .claim_deliveries(
+            at(now),
+            Duration::seconds(30),
+            &lease,
+            limit,
+            per_endpoint,
+            per_account,
+        )
         .await
         .expect("claim")
         .into_iter()
@@ -98,6 +117,42 @@ pub(super) async fn claim_within(
             c.delivery.id
         })
         .collect()
+}
+
+/// 8 dispatchers claiming at once, 3 claims each of up to 3 deliveries at `now` 100, with at
+/// most `per_endpoint` in flight per endpoint and `per_account` per account: every delivery
+/// claimed.
+pub(super) async fn race_claims(
+    store: Arc<dyn Store>,
+    per_endpoint: usize,
+    per_account: usize,
+) -> Vec<ClaimedDelivery> {
+    let mut tasks = Vec::new();
+    for t in 0..8 {
+        let store = store.clone();
+        tasks.push(tokio::spawn(async move {
+            let lease = LeaseToken::new(format!("dispatcher-{t}"));
+            let mut mine = Vec::new();
+            for _ in 0..3 {
+                let claimed = store.claim_deliveries(
+                    at(100),
+                    Duration::seconds(30),
+                    &lease,
+                    3,
+                    per_endpoint,
+                    per_account,
+                );
+                mine.extend(claimed.await.expect("claim"));
+                tokio::task::yield_now().await;
+            }
+            mine
+        }));
+    }
+    let mut all = Vec::new();
+    for task in tasks {
+        all.extend(task.await.expect("task"));
+    }
+    all
 }
 
 pub(super) fn outcome(result: AttemptResult, attempts: u32, now: DateTime<Utc>) -> AttemptOutcome {
