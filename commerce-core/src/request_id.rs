@@ -63,7 +63,6 @@ impl RequestId {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::{ApiError, ErrorCode};
 
     fn with(values: &[&str]) -> HeaderMap {
         let mut headers = HeaderMap::new();
@@ -101,20 +100,5 @@ mod tests {
         headers.insert(&HEADER, HeaderValue::from_bytes(b"caf\xc3\xa9").unwrap());
         assert!(generated(&RequestId::of(&headers)));
         assert_ne!(RequestId::generate(), RequestId::generate());
-    }
-
-    #[test]
-    fn an_error_body_repeats_the_id_and_others_keep_theirs() {
-        let id = RequestId::of(&with(&["support-\"7\""]));
-        let response = ApiError::new(ErrorCode::NotFound).render(&id);
-        assert_eq!(response.headers()[&HEADER], "support-\"7\"");
-        let body: serde_json::Value = serde_json::from_slice(response.body()).unwrap();
-        assert_eq!(body["error"]["request_id"], "support-\"7\"");
-        assert_eq!(body["error"]["code"], "not_found");
-
-        let ok = crate::wire::json_response(http::StatusCode::OK, b"{\"data\":1}".to_vec());
-        let ok = id.stamp(ok);
-        assert_eq!(ok.body().as_ref(), b"{\"data\":1}");
-        assert_eq!(ok.headers()[&HEADER], "support-\"7\"");
     }
 }
