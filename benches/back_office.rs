@@ -305,7 +305,7 @@ impl What {
 }
 
 fn cases(t0: DateTime<Utc>) -> Vec<Case> {
-    let p = |page: u32| PageRequest { page, per_page: 25 };
+    let p = |page: u32| PageRequest::new(page, 25).expect("a valid page");
     let orders = OrderQuery::default;
     let pending = orders()
         .status(OrderStatus::Pending)
@@ -339,10 +339,7 @@ fn cases(t0: DateTime<Utc>) -> Vec<Case> {
             true,
             What::Orders(
                 orders().account(AccountId::new(1)),
-                PageRequest {
-                    page: 1,
-                    per_page: 10,
-                },
+                PageRequest::new(1, 10).expect("a valid page"),
             ),
         ),
         case(

@@ -219,10 +219,7 @@ const QUERIES: [&str; 4] = ["list", "family=pending", "updated_since", "wallet"]
 /// The queries at the loader's current size: (median µs, the list's `total`; 0 for the wallet).
 async fn measure(loader: &Loader) -> [(f64, u64); 4] {
     let account = loader.account();
-    let page = PageRequest {
-        page: 1,
-        per_page: 25,
-    };
+    let page = PageRequest::new(1, 25).expect("a valid page");
     let list = OrderFilter::default();
     let pending = OrderFilter {
         family: Some(Family::Pending),
@@ -485,10 +482,7 @@ async fn statement_pair(
         .await
         .expect("supplier")
         .id;
-    let page = PageRequest {
-        page: 1,
-        per_page: 25,
-    };
+    let page = PageRequest::new(1, 25).expect("a valid page");
     // Every entry is 1.00, past the hold: the wallet's `ready` is their count in pounds.
     let (target, store, engine) = (&target, &store, &engine);
     let measure = |entries: usize| async move {

@@ -146,10 +146,7 @@ async fn run(label: &str, store: Arc<dyn Store>, goal: Goal) {
         .update_webhook(endpoint.id, WebhookInput::default().with_enabled(true))
         .await
         .expect("enabled");
-    let page = PageRequest {
-        page: 1,
-        per_page: 100,
-    };
+    let page = PageRequest::new(1, 100).expect("a valid page");
     let queued = operator
         .webhook_deliveries(endpoint.id, Some(DeliveryStatus::Pending), page)
         .await

@@ -48,8 +48,8 @@
 // feature it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-// Explicit re-exports: the facade's surface is this list, not whatever the core happens to
-// make public (a new public item of `commerce-core` reaches users of `commerce` only when
+// Explicit re-exports, here and in the adapter modules below (no glob): the facade's surface
+// is these lists, not whatever the core and the adapters happen to make public (a new public item of `commerce-core` reaches users of `commerce` only when
 // added here; `public-api/commerce.txt` shows the list).
 /// The demo fixture (feature `sandbox`): demo accounts, fixed demo keys, a catalogue.
 #[cfg(feature = "sandbox")]
@@ -69,14 +69,16 @@ pub use commerce_core::{
 #[cfg(feature = "axum")]
 #[cfg_attr(docsrs, doc(cfg(feature = "axum")))]
 pub mod axum {
-    pub use commerce_axum::*;
+    pub use commerce_axum::{
+        CommerceService, OwnerPagesService, app, owner_pages, router, serve, service,
+    };
 }
 
 /// Mount the engine in a warp application (feature `warp`).
 #[cfg(feature = "warp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "warp")))]
 pub mod warp {
-    pub use commerce_warp::*;
+    pub use commerce_warp::{WarpResponse, api, api_under, api_with_extensions, owner_pages};
 }
 
 /// The store on SQLite (feature `sqlx-sqlite`) and PostgreSQL (feature `sqlx-postgres`).
@@ -86,7 +88,13 @@ pub mod warp {
     doc(cfg(any(feature = "sqlx-sqlite", feature = "sqlx-postgres")))
 )]
 pub mod sqlx {
-    pub use commerce_store_sqlx::*;
+    #[cfg(feature = "sqlx-sqlite")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "sqlx-sqlite")))]
+    pub use commerce_store_sqlx::SqliteStore;
+    #[cfg(feature = "sqlx-postgres")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "sqlx-postgres")))]
+    pub use commerce_store_sqlx::{DEFAULT_SCHEMA, PgStore};
+    pub use commerce_store_sqlx::{MIGRATIONS_TABLE, PoolSettings, SetupError, SqlStore, sqlx};
 }
 
 /// Compiles the Rust blocks of Markdown pages (the README, the pages of `docs/`) as doctests:

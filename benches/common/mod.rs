@@ -12,8 +12,8 @@ pub mod sql;
 
 use std::sync::Arc;
 
-use commerce_core::domain::wallet::PayoutRules;
 use commerce_core::domain::wallet::WalletFigures;
+use commerce_core::earnings::PayoutRules;
 use commerce_core::model::*;
 use commerce_core::pricing::{LineInput, ShippingTerms, price};
 use commerce_core::store::prelude::*;

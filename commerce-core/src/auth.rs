@@ -68,7 +68,12 @@ pub(crate) async fn authenticate(
     if shared.unknown_keys.is_unknown(&hash, now) {
         return Err(unauthenticated());
     }
-    let Some(check) = shared.store.authenticate(&hash, now, window).await? else {
+    let Some(check) = shared
+        .store
+        .authenticate(&hash, now, window)
+        .await
+        .map_err(|e| ApiError::from_store(e, "authenticate"))?
+    else {
         shared.unknown_keys.remember(hash, now);
         return Err(unauthenticated());
     };

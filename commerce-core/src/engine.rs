@@ -32,6 +32,9 @@ use crate::shared::Shared;
 use crate::store::{Store, Traced};
 
 mod background;
+mod detached;
+
+use detached::detached;
 
 /// The API engine: `handle(http::Request<Bytes>) -> http::Response<Bytes>`.
 ///
@@ -113,8 +116,11 @@ impl EngineBuilder {
 
     /// The engine, once every setting passed [`Config::check`] (the error names the first
     /// one that did not).
+    /// The engine keeps the store behind its tracing layer: each store operation of a request
+    /// is a `commerce.store` span under the request's span (see [`observe`]).
     pub fn build(self) -> Result<Engine, ConfigError> {
-        Engine::with(self.store, self.config, self.clock)
+        self.config.check()?;
+        Ok(Engine::start(self.store, self.config, self.clock))
     }
 }
 
@@ -146,20 +152,6 @@ impl Engine {
             config: Config::default(),
             clock: Arc::new(SystemClock),
         }
-    }
-
-    /// An engine with its settings and clock.
-    ///
-    /// The engine keeps `store` behind its tracing layer: each store operation of a request is
-    /// a `commerce.store` span under the request's span (see [`observe`]). Refused when a
-    /// setting is wrong ([`Config::check`]).
-    pub fn with(
-        store: Arc<dyn Store>,
-        config: Config,
-        clock: Arc<dyn Clock>,
-    ) -> Result<Self, ConfigError> {
-        config.check()?;
-        Ok(Self::start(store, config, clock))
     }
 
     fn start(store: Arc<dyn Store>, config: Config, clock: Arc<dyn Clock>) -> Self {
@@ -237,7 +229,7 @@ impl Engine {
         let shutdown = id.clone();
         detached(
             Box::pin(async move { engine.handle_here(request, id).await }),
-            move || shutdown.stamp(ApiError::server().into_response()),
+            move || ApiError::server().render(&shutdown),
         )
         .await
     }
@@ -292,7 +284,7 @@ impl Engine {
         let shutdown = id.clone();
         detached(
             Box::pin(async move { engine.head_here(parts, declared_length, id).await }),
-            move || Head::Answered(shutdown.stamp(ApiError::server().into_response())),
+            move || Head::Answered(ApiError::server().render(&shutdown)),
         )
         .await
     }
@@ -348,13 +340,16 @@ impl Engine {
                 .instrument(trace.span.clone())
                 .await;
         match checked {
-            Ok(Ok(pass)) => Head::Admitted(Admitted {
+            Ok(Checked::Pass(pass)) => Head::Admitted(Admitted {
                 engine: self.clone(),
                 parts: Box::new(parts),
                 pass: Box::new(pass),
                 trace,
             }),
-            Ok(Err(response)) => Head::Answered(trace.answered(response)),
+            Ok(Checked::Keyless(response)) => Head::Answered(trace.answered(response)),
+            Ok(Checked::Refused(error, window)) => {
+                Head::Answered(trace.refused(error, window.as_ref()))
+            }
             Err(_) => Head::Answered(trace.panicked()),
         }
     }
@@ -366,39 +361,58 @@ impl Engine {
         parts: &Parts,
         declared_length: Option<u64>,
         span: &Span,
-    ) -> Result<Pass, Response<Bytes>> {
-        let endpoint = route.map_err(ApiError::into_response)?;
+    ) -> Checked {
+        let endpoint = match route {
+            Ok(endpoint) => endpoint,
+            Err(error) => return Checked::Refused(error, None),
+        };
         let limit = crate::body::limit(&self.shared.config, endpoint);
         if declared_length.is_some_and(|length| length > u64::try_from(limit).unwrap_or(u64::MAX)) {
-            return Err(ApiError::payload_too_large(limit).into_response());
+            return Checked::Refused(ApiError::payload_too_large(limit), None);
         }
         // An endpoint without a key (the OpenAPI document) is answered on the head.
-        if let Some(response) = api::serve_keyless(endpoint, parts) {
-            return Err(response);
+        match api::serve_keyless(endpoint, parts) {
+            Some(Ok(response)) => return Checked::Keyless(response),
+            Some(Err(error)) => return Checked::Refused(error, None),
+            None => {}
         }
         let now = self.now();
         let window = RateWindow::containing(now);
-        let check = auth::authenticate(&self.shared, &parts.headers, now, window)
-            .await
-            .map_err(ApiError::into_response)?;
+        let check = match auth::authenticate(&self.shared, &parts.headers, now, window).await {
+            Ok(check) => check,
+            Err(error) => return Checked::Refused(error, None),
+        };
         if !span.is_disabled() {
             span.record("account_id", check.key.account_id.get());
             span.record("key_id", check.key.id.get());
         }
-        let window = auth::rate_allowance(&check, now, window).map_err(|error| {
-            observe::rate_limited();
-            error.into_response()
-        })?;
+        let window = match auth::rate_allowance(&check, now, window) {
+            Ok(window) => window,
+            Err(error) => {
+                observe::rate_limited();
+                return Checked::Refused(error, None);
+            }
+        };
         match auth::authorize(check.key, check.account, endpoint) {
-            Ok(caller) => Ok(Pass {
+            Ok(caller) => Checked::Pass(Pass {
                 endpoint,
                 caller,
                 now,
                 window,
             }),
-            Err(error) => Err(window.stamp(error.into_response())),
+            Err(error) => Checked::Refused(error, Some(window)),
         }
     }
+}
+
+/// What the head's checks decided, before anything is rendered.
+enum Checked {
+    /// Every check passed: the body may be read.
+    Pass(Pass),
+    /// The answer of an endpoint that needs no key (the OpenAPI document).
+    Keyless(Response<Bytes>),
+    /// Refused, with the key's rate window when the request was counted in it.
+    Refused(ApiError, Option<auth::RateAllowance>),
 }
 
 /// What the head phase ([`Engine::head`]) decided.
@@ -450,6 +464,17 @@ struct Trace {
 }
 
 impl Trace {
+    /// The answer to a refused request: `error` rendered once with the request's id, with the
+    /// key's rate window when it was counted.
+    fn refused(self, error: ApiError, window: Option<&auth::RateAllowance>) -> Response<Bytes> {
+        let response = error.render(&self.id);
+        let response = match window {
+            Some(window) => window.stamp(response),
+            None => response,
+        };
+        self.answered(response)
+    }
+
     /// Records the answer on the span and in the metrics, and returns it with the request's
     /// id.
     fn answered(self, response: Response<Bytes>) -> Response<Bytes> {
@@ -467,7 +492,7 @@ impl Trace {
     /// A 500 for a handler that panicked.
     fn panicked(self) -> Response<Bytes> {
         self.span.in_scope(|| tracing::error!("handler panicked"));
-        self.answered(ApiError::server().into_response())
+        self.refused(ApiError::server(), None)
     }
 }
 
@@ -497,15 +522,14 @@ impl Admitted {
         let shutdown = self.trace.id.clone();
         detached(
             Box::pin(async move { self.handle_here(body).await }),
-            move || shutdown.stamp(ApiError::server().into_response()),
+            move || ApiError::server().render(&shutdown),
         )
         .await
     }
 
     /// Answers without the body: `error` is why it could not be read (413, 400, 408).
     pub fn refuse(self, error: ApiError) -> Response<Bytes> {
-        let response = self.pass.window.stamp(error.into_response());
-        self.trace.answered(response)
+        self.trace.refused(error, Some(&self.pass.window))
     }
 
     /// The second phase in the current task.
@@ -539,10 +563,8 @@ impl Admitted {
             .instrument(trace.span.clone())
             .await;
         match answer {
-            Ok(answer) => {
-                let response = answer.unwrap_or_else(ApiError::into_response);
-                trace.answered(window.stamp(response))
-            }
+            Ok(Ok(response)) => trace.answered(window.stamp(response)),
+            Ok(Err(error)) => trace.refused(error, Some(&window)),
             Err(_) => trace.panicked(),
         }
     }
@@ -555,67 +577,6 @@ fn declared_length(headers: &http::HeaderMap) -> Option<u64> {
         return None;
     };
     value.to_str().ok()?.trim().parse().ok()
-}
-
-/// Runs `work` to its end even if the returned future is dropped: inside a tokio runtime it is
-/// polled in place (no task spawned: the common case, where the caller waits for the answer,
-/// costs one allocation), and a caller that drops it before the end hands the rest of the work
-/// to the runtime it started in, which finishes it (a task spawned only for the requests cut
-/// short). Outside a runtime it runs in place and a drop cuts it. `shutdown` answers when
-/// `work` panics (each phase already turns its own panics into a 500).
-///
-/// `work` comes boxed ([`Box::pin`] on the caller's `async` block): a request's future is
-/// several kilobytes, and each wrapper here (the span, the unwind guard) would otherwise move
-/// it whole, as would every future that holds this one.
-async fn detached<T>(work: BoxedWork<T>, shutdown: impl FnOnce() -> T) -> T
-where
-    T: Send + 'static,
-{
-    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-        return work.await;
-    };
-    let detached = Detached {
-        work: Some(AssertUnwindSafe(work.instrument(Span::current())).catch_unwind()),
-        runtime,
-    };
-    detached.await.unwrap_or_else(|_panic| shutdown())
-}
-
-/// A phase of a request, boxed once (see [`detached`]).
-type BoxedWork<T> = Pin<Box<dyn Future<Output = T> + Send>>;
-
-/// The work of [`detached`], in its span, its panic caught.
-type GuardedWork<T> = futures_util::future::CatchUnwind<
-    AssertUnwindSafe<tracing::instrument::Instrumented<BoxedWork<T>>>,
->;
-
-/// The future of [`detached`]: its work, until it is done.
-struct Detached<T: Send + 'static> {
-    work: Option<GuardedWork<T>>,
-    runtime: tokio::runtime::Handle,
-}
-
-impl<T: Send + 'static> Future for Detached<T> {
-    type Output = std::thread::Result<T>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let Some(work) = self.work.as_mut() else {
-            panic!("a detached request polled after its answer");
-        };
-        let answer = std::task::ready!(Pin::new(work).poll(cx));
-        self.work = None;
-        Poll::Ready(answer)
-    }
-}
-
-impl<T: Send + 'static> Drop for Detached<T> {
-    fn drop(&mut self) {
-        if let Some(work) = self.work.take() {
-            // Cut short: the runtime finishes the work (dropped at its shutdown); nobody reads
-            // the answer.
-            drop(self.runtime.spawn(work.map(drop)));
-        }
-    }
 }
 
 impl tower::Service<Request<Bytes>> for Engine {

@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::messages;
 use crate::model::string_enum;
+use crate::request_id::RequestId;
 
 string_enum! {
     /// The stable machine-readable error codes (docs/errors.md).
@@ -164,18 +165,17 @@ pub type FieldErrors = BTreeMap<String, Vec<String>>;
 
 /// An API error: a code, an Arabic message, optional per-field messages, extra body fields
 /// and extra headers.
+///
+/// Built by its constructors ([`new`](Self::new), [`conflict`](Self::conflict),
+/// [`validation`](Self::validation), [`field`](Self::field), ...) and the `with_*` builders;
+/// read through its accessors. The engine renders it once, with the request's id.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApiError {
-    /// Code.
-    pub code: ErrorCode,
-    /// Arabic message.
-    pub message: String,
-    /// Per-field messages (rendered only when not empty).
-    pub fields: FieldErrors,
-    /// Extra fields inside the `error` object (`api_status`, `retry_after`, ...).
-    pub extra: Map<String, Value>,
-    /// Extra headers (`Allow`, `Retry-After`).
-    pub headers: Vec<(HeaderName, HeaderValue)>,
+    code: ErrorCode,
+    message: String,
+    fields: FieldErrors,
+    extra: Map<String, Value>,
+    headers: Vec<(HeaderName, HeaderValue)>,
 }
 
 impl ApiError {
@@ -247,14 +247,48 @@ impl ApiError {
         Self::new(ErrorCode::ServerError)
     }
 
-    /// Renders the error as a response. The engine adds the request's id to the body
-    /// (`error.request_id`) and its `Request-Id` header before sending it.
-    pub fn into_response(self) -> Response<Bytes> {
+    /// The code.
+    pub fn code(&self) -> ErrorCode {
+        self.code
+    }
+
+    /// The Arabic message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The per-field messages (empty unless a 422 names fields).
+    pub fn fields(&self) -> &FieldErrors {
+        &self.fields
+    }
+
+    /// The extra fields inside the `error` object (`reason`, `api_status`, `retry_after`, ...).
+    pub fn extra(&self) -> &Map<String, Value> {
+        &self.extra
+    }
+
+    /// The extra response headers (`Allow`, `Retry-After`).
+    pub fn headers(&self) -> &[(HeaderName, HeaderValue)] {
+        &self.headers
+    }
+
+    /// A 500 `server_error` for a store failure, logged with what the handler was doing
+    /// (`during`, such as `"orders.list"`). The one way a store error becomes an answer: each
+    /// handler names it at its call (`.map_err(|e| ApiError::from_store(e, "..."))`).
+    pub(crate) fn from_store(error: crate::store::StoreError, during: &'static str) -> Self {
+        tracing::error!(%error, during, "store failure");
+        ApiError::server()
+    }
+
+    /// The error's answer, rendered once: its status, its headers, `Request-Id`, and the JSON
+    /// body with `error.request_id`.
+    pub(crate) fn render(self, request_id: &RequestId) -> Response<Bytes> {
         debug_assert!(
             self.code != ErrorCode::Conflict || self.extra.contains_key("reason"),
             "a 409 is built by ApiError::conflict, with its reason"
         );
-        let mut response = crate::wire::json_response(self.code.status(), self.body(None));
+        let mut response =
+            crate::wire::json_response(self.code.status(), self.body(request_id.as_str()));
         if self.code == ErrorCode::Unauthenticated {
             // RFC 6750: a 401 names the scheme the client should use.
             response.headers_mut().insert(
@@ -262,19 +296,16 @@ impl ApiError {
                 http::HeaderValue::from_static("Bearer"),
             );
         }
-        let mut error = self;
-        for (name, value) in std::mem::take(&mut error.headers) {
+        for (name, value) in self.headers {
             response.headers_mut().append(name, value);
         }
-        // Kept until the request's id is known (`RequestId::stamp` renders the body again).
-        response
-            .extensions_mut()
-            .insert(RenderedError(Box::new(error)));
-        response
+        request_id.stamp(response)
     }
 
-    /// The JSON body: `{"error": {"code", "message", "request_id"?, "fields"?, ...extra}}`.
-    fn body(&self, request_id: Option<&str>) -> Vec<u8> {
+    /// The JSON body: `{"error": {"code", "message", "request_id", "fields"?, ...extra}}`.
+    fn body(&self, request_id: &str) -> Vec<u8> {
+        #[cfg(test)]
+        RENDERED.with(|count| count.set(count.get() + 1));
         #[derive(Serialize)]
         struct Body<'a> {
             error: Inner<'a>,
@@ -283,8 +314,7 @@ impl ApiError {
         struct Inner<'a> {
             code: &'static str,
             message: &'a str,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            request_id: Option<&'a str>,
+            request_id: &'a str,
             #[serde(skip_serializing_if = "BTreeMap::is_empty")]
             fields: &'a FieldErrors,
             #[serde(flatten)]
@@ -303,18 +333,6 @@ impl ApiError {
     }
 }
 
-/// The error an error response was rendered from, in the response's extensions until the
-/// engine stamps the request's id on it.
-#[derive(Debug, Clone)]
-pub(crate) struct RenderedError(Box<ApiError>);
-
-impl RenderedError {
-    /// The error's body, with `request_id`.
-    pub(crate) fn body(&self, request_id: Option<&str>) -> Vec<u8> {
-        self.0.body(request_id)
-    }
-}
-
 impl std::fmt::Display for ApiError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}: {}", self.code.as_str(), self.message)?;
@@ -327,11 +345,11 @@ impl std::fmt::Display for ApiError {
 
 impl std::error::Error for ApiError {}
 
-impl From<crate::store::StoreError> for ApiError {
-    fn from(error: crate::store::StoreError) -> Self {
-        tracing::error!(%error, "store failure");
-        ApiError::server()
-    }
+#[cfg(test)]
+thread_local! {
+    /// How many error bodies this thread rendered (`ApiError::body`): the tests count the
+    /// renderings of one answer (`testing::wire`).
+    pub(crate) static RENDERED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 #[cfg(test)]
@@ -343,12 +361,34 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         for reason in ConflictReason::ALL {
             assert!(seen.insert(reason.as_str()), "{reason:?} spelt twice");
-            let response = ApiError::conflict(*reason, "x").into_response();
+            let response = ApiError::conflict(*reason, "x").render(&RequestId::generate());
             assert_eq!(response.status(), StatusCode::CONFLICT);
             let body: Value = serde_json::from_slice(response.body()).unwrap();
             assert_eq!(body["error"]["code"], "conflict");
             assert_eq!(body["error"]["reason"], reason.as_str());
             assert_eq!(body["error"]["message"], "x");
         }
+    }
+
+    #[test]
+    fn an_error_body_repeats_the_id_and_others_keep_theirs() {
+        let id = {
+            let mut headers = http::HeaderMap::new();
+            headers.insert(
+                "request-id",
+                http::HeaderValue::from_static("support-\"7\""),
+            );
+            RequestId::of(&headers)
+        };
+        let response = ApiError::new(ErrorCode::NotFound).render(&id);
+        assert_eq!(response.headers()["request-id"], "support-\"7\"");
+        let body: serde_json::Value = serde_json::from_slice(response.body()).unwrap();
+        assert_eq!(body["error"]["request_id"], "support-\"7\"");
+        assert_eq!(body["error"]["code"], "not_found");
+
+        let ok = crate::wire::json_response(http::StatusCode::OK, b"{\"data\":1}".to_vec());
+        let ok = id.stamp(ok);
+        assert_eq!(ok.body().as_ref(), b"{\"data\":1}");
+        assert_eq!(ok.headers()["request-id"], "support-\"7\"");
     }
 }

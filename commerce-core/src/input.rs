@@ -139,10 +139,8 @@ impl Query {
         let per_page = self
             .integer("per_page", 1, i64::from(MAX_PER_PAGE))
             .unwrap_or(i64::from(DEFAULT_PER_PAGE));
-        PageRequest {
-            page: page as u32,
-            per_page: per_page as u32,
-        }
+        // Both were read within their ranges: the default is never used.
+        PageRequest::new(page as u32, per_page as u32).unwrap_or_default()
     }
 
     /// The collected messages as a 422, if any.
@@ -428,13 +426,7 @@ mod tests {
             assert!(q.finish().is_err(), "{raw}");
         }
         let mut q = Query::parse(Some("page=2&per_page=100"));
-        assert_eq!(
-            q.page(),
-            PageRequest {
-                page: 2,
-                per_page: 100
-            }
-        );
+        assert_eq!(q.page(), PageRequest::new(2, 100).expect("a valid page"));
         assert!(q.finish().is_ok());
     }
 
@@ -532,8 +524,8 @@ mod tests {
             let Err(error) = q.finish() else {
                 panic!("{raw} is accepted");
             };
-            let keys: Vec<&str> = error.fields.keys().map(String::as_str).collect();
-            assert_eq!(keys, vec![name], "{raw}: {:?}", error.fields);
+            let keys: Vec<&str> = error.fields().keys().map(String::as_str).collect();
+            assert_eq!(keys, vec![name], "{raw}: {:?}", error.fields());
         }
         let mut q = Query::parse(Some("q=%20%D8%B3%20&other="));
         assert_eq!(q.string("q").as_deref(), Some("س"));
@@ -541,7 +533,7 @@ mod tests {
         let mut q = Query::parse(Some("q=%ZZ&number=%EF%BF%BD&&page=1&page=2"));
         assert_eq!(q.string("q").as_deref(), Some("%ZZ"));
         assert_eq!(q.string("number").as_deref(), Some("\u{FFFD}"));
-        assert_eq!(q.page().page, 2);
+        assert_eq!(q.page().page(), 2);
         assert_eq!(q.string("absent"), None);
         assert!(q.finish().is_ok(), "an unread empty parameter is ignored");
     }

@@ -25,7 +25,7 @@ use chrono::{DateTime, Utc};
 use rustc_hash::FxHashMap;
 use serde_json::value::RawValue;
 
-use crate::domain::wallet::PayoutRules;
+use crate::earnings::PayoutRules;
 use crate::model::{Order, OrderId, OrderStatus, PayoutState};
 use crate::rendered_products::{ByteCache, Weighed, bounded_bytes};
 use crate::store::OrderVersion;

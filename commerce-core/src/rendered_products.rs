@@ -192,7 +192,7 @@ impl Page {
 /// The hash of a page's renderings (their addresses, in order) and meta.
 fn page_key(items: &[Arc<Rendered>], page: PageRequest, total: u64) -> u64 {
     let mut hasher = FxBuildHasher.build_hasher();
-    (page.page, page.per_page, total, items.len()).hash(&mut hasher);
+    (page.page(), page.per_page(), total, items.len()).hash(&mut hasher);
     for item in items {
         Arc::as_ptr(item).hash(&mut hasher);
     }
@@ -208,7 +208,7 @@ fn records_key(
     total: u64,
 ) -> u64 {
     let mut hasher = FxBuildHasher.build_hasher();
-    (page.page, page.per_page, total, records.len()).hash(&mut hasher);
+    (page.page(), page.per_page(), total, records.len()).hash(&mut hasher);
     Arc::as_ptr(categories).cast::<Category>().hash(&mut hasher);
     for record in records {
         Arc::as_ptr(record).hash(&mut hasher);

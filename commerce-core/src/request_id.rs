@@ -5,7 +5,6 @@
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Response};
 
-use crate::error::RenderedError;
 use crate::limits::MAX_REQUEST_ID;
 
 /// The request and response header.
@@ -53,12 +52,9 @@ impl RequestId {
         &self.text
     }
 
-    /// `response` with this id: the `Request-Id` header, and `error.request_id` in an error
-    /// body (one the engine rendered from an [`ApiError`](crate::ApiError)).
+    /// `response` with this id's `Request-Id` header (an error's body already has it:
+    /// [`ApiError::render`](crate::ApiError) takes the id).
     pub(crate) fn stamp(&self, mut response: Response<Bytes>) -> Response<Bytes> {
-        if let Some(error) = response.extensions_mut().remove::<RenderedError>() {
-            *response.body_mut() = Bytes::from(error.body(Some(self.as_str())));
-        }
         response.headers_mut().insert(HEADER, self.value.clone());
         response
     }
@@ -67,7 +63,6 @@ impl RequestId {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::{ApiError, ErrorCode};
 
     fn with(values: &[&str]) -> HeaderMap {
         let mut headers = HeaderMap::new();
@@ -105,21 +100,5 @@ mod tests {
         headers.insert(&HEADER, HeaderValue::from_bytes(b"caf\xc3\xa9").unwrap());
         assert!(generated(&RequestId::of(&headers)));
         assert_ne!(RequestId::generate(), RequestId::generate());
-    }
-
-    #[test]
-    fn an_error_body_repeats_the_id_and_others_keep_theirs() {
-        let id = RequestId::of(&with(&["support-\"7\""]));
-        let response = id.stamp(ApiError::new(ErrorCode::NotFound).into_response());
-        assert_eq!(response.headers()[&HEADER], "support-\"7\"");
-        let body: serde_json::Value = serde_json::from_slice(response.body()).unwrap();
-        assert_eq!(body["error"]["request_id"], "support-\"7\"");
-        assert_eq!(body["error"]["code"], "not_found");
-        assert!(response.extensions().get::<RenderedError>().is_none());
-
-        let ok = crate::wire::json_response(http::StatusCode::OK, b"{\"data\":1}".to_vec());
-        let ok = id.stamp(ok);
-        assert_eq!(ok.body().as_ref(), b"{\"data\":1}");
-        assert_eq!(ok.headers()[&HEADER], "support-\"7\"");
     }
 }

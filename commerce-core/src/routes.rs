@@ -302,12 +302,12 @@ mod tests {
     #[test]
     fn wrong_method_is_405_with_allow() {
         let e = resolve(&Method::DELETE, "/api/v1/orders", false).unwrap_err();
-        assert_eq!(e.code, ErrorCode::MethodNotAllowed);
-        assert_eq!(e.headers[0].1, "GET, HEAD, POST");
+        assert_eq!(e.code(), ErrorCode::MethodNotAllowed);
+        assert_eq!(e.headers()[0].1, "GET, HEAD, POST");
         let e = resolve(&Method::GET, "/api/v1/shipping/quote", false).unwrap_err();
-        assert_eq!(e.headers[0].1, "POST");
+        assert_eq!(e.headers()[0].1, "POST");
         let e = resolve(&Method::POST, "/api/v1/webhooks/3", false).unwrap_err();
-        assert_eq!(e.headers[0].1, "GET, HEAD, PATCH, DELETE");
+        assert_eq!(e.headers()[0].1, "GET, HEAD, PATCH, DELETE");
         assert_eq!(
             resolve(
                 &Method::POST,
@@ -336,7 +336,7 @@ mod tests {
         assert_eq!(
             resolve(&Method::POST, "/api/v1/products/removed", false)
                 .unwrap_err()
-                .headers[0]
+                .headers()[0]
                 .1,
             "GET, HEAD"
         );
@@ -348,7 +348,7 @@ mod tests {
             (Method::GET, "/api/v1/sandbox/orders/3/status"),
         ] {
             assert_eq!(
-                resolve(&method, path, false).unwrap_err().code,
+                resolve(&method, path, false).unwrap_err().code(),
                 ErrorCode::NotFound,
                 "{method} {path}"
             );
@@ -360,7 +360,7 @@ mod tests {
         assert_eq!(
             resolve(&Method::DELETE, "/api/v1/sandbox/clock", true)
                 .unwrap_err()
-                .headers[0]
+                .headers()[0]
                 .1,
             "GET, HEAD, POST"
         );
@@ -456,7 +456,7 @@ mod tests {
             "/",
         ] {
             assert_eq!(
-                resolve(&Method::GET, path, false).unwrap_err().code,
+                resolve(&Method::GET, path, false).unwrap_err().code(),
                 ErrorCode::NotFound,
                 "{path}"
             );

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use crate::clock::{Clock, OffsetClock};
 use crate::config::Config;
 use crate::domain::kept::KeptProducts;
-use crate::domain::wallet::PayoutRules;
+use crate::earnings::PayoutRules;
 use crate::pulls_seen::PullsSeen;
 use crate::rendered_orders::RenderedOrders;
 use crate::rendered_products::{RenderedPages, RenderedProducts};

@@ -73,13 +73,13 @@ fn list_body_within<T: Serialize>(
         data: &'a [T],
         meta: ListMeta,
     }
-    let last_page = total.div_ceil(u64::from(page.per_page)).max(1);
+    let last_page = total.div_ceil(u64::from(page.per_page())).max(1);
     to_json(
         &List {
             data: items,
             meta: ListMeta {
-                page: page.page,
-                per_page: page.per_page,
+                page: page.page(),
+                per_page: page.per_page(),
                 total,
                 last_page,
             },

@@ -85,7 +85,7 @@ fn page_of<'a, T: Clone + 'a>(items: impl Iterator<Item = &'a T>, page: PageRequ
     Page::new(
         all.into_iter()
             .skip(usize::try_from(page.offset()).unwrap_or(usize::MAX))
-            .take(page.per_page as usize)
+            .take(page.per_page() as usize)
             .cloned()
             .collect(),
         total,
@@ -435,7 +435,7 @@ impl AccountStore for SmallStore {
             .into_iter()
             .rev()
             .skip(page.offset() as usize)
-            .take(page.per_page as usize)
+            .take(page.per_page() as usize)
             .collect();
         Ok(Page::new(items, total))
     }

@@ -422,7 +422,7 @@ impl<DB: Dialect> AccountStore for SqlStore<DB> {
             " FROM api_keys WHERE account_id = $1 ORDER BY id DESC LIMIT $2 OFFSET $3"
         ))
         .bind(account)
-        .bind(i64::from(page.per_page))
+        .bind(i64::from(page.per_page()))
         .bind(i64::try_from(page.offset()).unwrap_or(i64::MAX))
         .fetch_all(&mut c)
         .await

@@ -325,7 +325,7 @@ pub(crate) async fn count_families<DB: Dialect>(
 pub(crate) fn limit<DB: Dialect>(q: &mut QueryBuilder<DB>, page: PageRequest) -> StoreResult<()> {
     let offset = i64::try_from(page.offset())
         .map_err(|_| StoreError::Invalid("page out of range".into()))?;
-    q.push(format_args!(" LIMIT {} OFFSET {offset}", page.per_page));
+    q.push(format_args!(" LIMIT {} OFFSET {offset}", page.per_page()));
     Ok(())
 }
 

@@ -189,7 +189,10 @@ where
     };
     // The sandbox's settings: webhooks may go to the local receiver of the webhook tests.
     let engine = |store: PgStore, clock: &ManualClock| {
-        Engine::with(Arc::new(store), sandbox::config(), Arc::new(clock.clone()))
+        Engine::builder(Arc::new(store))
+            .config(sandbox::config())
+            .clock(Arc::new(clock.clone()))
+            .build()
             .expect("valid settings")
     };
     let engines = [engine(first, &clock), engine(second, &second_clock)];
@@ -466,10 +469,7 @@ async fn webhook_events_are_delivered_once_by_two_dispatchers() {
             .webhook_deliveries(
                 endpoint.id,
                 Some(DeliveryStatus::Delivered),
-                PageRequest {
-                    page: 1,
-                    per_page: 1,
-                },
+                PageRequest::new(1, 1).expect("a valid page"),
             )
             .await
             .expect("deliveries");

@@ -21,7 +21,11 @@ pub(super) async fn categories(
     let mut query = Query::parse(raw_query);
     let page = query.page();
     query.finish()?;
-    let all = ctx.store().shared_categories().await?;
+    let all = ctx
+        .store()
+        .shared_categories()
+        .await
+        .map_err(|e| ApiError::from_store(e, "shared_categories"))?;
     let active: Vec<CategoryView> = all
         .iter()
         .filter(|c| c.active)
@@ -30,7 +34,7 @@ pub(super) async fn categories(
     let start = usize::try_from(page.offset())
         .unwrap_or(usize::MAX)
         .min(active.len());
-    let end = (start + page.per_page as usize).min(active.len());
+    let end = (start + page.per_page() as usize).min(active.len());
     super::ok_list(&active[start..end], page, active.len() as u64)
 }
 
@@ -70,7 +74,10 @@ pub(super) async fn bill_pulls(ctx: &Ctx<'_>, products: &[ProductId]) -> Result<
     if unseen.is_empty() {
         return Ok(());
     }
-    ctx.store().record_pulls(account, &month, &unseen).await?;
+    ctx.store()
+        .record_pulls(account, &month, &unseen)
+        .await
+        .map_err(|e| ApiError::from_store(e, "record_pulls"))?;
     pulls_seen.remember(account, &month, &unseen);
     Ok(())
 }
@@ -86,7 +93,11 @@ pub(super) async fn products(
     let search = query.string("q");
     query.finish()?;
 
-    let categories = ctx.store().shared_categories().await?;
+    let categories = ctx
+        .store()
+        .shared_categories()
+        .await
+        .map_err(|e| ApiError::from_store(e, "shared_categories"))?;
     let category_ids = match category_id {
         Some(id) if categories.iter().any(|c| c.id == id && c.active) => Some(category_tree(
             &categories,
@@ -100,7 +111,11 @@ pub(super) async fn products(
         query: search,
         updated_since,
     };
-    let found = ctx.store().shared_products(&filter, page).await?;
+    let found = ctx
+        .store()
+        .shared_products(&filter, page)
+        .await
+        .map_err(|e| ApiError::from_store(e, "shared_products"))?;
     let ids: Vec<ProductId> = found.items.iter().map(|p| p.id).collect();
     bill_pulls(ctx, &ids).await?;
     let pages = &ctx.shared.rendered_pages;
@@ -129,7 +144,11 @@ pub(super) async fn removed_products(
     let Some(since) = since else {
         return Err(ApiError::server());
     };
-    let found = ctx.store().removed_products(since, page).await?;
+    let found = ctx
+        .store()
+        .removed_products(since, page)
+        .await
+        .map_err(|e| ApiError::from_store(e, "removed_products"))?;
     let items: Vec<serde_json::Value> = found
         .items
         .iter()
@@ -142,10 +161,15 @@ pub(super) async fn product(ctx: &Ctx<'_>, id: i64) -> Result<Response<Bytes>, A
     let product = ctx
         .store()
         .shared_product(crate::model::ProductId::new(id))
-        .await?
+        .await
+        .map_err(|e| ApiError::from_store(e, "shared_product"))?
         .filter(|p| p.active)
         .ok_or_else(ApiError::not_found)?;
-    let categories = ctx.store().shared_categories().await?;
+    let categories = ctx
+        .store()
+        .shared_categories()
+        .await
+        .map_err(|e| ApiError::from_store(e, "shared_categories"))?;
     bill_pulls(ctx, &[product.id]).await?;
     let rendered = render(ctx, product, &categories);
     super::ok_data(rendered.json())

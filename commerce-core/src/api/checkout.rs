@@ -120,7 +120,7 @@ impl From<CheckoutError> for ApiError {
     fn from(error: CheckoutError) -> Self {
         match error {
             CheckoutError::Invalid(problems) => invalid(problems),
-            CheckoutError::Store(error) => error.into(),
+            CheckoutError::Store(error) => ApiError::from_store(error, "checkout"),
         }
     }
 }

@@ -241,7 +241,8 @@ where
                 ctx.now - config.idempotency_ttl,
                 ctx.now - config.idempotency_stale_after,
             )
-            .await?;
+            .await
+            .map_err(|e| ApiError::from_store(e, "begin_idempotent"))?;
         let (result, replayed) = match begin {
             IdempotencyBegin::Replay(stored) => {
                 return Ok(replay(stored, create.mount, create.collection));
@@ -277,7 +278,7 @@ where
                             "idempotency record taken over before the response was kept"
                         );
                     }
-                    Err(error) => return Err(error.into()),
+                    Err(error) => return Err(ApiError::from_store(error, "finish_idempotent")),
                 }
                 mark(&mut response, replayed);
                 Ok(response)

@@ -18,7 +18,7 @@ use http::{HeaderMap, Request, Response, StatusCode};
 
 use crate::auth::Caller;
 use crate::config::Config;
-use crate::domain::wallet::PayoutRules;
+use crate::earnings::PayoutRules;
 use crate::error::ApiError;
 use crate::routes::{Endpoint, MountPrefix, endpoint_table};
 use crate::shared::Shared;
@@ -69,12 +69,12 @@ macro_rules! dispatch {
             }
         }
 
-        /// The answer to a request whose endpoint needs no key ([`Endpoint::needs_key`]),
+        /// The answer (or the error, rendered by the engine) to a request whose endpoint needs no key ([`Endpoint::needs_key`]),
         /// served before the key is read (its body unread); `None` for every other endpoint.
         pub(crate) fn serve_keyless(
             endpoint: Endpoint,
             parts: &http::request::Parts,
-        ) -> Option<Response<Bytes>> {
+        ) -> Option<Result<Response<Bytes>, ApiError>> {
             let body = Bytes::new();
             let call = Call {
                 query: parts.uri.query(),
@@ -97,7 +97,7 @@ macro_rules! keyless {
         if let Endpoint::$variant { .. } = $endpoint {
             let $call = &$call_value;
             let answer: Result<Response<Bytes>, ApiError> = $serve;
-            return Some(answer.unwrap_or_else(ApiError::into_response));
+            return Some(answer);
         }
     };
 }

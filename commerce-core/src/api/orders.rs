@@ -39,7 +39,8 @@ pub(super) async fn list(
     let found = ctx
         .store()
         .orders_unless_known(account, &filter, page, &mut |version| known.has(version))
-        .await?;
+        .await
+        .map_err(|e| ApiError::from_store(e, "orders_unless_known"))?;
     let mut items = Vec::with_capacity(found.items.len());
     for item in found.items {
         let json = match item {
@@ -51,8 +52,9 @@ pub(super) async fn list(
                     let order = ctx
                         .store()
                         .order(Some(account), version.id)
-                        .await?
-                        .ok_or_else(|| StoreError::NotFound)?;
+                        .await
+                        .map_err(|e| ApiError::from_store(e, "order"))?
+                        .ok_or_else(|| ApiError::from_store(StoreError::NotFound, "order"))?;
                     rendered.render(&order, rules)
                 }
             },
@@ -70,7 +72,8 @@ pub(super) async fn show(ctx: &Ctx<'_>, id: OrderId) -> Result<Response<Bytes>, 
     let order = ctx
         .store()
         .order(Some(ctx.caller.account.id), id)
-        .await?
+        .await
+        .map_err(|e| ApiError::from_store(e, "order"))?
         .ok_or_else(ApiError::not_found)?;
     super::ok_data(&OrderView::new(&order, ctx.payout_rules()))
 }
@@ -136,7 +139,8 @@ pub(super) async fn create(
         let order = ctx
             .store()
             .order(Some(ctx.caller.account.id), id)
-            .await?
+            .await
+            .map_err(|e| ApiError::from_store(e, "order"))?
             .ok_or_else(ApiError::server)?;
         Ok(created(&order, ctx, mount))
     };
@@ -193,7 +197,9 @@ pub(super) async fn cancel(
             ConflictReason::NotCancellable,
             messages::NOT_CANCELLABLE,
         )),
-        Err(StatusChangeError::Store(error)) => Err(error.into()),
+        Err(StatusChangeError::Store(error)) => {
+            Err(ApiError::from_store(error, "change_order_status"))
+        }
     }
 }
 
@@ -211,7 +217,7 @@ impl From<PlaceError> for ApiError {
                 ConflictReason::CatalogueChanged,
                 messages::CATALOGUE_CHANGED,
             ),
-            PlaceError::Store(error) => error.into(),
+            PlaceError::Store(error) => ApiError::from_store(error, "place_order"),
         }
     }
 }

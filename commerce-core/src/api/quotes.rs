@@ -29,7 +29,8 @@ pub(super) async fn variants(
     let found = ctx
         .store()
         .supply_variants(ctx.caller.account.id, updated_since, page, ctx.now)
-        .await?;
+        .await
+        .map_err(|e| ApiError::from_store(e, "supply_variants"))?;
     let views: Vec<SupplyVariantView<'_>> = found.items.iter().map(Into::into).collect();
     super::ok_list(&views, page, found.total)
 }
@@ -51,7 +52,8 @@ pub(super) async fn list(
     let found = ctx
         .store()
         .quotes(ctx.caller.account.id, &filter, page, ctx.now)
-        .await?;
+        .await
+        .map_err(|e| ApiError::from_store(e, "quotes"))?;
     let views: Vec<SupplierQuoteView<'_>> =
         found.items.iter().map(SupplierQuoteView::new).collect();
     super::ok_list(&views, page, found.total)
@@ -62,7 +64,8 @@ pub(super) async fn show(ctx: &Ctx<'_>, id: QuoteId) -> Result<Response<Bytes>, 
     let quote = ctx
         .store()
         .quote(Some(ctx.caller.account.id), id, ctx.now)
-        .await?
+        .await
+        .map_err(|e| ApiError::from_store(e, "quote"))?
         .ok_or_else(ApiError::not_found)?;
     super::ok_data(&SupplierQuoteView::new(&quote))
 }
@@ -121,7 +124,8 @@ pub(super) async fn create(
         let quote = ctx
             .store()
             .quote(Some(ctx.caller.account.id), id, ctx.now)
-            .await?
+            .await
+            .map_err(|e| ApiError::from_store(e, "quote"))?
             .ok_or_else(ApiError::server)?;
         Ok(created_response(&quote, mount))
     };
@@ -157,7 +161,9 @@ async fn insert(
         // A retry took the key over while this request stalled: it answers as the retry's
         // first request would have been answered while in flight.
         Err(InsertQuoteError::IdempotencyLost) => return Err(idempotency::in_flight()),
-        Err(InsertQuoteError::Store(error)) => return Err(error.into()),
+        Err(InsertQuoteError::Store(error)) => {
+            return Err(ApiError::from_store(error, "insert_quote"));
+        }
     };
     Ok(created_response(&quote, mount))
 }
@@ -177,7 +183,7 @@ async fn decide(
         Ok(quote) => super::ok_data(&SupplierQuoteView::new(&quote)),
         Err(QuoteDecisionError::NotFound) => Err(ApiError::not_found()),
         Err(QuoteDecisionError::NotPending { .. }) => Err(ApiError::conflict(refused.0, refused.1)),
-        Err(QuoteDecisionError::Store(error)) => Err(error.into()),
+        Err(QuoteDecisionError::Store(error)) => Err(ApiError::from_store(error, "decide_quote")),
     }
 }
 

@@ -134,7 +134,7 @@ pub(super) async fn move_order(
             ConflictReason::MoveNotAllowed,
             messages::MOVE_NOT_ALLOWED,
         )),
-        Err(MoveError::Store(error)) => Err(error.into()),
+        Err(MoveError::Store(error)) => Err(ApiError::from_store(error, "sandbox move")),
     }
 }
 

@@ -9,7 +9,11 @@ use crate::error::ApiError;
 use crate::wire::{QuoteView, ShippingOptionView};
 
 pub(super) async fn options(ctx: &Ctx<'_>) -> Result<Response<Bytes>, ApiError> {
-    let options = ctx.store().shipping_options().await?;
+    let options = ctx
+        .store()
+        .shipping_options()
+        .await
+        .map_err(|e| ApiError::from_store(e, "shipping_options"))?;
     let views: Vec<ShippingOptionView> = options
         .iter()
         .filter(|o| o.active)

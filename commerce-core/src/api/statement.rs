@@ -5,7 +5,8 @@ use http::Response;
 use serde_json::{Value, json};
 
 use super::Ctx;
-use crate::domain::wallet::{PayoutRules, start_of_cairo_day};
+use crate::domain::wallet::start_of_cairo_day;
+use crate::earnings::PayoutRules;
 use crate::error::ApiError;
 use crate::input::Query;
 use crate::model::{StatementEntry, StatementEntryType, StatementFilter};
@@ -53,7 +54,8 @@ pub(super) async fn list(
     let found = ctx
         .store()
         .statement(ctx.caller.account.id, &StatementFilter::new(from, to), page)
-        .await?;
+        .await
+        .map_err(|e| ApiError::from_store(e, "statement"))?;
     let rules = ctx.payout_rules();
     let items: Vec<Value> = found
         .items

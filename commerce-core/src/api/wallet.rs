@@ -37,8 +37,13 @@ pub(super) async fn show(ctx: &Ctx<'_>) -> Result<Response<Bytes>, ApiError> {
     let totals = ctx
         .store()
         .wallet_totals(account.id, rules.held_after())
-        .await?;
-    let withdrawals = ctx.store().withdrawals(account.id).await?;
+        .await
+        .map_err(|e| ApiError::from_store(e, "held_after"))?;
+    let withdrawals = ctx
+        .store()
+        .withdrawals(account.id)
+        .await
+        .map_err(|e| ApiError::from_store(e, "withdrawals"))?;
     let f = WalletFigures::from_totals(totals, &withdrawals, rules);
     let window = withdrawal_window(ctx.now);
     let config = ctx.config();

@@ -32,7 +32,7 @@ impl From<WebhookError> for ApiError {
             WebhookError::Busy(_) => {
                 ApiError::conflict(ConflictReason::WebhookBusy, messages::WEBHOOK_BUSY)
             }
-            WebhookError::Store(e) => e.into(),
+            WebhookError::Store(e) => ApiError::from_store(e, "webhooks"),
         }
     }
 }
@@ -130,7 +130,11 @@ pub(super) async fn list(
     let mut query = Query::parse(raw_query);
     let page = query.page();
     query.finish()?;
-    let found = ctx.store().webhooks(ctx.caller.account.id, page).await?;
+    let found = ctx
+        .store()
+        .webhooks(ctx.caller.account.id, page)
+        .await
+        .map_err(|e| ApiError::from_store(e, "webhooks"))?;
     let views: Vec<WebhookView> = found.items.iter().map(WebhookView::new).collect();
     super::ok_list(&views, page, found.total)
 }
@@ -138,7 +142,8 @@ pub(super) async fn list(
 async fn owned(ctx: &Ctx<'_>, id: WebhookId) -> Result<Webhook, ApiError> {
     ctx.store()
         .webhook(Some(ctx.caller.account.id), id)
-        .await?
+        .await
+        .map_err(|e| ApiError::from_store(e, "webhook"))?
         .ok_or_else(ApiError::not_found)
 }
 
@@ -173,7 +178,8 @@ pub(super) async fn delete(ctx: &Ctx<'_>, id: WebhookId) -> Result<Response<Byte
     if !ctx
         .store()
         .delete_webhook(Some(ctx.caller.account.id), id)
-        .await?
+        .await
+        .map_err(|e| ApiError::from_store(e, "delete_webhook"))?
     {
         return Err(ApiError::not_found());
     }
@@ -221,7 +227,8 @@ pub(super) async fn deliveries(
     let found = ctx
         .store()
         .deliveries(Some(ctx.caller.account.id), id, status, page)
-        .await?
+        .await
+        .map_err(|e| ApiError::from_store(e, "deliveries"))?
         .ok_or_else(ApiError::not_found)?;
     let views: Vec<DeliveryView> = found.items.iter().map(DeliveryView::from).collect();
     super::ok_list(&views, page, found.total)
@@ -266,9 +273,12 @@ mod tests {
         assert_eq!(input.events, Some(vec![EventType::OrderCreated]));
         assert_eq!(input.description, Some(Some("shop".into())));
         let refused = read_input(&object(r#"{"events":"order.created"}"#), true).unwrap_err();
-        assert_eq!(refused.fields.keys().collect::<Vec<_>>(), ["events", "url"]);
+        assert_eq!(
+            refused.fields().keys().collect::<Vec<_>>(),
+            ["events", "url"]
+        );
         let refused = read_input(&object(r#"{"enabled":1}"#), false).unwrap_err();
-        assert_eq!(refused.fields.keys().collect::<Vec<_>>(), ["enabled"]);
+        assert_eq!(refused.fields().keys().collect::<Vec<_>>(), ["enabled"]);
         let change = read_input(&object(r#"{"enabled":false,"description":null}"#), false).unwrap();
         assert_eq!(
             (change.enabled, change.description),

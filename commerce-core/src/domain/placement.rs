@@ -147,10 +147,7 @@ pub(crate) async fn place(
             external_reference: Some(reference.clone()),
             ..OrderFilter::default()
         };
-        let page = PageRequest {
-            page: 1,
-            per_page: 1,
-        };
+        let page = const { PageRequest::new(1, 1).expect("a valid page") };
         if let Some(existing) = store
             .orders(account_id, &filter, page)
             .await?

@@ -5,10 +5,8 @@ use chrono::{DateTime, Datelike, Days, NaiveDate, NaiveTime, TimeZone, Utc, Week
 use chrono_tz::Africa::Cairo;
 use rust_decimal::Decimal;
 
-use crate::earnings::{WalletTotals, Withdrawn};
+use crate::earnings::{PayoutRules, WalletTotals, Withdrawn};
 use crate::model::{Order, Withdrawal, WithdrawalStatus};
-
-pub use crate::earnings::{HoldDaysOutOfRange, MAX_HOLD_DAYS, PayoutRules};
 
 /// The days withdrawals can be requested, in Cairo time.
 pub(crate) const WITHDRAWAL_DAYS: [Weekday; 2] = [Weekday::Sun, Weekday::Thu];

@@ -83,7 +83,7 @@ impl<T: Clone> Listing<T> {
         let items = selected
             .into_iter()
             .skip(offset)
-            .take(page.per_page as usize)
+            .take(page.per_page() as usize)
             .cloned()
             .collect();
         Self { items, total }

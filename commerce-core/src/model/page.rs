@@ -1,15 +1,36 @@
 //! Pages of a list: the request and the answer.
 
-/// A page request: `page` from 1, `per_page` 1 to 100.
+use crate::limits::MAX_PER_PAGE;
+
+/// A page request: `page` from 1, `per_page` 1 to 100. Built by
+/// [`new`](Self::new), which refuses anything else, so a store never sees an empty or
+/// oversized page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PageRequest {
-    /// Page number, from 1.
-    pub page: u32,
-    /// Items per page.
-    pub per_page: u32,
+    page: u32,
+    per_page: u32,
 }
 
 impl PageRequest {
+    /// Page `page` (from 1) of `per_page` items (1 to 100); `None` when either
+    /// is out of its range.
+    pub const fn new(page: u32, per_page: u32) -> Option<Self> {
+        if page == 0 || per_page == 0 || per_page > MAX_PER_PAGE {
+            return None;
+        }
+        Some(Self { page, per_page })
+    }
+
+    /// The page number, from 1.
+    pub fn page(self) -> u32 {
+        self.page
+    }
+
+    /// Items per page, 1 to 100.
+    pub fn per_page(self) -> u32 {
+        self.per_page
+    }
+
     /// Items to skip.
     pub fn offset(self) -> u64 {
         u64::from(self.page.saturating_sub(1)) * u64::from(self.per_page)
@@ -17,6 +38,7 @@ impl PageRequest {
 }
 
 impl Default for PageRequest {
+    /// The first page of 25.
     fn default() -> Self {
         Self {
             page: 1,

@@ -1,34 +1,8 @@
 //! The back office's queries: finding orders, accounts, withdrawals and webhook endpoints
 //! across accounts, a page at a time.
 
-use super::{Operator, OperatorError, OperatorResult};
-use crate::domain::fields::Problem;
-use crate::limits::MAX_PER_PAGE;
+use super::{Operator, OperatorResult};
 use crate::model::*;
-
-/// `page` within what a back-office query serves: `per_page` from 1 to `MAX_PER_PAGE` (the
-/// API's limit), `page` from 1.
-fn check_page(page: PageRequest) -> OperatorResult<PageRequest> {
-    if page.per_page == 0 || page.per_page > MAX_PER_PAGE {
-        return Err(OperatorError::field(
-            "per_page",
-            Problem::OutOfRange {
-                min: 1,
-                max: i64::from(MAX_PER_PAGE),
-            },
-        ));
-    }
-    if page.page == 0 {
-        return Err(OperatorError::field(
-            "page",
-            Problem::OutOfRange {
-                min: 1,
-                max: i64::from(u32::MAX),
-            },
-        ));
-    }
-    Ok(page)
-}
 
 impl Operator {
     /// The orders of any account that `query` matches, one page (at most 100 a page, as
@@ -56,7 +30,6 @@ impl Operator {
         query: &OrderQuery,
         page: PageRequest,
     ) -> OperatorResult<Listing<Order>> {
-        let page = check_page(page)?;
         Ok(self.store().find_orders(query, page).await?)
     }
 
@@ -80,7 +53,6 @@ impl Operator {
         query: &AccountQuery,
         page: PageRequest,
     ) -> OperatorResult<Listing<Account>> {
-        let page = check_page(page)?;
         Ok(self.store().find_accounts(query, page).await?)
     }
 
@@ -92,7 +64,6 @@ impl Operator {
         query: &WithdrawalQuery,
         page: PageRequest,
     ) -> OperatorResult<Listing<Withdrawal>> {
-        let page = check_page(page)?;
         Ok(self.store().find_withdrawals(query, page).await?)
     }
 
@@ -113,7 +84,6 @@ impl Operator {
         query: &WebhookQuery,
         page: PageRequest,
     ) -> OperatorResult<Listing<Webhook>> {
-        let page = check_page(page)?;
         Ok(self.store().find_webhooks(query, page).await?)
     }
 }

@@ -35,9 +35,8 @@ impl Operator {
 
     /// An account's endpoints (at most [`MAX_WEBHOOKS_PER_ACCOUNT`]), oldest first.
     pub async fn webhooks(&self, account: AccountId) -> OperatorResult<Vec<Webhook>> {
-        let page = PageRequest {
-            page: 1,
-            per_page: MAX_WEBHOOKS_PER_ACCOUNT as u32,
+        let page = const {
+            PageRequest::new(1, MAX_WEBHOOKS_PER_ACCOUNT as u32).expect("at most 100 endpoints")
         };
         Ok(self.store().webhooks(account, page).await?.items)
     }

@@ -220,10 +220,7 @@ impl<'a> Context<'a> {
         revoked: bool,
         page: u32,
     ) -> Response<Bytes> {
-        let request = PageRequest {
-            page,
-            per_page: KEYS_PER_PAGE,
-        };
+        let request = PageRequest::new(page.max(1), KEYS_PER_PAGE).unwrap_or_default();
         let (account, keys) = match (
             self.owner.account().await,
             self.owner.key_page(request).await,

@@ -194,8 +194,8 @@ pub(crate) fn keys_page(base: &str, v: &KeysView<'_>) -> String {
     let allowed = Ability::for_side(v.account.side);
     let checked: Vec<&str> = v.form.all("abilities");
     let approved = v.account.api_status == ApiStatus::Approved;
-    let pages = v.total.div_ceil(u64::from(v.page.per_page)).max(1);
-    let page = u64::from(v.page.page);
+    let pages = v.total.div_ceil(u64::from(v.page.per_page())).max(1);
+    let page = u64::from(v.page.page());
     let body = html! {
         @if v.revoked { p.note role="status" { "المفتاح اتلغى." } }
         section {

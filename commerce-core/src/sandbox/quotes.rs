@@ -18,10 +18,7 @@ pub(super) async fn seed(
 ) -> Result<Vec<QuoteId>, OperatorError> {
     let store = engine.store();
     let op = engine.operator();
-    let page = PageRequest {
-        page: 1,
-        per_page: 100,
-    };
+    let page = const { PageRequest::new(1, 100).expect("a valid page") };
     let variants: Vec<VariantId> = store
         .supply_variants(supplier, None, page, engine.now())
         .await?

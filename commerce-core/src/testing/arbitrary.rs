@@ -407,12 +407,21 @@ mod tests {
     #[test]
     fn the_property_refuses_what_it_should() {
         let json = "application/json; charset=utf-8";
-        assert!(check_answer(&ApiError::not_found().into_response()).is_ok());
+        assert!(
+            check_answer(&ApiError::not_found().render(&crate::request_id::RequestId::generate()))
+                .is_ok()
+        );
         assert!(check_answer(&response(200, json, r#"{"data": 1}"#)).is_ok());
         assert!(check_answer(&response(204, json, "")).is_ok());
         // axum's empty 404, a 5xx (even in the error shape), a 4xx of another shape.
         assert!(check_answer(&response(404, "text/plain", "")).is_err());
-        assert!(check_answer(&ApiError::new(ErrorCode::ServerError).into_response()).is_err());
+        assert!(
+            check_answer(
+                &ApiError::new(ErrorCode::ServerError)
+                    .render(&crate::request_id::RequestId::generate())
+            )
+            .is_err()
+        );
         assert!(check_answer(&response(400, json, r#"{"message": "x"}"#)).is_err());
         assert!(check_answer(&response(422, json, r#"{"error": {"code": "x"}}"#)).is_err());
         assert!(

@@ -2,8 +2,8 @@
 //! from every order and withdrawal of the account.
 
 use super::http::Harness;
-use crate::domain::wallet::PayoutRules;
 use crate::domain::wallet::WalletFigures;
+use crate::earnings::PayoutRules;
 use crate::model::*;
 use crate::store::Store;
 
@@ -32,11 +32,7 @@ where
 {
     let mut items = Vec::new();
     for page in 1.. {
-        let found = read(PageRequest {
-            page,
-            per_page: 100,
-        })
-        .await;
+        let found = read(PageRequest::new(page, 100).expect("a valid page")).await;
         let done = found.len() < 100;
         items.extend(found);
         if done {

@@ -337,3 +337,52 @@ pub async fn assert_bodies_are_read_after_the_head(addr: SocketAddr, prefix: &st
     expect_continue_is_refused_before_100(addr, prefix).await;
     keyless_bodies_are_refused_unread(addr, prefix).await;
 }
+
+#[cfg(test)]
+mod tests {
+    /// Every error answer is rendered once, already with the request's id: one body per
+    /// answer (`crate::error::RENDERED` counts them; a render without the id, parked and
+    /// rendered again, would count two), and the body's `error.request_id` is the
+    /// `Request-Id` header. Refusals of the head (route, key, ability), of the body (413) and
+    /// a handler's errors alike.
+    #[tokio::test]
+    async fn every_error_is_rendered_once_with_its_request_id() {
+        let engine = crate::Engine::new(std::sync::Arc::new(crate::store::MemoryStore::new()));
+        crate::sandbox::seed(&engine)
+            .await
+            .expect("the sandbox seeds");
+        let marketer = Some(crate::sandbox::DEMO_KEYS[0].0);
+        let catalog_only = Some(crate::sandbox::DEMO_KEYS[2].0);
+        let big = "x".repeat(engine.config().body_limit + 1);
+        let cases = [
+            ("GET", "/api/v1/nowhere", None, "", 404),
+            ("DELETE", "/api/v1/me", marketer, "", 405),
+            ("GET", "/api/v1/me", None, "", 401),
+            ("GET", "/api/v1/orders", catalog_only, "", 403),
+            ("POST", "/api/v1/webhooks", marketer, big.as_str(), 413),
+            ("GET", "/api/v1/orders/999999", marketer, "", 404),
+            ("POST", "/api/v1/webhooks", marketer, "{}", 422),
+        ];
+        for (method, path, key, body, status) in cases {
+            let mut request = http::Request::builder()
+                .method(method)
+                .uri(path)
+                .header("request-id", "once-7");
+            if let Some(key) = key {
+                request = request.header("authorization", format!("Bearer {key}"));
+            }
+            let request = request.body(bytes::Bytes::from(body.to_owned())).unwrap();
+            crate::error::RENDERED.with(|count| count.set(0));
+            let response = engine.handle(request).await;
+            assert_eq!(response.status(), status, "{method} {path}");
+            assert_eq!(
+                crate::error::RENDERED.with(std::cell::Cell::get),
+                1,
+                "{method} {path}"
+            );
+            assert_eq!(response.headers()["request-id"], "once-7");
+            let body: serde_json::Value = serde_json::from_slice(response.body()).unwrap();
+            assert_eq!(body["error"]["request_id"], "once-7", "{method} {path}");
+        }
+    }
+}

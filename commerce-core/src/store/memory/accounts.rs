@@ -137,7 +137,7 @@ impl AccountStore for MemoryStore {
         let items = keys
             .into_iter()
             .skip(usize::try_from(page.offset()).unwrap_or(usize::MAX))
-            .take(page.per_page as usize)
+            .take(page.per_page() as usize)
             .map(|k| KeyListing::of(k.clone(), s.rate_windows.latest(k.id)))
             .collect();
         Ok(Page::new(items, total))

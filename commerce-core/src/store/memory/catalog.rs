@@ -241,7 +241,7 @@ impl CatalogStore for MemoryStore {
                 .values()
                 .filter(|p| p.active)
                 .skip(usize::try_from(page.offset()).unwrap_or(usize::MAX))
-                .take(page.per_page as usize)
+                .take(page.per_page() as usize)
                 .cloned()
                 .collect();
             return Ok(Page::new(items, s.active_products.len() as u64));

@@ -238,10 +238,10 @@ fn paginate<'a, T: Clone + 'a>(items: impl Iterator<Item = &'a T>, page: PageReq
 fn page_of<T>(items: impl Iterator<Item = T>, page: PageRequest) -> Page<T> {
     let mut total = 0u64;
     let most = items.size_hint().1.unwrap_or(usize::MAX);
-    let mut out = Vec::with_capacity((page.per_page as usize).min(most));
+    let mut out = Vec::with_capacity((page.per_page() as usize).min(most));
     let offset = page.offset();
     for item in items {
-        if total >= offset && out.len() < page.per_page as usize {
+        if total >= offset && out.len() < page.per_page() as usize {
             out.push(item);
         }
         total += 1;
@@ -304,7 +304,7 @@ mod tests {
             items: all
                 .iter()
                 .skip(offset)
-                .take(page.per_page as usize)
+                .take(page.per_page() as usize)
                 .map(|o| (*o).clone())
                 .collect(),
             total: all.len() as u64,
@@ -415,7 +415,7 @@ mod tests {
         for account in [1, 2, 3] {
             for filter in &filters {
                 for (page, per_page) in [(1, 25), (1, 7), (2, 7), (5, 7), (9, 7), (1, 100)] {
-                    let page = PageRequest { page, per_page };
+                    let page = PageRequest::new(page, per_page).expect("a valid page");
                     let got = store
                         .orders(AccountId::new(account), filter, page)
                         .await
@@ -433,10 +433,7 @@ mod tests {
             .orders(
                 AccountId::new(1),
                 &OrderFilter::default(),
-                PageRequest {
-                    page: 1,
-                    per_page: 100,
-                },
+                PageRequest::new(1, 100).expect("a valid page"),
             )
             .await
             .unwrap();

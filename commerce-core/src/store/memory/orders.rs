@@ -289,7 +289,7 @@ fn orders_page<'s>(
                 .iter()
                 .rev()
                 .skip(usize::try_from(page.offset()).unwrap_or(usize::MAX))
-                .take(page.per_page as usize)
+                .take(page.per_page() as usize)
                 .map(|(_, id)| &s.orders[id])
                 .collect();
             return Page {

@@ -105,7 +105,7 @@ impl SupplyLedgers {
                 .iter()
                 .rev()
                 .skip(offset)
-                .take(page.per_page as usize)
+                .take(page.per_page() as usize)
                 .cloned()
                 .collect();
             return Page::new(items, ledger.totals.entries);
@@ -119,7 +119,7 @@ impl SupplyLedgers {
         let items = matching
             .iter()
             .skip(offset)
-            .take(page.per_page as usize)
+            .take(page.per_page() as usize)
             .map(|entry| (*entry).clone())
             .collect();
         Page::new(items, matching.len() as u64)

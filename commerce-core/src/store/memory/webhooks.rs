@@ -295,7 +295,7 @@ fn page_of<T: Clone>(items: Vec<&T>, page: PageRequest) -> Page<T> {
     let items = items
         .into_iter()
         .skip(usize::try_from(page.offset()).unwrap_or(usize::MAX))
-        .take(page.per_page as usize)
+        .take(page.per_page() as usize)
         .cloned()
         .collect();
     Page { items, total }

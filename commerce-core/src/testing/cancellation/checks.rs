@@ -60,10 +60,7 @@ async fn assert_outbox_matches_orders(h: &Harness, baseline: &Baseline, orders: 
             .webhook_deliveries(
                 outbox,
                 None,
-                PageRequest {
-                    page,
-                    per_page: 100,
-                },
+                PageRequest::new(page, 100).expect("a valid page"),
             )
             .await
             .expect("deliveries");
@@ -123,13 +120,7 @@ async fn stock_totals(h: &Harness) -> HashMap<VariantId, i64> {
         let mut adjusted = 0;
         for page in 1.. {
             let kept = operator
-                .stock_adjustments(
-                    *variant,
-                    PageRequest {
-                        page,
-                        per_page: 100,
-                    },
-                )
+                .stock_adjustments(*variant, PageRequest::new(page, 100).expect("a valid page"))
                 .await
                 .expect("stock adjustments");
             adjusted += kept.items.iter().map(|a| a.delta).sum::<i64>();
@@ -176,10 +167,7 @@ pub(super) async fn assert_consistent(h: &Harness, baseline: &Baseline) {
                 order.id
             );
         }
-        let page = PageRequest {
-            page: 1,
-            per_page: 1,
-        };
+        let page = PageRequest::new(1, 1).expect("a valid page");
         for family in Family::ALL {
             let filter = OrderFilter {
                 family: Some(*family),

@@ -18,10 +18,7 @@ const ROUNDS: usize = 40;
 
 /// The supplier's variants with their `available` and `supply_price` now.
 async fn supplier_variants(h: &Harness) -> Vec<SupplyVariant> {
-    let page = PageRequest {
-        page: 1,
-        per_page: 100,
-    };
+    let page = PageRequest::new(1, 100).expect("a valid page");
     h.engine
         .store()
         .supply_variants(h.fixture.supplier, None, page, h.engine.now())
@@ -34,10 +31,7 @@ async fn supplier_variants(h: &Harness) -> Vec<SupplyVariant> {
 async fn all_quotes(h: &Harness) -> Vec<Quote> {
     let mut quotes = Vec::new();
     for page in 1.. {
-        let request = PageRequest {
-            page,
-            per_page: 100,
-        };
+        let request = PageRequest::new(page, 100).expect("a valid page");
         let found = h
             .engine
             .store()
@@ -62,10 +56,7 @@ async fn all_quotes(h: &Harness) -> Vec<Quote> {
 async fn adjustments(h: &Harness, variant: VariantId) -> Vec<StockAdjustment> {
     let mut all = Vec::new();
     for page in 1.. {
-        let request = PageRequest {
-            page,
-            per_page: 100,
-        };
+        let request = PageRequest::new(page, 100).expect("a valid page");
         let found = h
             .engine
             .store()

@@ -38,6 +38,9 @@ pub(super) fn engine(h: &Harness) -> Engine {
     let store = Arc::new(Yielding {
         inner: h.engine.store().clone(),
     });
-    Engine::with(store, h.engine.config().clone(), Arc::new(h.clock.clone()))
+    Engine::builder(store)
+        .config(h.engine.config().clone())
+        .clock(Arc::new(h.clock.clone()))
+        .build()
         .expect("the harness's settings are valid")
 }

@@ -92,12 +92,11 @@ impl StoreHook for CountAuthentications {
 fn counted_engine(h: &Harness) -> (Arc<dyn HttpIntegration>, Engine, Arc<CountAuthentications>) {
     let count = Arc::new(CountAuthentications::default());
     let store = Hooked::new(h.engine.store().clone(), count.clone());
-    let engine = Engine::with(
-        Arc::new(store),
-        sandbox::config(),
-        Arc::new(h.clock.clone()),
-    )
-    .expect("valid settings");
+    let engine = Engine::builder(Arc::new(store))
+        .config(sandbox::config())
+        .clock(Arc::new(h.clock.clone()))
+        .build()
+        .expect("valid settings");
     (h.mount_other(engine.clone()), engine, count)
 }
 

@@ -216,7 +216,10 @@ impl Harness {
         mount: impl Fn(Engine) -> Arc<dyn HttpIntegration> + Send + Sync + 'static,
     ) -> Self {
         let clock = ManualClock::new(start_instant());
-        let engine = Engine::with(store, sandbox::config(), Arc::new(clock.clone()))
+        let engine = Engine::builder(store)
+            .config(sandbox::config())
+            .clock(Arc::new(clock.clone()))
+            .build()
             .expect("valid settings");
         let fixture = sandbox::seed(&engine).await.expect("the sandbox seeds");
         let client = mount(engine.clone());
@@ -365,10 +368,7 @@ impl Harness {
 
     /// Marketer A's order count.
     pub async fn order_count(&self) -> u64 {
-        let page = PageRequest {
-            page: 1,
-            per_page: 1,
-        };
+        let page = PageRequest::new(1, 1).expect("a valid page");
         self.engine
             .store()
             .orders(self.fixture.marketer_a, &OrderFilter::default(), page)

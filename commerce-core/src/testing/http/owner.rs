@@ -105,8 +105,11 @@ pub async fn owner_moves_api_access_as_the_specification_allows(h: &Harness) {
     let mut config = h.engine.config().clone();
     config.approve_api_requests = false;
     let clock = Arc::new(h.clock.clone());
-    let strict =
-        crate::Engine::with(h.engine.store().clone(), config, clock).expect("valid settings");
+    let strict = crate::Engine::builder(h.engine.store().clone())
+        .config(config)
+        .clock(clock)
+        .build()
+        .expect("valid settings");
     let newcomer = strict.owner(h.fixture.newcomer);
     let refused = newcomer
         .suspend_api_access()

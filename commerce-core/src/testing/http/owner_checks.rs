@@ -87,10 +87,7 @@ pub async fn owner_keys_are_capped_and_paged(h: &Harness) {
 
     // Revoking the newest frees its place.
     let newest = owner
-        .key_page(PageRequest {
-            page: 1,
-            per_page: 1,
-        })
+        .key_page(PageRequest::new(1, 1).expect("a valid page"))
         .await
         .expect("a page");
     let revoke = format!("/keys/{}/revoke", newest.items[0].key.id);

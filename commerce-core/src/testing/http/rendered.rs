@@ -35,7 +35,10 @@ const KEY: &str = "sk_demo_bench";
 pub async fn rendered_products_are_never_stale(h: &Harness) {
     let mut config = h.engine.config().clone();
     config.rendered_products_bytes = 0;
-    let uncached = Engine::with(h.engine.store().clone(), config, Arc::new(h.clock.clone()))
+    let uncached = Engine::builder(h.engine.store().clone())
+        .config(config)
+        .clock(Arc::new(h.clock.clone()))
+        .build()
         .expect("valid settings");
     let product = h.fixture.featured_product;
     let variant = h.fixture.featured_variants[0];
@@ -151,7 +154,10 @@ pub async fn rendered_products_are_never_stale(h: &Harness) {
 pub async fn rendered_orders_are_never_stale(h: &Harness) {
     let mut config = h.engine.config().clone();
     config.rendered_orders_bytes = 0;
-    let uncached = Engine::with(h.engine.store().clone(), config, Arc::new(h.clock.clone()))
+    let uncached = Engine::builder(h.engine.store().clone())
+        .config(config)
+        .clock(Arc::new(h.clock.clone()))
+        .build()
         .expect("valid settings");
     let operator = h.engine.operator();
     let mut orders: Vec<OrderId> = Vec::new();

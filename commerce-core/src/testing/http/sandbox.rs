@@ -409,12 +409,11 @@ pub async fn sandbox_clock_stops_ten_years_ahead(h: &Harness) {
 /// with the same bytes as any unknown path, through the same integration; the sandbox's
 /// engine serves them.
 pub async fn sandbox_paths_are_unknown_to_a_production_engine(h: &Harness) {
-    let production = Engine::with(
-        h.engine.store().clone(),
-        Config::default(),
-        Arc::new(h.clock.clone()),
-    )
-    .expect("the default settings");
+    let production = Engine::builder(h.engine.store().clone())
+        .config(Config::default())
+        .clock(Arc::new(h.clock.clone()))
+        .build()
+        .expect("the default settings");
     assert!(!production.config().test_mode && h.engine.config().test_mode);
     let client = h.mount_other(production);
     let order = h.fixture.confirmed_order;

@@ -41,7 +41,7 @@ pub(super) fn product_ids(page: &Page<Product>) -> Vec<ProductId> {
 }
 
 pub(super) fn page(page: u32, per_page: u32) -> PageRequest {
-    PageRequest { page, per_page }
+    PageRequest::new(page, per_page).expect("a valid page")
 }
 
 pub(super) async fn account(store: &dyn Store, name: &str) -> Account {

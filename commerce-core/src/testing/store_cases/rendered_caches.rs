@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::domain::wallet::PayoutRules;
+use crate::earnings::PayoutRules;
 use crate::model::*;
 use crate::rendered_orders::RenderedOrders;
 use crate::rendered_products::RenderedProducts;
