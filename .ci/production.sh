@@ -98,11 +98,21 @@ done
 SLOW_OUT="$(mktemp)"
 curl -fs "$BASE/slow/3000" >"$SLOW_OUT" &
 CURL=$!
-sleep 0.5
+# SIGTERM once the app has the request (it logs its start), not after a guessed pause.
+for _ in $(seq 1 100); do
+  grep -q "slow request started" "$LOG" && break
+  sleep 0.1
+done
+grep -q "slow request started" "$LOG" || fail "the slow request never reached the app"
 START=$(date +%s)
 kill -TERM "$PID"
-sleep 0.3
-[ "$(status --max-time 2 "$BASE/healthz")" = 000 ] || fail "still accepting connections after SIGTERM"
+# The listener closes at once on SIGTERM; poll for it (bounded: 2 s) rather than guess a pause.
+CLOSED=""
+for _ in $(seq 1 20); do
+  if [ "$(status --max-time 1 "$BASE/healthz")" = 000 ]; then CLOSED=1; break; fi
+  sleep 0.1
+done
+[ -n "$CLOSED" ] || fail "still accepting connections 2 s after SIGTERM"
 wait "$CURL" || fail "the slow request failed during the drain"
 grep -q "slow request done" "$SLOW_OUT" || fail "the slow request did not complete: $(cat "$SLOW_OUT")"
 rm -f "$SLOW_OUT"

@@ -241,6 +241,8 @@ async fn render_metrics(State(app): State<AppState>, headers: HeaderMap) -> Resp
 /// test the drain: `/slow/{ms}` answers after that many milliseconds (30 s at most).
 async fn slow(Path(ms): Path<u64>) -> String {
     let ms = ms.min(30_000);
+    // CI waits for this line before it sends SIGTERM: the request is then surely in flight.
+    info!(ms, "slow request started");
     tokio::time::sleep(Duration::from_millis(ms)).await;
     format!("slow request done after {ms} ms\n")
 }
