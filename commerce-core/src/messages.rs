@@ -90,6 +90,8 @@ pub const INVALID_TIMESTAMP: &str =
 pub const INVALID_DATE: &str = "لازم يكون تاريخ بصيغة YYYY-MM-DD، زي 2026-01-31.";
 /// Unknown enumerated value.
 pub const UNKNOWN_VALUE: &str = "القيمة دي مش من القيم المسموحة.";
+/// A page of the owner pages asked for with a `page` that is not a whole number from 1.
+pub const PAGE_NUMBER: &str = "رقم الصفحة لازم يكون رقم صحيح من 1 وطالع.";
 /// A query parameter given with an empty value (`per_page=`).
 pub const EMPTY_VALUE: &str = "لو بعت الخانة دي في الرابط لازم يكون ليها قيمة، أو شيلها خالص.";
 /// A query parameter whose percent-decoded bytes are not UTF-8 (`q=%FF`).

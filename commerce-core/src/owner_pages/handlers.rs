@@ -41,13 +41,13 @@ enum Route {
     Withdrawals,
 }
 
-/// The `page` of a query (`page=2`), from 1; the first page when absent or not a number.
-fn page_of(query: &str) -> u32 {
-    form_urlencoded::parse(query.as_bytes())
-        .find(|(name, _)| name == "page")
-        .and_then(|(_, value)| value.parse::<u32>().ok())
-        .filter(|page| *page > 0)
-        .unwrap_or(1)
+/// The `page` of a query (`page=2`), from 1; the first page when absent, `None` when given
+/// but not a whole number from 1 (a 400 page, as the API refuses such a `page`).
+fn page_of(query: &str) -> Option<u32> {
+    match form_urlencoded::parse(query.as_bytes()).find(|(name, _)| name == "page") {
+        None => Some(1),
+        Some((_, value)) => value.parse::<u32>().ok().filter(|page| *page > 0),
+    }
 }
 
 fn route_of(path: &str) -> Option<Route> {
@@ -145,11 +145,15 @@ impl<'a> Context<'a> {
         } else {
             let none = (&Form::default(), &Errors::default());
             match route {
-                Route::Keys => {
-                    let page = page_of(query);
-                    self.keys_page(none.0, none.1, StatusCode::OK, done, page)
-                        .await
-                }
+                Route::Keys => match page_of(query) {
+                    Some(page) => {
+                        self.keys_page(none.0, none.1, StatusCode::OK, done, page)
+                            .await
+                    }
+                    None => self
+                        .pages
+                        .message_page(StatusCode::BAD_REQUEST, messages::PAGE_NUMBER),
+                },
                 Route::Wallet => self.wallet_page(none.0, none.1, StatusCode::OK, done).await,
                 _ => self.access_page(none.1, StatusCode::OK, done).await,
             }
