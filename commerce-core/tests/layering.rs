@@ -435,3 +435,168 @@ fn the_rules_catch_upward_imports() {
         ["store -> wire (WaysIn)", "model -> store (Store)"]
     );
 }
+
+/// A file's module path inside its crate (`domain/checkout.rs` → `domain::checkout`,
+/// `store/mod.rs` → `store`, `lib.rs` → ``).
+fn file_module(src: &Path, file: &Path) -> String {
+    let relative = file
+        .strip_prefix(src)
+        .expect("under src")
+        .with_extension("");
+    let parts: Vec<String> = relative
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .filter(|part| part != "mod" && part != "lib")
+        .collect();
+    parts.join("::")
+}
+
+/// The paths a file's code names through `crate::`, `super::` or `self::`, each as written
+/// (`super::fields::Problem`); a group (`crate::{a::B, c}`) gives one path per item.
+fn local_paths(code: &str) -> Vec<String> {
+    let mut paths = Vec::new();
+    for start in ["crate::", "super::", "self::"] {
+        for (at, _) in code.match_indices(start) {
+            let before = code[..at].chars().next_back();
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$' || c == ':') {
+                continue; // `$crate::` in macros, `a::super`, part of a longer identifier
+            }
+            let rest = &code[at..];
+            let end = rest
+                .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+                .unwrap_or(rest.len());
+            let path = rest[..end].trim_end_matches(':');
+            if rest[end..].starts_with('{') {
+                let inner = &rest[end + 1..];
+                let inner = &inner[..inner.find('}').unwrap_or(inner.len())];
+                for item in inner.split(',') {
+                    let item = identifier_path(item.trim());
+                    if !item.is_empty() {
+                        paths.push(format!("{path}::{item}"));
+                    }
+                }
+            }
+            paths.push(path.to_owned());
+        }
+    }
+    paths
+}
+
+fn identifier_path(text: &str) -> &str {
+    let end = text
+        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+        .unwrap_or(text.len());
+    text[..end].trim_end_matches(':')
+}
+
+/// The file module `path`, written in `module`, reaches: the longest prefix of the path that
+/// is a file of the crate.
+fn resolve(module: &str, path: &str, files: &BTreeSet<String>) -> Option<String> {
+    let mut segments: Vec<&str> = path.split("::").collect();
+    let mut base: Vec<&str> = if module.is_empty() {
+        Vec::new()
+    } else {
+        module.split("::").collect()
+    };
+    match segments.first() {
+        Some(&"crate") => {
+            base.clear();
+            segments.remove(0);
+        }
+        Some(&"self") => {
+            segments.remove(0);
+        }
+        _ => {
+            while segments.first() == Some(&"super") {
+                base.pop();
+                segments.remove(0);
+            }
+        }
+    }
+    (0..=segments.len()).rev().find_map(|take| {
+        let candidate: Vec<&str> = base.iter().chain(&segments[..take]).copied().collect();
+        let candidate = candidate.join("::");
+        files.contains(&candidate).then_some(candidate)
+    })
+}
+
+/// File module → the file modules its non-test code reaches (a parent module, which declares
+/// and re-exports its children, is not counted as reached by them), for the crate whose
+/// sources are under `src`; `testing/` (test support) is left out.
+fn file_graph(src: &Path) -> Graph {
+    let mut sources = Vec::new();
+    rust_files(src, &mut sources);
+    let files: BTreeSet<String> = sources.iter().map(|f| file_module(src, f)).collect();
+    let mut graph = Graph::new();
+    for file in &sources {
+        let module = file_module(src, file);
+        if module == "testing" || module.starts_with("testing::") {
+            continue;
+        }
+        let source = fs::read_to_string(file).expect("read a source file");
+        let source = &source[..source.find("#[cfg(test)]").unwrap_or(source.len())];
+        let entry = graph.entry(module.clone()).or_default();
+        for path in local_paths(&code_of(source)) {
+            let Some(target) = resolve(&module, &path, &files) else {
+                continue;
+            };
+            let is_ancestor = target.is_empty() || module.starts_with(&format!("{target}::"));
+            if target != module && !is_ancestor && !target.starts_with("testing") {
+                entry.insert(target);
+            }
+        }
+    }
+    graph
+}
+
+#[test]
+fn no_circle_of_imports_among_source_files() {
+    let sqlx = source_dir().join("../../commerce-store-sqlx/src");
+    for src in [source_dir(), sqlx] {
+        let graph = file_graph(&src);
+        assert!(
+            graph.len() > 20,
+            "{} files under {}",
+            graph.len(),
+            src.display()
+        );
+        if let Some(cycle) = find_cycle(&graph) {
+            panic!(
+                "a circle of imports under {}: {}",
+                src.display(),
+                cycle.join(" -> ")
+            );
+        }
+    }
+}
+
+#[test]
+fn the_file_scan_resolves_relative_paths_and_finds_a_planted_circle() {
+    let files: BTreeSet<String> = ["domain", "domain::checkout", "domain::fields", "model"]
+        .into_iter()
+        .map(String::from)
+        .collect();
+    let code = code_of(
+        "use super::fields::{Problem, FieldProblem};\nuse crate::model::Order;\n\
+         let x = self::inner(); $crate::domain::fields::run(); // crate::domain",
+    );
+    let reached: BTreeSet<String> = local_paths(&code)
+        .iter()
+        .filter_map(|path| resolve("domain::checkout", path, &files))
+        .collect();
+    let expected: BTreeSet<String> = ["domain::fields", "model", "domain::checkout"]
+        .into_iter()
+        .map(String::from)
+        .collect();
+    assert_eq!(reached, expected);
+    // The crate as it is, with one planted import back: a circle.
+    let mut graph = file_graph(&source_dir());
+    graph
+        .entry("model".into())
+        .or_default()
+        .insert("domain::checkout".into());
+    assert!(
+        find_cycle(&graph).is_some(),
+        "a planted import back is a circle"
+    );
+}

@@ -10,8 +10,8 @@ use commerce_core::store::*;
 use sqlx::AssertSqlSafe;
 use sqlx::pool::PoolConnection;
 
-use crate::catalog::{load_product, revise_product};
 use crate::dialect::*;
+use crate::products::{load_product, revise_product};
 use crate::rows::*;
 use crate::sql_store::*;
 

@@ -202,6 +202,7 @@ mod order_reads;
 mod orders;
 mod outbox;
 mod placing;
+mod products;
 mod rate_slots;
 mod rows;
 mod settings;

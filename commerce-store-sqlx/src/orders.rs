@@ -6,19 +6,19 @@ use commerce_core::earnings::{EarningsTotals, WalletTotals};
 use commerce_core::model::*;
 use commerce_core::money::from_piastres;
 use commerce_core::store::*;
+use sqlx::AssertSqlSafe;
 use sqlx::pool::PoolConnection;
-use sqlx::{AssertSqlSafe, QueryBuilder};
 
 use crate::dialect::*;
 use crate::order_reads::*;
 use crate::outbox::{OutboxEvent, subscribed};
 use crate::placing::place_order_in;
+use crate::products::touch_products;
 use crate::rows::*;
 use crate::sql_store::*;
 use crate::statement::{book_supply, statement_page, supplier_wallet};
 use crate::stock::restock_returned_in;
 use crate::wallet::*;
-use crate::{MAX_BIND_CHUNK, push_list};
 
 /// Moves stock of variants (sorted by id, so that concurrent transactions lock in
 /// one order) and marks their products changed.
@@ -41,32 +41,6 @@ pub(crate) async fn release_stock<DB: Dialect>(
         products.extend(product);
     }
     touch_products(c, products, now).await
-}
-
-pub(crate) async fn touch_products<DB: Dialect>(
-    c: &mut PoolConnection<DB>,
-    mut products: Vec<i64>,
-    now: i64,
-) -> StoreResult<()> {
-    products.sort_unstable();
-    products.dedup();
-    // `updated_at_after!` with the instant bound twice (a builder numbers each argument).
-    for chunk in products.chunks(MAX_BIND_CHUNK) {
-        let mut q = QueryBuilder::<DB>::new(
-            "UPDATE products SET updated_at = CASE WHEN updated_at + 1000 > ",
-        );
-        q.push_arg(now)
-            .push(" THEN updated_at + 1000 ELSE ")
-            .push_arg(now);
-        q.push(" END WHERE id IN (");
-        push_list(&mut q, chunk);
-        q.push(")");
-        q.build_statement()
-            .execute(&mut *c)
-            .await
-            .map_err(backend)?;
-    }
-    Ok(())
 }
 
 /// The moving order's account, status, booked earnings (net, commission) and timeline, and

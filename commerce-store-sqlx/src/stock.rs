@@ -12,9 +12,9 @@ use commerce_core::store::*;
 use sqlx::pool::PoolConnection;
 use sqlx::{AssertSqlSafe, QueryBuilder};
 
-use crate::catalog::touch_product;
 use crate::dialect::*;
 use crate::order_reads::{Totalled, page_rows};
+use crate::products::touch_product;
 use crate::rows::*;
 use crate::sql_store::*;
 

@@ -7,11 +7,11 @@ use std::collections::{HashMap, HashSet};
 
 use rust_decimal::Decimal;
 
-pub use super::fields::{FieldProblem, Problem};
 use crate::model::{
     AccountId, GovernorateId, LineWarranty, NewOrderLine, PricedFrom, Product, ProductId,
     ShippingOption, ShippingOptionId, ShippingRate, Variant, VariantId, Warranty, WarrantyId,
 };
+pub use crate::model::{FieldProblem, Problem};
 use crate::pricing::{self, LineInput, Priced, WarrantyTerms};
 use crate::store::{Store, StoreError};
 

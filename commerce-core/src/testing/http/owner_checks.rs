@@ -122,7 +122,10 @@ pub async fn owner_keys_are_capped_and_paged(h: &Harness) {
     for garbage in ["abc", "0", "-1", "", "99999999999"] {
         let refused = browser.get(&format!("/keys?page={garbage}")).await;
         assert_eq!(refused.status, StatusCode::BAD_REQUEST, "page={garbage}");
-        assert!(refused.body.contains(messages::PAGE_NUMBER), "page={garbage}");
+        assert!(
+            refused.body.contains(messages::PAGE_NUMBER),
+            "page={garbage}"
+        );
     }
 }
 
