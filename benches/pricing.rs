@@ -1,5 +1,5 @@
 //! Pricing of 1, 10 and 100 lines (two warranties each) through
-//! `commerce_core::pricing::price`, against a baseline doing the same Decimal arithmetic inline
+//! `commerce_core::domain::pricing::price`, against a baseline doing the same Decimal arithmetic inline
 //! (same rounding: `round_dp_with_strategy(2, MidpointAwayFromZero)`) with no structure around it.
 //!
 //! ```text
@@ -22,7 +22,7 @@ mod common;
 
 use std::hint::black_box;
 
-use commerce_core::pricing::{LineInput, ShippingTerms, WarrantyTerms, price};
+use commerce_core::domain::pricing::{LineInput, ShippingTerms, WarrantyTerms, price};
 use common::report::{Goal, run_criterion};
 use criterion::{BenchmarkId, Criterion, criterion_group};
 use rust_decimal::{Decimal, RoundingStrategy};

@@ -54,8 +54,8 @@ mod common;
 
 use chrono::{DateTime, Utc};
 use commerce_core::Engine;
+use commerce_core::domain::earnings::{EarningsBucket, OrderEarnings};
 use commerce_core::domain::wallet::WalletFigures;
-use commerce_core::earnings::{EarningsBucket, OrderEarnings};
 use commerce_core::model::*;
 use commerce_core::store::{MemoryStore, prelude::*};
 use common::report::{self, Goal, Unit};

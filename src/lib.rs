@@ -61,8 +61,8 @@ pub use commerce_core::{
     Owner, OwnerLogin, OwnerPages, TEST_KEY_PREFIX, bearer_token, cairo_timestamp, hash_key,
 };
 pub use commerce_core::{
-    chrono, clock, config, domain, earnings, engine, error, governorates, model, money, observe,
-    operator, owner, owner_pages, pricing, rust_decimal, store, webhooks,
+    chrono, clock, config, domain, engine, error, governorates, model, money, observe, operator,
+    owner, owner_pages, rust_decimal, store, webhooks,
 };
 
 /// Mount the engine in an axum application (feature `axum`).

@@ -12,10 +12,10 @@ pub mod sql;
 
 use std::sync::Arc;
 
+use commerce_core::domain::earnings::PayoutRules;
+use commerce_core::domain::pricing::{LineInput, ShippingTerms, price};
 use commerce_core::domain::wallet::WalletFigures;
-use commerce_core::earnings::PayoutRules;
 use commerce_core::model::*;
-use commerce_core::pricing::{LineInput, ShippingTerms, price};
 use commerce_core::store::prelude::*;
 pub use commerce_core::testing::wallet::all_orders_of;
 use commerce_core::{Engine, sandbox};

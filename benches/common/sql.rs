@@ -1,7 +1,7 @@
 //! The SQL side of the benches: fresh databases, the raw-insert baseline, the bulk copy of
 //! the scale bench and the counter reconciliation of the soak run.
 
-use commerce_core::earnings::OrderEarnings;
+use commerce_core::domain::earnings::OrderEarnings;
 use commerce_core::model::{NewOrder, OrderId, OrderStatus};
 use commerce_core::money::to_piastres;
 use commerce_store_sqlx::sqlx::{self, Connection, PgConnection, PgPool, SqlitePool};

@@ -132,7 +132,7 @@ pub struct ConfigError {
 
 // Longest hold period accepted, in days (ten years): beyond it date arithmetic is the
 // problem, not the product.
-use crate::earnings::MAX_HOLD_DAYS;
+use crate::domain::earnings::MAX_HOLD_DAYS;
 
 impl Config {
     /// Checks every setting: percentages within 0-100 with at most 2 decimals, amounts

@@ -15,7 +15,6 @@ use http::{Request, Response};
 use tracing::{Instrument, Span, field};
 
 use crate::api::{self, Ctx};
-use crate::auth;
 use crate::clock::{Clock, OffsetClock, SystemClock};
 pub use crate::config::Config;
 use crate::config::ConfigError;
@@ -26,10 +25,11 @@ use crate::operator::Operator;
 use crate::pulls_seen::PullsSeen;
 use crate::rendered_orders::RenderedOrders;
 use crate::rendered_products::{RenderedPages, RenderedProducts};
-use crate::request_id::RequestId;
-use crate::routes::{self, Endpoint};
 use crate::shared::Shared;
 use crate::store::{Store, Traced};
+use crate::web::auth;
+use crate::web::request_id::RequestId;
+use crate::web::routes::{self, Endpoint};
 
 mod background;
 mod detached;
@@ -180,7 +180,7 @@ impl Engine {
                 kept_products: crate::domain::kept::KeptProducts::new(
                     crate::domain::kept::KeptProducts::CAPACITY,
                 ),
-                unknown_keys: crate::unknown_keys::UnknownKeys::new(
+                unknown_keys: crate::web::unknown_keys::UnknownKeys::new(
                     config.unknown_keys,
                     config.unknown_key_life,
                 ),
@@ -366,7 +366,7 @@ impl Engine {
             Ok(endpoint) => endpoint,
             Err(error) => return Checked::Refused(error, None),
         };
-        let limit = crate::body::limit(&self.shared.config, endpoint);
+        let limit = crate::web::body::limit(&self.shared.config, endpoint);
         if declared_length.is_some_and(|length| length > u64::try_from(limit).unwrap_or(u64::MAX)) {
             return Checked::Refused(ApiError::payload_too_large(limit), None);
         }
@@ -508,8 +508,8 @@ impl Admitted {
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let config = self.engine.config();
-        let limit = crate::body::limit(config, self.pass.endpoint);
-        match crate::body::read(body, limit, config.body_timeout).await {
+        let limit = crate::web::body::limit(config, self.pass.endpoint);
+        match crate::web::body::read(body, limit, config.body_timeout).await {
             Ok(bytes) => self.handle(bytes).await,
             Err(error) => self.refuse(error),
         }
@@ -534,7 +534,7 @@ impl Admitted {
 
     /// The second phase in the current task.
     async fn handle_here(self, body: Bytes) -> Response<Bytes> {
-        let limit = crate::body::limit(&self.engine.shared.config, self.pass.endpoint);
+        let limit = crate::web::body::limit(&self.engine.shared.config, self.pass.endpoint);
         if body.len() > limit {
             return self.refuse(ApiError::payload_too_large(limit));
         }
@@ -599,7 +599,7 @@ impl Engine {
     /// a key): every route of the dispatch table with its ability, bodies, errors and headers,
     /// and the webhook events.
     pub fn openapi(&self) -> serde_json::Value {
-        crate::openapi::document().clone()
+        crate::web::openapi::document().clone()
     }
 
     /// The platform's Rust API over this engine's store, clock and settings.

@@ -6,9 +6,9 @@ use chrono::{DateTime, Utc};
 use rand::Rng;
 use serde::Serialize;
 
-use crate::earnings::PayoutRules;
+use crate::domain::earnings::PayoutRules;
 use crate::model::{EventContext, EventType, NewEvent, Order, OrderStatus, WebhookId};
-use crate::wire::{OrderView, Stamp, StatusView};
+use crate::web::wire::{OrderView, Stamp, StatusView};
 
 /// A new event id: `evt_` and 24 characters from `[a-z0-9]`.
 pub fn new_event_id() -> String {

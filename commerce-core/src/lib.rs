@@ -80,59 +80,47 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub(crate) mod api;
-pub(crate) mod auth;
-mod body;
 pub mod clock;
 pub mod config;
 pub mod domain;
-pub mod earnings;
 pub mod engine;
 pub mod error;
 mod events;
 pub mod governorates;
-// The headers of the HTML pages (the owner pages, the API reference).
-mod html;
-pub(crate) mod input;
 mod limits;
-pub(crate) mod messages;
 pub mod model;
 pub mod money;
 pub mod observe;
-// The document's builder; users get it from `Engine::openapi` and `GET /api/v1/openapi.json`.
-pub(crate) mod openapi;
 pub mod operator;
 pub mod owner;
 pub mod owner_pages;
-pub mod pricing;
 mod pulls_seen;
 mod rendered_orders;
 mod rendered_products;
-mod request_id;
-// The dispatch table; what users need of it (`API_PREFIX`, `MountPrefix`) is re-exported below.
-pub(crate) mod routes;
 #[cfg(feature = "sandbox")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sandbox")))]
 pub mod sandbox;
 mod shared;
 pub mod store;
 pub(crate) mod time;
-mod unknown_keys;
+// The HTTP entry: routes, authentication, bodies, input, the wire views, messages, request ids
+// and the OpenAPI document; what users need of it is re-exported below.
+pub(crate) mod web;
 pub mod webhooks;
-pub(crate) mod wire;
 
 #[cfg(feature = "testing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
 
-pub use auth::{Caller, KEY_PREFIX, TEST_KEY_PREFIX, bearer_token, hash_key};
 pub use config::{Config, ConfigError};
 pub use engine::{Admitted, Engine, EngineBuilder, Head};
 pub use error::{ApiError, ConflictReason, ErrorCode};
 pub use operator::{Conflict, Operator, OperatorError};
 pub use owner::Owner;
 pub use owner_pages::{OwnerLogin, OwnerPages};
-pub use routes::{API_PREFIX, MountPrefix};
 pub use time::cairo_timestamp;
+pub use web::auth::{Caller, KEY_PREFIX, TEST_KEY_PREFIX, bearer_token, hash_key};
+pub use web::routes::{API_PREFIX, MountPrefix};
 
 /// The date and time types of the API ([`DateTime<Utc>`](chrono::DateTime) instants,
 /// [`Duration`](chrono::Duration) settings), re-exported so that a caller needs no

@@ -1,5 +1,5 @@
 //! The one table of input limits: the input checks (`api/`, `domain/`, [`Operator`](crate::Operator)),
-//! the OpenAPI document ([`openapi`](crate::openapi)) and the integrator docs (`docs/`, checked
+//! the OpenAPI document ([`openapi`](crate::web::openapi)) and the integrator docs (`docs/`, checked
 //! by this module's tests) all take their figures from here.
 //!
 //! The public ones are re-exported where they belong (`domain::fields::MAX_TEXT`,

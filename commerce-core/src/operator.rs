@@ -19,18 +19,18 @@ pub use errors::{Conflict, OperatorError, OperatorResult};
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 
-use crate::auth::{KEY_PREFIX, TEST_KEY_PREFIX, generate_key, hash_key};
+use crate::domain::earnings::PayoutRules;
 pub use crate::domain::fields::{DraftLine, OrderDraft};
 use crate::domain::fields::{FieldProblem, MAX_TEXT, Problem, TextKind, clean_text, phone};
 use crate::domain::keys::KeyMaker;
 pub use crate::domain::keys::KeySpec;
 use crate::domain::wallet::WalletFigures;
 use crate::domain::{moves, placement};
-use crate::earnings::PayoutRules;
 use crate::model::*;
 use crate::money::accepted_amount;
 use crate::shared::Shared;
 use crate::store::{StatusChange, Store};
+use crate::web::auth::{KEY_PREFIX, TEST_KEY_PREFIX, generate_key, hash_key};
 
 pub use crate::limits::{MAX_LIVE_KEYS, MIN_KEY_LENGTH};
 

@@ -25,11 +25,11 @@ use chrono::{DateTime, Utc};
 use rustc_hash::FxHashMap;
 use serde_json::value::RawValue;
 
-use crate::earnings::PayoutRules;
+use crate::domain::earnings::PayoutRules;
 use crate::model::{Order, OrderId, OrderStatus, PayoutState};
 use crate::rendered_products::{ByteCache, Weighed, bounded_bytes};
 use crate::store::OrderVersion;
-use crate::wire::OrderView;
+use crate::web::wire::OrderView;
 
 /// Rendered orders, holding at most a bound of bytes
 /// ([`ByBytes`](crate::rendered_products::ByBytes); the least used go first).

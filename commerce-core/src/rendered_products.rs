@@ -48,7 +48,7 @@ use rustc_hash::FxBuildHasher;
 use serde_json::value::RawValue;
 
 use crate::model::{Category, PageRequest, Product, ProductId};
-use crate::wire::{self, ProductView};
+use crate::web::wire::{self, ProductView};
 
 /// Rendered products, holding at most a bound of bytes ([`ByBytes`]; the least used go first).
 pub(crate) struct RenderedProducts {

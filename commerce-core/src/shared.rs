@@ -8,13 +8,13 @@ use chrono::{DateTime, Utc};
 
 use crate::clock::{Clock, OffsetClock};
 use crate::config::Config;
+use crate::domain::earnings::PayoutRules;
 use crate::domain::kept::KeptProducts;
-use crate::earnings::PayoutRules;
 use crate::pulls_seen::PullsSeen;
 use crate::rendered_orders::RenderedOrders;
 use crate::rendered_products::{RenderedPages, RenderedProducts};
 use crate::store::Store;
-use crate::unknown_keys::UnknownKeys;
+use crate::web::unknown_keys::UnknownKeys;
 
 /// Shared by every clone of an [`Engine`](crate::Engine) and its [`Operator`](crate::Operator).
 pub(crate) struct Shared {

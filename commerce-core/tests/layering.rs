@@ -1,20 +1,26 @@
 //! The crate's layers, checked from its source (ARCHITECTURE.md, "Layers inside
 //! `commerce-core`", names these tests):
 //!
-//! - every top-level module of `commerce-core/src` is placed in one layer of [`LAYERS`]
-//!   (`every_module_has_a_layer`);
+//! - every module of `commerce-core/src` is placed in one layer of [`LAYERS`]
+//!   (`every_module_has_a_layer`); a module is a top-level module, or a file of `domain/` or
+//!   `web/` ([`SPLIT_FOLDERS`]), since `domain/` holds both the rules the store applies and the
+//!   operations that call the store;
 //! - no module cycle (`the_top_level_modules_form_no_cycle`);
-//! - `store`, `domain` and `webhooks` import nothing of the engine or of the ways in (the HTTP
-//!   API: `api`, `wire`, `input`, ...; the operator) (`no_module_imports_a_layer_it_must_not`);
-//! - the base (`model`, `pricing`, `money`, ...) imports only the base
+//! - `store`, the domain's operations and `webhooks` import nothing of the engine or of the
+//!   ways in (the HTTP entry under `web/`, `api`, the operator)
 //!   (`no_module_imports_a_layer_it_must_not`);
+//! - the base (`model`, `money`, the pure rules `domain::pricing`, `domain::earnings`,
+//!   `domain::delivery`, `domain::status_moves`, ...) imports only the base
+//!   (`no_module_imports_a_layer_it_must_not`);
+//! - no circle of imports among source files (`no_circle_of_imports_among_source_files`);
 //! - no source file of the workspace outside `tests/` is over [`MAX_LINES`] lines
 //!   (`no_source_file_is_over_700_lines`).
 //!
-//! A module's dependencies are the top-level modules its code names through `crate::`
-//! (`use crate::store::Store`, `crate::money::round_money(..)`, `use crate::{a, b}`, and the
-//! crate-root re-exports such as `crate::Engine`). Comments and doc comments do not count: an
-//! intra-doc link is not a dependency. `testing` (test support) and `lib.rs` are left out.
+//! A module's dependencies are the modules its code names through `crate::`
+//! (`use crate::store::Store`, `crate::money::round_money(..)`, `use crate::{a, b}`,
+//! `crate::domain::pricing::price`, and the crate-root re-exports such as `crate::Engine`).
+//! Comments and doc comments do not count: an intra-doc link is not a dependency. `testing`
+//! (test support) and `lib.rs` are left out.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -39,15 +45,30 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The top-level module a file belongs to (`api/orders.rs` → `api`, `engine.rs` → `engine`).
+/// The folders whose files are modules of their own in the graph: `domain/` holds both the
+/// pure rules (pricing, earnings, delivery decisions, ...), which the store applies, and the
+/// operations that call the store; `web/` holds the HTTP entry's files.
+const SPLIT_FOLDERS: &[&str] = &["domain", "web"];
+
+/// The module a file belongs to: its top-level module (`api/orders.rs` → `api`, `engine.rs` →
+/// `engine`), or for a file of a [`SPLIT_FOLDERS`] folder that folder and the file's own
+/// module (`domain/pricing.rs` → `domain::pricing`, `web/routes/table.rs` → `web::routes`,
+/// `domain/mod.rs` → `domain`).
 fn module_of(file: &Path) -> String {
     let relative = file.strip_prefix(source_dir()).expect("under src");
-    let first = relative.components().next().expect("a component");
-    first
-        .as_os_str()
-        .to_string_lossy()
-        .trim_end_matches(".rs")
-        .to_owned()
+    let mut parts = relative.components().map(|c| {
+        c.as_os_str()
+            .to_string_lossy()
+            .trim_end_matches(".rs")
+            .to_owned()
+    });
+    let first = parts.next().expect("a component");
+    match parts.next() {
+        Some(second) if SPLIT_FOLDERS.contains(&first.as_str()) && second != "mod" => {
+            format!("{first}::{second}")
+        }
+        _ => first,
+    }
 }
 
 /// The code of a file without its comments (line comments, doc comments).
@@ -70,6 +91,17 @@ fn identifier_at(text: &str) -> &str {
     &text[..end]
 }
 
+/// The first two segments of a path (`domain::pricing::price` → `domain::pricing`), or the
+/// first alone when no second follows (`model::*` → `model`, `Engine` → `Engine`).
+fn head_of(text: &str) -> String {
+    let first = identifier_at(text);
+    let rest = &text[first.len()..];
+    match rest.strip_prefix("::").map(identifier_at) {
+        Some(second) if !second.is_empty() => format!("{first}::{second}"),
+        _ => first.to_owned(),
+    }
+}
+
 /// The names a file reaches through `crate::`: `crate::x::...`, `crate::X`, `crate::{a, b::c}`.
 fn crate_paths(code: &str) -> BTreeSet<String> {
     let mut names = BTreeSet::new();
@@ -82,13 +114,13 @@ fn crate_paths(code: &str) -> BTreeSet<String> {
         if let Some(group) = rest.strip_prefix('{') {
             let inner = &group[..group.find('}').unwrap_or(group.len())];
             for item in inner.split(',') {
-                let name = identifier_at(item.trim());
+                let name = head_of(item.trim());
                 if !name.is_empty() {
-                    names.insert(name.to_owned());
+                    names.insert(name);
                 }
             }
         } else {
-            names.insert(identifier_at(rest).to_owned());
+            names.insert(head_of(rest));
         }
     }
     names
@@ -103,7 +135,7 @@ fn root_reexports() -> BTreeMap<String, String> {
             continue;
         };
         let path = path.trim_end_matches(';');
-        let Some((module, items)) = path.split_once("::") else {
+        let Some((module, items)) = path.rsplit_once("::") else {
             continue;
         };
         for item in items.trim_matches(|c| c == '{' || c == '}').split(',') {
@@ -129,10 +161,13 @@ fn graph() -> Graph {
         }
         let code = code_of(&fs::read_to_string(file).expect("read a source file"));
         let entry = graph.entry(module.clone()).or_default();
-        for name in crate_paths(&code) {
-            let target = if modules.contains(&name) {
-                name
-            } else if let Some(module) = reexports.get(&name) {
+        for path in crate_paths(&code) {
+            let first = path.split("::").next().unwrap_or_default().to_owned();
+            let target = if modules.contains(&path) {
+                path
+            } else if modules.contains(&first) {
+                first
+            } else if let Some(module) = reexports.get(&first) {
                 module.clone()
             } else {
                 continue;
@@ -204,22 +239,39 @@ const LAYERS: &[(Layer, &[&str])] = &[
         Layer::WaysIn,
         &[
             "api",
-            "auth",
-            "body",
-            "html",
-            "input",
-            "messages",
-            "openapi",
             "operator",
             "owner",
             "owner_pages",
             "rendered_orders",
             "rendered_products",
-            "routes",
-            "wire",
+            "web",
+            "web::auth",
+            "web::body",
+            "web::html",
+            "web::input",
+            "web::messages",
+            "web::openapi",
+            "web::request_id",
+            "web::routes",
+            "web::unknown_keys",
+            "web::wire",
         ],
     ),
-    (Layer::Domain, &["domain"]),
+    (
+        Layer::Domain,
+        &[
+            "domain",
+            "domain::admission",
+            "domain::checkout",
+            "domain::fields",
+            "domain::kept",
+            "domain::keys",
+            "domain::moves",
+            "domain::placement",
+            "domain::wallet",
+            "domain::webhooks",
+        ],
+    ),
     (
         Layer::Services,
         &[
@@ -228,8 +280,6 @@ const LAYERS: &[(Layer, &[&str])] = &[
             "events",
             "observe",
             "pulls_seen",
-            "request_id",
-            "unknown_keys",
             "webhooks",
         ],
     ),
@@ -238,12 +288,14 @@ const LAYERS: &[(Layer, &[&str])] = &[
         Layer::Base,
         &[
             "clock",
-            "earnings",
+            "domain::delivery",
+            "domain::earnings",
+            "domain::pricing",
+            "domain::status_moves",
             "governorates",
             "limits",
             "model",
             "money",
-            "pricing",
             "time",
         ],
     ),
@@ -271,7 +323,11 @@ enum Layer {
 /// "nothing outside their own layer").
 fn rules() -> Vec<(&'static [&'static str], Option<&'static [Layer]>)> {
     vec![
-        (&["store", "domain"], Some(&[Layer::Engine, Layer::WaysIn])),
+        (&["store"], Some(&[Layer::Engine, Layer::WaysIn])),
+        (
+            modules_of(Layer::Domain),
+            Some(&[Layer::Engine, Layer::WaysIn]),
+        ),
         (&["webhooks"], Some(&[Layer::Engine, Layer::WaysIn])),
         (modules_of(Layer::Base), None),
     ]
@@ -401,11 +457,11 @@ fn no_source_file_is_over_700_lines() {
 fn the_scan_sees_every_form_of_path_and_skips_comments() {
     let code = code_of(
         "use crate::store::Store;\nuse crate::{money, time::cairo_month};\n\
-         /// see [`crate::api`]\nlet x = crate::Engine::new(s); // crate::wire\n\
+         /// see [`crate::api`]\nlet x = crate::Engine::new(s); // crate::web::wire\n\
          let url = \"https://x\"; $crate::testing::run();",
     );
     let names = crate_paths(&code);
-    let expected: BTreeSet<String> = ["store", "money", "time", "Engine"]
+    let expected: BTreeSet<String> = ["store::Store", "money", "time::cairo_month", "Engine::new"]
         .into_iter()
         .map(String::from)
         .collect();
@@ -423,16 +479,27 @@ fn the_scan_sees_every_form_of_path_and_skips_comments() {
 #[test]
 fn the_rules_catch_upward_imports() {
     let mut graph = Graph::new();
-    graph.insert("store".into(), ["wire".to_string(), "model".into()].into());
     graph.insert(
-        "domain".into(),
-        ["store".to_string(), "money".into()].into(),
+        "store".into(),
+        ["web::wire".to_string(), "model".into()].into(),
+    );
+    graph.insert(
+        "domain::checkout".into(),
+        ["store".to_string(), "money".into(), "api".into()].into(),
     );
     graph.insert("model".into(), ["store".to_string()].into());
-    graph.insert("pricing".into(), ["money".to_string()].into());
+    graph.insert(
+        "domain::pricing".into(),
+        ["money".to_string(), "domain::checkout".into()].into(),
+    );
     assert_eq!(
         broken_rules(&graph),
-        ["store -> wire (WaysIn)", "model -> store (Store)"]
+        [
+            "store -> web::wire (WaysIn)",
+            "domain::checkout -> api (WaysIn)",
+            "domain::pricing -> domain::checkout (Domain)",
+            "model -> store (Store)",
+        ]
     );
 }
 

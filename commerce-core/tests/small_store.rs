@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use commerce_core::earnings::{WalletTotals, Withdrawn};
+use commerce_core::domain::earnings::{WalletTotals, Withdrawn};
 use commerce_core::model::*;
 use commerce_core::store::*;
 use commerce_core::testing::http::Harness;

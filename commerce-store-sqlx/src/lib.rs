@@ -71,7 +71,7 @@
 //!
 //! # Wallet
 //! Each order row keeps what it earns now (`earnings_net`, `earnings_commission`, from
-//! [`OrderEarnings`](commerce_core::earnings::OrderEarnings)) and `account_order_counts` keeps
+//! [`OrderEarnings`](commerce_core::domain::earnings::OrderEarnings)) and `account_order_counts` keeps
 //! their sums per account and family, in the same transaction as every write that changes
 //! them; a wallet read is one statement over those sums and the orders delivered within the
 //! hold period (index `orders_delivered`). Orders stored before these columns are booked by

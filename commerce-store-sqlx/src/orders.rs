@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use commerce_core::earnings::{EarningsTotals, WalletTotals};
+use commerce_core::domain::earnings::{EarningsTotals, WalletTotals};
 use commerce_core::model::*;
 use commerce_core::money::from_piastres;
 use commerce_core::store::*;

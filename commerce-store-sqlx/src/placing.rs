@@ -3,7 +3,7 @@
 //! transaction.
 use std::collections::HashMap;
 
-use commerce_core::earnings::OrderEarnings;
+use commerce_core::domain::earnings::OrderEarnings;
 use commerce_core::model::*;
 use commerce_core::money::from_piastres;
 use commerce_core::store::*;

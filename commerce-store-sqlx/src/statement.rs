@@ -2,7 +2,7 @@
 //! caller's transaction; a statement's pages; a supplier's wallet sums.
 
 use chrono::{DateTime, Utc};
-use commerce_core::earnings::WalletTotals;
+use commerce_core::domain::earnings::WalletTotals;
 use commerce_core::model::*;
 use commerce_core::money::from_piastres;
 use commerce_core::store::*;

@@ -1,6 +1,6 @@
 //! The earnings booked on each order and summed per account and family, and the booking of orders stored before those sums were kept.
 
-use commerce_core::earnings::OrderEarnings;
+use commerce_core::domain::earnings::OrderEarnings;
 use commerce_core::model::*;
 use commerce_core::store::*;
 use sqlx::pool::PoolConnection;

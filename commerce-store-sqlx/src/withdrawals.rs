@@ -6,7 +6,7 @@ use commerce_core::model::*;
 use commerce_core::store::*;
 use sqlx::AssertSqlSafe;
 
-use commerce_core::earnings::Withdrawn;
+use commerce_core::domain::earnings::Withdrawn;
 use commerce_core::money::from_piastres;
 
 use crate::dialect::*;

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use chrono::{DateTime, TimeDelta};
 use commerce::ErrorCode;
-use commerce::model::RETRY_SCHEDULE;
+use commerce::domain::delivery::RETRY_SCHEDULE;
 use serde_json::Value;
 
 use super::json::{examples, without_elisions};

@@ -7,12 +7,12 @@ use http::{Response, StatusCode};
 
 use super::Ctx;
 use crate::error::ApiError;
-use crate::input::Query;
-use crate::messages;
 use crate::model::{BillingMonth, Category, CategoryId, Product, ProductFilter, ProductId};
 use crate::rendered_products::Rendered;
 use crate::time::cairo_timestamp;
-use crate::wire::{self, CategoryView};
+use crate::web::input::Query;
+use crate::web::messages;
+use crate::web::wire::{self, CategoryView};
 
 pub(super) async fn categories(
     ctx: &Ctx<'_>,

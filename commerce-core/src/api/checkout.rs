@@ -9,9 +9,9 @@ use crate::domain::checkout::{
     MAX_WARRANTIES,
 };
 use crate::error::{ApiError, FieldErrors};
-use crate::input::Fields;
-use crate::messages;
 use crate::model::{VariantId, WarrantyId};
+use crate::web::input::Fields;
+use crate::web::messages;
 
 /// Who reads the lines: a quote may leave `profit` out (it is then 0), an order may not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

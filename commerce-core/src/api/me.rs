@@ -5,7 +5,7 @@ use http::Response;
 
 use super::Ctx;
 use crate::error::ApiError;
-use crate::wire::AccountView;
+use crate::web::wire::AccountView;
 
 pub(super) fn show(ctx: &Ctx<'_>) -> Result<Response<Bytes>, ApiError> {
     super::ok_data(&AccountView::new(&ctx.caller.account, &ctx.caller.key))

@@ -16,14 +16,14 @@ use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use http::{HeaderMap, Request, Response, StatusCode};
 
-use crate::auth::Caller;
 use crate::config::Config;
-use crate::earnings::PayoutRules;
+use crate::domain::earnings::PayoutRules;
 use crate::error::ApiError;
-use crate::routes::{Endpoint, MountPrefix, endpoint_table};
 use crate::shared::Shared;
 use crate::store::Store;
-use crate::wire;
+use crate::web::auth::Caller;
+use crate::web::routes::{Endpoint, MountPrefix, endpoint_table};
+use crate::web::wire;
 
 /// What a handler may read of its request besides its path's ids (bound by the endpoint
 /// table) and its context.
@@ -115,12 +115,18 @@ fn mount_of(parts: &http::request::Parts) -> &str {
 /// `GET /openapi.json`: its `servers` is the path the API is mounted under, so that a client
 /// generated from it calls `{mount}/api/v1/...`.
 fn openapi_document(mount: &str) -> Response<Bytes> {
-    wire::json_response(StatusCode::OK, crate::openapi::document_bytes_under(mount))
+    wire::json_response(
+        StatusCode::OK,
+        crate::web::openapi::document_bytes_under(mount),
+    )
 }
 
 /// `GET /docs`: the document as a reference page, rendered once.
 fn reference_page() -> Response<Bytes> {
-    crate::html::page(StatusCode::OK, crate::openapi::reference_page().clone())
+    crate::web::html::page(
+        StatusCode::OK,
+        crate::web::openapi::reference_page().clone(),
+    )
 }
 
 /// A 200 with one page of a list: `{"data": items, "meta": {...}}`.

@@ -10,12 +10,12 @@ use super::checkout::{self, Purpose};
 use super::idempotency;
 use crate::domain::placement::{self, OrderRequest, PlaceError};
 use crate::error::{ApiError, ConflictReason, FieldErrors};
-use crate::input::{Fields, Query, json_object};
 use crate::limits::{MAX_NOTE, MAX_REASON, MAX_REFERENCE, MAX_TEXT};
-use crate::messages;
 use crate::model::*;
 use crate::store::{PagedOrder, StatusChange, StatusChangeError, StoreError};
-use crate::wire::{self, OrderView};
+use crate::web::input::{Fields, Query, json_object};
+use crate::web::messages;
+use crate::web::wire::{self, OrderView};
 
 pub(super) async fn list(
     ctx: &Ctx<'_>,

@@ -10,12 +10,12 @@ use serde_json::{Map, Value};
 use super::Ctx;
 use super::idempotency;
 use crate::error::{ApiError, ConflictReason, FieldErrors};
-use crate::input::{Fields, Query, json_object};
 use crate::limits::{MAX_QUOTE_DAYS, MAX_QUOTE_NOTE, MAX_QUOTE_QUANTITY};
-use crate::messages;
 use crate::model::*;
 use crate::store::{InsertQuoteError, QuoteDecisionError};
-use crate::wire::{self, SupplierQuoteView, SupplyVariantView};
+use crate::web::input::{Fields, Query, json_object};
+use crate::web::messages;
+use crate::web::wire::{self, SupplierQuoteView, SupplyVariantView};
 
 /// `GET /supply/variants`: the supplier's variants, by id; filter `updated_since`.
 pub(super) async fn variants(

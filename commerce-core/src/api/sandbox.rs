@@ -11,14 +11,14 @@ use serde_json::{Map, Value, json};
 use super::Ctx;
 use crate::domain::moves::{self, Move, MoveError};
 use crate::error::{ApiError, ConflictReason, FieldErrors};
-use crate::input::{Fields, json_object};
 use crate::limits::{
     MAX_CLOCK_ADVANCE_SECONDS, MAX_CLOCK_AHEAD_SECONDS, MAX_LINES, MAX_QUANTITY, MAX_REASON,
 };
-use crate::messages;
 use crate::model::*;
 use crate::time::cairo_timestamp;
-use crate::wire::OrderView;
+use crate::web::input::{Fields, json_object};
+use crate::web::messages;
+use crate::web::wire::OrderView;
 
 /// The body of a move: the status, the reason, the line outcomes.
 struct MoveBody {

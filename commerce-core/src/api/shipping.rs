@@ -6,7 +6,7 @@ use http::Response;
 use super::Ctx;
 use super::checkout;
 use crate::error::ApiError;
-use crate::wire::{QuoteView, ShippingOptionView};
+use crate::web::wire::{QuoteView, ShippingOptionView};
 
 pub(super) async fn options(ctx: &Ctx<'_>) -> Result<Response<Bytes>, ApiError> {
     let options = ctx
@@ -23,7 +23,7 @@ pub(super) async fn options(ctx: &Ctx<'_>) -> Result<Response<Bytes>, ApiError> 
 }
 
 pub(super) async fn quote(ctx: &Ctx<'_>, body: &Bytes) -> Result<Response<Bytes>, ApiError> {
-    let object = crate::input::json_object(body, false)?;
+    let object = crate::web::input::json_object(body, false)?;
     let request = checkout::parse(&object, checkout::Purpose::Quote)?;
     let resolved = crate::domain::checkout::resolve(ctx.store(), &request).await?;
     let priced = resolved.price(ctx.config().commission_percent);

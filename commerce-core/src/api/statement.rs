@@ -5,13 +5,13 @@ use http::Response;
 use serde_json::{Value, json};
 
 use super::Ctx;
+use crate::domain::earnings::PayoutRules;
 use crate::domain::wallet::start_of_cairo_day;
-use crate::earnings::PayoutRules;
 use crate::error::ApiError;
-use crate::input::Query;
 use crate::model::{StatementEntry, StatementEntryType, StatementFilter};
 use crate::money::money_string;
 use crate::time::cairo_timestamp;
+use crate::web::input::Query;
 
 /// One entry as the API shows it: the order by id and number only (never its customer).
 pub(crate) fn entry_json(entry: &StatementEntry, rules: PayoutRules) -> Value {

@@ -10,10 +10,10 @@ use serde_json::json;
 use super::Ctx;
 use crate::domain::wallet::{WITHDRAWAL_DAYS, WalletFigures, withdrawal_window};
 use crate::error::ApiError;
-use crate::messages;
 use crate::model::{Side, Withdrawal};
 use crate::money::money_string;
 use crate::time::{CAIRO_TZ_NAME, cairo_timestamp};
+use crate::web::messages;
 
 fn withdrawal_item(w: &Withdrawal) -> serde_json::Value {
     json!({

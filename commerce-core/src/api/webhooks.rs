@@ -7,11 +7,11 @@ use serde_json::{Map, Value};
 use super::Ctx;
 use crate::domain::webhooks::{self, MAX_DESCRIPTION, WebhookError, WebhookInput};
 use crate::error::{ApiError, ConflictReason, ErrorCode, FieldErrors};
-use crate::input::{Fields, Query, json_object};
-use crate::messages;
 use crate::model::*;
+use crate::web::input::{Fields, Query, json_object};
+use crate::web::messages;
+use crate::web::wire::{self, DeliveryView, WebhookView};
 use crate::webhooks::MAX_URL;
-use crate::wire::{self, DeliveryView, WebhookView};
 
 impl From<WebhookError> for ApiError {
     fn from(error: WebhookError) -> Self {

@@ -10,11 +10,16 @@
 //! - [`wallet`]: an account's wallet figures, the payout rule, the withdrawal window;
 //! - [`webhooks`]: the rules of webhook endpoints.
 
+pub(crate) mod admission;
 pub mod checkout;
+pub mod delivery;
+pub mod earnings;
 pub mod fields;
 pub(crate) mod kept;
 pub mod keys;
 pub(crate) mod moves;
 pub(crate) mod placement;
+pub mod pricing;
+pub(crate) mod status_moves;
 pub mod wallet;
 pub mod webhooks;

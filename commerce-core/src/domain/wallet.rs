@@ -5,7 +5,7 @@ use chrono::{DateTime, Datelike, Days, NaiveDate, NaiveTime, TimeZone, Utc, Week
 use chrono_tz::Africa::Cairo;
 use rust_decimal::Decimal;
 
-use crate::earnings::{PayoutRules, WalletTotals, Withdrawn};
+use crate::domain::earnings::{PayoutRules, WalletTotals, Withdrawn};
 use crate::model::{Order, Withdrawal, WithdrawalStatus};
 
 /// The days withdrawals can be requested, in Cairo time.

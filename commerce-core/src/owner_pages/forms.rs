@@ -8,9 +8,9 @@ use chrono_tz::Africa::Cairo;
 use http::StatusCode;
 use rust_decimal::Decimal;
 
-use crate::messages;
 use crate::model::Problem;
 use crate::operator::{Conflict, OperatorError};
+use crate::web::messages;
 
 /// A form's fields in order (a name may repeat: the abilities' checkboxes).
 #[derive(Debug, Default)]

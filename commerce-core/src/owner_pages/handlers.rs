@@ -9,10 +9,10 @@ use super::forms::{Errors, Form, amount, expiry_of_day};
 use super::views::{self, KeysView, WalletView};
 use super::{KEYS_PER_PAGE, MAX_FORM_BYTES, OwnerPages, html};
 use crate::domain::keys::KeySpec;
-use crate::messages;
 use crate::model::{Ability, AccountId, KeyId, PageRequest};
 use crate::operator::OperatorError;
 use crate::owner::{Owner, WithdrawalForm};
+use crate::web::messages;
 
 /// A `303 See Other` to `location`.
 pub(crate) fn redirect(location: &str) -> Response<Bytes> {

@@ -193,7 +193,10 @@ impl OwnerPages {
         let Some(account) = self.login.logged_in(&parts).await else {
             return match self.login.login_url() {
                 Some(url) => handlers::redirect(&url),
-                None => self.message_page(StatusCode::UNAUTHORIZED, crate::messages::NOT_LOGGED_IN),
+                None => self.message_page(
+                    StatusCode::UNAUTHORIZED,
+                    crate::web::messages::NOT_LOGGED_IN,
+                ),
             };
         };
         let context = handlers::Context::new(self, account, &parts);
@@ -224,7 +227,7 @@ impl OwnerPages {
     }
 }
 
-/// An HTML response with the pages' headers ([`crate::html::page`]).
+/// An HTML response with the pages' headers ([`crate::web::html::page`]).
 pub(crate) fn html(status: StatusCode, body: String) -> Response<Bytes> {
-    crate::html::page(status, body)
+    crate::web::html::page(status, body)
 }

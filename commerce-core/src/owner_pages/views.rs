@@ -5,11 +5,11 @@ use maud::{DOCTYPE, Markup, PreEscaped, html};
 use super::forms::{Errors, Form, cairo_day, cairo_minute};
 use crate::domain::wallet::{WalletFigures, WithdrawalWindow};
 use crate::limits::MAX_KEY_NAME;
-use crate::messages::{self, ability_label, api_status_label, withdrawal_status_label};
 use crate::model::{
     Ability, Account, ApiKey, ApiStatus, ChangedBy, KeyListing, PageRequest, Withdrawal,
 };
 use crate::money::money_string;
+use crate::web::messages::{self, ability_label, api_status_label, withdrawal_status_label};
 
 /// Readable on a phone, right to left, no external file.
 const STYLE: &str = "\

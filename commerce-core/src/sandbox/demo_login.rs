@@ -10,12 +10,12 @@ use http::{Method, Response, StatusCode, header};
 use maud::html;
 
 use crate::engine::Engine;
-use crate::messages::api_status_label;
 use crate::model::{AccountId, Side};
 use crate::owner_pages::csrf::{self, cookie};
 use crate::owner_pages::handlers::redirect;
 use crate::owner_pages::views::{Nav, csrf_field, layout};
 use crate::owner_pages::{OwnerLogin, OwnerPages, html as html_response};
+use crate::web::messages::api_status_label;
 
 /// The cookie naming the account logged in through the demo login.
 pub const DEMO_ACCOUNT_COOKIE: &str = "commerce_demo_account";
@@ -149,14 +149,14 @@ impl OwnerLogin for DemoLogin {
             } else {
                 pages.message_page(
                     StatusCode::METHOD_NOT_ALLOWED,
-                    crate::messages::METHOD_NOT_ALLOWED,
+                    crate::web::messages::METHOD_NOT_ALLOWED,
                 )
             });
         }
         if *method != Method::POST {
             return Some(pages.message_page(
                 StatusCode::METHOD_NOT_ALLOWED,
-                crate::messages::METHOD_NOT_ALLOWED,
+                crate::web::messages::METHOD_NOT_ALLOWED,
             ));
         }
         let form: Vec<(String, String)> = form_urlencoded::parse(body).into_owned().collect();
@@ -166,7 +166,9 @@ impl OwnerLogin for DemoLogin {
                 .map(|(_, v)| v.as_str())
         };
         if !pages.csrf_ok(parts, 0, field(csrf::FIELD)) {
-            return Some(pages.message_page(StatusCode::FORBIDDEN, crate::messages::FORM_EXPIRED));
+            return Some(
+                pages.message_page(StatusCode::FORBIDDEN, crate::web::messages::FORM_EXPIRED),
+            );
         }
         if path == "/logout" {
             let response = redirect(&format!("{}/login", self.base));
@@ -193,7 +195,7 @@ impl OwnerLogin for DemoLogin {
                     Self::session_cookie(pages, &account.id.to_string(), 86_400),
                 )
             }
-            None => pages.message_page(StatusCode::NOT_FOUND, crate::messages::NOT_FOUND),
+            None => pages.message_page(StatusCode::NOT_FOUND, crate::web::messages::NOT_FOUND),
         })
     }
 }

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 
 use super::delegate::forward_store;
 use super::*;
-use crate::earnings::WalletTotals;
+use crate::domain::earnings::WalletTotals;
 use crate::model::*;
 
 /// The concern a store operation belongs to: which of the eight store traits declares it.

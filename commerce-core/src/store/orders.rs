@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use super::{PlaceOrderError, StatusChangeError, StoreError};
-use crate::earnings::WalletTotals;
+use crate::domain::earnings::WalletTotals;
 use crate::model::*;
 
 /// A move of an order to another status.
@@ -124,7 +124,7 @@ pub trait OrderStore: Send + Sync {
     ///    so a retry of a request that died after this point answers with this order.
     /// 5. **The meter**: when `bill_month` is set, one order operation counted for the
     ///    account in that month ([`MeterStore::meter`](super::MeterStore::meter)).
-    /// 6. **Earnings**: the order's [`OrderEarnings`](crate::earnings::OrderEarnings) booked
+    /// 6. **Earnings**: the order's [`OrderEarnings`](crate::domain::earnings::OrderEarnings) booked
     ///    into the account's totals that [`wallet_totals`](OrderStore::wallet_totals) answers
     ///    (a backend that computes the wallet from the orders books nothing more).
     /// 7. **The suppliers' expected figures**: what [`SupplyBooking::of_order_write`](super::SupplyBooking::of_order_write) books for
@@ -248,13 +248,13 @@ pub trait OrderStore: Send + Sync {
         filter: &StatementFilter,
         page: PageRequest,
     ) -> Result<Page<StatementEntry>, StoreError>;
-    /// An account's wallet sums: the [`EarningsTotals`](crate::earnings::EarningsTotals) the
+    /// An account's wallet sums: the [`EarningsTotals`](crate::domain::earnings::EarningsTotals) the
     /// store keeps, updated in the same atomic operation as every write that changes an
-    /// order's [`OrderEarnings`](crate::earnings::OrderEarnings) (placing it, moving it,
+    /// order's [`OrderEarnings`](crate::domain::earnings::OrderEarnings) (placing it, moving it,
     /// recording line outcomes), plus the net earnings and earliest delivery of the settled
     /// orders delivered after `held_after`. Costs the orders in their hold period, not every
     /// order of the account. The answer equals
-    /// [`WalletTotals::of_orders`](crate::earnings::WalletTotals::of_orders) over the account's
+    /// [`WalletTotals::of_orders`](crate::domain::earnings::WalletTotals::of_orders) over the account's
     /// orders (which a small backend may simply compute; the conformance suite compares them),
     /// [`and`](WalletTotals::and) the account's supplier sums
     /// ([`SupplierTotals::wallet`] of its kept totals, `held` the signed amounts of its

@@ -14,7 +14,7 @@ use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 
 use super::StoreError;
-use crate::earnings::{EarningsTotals, WalletTotals};
+use crate::domain::earnings::{EarningsTotals, WalletTotals};
 use crate::model::*;
 use crate::money::round_money;
 

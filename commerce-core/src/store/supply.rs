@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use super::{StockError, StoreError, next_updated_at};
+use super::{StockError, StoreError};
 use crate::model::*;
 
 /// Why [`SupplyStore::insert_quote`] registered nothing.
@@ -55,48 +55,6 @@ impl From<StockError> for QuoteDecisionError {
             StockError::NotFound => QuoteDecisionError::Store(StoreError::NotFound),
             other => QuoteDecisionError::Store(StoreError::Invalid(other.to_string())),
         }
-    }
-}
-
-impl NewQuote {
-    /// The rule of [`SupplyStore::insert_quote`], given what the store read in the insert's
-    /// own atomic operation: the supplier of the variant's product (`None` for a variant
-    /// that does not exist or a product of no supplier) and the variant's pending quote, if
-    /// any (expired ones do not count).
-    pub fn admit(
-        &self,
-        supplier: Option<AccountId>,
-        pending: Option<QuoteId>,
-    ) -> Result<(), InsertQuoteError> {
-        if supplier != Some(self.account_id) {
-            return Err(InsertQuoteError::NotSuppliers);
-        }
-        if let Some(existing) = pending {
-            return Err(InsertQuoteError::Pending { existing });
-        }
-        Ok(())
-    }
-}
-
-impl Quote {
-    /// The rule of [`SupplyStore::decide_quote`] for the quote as stored: only a quote
-    /// pending at `now` (not expired) is decided, once; the decision sets its status,
-    /// `decided_at` (`now`), the platform's note (accept and reject) and `updated_at`
-    /// ([`next_updated_at`]). Nothing changes on a refusal.
-    pub fn decide(
-        &mut self,
-        decision: &QuoteDecision,
-        now: DateTime<Utc>,
-    ) -> Result<(), QuoteDecisionError> {
-        let status = self.clone().as_of(now).status;
-        if status != QuoteStatus::Pending {
-            return Err(QuoteDecisionError::NotPending { status });
-        }
-        self.status = decision.status();
-        self.decision_note = decision.note().map(str::to_owned);
-        self.decided_at = Some(now);
-        self.updated_at = next_updated_at(self.updated_at, now);
-        Ok(())
     }
 }
 

@@ -8,7 +8,7 @@ use tracing::Instrument;
 
 use super::delegate::forward_store;
 use super::*;
-use crate::earnings::WalletTotals;
+use crate::domain::earnings::WalletTotals;
 use crate::model::*;
 
 /// The engine's tracing layer over a store: every operation in a `commerce.store` span

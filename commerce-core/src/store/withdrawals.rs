@@ -6,7 +6,6 @@ use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 
 use super::StoreError;
-use crate::earnings::{WalletTotals, Withdrawn};
 use crate::model::*;
 
 /// Why [`WithdrawalStore::request_withdrawal`] registered nothing.
@@ -26,25 +25,6 @@ pub enum WithdrawalRequestError {
     Store(#[from] StoreError),
 }
 
-impl NewWithdrawal {
-    /// The rule of [`WithdrawalStore::request_withdrawal`]: the amount must not exceed the
-    /// ready balance of `wallet` and `withdrawn`.
-    pub fn admit(
-        &self,
-        wallet: &WalletTotals,
-        withdrawn: Withdrawn,
-    ) -> Result<(), WithdrawalRequestError> {
-        let ready = wallet.ready(withdrawn);
-        if self.amount > ready {
-            return Err(WithdrawalRequestError::OverReadyBalance {
-                requested: self.amount,
-                ready,
-            });
-        }
-        Ok(())
-    }
-}
-
 /// Withdrawal requests and their decisions.
 #[async_trait]
 pub trait WithdrawalStore: Send + Sync {
@@ -54,7 +34,7 @@ pub trait WithdrawalStore: Send + Sync {
     /// several, never together exceed it. The balance is [`WalletTotals::ready`] of what
     /// [`OrderStore::wallet_totals`](super::OrderStore::wallet_totals) answers for
     /// `held_after` (read inside this operation, not by a separate call) and of the
-    /// account's withdrawals ([`Withdrawn::of`](crate::earnings::Withdrawn::of)). An account
+    /// account's withdrawals ([`Withdrawn::of`](crate::domain::earnings::Withdrawn::of)). An account
     /// that does not exist is `Store(NotFound)` (the SQL store locks the account's row, which
     /// also puts one account's requests in a row). A refusal writes nothing; no meter entry,
     /// no webhook event.

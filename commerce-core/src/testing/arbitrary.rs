@@ -408,8 +408,10 @@ mod tests {
     fn the_property_refuses_what_it_should() {
         let json = "application/json; charset=utf-8";
         assert!(
-            check_answer(&ApiError::not_found().render(&crate::request_id::RequestId::generate()))
-                .is_ok()
+            check_answer(
+                &ApiError::not_found().render(&crate::web::request_id::RequestId::generate())
+            )
+            .is_ok()
         );
         assert!(check_answer(&response(200, json, r#"{"data": 1}"#)).is_ok());
         assert!(check_answer(&response(204, json, "")).is_ok());
@@ -418,7 +420,7 @@ mod tests {
         assert!(
             check_answer(
                 &ApiError::new(ErrorCode::ServerError)
-                    .render(&crate::request_id::RequestId::generate())
+                    .render(&crate::web::request_id::RequestId::generate())
             )
             .is_err()
         );

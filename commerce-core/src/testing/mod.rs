@@ -17,8 +17,8 @@ pub mod wire;
 /// (`tests/openapi.rs`): crate-private, not part of the API.
 #[doc(hidden)]
 pub mod dispatch {
-    pub use crate::openapi::{document, documented, reference_page};
-    pub use crate::routes::{API_PREFIX, Billing, Endpoint, ROUTES, Route, resolve, route_of};
+    pub use crate::web::openapi::{document, documented, reference_page};
+    pub use crate::web::routes::{API_PREFIX, Billing, Endpoint, ROUTES, Route, resolve, route_of};
 }
 
 /// An id that no record has: the id a test already holds, moved far past any the test made

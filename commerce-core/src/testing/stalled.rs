@@ -19,7 +19,7 @@ use tokio::sync::Notify;
 
 use super::http::supply::{SUPPLIER, free_variant, post_quote, quote_body};
 use super::http::{Harness, TestResponse};
-use crate::earnings::WalletTotals;
+use crate::domain::earnings::WalletTotals;
 use crate::model::*;
 use crate::store::delegate::forward_store;
 use crate::store::*;

@@ -2,8 +2,8 @@
 //! from every order and withdrawal of the account.
 
 use super::http::Harness;
+use crate::domain::earnings::PayoutRules;
 use crate::domain::wallet::WalletFigures;
-use crate::earnings::PayoutRules;
 use crate::model::*;
 use crate::store::Store;
 
@@ -137,7 +137,7 @@ pub async fn assert_supplier_matches_orders(
         "statement of {supplier} against the orders"
     );
     let withdrawals = store.withdrawals(supplier).await.expect("withdrawals");
-    let withdrawn = crate::earnings::Withdrawn::of(&withdrawals);
+    let withdrawn = crate::domain::earnings::Withdrawn::of(&withdrawals);
     let settled: Decimal = delivered.values().sum();
     assert_eq!(balance, settled - withdrawn.received - withdrawn.pending);
     let served = h

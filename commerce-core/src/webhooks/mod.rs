@@ -10,7 +10,7 @@
 //!   [`Operator`](crate::Operator)'s webhook methods for the platform.
 //! - **Delivery**: the dispatcher (feature `webhooks`: `engine.dispatcher().run(shutdown)`)
 //!   claims due deliveries, signs ([`sign`]) and sends them, and retries on the schedule of
-//!   [`RETRY_SCHEDULE`](crate::model::RETRY_SCHEDULE).
+//!   [`RETRY_SCHEDULE`](crate::domain::delivery::RETRY_SCHEDULE).
 //! - **Receivers** check a request with [`verify`].
 //!
 //! The reference for integrators is `docs/webhooks.md` in the repository.

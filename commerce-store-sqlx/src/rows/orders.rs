@@ -247,7 +247,7 @@ impl Booked {
     /// `earnings` of an order in `family`.
     pub(crate) fn new(
         family: commerce_core::model::Family,
-        earnings: commerce_core::earnings::OrderEarnings,
+        earnings: commerce_core::domain::earnings::OrderEarnings,
     ) -> Result<Self, StoreError> {
         Ok(Self {
             family,

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 
-use crate::earnings::{EarningsBucket, EarningsTotals, OrderEarnings, WalletTotals};
+use crate::domain::earnings::{EarningsBucket, EarningsTotals, OrderEarnings, WalletTotals};
 use crate::model::{Family, Order, OrderId};
 
 /// A set of orders keyed by an instant then the id.
@@ -22,7 +22,7 @@ pub(super) struct AccountOrders {
     pub(super) by_family: HashMap<Family, OrderKeys>,
     /// Every order by `(updated_at, id)`, for `updated_since`.
     pub(super) by_updated: OrderKeys,
-    /// The wallet sums, kept by every write (see [`crate::earnings`]).
+    /// The wallet sums, kept by every write (see [`crate::domain::earnings`]).
     pub(super) wallet: WalletBook,
 }
 

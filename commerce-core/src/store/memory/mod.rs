@@ -110,7 +110,7 @@ impl State {
         &self,
         account: AccountId,
         held_after: DateTime<Utc>,
-    ) -> crate::earnings::WalletTotals {
+    ) -> crate::domain::earnings::WalletTotals {
         let orders = self
             .orders_by_account
             .get(&account)
@@ -252,7 +252,7 @@ fn page_of<T>(items: impl Iterator<Item = T>, page: PageRequest) -> Page<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::earnings::WalletTotals;
+    use crate::domain::earnings::WalletTotals;
     use chrono::{Duration, TimeZone};
 
     fn new_order(account: AccountId, i: i64, at: DateTime<Utc>) -> NewOrder {

@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 
 use super::indexes::OrderKeys;
 use super::{MemoryStore, State, page_of};
-use crate::earnings::WalletTotals;
+use crate::domain::earnings::WalletTotals;
 use crate::model::*;
 use crate::store::*;
 

@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use super::MemoryStore;
-use crate::earnings::Withdrawn;
+use crate::domain::earnings::Withdrawn;
 use crate::model::*;
 use crate::store::*;
 

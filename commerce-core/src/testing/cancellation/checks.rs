@@ -193,7 +193,7 @@ pub(super) async fn assert_consistent(h: &Harness, baseline: &Baseline) {
             .await
             .expect("wallet totals");
         let withdrawals = store.withdrawals(account).await.expect("withdrawals");
-        let withdrawn = crate::earnings::Withdrawn::of(&withdrawals);
+        let withdrawn = crate::domain::earnings::Withdrawn::of(&withdrawals);
         assert!(
             withdrawn.received + withdrawn.pending <= wallet.totals.settled - wallet.held,
             "account {account} withdrew {withdrawn:?} of {wallet:?}"

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 
 use super::Harness;
-use crate::earnings::WalletTotals;
+use crate::domain::earnings::WalletTotals;
 use crate::engine::Engine;
 use crate::model::*;
 use crate::store::delegate::forward_store;

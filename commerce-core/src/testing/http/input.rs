@@ -265,7 +265,7 @@ pub async fn blank_and_malformed_input_is_named(h: &Harness) {
     r.assert_error(422, "validation_failed");
     assert_eq!(
         r.json()["error"]["fields"]["phone"],
-        json!([crate::messages::INVALID_PHONE])
+        json!([crate::web::messages::INVALID_PHONE])
     );
     for profit in [
         json!("1_000"),
@@ -311,7 +311,10 @@ pub async fn blank_and_malformed_input_is_named(h: &Harness) {
         messages.push(r.json()["error"]["fields"]["Idempotency-Key"][0].clone());
     }
     assert!(messages.windows(2).all(|m| m[0] == m[1]), "{messages:?}");
-    assert_eq!(messages[0], json!(crate::messages::IDEMPOTENCY_KEY_FORM));
+    assert_eq!(
+        messages[0],
+        json!(crate::web::messages::IDEMPOTENCY_KEY_FORM)
+    );
 }
 
 /// Odd encodings and repeated headers: a query value whose percent-decoded bytes are not
@@ -326,7 +329,7 @@ pub async fn odd_encodings_and_repeated_headers(h: &Harness) {
     r.assert_error(422, "validation_failed");
     assert_eq!(
         r.json()["error"]["fields"]["q"],
-        json!([crate::messages::INVALID_ENCODING])
+        json!([crate::web::messages::INVALID_ENCODING])
     );
     let literal = h.get(A, "/api/v1/products?q=%ZZ").await;
     assert_eq!(literal.status, 200);
@@ -343,7 +346,7 @@ pub async fn odd_encodings_and_repeated_headers(h: &Harness) {
     r.assert_error(422, "validation_failed");
     assert_eq!(
         r.json()["error"]["fields"]["Idempotency-Key"],
-        json!([crate::messages::IDEMPOTENCY_KEY_REPEATED])
+        json!([crate::web::messages::IDEMPOTENCY_KEY_REPEATED])
     );
     assert_eq!(h.order_count().await, before, "nothing written");
     let mut request = build_request(Method::GET, None, "/api/v1/me", Bytes::new(), &[]);

@@ -8,10 +8,10 @@ use rust_decimal::Decimal;
 
 use super::Harness;
 use super::pages_client::Browser;
-use crate::messages;
 use crate::model::*;
 use crate::operator::{Conflict, KeySpec, OperatorError};
 use crate::owner::WithdrawalForm;
+use crate::web::messages;
 
 fn field_problems(error: OperatorError) -> Vec<(String, Problem)> {
     match error {

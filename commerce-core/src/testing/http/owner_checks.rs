@@ -9,10 +9,10 @@ use rust_decimal::Decimal;
 
 use super::Harness;
 use super::pages_client::Browser;
-use crate::messages;
 use crate::model::*;
 use crate::operator::{Conflict, KeySpec, MAX_LIVE_KEYS, OperatorError};
 use crate::owner::WithdrawalForm;
+use crate::web::messages;
 
 fn live(h: &Harness, keys: &[KeyListing]) -> usize {
     let now = h.clock.now_utc();

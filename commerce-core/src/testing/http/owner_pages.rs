@@ -5,8 +5,8 @@ use http::StatusCode;
 
 use super::Harness;
 use super::pages_client::Browser;
-use crate::messages;
 use crate::model::*;
+use crate::web::messages;
 
 /// The onboarding of the specification, on the pages: log in as the newcomer, request API
 /// access (the sandbox approves at once), create a key with `catalog:read`, shown once on a

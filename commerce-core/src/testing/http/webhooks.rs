@@ -10,8 +10,9 @@ use serde_json::{Value, json};
 
 use super::harness::{Harness, TestResponse};
 use super::receiver::Receiver;
+use crate::domain::delivery::RETRY_SCHEDULE;
 use crate::domain::webhooks::WebhookInput;
-use crate::model::{AccountId, OrderId, OrderStatus, RETRY_SCHEDULE};
+use crate::model::{AccountId, OrderId, OrderStatus};
 use crate::operator::OperatorError;
 use crate::webhooks::{Dispatcher, DispatcherConfig, verify};
 

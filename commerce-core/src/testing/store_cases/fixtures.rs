@@ -477,7 +477,7 @@ pub(super) async fn ready(store: &dyn Store, account: AccountId) -> Decimal {
         .wallet_totals(account, no_hold())
         .await
         .expect("wallet totals")
-        .ready(crate::earnings::Withdrawn::of(&withdrawals))
+        .ready(crate::domain::earnings::Withdrawn::of(&withdrawals))
 }
 
 /// A withdrawal request of `amount` for `account`.

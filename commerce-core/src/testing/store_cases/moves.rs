@@ -332,7 +332,7 @@ pub async fn a_move_records_its_outcomes_or_nothing(store: &dyn Store) {
     // from both orders as read back.
     let other = store.order(None, other.id).await.unwrap().unwrap();
     let kept = store.wallet_totals(f.account.id, at(0)).await.unwrap();
-    let recomputed = crate::earnings::WalletTotals::of_orders([&moved, &other], at(0));
+    let recomputed = crate::domain::earnings::WalletTotals::of_orders([&moved, &other], at(0));
     assert_eq!(kept, recomputed);
     assert!(
         recomputed.totals.settled > rust_decimal::Decimal::ZERO,

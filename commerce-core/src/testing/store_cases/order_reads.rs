@@ -2,7 +2,7 @@
 
 use rust_decimal::Decimal;
 
-use crate::earnings::{OrderEarnings, WalletTotals};
+use crate::domain::earnings::{OrderEarnings, WalletTotals};
 use crate::model::*;
 use crate::store::*;
 

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::earnings::PayoutRules;
+use crate::domain::earnings::PayoutRules;
 use crate::model::*;
 use crate::rendered_orders::RenderedOrders;
 use crate::rendered_products::RenderedProducts;

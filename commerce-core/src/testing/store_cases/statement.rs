@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use rust_decimal::Decimal;
 
-use crate::earnings::{WalletTotals, Withdrawn};
+use crate::domain::earnings::{WalletTotals, Withdrawn};
 use crate::model::*;
 use crate::store::*;
 

@@ -5,6 +5,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use crate::domain::delivery::{FAILING_FOR, RETRY_SCHEDULE};
 use crate::model::*;
 use crate::store::*;
 

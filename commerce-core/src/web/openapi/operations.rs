@@ -14,7 +14,7 @@ use utoipa::openapi::{ContentBuilder, HeaderBuilder, Ref, RefOr, Required, Respo
 use crate::error::ErrorCode;
 use crate::limits::{MAX_IDEMPOTENCY_KEY, MAX_PER_PAGE, MAX_REQUEST_ID};
 use crate::model::*;
-use crate::routes::Endpoint;
+use crate::web::routes::Endpoint;
 
 use super::endpoints::{Body, QueryParam, Spec, spec};
 use super::{DATE_INPUT, JSON, SINGLE_LINE_FILLED, TIMESTAMP_INPUT};
@@ -351,10 +351,10 @@ pub(super) fn operation(template: &str, endpoint: Endpoint) -> utoipa::openapi::
     }
     if endpoint.needs_key() {
         let sides = match endpoint.sides() {
-            crate::routes::Sides::All => "every account side",
-            crate::routes::Sides::MarketerOrSupplier => "marketers and suppliers",
-            crate::routes::Sides::Marketer => "marketers only",
-            crate::routes::Sides::Supplier => "suppliers only",
+            crate::web::routes::Sides::All => "every account side",
+            crate::web::routes::Sides::MarketerOrSupplier => "marketers and suppliers",
+            crate::web::routes::Sides::Marketer => "marketers only",
+            crate::web::routes::Sides::Supplier => "suppliers only",
         };
         description.push_str(&format!(" Serves {sides}."));
     }

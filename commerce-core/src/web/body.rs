@@ -9,7 +9,7 @@ use http_body_util::{BodyExt, LengthLimitError, Limited};
 
 use crate::config::Config;
 use crate::error::{ApiError, ErrorCode};
-use crate::routes::Endpoint;
+use crate::web::routes::Endpoint;
 
 /// The body limit of `endpoint`: [`Config::order_body_limit`] for `POST /orders`,
 /// [`Config::body_limit`] for every other.

@@ -5,8 +5,8 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::{Money, Stamp};
-use crate::messages;
 use crate::model::*;
+use crate::web::messages;
 
 /// A supplier's quote.
 #[derive(Debug, Serialize, ToSchema)]

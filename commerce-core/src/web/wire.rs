@@ -10,11 +10,11 @@ use utoipa::ToSchema;
 use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, Schema, SchemaFormat, Type};
 
-use crate::earnings::PayoutRules;
-use crate::messages;
+use crate::domain::earnings::PayoutRules;
 use crate::model::*;
 use crate::money::{money_string, serde_money};
 use crate::time::cairo_timestamp;
+use crate::web::messages;
 
 mod supply;
 pub use supply::*;
@@ -382,7 +382,7 @@ impl<'a> From<&'a ShippingOption> for ShippingOptionView<'a> {
                     total_due_tax_percent: Money(r.total_due_tax_percent),
                     example: Example {
                         goods: Money(example_goods),
-                        delivery_charge: Money(crate::pricing::delivery_charge(
+                        delivery_charge: Money(crate::domain::pricing::delivery_charge(
                             r.into(),
                             example_goods,
                         )),

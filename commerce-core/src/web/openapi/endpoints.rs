@@ -4,7 +4,7 @@
 //! entry in the endpoint table (`routes/table.rs`).
 
 use crate::error::ConflictReason;
-use crate::routes::{Endpoint, endpoint_table};
+use crate::web::routes::{Endpoint, endpoint_table};
 
 /// What one endpoint answers and reads, beyond what every endpoint shares: the `openapi`
 /// part of its entry in the endpoint table, the fields left out there taken from

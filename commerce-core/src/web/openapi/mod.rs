@@ -32,8 +32,8 @@ use utoipa::openapi::{
 };
 
 use crate::model::*;
-use crate::routes::{API_PREFIX, ROUTES};
-use crate::wire::{
+use crate::web::routes::{API_PREFIX, ROUTES};
+use crate::web::wire::{
     AccountView, CategoryView, DeliveryView, ListMeta, Money, OrderView, ProductView, QuoteView,
     ShippingOptionView, Stamp, StatusView, SupplierQuoteView, SupplyVariantView, WebhookView,
 };
@@ -111,7 +111,7 @@ pub fn document_bytes_under(mount: &str) -> Vec<u8> {
 
 /// Whether the document lists `endpoint` as an operation: every endpoint but the pages for
 /// people (the reference page, `GET /docs`).
-pub fn documented(endpoint: crate::routes::Endpoint) -> bool {
+pub fn documented(endpoint: crate::web::routes::Endpoint) -> bool {
     endpoints::spec(endpoint).documented
 }
 

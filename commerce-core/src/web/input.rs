@@ -12,10 +12,10 @@ use serde_json::{Map, Value};
 
 use crate::domain::fields::{TextKind, check_printable, clean_text, is_web_link, phone};
 use crate::error::{ApiError, FieldErrors};
-use crate::messages;
 use crate::model::PageRequest;
 use crate::money::parse_money_input;
 use crate::time::parse_timestamp;
+use crate::web::messages;
 
 /// Default page size.
 pub const DEFAULT_PER_PAGE: u32 = 25;

@@ -9,9 +9,9 @@ use subtle::ConstantTimeEq;
 
 use crate::error::{ApiError, ErrorCode};
 use crate::model::{Account, AccountState, ApiKey, ApiStatus, KeyHash, RateWindow};
-use crate::routes::Endpoint;
 use crate::shared::Shared;
 use crate::store::{KeyCheck, RateLimitHit};
+use crate::web::routes::Endpoint;
 
 /// The recognisable prefix of generated keys (the prefix of a key created by an engine in the
 /// sandbox's test mode is [`TEST_KEY_PREFIX`]).
@@ -54,7 +54,7 @@ pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
 /// Finds the live key of a request and counts the request in the key's rate window `window`
 /// ([`AccountStore::authenticate`](crate::store::AccountStore::authenticate)): 401 when the
 /// header is missing or the key unknown, revoked or expired (nothing counted then). A key the
-/// store did not know is remembered ([`UnknownKeys`](crate::unknown_keys::UnknownKeys)) and refused again without a store query
+/// store did not know is remembered ([`UnknownKeys`](crate::web::unknown_keys::UnknownKeys)) and refused again without a store query
 /// for [`Config::unknown_key_life`](crate::Config::unknown_key_life).
 pub(crate) async fn authenticate(
     shared: &Shared,

@@ -10,11 +10,11 @@
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 
+use crate::domain::pricing;
 use crate::model::{
     Family, Order, OrderStatus, PayoutState, Totals, Withdrawal, WithdrawalStatus, string_enum,
 };
 use crate::money::round_money;
-use crate::pricing;
 
 string_enum! {
     /// Where an order's earnings sit in its account's wallet.

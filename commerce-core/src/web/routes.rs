@@ -3,8 +3,8 @@
 use http::{HeaderValue, Method, header};
 
 use crate::error::{ApiError, ErrorCode};
-use crate::messages;
 use crate::model::{Ability, DeliveryId, OrderId, ProductId, QuoteId, Side, WebhookId};
+use crate::web::messages;
 
 /// The path prefix every endpoint lives under.
 pub const API_PREFIX: &str = "/api/v1";

@@ -42,7 +42,7 @@
 /// OpenAPI document each need of an entry.
 macro_rules! endpoint_table {
     ($callback:ident ! ()) => {
-        $crate::routes::endpoint_table! { @read $callback
+        $crate::web::routes::endpoint_table! { @read $callback
             /// `GET /me`.
             Me = GET "/me" {
                 name: "me.show",
