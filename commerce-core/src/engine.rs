@@ -24,11 +24,10 @@ use crate::model::RateWindow;
 use crate::observe;
 use crate::operator::Operator;
 use crate::pulls_seen::PullsSeen;
-use crate::rendered_orders::RenderedOrders;
-use crate::rendered_products::{RenderedPages, RenderedProducts};
 use crate::request_id::RequestId;
 use crate::routes::{self, Endpoint};
 use crate::shared::Shared;
+use crate::caching::CachingStore;
 use crate::store::{Store, Traced};
 
 mod background;
@@ -65,7 +64,8 @@ use detached::detached;
 #[derive(Clone)]
 pub struct Engine {
     pub(crate) shared: Arc<Shared>,
-    /// The store as the builder was given it (`shared.store` is it behind the tracing layer).
+    /// The store as the builder was given it (`shared.store` is it behind the tracing layer
+    /// and the rendered-JSON caches).
     given_store: Arc<dyn Store>,
 }
 
@@ -167,16 +167,11 @@ impl Engine {
         Self {
             given_store: store.clone(),
             shared: Arc::new(Shared {
-                store: Arc::new(Traced::new(store)),
+                store: Arc::new(CachingStore::new(
+                    Arc::new(Traced::new(store)),
+                    &config,
+                )),
                 clock,
-                rendered_products: RenderedProducts::new(config.rendered_products_bytes),
-                // Pages are kept only by an engine that keeps renderings (their keys).
-                rendered_pages: RenderedPages::new(if config.rendered_products_bytes > 0 {
-                    RenderedPages::CAPACITY
-                } else {
-                    0
-                }),
-                rendered_orders: RenderedOrders::new(config.rendered_orders_bytes),
                 kept_products: crate::domain::kept::KeptProducts::new(
                     crate::domain::kept::KeptProducts::CAPACITY,
                 ),

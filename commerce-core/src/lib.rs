@@ -82,6 +82,7 @@
 pub(crate) mod api;
 pub(crate) mod auth;
 mod body;
+mod caching;
 pub mod clock;
 pub mod config;
 pub mod domain;
