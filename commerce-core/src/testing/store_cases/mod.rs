@@ -267,6 +267,7 @@ mod tests {
         include_str!("stock.rs"),
         include_str!("catalog_edits.rs"),
         include_str!("rendered_caches.rs"),
+        include_str!("product_versions.rs"),
     ];
 
     /// The public async functions of `source` that take a store: the cases it defines.
