@@ -16,6 +16,7 @@ use tracing::{Instrument, Span, field};
 
 use crate::api::{self, Ctx};
 use crate::auth;
+use crate::caching::CachingStore;
 use crate::clock::{Clock, OffsetClock, SystemClock};
 pub use crate::config::Config;
 use crate::config::ConfigError;
@@ -27,7 +28,6 @@ use crate::pulls_seen::PullsSeen;
 use crate::request_id::RequestId;
 use crate::routes::{self, Endpoint};
 use crate::shared::Shared;
-use crate::caching::CachingStore;
 use crate::store::{Store, Traced};
 
 mod background;
@@ -167,10 +167,7 @@ impl Engine {
         Self {
             given_store: store.clone(),
             shared: Arc::new(Shared {
-                store: Arc::new(CachingStore::new(
-                    Arc::new(Traced::new(store)),
-                    &config,
-                )),
+                store: Arc::new(CachingStore::new(Arc::new(Traced::new(store)), &config)),
                 clock,
                 kept_products: crate::domain::kept::KeptProducts::new(
                     crate::domain::kept::KeptProducts::CAPACITY,

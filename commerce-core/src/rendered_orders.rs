@@ -90,7 +90,11 @@ impl RenderedOrders {
     }
 
     /// The kept JSON of the order at `version` under `rules`, if there is one.
-    pub(crate) fn get(&self, version: OrderVersion, rules: PayoutRules) -> Option<Arc<RenderedOrder>> {
+    pub(crate) fn get(
+        &self,
+        version: OrderVersion,
+        rules: PayoutRules,
+    ) -> Option<Arc<RenderedOrder>> {
         self.cache
             .as_ref()?
             .get(&version.id)

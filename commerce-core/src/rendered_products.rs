@@ -163,10 +163,7 @@ impl RenderedPages {
         page: PageRequest,
         total: u64,
     ) -> Option<Bytes> {
-        let kept = self
-            .cache
-            .as_ref()?
-            .get(&page_key(versions, page, total))?;
+        let kept = self.cache.as_ref()?.get(&page_key(versions, page, total))?;
         kept.is_of(versions, page, total).then(|| kept.body.clone())
     }
 

@@ -6,12 +6,12 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
+use crate::caching::CachingStore;
 use crate::clock::{Clock, OffsetClock};
 use crate::config::Config;
 use crate::domain::kept::KeptProducts;
 use crate::earnings::PayoutRules;
 use crate::pulls_seen::PullsSeen;
-use crate::caching::CachingStore;
 use crate::store::Store;
 use crate::unknown_keys::UnknownKeys;
 

@@ -406,8 +406,7 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
     ) -> StoreResult<Page<ProductVersion>> {
         // The page's ids and stamps with its total: one statement, the products' rows only.
         let mut c = self.pool.acquire().await.map_err(backend)?;
-        let mut q =
-            QueryBuilder::<DB>::new("SELECT id, updated_at, COUNT(*) OVER () AS total");
+        let mut q = QueryBuilder::<DB>::new("SELECT id, updated_at, COUNT(*) OVER () AS total");
         push_product_filter(&mut q, filter)?;
         q.push(" ORDER BY id");
         let mut count = QueryBuilder::<DB>::new("SELECT COUNT(*)");

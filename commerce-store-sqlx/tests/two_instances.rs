@@ -700,7 +700,9 @@ async fn kept_json_shows_the_other_instances_writes() {
             .update_variant(variant, VariantPatch::default().set_price(price))
             .await
             .expect("a new price");
-        let category = before[1]["data"]["category"]["id"].as_i64().expect("a category");
+        let category = before[1]["data"]["category"]["id"]
+            .as_i64()
+            .expect("a category");
         operator
             .update_category(
                 CategoryId::new(category),
@@ -717,7 +719,11 @@ async fn kept_json_shows_the_other_instances_writes() {
 
         let listed = item(&p.send(0, get(list)).await.json(), product);
         let fresh = item(&p.send(1, get(list)).await.json(), product);
-        assert_ne!(listed, item(&before[0], product), "the page shows the writes");
+        assert_ne!(
+            listed,
+            item(&before[0], product),
+            "the page shows the writes"
+        );
         assert_eq!(listed, fresh, "the page as the other instance shows it");
         assert_eq!(listed["category"]["name"], "قسم بعد التغيير");
         let shown = p.send(0, get(&one)).await.json()["data"].clone();

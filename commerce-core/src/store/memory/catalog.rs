@@ -216,7 +216,9 @@ impl CatalogStore for MemoryStore {
         filter: &ProductFilter,
         page: PageRequest,
     ) -> Result<Page<Product>, StoreError> {
-        Ok(self.lock().products_page(filter, page, |p| Product::clone(p)))
+        Ok(self
+            .lock()
+            .products_page(filter, page, |p| Product::clone(p)))
     }
 
     async fn product_versions(

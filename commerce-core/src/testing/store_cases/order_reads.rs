@@ -127,16 +127,32 @@ pub async fn order_versions_list_the_page_of_orders(store: &dyn Store) {
             .iter()
             .map(|&i| OrderVersion::of(&placed[i]))
             .collect();
-        assert_eq!(listed.items, versions, "{filter:?} {p:?}: the page of `orders`");
-        assert_eq!(listed.items, placed_versions, "{filter:?} {p:?}: newest first");
-        assert_eq!(listed.total, whole.total, "{filter:?} {p:?}: the same total");
-        assert_eq!(listed.total, 4, "{filter:?} {p:?}: the account's four orders");
+        assert_eq!(
+            listed.items, versions,
+            "{filter:?} {p:?}: the page of `orders`"
+        );
+        assert_eq!(
+            listed.items, placed_versions,
+            "{filter:?} {p:?}: newest first"
+        );
+        assert_eq!(
+            listed.total, whole.total,
+            "{filter:?} {p:?}: the same total"
+        );
+        assert_eq!(
+            listed.total, 4,
+            "{filter:?} {p:?}: the account's four orders"
+        );
     }
     let other = store
         .order_versions(f.other.id, &OrderFilter::default(), page(1, 25))
         .await
         .expect("the other account's versions");
-    assert_eq!((other.items.len(), other.total), (1, 1), "only the account's own");
+    assert_eq!(
+        (other.items.len(), other.total),
+        (1, 1),
+        "only the account's own"
+    );
 
     // Every kind of write gives the order a new version, even at the same instant.
     let third = placed[2].id;
@@ -169,9 +185,17 @@ pub async fn order_versions_list_the_page_of_orders(store: &dyn Store) {
             "{write}: a write moves the version forward"
         );
         let (listed, whole) = read(OrderFilter::default(), page(1, 25)).await;
-        assert_eq!(listed.items[1], OrderVersion::of(&after), "{write}: listed anew");
+        assert_eq!(
+            listed.items[1],
+            OrderVersion::of(&after),
+            "{write}: listed anew"
+        );
         assert_eq!(whole.items[1], after);
-        assert_eq!(listed.items[3], OrderVersion::of(&placed[0]), "others unchanged");
+        assert_eq!(
+            listed.items[3],
+            OrderVersion::of(&placed[0]),
+            "others unchanged"
+        );
         before = OrderVersion::of(&after);
     }
 }

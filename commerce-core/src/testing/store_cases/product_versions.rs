@@ -18,8 +18,14 @@ async fn listed_as_read(
         .expect("product versions");
     let whole = store.products(filter, p).await.expect("products");
     let versions: Vec<ProductVersion> = whole.items.iter().map(ProductVersion::of).collect();
-    assert_eq!(listed.items, versions, "{filter:?} {p:?}: the page of `products`");
-    assert_eq!(listed.total, whole.total, "{filter:?} {p:?}: the same total");
+    assert_eq!(
+        listed.items, versions,
+        "{filter:?} {p:?}: the page of `products`"
+    );
+    assert_eq!(
+        listed.total, whole.total,
+        "{filter:?} {p:?}: the same total"
+    );
     (listed, whole)
 }
 
@@ -41,7 +47,11 @@ pub async fn product_versions_list_the_page_of_products(store: &dyn Store) {
         .expect("stop");
     let v = variant(store, kettle.id, "a", "10.00", 5, 50).await;
     let filters = [
-        (ProductFilter::default(), page(1, 25), vec![kettle.id, mixer.id, hose.id]),
+        (
+            ProductFilter::default(),
+            page(1, 25),
+            vec![kettle.id, mixer.id, hose.id],
+        ),
         (ProductFilter::default(), page(2, 2), vec![hose.id]),
         (ProductFilter::default(), page(9, 2), vec![]),
         (
@@ -75,15 +85,17 @@ pub async fn product_versions_list_the_page_of_products(store: &dyn Store) {
     }
     let all = ProductFilter::default();
     let version_of = |listed: &Page<ProductVersion>, id: ProductId| {
-        *listed
-            .items
-            .iter()
-            .find(|v| v.id == id)
-            .expect("listed")
+        *listed.items.iter().find(|v| v.id == id).expect("listed")
     };
     let (mut before, _) = listed_as_read(store, &all, page(1, 25)).await;
     let writes = [
-        "price", "stock", "warranty", "warranty stopped", "fields", "activity", "rename",
+        "price",
+        "stock",
+        "warranty",
+        "warranty stopped",
+        "fields",
+        "activity",
+        "rename",
     ];
     for write in writes {
         let now = at(60);
@@ -103,7 +115,11 @@ pub async fn product_versions_list_the_page_of_products(store: &dyn Store) {
                 .await
                 .map(drop),
             "warranty stopped" => {
-                let read = store.product(kettle.id).await.expect("read").expect("found");
+                let read = store
+                    .product(kettle.id)
+                    .await
+                    .expect("read")
+                    .expect("found");
                 let w = read.warranties[0].id;
                 store.set_warranty_active(w, false, now).await.map(drop)
             }
@@ -125,13 +141,24 @@ pub async fn product_versions_list_the_page_of_products(store: &dyn Store) {
         }
         .expect(write);
         let (after, whole) = listed_as_read(store, &all, page(1, 25)).await;
-        let (was, is) = (version_of(&before, kettle.id), version_of(&after, kettle.id));
+        let (was, is) = (
+            version_of(&before, kettle.id),
+            version_of(&after, kettle.id),
+        );
         assert!(
             is.updated_at > was.updated_at,
             "{write}: {was:?} -> {is:?}, a new version"
         );
-        let read = store.product(kettle.id).await.expect("read").expect("found");
-        assert_eq!(ProductVersion::of(&read), is, "{write}: the version of the record");
+        let read = store
+            .product(kettle.id)
+            .await
+            .expect("read")
+            .expect("found");
+        assert_eq!(
+            ProductVersion::of(&read),
+            is,
+            "{write}: the version of the record"
+        );
         assert_eq!(whole.items[0], read, "{write}: the record listed");
         assert_eq!(
             version_of(&after, hose.id),
