@@ -20,7 +20,7 @@
 //! product lists under a new version, a product stopped or started changes the total or the
 //! page's versions, so no change that shows in a page can leave it looking the same.
 
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::{BuildHasher, Hash};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -137,9 +137,7 @@ impl Page {
 
 /// The hash of a page's versions (in order) and meta.
 fn page_key(versions: &[ProductVersion], page: PageRequest, total: u64) -> u64 {
-    let mut hasher = FxBuildHasher.build_hasher();
-    (page.page(), page.per_page(), total, versions).hash(&mut hasher);
-    hasher.finish()
+    FxBuildHasher.hash_one((page.page(), page.per_page(), total, versions))
 }
 
 impl RenderedPages {
