@@ -15,6 +15,7 @@ use http::{Request, Response};
 use tracing::{Instrument, Span, field};
 
 use crate::api::{self, Ctx};
+use crate::caching::CachingStore;
 use crate::clock::{Clock, OffsetClock, SystemClock};
 pub use crate::config::Config;
 use crate::config::ConfigError;
@@ -23,8 +24,6 @@ use crate::model::RateWindow;
 use crate::observe;
 use crate::operator::Operator;
 use crate::pulls_seen::PullsSeen;
-use crate::rendered_orders::RenderedOrders;
-use crate::rendered_products::{RenderedPages, RenderedProducts};
 use crate::shared::Shared;
 use crate::store::{Store, Traced};
 use crate::web::auth;
@@ -65,7 +64,8 @@ use detached::detached;
 #[derive(Clone)]
 pub struct Engine {
     pub(crate) shared: Arc<Shared>,
-    /// The store as the builder was given it (`shared.store` is it behind the tracing layer).
+    /// The store as the builder was given it (`shared.store` is it behind the tracing layer
+    /// and the rendered-JSON caches).
     given_store: Arc<dyn Store>,
 }
 
@@ -167,16 +167,8 @@ impl Engine {
         Self {
             given_store: store.clone(),
             shared: Arc::new(Shared {
-                store: Arc::new(Traced::new(store)),
+                store: Arc::new(CachingStore::new(Arc::new(Traced::new(store)), &config)),
                 clock,
-                rendered_products: RenderedProducts::new(config.rendered_products_bytes),
-                // Pages are kept only by an engine that keeps renderings (their keys).
-                rendered_pages: RenderedPages::new(if config.rendered_products_bytes > 0 {
-                    RenderedPages::CAPACITY
-                } else {
-                    0
-                }),
-                rendered_orders: RenderedOrders::new(config.rendered_orders_bytes),
                 kept_products: crate::domain::kept::KeptProducts::new(
                     crate::domain::kept::KeptProducts::CAPACITY,
                 ),

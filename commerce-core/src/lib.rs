@@ -80,6 +80,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub(crate) mod api;
+mod caching;
 pub mod clock;
 pub mod config;
 pub mod domain;

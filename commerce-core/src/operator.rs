@@ -492,7 +492,7 @@ pub(crate) async fn request_withdrawal(
 ) -> OperatorResult<Withdrawal> {
     let mut new = check_withdrawal(shared, new)?;
     let account = shared
-        .store
+        .store()
         .account(new.account_id)
         .await?
         .ok_or(OperatorError::NotFound)?;
@@ -504,7 +504,7 @@ pub(crate) async fn request_withdrawal(
     let now = shared.now();
     let held_after = shared.payout_rules(now).held_after();
     Ok(shared
-        .store
+        .store()
         .request_withdrawal(new, held_after, now)
         .await?)
 }

@@ -79,7 +79,7 @@ impl Owner {
     /// The account; [`OperatorError::NotFound`] when there is none.
     pub async fn account(&self) -> OperatorResult<Account> {
         self.shared
-            .store
+            .store()
             .account(self.account)
             .await?
             .ok_or(OperatorError::NotFound)
@@ -115,7 +115,7 @@ impl Owner {
             let now = self.shared.now();
             return match self
                 .shared
-                .store
+                .store()
                 .update_account(account.id, approval, now)
                 .await
             {
@@ -149,7 +149,7 @@ impl Owner {
         let patch = AccountPatch::owners_api_move(to, from);
         match self
             .shared
-            .store
+            .store()
             .update_account(account.id, patch, self.shared.now())
             .await
         {
@@ -189,7 +189,7 @@ impl Owner {
 
     /// One page of the account's keys, newest first, with how many there are (the keys page).
     pub async fn key_page(&self, page: PageRequest) -> OperatorResult<Page<KeyListing>> {
-        Ok(self.shared.store.key_page(self.account, page).await?)
+        Ok(self.shared.store().key_page(self.account, page).await?)
     }
 
     /// Creates a key (plaintext returned this once) while the account is active and API access
@@ -216,7 +216,7 @@ impl Owner {
 
     /// Revokes one of the account's keys; another account's key is `NotFound`.
     pub async fn revoke_key(&self, id: KeyId) -> OperatorResult<ApiKey> {
-        match self.shared.store.key(id).await? {
+        match self.shared.store().key(id).await? {
             Some(key) if key.account_id == self.account => self.operator().revoke_key(id).await,
             _ => Err(OperatorError::NotFound),
         }
@@ -258,7 +258,7 @@ impl Owner {
 
     /// The account's withdrawals, newest first.
     pub async fn withdrawals(&self) -> OperatorResult<Vec<Withdrawal>> {
-        let mut all = self.shared.store.withdrawals(self.account).await?;
+        let mut all = self.shared.store().withdrawals(self.account).await?;
         all.sort_by_key(|w| std::cmp::Reverse((w.created_at, w.id)));
         Ok(all)
     }

@@ -12,17 +12,15 @@
 //! instant ([`PayoutRules::payout_of`]): a rendering is reused only while they are the ones it
 //! shows (an order's hold ending turns its kept JSON from `held` to `ready` no more).
 //!
-//! The store is asked through [`OrderStore::orders_unless_known`](crate::store::OrderStore):
-//! for each order of the page it asks whether the engine has that version, and the engine
-//! takes the kept rendering at that moment ([`KnownOrders`]), so a rendering evicted while the
-//! request runs is still the one it answers with. An order's JSON is the same whoever reads it;
-//! a store answers only the caller's own orders, so a rendering never crosses accounts. Several
-//! engines over one database each keep their own.
+//! The store lists the page as versions ([`OrderStore::order_versions`](crate::store::OrderStore));
+//! a request takes the kept rendering of each ([`RenderedOrders::get`]) and reads the page whole
+//! only when one is missing (the engine's caching store, `caching`). An order's JSON is the
+//! same whoever reads it; a store answers only the caller's own orders, so a rendering never
+//! crosses accounts. Several engines over one database each keep their own.
 
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use rustc_hash::FxHashMap;
 use serde_json::value::RawValue;
 
 use crate::domain::earnings::PayoutRules;
@@ -91,13 +89,16 @@ impl RenderedOrders {
         self.cache.as_ref().map_or(0, |c| c.weight())
     }
 
-    /// What a request under `rules` has of this cache: the renderings it has taken.
-    pub(crate) fn known(&self, rules: PayoutRules) -> KnownOrders<'_> {
-        KnownOrders {
-            orders: self,
-            rules,
-            taken: FxHashMap::default(),
-        }
+    /// The kept JSON of the order at `version` under `rules`, if there is one.
+    pub(crate) fn get(
+        &self,
+        version: OrderVersion,
+        rules: PayoutRules,
+    ) -> Option<Arc<RenderedOrder>> {
+        self.cache
+            .as_ref()?
+            .get(&version.id)
+            .filter(|kept| kept.shows(version, rules))
     }
 
     /// The JSON of `order` under `rules`, rendered now (and kept for the next requests).
@@ -107,35 +108,6 @@ impl RenderedOrders {
             cache.insert(order.id, rendered.clone());
         }
         rendered
-    }
-}
-
-/// The renderings one request found in the cache, taken as the store asked about them.
-pub(crate) struct KnownOrders<'c> {
-    orders: &'c RenderedOrders,
-    rules: PayoutRules,
-    taken: FxHashMap<OrderId, Arc<RenderedOrder>>,
-}
-
-impl KnownOrders<'_> {
-    /// Whether the cache has the JSON of `version` under the request's rules; if so, it is
-    /// taken for [`take`](Self::take).
-    pub(crate) fn has(&mut self, version: OrderVersion) -> bool {
-        let Some(cache) = &self.orders.cache else {
-            return false;
-        };
-        match cache.get(&version.id) {
-            Some(kept) if kept.shows(version, self.rules) => {
-                self.taken.insert(version.id, kept);
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// The rendering taken by [`has`](Self::has) for the order `id`, if it was.
-    pub(crate) fn take(&mut self, id: OrderId) -> Option<Arc<RenderedOrder>> {
-        self.taken.remove(&id)
     }
 }
 

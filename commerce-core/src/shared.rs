@@ -1,37 +1,30 @@
-//! What an engine and its operator share: the store, the clock, the settings and the
-//! catalogue-pulls cache and the rendered-product, rendered-page and rendered-order caches, the
-//! unknown keys and the product records the checkout prices from.
+//! What an engine and its operator share: the store (with the rendered-JSON caches around it),
+//! the clock, the settings, the catalogue-pulls cache, the unknown keys and the product
+//! records the checkout prices from.
 
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
+use crate::caching::CachingStore;
 use crate::clock::{Clock, OffsetClock};
 use crate::config::Config;
 use crate::domain::earnings::PayoutRules;
 use crate::domain::kept::KeptProducts;
 use crate::pulls_seen::PullsSeen;
-use crate::rendered_orders::RenderedOrders;
-use crate::rendered_products::{RenderedPages, RenderedProducts};
 use crate::store::Store;
 use crate::web::unknown_keys::UnknownKeys;
 
 /// Shared by every clone of an [`Engine`](crate::Engine) and its [`Operator`](crate::Operator).
 pub(crate) struct Shared {
-    pub(crate) store: Arc<dyn Store>,
+    /// The store as given, behind the tracing layer, behind the rendered-JSON caches.
+    pub(crate) store: Arc<CachingStore>,
     pub(crate) clock: Arc<dyn Clock>,
     /// The test clock, when [`Config::test_mode`] is on (then it is also `clock`).
     pub(crate) test_clock: Option<Arc<OffsetClock>>,
     pub(crate) config: Config,
     /// Catalogue pulls already recorded this month (writes skipped).
     pub(crate) pulls_seen: PullsSeen,
-    /// Products' JSON, reused while their records are unchanged.
-    pub(crate) rendered_products: RenderedProducts,
-    /// Whole `GET /products` bodies, reused while made from the same records (or renderings)
-    /// and meta.
-    pub(crate) rendered_pages: RenderedPages,
-    /// Orders' JSON, reused while the orders keep their versions.
-    pub(crate) rendered_orders: RenderedOrders,
     /// Bearer tokens found unknown lately, refused again without a store query.
     pub(crate) unknown_keys: UnknownKeys,
     /// The product records the checkout prices from (checked by the order's stock write).
@@ -39,6 +32,11 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// The store, as the engine calls it (through its caches and its tracing layer).
+    pub(crate) fn store(&self) -> &dyn Store {
+        &*self.store
+    }
+
     /// The current instant, from the clock.
     pub(crate) fn now(&self) -> DateTime<Utc> {
         self.clock.now()

@@ -399,6 +399,28 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
         Ok(Page::new(with_variants(c, &ids, rows).await?, total))
     }
 
+    async fn product_versions(
+        &self,
+        filter: &ProductFilter,
+        page: PageRequest,
+    ) -> StoreResult<Page<ProductVersion>> {
+        // The page's ids and stamps with its total: one statement, the products' rows only.
+        let mut c = self.pool.acquire().await.map_err(backend)?;
+        let mut q = QueryBuilder::<DB>::new("SELECT id, updated_at, COUNT(*) OVER () AS total");
+        push_product_filter(&mut q, filter)?;
+        q.push(" ORDER BY id");
+        let mut count = QueryBuilder::<DB>::new("SELECT COUNT(*)");
+        push_product_filter(&mut count, filter)?;
+        let (rows, total) =
+            page_rows::<DB, VersionRow>(&mut c, q, count, page, filter.updated_since.is_some())
+                .await?;
+        let items = rows
+            .into_iter()
+            .map(|r| ProductVersion::new(ProductId::new(r.id), instant(r.updated_at)))
+            .collect();
+        Ok(Page::new(items, total))
+    }
+
     async fn product(&self, id: ProductId) -> StoreResult<Option<Product>> {
         let mut tx = self.read().await?;
         let result = load_products(&mut tx.tx, &[id.into()]).await;
@@ -481,6 +503,12 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
 }
 
 impl Totalled for RemovedRow {
+    fn total(&self) -> i64 {
+        self.total
+    }
+}
+
+impl Totalled for VersionRow {
     fn total(&self) -> i64 {
         self.total
     }

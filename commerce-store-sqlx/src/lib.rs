@@ -90,10 +90,10 @@
 //!   schema is embedded and applied by [`SqliteStore::migrate`] / [`PgStore::migrate`]
 //!   (`migrations/sqlite`, `migrations/postgres`), in the store's own place (see "Where the
 //!   tables live").
-//! * Every write of an order moves its `updated_at` forward (in SQL, whatever the writer's
-//!   clock): an order's version, by which engines keep its rendered JSON
-//!   (`OrderStore::orders_unless_known`). A migration or a manual edit that changes what an
-//!   order shows must move it too.
+//! * Every write of an order or a product moves its `updated_at` forward (in SQL, whatever
+//!   the writer's clock): its version (`OrderStore::order_versions`,
+//!   `CatalogStore::product_versions`), by which engines keep its rendered JSON. A migration
+//!   or a manual edit that changes what an order or a product shows must move it too.
 //! * Title search is a literal, case-insensitive substring match on a lower-cased copy of the
 //!   title (`%` and `_` match only themselves), exactly as `MemoryStore` does.
 //!

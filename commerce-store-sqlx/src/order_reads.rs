@@ -90,11 +90,9 @@ pub(crate) async fn with_lines<DB: Dialect>(
     Ok(chunk.iter().filter_map(|id| found.remove(id)).collect())
 }
 
-/// The page `page` of the account's orders matching `filter`, newest first, with its total
-/// ([`OrderStore::orders_unless_known`]): one statement for the page and its total (from the
-/// account's counters when the filter allows, else a window count), then one for the lines
-/// and their warranties of the orders `known` does not have, none when it has them all. An
-/// order `known` has is decoded no further than its id and `updated_at`.
+/// The page `page` of the account's orders matching `filter`, newest first, read whole, with
+/// its total ([`OrderStore::orders`]): one statement for the page and its total, then one for
+/// the lines and their warranties.
 ///
 /// No transaction: an order's status and timeline are columns of its row, its lines change
 /// only in their outcomes, and a write of those moves the row's `updated_at` in the same
@@ -104,9 +102,48 @@ pub(crate) async fn orders_page<DB: Dialect>(
     account: AccountId,
     filter: &OrderFilter,
     page: PageRequest,
-    known: &mut (dyn FnMut(OrderVersion) -> bool + Send),
-) -> StoreResult<Page<PagedOrder>> {
-    let mut q = QueryBuilder::<DB>::new(concat!("SELECT ", order_cols!(), ", "));
+) -> StoreResult<Page<Order>> {
+    let (rows, total) = page_of_orders(c, order_cols!(), account, filter, page).await?;
+    let rows = rows
+        .iter()
+        .map(|row| <OrderRow as FromDbRow<DB>>::from_db_row(row).map_err(backend))
+        .collect::<StoreResult<Vec<OrderRow>>>()?;
+    let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
+    Ok(Page::new(with_lines(c, &ids, rows).await?, total))
+}
+
+/// The page `page` of the account's orders matching `filter` as versions, with its total
+/// ([`OrderStore::order_versions`]): one statement, the orders' ids and stamps only.
+pub(crate) async fn order_versions_page<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    account: AccountId,
+    filter: &OrderFilter,
+    page: PageRequest,
+) -> StoreResult<Page<OrderVersion>> {
+    let (rows, total) = page_of_orders(c, "id, updated_at", account, filter, page).await?;
+    let items = rows
+        .iter()
+        .map(|row| {
+            let id: i64 = col::<DB, i64>(row, "id").map_err(backend)?;
+            let updated_at: i64 = col::<DB, i64>(row, "updated_at").map_err(backend)?;
+            Ok(OrderVersion::new(OrderId::new(id), instant(updated_at)))
+        })
+        .collect::<StoreResult<_>>()?;
+    Ok(Page::new(items, total))
+}
+
+/// The rows (columns `cols`) of the page `page` of the account's orders matching `filter`,
+/// newest first, and its total: one statement for both (the total from the account's counters
+/// when the filter allows, else a window count), a second for the total only when the page is
+/// past the end.
+async fn page_of_orders<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    cols: &str,
+    account: AccountId,
+    filter: &OrderFilter,
+    page: PageRequest,
+) -> StoreResult<(Vec<DB::Row>, u64)> {
+    let mut q = QueryBuilder::<DB>::new(format!("SELECT {cols}, "));
     if counts_answer(filter) {
         q.push(
             "(SELECT CAST(COALESCE(SUM(count), 0) AS BIGINT) \
@@ -134,33 +171,7 @@ pub(crate) async fn orders_page<DB: Dialect>(
         None if page.offset() == 0 && !counts_answer(filter) => 0,
         None => count_orders(c, account.into(), filter).await?,
     };
-    // Each place of the page: the known version, or `None` for an order read below.
-    let mut places = Vec::with_capacity(rows.len());
-    let mut unknown = Vec::new();
-    for row in &rows {
-        let id: i64 = col::<DB, i64>(row, "id").map_err(backend)?;
-        let updated_at: i64 = col::<DB, i64>(row, "updated_at").map_err(backend)?;
-        let version = OrderVersion::new(OrderId::new(id), instant(updated_at));
-        if known(version) {
-            places.push(Some(version));
-        } else {
-            places.push(None);
-            unknown.push(<OrderRow as FromDbRow<DB>>::from_db_row(row).map_err(backend)?);
-        }
-    }
-    let ids: Vec<i64> = unknown.iter().map(|r| r.id).collect();
-    let mut read = with_lines(c, &ids, unknown).await?.into_iter();
-    let items = places
-        .into_iter()
-        .map(|place| match place {
-            Some(version) => Ok(PagedOrder::Known(version)),
-            None => read
-                .next()
-                .map(|order| PagedOrder::Read(Box::new(order)))
-                .ok_or_else(|| corrupt("an order of the page without its row")),
-        })
-        .collect::<StoreResult<_>>()?;
-    Ok(Page::new(items, total as u64))
+    Ok((rows, u64::try_from(total).unwrap_or_default()))
 }
 
 pub(crate) async fn load_order<DB: Dialect>(

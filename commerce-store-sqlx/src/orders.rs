@@ -258,29 +258,18 @@ impl<DB: Dialect> OrderStore for SqlStore<DB> {
         filter: &OrderFilter,
         page: PageRequest,
     ) -> StoreResult<Page<Order>> {
-        let found = self
-            .orders_unless_known(account, filter, page, &mut |_| false)
-            .await?;
-        let items = found
-            .items
-            .into_iter()
-            .map(|item| match item {
-                PagedOrder::Read(order) => Ok(*order),
-                PagedOrder::Known(_) => Err(corrupt("an order read as known")),
-            })
-            .collect::<StoreResult<_>>()?;
-        Ok(Page::new(items, found.total))
+        let mut c = self.pool.acquire().await.map_err(backend)?;
+        orders_page(&mut c, account, filter, page).await
     }
 
-    async fn orders_unless_known(
+    async fn order_versions(
         &self,
         account: AccountId,
         filter: &OrderFilter,
         page: PageRequest,
-        known: &mut (dyn FnMut(OrderVersion) -> bool + Send),
-    ) -> StoreResult<Page<PagedOrder>> {
+    ) -> StoreResult<Page<OrderVersion>> {
         let mut c = self.pool.acquire().await.map_err(backend)?;
-        orders_page(&mut c, account, filter, page, known).await
+        order_versions_page(&mut c, account, filter, page).await
     }
 
     async fn find_orders(

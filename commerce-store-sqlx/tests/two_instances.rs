@@ -18,7 +18,8 @@ use commerce_core::chrono::TimeDelta;
 use commerce_core::clock::ManualClock;
 use commerce_core::domain::webhooks::WebhookInput;
 use commerce_core::model::{
-    Ability, DeliveryStatus, NewStockAdjustment, PageRequest, StockReason, VariantId,
+    Ability, CategoryId, CategoryPatch, DeliveryStatus, NewStockAdjustment, PageRequest,
+    StockReason, VariantId, VariantPatch,
 };
 use commerce_core::operator::KeySpec;
 use commerce_core::sandbox::{self, Sandbox};
@@ -641,6 +642,94 @@ async fn updated_at_moves_forward_across_instances_with_skewed_clocks() {
                 "engine {engine}: {found}"
             );
         }
+    })
+    .await;
+}
+
+/// A `GET` of `path` with the bench key.
+fn get(path: &str) -> Request<Bytes> {
+    Request::get(path)
+        .header("authorization", format!("Bearer {BENCH}"))
+        .body(Bytes::new())
+        .expect("request")
+}
+
+/// The item of a list answer with this id.
+fn item(list: &Value, id: i64) -> Value {
+    list["data"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .find(|item| item["id"] == id)
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+/// The first instance keeps the JSON of the products, the page and the orders it has shown;
+/// the second, its clock 10 minutes behind, changes a variant's price, renames the product's
+/// category and cancels an order. The first instance's next answers show every change, as the
+/// second's do: its caches answer only for the versions the database lists, whoever wrote them.
+#[cfg_attr(
+    not(commerce_postgres_tests),
+    ignore = "needs COMMERCE_TEST_POSTGRES_URL (see README)"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kept_json_shows_the_other_instances_writes() {
+    with_skewed_pair(TimeDelta::minutes(10), |p| async move {
+        let placed = p
+            .post_order(0, &p.order_body(p.fixture.plain_variant), None)
+            .await;
+        assert_eq!(placed.status, StatusCode::CREATED);
+        let order = placed.json()["data"]["id"].as_i64().expect("an id");
+        let product = p.fixture.featured_product.get();
+        let variant = p.fixture.featured_variants[0];
+        let list = "/api/v1/products?per_page=100";
+        let one = format!("/api/v1/products/{product}");
+        let orders = "/api/v1/orders?per_page=100";
+        let mut before = Vec::new();
+        for path in [list, one.as_str(), orders] {
+            let first = p.send(0, get(path)).await;
+            assert_eq!(first.status, StatusCode::OK, "{path}");
+            let again = p.send(0, get(path)).await;
+            assert_eq!(first.body, again.body, "{path}: kept and served again");
+            before.push(first.json());
+        }
+        let operator = p.engines[1].operator();
+        let price = rust_decimal::Decimal::new(12_345, 2);
+        operator
+            .update_variant(variant, VariantPatch::default().set_price(price))
+            .await
+            .expect("a new price");
+        let category = before[1]["data"]["category"]["id"]
+            .as_i64()
+            .expect("a category");
+        operator
+            .update_category(
+                CategoryId::new(category),
+                CategoryPatch::default().set_name("قسم بعد التغيير"),
+            )
+            .await
+            .expect("a new name");
+        let cancel = Request::post(format!("/api/v1/orders/{order}/cancel"))
+            .header("authorization", format!("Bearer {BENCH}"))
+            .header("content-type", "application/json")
+            .body(Bytes::from_static(b"{}"))
+            .expect("request");
+        assert_eq!(p.send(1, cancel).await.status, StatusCode::OK);
+
+        let listed = item(&p.send(0, get(list)).await.json(), product);
+        let fresh = item(&p.send(1, get(list)).await.json(), product);
+        assert_ne!(
+            listed,
+            item(&before[0], product),
+            "the page shows the writes"
+        );
+        assert_eq!(listed, fresh, "the page as the other instance shows it");
+        assert_eq!(listed["category"]["name"], "قسم بعد التغيير");
+        let shown = p.send(0, get(&one)).await.json()["data"].clone();
+        assert_eq!(shown, fresh, "the product as the other instance shows it");
+        let order = item(&p.send(0, get(orders)).await.json(), order);
+        assert_eq!(order["status"]["key"], "rejected_by_Marketer", "{order}");
     })
     .await;
 }

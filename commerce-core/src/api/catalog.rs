@@ -1,14 +1,11 @@
 //! `GET /categories`, `GET /products`, `GET /products/removed`, `GET /products/{id}`.
 
-use std::sync::Arc;
-
 use bytes::Bytes;
 use http::{Response, StatusCode};
 
 use super::Ctx;
 use crate::error::ApiError;
-use crate::model::{BillingMonth, Category, CategoryId, Product, ProductFilter, ProductId};
-use crate::rendered_products::Rendered;
+use crate::model::{BillingMonth, Category, CategoryId, ProductFilter, ProductId};
 use crate::time::cairo_timestamp;
 use crate::web::input::Query;
 use crate::web::messages;
@@ -23,9 +20,9 @@ pub(super) async fn categories(
     query.finish()?;
     let all = ctx
         .store()
-        .shared_categories()
+        .all_categories()
         .await
-        .map_err(|e| ApiError::from_store(e, "shared_categories"))?;
+        .map_err(|e| ApiError::from_store(e, "all_categories"))?;
     let active: Vec<CategoryView> = all
         .iter()
         .filter(|c| c.active)
@@ -52,18 +49,6 @@ fn category_tree(all: &[Category], root: CategoryId) -> Vec<CategoryId> {
         index += 1;
     }
     ids
-}
-
-/// The name of a category of `all` (by id, as the store lists them); empty for an unknown id.
-fn category_name(all: &[Category], id: CategoryId) -> &str {
-    all.binary_search_by_key(&id, |c| c.id)
-        .map_or("", |at| all[at].name.as_str())
-}
-
-/// The JSON of a product (kept by the engine's rendered-product cache).
-fn render(ctx: &Ctx<'_>, product: Arc<Product>, categories: &[Category]) -> Arc<Rendered> {
-    let name = category_name(categories, product.category_id);
-    ctx.shared.rendered_products.render(product, name)
 }
 
 /// Records the products a billed catalogue call returned (docs/billing.md).
@@ -93,17 +78,18 @@ pub(super) async fn products(
     let search = query.string("q");
     query.finish()?;
 
-    let categories = ctx
-        .store()
-        .shared_categories()
-        .await
-        .map_err(|e| ApiError::from_store(e, "shared_categories"))?;
     let category_ids = match category_id {
-        Some(id) if categories.iter().any(|c| c.id == id && c.active) => Some(category_tree(
-            &categories,
-            crate::model::CategoryId::new(id),
-        )),
-        Some(_) => return Err(ApiError::field("category_id", messages::CATEGORY_NOT_FOUND)),
+        Some(id) => {
+            let categories = ctx
+                .store()
+                .all_categories()
+                .await
+                .map_err(|e| ApiError::from_store(e, "all_categories"))?;
+            if !categories.iter().any(|c| c.id == id && c.active) {
+                return Err(ApiError::field("category_id", messages::CATEGORY_NOT_FOUND));
+            }
+            Some(category_tree(&categories, CategoryId::new(id)))
+        }
         None => None,
     };
     let filter = ProductFilter {
@@ -111,24 +97,15 @@ pub(super) async fn products(
         query: search,
         updated_since,
     };
+    // The engine's caching store answers from the kept JSON of the versions listed.
     let found = ctx
-        .store()
-        .shared_products(&filter, page)
+        .shared
+        .store
+        .product_page(&filter, page)
         .await
-        .map_err(|e| ApiError::from_store(e, "shared_products"))?;
-    let ids: Vec<ProductId> = found.items.iter().map(|p| p.id).collect();
-    bill_pulls(ctx, &ids).await?;
-    let pages = &ctx.shared.rendered_pages;
-    if let Some(body) = pages.kept(&found.items, &categories, page, found.total) {
-        return Ok(wire::json_response(StatusCode::OK, body));
-    }
-    let rendered: Vec<Arc<Rendered>> = found
-        .items
-        .iter()
-        .map(|p| render(ctx, p.clone(), &categories))
-        .collect();
-    let body = pages.body(found.items, &categories, rendered, page, found.total);
-    Ok(wire::json_response(StatusCode::OK, body))
+        .map_err(|e| ApiError::from_store(e, "product_page"))?;
+    bill_pulls(ctx, &found.ids).await?;
+    Ok(wire::json_response(StatusCode::OK, found.body))
 }
 
 /// `GET /products/removed?since=`: the products stopped at or after `since`, newest first;
@@ -158,19 +135,14 @@ pub(super) async fn removed_products(
 }
 
 pub(super) async fn product(ctx: &Ctx<'_>, id: i64) -> Result<Response<Bytes>, ApiError> {
-    let product = ctx
-        .store()
-        .shared_product(crate::model::ProductId::new(id))
+    let id = ProductId::new(id);
+    let rendered = ctx
+        .shared
+        .store
+        .active_product(id)
         .await
-        .map_err(|e| ApiError::from_store(e, "shared_product"))?
-        .filter(|p| p.active)
+        .map_err(|e| ApiError::from_store(e, "active_product"))?
         .ok_or_else(ApiError::not_found)?;
-    let categories = ctx
-        .store()
-        .shared_categories()
-        .await
-        .map_err(|e| ApiError::from_store(e, "shared_categories"))?;
-    bill_pulls(ctx, &[product.id]).await?;
-    let rendered = render(ctx, product, &categories);
+    bill_pulls(ctx, &[id]).await?;
     super::ok_data(rendered.json())
 }

@@ -2,7 +2,6 @@
 
 use bytes::Bytes;
 use http::{HeaderMap, Response, StatusCode};
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::Ctx;
@@ -12,7 +11,7 @@ use crate::domain::placement::{self, OrderRequest, PlaceError};
 use crate::error::{ApiError, ConflictReason, FieldErrors};
 use crate::limits::{MAX_NOTE, MAX_REASON, MAX_REFERENCE, MAX_TEXT};
 use crate::model::*;
-use crate::store::{PagedOrder, StatusChange, StatusChangeError, StoreError};
+use crate::store::{StatusChange, StatusChangeError};
 use crate::web::input::{Fields, Query, json_object};
 use crate::web::messages;
 use crate::web::wire::{self, OrderView};
@@ -31,41 +30,14 @@ pub(super) async fn list(
         updated_since: query.timestamp("updated_since"),
     };
     query.finish()?;
-    // The orders whose JSON the engine kept are read as versions only (rendered_orders).
-    let account = ctx.caller.account.id;
-    let rules = ctx.payout_rules();
-    let rendered = &ctx.shared.rendered_orders;
-    let mut known = rendered.known(rules);
-    let found = ctx
-        .store()
-        .orders_unless_known(account, &filter, page, &mut |version| known.has(version))
+    // The engine's caching store answers from the kept JSON of the versions listed.
+    let body = ctx
+        .shared
+        .store
+        .order_page(ctx.caller.account.id, &filter, page, ctx.payout_rules())
         .await
-        .map_err(|e| ApiError::from_store(e, "orders_unless_known"))?;
-    let mut items = Vec::with_capacity(found.items.len());
-    for item in found.items {
-        let json = match item {
-            PagedOrder::Read(order) => rendered.render(&order, rules),
-            PagedOrder::Known(version) => match known.take(version.id) {
-                Some(kept) => kept,
-                // A store that answers `Known` for an order it was not told is known: read it.
-                None => {
-                    let order = ctx
-                        .store()
-                        .order(Some(account), version.id)
-                        .await
-                        .map_err(|e| ApiError::from_store(e, "order"))?
-                        .ok_or_else(|| ApiError::from_store(StoreError::NotFound, "order"))?;
-                    rendered.render(&order, rules)
-                }
-            },
-        };
-        items.push(json);
-    }
-    let json: Vec<&RawValue> = items.iter().map(|r| r.json()).collect();
-    Ok(wire::json_response(
-        StatusCode::OK,
-        wire::rendered_list_body(&json, page, found.total),
-    ))
+        .map_err(|e| ApiError::from_store(e, "order_page"))?;
+    Ok(wire::json_response(StatusCode::OK, body))
 }
 
 pub(super) async fn show(ctx: &Ctx<'_>, id: OrderId) -> Result<Response<Bytes>, ApiError> {

@@ -68,7 +68,7 @@ impl Engine {
             dispatcher,
             purge_periodically(self.operator(), stopped())
         );
-        if let Err(error) = self.shared.store.close().await {
+        if let Err(error) = self.shared.store().close().await {
             tracing::error!(%error, "closing the store failed");
         }
     }

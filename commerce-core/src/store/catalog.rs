@@ -1,8 +1,6 @@
 //! The catalogue (categories, products, variants, warranties) and shipping (governorates,
 //! options and their rates).
 
-use std::sync::Arc;
-
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
@@ -24,12 +22,6 @@ pub trait CatalogStore: Send + Sync {
     ) -> Result<Category, StoreError>;
     /// Every category, active or not, by id.
     async fn all_categories(&self) -> Result<Vec<Category>, StoreError>;
-    /// [`all_categories`](Self::all_categories), shared: a store that keeps them in memory
-    /// hands out the same list until a category changes. The provided version collects
-    /// `all_categories`.
-    async fn shared_categories(&self) -> Result<Arc<[Category]>, StoreError> {
-        Ok(self.all_categories().await?.into())
-    }
     /// Changes a category ([`CategoryPatch::apply`]), in one atomic operation: `NotFound`
     /// when there is none; `Invalid` when the new parent does not exist or is the category
     /// itself or one of its descendants ([`parent_allowed`](super::parent_allowed), checked
@@ -147,26 +139,21 @@ pub trait CatalogStore: Send + Sync {
     ) -> Result<Page<RemovedProduct>, StoreError>;
     /// One product, active or stopped.
     async fn product(&self, id: ProductId) -> Result<Option<Product>, StoreError>;
-    /// [`products`](Self::products) as shared records. A store that keeps its products in
-    /// memory hands out its own: it never changes a record a reader still holds (a write
-    /// makes a new one), so a reader that kept a product and gets the same allocation back
-    /// ([`Arc::ptr_eq`]) knows it has not changed since. The provided version wraps each
-    /// product of `products` in a new `Arc`.
-    async fn shared_products(
+    /// The page [`products`](Self::products) answers for the same filter and page, each
+    /// product as its [`ProductVersion`] (id and `updated_at`), with the same `total`: a plain
+    /// listing for a reader that keeps products or what it made of them (the engine keeps
+    /// their JSON) and reads the whole records only when a version is not one it has. The
+    /// provided version reads the page with [`products`](Self::products); a backend that can
+    /// list the page's rows alone (the memory and SQL stores) overrides it, so that a page
+    /// costs its rows, not their variants or warranties.
+    async fn product_versions(
         &self,
         filter: &ProductFilter,
         page: PageRequest,
-    ) -> Result<Page<Arc<Product>>, StoreError> {
+    ) -> Result<Page<ProductVersion>, StoreError> {
         let found = self.products(filter, page).await?;
-        Ok(Page {
-            items: found.items.into_iter().map(Arc::new).collect(),
-            total: found.total,
-        })
-    }
-    /// [`product`](Self::product) as a shared record, on the terms of
-    /// [`shared_products`](Self::shared_products).
-    async fn shared_product(&self, id: ProductId) -> Result<Option<Arc<Product>>, StoreError> {
-        Ok(self.product(id).await?.map(Arc::new))
+        let items = found.items.iter().map(ProductVersion::of).collect();
+        Ok(Page::new(items, found.total))
     }
     /// The products (active or stopped) that own any of these variants, by id, each once;
     /// unknown variants are skipped.
@@ -198,6 +185,32 @@ pub trait CatalogStore: Send + Sync {
     ) -> Result<ShippingOption, StoreError>;
     /// Every shipping option, active or not, by id, with rates by governorate id.
     async fn shipping_options(&self) -> Result<Vec<ShippingOption>, StoreError>;
+}
+
+/// One state of a product: its id and its `updated_at`, which every write of the product
+/// moves forward ([`next_updated_at`](super::next_updated_at) on every store, in the SQL
+/// stores' statements): its own fields and activity, its variants' prices, labels and stock,
+/// its warranties, its category's name ([`CatalogStore::update_category`]). So two reads with
+/// the same version saw the same record. What [`CatalogStore::product_versions`] lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct ProductVersion {
+    /// The product.
+    pub id: ProductId,
+    /// When it last changed.
+    pub updated_at: DateTime<Utc>,
+}
+
+impl ProductVersion {
+    /// The version of `id` as of `updated_at`.
+    pub fn new(id: ProductId, updated_at: DateTime<Utc>) -> Self {
+        Self { id, updated_at }
+    }
+
+    /// The version of `product` as it is.
+    pub fn of(product: &Product) -> Self {
+        Self::new(product.id, product.updated_at)
+    }
 }
 
 /// The rule of [`CatalogStore::set_product_active`] for a product's removal time: `removed_at`

@@ -5,14 +5,14 @@
 //! layer emits after it. [`forward_store!`] implements the eight traits for a wrapper from
 //! that list, each method one call of the wrapper's `around` with the [`Operation`] and the
 //! wrapped backend's future; so a wrapper is its `around` and nothing else (the hook layer
-//! [`Hooked`](super::Hooked), the tracing layer [`Traced`](super::Traced), the test store
-//! that stalls `POST /orders`), as tower-sessions' `CachingSessionStore` composes stores.
+//! [`Hooked`](super::Hooked), the tracing layer [`Traced`](super::Traced), the engine's
+//! caching layer `CachingStore`, the test store that stalls `POST /orders`), as
+//! tower-sessions' `CachingSessionStore` composes stores.
 //!
 //! A new store method is written in its trait and once here; every wrapper follows. A method
 //! missing from the list fails to compile in every wrapper, except one with a default body
-//! (`authenticate`, `close`, `finish_deliveries`, the `shared_*` reads,
-//! `orders_unless_known`): list those too, or the wrappers run the default
-//! instead of the backend's own version.
+//! (`authenticate`, `close`, `finish_deliveries`, `product_versions`, `order_versions`): list
+//! those too, or the wrappers run the default instead of the backend's own version.
 //!
 //! [`Operation`]: super::Operation
 
@@ -61,7 +61,6 @@ macro_rules! store_methods {
                 fn insert_category(new: NewCategory) -> Result<Category, StoreError>;
                 fn set_category_active(id: CategoryId, active: bool) -> Result<Category, StoreError>;
                 fn all_categories() -> Result<Vec<Category>, StoreError>;
-                fn shared_categories() -> Result<std::sync::Arc<[Category]>, StoreError>;
                 fn update_category(
                     id: CategoryId,
                     patch: CategoryPatch,
@@ -117,11 +116,10 @@ macro_rules! store_methods {
                     page: PageRequest
                 ) -> Result<Page<RemovedProduct>, StoreError>;
                 fn product(id: ProductId) -> Result<Option<Product>, StoreError>;
-                fn shared_products(
+                fn product_versions(
                     filter: &ProductFilter,
                     page: PageRequest
-                ) -> Result<Page<std::sync::Arc<Product>>, StoreError>;
-                fn shared_product(id: ProductId) -> Result<Option<std::sync::Arc<Product>>, StoreError>;
+                ) -> Result<Page<ProductVersion>, StoreError>;
                 fn products_of_variants(variants: &[VariantId]) -> Result<Vec<Product>, StoreError>;
                 fn insert_governorate(name: String) -> Result<Governorate, StoreError>;
                 fn governorates() -> Result<Vec<Governorate>, StoreError>;
@@ -155,12 +153,11 @@ macro_rules! store_methods {
                     filter: &OrderFilter,
                     page: PageRequest
                 ) -> Result<Page<Order>, StoreError>;
-                fn orders_unless_known(
+                fn order_versions(
                     account: AccountId,
                     filter: &OrderFilter,
-                    page: PageRequest,
-                    known: &mut (dyn FnMut(OrderVersion) -> bool + Send)
-                ) -> Result<Page<PagedOrder>, StoreError>;
+                    page: PageRequest
+                ) -> Result<Page<OrderVersion>, StoreError>;
                 fn find_orders(query: &OrderQuery, page: PageRequest) -> Result<Listing<Order>, StoreError>;
                 fn order_status_counts(query: &OrderQuery) -> Result<Vec<(OrderStatus, Count)>, StoreError>;
                 fn wallet_totals(

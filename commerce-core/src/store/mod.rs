@@ -104,7 +104,7 @@ pub use accounts::{
     ACCOUNT_CHANGED, AccountStore, InsertKeyError, KEY_HASH_STORED, KeyCheck, MAX_LIVE_KEYS,
     RateLimitHit, RateWindows, authenticate_by_calls,
 };
-pub use catalog::{CatalogStore, removal_after};
+pub use catalog::{CatalogStore, ProductVersion, removal_after};
 pub use catalog_edits::parent_allowed;
 pub use error::{PlaceOrderError, StatusChangeError, StoreError, Unique};
 pub use hook::{Concern, Hooked, Operation, StoreHook};
@@ -115,7 +115,7 @@ pub use idempotency::{
 pub use memory::MemoryStore;
 pub use meter::MeterStore;
 pub use orders::{
-    OrderStore, OrderVersion, PagedOrder, StatusChange, StatusMove, first_stale, pieces_to_reserve,
+    OrderStore, OrderVersion, StatusChange, StatusMove, first_stale, pieces_to_reserve,
 };
 pub use statement::SupplyBooking;
 pub use stock::{StockError, restock_delta, restock_within, restocks, restocks_returns};

@@ -36,8 +36,7 @@ pub struct StatusChange {
 /// One state of an order: its id and its `updated_at`, which every write of the order moves
 /// forward ([`next_updated_at`](super::next_updated_at) on every store, and on the SQL stores
 /// by the database itself whatever the writers' clocks), so two reads with the same version saw
-/// the same order. What a caller of
-/// [`orders_unless_known`](OrderStore::orders_unless_known) compares with the ones it kept.
+/// the same order. What [`OrderStore::order_versions`] lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct OrderVersion {
@@ -56,40 +55,6 @@ impl OrderVersion {
     /// The version of `order` as it is.
     pub fn of(order: &Order) -> Self {
         Self::new(order.id, order.updated_at)
-    }
-}
-
-/// One order of a page of [`orders_unless_known`](OrderStore::orders_unless_known).
-#[derive(Debug, Clone, PartialEq)]
-pub enum PagedOrder {
-    /// The caller said it has this version: the store did not read the order further.
-    Known(OrderVersion),
-    /// The order, read whole.
-    Read(Box<Order>),
-}
-
-impl PagedOrder {
-    /// The version of the order at this place of the page.
-    pub fn version(&self) -> OrderVersion {
-        match self {
-            PagedOrder::Known(version) => *version,
-            PagedOrder::Read(order) => OrderVersion::of(order),
-        }
-    }
-
-    /// `Known` when `known` says it has the version of `order`, else `Read` of the order
-    /// `read` makes of it (a store that holds its orders clones only those).
-    pub(crate) fn unless_known<O: std::borrow::Borrow<Order>>(
-        order: O,
-        known: &mut (dyn FnMut(OrderVersion) -> bool + Send),
-        read: impl FnOnce(O) -> Order,
-    ) -> Self {
-        let version = OrderVersion::of(order.borrow());
-        if known(version) {
-            PagedOrder::Known(version)
-        } else {
-            PagedOrder::Read(Box::new(read(order)))
-        }
     }
 }
 
@@ -200,27 +165,21 @@ pub trait OrderStore: Send + Sync {
         filter: &OrderFilter,
         page: PageRequest,
     ) -> Result<Page<Order>, StoreError>;
-    /// [`orders`](OrderStore::orders), for a caller that keeps orders it has read (the
-    /// engine keeps their JSON): `known` is asked once about each order of the page, in page
-    /// order, with the order's [`OrderVersion`], and an order it says it has comes back as
-    /// [`PagedOrder::Known`] without being read further (its lines, its other columns); every
-    /// other one as [`PagedOrder::Read`]. The page (which orders, in which order, the total)
-    /// is exactly what [`orders`](OrderStore::orders) answers. The provided version reads the
-    /// whole page with [`orders`](OrderStore::orders), then answers as above: right for any
-    /// store, saving only the caller's work.
-    async fn orders_unless_known(
+    /// The page [`orders`](OrderStore::orders) answers for the same account, filter and
+    /// page, each order as its [`OrderVersion`] (id and `updated_at`), with the same `total`:
+    /// a plain listing for a reader that keeps orders or what it made of them (the engine
+    /// keeps their JSON) and reads the whole orders only when a version is not one it has.
+    /// The provided version reads the page with [`orders`](OrderStore::orders); a backend
+    /// that can list the page's rows alone (the memory and SQL stores) overrides it, so that a
+    /// page costs its rows, not their lines.
+    async fn order_versions(
         &self,
         account: AccountId,
         filter: &OrderFilter,
         page: PageRequest,
-        known: &mut (dyn FnMut(OrderVersion) -> bool + Send),
-    ) -> Result<Page<PagedOrder>, StoreError> {
+    ) -> Result<Page<OrderVersion>, StoreError> {
         let found = self.orders(account, filter, page).await?;
-        let items = found
-            .items
-            .into_iter()
-            .map(|order| PagedOrder::unless_known(order, known, |order| order))
-            .collect();
+        let items = found.items.iter().map(OrderVersion::of).collect();
         Ok(Page::new(items, found.total))
     }
     /// The orders of any account that `query` matches ([`OrderQuery::select`]: its filters

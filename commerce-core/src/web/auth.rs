@@ -69,7 +69,7 @@ pub(crate) async fn authenticate(
         return Err(unauthenticated());
     }
     let Some(check) = shared
-        .store
+        .store()
         .authenticate(&hash, now, window)
         .await
         .map_err(|e| ApiError::from_store(e, "authenticate"))?

@@ -37,6 +37,16 @@ db_row! {
 }
 
 db_row! {
+    /// A product or order of a page read as versions (id and `updated_at`), with the number
+    /// of rows matching the page's filter.
+    pub(crate) struct VersionRow {
+        pub(crate) id: i64,
+        pub(crate) updated_at: i64,
+        pub(crate) total: i64,
+    }
+}
+
+db_row! {
     /// A stopped product of a page of removals, with the number of removals matching.
     pub(crate) struct RemovedRow {
         pub(crate) id: i64,

@@ -70,10 +70,6 @@ impl CatalogStore for MemoryStore {
         Ok(self.lock().category_list.to_vec())
     }
 
-    async fn shared_categories(&self) -> Result<Arc<[Category]>, StoreError> {
-        Ok(self.lock().category_list.clone())
-    }
-
     async fn insert_product(
         &self,
         new: NewProduct,
@@ -220,35 +216,19 @@ impl CatalogStore for MemoryStore {
         filter: &ProductFilter,
         page: PageRequest,
     ) -> Result<Page<Product>, StoreError> {
-        let shared = self.shared_products(filter, page).await?;
-        Ok(Page {
-            items: shared.items.into_iter().map(Arc::unwrap_or_clone).collect(),
-            total: shared.total,
-        })
+        Ok(self
+            .lock()
+            .products_page(filter, page, |p| Product::clone(p)))
     }
 
-    async fn shared_products(
+    async fn product_versions(
         &self,
         filter: &ProductFilter,
         page: PageRequest,
-    ) -> Result<Page<Arc<Product>>, StoreError> {
-        let s = self.lock();
-        if *filter == ProductFilter::default() {
-            // Every active product is listed: the walk stops at the page's end, and the
-            // total is the count of active products.
-            let items = s
-                .products
-                .values()
-                .filter(|p| p.active)
-                .skip(usize::try_from(page.offset()).unwrap_or(usize::MAX))
-                .take(page.per_page() as usize)
-                .cloned()
-                .collect();
-            return Ok(Page::new(items, s.active_products.len() as u64));
-        }
-        let listed = filter.listed();
-        let matching = s.products.values().filter(|p| listed(p));
-        Ok(paginate(matching, page))
+    ) -> Result<Page<ProductVersion>, StoreError> {
+        Ok(self
+            .lock()
+            .products_page(filter, page, |p| ProductVersion::of(p)))
     }
 
     async fn removed_products(
@@ -268,10 +248,6 @@ impl CatalogStore for MemoryStore {
 
     async fn product(&self, id: ProductId) -> Result<Option<Product>, StoreError> {
         Ok(self.lock().products.get(&id).map(|p| Product::clone(p)))
-    }
-
-    async fn shared_product(&self, id: ProductId) -> Result<Option<Arc<Product>>, StoreError> {
-        Ok(self.lock().products.get(&id).cloned())
     }
 
     async fn products_of_variants(
@@ -350,5 +326,34 @@ impl CatalogStore for MemoryStore {
 
     async fn shipping_options(&self) -> Result<Vec<ShippingOption>, StoreError> {
         Ok(self.lock().shipping_options.values().cloned().collect())
+    }
+}
+
+impl super::State {
+    /// The page of products `filter` lists, by id, each made into what `make` makes of it
+    /// (a clone for [`CatalogStore::products`], a version for
+    /// [`CatalogStore::product_versions`]), with the total.
+    fn products_page<T>(
+        &self,
+        filter: &ProductFilter,
+        page: PageRequest,
+        make: impl Fn(&Arc<Product>) -> T,
+    ) -> Page<T> {
+        if *filter == ProductFilter::default() {
+            // Every active product is listed: the walk stops at the page's end, and the
+            // total is the count of active products.
+            let items = self
+                .products
+                .values()
+                .filter(|p| p.active)
+                .skip(usize::try_from(page.offset()).unwrap_or(usize::MAX))
+                .take(page.per_page() as usize)
+                .map(make)
+                .collect();
+            return Page::new(items, self.active_products.len() as u64);
+        }
+        let listed = filter.listed();
+        let found = super::page_of(self.products.values().filter(|p| listed(p)), page);
+        Page::new(found.items.into_iter().map(make).collect(), found.total)
     }
 }

@@ -52,10 +52,11 @@ struct State {
     key_by_hash: HashMap<KeyHash, KeyId>,
     rate_windows: RateWindows,
     categories: BTreeMap<CategoryId, Category>,
-    /// `categories` as `shared_categories` hands it out, made again by every category write.
+    /// `categories` as a list, what `all_categories` copies, made again by every category
+    /// write.
     category_list: Arc<[Category]>,
-    /// Shared with readers (`shared_products`): a write goes through [`Arc::make_mut`], which
-    /// copies a record some reader still holds, so a record handed out never changes.
+    /// Each record behind an [`Arc`], written through [`Arc::make_mut`] (readers get clones,
+    /// so no write copies one).
     products: BTreeMap<ProductId, Arc<Product>>,
     /// The active products: what `GET /products` lists with no filter
     /// ([`ProductFilter::default`]), counted for its total, so that its page costs the
@@ -170,7 +171,7 @@ impl State {
             .find(|v| v.id == id)
     }
 
-    /// Makes the list `shared_categories` hands out again, after a category write.
+    /// Makes the list `all_categories` copies again, after a category write.
     fn categories_changed(&mut self) {
         self.category_list = self.categories.values().cloned().collect();
     }

@@ -213,22 +213,16 @@ impl OrderStore for MemoryStore {
         })
     }
 
-    async fn orders_unless_known(
+    async fn order_versions(
         &self,
         account: AccountId,
         filter: &OrderFilter,
         page: PageRequest,
-        known: &mut (dyn FnMut(OrderVersion) -> bool + Send),
-    ) -> Result<Page<PagedOrder>, StoreError> {
+    ) -> Result<Page<OrderVersion>, StoreError> {
         let s = self.lock();
         let found = orders_page(&s, account, filter, page);
-        let items = found
-            .items
-            .into_iter()
-            .map(|order| PagedOrder::unless_known(order, known, Order::clone))
-            .collect();
         Ok(Page {
-            items,
+            items: found.items.into_iter().map(OrderVersion::of).collect(),
             total: found.total,
         })
     }

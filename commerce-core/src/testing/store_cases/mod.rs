@@ -44,6 +44,7 @@ mod meter;
 mod moves;
 mod order_reads;
 mod placing;
+mod product_versions;
 mod quote_idempotency;
 mod quotes;
 mod races;
@@ -74,6 +75,7 @@ pub use meter::*;
 pub use moves::*;
 pub use order_reads::*;
 pub use placing::*;
+pub use product_versions::*;
 pub use quote_idempotency::*;
 pub use quotes::*;
 pub use races::*;
@@ -116,6 +118,7 @@ macro_rules! __with_store_cases {
                 update_variant_patches_fields_and_bumps_product,
                 stopping_a_warranty_keeps_it_on_the_product,
                 products_of_variants_returns_each_owner_once,
+                product_versions_list_the_page_of_products,
                 removed_products_are_listed_newest_first_since,
                 money_amounts_round_trip_to_the_piastre,
                 shipping_rates_are_set_replaced_and_named,
@@ -134,7 +137,7 @@ macro_rules! __with_store_cases {
                 line_outcomes_and_tracking_url_are_recorded,
                 a_move_records_its_outcomes_or_nothing,
                 orders_list_newest_first_with_pagination,
-                orders_unless_known_skips_only_the_versions_known,
+                order_versions_list_the_page_of_orders,
                 orders_filter_by_every_field,
                 wallet_totals_follow_every_order_move,
                 idempotency_start_in_flight_mismatch_replay_expiry,
@@ -264,6 +267,7 @@ mod tests {
         include_str!("stock.rs"),
         include_str!("catalog_edits.rs"),
         include_str!("rendered_caches.rs"),
+        include_str!("product_versions.rs"),
     ];
 
     /// The public async functions of `source` that take a store: the cases it defines.

@@ -71,12 +71,10 @@ pub async fn orders_list_newest_first_with_pagination(store: &dyn Store) {
     assert_eq!((empty.items.len(), empty.total), (0, 0));
 }
 
-/// [`OrderStore::orders_unless_known`]: the same page and total as `orders`, each order asked
-/// about once in page order with its version, the known ones answered as `Known` with that
-/// version and the others read whole; a write of a known order (a tracking URL, a move, line
-/// outcomes, each at the same instant as the write before) gives it a new version, so a
-/// caller that knew the old one gets the order read again.
-pub async fn orders_unless_known_skips_only_the_versions_known(store: &dyn Store) {
+/// [`OrderStore::order_versions`]: the same page and total as `orders`, each order as its
+/// version; a write of an order (a tracking URL, a move, line outcomes, each at the same
+/// instant as the write before) gives it a new version, which the next listing shows.
+pub async fn order_versions_list_the_page_of_orders(store: &dyn Store) {
     let f = fixture(store, 100, 100).await;
     let mut placed = Vec::new();
     for (n, created) in [(1, 10), (2, 20), (3, 30), (4, 40)] {
@@ -91,32 +89,28 @@ pub async fn orders_unless_known_skips_only_the_versions_known(store: &dyn Store
     }
     let lines = vec![line(&f, &f.variant, 1, false)];
     place(store, new_order(&f, f.other.id, &number(9), lines, 35)).await;
-    // Newest first: 4, 3, 2, 1. The caller knows 3 and 1 as they were placed.
-    let mut known_versions = vec![OrderVersion::of(&placed[2]), OrderVersion::of(&placed[0])];
-    let read_with = |known_versions: Vec<OrderVersion>, filter: OrderFilter, p: PageRequest| async move {
-        let mut asked = Vec::new();
-        let found = store
-            .orders_unless_known(f.account.id, &filter, p, &mut |version| {
-                asked.push(version);
-                known_versions.contains(&version)
-            })
+    let read = |filter: OrderFilter, p: PageRequest| async move {
+        let listed = store
+            .order_versions(f.account.id, &filter, p)
             .await
-            .expect("orders unless known");
+            .expect("order versions");
         let whole = store
             .orders(f.account.id, &filter, p)
             .await
             .expect("orders");
-        (found, whole, asked)
+        (listed, whole)
     };
-    for (filter, p) in [
-        (OrderFilter::default(), page(1, 25)),
-        (OrderFilter::default(), page(2, 2)),
+    for (filter, p, expected) in [
+        (OrderFilter::default(), page(1, 25), vec![3, 2, 1, 0]),
+        (OrderFilter::default(), page(2, 2), vec![1, 0]),
+        (OrderFilter::default(), page(9, 2), vec![]),
         (
             OrderFilter {
                 family: Some(Family::Pending),
                 ..OrderFilter::default()
             },
             page(1, 3),
+            vec![3, 2, 1],
         ),
         (
             OrderFilter {
@@ -124,38 +118,47 @@ pub async fn orders_unless_known_skips_only_the_versions_known(store: &dyn Store
                 ..OrderFilter::default()
             },
             page(1, 25),
+            vec![3, 2, 1, 0],
         ),
     ] {
-        let (found, whole, asked) = read_with(known_versions.clone(), filter.clone(), p).await;
+        let (listed, whole) = read(filter.clone(), p).await;
         let versions: Vec<OrderVersion> = whole.items.iter().map(OrderVersion::of).collect();
+        let placed_versions: Vec<OrderVersion> = expected
+            .iter()
+            .map(|&i| OrderVersion::of(&placed[i]))
+            .collect();
         assert_eq!(
-            asked, versions,
-            "each order asked about once, in page order"
+            listed.items, versions,
+            "{filter:?} {p:?}: the page of `orders`"
         );
-        assert_eq!(found.total, whole.total, "{filter:?} {p:?}: the same total");
-        assert_eq!(found.items.len(), whole.items.len());
-        for (item, order) in found.items.iter().zip(&whole.items) {
-            if known_versions.contains(&OrderVersion::of(order)) {
-                assert_eq!(*item, PagedOrder::Known(OrderVersion::of(order)));
-            } else {
-                assert_eq!(
-                    *item,
-                    PagedOrder::Read(Box::new(order.clone())),
-                    "read whole"
-                );
-            }
-        }
+        assert_eq!(
+            listed.items, placed_versions,
+            "{filter:?} {p:?}: newest first"
+        );
+        assert_eq!(
+            listed.total, whole.total,
+            "{filter:?} {p:?}: the same total"
+        );
+        assert_eq!(
+            listed.total, 4,
+            "{filter:?} {p:?}: the account's four orders"
+        );
     }
-    // A page past the end still has the total.
-    let (found, whole, asked) = read_with(vec![], OrderFilter::default(), page(9, 2)).await;
-    assert_eq!((found.items.len(), found.total, asked.len()), (0, 4, 0));
-    assert_eq!(whole.total, 4);
+    let other = store
+        .order_versions(f.other.id, &OrderFilter::default(), page(1, 25))
+        .await
+        .expect("the other account's versions");
+    assert_eq!(
+        (other.items.len(), other.total),
+        (1, 1),
+        "only the account's own"
+    );
 
-    // Every kind of write gives the known order a new version, even at the same instant.
+    // Every kind of write gives the order a new version, even at the same instant.
     let third = placed[2].id;
+    let mut before = OrderVersion::of(&placed[2]);
     let writes: [&str; 3] = ["tracking", "move", "outcomes"];
     for write in writes {
-        let before = known_versions[0];
         let after = match write {
             "tracking" => store
                 .set_tracking_url(third, Some("https://track.example/1".into()), at(30))
@@ -181,19 +184,19 @@ pub async fn orders_unless_known_skips_only_the_versions_known(store: &dyn Store
             after.updated_at > before.updated_at,
             "{write}: a write moves the version forward"
         );
-        let (found, whole, _) =
-            read_with(known_versions.clone(), OrderFilter::default(), page(1, 25)).await;
+        let (listed, whole) = read(OrderFilter::default(), page(1, 25)).await;
         assert_eq!(
-            found.items[1],
-            PagedOrder::Read(Box::new(after.clone())),
-            "{write}: read again"
+            listed.items[1],
+            OrderVersion::of(&after),
+            "{write}: listed anew"
         );
         assert_eq!(whole.items[1], after);
         assert_eq!(
-            found.items[3],
-            PagedOrder::Known(OrderVersion::of(&placed[0]))
+            listed.items[3],
+            OrderVersion::of(&placed[0]),
+            "others unchanged"
         );
-        known_versions[0] = OrderVersion::of(&after);
+        before = OrderVersion::of(&after);
     }
 }
 

@@ -1,8 +1,6 @@
 //! The rendered-JSON caches, filled with what the store answers: each holds at most its bound
 //! in bytes, keeps the newest rendering, and keeps none heavier than the bound.
 
-use std::sync::Arc;
-
 use crate::domain::earnings::PayoutRules;
 use crate::model::*;
 use crate::rendered_orders::RenderedOrders;
@@ -51,13 +49,13 @@ pub async fn rendered_orders_are_bounded_in_bytes(store: &dyn Store) {
         cache.render(order, rules);
         assert!(cache.bytes() <= bound, "{} > {bound}", cache.bytes());
         assert!(
-            cache.known(rules).has(OrderVersion::of(order)),
+            cache.get(OrderVersion::of(order), rules).is_some(),
             "the newest order is kept"
         );
     }
     let kept = orders
         .iter()
-        .filter(|o| cache.known(rules).has(OrderVersion::of(o)))
+        .filter(|o| cache.get(OrderVersion::of(o), rules).is_some())
         .count();
     assert!((2..=3).contains(&kept), "{kept} orders kept");
 
@@ -73,7 +71,7 @@ pub async fn rendered_orders_are_bounded_in_bytes(store: &dyn Store) {
         0,
         "an order heavier than the bound is not kept"
     );
-    assert!(!small.known(rules).has(OrderVersion::of(&orders[0])));
+    assert!(small.get(OrderVersion::of(&orders[0]), rules).is_none());
 }
 
 /// The same for products: the bound holds, the newest is kept, an oversized one is not.
@@ -83,17 +81,17 @@ pub async fn rendered_products_are_bounded_in_bytes(store: &dyn Store) {
     for n in 0..20 {
         let p = product(store, &format!("Bounded Product {n}"), cat.id, n).await;
         let p = store.product(p.id).await.expect("read").expect("found");
-        products.push(Arc::new(p));
+        products.push(p);
     }
     let one = {
         let roomy = RenderedProducts::new(crate::limits::RENDERED_CACHE_BYTES);
-        roomy.render(products[0].clone(), &cat.name);
+        roomy.render(&products[0], &cat.name);
         roomy.bytes()
     };
     let bound = one * 9 / 2;
     let cache = RenderedProducts::new(usize::try_from(bound).unwrap());
     for product in &products {
-        cache.render(product.clone(), &cat.name);
+        cache.render(product, &cat.name);
         assert!(cache.bytes() <= bound, "{} > {bound}", cache.bytes());
         assert!(cache.keeps(product.id), "the newest product is kept");
     }
@@ -101,10 +99,10 @@ pub async fn rendered_products_are_bounded_in_bytes(store: &dyn Store) {
     assert!((2..=4).contains(&kept), "{kept} products kept");
 
     let small = RenderedProducts::new(usize::try_from(one - 1).unwrap());
-    let rendered = small.render(products[0].clone(), &cat.name);
+    let rendered = small.render(&products[0], &cat.name);
     assert_eq!(
         rendered.json().get(),
-        cache.render(products[0].clone(), &cat.name).json().get()
+        cache.render(&products[0], &cat.name).json().get()
     );
     assert_eq!(
         small.bytes(),
