@@ -147,13 +147,13 @@ mod tests {
             EventContext::default(),
         );
         order.status = OrderStatus::Cancelled;
-        order.note = None;
+        order.customer.name = "someone else".into();
         let body: serde_json::Value = serde_json::from_str(&rendered(&event)).unwrap();
         assert_eq!(
             body["data"]["order"]["status"]["key"],
             "order_partially_delivered"
         );
-        assert_eq!(body["data"]["order"]["note"], "اتصل قبل الوصول 🙏");
+        assert_eq!(body["data"]["order"]["customer"]["name"], "سارة علي");
         assert_eq!(event.created_at, order.updated_at);
         assert_eq!(event.order_id, Some(order.id));
     }
