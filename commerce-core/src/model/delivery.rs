@@ -287,17 +287,6 @@ pub enum EventSnapshot {
     Rendered(String),
 }
 
-impl EventSnapshot {
-    /// The event's own instant (the body's `created_at`); `None` for a body rendered before.
-    pub fn at(&self) -> Option<DateTime<Utc>> {
-        match self {
-            EventSnapshot::Order { order, .. } => Some(order.updated_at),
-            EventSnapshot::Ping { at, .. } => Some(*at),
-            EventSnapshot::Rendered(_) => None,
-        }
-    }
-}
-
 /// A new event id: `evt_` and 24 characters from `[a-z0-9]`.
 pub fn new_event_id() -> String {
     random_id("evt_")

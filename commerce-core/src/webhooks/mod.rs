@@ -26,7 +26,6 @@ mod signing;
 mod urls;
 
 pub use crate::events::render_event;
-pub use crate::model::new_event_id;
 #[cfg(feature = "webhooks")]
 #[cfg_attr(docsrs, doc(cfg(feature = "webhooks")))]
 pub use dispatcher::{Dispatcher, DispatcherConfig};

@@ -57,7 +57,7 @@ pub(super) async fn order_event_for(
     now: i64,
 ) -> Delivery {
     let event = NewEvent {
-        id: crate::webhooks::new_event_id(),
+        id: new_event_id(),
         kind: EventType::OrderStatusChanged,
         order_id: Some(order),
         snapshot: EventSnapshot::Rendered(format!("{{\"order\":{order}}}")),
