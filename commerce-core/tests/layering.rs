@@ -8,6 +8,11 @@
 //!   API: `api`, `wire`, `input`, ...; the operator) (`no_module_imports_a_layer_it_must_not`);
 //! - the base (`model`, `pricing`, `money`, ...) imports only the base
 //!   (`no_module_imports_a_layer_it_must_not`);
+//! - no file under `store/` reaches `wire`, `events` (the webhook renderer) or `messages`,
+//!   directly or through any other module, and the SQL store names nothing of
+//!   `commerce_core` that does (`no_storage_file_reaches_rendering_even_through_another_module`,
+//!   `the_sql_store_uses_nothing_of_commerce_core_that_renders`,
+//!   `a_planted_indirect_import_of_rendering_is_caught`);
 //! - no source file of the workspace outside `tests/` is over [`MAX_LINES`] lines
 //!   (`no_source_file_is_over_700_lines`).
 //!
