@@ -51,7 +51,7 @@ use commerce::domain::webhooks::WebhookInput;
 use commerce::model::{DeliveryStatus, PageRequest};
 use commerce::sandbox;
 use commerce::store::{MemoryStore, Store};
-use commerce::webhooks::DispatcherConfig;
+use commerce::webhooks::{DispatcherConfig, render_event};
 use commerce_core::testing::crowd::{self, Crowd};
 use commerce_core::testing::fairness::{Flood, Latencies, prompt_latencies};
 use commerce_core::testing::http::receiver::Receiver;
@@ -151,7 +151,11 @@ async fn run(label: &str, store: Arc<dyn Store>, goal: Goal) {
         .webhook_deliveries(endpoint.id, Some(DeliveryStatus::Pending), page)
         .await
         .expect("deliveries");
-    let sample: Vec<String> = queued.items.iter().map(|d| d.payload.clone()).collect();
+    let sample: Vec<String> = queued
+        .items
+        .iter()
+        .map(|d| render_event(&d.event_id, d.event_type, &d.snapshot))
+        .collect();
     let dispatcher = engine.dispatcher().with_config(
         DispatcherConfig::default()
             .with_batch(64)

@@ -6,10 +6,10 @@
 
 use std::sync::Arc;
 
-use commerce::model::{EventType, OrderStatus, WebhookId};
+use commerce::model::{EventType, NewEvent, OrderStatus, WebhookId};
 use commerce::operator::{DraftLine, OrderDraft};
 use commerce::store::MemoryStore;
-use commerce::webhooks::{new_secret, order_event, ping_event, sign};
+use commerce::webhooks::{new_secret, render_event, sign};
 use commerce::{Engine, sandbox};
 use serde_json::json;
 
@@ -32,23 +32,25 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .await?;
     let context = engine.config().event_context();
     let events = [
-        order_event(EventType::OrderCreated, &placed, None, context),
-        order_event(
+        NewEvent::order(EventType::OrderCreated, &placed, None, context),
+        NewEvent::order(
             EventType::OrderStatusChanged,
             &cancelled,
             Some(OrderStatus::Pending),
             context,
         ),
-        ping_event(WebhookId::new(1), engine.now()),
+        NewEvent::ping(WebhookId::new(1), engine.now()),
     ];
     let (current, previous) = (new_secret(), new_secret());
     let timestamp = engine.now().timestamp();
     for event in &events {
+        // What the dispatcher sends: the body rendered from the event's snapshot.
+        let body = render_event(&event.id, event.kind, &event.snapshot);
         for secrets in [
             vec![current.as_str()],
             vec![current.as_str(), previous.as_str()],
         ] {
-            let signature = sign(&secrets, &event.id, timestamp, event.payload.as_bytes());
+            let signature = sign(&secrets, &event.id, timestamp, body.as_bytes());
             let sample = json!({
                 "secrets": secrets,
                 "headers": {
@@ -56,7 +58,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     "webhook-timestamp": timestamp.to_string(),
                     "webhook-signature": signature,
                 },
-                "body": event.payload,
+                "body": body,
             });
             println!("{sample}");
         }

@@ -13,6 +13,11 @@
 //!   `domain::delivery`, `domain::status_moves`, ...) imports only the base
 //!   (`no_module_imports_a_layer_it_must_not`);
 //! - no circle of imports among source files (`no_circle_of_imports_among_source_files`);
+//! - no file under `store/` reaches `web/wire`, `events` (the webhook renderer) or
+//!   `web/messages`, directly or through any other module, and the SQL store names nothing of
+//!   `commerce_core` that does (`no_storage_file_reaches_rendering_even_through_another_module`,
+//!   `the_sql_store_uses_nothing_of_commerce_core_that_renders`,
+//!   `a_planted_indirect_import_of_rendering_is_caught`);
 //! - no source file of the workspace outside `tests/` is over [`MAX_LINES`] lines
 //!   (`no_source_file_is_over_700_lines`).
 //!
@@ -665,5 +670,225 @@ fn the_file_scan_resolves_relative_paths_and_finds_a_planted_circle() {
     assert!(
         find_cycle(&graph).is_some(),
         "a planted import back is a circle"
+    );
+}
+
+/// What no storage file may reach, directly or through another module: the HTTP views
+/// (`web::wire`), the event renderer (`events`) and the Arabic texts (`web::messages`). A store keeps
+/// records; rendering belongs above it.
+const RENDERING: &[&str] = &["web::wire", "events", "web::messages"];
+
+/// Whether the file module `module` is one of `roots` or inside one.
+fn is_within(module: &str, roots: &[&str]) -> bool {
+    roots
+        .iter()
+        .any(|root| module == *root || module.starts_with(&format!("{root}::")))
+}
+
+/// The children a module's file names in a relative `use` (`pub use orders::OrderStore;`,
+/// `use self::x` is in [`local_paths`]): the edges from a parent module to the children it
+/// re-exports, which [`file_graph`] leaves out (it reads `crate::`, `super::` and `self::`).
+fn child_uses(module: &str, code: &str, files: &BTreeSet<String>) -> BTreeSet<String> {
+    let mut children = BTreeSet::new();
+    for line in code.lines() {
+        let mut line = line.trim();
+        for visibility in ["pub(crate) ", "pub(super) ", "pub "] {
+            line = line.strip_prefix(visibility).unwrap_or(line);
+        }
+        let Some(path) = line.strip_prefix("use ") else {
+            continue;
+        };
+        let name = identifier_at(path);
+        let child = if module.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{module}::{name}")
+        };
+        if !name.is_empty() && files.contains(&child) {
+            children.insert(child);
+        }
+    }
+    children
+}
+
+/// [`file_graph`] with the edges from each parent module to the children it re-exports: what
+/// a file reaches when it names an item through its parent (`crate::model::Order` reaches
+/// `model::order`).
+fn reach_graph(src: &Path) -> Graph {
+    let mut graph = file_graph(src);
+    let mut sources = Vec::new();
+    rust_files(src, &mut sources);
+    let files: BTreeSet<String> = sources.iter().map(|f| file_module(src, f)).collect();
+    for file in &sources {
+        let module = file_module(src, file);
+        if module.is_empty() || module == "testing" || module.starts_with("testing::") {
+            continue;
+        }
+        let source = fs::read_to_string(file).expect("read a source file");
+        let source = &source[..source.find("#[cfg(test)]").unwrap_or(source.len())];
+        let children = child_uses(&module, &code_of(source), &files);
+        graph.entry(module).or_default().extend(children);
+    }
+    graph
+}
+
+/// The first chain of imports by which `from` reaches a module within `forbidden`, if any
+/// (breadth first: the shortest).
+fn forbidden_reach(graph: &Graph, from: &str, forbidden: &[&str]) -> Option<Vec<String>> {
+    let mut came_from: BTreeMap<String, String> = BTreeMap::new();
+    let mut queue = std::collections::VecDeque::from([from.to_owned()]);
+    let mut seen = BTreeSet::from([from.to_owned()]);
+    while let Some(node) = queue.pop_front() {
+        if is_within(&node, forbidden) {
+            let mut chain = vec![node.clone()];
+            let mut at = node;
+            while let Some(previous) = came_from.get(&at) {
+                chain.push(previous.clone());
+                at = previous.clone();
+            }
+            chain.reverse();
+            return Some(chain);
+        }
+        for next in graph.get(&node).into_iter().flatten() {
+            if seen.insert(next.clone()) {
+                came_from.insert(next.clone(), node.clone());
+                queue.push_back(next.clone());
+            }
+        }
+    }
+    None
+}
+
+/// Every chain by which a file within `roots` reaches a module within `forbidden`.
+fn storage_reaches(graph: &Graph, roots: &[&str], forbidden: &[&str]) -> Vec<String> {
+    graph
+        .keys()
+        .filter(|module| is_within(module, roots))
+        .filter_map(|module| forbidden_reach(graph, module, forbidden))
+        .map(|chain| chain.join(" -> "))
+        .collect()
+}
+
+#[test]
+fn no_storage_file_reaches_rendering_even_through_another_module() {
+    let graph = reach_graph(&source_dir());
+    let stores = graph.keys().filter(|m| is_within(m, &["store"])).count();
+    assert!(stores > 20, "{stores} files under store/");
+    assert!(
+        graph["store::memory::webhooks"].contains("store::memory")
+            || graph["store::memory::webhooks"]
+                .iter()
+                .any(|m| m.starts_with("model")),
+        "the scan sees a store file's imports: {:?}",
+        graph["store::memory::webhooks"]
+    );
+    let reaches = storage_reaches(&graph, &["store"], RENDERING);
+    assert!(
+        reaches.is_empty(),
+        "store files that reach rendering:\n  {}",
+        reaches.join("\n  ")
+    );
+}
+
+/// The `commerce_core::...` paths of the SQL store's sources (tests left out), each resolved
+/// to the file of `commerce-core` it names (through the crate root's re-exports for an item
+/// named at the root); paths that name no file (macros) are left out.
+fn sqlx_core_imports() -> BTreeMap<String, BTreeSet<String>> {
+    let src = source_dir().join("../../commerce-store-sqlx/src");
+    let mut core_files = Vec::new();
+    rust_files(&source_dir(), &mut core_files);
+    let files: BTreeSet<String> = core_files
+        .iter()
+        .map(|f| file_module(&source_dir(), f))
+        .collect();
+    let reexports = root_reexports();
+    let mut sources = Vec::new();
+    rust_files(&src, &mut sources);
+    let mut imports = BTreeMap::new();
+    for file in &sources {
+        let source = fs::read_to_string(file).expect("read a source file");
+        let source = &source[..source.find("#[cfg(test)]").unwrap_or(source.len())];
+        let code = code_of(source).replace("commerce_core::", "crate::");
+        let reached: &mut BTreeSet<String> = imports.entry(file_module(&src, file)).or_default();
+        for path in local_paths(&code)
+            .into_iter()
+            .filter(|p| p.starts_with("crate::"))
+        {
+            match resolve("", &path, &files) {
+                Some(target) if !target.is_empty() => {
+                    reached.insert(target);
+                }
+                _ => {
+                    let name = path.trim_start_matches("crate::");
+                    if let Some(module) = reexports.get(identifier_at(name)) {
+                        reached.insert(module.clone());
+                    }
+                }
+            }
+        }
+    }
+    imports
+}
+
+#[test]
+fn the_sql_store_uses_nothing_of_commerce_core_that_renders() {
+    let graph = reach_graph(&source_dir());
+    let imports = sqlx_core_imports();
+    let outbox = &imports["outbox"];
+    assert!(
+        outbox.contains("model"),
+        "the scan sees the SQL store's imports of commerce_core: {outbox:?}"
+    );
+    let mut broken = Vec::new();
+    for (file, reached) in &imports {
+        for target in reached {
+            if let Some(chain) = forbidden_reach(&graph, target, RENDERING) {
+                broken.push(format!("{file} -> commerce_core::{}", chain.join(" -> ")));
+            }
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "the SQL store reaches rendering:\n  {}",
+        broken.join("\n  ")
+    );
+}
+
+#[test]
+fn a_planted_indirect_import_of_rendering_is_caught() {
+    // A synthetic graph: a store file reaches `wire` through two other modules.
+    let mut graph = Graph::new();
+    graph.insert("store::memory::orders".into(), ["model".to_string()].into());
+    graph.insert("model".into(), ["model::order".to_string()].into());
+    graph.insert("model::order".into(), ["web::wire::orders".to_string()].into());
+    graph.insert("store::clean".into(), ["model::ids".to_string()].into());
+    assert_eq!(
+        storage_reaches(&graph, &["store"], RENDERING),
+        ["store::memory::orders -> model -> model::order -> web::wire::orders"]
+    );
+    // The parent's re-exports are edges: `crate::model::X` reaches the child that has it.
+    let files: BTreeSet<String> = ["model", "model::order", "model::ids"]
+        .into_iter()
+        .map(String::from)
+        .collect();
+    let code = code_of("mod order;\npub use order::*;\npub(crate) use ids::Id; // use x::y");
+    assert_eq!(
+        child_uses("model", &code, &files),
+        BTreeSet::from(["model::order".to_string(), "model::ids".to_string()])
+    );
+    // The crate as it is, with one planted import from a base module the stores use to
+    // the event renderer: the stores now reach it through that module.
+    let mut graph = reach_graph(&source_dir());
+    assert!(storage_reaches(&graph, &["store"], RENDERING).is_empty());
+    graph
+        .entry("domain::earnings".into())
+        .or_default()
+        .insert("events".into());
+    let reaches = storage_reaches(&graph, &["store"], RENDERING);
+    assert!(
+        reaches
+            .iter()
+            .any(|chain| chain.contains("domain::earnings -> events")),
+        "a planted indirect import is caught: {reaches:?}"
     );
 }

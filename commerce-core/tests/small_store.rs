@@ -241,7 +241,7 @@ impl Tables {
         previous: Option<OrderStatus>,
         context: EventContext,
     ) {
-        let event = commerce_core::webhooks::order_event(kind, order, previous, context);
+        let event = NewEvent::order(kind, order, previous, context);
         let receivers: Vec<WebhookId> = self
             .webhooks
             .iter()

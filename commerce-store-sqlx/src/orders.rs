@@ -117,7 +117,7 @@ pub(crate) async fn change_status_in<DB: Dialect>(
         .pop()
         .ok_or(StoreError::NotFound)?;
     let event = hooked.then(|| {
-        OutboxEvent::render(
+        OutboxEvent::of(
             EventType::OrderStatusChanged,
             &order,
             Some(previous),

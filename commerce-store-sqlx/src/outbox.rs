@@ -4,10 +4,14 @@
 //! that receives the event's type (on PostgreSQL in one statement, a data-modifying `WITH`; on
 //! SQLite, or when no counter moves, in a statement of its own). Those writes learn whether
 //! there is any such endpoint from a column of a statement they run anyway ([`subscribed`]), so
-//! an account without endpoints pays no statement and no rendering.
+//! an account without endpoints pays no statement and no snapshot.
+//!
+//! The store never renders an event: each delivery keeps the event's snapshot (the order as it
+//! stood after the change, the status it left, the payout hold) in its `snapshot` column, in
+//! the storage format of [`snapshot_json`](crate::rows::snapshot_json), and the dispatcher
+//! renders the body from it when it sends.
 
 use commerce_core::model::*;
-use commerce_core::webhooks::order_event;
 
 use sqlx::QueryBuilder;
 use sqlx::pool::PoolConnection;
@@ -27,7 +31,7 @@ pub(crate) fn subscribed<DB: Dialect>(account: &str, kind: EventType) -> String 
     )
 }
 
-/// An order event rendered for the outbox (by `commerce_core::webhooks::order_event`), queued
+/// An order event for the outbox ([`NewEvent::order`]: a snapshot, not a rendering), queued
 /// with the account's counters ([`count_families`](crate::order_reads::count_families)) in the
 /// transaction that wrote the order.
 pub(crate) struct OutboxEvent {
@@ -36,8 +40,8 @@ pub(crate) struct OutboxEvent {
 }
 
 impl OutboxEvent {
-    /// Renders the event `kind` of `order` as it stands after the change.
-    pub(crate) fn render(
+    /// The event `kind` of `order` as it stands after the change.
+    pub(crate) fn of(
         kind: EventType,
         order: &Order,
         previous: Option<OrderStatus>,
@@ -45,7 +49,7 @@ impl OutboxEvent {
     ) -> Self {
         OutboxEvent {
             account: order.account_id,
-            event: order_event(kind, order, previous, context),
+            event: NewEvent::order(kind, order, previous, context),
         }
     }
 
@@ -56,7 +60,7 @@ impl OutboxEvent {
         let at = nanos(event.created_at)?;
         q.push(
             "INSERT INTO webhook_deliveries (endpoint_id, account_id, event_id, event_type, \
-             order_id, payload, status, attempts, next_attempt_at, created_at) \
+             order_id, payload, snapshot, status, attempts, next_attempt_at, created_at) \
              SELECT id, account_id, ",
         )
         .push_arg(event.id)
@@ -65,7 +69,9 @@ impl OutboxEvent {
         .push(", ")
         .push_arg(event.order_id)
         .push(", ")
-        .push_arg(event.payload)
+        .push_arg(payload_column(&event.snapshot))
+        .push(", ")
+        .push_arg(snapshot_json(&event.snapshot)?)
         .push(", 'pending', 0, ")
         .push_arg(at)
         .push(", ")

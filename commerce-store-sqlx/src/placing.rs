@@ -34,7 +34,7 @@ pub(crate) async fn place_order_in<DB: Dialect>(
     // The order's row carries its timeline: the first entry is written with it.
     let first_entry = timeline_json(&[TimelineEntry::new(new.status, instant(created), None)])?;
     // The insert also says whether the account has an endpoint that receives the event:
-    // without one, the outbox costs no statement and nothing is rendered.
+    // without one, the outbox costs no statement and no snapshot.
     let id: Option<(i64, bool)> = query_as::<DB, (i64, bool)>(AssertSqlSafe(format!(
         "INSERT INTO orders (account_id, number, number_normalized, legacy_number, \
          external_reference, status, family, customer_name, customer_phone, \
@@ -112,7 +112,7 @@ pub(crate) async fn place_order_in<DB: Dialect>(
     let (events, bill_month, idempotency) =
         (new.events, new.bill_month.take(), new.idempotency.take());
     let order = placed_order(id, new, line_ids, created)?;
-    let event = hooked.then(|| OutboxEvent::render(EventType::OrderCreated, &order, None, events));
+    let event = hooked.then(|| OutboxEvent::of(EventType::OrderCreated, &order, None, events));
     if let Some(claim) = &idempotency {
         // Fenced: only the request that holds the record links it. A request that lost it
         // to a retry (it outlived the stale time) places nothing: the caller rolls back.

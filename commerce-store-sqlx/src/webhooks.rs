@@ -136,8 +136,8 @@ async fn queue_manual<DB: Dialect>(
     }
     let row = query_as::<DB, DeliveryRow>(concat!(
         "INSERT INTO webhook_deliveries (endpoint_id, account_id, event_id, event_type, \
-         order_id, payload, status, attempts, next_attempt_at, created_at, manual) \
-         VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, $7, $7, TRUE) RETURNING ",
+         order_id, payload, snapshot, status, attempts, next_attempt_at, created_at, manual) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', 0, $8, $8, TRUE) RETURNING ",
         delivery_cols!()
     ))
     .bind(webhook)
@@ -145,7 +145,8 @@ async fn queue_manual<DB: Dialect>(
     .bind(event.id)
     .bind(event.kind.as_str())
     .bind(event.order_id)
-    .bind(event.payload)
+    .bind(payload_column(&event.snapshot))
+    .bind(snapshot_json(&event.snapshot)?)
     .bind(nanos(event.created_at)?)
     .fetch_one(&mut *c)
     .await

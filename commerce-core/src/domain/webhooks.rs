@@ -13,7 +13,7 @@ use crate::store::{
     InsertWebhookError, MAX_PENDING_MANUAL, MAX_WEBHOOKS_PER_ACCOUNT, QueueDeliveryError, Store,
     StoreError,
 };
-use crate::webhooks::{Addresses, UrlPolicy, UrlProblem, check_url, new_secret, ping_event};
+use crate::webhooks::{Addresses, UrlPolicy, UrlProblem, check_url, new_secret};
 
 pub use crate::limits::MAX_DESCRIPTION;
 
@@ -277,7 +277,7 @@ pub(crate) async fn ping(
     now: DateTime<Utc>,
 ) -> Result<Delivery, WebhookError> {
     Ok(store
-        .queue_event(account, id, ping_event(id, now), MAX_PENDING_MANUAL)
+        .queue_event(account, id, NewEvent::ping(id, now), MAX_PENDING_MANUAL)
         .await?)
 }
 

@@ -1,6 +1,8 @@
 //! The deliveries of webhook events: what an event carries, the claimed delivery, an
 //! attempt's outcome, the retry schedule and an endpoint's circuit breaker.
 
+use std::sync::Arc;
+
 use chrono::{DateTime, Utc};
 
 use super::*;
@@ -20,8 +22,9 @@ pub struct Delivery {
     /// The order the event is about (`None` for `ping`): the deliveries of one order to one
     /// endpoint go out in the order they were created.
     pub order_id: Option<OrderId>,
-    /// The request body sent on every attempt.
-    pub payload: String,
+    /// What the event says, kept as data: the dispatcher renders the request body from it
+    /// when it sends (`webhooks::render_event`), the same bytes on every attempt.
+    pub snapshot: EventSnapshot,
     /// Where it stands.
     pub status: DeliveryStatus,
     /// Attempts made.
@@ -60,7 +63,7 @@ impl Delivery {
             event_id: event.id.clone(),
             event_type: event.kind,
             order_id: event.order_id,
-            payload: event.payload.clone(),
+            snapshot: event.snapshot.clone(),
             status: DeliveryStatus::Pending,
             attempts: 0,
             next_attempt_at: Some(event.created_at),
@@ -86,13 +89,14 @@ impl Delivery {
         self.last_error = Some(reason.to_owned());
     }
 
-    /// The same event queued again at `now` (a redelivery: same `event_id` and payload).
+    /// The same event queued again at `now` (a redelivery: same `event_id` and snapshot, so
+    /// the same body).
     pub fn requeued(&self, now: DateTime<Utc>) -> NewEvent {
         NewEvent {
             id: self.event_id.clone(),
             kind: self.event_type,
             order_id: self.order_id,
-            payload: self.payload.clone(),
+            snapshot: self.snapshot.clone(),
             created_at: now,
         }
     }
@@ -181,8 +185,8 @@ impl Webhook {
 pub const DEFAULT_HOLD_DAYS: i64 = 14;
 
 /// What rendering an order's webhook event needs besides the order: carried by
-/// [`NewOrder`] and `StatusChange` so that the store renders the event
-/// (`webhooks::order_event`) inside the change's own atomic operation.
+/// [`NewOrder`] and `StatusChange` so that the store keeps it in the event's
+/// [`EventSnapshot`] (written inside the change's own atomic operation, rendered when sent).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EventContext {
     /// The payout hold ([`Config::hold_days`](crate::Config::hold_days)): the order's
@@ -198,7 +202,8 @@ impl Default for EventContext {
     }
 }
 
-/// An event to queue for an account's endpoints (`webhooks::order_event` renders those of orders).
+/// An event to queue for an account's endpoints: [`NewEvent::order`] and [`NewEvent::ping`]
+/// build them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewEvent {
     /// Its id (`evt_` and 24 characters from `[a-z0-9]`).
@@ -207,10 +212,97 @@ pub struct NewEvent {
     pub kind: EventType,
     /// The order it is about (`None` for `ping`).
     pub order_id: Option<OrderId>,
-    /// The JSON body, rendered once.
-    pub payload: String,
-    /// When it happened.
+    /// What it says, kept as data (rendered when sent).
+    pub snapshot: EventSnapshot,
+    /// When it was queued (its deliveries are due then).
     pub created_at: DateTime<Utc>,
+}
+
+impl NewEvent {
+    /// The event of an order change, at the order's `updated_at`, with a new id:
+    /// `order.created` (no `previous`) or `order.status_changed` (from `previous`). Its
+    /// snapshot keeps `order` as it is now; the body shows it as `GET /api/v1/orders/{id}`
+    /// rendered it at that instant.
+    pub fn order(
+        kind: EventType,
+        order: &Order,
+        previous: Option<OrderStatus>,
+        context: EventContext,
+    ) -> Self {
+        Self {
+            id: new_event_id(),
+            kind,
+            order_id: Some(order.id),
+            snapshot: EventSnapshot::Order {
+                order: Arc::new(order.clone()),
+                previous,
+                context,
+            },
+            created_at: order.updated_at,
+        }
+    }
+
+    /// A `ping` of the endpoint `webhook` at `at`, with a new id.
+    pub fn ping(webhook: WebhookId, at: DateTime<Utc>) -> Self {
+        Self {
+            id: new_event_id(),
+            kind: EventType::Ping,
+            order_id: None,
+            snapshot: EventSnapshot::Ping {
+                webhook_id: webhook,
+                at,
+            },
+            created_at: at,
+        }
+    }
+}
+
+/// What an event says, as data: the outbox keeps it and the dispatcher renders the JSON body
+/// from it when it sends (`webhooks::render_event`, with the event's id and type), so a store
+/// never renders. Rendering is a pure function of the snapshot, the id and the type: every
+/// attempt (and a redelivery) sends the same bytes, and the signature of each stays stable.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum EventSnapshot {
+    /// An order event: the order as it stood right after the change (its `updated_at` is the
+    /// event's instant), the status it left (`None` for `order.created`) and what rendering
+    /// needs besides.
+    Order {
+        /// The order record as it was (shared by the event's deliveries).
+        order: Arc<Order>,
+        /// The status before the change.
+        previous: Option<OrderStatus>,
+        /// The payout hold the order's `payout` is shown with.
+        context: EventContext,
+    },
+    /// A `ping` of one endpoint.
+    Ping {
+        /// The endpoint pinged.
+        webhook_id: WebhookId,
+        /// When.
+        at: DateTime<Utc>,
+    },
+    /// A body rendered when the event was queued, sent as it is: the deliveries an earlier
+    /// version wrote (it stored bodies, not snapshots), and bodies a caller made itself.
+    Rendered(String),
+}
+
+/// A new event id: `evt_` and 24 characters from `[a-z0-9]`.
+pub fn new_event_id() -> String {
+    random_id("evt_")
+}
+
+/// `prefix` and 24 random characters from `[a-z0-9]` (event ids, request ids).
+pub(crate) fn random_id(prefix: &str) -> String {
+    use rand::Rng;
+    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+    let mut rng = rand::rng();
+    let mut id = String::with_capacity(prefix.len() + 24);
+    id.push_str(prefix);
+    for _ in 0..24 {
+        id.push(char::from(ALPHABET[rng.random_range(0..ALPHABET.len())]));
+    }
+    id
 }
 
 /// The dispatcher's work as the store stands at an instant

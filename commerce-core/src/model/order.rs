@@ -347,7 +347,7 @@ pub struct NewOrder {
     ///
     /// [`PlaceOrderError::IdempotencyLost`]: crate::store::PlaceOrderError::IdempotencyLost
     pub idempotency: Option<IdempotencyClaim>,
-    /// How its `order.created` webhook event is rendered.
+    /// What its `order.created` webhook event keeps for its rendering.
     pub events: EventContext,
     /// What the lines were priced from, one entry per variant ordered: the store's stock write
     /// takes the pieces only while each is still current, else it writes nothing

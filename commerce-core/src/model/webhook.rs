@@ -304,7 +304,7 @@ mod tests {
             id: "evt_1".into(),
             kind: EventType::Ping,
             order_id: None,
-            payload: "{}".into(),
+            snapshot: EventSnapshot::Rendered("{}".into()),
             created_at: at(),
         };
         let claimed = ClaimedDelivery::new(

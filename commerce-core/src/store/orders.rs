@@ -29,7 +29,7 @@ pub struct StatusChange {
     pub at: DateTime<Utc>,
     /// Billing month to record one order operation in (`None`: not billed).
     pub bill_month: Option<BillingMonth>,
-    /// How its `order.status_changed` webhook event is rendered.
+    /// What its `order.status_changed` webhook event keeps for its rendering.
     pub events: EventContext,
 }
 
@@ -96,9 +96,9 @@ pub trait OrderStore: Send + Sync {
     ///    the new order (`None` before it), applied with [`SupplierTotals::book`].
     /// 8. **The outbox**: for each enabled webhook endpoint of the account that receives
     ///    `order.created` ([`Webhook::receives`]), one pending delivery
-    ///    ([`Delivery::queued`]) of the event `webhooks::order_event(OrderCreated, &order,
-    ///    None, events)` renders (one event, the same id for every endpoint); none when no
-    ///    endpoint receives it.
+    ///    ([`Delivery::queued`]) of the event [`NewEvent::order`]`(OrderCreated, &order,
+    ///    None, events)` (one event, the same id for every endpoint; its snapshot kept, not
+    ///    rendered); none when no endpoint receives it.
     ///
     /// Returns the order as registered.
     async fn place_order(&self, order: NewOrder) -> Result<Order, PlaceOrderError>;
@@ -123,7 +123,7 @@ pub trait OrderStore: Send + Sync {
     ///    order before and after the move, applied with [`SupplierTotals::book`] (a refusal,
     ///    [`StoreError::SupplierShortfall`], writes nothing).
     /// 7. **The outbox**: as for [`place_order`](OrderStore::place_order), the event
-    ///    `webhooks::order_event(OrderStatusChanged, &order, Some(previous status), events)`
+    ///    [`NewEvent::order`]`(OrderStatusChanged, &order, Some(previous status), events)`
     ///    for each enabled endpoint of the account that receives `order.status_changed`.
     ///
     /// Returns the order after the move.

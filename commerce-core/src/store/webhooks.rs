@@ -4,10 +4,11 @@
 //! and [`OrderStore::change_order_status`](super::OrderStore::change_order_status): in the same
 //! atomic operation as the order change, each enabled endpoint of the order's account that
 //! receives the event's type ([`Webhook::receives`]) gets one pending [`Delivery`] of it
-//! ([`OrderEvents::event`] renders it). A committed change always has its deliveries; a change
-//! that did not happen has none. The dispatcher then claims due deliveries
-//! ([`WebhookStore::claim_deliveries`]), sends them and records each attempt
-//! ([`WebhookStore::finish_delivery`]).
+//! ([`NewEvent::order`] takes the event's [`EventSnapshot`]: the order as it stands after the
+//! change). A committed change always has its deliveries; a change that did not happen has
+//! none. A store keeps the snapshot and never renders: the dispatcher claims due deliveries
+//! ([`WebhookStore::claim_deliveries`]), renders each body from its snapshot when it sends
+//! it (`webhooks::render_event`) and records each attempt ([`WebhookStore::finish_delivery`]).
 
 use std::collections::HashMap;
 
@@ -277,7 +278,7 @@ pub trait WebhookStore: Send + Sync {
         limit: usize,
     ) -> Result<Delivery, QueueDeliveryError>;
     /// Queues the event of a delivery again: a new pending, [`manual`](Delivery::manual)
-    /// delivery of the same event (same `event_id` and payload), due `now`. Refused as
+    /// delivery of the same event (same `event_id` and snapshot), due `now`. Refused as
     /// [`queue_event`](Self::queue_event) is (`NotFound` also for a delivery not of this
     /// endpoint).
     async fn redeliver(

@@ -42,7 +42,7 @@ impl RequestId {
 
     /// A new id: `req_` and 24 characters from `[a-z0-9]`.
     pub(crate) fn generate() -> Self {
-        let text = crate::events::random_id("req_");
+        let text = crate::model::random_id("req_");
         let value = HeaderValue::from_str(&text).expect("letters and digits");
         Self { text, value }
     }

@@ -40,6 +40,7 @@ use super::egress::EgressProxy;
 use super::signing::{SIGNATURE_HEADER, TIMESTAMP_HEADER, WEBHOOK_ID_HEADER, sign};
 use super::urls::{UrlPolicy, check_url};
 use crate::clock::Clock;
+use crate::events::render_event;
 use crate::model::{AttemptOutcome, AttemptResult, ClaimedDelivery, DeliveryId, LeaseToken};
 use crate::store::{Store, StoreError};
 
@@ -406,11 +407,12 @@ impl Dispatcher {
         let now = self.clock.now();
         let d = &claimed.delivery;
         let timestamp = now.timestamp();
+        let body = render_event(&d.event_id, d.event_type, &d.snapshot);
         let signature = sign(
             &claimed.webhook.signing_secrets(now),
             &d.event_id,
             timestamp,
-            d.payload.as_bytes(),
+            body.as_bytes(),
         );
         let request = self
             .client
@@ -419,7 +421,7 @@ impl Dispatcher {
             .header(WEBHOOK_ID_HEADER, &d.event_id)
             .header(TIMESTAMP_HEADER, timestamp)
             .header(SIGNATURE_HEADER, signature)
-            .body(d.payload.clone());
+            .body(body);
         match request.send().await {
             Ok(response) => AttemptResult::Answered(response.status().as_u16()),
             Err(error) if error.is_timeout() => AttemptResult::Unreachable("timeout".into()),

@@ -4,8 +4,10 @@
 //! - **Events** ([`EventType`](crate::model::EventType)): `order.created`,
 //!   `order.status_changed` and, on request, `ping`. The store writes an order's events in the
 //!   same atomic operation as the change ([`WebhookStore`](crate::store::WebhookStore), the
-//!   outbox), rendered by [`order_event`]: a committed change always has them, a change that
-//!   did not happen never does.
+//!   outbox), each kept as an [`EventSnapshot`](crate::model::EventSnapshot)
+//!   ([`NewEvent::order`](crate::model::NewEvent::order)): a committed change always has
+//!   them, a change that did not happen never does. The dispatcher renders the body when it
+//!   sends ([`render_event`]).
 //! - **Registration**: `POST /api/v1/webhooks` and the rest (ability `webhooks:manage`), or
 //!   [`Operator`](crate::Operator)'s webhook methods for the platform.
 //! - **Delivery**: the dispatcher (feature `webhooks`: `engine.dispatcher().run(shutdown)`)
@@ -23,7 +25,7 @@ mod nat64;
 mod signing;
 mod urls;
 
-pub use crate::events::{new_event_id, order_event, ping_event};
+pub use crate::events::render_event;
 #[cfg(feature = "webhooks")]
 #[cfg_attr(docsrs, doc(cfg(feature = "webhooks")))]
 pub use dispatcher::{Dispatcher, DispatcherConfig};

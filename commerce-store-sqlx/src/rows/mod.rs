@@ -201,8 +201,9 @@ macro_rules! webhook_cols {
 }
 macro_rules! delivery_cols {
     () => {
-        "id, endpoint_id, event_id, event_type, order_id, payload, status, attempts, \
-         next_attempt_at, last_attempt_at, last_status_code, last_error, created_at, manual"
+        "id, endpoint_id, event_id, event_type, order_id, payload, snapshot, status, \
+         attempts, next_attempt_at, last_attempt_at, last_status_code, last_error, created_at, \
+         manual"
     };
 }
 pub(crate) use {
@@ -259,6 +260,7 @@ mod accounts;
 mod catalog;
 mod orders;
 mod records;
+mod snapshot;
 mod stock;
 mod webhooks;
 
@@ -266,6 +268,7 @@ pub(crate) use accounts::*;
 pub(crate) use catalog::*;
 pub(crate) use orders::*;
 pub(crate) use records::*;
+pub(crate) use snapshot::*;
 pub(crate) use stock::*;
 pub(crate) use webhooks::*;
 

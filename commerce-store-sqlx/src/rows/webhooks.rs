@@ -89,6 +89,7 @@ db_row! {
         event_type: String,
         order_id: Option<i64>,
         payload: String,
+        snapshot: Option<String>,
         status: String,
         attempts: i64,
         next_attempt_at: Option<i64>,
@@ -118,7 +119,11 @@ impl DeliveryRow {
             .event_id(self.event_id)
             .event_type(parse(&self.event_type, EventType::parse, "event type")?)
             .maybe_order_id(self.order_id.map(OrderId::new))
-            .payload(self.payload)
+            .snapshot(parse_snapshot(
+                self.id,
+                self.snapshot.as_deref(),
+                self.payload,
+            )?)
             .status(parse(
                 &self.status,
                 DeliveryStatus::parse,

@@ -38,7 +38,7 @@ impl OrderStore for MemoryStore {
             return Err(PlaceOrderError::Stale { variant_id });
         }
         let taken = s.stock_to_reserve(&new.lines)?;
-        // Everything is checked and the event rendered before the first write, as `lock`
+        // Everything is checked and the event taken before the first write, as `lock`
         // promises: the ids are the ones the counters give next.
         let id = s.peek_id("orders", 1);
         let line_ids: Vec<LineId> = (1..=new.lines.len() as i64)
@@ -48,7 +48,7 @@ impl OrderStore for MemoryStore {
         let bill_month = new.bill_month.clone();
         let (created_at, events) = (new.created_at, new.events);
         let order = new.into_order(OrderId::new(id), line_ids);
-        let event = s.render_order_event(EventType::OrderCreated, &order, None, events);
+        let event = s.order_event(EventType::OrderCreated, &order, None, events);
         let supply = s
             .supply
             .check(SupplyBooking::of_order_write(None, &order, created_at))?;
@@ -96,7 +96,7 @@ impl OrderStore for MemoryStore {
         let releases_stock = step.releases_stock;
         let mut moved = order.clone();
         step.apply(&mut moved);
-        let event = s.render_order_event(
+        let event = s.order_event(
             EventType::OrderStatusChanged,
             &moved,
             Some(previous),

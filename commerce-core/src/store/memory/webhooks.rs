@@ -7,7 +7,6 @@ use async_trait::async_trait;
 use chrono::{DateTime, TimeDelta, Utc};
 
 use super::{MemoryStore, State};
-use crate::events::order_event;
 use crate::model::*;
 use crate::store::{
     ClaimRoom, InsertWebhookError, QueueDeliveryError, SECRET_OVERLAP, StoreError, WebhookStore,
@@ -123,14 +122,14 @@ impl PendingDeliveries {
     }
 }
 
-/// An order's event rendered for the endpoints that receive it (`None`: no endpoint does).
+/// An order's event for the endpoints that receive it (`None`: no endpoint does).
 pub(super) type OrderEvent = Option<(Vec<WebhookId>, NewEvent)>;
 
 impl State {
-    /// The outbox, first half: the order's event rendered for every enabled endpoint of its
-    /// account that receives the type (nothing rendered when there is none). Reads only, so
-    /// an operation renders its event before it writes anything.
-    pub(super) fn render_order_event(
+    /// The outbox, first half: the order's event (its snapshot) for every enabled endpoint of
+    /// its account that receives the type (no snapshot taken when there is none). Reads only,
+    /// so an operation takes its event before it writes anything.
+    pub(super) fn order_event(
         &self,
         kind: EventType,
         order: &Order,
@@ -146,12 +145,12 @@ impl State {
         if receivers.is_empty() {
             return None;
         }
-        Some((receivers, order_event(kind, order, previous, context)))
+        Some((receivers, NewEvent::order(kind, order, previous, context)))
     }
 
-    /// The outbox, second half: one pending delivery of the rendered event per receiver.
-    pub(super) fn queue_order_event(&mut self, rendered: OrderEvent) {
-        let Some((receivers, event)) = rendered else {
+    /// The outbox, second half: one pending delivery of the event per receiver.
+    pub(super) fn queue_order_event(&mut self, event: OrderEvent) {
+        let Some((receivers, event)) = event else {
             return;
         };
         for webhook in receivers {

@@ -65,7 +65,12 @@ async fn assert_outbox_matches_orders(h: &Harness, baseline: &Baseline, orders: 
             .await
             .expect("deliveries");
         for delivery in found.items.iter().rev() {
-            let body: Value = serde_json::from_str(&delivery.payload).expect("JSON events");
+            let body: Value = serde_json::from_str(&crate::webhooks::render_event(
+                &delivery.event_id,
+                delivery.event_type,
+                &delivery.snapshot,
+            ))
+            .expect("JSON events");
             let order = &body["data"]["order"];
             events
                 .entry(order["id"].as_i64().unwrap_or_default())

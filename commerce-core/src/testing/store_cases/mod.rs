@@ -157,6 +157,7 @@ macro_rules! __with_store_cases {
                 rotating_a_secret_keeps_the_previous_one_for_a_day,
                 order_changes_queue_one_delivery_per_subscribed_endpoint,
                 refused_order_changes_queue_nothing,
+                a_delivery_keeps_its_order_as_the_change_left_it,
                 claims_are_due_exclusive_and_leased,
                 claims_keep_each_orders_events_in_order,
                 a_failing_endpoint_is_disabled_by_the_outcome,

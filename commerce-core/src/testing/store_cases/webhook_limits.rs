@@ -7,7 +7,6 @@ use chrono::{DateTime, Utc};
 
 use crate::model::*;
 use crate::store::*;
-use crate::webhooks::ping_event;
 
 use super::fixtures::*;
 use super::webhooks::{attempt, claim, deliveries_of, ping, register, webhook_of};
@@ -22,7 +21,7 @@ async fn queue_ping(
     limit: usize,
 ) -> Result<Delivery, QueueDeliveryError> {
     store
-        .queue_event(None, webhook, ping_event(webhook, at(now)), limit)
+        .queue_event(None, webhook, NewEvent::ping(webhook, at(now)), limit)
         .await
 }
 

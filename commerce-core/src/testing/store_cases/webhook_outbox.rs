@@ -10,8 +10,13 @@ use super::fixtures::*;
 
 use super::webhooks::{deliveries_of, register};
 
+/// The body the dispatcher sends for `delivery`, rendered from its snapshot.
+pub(super) fn body_of(delivery: &Delivery) -> String {
+    crate::webhooks::render_event(&delivery.event_id, delivery.event_type, &delivery.snapshot)
+}
+
 pub(super) fn payload(delivery: &Delivery) -> Value {
-    serde_json::from_str(&delivery.payload).expect("payload is JSON")
+    serde_json::from_str(&body_of(delivery)).expect("payload is JSON")
 }
 
 /// A placed order and each status move queue one delivery of their event per enabled
@@ -112,7 +117,7 @@ pub async fn order_changes_queue_one_delivery_per_subscribed_endpoint(store: &dy
         to_created[0].event_id, d.event_id,
         "one event, one id, every endpoint"
     );
-    assert_eq!(to_created[0].payload, d.payload);
+    assert_eq!(body_of(&to_created[0]), body_of(d));
     assert!(deliveries_of(store, moves.id).await.is_empty());
     assert!(deliveries_of(store, off.id).await.is_empty());
     assert!(deliveries_of(store, theirs.id).await.is_empty());
@@ -223,5 +228,74 @@ pub async fn refused_order_changes_queue_nothing(store: &dyn Store) {
     assert_eq!(
         ids(&queued, |d| d.event_type),
         vec![EventType::OrderCreated]
+    );
+}
+
+/// A delivery keeps its event as data, as it was: its snapshot is the order as the change
+/// left it (read back equal, every field), the status it left and the change's payout hold;
+/// what the order became since changes neither the snapshot nor the body rendered from it,
+/// which is the same bytes on every read.
+pub async fn a_delivery_keeps_its_order_as_the_change_left_it(store: &dyn Store) {
+    let f = fixture(store, 10, 5).await;
+    let w = register(
+        store,
+        f.account.id,
+        "https://a.example",
+        EventType::SUBSCRIBABLE,
+        0,
+    )
+    .await;
+    let held = EventContext { hold_days: 3 };
+    let mut new = new_order(
+        &f,
+        f.account.id,
+        &number(1),
+        vec![line(&f, &f.variant, 2, true)],
+        10,
+    );
+    new.events = held;
+    let placed = place(store, new).await;
+    let created = deliveries_of(store, w.id).await;
+    assert_eq!(created.len(), 1);
+    let first = &created[0];
+    assert_eq!(
+        first.snapshot,
+        EventSnapshot::Order {
+            order: std::sync::Arc::new(placed.clone()),
+            previous: None,
+            context: held,
+        }
+    );
+    let first_body = body_of(first);
+    assert_eq!(payload(first)["data"]["order"]["id"], placed.id.get());
+
+    let mut confirm = change(placed.id, OrderStatus::Confirmed, 20);
+    confirm.events = held;
+    let confirmed = store.change_order_status(confirm).await.expect("confirm");
+    store
+        .change_order_status(change(placed.id, OrderStatus::Cancelled, 30))
+        .await
+        .expect("cancel");
+    let queued = deliveries_of(store, w.id).await;
+    assert_eq!(queued.len(), 3, "created, confirmed, cancelled");
+    let (moved, again) = (&queued[1], &queued[2]);
+    assert_eq!(again.id, first.id);
+    assert_eq!(again.snapshot, first.snapshot, "the order as it was placed");
+    assert_eq!(body_of(again), first_body, "the same bytes on every read");
+    assert_eq!(
+        payload(again)["data"]["order"]["status"]["key"],
+        "order_pending"
+    );
+    assert_eq!(
+        moved.snapshot,
+        EventSnapshot::Order {
+            order: std::sync::Arc::new(confirmed),
+            previous: Some(OrderStatus::Pending),
+            context: held,
+        }
+    );
+    assert_eq!(
+        payload(moved)["data"]["order"]["status"]["key"],
+        "order_confirmed"
     );
 }

@@ -7,7 +7,6 @@ use chrono::{DateTime, Duration, Utc};
 
 use crate::model::*;
 use crate::store::*;
-use crate::webhooks::ping_event;
 
 use super::fixtures::*;
 
@@ -45,7 +44,7 @@ pub(super) async fn deliveries_of(store: &dyn Store, webhook: WebhookId) -> Vec<
 /// cases).
 pub(super) async fn ping(store: &dyn Store, webhook: WebhookId, now: i64) -> Delivery {
     store
-        .queue_event(None, webhook, ping_event(webhook, at(now)), usize::MAX)
+        .queue_event(None, webhook, NewEvent::ping(webhook, at(now)), usize::MAX)
         .await
         .expect("queue event")
 }
@@ -58,10 +57,10 @@ pub(super) async fn order_event_for(
     now: i64,
 ) -> Delivery {
     let event = NewEvent {
-        id: crate::webhooks::new_event_id(),
+        id: new_event_id(),
         kind: EventType::OrderStatusChanged,
         order_id: Some(order),
-        payload: format!("{{\"order\":{order}}}"),
+        snapshot: EventSnapshot::Rendered(format!("{{\"order\":{order}}}")),
         created_at: at(now),
     };
     store
@@ -287,7 +286,7 @@ pub async fn webhooks_register_to_the_limit_and_belong_to_their_account(store: &
     );
     assert!(matches!(
         store
-            .queue_event(other, id, ping_event(id, at(50)), LIMIT)
+            .queue_event(other, id, NewEvent::ping(id, at(50)), LIMIT)
             .await,
         Err(QueueDeliveryError::NotFound)
     ));
