@@ -177,6 +177,7 @@ impl Engine {
                     0
                 }),
                 rendered_orders: RenderedOrders::new(config.rendered_orders_bytes),
+                rendered_me: crate::rendered_me::RenderedMe::new(),
                 kept_products: crate::domain::kept::KeptProducts::new(
                     crate::domain::kept::KeptProducts::CAPACITY,
                 ),
@@ -478,7 +479,7 @@ impl Trace {
     /// Records the answer on the span and in the metrics, and returns it with the request's
     /// id.
     fn answered(self, response: Response<Bytes>) -> Response<Bytes> {
-        let response = self.id.stamp(response);
+        let response = self.id.stamp_last(response);
         let took = self.started.elapsed();
         if !self.span.is_disabled() {
             self.span.record("status", response.status().as_u16());

@@ -105,6 +105,7 @@ pub mod owner;
 pub mod owner_pages;
 pub mod pricing;
 mod pulls_seen;
+mod rendered_me;
 mod rendered_orders;
 mod rendered_products;
 mod request_id;

@@ -1,5 +1,5 @@
 //! What an engine and its operator share: the store, the clock, the settings and the
-//! catalogue-pulls cache and the rendered-product, rendered-page and rendered-order caches, the
+//! catalogue-pulls cache and the rendered-product, rendered-page, rendered-order and `/me` caches, the
 //! unknown keys and the product records the checkout prices from.
 
 use std::sync::Arc;
@@ -11,6 +11,7 @@ use crate::config::Config;
 use crate::domain::kept::KeptProducts;
 use crate::earnings::PayoutRules;
 use crate::pulls_seen::PullsSeen;
+use crate::rendered_me::RenderedMe;
 use crate::rendered_orders::RenderedOrders;
 use crate::rendered_products::{RenderedPages, RenderedProducts};
 use crate::store::Store;
@@ -32,6 +33,8 @@ pub(crate) struct Shared {
     pub(crate) rendered_pages: RenderedPages,
     /// Orders' JSON, reused while the orders keep their versions.
     pub(crate) rendered_orders: RenderedOrders,
+    /// `GET /me`'s bodies, reused while the account and key records are unchanged.
+    pub(crate) rendered_me: RenderedMe,
     /// Bearer tokens found unknown lately, refused again without a store query.
     pub(crate) unknown_keys: UnknownKeys,
     /// The product records the checkout prices from (checked by the order's stock write).
