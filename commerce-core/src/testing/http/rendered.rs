@@ -314,8 +314,11 @@ pub async fn rendered_me_is_never_stale(h: &Harness) {
     let key = created.plaintext.as_str();
     let id = created.key.id;
     let expiry = h.clock.now_utc() + Duration::days(30);
-    let steps: [(&Engine, Option<chrono::DateTime<chrono::Utc>>); 3] =
-        [(&other, Some(expiry)), (&h.engine, None), (&other, Some(expiry))];
+    let steps: [(&Engine, Option<chrono::DateTime<chrono::Utc>>); 3] = [
+        (&other, Some(expiry)),
+        (&h.engine, None),
+        (&other, Some(expiry)),
+    ];
     for (step, (writer, expires_at)) in [(None, None)]
         .into_iter()
         .chain(steps.map(|(w, e)| (Some(w), e)))
@@ -338,9 +341,17 @@ pub async fn rendered_me_is_never_stale(h: &Harness) {
         );
         let here = h.get(key, "/api/v1/me").await;
         assert_eq!(here.status, 200, "step {step}");
-        assert_eq!(&here.body, fresh.body(), "step {step}: this instance's /me is stale");
+        assert_eq!(
+            &here.body,
+            fresh.body(),
+            "step {step}: this instance's /me is stale"
+        );
         let there = me_of(&other, key).await;
-        assert_eq!(there.body(), fresh.body(), "step {step}: the other instance's /me is stale");
+        assert_eq!(
+            there.body(),
+            fresh.body(),
+            "step {step}: the other instance's /me is stale"
+        );
     }
 }
 
