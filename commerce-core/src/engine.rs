@@ -169,6 +169,7 @@ impl Engine {
             shared: Arc::new(Shared {
                 store: Arc::new(CachingStore::new(Arc::new(Traced::new(store)), &config)),
                 clock,
+                rendered_me: crate::rendered_me::RenderedMe::new(),
                 kept_products: crate::domain::kept::KeptProducts::new(
                     crate::domain::kept::KeptProducts::CAPACITY,
                 ),
@@ -470,7 +471,7 @@ impl Trace {
     /// Records the answer on the span and in the metrics, and returns it with the request's
     /// id.
     fn answered(self, response: Response<Bytes>) -> Response<Bytes> {
-        let response = self.id.stamp(response);
+        let response = self.id.stamp_last(response);
         let took = self.started.elapsed();
         if !self.span.is_disabled() {
             self.span.record("status", response.status().as_u16());

@@ -96,6 +96,7 @@ pub mod operator;
 pub mod owner;
 pub mod owner_pages;
 mod pulls_seen;
+mod rendered_me;
 mod rendered_orders;
 mod rendered_products;
 #[cfg(feature = "sandbox")]

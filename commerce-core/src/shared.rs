@@ -1,6 +1,6 @@
 //! What an engine and its operator share: the store (with the rendered-JSON caches around it),
-//! the clock, the settings, the catalogue-pulls cache, the unknown keys and the product
-//! records the checkout prices from.
+//! the clock, the settings, the catalogue-pulls cache, `GET /me`'s kept bodies, the unknown
+//! keys and the product records the checkout prices from.
 
 use std::sync::Arc;
 
@@ -12,6 +12,7 @@ use crate::config::Config;
 use crate::domain::earnings::PayoutRules;
 use crate::domain::kept::KeptProducts;
 use crate::pulls_seen::PullsSeen;
+use crate::rendered_me::RenderedMe;
 use crate::store::Store;
 use crate::web::unknown_keys::UnknownKeys;
 
@@ -25,6 +26,8 @@ pub(crate) struct Shared {
     pub(crate) config: Config,
     /// Catalogue pulls already recorded this month (writes skipped).
     pub(crate) pulls_seen: PullsSeen,
+    /// `GET /me`'s bodies, reused while the account and key records are unchanged.
+    pub(crate) rendered_me: RenderedMe,
     /// Bearer tokens found unknown lately, refused again without a store query.
     pub(crate) unknown_keys: UnknownKeys,
     /// The product records the checkout prices from (checked by the order's stock write).

@@ -247,6 +247,7 @@ const LAYERS: &[(Layer, &[&str])] = &[
             "operator",
             "owner",
             "owner_pages",
+            "rendered_me",
             "rendered_orders",
             "rendered_products",
             "web",

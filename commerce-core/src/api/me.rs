@@ -1,12 +1,18 @@
 //! `GET /me`.
 
 use bytes::Bytes;
-use http::Response;
+use http::{Response, StatusCode};
 
 use super::Ctx;
 use crate::error::ApiError;
-use crate::web::wire::AccountView;
+use crate::web::wire;
 
+/// The account as seen through the request's key, its body kept with the records it was
+/// rendered from ([`RenderedMe`](crate::rendered_me::RenderedMe)).
 pub(super) fn show(ctx: &Ctx<'_>) -> Result<Response<Bytes>, ApiError> {
-    super::ok_data(&AccountView::new(&ctx.caller.account, &ctx.caller.key))
+    let body = ctx
+        .shared
+        .rendered_me
+        .body(&ctx.caller.account, &ctx.caller.key);
+    Ok(wire::json_response(StatusCode::OK, body))
 }

@@ -58,6 +58,13 @@ impl RequestId {
         response.headers_mut().insert(HEADER, self.value.clone());
         response
     }
+
+    /// [`stamp`](Self::stamp) for the request's last use of its id: the header takes the
+    /// id's value itself (no copy of it, which would allocate).
+    pub(crate) fn stamp_last(self, mut response: Response<Bytes>) -> Response<Bytes> {
+        response.headers_mut().insert(HEADER, self.value);
+        response
+    }
 }
 
 #[cfg(test)]

@@ -94,6 +94,7 @@ macro_rules! for_each_http_case {
             (catalog::updated_since_far_past_and_future_are_served),
             (rendered::rendered_products_are_never_stale),
             (rendered::rendered_orders_are_never_stale),
+            (rendered::rendered_me_is_never_stale),
             (bounded::body_limits_are_per_endpoint),
             (bounded::an_unknown_key_costs_one_store_query),
             (bounded::keys_stored_after_a_miss_work),

@@ -14,6 +14,7 @@ use serde_json::json;
 
 use crate::Engine;
 use crate::model::*;
+use crate::operator::KeySpec;
 
 use super::harness::*;
 
@@ -286,4 +287,76 @@ fn warranty(step: usize) -> NewWarranty {
         terms: "الضمان بيغطي عيوب الصناعة.".into(),
         icon_url: None,
     }
+}
+
+/// `GET /me`'s kept body follows every change of its key, made through this engine or through
+/// another engine over the same store (a second instance, which keeps bodies of its own): each
+/// answer of either equals byte for byte the answer of an engine that never answered before.
+/// The key's expiry is set by the other instance, then cleared by this one, while both keep
+/// the body of the key's earlier state.
+pub async fn rendered_me_is_never_stale(h: &Harness) {
+    let instance = || {
+        Engine::builder(h.engine.store().clone())
+            .config(h.engine.config().clone())
+            .clock(Arc::new(h.clock.clone()))
+            .build()
+            .expect("valid settings")
+    };
+    let other = instance();
+    let created = other
+        .operator()
+        .create_key(
+            h.fixture.marketer_a,
+            KeySpec::new("مفتاح المتجر", [Ability::CatalogRead, Ability::OrdersRead]),
+        )
+        .await
+        .expect("key");
+    let key = created.plaintext.as_str();
+    let id = created.key.id;
+    let expiry = h.clock.now_utc() + Duration::days(30);
+    let steps: [(&Engine, Option<chrono::DateTime<chrono::Utc>>); 3] = [
+        (&other, Some(expiry)),
+        (&h.engine, None),
+        (&other, Some(expiry)),
+    ];
+    for (step, (writer, expires_at)) in [(None, None)]
+        .into_iter()
+        .chain(steps.map(|(w, e)| (Some(w), e)))
+        .enumerate()
+    {
+        if let Some(writer) = writer {
+            writer
+                .operator()
+                .set_key_terms(id, expires_at, 60)
+                .await
+                .expect("terms");
+        }
+        let fresh = me_of(&instance(), key).await;
+        assert_eq!(fresh.status(), 200, "step {step}");
+        let shown: serde_json::Value = serde_json::from_slice(fresh.body()).expect("json");
+        assert_eq!(
+            shown["data"]["token"]["expires_at"].is_null(),
+            expires_at.is_none(),
+            "step {step}: {shown}"
+        );
+        let here = h.get(key, "/api/v1/me").await;
+        assert_eq!(here.status, 200, "step {step}");
+        assert_eq!(
+            &here.body,
+            fresh.body(),
+            "step {step}: this instance's /me is stale"
+        );
+        let there = me_of(&other, key).await;
+        assert_eq!(
+            there.body(),
+            fresh.body(),
+            "step {step}: the other instance's /me is stale"
+        );
+    }
+}
+
+/// `GET /me` with `key`, answered by `engine` itself.
+async fn me_of(engine: &Engine, key: &str) -> http::Response<Bytes> {
+    let request = build_request(Method::GET, Some(key), "/api/v1/me", Bytes::new(), &[]);
+    engine.handle(request).await
 }
