@@ -861,7 +861,10 @@ fn a_planted_indirect_import_of_rendering_is_caught() {
     let mut graph = Graph::new();
     graph.insert("store::memory::orders".into(), ["model".to_string()].into());
     graph.insert("model".into(), ["model::order".to_string()].into());
-    graph.insert("model::order".into(), ["web::wire::orders".to_string()].into());
+    graph.insert(
+        "model::order".into(),
+        ["web::wire::orders".to_string()].into(),
+    );
     graph.insert("store::clean".into(), ["model::ids".to_string()].into());
     assert_eq!(
         storage_reaches(&graph, &["store"], RENDERING),
