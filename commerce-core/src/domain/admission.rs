@@ -12,7 +12,7 @@ use crate::model::{
 use crate::store::{InsertQuoteError, QuoteDecisionError, WithdrawalRequestError, next_updated_at};
 
 impl NewWithdrawal {
-    /// The rule of [`WithdrawalStore::request_withdrawal`]: the amount must not exceed the
+    /// The rule of [`WithdrawalStore::request_withdrawal`](crate::store::WithdrawalStore::request_withdrawal): the amount must not exceed the
     /// ready balance of `wallet` and `withdrawn`.
     pub fn admit(
         &self,
@@ -31,7 +31,7 @@ impl NewWithdrawal {
 }
 
 impl NewQuote {
-    /// The rule of [`SupplyStore::insert_quote`], given what the store read in the insert's
+    /// The rule of [`SupplyStore::insert_quote`](crate::store::SupplyStore::insert_quote), given what the store read in the insert's
     /// own atomic operation: the supplier of the variant's product (`None` for a variant
     /// that does not exist or a product of no supplier) and the variant's pending quote, if
     /// any (expired ones do not count).
@@ -51,7 +51,7 @@ impl NewQuote {
 }
 
 impl Quote {
-    /// The rule of [`SupplyStore::decide_quote`] for the quote as stored: only a quote
+    /// The rule of [`SupplyStore::decide_quote`](crate::store::SupplyStore::decide_quote) for the quote as stored: only a quote
     /// pending at `now` (not expired) is decided, once; the decision sets its status,
     /// `decided_at` (`now`), the platform's note (accept and reject) and `updated_at`
     /// ([`next_updated_at`]). Nothing changes on a refusal.

@@ -410,9 +410,9 @@ pub enum AttemptResult {
 }
 
 /// An endpoint's circuit breaker: an endpoint that times out or refuses connections stops
-/// taking the dispatcher's slots. After [`BREAKER_THRESHOLD`] unreachable attempts in a row it
+/// taking the dispatcher's slots. After [`BREAKER_THRESHOLD`](crate::domain::delivery::BREAKER_THRESHOLD) unreachable attempts in a row it
 /// opens: none of the endpoint's deliveries (pings and redeliveries too) is claimed until
-/// `open_until`, the wait of [`RETRY_SCHEDULE`] indexed by how many times it opened in a row
+/// `open_until`, the wait of [`RETRY_SCHEDULE`](crate::domain::delivery::RETRY_SCHEDULE) indexed by how many times it opened in a row
 /// (5 s, then 5 min, 30 min, ... 10 h). Then its deliveries are tried again: another
 /// unreachable attempt opens it for the next wait, a success closes it.
 ///

@@ -31,7 +31,7 @@ pub trait WithdrawalStore: Send + Sync {
     /// Registers a withdrawal request ([`NewWithdrawal::into_withdrawal`]: pending) if the
     /// account's ready balance covers it ([`NewWithdrawal::admit`]), reading the balance in
     /// the same atomic operation as the insert: requests made at once, from one instance or
-    /// several, never together exceed it. The balance is [`WalletTotals::ready`] of what
+    /// several, never together exceed it. The balance is [`WalletTotals::ready`](crate::domain::earnings::WalletTotals::ready) of what
     /// [`OrderStore::wallet_totals`](super::OrderStore::wallet_totals) answers for
     /// `held_after` (read inside this operation, not by a separate call) and of the
     /// account's withdrawals ([`Withdrawn::of`](crate::domain::earnings::Withdrawn::of)). An account
