@@ -37,6 +37,10 @@ source .ci/sandbox_server.sh
 # arbitrary strings are mostly unsendable: hypothesis filters them out, which its
 # `filter_too_much` health check reports for POST /orders (two headers and a large body).
 # Only that health check is suppressed; every check still runs on every operation.
+# The marketer run's summary shows "1 errored" in the stateful phase: one of schemathesis's
+# inferred links puts an order's id (an integer) into the `Request-Id` header of
+# `GET /orders/{id}`, a request its client cannot send (the scenario has no request and no
+# check in `--report ndjson`). No request reached the API; the exit status stays 0.
 "$VENV/bin/schemathesis" --config-file .ci/schemathesis.toml run "$url" \
   --header "Authorization: Bearer $KEY" \
   --exclude-path-regex "$SUPPLY_PATHS" \
