@@ -328,6 +328,60 @@ pub(crate) async fn count_families<DB: Dialect>(
     Ok(())
 }
 
+/// [`count_families`] for one new order, as more `WITH` items of a statement whose `WITH`
+/// already holds `after` (PostgreSQL only: the stock's statement of a one-variant order):
+/// `, queued AS (...)` for the event's deliveries, `, counted AS (...)` for `delta`, written
+/// only when `after` returned a row (which orders it after `after` by data dependency: the
+/// counters' row is locked after the stock's, the order every write takes them in), and
+/// `, metered AS (...)` for the meter, after the counters. So the rows every order of the
+/// account contends for are taken in the statement that takes the stock, and held from there
+/// to the commit with no round trip between.
+pub(crate) fn push_counted_after<DB: Dialect>(
+    q: &mut QueryBuilder<DB>,
+    after: &str,
+    account: i64,
+    delta: &FamilyDelta,
+    event: Option<OutboxEvent>,
+    bill_month: Option<&BillingMonth>,
+) -> StoreResult<()> {
+    if let Some(event) = event {
+        q.push(", queued AS (");
+        event.push_insert(q)?;
+        q.push(")");
+    }
+    q.push(
+        ", counted AS (INSERT INTO account_order_counts (account_id, family, count, net, \
+         commission) SELECT ",
+    )
+    .push_arg(account)
+    .push(", ")
+    .push_arg(delta.family)
+    .push(", ")
+    .push_arg(delta.count)
+    .push(", ")
+    .push_arg(delta.net)
+    .push(", ")
+    .push_arg(delta.commission)
+    .push(format_args!(" WHERE EXISTS (SELECT 1 FROM {after})"))
+    .push(
+        " ON CONFLICT (account_id, family) DO UPDATE SET \
+         count = account_order_counts.count + excluded.count, \
+         net = account_order_counts.net + excluded.net, \
+         commission = account_order_counts.commission + excluded.commission \
+         RETURNING account_id)",
+    );
+    if let Some(month) = bill_month {
+        q.push(", metered AS (INSERT INTO meter_order_operations (account_id, month, operations) SELECT ")
+            .push_arg(account)
+            .push(", ")
+            .push_arg(month.as_str())
+            .push(", 1 FROM counted LIMIT 1")
+            .push(meter_upsert!())
+            .push(")");
+    }
+    Ok(())
+}
+
 /// Pushes the page's ` LIMIT n OFFSET m`, as literals: PostgreSQL plans a prepared statement
 /// whose limit is a parameter afresh at every execution (a generic plan, costed for an unknown
 /// limit, never looks as cheap as one made for the value), and planning a page of orders took

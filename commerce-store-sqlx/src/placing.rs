@@ -112,7 +112,7 @@ pub(crate) async fn place_order_in<DB: Dialect>(
     let (events, bill_month, idempotency) =
         (new.events, new.bill_month.take(), new.idempotency.take());
     let order = placed_order(id, new, line_ids, created)?;
-    let event = hooked.then(|| OutboxEvent::of(EventType::OrderCreated, &order, None, events));
+    let mut event = hooked.then(|| OutboxEvent::of(EventType::OrderCreated, &order, None, events));
     if let Some(claim) = &idempotency {
         // Fenced: only the request that holds the record links it. A request that lost it
         // to a retry (it outlived the stale time) places nothing: the caller rolls back.
@@ -135,7 +135,17 @@ pub(crate) async fn place_order_in<DB: Dialect>(
     // compared in the statements that take the stock and stamp the product (module docs of
     // `Priced`): a catalogue edit either committed before them (the comparison fails, after
     // waiting for the edit's row lock) or waits for this transaction.
+    // The same statement then writes the account's counters, meter and event
+    // (`push_counted_after`): the rows every order of the account contends for are locked in
+    // the statement that locks the variant, with no round trip between it and the commit.
     let stamped_with_stock = DB::WRITES_IN_WITH && wanted.len() == 1;
+    let counted = FamilyDelta {
+        family: booked.family.as_str(),
+        count: 1,
+        net: booked.net,
+        commission: booked.commission,
+    };
+    let account = order.account_id.into();
     let mut products = Vec::with_capacity(wanted.len());
     let mut reserved: Vec<(i64, i64)> = Vec::with_capacity(wanted.len());
     for (&variant, &quantity) in &wanted {
@@ -168,7 +178,16 @@ pub(crate) async fn place_order_in<DB: Dialect>(
                     .push(" AND revision = ")
                     .push_arg(revision);
             }
-            q.push(" RETURNING id) SELECT product_id, EXISTS (SELECT 1 FROM stamped) FROM stock");
+            q.push(" RETURNING id)");
+            crate::order_reads::push_counted_after(
+                &mut q,
+                "stamped",
+                account,
+                &counted,
+                event.take(),
+                bill_month.as_ref(),
+            )?;
+            q.push(" SELECT product_id, EXISTS (SELECT 1 FROM stamped) FROM stock");
             q.build_as::<(i64, bool)>()
                 .fetch_optional(&mut *c)
                 .await
@@ -205,15 +224,8 @@ pub(crate) async fn place_order_in<DB: Dialect>(
             return Err(PlaceOrderError::Stale { variant_id });
         }
         touch_products(c, products, created).await?;
+        count_families(c, account, &[counted], event, bill_month.as_ref()).await?;
     }
-    let counted = FamilyDelta {
-        family: booked.family.as_str(),
-        count: 1,
-        net: booked.net,
-        commission: booked.commission,
-    };
-    let account = order.account_id.into();
-    count_families(c, account, &[counted], event, bill_month.as_ref()).await?;
     crate::statement::book_supply(
         c,
         SupplyBooking::of_order_write(None, &order, order.created_at),

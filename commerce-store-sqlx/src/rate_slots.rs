@@ -113,13 +113,20 @@ pub(crate) enum RateOutcome {
     Counted(commerce_core::store::RateLimitHit),
 }
 
+/// The most requests leased at once: a lease is at most this share of a minute's limit lost
+/// per instance (0.1% at a million a minute), and one write per this many requests. Each write
+/// costs more than its own statement on SQLite: every other connection's next read finds the
+/// database changed, drops its page cache and unmaps its memory-mapped file (BENCHMARKS.md,
+/// `http_sql`), so a key sending thousands of requests a second writes rarely.
+pub(crate) const MAX_LEASE: u32 = 1_024;
+
 /// Requests leased at once by a key allowed `limit` a minute: 1 (counted one by one) under
-/// [`PER_SLOT`], else one per [`PER_SLOT`] a minute, at most 64.
+/// [`PER_SLOT`], else one per [`PER_SLOT`] a minute, at most [`MAX_LEASE`].
 pub(crate) fn lease_size(limit: u32) -> u32 {
     if limit < PER_SLOT {
         1
     } else {
-        (limit / PER_SLOT).clamp(1, 64)
+        (limit / PER_SLOT).clamp(1, MAX_LEASE)
     }
 }
 
@@ -250,7 +257,8 @@ mod tests {
     fn leases_hand_out_what_was_leased_and_no_more() {
         assert_eq!(lease_size(120), 1);
         assert_eq!(lease_size(3_000), 3);
-        assert_eq!(lease_size(1_000_000), 64);
+        assert_eq!(lease_size(1_000_000), 1_000);
+        assert_eq!(lease_size(u32::MAX), MAX_LEASE);
         let leases = Leases::default();
         assert_eq!(leases.take(1, 100, 3_000), None);
         leases.grant(1, 100, 3_000, 3, 3);

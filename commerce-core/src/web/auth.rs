@@ -1,5 +1,7 @@
 //! Keys: generation, hashing, and turning an `Authorization` header into a key.
 
+use std::cell::RefCell;
+
 use chrono::{DateTime, Utc};
 use http::{HeaderMap, HeaderName, HeaderValue, header};
 use rand::Rng;
@@ -145,10 +147,27 @@ impl RateAllowance {
         mut response: http::Response<bytes::Bytes>,
     ) -> http::Response<bytes::Bytes> {
         let headers = response.headers_mut();
-        headers.insert(RATE_LIMIT, HeaderValue::from(self.limit));
+        headers.insert(RATE_LIMIT, limit_value(self.limit));
         headers.insert(RATE_REMAINING, HeaderValue::from(self.remaining));
         response
     }
+}
+
+/// `X-RateLimit-Limit`'s value for `limit`. A key's limit changes only with its terms, so
+/// each thread keeps the last value it made and hands out that one again (a reference count)
+/// while the limit is the same, instead of formatting and allocating one per answer.
+fn limit_value(limit: u32) -> HeaderValue {
+    thread_local! {
+        static LAST: RefCell<Option<(u32, HeaderValue)>> = const { RefCell::new(None) };
+    }
+    LAST.with_borrow_mut(|last| match last {
+        Some((kept, value)) if *kept == limit => value.clone(),
+        _ => {
+            let value = HeaderValue::from(limit);
+            *last = Some((limit, value.clone()));
+            value
+        }
+    })
 }
 
 /// What the rate window allows after the request was counted; 429 when it was refused.
@@ -172,7 +191,7 @@ pub(crate) fn rate_allowance(
     Err(ApiError::new(ErrorCode::RateLimited)
         .with_extra("retry_after", retry_after)
         .with_header(header::RETRY_AFTER, HeaderValue::from(retry_after))
-        .with_header(RATE_LIMIT, HeaderValue::from(key.rate_limit))
+        .with_header(RATE_LIMIT, limit_value(key.rate_limit))
         .with_header(RATE_REMAINING, HeaderValue::from(0)))
 }
 

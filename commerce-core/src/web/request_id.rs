@@ -10,10 +10,12 @@ use crate::limits::MAX_REQUEST_ID;
 /// The request and response header.
 pub(crate) const HEADER: HeaderName = HeaderName::from_static("request-id");
 
-/// The id of one request.
+/// What a generated id starts with.
+const PREFIX: &str = "req_";
+
+/// The id of one request: its header value, which is also its text (printable ASCII).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct RequestId {
-    text: String,
     value: HeaderValue,
 }
 
@@ -29,27 +31,34 @@ impl RequestId {
         let (Some(value), None) = (all.next(), all.next()) else {
             return None;
         };
-        let text = value.to_str().ok()?.trim();
-        let printable = text.bytes().all(|b| b.is_ascii_graphic() || b == b' ');
-        if text.is_empty() || text.len() > MAX_REQUEST_ID || !printable {
+        let text = value.to_str().ok()?;
+        let trimmed = text.trim();
+        let printable = trimmed.bytes().all(|b| b.is_ascii_graphic() || b == b' ');
+        if trimmed.is_empty() || trimmed.len() > MAX_REQUEST_ID || !printable {
             return None;
         }
-        Some(Self {
-            text: text.to_owned(),
-            value: HeaderValue::from_str(text).ok()?,
-        })
+        let value = if trimmed.len() == text.len() {
+            // The client's own value (a reference count, no copy).
+            value.clone()
+        } else {
+            HeaderValue::from_str(trimmed).ok()?
+        };
+        Some(Self { value })
     }
 
-    /// A new id: `req_` and 24 characters from `[a-z0-9]`.
+    /// A new id: `req_` and 24 characters from `[a-z0-9]`, in one allocation.
     pub(crate) fn generate() -> Self {
-        let text = crate::model::random_id("req_");
-        let value = HeaderValue::from_str(&text).expect("letters and digits");
-        Self { text, value }
+        let mut text = Vec::with_capacity(PREFIX.len() + crate::model::RANDOM_ID_LEN);
+        text.extend_from_slice(PREFIX.as_bytes());
+        crate::model::push_random_id(&mut text);
+        let value = HeaderValue::from_maybe_shared(Bytes::from(text)).expect("letters and digits");
+        Self { value }
     }
 
     /// The id.
     pub(crate) fn as_str(&self) -> &str {
-        &self.text
+        // Only printable ASCII gets in (`from_client`, `generate`).
+        self.value.to_str().unwrap_or_default()
     }
 
     /// `response` with this id's `Request-Id` header (an error's body already has it:
