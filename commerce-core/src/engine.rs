@@ -284,7 +284,8 @@ impl Engine {
 
     /// Both phases for a request whose body is still to be read: [`head`](Self::head) with
     /// the body's exact size hint or its `Content-Length` as the declared length, then
-    /// [`Admitted::read_body`]. What the adapters call.
+    /// [`Admitted::read_body`]; a body whose exact size is 0 (nothing to read or wait for) is
+    /// answered as [`handle`](Self::handle) answers it, in one phase. What the adapters call.
     pub async fn serve<B>(&self, request: Request<B>) -> Response<Bytes>
     where
         B: http_body::Body + Send,
@@ -292,9 +293,12 @@ impl Engine {
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let (parts, body) = request.into_parts();
-        let declared = http_body::Body::size_hint(&body)
-            .exact()
-            .or_else(|| declared_length(&parts.headers));
+        let exact = http_body::Body::size_hint(&body).exact();
+        if exact == Some(0) {
+            // Nothing to read (most GETs): both phases as one, as `handle` runs them.
+            return self.handle(Request::from_parts(parts, Bytes::new())).await;
+        }
+        let declared = exact.or_else(|| declared_length(&parts.headers));
         match self.head(parts, declared).await {
             Head::Admitted(admitted) => admitted.read_body(body).await,
             Head::Answered(response) => response,

@@ -1,6 +1,8 @@
 //! What the billing meter holds, and the month it counts in.
 
-use chrono::{DateTime, Datelike, Utc};
+use std::cell::RefCell;
+
+use chrono::{DateTime, Datelike, Offset, Utc};
 use chrono_tz::Africa::Cairo;
 
 /// What the billing meter holds for an account and month.
@@ -32,7 +34,34 @@ pub struct BillingMonth(String);
 
 impl BillingMonth {
     /// The billing month of an instant: its calendar month in Cairo time.
+    ///
+    /// Cairo's offset from UTC is a whole number of hours (since 1900) and changes, as the
+    /// month does, at a local midnight: every instant of one UTC hour has the same month. So
+    /// each thread keeps the month of the last hour it worked out (an instant whose offset is
+    /// not whole hours is worked out every time), which a request asks for once or twice.
     pub fn of(at: DateTime<Utc>) -> Self {
+        thread_local! {
+            static LAST: RefCell<Option<(i64, BillingMonth)>> = const { RefCell::new(None) };
+        }
+        let hour = at.timestamp().div_euclid(3600);
+        let kept = LAST.with_borrow(|last| {
+            last.as_ref()
+                .filter(|(kept_hour, _)| *kept_hour == hour)
+                .map(|(_, month)| month.clone())
+        });
+        if let Some(month) = kept {
+            return month;
+        }
+        let month = Self::worked_out(at);
+        let offset = at.with_timezone(&Cairo).offset().fix().local_minus_utc();
+        if offset % 3600 == 0 {
+            LAST.set(Some((hour, month.clone())));
+        }
+        month
+    }
+
+    /// The month of `at` in Cairo, worked out from the time zone's rules.
+    fn worked_out(at: DateTime<Utc>) -> Self {
         let local = at.with_timezone(&Cairo);
         Self(format!("{:04}-{:02}", local.year(), local.month()))
     }
@@ -62,6 +91,33 @@ impl std::fmt::Display for BillingMonth {
 mod tests {
     use super::*;
     use chrono::TimeZone;
+
+    #[test]
+    fn every_instant_of_an_hour_has_the_month_worked_out_for_it() {
+        // 2022 to 2025: Egypt's clocks moved again from 2023 (last Friday of April and of
+        // October), so this spans offsets +2 and +3 and their changes.
+        let start = Utc
+            .with_ymd_and_hms(2022, 1, 1, 0, 0, 0)
+            .unwrap()
+            .timestamp();
+        let end = Utc
+            .with_ymd_and_hms(2026, 1, 1, 0, 0, 0)
+            .unwrap()
+            .timestamp();
+        for hour in (start..end).step_by(3600) {
+            for second in [0, 1799, 3599] {
+                let at = Utc.timestamp_opt(hour + second, 0).unwrap();
+                assert_eq!(BillingMonth::of(at), BillingMonth::worked_out(at), "{at}");
+            }
+        }
+        // Going back to an earlier hour works it out again.
+        let early = Utc.with_ymd_and_hms(2024, 1, 31, 21, 59, 59).unwrap();
+        assert_eq!(BillingMonth::of(early).as_str(), "2024-01");
+        assert_eq!(
+            BillingMonth::of(early + chrono::Duration::seconds(1)).as_str(),
+            "2024-02"
+        );
+    }
 
     #[test]
     fn billing_month_follows_cairo_midnight() {

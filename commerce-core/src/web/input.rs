@@ -3,8 +3,6 @@
 //! Every check adds its message under the field's dotted key; a handler reads all the fields it
 //! needs, then turns the collected messages into one 422.
 
-use std::collections::HashMap;
-
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
@@ -29,8 +27,10 @@ pub use crate::limits::MAX_PER_PAGE;
 /// read with replacement characters.
 #[derive(Debug, Default)]
 pub struct Query {
-    /// Each name's last value; `None` when its bytes are not UTF-8.
-    values: HashMap<String, Option<String>>,
+    /// Each parameter as sent, in order (a repeated name's last value wins); the value is
+    /// `None` when its bytes are not UTF-8. A list, not a map: a query holds a handful of
+    /// parameters, found by comparing names faster than by hashing them.
+    values: Vec<(String, Option<String>)>,
     errors: FieldErrors,
 }
 
@@ -53,6 +53,15 @@ impl Query {
         }
     }
 
+    /// The last value given for `name` (`Some(None)`: given, not UTF-8).
+    fn value(&self, name: &str) -> Option<Option<&str>> {
+        self.values
+            .iter()
+            .rev()
+            .find(|(given, _)| given == name)
+            .map(|(_, value)| value.as_deref())
+    }
+
     fn fail(&mut self, name: &str, message: impl Into<String>) {
         self.errors
             .entry(name.to_owned())
@@ -63,20 +72,15 @@ impl Query {
     /// A string parameter, trimmed: `None` when absent, or (with a message on it) when given
     /// blank or with a character that is not printable single-line text.
     pub fn string(&mut self, name: &str) -> Option<String> {
-        let Some(raw) = self.values.get(name)?.clone() else {
-            self.fail(name, messages::INVALID_ENCODING);
-            return None;
+        let read = match self.value(name)? {
+            None => Err(messages::INVALID_ENCODING.to_owned()),
+            Some(raw) => match check_printable(raw, TextKind::SingleLine) {
+                Err(problem) => Err(messages::problem(problem)),
+                Ok(()) if raw.trim().is_empty() => Err(messages::EMPTY_VALUE.to_owned()),
+                Ok(()) => Ok(raw.trim().to_owned()),
+            },
         };
-        if let Err(problem) = check_printable(&raw, TextKind::SingleLine) {
-            self.fail(name, messages::problem(problem));
-            return None;
-        }
-        let value = raw.trim();
-        if value.is_empty() {
-            self.fail(name, messages::EMPTY_VALUE);
-            return None;
-        }
-        Some(value.to_owned())
+        read.map_err(|message| self.fail(name, message)).ok()
     }
 
     /// An integer parameter within a range.
@@ -116,7 +120,7 @@ impl Query {
 
     /// A required timestamp parameter: a message on it when absent.
     pub fn required_timestamp(&mut self, name: &str) -> Option<DateTime<Utc>> {
-        if !self.values.contains_key(name) {
+        if self.value(name).is_none() {
             self.fail(name, messages::REQUIRED);
             return None;
         }
