@@ -250,6 +250,12 @@ pub(crate) async fn count_orders<DB: Dialect>(
     .map_err(backend)
 }
 
+/// How a delta is added to the account's row of its family.
+const COUNTS_UPSERT: &str = " ON CONFLICT (account_id, family) DO UPDATE SET \
+     count = account_order_counts.count + excluded.count, \
+     net = account_order_counts.net + excluded.net, \
+     commission = account_order_counts.commission + excluded.commission";
+
 /// Applies `deltas` to the account's row of each family (in the order given: callers
 /// pass families sorted, so that concurrent transactions lock rows in one order), queues
 /// `event`'s deliveries and counts one order operation in the account's meter for
@@ -300,12 +306,7 @@ pub(crate) async fn count_families<DB: Dialect>(
             .push_arg(d.net)
             .push_arg(d.commission);
     });
-    q.push(
-        " ON CONFLICT (account_id, family) DO UPDATE SET \
-         count = account_order_counts.count + excluded.count, \
-         net = account_order_counts.net + excluded.net, \
-         commission = account_order_counts.commission + excluded.commission",
-    );
+    q.push(COUNTS_UPSERT);
     match bill_month {
         Some(month) if billed_here => {
             q.push(" RETURNING account_id) ");
@@ -363,13 +364,8 @@ pub(crate) fn push_counted_after<DB: Dialect>(
     .push(", ")
     .push_arg(delta.commission)
     .push(format_args!(" WHERE EXISTS (SELECT 1 FROM {after})"))
-    .push(
-        " ON CONFLICT (account_id, family) DO UPDATE SET \
-         count = account_order_counts.count + excluded.count, \
-         net = account_order_counts.net + excluded.net, \
-         commission = account_order_counts.commission + excluded.commission \
-         RETURNING account_id)",
-    );
+    .push(COUNTS_UPSERT)
+    .push(" RETURNING account_id)");
     if let Some(month) = bill_month {
         q.push(", metered AS (INSERT INTO meter_order_operations (account_id, month, operations) SELECT ")
             .push_arg(account)
