@@ -12,7 +12,7 @@ use chrono::{DateTime, Utc};
 use futures_util::FutureExt;
 use http::request::Parts;
 use http::{Request, Response};
-use tracing::{Instrument, Span, field};
+use tracing::{Span, field};
 
 use crate::api::{self, Ctx};
 use crate::caching::CachingStore;
@@ -331,11 +331,12 @@ impl Engine {
             started,
             id,
         };
-        let checked =
+        let checked = crate::observe::in_span(
             AssertUnwindSafe(self.check_head(route, &parts, declared_length, &trace.span))
-                .catch_unwind()
-                .instrument(trace.span.clone())
-                .await;
+                .catch_unwind(),
+            trace.span.clone(),
+        )
+        .await;
         match checked {
             Ok(Checked::Pass(pass)) => Head::Admitted(Admitted {
                 engine: self.clone(),
@@ -555,10 +556,11 @@ impl Admitted {
         let request = Request::from_parts(*parts, body);
         // Boxed before it is wrapped, so that the wrappers move a pointer, not the handler's
         // future (see `detached`).
-        let answer = AssertUnwindSafe(Box::pin(api::serve(&ctx, endpoint, request)))
-            .catch_unwind()
-            .instrument(trace.span.clone())
-            .await;
+        let answer = crate::observe::in_span(
+            AssertUnwindSafe(Box::pin(api::serve(&ctx, endpoint, request))).catch_unwind(),
+            trace.span.clone(),
+        )
+        .await;
         match answer {
             Ok(Ok(response)) => trace.answered(window.stamp(response)),
             Ok(Err(error)) => trace.refused(error, Some(&window)),

@@ -189,6 +189,23 @@ pub(crate) fn webhook_backlog(backlog: crate::model::WebhookBacklog) {
     let _ = backlog;
 }
 
+/// `future` in `span`, or as it is when the span is disabled (no subscriber wants it): a
+/// disabled span still costs an enter and an exit on every poll and at the drop (with the
+/// `log` bridge that sqlx and warp turn on, a check of the `log` crate's level each time),
+/// which a request pays for each of its phases and store calls.
+pub(crate) fn in_span<F: std::future::Future>(
+    future: F,
+    span: tracing::Span,
+) -> futures_util::future::Either<F, tracing::instrument::Instrumented<F>> {
+    use futures_util::future::Either;
+    use tracing::Instrument;
+    if span.is_disabled() {
+        Either::Left(future)
+    } else {
+        Either::Right(future.instrument(span))
+    }
+}
+
 /// A request was answered.
 #[inline]
 pub(crate) fn request_answered(endpoint: &'static str, status: StatusCode, took: Duration) {

@@ -6,7 +6,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use futures_util::FutureExt;
-use tracing::{Instrument, Span};
+use tracing::Span;
 
 /// Runs `work` to its end even if the returned future is dropped: inside a tokio runtime it is
 /// polled in place (no task spawned: the common case, where the caller waits for the answer,
@@ -26,7 +26,7 @@ where
         return work.await;
     };
     let detached = Detached {
-        work: Some(AssertUnwindSafe(work.instrument(Span::current())).catch_unwind()),
+        work: Some(AssertUnwindSafe(crate::observe::in_span(work, Span::current())).catch_unwind()),
         runtime,
     };
     detached.await.unwrap_or_else(|_panic| shutdown())
@@ -37,7 +37,9 @@ pub(super) type BoxedWork<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
 /// The work of [`detached`], in its span, its panic caught.
 type GuardedWork<T> = futures_util::future::CatchUnwind<
-    AssertUnwindSafe<tracing::instrument::Instrumented<BoxedWork<T>>>,
+    AssertUnwindSafe<
+        futures_util::future::Either<BoxedWork<T>, tracing::instrument::Instrumented<BoxedWork<T>>>,
+    >,
 >;
 
 /// The future of [`detached`]: its work, until it is done.

@@ -4,7 +4,6 @@ use std::future::Future;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use tracing::Instrument;
 
 use super::delegate::forward_store;
 use super::*;
@@ -44,7 +43,7 @@ impl Traced {
             concern = op.concern.name(),
             operation = op.name
         );
-        let result = call.instrument(span).await;
+        let result = crate::observe::in_span(call, span).await;
         if let Ok(value) = &result {
             event(value);
         }
