@@ -39,6 +39,9 @@ pub const MAX_WARRANTIES: usize = 10;
 
 /// Largest `quantity` of a supplier's quote.
 pub const MAX_QUOTE_QUANTITY: i64 = 100_000;
+/// Largest `unit_price` of a quote, in pounds (`"1000000.00"`): a quote's value
+/// (`unit_price` x `quantity`) stays far inside the money columns.
+pub const MAX_QUOTE_UNIT_PRICE: i64 = 1_000_000;
 /// Longest `note` of a supplier's quote, in characters.
 pub const MAX_QUOTE_NOTE: usize = 500;
 /// How far ahead a quote's `valid_until` may be, in days.

@@ -24,6 +24,7 @@ pub use crate::domain::fields::{DraftLine, OrderDraft};
 use crate::domain::fields::{FieldProblem, MAX_TEXT, Problem, TextKind, clean_text, phone};
 use crate::domain::keys::KeyMaker;
 pub use crate::domain::keys::KeySpec;
+pub use crate::domain::pieces::OutcomeReport;
 use crate::domain::wallet::WalletFigures;
 use crate::domain::{moves, placement};
 use crate::model::*;
@@ -357,14 +358,18 @@ impl Operator {
     }
 
     /// Moves an order and records what became of lines' pieces with the move, in one store
-    /// operation (a delivery, a partial delivery, a return): the outcomes are checked against
-    /// the order's lines first (under `outcomes.{index}`), and a refused move records neither.
+    /// operation (a delivery, a partial delivery, a return): each report is merged onto its
+    /// line's outcome (a count left out keeps its value) and checked against the order's lines
+    /// first (under `outcomes.{index}`; counts on a move that does not settle the order are
+    /// refused under `outcomes`), and a refused move records neither. A settled order's
+    /// uncounted pieces are delivered (delivered family) or returned (returned family):
+    /// [`pieces::completed`](crate::domain::pieces::completed).
     pub async fn move_order_with_outcomes(
         &self,
         id: OrderId,
         to: OrderStatus,
         reason: Option<String>,
-        outcomes: Vec<(LineId, LineOutcome)>,
+        outcomes: Vec<(LineId, OutcomeReport)>,
     ) -> OperatorResult<Order> {
         let change = moves::Move {
             account_id: None,
@@ -377,15 +382,21 @@ impl Operator {
         Ok(moves::apply(self.store(), change, &self.shared.config, "outcomes").await?)
     }
 
-    /// Records what became of lines' pieces after shipping, without a move (a correction);
-    /// [`move_order_with_outcomes`](Self::move_order_with_outcomes) records them with one.
+    /// Corrects what became of the pieces of a settled order's lines, without a move: each
+    /// report merged onto its line's outcome and checked as
+    /// [`move_order_with_outcomes`](Self::move_order_with_outcomes) does (an order not
+    /// settled is refused under `outcomes`). Stock and money move by the difference, once:
+    /// pieces returned are restocked (or taken back: [`Conflict::StockShortfall`] when they
+    /// were sold again), the marketer's earnings and the supplier's statement follow the
+    /// delivered pieces ([`Conflict::SupplierShortfall`] when the supplier's money was
+    /// withdrawn).
     pub async fn set_line_outcomes(
         &self,
         order: OrderId,
-        outcomes: Vec<(LineId, LineOutcome)>,
+        outcomes: Vec<(LineId, OutcomeReport)>,
     ) -> OperatorResult<Order> {
         let current = self.order(order).await?;
-        moves::check_outcomes(&current, &outcomes, "outcomes")?;
+        let outcomes = moves::resolve_outcomes(&current, None, &outcomes, "outcomes")?;
         Ok(self
             .store()
             .set_line_outcomes(order, outcomes, self.now())

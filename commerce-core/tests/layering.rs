@@ -296,6 +296,7 @@ const LAYERS: &[(Layer, &[&str])] = &[
             "clock",
             "domain::delivery",
             "domain::earnings",
+            "domain::pieces",
             "domain::pricing",
             "domain::status_moves",
             "governorates",

@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use commerce_core::domain::earnings::{WalletTotals, Withdrawn};
+use commerce_core::domain::pieces::{StockMove, stock_moves};
 use commerce_core::model::*;
 use commerce_core::store::*;
 use commerce_core::testing::http::Harness;
@@ -127,14 +128,6 @@ impl Tables {
         }
     }
 
-    /// Adds `by` pieces to a variant's stock; its product changed at `now`.
-    fn restock(&mut self, variant: VariantId, by: i64, now: DateTime<Utc>) {
-        if let Some((v, updated)) = self.variant_mut(variant) {
-            v.available += by;
-            *updated = next_updated_at(*updated, now);
-        }
-    }
-
     /// Applies a stock adjustment ([`NewStockAdjustment::decide`] on the stock now); a
     /// refusal writes nothing.
     fn adjust(
@@ -154,31 +147,37 @@ impl Tables {
         Ok(adjustment)
     }
 
-    /// The returned pieces `outcomes` give back to stock on order `index` (before they are
-    /// written; `moving_to` is the status a move enters): [`restocks`], each within what is
-    /// available ([`restock_within`]).
-    fn restock_returned(
-        &mut self,
-        order: OrderId,
-        moving_to: Option<OrderStatus>,
-        outcomes: &[(LineId, LineOutcome)],
-        now: DateTime<Utc>,
-    ) {
-        let Some(stored) = self.orders.iter().find(|o| o.id == order) else {
-            return;
-        };
-        let statuses = stored.timeline.iter().map(|t| t.status).chain(moving_to);
-        let lines = stored
-            .lines
-            .iter()
-            .map(|l| (l.id, l.variant_id, &l.outcome));
-        for (variant, by) in restocks(statuses, lines, outcomes) {
-            let available = self.variant_mut(variant).map_or(0, |(v, _)| v.available);
-            let by = restock_within(by, available);
-            if by != 0 {
-                let new = NewStockAdjustment::new(variant, by, StockReason::Restock);
-                let _ = self.adjust(new.for_order(order), now);
+    /// Refuses the stock an order's write moves ([`stock_moves`]) when a variant would give
+    /// more pieces than it has.
+    fn check_order_stock(&mut self, moves: &[StockMove]) -> Result<(), StoreError> {
+        for m in moves {
+            let available = self
+                .variant_mut(m.variant_id)
+                .map_or(0, |(v, _)| v.available);
+            if available + m.delta < 0 {
+                return Err(StoreError::StockShortfall {
+                    variant: m.variant_id,
+                    available,
+                    shortfall: -(available + m.delta),
+                });
             }
+        }
+        Ok(())
+    }
+
+    /// Applies the stock an order's write moves, checked by
+    /// [`check_order_stock`](Self::check_order_stock), each kept naming the order.
+    fn move_order_stock(&mut self, order: OrderId, moves: Vec<StockMove>, now: DateTime<Utc>) {
+        for m in moves {
+            let Some((v, updated)) = self.variant_mut(m.variant_id) else {
+                continue;
+            };
+            v.available += m.delta;
+            *updated = next_updated_at(*updated, now);
+            let after = v.available;
+            let id = StockAdjustmentId::new(next_id(self.adjustments.len()));
+            let new = NewStockAdjustment::new(m.variant_id, m.delta, m.reason).for_order(order);
+            self.adjustments.push(new.into_adjustment(id, after, now));
         }
     }
 
@@ -815,13 +814,9 @@ impl OrderStore for SmallStore {
         }) {
             return Err(PlaceOrderError::Stale { variant_id });
         }
-        let taken = pieces_to_reserve(&new.lines, |v| {
+        pieces_to_reserve(&new.lines, |v| {
             t.variant_mut(v).map_or(0, |(v, _)| v.available)
         })?;
-        // Placing books `expected` only, which never refuses: booked with the order below.
-        for (variant, quantity) in taken {
-            t.restock(variant, -quantity, new.created_at);
-        }
         let id = next_id(t.orders.len());
         let line_ids: Vec<LineId> = (1..=new.lines.len() as i64)
             .map(|i| LineId::new(t.line_count + i))
@@ -833,6 +828,8 @@ impl OrderStore for SmallStore {
         t.bill(new.account_id, new.bill_month.clone());
         let events = new.events;
         let order = new.into_order(OrderId::new(id), line_ids);
+        // The pieces fit (checked above).
+        t.move_order_stock(order.id, stock_moves(None, &order), order.created_at);
         t.book_supply(SupplyBooking::of_order_write(
             None,
             &order,
@@ -852,28 +849,19 @@ impl OrderStore for SmallStore {
         if step.names_unknown_line(&order.lines) {
             return Err(StatusChangeError::NotFound);
         }
-        let released: Vec<(VariantId, i64)> = match step.releases_stock {
-            true => order
-                .lines
-                .iter()
-                .map(|l| (l.variant_id, l.quantity))
-                .collect(),
-            false => Vec::new(),
-        };
         let previous = order.status;
         let mut moved = order.clone();
         step.clone().apply(&mut moved);
         let bookings = SupplyBooking::of_order_write(Some(order), &moved, change.at);
+        let stock = stock_moves(Some(order), &moved);
         // Every refusal is decided before the first write.
+        t.check_order_stock(&stock)?;
         t.book_supply(bookings)?;
         let id = moved.id;
-        t.restock_returned(id, Some(step.to), &step.outcomes, change.at);
+        t.move_order_stock(id, stock, change.at);
         let order = find(&mut t.orders, id.into()).map_err(StatusChangeError::Store)?;
         *order = moved;
         let order = order.clone();
-        for (variant, quantity) in released {
-            t.restock(variant, quantity, change.at);
-        }
         t.bill(account, change.bill_month);
         t.queue_order_event(
             EventType::OrderStatusChanged,
@@ -906,9 +894,11 @@ impl OrderStore for SmallStore {
         }
         changed.updated_at = next_updated_at(order.updated_at, now);
         let bookings = SupplyBooking::of_order_write(Some(order), &changed, now);
+        let stock = stock_moves(Some(order), &changed);
         // Every refusal is decided before the first write.
+        t.check_order_stock(&stock)?;
         t.book_supply(bookings)?;
-        t.restock_returned(changed.id, None, &outcomes, now);
+        t.move_order_stock(changed.id, stock, now);
         let stored = find(&mut t.orders, changed.id.into())?;
         *stored = changed.clone();
         Ok(changed)

@@ -225,7 +225,7 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
         let result = async {
             let c = &mut tx.tx;
             revise_product(c, product.into(), at).await?;
-            query_scalar::<DB, i64>(
+            let id = query_scalar::<DB, i64>(
                 "INSERT INTO variants (product_id, label, price, suggested_min, \
                  suggested_max, available, supply_price) VALUES ($1, $2, $3, $4, $5, $6, $7) \
                  RETURNING id",
@@ -239,7 +239,22 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
             .bind(supply)
             .fetch_one(&mut *c)
             .await
-            .map_err(backend)
+            .map_err(backend)?;
+            // The first stock is the first entry of the variant's history.
+            if new.available != 0 {
+                query::<DB>(
+                    "INSERT INTO stock_adjustments (variant_id, delta, reason, available_after, \
+                     at) VALUES ($1, $2, $3, $2, $4)",
+                )
+                .bind(id)
+                .bind(new.available)
+                .bind(StockReason::Initial.as_str())
+                .bind(at)
+                .execute(&mut *c)
+                .await
+                .map_err(backend)?;
+            }
+            Ok::<i64, StoreError>(id)
         }
         .await;
         let id = tx.finish(result).await?;

@@ -41,6 +41,13 @@ pub(crate) async fn update_product<DB: Dialect>(
     {
         return Err(StoreError::Invalid(format!("no category {category}")));
     }
+    // A new supplier ends the old one's pending quotes: their rows are locked first, as a
+    // quote's decision locks its row before the variant's product (one order: no deadlock).
+    let pending = if patch.supplier_id.is_some() {
+        crate::supply::lock_pending_quotes(c, id).await?
+    } else {
+        Vec::new()
+    };
     let locked: Option<i64> = query_scalar::<DB, i64>(AssertSqlSafe(format!(
         "SELECT id FROM products WHERE id = $1{}",
         DB::FOR_UPDATE
@@ -51,7 +58,11 @@ pub(crate) async fn update_product<DB: Dialect>(
     .map_err(backend)?;
     let locked = locked.ok_or(StoreError::NotFound)?;
     let mut product = load_product(c, locked).await?;
+    let supplier_before = product.supplier_id;
     patch.apply(&mut product);
+    if product.supplier_id != supplier_before {
+        crate::supply::end_pending_quotes(c, &pending, now).await?;
+    }
     query::<DB>(concat!(
         "UPDATE products SET title = $2, title_lower = $3, slug = $4, category_id = $5, \
          description = $6, images = $7, files = $8, video_url = $9, \

@@ -3,6 +3,7 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use commerce_core::domain::earnings::{EarningsTotals, WalletTotals};
+use commerce_core::domain::pieces::stock_moves;
 use commerce_core::model::*;
 use commerce_core::money::from_piastres;
 use commerce_core::store::*;
@@ -13,35 +14,11 @@ use crate::dialect::*;
 use crate::order_reads::*;
 use crate::outbox::{OutboxEvent, subscribed};
 use crate::placing::place_order_in;
-use crate::products::touch_products;
 use crate::rows::*;
 use crate::sql_store::*;
 use crate::statement::{book_supply, statement_page, supplier_wallet};
-use crate::stock::restock_returned_in;
+use crate::stock::apply_order_stock;
 use crate::wallet::*;
-
-/// Moves stock of variants (sorted by id, so that concurrent transactions lock in
-/// one order) and marks their products changed.
-pub(crate) async fn release_stock<DB: Dialect>(
-    c: &mut PoolConnection<DB>,
-    deltas: &[(i64, i64)],
-    now: i64,
-) -> StoreResult<()> {
-    let mut products = Vec::new();
-    for (variant, by) in deltas {
-        let product: Option<i64> = query_scalar::<DB, i64>(
-            "UPDATE variants SET available = available + $2 WHERE id = $1 \
-             RETURNING product_id",
-        )
-        .bind(*variant)
-        .bind(*by)
-        .fetch_optional(&mut *c)
-        .await
-        .map_err(backend)?;
-        products.extend(product);
-    }
-    touch_products(c, products, now).await
-}
 
 /// The moving order's account, status, booked earnings (net, commission) and timeline, and
 /// whether the account has an endpoint that receives the move.
@@ -70,25 +47,26 @@ pub(crate) async fn change_status_in<DB: Dialect>(
     let previous = status(&current)?;
     let step = StatusMove::check(&change, AccountId::new(account), previous)?;
     let before = load_order(c, change.order_id.into()).await?;
+    if step.names_unknown_line(&before.lines) {
+        return Err(StatusChangeError::NotFound);
+    }
     let at = nanos(step.at)?;
-    restock_returned_in(c, change.order_id, Some(step.to), &step.outcomes, step.at).await?;
+    // The stock the move makes (a release, a restock), from the order as it will stand.
+    let mut after = before.clone();
+    step.clone().apply(&mut after);
+    apply_order_stock(
+        c,
+        change.order_id,
+        &stock_moves(Some(&before), &after),
+        step.at,
+    )
+    .await?;
     write_line_outcomes(c, change.order_id, &step.outcomes)
         .await
         .map_err(|e| match e {
             StoreError::NotFound => StatusChangeError::NotFound,
             other => StatusChangeError::Store(other),
         })?;
-    if step.releases_stock {
-        let lines: Vec<(i64, i64)> = query_as::<DB, (i64, i64)>(
-            "SELECT variant_id, CAST(SUM(quantity) AS BIGINT) FROM order_lines WHERE order_id = $1 \
-             GROUP BY variant_id ORDER BY variant_id",
-        )
-        .bind(change.order_id)
-        .fetch_all(&mut *c)
-        .await
-        .map_err(backend)?;
-        release_stock(c, &lines, at).await?;
-    }
     // The status and the new timeline entry in one write of the order's row, which returns
     // the row as it stands after the move.
     let mut timeline = parse_timeline(change.order_id.into(), &timeline)?;
@@ -204,7 +182,12 @@ impl<DB: Dialect> OrderStore for SqlStore<DB> {
             };
             let was = Booked::from_row(&status_text, net, commission)?;
             let before = load_order(c, order.into()).await?;
-            restock_returned_in(c, order, None, &outcomes, now).await?;
+            let mut after = before.clone();
+            for (line_id, outcome) in &outcomes {
+                let line = after.lines.iter_mut().find(|l| l.id == *line_id);
+                line.ok_or(StoreError::NotFound)?.outcome = outcome.clone();
+            }
+            apply_order_stock(c, order, &stock_moves(Some(&before), &after), now).await?;
             write_line_outcomes(c, order, &outcomes).await?;
             let order = load_order(c, order.into()).await?;
             rebook(c, &order, was, None, None).await?;

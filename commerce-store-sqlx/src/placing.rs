@@ -148,6 +148,8 @@ pub(crate) async fn place_order_in<DB: Dialect>(
     let account = order.account_id.into();
     let mut products = Vec::with_capacity(wanted.len());
     let mut reserved: Vec<(i64, i64)> = Vec::with_capacity(wanted.len());
+    // Reservations not kept by their own statement: (variant, pieces, available after).
+    let mut to_keep: Vec<(i64, i64, i64)> = Vec::new();
     for (&variant, &quantity) in &wanted {
         let mut q = QueryBuilder::<DB>::new("");
         if stamped_with_stock {
@@ -162,10 +164,24 @@ pub(crate) async fn place_order_in<DB: Dialect>(
         if let Some(&(price, _, _)) = priced.variants.get(&variant) {
             q.push(" AND price = ").push_arg(price);
         }
-        q.push(" RETURNING product_id");
+        q.push(" RETURNING product_id, available");
         let taken: Option<(i64, bool)> = if stamped_with_stock {
+            // The reservation kept in the variant's history, in the same statement.
             q.push(
-                "), stamped AS (UPDATE products SET updated_at = \
+                "), reserved AS (INSERT INTO stock_adjustments (variant_id, delta, reason, \
+                 order_id, available_after, at) SELECT ",
+            )
+            .push_arg(variant)
+            .push(", ")
+            .push_arg(-quantity)
+            .push(", ")
+            .push_arg(StockReason::Reservation.as_str())
+            .push(", ")
+            .push_arg(id)
+            .push(", available, ")
+            .push_arg(created)
+            .push(
+                " FROM stock), stamped AS (UPDATE products SET updated_at = \
                  CASE WHEN updated_at + 1000 > ",
             )
             .push_arg(created)
@@ -193,11 +209,15 @@ pub(crate) async fn place_order_in<DB: Dialect>(
                 .await
                 .map_err(backend)?
         } else {
-            q.build_scalar::<i64>()
+            let taken = q
+                .build_as::<(i64, i64)>()
                 .fetch_optional(&mut *c)
                 .await
-                .map_err(backend)?
-                .map(|product| (product, true))
+                .map_err(backend)?;
+            if let Some((_, after)) = taken {
+                to_keep.push((variant, quantity, after));
+            }
+            taken.map(|(product, _)| (product, true))
         };
         match taken {
             Some((_, false)) => {
@@ -219,6 +239,7 @@ pub(crate) async fn place_order_in<DB: Dialect>(
             }
         }
     }
+    keep_reservations(c, id, &to_keep, created).await?;
     if !stamped_with_stock {
         if let Some(variant_id) = priced.stamp(c, &mut products, created).await? {
             return Err(PlaceOrderError::Stale { variant_id });
@@ -232,6 +253,35 @@ pub(crate) async fn place_order_in<DB: Dialect>(
     )
     .await?;
     Ok(order)
+}
+
+/// Keeps the reservations of order `order` in their variants' histories (one multi-row
+/// insert): each `(variant, pieces, available after)`.
+async fn keep_reservations<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    order: i64,
+    reservations: &[(i64, i64, i64)],
+    at: i64,
+) -> StoreResult<()> {
+    for chunk in reservations.chunks(MAX_BIND_CHUNK / 6) {
+        let mut q = QueryBuilder::<DB>::new(
+            "INSERT INTO stock_adjustments (variant_id, delta, reason, order_id, \
+             available_after, at) ",
+        );
+        q.push_values(chunk, |mut row, (variant, pieces, after)| {
+            row.push_arg(*variant)
+                .push_arg(-*pieces)
+                .push_arg(StockReason::Reservation.as_str())
+                .push_arg(order)
+                .push_arg(*after)
+                .push_arg(at);
+        });
+        q.build_statement()
+            .execute(&mut *c)
+            .await
+            .map_err(backend)?;
+    }
+    Ok(())
 }
 
 /// Inserts the order's lines and their warranties (multi-row inserts); the lines'

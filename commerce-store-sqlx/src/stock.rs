@@ -1,12 +1,13 @@
 //! Stock adjustments: a variant's stock moved by a delta under its row's lock, the adjustment
-//! kept, the product stamped; the returned pieces of an order's outcomes given back; a
-//! variant's history.
+//! kept, the product stamped; the stock an order's write moves (reservations, releases,
+//! restocks); a variant's history.
 //!
-//! [`adjust_stock_in`] and [`restock_returned_in`] take the open transaction's connection, so
+//! [`adjust_stock_in`] and [`apply_order_stock`] take the open transaction's connection, so
 //! that any operation applies an adjustment in its own transaction (a quote's acceptance, an
 //! order's move).
 
 use chrono::{DateTime, Utc};
+use commerce_core::domain::pieces::StockMove;
 use commerce_core::model::*;
 use commerce_core::store::*;
 use sqlx::pool::PoolConnection;
@@ -14,7 +15,7 @@ use sqlx::{AssertSqlSafe, QueryBuilder};
 
 use crate::dialect::*;
 use crate::order_reads::{Totalled, page_rows};
-use crate::products::touch_product;
+use crate::products::{touch_product, touch_products};
 use crate::rows::*;
 use crate::sql_store::*;
 
@@ -73,59 +74,92 @@ pub(crate) async fn adjust_stock_in<DB: Dialect>(
     Ok(new.into_adjustment(StockAdjustmentId::new(id), after, instant(at)))
 }
 
-/// Gives back, in the caller's open transaction, the pieces that `outcomes` record as
-/// returned on `order` (called before they are written; `moving_to` is the status a move
-/// enters): [`restocks`] of the lines and timeline as stored (one statement), one `restock`
-/// adjustment per variant naming the order, in variant id order, each within what is
-/// available ([`restock_within`]). No statement when there are no outcomes.
-pub(crate) async fn restock_returned_in<DB: Dialect>(
+/// Applies the stock an order's write moves ([`stock_moves`]) in the caller's open
+/// transaction: variant by variant in id order (the one order every transaction locks
+/// variants in), each with one conditional update that refuses to take more pieces than the
+/// variant has ([`StoreError::StockShortfall`]; the caller rolls back), kept in the variant's
+/// history naming the order (in the update's statement on PostgreSQL), then the products
+/// stamped after every variant.
+pub(crate) async fn apply_order_stock<DB: Dialect>(
     c: &mut PoolConnection<DB>,
     order: OrderId,
-    moving_to: Option<OrderStatus>,
-    outcomes: &[(LineId, LineOutcome)],
+    moves: &[StockMove],
     now: DateTime<Utc>,
 ) -> StoreResult<()> {
-    if outcomes.is_empty() {
-        return Ok(());
+    let at = nanos(now)?;
+    let mut products = Vec::with_capacity(moves.len());
+    for m in moves {
+        let moved: Option<(i64, i64)> = if DB::WRITES_IN_WITH {
+            query_as::<DB, (i64, i64)>(
+                "WITH moved AS (UPDATE variants SET available = available + $2 \
+                 WHERE id = $1 AND available + $2 >= 0 RETURNING product_id, available), \
+                 kept AS (INSERT INTO stock_adjustments (variant_id, delta, reason, order_id, \
+                 available_after, at) SELECT $1, $2, $3, $4, available, $5 FROM moved) \
+                 SELECT product_id, available FROM moved",
+            )
+            .bind(m.variant_id)
+            .bind(m.delta)
+            .bind(m.reason.as_str())
+            .bind(order)
+            .bind(at)
+            .fetch_optional(&mut *c)
+            .await
+            .map_err(backend)?
+        } else {
+            let moved = query_as::<DB, (i64, i64)>(
+                "UPDATE variants SET available = available + $2 \
+                 WHERE id = $1 AND available + $2 >= 0 RETURNING product_id, available",
+            )
+            .bind(m.variant_id)
+            .bind(m.delta)
+            .fetch_optional(&mut *c)
+            .await
+            .map_err(backend)?;
+            if let Some((_, after)) = moved {
+                keep_order_adjustment(c, order, m, after, at).await?;
+            }
+            moved
+        };
+        let Some((product, _)) = moved else {
+            let available: i64 =
+                query_scalar::<DB, i64>("SELECT available FROM variants WHERE id = $1")
+                    .bind(m.variant_id)
+                    .fetch_optional(&mut *c)
+                    .await
+                    .map_err(backend)?
+                    .unwrap_or(0);
+            return Err(StoreError::StockShortfall {
+                variant: m.variant_id,
+                available,
+                shortfall: m.delta.saturating_neg().saturating_sub(available),
+            });
+        };
+        products.push(product);
     }
-    type Stored = (i64, i64, Option<i64>, String);
-    let stored: Vec<Stored> = query_as::<DB, Stored>(
-        "SELECT l.id, l.variant_id, l.returned_quantity, o.timeline \
-         FROM order_lines l JOIN orders o ON o.id = l.order_id WHERE l.order_id = $1",
+    touch_products(c, products, at).await
+}
+
+/// Keeps one stock move of an order in its variant's history, `after` pieces left.
+pub(crate) async fn keep_order_adjustment<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    order: OrderId,
+    m: &StockMove,
+    after: i64,
+    at: i64,
+) -> StoreResult<()> {
+    query::<DB>(
+        "INSERT INTO stock_adjustments (variant_id, delta, reason, order_id, available_after, \
+         at) VALUES ($1, $2, $3, $4, $5, $6)",
     )
+    .bind(m.variant_id)
+    .bind(m.delta)
+    .bind(m.reason.as_str())
     .bind(order)
-    .fetch_all(&mut *c)
+    .bind(after)
+    .bind(at)
+    .execute(&mut *c)
     .await
     .map_err(backend)?;
-    let Some((_, _, _, timeline)) = stored.first() else {
-        return Ok(());
-    };
-    let timeline = parse_timeline(order.get(), timeline)?;
-    let statuses = timeline.iter().map(|t| t.status).chain(moving_to);
-    let previous: Vec<(LineId, VariantId, LineOutcome)> = stored
-        .into_iter()
-        .map(|(line, variant, returned, _)| {
-            let outcome = LineOutcome {
-                returned_quantity: returned,
-                ..LineOutcome::default()
-            };
-            (LineId::new(line), VariantId::new(variant), outcome)
-        })
-        .collect();
-    let lines = previous.iter().map(|(l, v, o)| (*l, *v, o));
-    for (variant, by) in restocks(statuses, lines, outcomes) {
-        let Some((available, _)) = lock_variant(c, variant).await? else {
-            continue;
-        };
-        let by = restock_within(by, available);
-        if by != 0 {
-            let new = NewStockAdjustment::new(variant, by, StockReason::Restock).for_order(order);
-            adjust_stock_in(c, new, now).await.map_err(|e| match e {
-                StockError::Store(e) => e,
-                other => StoreError::Invalid(other.to_string()),
-            })?;
-        }
-    }
     Ok(())
 }
 

@@ -121,6 +121,53 @@ async fn read_quote<DB: Dialect>(
     row.map(|r| Ok(r.into_domain()?.as_of(now))).transpose()
 }
 
+/// Locks the quotes stored pending on the variants of `product`, in id order, and returns
+/// their ids (some may have expired by now).
+pub(crate) async fn lock_pending_quotes<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    product: ProductId,
+) -> StoreResult<Vec<QuoteId>> {
+    let ids: Vec<i64> = query_scalar::<DB, i64>(sqlx::AssertSqlSafe(format!(
+        "SELECT id FROM quotes WHERE status = 'pending' \
+         AND variant_id IN (SELECT id FROM variants WHERE product_id = $1) ORDER BY id{}",
+        DB::FOR_UPDATE
+    )))
+    .bind(product)
+    .fetch_all(&mut *c)
+    .await
+    .map_err(backend)?;
+    Ok(ids.into_iter().map(QuoteId::new).collect())
+}
+
+/// Ends the quotes `ids` (locked by [`lock_pending_quotes`]) because their product moved to
+/// another supplier ([`Quote::end_for_moved_product`]): withdrawn, or written expired when
+/// they expired by `now`.
+pub(crate) async fn end_pending_quotes<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    ids: &[QuoteId],
+    now: DateTime<Utc>,
+) -> StoreResult<()> {
+    for id in ids {
+        let Some(mut quote) = read_quote(c, None, *id, now).await? else {
+            continue;
+        };
+        quote.end_for_moved_product(now);
+        query::<DB>(
+            "UPDATE quotes SET status = $2, decision_note = $3, decided_at = $4, \
+             updated_at = $5 WHERE id = $1",
+        )
+        .bind(*id)
+        .bind(quote.status.as_str())
+        .bind(&quote.decision_note)
+        .bind(opt_nanos(quote.decided_at)?)
+        .bind(nanos(quote.updated_at)?)
+        .execute(&mut *c)
+        .await
+        .map_err(backend)?;
+    }
+    Ok(())
+}
+
 #[async_trait]
 impl<DB: Dialect> SupplyStore for SqlStore<DB> {
     async fn insert_quote(

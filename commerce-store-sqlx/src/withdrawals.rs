@@ -43,6 +43,20 @@ impl<DB: Dialect> WithdrawalStore for SqlStore<DB> {
                 return Err(StoreError::NotFound.into());
             };
             let side = crate::rows::side(&side)?;
+            if side == Side::Supplier {
+                // The supplier's kept totals locked before they are read: a correction that
+                // debits them either committed before (and is read) or waits for this request
+                // (and is refused if it no longer fits), so the request never takes money that
+                // a correction took back.
+                query::<DB>(AssertSqlSafe(format!(
+                    "SELECT balance FROM supplier_totals WHERE supplier_id = $1{}",
+                    DB::FOR_UPDATE
+                )))
+                .bind(new.account_id)
+                .execute(&mut *c)
+                .await
+                .map_err(backend)?;
+            }
             let wallet = wallet_totals(&mut *c, new.account_id, held_after).await?;
             let (received, pending): (i64, i64) = query_as::<DB, (i64, i64)>(
                 "SELECT \

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use super::Ctx;
 use super::idempotency;
 use crate::error::{ApiError, ConflictReason, FieldErrors};
-use crate::limits::{MAX_QUOTE_DAYS, MAX_QUOTE_NOTE, MAX_QUOTE_QUANTITY};
+use crate::limits::{MAX_QUOTE_DAYS, MAX_QUOTE_NOTE, MAX_QUOTE_QUANTITY, MAX_QUOTE_UNIT_PRICE};
 use crate::model::*;
 use crate::store::{InsertQuoteError, QuoteDecisionError};
 use crate::web::input::{Fields, Query, json_object};
@@ -70,14 +70,12 @@ pub(super) async fn show(ctx: &Ctx<'_>, id: QuoteId) -> Result<Response<Bytes>, 
     super::ok_data(&SupplierQuoteView::new(&quote))
 }
 
-/// The body of `POST /quotes`, checked (docs/suppliers.md): `unit_price` money above zero,
-/// `quantity` 1 to [`MAX_QUOTE_QUANTITY`], `valid_until` after `now` and at most
-/// [`MAX_QUOTE_DAYS`] days ahead, `note` up to [`MAX_QUOTE_NOTE`] characters.
-fn read_quote(
-    object: &Map<String, Value>,
-    account: AccountId,
-    now: DateTime<Utc>,
-) -> Result<NewQuote, ApiError> {
+/// The body of `POST /quotes`, checked (docs/suppliers.md): `unit_price` money above zero
+/// and at most [`MAX_QUOTE_UNIT_PRICE`], `quantity` 1 to [`MAX_QUOTE_QUANTITY`], `note` up
+/// to [`MAX_QUOTE_NOTE`] characters. `valid_until` is checked against the clock when the
+/// quote is made ([`check_validity`]), not here: a replay of the same request answers the
+/// first response whatever the time now.
+fn read_quote(object: &Map<String, Value>, account: AccountId) -> Result<NewQuote, ApiError> {
     let mut errors = FieldErrors::new();
     let mut f = Fields::new(object, String::new(), &mut errors);
     let variant = f.required_integer("variant_id", 1, i64::MAX);
@@ -85,15 +83,11 @@ fn read_quote(
     if unit_price.is_some_and(|price| price <= rust_decimal::Decimal::ZERO) {
         f.fail("unit_price", messages::MUST_BE_POSITIVE);
     }
+    if unit_price.is_some_and(|price| price > rust_decimal::Decimal::from(MAX_QUOTE_UNIT_PRICE)) {
+        f.fail("unit_price", messages::QUOTE_PRICE_TOO_HIGH);
+    }
     let quantity = f.required_integer("quantity", 1, MAX_QUOTE_QUANTITY);
     let valid_until = f.optional_timestamp("valid_until");
-    match valid_until {
-        Some(until) if until <= now => f.fail("valid_until", messages::NOT_IN_FUTURE),
-        Some(until) if until > now + Duration::days(MAX_QUOTE_DAYS) => {
-            f.fail("valid_until", messages::VALID_UNTIL_TOO_FAR);
-        }
-        _ => {}
-    }
     let note = f.optional_text("note", MAX_QUOTE_NOTE);
     match (variant, unit_price, quantity) {
         (Some(variant), Some(price), Some(quantity)) if errors.is_empty() => {
@@ -114,7 +108,7 @@ pub(super) async fn create(
     headers: &HeaderMap,
     body: &Bytes,
 ) -> Result<Response<Bytes>, ApiError> {
-    let parse = |object: &Map<String, Value>| read_quote(object, ctx.caller.account.id, ctx.now);
+    let parse = |object: &Map<String, Value>| read_quote(object, ctx.caller.account.id);
     let place = ("/api/v1/quotes", "quotes", mount);
     let (create, new) = idempotency::Create::read(place, headers, body, parse)?;
     // The quote is linked to its key's record in its insert: a retry after a first request
@@ -138,12 +132,26 @@ fn created_response(quote: &Quote, mount: &str) -> Response<Bytes> {
     idempotency::created(mount, "quotes", quote.id.get(), body)
 }
 
+/// `valid_until`, when given, after `now` and at most [`MAX_QUOTE_DAYS`] days ahead: checked
+/// when the quote is made (a replay does not check it again).
+fn check_validity(new: &NewQuote, now: DateTime<Utc>) -> Result<(), ApiError> {
+    match new.valid_until {
+        Some(until) if until <= now => Err(ApiError::field("valid_until", messages::NOT_IN_FUTURE)),
+        Some(until) if until > now + Duration::days(MAX_QUOTE_DAYS) => Err(ApiError::field(
+            "valid_until",
+            messages::VALID_UNTIL_TOO_FAR,
+        )),
+        _ => Ok(()),
+    }
+}
+
 async fn insert(
     ctx: &Ctx<'_>,
     mount: &str,
     new: NewQuote,
     claim: Option<IdempotencyClaim>,
 ) -> Result<Response<Bytes>, ApiError> {
+    check_validity(&new, ctx.now)?;
     let quote = match ctx.store().insert_quote(new, claim.as_ref(), ctx.now).await {
         Ok(quote) => quote,
         Err(InsertQuoteError::NotSuppliers) => {

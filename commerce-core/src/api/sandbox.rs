@@ -10,11 +10,13 @@ use serde_json::{Map, Value, json};
 
 use super::Ctx;
 use crate::domain::moves::{self, Move, MoveError};
+use crate::domain::pieces::OutcomeReport;
 use crate::error::{ApiError, ConflictReason, FieldErrors};
 use crate::limits::{
     MAX_CLOCK_ADVANCE_SECONDS, MAX_CLOCK_AHEAD_SECONDS, MAX_LINES, MAX_QUANTITY, MAX_REASON,
 };
 use crate::model::*;
+use crate::store::StoreError;
 use crate::time::cairo_timestamp;
 use crate::web::input::{Fields, json_object};
 use crate::web::messages;
@@ -24,7 +26,7 @@ use crate::web::wire::OrderView;
 struct MoveBody {
     to: OrderStatus,
     reason: Option<String>,
-    outcomes: Vec<(LineId, LineOutcome)>,
+    outcomes: Vec<(LineId, OutcomeReport)>,
 }
 
 /// A count of an outcome: absent, or an integer within 0 and the largest line quantity.
@@ -37,7 +39,7 @@ fn count(f: &mut Fields<'_>, name: &str) -> Option<i64> {
 fn read_outcomes(
     object: &Map<String, Value>,
     errors: &mut FieldErrors,
-) -> Vec<(LineId, LineOutcome)> {
+) -> Vec<(LineId, OutcomeReport)> {
     let Some(value) = object.get("lines").filter(|v| !v.is_null()) else {
         return Vec::new();
     };
@@ -60,13 +62,12 @@ fn read_outcomes(
         };
         let mut f = Fields::new(line, format!("lines.{index}."), errors);
         let id = f.required_integer("id", 1, i64::MAX);
-        let outcome = LineOutcome {
-            delivered_quantity: count(&mut f, "delivered_quantity"),
-            returned_quantity: count(&mut f, "returned_quantity"),
-            damaged_quantity: count(&mut f, "damaged_quantity").unwrap_or(0),
-            lost_quantity: count(&mut f, "lost_quantity").unwrap_or(0),
-            destroyed_quantity: 0,
-        };
+        // Each count given replaces the line's; one left out keeps it.
+        let mut outcome = OutcomeReport::new();
+        outcome.delivered = count(&mut f, "delivered_quantity");
+        outcome.returned = count(&mut f, "returned_quantity");
+        outcome.damaged = count(&mut f, "damaged_quantity");
+        outcome.lost = count(&mut f, "lost_quantity");
         if let Some(id) = id {
             outcomes.push((LineId::new(id), outcome));
         }
@@ -134,6 +135,9 @@ pub(super) async fn move_order(
             ConflictReason::MoveNotAllowed,
             messages::MOVE_NOT_ALLOWED,
         )),
+        Err(MoveError::Store(
+            StoreError::StockShortfall { .. } | StoreError::SupplierShortfall { .. },
+        )) => Err(ApiError::field("lines", messages::CORRECTION_SHORTFALL)),
         Err(MoveError::Store(error)) => Err(ApiError::from_store(error, "sandbox move")),
     }
 }

@@ -70,4 +70,21 @@ impl Quote {
         self.updated_at = next_updated_at(self.updated_at, now);
         Ok(())
     }
+
+    /// The rule of [`CatalogStore::update_product`](crate::store::CatalogStore::update_product)
+    /// when the product moves to another supplier: a quote of the old supplier still pending
+    /// at `now` is withdrawn by the platform, in the same atomic operation, with
+    /// [`MOVED_PRODUCT_NOTE`] as its decision note, so the new supplier can quote at once and
+    /// never meets the old one's quote. Returns whether the quote was withdrawn (an expired or
+    /// decided quote is left as it is).
+    pub fn end_for_moved_product(&mut self, now: DateTime<Utc>) -> bool {
+        if self.decide(&QuoteDecision::Withdraw, now).is_err() {
+            return false;
+        }
+        self.decision_note = Some(MOVED_PRODUCT_NOTE.to_owned());
+        true
+    }
 }
+
+/// The decision note of a quote withdrawn because its product moved to another supplier.
+pub const MOVED_PRODUCT_NOTE: &str = "المنتج اتنقل لمورد تاني، فالعرض اتسحب.";

@@ -10,6 +10,7 @@
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 
+use crate::domain::pieces;
 use crate::domain::pricing;
 use crate::model::{
     Family, Order, OrderStatus, PayoutState, Totals, Withdrawal, WithdrawalStatus, string_enum,
@@ -80,8 +81,9 @@ impl OrderEarnings {
     }
 }
 
-/// Profit and commission an order earns: on the delivered quantities once delivered, on the
-/// ordered quantities before, and nothing once cancelled or returned.
+/// Profit and commission an order earns: on the delivered pieces once delivered (each line's
+/// completed count, [`pieces::delivered_pieces`]), on the ordered quantities before, and
+/// nothing once cancelled or returned.
 pub fn order_earnings(order: &Order) -> (Decimal, Decimal) {
     match order.status.family() {
         Family::Cancelled | Family::Returned => (Decimal::ZERO, Decimal::ZERO),
@@ -90,9 +92,7 @@ pub fn order_earnings(order: &Order) -> (Decimal, Decimal) {
             let profit: Decimal = order
                 .lines
                 .iter()
-                .map(|l| {
-                    l.profit * Decimal::from(l.outcome.delivered_quantity.unwrap_or(l.quantity))
-                })
+                .map(|l| l.profit * Decimal::from(pieces::delivered_pieces(order, l)))
                 .sum();
             let profit = round_money(profit);
             (

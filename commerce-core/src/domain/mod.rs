@@ -6,6 +6,8 @@
 //! - [`keys`]: the rules of a new API key, for the platform and the owner alike;
 //! - `kept`: the product records the checkout prices from (crate-private);
 //! - `placement`: registering an order (crate-private: the engine's and the operator's);
+//! - [`pieces`]: where a line's pieces are (the laws of stock): completed counts, restocks,
+//!   the stock an order write moves;
 //! - `moves`: the platform's moves of an order, with line outcomes (crate-private likewise);
 //! - [`wallet`]: an account's wallet figures, the payout rule, the withdrawal window;
 //! - [`webhooks`]: the rules of webhook endpoints.
@@ -18,6 +20,7 @@ pub mod fields;
 pub(crate) mod kept;
 pub mod keys;
 pub(crate) mod moves;
+pub mod pieces;
 pub(crate) mod placement;
 pub mod pricing;
 pub(crate) mod status_moves;

@@ -5,6 +5,7 @@
 use chrono::{DateTime, Utc};
 
 use super::fields::{FieldProblem, Problem};
+use super::pieces::{self, OutcomeProblem, OutcomeReport, Settlement};
 use crate::config::Config;
 use crate::model::*;
 use crate::store::{StatusChange, StatusChangeError, Store, StoreError};
@@ -19,7 +20,7 @@ pub(crate) enum MoveError {
         /// Its position in the outcomes given.
         index: usize,
     },
-    /// An outcome's counts are negative or add up to more than the line's quantity.
+    /// The outcomes are refused ([`resolve_outcomes`]).
     Invalid(FieldProblem),
     /// The order's status does not allow the move ([`OrderStatus::can_move_to`]).
     NotAllowed {
@@ -53,39 +54,65 @@ impl From<StoreError> for MoveError {
     }
 }
 
-/// Checks outcomes against the order's lines: each names one of its lines, no count is
-/// negative and the counts of a line add up to at most its quantity. A problem is reported
-/// under `{field}.{index}`.
-pub(crate) fn check_outcomes(
+/// The lines' outcomes after `reports` are recorded on `order` as it moves to `to` (`None`: a
+/// correction without a move): each report merged onto its line's outcome
+/// ([`OutcomeReport::merged_onto`]), then checked ([`pieces::check_outcome`]). Refused, with
+/// the problem under `{field}` or `{field}.{index}`: counts on a move that does not settle the
+/// order ([`pieces::accepts_outcomes`]), a line the order does not have, a count below zero or
+/// counts adding up to more than the line's quantity, delivered pieces on a returned order.
+pub(crate) fn resolve_outcomes(
     order: &Order,
-    outcomes: &[(LineId, LineOutcome)],
+    to: Option<OrderStatus>,
+    reports: &[(LineId, OutcomeReport)],
     field: &str,
-) -> Result<(), MoveError> {
-    for (index, (line_id, outcome)) in outcomes.iter().enumerate() {
+) -> Result<Vec<(LineId, LineOutcome)>, MoveError> {
+    if reports.is_empty() {
+        return Ok(Vec::new());
+    }
+    if !pieces::accepts_outcomes(order, to) {
+        return Err(MoveError::Invalid(FieldProblem {
+            field: field.to_owned(),
+            problem: Problem::OutcomesNotAccepted,
+        }));
+    }
+    let settlement = match to {
+        Some(to) => {
+            Settlement::of_statuses(to, order.timeline.iter().map(|t| t.status).chain([to]))
+        }
+        None => Settlement::of(order),
+    };
+    let mut resolved: Vec<(LineId, LineOutcome)> = Vec::with_capacity(reports.len());
+    for (index, (line_id, report)) in reports.iter().enumerate() {
         let line = order
             .lines
             .iter()
             .find(|l| l.id == *line_id)
             .ok_or(MoveError::UnknownLine { index })?;
-        let counts = [
-            outcome.delivered_quantity.unwrap_or(0),
-            outcome.returned_quantity.unwrap_or(0),
-            outcome.damaged_quantity,
-            outcome.lost_quantity,
-            outcome.destroyed_quantity,
-        ];
-        let counted: i64 = counts.iter().sum();
-        if counts.iter().any(|q| *q < 0) || counted > line.quantity {
+        // A line named twice: the later report merges onto the earlier one.
+        let previous = resolved
+            .iter()
+            .rev()
+            .find(|(id, _)| id == line_id)
+            .map_or(&line.outcome, |(_, o)| o);
+        let outcome = report.merged_onto(previous);
+        let problem = match pieces::check_outcome(line.quantity, &outcome, settlement) {
+            Ok(()) => None,
+            Err(OutcomeProblem::OverQuantity { quantity }) => Some(Problem::OutOfRange {
+                min: 0,
+                max: quantity,
+            }),
+            Err(OutcomeProblem::DeliveredOnReturn) => Some(Problem::DeliveredOnReturn),
+        };
+        if let Some(problem) = problem {
             return Err(MoveError::Invalid(FieldProblem {
                 field: format!("{field}.{index}"),
-                problem: Problem::OutOfRange {
-                    min: 0,
-                    max: line.quantity,
-                },
+                problem,
             }));
         }
+        resolved.retain(|(id, _)| id != line_id);
+        resolved.push((*line_id, outcome));
     }
-    Ok(())
+    Ok(resolved)
 }
 
 /// A move of an order, as the platform makes it.
@@ -99,14 +126,15 @@ pub(crate) struct Move {
     pub to: OrderStatus,
     /// The reason shown in the timeline.
     pub reason: Option<String>,
-    /// What became of lines' pieces, recorded before the move (may be empty).
-    pub outcomes: Vec<(LineId, LineOutcome)>,
+    /// What became of lines' pieces, recorded with the move (may be empty): each report
+    /// merged onto its line's outcome.
+    pub outcomes: Vec<(LineId, OutcomeReport)>,
     /// When.
     pub at: DateTime<Utc>,
 }
 
-/// Moves an order: checks the move is allowed and the outcomes fit its lines, then records
-/// the outcomes (when any) and changes its status in one store operation (timeline,
+/// Moves an order: checks the move is allowed and the outcomes fit its lines
+/// ([`resolve_outcomes`]), then records the outcomes (when any) and changes its status in one store operation (timeline,
 /// `updated_at`, stock, earnings and the `order.status_changed` event, as
 /// [`OrderStore::change_order_status`] does; not billed): a refused move writes nothing.
 /// Returns the order after the move.
@@ -128,14 +156,14 @@ pub(crate) async fn apply(
             requested: change.to,
         });
     }
-    check_outcomes(&order, &change.outcomes, field)?;
+    let outcomes = resolve_outcomes(&order, Some(change.to), &change.outcomes, field)?;
     let status = StatusChange {
         account_id: change.account_id,
         order_id: order.id,
         to: change.to,
         only_from: Vec::new(),
         reason: change.reason,
-        outcomes: change.outcomes,
+        outcomes,
         at: change.at,
         bill_month: None,
         events: config.event_context(),

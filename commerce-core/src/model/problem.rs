@@ -83,6 +83,11 @@ pub enum Problem {
     },
     /// Not an account of the supplier side.
     NotASupplier,
+    /// Outcome counts on a move that does not settle the order (only a delivery, a return,
+    /// the archive of a settled order and a correction of one record them).
+    OutcomesNotAccepted,
+    /// Delivered pieces on an order settled as returned.
+    DeliveredOnReturn,
 }
 
 /// A problem and the field it belongs to.

@@ -8,6 +8,12 @@ use super::*;
 string_enum! {
     /// Why a variant's stock moved (Shopify's names for inventory adjustments).
     StockReason {
+        /// A variant's stock when it was created.
+        Initial => "initial",
+        /// Pieces taken by an order when it was placed (naming the order).
+        Reservation => "reservation",
+        /// Pieces an order gave back when it was cancelled (naming the order).
+        Release => "release",
         /// Pieces received from a supplier (an accepted quote, a delivery).
         Received => "received",
         /// Pieces back from customers (returned pieces of an order).

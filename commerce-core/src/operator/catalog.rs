@@ -4,6 +4,7 @@
 use rust_decimal::Decimal;
 
 use crate::domain::fields::{MAX_TEXT, Problem, TextKind, clean_text};
+use crate::domain::pieces::MAX_AVAILABLE;
 use crate::model::*;
 use crate::money::accepted_amount;
 
@@ -34,7 +35,8 @@ impl Operator {
             .await?)
     }
 
-    /// Adds a variant; money must be whole piastres and not negative.
+    /// Adds a variant; money must be whole piastres and not negative, `available` 0 to
+    /// [`MAX_AVAILABLE`] pieces (kept in its history as its `initial` stock).
     pub async fn add_variant(
         &self,
         product: ProductId,
@@ -162,13 +164,14 @@ pub(super) fn required_text(field: &str, raw: &str, max: usize) -> OperatorResul
         .ok_or_else(|| OperatorError::field(field, Problem::Required))
 }
 
+/// A variant's first stock: 0 to [`MAX_AVAILABLE`] pieces.
 fn check_stock(available: i64) -> OperatorResult<()> {
-    if available < 0 {
+    if !(0..=MAX_AVAILABLE).contains(&available) {
         return Err(OperatorError::field(
             "available",
             Problem::OutOfRange {
                 min: 0,
-                max: i64::MAX,
+                max: MAX_AVAILABLE,
             },
         ));
     }

@@ -115,6 +115,18 @@ pub enum Conflict {
         /// How much its balance lacks.
         shortfall: Decimal,
     },
+    /// A correction of an order's returned pieces would take back more pieces than its
+    /// variant has (they were ordered again since they came back): the platform counts the
+    /// shelf, then records the correction.
+    #[error("variant {variant} has {available} pieces, {shortfall} short of the correction")]
+    StockShortfall {
+        /// The variant.
+        variant: VariantId,
+        /// Its pieces now.
+        available: i64,
+        /// Pieces missing.
+        shortfall: i64,
+    },
     /// A ping or redelivery to a disabled webhook endpoint.
     #[error("the webhook is disabled")]
     WebhookDisabled,
@@ -170,6 +182,7 @@ impl Conflict {
             | Conflict::ApiAccessNotApproved { .. }
             | Conflict::WithdrawalWindowClosed { .. }
             | Conflict::SupplierShortfall { .. }
+            | Conflict::StockShortfall { .. }
             | Conflict::Duplicate(_)
             | Conflict::StockChanged { .. }
             | Conflict::Refused(_) => None,
@@ -206,6 +219,16 @@ impl From<StoreError> for OperatorError {
                 shortfall,
             }
             .into(),
+            StoreError::StockShortfall {
+                variant,
+                available,
+                shortfall,
+            } => Conflict::StockShortfall {
+                variant,
+                available,
+                shortfall,
+            }
+            .into(),
             other => OperatorError::Store(other),
         }
     }
@@ -223,6 +246,13 @@ impl From<StockError> for OperatorError {
                 Problem::StockShortfall {
                     available,
                     shortfall,
+                },
+            ),
+            StockError::AboveMaximum { available, max } => OperatorError::field(
+                "delta",
+                Problem::OutOfRange {
+                    min: -available,
+                    max: max - available,
                 },
             ),
             StockError::Conflict {

@@ -29,6 +29,18 @@ pub enum StoreError {
         /// How much the balance lacks.
         shortfall: Decimal,
     },
+    /// An order write would take back from a variant more pieces than it has (a correction
+    /// returning fewer pieces than recorded, after those pieces were ordered again): nothing
+    /// was written ([`stock_moves`](crate::domain::pieces::stock_moves)).
+    #[error("variant {variant} has {available} pieces, {shortfall} short of the correction")]
+    StockShortfall {
+        /// The variant.
+        variant: VariantId,
+        /// Its pieces now.
+        available: i64,
+        /// Pieces missing.
+        shortfall: i64,
+    },
     /// The backend failed.
     #[error("storage backend failed: {0}")]
     Backend(#[from] Box<dyn std::error::Error + Send + Sync>),

@@ -15,6 +15,7 @@ use rust_decimal::Decimal;
 
 use super::StoreError;
 use crate::domain::earnings::{EarningsTotals, WalletTotals};
+use crate::domain::pieces;
 use crate::model::*;
 use crate::money::round_money;
 
@@ -45,16 +46,6 @@ fn expected(order: &Order) -> bool {
             order.status.family(),
             Family::Pending | Family::Confirmed | Family::Shipping
         )
-}
-
-/// The delivered pieces of `line` on `order` (0 before delivery and once cancelled or
-/// returned): its recorded `delivered_quantity`, else all its pieces.
-fn delivered_pieces(order: &Order, line: &OrderLine) -> i64 {
-    if settled(order) {
-        line.outcome.delivered_quantity.unwrap_or(line.quantity)
-    } else {
-        0
-    }
 }
 
 /// `pieces` at `price` each, in whole piastres.
@@ -118,10 +109,10 @@ impl SupplyBooking {
                 expected_delta += value_of(line.quantity);
             }
             let pieces_before = match (before, line_before) {
-                (Some(order), Some(l)) => delivered_pieces(order, l),
+                (Some(order), Some(l)) => pieces::delivered_pieces(order, l),
                 _ => 0,
             };
-            let change = delivered_pieces(after, line) - pieces_before;
+            let change = pieces::delivered_pieces(after, line) - pieces_before;
             if expected_delta.is_zero() && change == 0 {
                 continue;
             }

@@ -308,6 +308,17 @@ pub fn quote_status_label(status: QuoteStatus) -> &'static str {
     }
 }
 
+/// A quote's `unit_price` above the most a quote may ask.
+pub const QUOTE_PRICE_TOO_HIGH: &str = "سعر القطعة لازم يكون 1000000.00 جنيه أو أقل.";
+
+/// Outcome counts sent with a move that does not settle the order.
+pub const OUTCOMES_NOT_ACCEPTED: &str =
+    "عدد القطع بيتسجل بس مع التسليم أو المرتجع أو أرشفتهم أو تصحيحهم.";
+
+/// A correction that would take back pieces or money that are gone already.
+pub const CORRECTION_SHORTFALL: &str =
+    "التصحيح ده مش ممكن: القطع رجعت اتباعت أو فلوس المورد اتسحبت.";
+
 /// The message of a field problem, as the API shows it under the field.
 pub fn problem(problem: Problem) -> String {
     match problem {
@@ -347,6 +358,8 @@ pub fn problem(problem: Problem) -> String {
             shortfall,
         } => format!("المتاح {available} قطعة بس، ناقص {shortfall} قطعة."),
         Problem::NotASupplier => "الحساب ده مش حساب مورد.".into(),
+        Problem::OutcomesNotAccepted => OUTCOMES_NOT_ACCEPTED.into(),
+        Problem::DeliveredOnReturn => "الأوردر المرتجع مفيهوش قطع متسلمة.".into(),
     }
 }
 

@@ -11,6 +11,7 @@ use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, Schema, SchemaFormat, Type};
 
 use crate::domain::earnings::PayoutRules;
+use crate::domain::pieces;
 use crate::model::*;
 use crate::money::{money_string, serde_money};
 use crate::time::cairo_timestamp;
@@ -562,15 +563,19 @@ impl<'a> OrderView<'a> {
             lines: o
                 .lines
                 .iter()
-                .map(|l| LineView {
+                .map(|l| (l, pieces::completed_line(o, l)))
+                .map(|(l, completed)| LineView {
                     id: l.id,
                     variant_id: l.variant_id,
                     product_id: l.product_id,
                     title: &l.title,
                     variant_label: &l.variant_label,
                     quantity: l.quantity,
-                    delivered_quantity: l.outcome.delivered_quantity,
-                    returned_quantity: l.outcome.returned_quantity,
+                    // A settled line shows every piece counted (never null).
+                    delivered_quantity: completed
+                        .map_or(l.outcome.delivered_quantity, |c| Some(c.delivered)),
+                    returned_quantity: completed
+                        .map_or(l.outcome.returned_quantity, |c| Some(c.returned)),
                     damaged_quantity: l.outcome.damaged_quantity,
                     lost_quantity: l.outcome.lost_quantity,
                     destroyed_quantity: l.outcome.destroyed_quantity,

@@ -138,6 +138,13 @@ impl CatalogStore for MemoryStore {
         owner.updated_at = next_updated_at(owner.updated_at, now);
         owner.revision += 1;
         s.variant_owner.insert(VariantId::new(id), product);
+        if variant.available != 0 {
+            let adjustment = StockAdjustmentId::new(s.next_id("stock_adjustments"));
+            let initial =
+                NewStockAdjustment::new(variant.id, variant.available, StockReason::Initial)
+                    .into_adjustment(adjustment, variant.available, now);
+            s.adjustments.entry(variant.id).or_default().push(initial);
+        }
         Ok(variant)
     }
 

@@ -22,10 +22,17 @@ impl State {
             return Err(StoreError::Invalid(format!("no category {category}")));
         }
         let product = self.product_mut(id)?;
+        let supplier_before = product.supplier_id;
         patch.apply(product);
         product.updated_at = next_updated_at(product.updated_at, now);
         product.revision += 1;
-        Ok(product.clone())
+        let product = product.clone();
+        if product.supplier_id != supplier_before {
+            for variant in &product.variants {
+                self.end_pending_quote(variant.id, now);
+            }
+        }
+        Ok(product)
     }
 
     /// [`CatalogStore::update_category`] on the locked state: every check before the first

@@ -162,6 +162,15 @@ impl State {
             .ok_or(StoreError::NotFound)
     }
 
+    fn variant(&self, id: VariantId) -> Option<&Variant> {
+        let product = self.variant_owner.get(&id)?;
+        self.products
+            .get(product)?
+            .variants
+            .iter()
+            .find(|v| v.id == id)
+    }
+
     fn variant_mut(&mut self, id: VariantId) -> Option<&mut Variant> {
         let product = *self.variant_owner.get(&id)?;
         self.product_mut(product)
@@ -204,25 +213,9 @@ impl State {
         &self,
         lines: &[NewOrderLine],
     ) -> Result<Vec<(VariantId, i64)>, PlaceOrderError> {
-        let available = |variant: VariantId| {
-            let product = self.variant_owner.get(&variant)?;
-            let variants = &self.products.get(product)?.variants;
-            variants
-                .iter()
-                .find(|v| v.id == variant)
-                .map(|v| v.available)
-        };
-        pieces_to_reserve(lines, |variant| available(variant).unwrap_or(0))
-    }
-
-    fn adjust_stock(&mut self, variant: VariantId, by: i64, now: DateTime<Utc>) {
-        if let Some(v) = self.variant_mut(variant) {
-            v.available += by;
-            let product = v.product_id;
-            if let Ok(p) = self.product_mut(product) {
-                p.updated_at = next_updated_at(p.updated_at, now);
-            }
-        }
+        pieces_to_reserve(lines, |variant| {
+            self.variant(variant).map_or(0, |v| v.available)
+        })
     }
 }
 

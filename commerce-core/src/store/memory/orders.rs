@@ -6,6 +6,7 @@ use chrono::{DateTime, Utc};
 use super::indexes::OrderKeys;
 use super::{MemoryStore, State, page_of};
 use crate::domain::earnings::WalletTotals;
+use crate::domain::pieces::stock_moves;
 use crate::model::*;
 use crate::store::*;
 
@@ -37,7 +38,8 @@ impl OrderStore for MemoryStore {
         {
             return Err(PlaceOrderError::Stale { variant_id });
         }
-        let taken = s.stock_to_reserve(&new.lines)?;
+        // The pieces fit (checked here); what is written is the order's reservations.
+        s.stock_to_reserve(&new.lines)?;
         // Everything is checked and the event taken before the first write, as `lock`
         // promises: the ids are the ones the counters give next.
         let id = s.peek_id("orders", 1);
@@ -53,9 +55,7 @@ impl OrderStore for MemoryStore {
             .supply
             .check(SupplyBooking::of_order_write(None, &order, created_at))?;
 
-        for (variant, quantity) in taken {
-            s.adjust_stock(variant, -quantity, created_at);
-        }
+        s.apply_order_stock(order.id, stock_moves(None, &order), created_at);
         s.next_id("orders");
         for _ in &order.lines {
             s.next_id("order_lines");
@@ -93,7 +93,6 @@ impl OrderStore for MemoryStore {
         // The moved order and its event, before the first write (see `lock`).
         let before = (order.updated_at, order.status.family());
         let previous = order.status;
-        let releases_stock = step.releases_stock;
         let mut moved = order.clone();
         step.apply(&mut moved);
         let event = s.order_event(
@@ -107,13 +106,10 @@ impl OrderStore for MemoryStore {
             &moved,
             change.at,
         ))?;
+        let stock = stock_moves(Some(order), &moved);
+        s.check_order_stock(&stock)?;
 
-        if releases_stock {
-            for line in &moved.lines {
-                s.adjust_stock(line.variant_id, line.quantity, change.at);
-            }
-        }
-        s.restock_returned(moved.id, Some(moved.status), &change.outcomes, change.at);
+        s.apply_order_stock(moved.id, stock, change.at);
         s.bill_order_operation(account, change.bill_month.as_ref());
         s.orders.insert(moved.id, moved.clone());
         s.reindex_order(moved.id, before);
@@ -146,8 +142,10 @@ impl OrderStore for MemoryStore {
         let supply = s
             .supply
             .check(SupplyBooking::of_order_write(Some(order), &changed, now))?;
-        // Everything is checked: the writes (the restock reads the outcomes before them).
-        s.restock_returned(changed.id, None, &outcomes, now);
+        let stock = stock_moves(Some(order), &changed);
+        s.check_order_stock(&stock)?;
+        // Everything is checked: the writes.
+        s.apply_order_stock(changed.id, stock, now);
         s.orders.insert(changed.id, changed.clone());
         s.reindex_order(changed.id, before);
         s.write_supply(supply);

@@ -5,6 +5,7 @@
 use chrono::{DateTime, Utc};
 
 use super::State;
+use crate::domain::pieces::StockMove;
 use crate::model::*;
 use crate::store::*;
 
@@ -34,36 +35,45 @@ impl State {
         Ok(adjustment)
     }
 
-    /// Gives back the pieces that `outcomes` record as returned on `order`, called before they
-    /// are written (the stored order's lines and timeline, plus `moving_to` when the write is
-    /// a move): one `restock` adjustment per variant ([`restocks`]), a negative one
-    /// taking at most what is available ([`restock_within`]).
-    pub(super) fn restock_returned(
+    /// Checks that the stock an order's write moves ([`stock_moves`]) can be applied: no
+    /// variant gives more pieces than it has. Nothing is written.
+    pub(super) fn check_order_stock(&self, moves: &[StockMove]) -> Result<(), StoreError> {
+        for m in moves {
+            let available = self.variant(m.variant_id).map_or(0, |v| v.available);
+            if available.checked_add(m.delta).is_none_or(|after| after < 0) {
+                return Err(StoreError::StockShortfall {
+                    variant: m.variant_id,
+                    available,
+                    shortfall: m.delta.saturating_neg().saturating_sub(available),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies the stock an order's write moves, checked by [`check_order_stock`](Self::check_order_stock):
+    /// each move kept in its variant's history naming `order`, the products stamped.
+    pub(super) fn apply_order_stock(
         &mut self,
         order: OrderId,
-        moving_to: Option<OrderStatus>,
-        outcomes: &[(LineId, LineOutcome)],
+        moves: Vec<StockMove>,
         now: DateTime<Utc>,
     ) {
-        let Some(stored) = self.orders.get(&order) else {
-            return;
-        };
-        let statuses = stored.timeline.iter().map(|t| t.status).chain(moving_to);
-        let lines = stored
-            .lines
-            .iter()
-            .map(|l| (l.id, l.variant_id, &l.outcome));
-        for (variant, by) in restocks(statuses, lines, outcomes) {
-            let Some(available) = self.variant_mut(variant).map(|v| v.available) else {
+        for m in moves {
+            let Some(variant) = self.variant_mut(m.variant_id) else {
                 continue;
             };
-            let by = restock_within(by, available);
-            if by != 0 {
-                let new =
-                    NewStockAdjustment::new(variant, by, StockReason::Restock).for_order(order);
-                // Within the available pieces: the rule cannot refuse it.
-                let _ = self.apply_stock_adjustment(new, now);
+            variant.available += m.delta;
+            let after = variant.available;
+            let product = variant.product_id;
+            if let Ok(owner) = self.product_mut(product) {
+                owner.updated_at = next_updated_at(owner.updated_at, now);
             }
+            let id = StockAdjustmentId::new(self.next_id("stock_adjustments"));
+            let kept = NewStockAdjustment::new(m.variant_id, m.delta, m.reason)
+                .for_order(order)
+                .into_adjustment(id, after, now);
+            self.adjustments.entry(m.variant_id).or_default().push(kept);
         }
     }
 

@@ -41,6 +41,21 @@ impl State {
         (!Quote::expired_at(quote.status, quote.valid_until, now)).then_some(id)
     }
 
+    /// Ends the variant's pending quote because its product moved to another supplier
+    /// ([`Quote::end_for_moved_product`]).
+    pub(super) fn end_pending_quote(&mut self, variant: VariantId, now: DateTime<Utc>) {
+        let Some(id) = self.quotes.pending.get(&variant).copied() else {
+            return;
+        };
+        if let Some(quote) = self.quotes.by_id.get_mut(&id) {
+            if !quote.end_for_moved_product(now) {
+                // Expired meanwhile: written so.
+                *quote = quote.clone().as_of(now);
+            }
+        }
+        self.quotes.pending.remove(&variant);
+    }
+
     /// Accepting `quote`: the variant's supply price and the pieces received.
     fn receive(&mut self, quote: &Quote, now: DateTime<Utc>) -> Result<(), QuoteDecisionError> {
         let variant = self

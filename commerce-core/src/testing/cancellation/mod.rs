@@ -10,8 +10,8 @@
 //! a random delay, and then checks, on the store itself:
 //!
 //! * every endpoint answers (no connection of a pool left inside a transaction);
-//! * stock + reserved pieces - the kept stock adjustments equal what they were before, for
-//!   every variant (an adjustment dropped half-way would break it);
+//! * every variant's stock is the sum of its history, as before (an order, a cancellation or
+//!   an adjustment dropped half-way would break it);
 //! * every order has its lines and its first timeline entry;
 //! * the order counts per family equal the orders listed;
 //! * the wallet the store keeps equals the recomputation from the orders, and the withdrawals

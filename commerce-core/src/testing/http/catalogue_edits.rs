@@ -135,7 +135,7 @@ pub async fn returned_pieces_come_back_to_available(h: &Harness) {
         op.move_order(order, to, None).await.expect("move");
     }
     let line = op.order(order).await.expect("order").lines[0].id;
-    let returned = vec![(line, LineOutcome::partly_delivered(0, 3))];
+    let returned = vec![(line, LineOutcome::partly_delivered(0, 3).into())];
     op.move_order_with_outcomes(order, OrderStatus::Returned, None, returned.clone())
         .await
         .expect("returned");

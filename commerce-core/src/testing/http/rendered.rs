@@ -14,7 +14,7 @@ use serde_json::json;
 
 use crate::Engine;
 use crate::model::*;
-use crate::operator::KeySpec;
+use crate::operator::{KeySpec, OutcomeReport};
 
 use super::harness::*;
 
@@ -206,25 +206,42 @@ pub async fn rendered_orders_are_never_stale(h: &Harness) {
                     }
                 }
                 (4, Some(order)) => {
-                    let line = operator.order(order).await.expect("order").lines[0].id;
-                    let outcome = LineOutcome {
-                        delivered_quantity: Some(1),
-                        returned_quantity: Some(1),
-                        ..LineOutcome::default()
-                    };
-                    let to = OrderStatus::PartiallyDelivered;
-                    if operator
-                        .move_order_with_outcomes(order, to, None, vec![(line, outcome.clone())])
-                        .await
-                        .is_ok()
-                    {
-                        done[3] += 1;
-                    } else if operator
-                        .set_line_outcomes(order, vec![(line, outcome)])
-                        .await
-                        .is_ok()
-                    {
-                        done[4] += 1;
+                    let current = operator.order(order).await.expect("order");
+                    let line = current.lines[0].id;
+                    match current.status {
+                        // Shipped: delivered in part, one piece back.
+                        OrderStatus::Shipped => {
+                            let outcome = OutcomeReport::new().with_delivered(1).with_returned(1);
+                            let to = OrderStatus::PartiallyDelivered;
+                            if operator
+                                .move_order_with_outcomes(order, to, None, vec![(line, outcome)])
+                                .await
+                                .is_ok()
+                            {
+                                done[3] += 1;
+                            }
+                        }
+                        // Settled: a correction, one piece returned or none.
+                        OrderStatus::Delivered | OrderStatus::PartiallyDelivered => {
+                            let returned = OutcomeReport::new().with_returned((step % 2) as i64);
+                            if operator
+                                .set_line_outcomes(order, vec![(line, returned)])
+                                .await
+                                .is_ok()
+                            {
+                                done[4] += 1;
+                            }
+                        }
+                        // Earlier: a step towards shipping.
+                        status => {
+                            let next = match status {
+                                OrderStatus::Pending => OrderStatus::Confirmed,
+                                _ => OrderStatus::Shipped,
+                            };
+                            if operator.move_order(order, next, None).await.is_ok() {
+                                done[2] += 1;
+                            }
+                        }
                     }
                 }
                 (5, Some(order)) => {

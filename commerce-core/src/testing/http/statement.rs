@@ -6,7 +6,7 @@ use rust_decimal::Decimal;
 use serde_json::Value;
 
 use crate::model::*;
-use crate::operator::{Conflict, OperatorError};
+use crate::operator::{Conflict, OperatorError, OutcomeReport};
 use crate::testing::wallet::assert_supplier_matches_orders;
 
 use super::fixtures::*;
@@ -179,8 +179,9 @@ pub async fn supplier_statement_follows_deliveries_and_withdrawals(h: &Harness) 
     assert_eq!(w["referral"]["percent"], "0.00");
     assert_eq!(w["referral"]["earned"], "0.00");
     assert!(dec(&w["held"]["amount"]) >= price * Decimal::from(3));
-    // A correction: one piece fewer.
-    op.set_line_outcomes(id, vec![(line.id, LineOutcome::delivered(2))])
+    // A correction: one piece fewer delivered (it was lost on the way).
+    let one_lost = OutcomeReport::new().with_delivered(2).with_lost(1);
+    op.set_line_outcomes(id, vec![(line.id, one_lost)])
         .await
         .expect("correction");
     let (after, entries) = reconcile(h).await;
@@ -220,7 +221,10 @@ pub async fn supplier_statement_follows_deliveries_and_withdrawals(h: &Harness) 
     );
     // Another piece taken away now would leave the balance below zero: refused, named.
     let refused = op
-        .set_line_outcomes(id, vec![(line.id, LineOutcome::delivered(1))])
+        .set_line_outcomes(
+            id,
+            vec![(line.id, OutcomeReport::new().with_delivered(1).with_lost(2))],
+        )
         .await;
     assert!(
         matches!(

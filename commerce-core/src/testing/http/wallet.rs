@@ -89,7 +89,8 @@ pub async fn partial_delivery_earns_on_delivered_pieces(h: &Harness) {
                 delivered_quantity: Some(3),
                 returned_quantity: Some(1),
                 ..LineOutcome::default()
-            },
+            }
+            .into(),
         )],
     )
     .await
