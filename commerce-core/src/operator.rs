@@ -67,7 +67,7 @@ impl std::fmt::Debug for CreatedKey {
 /// use std::sync::Arc;
 /// use commerce::clock::ManualClock;
 /// use commerce::model::*;
-/// use commerce::operator::KeySpec;
+/// use commerce::operator::{KeySpec, OutcomeReport};
 /// use commerce::store::MemoryStore;
 /// use commerce::{Decimal, Engine, governorates};
 ///
@@ -124,7 +124,7 @@ impl std::fmt::Debug for CreatedKey {
 /// op.move_order(order_id, OrderStatus::Confirmed, None).await?;
 /// let order = op.move_order(order_id, OrderStatus::Shipped, None).await?;
 /// let line = order.lines[0].id;
-/// let outcomes = vec![(line, LineOutcome::delivered(2))];
+/// let outcomes = vec![(line, OutcomeReport::new().with_delivered(2))];
 /// op.move_order_with_outcomes(order_id, OrderStatus::Delivered, None, outcomes).await?;
 ///
 /// // Held for `hold_days`, then ready: 120.00 profit less the 4% commission.

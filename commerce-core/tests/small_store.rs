@@ -570,6 +570,14 @@ impl CatalogStore for SmallStore {
         owner.updated_at = next_updated_at(owner.updated_at, now);
         owner.revision += 1;
         t.variant_count = id;
+        if variant.available != 0 {
+            // The first stock opens the variant's history.
+            let kept = StockAdjustmentId::new(next_id(t.adjustments.len()));
+            let initial =
+                NewStockAdjustment::new(variant.id, variant.available, StockReason::Initial);
+            t.adjustments
+                .push(initial.into_adjustment(kept, variant.available, now));
+        }
         Ok(variant)
     }
 

@@ -491,3 +491,13 @@ pub(super) fn withdrawal(account: AccountId, amount: &str, notes: Option<&str>) 
         notes: notes.map(str::to_owned),
     }
 }
+
+/// `delivered` of a line's `quantity` pieces delivered and the rest lost: every piece
+/// counted, none back on the shelf.
+pub fn delivered_of(delivered: i64, quantity: i64) -> LineOutcome {
+    LineOutcome {
+        delivered_quantity: Some(delivered),
+        lost_quantity: quantity - delivered,
+        ..LineOutcome::default()
+    }
+}

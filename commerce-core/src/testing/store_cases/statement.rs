@@ -7,6 +7,7 @@ use std::sync::Arc;
 use rust_decimal::Decimal;
 
 use crate::domain::earnings::{WalletTotals, Withdrawn};
+use crate::domain::pieces::delivered_pieces;
 use crate::model::*;
 use crate::store::*;
 
@@ -142,10 +143,7 @@ pub async fn deliveries_and_corrections_are_booked_on_the_supplier_statement(sto
         store,
         order.id,
         100,
-        vec![
-            (l1, LineOutcome::delivered(2)),
-            (l2, LineOutcome::delivered(2)),
-        ],
+        vec![(l1, delivered_of(2, 3)), (l2, LineOutcome::delivered(2))],
         true,
     )
     .await;
@@ -204,7 +202,7 @@ pub async fn deliveries_and_corrections_are_booked_on_the_supplier_statement(sto
         .await
         .expect("correct up");
     store
-        .set_line_outcomes(order.id, vec![(l1, LineOutcome::delivered(1))], at(300))
+        .set_line_outcomes(order.id, vec![(l1, delivered_of(1, 3))], at(300))
         .await
         .expect("correct down");
     let all = entries(store, s.id).await;
@@ -364,7 +362,7 @@ pub async fn a_correction_below_zero_is_refused_and_writes_nothing(store: &dyn S
     // Taking a delivered piece away would leave -40.00: refused both ways.
     let before = store.order(None, order.id).await.unwrap().unwrap();
     let refused = store
-        .set_line_outcomes(order.id, vec![(l1, LineOutcome::delivered(1))], at(200))
+        .set_line_outcomes(order.id, vec![(l1, delivered_of(1, 2))], at(200))
         .await;
     assert!(
         matches!(
@@ -379,7 +377,7 @@ pub async fn a_correction_below_zero_is_refused_and_writes_nothing(store: &dyn S
             order.id,
             OrderStatus::Archived,
             210,
-            vec![(l1, LineOutcome::delivered(0))],
+            vec![(l1, delivered_of(0, 2))],
         ))
         .await;
     assert!(
@@ -415,7 +413,7 @@ pub async fn a_correction_below_zero_is_refused_and_writes_nothing(store: &dyn S
         )
     );
     store
-        .set_line_outcomes(order.id, vec![(l1, LineOutcome::delivered(1))], at(400))
+        .set_line_outcomes(order.id, vec![(l1, delivered_of(1, 2))], at(400))
         .await
         .expect("the correction fits now");
     assert_eq!(entries(store, s.id).await.items[0].balance, d("40.00"));
@@ -480,11 +478,7 @@ pub async fn concurrent_moves_and_supplier_withdrawals_reconcile(store: Arc<dyn 
                 .map(|_| ());
             // A correction: one piece of the first line not delivered after all.
             let corrected = store
-                .set_line_outcomes(
-                    id,
-                    vec![(line, LineOutcome::delivered(1))],
-                    at(40 + n as i64),
-                )
+                .set_line_outcomes(id, vec![(line, delivered_of(1, 2))], at(40 + n as i64))
                 .await
                 .map(|_| ());
             (
@@ -544,9 +538,7 @@ pub async fn concurrent_moves_and_supplier_withdrawals_reconcile(store: Arc<dyn 
         let expected: Decimal = order
             .lines
             .iter()
-            .map(|l| {
-                l.supply_price * Decimal::from(l.outcome.delivered_quantity.unwrap_or(l.quantity))
-            })
+            .map(|l| l.supply_price * Decimal::from(delivered_pieces(&order, l)))
             .sum();
         let booked: Decimal = all
             .items

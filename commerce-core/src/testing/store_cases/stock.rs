@@ -48,7 +48,17 @@ pub async fn stock_moves_by_deltas_and_keeps_reservations(store: &dyn Store) {
         "{refused:?}"
     );
     let (stock, history) = stock_and_history(store, &f).await;
-    assert_eq!((stock, history.len()), (12, 1));
+    // Its first stock, the order's reservation and the receipt.
+    assert_eq!((stock, history.len()), (12, 3));
+    assert_eq!(
+        history.iter().map(|a| a.reason).collect::<Vec<_>>(),
+        [
+            StockReason::Received,
+            StockReason::Reservation,
+            StockReason::Initial
+        ]
+    );
+    assert_eq!(history.iter().map(|a| a.delta).sum::<i64>(), stock);
     // On the quantity as it stands, the count applies as a delta.
     let count = NewStockAdjustment::cycle_count(f.variant.id, 12, 9);
     let counted = store.adjust_stock(count, at(30)).await.unwrap();
@@ -77,7 +87,7 @@ pub async fn adjusting_below_zero_is_refused_and_writes_nothing(store: &dyn Stor
         "{refused:?}"
     );
     let (stock, history) = stock_and_history(store, &f).await;
-    assert_eq!((stock, history.len()), (2, 0));
+    assert_eq!((stock, history.len()), (2, 1), "its first stock only");
     assert_eq!(store.product(f.product.id).await.unwrap().unwrap(), before);
     let unknown = NewStockAdjustment::new(f.variant.id.absent(), 1, StockReason::Received);
     assert!(matches!(
@@ -116,7 +126,13 @@ pub async fn stock_history_is_listed_newest_first_with_its_cause(store: &dyn Sto
     let (stock, history) = stock_and_history(store, &f).await;
     assert_eq!(stock, 14);
     let newest_first: Vec<StockAdjustment> = kept.iter().rev().cloned().collect();
-    assert_eq!(history, newest_first);
+    assert_eq!(history[..3], newest_first);
+    // The oldest entry is the variant's first stock.
+    let first = &history[3];
+    assert_eq!(
+        (first.delta, first.reason, first.available_after),
+        (5, StockReason::Initial, 5)
+    );
     assert_eq!(history[2].quote_id, Some(QuoteId::new(3)));
     assert_eq!(history[1].note.as_deref(), Some("كسر"));
     assert_eq!(history[1].at, at(101));
@@ -124,12 +140,15 @@ pub async fn stock_history_is_listed_newest_first_with_its_cause(store: &dyn Sto
         .stock_adjustments(f.variant.id, page(2, 2))
         .await
         .unwrap();
-    assert_eq!((second.total, second.items), (3, vec![kept[0].clone()]));
+    assert_eq!(
+        (second.total, second.items),
+        (4, vec![kept[0].clone(), first.clone()])
+    );
     let past = store
         .stock_adjustments(f.variant.id, page(3, 2))
         .await
         .unwrap();
-    assert_eq!((past.total, past.items.len()), (3, 0));
+    assert_eq!((past.total, past.items.len()), (4, 0));
     let other = store
         .stock_adjustments(f.variant_b.id, page(1, 10))
         .await
@@ -174,7 +193,8 @@ pub async fn order_lines_keep_the_supplier_and_supply_price_they_were_placed_wit
 
 /// Returned pieces come back to stock with the move that records them, once: a repeated
 /// identical outcome restocks nothing more, a correction moves the difference, and damaged
-/// pieces never come back. Each restock is an adjustment of reason `restock` naming the order.
+/// pieces never come back. Each restock is an adjustment of reason `restock` naming the order,
+/// after the variant's first stock and the order's reservation.
 pub async fn returned_pieces_are_restocked_once(store: &dyn Store) {
     let f = fixture(store, 10, 0).await;
     let lines = vec![line(&f, &f.variant, 4, false)];
@@ -188,7 +208,11 @@ pub async fn returned_pieces_are_restocked_once(store: &dyn Store) {
     store.change_order_status(partly).await.unwrap();
     let (stock, history) = stock_and_history(store, &f).await;
     assert_eq!(stock, 9);
-    assert_eq!(history.len(), 1);
+    assert_eq!(history.len(), 3);
+    assert_eq!(
+        (history[1].delta, history[1].reason, history[1].order_id),
+        (-4, StockReason::Reservation, Some(order.id))
+    );
     assert_eq!(
         (history[0].delta, history[0].reason, history[0].order_id),
         (3, StockReason::Restock, Some(order.id))
@@ -217,7 +241,7 @@ pub async fn returned_pieces_are_restocked_once(store: &dyn Store) {
         .await
         .unwrap();
     let (stock, history) = stock_and_history(store, &f).await;
-    assert_eq!((stock, history.len(), history[0].delta), (8, 2, -1));
+    assert_eq!((stock, history.len(), history[0].delta), (8, 4, -1));
     // Damaged pieces are recorded and never come back.
     let damaged = LineOutcome {
         damaged_quantity: 1,
@@ -228,11 +252,13 @@ pub async fn returned_pieces_are_restocked_once(store: &dyn Store) {
         .await
         .unwrap();
     let (stock, history) = stock_and_history(store, &f).await;
-    assert_eq!((stock, history.len()), (8, 2));
+    assert_eq!((stock, history.len()), (8, 4));
+    assert_eq!(history.iter().map(|a| a.delta).sum::<i64>(), stock);
 }
 
-/// A cancelled order gave its pieces back when it was cancelled: returned quantities recorded
-/// on it restock nothing, before or after (an order restocks only once its pieces left).
+/// A cancelled order gave its pieces back when it was cancelled (one `release` naming it):
+/// returned quantities recorded on it restock nothing, before or after (an order restocks only
+/// once its pieces left and it is settled).
 pub async fn a_cancelled_order_is_not_restocked_twice(store: &dyn Store) {
     let f = fixture(store, 10, 0).await;
     let lines = vec![line(&f, &f.variant, 3, false)];
@@ -247,7 +273,11 @@ pub async fn a_cancelled_order_is_not_restocked_twice(store: &dyn Store) {
         .await
         .unwrap();
     let (stock, history) = stock_and_history(store, &f).await;
-    assert_eq!((stock, history.len()), (10, 0));
+    assert_eq!((stock, history.len()), (10, 3));
+    assert_eq!(
+        (history[0].delta, history[0].reason, history[0].order_id),
+        (3, StockReason::Release, Some(order.id))
+    );
 
     // Returns recorded on an order that never shipped restock nothing; its cancellation then
     // gives its pieces back once.
@@ -262,7 +292,8 @@ pub async fn a_cancelled_order_is_not_restocked_twice(store: &dyn Store) {
     let cancel = change(early.id, OrderStatus::Cancelled, 60);
     store.change_order_status(cancel).await.unwrap();
     let (stock, history) = stock_and_history(store, &f).await;
-    assert_eq!((stock, history.len()), (10, 0));
+    assert_eq!((stock, history.len()), (10, 5));
+    assert_eq!(history.iter().map(|a| a.delta).sum::<i64>(), stock);
 }
 
 /// Pieces received and taken away while orders are placed on the same variant, all at once:
@@ -316,8 +347,9 @@ pub async fn concurrent_adjustments_and_orders_keep_stock_exact(store: Arc<dyn S
         INITIAL + moved - placed,
         "{placed} placed, {moved} moved"
     );
-    assert_eq!(history.len(), applied);
-    assert_eq!(history.iter().map(|a| a.delta).sum::<i64>(), moved);
+    // The first stock, each applied adjustment and each order's reservation.
+    assert_eq!(history.len(), 1 + applied + placed as usize);
+    assert_eq!(history.iter().map(|a| a.delta).sum::<i64>(), stock);
     assert!(history.iter().all(|a| a.available_after >= 0));
     assert_eq!(all_orders(&*store, f.account.id).await.total, placed as u64);
 }
