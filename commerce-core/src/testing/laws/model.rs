@@ -443,9 +443,12 @@ impl Model {
         }
         let settles = matches!(family(to), "delivered" | "returned");
         let counting = settles || (to == "order_archived" && order.settled.is_some());
-        if !counts.is_empty() && !counting {
+        let any_count = counts.iter().any(|(_, c)| c.iter().any(Option::is_some));
+        if any_count && !counting {
             return (Expect::Refused(format!("counts on a move to {to}: 422 on lines")), None);
         }
+        let empty_lines = !counts.is_empty() && !counting;
+        let counts = if counting { counts } else { &[] };
         let mut after = match Self::merged(order, counts) {
             Ok(after) => after,
             Err(why) => return (Expect::Refused(why), None),
@@ -461,7 +464,10 @@ impl Model {
                 next.variant_mut(line.variant).available += line.quantity;
             }
         }
-        let expect = next.settle_change(order, &after);
+        let mut expect = next.settle_change(order, &after);
+        if empty_lines && expect == Expect::Accepted {
+            expect = Expect::Either(format!("lines without counts on a move to {to}"));
+        }
         next.orders[index] = after;
         (expect, Some(next))
     }
@@ -469,6 +475,9 @@ impl Model {
     /// The operator's correction of order `index`'s lines.
     pub fn plan_correction(&self, index: usize, counts: &[(usize, Counts)]) -> (Expect, Option<Model>) {
         let order = &self.orders[index];
+        if !counts.iter().any(|(_, c)| c.iter().any(Option::is_some)) {
+            return (Expect::Either("a correction with no counts".into()), Some(self.clone()));
+        }
         if order.settled.is_none() {
             return (Expect::Refused(format!("a correction of an order {}", order.status)), None);
         }
@@ -477,10 +486,7 @@ impl Model {
             Err(why) => return (Expect::Refused(why), None),
         };
         let mut next = self.clone();
-        let mut expect = next.settle_change(order, &after);
-        if counts.is_empty() && expect == Expect::Accepted {
-            expect = Expect::Either("an empty correction".into());
-        }
+        let expect = next.settle_change(order, &after);
         next.orders[index] = after;
         (expect, Some(next))
     }
