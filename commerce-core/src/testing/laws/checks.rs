@@ -42,13 +42,19 @@ impl World<'_> {
             if fact.available != v.available {
                 breaks.push(Break::new(
                     law::AVAILABLE,
-                    format!("variant {}: available {}, expected {}", v.id, fact.available, v.available),
+                    format!(
+                        "variant {}: available {}, expected {}",
+                        v.id, fact.available, v.available
+                    ),
                 ));
             }
             if !(0..=MOST_STOCK).contains(&fact.available) {
                 breaks.push(Break::new(
                     law::BOUNDS,
-                    format!("variant {}: available {} outside 0..={MOST_STOCK}", v.id, fact.available),
+                    format!(
+                        "variant {}: available {} outside 0..={MOST_STOCK}",
+                        v.id, fact.available
+                    ),
                 ));
             }
             let history = match adapter::history(&self.h.engine, v.id).await {
@@ -79,11 +85,19 @@ impl World<'_> {
                     .sum()
             };
             for o in &m.orders {
-                let pieces: i64 = o.lines.iter().filter(|l| l.variant == v.id).map(|l| l.quantity).sum();
+                let pieces: i64 = o
+                    .lines
+                    .iter()
+                    .filter(|l| l.variant == v.id)
+                    .map(|l| l.quantity)
+                    .sum();
                 if pieces == 0 {
                     continue;
                 }
-                let (reserved, released) = (of("reservation", Some(o.id), None), of("release", Some(o.id), None));
+                let (reserved, released) = (
+                    of("reservation", Some(o.id), None),
+                    of("release", Some(o.id), None),
+                );
                 let want_released = if o.cancelled { pieces } else { 0 };
                 if reserved != -pieces || released != want_released {
                     breaks.push(Break::new(
@@ -103,12 +117,19 @@ impl World<'_> {
                     ));
                 }
             }
-            for q in m.quotes.iter().filter(|q| q.variant == v.id && q.status == "accepted") {
+            for q in m
+                .quotes
+                .iter()
+                .filter(|q| q.variant == v.id && q.status == "accepted")
+            {
                 let received = of("received", None, Some(q.id));
                 if received != q.quantity {
                     breaks.push(Break::new(
                         law::RECEIVED,
-                        format!("quote {} accepted: received entries {received}, quantity {}", q.id, q.quantity),
+                        format!(
+                            "quote {} accepted: received entries {received}, quantity {}",
+                            q.id, q.quantity
+                        ),
                     ));
                 }
             }
@@ -127,14 +148,20 @@ impl World<'_> {
             let key = &self.keys[self.ids.iter().position(|a| *a == o.marketer).unwrap_or(0)];
             let r = self.h.get(key, &format!("/api/v1/orders/{}", o.id)).await;
             if r.status != 200 {
-                breaks.push(Break::new(law::NO_5XX, format!("GET /orders/{}: {}", o.id, r.status)));
+                breaks.push(Break::new(
+                    law::NO_5XX,
+                    format!("GET /orders/{}: {}", o.id, r.status),
+                ));
                 continue;
             }
             let data = r.json()["data"].clone();
             if data["status"]["key"] != o.status {
                 breaks.push(Break::new(
                     law::STATUS,
-                    format!("order {}: status {}, expected {}", o.id, data["status"]["key"], o.status),
+                    format!(
+                        "order {}: status {}, expected {}",
+                        o.id, data["status"]["key"], o.status
+                    ),
                 ));
             }
             for line in &o.lines {
@@ -149,7 +176,14 @@ impl World<'_> {
                 let got: Vec<Option<i64>> = NAMES.iter().map(|n| shown[*n].as_i64()).collect();
                 if got != want {
                     let text = |c: &[Option<i64>]| {
-                        NAMES.iter().zip(c).map(|(n, c)| format!("{}={}", n.trim_end_matches("_quantity"), count_text(*c))).collect::<Vec<_>>().join(" ")
+                        NAMES
+                            .iter()
+                            .zip(c)
+                            .map(|(n, c)| {
+                                format!("{}={}", n.trim_end_matches("_quantity"), count_text(*c))
+                            })
+                            .collect::<Vec<_>>()
+                            .join(" ")
                     };
                     breaks.push(Break::new(
                         law::COUNTS,
@@ -174,8 +208,12 @@ impl World<'_> {
             let who = format!("{} (account {})", ACCOUNTS[i], account.id);
             let r = self.h.get(&self.keys[i], "/api/v1/wallet").await;
             let w = r.json()["data"].clone();
-            let (Some(ready), Some(held)) = (money(&w["ready"]), money(&w["held"]["amount"])) else {
-                breaks.push(Break::new(law::NO_5XX, format!("{who}: wallet {}", r.status)));
+            let (Some(ready), Some(held)) = (money(&w["ready"]), money(&w["held"]["amount"]))
+            else {
+                breaks.push(Break::new(
+                    law::NO_5XX,
+                    format!("{who}: wallet {}", r.status),
+                ));
                 continue;
             };
             ready_seen.insert(account.id, ready);
@@ -187,22 +225,39 @@ impl World<'_> {
                 ));
             }
             if ready < Decimal::ZERO || held < Decimal::ZERO {
-                breaks.push(Break::new(law::NONNEGATIVE, format!("{who}: ready {ready}, held {held}")));
+                breaks.push(Break::new(
+                    law::NONNEGATIVE,
+                    format!("{who}: ready {ready}, held {held}"),
+                ));
             }
-            let (received, pending) = (money(&w["received"]), money(&w["pending_withdrawals"]["amount"]));
-            let want = (Some(account.base_received + account.paid), Some(account.base_pending + account.pending));
+            let (received, pending) = (
+                money(&w["received"]),
+                money(&w["pending_withdrawals"]["amount"]),
+            );
+            let want = (
+                Some(account.base_received + account.paid),
+                Some(account.base_pending + account.pending),
+            );
             if (received, pending) != want {
                 breaks.push(Break::new(
                     law::WITHDRAWALS,
-                    format!("{who}: received {received:?}, pending {pending:?}; expected {:?}, {:?}", want.0, want.1),
+                    format!(
+                        "{who}: received {received:?}, pending {pending:?}; expected {:?}, {:?}",
+                        want.0, want.1
+                    ),
                 ));
             }
             if !account.supplier {
                 continue;
             }
             let entries = statement(self.h, &self.keys[i]).await;
-            let newest = entries.first().and_then(|e| money(&e["balance"])).unwrap_or(Decimal::ZERO);
-            let want = account.base_balance + self.model.earned(account.id) - account.pending - account.paid;
+            let newest = entries
+                .first()
+                .and_then(|e| money(&e["balance"]))
+                .unwrap_or(Decimal::ZERO);
+            let want = account.base_balance + self.model.earned(account.id)
+                - account.pending
+                - account.paid;
             if newest != want {
                 breaks.push(Break::new(
                     law::STATEMENT_BALANCE,
@@ -216,7 +271,10 @@ impl World<'_> {
                 ));
             }
             if newest < Decimal::ZERO {
-                breaks.push(Break::new(law::NONNEGATIVE, format!("{who}: statement balance {newest}")));
+                breaks.push(Break::new(
+                    law::NONNEGATIVE,
+                    format!("{who}: statement balance {newest}"),
+                ));
             }
             for o in &self.model.orders {
                 let sum: Decimal = entries
@@ -224,10 +282,19 @@ impl World<'_> {
                     .filter(|e| e["order"]["id"] == o.id)
                     .map(|e| {
                         let amount = money(&e["amount"]).unwrap_or_default();
-                        if e["direction"] == "debit" { -amount } else { amount }
+                        if e["direction"] == "debit" {
+                            -amount
+                        } else {
+                            amount
+                        }
                     })
                     .sum();
-                let want = self.model.earnings(o).get(&account.id).copied().unwrap_or_default();
+                let want = self
+                    .model
+                    .earnings(o)
+                    .get(&account.id)
+                    .copied()
+                    .unwrap_or_default();
                 if sum != want {
                     breaks.push(Break::new(
                         law::ORDER_CREDITS,
@@ -242,13 +309,19 @@ impl World<'_> {
     async fn check_quotes(&self, breaks: &mut Vec<Break>) {
         for q in &self.model.quotes {
             let i = self.ids.iter().position(|a| *a == q.supplier).unwrap_or(2);
-            let r = self.h.get(&self.keys[i], &format!("/api/v1/quotes/{}", q.id)).await;
+            let r = self
+                .h
+                .get(&self.keys[i], &format!("/api/v1/quotes/{}", q.id))
+                .await;
             let want = self.model.quote_status(q);
             let got = r.json()["data"]["status"]["key"].clone();
             if got != want {
                 breaks.push(Break::new(
                     law::QUOTE_STATUS,
-                    format!("quote {} (variant {}): status {got} ({}), expected {want}", q.id, q.variant, r.status),
+                    format!(
+                        "quote {} (variant {}): status {got} ({}), expected {want}",
+                        q.id, q.variant, r.status
+                    ),
                 ));
             }
         }

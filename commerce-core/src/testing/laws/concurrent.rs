@@ -99,54 +99,92 @@ async fn task(h: Harness, shared: Arc<Shared>, seed: u64, operations: usize) {
                     "address": "12 شارع النصر، مدينة نصر", "governorate_id": f.cairo,
                     "shipping_option_id": f.standard_shipping, "lines": lines,
                 });
-                let r = h.post(&shared.keys[marketer], "/api/v1/orders", &body).await;
+                let r = h
+                    .post(&shared.keys[marketer], "/api/v1/orders", &body)
+                    .await;
                 shared.note("place", &r);
                 if let Some(id) = r.json()["data"]["id"].as_i64() {
                     shared.orders.lock().expect("orders").push((id, marketer));
                 }
             }
             25..=29 => {
-                let Some((id, m)) = Shared::pick(&shared.orders, &mut rng) else { continue };
-                let r = h.post(&shared.keys[m], &format!("/api/v1/orders/{id}/cancel"), &json!({})).await;
+                let Some((id, m)) = Shared::pick(&shared.orders, &mut rng) else {
+                    continue;
+                };
+                let r = h
+                    .post(
+                        &shared.keys[m],
+                        &format!("/api/v1/orders/{id}/cancel"),
+                        &json!({}),
+                    )
+                    .await;
                 shared.note("cancel", &r);
             }
             30..=59 => {
-                let Some((id, m)) = Shared::pick(&shared.orders, &mut rng) else { continue };
+                let Some((id, m)) = Shared::pick(&shared.orders, &mut rng) else {
+                    continue;
+                };
                 let key = &shared.keys[m];
                 let now = h.get(key, &format!("/api/v1/orders/{id}")).await;
                 shared.note("read order", &now);
                 let data = now.json()["data"].clone();
-                let status = data["status"]["key"].as_str().unwrap_or_default().to_owned();
-                let Some(to) = next_status(&status, rng.random()) else { continue };
+                let status = data["status"]["key"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                let Some(to) = next_status(&status, rng.random()) else {
+                    continue;
+                };
                 let mut body = json!({"status": to});
                 let settles = matches!(family(to), "delivered" | "returned");
                 if settles && rng.random_bool(0.5) {
                     let line = &data["lines"][0];
                     let count = rng.random_range(0..=line["quantity"].as_i64().unwrap_or(1));
-                    let name = if to == "order_returned" { "damaged_quantity" } else { "returned_quantity" };
+                    let name = if to == "order_returned" {
+                        "damaged_quantity"
+                    } else {
+                        "returned_quantity"
+                    };
                     body["lines"] = json!([{"id": line["id"], name: count}]);
                 }
-                let r = h.post(key, &format!("/api/v1/sandbox/orders/{id}/status"), &body).await;
+                let r = h
+                    .post(key, &format!("/api/v1/sandbox/orders/{id}/status"), &body)
+                    .await;
                 shared.note("move", &r);
                 if r.status == 200 && settles {
-                    shared.settled.lock().expect("settled").insert(id, family(to));
+                    shared
+                        .settled
+                        .lock()
+                        .expect("settled")
+                        .insert(id, family(to));
                 }
             }
             60..=67 => {
-                let Some((id, _)) = Shared::pick(&shared.orders, &mut rng) else { continue };
+                let Some((id, _)) = Shared::pick(&shared.orders, &mut rng) else {
+                    continue;
+                };
                 let settled = shared.settled.lock().expect("settled").get(&id).copied();
-                let Ok(lines) = adapter::kept_lines(&h.engine, id).await else { continue };
+                let Ok(lines) = adapter::kept_lines(&h.engine, id).await else {
+                    continue;
+                };
                 let count = Some(rng.random_range(0..=1));
                 let report = if settled == Some("returned") {
-                    Report { damaged: count, ..Report::default() }
+                    Report {
+                        damaged: count,
+                        ..Report::default()
+                    }
                 } else {
-                    Report { returned: count, ..Report::default() }
+                    Report {
+                        returned: count,
+                        ..Report::default()
+                    }
                 };
                 let c = adapter::correct(&h.engine, id, &[(lines[0].id, report)]).await;
                 shared.called("correct", c);
             }
             68..=72 => {
-                let v = shared.supplier_variants[rng.random_range(0..shared.supplier_variants.len())];
+                let v =
+                    shared.supplier_variants[rng.random_range(0..shared.supplier_variants.len())];
                 let body = json!({"variant_id": v, "unit_price": "37.25", "quantity": rng.random_range(1..=50)});
                 let r = h.post(&shared.keys[2], "/api/v1/quotes", &body).await;
                 shared.note("quote", &r);
@@ -155,7 +193,9 @@ async fn task(h: Harness, shared: Arc<Shared>, seed: u64, operations: usize) {
                 }
             }
             73..=77 => {
-                let Some(id) = Shared::pick(&shared.quotes, &mut rng) else { continue };
+                let Some(id) = Shared::pick(&shared.quotes, &mut rng) else {
+                    continue;
+                };
                 let c = adapter::decide_quote(&h.engine, id, rng.random_bool(0.7)).await;
                 shared.called("decide quote", c);
             }
@@ -169,7 +209,11 @@ async fn task(h: Harness, shared: Arc<Shared>, seed: u64, operations: usize) {
                 let r = h.get(&shared.keys[who], "/api/v1/wallet").await;
                 shared.note("wallet", &r);
                 let ready = money(&r.json()["data"]["ready"]);
-                let amount = if rng.random_bool(0.5) { ready } else { Decimal::from(100) };
+                let amount = if rng.random_bool(0.5) {
+                    ready
+                } else {
+                    Decimal::from(100)
+                };
                 let (c, id) = adapter::request_withdrawal(&h.engine, shared.ids[who], amount).await;
                 shared.called("withdraw", c);
                 if let Some(id) = id {
@@ -177,7 +221,9 @@ async fn task(h: Harness, shared: Arc<Shared>, seed: u64, operations: usize) {
                 }
             }
             _ => {
-                let Some(id) = Shared::pick(&shared.withdrawals, &mut rng) else { continue };
+                let Some(id) = Shared::pick(&shared.withdrawals, &mut rng) else {
+                    continue;
+                };
                 let c = adapter::decide_withdrawal(&h.engine, id, rng.random_bool(0.5)).await;
                 shared.called("decide withdrawal", c);
             }
@@ -268,11 +314,10 @@ where
                 };
                 let delivered = if *fam == "returned" { 0 } else { delivered };
                 profit += money(&line["profit"]) * Decimal::from(delivered);
-                if let Some(k) = kept.iter().find(|k| line["id"] == k.id) {
-                    if let Some(s) = k.supplier {
+                if let Some(k) = kept.iter().find(|k| line["id"] == k.id)
+                    && let Some(s) = k.supplier {
                         *supply.entry(s).or_default() += k.supply_price * Decimal::from(delivered);
                     }
-                }
             }
             let profit = round_money(profit);
             *earned.entry(shared.ids[*m]).or_default() += profit - round_money(profit * commission / Decimal::ONE_HUNDRED);

@@ -17,7 +17,7 @@
 //!   `move`, `correct`, `quote`, `replay`, `withdraw_quote`, `decide_quote`, `stock`,
 //!   `set_stock`, `move_product`, `withdraw`, `decide_withdrawal`, `advance`), and
 //!   `early_counts`: counts are sent only with the moves that may carry them, and
-//!   corrections only of settled orders;
+//!   corrections only of settled orders; `over_price`: no quote priced over the bound;
 //! - `LAWS_SHRINK`: the most shrink iterations.
 //!
 //! [`check_laws_concurrently`] is the second part: tasks running operations at once, the laws
@@ -34,7 +34,9 @@ mod checks;
 mod concurrent;
 mod model;
 mod ops;
+mod plans;
 mod runner;
+mod runner_supply;
 
 pub use concurrent::check_laws_concurrently;
 
@@ -184,7 +186,10 @@ async fn run_script(h: &Harness, script: &[ops::Op], skip: &[String]) -> Result<
         } else {
             format!(" [{}]", world.note)
         };
-        lines.push(format!("  {}. {op}{note} -> {got}   (model: {expect})", i + 1));
+        lines.push(format!(
+            "  {}. {op}{note} -> {got}   (model: {expect})",
+            i + 1
+        ));
         let breaks = checked(breaks, skip);
         if !breaks.is_empty() {
             return Err(report(&lines, i + 1, &breaks));

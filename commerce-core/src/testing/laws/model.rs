@@ -5,19 +5,13 @@
 
 use std::collections::BTreeMap;
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 use rust_decimal::{Decimal, RoundingStrategy};
 
 /// The most a variant may hold.
 pub(super) const MOST_STOCK: i64 = 1_000_000_000;
-/// The most a quote's unit price may be.
-const MOST_UNIT_PRICE: i64 = 1_000_000;
 /// Pieces of an order line: 1 to this.
 const MOST_LINE_QUANTITY: i64 = 999;
-/// Pieces of a quote: 1 to this.
-const MOST_QUOTE_QUANTITY: i64 = 100_000;
-/// How far ahead a quote's `valid_until` may be.
-const MOST_VALID_HOURS: i64 = 90 * 24;
 
 /// What the model says an operation must do.
 #[derive(Debug, Clone, PartialEq)]
@@ -223,10 +217,26 @@ fn may_move(from: &str, to: &str) -> bool {
 /// The natural next status from `from`, `choice` picking among several.
 pub(super) fn next_status(from: &str, choice: u8) -> Option<&'static str> {
     let options: &[&'static str] = match from {
-        "order_pending" => &["order_confirmed", "order_confirmed", "order_confirmed", "order_cancelled", "rejected_by_customer"],
-        "order_confirmed" => &["order_shipped", "order_shipped", "order_preparing", "order_cancelled"],
+        "order_pending" => &[
+            "order_confirmed",
+            "order_confirmed",
+            "order_confirmed",
+            "order_cancelled",
+            "rejected_by_customer",
+        ],
+        "order_confirmed" => &[
+            "order_shipped",
+            "order_shipped",
+            "order_preparing",
+            "order_cancelled",
+        ],
         "order_preparing" => &["order_shipped", "order_shipped", "order_cancelled"],
-        "order_shipped" => &["order_delivered", "order_partially_delivered", "order_returned", "order_delivered"],
+        "order_shipped" => &[
+            "order_delivered",
+            "order_partially_delivered",
+            "order_returned",
+            "order_delivered",
+        ],
         "order_archived" => &[],
         _ => &["order_archived"],
     };
@@ -239,7 +249,13 @@ pub(super) fn next_status(from: &str, choice: u8) -> Option<&'static str> {
 pub(super) fn rendered(line: &Line, settled: Option<Settled>) -> Result<Counts, String> {
     let Some(settled) = settled else {
         let r = line.reported;
-        return Ok([r[0], r[1], Some(r[2].unwrap_or(0)), Some(r[3].unwrap_or(0)), Some(r[4].unwrap_or(0))]);
+        return Ok([
+            r[0],
+            r[1],
+            Some(r[2].unwrap_or(0)),
+            Some(r[3].unwrap_or(0)),
+            Some(r[4].unwrap_or(0)),
+        ]);
     };
     let fill = match settled {
         Settled::Delivered => 0,
@@ -380,7 +396,10 @@ impl Model {
                 ));
             }
             if available + delta > MOST_STOCK {
-                either = Some(format!("variant {variant} would hold {}", available + delta));
+                either = Some(format!(
+                    "variant {variant} would hold {}",
+                    available + delta
+                ));
             }
             self.variant_mut(*variant).available += delta;
         }
@@ -398,7 +417,11 @@ impl Model {
                     -diff
                 ));
             }
-            let ready = self.observed_ready.get(account).copied().unwrap_or_default();
+            let ready = self
+                .observed_ready
+                .get(account)
+                .copied()
+                .unwrap_or_default();
             if -diff > ready {
                 either = Some(format!(
                     "account {account} loses {} with {ready} ready (held money may cover it)",
@@ -436,16 +459,27 @@ impl Model {
 
     /// A platform move of order `index` to `to` with `counts`: the expectation, and the model
     /// after it (when it may be accepted).
-    pub fn plan_move(&self, index: usize, to: &'static str, counts: &[(usize, Counts)]) -> (Expect, Option<Model>) {
+    pub fn plan_move(
+        &self,
+        index: usize,
+        to: &'static str,
+        counts: &[(usize, Counts)],
+    ) -> (Expect, Option<Model>) {
         let order = &self.orders[index];
         if !may_move(order.status, to) {
-            return (Expect::Refused(format!("{} cannot move to {to}", order.status)), None);
+            return (
+                Expect::Refused(format!("{} cannot move to {to}", order.status)),
+                None,
+            );
         }
         let settles = matches!(family(to), "delivered" | "returned");
         let counting = settles || (to == "order_archived" && order.settled.is_some());
         let any_count = counts.iter().any(|(_, c)| c.iter().any(Option::is_some));
         if any_count && !counting {
-            return (Expect::Refused(format!("counts on a move to {to}: 422 on lines")), None);
+            return (
+                Expect::Refused(format!("counts on a move to {to}: 422 on lines")),
+                None,
+            );
         }
         let empty_lines = !counts.is_empty() && !counting;
         let counts = if counting { counts } else { &[] };
@@ -455,7 +489,11 @@ impl Model {
         };
         after.status = to;
         if settles {
-            after.settled = Some(if to == "order_returned" { Settled::Returned } else { Settled::Delivered });
+            after.settled = Some(if to == "order_returned" {
+                Settled::Returned
+            } else {
+                Settled::Delivered
+            });
         }
         let mut next = self.clone();
         if family(to) == "cancelled" {
@@ -473,13 +511,23 @@ impl Model {
     }
 
     /// The operator's correction of order `index`'s lines.
-    pub fn plan_correction(&self, index: usize, counts: &[(usize, Counts)]) -> (Expect, Option<Model>) {
+    pub fn plan_correction(
+        &self,
+        index: usize,
+        counts: &[(usize, Counts)],
+    ) -> (Expect, Option<Model>) {
         let order = &self.orders[index];
         if !counts.iter().any(|(_, c)| c.iter().any(Option::is_some)) {
-            return (Expect::Either("a correction with no counts".into()), Some(self.clone()));
+            return (
+                Expect::Either("a correction with no counts".into()),
+                Some(self.clone()),
+            );
         }
         if order.settled.is_none() {
-            return (Expect::Refused(format!("a correction of an order {}", order.status)), None);
+            return (
+                Expect::Refused(format!("a correction of an order {}", order.status)),
+                None,
+            );
         }
         let after = match Self::merged(order, counts) {
             Ok(after) => after,
@@ -495,7 +543,10 @@ impl Model {
     pub fn plan_cancel(&self, index: usize) -> (Expect, Option<Model>) {
         let order = &self.orders[index];
         if order.status != "order_pending" {
-            return (Expect::Refused(format!("not cancellable: {}", order.status)), None);
+            return (
+                Expect::Refused(format!("not cancellable: {}", order.status)),
+                None,
+            );
         }
         let mut next = self.clone();
         for line in &order.lines {
@@ -513,17 +564,21 @@ impl Model {
             if !(1..=MOST_LINE_QUANTITY).contains(quantity) {
                 return Expect::Refused(format!("quantity {quantity}"));
             }
-            if let Some(w) = warranty {
-                if !self.variant(*variant).warranties.contains(w) {
-                    return Expect::Refused(format!("warranty {w} is not of variant {variant}'s product"));
-                }
+            if let Some(w) = warranty
+                && !self.variant(*variant).warranties.contains(w)
+            {
+                return Expect::Refused(format!(
+                    "warranty {w} is not of variant {variant}'s product"
+                ));
             }
             *wanted.entry(*variant).or_insert(0) += quantity;
         }
         for (variant, pieces) in wanted {
             let available = self.variant(variant).available;
             if pieces > available {
-                return Expect::Refused(format!("{pieces} pieces of variant {variant}, {available} available"));
+                return Expect::Refused(format!(
+                    "{pieces} pieces of variant {variant}, {available} available"
+                ));
             }
         }
         Expect::Accepted
@@ -531,7 +586,13 @@ impl Model {
 
     /// Records an order placed: its pieces reserved, each line keeping its variant's supplier
     /// and supply price.
-    pub fn place(&mut self, id: i64, marketer: i64, lines: &[(i64, i64, Decimal, Option<i64>)], line_ids: &[i64]) {
+    pub fn place(
+        &mut self,
+        id: i64,
+        marketer: i64,
+        lines: &[(i64, i64, Decimal, Option<i64>)],
+        line_ids: &[i64],
+    ) {
         let mut kept = Vec::new();
         for ((variant, quantity, profit, _), line_id) in lines.iter().zip(line_ids) {
             let v = self.variant(*variant).clone();
@@ -554,143 +615,5 @@ impl Model {
             cancelled: false,
             lines: kept,
         });
-    }
-
-    /// A supplier's new quote.
-    pub fn plan_quote(&self, supplier: i64, variant: i64, price: &str, quantity: i64, valid_hours: Option<i64>) -> Expect {
-        let product = self.variant(variant).product;
-        if self.supplier_of(product) != Some(supplier) {
-            return Expect::Refused(format!("variant {variant} is not supplier {supplier}'s"));
-        }
-        let price_ok = price.parse::<Decimal>().ok().filter(|p| {
-            *p > Decimal::ZERO && p.normalize().scale() <= 2 && *p <= Decimal::from(MOST_UNIT_PRICE)
-        });
-        if price_ok.is_none() {
-            return Expect::Refused(format!("unit_price {price}"));
-        }
-        if !(1..=MOST_QUOTE_QUANTITY).contains(&quantity) {
-            return Expect::Refused(format!("quantity {quantity}"));
-        }
-        if let Some(h) = valid_hours {
-            if h <= 0 || h > MOST_VALID_HOURS {
-                return Expect::Refused(format!("valid_until {h} h ahead"));
-            }
-        }
-        if let Some(q) = self
-            .quotes
-            .iter()
-            .find(|q| q.variant == variant && self.quote_status(q) == "pending")
-        {
-            return Expect::Refused(format!("quote {} is pending on variant {variant}", q.id));
-        }
-        Expect::Accepted
-    }
-
-    /// A decision on (or the supplier's withdrawal of) quote `index`: `accept`, or else it
-    /// ends as `status`.
-    pub fn plan_quote_end(&self, index: usize, accept: bool, status: &'static str) -> (Expect, Option<Model>) {
-        let quote = &self.quotes[index];
-        let now = self.quote_status(quote);
-        if now != "pending" {
-            return (Expect::Refused(format!("quote {} is {now}", quote.id)), None);
-        }
-        let mut next = self.clone();
-        let mut expect = Expect::Accepted;
-        if accept {
-            let v = next.variant_mut(quote.variant);
-            v.available += quote.quantity;
-            v.supply_price = quote.unit_price;
-            if v.available > MOST_STOCK {
-                expect = Expect::Either(format!("variant {} would hold {}", v.id, v.available));
-            }
-            next.quotes[index].status = "accepted";
-        } else {
-            next.quotes[index].status = status;
-        }
-        (expect, Some(next))
-    }
-
-    /// The operator moves product `index` to `to`: the old supplier's pending quotes on its
-    /// variants end as `withdrawn`.
-    pub fn plan_product_move(&self, index: usize, to: Option<i64>) -> (Expect, Option<Model>) {
-        let (product, old) = self.products[index];
-        if old == to {
-            return (Expect::Skip("the product already has this supplier".into()), None);
-        }
-        let mut next = self.clone();
-        next.products[index].1 = to;
-        for i in 0..next.quotes.len() {
-            let q = &next.quotes[i];
-            let of_product = next.variant(q.variant).product == product;
-            if of_product && Some(q.supplier) == old && next.quote_status(q) == "pending" {
-                next.quotes[i].status = "withdrawn";
-            }
-        }
-        (Expect::Accepted, Some(next))
-    }
-
-    /// A stock delta.
-    pub fn plan_stock(&self, variant: i64, delta: i64) -> (Expect, Option<Model>) {
-        let available = self.variant(variant).available;
-        match available.checked_add(delta) {
-            _ if delta == 0 => (Expect::Either("a zero delta".into()), Some(self.clone())),
-            Some(after) if (0..=MOST_STOCK).contains(&after) => {
-                let mut next = self.clone();
-                next.variant_mut(variant).available = after;
-                (Expect::Accepted, Some(next))
-            }
-            _ => (Expect::Refused(format!("{available} {delta:+} is outside 0..={MOST_STOCK}")), None),
-        }
-    }
-
-    /// A compare-and-set of a variant's stock.
-    pub fn plan_set_stock(&self, variant: i64, expected: i64, new: i64) -> (Expect, Option<Model>) {
-        let available = self.variant(variant).available;
-        if expected != available {
-            return (Expect::Refused(format!("expected {expected}, {available} available")), None);
-        }
-        if !(0..=MOST_STOCK).contains(&new) {
-            return (Expect::Refused(format!("{new} is outside 0..={MOST_STOCK}")), None);
-        }
-        let mut next = self.clone();
-        next.variant_mut(variant).available = new;
-        let expect = if new == available { Expect::Either("a set to the same quantity".into()) } else { Expect::Accepted };
-        (expect, Some(next))
-    }
-
-    /// A withdrawal request of `amount` (`None`: not a valid amount).
-    pub fn plan_withdrawal(&self, account: i64, amount: Option<Decimal>) -> Expect {
-        let Some(amount) = amount.filter(|a| a.normalize().scale() <= 2) else {
-            return Expect::Refused("not an amount in piastres".into());
-        };
-        if amount < self.minimum {
-            return Expect::Refused(format!("{amount} is below the minimum {}", self.minimum));
-        }
-        let ready = self.observed_ready.get(&account).copied().unwrap_or_default();
-        if amount > ready {
-            return Expect::Refused(format!("{amount} is over ready {ready}"));
-        }
-        Expect::Accepted
-    }
-
-    /// A decision on withdrawal `index`.
-    pub fn plan_withdrawal_decision(&self, index: usize, pay: bool) -> (Expect, Option<Model>) {
-        let w = &self.withdrawals[index];
-        if !w.pending {
-            return (Expect::Refused(format!("withdrawal {} is decided", w.id)), None);
-        }
-        let mut next = self.clone();
-        next.withdrawals[index].pending = false;
-        let a = next.accounts.iter_mut().find(|a| a.id == w.account).expect("account");
-        a.pending -= w.amount;
-        if pay {
-            a.paid += w.amount;
-        }
-        (Expect::Accepted, Some(next))
-    }
-
-    /// The clock moves.
-    pub fn advance(&mut self, seconds: i64) {
-        self.now += Duration::seconds(seconds);
     }
 }

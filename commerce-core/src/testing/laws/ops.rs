@@ -215,9 +215,9 @@ impl fmt::Display for Op {
                 let lines: Vec<String> = lines
                     .iter()
                     .map(|l| {
-                        let warranty = l.warranty.map_or(String::new(), |w| {
-                            format!(" with warranty #{}", w + 1)
-                        });
+                        let warranty = l
+                            .warranty
+                            .map_or(String::new(), |w| format!(" with warranty #{}", w + 1));
                         format!(
                             "variant #{} x{} profit {}{warranty}",
                             l.variant + 1,
@@ -239,7 +239,12 @@ impl fmt::Display for Op {
                     Target::Next(c) => format!("its next status (choice {c})"),
                     Target::Status(s) => (*s).to_owned(),
                 };
-                write!(f, "move order #{} to {to}{}", order + 1, counts_text(counts))
+                write!(
+                    f,
+                    "move order #{} to {to}{}",
+                    order + 1,
+                    counts_text(counts)
+                )
             }
             Op::Correct { order, counts } => {
                 write!(f, "correct order #{}{}", order + 1, counts_text(counts))
@@ -270,7 +275,11 @@ impl fmt::Display for Op {
                 quote + 1
             ),
             Op::Stock { variant, delta } => {
-                write!(f, "operator stock delta {delta:+} on variant #{}", variant + 1)
+                write!(
+                    f,
+                    "operator stock delta {delta:+} on variant #{}",
+                    variant + 1
+                )
             }
             Op::SetStock {
                 variant,
@@ -372,7 +381,14 @@ const DELTAS: [i64; 12] = [
 ];
 const NEW_STOCK: [i64; 7] = [0, 7, 480, 999_999_999, 1_000_000_000, 1_000_000_001, -1];
 const WITHDRAWALS: [&str; 5] = ["100.00", "150.55", "99.99", "1000000.00", "100.001"];
-const ADVANCES: [i64; 6] = [3_600, 86_400, 7 * 86_400, 15 * 86_400, 31 * 86_400, 95 * 3_600];
+const ADVANCES: [i64; 6] = [
+    3_600,
+    86_400,
+    7 * 86_400,
+    15 * 86_400,
+    31 * 86_400,
+    95 * 3_600,
+];
 
 fn count() -> impl Strategy<Value = Option<i64>> {
     prop_oneof![

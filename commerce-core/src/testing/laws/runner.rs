@@ -10,19 +10,19 @@ use serde_json::{Value, json};
 
 use super::adapter::{self, Called, Report};
 use super::model::{self, Counts, Expect, Model};
-use super::ops::{Amount, CountSpec, LineSpec, Op, Target};
+use super::ops::{CountSpec, LineSpec, Op, Target};
 use super::{Break, law};
 use crate::model::Ability;
 use crate::testing::http::{Harness, TestResponse};
 
 /// A `POST /quotes` sent with an `Idempotency-Key`, and its first answer.
 pub(super) struct Keyed {
-    key: String,
-    supplier: usize,
-    body: String,
-    status: u16,
-    answer: Bytes,
-    at: chrono::DateTime<chrono::Utc>,
+    pub(super) key: String,
+    pub(super) supplier: usize,
+    pub(super) body: String,
+    pub(super) status: u16,
+    pub(super) answer: Bytes,
+    pub(super) at: chrono::DateTime<chrono::Utc>,
 }
 
 /// The engine under test, its keys and the model.
@@ -35,9 +35,9 @@ pub(super) struct World<'h> {
     pub ids: Vec<i64>,
     /// The model.
     pub model: Model,
-    keyed: Vec<Keyed>,
-    replay_window: Duration,
-    extra: Vec<Break>,
+    pub(super) keyed: Vec<Keyed>,
+    pub(super) replay_window: Duration,
+    pub(super) extra: Vec<Break>,
     /// What the last operation resolved to (ids), for the script.
     pub note: String,
     /// `LAWS_WITHOUT`: `early_counts` sends no counts with a move that does not settle.
@@ -68,15 +68,19 @@ impl std::fmt::Display for Got {
     }
 }
 
-fn got_http(r: &TestResponse) -> Got {
+pub(super) fn got_http(r: &TestResponse) -> Got {
     match r.status.as_u16() {
         200..=299 => Got::Done,
         400..=499 => Got::Refused(format!("{} {}", r.status.as_u16(), r.error_code())),
-        _ => Got::Broken(format!("{}: {}", r.status, String::from_utf8_lossy(&r.body))),
+        _ => Got::Broken(format!(
+            "{}: {}",
+            r.status,
+            String::from_utf8_lossy(&r.body)
+        )),
     }
 }
 
-fn got_call(c: Called) -> Got {
+pub(super) fn got_call(c: Called) -> Got {
     match c {
         Called::Done => Got::Done,
         Called::Refused(why) => Got::Refused(why),
@@ -273,12 +277,12 @@ impl<'h> World<'h> {
             )),
             _ => {}
         }
-        if got == Got::Done {
-            if let Some(next) = next {
-                let ready = std::mem::take(&mut self.model.observed_ready);
-                self.model = next;
-                self.model.observed_ready = ready;
-            }
+        if got == Got::Done
+            && let Some(next) = next
+        {
+            let ready = std::mem::take(&mut self.model.observed_ready);
+            self.model = next;
+            self.model.observed_ready = ready;
         }
         (expect, got, breaks)
     }
@@ -425,10 +429,17 @@ impl<'h> World<'h> {
             Op::WithdrawQuote { quote } | Op::DecideQuote { quote, .. } => {
                 pick(*quote, m.quotes.len()).map_or(String::new(), |i| {
                     let q = &m.quotes[i];
-                    format!("quote {} of variant {} ({})", q.id, q.variant, m.quote_status(q))
+                    format!(
+                        "quote {} of variant {} ({})",
+                        q.id,
+                        q.variant,
+                        m.quote_status(q)
+                    )
                 })
             }
-            Op::Stock { variant, .. } | Op::SetStock { variant, .. } | Op::Quote { variant, .. } => {
+            Op::Stock { variant, .. }
+            | Op::SetStock { variant, .. }
+            | Op::Quote { variant, .. } => {
                 let v = &m.variants[variant % m.variants.len()];
                 format!("variant {} holding {}", v.id, v.available)
             }
@@ -443,11 +454,15 @@ impl<'h> World<'h> {
                 let (p, s) = m.products[product % m.products.len()];
                 format!("product {p} of supplier {s:?}")
             }
-            Op::DecideWithdrawal { nth, .. } => pick(*nth, m.withdrawals.len())
-                .map_or(String::new(), |i| {
+            Op::DecideWithdrawal { nth, .. } => {
+                pick(*nth, m.withdrawals.len()).map_or(String::new(), |i| {
                     let w = &m.withdrawals[i];
-                    format!("withdrawal {} of {} by account {}", w.id, w.amount, w.account)
-                }),
+                    format!(
+                        "withdrawal {} of {} by account {}",
+                        w.id, w.amount, w.account
+                    )
+                })
+            }
             Op::Withdraw { account, .. } => format!(
                 "ready {}",
                 m.observed_ready
@@ -482,7 +497,10 @@ impl<'h> World<'h> {
                 "warranty_ids": w.iter().collect::<Vec<_>>(),
             })).collect::<Vec<_>>(),
         });
-        let r = self.h.post(&self.keys[marketer], "/api/v1/orders", &body).await;
+        let r = self
+            .h
+            .post(&self.keys[marketer], "/api/v1/orders", &body)
+            .await;
         let got = got_http(&r);
         let mut next = None;
         if got == Got::Done {
@@ -499,7 +517,12 @@ impl<'h> World<'h> {
         (expect, got, next)
     }
 
-    async fn move_order(&mut self, i: usize, to: Target, specs: &[CountSpec]) -> (Expect, Got, Option<Model>) {
+    async fn move_order(
+        &mut self,
+        i: usize,
+        to: Target,
+        specs: &[CountSpec],
+    ) -> (Expect, Got, Option<Model>) {
         let order = &self.model.orders[i];
         let to = match to {
             Target::Status(s) => s,
@@ -559,144 +582,6 @@ impl<'h> World<'h> {
                     ),
                 ));
             }
-        }
-        (expect, got, next)
-    }
-
-    async fn quote(
-        &mut self,
-        supplier: usize,
-        variant: usize,
-        price: &str,
-        quantity: i64,
-        valid_hours: Option<i64>,
-        keyed: bool,
-    ) -> (Expect, Got, Option<Model>) {
-        let v = self.model.variants[variant % self.model.variants.len()].id;
-        let account = self.ids[2 + supplier];
-        let expect = self.model.plan_quote(account, v, price, quantity, valid_hours);
-        let mut body = json!({"variant_id": v, "unit_price": price, "quantity": quantity});
-        let until = valid_hours.map(|h| self.model.now + Duration::hours(h));
-        if let Some(until) = until {
-            body["valid_until"] = json!(crate::time::cairo_timestamp(until));
-        }
-        let body = body.to_string();
-        let key = format!("laws-quote-{}", self.keyed.len() + 1);
-        let headers: Vec<(&str, &str)> = if keyed {
-            vec![("idempotency-key", key.as_str())]
-        } else {
-            Vec::new()
-        };
-        let r = self
-            .h
-            .request(
-                Method::POST,
-                Some(&self.keys[2 + supplier]),
-                "/api/v1/quotes",
-                body.clone(),
-                &headers,
-            )
-            .await;
-        if keyed {
-            self.keyed.push(Keyed {
-                key,
-                supplier,
-                body,
-                status: r.status.as_u16(),
-                answer: r.body.clone(),
-                at: self.model.now,
-            });
-        }
-        let got = got_http(&r);
-        let mut next = None;
-        if got == Got::Done {
-            let mut after = self.model.clone();
-            after.quotes.push(model::Quote {
-                id: r.json()["data"]["id"].as_i64().unwrap_or_default(),
-                supplier: account,
-                variant: v,
-                quantity,
-                unit_price: price.parse().unwrap_or_default(),
-                status: "pending",
-                valid_until: until,
-            });
-            next = Some(after);
-        }
-        (expect, got, next)
-    }
-
-    async fn replay(&mut self, nth: usize) -> (Expect, Got, Option<Model>) {
-        if self.keyed.is_empty() {
-            return (Expect::Skip("no keyed quote yet".into()), Got::NotSent, None);
-        }
-        let k = &self.keyed[nth % self.keyed.len()];
-        if k.status != 201 {
-            return (Expect::Skip(format!("the first answer was {}", k.status)), Got::NotSent, None);
-        }
-        if self.model.now - k.at >= self.replay_window {
-            return (Expect::Skip("past the replay window".into()), Got::NotSent, None);
-        }
-        let r = self
-            .h
-            .request(
-                Method::POST,
-                Some(&self.keys[2 + k.supplier]),
-                "/api/v1/quotes",
-                k.body.clone(),
-                &[("idempotency-key", k.key.as_str())],
-            )
-            .await;
-        let got = got_http(&r);
-        if !(r.status.as_u16() == k.status && r.body == k.answer) {
-            self.extra.push(Break::new(
-                law::REPLAY,
-                format!(
-                    "answered {} {} instead of the first answer {} {}",
-                    r.status.as_u16(),
-                    String::from_utf8_lossy(&r.body),
-                    k.status,
-                    String::from_utf8_lossy(&k.answer)
-                ),
-            ));
-        }
-        (Expect::Either("a replay".into()), got, None)
-    }
-
-    async fn withdraw(&mut self, account: usize, amount: Amount) -> (Expect, Got, Option<Model>) {
-        let id = self.ids[account];
-        let ready = self
-            .model
-            .observed_ready
-            .get(&id)
-            .copied()
-            .unwrap_or_default();
-        let amount = match amount {
-            Amount::Fixed(a) => a.parse::<Decimal>().ok(),
-            Amount::AllReady => Some(ready),
-            Amount::OverReady => Some(ready + Decimal::new(1, 2)),
-        };
-        let expect = self.model.plan_withdrawal(id, amount);
-        let Some(amount) = amount else {
-            return (expect, Got::NotSent, None);
-        };
-        let (called, wid) = adapter::request_withdrawal(&self.h.engine, id, amount).await;
-        let got = got_call(called);
-        let mut next = None;
-        if let (Got::Done, Some(wid)) = (&got, wid) {
-            let mut after = self.model.clone();
-            after.withdrawals.push(model::Withdrawal {
-                id: wid,
-                account: id,
-                amount,
-                pending: true,
-            });
-            let a = after
-                .accounts
-                .iter_mut()
-                .find(|a| a.id == id)
-                .expect("account");
-            a.pending += amount;
-            next = Some(after);
         }
         (expect, got, next)
     }
