@@ -308,10 +308,14 @@ where
             let mut profit = Decimal::ZERO;
             let mut supply: BTreeMap<i64, Decimal> = BTreeMap::new();
             for line in data["lines"].as_array().cloned().unwrap_or_default() {
-                let Some(delivered) = line["delivered_quantity"].as_i64() else {
+                let delivered = line["delivered_quantity"].as_i64().unwrap_or_else(|| {
                     breaks.push(format!("lines.completed_counts: settled order {id} line {} shows delivered_quantity null", line["id"]));
-                    continue;
-                };
+                    let others: i64 = ["returned_quantity", "damaged_quantity", "lost_quantity", "destroyed_quantity"]
+                        .iter()
+                        .map(|n| line[*n].as_i64().unwrap_or(0))
+                        .sum();
+                    line["quantity"].as_i64().unwrap_or(0) - others
+                });
                 let delivered = if *fam == "returned" { 0 } else { delivered };
                 profit += money(&line["profit"]) * Decimal::from(delivered);
                 if let Some(k) = kept.iter().find(|k| line["id"] == k.id)
