@@ -8,6 +8,7 @@ pub mod cancellation;
 pub mod crowd;
 pub mod fairness;
 pub mod http;
+pub mod laws;
 pub mod stalled;
 pub mod store_cases;
 pub mod wallet;
