@@ -11,6 +11,7 @@
 //! [dependencies]
 //! commerce = { version = "0.1", features = ["sqlx-postgres", "metrics"] }
 //! axum = { version = "0.8", default-features = false, features = ["http1", "tokio"] }
+//! async-trait = "0.1"
 //! tokio = { version = "1", features = ["rt-multi-thread", "macros", "net", "signal", "time"] }
 //! tracing = "0.1"
 //! tracing-subscriber = { version = "0.3", features = ["env-filter", "json"] }
