@@ -10,6 +10,10 @@
 //!
 //! curl -s localhost:3001/                                                 # the app's page
 //! curl -s localhost:3001/shop/api/v1/me -H 'Authorization: Bearer sk_demo_marketer'
+//! curl -s localhost:3001/shop/api/v1/orders -H 'Authorization: Bearer sk_demo_marketer' \
+//!   -H 'Content-Type: application/json' -d '{"full_name":"سارة حسن","phone":"01112223334",
+//!   "address":"12 شارع النصر","governorate_id":1,"shipping_option_id":1,
+//!   "lines":[{"variant_id":1,"quantity":1,"profit":"40.00"}]}'   # order 5 (the seed's 1 to 4 are past pending)
 //! curl -s -X POST localhost:3001/admin/orders/5/confirm -H "Authorization: Bearer $TOKEN"
 //! ```
 //!

@@ -11,6 +11,7 @@
 //! [dependencies]
 //! commerce = { version = "0.1", features = ["sqlx-postgres", "metrics"] }
 //! axum = { version = "0.8", default-features = false, features = ["http1", "tokio"] }
+//! async-trait = "0.1"
 //! tokio = { version = "1", features = ["rt-multi-thread", "macros", "net", "signal", "time"] }
 //! tracing = "0.1"
 //! tracing-subscriber = { version = "0.3", features = ["env-filter", "json"] }
@@ -26,6 +27,10 @@
 //! cargo run --example production --features sqlx-postgres,metrics
 //!
 //! curl -s 127.0.0.1:3000/shop/api/v1/me -H "Authorization: Bearer $KEY"
+//! curl -s 127.0.0.1:3000/shop/api/v1/orders -H "Authorization: Bearer $KEY" \
+//!   -H 'Content-Type: application/json' -d '{"full_name":"سارة حسن","phone":"01112223334",
+//!   "address":"12 شارع النصر","governorate_id":1,"shipping_option_id":1,
+//!   "lines":[{"variant_id":1,"quantity":1,"profit":"40.00"}]}'   # order 1 (setup placed none)
 //! curl -s -X POST 127.0.0.1:3000/admin/orders/1/confirm -H "Authorization: Bearer $COMMERCE_ADMIN_TOKEN"
 //! curl -s 127.0.0.1:3000/metrics -H "Authorization: Bearer $COMMERCE_ADMIN_TOKEN"
 //! kill -TERM <pid>    # or ctrl-c: drains and exits 0

@@ -96,10 +96,10 @@ pub enum ConflictReason {
     /// `POST /orders`: the `external_reference` is used by another order of the account
     /// (`existing_order_id`, `existing_order_number` name it).
     DuplicateExternalReference,
-    /// `POST /orders`: the `Idempotency-Key` was used with other data.
+    /// `POST /orders`, `POST /quotes`: the `Idempotency-Key` was used with other data.
     IdempotencyKeyReused,
-    /// `POST /orders`: the first request with this `Idempotency-Key` is still running; retry
-    /// later with the same key.
+    /// `POST /orders`, `POST /quotes`: the first request with this `Idempotency-Key` is still
+    /// running; retry later with the same key.
     IdempotencyInProgress,
     /// `POST /orders/{id}/cancel`: the order is no longer pending.
     NotCancellable,

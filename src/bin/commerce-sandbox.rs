@@ -13,8 +13,8 @@
 //! cargo run --example server --features sqlx -- --database-url 'sqlite://commerce.db?mode=rwc'
 //! cargo run --example server --features sqlx -- --database-url postgres://postgres@127.0.0.1:5432/test
 //! cargo run --example server --features metrics   # and Prometheus text at GET /metrics
-//! RUST_LOG=info cargo run --example server          # a log line per request, seeding, purges
-//! RUST_LOG=info,commerce=debug cargo run --example server   # plus spans of every store call
+//! RUST_LOG=info cargo run --example server          # a log line per request, the engine's events, purges
+//! RUST_LOG=info,commerce=debug cargo run --example server   # plus the engine's line per request, with its span's fields
 //! ```
 //!
 //! Every path answers with the engine's JSON (`commerce::axum::app`: its 404 for paths outside
