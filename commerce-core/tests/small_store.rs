@@ -135,10 +135,15 @@ impl Tables {
         new: NewStockAdjustment,
         now: DateTime<Utc>,
     ) -> Result<StockAdjustment, StockError> {
+        let history = self
+            .adjustments
+            .iter()
+            .filter(|a| a.variant_id == new.variant_id);
+        let held = held_by_orders(history);
         let (v, updated) = self
             .variant_mut(new.variant_id)
             .ok_or(StockError::NotFound)?;
-        let after = new.decide(v.available)?;
+        let after = new.decide(v.available, held)?;
         v.available = after;
         *updated = next_updated_at(*updated, now);
         let id = StockAdjustmentId::new(next_id(self.adjustments.len()));

@@ -48,7 +48,12 @@ pub(crate) async fn adjust_stock_in<DB: Dialect>(
     let (available, product) = lock_variant(c, new.variant_id)
         .await?
         .ok_or(StockError::NotFound)?;
-    let after = new.decide(available)?;
+    let held = if new.delta > 0 {
+        held_by_orders_in(c, new.variant_id).await?
+    } else {
+        0
+    };
+    let after = new.decide(available, held)?;
     query::<DB>("UPDATE variants SET available = $2 WHERE id = $1")
         .bind(new.variant_id)
         .bind(after)
@@ -72,6 +77,23 @@ pub(crate) async fn adjust_stock_in<DB: Dialect>(
     .await
     .map_err(backend)?;
     Ok(new.into_adjustment(StockAdjustmentId::new(id), after, instant(at)))
+}
+
+/// The pieces of a variant its orders hold and may still give back
+/// ([`held_by_orders`](commerce_core::store::held_by_orders)), summed from its history in one
+/// statement (the `stock_adjustments_variant` index); read under the variant's row lock.
+async fn held_by_orders_in<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    variant: VariantId,
+) -> StoreResult<i64> {
+    query_scalar::<DB, i64>(
+        "SELECT CAST(-COALESCE(SUM(delta), 0) AS BIGINT) FROM stock_adjustments \
+         WHERE variant_id = $1 AND reason IN ('reservation', 'release', 'restock')",
+    )
+    .bind(variant)
+    .fetch_one(&mut *c)
+    .await
+    .map_err(backend)
 }
 
 /// Applies the stock an order's write moves ([`stock_moves`]) in the caller's open

@@ -68,6 +68,7 @@ fn read_outcomes(
         outcome.returned = count(&mut f, "returned_quantity");
         outcome.damaged = count(&mut f, "damaged_quantity");
         outcome.lost = count(&mut f, "lost_quantity");
+        outcome.destroyed = count(&mut f, "destroyed_quantity");
         if let Some(id) = id {
             outcomes.push((LineId::new(id), outcome));
         }

@@ -31,6 +31,17 @@ string_enum! {
     }
 }
 
+impl StockReason {
+    /// Whether entries of this reason are an order's moves (its reservation, release and
+    /// restocks), written by the stores with each order's write and never by the operator.
+    pub fn moves_with_an_order(self) -> bool {
+        matches!(
+            self,
+            StockReason::Reservation | StockReason::Release | StockReason::Restock
+        )
+    }
+}
+
 /// One change of a variant's `available`, as kept ([`CatalogStore::adjust_stock`]).
 ///
 /// [`CatalogStore::adjust_stock`]: crate::store::CatalogStore::adjust_stock

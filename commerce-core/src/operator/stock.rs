@@ -7,8 +7,12 @@ use crate::model::*;
 use super::{Operator, OperatorError, OperatorResult};
 
 impl Operator {
-    /// Moves a variant's stock by `new.delta` pieces (not zero) for its reason, kept with its
-    /// note and cause ([`CatalogStore::adjust_stock`](crate::store::CatalogStore::adjust_stock)).
+    /// Moves a variant's stock by `new.delta` pieces (not zero) for its reason (not one of an
+    /// order's moves, `reservation`, `release` and `restock`, nor `initial`: refused on
+    /// `reason`), kept with its note and cause (an `order_id` that names no order is refused
+    /// on `order_id`). A delta that would, with the pieces the variant's orders may still
+    /// give back, take `available` past [`MAX_AVAILABLE`](crate::domain::pieces::MAX_AVAILABLE)
+    /// is refused on `delta` ([`Problem::OutOfRange`] naming the bound) ([`CatalogStore::adjust_stock`](crate::store::CatalogStore::adjust_stock)).
     /// A delta that would take `available` below zero is refused on `delta`
     /// ([`Problem::StockShortfall`], naming the pieces missing), writing nothing; a
     /// compare-and-set ([`NewStockAdjustment::cycle_count`]) whose expected quantity is not the
@@ -26,6 +30,15 @@ impl Operator {
                     max: -1,
                 },
             ));
+        }
+        // An order's moves and a variant's first stock are the stores' to write.
+        if new.reason.moves_with_an_order() || new.reason == StockReason::Initial {
+            return Err(OperatorError::field("reason", Problem::UnknownValue));
+        }
+        if let Some(order) = new.order_id
+            && self.store().order(None, order).await?.is_none()
+        {
+            return Err(OperatorError::field("order_id", Problem::UnknownValue));
         }
         if let Some(note) = &new.note {
             new.note = clean_text(note, MAX_NOTE, TextKind::MultiLine)

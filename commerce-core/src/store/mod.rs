@@ -118,7 +118,7 @@ pub use orders::{
     OrderStore, OrderVersion, StatusChange, StatusMove, first_stale, pieces_to_reserve,
 };
 pub use statement::SupplyBooking;
-pub use stock::StockError;
+pub use stock::{StockError, held_by_orders};
 pub use supply::{InsertQuoteError, QuoteDecisionError, SupplyStore};
 pub(crate) use traced::Traced;
 pub use webhooks::{

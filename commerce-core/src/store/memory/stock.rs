@@ -18,10 +18,11 @@ impl State {
         new: NewStockAdjustment,
         now: DateTime<Utc>,
     ) -> Result<StockAdjustment, StockError> {
+        let held = held_by_orders(self.adjustments.get(&new.variant_id).into_iter().flatten());
         let variant = self
             .variant_mut(new.variant_id)
             .ok_or(StockError::NotFound)?;
-        let after = new.decide(variant.available)?;
+        let after = new.decide(variant.available, held)?;
         variant.available = after;
         let product = variant.product_id;
         let owner = self.product_mut(product)?;

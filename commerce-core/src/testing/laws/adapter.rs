@@ -6,7 +6,7 @@ use rust_decimal::Decimal;
 
 use crate::Engine;
 use crate::model::*;
-use crate::operator::{KeySpec, OperatorError};
+use crate::operator::{KeySpec, OperatorError, OutcomeReport};
 
 /// How a call through the Rust API ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,23 +42,22 @@ pub(super) struct Report {
     pub destroyed: Option<i64>,
 }
 
-/// The operator's outcome type from a partial report. Today's `LineOutcome` has plain
-/// integers for damaged, lost and destroyed: an omitted one is sent as 0.
-fn line_outcome(report: &Report) -> LineOutcome {
-    LineOutcome {
-        delivered_quantity: report.delivered,
-        returned_quantity: report.returned,
-        damaged_quantity: report.damaged.unwrap_or(0),
-        lost_quantity: report.lost.unwrap_or(0),
-        destroyed_quantity: report.destroyed.unwrap_or(0),
-    }
+/// The operator's partial report of a line's pieces: each count given replaces the line's.
+fn outcome_report(report: &Report) -> OutcomeReport {
+    let mut out = OutcomeReport::new();
+    out.delivered = report.delivered;
+    out.returned = report.returned;
+    out.damaged = report.damaged;
+    out.lost = report.lost;
+    out.destroyed = report.destroyed;
+    out
 }
 
 /// A correction of a settled order's lines (`Operator::set_line_outcomes`).
 pub(super) async fn correct(engine: &Engine, order: i64, reports: &[(i64, Report)]) -> Called {
     let outcomes = reports
         .iter()
-        .map(|(line, report)| (LineId::new(*line), line_outcome(report)))
+        .map(|(line, report)| (LineId::new(*line), outcome_report(report)))
         .collect();
     called(
         engine

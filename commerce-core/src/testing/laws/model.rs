@@ -51,6 +51,8 @@ pub(super) struct Variant {
     pub supply_price: Decimal,
     /// The warranties of its product.
     pub warranties: Vec<i64>,
+    /// Pieces the orders of the seed held when the run began (and may give back).
+    pub held_before: i64,
 }
 
 /// An order line.
@@ -344,6 +346,28 @@ impl Model {
             *out.entry(line.variant).or_insert(0) += completed(line, order.settled)[1];
         }
         out
+    }
+
+    /// Pieces of `variant` its orders hold and may still give back (a release, a restock):
+    /// reserved by orders never cancelled, less what came back already, the seed's included.
+    /// An operator's delta or a receipt is refused when `available` plus these would pass
+    /// [`MOST_STOCK`], so that nothing given back later takes `available` past it.
+    pub fn held_by_orders(&self, variant: i64) -> i64 {
+        self.variant(variant).held_before
+            + self
+                .orders
+                .iter()
+                .filter(|o| !o.cancelled)
+                .map(|o| {
+                    let reserved: i64 = o
+                        .lines
+                        .iter()
+                        .filter(|l| l.variant == variant)
+                        .map(|l| l.quantity)
+                        .sum::<i64>();
+                    reserved - self.restocked(o).get(&variant).copied().unwrap_or(0)
+                })
+                .sum::<i64>()
     }
 
     /// Earnings of the run's settled orders for an account.

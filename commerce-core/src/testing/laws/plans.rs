@@ -68,19 +68,25 @@ impl Model {
             );
         }
         let mut next = self.clone();
-        let mut expect = Expect::Accepted;
         if accept {
+            let held = self.held_by_orders(quote.variant);
             let v = next.variant_mut(quote.variant);
             v.available += quote.quantity;
             v.supply_price = quote.unit_price;
-            if v.available > MOST_STOCK {
-                expect = Expect::Either(format!("variant {} would hold {}", v.id, v.available));
+            if v.available + held > MOST_STOCK {
+                return (
+                    Expect::Refused(format!(
+                        "variant {} would hold {} with {held} on orders",
+                        v.id, v.available
+                    )),
+                    None,
+                );
             }
             next.quotes[index].status = "accepted";
         } else {
             next.quotes[index].status = status;
         }
-        (expect, Some(next))
+        (Expect::Accepted, Some(next))
     }
 
     /// The operator moves product `index` to `to`: the old supplier's pending quotes on its
@@ -110,7 +116,10 @@ impl Model {
         let available = self.variant(variant).available;
         match available.checked_add(delta) {
             _ if delta == 0 => (Expect::Either("a zero delta".into()), Some(self.clone())),
-            Some(after) if (0..=MOST_STOCK).contains(&after) => {
+            Some(after)
+                if after >= 0
+                    && (delta < 0 || after + self.held_by_orders(variant) <= MOST_STOCK) =>
+            {
                 let mut next = self.clone();
                 next.variant_mut(variant).available = after;
                 (Expect::Accepted, Some(next))
@@ -131,9 +140,12 @@ impl Model {
                 None,
             );
         }
-        if !(0..=MOST_STOCK).contains(&new) {
+        let held = self.held_by_orders(variant);
+        if new < 0 || (new > available && new + held > MOST_STOCK) {
             return (
-                Expect::Refused(format!("{new} is outside 0..={MOST_STOCK}")),
+                Expect::Refused(format!(
+                    "{new} is outside 0..={MOST_STOCK} with {held} on orders"
+                )),
                 None,
             );
         }

@@ -197,6 +197,17 @@ impl<'h> World<'h> {
                 paid: Decimal::ZERO,
             });
         }
+        // What the seed's orders hold, from each variant's history.
+        let mut held_before = std::collections::BTreeMap::new();
+        for v in &facts {
+            let history = adapter::history(&h.engine, v.id).await.expect("history");
+            let held: i64 = history
+                .iter()
+                .filter(|e| matches!(e.reason.as_str(), "reservation" | "release" | "restock"))
+                .map(|e| -e.delta)
+                .sum();
+            held_before.insert(v.id, held);
+        }
         let model = Model {
             now: h.clock.now_utc(),
             commission_percent,
@@ -209,6 +220,7 @@ impl<'h> World<'h> {
                     available: v.available,
                     supply_price: v.supply_price,
                     warranties: v.warranties.clone(),
+                    held_before: held_before.get(&v.id).copied().unwrap_or(0),
                 })
                 .collect(),
             products,
