@@ -21,7 +21,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use commerce::clock::ManualClock;
 use commerce::model::*;
-use commerce::operator::KeySpec;
+use commerce::operator::{KeySpec, OutcomeReport};
 use commerce::store::Store;
 use commerce::{Decimal, Engine, governorates};
 use serde_json::{Value, json};
@@ -161,7 +161,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
         .await?;
     let order = op.move_order(order_id, OrderStatus::Shipped, None).await?;
     let line = &order.lines[0];
-    let outcomes = vec![(line.id, LineOutcome::delivered(line.quantity))];
+    let outcomes = vec![(line.id, OutcomeReport::new().with_delivered(line.quantity))];
     op.set_tracking_url(order_id, Some("https://courier.example.com/t/1001".into()))
         .await?;
     let order = op

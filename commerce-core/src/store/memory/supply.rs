@@ -47,11 +47,11 @@ impl State {
         let Some(id) = self.quotes.pending.get(&variant).copied() else {
             return;
         };
-        if let Some(quote) = self.quotes.by_id.get_mut(&id) {
-            if !quote.end_for_moved_product(now) {
-                // Expired meanwhile: written so.
-                *quote = quote.clone().as_of(now);
-            }
+        if let Some(quote) = self.quotes.by_id.get_mut(&id)
+            && !quote.end_for_moved_product(now)
+        {
+            // Expired meanwhile: written so.
+            *quote = quote.clone().as_of(now);
         }
         self.quotes.pending.remove(&variant);
     }
