@@ -10,12 +10,22 @@ use std::sync::Arc;
 
 use commerce_core::store::MemoryStore;
 use commerce_core::testing::http::Harness;
-use commerce_core::testing::laws::check_laws;
+use commerce_core::testing::laws::{Scripts, check_laws, check_laws_of};
 
-/// 256 scripts of up to 50 steps.
+/// 512 scripts of up to 50 steps.
 #[test]
 fn the_laws_of_stock_and_money_hold_on_the_memory_store() {
-    check_laws(256, 50, || Harness::bare(Arc::new(MemoryStore::new())));
+    check_laws(512, 50, || Harness::bare(Arc::new(MemoryStore::new())));
+}
+
+/// 512 scripts of up to 30 steps of placing, moving, correcting, cancelling and counting
+/// shelves empty ([`Scripts::Settling`]): where returned pieces are sold out and a correction
+/// takes them back.
+#[test]
+fn the_laws_hold_where_settling_selling_out_and_correcting_meet() {
+    check_laws_of(512, 30, Scripts::Settling, || {
+        Harness::bare(Arc::new(MemoryStore::new()))
+    });
 }
 
 /// The long run: 20,000 scripts of up to 50 steps. Run it with

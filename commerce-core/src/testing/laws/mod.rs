@@ -190,6 +190,9 @@ async fn run_script(h: &Harness, script: &[ops::Op], skip: &[String]) -> Result<
             "  {}. {op}{note} -> {got}   (model: {expect})",
             i + 1
         ));
+        if std::env::var("LAWS_DEBUG").is_ok() {
+            eprintln!("{}", lines.last().unwrap());
+        }
         let breaks = checked(breaks, skip);
         if !breaks.is_empty() {
             return Err(report(&lines, i + 1, &breaks));
@@ -203,6 +206,26 @@ async fn run_script(h: &Harness, script: &[ops::Op], skip: &[String]) -> Result<
 /// skips the test) and panics with the shrunk script and the broken law when one breaks.
 /// Call it from a plain `#[test]`: it runs its own tokio runtime.
 pub fn check_laws<F, Fut, H>(cases: u32, steps: usize, factory: F)
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = H>,
+    H: IntoHarness,
+{
+    check_laws_of(cases, steps, Scripts::Everything, factory);
+}
+
+/// What a run's scripts are made of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scripts {
+    /// Every kind of operation.
+    Everything,
+    /// Settling, counting shelves empty and correcting, most of all: where returned pieces
+    /// are sold out and a correction takes them back.
+    Settling,
+}
+
+/// [`check_laws`] with scripts of the kind `scripts` says.
+pub fn check_laws_of<F, Fut, H>(cases: u32, steps: usize, scripts: Scripts, factory: F)
 where
     F: Fn() -> Fut,
     Fut: Future<Output = H>,
@@ -227,17 +250,21 @@ where
         failure_persistence: None,
         ..Config::default()
     });
-    let result = runner.run(&ops::scripts(steps, env_list("LAWS_WITHOUT")), |script| {
-        runtime.block_on(async {
-            let h = factory()
-                .await
-                .into_harness()
-                .expect("the factory made a harness once");
-            let outcome = run_script(&h, &script.0, &skip).await;
-            h.finish().await;
-            outcome.map_err(TestCaseError::fail)
-        })
-    });
+    let settling = scripts == Scripts::Settling;
+    let result = runner.run(
+        &ops::scripts(steps, env_list("LAWS_WITHOUT"), settling),
+        |script| {
+            runtime.block_on(async {
+                let h = factory()
+                    .await
+                    .into_harness()
+                    .expect("the factory made a harness once");
+                let outcome = run_script(&h, &script.0, &skip).await;
+                h.finish().await;
+                outcome.map_err(TestCaseError::fail)
+            })
+        },
+    );
     match result {
         Ok(()) => {}
         Err(TestError::Fail(reason, script)) => {

@@ -293,6 +293,21 @@ fn completed(line: &Line, settled: Option<Settled>) -> [i64; 5] {
 }
 
 impl Model {
+    /// The variant (an index into `variants`) a count of the shelf names by `index`: below
+    /// 8, the variant at that index; from 8, the first line's variant of one of the run's
+    /// settled orders (the newest for 8), so that counts often empty a shelf an order's
+    /// returned pieces went back to.
+    pub fn shelf(&self, index: usize) -> usize {
+        let settled: Vec<&Order> = self.orders.iter().filter(|o| o.settled.is_some()).collect();
+        let of_order = index
+            .checked_sub(8)
+            .filter(|_| !settled.is_empty())
+            .map(|back| settled[settled.len() - 1 - back % settled.len()])
+            .and_then(|o| o.lines.first())
+            .and_then(|l| self.variants.iter().position(|v| v.id == l.variant));
+        of_order.unwrap_or(index % self.variants.len())
+    }
+
     /// The variant with this id.
     pub fn variant_mut(&mut self, id: i64) -> &mut Variant {
         self.variants

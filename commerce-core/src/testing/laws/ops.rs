@@ -285,6 +285,16 @@ impl fmt::Display for Op {
                 variant,
                 stale_by,
                 new,
+            } if *variant >= 8 => write!(
+                f,
+                "operator sets the stock of the first line of the {} newest order to {new} \
+                 (expected off by {stale_by})",
+                variant - 7
+            ),
+            Op::SetStock {
+                variant,
+                stale_by,
+                new,
             } => write!(
                 f,
                 "operator sets variant #{} stock to {new} (expected off by {stale_by})",
@@ -433,12 +443,14 @@ fn target() -> impl Strategy<Value = Target> {
 pub(super) fn op() -> impl Strategy<Value = Op> {
     let index = 0usize..64;
     prop_oneof![
-        14 => (0usize..2, prop::collection::vec(line(), 1..=3))
+        10 => (0usize..2, prop::collection::vec(line(), 1..=3))
             .prop_map(|(marketer, lines)| Op::Place { marketer, lines }),
         3 => index.clone().prop_map(|order| Op::Cancel { order }),
-        24 => (index.clone(), target(), counts())
+        // Moves and corrections most: an order needs three moves to settle, and the laws
+        // break where settling and correcting meet.
+        40 => (index.clone(), target(), counts())
             .prop_map(|(order, to, counts)| Op::Move { order, to, counts }),
-        8 => (index.clone(), counts()).prop_map(|(order, counts)| Op::Correct { order, counts }),
+        12 => (index.clone(), counts()).prop_map(|(order, counts)| Op::Correct { order, counts }),
         6 => (
             0usize..2,
             0usize..8,
@@ -461,7 +473,13 @@ pub(super) fn op() -> impl Strategy<Value = Op> {
             .prop_map(|(quote, accept)| Op::DecideQuote { quote, accept }),
         4 => (0usize..8, prop::sample::select(DELTAS.to_vec()))
             .prop_map(|(variant, delta)| Op::Stock { variant, delta }),
-        2 => (0usize..8, prop_oneof![3 => Just(0i64), 1 => Just(1)], prop::sample::select(NEW_STOCK.to_vec()))
+        // Often a shelf counted empty: returned pieces then sold out, where a correction
+        // that takes them back must be refused.
+        4 => (
+            0usize..12,
+            prop_oneof![3 => Just(0i64), 1 => Just(1)],
+            prop_oneof![1 => Just(0i64), 1 => prop::sample::select(NEW_STOCK.to_vec())],
+        )
             .prop_map(|(variant, stale_by, new)| Op::SetStock { variant, stale_by, new }),
         2 => (0usize..3, prop_oneof![Just(None), Just(Some(0usize)), Just(Some(1))])
             .prop_map(|(product, to)| Op::MoveProduct { product, to }),
@@ -479,10 +497,70 @@ pub(super) fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
+/// One operation of a script that settles, empties shelves and corrects: few orders, many
+/// moves and corrections, and shelves of the orders' variants counted empty, so that a
+/// correction taking back returned pieces that were sold out comes within a few steps.
+pub(super) fn settling_op() -> impl Strategy<Value = Op> {
+    let index = 0usize..64;
+    // Plain lines of a few pieces, and counts that name them and fit them, mostly.
+    let line = (0usize..8, 1i64..=4).prop_map(|(variant, quantity)| LineSpec {
+        variant,
+        quantity,
+        profit: PROFITS[1],
+        warranty: None,
+    });
+    let spec = (
+        0usize..2,
+        proptest::array::uniform5(prop_oneof![
+            3 => Just(None),
+            2 => (0i64..=2).prop_map(Some),
+        ]),
+    )
+        .prop_map(|(line, counts)| CountSpec { line, counts });
+    let counts = prop_oneof![1 => Just(Vec::new()), 3 => prop::collection::vec(spec, 1..=2)];
+    prop_oneof![
+        2 => (0usize..2, prop::collection::vec(line, 1..=2))
+            .prop_map(|(marketer, lines)| Op::Place { marketer, lines }),
+        1 => index.clone().prop_map(|order| Op::Cancel { order }),
+        // Plain steps forward, and settling moves with counts.
+        8 => (index.clone(), any::<u8>()).prop_map(|(order, choice)| Op::Move {
+            order,
+            to: Target::Next(choice),
+            counts: Vec::new(),
+        }),
+        4 => (
+            index.clone(),
+            prop::sample::select(STATUSES[3..6].to_vec()),
+            counts.clone(),
+        )
+            .prop_map(|(order, to, counts)| Op::Move {
+                order,
+                to: Target::Status(to),
+                counts,
+            }),
+        6 => (index.clone(), counts).prop_map(|(order, counts)| Op::Correct { order, counts }),
+        3 => (8usize..12).prop_map(|variant| Op::SetStock { variant, stale_by: 0, new: 0 }),
+    ]
+}
+
 /// Scripts of 1 to `steps` operations, none of the kinds in `without`.
-pub(super) fn scripts(steps: usize, without: Vec<String>) -> impl Strategy<Value = Script> {
-    let op = op().prop_filter("a kind left out by LAWS_WITHOUT", move |op| {
+pub(super) fn scripts(
+    steps: usize,
+    without: Vec<String>,
+    settling: bool,
+) -> impl Strategy<Value = Script> {
+    let op = match settling {
+        false => op().boxed(),
+        true => settling_op().boxed(),
+    }
+    .prop_filter("a kind left out by LAWS_WITHOUT", move |op| {
         !without.iter().any(|k| k == op.kind())
     });
-    prop::collection::vec(op, 1..=steps.max(1)).prop_map(Script)
+    // Every script starts with an order: most operations need one.
+    let first = (0usize..2, prop::collection::vec(line(), 1..=3))
+        .prop_map(|(marketer, lines)| Op::Place { marketer, lines });
+    (first, prop::collection::vec(op, 0..steps.max(1))).prop_map(|(first, mut rest)| {
+        rest.insert(0, first);
+        Script(rest)
+    })
 }

@@ -118,7 +118,8 @@ impl Model {
             _ if delta == 0 => (Expect::Either("a zero delta".into()), Some(self.clone())),
             Some(after)
                 if after >= 0
-                    && (delta < 0 || after + self.held_by_orders(variant) <= MOST_STOCK) =>
+                    && (delta < 0
+                        || after.saturating_add(self.held_by_orders(variant)) <= MOST_STOCK) =>
             {
                 let mut next = self.clone();
                 next.variant_mut(variant).available = after;
@@ -141,7 +142,7 @@ impl Model {
             );
         }
         let held = self.held_by_orders(variant);
-        if new < 0 || (new > available && new + held > MOST_STOCK) {
+        if new < 0 || (new > available && new.saturating_add(held) > MOST_STOCK) {
             return (
                 Expect::Refused(format!(
                     "{new} is outside 0..={MOST_STOCK} with {held} on orders"

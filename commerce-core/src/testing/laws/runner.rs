@@ -391,7 +391,7 @@ impl<'h> World<'h> {
                 stale_by,
                 new,
             } => {
-                let v = &self.model.variants[variant % self.model.variants.len()];
+                let v = &self.model.variants[self.model.shelf(*variant)];
                 let (id, expected) = (v.id, v.available + stale_by);
                 let (expect, next) = self.model.plan_set_stock(id, expected, *new);
                 let got = got_call(adapter::set_stock(&self.h.engine, id, expected, *new).await);
@@ -449,9 +449,11 @@ impl<'h> World<'h> {
                     )
                 })
             }
-            Op::Stock { variant, .. }
-            | Op::SetStock { variant, .. }
-            | Op::Quote { variant, .. } => {
+            Op::SetStock { variant, .. } => {
+                let v = &m.variants[m.shelf(*variant)];
+                format!("variant {} holding {}", v.id, v.available)
+            }
+            Op::Stock { variant, .. } | Op::Quote { variant, .. } => {
                 let v = &m.variants[variant % m.variants.len()];
                 format!("variant {} holding {}", v.id, v.available)
             }

@@ -254,6 +254,27 @@ pub async fn returned_pieces_are_restocked_once(store: &dyn Store) {
     let (stock, history) = stock_and_history(store, &f).await;
     assert_eq!((stock, history.len()), (8, 4));
     assert_eq!(history.iter().map(|a| a.delta).sum::<i64>(), stock);
+    // The returned pieces sold out since: a correction that takes one back is refused,
+    // writing nothing (never clamped to what is left).
+    let empty = NewStockAdjustment::cycle_count(f.variant.id, 8, 0);
+    store.adjust_stock(empty, at(70)).await.unwrap();
+    let order_before = store.order(None, order.id).await.unwrap().unwrap();
+    let fewer = vec![(line_id, LineOutcome::partly_delivered(2, 1))];
+    let refused = store.set_line_outcomes(order.id, fewer, at(80)).await;
+    assert!(
+        matches!(
+            refused,
+            Err(StoreError::StockShortfall { variant, available: 0, shortfall: 1 })
+                if variant == f.variant.id
+        ),
+        "{refused:?}"
+    );
+    assert_eq!(
+        store.order(None, order.id).await.unwrap().unwrap(),
+        order_before
+    );
+    let (stock, history) = stock_and_history(store, &f).await;
+    assert_eq!((stock, history.len()), (0, 5));
 }
 
 /// A cancelled order gave its pieces back when it was cancelled (one `release` naming it):
