@@ -111,6 +111,10 @@ pub(crate) trait Dialect:
     + Get<Vec<u8>>
     + Get<Option<Vec<u8>>>
 {
+    /// ` FOR NO KEY UPDATE` / empty: a row lock for a write that changes no key, so that
+    /// another transaction's foreign key check on the row (`FOR KEY SHARE`, taken when it
+    /// inserts a row that references it) does not wait for it.
+    const FOR_NO_KEY_UPDATE: &'static str;
     /// The row-lock suffix of a `SELECT` that is followed by a write of the rows it read
     /// (`" FOR UPDATE"`; empty on SQLite, where a write transaction holds the database's
     /// single writer lock).

@@ -33,7 +33,7 @@ pub(crate) async fn change_status_in<DB: Dialect>(
         "SELECT account_id, status, earnings_net, earnings_commission, timeline, {} \
              FROM orders WHERE id = $1{}",
         subscribed::<DB>("orders.account_id", EventType::OrderStatusChanged),
-        DB::FOR_UPDATE
+        DB::FOR_NO_KEY_UPDATE
     )))
     .bind(change.order_id)
     .fetch_optional(&mut *c)
@@ -145,15 +145,27 @@ async fn write_line_outcomes<DB: Dialect>(
 #[async_trait]
 impl<DB: Dialect> OrderStore for SqlStore<DB> {
     async fn place_order(&self, order: NewOrder) -> Result<Order, PlaceOrderError> {
-        let mut tx = self.write().await?;
-        let result = place_order_in(&mut tx.tx, order).await;
-        tx.finish(result).await
+        retrying(|| {
+            let order = order.clone();
+            async move {
+                let mut tx = self.write().await?;
+                let result = place_order_in(&mut tx.tx, order).await;
+                tx.finish(result).await
+            }
+        })
+        .await
     }
 
     async fn change_order_status(&self, change: StatusChange) -> Result<Order, StatusChangeError> {
-        let mut tx = self.write().await?;
-        let result = change_status_in(&mut tx.tx, change).await;
-        tx.finish(result).await
+        retrying(|| {
+            let change = change.clone();
+            async move {
+                let mut tx = self.write().await?;
+                let result = change_status_in(&mut tx.tx, change).await;
+                tx.finish(result).await
+            }
+        })
+        .await
     }
 
     async fn set_line_outcomes(
@@ -163,39 +175,42 @@ impl<DB: Dialect> OrderStore for SqlStore<DB> {
         now: DateTime<Utc>,
     ) -> StoreResult<Order> {
         let at = nanos(now)?;
-        let mut tx = self.write().await?;
-        let result = async {
-            let c = &mut tx.tx;
-            let row: Option<(String, Option<i64>, Option<i64>)> =
-                query_as::<DB, (String, Option<i64>, Option<i64>)>(concat!(
-                    "UPDATE orders SET ",
-                    updated_at_after!("$2"),
-                    " WHERE id = $1 RETURNING status, earnings_net, earnings_commission"
-                ))
-                .bind(order)
-                .bind(at)
-                .fetch_optional(&mut *c)
-                .await
-                .map_err(backend)?;
-            let Some((status_text, net, commission)) = row else {
-                return Err(StoreError::NotFound);
-            };
-            let was = Booked::from_row(&status_text, net, commission)?;
-            let before = load_order(c, order.into()).await?;
-            let mut after = before.clone();
-            for (line_id, outcome) in &outcomes {
-                let line = after.lines.iter_mut().find(|l| l.id == *line_id);
-                line.ok_or(StoreError::NotFound)?.outcome = outcome.clone();
+        retrying(|| async {
+            let mut tx = self.write().await?;
+            let result = async {
+                let c = &mut tx.tx;
+                let row: Option<(String, Option<i64>, Option<i64>)> =
+                    query_as::<DB, (String, Option<i64>, Option<i64>)>(concat!(
+                        "UPDATE orders SET ",
+                        updated_at_after!("$2"),
+                        " WHERE id = $1 RETURNING status, earnings_net, earnings_commission"
+                    ))
+                    .bind(order)
+                    .bind(at)
+                    .fetch_optional(&mut *c)
+                    .await
+                    .map_err(backend)?;
+                let Some((status_text, net, commission)) = row else {
+                    return Err(StoreError::NotFound);
+                };
+                let was = Booked::from_row(&status_text, net, commission)?;
+                let before = load_order(c, order.into()).await?;
+                let mut after = before.clone();
+                for (line_id, outcome) in &outcomes {
+                    let line = after.lines.iter_mut().find(|l| l.id == *line_id);
+                    line.ok_or(StoreError::NotFound)?.outcome = outcome.clone();
+                }
+                apply_order_stock(c, order, &stock_moves(Some(&before), &after), now).await?;
+                write_line_outcomes(c, order, &outcomes).await?;
+                let order = load_order(c, order.into()).await?;
+                rebook(c, &order, was, None, None).await?;
+                book_supply(c, SupplyBooking::of_order_write(Some(&before), &order, now)).await?;
+                Ok(order)
             }
-            apply_order_stock(c, order, &stock_moves(Some(&before), &after), now).await?;
-            write_line_outcomes(c, order, &outcomes).await?;
-            let order = load_order(c, order.into()).await?;
-            rebook(c, &order, was, None, None).await?;
-            book_supply(c, SupplyBooking::of_order_write(Some(&before), &order, now)).await?;
-            Ok(order)
-        }
-        .await;
-        tx.finish(result).await
+            .await;
+            tx.finish(result).await
+        })
+        .await
     }
 
     async fn set_tracking_url(

@@ -218,6 +218,7 @@ fn check_schema(schema: &str) -> Result<(), SetupError> {
 crate::dialect::sqlx_calls!(Postgres);
 
 impl crate::dialect::Dialect for Postgres {
+    const FOR_NO_KEY_UPDATE: &'static str = " FOR NO KEY UPDATE";
     const FOR_UPDATE: &'static str = " FOR UPDATE";
     const INSTR: &'static str = "strpos";
     const EXPLAIN: (&'static str, usize) = ("EXPLAIN ", 0);

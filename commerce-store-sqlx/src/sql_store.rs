@@ -16,6 +16,68 @@ use crate::rows::backend;
 /// The result of a store operation.
 pub(crate) type StoreResult<T> = Result<T, StoreError>;
 
+/// The most attempts a write makes when the database ends it to break a deadlock (`40P01`)
+/// or a serialization conflict (`40001`): each attempt is a new transaction, and only the
+/// last one's failure reaches the caller.
+pub(crate) const WRITE_ATTEMPTS: u32 = 5;
+
+/// An error a write may fail with: whether the database ended the transaction only to break
+/// a deadlock or a serialization conflict, so that running it again may succeed.
+pub(crate) trait Transient {
+    /// Whether running the write again may succeed.
+    fn is_transient(&self) -> bool;
+}
+
+impl Transient for StoreError {
+    fn is_transient(&self) -> bool {
+        let StoreError::Backend(error) = self else {
+            return false;
+        };
+        error
+            .downcast_ref::<sqlx::Error>()
+            .and_then(|e| e.as_database_error())
+            .and_then(|e| e.code())
+            .is_some_and(|code| code == "40P01" || code == "40001")
+    }
+}
+
+/// Implements [`Transient`] for an operation's error that carries a [`StoreError`].
+macro_rules! transient_via_store {
+    ($($error:ident),* $(,)?) => {$(
+        impl Transient for commerce_core::store::$error {
+            fn is_transient(&self) -> bool {
+                matches!(self, commerce_core::store::$error::Store(e) if e.is_transient())
+            }
+        }
+    )*};
+}
+transient_via_store!(
+    PlaceOrderError,
+    StatusChangeError,
+    WithdrawalRequestError,
+    QuoteDecisionError,
+    StockError,
+);
+
+/// Runs `attempt` (one whole write transaction) until it succeeds, fails for another reason
+/// than [`Transient`], or has been tried [`WRITE_ATTEMPTS`] times. Every transaction takes
+/// its rows in one order (crate docs), so a deadlock is rare; the database still ends one
+/// when writes meet on rows a foreign key check shares, and a client must never see it.
+pub(crate) async fn retrying<T, E, F, Fut>(mut attempt: F) -> Result<T, E>
+where
+    E: Transient,
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, E>>,
+{
+    let mut tries = 1;
+    loop {
+        match attempt().await {
+            Err(e) if e.is_transient() && tries < WRITE_ATTEMPTS => tries += 1,
+            done => return done,
+        }
+    }
+}
+
 /// The store over a pool of SQLite or PostgreSQL connections: `PgStore` and `SqliteStore`
 /// (features `postgres`, `sqlite`) are this type on each database.
 ///

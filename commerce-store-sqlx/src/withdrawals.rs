@@ -25,81 +25,84 @@ impl<DB: Dialect> WithdrawalStore for SqlStore<DB> {
     ) -> Result<Withdrawal, WithdrawalRequestError> {
         let at = nanos(now)?;
         let (amount, supply) = (cents(new.amount)?, cents(new.supply_amount)?);
-        let mut tx = self.write().await?;
-        let result = async {
-            let c = &mut tx.tx;
-            // The account row is the lock that puts requests of one account in a row (on
-            // SQLite the write transaction already does): each reads the balance the one
-            // before it left.
-            let side: Option<String> = query_scalar::<DB, String>(AssertSqlSafe(format!(
-                "SELECT side FROM accounts WHERE id = $1{}",
-                DB::FOR_UPDATE
-            )))
-            .bind(new.account_id)
-            .fetch_optional(&mut *c)
-            .await
-            .map_err(backend)?;
-            let Some(side) = side else {
-                return Err(StoreError::NotFound.into());
-            };
-            let side = crate::rows::side(&side)?;
-            if side == Side::Supplier {
-                // The supplier's kept totals locked before they are read: a correction that
-                // debits them either committed before (and is read) or waits for this request
-                // (and is refused if it no longer fits), so the request never takes money that
-                // a correction took back.
-                query::<DB>(AssertSqlSafe(format!(
-                    "SELECT balance FROM supplier_totals WHERE supplier_id = $1{}",
-                    DB::FOR_UPDATE
+        retrying(|| async {
+            let mut tx = self.write().await?;
+            let result = async {
+                let c = &mut tx.tx;
+                // The account row is the lock that puts requests of one account in a row (on
+                // SQLite the write transaction already does): each reads the balance the one
+                // before it left.
+                let side: Option<String> = query_scalar::<DB, String>(AssertSqlSafe(format!(
+                    "SELECT side FROM accounts WHERE id = $1{}",
+                    DB::FOR_NO_KEY_UPDATE
                 )))
                 .bind(new.account_id)
-                .execute(&mut *c)
+                .fetch_optional(&mut *c)
                 .await
                 .map_err(backend)?;
-            }
-            let wallet = wallet_totals(&mut *c, new.account_id, held_after).await?;
-            let (received, pending): (i64, i64) = query_as::<DB, (i64, i64)>(
-                "SELECT \
+                let Some(side) = side else {
+                    return Err(StoreError::NotFound.into());
+                };
+                let side = crate::rows::side(&side)?;
+                if side == Side::Supplier {
+                    // The supplier's kept totals locked before they are read: a correction that
+                    // debits them either committed before (and is read) or waits for this request
+                    // (and is refused if it no longer fits), so the request never takes money that
+                    // a correction took back.
+                    query::<DB>(AssertSqlSafe(format!(
+                        "SELECT balance FROM supplier_totals WHERE supplier_id = $1{}",
+                        DB::FOR_NO_KEY_UPDATE
+                    )))
+                    .bind(new.account_id)
+                    .execute(&mut *c)
+                    .await
+                    .map_err(backend)?;
+                }
+                let wallet = wallet_totals(&mut *c, new.account_id, held_after).await?;
+                let (received, pending): (i64, i64) = query_as::<DB, (i64, i64)>(
+                    "SELECT \
                  CAST(COALESCE(SUM(CASE WHEN status = 'completed' THEN amount END), 0) AS BIGINT), \
                  CAST(COALESCE(SUM(CASE WHEN status = 'pending' THEN amount END), 0) AS BIGINT) \
                  FROM withdrawals WHERE account_id = $1",
-            )
-            .bind(new.account_id)
-            .fetch_one(&mut *c)
-            .await
-            .map_err(backend)?;
-            let withdrawn = Withdrawn {
-                received: from_piastres(received),
-                pending: from_piastres(pending),
-            };
-            new.admit(&wallet, withdrawn)?;
-            let id = query_scalar::<DB, i64>(
-                "INSERT INTO withdrawals (account_id, amount, supply_amount, status, \
+                )
+                .bind(new.account_id)
+                .fetch_one(&mut *c)
+                .await
+                .map_err(backend)?;
+                let withdrawn = Withdrawn {
+                    received: from_piastres(received),
+                    pending: from_piastres(pending),
+                };
+                new.admit(&wallet, withdrawn)?;
+                let id = query_scalar::<DB, i64>(
+                    "INSERT INTO withdrawals (account_id, amount, supply_amount, status, \
                  wallet_number, wallet_description, notes, created_at) \
                  VALUES ($1, $2, $3, 'pending', $4, $5, $6, $7) RETURNING id",
-            )
-            .bind(new.account_id)
-            .bind(amount)
-            .bind(supply)
-            .bind(&new.wallet_number)
-            .bind(&new.wallet_description)
-            .bind(&new.notes)
-            .bind(at)
-            .fetch_one(&mut *c)
-            .await
-            .map_err(|e| WithdrawalRequestError::Store(backend(e)))?;
-            let withdrawal = new.clone().into_withdrawal(WithdrawalId::new(id), now);
-            book_supply(
-                c,
-                SupplyBooking::of_withdrawal(&withdrawal, side)
-                    .into_iter()
-                    .collect(),
-            )
-            .await?;
-            Ok(withdrawal)
-        }
-        .await;
-        tx.finish(result).await
+                )
+                .bind(new.account_id)
+                .bind(amount)
+                .bind(supply)
+                .bind(&new.wallet_number)
+                .bind(&new.wallet_description)
+                .bind(&new.notes)
+                .bind(at)
+                .fetch_one(&mut *c)
+                .await
+                .map_err(|e| WithdrawalRequestError::Store(backend(e)))?;
+                let withdrawal = new.clone().into_withdrawal(WithdrawalId::new(id), now);
+                book_supply(
+                    c,
+                    SupplyBooking::of_withdrawal(&withdrawal, side)
+                        .into_iter()
+                        .collect(),
+                )
+                .await?;
+                Ok(withdrawal)
+            }
+            .await;
+            tx.finish(result).await
+        })
+        .await
     }
 
     async fn decide_withdrawal(
