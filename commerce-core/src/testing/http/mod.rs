@@ -122,6 +122,7 @@ macro_rules! for_each_http_case {
             (wallet::billing_meter_counts_what_the_spec_bills),
             (statement::supplier_statement_follows_deliveries_and_withdrawals),
             (statement::statement_pages_and_filters_by_cairo_day),
+            (statement::a_partial_delivery_pays_and_restocks_each_piece_once),
             (operator::operator_orders_follow_the_api_rules),
             (races::race_one_idempotency_key_makes_one_order),
             (races::race_no_oversell),
@@ -163,6 +164,7 @@ macro_rules! for_each_http_case {
             (supply::a_quote_is_made_accepted_and_received),
             (supply::quote_input_rules_are_enforced),
             (supply::quote_idempotency_replays_byte_for_byte),
+            (supply::a_quote_replay_ignores_the_clock),
             (supply::quotes_are_withdrawn_once_and_expire),
             (supply::each_side_sees_only_its_own),
         ] }

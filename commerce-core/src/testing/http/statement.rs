@@ -3,7 +3,7 @@
 
 use chrono::Duration;
 use rust_decimal::Decimal;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::model::*;
 use crate::operator::{Conflict, OperatorError, OutcomeReport};
@@ -309,4 +309,94 @@ pub async fn statement_pages_and_filters_by_cairo_day(h: &Harness) {
         let field = bad.split('=').next().expect("name");
         assert_eq!(r.error_fields(), vec![field.to_owned()], "{bad}");
     }
+}
+
+/// A partial delivery counts every piece once: an order of 3 of the demo supplier's variant,
+/// shipped, then `order_partially_delivered` with only `returned_quantity: 2` shows
+/// `delivered_quantity: 1`, puts the 2 pieces back on the shelf (a `restock` naming the
+/// order), credits the supplier one piece and earns the marketer one piece's profit. Counts
+/// sent with a move that does not settle the order are a 422 on `lines`, writing nothing.
+pub async fn a_partial_delivery_pays_and_restocks_each_piece_once(h: &Harness) {
+    let variant = h.fixture.featured_variants[0];
+    let mut body = h.order_body(3, "10.00");
+    body["lines"][0]["variant_id"] = json!(variant);
+    let shelf = h.available(variant).await;
+    let placed = h.post(A, "/api/v1/orders", &body).await;
+    assert_eq!(placed.status, 201, "{}", placed.json());
+    let order = placed.json()["data"].clone();
+    let (id, line) = (order["id"].clone(), order["lines"][0]["id"].clone());
+    let move_to = |status: &'static str, lines: Value| {
+        let path = format!("/api/v1/sandbox/orders/{id}/status");
+        async move {
+            h.post(A, &path, &json!({"status": status, "lines": lines}))
+                .await
+        }
+    };
+    // Early counts: refused on `lines`, the order unmoved.
+    let early = move_to(
+        "order_confirmed",
+        json!([{"id": line, "returned_quantity": 3}]),
+    )
+    .await;
+    early.assert_error(422, "validation_failed");
+    assert_eq!(early.error_fields(), ["lines"]);
+    let shown = h.get(A, &format!("/api/v1/orders/{id}")).await.json()["data"].clone();
+    assert_eq!(shown["status"]["key"], "order_pending");
+    for status in ["order_confirmed", "order_shipped"] {
+        move_to(status, Value::Null).await.assert_ok(status);
+    }
+    let (_, before) = reconcile(h).await;
+    let held = |w: &Value| dec(&w["held"]["amount"]);
+    let wallet_before = h.get(A, "/api/v1/wallet").await.json()["data"].clone();
+    let settled = move_to(
+        "order_partially_delivered",
+        json!([{"id": line, "returned_quantity": 2}]),
+    )
+    .await;
+    settled.assert_ok("partially delivered");
+    let settled = settled.json()["data"].clone();
+    let counts = &settled["lines"][0];
+    assert_eq!(
+        (&counts["delivered_quantity"], &counts["returned_quantity"]),
+        (&json!(1), &json!(2))
+    );
+    assert_eq!(h.available(variant).await, shelf - 1, "2 of the 3 back");
+    let history = h
+        .engine
+        .operator()
+        .stock_adjustments(
+            VariantId::new(variant.get()),
+            PageRequest::new(1, 2).expect("page"),
+        )
+        .await
+        .expect("history");
+    let newest = &history.items[0];
+    assert_eq!(
+        (
+            newest.delta,
+            newest.reason,
+            newest.order_id.map(|o| o.get())
+        ),
+        (2, StockReason::Restock, id.as_i64())
+    );
+    let (after, entries) = reconcile(h).await;
+    assert_eq!(entries.len(), before.len() + 1);
+    let credit = &entries[0];
+    assert_eq!(
+        (&credit["type"], &credit["direction"], &credit["quantity"]),
+        (&json!("delivery"), &json!("credit"), &json!(1))
+    );
+    assert_eq!(dec(&credit["amount"]), Decimal::new(18000, 2));
+    assert_eq!(after, dec(&entries[1]["balance"]) + Decimal::new(18000, 2));
+    // The marketer earns one piece of profit, less the commission on it.
+    assert_eq!(settled["payout"]["state"], "held");
+    let percent = dec(&settled["totals"]["income_tax_percent"]);
+    let profit = Decimal::from(10);
+    let net = profit - crate::domain::pricing::commission(profit, percent);
+    let wallet_after = h.get(A, "/api/v1/wallet").await.json()["data"].clone();
+    assert_eq!(
+        held(&wallet_after) - held(&wallet_before),
+        net,
+        "{wallet_after}"
+    );
 }

@@ -309,6 +309,35 @@ pub async fn quote_input_rules_are_enforced(h: &Harness) {
     assert_eq!(second.json()["error"]["existing_quote_id"], id);
 }
 
+/// The replay of `POST /quotes` with its `Idempotency-Key` answers the first response
+/// whatever the clock says now: `valid_until` an hour ahead, the clock two hours on (the key
+/// lives 24 hours), the same request is the first 201 again (not a 422 on `valid_until`).
+pub async fn a_quote_replay_ignores_the_clock(h: &Harness) {
+    let (variant, _, _) = free_variant(h).await;
+    let mut body = quote_body(variant, "12.00", 3);
+    body["valid_until"] = json!(crate::time::cairo_timestamp(
+        h.clock.now_utc() + Duration::hours(1)
+    ));
+    let first = post_quote(h, &body, Some("quote-clock")).await;
+    assert_eq!(first.status, 201, "{}", text(&first));
+    h.clock.advance(Duration::hours(2));
+    let replay = post_quote(h, &body, Some("quote-clock")).await;
+    assert_eq!(replay.status, 201, "{}", text(&replay));
+    assert_eq!(replay.header("idempotent-replayed"), Some("true"));
+    assert_eq!(
+        replay.json_without_request_id(),
+        first.json_without_request_id()
+    );
+    // Without the key, the same body is checked against the clock now.
+    let fresh = post_quote(h, &body, None).await;
+    fresh.assert_error(422, "validation_failed");
+    assert_eq!(fresh.error_fields(), ["valid_until"]);
+    // And a price above the most a quote may ask is refused on `unit_price`.
+    let dear = post_quote(h, &quote_body(variant, "1000000.01", 1), None).await;
+    dear.assert_error(422, "validation_failed");
+    assert_eq!(dear.error_fields(), ["unit_price"]);
+}
+
 /// `POST /quotes` with an `Idempotency-Key` replays its first answer byte for byte; the same
 /// key with another body is 409 `idempotency_key_reused`.
 pub async fn quote_idempotency_replays_byte_for_byte(h: &Harness) {
