@@ -62,6 +62,7 @@ impl Settlement {
 /// A line's pieces, every one counted: what a settled line renders and what money and stock
 /// follow.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct CompletedCounts {
     /// Delivered to the customer.
     pub delivered: i64,
@@ -152,8 +153,8 @@ pub fn restocked_pieces(order: &Order, line: &OrderLine) -> i64 {
     completed_line(order, line).map_or(0, |c| c.returned)
 }
 
-/// Whether outcome counts may be recorded on an order now in `current` status that moves to
-/// `to` (`None`: a correction without a move): on a move into the delivered or returned
+/// Whether outcome counts may be recorded on `order` as it moves to `to` (`None`: a
+/// correction without a move): on a move into the delivered or returned
 /// family, on the archive of a settled order, and on a correction of a settled order. Counts
 /// anywhere else would put pieces in two places (with the order and delivered).
 pub fn accepts_outcomes(order: &Order, to: Option<OrderStatus>) -> bool {
@@ -252,15 +253,9 @@ impl From<LineOutcome> for OutcomeReport {
     }
 }
 
-/// Reports of every count of each outcome: a caller that knows whole outcomes.
-pub fn whole_outcomes(
-    outcomes: impl IntoIterator<Item = (crate::model::LineId, LineOutcome)>,
-) -> Vec<(crate::model::LineId, OutcomeReport)> {
-    outcomes.into_iter().map(|(id, o)| (id, o.into())).collect()
-}
-
 /// Why an outcome cannot be recorded on a line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum OutcomeProblem {
     /// A count is negative, or the counts add up to more than the line's `quantity`.
     OverQuantity {
@@ -297,6 +292,7 @@ pub fn check_outcome(
 /// One change of a variant's stock that an order write makes, kept in its history naming the
 /// order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct StockMove {
     /// The variant.
     pub variant_id: VariantId,
