@@ -129,9 +129,10 @@ mod tests {
         // Pieces the orders hold count against the bound.
         let in_bound = NewStockAdjustment::new(VariantId::new(1), 10, StockReason::Received);
         assert!(matches!(
-            in_bound.decide(MAX_AVAILABLE - 15, 5),
-            Err(StockError::AboveMaximum { max, .. }) if max == MAX_AVAILABLE - 5
+            in_bound.decide(MAX_AVAILABLE - 15, 6),
+            Err(StockError::AboveMaximum { max, .. }) if max == MAX_AVAILABLE - 6
         ));
+        assert_eq!(in_bound.decide(MAX_AVAILABLE - 15, 5).unwrap(), MAX_AVAILABLE - 5);
         assert_eq!(
             in_bound.decide(MAX_AVAILABLE - 15, 0).unwrap(),
             MAX_AVAILABLE - 5
