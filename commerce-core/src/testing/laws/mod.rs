@@ -190,9 +190,6 @@ async fn run_script(h: &Harness, script: &[ops::Op], skip: &[String]) -> Result<
             "  {}. {op}{note} -> {got}   (model: {expect})",
             i + 1
         ));
-        if std::env::var("LAWS_DEBUG").is_ok() {
-            eprintln!("{}", lines.last().unwrap());
-        }
         let breaks = checked(breaks, skip);
         if !breaks.is_empty() {
             return Err(report(&lines, i + 1, &breaks));
