@@ -13,7 +13,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use commerce_core::domain::earnings::{WalletTotals, Withdrawn};
+use commerce_core::domain::earnings::{
+    EarningsTotals, OrderEarnings, WalletTotals, Withdrawn, settled_taken, shortfall,
+};
 use commerce_core::domain::pieces::{StockMove, stock_moves};
 use commerce_core::model::*;
 use commerce_core::store::*;
@@ -168,6 +170,20 @@ impl Tables {
             }
         }
         Ok(())
+    }
+
+    /// Refuses a write of `before` into `after` that takes from its marketer's settled
+    /// earnings more than its withdrawals leave ([`shortfall`]).
+    fn check_marketer_covers(&self, before: &Order, after: &Order) -> Result<(), StoreError> {
+        let taken = settled_taken(OrderEarnings::of(before), OrderEarnings::of(after));
+        let account = before.account_id;
+        let orders = self.orders.iter().filter(|o| o.account_id == account);
+        let settled = EarningsTotals::of_orders(orders).settled;
+        let withdrawn = Withdrawn::of(self.withdrawals.iter().filter(|w| w.account_id == account));
+        match shortfall(settled, taken, withdrawn) {
+            Some(shortfall) => Err(StoreError::MarketerShortfall { account, shortfall }),
+            None => Ok(()),
+        }
     }
 
     /// Applies the stock an order's write moves, checked by
@@ -652,10 +668,21 @@ impl CatalogStore for SmallStore {
             return Err(StoreError::Invalid("no such category".into()));
         }
         let product = find(&mut t.products, id.into())?;
+        let supplier_before = product.supplier_id;
         patch.apply(product);
         product.updated_at = next_updated_at(product.updated_at, now);
         product.revision += 1;
-        Ok(product.clone())
+        let product = product.clone();
+        if product.supplier_id != supplier_before {
+            // The old supplier's pending quotes end with the move.
+            let variants: Vec<VariantId> = product.variants.iter().map(|v| v.id).collect();
+            for quote in t.quotes.iter_mut() {
+                if variants.contains(&quote.variant_id) {
+                    quote.end_for_moved_product(now);
+                }
+            }
+        }
+        Ok(product)
     }
 
     async fn update_warranty(
@@ -855,8 +882,10 @@ impl OrderStore for SmallStore {
 
     async fn change_order_status(&self, change: StatusChange) -> Result<Order, StatusChangeError> {
         let mut t = self.lock();
-        let order =
-            find(&mut t.orders, change.order_id.into()).map_err(|_| StatusChangeError::NotFound)?;
+        let order = find(&mut t.orders, change.order_id.into())
+            .map_err(|_| StatusChangeError::NotFound)?
+            .clone();
+        let order = &order;
         let account = order.account_id;
         let step = StatusMove::check(&change, account, order.status)?;
         if step.names_unknown_line(&order.lines) {
@@ -869,6 +898,7 @@ impl OrderStore for SmallStore {
         let stock = stock_moves(Some(order), &moved);
         // Every refusal is decided before the first write.
         t.check_order_stock(&stock)?;
+        t.check_marketer_covers(order, &moved)?;
         t.book_supply(bookings)?;
         let id = moved.id;
         t.move_order_stock(id, stock, change.at);
@@ -892,7 +922,7 @@ impl OrderStore for SmallStore {
         now: DateTime<Utc>,
     ) -> Result<Order, StoreError> {
         let mut t = self.lock();
-        let order = find(&mut t.orders, order.into())?;
+        let order = &find(&mut t.orders, order.into())?.clone();
         if outcomes
             .iter()
             .any(|(id, _)| !order.lines.iter().any(|l| l.id == *id))
@@ -910,6 +940,7 @@ impl OrderStore for SmallStore {
         let stock = stock_moves(Some(order), &changed);
         // Every refusal is decided before the first write.
         t.check_order_stock(&stock)?;
+        t.check_marketer_covers(order, &changed)?;
         t.book_supply(bookings)?;
         t.move_order_stock(changed.id, stock, now);
         let stored = find(&mut t.orders, changed.id.into())?;

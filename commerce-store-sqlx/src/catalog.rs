@@ -306,9 +306,15 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
         new: NewStockAdjustment,
         now: DateTime<Utc>,
     ) -> Result<StockAdjustment, StockError> {
-        let mut tx = self.write().await?;
-        let result = crate::stock::adjust_stock_in(&mut tx.tx, new, now).await;
-        tx.finish(result).await
+        retrying(|| {
+            let new = new.clone();
+            async move {
+                let mut tx = self.write().await?;
+                let result = crate::stock::adjust_stock_in(&mut tx.tx, new, now).await;
+                tx.finish(result).await
+            }
+        })
+        .await
     }
 
     async fn stock_adjustments(

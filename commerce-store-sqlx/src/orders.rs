@@ -54,6 +54,7 @@ pub(crate) async fn change_status_in<DB: Dialect>(
     // The stock the move makes (a release, a restock), from the order as it will stand.
     let mut after = before.clone();
     step.clone().apply(&mut after);
+    check_marketer_covers(c, &before, &after).await?;
     apply_order_stock(
         c,
         change.order_id,
@@ -200,6 +201,7 @@ impl<DB: Dialect> OrderStore for SqlStore<DB> {
                     let line = after.lines.iter_mut().find(|l| l.id == *line_id);
                     line.ok_or(StoreError::NotFound)?.outcome = outcome.clone();
                 }
+                check_marketer_covers(c, &before, &after).await?;
                 apply_order_stock(c, order, &stock_moves(Some(&before), &after), now).await?;
                 write_line_outcomes(c, order, &outcomes).await?;
                 let order = load_order(c, order.into()).await?;

@@ -182,20 +182,25 @@ impl<DB: Dialect> SupplyStore for SqlStore<DB> {
         let mut tx = self.write().await?;
         let result = async {
             let c = &mut tx.tx;
-            let supplier: Option<Option<i64>> = query_scalar::<DB, Option<i64>>(
-                "SELECT p.supplier_id FROM variants v JOIN products p ON p.id = v.product_id \
-                 WHERE v.id = $1",
-            )
-            .bind(new.variant_id)
-            .fetch_optional(&mut *c)
-            .await
-            .map_err(backend)?;
             // The variant's quote stored pending, locked until the end: live, or expired.
             let stored: Option<(i64, Option<i64>)> =
                 query_as::<DB, (i64, Option<i64>)>(sqlx::AssertSqlSafe(format!(
                     "SELECT id, valid_until FROM quotes \
                      WHERE variant_id = $1 AND status = 'pending'{}",
                     DB::FOR_UPDATE
+                )))
+                .bind(new.variant_id)
+                .fetch_optional(&mut *c)
+                .await
+                .map_err(backend)?;
+            // The product's supplier, its row share-locked after the quote's (the order a
+            // supplier change takes them in): a change of supplier either committed before
+            // (and is read) or waits for this insert and then withdraws its quote.
+            let supplier: Option<Option<i64>> =
+                query_scalar::<DB, Option<i64>>(sqlx::AssertSqlSafe(format!(
+                    "SELECT p.supplier_id FROM variants v JOIN products p ON p.id = v.product_id \
+                     WHERE v.id = $1{}",
+                    DB::SHARE_PRODUCT_ROW
                 )))
                 .bind(new.variant_id)
                 .fetch_optional(&mut *c)
@@ -338,47 +343,53 @@ impl<DB: Dialect> SupplyStore for SqlStore<DB> {
         now: DateTime<Utc>,
     ) -> Result<Quote, QuoteDecisionError> {
         let at = nanos(now)?;
-        let mut tx = self.write().await?;
-        let result = async {
-            let c = &mut tx.tx;
-            // The quote's row, locked until the end: a quote is decided once.
-            let mut lock = QueryBuilder::<DB>::new("SELECT id FROM quotes WHERE id = ");
-            lock.push_arg(id.get());
-            if let Some(account) = account {
-                lock.push(" AND account_id = ").push_arg(account.get());
-            }
-            lock.push(DB::FOR_UPDATE);
-            let locked: Option<i64> = lock
-                .build_scalar::<i64>()
-                .fetch_optional(&mut *c)
-                .await
-                .map_err(backend)?;
-            if locked.is_none() {
-                return Err(QuoteDecisionError::NotFound);
-            }
-            let mut quote = read_quote(c, None, id, now)
-                .await?
-                .ok_or(QuoteDecisionError::NotFound)?;
-            quote.decide(&decision, now)?;
-            query::<DB>(
-                "UPDATE quotes SET status = $2, decision_note = $3, decided_at = $4, \
+        retrying(|| {
+            let decision = decision.clone();
+            async move {
+                let mut tx = self.write().await?;
+                let result = async {
+                    let c = &mut tx.tx;
+                    // The quote's row, locked until the end: a quote is decided once.
+                    let mut lock = QueryBuilder::<DB>::new("SELECT id FROM quotes WHERE id = ");
+                    lock.push_arg(id.get());
+                    if let Some(account) = account {
+                        lock.push(" AND account_id = ").push_arg(account.get());
+                    }
+                    lock.push(DB::FOR_UPDATE);
+                    let locked: Option<i64> = lock
+                        .build_scalar::<i64>()
+                        .fetch_optional(&mut *c)
+                        .await
+                        .map_err(backend)?;
+                    if locked.is_none() {
+                        return Err(QuoteDecisionError::NotFound);
+                    }
+                    let mut quote = read_quote(c, None, id, now)
+                        .await?
+                        .ok_or(QuoteDecisionError::NotFound)?;
+                    quote.decide(&decision, now)?;
+                    query::<DB>(
+                        "UPDATE quotes SET status = $2, decision_note = $3, decided_at = $4, \
                  updated_at = $5 WHERE id = $1",
-            )
-            .bind(id)
-            .bind(quote.status.as_str())
-            .bind(&quote.decision_note)
-            .bind(at)
-            .bind(nanos(quote.updated_at)?)
-            .execute(&mut *c)
-            .await
-            .map_err(backend)?;
-            if let QuoteDecision::Accept { .. } = decision {
-                receive(c, &quote, now).await?;
+                    )
+                    .bind(id)
+                    .bind(quote.status.as_str())
+                    .bind(&quote.decision_note)
+                    .bind(at)
+                    .bind(nanos(quote.updated_at)?)
+                    .execute(&mut *c)
+                    .await
+                    .map_err(backend)?;
+                    if let QuoteDecision::Accept { .. } = decision {
+                        receive(c, &quote, now).await?;
+                    }
+                    Ok(quote)
+                }
+                .await;
+                tx.finish(result).await
             }
-            Ok(quote)
-        }
-        .await;
-        tx.finish(result).await
+        })
+        .await
     }
 
     async fn supply_variants(

@@ -1,8 +1,10 @@
 //! The earnings booked on each order and summed per account and family, and the booking of orders stored before those sums were kept.
 
-use commerce_core::domain::earnings::OrderEarnings;
+use commerce_core::domain::earnings::{OrderEarnings, Withdrawn, settled_taken, shortfall};
 use commerce_core::model::*;
+use commerce_core::money::from_piastres;
 use commerce_core::store::*;
+use sqlx::AssertSqlSafe;
 use sqlx::pool::PoolConnection;
 
 use crate::dialect::*;
@@ -88,5 +90,52 @@ impl<DB: Dialect> SqlStore<DB> {
             .await;
             booked += tx.finish(result).await?;
         }
+    }
+}
+
+/// Refuses a write of `before` into `after` that takes from its marketer's settled earnings
+/// more than is left over its withdrawals
+/// ([`shortfall`](commerce_core::domain::earnings::shortfall)), in the caller's transaction:
+/// the account's row is locked first (`FOR NO KEY UPDATE`, as a withdrawal request locks it),
+/// so a withdrawal and a correction of one account apply one after the other. No statement
+/// when the write takes nothing.
+pub(crate) async fn check_marketer_covers<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    before: &Order,
+    after: &Order,
+) -> StoreResult<()> {
+    let taken = settled_taken(OrderEarnings::of(before), OrderEarnings::of(after));
+    if taken.is_zero() {
+        return Ok(());
+    }
+    let account = before.account_id;
+    query::<DB>(AssertSqlSafe(format!(
+        "SELECT id FROM accounts WHERE id = $1{}",
+        DB::FOR_NO_KEY_UPDATE
+    )))
+    .bind(account)
+    .execute(&mut *c)
+    .await
+    .map_err(backend)?;
+    let (settled, received, pending): (i64, i64, i64) = query_as::<DB, (i64, i64, i64)>(
+        "SELECT \
+         (SELECT CAST(COALESCE(SUM(net), 0) AS BIGINT) FROM account_order_counts \
+          WHERE account_id = $1 AND family IN ('delivered', 'archived')), \
+         (SELECT CAST(COALESCE(SUM(amount), 0) AS BIGINT) FROM withdrawals \
+          WHERE account_id = $1 AND status = 'completed'), \
+         (SELECT CAST(COALESCE(SUM(amount), 0) AS BIGINT) FROM withdrawals \
+          WHERE account_id = $1 AND status = 'pending')",
+    )
+    .bind(account)
+    .fetch_one(&mut *c)
+    .await
+    .map_err(backend)?;
+    let withdrawn = Withdrawn {
+        received: from_piastres(received),
+        pending: from_piastres(pending),
+    };
+    match shortfall(from_piastres(settled), taken, withdrawn) {
+        Some(shortfall) => Err(StoreError::MarketerShortfall { account, shortfall }),
+        None => Ok(()),
     }
 }

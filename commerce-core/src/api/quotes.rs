@@ -191,6 +191,9 @@ async fn decide(
         Ok(quote) => super::ok_data(&SupplierQuoteView::new(&quote)),
         Err(QuoteDecisionError::NotFound) => Err(ApiError::not_found()),
         Err(QuoteDecisionError::NotPending { .. }) => Err(ApiError::conflict(refused.0, refused.1)),
+        Err(QuoteDecisionError::AboveMaximum { .. }) => {
+            Err(ApiError::field("decision", messages::STOCK_ABOVE_MAXIMUM))
+        }
         Err(QuoteDecisionError::Store(error)) => Err(ApiError::from_store(error, "decide_quote")),
     }
 }

@@ -137,7 +137,9 @@ pub(super) async fn move_order(
             messages::MOVE_NOT_ALLOWED,
         )),
         Err(MoveError::Store(
-            StoreError::StockShortfall { .. } | StoreError::SupplierShortfall { .. },
+            StoreError::StockShortfall { .. }
+            | StoreError::SupplierShortfall { .. }
+            | StoreError::MarketerShortfall { .. },
         )) => Err(ApiError::field("lines", messages::CORRECTION_SHORTFALL)),
         Err(MoveError::Store(error)) => Err(ApiError::from_store(error, "sandbox move")),
     }

@@ -242,6 +242,26 @@ impl WalletTotals {
     }
 }
 
+/// The money a write of an order takes from its marketer's settled earnings (its settled net
+/// before less after; zero when the write adds or keeps them): what a correction or a move
+/// of a delivered order must still find covered ([`shortfall`]).
+pub fn settled_taken(before: OrderEarnings, after: OrderEarnings) -> Decimal {
+    let settled = |e: OrderEarnings| match e.bucket {
+        EarningsBucket::Settled => e.net,
+        _ => Decimal::ZERO,
+    };
+    (settled(before) - settled(after)).max(Decimal::ZERO)
+}
+
+/// The rule a write of an order keeps for its marketer: when it takes `taken` from the
+/// account's `settled` earnings (held and ready together), what is left must still cover what
+/// was `withdrawn` (paid and pending), or the balance would be negative and the money paid
+/// twice. `Some(shortfall)` refuses the write.
+pub fn shortfall(settled: Decimal, taken: Decimal, withdrawn: Withdrawn) -> Option<Decimal> {
+    let left = settled - taken - withdrawn.received - withdrawn.pending;
+    (taken > Decimal::ZERO && left < Decimal::ZERO).then_some(-left)
+}
+
 /// What an account has withdrawn or asked to withdraw.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Withdrawn {

@@ -102,6 +102,7 @@ pub(crate) fn resolve_outcomes(
                 max: quantity,
             }),
             Err(OutcomeProblem::DeliveredOnReturn) => Some(Problem::DeliveredOnReturn),
+            Err(OutcomeProblem::Uncounted { quantity }) => Some(Problem::Uncounted { quantity }),
         };
         if let Some(problem) = problem {
             return Err(MoveError::Invalid(FieldProblem {

@@ -264,10 +264,19 @@ pub enum OutcomeProblem {
     },
     /// Delivered pieces on a returned order (its pieces all came back or were lost).
     DeliveredOnReturn,
+    /// The count of the family the order settles in is given, yet pieces are left uncounted:
+    /// whether they were delivered or came back is not said (name every piece).
+    Uncounted {
+        /// The line's quantity.
+        quantity: i64,
+    },
 }
 
 /// Checks a line's outcome after a write: no count negative, their sum (checked: no wrap)
-/// at most `quantity`, and nothing delivered on an order settled as returned.
+/// at most `quantity`, nothing delivered on an order settled as returned, and every piece
+/// counted when the count of the family the order settles in is given (`delivered_quantity`
+/// on a delivered order, `returned_quantity` on a returned one): "1 delivered" of 3 does not
+/// say where the other 2 are, so it is refused rather than read as 3 delivered.
 pub fn check_outcome(
     quantity: i64,
     outcome: &LineOutcome,
@@ -285,6 +294,14 @@ pub fn check_outcome(
     }
     if settlement == Some(Settlement::Returned) && outcome.delivered_quantity.unwrap_or(0) > 0 {
         return Err(OutcomeProblem::DeliveredOnReturn);
+    }
+    let own_count = match settlement {
+        Some(Settlement::Delivered) => outcome.delivered_quantity,
+        Some(Settlement::Returned) => outcome.returned_quantity,
+        None => None,
+    };
+    if own_count.is_some() && counted(outcome) != Some(quantity) {
+        return Err(OutcomeProblem::Uncounted { quantity });
     }
     Ok(())
 }
@@ -421,6 +438,29 @@ mod tests {
         assert_eq!(
             check_outcome(3, &delivered_on_return, Some(Settlement::Returned)),
             Err(OutcomeProblem::DeliveredOnReturn)
+        );
+        // "1 delivered" of 3 on a delivery says nothing of the other 2: refused, not read
+        // as 3 delivered; with the rest counted, or with no delivered count, it is whole.
+        assert_eq!(
+            check_outcome(3, &LineOutcome::delivered(1), Some(Settlement::Delivered)),
+            Err(OutcomeProblem::Uncounted { quantity: 3 })
+        );
+        let two_back = LineOutcome::partly_delivered(1, 2);
+        assert_eq!(
+            check_outcome(3, &two_back, Some(Settlement::Delivered)),
+            Ok(())
+        );
+        let only_returned = LineOutcome {
+            returned_quantity: Some(2),
+            ..LineOutcome::default()
+        };
+        assert_eq!(
+            check_outcome(3, &only_returned, Some(Settlement::Delivered)),
+            Ok(())
+        );
+        assert_eq!(
+            check_outcome(3, &only_returned, Some(Settlement::Returned)),
+            Err(OutcomeProblem::Uncounted { quantity: 3 })
         );
     }
 }

@@ -88,6 +88,11 @@ pub enum Problem {
     OutcomesNotAccepted,
     /// Delivered pieces on an order settled as returned.
     DeliveredOnReturn,
+    /// The count of the family an order settles in given with pieces left uncounted.
+    Uncounted {
+        /// The line's quantity: the counts must add up to it.
+        quantity: i64,
+    },
 }
 
 /// A problem and the field it belongs to.

@@ -115,6 +115,15 @@ pub enum Conflict {
         /// How much its balance lacks.
         shortfall: Decimal,
     },
+    /// A correction of an order's delivered pieces would take from the marketer earnings it
+    /// withdrew already (paid or pending): the platform settles it outside the API first.
+    #[error("account {account}'s earnings are {shortfall} short of the correction")]
+    MarketerShortfall {
+        /// The marketer's account.
+        account: AccountId,
+        /// How much its earnings lack.
+        shortfall: Decimal,
+    },
     /// A correction of an order's returned pieces would take back more pieces than its
     /// variant has (they were ordered again since they came back): the platform counts the
     /// shelf, then records the correction.
@@ -183,6 +192,7 @@ impl Conflict {
             | Conflict::WithdrawalWindowClosed { .. }
             | Conflict::SupplierShortfall { .. }
             | Conflict::StockShortfall { .. }
+            | Conflict::MarketerShortfall { .. }
             | Conflict::Duplicate(_)
             | Conflict::StockChanged { .. }
             | Conflict::Refused(_) => None,
@@ -219,6 +229,9 @@ impl From<StoreError> for OperatorError {
                 shortfall,
             }
             .into(),
+            StoreError::MarketerShortfall { account, shortfall } => {
+                Conflict::MarketerShortfall { account, shortfall }.into()
+            }
             StoreError::StockShortfall {
                 variant,
                 available,

@@ -69,6 +69,13 @@ impl From<QuoteDecisionError> for OperatorError {
             QuoteDecisionError::NotPending { status } => {
                 Conflict::QuoteNotPending { status }.into()
             }
+            QuoteDecisionError::AboveMaximum { available, max } => OperatorError::field(
+                "quantity",
+                Problem::OutOfRange {
+                    min: 1,
+                    max: max - available,
+                },
+            ),
             QuoteDecisionError::Store(error) => error.into(),
         }
     }

@@ -2,6 +2,7 @@
 //! variant's history.
 
 use crate::domain::fields::{MAX_NOTE, TextKind, clean_text};
+use crate::domain::pieces::MAX_AVAILABLE;
 use crate::model::*;
 
 use super::{Operator, OperatorError, OperatorResult};
@@ -59,12 +60,12 @@ impl Operator {
         new_available: i64,
         note: Option<&str>,
     ) -> OperatorResult<StockAdjustment> {
-        if new_available < 0 {
+        if !(0..=MAX_AVAILABLE).contains(&new_available) {
             return Err(OperatorError::field(
                 "available",
                 Problem::OutOfRange {
                     min: 0,
-                    max: i64::MAX,
+                    max: MAX_AVAILABLE,
                 },
             ));
         }

@@ -54,7 +54,10 @@ pub trait CatalogStore: Send + Sync {
     ) -> Result<Product, StoreError>;
     /// Changes a product ([`ProductPatch::apply`]) and marks it changed at `now`, in one
     /// atomic operation; `NotFound` when there is none, `Invalid` when its new category does
-    /// not exist. Orders placed before keep their lines as they were.
+    /// not exist. Orders placed before keep their lines as they were. When its supplier
+    /// changes, the old supplier's quotes still pending on its variants end in the same
+    /// operation ([`Quote::end_for_moved_product`]), so that no quote of a supplier outlives
+    /// its product; a quote inserted at once either sees the new supplier or is ended by it.
     async fn update_product(
         &self,
         id: ProductId,

@@ -29,6 +29,16 @@ pub enum StoreError {
         /// How much the balance lacks.
         shortfall: Decimal,
     },
+    /// A correction of a delivered order would take from its marketer earnings that were
+    /// withdrawn already (paid or pending): nothing was written
+    /// ([`shortfall`](crate::domain::earnings::shortfall)).
+    #[error("account {account}'s earnings are {shortfall} short of the correction")]
+    MarketerShortfall {
+        /// The marketer's account.
+        account: AccountId,
+        /// How much its earnings lack.
+        shortfall: Decimal,
+    },
     /// An order write would take back from a variant more pieces than it has (a correction
     /// returning fewer pieces than recorded, after those pieces were ordered again): nothing
     /// was written ([`stock_moves`](crate::domain::pieces::stock_moves)).

@@ -81,9 +81,10 @@ pub trait OrderStore: Send + Sync {
     ///    [`PlaceOrderError::InsufficientStock`]).
     /// 2. **The order**: [`NewOrder::into_order`] with a new order id and line ids unique
     ///    across orders, findable by its `external_reference` from then on.
-    /// 3. **Stock**: each line's pieces taken from its variant; each product whose stock
-    ///    changed gets `updated_at` [`next_updated_at`](super::next_updated_at) of
-    ///    `created_at`.
+    /// 3. **Stock**: each line's pieces taken from its variant and kept in its history as a
+    ///    `reservation` naming the order ([`stock_moves`](crate::domain::pieces::stock_moves)
+    ///    of no order before it); each product whose stock changed gets `updated_at`
+    ///    [`next_updated_at`](super::next_updated_at) of `created_at`.
     /// 4. **The idempotency link**: when `idempotency` is set, the record under the claim's
     ///    key is linked to the new order ([`IdempotencyRecord::order_id`](super::IdempotencyRecord)),
     ///    so a retry of a request that died after this point answers with this order.
@@ -114,8 +115,14 @@ pub trait OrderStore: Send + Sync {
     ///    ([`StatusMove::names_unknown_line`]).
     /// 2. **The move**: [`StatusMove::apply`] on the order (the lines' outcomes, status,
     ///    `updated_at`, `confirmed_at`/`delivered_at`, the timeline entry).
-    /// 3. **Stock**: when [`StatusMove::releases_stock`], every line's pieces go back to its
-    ///    variant (each product changed at `at`); this happens at most once per order.
+    /// 3. **Stock**: what [`stock_moves`](crate::domain::pieces::stock_moves) of the order
+    ///    before and after the move says, each move kept in its variant's history naming the
+    ///    order (a `release` when it enters the cancelled family, once; a `restock` of the
+    ///    completed returned pieces, by the difference), variants in id order, each product
+    ///    changed at `at`. A negative move that finds fewer pieces than it takes refuses the
+    ///    move ([`StoreError::StockShortfall`]), as does one that takes from the marketer
+    ///    earnings it withdrew ([`StoreError::MarketerShortfall`],
+    ///    [`shortfall`](crate::domain::earnings::shortfall)); nothing is written.
     /// 4. **The meter**: when `bill_month` is set, one order operation counted.
     /// 5. **Earnings**: the order's earnings booked again (its status, delivery and
     ///    outcomes changed them).
@@ -134,7 +141,11 @@ pub trait OrderStore: Send + Sync {
     /// ([`SupplyBooking::of_order_write`](super::SupplyBooking::of_order_write), [`SupplierTotals::book`]), in one atomic operation;
     /// `NotFound` (writing nothing) when the order or any line is not found,
     /// [`StoreError::SupplierShortfall`] (writing nothing) when a correction would take a
-    /// supplier's balance below zero. No stock moves, no meter entry, no webhook event.
+    /// supplier's balance below zero. Stock moves as for a move
+    /// ([`stock_moves`](crate::domain::pieces::stock_moves): a restock by the difference of
+    /// the completed returned pieces, [`StoreError::StockShortfall`] when they were sold
+    /// since), and a correction that takes from the marketer earnings it withdrew is
+    /// [`StoreError::MarketerShortfall`]. No meter entry, no webhook event.
     async fn set_line_outcomes(
         &self,
         order: OrderId,

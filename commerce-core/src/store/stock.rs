@@ -132,7 +132,10 @@ mod tests {
             in_bound.decide(MAX_AVAILABLE - 15, 6),
             Err(StockError::AboveMaximum { max, .. }) if max == MAX_AVAILABLE - 6
         ));
-        assert_eq!(in_bound.decide(MAX_AVAILABLE - 15, 5).unwrap(), MAX_AVAILABLE - 5);
+        assert_eq!(
+            in_bound.decide(MAX_AVAILABLE - 15, 5).unwrap(),
+            MAX_AVAILABLE - 5
+        );
         assert_eq!(
             in_bound.decide(MAX_AVAILABLE - 15, 0).unwrap(),
             MAX_AVAILABLE - 5

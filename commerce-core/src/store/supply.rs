@@ -41,17 +41,30 @@ pub enum QuoteDecisionError {
         /// Its status.
         status: QuoteStatus,
     },
+    /// Accepting it would take the variant past the most it may hold
+    /// ([`StockError::AboveMaximum`]): nothing was written.
+    #[error("{available} pieces available: at most {max} may be")]
+    AboveMaximum {
+        /// Pieces available now.
+        available: i64,
+        /// The most the variant may hold now.
+        max: i64,
+    },
     /// The storage failed.
     #[error(transparent)]
     Store(#[from] StoreError),
 }
 
-/// The received pieces of an accepted quote could not be added (the variant is gone: a
-/// store that lost it). Adding pieces is never refused for want of stock.
+/// The received pieces of an accepted quote could not be added: the variant would pass the
+/// most it may hold, or it is gone (a store that lost it). Adding pieces is never refused
+/// for want of stock.
 impl From<StockError> for QuoteDecisionError {
     fn from(error: StockError) -> Self {
         match error {
             StockError::Store(error) => QuoteDecisionError::Store(error),
+            StockError::AboveMaximum { available, max } => {
+                QuoteDecisionError::AboveMaximum { available, max }
+            }
             StockError::NotFound => QuoteDecisionError::Store(StoreError::NotFound),
             other => QuoteDecisionError::Store(StoreError::Invalid(other.to_string())),
         }

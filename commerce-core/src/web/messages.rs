@@ -311,13 +311,17 @@ pub fn quote_status_label(status: QuoteStatus) -> &'static str {
 /// A quote's `unit_price` above the most a quote may ask.
 pub const QUOTE_PRICE_TOO_HIGH: &str = "سعر القطعة لازم يكون 1000000.00 جنيه أو أقل.";
 
+/// Pieces received past the most a variant may hold.
+pub const STOCK_ABOVE_MAXIMUM: &str = "الكمية دي هتعدّي أقصى مخزون مسموح للمنتج ده.";
+
 /// Outcome counts sent with a move that does not settle the order.
 pub const OUTCOMES_NOT_ACCEPTED: &str =
     "عدد القطع بيتسجل بس مع التسليم أو المرتجع أو أرشفتهم أو تصحيحهم.";
 
-/// A correction that would take back pieces or money that are gone already.
+/// A correction that would take back pieces or money that are gone already (sold again,
+/// withdrawn): said without naming whose, so that no side learns of another's money.
 pub const CORRECTION_SHORTFALL: &str =
-    "التصحيح ده مش ممكن: القطع رجعت اتباعت أو فلوس المورد اتسحبت.";
+    "التصحيح ده مش ممكن دلوقتي: القطع أو الفلوس اللي هيرجعها خرجت خلاص.";
 
 /// The message of a field problem, as the API shows it under the field.
 pub fn problem(problem: Problem) -> String {
@@ -360,6 +364,9 @@ pub fn problem(problem: Problem) -> String {
         Problem::NotASupplier => "الحساب ده مش حساب مورد.".into(),
         Problem::OutcomesNotAccepted => OUTCOMES_NOT_ACCEPTED.into(),
         Problem::DeliveredOnReturn => "الأوردر المرتجع مفيهوش قطع متسلمة.".into(),
+        Problem::Uncounted { quantity } => {
+            format!("لازم تقول إيه اللي حصل لكل القطع: مجموع الأعداد لازم يبقى {quantity}.")
+        }
     }
 }
 

@@ -101,13 +101,15 @@ impl OrderStore for MemoryStore {
             Some(previous),
             change.events,
         );
+        // The refusals in the order the SQL stores meet them: stock, the marketer, suppliers.
+        let stock = stock_moves(Some(order), &moved);
+        s.check_order_stock(&stock)?;
+        s.check_marketer_covers(order, &moved)?;
         let supply = s.supply.check(SupplyBooking::of_order_write(
             Some(order),
             &moved,
             change.at,
         ))?;
-        let stock = stock_moves(Some(order), &moved);
-        s.check_order_stock(&stock)?;
 
         s.apply_order_stock(moved.id, stock, change.at);
         s.bill_order_operation(account, change.bill_month.as_ref());
@@ -139,11 +141,12 @@ impl OrderStore for MemoryStore {
         }
         let before = (order.updated_at, order.status.family());
         changed.updated_at = next_updated_at(order.updated_at, now);
+        let stock = stock_moves(Some(order), &changed);
+        s.check_order_stock(&stock)?;
+        s.check_marketer_covers(order, &changed)?;
         let supply = s
             .supply
             .check(SupplyBooking::of_order_write(Some(order), &changed, now))?;
-        let stock = stock_moves(Some(order), &changed);
-        s.check_order_stock(&stock)?;
         // Everything is checked: the writes.
         s.apply_order_stock(changed.id, stock, now);
         s.orders.insert(changed.id, changed.clone());

@@ -5,6 +5,7 @@
 use chrono::{DateTime, Utc};
 
 use super::State;
+use crate::domain::earnings::{OrderEarnings, Withdrawn, settled_taken, shortfall};
 use crate::domain::pieces::StockMove;
 use crate::model::*;
 use crate::store::*;
@@ -50,6 +51,34 @@ impl State {
             }
         }
         Ok(())
+    }
+
+    /// Refuses a write of `before` into `after` that takes from its marketer's settled
+    /// earnings more than is left over its withdrawals ([`shortfall`]).
+    pub(super) fn check_marketer_covers(
+        &self,
+        before: &Order,
+        after: &Order,
+    ) -> Result<(), StoreError> {
+        let taken = settled_taken(OrderEarnings::of(before), OrderEarnings::of(after));
+        if taken.is_zero() {
+            return Ok(());
+        }
+        let account = before.account_id;
+        let settled = self
+            .orders_by_account
+            .get(&account)
+            .map(|index| index.wallet.totals(DateTime::<Utc>::MAX_UTC).totals.settled)
+            .unwrap_or_default();
+        let withdrawn = Withdrawn::of(
+            self.withdrawals
+                .values()
+                .filter(|w| w.account_id == account),
+        );
+        match shortfall(settled, taken, withdrawn) {
+            Some(shortfall) => Err(StoreError::MarketerShortfall { account, shortfall }),
+            None => Ok(()),
+        }
     }
 
     /// Applies the stock an order's write moves, checked by [`check_order_stock`](Self::check_order_stock):

@@ -555,3 +555,71 @@ pub async fn concurrent_moves_and_supplier_withdrawals_reconcile(store: Arc<dyn 
     assert_reconciled(&*store, s, 15).await;
     assert_eq!(wallet(&*store, s, 0).await.totals.expected, Decimal::ZERO);
 }
+
+/// A correction never takes from a marketer earnings it withdrew: an order delivered, its
+/// whole ready balance withdrawn and paid, then a correction that would leave it with fewer
+/// delivered pieces is refused with the shortfall ([`StoreError::MarketerShortfall`]),
+/// writing nothing; a correction that takes nothing still applies.
+pub async fn a_correction_never_takes_withdrawn_marketer_earnings(store: &dyn Store) {
+    let f = fixture(store, 100, 100).await;
+    let lines = vec![line(&f, &f.variant, 3, false)];
+    let order = place(store, new_order(&f, f.account.id, &number(1), lines, 1)).await;
+    let l1 = order.lines[0].id;
+    deliver(store, order.id, 100, Vec::new(), false).await;
+    let settled = store
+        .wallet_totals(f.account.id, no_hold())
+        .await
+        .unwrap()
+        .totals
+        .settled;
+    assert!(settled > Decimal::ZERO);
+    let w = store
+        .request_withdrawal(
+            withdrawal(f.account.id, &settled.to_string(), None),
+            no_hold(),
+            at(200),
+        )
+        .await
+        .expect("withdraw everything");
+    let paid = WithdrawalDecision::Complete {
+        transfer_reference: "TRX-1".into(),
+        receipt_url: None,
+    };
+    store.decide_withdrawal(w.id, paid, at(210)).await.unwrap();
+    let before = store.order(None, order.id).await.unwrap().unwrap();
+    let refused = store
+        .set_line_outcomes(order.id, vec![(l1, delivered_of(1, 3))], at(300))
+        .await;
+    assert!(
+        matches!(
+            &refused,
+            Err(StoreError::MarketerShortfall { account, shortfall })
+                if *account == f.account.id && *shortfall > Decimal::ZERO && *shortfall < settled
+        ),
+        "{refused:?}"
+    );
+    assert_eq!(store.order(None, order.id).await.unwrap().unwrap(), before);
+    let after = store.wallet_totals(f.account.id, no_hold()).await.unwrap();
+    assert_eq!(after.totals.settled, settled, "nothing booked");
+    // A move with counts of an archive that takes pieces away is refused the same way.
+    let archive = with_outcomes(
+        order.id,
+        OrderStatus::Archived,
+        310,
+        vec![(l1, delivered_of(0, 3))],
+    );
+    let refused = store.change_order_status(archive).await;
+    assert!(
+        matches!(
+            refused,
+            Err(StatusChangeError::Store(StoreError::MarketerShortfall { shortfall, .. }))
+                if shortfall == settled
+        ),
+        "{refused:?}"
+    );
+    // Counting every piece delivered takes nothing: it applies.
+    store
+        .set_line_outcomes(order.id, vec![(l1, delivered_of(3, 3))], at(400))
+        .await
+        .expect("takes nothing");
+}
