@@ -551,6 +551,9 @@ impl CatalogStore for SmallStore {
         if find(&mut t.categories, new.category_id.into()).is_err() {
             return Err(StoreError::Invalid("no such category".into()));
         }
+        if t.products.iter().any(|p| p.slug == new.slug) {
+            return Err(StoreError::Duplicate(Unique::ProductSlug));
+        }
         let product = new.into_product(ProductId::new(next_id(t.products.len())), now);
         t.products.push(product.clone());
         Ok(product)
@@ -666,6 +669,13 @@ impl CatalogStore for SmallStore {
             && find(&mut t.categories, category.into()).is_err()
         {
             return Err(StoreError::Invalid("no such category".into()));
+        }
+        if patch
+            .slug
+            .as_ref()
+            .is_some_and(|slug| t.products.iter().any(|p| p.slug == *slug && p.id != id))
+        {
+            return Err(StoreError::Duplicate(Unique::ProductSlug));
         }
         let product = find(&mut t.products, id.into())?;
         let supplier_before = product.supplier_id;

@@ -153,7 +153,7 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
                  description, images, files, video_url, marketing_files_url, url, \
                  active, updated_at, supplier_id) \
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, TRUE, $11, $12) \
-                 RETURNING id",
+                 ON CONFLICT DO NOTHING RETURNING id",
             )
             .bind(&new.title)
             .bind(new.title.to_lowercase())
@@ -167,9 +167,10 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
             .bind(&new.url)
             .bind(at)
             .bind(new.supplier_id)
-            .fetch_one(&mut tx.tx)
+            .fetch_optional(&mut tx.tx)
             .await
-            .map_err(backend)
+            .map_err(backend)?
+            .ok_or(StoreError::Duplicate(Unique::ProductSlug))
         }
         .await;
         let id = tx.finish(result).await?;

@@ -11,7 +11,7 @@ use sqlx::AssertSqlSafe;
 use sqlx::pool::PoolConnection;
 
 use crate::dialect::*;
-use crate::products::{load_product, revise_product};
+use crate::products::{load_product, revise_product, touch_products};
 use crate::rows::*;
 use crate::sql_store::*;
 
@@ -85,7 +85,7 @@ pub(crate) async fn update_product<DB: Dialect>(
     .bind(at)
     .execute(&mut *c)
     .await
-    .map_err(backend)?;
+    .map_err(|e| duplicate_or_backend(e, Unique::ProductSlug))?;
     load_product(c, id.into()).await
 }
 
@@ -149,16 +149,18 @@ pub(crate) async fn update_category<DB: Dialect>(
     .await
     .map_err(|e| duplicate_or_backend(e, Unique::CategorySlug))?;
     if renamed {
-        query::<DB>(concat!(
-            "UPDATE products SET ",
-            updated_at_after!("$2"),
-            " WHERE category_id = $1"
-        ))
+        // Locked in id order first, the order an order's placement and moves take products
+        // in: a rename touching them in the table's order could deadlock with an order of
+        // several of them (PostgreSQL; SQLite's write transaction holds the database).
+        let shown: Vec<i64> = query_scalar::<DB, i64>(AssertSqlSafe(format!(
+            "SELECT id FROM products WHERE category_id = $1 ORDER BY id{}",
+            DB::FOR_UPDATE
+        )))
         .bind(id)
-        .bind(at)
-        .execute(&mut *c)
+        .fetch_all(&mut *c)
         .await
         .map_err(backend)?;
+        touch_products(c, shown, at).await?;
     }
     Ok(category)
 }

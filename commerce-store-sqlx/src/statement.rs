@@ -10,7 +10,7 @@ use sqlx::QueryBuilder;
 use sqlx::pool::PoolConnection;
 
 use crate::dialect::*;
-use crate::order_reads::limit;
+use crate::order_reads::{Totalled, page_rows};
 use crate::rows::*;
 use crate::sql_store::*;
 
@@ -132,7 +132,9 @@ pub(crate) async fn supplier_wallet<DB: Dialect>(
 
 /// One page of a supplier's statement, newest first: the page's rows from the end of
 /// `statement_entries_supplier` (`statement_entries_at` when the filter names a period), and
-/// the total from the kept count (counted in the period's index range when filtered).
+/// the total from the kept count (counted in the period's index range when filtered), both
+/// read by one statement (one snapshot), so that they agree whatever is booked meanwhile. Past
+/// the last page (no rows), the total is read on its own.
 pub(crate) async fn statement_page<DB: Dialect>(
     c: &mut PoolConnection<DB>,
     supplier: AccountId,
@@ -143,48 +145,42 @@ pub(crate) async fn statement_page<DB: Dialect>(
         filter.from.map(bound_nanos).unwrap_or(i64::MIN),
         filter.to.map(bound_nanos).unwrap_or(i64::MAX),
     );
-    let mut q = QueryBuilder::<DB>::new(concat!(
-        "SELECT ",
-        statement_entry_cols!(),
-        " FROM statement_entries WHERE supplier_id = "
-    ));
+    let in_period = |q: &mut QueryBuilder<DB>| {
+        if !filter.is_empty() {
+            q.push(" AND at >= ").push_arg(from);
+            q.push(" AND at < ").push_arg(to);
+        }
+    };
+    let total = |q: &mut QueryBuilder<DB>| {
+        if filter.is_empty() {
+            q.push("(SELECT COALESCE(MAX(entries), 0) FROM supplier_totals WHERE supplier_id = ");
+            q.push_arg(supplier).push(")");
+        } else {
+            q.push("(SELECT COUNT(*) FROM statement_entries WHERE supplier_id = ");
+            q.push_arg(supplier);
+            in_period(q);
+            q.push(")");
+        }
+    };
+    let mut q = QueryBuilder::<DB>::new(concat!("SELECT ", statement_entry_cols!(), ", "));
+    total(&mut q);
+    q.push(" AS total FROM statement_entries WHERE supplier_id = ");
     q.push_arg(supplier);
-    if !filter.is_empty() {
-        q.push(" AND at >= ").push_arg(from);
-        q.push(" AND at < ").push_arg(to);
-    }
+    in_period(&mut q);
     q.push(" ORDER BY id DESC");
-    limit(&mut q, page)?;
-    let rows: Vec<StatementEntryRow> = q
-        .build_as::<StatementEntryRow>()
-        .planned_per_call(!filter.is_empty())
-        .fetch_all(&mut *c)
-        .await
-        .map_err(backend)?;
+    let mut count = QueryBuilder::<DB>::new("SELECT ");
+    total(&mut count);
+    let (rows, total) =
+        page_rows::<DB, StatementEntryPageRow>(c, q, count, page, !filter.is_empty()).await?;
     let items = rows
         .into_iter()
-        .map(StatementEntryRow::into_domain)
+        .map(|row| row.entry.into_domain())
         .collect::<StoreResult<Vec<_>>>()?;
-    let total: Option<i64> = if filter.is_empty() {
-        query_scalar::<DB, i64>("SELECT entries FROM supplier_totals WHERE supplier_id = $1")
-            .bind(supplier)
-            .fetch_optional(&mut *c)
-            .await
-            .map_err(backend)?
-    } else {
-        query_scalar::<DB, i64>(
-            "SELECT COUNT(*) FROM statement_entries \
-             WHERE supplier_id = $1 AND at >= $2 AND at < $3",
-        )
-        .bind(supplier)
-        .bind(from)
-        .bind(to)
-        .fetch_optional(&mut *c)
-        .await
-        .map_err(backend)?
-    };
-    Ok(Page::new(
-        items,
-        u64::try_from(total.unwrap_or_default()).unwrap_or_default(),
-    ))
+    Ok(Page::new(items, total))
+}
+
+impl Totalled for StatementEntryPageRow {
+    fn total(&self) -> i64 {
+        self.total
+    }
 }

@@ -7,6 +7,7 @@ use rust_decimal::Decimal;
 
 use crate::domain::earnings::{PayoutRules, WalletTotals, Withdrawn};
 use crate::model::{Order, Withdrawal, WithdrawalStatus};
+use crate::money::round_money;
 
 /// The days withdrawals can be requested, in Cairo time.
 pub(crate) const WITHDRAWAL_DAYS: [Weekday; 2] = [Weekday::Sun, Weekday::Thu];
@@ -18,7 +19,8 @@ pub struct WalletFigures {
     pub expected: Decimal,
     /// Net profit of delivered orders inside the hold.
     pub held: Decimal,
-    /// Earliest ready date of the held orders.
+    /// Earliest ready date of the held orders; `None` when `held` shows zero (a correction
+    /// took the held money, and nothing is held to be ready).
     pub next_ready_at: Option<DateTime<Utc>>,
     /// Withdrawable now: ready or paid net profit minus received minus pending withdrawals.
     pub ready: Decimal,
@@ -57,6 +59,7 @@ impl WalletFigures {
             held: wallet.held,
             next_ready_at: wallet
                 .earliest_held_delivery
+                .filter(|_| round_money(wallet.held) > Decimal::ZERO)
                 .map(|delivered| rules.ready_at(delivered)),
             total_commission: totals.settled_commission,
             ..WalletFigures::default()
@@ -116,7 +119,33 @@ pub fn withdrawal_window(now: DateTime<Utc>) -> WithdrawalWindow {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::SupplierTotals;
     use crate::time::cairo_timestamp;
+
+    #[test]
+    fn nothing_is_ready_next_when_the_held_amount_shows_zero() {
+        let now = Utc.with_ymd_and_hms(2026, 11, 22, 8, 0, 0).unwrap();
+        let rules = PayoutRules::new(now, 14).unwrap();
+        let delivered = Some(now - chrono::Duration::days(2));
+        let figures = |held: &str, balance: &str| {
+            let totals = SupplierTotals::new(
+                Decimal::ZERO,
+                balance.parse().unwrap(),
+                balance.parse().unwrap(),
+                2,
+            );
+            let wallet = totals.wallet(held.parse().unwrap(), delivered);
+            WalletFigures::from_totals(wallet, &[], rules)
+        };
+        // A correction took the balance to zero: the held 40.00 is clamped to 0.00.
+        let clamped = figures("40.00", "0.00");
+        assert_eq!(clamped.held, Decimal::ZERO);
+        assert_eq!(clamped.next_ready_at, None);
+        // Held money keeps its ready date.
+        let held = figures("40.00", "40.00");
+        assert_eq!(held.held, Decimal::from(40));
+        assert_eq!(held.next_ready_at, delivered.map(|d| rules.ready_at(d)));
+    }
 
     #[test]
     fn window_is_open_on_sunday_and_thursday_in_cairo() {

@@ -1,20 +1,26 @@
 //! The operator's catalogue and shipping: categories, products, variants, warranties,
 //! governorates, shipping options and their rates, with the checks of their figures.
 
-use rust_decimal::Decimal;
-
-use crate::domain::fields::{MAX_TEXT, Problem, TextKind, clean_text};
+use crate::domain::fields::{MAX_TEXT, Problem};
 use crate::domain::pieces::MAX_AVAILABLE;
 use crate::model::*;
-use crate::money::accepted_amount;
 
+use super::catalog_edits::{check_percent, checked_category, checked_warranty, required_text};
 use super::{Operator, OperatorError, OperatorResult, check_money};
 
 impl Operator {
     // ---- catalogue ----
 
-    /// Adds a category.
-    pub async fn create_category(&self, new: NewCategory) -> OperatorResult<Category> {
+    /// Adds a category, with the checks of an edit
+    /// ([`update_category`](Self::update_category)): `name` and `slug` printable single-line
+    /// text of at most [`MAX_TEXT`] characters, not blank.
+    pub async fn create_category(&self, mut new: NewCategory) -> OperatorResult<Category> {
+        let patch = CategoryPatch::default()
+            .set_name(new.name)
+            .set_slug(new.slug);
+        let patch = checked_category(patch)?;
+        new.name = patch.name.unwrap_or_default();
+        new.slug = patch.slug.unwrap_or_default();
         Ok(self.store().insert_category(new).await?)
     }
 
@@ -79,15 +85,31 @@ impl Operator {
         Ok(self.store().update_variant(id, patch, self.now()).await?)
     }
 
-    /// Adds a warranty to a product.
+    /// Adds a warranty to a product, with the checks of an edit
+    /// ([`update_warranty`](Self::update_warranty)) on each of its fields.
     pub async fn add_warranty(
         &self,
         product: ProductId,
-        new: NewWarranty,
+        mut new: NewWarranty,
     ) -> OperatorResult<Warranty> {
-        check_money("admin_fee", new.admin_fee)?;
-        check_money("price_from", new.price_from)?;
-        check_percent("percent", new.percent)?;
+        let patch = WarrantyPatch {
+            name: Some(new.name),
+            admin_fee: Some(new.admin_fee),
+            percent: Some(new.percent),
+            price_from: Some(new.price_from),
+            duration_days: Some(new.duration_days),
+            terms: Some(new.terms),
+            icon_url: Some(new.icon_url),
+            active: None,
+        };
+        let patch = checked_warranty(patch)?;
+        new.name = patch.name.unwrap_or_default();
+        new.terms = patch.terms.unwrap_or_default();
+        new.icon_url = patch.icon_url.flatten();
+        new.admin_fee = patch.admin_fee.unwrap_or_default();
+        new.percent = patch.percent.unwrap_or_default();
+        new.price_from = patch.price_from.unwrap_or_default();
+        new.duration_days = patch.duration_days.unwrap_or_default();
         Ok(self
             .store()
             .insert_warranty(product, new, self.now())
@@ -146,22 +168,6 @@ impl Operator {
         };
         Ok(self.store().set_shipping_rate(option, rate).await?)
     }
-}
-
-/// A percent from 0 to 100 with at most two decimals.
-pub(super) fn check_percent(field: &str, percent: Decimal) -> OperatorResult<()> {
-    match accepted_amount(percent) {
-        Some(p) if p <= Decimal::ONE_HUNDRED => Ok(()),
-        _ => Err(OperatorError::field(field, Problem::InvalidPercent)),
-    }
-}
-
-/// A required single-line text field as stored: printable, trimmed, at most `max`
-/// characters, not blank.
-pub(super) fn required_text(field: &str, raw: &str, max: usize) -> OperatorResult<String> {
-    clean_text(raw, max, TextKind::SingleLine)
-        .map_err(|problem| OperatorError::field(field, problem))?
-        .ok_or_else(|| OperatorError::field(field, Problem::Required))
 }
 
 /// A variant's first stock: 0 to [`MAX_AVAILABLE`] pieces.

@@ -6,8 +6,9 @@
 use crate::domain::fields::{MAX_TEXT, Problem, TextKind, clean_text, is_web_link};
 use crate::limits::{MAX_NOTE, MAX_URL};
 use crate::model::*;
+use crate::money::accepted_amount;
+use rust_decimal::Decimal;
 
-use super::catalog::{check_percent, required_text};
 use super::{Operator, OperatorError, OperatorResult, check_money};
 
 /// The longest product description or warranty terms, in characters.
@@ -156,14 +157,9 @@ impl Operator {
     pub async fn update_category(
         &self,
         id: CategoryId,
-        mut patch: CategoryPatch,
+        patch: CategoryPatch,
     ) -> OperatorResult<Category> {
-        if let Some(name) = &patch.name {
-            patch.name = Some(required_text("name", name, MAX_TEXT)?);
-        }
-        if let Some(slug) = &patch.slug {
-            patch.slug = Some(required_text("slug", slug, MAX_TEXT)?);
-        }
+        let patch = checked_category(patch)?;
         Ok(self.store().update_category(id, patch, self.now()).await?)
     }
 
@@ -175,37 +171,74 @@ impl Operator {
     pub async fn update_warranty(
         &self,
         id: WarrantyId,
-        mut patch: WarrantyPatch,
+        patch: WarrantyPatch,
     ) -> OperatorResult<Warranty> {
-        if let Some(name) = &patch.name {
-            patch.name = Some(required_text("name", name, MAX_TEXT)?);
-        }
-        if let Some(terms) = &patch.terms {
-            patch.terms = Some(long_text("terms", terms, MAX_LONG_TEXT.max(MAX_NOTE))?);
-        }
-        if let Some(icon) = &patch.icon_url {
-            patch.icon_url = Some(optional_link("icon_url", icon.as_deref())?);
-        }
-        for (field, amount) in [
-            ("admin_fee", patch.admin_fee),
-            ("price_from", patch.price_from),
-        ] {
-            if let Some(amount) = amount {
-                check_money(field, amount)?;
-            }
-        }
-        if let Some(percent) = patch.percent {
-            check_percent("percent", percent)?;
-        }
-        if let Some(days) = patch.duration_days
-            && days < 1
-        {
-            let range = Problem::OutOfRange {
-                min: 1,
-                max: i32::MAX.into(),
-            };
-            return Err(OperatorError::field("duration_days", range));
-        }
+        let patch = checked_warranty(patch)?;
         Ok(self.store().update_warranty(id, patch, self.now()).await?)
     }
+}
+
+/// The one check of a category's fields, for its creation and its edits (the rules are
+/// listed on [`Operator::update_category`]): each field set in `patch` is checked, and
+/// cleaned as it is stored.
+pub(super) fn checked_category(mut patch: CategoryPatch) -> OperatorResult<CategoryPatch> {
+    if let Some(name) = &patch.name {
+        patch.name = Some(required_text("name", name, MAX_TEXT)?);
+    }
+    if let Some(slug) = &patch.slug {
+        patch.slug = Some(required_text("slug", slug, MAX_TEXT)?);
+    }
+    Ok(patch)
+}
+
+/// The one check of a warranty's fields, for its creation and its edits (the rules are
+/// listed on [`Operator::update_warranty`]): each field set in `patch` is checked, and
+/// cleaned as it is stored.
+pub(super) fn checked_warranty(mut patch: WarrantyPatch) -> OperatorResult<WarrantyPatch> {
+    if let Some(name) = &patch.name {
+        patch.name = Some(required_text("name", name, MAX_TEXT)?);
+    }
+    if let Some(terms) = &patch.terms {
+        patch.terms = Some(long_text("terms", terms, MAX_LONG_TEXT.max(MAX_NOTE))?);
+    }
+    if let Some(icon) = &patch.icon_url {
+        patch.icon_url = Some(optional_link("icon_url", icon.as_deref())?);
+    }
+    for (field, amount) in [
+        ("admin_fee", patch.admin_fee),
+        ("price_from", patch.price_from),
+    ] {
+        if let Some(amount) = amount {
+            check_money(field, amount)?;
+        }
+    }
+    if let Some(percent) = patch.percent {
+        check_percent("percent", percent)?;
+    }
+    if let Some(days) = patch.duration_days
+        && days < 1
+    {
+        let range = Problem::OutOfRange {
+            min: 1,
+            max: i32::MAX.into(),
+        };
+        return Err(OperatorError::field("duration_days", range));
+    }
+    Ok(patch)
+}
+
+/// A percent from 0 to 100 with at most two decimals.
+pub(super) fn check_percent(field: &str, percent: Decimal) -> OperatorResult<()> {
+    match accepted_amount(percent) {
+        Some(p) if p <= Decimal::ONE_HUNDRED => Ok(()),
+        _ => Err(OperatorError::field(field, Problem::InvalidPercent)),
+    }
+}
+
+/// A required single-line text field as stored: printable, trimmed, at most `max`
+/// characters, not blank.
+pub(super) fn required_text(field: &str, raw: &str, max: usize) -> OperatorResult<String> {
+    clean_text(raw, max, TextKind::SingleLine)
+        .map_err(|problem| OperatorError::field(field, problem))?
+        .ok_or_else(|| OperatorError::field(field, Problem::Required))
 }

@@ -69,13 +69,15 @@ pub enum Unique {
     AccountEmail,
     /// A governorate's `name`, across the platform.
     GovernorateName,
+    /// A product's `slug`, across all products (removed ones included).
+    ProductSlug,
 }
 
 impl Unique {
     /// The field that holds the value (`slug`, `email`, `name`).
     pub fn field(self) -> &'static str {
         match self {
-            Unique::CategorySlug => "slug",
+            Unique::CategorySlug | Unique::ProductSlug => "slug",
             Unique::AccountEmail => "email",
             Unique::GovernorateName => "name",
         }
@@ -88,6 +90,7 @@ impl std::fmt::Display for Unique {
             Unique::CategorySlug => "category slug",
             Unique::AccountEmail => "account email",
             Unique::GovernorateName => "governorate name",
+            Unique::ProductSlug => "product slug",
         })
     }
 }

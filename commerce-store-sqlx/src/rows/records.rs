@@ -150,6 +150,14 @@ db_row! {
 }
 
 db_row! {
+    /// A statement entry of a page, with the page's total (read in the same statement).
+    pub(crate) struct StatementEntryPageRow {
+        @flatten pub(crate) entry: StatementEntryRow,
+        pub(crate) total: i64,
+    }
+}
+
+db_row! {
     /// A quote of a page, with the page's total (`COUNT(*) OVER ()`).
     pub(crate) struct QuotePageRow {
         @flatten pub(crate) quote: QuoteRow,

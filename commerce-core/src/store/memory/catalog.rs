@@ -82,6 +82,7 @@ impl CatalogStore for MemoryStore {
                 new.category_id
             )));
         }
+        s.claim_unique(Unique::ProductSlug, &new.slug)?;
         let product = new.into_product(ProductId::new(s.next_id("products")), now);
         s.products.insert(product.id, Arc::new(product.clone()));
         if product.active {

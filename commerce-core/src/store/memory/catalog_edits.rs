@@ -15,11 +15,17 @@ impl State {
         patch: &ProductPatch,
         now: DateTime<Utc>,
     ) -> Result<Product, StoreError> {
-        self.product_mut(id)?;
+        let slug_before = self.product_mut(id)?.slug.clone();
         if let Some(category) = patch.category_id
             && !self.categories.contains_key(&category)
         {
             return Err(StoreError::Invalid(format!("no category {category}")));
+        }
+        if let Some(slug) = &patch.slug
+            && *slug != slug_before
+        {
+            self.claim_unique(Unique::ProductSlug, slug)?;
+            self.unique.remove(&(Unique::ProductSlug, slug_before));
         }
         let product = self.product_mut(id)?;
         let supplier_before = product.supplier_id;

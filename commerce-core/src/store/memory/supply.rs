@@ -5,19 +5,146 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use super::{MemoryStore, State, page_of, paginate};
+use super::{MemoryStore, State, page_of};
 use crate::model::*;
 use crate::store::*;
 
 /// The quotes, as stored (a pending quote past its end stays `pending` until it is read
 /// [`as_of`](Quote::as_of) a later instant, or written `expired` by the next insert on its
-/// variant), and the indexes the reads walk.
+/// variant), and the indexes the reads walk: a list reads its page from them and clones only
+/// the page, and takes its total from their sizes where the filter allows.
 #[derive(Debug, Default)]
 pub(super) struct Quotes {
     by_id: BTreeMap<QuoteId, Quote>,
     by_account: HashMap<AccountId, BTreeSet<QuoteId>>,
+    by_variant: HashMap<VariantId, BTreeSet<QuoteId>>,
+    /// The ids by stored status, of every account (`None`) and of each (oldest first, as
+    /// ids are given in order). Those stored `pending` are at most one per variant.
+    by_status: HashMap<(Option<AccountId>, QuoteStatus), BTreeSet<QuoteId>>,
     /// Each variant's quote stored `pending` (perhaps expired by now).
     pending: HashMap<VariantId, QuoteId>,
+}
+
+/// No quote ids.
+static NO_IDS: BTreeSet<QuoteId> = BTreeSet::new();
+
+impl Quotes {
+    /// Writes `quote` (new, or a new version of a stored one) and keeps the indexes.
+    fn put(&mut self, quote: Quote) {
+        let (id, account) = (quote.id, quote.account_id);
+        let before = self.by_id.get(&id).map(|q| q.status);
+        if before != Some(quote.status) {
+            for scope in [None, Some(account)] {
+                if let Some(status) = before
+                    && let Some(ids) = self.by_status.get_mut(&(scope, status))
+                {
+                    ids.remove(&id);
+                }
+                let ids = self.by_status.entry((scope, quote.status)).or_default();
+                ids.insert(id);
+            }
+        }
+        self.by_account.entry(account).or_default().insert(id);
+        let by_variant = self.by_variant.entry(quote.variant_id).or_default();
+        by_variant.insert(id);
+        self.by_id.insert(id, quote);
+    }
+
+    /// The ids stored with `status`, of `account` or of every account, oldest first.
+    fn stored(&self, account: Option<AccountId>, status: QuoteStatus) -> &BTreeSet<QuoteId> {
+        self.by_status.get(&(account, status)).unwrap_or(&NO_IDS)
+    }
+
+    /// The ids of `account`'s quotes, or of every quote, oldest first.
+    fn all(&self, account: Option<AccountId>) -> Box<dyn DoubleEndedIterator<Item = QuoteId> + '_> {
+        match account {
+            Some(account) => match self.by_account.get(&account) {
+                Some(ids) => Box::new(ids.iter().copied()),
+                None => Box::new(std::iter::empty()),
+            },
+            None => Box::new(self.by_id.keys().copied()),
+        }
+    }
+
+    /// Whether the quote `id` is pending as of `now` (stored pending, not expired).
+    fn live(&self, id: QuoteId, now: DateTime<Utc>) -> bool {
+        self.by_id.get(&id).is_some_and(|q| {
+            q.status == QuoteStatus::Pending && !Quote::expired_at(q.status, q.valid_until, now)
+        })
+    }
+
+    /// The ids of the quotes with `status` as of `now` ([`Quote::as_of`]), of `account` or of
+    /// every account, oldest first (newest first with `newest_first`), and how many there
+    /// are: from the index of that stored status, merged for `expired` with the quotes stored
+    /// pending and expired by now (the quotes stored pending, at most one per variant, are
+    /// walked to tell them apart; the other sizes are the indexes').
+    fn with_status(
+        &self,
+        account: Option<AccountId>,
+        status: QuoteStatus,
+        newest_first: bool,
+        now: DateTime<Utc>,
+    ) -> (Box<dyn Iterator<Item = QuoteId> + '_>, u64) {
+        let ordered = |ids| ordered(ids, newest_first);
+        let pending = self.stored(account, QuoteStatus::Pending);
+        let mut stale: Vec<QuoteId> = pending
+            .iter()
+            .copied()
+            .filter(|id| !self.live(*id, now))
+            .collect();
+        match status {
+            QuoteStatus::Pending => {
+                let live = ordered(pending).filter(move |id| self.live(*id, now));
+                (Box::new(live), (pending.len() - stale.len()) as u64)
+            }
+            QuoteStatus::Expired => {
+                let expired = self.stored(account, QuoteStatus::Expired);
+                let total = (expired.len() + stale.len()) as u64;
+                if newest_first {
+                    stale.reverse();
+                }
+                let ids = merged(ordered(expired), stale.into_iter(), newest_first);
+                (Box::new(ids), total)
+            }
+            other => {
+                let ids = self.stored(account, other);
+                (ordered(ids), ids.len() as u64)
+            }
+        }
+    }
+}
+
+/// `ids` oldest first, or newest first.
+fn ordered(ids: &BTreeSet<QuoteId>, newest_first: bool) -> Box<dyn Iterator<Item = QuoteId> + '_> {
+    if newest_first {
+        Box::new(ids.iter().rev().copied())
+    } else {
+        Box::new(ids.iter().copied())
+    }
+}
+
+/// `quote`'s status and `updated_at` as of `now` ([`Quote::as_of`]), without a copy.
+fn status_at(quote: &Quote, now: DateTime<Utc>) -> (QuoteStatus, DateTime<Utc>) {
+    match quote.valid_until {
+        Some(until) if Quote::expired_at(quote.status, quote.valid_until, now) => {
+            (QuoteStatus::Expired, quote.updated_at.max(until))
+        }
+        _ => (quote.status, quote.updated_at),
+    }
+}
+
+/// `a` and `b` (each ascending, or each descending with `newest_first`) merged in that order.
+fn merged(
+    a: impl Iterator<Item = QuoteId>,
+    b: impl Iterator<Item = QuoteId>,
+    newest_first: bool,
+) -> impl Iterator<Item = QuoteId> {
+    let (mut a, mut b) = (a.peekable(), b.peekable());
+    std::iter::from_fn(move || match (a.peek(), b.peek()) {
+        (Some(x), Some(y)) if (x < y) != newest_first => a.next(),
+        (Some(_), Some(_)) | (None, _) => b.next(),
+        (Some(_), None) => a.next(),
+    })
 }
 
 impl State {
@@ -34,6 +161,20 @@ impl State {
         quote.as_of(now)
     }
 
+    /// The quotes of `page` among `ids`, as read at `now` (only they are cloned).
+    fn quotes_page(
+        &self,
+        ids: impl Iterator<Item = QuoteId>,
+        page: PageRequest,
+        now: DateTime<Utc>,
+    ) -> Vec<Quote> {
+        ids.skip(usize::try_from(page.offset()).unwrap_or(usize::MAX))
+            .take(page.per_page() as usize)
+            .filter_map(|id| self.quotes.by_id.get(&id))
+            .map(|quote| self.quote_as_read(quote, now))
+            .collect()
+    }
+
     /// The variant's pending quote at `now` (not expired).
     fn pending_quote(&self, variant: VariantId, now: DateTime<Utc>) -> Option<QuoteId> {
         let id = *self.quotes.pending.get(&variant)?;
@@ -47,11 +188,12 @@ impl State {
         let Some(id) = self.quotes.pending.get(&variant).copied() else {
             return;
         };
-        if let Some(quote) = self.quotes.by_id.get_mut(&id)
-            && !quote.end_for_moved_product(now)
-        {
-            // Expired meanwhile: written so.
-            *quote = quote.clone().as_of(now);
+        if let Some(mut quote) = self.quotes.by_id.get(&id).cloned() {
+            if !quote.end_for_moved_product(now) {
+                // Expired meanwhile: written so.
+                quote = quote.as_of(now);
+            }
+            self.quotes.put(quote);
         }
         self.quotes.pending.remove(&variant);
     }
@@ -96,9 +238,9 @@ impl SupplyStore for MemoryStore {
         }
         // A quote still stored pending here has expired: it is written so.
         if let Some(stale) = s.quotes.pending.remove(&new.variant_id)
-            && let Some(quote) = s.quotes.by_id.get_mut(&stale)
+            && let Some(quote) = s.quotes.by_id.get(&stale).cloned()
         {
-            *quote = quote.clone().as_of(now);
+            s.quotes.put(quote.as_of(now));
         }
         let label = product
             .variants
@@ -107,10 +249,8 @@ impl SupplyStore for MemoryStore {
             .map(|v| v.label.clone())
             .unwrap_or_default();
         let id = QuoteId::new(s.next_id("quotes"));
-        let account = new.account_id;
         let quote = new.into_quote(id, product.id, (product.title.clone(), label), now);
-        s.quotes.by_id.insert(id, quote.clone());
-        s.quotes.by_account.entry(account).or_default().insert(id);
+        s.quotes.put(quote.clone());
         s.quotes.pending.insert(quote.variant_id, id);
         if let Some(claim) = claim {
             s.idempotency.link(claim, id);
@@ -140,21 +280,35 @@ impl SupplyStore for MemoryStore {
         now: DateTime<Utc>,
     ) -> Result<Page<Quote>, StoreError> {
         let s = self.lock();
-        let Some(ids) = s.quotes.by_account.get(&account) else {
+        let q = &s.quotes;
+        let Some(ids) = q.by_account.get(&account) else {
             return Ok(Page::new(Vec::new(), 0));
         };
-        let found = ids
-            .iter()
-            .rev()
-            .filter_map(|id| s.quotes.by_id.get(id))
-            .filter(|q| filter.variant_id.is_none_or(|v| q.variant_id == v))
-            .map(|q| q.clone().as_of(now))
-            .filter(|q| filter.keeps(q));
-        let mut found = page_of(found, page);
-        for quote in &mut found.items {
-            *quote = s.quote_as_read(quote, now);
+        if filter.variant_id.is_some() || filter.updated_since.is_some() {
+            // The variant's quotes (or, since an instant, the supplier's), newest first,
+            // walked and counted without a copy; only the page is cloned.
+            let walked: Box<dyn Iterator<Item = &QuoteId>> = match filter.variant_id {
+                Some(variant) => Box::new(q.by_variant.get(&variant).into_iter().flatten().rev()),
+                None => Box::new(ids.iter().rev()),
+            };
+            let kept = walked.filter_map(|id| q.by_id.get(id)).filter(|quote| {
+                let (status, updated_at) = status_at(quote, now);
+                quote.account_id == account
+                    && filter.status.is_none_or(|s| status == s)
+                    && filter.updated_since.is_none_or(|since| updated_at >= since)
+            });
+            let found = page_of(kept, page);
+            let items = found
+                .items
+                .into_iter()
+                .map(|quote| s.quote_as_read(quote, now));
+            return Ok(Page::new(items.collect(), found.total));
         }
-        Ok(found)
+        let (ids, total): (Box<dyn Iterator<Item = QuoteId>>, u64) = match filter.status {
+            None => (Box::new(q.all(Some(account)).rev()), ids.len() as u64),
+            Some(status) => q.with_status(Some(account), status, true, now),
+        };
+        Ok(Page::new(s.quotes_page(ids, page, now), total))
     }
 
     async fn find_quotes(
@@ -164,19 +318,47 @@ impl SupplyStore for MemoryStore {
         now: DateTime<Utc>,
     ) -> Result<Page<Quote>, StoreError> {
         let s = self.lock();
-        let mut found: Vec<Quote> = s
-            .quotes
-            .by_id
-            .values()
-            .map(|q| q.clone().as_of(now))
-            .filter(|q| query.keeps(q))
-            .collect();
-        found.sort_by_key(QuoteQuery::sort_key);
-        let mut found = paginate(found.iter(), page);
-        for quote in &mut found.items {
-            *quote = s.quote_as_read(quote, now);
+        let q = &s.quotes;
+        if let Some(variant) = query.variant_id {
+            // One variant's quotes: walked, sorted by reference, only the page cloned.
+            let mut kept: Vec<(QuoteStatus, &Quote)> = q
+                .by_variant
+                .get(&variant)
+                .into_iter()
+                .flatten()
+                .filter_map(|id| q.by_id.get(id))
+                .map(|quote| (status_at(quote, now).0, quote))
+                .filter(|(status, quote)| {
+                    query.account_id.is_none_or(|a| quote.account_id == a)
+                        && query.status.is_none_or(|s| *status == s)
+                })
+                .collect();
+            // [`QuoteQuery::sort_key`] of each as of `now`.
+            kept.sort_by_key(|(status, quote)| (*status != QuoteStatus::Pending, quote.id));
+            let found = page_of(kept.into_iter().map(|(_, quote)| quote), page);
+            let items = found
+                .items
+                .into_iter()
+                .map(|quote| s.quote_as_read(quote, now));
+            return Ok(Page::new(items.collect(), found.total));
         }
-        Ok(found)
+        // Pending first, then the others, each oldest first: the page from the pending index,
+        // then from the status's (or all the quotes, skipping the pending ones).
+        let scope = query.account_id;
+        let (live, live_count) = q.with_status(scope, QuoteStatus::Pending, false, now);
+        let (ids, total): (Box<dyn Iterator<Item = QuoteId>>, u64) = match query.status {
+            None => {
+                let others = q.all(scope).filter(move |id| !q.live(*id, now));
+                let total = match scope {
+                    Some(account) => q.by_account.get(&account).map_or(0, BTreeSet::len),
+                    None => q.by_id.len(),
+                };
+                (Box::new(live.chain(others)), total as u64)
+            }
+            Some(QuoteStatus::Pending) => (live, live_count),
+            Some(status) => q.with_status(scope, status, false, now),
+        };
+        Ok(Page::new(s.quotes_page(ids, page, now), total))
     }
 
     async fn decide_quote(
@@ -199,7 +381,7 @@ impl SupplyStore for MemoryStore {
             s.receive(&quote, now)?;
         }
         s.quotes.pending.remove(&quote.variant_id);
-        s.quotes.by_id.insert(id, quote.clone());
+        s.quotes.put(quote.clone());
         Ok(s.quote_as_read(&quote, now))
     }
 

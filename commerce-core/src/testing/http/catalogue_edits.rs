@@ -273,3 +273,155 @@ pub async fn product_creation_refuses_what_an_edit_refuses(h: &Harness) {
     let made = op.create_product(spaced).await.expect("a clean product");
     assert_eq!((made.title.as_str(), made.video_url), ("شاحن سريع", None));
 }
+
+/// Category and warranty creation have the checks of their edits, field for field (one check
+/// serves both): each value an edit refuses, creation refuses on the same field and creates
+/// nothing; what an edit cleans (a name's spaces, a blank icon), creation cleans alike.
+pub async fn category_and_warranty_creation_refuse_what_an_edit_refuses(h: &Harness) {
+    let op = h.engine.operator();
+    let child = h.fixture.child_category;
+    let categories: Vec<(&str, CategoryPatch, NewCategory)> = vec![
+        (
+            "name",
+            CategoryPatch::default().set_name("   "),
+            NewCategory::new("   ", "blank-name"),
+        ),
+        (
+            "name",
+            CategoryPatch::default().set_name("a\u{202E}b"),
+            NewCategory::new("a\u{202E}b", "bidi-name"),
+        ),
+        (
+            "slug",
+            CategoryPatch::default().set_slug("x".repeat(crate::domain::fields::MAX_TEXT + 1)),
+            NewCategory::new("طويل", "x".repeat(crate::domain::fields::MAX_TEXT + 1)),
+        ),
+        (
+            "slug",
+            CategoryPatch::default().set_slug("a\nb"),
+            NewCategory::new("سطران", "a\nb"),
+        ),
+    ];
+    let count = async || {
+        h.engine
+            .store()
+            .all_categories()
+            .await
+            .expect("categories")
+            .len()
+    };
+    let before = count().await;
+    for (field, patch, new) in categories {
+        for (what, answer) in [
+            ("edit", op.update_category(child, patch).await),
+            ("creation", op.create_category(new).await),
+        ] {
+            match answer {
+                Err(OperatorError::Invalid(problems)) => {
+                    assert_eq!(problems[0].field, field, "category {what}");
+                }
+                other => panic!("category {what} of {field}: {other:?}"),
+            }
+        }
+    }
+    assert_eq!(count().await, before, "a refused creation created nothing");
+    let made = op
+        .create_category(NewCategory::new("  كابلات  ", " cables "))
+        .await
+        .expect("a clean category");
+    assert_eq!(
+        (made.name.as_str(), made.slug.as_str()),
+        ("كابلات", "cables")
+    );
+
+    let featured = h.fixture.featured_product;
+    let warranty = h.fixture.featured_warranties[0];
+    let base = || NewWarranty::new("ضمان", 30);
+    let half = "0.005".parse().expect("decimal");
+    let warranties: Vec<(&str, WarrantyPatch, NewWarranty)> = vec![
+        (
+            "name",
+            WarrantyPatch::default().set_name(" "),
+            NewWarranty::new(" ", 30),
+        ),
+        (
+            "terms",
+            WarrantyPatch {
+                terms: Some("شروط\u{0}".into()),
+                ..WarrantyPatch::default()
+            },
+            base().with_terms("شروط\u{0}"),
+        ),
+        (
+            "icon_url",
+            WarrantyPatch {
+                icon_url: Some(Some("javascript:x".into())),
+                ..WarrantyPatch::default()
+            },
+            base().with_icon_url("javascript:x"),
+        ),
+        (
+            "admin_fee",
+            WarrantyPatch {
+                admin_fee: Some(half),
+                ..WarrantyPatch::default()
+            },
+            base().with_admin_fee(half),
+        ),
+        (
+            "price_from",
+            WarrantyPatch {
+                price_from: Some("-1".parse().expect("decimal")),
+                ..WarrantyPatch::default()
+            },
+            base().with_price_from("-1".parse().expect("decimal")),
+        ),
+        (
+            "percent",
+            WarrantyPatch {
+                percent: Some("100.01".parse().expect("decimal")),
+                ..WarrantyPatch::default()
+            },
+            base().with_percent("100.01".parse().expect("decimal")),
+        ),
+        (
+            "duration_days",
+            WarrantyPatch {
+                duration_days: Some(0),
+                ..WarrantyPatch::default()
+            },
+            NewWarranty::new("ضمان", 0),
+        ),
+    ];
+    let offered = async || {
+        let product = h.engine.store().product(featured).await.expect("read");
+        product.expect("the featured product").warranties.len()
+    };
+    let before = offered().await;
+    for (field, patch, new) in warranties {
+        for (what, answer) in [
+            ("edit", op.update_warranty(warranty, patch).await),
+            ("creation", op.add_warranty(featured, new).await),
+        ] {
+            match answer {
+                Err(OperatorError::Invalid(problems)) => {
+                    assert_eq!(problems[0].field, field, "warranty {what}");
+                }
+                other => panic!("warranty {what} of {field}: {other:?}"),
+            }
+        }
+    }
+    assert_eq!(
+        offered().await,
+        before,
+        "a refused creation created nothing"
+    );
+    let made = op
+        .add_warranty(
+            featured,
+            NewWarranty::new("  ضمان شهر ", 30).with_icon_url("  "),
+        )
+        .await
+        .expect("a clean warranty");
+    assert_eq!((made.name.as_str(), made.icon_url), ("ضمان شهر", None));
+}

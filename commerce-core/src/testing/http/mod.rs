@@ -148,6 +148,7 @@ macro_rules! for_each_http_case {
             (catalogue_edits::marketer_answers_never_show_the_supply_side),
             (catalogue_edits::catalogue_edits_reach_the_sync),
             (catalogue_edits::product_creation_refuses_what_an_edit_refuses),
+            (catalogue_edits::category_and_warranty_creation_refuse_what_an_edit_refuses),
             (catalogue_edits::returned_pieces_come_back_to_available),
             (owner::owner_operator_and_pages_refuse_the_same_input_alike),
             (owner::owner_moves_api_access_as_the_specification_allows),

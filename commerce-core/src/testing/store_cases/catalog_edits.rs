@@ -243,3 +243,51 @@ pub async fn concurrent_category_moves_never_make_a_cycle(store: Arc<dyn Store>)
         }
     }
 }
+
+/// Product slugs are unique among products, as category slugs are: a repeat is refused with
+/// `Duplicate(ProductSlug)` on insert and on edit, and writes nothing; a product keeps its own
+/// slug through an edit, and a slug given up is free again.
+pub async fn repeated_product_slugs_are_refused(store: &dyn Store) {
+    let kitchen = category(store, "kitchen", None).await;
+    let kettle = product(store, "Kettle", kitchen.id, 0).await;
+    let mixer = product(store, "Mixer", kitchen.id, 0).await;
+    // A category's slug is another kind of value: a product may share it.
+    let same_as_category = NewProduct::new(kitchen.id, "Kitchen", "kitchen", "https://a.example");
+    store.insert_product(same_as_category, at(0)).await.unwrap();
+    let all = async || {
+        let page = store
+            .products(&ProductFilter::default(), page(1, 100))
+            .await;
+        page.unwrap().items
+    };
+    let before = all().await;
+    let again = NewProduct::new(kitchen.id, "غلاية تانية", "kettle", "https://b.example");
+    let refused = store.insert_product(again, at(10)).await;
+    assert!(
+        matches!(refused, Err(StoreError::Duplicate(Unique::ProductSlug))),
+        "{refused:?}"
+    );
+    let edit = ProductPatch::default().set_slug("kettle").set_title("خلاط");
+    let refused = store.update_product(mixer.id, edit, at(10)).await;
+    assert!(
+        matches!(refused, Err(StoreError::Duplicate(Unique::ProductSlug))),
+        "{refused:?}"
+    );
+    assert_eq!(all().await, before, "a refusal writes nothing");
+    // Its own slug again is no repeat; a slug given up is free for another product.
+    let own = ProductPatch::default().set_slug("kettle");
+    store.update_product(kettle.id, own, at(20)).await.unwrap();
+    let moved = ProductPatch::default().set_slug("kettle-1l");
+    store
+        .update_product(kettle.id, moved, at(30))
+        .await
+        .unwrap();
+    let freed = ProductPatch::default().set_slug("kettle");
+    let edited = store.update_product(mixer.id, freed, at(40)).await.unwrap();
+    assert_eq!(edited.slug, "kettle");
+    let taken = NewProduct::new(kitchen.id, "Kettle 1L", "kettle-1l", "https://c.example");
+    assert!(matches!(
+        store.insert_product(taken, at(50)).await,
+        Err(StoreError::Duplicate(Unique::ProductSlug))
+    ));
+}

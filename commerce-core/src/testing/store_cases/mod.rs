@@ -192,6 +192,7 @@ macro_rules! __with_store_cases {
                 a_cancelled_order_is_not_restocked_twice,
                 product_edits_change_fields_and_mark_the_product_changed,
                 category_edits_keep_the_tree_and_mark_renamed_products,
+                repeated_product_slugs_are_refused,
                 placed_orders_keep_what_they_were_placed_with,
                 rendered_orders_are_bounded_in_bytes,
                 rendered_products_are_bounded_in_bytes,
