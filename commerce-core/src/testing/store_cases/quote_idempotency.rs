@@ -221,3 +221,47 @@ pub async fn concurrent_takeover_and_late_quote_insert_one_quote(store: Arc<dyn 
     eprintln!("quote takeover race: late insert won {late_won}, retry won {retry_won}");
     assert_eq!(quotes_of(&*store, me, 62).await.len(), KEYS);
 }
+
+/// Quotes follow their product: when the product moves to another supplier, the old
+/// supplier's pending quote on its variants ends `withdrawn` in the same operation, with the
+/// platform's note, so the new supplier can quote at once; the old one can no more.
+pub async fn a_product_moved_to_another_supplier_ends_the_old_ones_pending_quotes(
+    store: &dyn Store,
+) {
+    let s = supply(store, 5).await;
+    let pending = store
+        .insert_quote(offer(s.supplier.id, s.v1.id, "45.50", 30), None, at(10))
+        .await
+        .expect("insert quote");
+    let patch = ProductPatch {
+        supplier_id: Some(Some(s.rival.id)),
+        ..ProductPatch::default()
+    };
+    store
+        .update_product(s.product.id, patch, at(20))
+        .await
+        .unwrap();
+    let ended = store
+        .quote(None, pending.id, at(30))
+        .await
+        .unwrap()
+        .expect("the quote");
+    assert_eq!(ended.status, QuoteStatus::Withdrawn);
+    assert_eq!(
+        ended.decision_note.as_deref(),
+        Some(crate::domain::admission::MOVED_PRODUCT_NOTE)
+    );
+    assert_eq!(ended.decided_at, Some(at(20)));
+    let theirs = store
+        .insert_quote(offer(s.rival.id, s.v1.id, "40.00", 10), None, at(40))
+        .await
+        .expect("the new supplier quotes at once");
+    assert_eq!(theirs.status, QuoteStatus::Pending);
+    let refused = store
+        .insert_quote(offer(s.supplier.id, s.v2.id, "10.00", 1), None, at(50))
+        .await;
+    assert!(
+        matches!(refused, Err(InsertQuoteError::NotSuppliers)),
+        "{refused:?}"
+    );
+}

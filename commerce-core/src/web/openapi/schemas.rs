@@ -6,8 +6,8 @@ use serde_json::{Map, Value, json};
 use crate::error::{ConflictReason, ErrorCode};
 use crate::limits::{
     MAX_CLOCK_ADVANCE_SECONDS, MAX_DESCRIPTION, MAX_LINES, MAX_NOTE, MAX_PHONE, MAX_QUANTITY,
-    MAX_QUOTE_NOTE, MAX_QUOTE_QUANTITY, MAX_REASON, MAX_REFERENCE, MAX_REQUEST_ID, MAX_TEXT,
-    MAX_URL, MAX_WARRANTIES,
+    MAX_QUOTE_NOTE, MAX_QUOTE_QUANTITY, MAX_QUOTE_UNIT_PRICE, MAX_REASON, MAX_REFERENCE,
+    MAX_REQUEST_ID, MAX_TEXT, MAX_URL, MAX_WARRANTIES,
 };
 use crate::model::*;
 use crate::money::MAX_AMOUNT;
@@ -227,9 +227,9 @@ pub(super) fn written_schemas() -> Map<String, Value> {
                 "properties": {
                     "variant_id": id_input(),
                     "unit_price": {
-                        "description": "The price per piece: a JSON number or a numeric string, above zero, at most two decimals.",
+                        "description": "The price per piece: a JSON number or a numeric string, above zero, at most 1000000.00, at most two decimals.",
                         "oneOf": [
-                            {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_AMOUNT.to_string().parse::<u64>().unwrap_or(1_000_000_000), "multipleOf": 0.01},
+                            {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_QUOTE_UNIT_PRICE, "multipleOf": 0.01},
                             {"type": "string", "pattern": MONEY_INPUT},
                         ],
                     },
@@ -298,6 +298,7 @@ pub(super) fn written_schemas() -> Map<String, Value> {
                                 "returned_quantity": outcome_count(),
                                 "damaged_quantity": outcome_count(),
                                 "lost_quantity": outcome_count(),
+                                "destroyed_quantity": outcome_count(),
                             },
                         },
                     })),
