@@ -57,13 +57,14 @@ pub fn mib(bytes: u64) -> f64 {
     bytes as f64 / 1_048_576.0
 }
 
-/// Gives `variant` practically endless stock, so that a bench's orders never run out.
+/// Gives `variant` practically endless stock (900 million pieces more, well within the most
+/// a variant may hold), so that a bench's orders never run out.
 pub async fn endless_stock(engine: &Engine, variant: VariantId) {
     engine
         .operator()
         .adjust_stock(NewStockAdjustment::new(
             variant,
-            i64::MAX / 4,
+            900_000_000,
             StockReason::Received,
         ))
         .await
