@@ -52,7 +52,7 @@
 //!   fields `note`, `address` and `reason_note`.
 //! - **Stock**: entering the cancelled family (marketer cancel, customer refusal, team
 //!   cancel) releases the order's pieces exactly once; returned pieces recorded on a line come
-//!   back once, by the difference when corrected ([`store::restock_delta`]). The platform moves
+//!   back once, by the difference when corrected ([`domain::pieces::stock_moves`]). The platform moves
 //!   stock by deltas ([`Operator::adjust_stock`](operator::Operator::adjust_stock)), or sets a
 //!   count as a compare-and-set on the quantity it read
 //!   ([`Operator::set_stock`](operator::Operator::set_stock)); each change is kept with its

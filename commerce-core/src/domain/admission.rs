@@ -74,7 +74,7 @@ impl Quote {
     /// The rule of [`CatalogStore::update_product`](crate::store::CatalogStore::update_product)
     /// when the product moves to another supplier: a quote of the old supplier still pending
     /// at `now` is withdrawn by the platform, in the same atomic operation, with
-    /// [`MOVED_PRODUCT_NOTE`] as its decision note, so the new supplier can quote at once and
+    /// the platform's note ("the product moved to another supplier") as its decision note, so the new supplier can quote at once and
     /// never meets the old one's quote. Returns whether the quote was withdrawn (an expired or
     /// decided quote is left as it is).
     pub fn end_for_moved_product(&mut self, now: DateTime<Utc>) -> bool {

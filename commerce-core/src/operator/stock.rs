@@ -12,7 +12,7 @@ impl Operator {
     /// order's moves, `reservation`, `release` and `restock`, nor `initial`: refused on
     /// `reason`), kept with its note and cause (an `order_id` that names no order is refused
     /// on `order_id`). A delta that would, with the pieces the variant's orders may still
-    /// give back, take `available` past [`MAX_AVAILABLE`](crate::domain::pieces::MAX_AVAILABLE)
+    /// give back, take `available` past [`MAX_AVAILABLE`]
     /// is refused on `delta` ([`Problem::OutOfRange`] naming the bound) ([`CatalogStore::adjust_stock`](crate::store::CatalogStore::adjust_stock)).
     /// A delta that would take `available` below zero is refused on `delta`
     /// ([`Problem::StockShortfall`], naming the pieces missing), writing nothing; a
