@@ -118,10 +118,6 @@ pub(crate) trait Dialect:
     /// The row-lock suffix of a `SELECT` that is followed by a write of the rows it read
     /// (`" FOR UPDATE"`; empty on SQLite, where a write transaction holds the database's
     /// single writer lock).
-    /// ` FOR SHARE OF p` / empty: the share lock of the product row `p` of a join, taken
-    /// where a write depends on the product as it stands (its supplier) and must wait for a
-    /// change of it.
-    const SHARE_PRODUCT_ROW: &'static str;
     const FOR_UPDATE: &'static str;
     /// The substring-position function (`strpos` / `instr`).
     const INSTR: &'static str;

@@ -219,7 +219,6 @@ crate::dialect::sqlx_calls!(Postgres);
 
 impl crate::dialect::Dialect for Postgres {
     const FOR_NO_KEY_UPDATE: &'static str = " FOR NO KEY UPDATE";
-    const SHARE_PRODUCT_ROW: &'static str = " FOR SHARE OF p";
     const FOR_UPDATE: &'static str = " FOR UPDATE";
     const INSTR: &'static str = "strpos";
     const EXPLAIN: (&'static str, usize) = ("EXPLAIN ", 0);

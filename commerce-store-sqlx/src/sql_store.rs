@@ -52,6 +52,7 @@ macro_rules! transient_via_store {
     )*};
 }
 transient_via_store!(
+    InsertQuoteError,
     PlaceOrderError,
     StatusChangeError,
     WithdrawalRequestError,

@@ -145,7 +145,6 @@ crate::dialect::sqlx_calls!(Sqlite);
 
 impl crate::dialect::Dialect for Sqlite {
     const FOR_NO_KEY_UPDATE: &'static str = "";
-    const SHARE_PRODUCT_ROW: &'static str = "";
     const FOR_UPDATE: &'static str = "";
     const INSTR: &'static str = "instr";
     const FOLD_CASE: &'static str = "lower({})";

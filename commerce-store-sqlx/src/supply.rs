@@ -179,91 +179,95 @@ impl<DB: Dialect> SupplyStore for SqlStore<DB> {
         let at = nanos(now)?;
         let price = cents(new.unit_price)?;
         let until = opt_nanos(new.valid_until)?;
-        let mut tx = self.write().await?;
-        let result = async {
-            let c = &mut tx.tx;
-            // The variant's quote stored pending, locked until the end: live, or expired.
-            let stored: Option<(i64, Option<i64>)> =
-                query_as::<DB, (i64, Option<i64>)>(sqlx::AssertSqlSafe(format!(
-                    "SELECT id, valid_until FROM quotes \
+        retrying(|| {
+            let new = new.clone();
+            async move {
+                let mut tx = self.write().await?;
+                let result = async {
+                    let c = &mut tx.tx;
+                    // The variant's quote stored pending, locked until the end: live, or expired.
+                    let stored: Option<(i64, Option<i64>)> =
+                        query_as::<DB, (i64, Option<i64>)>(sqlx::AssertSqlSafe(format!(
+                            "SELECT id, valid_until FROM quotes \
                      WHERE variant_id = $1 AND status = 'pending'{}",
-                    DB::FOR_UPDATE
-                )))
-                .bind(new.variant_id)
-                .fetch_optional(&mut *c)
-                .await
-                .map_err(backend)?;
-            // The product's supplier, its row share-locked after the quote's (the order a
-            // supplier change takes them in): a change of supplier either committed before
-            // (and is read) or waits for this insert and then withdraws its quote.
-            let supplier: Option<Option<i64>> =
-                query_scalar::<DB, Option<i64>>(sqlx::AssertSqlSafe(format!(
-                    "SELECT p.supplier_id FROM variants v JOIN products p ON p.id = v.product_id \
-                     WHERE v.id = $1{}",
-                    DB::SHARE_PRODUCT_ROW
-                )))
-                .bind(new.variant_id)
-                .fetch_optional(&mut *c)
-                .await
-                .map_err(backend)?;
-            let live = stored
-                .filter(|&(_, until)| until.is_none_or(|until| until > at))
-                .map(|(id, _)| QuoteId::new(id));
-            new.admit(supplier.flatten().map(AccountId::new), live)?;
-            if let Some((stale, _)) = stored {
-                // Expired: written so, last updated when it expired.
-                query::<DB>(
-                    "UPDATE quotes SET status = 'expired', updated_at = CASE \
-                     WHEN valid_until > updated_at THEN valid_until ELSE updated_at END \
-                     WHERE id = $1",
-                )
-                .bind(stale)
-                .execute(&mut *c)
-                .await
-                .map_err(backend)?;
-            }
-            let id: Option<i64> = query_scalar::<DB, i64>(
-                "INSERT INTO quotes (account_id, variant_id, unit_price, quantity, status, \
-                 valid_until, note, created_at, updated_at) \
-                 VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $7) \
-                 ON CONFLICT DO NOTHING RETURNING id",
+                            DB::FOR_UPDATE
+                        )))
+                        .bind(new.variant_id)
+                        .fetch_optional(&mut *c)
+                        .await
+                        .map_err(backend)?;
+                    // The product's supplier as it stands (a supplier change that commits meanwhile
+                    // ends the pending quotes it finds; one inserted at that very moment is a known
+                    // gap, see ARCHITECTURE.md).
+                    let supplier: Option<Option<i64>> = query_scalar::<DB, Option<i64>>(
+                "SELECT p.supplier_id FROM variants v JOIN products p ON p.id = v.product_id \
+                 WHERE v.id = $1",
             )
-            .bind(new.account_id)
             .bind(new.variant_id)
-            .bind(price)
-            .bind(new.quantity)
-            .bind(until)
-            .bind(&new.note)
-            .bind(at)
             .fetch_optional(&mut *c)
             .await
             .map_err(backend)?;
-            let Some(id) = id else {
-                // A concurrent insert on the variant committed first (PostgreSQL): its quote.
-                let existing: i64 = query_scalar::<DB, i64>(
-                    "SELECT id FROM quotes WHERE variant_id = $1 AND status = 'pending'",
-                )
-                .bind(new.variant_id)
-                .fetch_one(&mut *c)
-                .await
-                .map_err(backend)?;
-                return Err(InsertQuoteError::Pending {
-                    existing: QuoteId::new(existing),
-                });
-            };
-            if let Some(claim) = claim {
-                // Fenced as an order's placement: a request that lost its record to a retry
-                // registers nothing (the transaction rolls back).
-                if !link_record(c, claim, Created::Quote(QuoteId::new(id))).await? {
-                    return Err(InsertQuoteError::IdempotencyLost);
+                    let live = stored
+                        .filter(|&(_, until)| until.is_none_or(|until| until > at))
+                        .map(|(id, _)| QuoteId::new(id));
+                    new.admit(supplier.flatten().map(AccountId::new), live)?;
+                    if let Some((stale, _)) = stored {
+                        // Expired: written so, last updated when it expired.
+                        query::<DB>(
+                            "UPDATE quotes SET status = 'expired', updated_at = CASE \
+                     WHEN valid_until > updated_at THEN valid_until ELSE updated_at END \
+                     WHERE id = $1",
+                        )
+                        .bind(stale)
+                        .execute(&mut *c)
+                        .await
+                        .map_err(backend)?;
+                    }
+                    let id: Option<i64> = query_scalar::<DB, i64>(
+                        "INSERT INTO quotes (account_id, variant_id, unit_price, quantity, status, \
+                 valid_until, note, created_at, updated_at) \
+                 VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $7) \
+                 ON CONFLICT DO NOTHING RETURNING id",
+                    )
+                    .bind(new.account_id)
+                    .bind(new.variant_id)
+                    .bind(price)
+                    .bind(new.quantity)
+                    .bind(until)
+                    .bind(&new.note)
+                    .bind(at)
+                    .fetch_optional(&mut *c)
+                    .await
+                    .map_err(backend)?;
+                    let Some(id) = id else {
+                        // A concurrent insert on the variant committed first (PostgreSQL): its quote.
+                        let existing: i64 = query_scalar::<DB, i64>(
+                            "SELECT id FROM quotes WHERE variant_id = $1 AND status = 'pending'",
+                        )
+                        .bind(new.variant_id)
+                        .fetch_one(&mut *c)
+                        .await
+                        .map_err(backend)?;
+                        return Err(InsertQuoteError::Pending {
+                            existing: QuoteId::new(existing),
+                        });
+                    };
+                    if let Some(claim) = claim {
+                        // Fenced as an order's placement: a request that lost its record to a retry
+                        // registers nothing (the transaction rolls back).
+                        if !link_record(c, claim, Created::Quote(QuoteId::new(id))).await? {
+                            return Err(InsertQuoteError::IdempotencyLost);
+                        }
+                    }
+                    read_quote(c, None, QuoteId::new(id), now)
+                        .await?
+                        .ok_or_else(|| StoreError::NotFound.into())
                 }
+                .await;
+                tx.finish(result).await
             }
-            read_quote(c, None, QuoteId::new(id), now)
-                .await?
-                .ok_or_else(|| StoreError::NotFound.into())
-        }
-        .await;
-        tx.finish(result).await
+        })
+        .await
     }
 
     async fn quote(

@@ -57,7 +57,7 @@ pub trait CatalogStore: Send + Sync {
     /// not exist. Orders placed before keep their lines as they were. When its supplier
     /// changes, the old supplier's quotes still pending on its variants end in the same
     /// operation ([`Quote::end_for_moved_product`]), so that no quote of a supplier outlives
-    /// its product; a quote inserted at once either sees the new supplier or is ended by it.
+    /// its product.
     async fn update_product(
         &self,
         id: ProductId,
