@@ -117,25 +117,38 @@ pub(crate) async fn check_marketer_covers<DB: Dialect>(
     .execute(&mut *c)
     .await
     .map_err(backend)?;
-    let (settled, received, pending): (i64, i64, i64) = query_as::<DB, (i64, i64, i64)>(
-        "SELECT \
-         (SELECT CAST(COALESCE(SUM(net), 0) AS BIGINT) FROM account_order_counts \
-          WHERE account_id = $1 AND family IN ('delivered', 'archived')), \
-         (SELECT CAST(COALESCE(SUM(amount), 0) AS BIGINT) FROM withdrawals \
-          WHERE account_id = $1 AND status = 'completed'), \
-         (SELECT CAST(COALESCE(SUM(amount), 0) AS BIGINT) FROM withdrawals \
-          WHERE account_id = $1 AND status = 'pending')",
+    let settled: i64 = query_scalar::<DB, i64>(
+        "SELECT CAST(COALESCE(SUM(net), 0) AS BIGINT) FROM account_order_counts \
+         WHERE account_id = $1 AND family IN ('delivered', 'archived')",
     )
     .bind(account)
     .fetch_one(&mut *c)
     .await
     .map_err(backend)?;
-    let withdrawn = Withdrawn {
-        received: from_piastres(received),
-        pending: from_piastres(pending),
-    };
+    let withdrawn = withdrawn(c, account).await?;
     match shortfall(from_piastres(settled), taken, withdrawn) {
         Some(shortfall) => Err(StoreError::MarketerShortfall { account, shortfall }),
         None => Ok(()),
     }
+}
+
+/// What `account` has withdrawn (completed) and asked to withdraw (pending), in one statement.
+pub(crate) async fn withdrawn<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    account: AccountId,
+) -> StoreResult<Withdrawn> {
+    let (received, pending): (i64, i64) = query_as::<DB, (i64, i64)>(
+        "SELECT \
+         CAST(COALESCE(SUM(CASE WHEN status = 'completed' THEN amount END), 0) AS BIGINT), \
+         CAST(COALESCE(SUM(CASE WHEN status = 'pending' THEN amount END), 0) AS BIGINT) \
+         FROM withdrawals WHERE account_id = $1",
+    )
+    .bind(account)
+    .fetch_one(&mut *c)
+    .await
+    .map_err(backend)?;
+    Ok(Withdrawn {
+        received: from_piastres(received),
+        pending: from_piastres(pending),
+    })
 }

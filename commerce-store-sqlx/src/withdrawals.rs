@@ -6,9 +6,6 @@ use commerce_core::model::*;
 use commerce_core::store::*;
 use sqlx::AssertSqlSafe;
 
-use commerce_core::domain::earnings::Withdrawn;
-use commerce_core::money::from_piastres;
-
 use crate::dialect::*;
 use crate::orders::wallet_totals;
 use crate::rows::*;
@@ -59,20 +56,7 @@ impl<DB: Dialect> WithdrawalStore for SqlStore<DB> {
                     .map_err(backend)?;
                 }
                 let wallet = wallet_totals(&mut *c, new.account_id, held_after).await?;
-                let (received, pending): (i64, i64) = query_as::<DB, (i64, i64)>(
-                    "SELECT \
-                 CAST(COALESCE(SUM(CASE WHEN status = 'completed' THEN amount END), 0) AS BIGINT), \
-                 CAST(COALESCE(SUM(CASE WHEN status = 'pending' THEN amount END), 0) AS BIGINT) \
-                 FROM withdrawals WHERE account_id = $1",
-                )
-                .bind(new.account_id)
-                .fetch_one(&mut *c)
-                .await
-                .map_err(backend)?;
-                let withdrawn = Withdrawn {
-                    received: from_piastres(received),
-                    pending: from_piastres(pending),
-                };
+                let withdrawn = crate::wallet::withdrawn(c, new.account_id).await?;
                 new.admit(&wallet, withdrawn)?;
                 let id = query_scalar::<DB, i64>(
                     "INSERT INTO withdrawals (account_id, amount, supply_amount, status, \
