@@ -118,6 +118,11 @@ pub fn delivered_pieces(order: &Order, line: &OrderLine) -> i64 {
 
 /// The pieces all of an outcome's counts name, `None` when the sum overflows.
 fn counted(outcome: &LineOutcome) -> Option<i64> {
+    counts(outcome).into_iter().try_fold(0i64, i64::checked_add)
+}
+
+/// Every count of an outcome, an absent delivered or returned count as 0.
+fn counts(outcome: &LineOutcome) -> [i64; 5] {
     [
         outcome.delivered_quantity.unwrap_or(0),
         outcome.returned_quantity.unwrap_or(0),
@@ -125,8 +130,6 @@ fn counted(outcome: &LineOutcome) -> Option<i64> {
         outcome.lost_quantity,
         outcome.destroyed_quantity,
     ]
-    .into_iter()
-    .try_fold(0i64, i64::checked_add)
 }
 
 /// Whether an order whose timeline holds `statuses` (after the write) ever left the
@@ -282,14 +285,7 @@ pub fn check_outcome(
     outcome: &LineOutcome,
     settlement: Option<Settlement>,
 ) -> Result<(), OutcomeProblem> {
-    let counts = [
-        outcome.delivered_quantity.unwrap_or(0),
-        outcome.returned_quantity.unwrap_or(0),
-        outcome.damaged_quantity,
-        outcome.lost_quantity,
-        outcome.destroyed_quantity,
-    ];
-    if counts.iter().any(|c| *c < 0) || counted(outcome).is_none_or(|sum| sum > quantity) {
+    if counts(outcome).iter().any(|c| *c < 0) || counted(outcome).is_none_or(|sum| sum > quantity) {
         return Err(OutcomeProblem::OverQuantity { quantity });
     }
     if settlement == Some(Settlement::Returned) && outcome.delivered_quantity.unwrap_or(0) > 0 {
