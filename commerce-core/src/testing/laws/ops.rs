@@ -509,13 +509,14 @@ pub(super) fn settling_op() -> impl Strategy<Value = Op> {
         profit: PROFITS[1],
         warranty: None,
     });
-    let spec = (
-        0usize..2,
-        proptest::array::uniform5(prop_oneof![
-            3 => Just(None),
-            2 => (0i64..=2).prop_map(Some),
-        ]),
-    )
+    // Half of them name returned pieces only: on a delivered order the rest are delivered,
+    // so a correction moves pieces between the shelf and the customer, both ways.
+    let any_counts = proptest::array::uniform5(prop_oneof![
+        3 => Just(None),
+        2 => (0i64..=2).prop_map(Some),
+    ]);
+    let returned_only = (0i64..=2).prop_map(|n| [None, Some(n), None, None, None]);
+    let spec = (0usize..2, prop_oneof![any_counts, returned_only])
         .prop_map(|(line, counts)| CountSpec { line, counts });
     let counts = prop_oneof![1 => Just(Vec::new()), 3 => prop::collection::vec(spec, 1..=2)];
     prop_oneof![
