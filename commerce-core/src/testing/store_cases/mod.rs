@@ -52,6 +52,7 @@ mod removals;
 mod rendered_caches;
 mod shipping;
 mod statement;
+mod statement_races;
 mod stock;
 mod webhook_claims;
 mod webhook_fair_claims;
@@ -83,6 +84,7 @@ pub use removals::*;
 pub use rendered_caches::*;
 pub use shipping::*;
 pub use statement::*;
+pub use statement_races::*;
 pub use stock::*;
 pub use webhook_claims::*;
 pub use webhook_fair_claims::*;
@@ -209,6 +211,7 @@ macro_rules! __with_store_cases {
                 concurrent_cancels_release_stock_once,
                 concurrent_withdrawals_never_overdraw,
                 concurrent_moves_and_supplier_withdrawals_reconcile,
+                a_supplier_withdrawal_never_takes_ready_money_a_racing_correction_took,
                 concurrent_webhook_registrations_never_exceed_the_limit,
                 concurrent_claims_never_share_a_delivery,
                 concurrent_manual_deliveries_never_exceed_the_limit,

@@ -1,13 +1,10 @@
 //! The suppliers' money: statement entries written with the moves and withdrawals that cause
-//! them, the supplier wallet, the refusal of a correction below zero, the reconciliation
-//! under races.
-
-use std::sync::Arc;
+//! them, the supplier wallet, the refusal of a correction below zero (the races are in
+//! `statement_races`).
 
 use rust_decimal::Decimal;
 
 use crate::domain::earnings::{WalletTotals, Withdrawn};
-use crate::domain::pieces::delivered_pieces;
 use crate::model::*;
 use crate::store::*;
 
@@ -16,7 +13,7 @@ use super::fixtures::*;
 /// The supplier's price of a piece of the fixture's first variant.
 const SUPPLY: &str = "40.00";
 
-async fn supplier(store: &dyn Store, name: &str) -> Account {
+pub(super) async fn supplier(store: &dyn Store, name: &str) -> Account {
     store
         .insert_account(
             NewAccount::supplier(
@@ -31,7 +28,7 @@ async fn supplier(store: &dyn Store, name: &str) -> Account {
 }
 
 /// A line of `quantity` pieces of `v` whose snapshot names `supplier` at `supply` a piece.
-fn supplied(
+pub(super) fn supplied(
     f: &Fixture,
     v: &Variant,
     quantity: i64,
@@ -44,7 +41,7 @@ fn supplied(
     l
 }
 
-fn with_outcomes(
+pub(super) fn with_outcomes(
     order: OrderId,
     to: OrderStatus,
     when: i64,
@@ -57,7 +54,7 @@ fn with_outcomes(
 
 /// Ships `order` and delivers it at second `when` with `outcomes` (partially when any line
 /// delivers fewer pieces than it has).
-async fn deliver(
+pub(super) async fn deliver(
     store: &dyn Store,
     order: OrderId,
     when: i64,
@@ -82,7 +79,7 @@ async fn deliver(
         .expect("deliver")
 }
 
-async fn entries(store: &dyn Store, supplier: AccountId) -> Page<StatementEntry> {
+pub(super) async fn entries(store: &dyn Store, supplier: AccountId) -> Page<StatementEntry> {
     store
         .statement(supplier, &StatementFilter::default(), page(1, 100))
         .await
@@ -90,7 +87,11 @@ async fn entries(store: &dyn Store, supplier: AccountId) -> Page<StatementEntry>
 }
 
 /// The supplier's wallet sums with the hold's cut-off at `held_after`.
-async fn wallet(store: &dyn Store, supplier: AccountId, held_after: i64) -> WalletTotals {
+pub(super) async fn wallet(
+    store: &dyn Store,
+    supplier: AccountId,
+    held_after: i64,
+) -> WalletTotals {
     store
         .wallet_totals(supplier, at(held_after))
         .await
@@ -99,7 +100,7 @@ async fn wallet(store: &dyn Store, supplier: AccountId, held_after: i64) -> Wall
 
 /// The reconciliation: the newest entry's balance is the wallet's `ready + held`, the kept
 /// balance is every entry added, and each order entry is its pieces at its unit price.
-async fn assert_reconciled(store: &dyn Store, supplier: AccountId, held_after: i64) {
+pub(super) async fn assert_reconciled(store: &dyn Store, supplier: AccountId, held_after: i64) {
     let all = entries(store, supplier).await;
     let newest = all.items.first().map_or(Decimal::ZERO, |e| e.balance);
     let signed: Decimal = all
@@ -436,124 +437,6 @@ pub async fn a_correction_below_zero_is_refused_and_writes_nothing(store: &dyn S
         .unwrap();
     assert_eq!(entries(store, s.id).await.items[0].balance, d("0.00"));
     assert_reconciled(store, s.id, 0).await;
-}
-
-/// Concurrent deliveries, corrections and withdrawals of one supplier: withdrawals never
-/// overdraw what was delivered, no correction takes the balance below zero, and afterwards
-/// the statement reconciles with the wallet and every delivery entry is its line's supply
-/// price times its delivered pieces.
-pub async fn concurrent_moves_and_supplier_withdrawals_reconcile(store: Arc<dyn Store>) {
-    const ORDERS: u32 = 6;
-    let f = Arc::new(fixture(&*store, 1000, 1000).await);
-    let s = supplier(&*store, "Nile").await.id;
-    let mut orders = Vec::new();
-    for n in 0..ORDERS {
-        let lines = vec![
-            supplied(&f, &f.variant, 2, s, "60.00"),
-            supplied(&f, &f.variant_b, 1, s, "35.50"),
-        ];
-        let order = place(&*store, new_order(&f, f.account.id, &number(n), lines, 1)).await;
-        move_to(
-            &*store,
-            order.id,
-            &[OrderStatus::Confirmed, OrderStatus::Shipped],
-            2,
-        )
-        .await;
-        orders.push(order);
-    }
-    // One order delivered first, so that the withdrawals have something to race for.
-    store
-        .change_order_status(change(orders[0].id, OrderStatus::Delivered, 10))
-        .await
-        .unwrap();
-    let mut tasks = Vec::new();
-    for (n, order) in orders.iter().enumerate().skip(1) {
-        let store = store.clone();
-        let (id, line) = (order.id, order.lines[0].id);
-        tasks.push(tokio::spawn(async move {
-            let moved = store
-                .change_order_status(change(id, OrderStatus::Delivered, 20 + n as i64))
-                .await
-                .map(|_| ());
-            // A correction: one piece of the first line not delivered after all.
-            let corrected = store
-                .set_line_outcomes(id, vec![(line, delivered_of(1, 2))], at(40 + n as i64))
-                .await
-                .map(|_| ());
-            (
-                moved.map_err(|e| e.to_string()),
-                corrected.map_err(|e| e.to_string()),
-            )
-        }));
-    }
-    let mut withdrawals = Vec::new();
-    for n in 0..10 {
-        let store = store.clone();
-        withdrawals.push(tokio::spawn(async move {
-            store
-                .request_withdrawal(withdrawal(s, "100.00", None), no_hold(), at(30 + n))
-                .await
-        }));
-    }
-    for task in tasks {
-        let (moved, corrected) = task.await.expect("task");
-        moved.expect("delivered");
-        // A correction may be refused only for the shortfall.
-        if let Err(e) = corrected {
-            assert!(e.contains("short"), "{e}");
-        }
-    }
-    let mut accepted = Decimal::ZERO;
-    for task in withdrawals {
-        match task.await.expect("task") {
-            Ok(w) => accepted += w.amount,
-            Err(WithdrawalRequestError::OverReadyBalance { .. }) => {}
-            Err(other) => panic!("unexpected failure: {other:?}"),
-        }
-    }
-    let all = entries(&*store, s).await;
-    let settled: Decimal = all
-        .items
-        .iter()
-        .filter(|e| e.order_id.is_some())
-        .map(|e| match e.direction {
-            Direction::Credit => e.amount,
-            _ => -e.amount,
-        })
-        .sum();
-    assert!(accepted <= settled, "withdrew {accepted} of {settled}");
-    assert!(all.items.iter().all(|e| e.balance >= Decimal::ZERO));
-    let debits: Decimal = all
-        .items
-        .iter()
-        .filter(|e| e.kind == StatementEntryType::Withdrawal)
-        .map(|e| e.amount)
-        .sum();
-    assert_eq!(debits, accepted);
-    assert_eq!(all.items[0].balance, settled - accepted);
-    // Every order's entries add up to its lines' supply price times their delivered pieces.
-    for order in &orders {
-        let order = store.order(None, order.id).await.unwrap().unwrap();
-        let expected: Decimal = order
-            .lines
-            .iter()
-            .map(|l| l.supply_price * Decimal::from(delivered_pieces(&order, l)))
-            .sum();
-        let booked: Decimal = all
-            .items
-            .iter()
-            .filter(|e| e.order_id == Some(order.id))
-            .map(|e| match e.direction {
-                Direction::Credit => e.amount,
-                _ => -e.amount,
-            })
-            .sum();
-        assert_eq!(booked, expected, "order {}", order.id);
-    }
-    assert_reconciled(&*store, s, 0).await;
-    assert_reconciled(&*store, s, 15).await;
-    assert_eq!(wallet(&*store, s, 0).await.totals.expected, Decimal::ZERO);
 }
 
 /// A correction never takes from a marketer earnings it withdrew: an order delivered, its
