@@ -1,8 +1,8 @@
 //! Suppliers' quotes and the supplier's view of its variants.
 //!
 //! A quote is stored `pending` until decided; one past its `valid_until` reads as `expired`
-//! ([`Quote::as_of`]), and the filters below say the same in SQL (`EXPIRED`, `LIVE_PENDING`,
-//! `UPDATED_AT`). One pending quote per variant is the partial unique index
+//! ([`Quote::as_of`]), and the filters below say the same in SQL (`EXPIRED`, `push_status`,
+//! `push_updated_since`). One pending quote per variant is the partial unique index
 //! `quotes_one_pending`: of concurrent inserts on one variant, one commits and the others
 //! find its quote.
 
@@ -19,18 +19,20 @@ use crate::order_reads::{Totalled, page_rows};
 use crate::rows::*;
 use crate::sql_store::*;
 
-/// A quote's columns with its product's title and its variant's label (`q`, `v`, `p`), any
-/// further columns given, and the tables they come from.
-macro_rules! quote_select {
-    ($($more:literal)?) => {
-        concat!(
-            "SELECT q.id, q.account_id, q.variant_id, v.product_id, p.title, v.label, \
-             q.unit_price, q.quantity, q.status, q.valid_until, q.note, q.decision_note, \
-             q.decided_at, q.created_at, q.updated_at",
-            $($more,)?
-            " FROM quotes q JOIN variants v ON v.id = q.variant_id \
-             JOIN products p ON p.id = v.product_id"
-        )
+/// A quote's columns with its product's title and its variant's label (`q`, `v`, `p`).
+macro_rules! quote_columns {
+    () => {
+        "SELECT q.id, q.account_id, q.variant_id, v.product_id, p.title, v.label, \
+         q.unit_price, q.quantity, q.status, q.valid_until, q.note, q.decision_note, \
+         q.decided_at, q.created_at, q.updated_at"
+    };
+}
+
+/// The tables [`quote_columns!`] reads.
+macro_rules! quote_tables {
+    () => {
+        " FROM quotes q JOIN variants v ON v.id = q.variant_id \
+         JOIN products p ON p.id = v.product_id"
     };
 }
 
@@ -79,20 +81,70 @@ impl Totalled for SupplyVariantRow {
     }
 }
 
-/// One page of quotes as of `now`: those `conditions` keep (a `WHERE` clause on `quotes q`),
-/// in the order `order` pushes, and how many match.
+/// The order of a page of quotes.
+#[derive(Clone, Copy)]
+enum QuoteOrder {
+    /// Newest first (a supplier's own list).
+    NewestFirst,
+    /// Pending (as of now) first, then the others; each oldest first (the operator's list).
+    PendingFirst,
+}
+
+/// One page of quotes as of `now`: those `conditions` keep (a `WHERE` clause on `quotes q`), in
+/// `order`, and how many match, both read by one statement (one snapshot). The count is a
+/// subquery on `quotes` alone, and each part of the order is read in id order by an index and
+/// cut at the page's end: a page costs its offset and length, not a sort of every match.
 async fn quote_page<DB: Dialect>(
     c: &mut PoolConnection<DB>,
     conditions: impl Fn(&mut QueryBuilder<DB>),
-    order: impl FnOnce(&mut QueryBuilder<DB>),
+    order: QuoteOrder,
     page: PageRequest,
     now: DateTime<Utc>,
 ) -> StoreResult<Page<Quote>> {
-    let mut q = QueryBuilder::<DB>::new(quote_select!(", COUNT(*) OVER () AS total"));
-    conditions(&mut q);
-    order(&mut q);
-    let mut count = QueryBuilder::<DB>::new("SELECT COUNT(*) FROM quotes q");
-    conditions(&mut count);
+    let at = bound_nanos(now);
+    let total = |q: &mut QueryBuilder<DB>| {
+        q.push("(SELECT COUNT(*) FROM quotes q");
+        conditions(q);
+        q.push(")");
+    };
+    // The matches of one part (`pending`: live pending ones or the others; `None`: all), with
+    // the total and the part's rank, in id order, cut at `cut` rows.
+    let part = |q: &mut QueryBuilder<DB>, pending: Option<bool>, cut: Option<u64>| {
+        q.push(concat!(quote_columns!(), ", "));
+        total(q);
+        q.push(format_args!(
+            " AS total, {} AS part",
+            u8::from(pending == Some(false))
+        ));
+        q.push(quote_tables!());
+        conditions(q);
+        if let Some(pending) = pending {
+            q.push(if pending { " AND (" } else { " AND NOT (" });
+            push_status(q, QuoteStatus::Pending, at);
+            q.push(")");
+        }
+        q.push(match order {
+            QuoteOrder::NewestFirst => " ORDER BY q.id DESC",
+            QuoteOrder::PendingFirst => " ORDER BY q.id",
+        });
+        if let Some(cut) = cut {
+            q.push(format_args!(" LIMIT {cut}"));
+        }
+    };
+    let mut q = QueryBuilder::<DB>::new("");
+    match order {
+        QuoteOrder::NewestFirst => part(&mut q, None, None),
+        QuoteOrder::PendingFirst => {
+            let cut = page.offset().saturating_add(u64::from(page.per_page()));
+            q.push("SELECT * FROM (SELECT * FROM (");
+            part(&mut q, Some(true), Some(cut));
+            q.push(") AS pending_part UNION ALL SELECT * FROM (");
+            part(&mut q, Some(false), Some(cut));
+            q.push(") AS other_part) AS both_parts ORDER BY part, id");
+        }
+    }
+    let mut count = QueryBuilder::<DB>::new("SELECT ");
+    total(&mut count);
     let (rows, total) = page_rows::<DB, QuotePageRow>(c, q, count, page, true).await?;
     let items = rows
         .into_iter()
@@ -108,7 +160,8 @@ async fn read_quote<DB: Dialect>(
     id: QuoteId,
     now: DateTime<Utc>,
 ) -> StoreResult<Option<Quote>> {
-    let mut q = QueryBuilder::<DB>::new(concat!(quote_select!(), " WHERE q.id = "));
+    let mut q =
+        QueryBuilder::<DB>::new(concat!(quote_columns!(), quote_tables!(), " WHERE q.id = "));
     q.push_arg(id.get());
     if let Some(account) = account {
         q.push(" AND q.account_id = ").push_arg(account.get());
@@ -302,11 +355,15 @@ impl<DB: Dialect> SupplyStore for SqlStore<DB> {
                 push_updated_since(q, bound_nanos(since), at);
             }
         };
-        let newest_first = |q: &mut QueryBuilder<DB>| {
-            q.push(" ORDER BY q.id DESC");
-        };
         let mut c = self.pool.acquire().await.map_err(backend)?;
-        quote_page(&mut c, conditions, newest_first, page_request, now).await
+        quote_page(
+            &mut c,
+            conditions,
+            QuoteOrder::NewestFirst,
+            page_request,
+            now,
+        )
+        .await
     }
 
     async fn find_quotes(
@@ -329,14 +386,15 @@ impl<DB: Dialect> SupplyStore for SqlStore<DB> {
                 push_status(q, status, at);
             }
         };
-        // Pending (as of now) first, then the others; each oldest first.
-        let pending_first = |q: &mut QueryBuilder<DB>| {
-            q.push(" ORDER BY CASE WHEN ");
-            push_status(q, QuoteStatus::Pending, at);
-            q.push(" THEN 0 ELSE 1 END, q.id");
-        };
         let mut c = self.pool.acquire().await.map_err(backend)?;
-        quote_page(&mut c, conditions, pending_first, page_request, now).await
+        quote_page(
+            &mut c,
+            conditions,
+            QuoteOrder::PendingFirst,
+            page_request,
+            now,
+        )
+        .await
     }
 
     async fn decide_quote(

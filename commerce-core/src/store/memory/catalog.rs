@@ -85,6 +85,7 @@ impl CatalogStore for MemoryStore {
         s.claim_unique(Unique::ProductSlug, &new.slug)?;
         let product = new.into_product(ProductId::new(s.next_id("products")), now);
         s.products.insert(product.id, Arc::new(product.clone()));
+        s.file_supplier(product.id, None, product.supplier_id);
         if product.active {
             s.active_products.insert(product.id);
         }

@@ -34,6 +34,7 @@ impl State {
         product.revision += 1;
         let product = product.clone();
         if product.supplier_id != supplier_before {
+            self.file_supplier(id, supplier_before, product.supplier_id);
             for variant in &product.variants {
                 self.end_pending_quote(variant.id, now);
             }

@@ -67,6 +67,8 @@ struct State {
     removed_at: HashMap<ProductId, DateTime<Utc>>,
     removals: BTreeSet<(DateTime<Utc>, ProductId)>,
     variant_owner: HashMap<VariantId, ProductId>,
+    /// Each supplier's products: what its supply variants list.
+    products_by_supplier: HashMap<AccountId, BTreeSet<ProductId>>,
     /// Each variant's stock adjustments, oldest first.
     adjustments: HashMap<VariantId, Vec<StockAdjustment>>,
     warranty_owner: HashMap<WarrantyId, ProductId>,
@@ -83,6 +85,8 @@ struct State {
     pull_counts: HashMap<(AccountId, BillingMonth), u64>,
     order_operations: HashMap<(AccountId, BillingMonth), u64>,
     withdrawals: BTreeMap<WithdrawalId, Withdrawal>,
+    /// Each account's withdrawals, oldest first: what its wallet and its rules read.
+    withdrawals_by_account: HashMap<AccountId, Vec<WithdrawalId>>,
     /// The suppliers' statements and kept totals.
     supply: statement::SupplyLedgers,
     webhooks: BTreeMap<WebhookId, Webhook>,
@@ -96,6 +100,36 @@ struct State {
 }
 
 impl State {
+    /// The withdrawals of `account`, oldest first.
+    fn withdrawals_of(&self, account: AccountId) -> impl Iterator<Item = &Withdrawal> {
+        self.withdrawals_by_account
+            .get(&account)
+            .into_iter()
+            .flatten()
+            .filter_map(|id| self.withdrawals.get(id))
+    }
+
+    /// Re-files a product under its supplier after its supplier changed from `before` to
+    /// `after` (or it was inserted: `before` is `None`).
+    fn file_supplier(
+        &mut self,
+        product: ProductId,
+        before: Option<AccountId>,
+        after: Option<AccountId>,
+    ) {
+        if let Some(before) = before
+            && let Some(products) = self.products_by_supplier.get_mut(&before)
+        {
+            products.remove(&product);
+        }
+        if let Some(after) = after {
+            self.products_by_supplier
+                .entry(after)
+                .or_default()
+                .insert(product);
+        }
+    }
+
     /// Re-files an order in its account's indexes after a write; `before` is its
     /// `(updated_at, family)` before the write.
     fn reindex_order(&mut self, id: OrderId, before: (DateTime<Utc>, Family)) {

@@ -70,11 +70,7 @@ impl State {
             .get(&account)
             .map(|index| index.wallet.totals(DateTime::<Utc>::MAX_UTC).totals.settled)
             .unwrap_or_default();
-        let withdrawn = Withdrawn::of(
-            self.withdrawals
-                .values()
-                .filter(|w| w.account_id == account),
-        );
+        let withdrawn = Withdrawn::of(self.withdrawals_of(account));
         match shortfall(settled, taken, withdrawn) {
             Some(shortfall) => Err(StoreError::MarketerShortfall { account, shortfall }),
             None => Ok(()),

@@ -393,10 +393,13 @@ impl SupplyStore for MemoryStore {
         now: DateTime<Utc>,
     ) -> Result<Page<SupplyVariant>, StoreError> {
         let s = self.lock();
+        // The supplier's own products only (indexed), never a walk of the catalogue.
         let mut variants: Vec<(&Product, &Variant)> = s
-            .products
-            .values()
-            .filter(|p| p.supplier_id == Some(account))
+            .products_by_supplier
+            .get(&account)
+            .into_iter()
+            .flatten()
+            .filter_map(|id| s.products.get(id))
             .filter(|p| updated_since.is_none_or(|since| p.updated_at >= since))
             .flat_map(|p| p.variants.iter().map(move |v| (&**p, v)))
             .collect();

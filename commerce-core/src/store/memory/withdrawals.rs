@@ -22,11 +22,7 @@ impl WithdrawalStore for MemoryStore {
             return Err(StoreError::NotFound.into());
         };
         let wallet = s.wallet_totals(new.account_id, held_after);
-        let withdrawn = Withdrawn::of(
-            s.withdrawals
-                .values()
-                .filter(|w| w.account_id == new.account_id),
-        );
+        let withdrawn = Withdrawn::of(s.withdrawals_of(new.account_id));
         new.admit(&wallet, withdrawn)?;
         let withdrawal = new.into_withdrawal(WithdrawalId::new(s.peek_id("withdrawals", 1)), now);
         let supply = s.supply.check(
@@ -36,6 +32,10 @@ impl WithdrawalStore for MemoryStore {
         )?;
         s.next_id("withdrawals");
         s.withdrawals.insert(withdrawal.id, withdrawal.clone());
+        s.withdrawals_by_account
+            .entry(withdrawal.account_id)
+            .or_default()
+            .push(withdrawal.id);
         s.write_supply(supply);
         Ok(withdrawal)
     }
@@ -63,13 +63,7 @@ impl WithdrawalStore for MemoryStore {
     }
 
     async fn withdrawals(&self, account: AccountId) -> Result<Vec<Withdrawal>, StoreError> {
-        Ok(self
-            .lock()
-            .withdrawals
-            .values()
-            .filter(|w| w.account_id == account)
-            .cloned()
-            .collect())
+        Ok(self.lock().withdrawals_of(account).cloned().collect())
     }
 
     async fn find_withdrawals(

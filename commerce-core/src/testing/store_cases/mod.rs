@@ -260,6 +260,7 @@ mod tests {
         include_str!("meter.rs"),
         include_str!("withdrawals.rs"),
         include_str!("statement.rs"),
+        include_str!("statement_races.rs"),
         include_str!("races.rs"),
         include_str!("removals.rs"),
         include_str!("webhooks.rs"),

@@ -264,4 +264,14 @@ pub async fn a_product_moved_to_another_supplier_ends_the_old_ones_pending_quote
         matches!(refused, Err(InsertQuoteError::NotSuppliers)),
         "{refused:?}"
     );
+    // The supply lists follow the product too.
+    let listed = |supplier: AccountId| async move {
+        let found = store
+            .supply_variants(supplier, None, page(1, 25), at(60))
+            .await
+            .unwrap();
+        ids(&found.items, |v| v.product_id)
+    };
+    assert!(!listed(s.supplier.id).await.contains(&s.product.id));
+    assert!(listed(s.rival.id).await.contains(&s.product.id));
 }

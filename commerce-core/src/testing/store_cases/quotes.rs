@@ -312,7 +312,14 @@ pub async fn quotes_are_listed_newest_first_and_pending_first(store: &dyn Store)
         find(every.clone(), page(1, 25)).await,
         (vec![b.id, c.id, d1.id, a.id], 4)
     );
-    assert_eq!(find(every, page(2, 3)).await, (vec![a.id], 4));
+    assert_eq!(find(every.clone(), page(2, 3)).await, (vec![a.id], 4));
+    // A page across the pending ones' end, one in the others, one past the end.
+    assert_eq!(
+        find(every.clone(), page(2, 2)).await,
+        (vec![d1.id, a.id], 4)
+    );
+    assert_eq!(find(every.clone(), page(4, 1)).await, (vec![a.id], 4));
+    assert_eq!(find(every, page(5, 1)).await, (vec![], 4));
     let mine = QuoteQuery {
         account_id: Some(me),
         status: Some(QuoteStatus::Pending),
