@@ -43,7 +43,8 @@
 //! The outbox of webhook deliveries is written by `place_order` and `change_order_status` in
 //! their own transaction: one `INSERT ... SELECT` queues the event for every enabled endpoint
 //! of the account that receives its type (`webhook_endpoints.events` is the comma-joined
-//! list), and only when the order's insert or row lock (a column of a statement they run
+//! list, or `*` for an endpoint registered without `events`: every type, later ones
+//! included), and only when the order's insert or row lock (a column of a statement they run
 //! anyway) says there is one, so an account without endpoints pays nothing. On PostgreSQL
 //! that insert rides in the `WITH` of the upsert of the account's order counters, so an
 //! account with endpoints pays no extra round trip either. The dispatcher's

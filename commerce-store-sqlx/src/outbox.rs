@@ -25,7 +25,7 @@ use crate::sql_store::*;
 pub(crate) fn subscribed<DB: Dialect>(account: &str, kind: EventType) -> String {
     format!(
         "EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.account_id = {account} \
-         AND e.enabled AND {}(',' || e.events || ',', ',{},') > 0)",
+         AND e.enabled AND (e.events = '{ALL_EVENTS}' OR {}(',' || e.events || ',', ',{},') > 0))",
         DB::INSTR,
         kind.as_str()
     )
@@ -79,11 +79,11 @@ impl OutboxEvent {
         .push(" FROM webhook_endpoints WHERE account_id = ")
         .push_arg(account)
         .push(format_args!(
-            " AND enabled AND {}(',' || events || ',', ",
+            " AND enabled AND (events = '{ALL_EVENTS}' OR {}(',' || events || ',', ",
             DB::INSTR
         ))
         .push_arg(format!(",{},", event.kind.as_str()))
-        .push(") > 0");
+        .push(") > 0)");
         Ok(())
     }
 

@@ -31,6 +31,36 @@ impl EventType {
     }
 }
 
+/// The event types an endpoint receives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum EventSelection {
+    /// Every type its account's side can receive, types added in later versions included:
+    /// an endpoint registered without `events`.
+    All,
+    /// These types only (chosen at registration or by a change).
+    Only(Vec<EventType>),
+}
+
+impl EventSelection {
+    /// Whether it takes events of `kind` (a `ping`, sent on request, is not chosen).
+    pub fn contains(&self, kind: EventType) -> bool {
+        match self {
+            EventSelection::All => EventType::SUBSCRIBABLE.contains(&kind),
+            EventSelection::Only(kinds) => kinds.contains(&kind),
+        }
+    }
+
+    /// The types it takes today, as the API lists them (for [`All`](Self::All), every
+    /// subscribable type of this version).
+    pub fn listed(&self) -> Vec<EventType> {
+        match self {
+            EventSelection::All => EventType::SUBSCRIBABLE.to_vec(),
+            EventSelection::Only(kinds) => kinds.clone(),
+        }
+    }
+}
+
 string_enum! {
     /// Why an endpoint receives nothing any more.
     DisabledReason {
@@ -122,7 +152,7 @@ pub struct Webhook {
     /// Where events are sent (`https`, unless the platform allows `http`).
     pub url: String,
     /// The event types it receives.
-    pub events: Vec<EventType>,
+    pub events: EventSelection,
     /// The owner's description.
     pub description: Option<String>,
     /// Whether it receives events.
@@ -152,7 +182,7 @@ pub struct Webhook {
 impl Webhook {
     /// Whether it receives events of `kind` (a `ping` goes to whoever asked for it).
     pub fn receives(&self, kind: EventType) -> bool {
-        self.enabled && (kind == EventType::Ping || self.events.contains(&kind))
+        self.enabled && (kind == EventType::Ping || self.events.contains(kind))
     }
 
     /// The secrets that sign an attempt at `now`: the current one, then the previous one
@@ -176,8 +206,8 @@ pub struct NewWebhook {
     pub account_id: AccountId,
     /// URL.
     pub url: String,
-    /// Event types (all subscribable ones when not chosen).
-    pub events: Vec<EventType>,
+    /// Event types ([`EventSelection::All`] when not chosen).
+    pub events: EventSelection,
     /// Description.
     pub description: Option<String>,
     /// Signing secret (see `webhooks::new_secret`).
@@ -187,8 +217,8 @@ pub struct NewWebhook {
 }
 
 impl NewWebhook {
-    /// An endpoint of `account` at `url` receiving every subscribable event, signed with
-    /// `secret`.
+    /// An endpoint of `account` at `url` receiving every event type of its side, those of
+    /// later versions included ([`EventSelection::All`]), signed with `secret`.
     pub fn new(
         account_id: AccountId,
         url: impl Into<String>,
@@ -198,7 +228,7 @@ impl NewWebhook {
         Self {
             account_id,
             url: url.into(),
-            events: EventType::SUBSCRIBABLE.to_vec(),
+            events: EventSelection::All,
             description: None,
             secret: secret.into(),
             created_at,
@@ -207,7 +237,7 @@ impl NewWebhook {
 
     /// Only these event types.
     pub fn with_events(mut self, events: Vec<EventType>) -> Self {
-        self.events = events;
+        self.events = EventSelection::Only(events);
         self
     }
 
@@ -224,7 +254,7 @@ impl NewWebhook {
 pub struct WebhookPatch {
     /// New URL.
     pub url: Option<String>,
-    /// New event types.
+    /// New event types (from then on, only these).
     pub events: Option<Vec<EventType>>,
     /// New description (`Some(None)` clears it).
     pub description: Option<Option<String>>,
@@ -247,7 +277,7 @@ impl WebhookPatch {
             webhook.url = url;
         }
         if let Some(events) = self.events {
-            webhook.events = events;
+            webhook.events = EventSelection::Only(events);
         }
         if let Some(description) = self.description {
             webhook.description = description;
@@ -280,6 +310,33 @@ mod tests {
 
     fn at() -> DateTime<Utc> {
         Utc.with_ymd_and_hms(2026, 11, 1, 10, 0, 0).unwrap()
+    }
+
+    /// An endpoint registered without `events` takes every subscribable type (so a type
+    /// added to [`EventType::SUBSCRIBABLE`] reaches it), a chosen list only its types, and
+    /// neither chooses `ping`; the API lists `All` as today's types.
+    #[test]
+    fn an_endpoint_without_events_takes_every_type() {
+        let all = NewWebhook::new(AccountId::new(1), "https://a.example/h", "whsec_a", at());
+        assert_eq!(all.events, EventSelection::All);
+        for kind in EventType::SUBSCRIBABLE {
+            assert!(all.events.contains(*kind), "{kind:?}");
+        }
+        assert!(!all.events.contains(EventType::Ping));
+        assert_eq!(all.events.listed(), EventType::SUBSCRIBABLE);
+        let chosen = all.with_events(vec![EventType::OrderCreated]);
+        assert!(chosen.events.contains(EventType::OrderCreated));
+        assert!(!chosen.events.contains(EventType::OrderStatusChanged));
+        let mut webhook = Webhook::registered(WebhookId::new(1), chosen);
+        let patch = WebhookPatch {
+            events: Some(vec![EventType::OrderStatusChanged]),
+            ..WebhookPatch::default()
+        };
+        patch.apply(&mut webhook, at());
+        assert_eq!(
+            webhook.events,
+            EventSelection::Only(vec![EventType::OrderStatusChanged])
+        );
     }
 
     /// No `{:?}` of an endpoint, a new one or a claimed delivery shows a secret (current or

@@ -646,7 +646,7 @@ impl<'a> WebhookView<'a> {
         Self {
             id: webhook.id,
             url: &webhook.url,
-            events: webhook.events.iter().map(|e| e.as_str()).collect(),
+            events: webhook.events.listed().iter().map(|e| e.as_str()).collect(),
             description: webhook.description.as_deref(),
             enabled: webhook.enabled,
             disabled_reason: webhook.disabled_reason.map(DisabledReason::as_str),

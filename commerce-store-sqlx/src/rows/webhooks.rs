@@ -5,20 +5,33 @@ use commerce_core::store::StoreError;
 
 use super::*;
 
-/// An endpoint's event types as stored: comma-joined (`order.created,order.status_changed`).
-pub(crate) fn events_text(events: &[EventType]) -> String {
+/// What `webhook_endpoints.events` holds for an endpoint that takes every type of its side
+/// ([`EventSelection::All`]), types of later versions included.
+pub(crate) const ALL_EVENTS: &str = "*";
+
+/// An endpoint's event types as stored: [`ALL_EVENTS`], or comma-joined
+/// (`order.created,order.status_changed`).
+pub(crate) fn events_text(events: &EventSelection) -> String {
+    if *events == EventSelection::All {
+        return ALL_EVENTS.to_owned();
+    }
     events
+        .listed()
         .iter()
         .map(|e| e.as_str())
         .collect::<Vec<_>>()
         .join(",")
 }
 
-fn parse_events(text: &str) -> Result<Vec<EventType>, StoreError> {
+fn parse_events(text: &str) -> Result<EventSelection, StoreError> {
+    if text == ALL_EVENTS {
+        return Ok(EventSelection::All);
+    }
     text.split(',')
         .filter(|e| !e.is_empty())
         .map(|e| parse(e, EventType::parse, "event type"))
-        .collect()
+        .collect::<Result<_, _>>()
+        .map(EventSelection::Only)
 }
 
 db_row! {

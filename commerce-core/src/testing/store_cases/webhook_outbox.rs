@@ -24,14 +24,14 @@ pub(super) fn payload(delivery: &Delivery) -> Value {
 /// subscribed to the other type, or another account's.
 pub async fn order_changes_queue_one_delivery_per_subscribed_endpoint(store: &dyn Store) {
     let f = fixture(store, 10, 5).await;
-    let all = register(
-        store,
-        f.account.id,
-        "https://a.example/all",
-        EventType::SUBSCRIBABLE,
-        0,
-    )
-    .await;
+    // Registered without events: every type ([`EventSelection::All`]).
+    let all = store
+        .insert_webhook(
+            NewWebhook::new(f.account.id, "https://a.example/all", "whsec_all", at(0)),
+            MAX_WEBHOOKS_PER_ACCOUNT,
+        )
+        .await
+        .expect("insert webhook");
     let created = register(
         store,
         f.account.id,

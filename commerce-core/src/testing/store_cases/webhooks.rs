@@ -245,7 +245,10 @@ pub async fn webhooks_register_to_the_limit_and_belong_to_their_account(store: &
         .await
         .expect("another account has its own limit");
     assert_eq!(theirs.description.as_deref(), Some("مخزن"));
-    assert_eq!(theirs.events, vec![EventType::OrderCreated]);
+    assert_eq!(
+        theirs.events,
+        EventSelection::Only(vec![EventType::OrderCreated])
+    );
     assert_eq!(webhook_of(store, theirs.id).await, theirs);
 
     let listed = store.webhooks(a.id, page(2, 4)).await.expect("webhooks");
@@ -256,6 +259,20 @@ pub async fn webhooks_register_to_the_limit_and_belong_to_their_account(store: &
     assert_eq!(
         store.webhooks(b.id, page(1, 20)).await.unwrap().items,
         vec![theirs.clone()]
+    );
+    // Registered without events: every type of its side, later versions' included, kept as
+    // such (not as today's list, which no later type would reach).
+    let every = store
+        .insert_webhook(
+            NewWebhook::new(b.id, "https://b.example/all", "whsec_all", at(2)),
+            LIMIT,
+        )
+        .await
+        .expect("a second endpoint");
+    assert_eq!(every.events, EventSelection::All);
+    assert_eq!(
+        webhook_of(store, every.id).await.events,
+        EventSelection::All
     );
 
     let other = Some(b.id);
@@ -340,7 +357,10 @@ pub async fn webhook_patch_enables_disables_and_changes_fields(store: &dyn Store
         .unwrap()
         .unwrap();
     assert_eq!(changed.url, "https://a.example/new");
-    assert_eq!(changed.events, vec![EventType::OrderStatusChanged]);
+    assert_eq!(
+        changed.events,
+        EventSelection::Only(vec![EventType::OrderStatusChanged])
+    );
     assert_eq!(changed.description.as_deref(), Some("وصف"));
     assert_eq!((changed.updated_at, changed.created_at), (at(10), at(0)));
     assert!(changed.enabled);
