@@ -429,7 +429,19 @@ impl<DB: Dialect> SupplyStore for SqlStore<DB> {
                     let mut quote = read_quote(c, None, id, now)
                         .await?
                         .ok_or(QuoteDecisionError::NotFound)?;
-                    quote.decide(&decision, now)?;
+                    // The product's supplier now: a quote made while its product moved to
+                    // another supplier is ended, never accepted.
+                    let supplier: Option<i64> = query_scalar::<DB, Option<i64>>(
+                        "SELECT p.supplier_id FROM variants v \
+                         JOIN products p ON p.id = v.product_id WHERE v.id = $1",
+                    )
+                    .bind(quote.variant_id.get())
+                    .fetch_optional(&mut *c)
+                    .await
+                    .map_err(backend)?
+                    .flatten();
+                    let decided =
+                        quote.decide_as_supplied(&decision, supplier.map(AccountId::new), now)?;
                     query::<DB>(
                         "UPDATE quotes SET status = $2, decision_note = $3, decided_at = $4, \
                  updated_at = $5 WHERE id = $1",
@@ -442,7 +454,7 @@ impl<DB: Dialect> SupplyStore for SqlStore<DB> {
                     .execute(&mut *c)
                     .await
                     .map_err(backend)?;
-                    if let QuoteDecision::Accept { .. } = decision {
+                    if decided && let QuoteDecision::Accept { .. } = decision {
                         receive(c, &quote, now).await?;
                     }
                     Ok(quote)

@@ -84,7 +84,72 @@ impl Quote {
         self.decision_note = Some(MOVED_PRODUCT_NOTE.to_owned());
         true
     }
+
+    /// Decides the quote ([`decide`](Self::decide)) when its product's supplier is still the
+    /// quote's (`supplier` is the product's supplier now). A pending quote whose product moved
+    /// to another supplier since it was made (a quote made while the move was being written)
+    /// is ended as the move would have ended it ([`end_for_moved_product`](Self::end_for_moved_product)),
+    /// whatever the decision asked: it is never accepted, so the old supplier's price never
+    /// becomes the new supplier's. Returns whether the asked decision was taken.
+    pub fn decide_as_supplied(
+        &mut self,
+        decision: &QuoteDecision,
+        supplier: Option<AccountId>,
+        now: DateTime<Utc>,
+    ) -> Result<bool, QuoteDecisionError> {
+        if supplier != Some(self.account_id) && self.end_for_moved_product(now) {
+            return Ok(false);
+        }
+        self.decide(decision, now).map(|()| true)
+    }
 }
 
 /// The decision note of a quote withdrawn because its product moved to another supplier.
 pub const MOVED_PRODUCT_NOTE: &str = "المنتج اتنقل لمورد تاني، فالعرض اتسحب.";
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeZone;
+    use rust_decimal::Decimal;
+
+    use super::*;
+    use crate::model::{ProductId, QuoteId, QuoteStatus, VariantId};
+
+    /// A pending quote of supplier 7 made at `at`.
+    fn pending(at: DateTime<Utc>) -> Quote {
+        Quote::builder()
+            .id(QuoteId::new(1))
+            .account_id(AccountId::new(7))
+            .variant_id(VariantId::new(2))
+            .product_id(ProductId::new(3))
+            .title("مروحة".into())
+            .label("صغير".into())
+            .unit_price(Decimal::new(4550, 2))
+            .quantity(10)
+            .status(QuoteStatus::Pending)
+            .created_at(at)
+            .updated_at(at)
+            .build()
+    }
+
+    /// A quote whose product moved to another supplier since it was made is ended as the
+    /// move ends it, whatever the decision asked (never accepted); its own supplier's quote is
+    /// decided as asked.
+    #[test]
+    fn a_quote_of_a_moved_product_is_ended_not_accepted() {
+        let made = Utc.with_ymd_and_hms(2026, 11, 1, 10, 0, 0).unwrap();
+        let now = made + chrono::Duration::hours(1);
+        let accept = QuoteDecision::Accept { note: None };
+        let mut moved = pending(made);
+        let taken = moved.decide_as_supplied(&accept, Some(AccountId::new(8)), now);
+        assert!(matches!(taken, Ok(false)), "{taken:?}");
+        assert_eq!(moved.status, QuoteStatus::Withdrawn);
+        assert_eq!(moved.decision_note.as_deref(), Some(MOVED_PRODUCT_NOTE));
+        let mut supplierless = pending(made);
+        assert!(matches!(supplierless.decide_as_supplied(&accept, None, now), Ok(false)));
+        let mut own = pending(made);
+        let taken = own.decide_as_supplied(&accept, Some(AccountId::new(7)), now);
+        assert!(matches!(taken, Ok(true)), "{taken:?}");
+        assert_eq!(own.status, QuoteStatus::Accepted);
+    }
+}

@@ -204,6 +204,15 @@ impl WalletTotals {
         wallet
     }
 
+    /// Held now, as the wallet shows it: the settled net earnings still in their hold, but
+    /// never more than what the account has (settled earnings less what was received and
+    /// what is pending). A correction that took more than the ready money took the rest from
+    /// the held money, so `ready + held` is always what the account has.
+    pub fn held_of(&self, withdrawn: Withdrawn) -> Decimal {
+        let has = self.totals.settled - withdrawn.received - withdrawn.pending;
+        self.held.min(has).max(Decimal::ZERO)
+    }
+
     /// Withdrawable now: settled net earnings past their hold, minus what was received and
     /// what is pending; never below zero.
     pub fn ready(&self, withdrawn: Withdrawn) -> Decimal {

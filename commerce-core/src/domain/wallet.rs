@@ -54,17 +54,18 @@ impl WalletFigures {
         rules: PayoutRules,
     ) -> Self {
         let totals = wallet.totals;
+        let withdrawn = Withdrawn::of(withdrawals);
+        let held = wallet.held_of(withdrawn);
         let mut figures = WalletFigures {
             expected: totals.expected,
-            held: wallet.held,
+            held,
             next_ready_at: wallet
                 .earliest_held_delivery
-                .filter(|_| round_money(wallet.held) > Decimal::ZERO)
+                .filter(|_| round_money(held) > Decimal::ZERO)
                 .map(|delivered| rules.ready_at(delivered)),
             total_commission: totals.settled_commission,
             ..WalletFigures::default()
         };
-        let withdrawn = Withdrawn::of(withdrawals);
         figures.received = withdrawn.received;
         figures.pending_amount = withdrawn.pending;
         figures.pending_withdrawals = withdrawals
@@ -145,6 +146,40 @@ mod tests {
         let held = figures("40.00", "40.00");
         assert_eq!(held.held, Decimal::from(40));
         assert_eq!(held.next_ready_at, delivered.map(|d| rules.ready_at(d)));
+    }
+
+    /// A marketer withdrew its ready 30.24, then a correction took that delivery's 30.24
+    /// back, covered by a later delivery's 30.24 still in its hold: the account has 0.00, so
+    /// the held money shows 0.00 (it was taken), with no ready date, and `ready + held` is
+    /// what the account has.
+    #[test]
+    fn held_money_a_correction_took_shows_taken() {
+        let now = Utc.with_ymd_and_hms(2026, 11, 22, 8, 0, 0).unwrap();
+        let rules = PayoutRules::new(now, 14).unwrap();
+        let amount: Decimal = "30.24".parse().unwrap();
+        let delivered = now - chrono::Duration::days(2);
+        let wallet = WalletTotals::new(
+            crate::domain::earnings::EarningsTotals::new(Decimal::ZERO, amount, Decimal::ZERO),
+            amount,
+            Some(delivered),
+        );
+        let paid = Withdrawal::builder()
+            .id(crate::model::WithdrawalId::new(1))
+            .account_id(crate::model::AccountId::new(1))
+            .amount(amount)
+            .supply_amount(Decimal::ZERO)
+            .status(WithdrawalStatus::Completed)
+            .wallet_number("01012345678".into())
+            .wallet_description("فودافون كاش".into())
+            .created_at(now)
+            .build();
+        let figures = WalletFigures::from_totals(wallet, &[paid], rules);
+        assert_eq!((figures.ready, figures.held), (Decimal::ZERO, Decimal::ZERO));
+        assert_eq!(figures.next_ready_at, None);
+        // Without the withdrawal, the same held money shows, with its ready date.
+        let figures = WalletFigures::from_totals(wallet, &[], rules);
+        assert_eq!((figures.ready, figures.held), (Decimal::ZERO, amount));
+        assert_eq!(figures.next_ready_at, Some(rules.ready_at(delivered)));
     }
 
     #[test]

@@ -101,10 +101,10 @@ impl OrderStore for MemoryStore {
             Some(previous),
             change.events,
         );
-        // The refusals in the order the SQL stores meet them: stock, the marketer, suppliers.
+        // The refusals in the order the SQL stores meet them: the marketer, stock, suppliers.
+        s.check_marketer_covers(order, &moved)?;
         let stock = stock_moves(Some(order), &moved);
         s.check_order_stock(&stock)?;
-        s.check_marketer_covers(order, &moved)?;
         let supply = s.supply.check(SupplyBooking::of_order_write(
             Some(order),
             &moved,
@@ -141,9 +141,10 @@ impl OrderStore for MemoryStore {
         }
         let before = (order.updated_at, order.status.family());
         changed.updated_at = next_updated_at(order.updated_at, now);
+        // The refusals in the order the SQL stores meet them: the marketer, stock, suppliers.
+        s.check_marketer_covers(order, &changed)?;
         let stock = stock_moves(Some(order), &changed);
         s.check_order_stock(&stock)?;
-        s.check_marketer_covers(order, &changed)?;
         let supply = s
             .supply
             .check(SupplyBooking::of_order_write(Some(order), &changed, now))?;

@@ -376,8 +376,13 @@ impl SupplyStore for MemoryStore {
             .filter(|q| account.is_none_or(|a| q.account_id == a))
             .cloned()
             .ok_or(QuoteDecisionError::NotFound)?;
-        quote.decide(&decision, now)?;
-        if let QuoteDecision::Accept { .. } = decision {
+        let supplier = s
+            .variant_owner
+            .get(&quote.variant_id)
+            .and_then(|p| s.products.get(p))
+            .and_then(|p| p.supplier_id);
+        let decided = quote.decide_as_supplied(&decision, supplier, now)?;
+        if decided && let QuoteDecision::Accept { .. } = decision {
             s.receive(&quote, now)?;
         }
         s.quotes.pending.remove(&quote.variant_id);
