@@ -389,7 +389,7 @@ impl Operator {
     /// pieces returned are restocked (or taken back: [`Conflict::StockShortfall`] when they
     /// were sold again), the marketer's earnings and the supplier's statement follow the
     /// delivered pieces ([`Conflict::SupplierShortfall`] when the supplier's money was
-    /// withdrawn).
+    /// withdrawn). An empty list changes nothing (not even `updated_at`): the order as it is.
     pub async fn set_line_outcomes(
         &self,
         order: OrderId,
@@ -397,6 +397,10 @@ impl Operator {
     ) -> OperatorResult<Order> {
         let current = self.order(order).await?;
         let outcomes = moves::resolve_outcomes(&current, None, &outcomes, "outcomes")?;
+        if outcomes.is_empty() {
+            // Nothing reported: nothing changes (not even `updated_at`, which syncs read).
+            return Ok(current);
+        }
         Ok(self
             .store()
             .set_line_outcomes(order, outcomes, self.now())

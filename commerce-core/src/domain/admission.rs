@@ -146,7 +146,10 @@ mod tests {
         assert_eq!(moved.status, QuoteStatus::Withdrawn);
         assert_eq!(moved.decision_note.as_deref(), Some(MOVED_PRODUCT_NOTE));
         let mut supplierless = pending(made);
-        assert!(matches!(supplierless.decide_as_supplied(&accept, None, now), Ok(false)));
+        assert!(matches!(
+            supplierless.decide_as_supplied(&accept, None, now),
+            Ok(false)
+        ));
         let mut own = pending(made);
         let taken = own.decide_as_supplied(&accept, Some(AccountId::new(7)), now);
         assert!(matches!(taken, Ok(true)), "{taken:?}");

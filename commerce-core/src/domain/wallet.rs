@@ -174,7 +174,10 @@ mod tests {
             .created_at(now)
             .build();
         let figures = WalletFigures::from_totals(wallet, &[paid], rules);
-        assert_eq!((figures.ready, figures.held), (Decimal::ZERO, Decimal::ZERO));
+        assert_eq!(
+            (figures.ready, figures.held),
+            (Decimal::ZERO, Decimal::ZERO)
+        );
         assert_eq!(figures.next_ready_at, None);
         // Without the withdrawal, the same held money shows, with its ready date.
         let figures = WalletFigures::from_totals(wallet, &[], rules);

@@ -332,6 +332,30 @@ pub async fn a_partial_delivery_pays_and_restocks_each_piece_once(h: &Harness) {
                 .await
         }
     };
+    // An empty correction of an order not settled changes nothing, not even `updated_at`.
+    let order_id = OrderId::new(id.as_i64().expect("an id"));
+    let before = h
+        .engine
+        .operator()
+        .order(order_id)
+        .await
+        .expect("the order");
+    let untouched = h
+        .engine
+        .operator()
+        .set_line_outcomes(order_id, Vec::new())
+        .await
+        .expect("nothing to correct");
+    let read = h
+        .engine
+        .operator()
+        .order(order_id)
+        .await
+        .expect("the order");
+    assert_eq!(
+        (untouched.updated_at, read.updated_at),
+        (before.updated_at, before.updated_at)
+    );
     // Early counts: refused on `lines`, the order unmoved.
     let early = move_to(
         "order_confirmed",
