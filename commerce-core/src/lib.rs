@@ -80,13 +80,13 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub(crate) mod api;
-mod caching;
+// The engine's caches of rendered answers and the state they share.
+mod cache;
 pub mod clock;
 pub mod config;
 pub mod domain;
 pub mod engine;
 pub mod error;
-mod events;
 pub mod governorates;
 mod limits;
 pub mod model;
@@ -95,14 +95,9 @@ pub mod observe;
 pub mod operator;
 pub mod owner;
 pub mod owner_pages;
-mod pulls_seen;
-mod rendered_me;
-mod rendered_orders;
-mod rendered_products;
 #[cfg(feature = "sandbox")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sandbox")))]
 pub mod sandbox;
-mod shared;
 pub mod store;
 pub(crate) mod time;
 // The HTTP entry: routes, authentication, bodies, input, the wire views, messages, request ids

@@ -20,11 +20,11 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 
+use crate::cache::shared::Shared;
 use crate::domain::keys::{KeyMaker, KeySpec};
 use crate::domain::wallet::{WalletFigures, WithdrawalWindow, withdrawal_window};
 use crate::model::*;
 use crate::operator::{self, Conflict, CreatedKey, Operator, OperatorError, OperatorResult};
-use crate::shared::Shared;
 use crate::store::{ACCOUNT_CHANGED, StoreError};
 
 /// A withdrawal request as the owner fills it on the wallet page.

@@ -8,7 +8,7 @@ use crate::error::ApiError;
 use crate::web::wire;
 
 /// The account as seen through the request's key, its body kept with the records it was
-/// rendered from ([`RenderedMe`](crate::rendered_me::RenderedMe)).
+/// rendered from ([`RenderedMe`](crate::cache::rendered_me::RenderedMe)).
 pub(super) fn show(ctx: &Ctx<'_>) -> Result<Response<Bytes>, ApiError> {
     let body = ctx
         .shared

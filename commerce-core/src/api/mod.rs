@@ -16,10 +16,10 @@ use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use http::{HeaderMap, Request, Response, StatusCode};
 
+use crate::cache::shared::Shared;
 use crate::config::Config;
 use crate::domain::earnings::PayoutRules;
 use crate::error::ApiError;
-use crate::shared::Shared;
 use crate::store::Store;
 use crate::web::auth::Caller;
 use crate::web::routes::{Endpoint, MountPrefix, endpoint_table};

@@ -9,9 +9,9 @@ use rand::distr::Alphanumeric;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
+use crate::cache::shared::Shared;
 use crate::error::{ApiError, ErrorCode};
 use crate::model::{Account, AccountState, ApiKey, ApiStatus, KeyHash, RateWindow};
-use crate::shared::Shared;
 use crate::store::{KeyCheck, RateLimitHit};
 use crate::web::routes::Endpoint;
 

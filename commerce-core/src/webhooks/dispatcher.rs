@@ -40,9 +40,9 @@ use super::egress::EgressProxy;
 use super::signing::{SIGNATURE_HEADER, TIMESTAMP_HEADER, WEBHOOK_ID_HEADER, sign};
 use super::urls::{UrlPolicy, check_url};
 use crate::clock::Clock;
-use crate::events::render_event;
 use crate::model::{AttemptOutcome, AttemptResult, ClaimedDelivery, DeliveryId, LeaseToken};
 use crate::store::{Store, StoreError};
+use crate::webhooks::events::render_event;
 
 /// Settings of a [`Dispatcher`]; `DispatcherConfig::default()` holds the product's.
 #[derive(Debug, Clone, PartialEq, Eq)]

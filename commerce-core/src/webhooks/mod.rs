@@ -19,19 +19,21 @@
 
 #[cfg(feature = "webhooks")]
 mod dispatcher;
+// Events rendered for their deliveries.
 #[cfg(feature = "webhooks")]
 mod egress;
+pub(crate) mod events;
 mod nat64;
 mod signing;
 mod urls;
 
-pub use crate::events::render_event;
 #[cfg(feature = "webhooks")]
 #[cfg_attr(docsrs, doc(cfg(feature = "webhooks")))]
 pub use dispatcher::{Dispatcher, DispatcherConfig};
 #[cfg(feature = "webhooks")]
 #[cfg_attr(docsrs, doc(cfg(feature = "webhooks")))]
 pub use egress::EgressProxy;
+pub use events::render_event;
 pub use nat64::{Nat64Prefix, Nat64PrefixError, Nat64Prefixes};
 pub use signing::{
     MAX_SIGNATURES, SIGNATURE_HEADER, TIMESTAMP_HEADER, VerifyError, WEBHOOK_ID_HEADER, new_secret,

@@ -7,7 +7,7 @@ use crate::model::*;
 use crate::store::*;
 
 use super::fixtures::*;
-use super::quotes::{offer, quote_ids, supply};
+use super::quotes::{offer, quote, quote_ids, supply};
 
 /// The supplier's quotes as of `now`, newest first.
 async fn quotes_of(store: &dyn Store, account: AccountId, now: i64) -> Vec<QuoteId> {
@@ -274,4 +274,64 @@ pub async fn a_product_moved_to_another_supplier_ends_the_old_ones_pending_quote
     };
     assert!(!listed(s.supplier.id).await.contains(&s.product.id));
     assert!(listed(s.rival.id).await.contains(&s.product.id));
+}
+
+/// The supplier's variants: its products' only, by id, with title, supply price, exact
+/// stock and pending quote; `updated_since` on the product's `updated_at`.
+pub async fn supply_variants_are_the_suppliers_own(store: &dyn Store) {
+    let s = supply(store, 250).await;
+    let me = s.supplier.id;
+    let q = quote(store, offer(me, s.v2.id, "5.00", 1), 10).await;
+    let found = store
+        .supply_variants(me, None, page(1, 25), at(20))
+        .await
+        .unwrap();
+    assert_eq!(found.total, 2);
+    let first = &found.items[0];
+    assert_eq!((first.id, first.product_id), (s.v1.id, s.product.id));
+    assert_eq!(first.product_title, "Supplied Fan");
+    assert_eq!((first.label.as_str(), first.available), ("صغير", 250));
+    assert_eq!(
+        (first.supply_price, first.pending_quote_id),
+        (s.v1.supply_price, None)
+    );
+    assert_eq!(found.items[1].id, s.v2.id);
+    assert_eq!(found.items[1].pending_quote_id, Some(q.id));
+    let second = store
+        .supply_variants(me, None, page(2, 1), at(20))
+        .await
+        .unwrap();
+    assert_eq!(
+        (ids(&second.items, |v| v.id), second.total),
+        (vec![s.v2.id], 2)
+    );
+    let rivals = store
+        .supply_variants(s.rival.id, None, page(1, 25), at(20))
+        .await
+        .unwrap();
+    assert_eq!(ids(&rivals.items, |v| v.id), vec![s.w.id]);
+    let marketer = store
+        .supply_variants(s.f.account.id, None, page(1, 25), at(20))
+        .await
+        .unwrap();
+    assert_eq!((marketer.items.len(), marketer.total), (0, 0));
+    let late = store
+        .supply_variants(me, Some(at(25)), page(1, 25), at(30))
+        .await
+        .unwrap();
+    assert_eq!(late.total, 0);
+    store
+        .decide_quote(None, q.id, QuoteDecision::Accept { note: None }, at(40))
+        .await
+        .unwrap();
+    let since = store
+        .supply_variants(me, Some(at(40)), page(1, 25), at(50))
+        .await
+        .unwrap();
+    assert_eq!(
+        ids(&since.items, |v| v.id),
+        vec![s.v1.id, s.v2.id],
+        "the product was bumped"
+    );
+    assert_eq!(since.items[1].available, 4);
 }

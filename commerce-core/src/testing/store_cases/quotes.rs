@@ -82,7 +82,7 @@ pub(super) fn offer(
     NewQuote::new(account, variant, d(price), quantity)
 }
 
-async fn quote(store: &dyn Store, new: NewQuote, now: i64) -> Quote {
+pub(super) async fn quote(store: &dyn Store, new: NewQuote, now: i64) -> Quote {
     store
         .insert_quote(new, None, at(now))
         .await
@@ -312,14 +312,15 @@ pub async fn quotes_are_listed_newest_first_and_pending_first(store: &dyn Store)
         find(every.clone(), page(1, 25)).await,
         (vec![b.id, c.id, d1.id, a.id], 4)
     );
-    assert_eq!(find(every.clone(), page(2, 3)).await, (vec![a.id], 4));
-    // A page across the pending ones' end, one in the others, one past the end.
-    assert_eq!(
-        find(every.clone(), page(2, 2)).await,
-        (vec![d1.id, a.id], 4)
-    );
-    assert_eq!(find(every.clone(), page(4, 1)).await, (vec![a.id], 4));
-    assert_eq!(find(every, page(5, 1)).await, (vec![], 4));
+    // Pages past, across and after the pending ones' end, and past the last.
+    let pages = [
+        (2, 3, vec![a.id]),
+        (2, 2, vec![d1.id, a.id]),
+        (4, 1, vec![a.id]),
+    ];
+    for (n, per, want) in pages.into_iter().chain([(5, 1, vec![])]) {
+        assert_eq!(find(every.clone(), page(n, per)).await, (want, 4));
+    }
     let mine = QuoteQuery {
         account_id: Some(me),
         status: Some(QuoteStatus::Pending),
@@ -464,66 +465,6 @@ pub async fn rejecting_and_withdrawing_move_no_stock(store: &dyn Store) {
         QuoteStatus::Pending,
         "a decided quote frees its variant"
     );
-}
-
-/// The supplier's variants: its products' only, by id, with title, supply price, exact
-/// stock and pending quote; `updated_since` on the product's `updated_at`.
-pub async fn supply_variants_are_the_suppliers_own(store: &dyn Store) {
-    let s = supply(store, 250).await;
-    let me = s.supplier.id;
-    let q = quote(store, offer(me, s.v2.id, "5.00", 1), 10).await;
-    let found = store
-        .supply_variants(me, None, page(1, 25), at(20))
-        .await
-        .unwrap();
-    assert_eq!(found.total, 2);
-    let first = &found.items[0];
-    assert_eq!((first.id, first.product_id), (s.v1.id, s.product.id));
-    assert_eq!(first.product_title, "Supplied Fan");
-    assert_eq!((first.label.as_str(), first.available), ("صغير", 250));
-    assert_eq!(
-        (first.supply_price, first.pending_quote_id),
-        (s.v1.supply_price, None)
-    );
-    assert_eq!(found.items[1].id, s.v2.id);
-    assert_eq!(found.items[1].pending_quote_id, Some(q.id));
-    let second = store
-        .supply_variants(me, None, page(2, 1), at(20))
-        .await
-        .unwrap();
-    assert_eq!(
-        (ids(&second.items, |v| v.id), second.total),
-        (vec![s.v2.id], 2)
-    );
-    let rivals = store
-        .supply_variants(s.rival.id, None, page(1, 25), at(20))
-        .await
-        .unwrap();
-    assert_eq!(ids(&rivals.items, |v| v.id), vec![s.w.id]);
-    let marketer = store
-        .supply_variants(s.f.account.id, None, page(1, 25), at(20))
-        .await
-        .unwrap();
-    assert_eq!((marketer.items.len(), marketer.total), (0, 0));
-    let late = store
-        .supply_variants(me, Some(at(25)), page(1, 25), at(30))
-        .await
-        .unwrap();
-    assert_eq!(late.total, 0);
-    store
-        .decide_quote(None, q.id, QuoteDecision::Accept { note: None }, at(40))
-        .await
-        .unwrap();
-    let since = store
-        .supply_variants(me, Some(at(40)), page(1, 25), at(50))
-        .await
-        .unwrap();
-    assert_eq!(
-        ids(&since.items, |v| v.id),
-        vec![s.v1.id, s.v2.id],
-        "the product was bumped"
-    );
-    assert_eq!(since.items[1].available, 4);
 }
 
 /// 10 concurrent accepts of one quote: one wins; the pieces are received once.

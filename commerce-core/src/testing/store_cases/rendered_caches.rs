@@ -1,10 +1,10 @@
 //! The rendered-JSON caches, filled with what the store answers: each holds at most its bound
 //! in bytes, keeps the newest rendering, and keeps none heavier than the bound.
 
+use crate::cache::rendered_orders::RenderedOrders;
+use crate::cache::rendered_products::RenderedProducts;
 use crate::domain::earnings::PayoutRules;
 use crate::model::*;
-use crate::rendered_orders::RenderedOrders;
-use crate::rendered_products::RenderedProducts;
 use crate::store::*;
 
 use super::fixtures::*;

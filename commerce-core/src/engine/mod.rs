@@ -15,7 +15,9 @@ use http::{Request, Response};
 use tracing::{Span, field};
 
 use crate::api::{self, Ctx};
-use crate::caching::CachingStore;
+use crate::cache::CachingStore;
+use crate::cache::pulls_seen::PullsSeen;
+use crate::cache::shared::Shared;
 use crate::clock::{Clock, OffsetClock, SystemClock};
 pub use crate::config::Config;
 use crate::config::ConfigError;
@@ -23,8 +25,6 @@ use crate::error::ApiError;
 use crate::model::RateWindow;
 use crate::observe;
 use crate::operator::Operator;
-use crate::pulls_seen::PullsSeen;
-use crate::shared::Shared;
 use crate::store::{Store, Traced};
 use crate::web::auth;
 use crate::web::request_id::RequestId;
@@ -169,7 +169,7 @@ impl Engine {
             shared: Arc::new(Shared {
                 store: Arc::new(CachingStore::new(Arc::new(Traced::new(store)), &config)),
                 clock,
-                rendered_me: crate::rendered_me::RenderedMe::new(),
+                rendered_me: crate::cache::rendered_me::RenderedMe::new(),
                 kept_products: crate::domain::kept::KeptProducts::new(
                     crate::domain::kept::KeptProducts::CAPACITY,
                 ),

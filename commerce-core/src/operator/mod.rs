@@ -19,6 +19,7 @@ pub use errors::{Conflict, OperatorError, OperatorResult};
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 
+use crate::cache::shared::Shared;
 use crate::domain::earnings::PayoutRules;
 pub use crate::domain::fields::{DraftLine, OrderDraft};
 use crate::domain::fields::{FieldProblem, MAX_TEXT, Problem, TextKind, clean_text, phone};
@@ -29,7 +30,6 @@ use crate::domain::wallet::WalletFigures;
 use crate::domain::{moves, placement};
 use crate::model::*;
 use crate::money::accepted_amount;
-use crate::shared::Shared;
 use crate::store::{StatusChange, Store};
 use crate::web::auth::{KEY_PREFIX, TEST_KEY_PREFIX, generate_key, hash_key};
 

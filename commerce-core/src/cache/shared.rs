@@ -6,13 +6,13 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
-use crate::caching::CachingStore;
+use crate::cache::CachingStore;
+use crate::cache::pulls_seen::PullsSeen;
+use crate::cache::rendered_me::RenderedMe;
 use crate::clock::{Clock, OffsetClock};
 use crate::config::Config;
 use crate::domain::earnings::PayoutRules;
 use crate::domain::kept::KeptProducts;
-use crate::pulls_seen::PullsSeen;
-use crate::rendered_me::RenderedMe;
 use crate::store::Store;
 use crate::web::unknown_keys::UnknownKeys;
 

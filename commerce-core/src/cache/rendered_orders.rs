@@ -23,14 +23,14 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use serde_json::value::RawValue;
 
+use crate::cache::rendered_products::{ByteCache, Weighed, bounded_bytes};
 use crate::domain::earnings::PayoutRules;
 use crate::model::{Order, OrderId, OrderStatus, PayoutState};
-use crate::rendered_products::{ByteCache, Weighed, bounded_bytes};
 use crate::store::OrderVersion;
 use crate::web::wire::OrderView;
 
 /// Rendered orders, holding at most a bound of bytes
-/// ([`ByBytes`](crate::rendered_products::ByBytes); the least used go first).
+/// ([`ByBytes`](crate::cache::rendered_products::ByBytes); the least used go first).
 pub(crate) struct RenderedOrders {
     cache: Option<ByteCache<OrderId, RenderedOrder>>,
 }
@@ -75,7 +75,7 @@ impl Weighed for RenderedOrder {
 }
 
 impl RenderedOrders {
-    /// A cache of at most `bytes` bytes ([`ByBytes`](crate::rendered_products::ByBytes)); 0
+    /// A cache of at most `bytes` bytes ([`ByBytes`](crate::cache::rendered_products::ByBytes)); 0
     /// renders every order every time.
     pub(crate) fn new(bytes: usize) -> Self {
         Self {

@@ -18,17 +18,23 @@
 //! under the version before it (newer than the version, never older), and the next listing
 //! shows the new version.
 
+pub(crate) mod pulls_seen;
+pub(crate) mod rendered_me;
+pub(crate) mod rendered_orders;
+pub(crate) mod rendered_products;
+pub(crate) mod shared;
+
 use std::future::Future;
 use std::sync::Arc;
 
 use bytes::Bytes;
 use serde_json::value::RawValue;
 
+use crate::cache::rendered_orders::{RenderedOrder, RenderedOrders};
+use crate::cache::rendered_products::{Rendered, RenderedPages, RenderedProducts};
 use crate::config::Config;
 use crate::domain::earnings::{PayoutRules, WalletTotals};
 use crate::model::*;
-use crate::rendered_orders::{RenderedOrder, RenderedOrders};
-use crate::rendered_products::{Rendered, RenderedPages, RenderedProducts};
 use crate::store::delegate::forward_store;
 use crate::store::*;
 use crate::web::wire;

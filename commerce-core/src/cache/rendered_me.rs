@@ -2,7 +2,7 @@
 //!
 //! The body is a function of the account record and the key record alone
 //! ([`AccountView::new`]), so, like a product's rendering
-//! ([`rendered_products`](crate::rendered_products)), it is reused exactly when the records the
+//! ([`rendered_products`](crate::cache::rendered_products)), it is reused exactly when the records the
 //! store returned for this request are equal to the ones it was rendered from (`==` on the
 //! whole [`Account`] and [`ApiKey`]): no version to bump, nothing to invalidate. Every request
 //! reads both records from the store (the key's check does), so a change made by the operator,
