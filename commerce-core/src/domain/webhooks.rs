@@ -13,7 +13,7 @@ use crate::store::{
     InsertWebhookError, MAX_PENDING_MANUAL, MAX_WEBHOOKS_PER_ACCOUNT, QueueDeliveryError, Store,
     StoreError,
 };
-use crate::webhooks::{Addresses, UrlPolicy, UrlProblem, check_url, new_secret};
+use crate::webhooks::{Addresses, Dns, UrlPolicy, UrlProblem, check_url, new_secret};
 
 pub use crate::limits::MAX_DESCRIPTION;
 
@@ -113,12 +113,11 @@ pub(crate) const DNS_TIMEOUT: Duration = Duration::from_secs(2);
 /// ([`UrlPolicy::allows`]). A name that does not resolve (in time) and one that resolves to a
 /// non-public address get the same answer ([`Problem::NotPublicAddress`]), so that
 /// registering URLs cannot probe which internal names exist. The dispatcher checks the
-/// addresses again when it connects (a name may resolve elsewhere later).
+/// addresses again when it connects (a name may resolve elsewhere later). The lookup is
+/// async ([`Dns`]): past the timeout it is dropped, and no thread keeps waiting for it.
 pub(crate) async fn check_webhook_url(url: &str, policy: UrlPolicy) -> Result<(), Problem> {
-    check_webhook_url_with(url, policy, DNS_TIMEOUT, |host, port| async move {
-        tokio::net::lookup_host((host.as_str(), port))
-            .await
-            .map(|found| found.map(|address| address.ip()).collect())
+    check_webhook_url_with(url, policy, DNS_TIMEOUT, |host, _port| async move {
+        Dns::system(DNS_TIMEOUT).lookup(&host).await
     })
     .await
 }
@@ -300,6 +299,7 @@ mod tests {
     use std::io;
 
     use super::*;
+    use crate::webhooks::dns_fake;
 
     fn answers(
         found: &'static [&'static str],
@@ -379,5 +379,77 @@ mod tests {
                 ("b.example".to_owned(), 8080)
             ]
         );
+    }
+
+    /// The check through the real resolver: a name server that answers a private address
+    /// gets the URL refused, one that answers a public address gets it accepted.
+    #[tokio::test]
+    async fn the_resolvers_answers_are_checked() {
+        let url = "https://hooks.example.com/h";
+        for (address, expected) in [
+            ("10.0.0.7", Err(Problem::NotPublicAddress)),
+            ("64:ff9b::10.0.0.7", Err(Problem::NotPublicAddress)),
+            ("93.184.216.34", Ok(())),
+        ] {
+            let server = dns_fake::answering(vec![address.parse().expect("an address")]).await;
+            let dns = Dns::with_servers(&[server], DNS_TIMEOUT);
+            let checked = check_with(url, UrlPolicy::STRICT, |host, _| async move {
+                dns.lookup(&host).await
+            })
+            .await;
+            assert_eq!(checked, expected, "{address}");
+        }
+    }
+
+    /// Eight checks at once of names whose name server never answers: each is refused when
+    /// its timeout passes (together, not one after the other), the server did get the
+    /// queries, and the runtime's only blocking thread is free at once afterwards (a
+    /// `getaddrinfo` still waiting would hold it).
+    #[test]
+    fn a_silent_name_server_costs_the_timeout_and_no_thread() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .max_blocking_threads(1)
+            .build()
+            .expect("a runtime");
+        let silent = std::net::UdpSocket::bind("127.0.0.1:0").expect("a UDP socket");
+        let timeout = Duration::from_millis(300);
+        let dns = Dns::with_servers(&[silent.local_addr().expect("its address")], timeout);
+        runtime.block_on(async {
+            let started = std::time::Instant::now();
+            let checks = (0..8).map(|i| {
+                let dns = dns.clone();
+                let url = format!("https://slow-{i}.example.com/h");
+                async move {
+                    check_webhook_url_with(&url, UrlPolicy::STRICT, timeout, |host, _| async move {
+                        dns.lookup(&host).await
+                    })
+                    .await
+                }
+            });
+            let answers = futures_util::future::join_all(checks).await;
+            let took = started.elapsed();
+            assert!(
+                answers.iter().all(|a| *a == Err(Problem::NotPublicAddress)),
+                "{answers:?}"
+            );
+            assert!(took >= timeout, "ended before the timeout: {took:?}");
+            assert!(
+                took < Duration::from_secs(2),
+                "eight checks should end together, at their timeout: {took:?}"
+            );
+            tokio::time::timeout(Duration::from_secs(1), tokio::task::spawn_blocking(|| ()))
+                .await
+                .expect("the blocking pool's only thread is free")
+                .expect("the blocking task ran");
+        });
+        silent
+            .set_read_timeout(Some(Duration::from_secs(1)))
+            .expect("a read timeout");
+        let mut query = [0u8; 512];
+        let (length, _) = silent
+            .recv_from(&mut query)
+            .expect("the resolver asked the silent server");
+        assert!(length > 12, "a DNS query: a 12-byte header and a question");
     }
 }

@@ -5,8 +5,8 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use super::DispatcherConfig;
 use super::urls::{UrlPolicy, UrlProblem};
+use super::{DispatcherConfig, Dns};
 
 /// The dispatcher's HTTP client: no system proxy (through a proxy taken from `HTTP_PROXY`,
 /// `HTTPS_PROXY` or `ALL_PROXY` the checking resolver would never see the target), no
@@ -21,6 +21,7 @@ pub(super) fn client(policy: UrlPolicy, config: &DispatcherConfig) -> reqwest::C
         .dns_resolver(Arc::new(CheckedResolver {
             policy,
             proxy_host: config.proxy.as_ref().and_then(EgressProxy::host_name),
+            dns: Dns::system(config.timeout),
         }));
     if let Some(proxy) = &config.proxy {
         builder = builder.proxy(
@@ -82,10 +83,13 @@ impl std::fmt::Debug for EgressProxy {
 /// name checked at registration may resolve elsewhere later, so it is checked again here,
 /// where the connection is made. The one exception is the platform's egress proxy
 /// ([`DispatcherConfig::proxy`](super::DispatcherConfig::proxy)), which enforces the rules itself.
+/// Names are looked up by [`Dns`] (async, within the attempt's timeout), never on a thread of
+/// the blocking pool.
 struct CheckedResolver {
     policy: UrlPolicy,
     /// The egress proxy's host name, resolved as it is.
     proxy_host: Option<String>,
+    dns: Dns,
 }
 
 impl reqwest::dns::Resolve for CheckedResolver {
@@ -93,10 +97,14 @@ impl reqwest::dns::Resolve for CheckedResolver {
         let policy = self.policy;
         let host = name.as_str().to_owned();
         let is_proxy = self.proxy_host.as_deref() == Some(host.as_str());
+        let dns = self.dns.clone();
         Box::pin(async move {
-            let allowed: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0))
+            let allowed: Vec<SocketAddr> = dns
+                .lookup(&host)
                 .await?
-                .filter(|address| is_proxy || policy.allows(address.ip()))
+                .into_iter()
+                .filter(|ip| is_proxy || policy.allows(*ip))
+                .map(|ip| SocketAddr::new(ip, 0))
                 .collect();
             if allowed.is_empty() {
                 return Err("the host resolves to no allowed address".into());
@@ -127,14 +135,17 @@ mod tests {
     /// platform's proxy is resolved whatever its address.
     #[tokio::test]
     async fn the_resolver_keeps_only_allowed_addresses_except_for_the_proxy() {
+        let dns = Dns::system(std::time::Duration::from_secs(2));
         let strict = CheckedResolver {
             policy: UrlPolicy::STRICT,
             proxy_host: None,
+            dns: dns.clone(),
         };
         assert_eq!(resolve(strict, "localhost").await, None);
         let sandbox = CheckedResolver {
             policy: UrlPolicy::SANDBOX,
             proxy_host: None,
+            dns: dns.clone(),
         };
         let found = resolve(sandbox, "localhost")
             .await
@@ -144,6 +155,7 @@ mod tests {
         let through_proxy = CheckedResolver {
             policy: UrlPolicy::STRICT,
             proxy_host: proxy.host_name(),
+            dns,
         };
         assert!(resolve(through_proxy, "localhost").await.is_some());
     }

@@ -19,6 +19,7 @@
 
 #[cfg(feature = "webhooks")]
 mod dispatcher;
+mod dns;
 // Events rendered for their deliveries.
 #[cfg(feature = "webhooks")]
 mod egress;
@@ -30,6 +31,9 @@ mod urls;
 #[cfg(feature = "webhooks")]
 #[cfg_attr(docsrs, doc(cfg(feature = "webhooks")))]
 pub use dispatcher::{Dispatcher, DispatcherConfig};
+pub(crate) use dns::Dns;
+#[cfg(test)]
+pub(crate) use dns::fake as dns_fake;
 #[cfg(feature = "webhooks")]
 #[cfg_attr(docsrs, doc(cfg(feature = "webhooks")))]
 pub use egress::EgressProxy;
