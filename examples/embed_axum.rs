@@ -97,9 +97,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     println!("embed_axum on http://{addr}/ (API: http://{addr}/shop/api/v1, key sk_demo_marketer)");
     // Not `axum::serve`: it has no header-read timeout, and a client that stops mid-headers
-    // would hold its connection for ever. A head must arrive within 10 s.
+    // would hold its connection for ever; nor a bound on its drain. A head must arrive within
+    // 10 s, and on shutdown the requests in flight get `support::DRAIN` (10 s).
     let shutdown = background.shutdown();
-    let server = commerce::axum::serve(listener, app, Duration::from_secs(10), shutdown);
+    let options = commerce::axum::ServeOptions::default()
+        .with_header_read_timeout(Duration::from_secs(10))
+        .with_drain_timeout(Some(support::DRAIN));
+    let server = commerce::axum::serve(listener, app, options, shutdown);
     background.serve(server).await?;
     Ok(())
 }

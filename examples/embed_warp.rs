@@ -21,9 +21,10 @@
 //! (`COMMERCE_ADMIN_TOKEN`, at least 32 characters, or a random one printed on start).
 //!
 //! Slow clients are cut off as in the other examples: `warp::serve` has no header-read
-//! timeout, so the filter is served as a hyper service (`warp::service`) whose connections
-//! close when a request head takes longer than [`HEADER_READ_TIMEOUT`]; a body not read whole
-//! within `Config::body_timeout` ([`BODY_TIMEOUT`]) is a `408 request_timeout`.
+//! timeout, so the filter is served by `commerce::warp::serve`, whose connections close when a
+//! request head takes longer than [`HEADER_READ_TIMEOUT`] and whose drain on shutdown is
+//! bounded (`support::DRAIN`); a body not read whole within `Config::body_timeout`
+//! ([`BODY_TIMEOUT`]) is a `408 request_timeout`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -31,7 +32,6 @@ use std::time::Duration;
 
 use commerce::store::MemoryStore;
 use commerce::{Engine, sandbox};
-use hyper_util::service::TowerToHyperService;
 use warp::Filter;
 use warp::http::HeaderMap;
 
@@ -92,9 +92,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let listener = tokio::net::TcpListener::bind(addr).await?;
     println!("embed_warp on http://{addr}/ (API: http://{addr}/shop/api/v1, key sk_demo_marketer)");
-    let service = TowerToHyperService::new(warp::service(app));
     let shutdown = background.shutdown();
-    let server = support::serve(listener, service, HEADER_READ_TIMEOUT, shutdown);
+    let options = commerce::warp::ServeOptions::default()
+        .with_header_read_timeout(HEADER_READ_TIMEOUT)
+        .with_drain_timeout(Some(support::DRAIN));
+    let server = commerce::warp::serve(listener, app, options, shutdown);
     background.serve(server).await?;
     Ok(())
 }

@@ -15,6 +15,9 @@
 //! became of its pieces; two weeks later its profit is ready and withdrawn; the month's
 //! billing meter read. The engine runs on a [`ManualClock`] so that the two weeks pass at once.
 
+#[path = "support/args.rs"]
+mod args;
+
 use std::error::Error;
 use std::sync::Arc;
 
@@ -28,6 +31,7 @@ use serde_json::{Value, json};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn Error>> {
+    args::arguments(&[], 0)?;
     let store = open_store().await?;
     let start = chrono::Utc::now();
     let clock = ManualClock::new(start);

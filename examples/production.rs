@@ -210,7 +210,10 @@ async fn serve(store: PgStore) -> Result<(), Error> {
     // store is closed (`Engine::run_background`): closing its pool waits for the connections to
     // come back (a store operation still running ends within the statement timeout, committed
     // or rolled back) and ends every session.
-    let server = commerce::axum::serve(listener, app, HEADER_READ, background.shutdown());
+    let options = commerce::axum::ServeOptions::default()
+        .with_header_read_timeout(HEADER_READ)
+        .with_drain_timeout(Some(support::DRAIN));
+    let server = commerce::axum::serve(listener, app, options, background.shutdown());
     background.serve(server).await?;
     info!("stopped");
     Ok(())

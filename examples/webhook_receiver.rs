@@ -18,6 +18,9 @@
 //! `MAX_SIGNATURES` (8) signatures of the header, so an unauthenticated request with thousands
 //! of candidates costs what one does; any `webhook-timestamp`, however far off, is refused.
 
+#[path = "support/args.rs"]
+mod args;
+
 use std::sync::Arc;
 
 use axum::extract::State;
@@ -53,8 +56,8 @@ async fn receive(State(secret): State<Arc<String>>, headers: HeaderMap, body: By
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let secret = std::env::args()
-        .nth(1)
+    let secret = args::arguments(&[], 1)?
+        .pop()
         .or_else(|| std::env::var("COMMERCE_WEBHOOK_SECRET").ok())
         .ok_or("usage: webhook_receiver <whsec_... secret> (or COMMERCE_WEBHOOK_SECRET)")?;
     let addr = std::env::var("COMMERCE_RECEIVER_ADDR").unwrap_or_else(|_| "127.0.0.1:4000".into());

@@ -4,6 +4,9 @@
 //! `commerce::webhooks::sign` as the dispatcher signs them, with one secret and with two (the
 //! day after a rotation).
 
+#[path = "support/args.rs"]
+mod args;
+
 use std::sync::Arc;
 
 use commerce::model::{EventType, NewEvent, OrderStatus, WebhookId};
@@ -15,6 +18,7 @@ use serde_json::json;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    args::arguments(&[], 0)?;
     let engine = Engine::new(Arc::new(MemoryStore::new()));
     let fixture = sandbox::seed(&engine).await?;
     let operator = engine.operator();

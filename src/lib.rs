@@ -70,7 +70,7 @@ pub use commerce_core::{
 #[cfg_attr(docsrs, doc(cfg(feature = "axum")))]
 pub mod axum {
     pub use commerce_axum::{
-        CommerceService, OwnerPagesService, app, owner_pages, router, serve, service,
+        CommerceService, OwnerPagesService, ServeOptions, app, owner_pages, router, serve, service,
     };
 }
 
@@ -78,7 +78,9 @@ pub mod axum {
 #[cfg(feature = "warp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "warp")))]
 pub mod warp {
-    pub use commerce_warp::{WarpResponse, api, api_under, api_with_extensions, owner_pages};
+    pub use commerce_warp::{
+        ServeOptions, WarpResponse, api, api_under, api_with_extensions, owner_pages, serve,
+    };
 }
 
 /// The store on SQLite (feature `sqlx-sqlite`) and PostgreSQL (feature `sqlx-postgres`).

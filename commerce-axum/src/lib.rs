@@ -12,9 +12,10 @@
 //!     .route("/", get(|| async { "my shop" }))
 //!     .merge(commerce::axum::router(engine)); // serves /api/v1/...
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await.unwrap();
-//! // `axum::serve(listener, app)` works too, without a header-read timeout.
-//! let header_read_timeout = std::time::Duration::from_secs(10);
-//! commerce::axum::serve(listener, app, header_read_timeout, std::future::pending())
+//! // `axum::serve(listener, app)` works too, without a header-read timeout or a drain bound.
+//! // The defaults: a request head within 10 s; on shutdown, 10 s for the requests in flight.
+//! let options = commerce::axum::ServeOptions::default();
+//! commerce::axum::serve(listener, app, options, std::future::pending())
 //!     .await
 //!     .unwrap();
 //! # }
@@ -38,8 +39,10 @@
 //! The owner pages (`commerce_core::owner_pages`: API access, keys, wallet) are a service to
 //! nest behind the app's own login: [`owner_pages`].
 //!
-//! `axum::serve` has no header-read timeout: [`serve`] serves a router over HTTP/1.1 with one
-//! (hyper's `http1::Builder::header_read_timeout`), for servers facing the internet.
+//! `axum::serve` has no header-read timeout and waits for its connections without a bound on
+//! shutdown: [`serve`] serves a router over HTTP/1.1 with both ([`ServeOptions`]: hyper's
+//! `http1::Builder::header_read_timeout`, and a drain that closes the connections still busy
+//! once its time is up), for servers facing the internet.
 
 // docs.rs builds with every feature and `--cfg docsrs`: each feature-gated item says which
 // feature it needs.
@@ -60,7 +63,7 @@ use http::{Request, Response};
 mod pages;
 mod serve;
 pub use pages::{OwnerPagesService, owner_pages};
-pub use serve::serve;
+pub use serve::{ServeOptions, serve};
 
 /// A router serving `/api/v1/...`, mergeable into an app's router whatever its state type.
 pub fn router<S>(engine: Engine) -> Router<S>

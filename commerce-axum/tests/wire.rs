@@ -22,10 +22,11 @@ async fn engine() -> Engine {
 async fn start(app: Router) -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("a port");
     let addr = listener.local_addr().expect("an address");
+    let options = commerce_axum::ServeOptions::default().with_header_read_timeout(HEADER_TIMEOUT);
     tokio::spawn(commerce_axum::serve(
         listener,
         app,
-        HEADER_TIMEOUT,
+        options,
         std::future::pending(),
     ));
     addr

@@ -2,6 +2,9 @@
 
 use chrono::Duration;
 use rust_decimal::Decimal;
+use serde::Deserialize;
+
+pub mod human;
 
 use crate::limits;
 use crate::webhooks::UrlPolicy;
@@ -13,7 +16,36 @@ use crate::webhooks::UrlPolicy;
 /// Durations follow one rule: a wait the runtime performs (`body_timeout`) is a
 /// [`std::time::Duration`]; a span of business time added to a stored instant
 /// (`idempotency_ttl`, `idempotency_stale_after`) is a [`chrono::Duration`].
-#[derive(Debug, Clone, PartialEq)]
+///
+/// # From a file or the environment
+///
+/// `Config` is [`Deserialize`]: an application loads it with `figment`, `config` or `envy`
+/// like the rest of its settings. A field left out keeps its default, durations are written
+/// with their unit ([`human`]: `"30s"`, `"24h"`, `"none"` for an optional one), amounts and
+/// percentages as numbers or strings, and an unknown field is an error (a misspelt setting is
+/// not silently ignored). [`check`](Self::check) still has the last word
+/// ([`EngineBuilder::build`](crate::EngineBuilder::build) calls it).
+///
+/// ```
+/// # use commerce_core as commerce;
+/// use commerce::Config;
+/// use std::time::Duration;
+///
+/// let config: Config = serde_json::from_str(
+///     r#"{"hold_days": 7, "body_timeout": "20s", "idempotency_ttl": "12h",
+///         "webhook_urls": {"nat64_prefixes": ["2001:db8:64::/96"]}}"#,
+/// )
+/// .unwrap();
+/// assert_eq!(config.hold_days, 7);
+/// assert_eq!(config.body_timeout, Some(Duration::from_secs(20)));
+/// assert_eq!(config.default_rate_limit, Config::default().default_rate_limit);
+/// ```
+///
+/// With figment, from `COMMERCE_*` variables (`COMMERCE_HOLD_DAYS=7`,
+/// `COMMERCE_BODY_TIMEOUT=20s`, `COMMERCE_WEBHOOK_URLS__ALLOW_HTTP=true`):
+/// `Figment::from(Env::prefixed("COMMERCE_").split("__")).extract::<Config>()`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 #[non_exhaustive]
 pub struct Config {
     /// Platform commission on the marketer's profit, percent (default 4).
@@ -41,15 +73,19 @@ pub struct Config {
     /// a key *imported* ([`Operator::import_key`](crate::Operator::import_key)) whose
     /// plaintext an engine refused within this time works on that engine once the time has
     /// passed (at once on the engine that imported it).
+    #[serde(deserialize_with = "human::duration")]
     pub unknown_key_life: std::time::Duration,
     /// How long an adapter waits for a request's whole body once its head was admitted
     /// (default 30 seconds); a body not read whole by then is a `408 request_timeout`, so a
     /// client trickling its body cannot hold a connection and its buffer for ever. `None`
     /// waits as long as the body lasts.
+    #[serde(deserialize_with = "human::optional_duration")]
     pub body_timeout: Option<std::time::Duration>,
     /// How long an `Idempotency-Key` replays its first response (default 24 hours).
+    #[serde(deserialize_with = "human::time_delta")]
     pub idempotency_ttl: Duration,
     /// After how long a request still in flight under a key is taken to have died (default 2 minutes).
+    #[serde(deserialize_with = "human::time_delta")]
     pub idempotency_stale_after: Duration,
     /// Which webhook URLs may be registered and called besides `https` ones of public
     /// addresses (default [`UrlPolicy::STRICT`]: none; the sandbox's [`UrlPolicy::SANDBOX`]
@@ -276,5 +312,79 @@ mod tests {
             ..Config::default()
         };
         assert_eq!(config.check(), Ok(()));
+    }
+
+    /// The way an application loads it: a TOML file, then `COMMERCE_*` variables over it
+    /// (figment), durations written with their unit; what neither names keeps its default.
+    #[test]
+    fn a_config_loads_from_toml_and_the_environment() {
+        use figment::providers::{Env, Format, Toml};
+        use figment::{Figment, Jail};
+
+        Jail::expect_with(|jail| {
+            jail.set_env("COMMERCE_HOLD_DAYS", "7");
+            jail.set_env("COMMERCE_BODY_TIMEOUT", "20s");
+            jail.set_env("COMMERCE_IDEMPOTENCY_TTL", "12h");
+            jail.set_env("COMMERCE_WEBHOOK_URLS__ALLOW_HTTP", "true");
+            jail.set_env("COMMERCE_WEBHOOK_URLS__ADDRESSES", "public_and_loopback");
+            let file = r#"
+                hold_days = 30
+                commission_percent = 4.5
+                withdrawal_minimum = "150.00"
+                unknown_key_life = "1m 30s"
+                idempotency_stale_after = "5m"
+                [webhook_urls]
+                nat64_prefixes = ["2001:db8:64::/96"]
+            "#;
+            let config: Config = Figment::from(Toml::string(file))
+                .merge(Env::prefixed("COMMERCE_").split("__"))
+                .extract()?;
+            assert_eq!(config.hold_days, 7, "the environment over the file");
+            assert_eq!(config.commission_percent, Decimal::new(45, 1));
+            assert_eq!(config.withdrawal_minimum, Decimal::new(15_000, 2));
+            assert_eq!(config.unknown_key_life, std::time::Duration::from_secs(90));
+            assert_eq!(
+                config.body_timeout,
+                Some(std::time::Duration::from_secs(20))
+            );
+            assert_eq!(config.idempotency_ttl, Duration::hours(12));
+            assert_eq!(config.idempotency_stale_after, Duration::minutes(5));
+            let prefix = crate::webhooks::Nat64Prefix::parse("2001:db8:64::/96").unwrap();
+            let policy = UrlPolicy::SANDBOX
+                .with_nat64_prefixes(crate::webhooks::Nat64Prefixes::NONE.with(prefix).unwrap());
+            assert_eq!(config.webhook_urls, policy);
+            let defaults = Config::default();
+            assert_eq!(config.default_rate_limit, defaults.default_rate_limit);
+            assert_eq!(config.order_body_limit, defaults.order_body_limit);
+            assert!(!config.test_mode);
+            assert_eq!(config.check(), Ok(()));
+            Ok(())
+        });
+    }
+
+    /// Nothing given is `Config::default()`; `"none"` turns an optional timeout off; a
+    /// misspelt setting, a duration without its unit and a wrong NAT64 prefix are errors
+    /// naming what is wrong.
+    #[test]
+    fn defaults_none_and_refusals() {
+        use figment::Figment;
+        use figment::providers::{Format, Toml};
+
+        let read = |toml: &str| Figment::from(Toml::string(toml)).extract::<Config>();
+        assert_eq!(read("").unwrap(), Config::default());
+        assert_eq!(read(r#"body_timeout = "none""#).unwrap().body_timeout, None);
+        for (toml, says) in [
+            ("hold_dayz = 7", "hold_dayz"),
+            ("body_timeout = 30", "such as \"30s\""),
+            (r#"idempotency_ttl = "a day""#, "is not a duration"),
+            (r#"webhook_urls = { addresses = "private" }"#, "private"),
+            (
+                r#"webhook_urls = { nat64_prefixes = ["2001:db8::/33"] }"#,
+                "32, 40, 48, 56, 64 or 96",
+            ),
+        ] {
+            let error = read(toml).unwrap_err().to_string();
+            assert!(error.contains(says), "{toml}: {error}");
+        }
     }
 }

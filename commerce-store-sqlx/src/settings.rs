@@ -35,6 +35,27 @@ use std::time::Duration;
 /// An in-memory SQLite database lives in one connection: its pool always holds exactly one,
 /// never closed for idleness or age, whatever these settings say.
 ///
+/// # From a file or the environment
+///
+/// `PoolSettings` is [`Deserialize`](serde::Deserialize), like the engine's `Config`: a field
+/// left out keeps its **PostgreSQL** default ([`PoolSettings::postgres`]; start from
+/// [`PoolSettings::sqlite`] in code for SQLite's), durations are written with their unit
+/// (`"5s"`, `"10m"`, `"none"` for no limit), and an unknown field is an error:
+///
+/// ```
+/// # mod commerce { pub use commerce_core::*; pub mod sqlx { pub use commerce_store_sqlx::*; } }
+/// use std::time::Duration;
+/// use commerce::sqlx::PoolSettings;
+///
+/// let settings: PoolSettings = serde_json::from_str(
+///     r#"{"max_connections": 20, "acquire_timeout": "5s", "statement_timeout": "none"}"#,
+/// )
+/// .unwrap();
+/// assert_eq!(settings.acquire_timeout, Duration::from_secs(5));
+/// assert_eq!(settings.statement_timeout, None);
+/// assert_eq!(settings.idle_timeout, PoolSettings::postgres().idle_timeout);
+/// ```
+///
 /// # Sizing against PostgreSQL's `max_connections`
 ///
 /// Each app instance opens up to `max_connections` connections, and the server refuses
@@ -60,7 +81,8 @@ use std::time::Duration;
 /// ends a session that sits inside a transaction between two statements for longer (the store
 /// never does; it is a guard against a process that stops mid-transaction). `migrate` runs
 /// without the statement timeout (a migration may rewrite a big table).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(default = "PoolSettings::postgres", deny_unknown_fields)]
 #[non_exhaustive]
 pub struct PoolSettings {
     /// The most connections the pool opens.
@@ -68,16 +90,21 @@ pub struct PoolSettings {
     /// Connections the pool keeps open even when idle.
     pub min_connections: u32,
     /// How long an operation waits for a free connection before failing.
+    #[serde(deserialize_with = "commerce_core::config::human::duration")]
     pub acquire_timeout: Duration,
     /// An idle connection above `min_connections` is closed after this long (`None`: never).
+    #[serde(deserialize_with = "commerce_core::config::human::optional_duration")]
     pub idle_timeout: Option<Duration>,
     /// A connection is closed after this age, when it is next idle (`None`: never).
+    #[serde(deserialize_with = "commerce_core::config::human::optional_duration")]
     pub max_lifetime: Option<Duration>,
     /// PostgreSQL: the longest any statement may run, waiting for locks included (`None`:
     /// the server's setting). SQLite ignores it.
+    #[serde(deserialize_with = "commerce_core::config::human::optional_duration")]
     pub statement_timeout: Option<Duration>,
     /// PostgreSQL: a session idle inside a transaction for longer is ended by the server
     /// (`None`: the server's setting). SQLite ignores it.
+    #[serde(deserialize_with = "commerce_core::config::human::optional_duration")]
     pub idle_in_transaction_timeout: Option<Duration>,
 }
 
@@ -189,5 +216,30 @@ mod tests {
         assert!(PoolSettings::sqlite().session_parameters().is_empty());
         assert_eq!(PoolSettings::sqlite().max_connections, 8);
         assert_eq!(PoolSettings::postgres().max_connections, 10);
+    }
+
+    #[test]
+    fn settings_read_from_json_keep_the_postgres_defaults() {
+        let read = |json: &str| {
+            serde_json::from_str::<PoolSettings>(json).map_err(|error| error.to_string())
+        };
+        assert_eq!(read("{}").unwrap(), PoolSettings::postgres());
+        let settings = read(
+            r#"{"max_connections": 4, "idle_timeout": "none", "statement_timeout": "1m 30s"}"#,
+        )
+        .unwrap();
+        let expected = PoolSettings::postgres()
+            .with_max_connections(4)
+            .with_idle_timeout(None)
+            .with_statement_timeout(Some(Duration::from_secs(90)));
+        assert_eq!(settings, expected);
+        for (json, says) in [
+            (r#"{"max_conections": 4}"#, "max_conections"),
+            (r#"{"acquire_timeout": 5}"#, "such as"),
+            (r#"{"acquire_timeout": "none"}"#, "is not a duration"),
+        ] {
+            let error = read(json).unwrap_err();
+            assert!(error.contains(says), "{json}: {error}");
+        }
     }
 }

@@ -18,7 +18,11 @@
 //!     .or(commerce::warp::api(engine.clone())) // /api/v1/...
 //!     .or(commerce::warp::api_under("/shop", engine.clone())) // /shop/api/v1/...
 //!     .or(warp::path("eu").and(commerce::warp::api(engine))); // /eu/api/v1/...
-//! warp::serve(app).run(([127, 0, 0, 1], 8080)).await;
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await.unwrap();
+//! // A request head within 10 s; on shutdown, 10 s for the requests in flight.
+//! let options = commerce::warp::ServeOptions::default();
+//! commerce::warp::serve(listener, app, options, std::future::pending()).await.unwrap();
+//! // or `warp::serve(app).run(([127, 0, 0, 1], 8080))`: no header-read timeout, no drain bound
 //! # }
 //! ```
 //!
@@ -34,6 +38,10 @@
 //! `http::Extensions` map, only one type at a time ([`warp::ext::get`]); [`api`] and
 //! [`api_under`] pass an empty map, and [`api_with_extensions`] takes a filter that builds
 //! the map the engine receives (from [`warp::ext::optional`], [`warp::addr::remote`], ...).
+//!
+//! `warp::serve` has no header-read timeout and waits for its connections without a bound on
+//! shutdown: [`serve`] serves a filter over HTTP/1.1 with both ([`ServeOptions`]), for
+//! servers facing the internet.
 
 // docs.rs builds with every feature and `--cfg docsrs`: each feature-gated item says which
 // feature it needs.
@@ -53,7 +61,9 @@ use warp::path::{FullPath, Peek};
 use warp::{Filter, Rejection, Reply};
 
 mod pages;
+mod serve;
 pub use pages::owner_pages;
+pub use serve::{ServeOptions, serve};
 
 /// The response type every filter here extracts (warp's own, so it combines with `.or()`).
 pub type WarpResponse = warp::reply::Response;
@@ -130,7 +140,7 @@ where
         .and_then(request_parts)
         .and(warp::body::stream())
         .and(engine)
-        .then(serve)
+        .then(answer)
 }
 
 /// `"/shop/eg/"` -> `"shop/eg/"`; `""` or `"/"` -> `""`.
@@ -189,7 +199,7 @@ async fn request_parts(
 }
 
 /// Answers one request: the engine checks the head, then reads the body stream.
-async fn serve<S, B>(parts: Parts, body: S, engine: Engine) -> WarpResponse
+async fn answer<S, B>(parts: Parts, body: S, engine: Engine) -> WarpResponse
 where
     S: Stream<Item = Result<B, warp::Error>> + Send,
     B: Buf,

@@ -1,5 +1,5 @@
-//! The warp filter on a real socket (`warp::serve`): bodies are read only after the engine
-//! passed the request's head, and a stalled body is a 408.
+//! The warp filter on a real socket (`commerce_warp::serve`): bodies are read only after the
+//! engine passed the request's head, a stalled body is a 408 and a stalled head is cut off.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -9,6 +9,7 @@ use tokio::net::TcpListener;
 use warp::Filter;
 
 const BODY_TIMEOUT: Duration = Duration::from_millis(400);
+const HEADER_TIMEOUT: Duration = Duration::from_millis(400);
 
 /// `commerce_warp::api_under(prefix, ..)` over a seeded engine with a short body timeout,
 /// served on a free local port until the test ends.
@@ -18,7 +19,13 @@ async fn start(prefix: &'static str) -> SocketAddr {
     let app = home.or(commerce_warp::api_under(prefix, engine));
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("a port");
     let addr = listener.local_addr().expect("an address");
-    tokio::spawn(warp::serve(app).incoming(listener).run());
+    let options = commerce_warp::ServeOptions::default().with_header_read_timeout(HEADER_TIMEOUT);
+    tokio::spawn(commerce_warp::serve(
+        listener,
+        app,
+        options,
+        std::future::pending(),
+    ));
     addr
 }
 
@@ -38,4 +45,10 @@ async fn bodies_are_read_after_the_head_under_a_prefix() {
 async fn a_stalled_body_is_408() {
     let addr = start("").await;
     wire::stalled_body_is_408(addr, "", BODY_TIMEOUT).await;
+}
+
+#[tokio::test]
+async fn a_connection_stalled_mid_head_is_closed() {
+    let addr = start("").await;
+    wire::stalled_head_is_closed(addr, "", HEADER_TIMEOUT).await;
 }

@@ -11,6 +11,8 @@
 // Each example uses the part it needs.
 #![allow(dead_code)]
 
+pub mod args;
+
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -51,10 +53,12 @@ pub fn listen_on(text: &str, public: bool) -> Result<SocketAddr, String> {
 }
 
 /// The address from `COMMERCE_ADDR` (else `default`), loopback unless the command line says
-/// `--public` ([`listen_on`]).
+/// `--public` ([`listen_on`]), its only argument (any other is refused).
 pub fn listen_addr(default: &str) -> Result<SocketAddr, String> {
+    let public = args::arguments(&["--public"], 0)?
+        .iter()
+        .any(|arg| arg == "--public");
     let text = std::env::var("COMMERCE_ADDR").unwrap_or_else(|_| default.to_owned());
-    let public = std::env::args().skip(1).any(|arg| arg == "--public");
     listen_on(&text, public)
 }
 
@@ -234,26 +238,16 @@ impl Background {
         }
     }
 
-    /// Runs `server` (which stops accepting on [`shutdown`](Self::shutdown) and then waits
-    /// for its requests in flight) for [`DRAIN`] at most after the signal, then stops the
+    /// Runs `server` (which stops accepting on [`shutdown`](Self::shutdown), then waits for
+    /// its requests in flight for [`DRAIN`] at most: `commerce::axum::serve` and
+    /// `commerce::warp::serve` with their `ServeOptions`, or [`serve`]), then stops the
     /// background work and closes the store.
     pub async fn serve(
         self,
         server: impl Future<Output = std::io::Result<()>>,
     ) -> std::io::Result<()> {
-        let drain = self.shutdown();
-        let drained = tokio::select! {
-            served = server => { served?; true }
-            () = async { drain.await; tokio::time::sleep(DRAIN).await } => false,
-        };
-        if drained {
-            info!("requests drained");
-        } else {
-            warn!(
-                seconds = DRAIN.as_secs(),
-                "requests still running after the drain time: not waited for"
-            );
-        }
+        server.await?;
+        info!("requests drained");
         let _ = self.drained.send(());
         if let Err(error) = self.task.await {
             error!(%error, "background work failed");
@@ -263,10 +257,10 @@ impl Background {
 }
 
 /// Serves `service` on `listener` over HTTP/1.1 until `shutdown` completes, then waits for
-/// the connections' requests in flight (idle connections are closed): what
-/// `commerce::axum::serve` does for a router, for any hyper service (a warp filter through
-/// `warp::service`, a plain `service_fn`). A connection whose request head has not arrived
-/// within `header_read_timeout` is closed.
+/// the connections' requests in flight (idle connections are closed) for [`DRAIN`] at most,
+/// and closes the ones still busy: what `commerce::axum::serve` does for a router and
+/// `commerce::warp::serve` for a filter, for any hyper service (a plain `service_fn`). A
+/// connection whose request head has not arrived within `header_read_timeout` is closed.
 pub async fn serve<S, B>(
     listener: tokio::net::TcpListener,
     service: S,
@@ -289,6 +283,7 @@ where
     use hyper_util::server::graceful::GracefulShutdown;
 
     let graceful = GracefulShutdown::new();
+    let mut connections = tokio::task::JoinSet::new();
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
         let stream = tokio::select! {
@@ -300,6 +295,7 @@ where
                     continue;
                 }
             },
+            Some(_) = connections.join_next(), if !connections.is_empty() => continue,
             () = &mut shutdown => break,
         };
         let connection = http1::Builder::new()
@@ -307,13 +303,22 @@ where
             .header_read_timeout(header_read_timeout)
             .serve_connection(TokioIo::new(stream), service.clone());
         let connection = graceful.watch(connection);
-        tokio::spawn(async move {
+        connections.spawn(async move {
             if let Err(error) = connection.await {
                 tracing::debug!(%error, "connection closed");
             }
         });
     }
     drop(listener);
-    graceful.shutdown().await;
+    if tokio::time::timeout(DRAIN, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        warn!(
+            seconds = DRAIN.as_secs(),
+            "requests still running after the drain time: their connections are closed"
+        );
+    }
+    connections.shutdown().await;
     Ok(())
 }

@@ -8,6 +8,7 @@
 //! cargo install --path . --features sandbox-server --bin commerce-sandbox   # once; then:
 //! commerce-sandbox                                # 127.0.0.1:8080, in memory
 //! cargo run --example server                      # the same from a checkout (examples/server.rs)
+//! cargo run --example server -- --help           # the options (and --version)
 //! cargo run --example server -- --addr 0.0.0.0:9000 --public   # reachable from other machines
 //! COMMERCE_ADDR=127.0.0.1:9000 cargo run --example server
 //! cargo run --example server --features sqlx -- --database-url 'sqlite://commerce.db?mode=rwc'
@@ -25,6 +26,11 @@
 //! The demo keys are fixed and published, so the server binds a loopback address only, unless
 //! started with `--public`, which says so on start: anyone who reaches the address can use them.
 //!
+//! The command line is [`Options`] (clap: `--help`, `--version`, an unknown argument is an
+//! error, exit status 2). SIGTERM (what `docker stop` and systemd send) or ctrl-c stops it:
+//! no new connection, the requests in flight get [`DRAIN`] to finish, then the webhook
+//! dispatcher records its attempts in flight and the store is closed; the exit status is 0.
+//!
 //! `examples/server.rs` runs this file's [`main`], so that `cargo run --example server` works
 //! in a checkout without naming the feature.
 
@@ -35,80 +41,93 @@ use std::time::{Duration, Instant};
 use axum::extract::Request;
 use axum::middleware::{self, Next};
 use axum::response::Response;
+use clap::{CommandFactory, Parser};
 use commerce::store::{MemoryStore, Store};
 use commerce::{Engine, sandbox};
 
-const DEFAULT_ADDR: &str = "127.0.0.1:8080";
 /// How long a client may take to send a request's head.
 const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a client may take to send a request's body once its head was admitted.
 const BODY_TIMEOUT: Duration = Duration::from_secs(20);
+/// How long the requests in flight get to finish on SIGTERM or ctrl-c.
+const DRAIN: Duration = Duration::from_secs(10);
 
-/// The command line: `--addr HOST:PORT`, `--public` and `--database-url URL`, with
-/// environment fallbacks.
+/// The sandbox server: the whole commerce API, in memory (or in SQLite or PostgreSQL),
+/// seeded with the demo platform and its fixed, public demo keys. Never for real data.
+#[derive(Debug, Parser)]
+#[command(name = "commerce-sandbox", version)]
 struct Options {
+    /// The address to listen on: a loopback address, unless --public is given
+    #[arg(
+        long,
+        env = "COMMERCE_ADDR",
+        value_name = "HOST:PORT",
+        default_value = "127.0.0.1:8080"
+    )]
     addr: SocketAddr,
+    /// Listen on a non-loopback --addr too (the demo keys are public: anyone who reaches the
+    /// server can use them)
+    #[arg(long)]
+    public: bool,
+    /// Keep the data in a database (feature `sqlx`), seeded only when empty:
+    /// sqlite://commerce.db?mode=rwc or postgres://user@host:port/database
+    #[arg(long, env = "COMMERCE_DATABASE_URL", value_name = "URL")]
     database_url: Option<String>,
 }
 
-fn options() -> Result<Options, String> {
-    let mut args = std::env::args().skip(1);
-    let mut addr = std::env::var("COMMERCE_ADDR").ok();
-    // COMMERCE_-prefixed only: a DATABASE_URL set for another project is not ours.
-    let mut database_url = std::env::var("COMMERCE_DATABASE_URL")
-        .ok()
-        .filter(|u| !u.is_empty());
-    let mut public = false;
-    while let Some(arg) = args.next() {
-        let (flag, inline) = match arg.split_once('=') {
-            Some((flag, value)) => (flag.to_owned(), Some(value.to_owned())),
-            None => (arg.clone(), None),
-        };
-        let mut value = || {
-            inline
-                .clone()
-                .or_else(|| args.next())
-                .ok_or(format!("{flag} needs a value"))
-        };
-        match flag.as_str() {
-            "--addr" => addr = Some(value()?),
-            "--database-url" => database_url = Some(value()?),
-            "--public" if inline.is_none() => public = true,
-            "-h" | "--help" => {
-                println!(
-                    "usage: commerce-sandbox [--addr HOST:PORT] [--public] [--database-url URL]"
-                );
-                println!("  --addr          or COMMERCE_ADDR; default {DEFAULT_ADDR}");
-                println!(
-                    "  --public        allow a non-loopback --addr (the demo keys are public: anyone who reaches it can use them)"
-                );
-                println!(
-                    "  --database-url  or COMMERCE_DATABASE_URL (feature sqlx): sqlite://commerce.db?mode=rwc or postgres://..."
-                );
-                std::process::exit(0);
-            }
-            other => return Err(format!("unknown argument {other} (try --help)")),
-        }
+/// The command line, with its environment fallbacks; a non-loopback address without
+/// `--public` is refused like a bad argument (exit status 2).
+fn options() -> Options {
+    let mut options = Options::parse();
+    // An empty COMMERCE_DATABASE_URL (or --database-url '') is no database: in memory.
+    options.database_url = options.database_url.filter(|url| !url.is_empty());
+    if !options.addr.ip().is_loopback() && !options.public {
+        Options::command()
+            .error(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!(
+                    "refusing to listen on {}: it is not a loopback address, and the sandbox's \
+                     demo keys are public (anyone who reaches the server can use them). Use \
+                     127.0.0.1, or add --public to listen there anyway.",
+                    options.addr
+                ),
+            )
+            .exit();
     }
-    let text = addr.unwrap_or_else(|| DEFAULT_ADDR.to_owned());
-    let addr: SocketAddr = text
-        .parse()
-        .map_err(|e| format!("bad address {text}: {e}"))?;
-    if !addr.ip().is_loopback() && !public {
-        return Err(format!(
-            "refusing to listen on {addr}: it is not a loopback address, and the sandbox's demo \
-             keys are public (anyone who reaches the server can use them). Use 127.0.0.1, or \
-             add --public to listen there anyway."
-        ));
-    }
-    if public && !addr.ip().is_loopback() {
+    if options.public && !options.addr.ip().is_loopback() {
         eprintln!(
-            "WARNING: listening on {addr}, reachable from other machines. The demo keys printed \
+            "WARNING: listening on {}, reachable from other machines. The demo keys printed \
              below are public (they are in the docs): anyone who reaches this address can use \
-             them. Keep no real data in this sandbox."
+             them. Keep no real data in this sandbox.",
+            options.addr
         );
     }
-    Ok(Options { addr, database_url })
+    options
+}
+
+/// SIGTERM (what `docker stop` and systemd send) or ctrl-c, whichever comes first.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut term) => {
+                term.recv().await;
+            }
+            Err(error) => {
+                tracing::error!(%error, "no SIGTERM handler; ctrl-c only");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = terminate => {}
+    }
 }
 
 /// The store: in memory, or the database named by the URL (migrated on open).
@@ -194,9 +213,16 @@ fn metrics_route() -> Result<axum::Router, Box<dyn std::error::Error>> {
     ))
 }
 
-/// Starts the server; returns when it is stopped (Ctrl-C) or cannot start.
+/// Starts the server; returns when it is stopped (SIGTERM or ctrl-c, after its drain) or
+/// cannot start.
 #[tokio::main]
 pub async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // Before anything else: `--help`, `--version` and a bad argument print and exit here.
+    let Options {
+        addr,
+        database_url,
+        public: _,
+    } = options();
     // Quiet by default (warnings only; RUST_LOG=info for a line per request), on stderr, in
     // colour only on a terminal: the banner below is the last thing printed on start.
     tracing_subscriber::fmt()
@@ -206,42 +232,22 @@ pub async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
-    let Options { addr, database_url } = match options() {
-        Ok(options) => options,
-        Err(message) => {
-            eprintln!("commerce-sandbox: {message}");
-            std::process::exit(2);
-        }
-    };
     let (store, storage) = open_store(database_url.as_deref()).await?;
     let engine = Engine::builder(store)
         .config(sandbox::config())
         .configure(|c| c.body_timeout = Some(BODY_TIMEOUT))
         .build()?;
     let fixture = sandbox::seed_if_empty(&engine).await?;
-    // The webhook dispatcher: sends the queued order events (http and loopback receivers are
-    // allowed in the sandbox); stopped with the server.
-    let (stop_dispatcher, dispatcher_stopped) = tokio::sync::oneshot::channel::<()>();
-    let dispatcher = tokio::spawn(engine.dispatcher().run(async {
-        let _ = dispatcher_stopped.await;
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    // The address bound (a port 0 asked for is the one the system chose).
+    let addr = listener.local_addr()?;
+    // Beside the API, until the server has drained: the webhook dispatcher (http and loopback
+    // receivers are allowed in the sandbox) and the hourly purges of `Idempotency-Key` records
+    // and old webhook deliveries; then the store is closed.
+    let (stop_background, background_stopped) = tokio::sync::oneshot::channel::<()>();
+    let background = tokio::spawn(engine.clone().run_background(async {
+        let _ = background_stopped.await;
     }));
-    // As the crate docs ask of every embedder: purge `Idempotency-Key` records past their 24
-    // hours and webhook deliveries past their 30 days, hourly, so that the store does not keep
-    // them for ever.
-    let purger = engine.operator();
-    tokio::spawn(async move {
-        let mut hourly = tokio::time::interval(std::time::Duration::from_secs(3600));
-        loop {
-            hourly.tick().await;
-            match purger.purge_idempotency().await {
-                Ok(purged) => tracing::info!(purged, "idempotency records purged"),
-                Err(error) => tracing::warn!(%error, "idempotency purge failed"),
-            }
-            if let Err(error) = purger.purge_webhook_deliveries().await {
-                tracing::warn!(%error, "webhook delivery purge failed");
-            }
-        }
-    });
 
     // The owner pages (API access, keys, wallet) with the sandbox's demo login.
     let pages = sandbox::account_pages(&engine, &format!("http://{addr}/api/v1"));
@@ -250,7 +256,6 @@ pub async fn main() -> Result<(), Box<dyn std::error::Error>> {
     #[cfg(feature = "metrics")]
     let app = app.merge(metrics_route()?);
     let app = app.layer(middleware::from_fn(log_request));
-    let listener = tokio::net::TcpListener::bind(addr).await?;
 
     println!("Sandbox API on http://{addr}/api/v1 ({storage})");
     println!("API reference: http://{addr}/api/v1/docs (every operation, one page)\n");
@@ -276,12 +281,18 @@ pub async fn main() -> Result<(), Box<dyn std::error::Error>> {
     #[cfg(feature = "metrics")]
     println!("Metrics: curl -s http://{addr}/metrics\n");
 
-    commerce::axum::serve(listener, app, HEADER_READ_TIMEOUT, async {
-        let _ = tokio::signal::ctrl_c().await;
+    // On SIGTERM or ctrl-c: no new connection, the requests in flight get `DRAIN` to finish,
+    // then the dispatcher records its attempts in flight and the store is closed.
+    let options = commerce::axum::ServeOptions::default()
+        .with_header_read_timeout(HEADER_READ_TIMEOUT)
+        .with_drain_timeout(Some(DRAIN));
+    commerce::axum::serve(listener, app, options, async {
+        shutdown_signal().await;
         tracing::info!("shutting down");
     })
     .await?;
-    let _ = stop_dispatcher.send(());
-    dispatcher.await?;
+    let _ = stop_background.send(());
+    background.await?;
+    println!("Sandbox stopped.");
     Ok(())
 }

@@ -40,24 +40,45 @@ use super::egress::EgressProxy;
 use super::signing::{SIGNATURE_HEADER, TIMESTAMP_HEADER, WEBHOOK_ID_HEADER, sign};
 use super::urls::{UrlPolicy, check_url};
 use crate::clock::Clock;
+use crate::config::human;
 use crate::model::{AttemptOutcome, AttemptResult, ClaimedDelivery, DeliveryId, LeaseToken};
 use crate::store::{Store, StoreError};
 use crate::webhooks::events::render_event;
 
 /// Settings of a [`Dispatcher`]; `DispatcherConfig::default()` holds the product's.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// [`Deserialize`](serde::Deserialize) like [`Config`](crate::Config): a field left out keeps
+/// its default, durations are written with their unit (`"15s"`), the proxy is its URL, a count
+/// of 0 where the builders take at least 1 and an unknown field are errors.
+///
+/// ```
+/// # use commerce_core as commerce;
+/// use commerce::webhooks::DispatcherConfig;
+/// use std::time::Duration;
+///
+/// let config: DispatcherConfig =
+///     serde_json::from_str(r#"{"timeout": "10s", "lease": "1m", "max_in_flight": 64}"#).unwrap();
+/// assert_eq!(config.timeout, Duration::from_secs(10));
+/// assert_eq!(config.batch, DispatcherConfig::default().batch);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 #[non_exhaustive]
 pub struct DispatcherConfig {
     /// How long an attempt waits for the answer (default 15 s); past it, the attempt failed.
+    #[serde(deserialize_with = "human::duration")]
     pub timeout: Duration,
     /// How long a claim holds a delivery (default 60 s: the timeout and a margin). A
     /// dispatcher that dies mid-attempt releases it when the lease runs out; the delivery is
     /// then sent again, with the same `webhook-id`.
+    #[serde(deserialize_with = "human::time_delta")]
     pub lease: TimeDelta,
     /// Deliveries claimed at once, per claim (default 32).
+    #[serde(deserialize_with = "at_least_one")]
     pub batch: usize,
     /// The wait before claiming again when the last claim found less than it could take
     /// and no attempt ended since (default 1 s).
+    #[serde(deserialize_with = "human::duration")]
     pub idle_wait: Duration,
     /// The egress proxy every attempt goes through (default none: attempts connect directly,
     /// and the proxy environment variables `HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` are
@@ -65,11 +86,14 @@ pub struct DispatcherConfig {
     pub proxy: Option<EgressProxy>,
     /// Attempts in flight to one endpoint at most, across every dispatcher sharing the
     /// store (default 4).
+    #[serde(deserialize_with = "at_least_one")]
     pub per_endpoint_in_flight: usize,
     /// Attempts in flight in this dispatcher at most (default 256).
+    #[serde(deserialize_with = "at_least_one")]
     pub max_in_flight: usize,
     /// Attempts in flight for one account at most (all its endpoints together), across every
     /// dispatcher sharing the store (default 16).
+    #[serde(deserialize_with = "at_least_one")]
     pub per_account_in_flight: usize,
     /// This dispatcher's last slots kept for the accounts with little in flight (default 64;
     /// at most half of `max_in_flight` is kept): while fewer slots than that are free, a claim
@@ -78,6 +102,14 @@ pub struct DispatcherConfig {
     /// The bound of the reserve (default 4): an account with fewer attempts in flight than
     /// this, across every dispatcher, may take a reserved slot.
     pub reserved_per_account: usize,
+}
+
+/// A count the builders keep at 1 or more: 0 is refused.
+fn at_least_one<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<usize, D::Error> {
+    match <usize as serde::Deserialize>::deserialize(deserializer)? {
+        0 => Err(serde::de::Error::custom("must be at least 1")),
+        count => Ok(count),
+    }
 }
 
 impl Default for DispatcherConfig {
@@ -451,5 +483,43 @@ mod tests {
         assert_eq!(small.claim_limits(4), (4, 4));
         let none = DispatcherConfig::default().with_reserve(0, 4);
         assert_eq!(none.claim_limits(1), (1, 16), "no reserve");
+    }
+
+    /// Read from settings: what is left out keeps its default, durations have their unit, the
+    /// proxy is checked as `EgressProxy::new` checks it, and a count of 0, a bad proxy or an
+    /// unknown field is an error.
+    #[test]
+    fn settings_keep_their_defaults_and_checks() {
+        use std::time::Duration;
+
+        let read = |json: &str| {
+            serde_json::from_str::<DispatcherConfig>(json).map_err(|error| error.to_string())
+        };
+        let config = read(
+            r#"{"timeout": "10s", "lease": "2m", "per_account_in_flight": 8,
+                "proxy": "http://user:secret@proxy.internal:3128"}"#,
+        )
+        .unwrap();
+        let proxy = super::EgressProxy::new("http://user:secret@proxy.internal:3128").unwrap();
+        let expected = DispatcherConfig::default()
+            .with_timeout(Duration::from_secs(10))
+            .with_lease(chrono::TimeDelta::minutes(2))
+            .with_per_account_in_flight(8)
+            .with_proxy(proxy);
+        assert_eq!(config, expected);
+        for (json, says) in [
+            (r#"{"batch": 0}"#, "at least 1"),
+            (r#"{"max_in_flight": 0}"#, "at least 1"),
+            (
+                r#"{"proxy": "socks5://proxy.internal:1080"}"#,
+                "http or https",
+            ),
+            (r#"{"timout": "1s"}"#, "timout"),
+            (r#"{"idle_wait": 1}"#, "such as"),
+        ] {
+            let error = read(json).unwrap_err();
+            assert!(error.contains(says), "{json}: {error}");
+            assert!(!error.contains("secret"));
+        }
     }
 }

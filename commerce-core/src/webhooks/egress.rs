@@ -68,6 +68,16 @@ impl EgressProxy {
     }
 }
 
+/// In settings, the proxy's URL (checked as [`EgressProxy::new`] checks it).
+impl<'de> serde::Deserialize<'de> for EgressProxy {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let url = String::deserialize(deserializer)?;
+        Self::new(&url).map_err(|_| {
+            serde::de::Error::custom("an egress proxy is an http or https URL with a host only")
+        })
+    }
+}
+
 /// Scheme, host and port only: never the credentials.
 impl std::fmt::Debug for EgressProxy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -110,15 +110,36 @@ impl std::fmt::Display for Nat64Prefix {
     }
 }
 
+/// Written `"2001:db8:64::/96"`, as [`Nat64Prefix::parse`] reads it.
+impl<'de> serde::Deserialize<'de> for Nat64Prefix {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Self::parse(&text)
+            .map_err(|error| serde::de::Error::custom(format_args!("{text:?}: {error}")))
+    }
+}
+
 fn mask(len: u8) -> u128 {
     u128::MAX.checked_shl(128 - u32::from(len)).unwrap_or(0)
 }
 
 /// The network-specific NAT64 prefixes of a platform's network (none by default), at most
 /// [`MAX`](Self::MAX): an address inside one is judged by the IPv4 address it embeds.
-/// `Copy`, so that a [`UrlPolicy`](super::UrlPolicy) stays a plain value.
+/// `Copy`, so that a [`UrlPolicy`](super::UrlPolicy) stays a plain value. In settings, a list
+/// of prefixes: `["2001:db8:64::/96"]`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Nat64Prefixes([Option<Nat64Prefix>; Nat64Prefixes::MAX]);
+
+/// A list of [`Nat64Prefix`]es, at most [`Nat64Prefixes::MAX`].
+impl<'de> serde::Deserialize<'de> for Nat64Prefixes {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let listed = Vec::<Nat64Prefix>::deserialize(deserializer)?;
+        listed
+            .into_iter()
+            .try_fold(Self::NONE, Self::with)
+            .map_err(serde::de::Error::custom)
+    }
+}
 
 impl Nat64Prefixes {
     /// The most prefixes a policy names (a network uses one or two).

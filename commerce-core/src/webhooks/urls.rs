@@ -16,8 +16,10 @@ use url::{Host, Url};
 use super::nat64::{Nat64Prefixes, is_isatap};
 pub use crate::limits::MAX_URL;
 
-/// Which non-public addresses a [`UrlPolicy`] lets through.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// Which non-public addresses a [`UrlPolicy`] lets through. In settings: `"public"`,
+/// `"public_and_loopback"`, `"any"`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Addresses {
     /// Public addresses only (the default, and the only choice for production).
@@ -36,7 +38,12 @@ pub enum Addresses {
 /// What the platform allows besides `https` URLs of public addresses (nothing, by default:
 /// [`UrlPolicy::STRICT`]; the sandbox allows `http` and loopback: [`UrlPolicy::SANDBOX`]).
 /// Applied at registration and again by the dispatcher when it connects.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+///
+/// In settings ([`Config::webhook_urls`](crate::Config::webhook_urls)), every field optional:
+/// `{"allow_http": true, "addresses": "public_and_loopback", "nat64_prefixes":
+/// ["2001:db8:64::/96"]}`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct UrlPolicy {
     /// Plain `http` URLs.
     pub allow_http: bool,
