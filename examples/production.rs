@@ -13,12 +13,18 @@
 //! axum = { version = "0.8", default-features = false, features = ["http1", "tokio"] }
 //! async-trait = "0.1"
 //! tokio = { version = "1", features = ["rt-multi-thread", "macros", "net", "signal", "time"] }
+//! serde = { version = "1", features = ["derive"] }
+//! figment = { version = "0.10", features = ["env"] }
 //! tracing = "0.1"
 //! tracing-subscriber = { version = "0.3", features = ["env-filter", "json"] }
 //! metrics-exporter-prometheus = { version = "0.18", default-features = false }
 //! ```
 //!
-//! Run it (the environment variables are listed in the README, "Environment variables"):
+//! Its settings are [`Settings`], loaded with figment from the `COMMERCE_*` environment
+//! variables (listed in the README, "Environment variables"): `COMMERCE_ADDR`, ..., and the
+//! engine's and the pool's own settings under `COMMERCE_ENGINE__` and `COMMERCE_POOL__`
+//! (`COMMERCE_ENGINE__HOLD_DAYS=7`, `COMMERCE_POOL__MAX_CONNECTIONS=20`,
+//! `COMMERCE_POOL__STATEMENT_TIMEOUT=10s`: any field of `Config` and `PoolSettings`). Run it:
 //!
 //! ```text
 //! export COMMERCE_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test
@@ -66,8 +72,11 @@ use commerce::owner_pages::{OwnerLogin, OwnerPages};
 use commerce::sqlx::sqlx::postgres::{PgConnectOptions, PgPool};
 use commerce::sqlx::{PgStore, PoolSettings};
 use commerce::store::Unique;
-use commerce::{Decimal, Engine, Operator, OperatorError, governorates};
+use commerce::{Config, Decimal, Engine, Operator, OperatorError, governorates};
+use figment::Figment;
+use figment::providers::{Env, Serialized};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use serde::Deserialize;
 use tracing::info;
 
 #[path = "support/mod.rs"]
@@ -81,6 +90,50 @@ const HEADER_READ: Duration = Duration::from_secs(10);
 const APPLICATION_NAME: &str = "commerce_production";
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
+
+/// The app's settings: every `COMMERCE_*` variable, read by figment (`COMMERCE_ADDR` is
+/// `addr`, `COMMERCE_POOL__MAX_CONNECTIONS` is `pool.max_connections`); what is not set keeps
+/// its default. Other `COMMERCE_*` variables (the tests' own) are ignored; a misspelt field
+/// of `engine` or `pool` is an error.
+#[derive(Debug, Deserialize)]
+struct Settings {
+    /// `COMMERCE_ADDR`: where to listen (a loopback address unless `--public`).
+    addr: String,
+    /// `COMMERCE_DATABASE_URL`: the PostgreSQL database (required).
+    database_url: Option<String>,
+    /// `COMMERCE_SCHEMA`: the store's own schema in it.
+    schema: String,
+    /// `COMMERCE_ADMIN_TOKEN`: the back office's bearer token (none: no back-office route).
+    admin_token: Option<String>,
+    /// `COMMERCE_SLOW_ROUTE=1`: the `/slow/{ms}` route `.ci/production.sh` tests the drain with.
+    slow_route: bool,
+    /// `COMMERCE_ENGINE__*`: the engine's settings (`commerce::Config`).
+    engine: Config,
+    /// `COMMERCE_POOL__*`: the store's pool (`commerce::sqlx::PoolSettings`).
+    pool: PoolSettings,
+}
+
+impl Settings {
+    /// The defaults, then the `COMMERCE_*` variables over them.
+    fn load() -> Result<Self, String> {
+        let settings = Figment::new()
+            .merge(Serialized::default("addr", "127.0.0.1:3000"))
+            .merge(Serialized::default("schema", "commerce"))
+            .merge(Serialized::default("slow_route", false))
+            // A body must arrive within 20 s (the engine's default is 30 s).
+            .merge(Serialized::default("engine.body_timeout", "20s"))
+            // An operation waits 5 s at most for a free connection (the default is 30 s);
+            // 10 connections per instance (size the total against the server's
+            // max_connections), a statement may run or wait for a lock 30 s at most.
+            .merge(Serialized::default("pool.acquire_timeout", "5s"))
+            .merge(Env::prefixed("COMMERCE_").split("__"))
+            // `COMMERCE_SLOW_ROUTE=1` (and `true`, `yes`, `on`) for a flag.
+            .extract_lossy()
+            // figment's message names the variable's key and what was expected.
+            .map_err(|error| error.to_string())?;
+        Ok(settings)
+    }
+}
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
@@ -98,34 +151,32 @@ async fn main() -> Result<(), Error> {
         .with_writer(std::io::stderr)
         .init();
 
-    let store = connect().await?;
-    match std::env::args().nth(1).as_deref() {
-        None | Some("serve" | "--public") => serve(store).await,
-        Some("setup") => {
-            let engine = Engine::new(Arc::new(store.clone()));
-            let outcome = setup(&engine.operator()).await;
-            store.pool().close().await;
-            outcome
-        }
-        Some(other) => Err(format!("unknown command {other:?}: expected serve or setup").into()),
+    // `serve` (the default) or `setup`, and `--public`; anything else is refused.
+    let arguments = support::args::arguments(&["serve", "setup", "--public"], 0)?;
+    let public = arguments.iter().any(|a| a == "--public");
+    let setting_up = arguments.iter().any(|a| a == "setup");
+    let settings = Settings::load()?;
+    let store = connect(&settings).await?;
+    if setting_up {
+        let engine = Engine::new(Arc::new(store.clone()));
+        let outcome = setup(&engine.operator()).await;
+        store.pool().close().await;
+        outcome
+    } else {
+        serve(store, settings, public).await
     }
 }
 
 /// The store, in its own schema of the application's database, migrated.
-async fn connect() -> Result<PgStore, Error> {
-    let url = std::env::var("COMMERCE_DATABASE_URL")
-        .map_err(|_| "COMMERCE_DATABASE_URL is not set (postgres://user@host:port/database)")?;
-    let schema = std::env::var("COMMERCE_SCHEMA").unwrap_or_else(|_| "commerce".into());
+async fn connect(settings: &Settings) -> Result<PgStore, Error> {
+    let url = settings
+        .database_url
+        .as_deref()
+        .ok_or("COMMERCE_DATABASE_URL is not set (postgres://user@host:port/database)")?;
     let options: PgConnectOptions = url.parse()?;
-    // 10 connections per instance (size the total against the server's max_connections), a
-    // statement may run or wait for a lock 30 s at most, an operation waits 5 s at most for a
-    // free connection.
-    let settings = PoolSettings::postgres()
-        .with_max_connections(10)
-        .with_acquire_timeout(Duration::from_secs(5))
-        .with_statement_timeout(Some(Duration::from_secs(30)));
     let options = options.application_name(APPLICATION_NAME);
-    let store = PgStore::connect_with_settings(options, &schema, settings).await?;
+    let schema = &settings.schema;
+    let store = PgStore::connect_with_settings(options, schema, settings.pool.clone()).await?;
     store.migrate().await?;
     info!(schema, "store migrated");
     Ok(store)
@@ -154,15 +205,19 @@ impl OwnerLogin for AppSession {
     }
 }
 
-async fn serve(store: PgStore) -> Result<(), Error> {
+async fn serve(store: PgStore, settings: Settings, public: bool) -> Result<(), Error> {
     // Refused before anything starts: a back-office token that is too short, an address that
     // is not loopback without `--public`.
-    let admin = AdminToken::from_env()?;
-    let addr = support::listen_addr("127.0.0.1:3000")?;
+    let admin = match settings.admin_token.as_deref() {
+        Some(token) if !token.is_empty() => Some(AdminToken::new(token)?),
+        _ => None,
+    };
+    let addr = support::listen_on(&settings.addr, public)?;
     let pool = store.pool().clone();
-    // The production settings (`Config::default()`): webhooks to `https` on public hosts only.
+    // The production settings (`Config::default()`, and `COMMERCE_ENGINE__*`): webhooks to
+    // `https` on public hosts only. The settings are checked here.
     let engine = Engine::builder(Arc::new(store))
-        .configure(|c| c.body_timeout = Some(Duration::from_secs(20)))
+        .config(settings.engine)
         .build()?;
     let metrics = PrometheusBuilder::new().install_recorder()?;
     commerce::observe::describe_metrics();
@@ -194,7 +249,7 @@ async fn serve(store: PgStore) -> Result<(), Error> {
         .route("/healthz", get(health))
         .route("/metrics", get(render_metrics))
         .route("/admin/orders/{id}/confirm", post(confirm_order));
-    if std::env::var("COMMERCE_SLOW_ROUTE").is_ok_and(|v| v == "1") {
+    if settings.slow_route {
         app = app.route("/slow/{ms}", get(slow));
     }
     let app = app

@@ -140,9 +140,70 @@ fn the_readme_names_the_examples() {
     }
 }
 
+/// The variables a figment `Env::prefixed` of `text` reads: its prefix and the
+/// upper-cased name of each field of the structs that derive `Deserialize` in the same file
+/// (`addr` is `COMMERCE_ADDR`); a field holding settings of their own (`engine: Config`) is
+/// the prefix of its fields, `COMMERCE_ENGINE__`.
+fn figment_variables(text: &str, into: &mut BTreeSet<String>) {
+    let Some(prefix) = text
+        .split("Env::prefixed(\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+    else {
+        return;
+    };
+    const NESTED: [&str; 3] = ["Config", "PoolSettings", "DispatcherConfig"];
+    for derived in text.split("#[derive(").skip(1) {
+        let head = derived.split(')').next().unwrap_or_default();
+        if !head.contains("Deserialize") {
+            continue;
+        }
+        let Some(body) = derived
+            .split_once("struct ")
+            .and_then(|(_, rest)| rest.split_once('{'))
+            .and_then(|(_, rest)| rest.split_once("\n}"))
+            .map(|(body, _)| body)
+        else {
+            continue;
+        };
+        for line in body.lines().map(str::trim) {
+            let Some((field, kind)) = line.split_once(": ") else {
+                continue;
+            };
+            if line.starts_with("//") || line.starts_with('#') || field.contains(' ') {
+                continue;
+            }
+            let name = format!("{prefix}{}", field.to_uppercase());
+            let kind = kind.trim_end_matches(',');
+            if NESTED.contains(&kind) {
+                into.insert(format!("{name}__"));
+            } else {
+                into.insert(name);
+            }
+        }
+    }
+}
+
+#[test]
+fn figment_fields_are_read_as_prefixed_variables() {
+    let mut found = BTreeSet::new();
+    figment_variables(
+        "Figment::new().merge(Env::prefixed(\"APP_\").split(\"__\"))\n\
+         #[derive(Debug, Deserialize)]\nstruct Settings {\n    /// Doc: with a colon.\n    \
+         addr: String,\n    #[serde(default)]\n    engine: Config,\n}\n\
+         #[derive(Debug)]\nstruct Other {\n    left_out: u8,\n}\n",
+        &mut found,
+    );
+    let expected: BTreeSet<String> = ["APP_ADDR", "APP_ENGINE__"].map(String::from).into();
+    assert_eq!(found, expected);
+}
+
 /// Every environment variable a program of the repository reads by name (`env::var` and
-/// `env::var_os` of a string literal, the benches' `env_or`, the CI scripts' `${NAME:-...}`
-/// and `${NAME:?...}`) is in the README; cargo's own (`CARGO...`) are cargo's.
+/// `env::var_os` of a string literal, the benches' `env_or`, clap's `env = "..."`, the fields
+/// of the settings a figment `Env::prefixed` reads, the CI scripts' `${NAME:-...}` and
+/// `${NAME:?...}`) is in the README, in its table of variables; cargo's own (`CARGO...`) are
+/// cargo's. And every `COMMERCE_` variable of that table is read by one of them: the table is
+/// every variable, and only those.
 #[test]
 fn every_environment_variable_read_is_in_the_readme() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -163,8 +224,15 @@ fn every_environment_variable_read_is_in_the_readme() {
     let mut read = BTreeSet::new();
     for path in &sources {
         let text = std::fs::read_to_string(path).unwrap();
-        for prefix in ["env::var(\"", "env::var_os(\"", "env_or(\""] {
+        for prefix in ["env::var(\"", "env::var_os(\"", "env_or(\"", "env = \""] {
             quoted_after(&text, prefix, &mut read);
+        }
+        // The programs' settings (the library's docs show the same call on its types).
+        let program = ["examples", "src/bin"]
+            .iter()
+            .any(|dir| path.starts_with(root.join(dir)));
+        if program {
+            figment_variables(&text, &mut read);
         }
     }
     let mut scripts = Vec::new();
@@ -180,13 +248,26 @@ fn every_environment_variable_read_is_in_the_readme() {
         read.len()
     );
     let readme = repo("README.md");
-    let missing: Vec<&String> = read
-        .iter()
-        .filter(|name| !readme.contains(&format!("`{name}`")))
-        .collect();
+    let rows = table(&readme, &["variable", "read by", "meaning"]);
+    let listed: BTreeSet<String> = rows.iter().flat_map(|row| codes(&row[0])).collect();
+    // A variable is listed by its name, a prefix of settings by `PREFIX<FIELD>`.
+    let in_table = |name: &String| {
+        listed.contains(name)
+            || (name.ends_with("__") && listed.contains(&format!("{name}<FIELD>")))
+    };
+    let missing: Vec<&String> = read.iter().filter(|name| !in_table(name)).collect();
     assert!(
         missing.is_empty(),
-        "read but not in the README: {missing:?}"
+        "read but not in the README's table of variables: {missing:?}"
+    );
+    let unread: Vec<&String> = listed
+        .iter()
+        .filter(|name| name.starts_with("COMMERCE_"))
+        .filter(|name| !read.contains(name.trim_end_matches("<FIELD>")))
+        .collect();
+    assert!(
+        unread.is_empty(),
+        "in the README's table of variables but read by no program: {unread:?}"
     );
 }
 
