@@ -1,6 +1,6 @@
 //! Durations in settings files and environment variables, written as people write them:
 //! `"30s"`, `"2m"`, `"1h 30m"`, `"250ms"`, `"14days"` (the format of the `humantime` crate).
-//! [`Config`](super::Config), [`DispatcherConfig`](crate::webhooks::DispatcherConfig) (feature
+//! [`Config`](super::Config), `DispatcherConfig` (feature
 //! `webhooks`) and the SQL store's `PoolSettings` read their durations with these; an
 //! application's own settings can too:
 //!
