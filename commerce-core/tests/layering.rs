@@ -293,6 +293,7 @@ const LAYERS: &[(Layer, &[&str])] = &[
             "observe",
             "webhooks",
             "webhooks::dispatcher",
+            "webhooks::dns",
             "webhooks::egress",
             "webhooks::events",
             "webhooks::nat64",
@@ -352,6 +353,7 @@ fn rules() -> Vec<(&'static [&'static str], Option<&'static [Layer]>)> {
             &[
                 "webhooks",
                 "webhooks::dispatcher",
+                "webhooks::dns",
                 "webhooks::egress",
                 "webhooks::nat64",
                 "webhooks::signing",
