@@ -150,7 +150,7 @@ fn every_environment_variable_read_is_in_the_readme() {
     for dir in [
         "src",
         "tests",
-        "benches",
+        "dev",
         "examples",
         "tools",
         "commerce-core",
