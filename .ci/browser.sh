@@ -10,4 +10,4 @@ source .ci/debian.sh
 debian_install chromedriver chromium chromium-driver
 export CHROMEDRIVER="${CHROMEDRIVER:-$(command -v chromedriver)}"
 export CHROMIUM="${CHROMIUM:-$(command -v chromium || echo /usr/bin/chromium)}"
-cargo test -p commerce-dev --all-features --test browser -- --ignored --nocapture
+cargo test --workspace --all-features --test browser -- --ignored --nocapture
