@@ -36,7 +36,7 @@ fail() {
   exit 1
 }
 
-cargo build --quiet --all-features --example production
+cargo build --quiet --workspace --all-features --example production
 BIN="${CARGO_TARGET_DIR:-target}/debug/examples/production"
 
 # Set-up (once: prints the key), then again: the second run creates nothing.

@@ -1,9 +1,9 @@
 # Sourced by .ci/schemathesis.sh and .ci/clients.sh: builds and starts the sandbox server on
 # 127.0.0.1:$PORT, stops it on exit, and waits for its OpenAPI document, left in
 # "$work/openapi.json" ($work: a temporary directory removed on exit; $url: the document's URL).
-cargo build --quiet --all-features --example server
+cargo build --quiet --workspace --all-features --example server
 work="$(mktemp -d)"
-cargo run --quiet --all-features --example server -- --addr "127.0.0.1:$PORT" >"$work/server.log" 2>&1 &
+"${CARGO_TARGET_DIR:-target}/debug/examples/server" --addr "127.0.0.1:$PORT" >"$work/server.log" 2>&1 &
 server=$!
 trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; rm -rf "$work"' EXIT
 

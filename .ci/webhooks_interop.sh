@@ -8,4 +8,5 @@ if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
 "$venv/bin/pip" install --quiet --disable-pip-version-check standardwebhooks==1.1.0
-cargo run --quiet --all-features --example webhook_samples | "$venv/bin/python" .ci/webhooks_interop.py
+cargo build --quiet --workspace --all-features --example webhook_samples
+"${CARGO_TARGET_DIR:-target}/debug/examples/webhook_samples" | "$venv/bin/python" .ci/webhooks_interop.py

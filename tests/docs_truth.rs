@@ -11,6 +11,8 @@
 mod claims;
 #[path = "docs_truth/json.rs"]
 mod json;
+#[path = "docs_truth/tables.rs"]
+mod tables;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;

@@ -211,7 +211,7 @@ fn every_environment_variable_read_is_in_the_readme() {
     for dir in [
         "src",
         "tests",
-        "benches",
+        "dev",
         "examples",
         "tools",
         "commerce-core",
@@ -573,5 +573,152 @@ fn no_two_pages_send_the_same_idempotency_key_or_reference() {
         for (value, pages) in uses {
             assert_eq!(pages.len(), 1, "the {what} {value:?} is sent by {pages:?}");
         }
+    }
+}
+
+/// The string literals of `text`, in order (no escapes inside: the names read here have none).
+fn literals(text: &str) -> Vec<&str> {
+    text.split('"').skip(1).step_by(2).collect()
+}
+
+/// The `concern` values of the store spans: the names `Concern::name` gives, read from its
+/// match (whose arms the compiler makes cover every concern, so long as it has no `_` arm).
+fn concerns() -> BTreeSet<String> {
+    let hook = repo("commerce-core/src/store/hook.rs");
+    let body = hook
+        .split("pub fn name(self) -> &'static str {")
+        .nth(1)
+        .and_then(|rest| rest.split("\n    }\n").next())
+        .expect("Concern::name in commerce-core/src/store/hook.rs");
+    assert!(
+        !body.contains("_ =>"),
+        "Concern::name has a catch-all arm: its arms no longer list every concern"
+    );
+    let arms: Vec<&str> = body.lines().filter(|l| l.contains(" => ")).collect();
+    let variants = hook
+        .split("pub enum Concern {")
+        .nth(1)
+        .and_then(|rest| rest.split('}').next())
+        .expect("enum Concern")
+        .lines()
+        .filter(|l| l.trim().ends_with(',') && !l.trim().starts_with("//"))
+        .count();
+    assert_eq!(arms.len(), variants, "one arm of Concern::name per concern");
+    arms.iter()
+        .flat_map(|arm| literals(arm))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The messages of the `INFO` events of target `commerce_core::observe`: the message of each
+/// `tracing::info!` of observe.rs, and where that message is the argument `{what}`, the
+/// literals the callers pass for it (`observe::withdrawal(w, "withdrawal requested")`).
+fn observe_events() -> BTreeSet<String> {
+    let observe = repo("commerce-core/src/observe.rs");
+    let mut sources = Vec::new();
+    files(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("commerce-core/src"),
+        ".rs",
+        &mut sources,
+    );
+    let mut events = BTreeSet::new();
+    let mut calls = 0;
+    for (at, _) in observe.match_indices("tracing::info!(") {
+        calls += 1;
+        let call = &observe[at..];
+        let call = &call[..call.find(");").expect("a closed call")];
+        let message = *literals(call).last().expect("a message");
+        let Some(argument) = message.strip_prefix('{').and_then(|m| m.strip_suffix('}')) else {
+            events.insert(message.to_owned());
+            continue;
+        };
+        // The function this call is in, and the literals its callers pass as `argument`.
+        let function = observe[..at]
+            .rsplit("fn ")
+            .next()
+            .and_then(|f| f.split('(').next())
+            .expect("the enclosing function");
+        let signature = observe[..at].rsplit("fn ").next().unwrap();
+        assert!(
+            signature.contains(&format!("{argument}: &'static str")),
+            "observe::{function} takes its message {argument} as a literal"
+        );
+        let mut passed = 0;
+        for path in &sources {
+            let source = std::fs::read_to_string(path).unwrap();
+            for (call_at, _) in source.match_indices(&format!("observe::{function}(")) {
+                let call = &source[call_at..];
+                let call = &call[..call.find(')').expect("a closed call")];
+                if let Some(message) = literals(call).last() {
+                    events.insert((*message).to_owned());
+                    passed += 1;
+                }
+            }
+        }
+        assert!(passed > 0, "no caller of observe::{function} found");
+    }
+    assert!(calls >= 4, "only {calls} events found in observe.rs");
+    events
+}
+
+/// The README's list of the `concern` values of the store spans, and of the `INFO` events of
+/// `commerce_core::observe`, are the code's.
+#[test]
+fn the_readmes_concerns_and_events_are_the_codes() {
+    let readme = flat(&repo("README.md"));
+    // "**`commerce.store`** ... `concern` (`accounts`, `catalog`, ...) and `operation`"
+    let documented = readme
+        .split("**`commerce.store`**")
+        .nth(1)
+        .and_then(|bullet| bullet.split("`concern` (").nth(1))
+        .and_then(|rest| rest.split(')').next())
+        .map(codes)
+        .expect("the README's commerce.store bullet lists the `concern` values");
+    assert_eq!(
+        documented,
+        concerns(),
+        "the README's `concern` values (the commerce.store bullet)"
+    );
+    // "**Events** (`INFO`, target `commerce_core::observe`): `order placed`, `order moved`
+    // (`from`, `to`, `by` = `api` ... `platform` for `Operator::move_order*`), ..., with ids"
+    let bullet = readme
+        .split("**Events** (`INFO`, target `commerce_core::observe`):")
+        .nth(1)
+        .expect("the README's events bullet")
+        .split(", with ids")
+        .next()
+        .unwrap();
+    // The top-level names: those outside parentheses.
+    let mut depth = 0;
+    let mut outside = String::new();
+    for c in bullet.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            _ if depth == 0 => outside.push(c),
+            _ => {}
+        }
+    }
+    assert_eq!(
+        codes(&outside),
+        observe_events(),
+        "the README's INFO events (the Events bullet)"
+    );
+}
+
+#[test]
+fn the_concerns_and_events_are_read_from_the_code() {
+    let concerns = concerns();
+    assert!(concerns.contains("supply") && concerns.contains("webhooks"));
+    assert_eq!(concerns.len(), 8, "{concerns:?}");
+    let events = observe_events();
+    for event in [
+        "order placed",
+        "order moved",
+        "quote decided",
+        "withdrawal requested",
+        "withdrawal decided",
+    ] {
+        assert!(events.contains(event), "{event} in {events:?}");
     }
 }

@@ -104,7 +104,7 @@ pub fn examples(page: &str) -> Vec<Example> {
             .find(|&i| lines[i].starts_with("```"))
             .unwrap_or(lines.len());
         let block = &lines[start..end];
-        if info.trim() == "json" {
+        if info.split_whitespace().next() == Some("json") {
             found.push(Example {
                 line: start + 1,
                 text: block.join("\n"),

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! COMMERCE_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test \
-//!   cargo bench --features sqlx --bench webhooks
+//!   cargo bench -p commerce-dev --features sqlx --bench webhooks
 //! ```
 //!
 //! For each store (`WEBHOOKS_STORES`, default `postgres,memory`; PostgreSQL in a database

@@ -3,7 +3,7 @@
 //! (same rounding: `round_dp_with_strategy(2, MidpointAwayFromZero)`) with no structure around it.
 //!
 //! ```text
-//! cargo bench --bench pricing -- --warm-up-time 1 --measurement-time 3
+//! cargo bench -p commerce-dev --bench pricing -- --warm-up-time 1 --measurement-time 3
 //! ```
 //!
 //! Goal (BENCHMARKS.md): `price` ≤ 1.25× the inline arithmetic, at every size. After criterion's
@@ -14,7 +14,7 @@
 //! `valgrind --tool=callgrind` to count:
 //!
 //! ```text
-//! cargo bench --bench pricing --no-run   # then, with the binary it names:
+//! cargo bench -p commerce-dev --bench pricing --no-run   # then, with the binary it names:
 //! PRICING_LOOP=price:1000:10 valgrind --tool=callgrind target/release/deps/pricing-* --bench
 //! ```
 

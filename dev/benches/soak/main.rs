@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! COMMERCE_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test \
-//!   cargo bench --features sqlx --bench soak
+//!   cargo bench -p commerce-dev --features sqlx --bench soak
 //! ```
 //!
 //! Set-up: a fresh database `commerce_soak` on the server of `COMMERCE_TEST_POSTGRES_URL`

@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! COMMERCE_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test \
-//!   cargo bench --features sqlx --bench stores -- --warm-up-time 1 --measurement-time 3
+//!   cargo bench -p commerce-dev --features sqlx --bench stores -- --warm-up-time 1 --measurement-time 3
 //! ```
 //!
 //! No goal: after criterion's output the bench reports one `ratio` line per database.

@@ -4,7 +4,7 @@
 //! it is absent; ignored by a plain `cargo test` (it needs the browser):
 //!
 //! ```text
-//! cargo test --test browser -- --ignored
+//! cargo test -p commerce-dev --test browser -- --ignored
 //! ```
 //!
 //! A newcomer logs in through the demo login, requests API access (the sandbox approves at
@@ -18,7 +18,7 @@
 //! method and path, and the page loads nothing besides itself.
 //!
 //! Settings: `CHROMEDRIVER` (default `chromedriver`), `CHROMIUM` (default `/usr/bin/chromium`),
-//! `COMMERCE_SCREENSHOTS` (default `docs/onboarding` of this crate).
+//! `COMMERCE_SCREENSHOTS` (default `docs/onboarding` of the repository).
 
 use std::net::TcpListener as StdListener;
 use std::path::PathBuf;
@@ -119,7 +119,7 @@ async fn screenshot(client: &Client, name: &str) {
 fn save(name: &str, png: Vec<u8>) {
     let dir = std::env::var("COMMERCE_SCREENSHOTS")
         .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/onboarding"));
+        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/onboarding"));
     std::fs::create_dir_all(&dir).expect("the screenshots' directory");
     std::fs::write(dir.join(format!("{name}.png")), png).expect("the screenshot is saved");
 }

@@ -1,7 +1,7 @@
 //! A load run over loopback, bounded in time, that stops by itself.
 //!
 //! ```text
-//! cargo bench --features axum --bench load
+//! cargo bench -p commerce-dev --features axum --bench load
 //! ```
 //!
 //! Each phase serves one axum app on `127.0.0.1:0` from a server runtime and drives it from a

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! COMMERCE_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test \
-//!   cargo bench --features sqlx --bench http_sql
+//!   cargo bench -p commerce-dev --features sqlx --bench http_sql
 //! ```
 //!
 //! For each store (PostgreSQL in a database `commerce_http_sql` it creates and drops, when

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! COMMERCE_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test \
-//!   cargo bench --features sqlx --bench scale
+//!   cargo bench -p commerce-dev --features sqlx --bench scale
 //! ```
 //!
 //! For each store the run loads orders through `Store::place_order` (the same call the engine

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! COMMERCE_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test \
-//!   cargo bench --features sqlx --bench back_office
+//!   cargo bench -p commerce-dev --features sqlx --bench back_office
 //! ```
 //!
 //! Each store is filled straight through SQL (the stores' own tables, one `INSERT ... SELECT`
@@ -33,7 +33,7 @@
 //! them). The account search reads every account (no index serves a substring) and the
 //! withdrawal totals every matching withdrawal: both are reported only.
 //!
-//! The SQLite file is `back_office_bench.db` in `$CARGO_TARGET_DIR` (else `target/`); the
+//! The SQLite file is `back_office_bench.db` in `$CARGO_TARGET_DIR` (else the workspace's `target/`); the
 //! PostgreSQL store lives in its own schema, `commerce_back_office_bench`, of the URL's database.
 //! Both are removed at the end. Goal (BENCHMARKS.md): every indexed page at the large size
 //! ≤ 1.5× its latency at the small size.
@@ -461,7 +461,8 @@ fn main() {
     let rt = common::runtime("back-office", 2);
     rt.block_on(async {
         if stores.contains("sqlite") {
-            let dir = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
+            let dir = std::env::var("CARGO_TARGET_DIR")
+                .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/../target").into());
             let path = std::path::Path::new(&dir).join("back_office_bench.db");
             let path = path.to_str().expect("utf-8 path").to_owned();
             let store = common::sql::fresh_sqlite(&path).await;

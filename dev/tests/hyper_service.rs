@@ -10,7 +10,7 @@ use commerce_core::testing::wire;
 use tokio::net::TcpListener;
 
 #[allow(dead_code)] // its `main` and constants
-#[path = "../examples/hyper_service.rs"]
+#[path = "../../examples/hyper_service.rs"]
 mod example;
 
 use example::support;

@@ -5,7 +5,7 @@
 //! `serde_json::Value`. Both sides build the same `http::Request` per iteration.
 //!
 //! ```text
-//! cargo bench --bench engine -- --warm-up-time 1 --measurement-time 3
+//! cargo bench -p commerce-dev --bench engine -- --warm-up-time 1 --measurement-time 3
 //! ```
 //!
 //! Goal (BENCHMARKS.md): `handle` for GET /products ≤ 3× its serde-only baseline; GET /me and
