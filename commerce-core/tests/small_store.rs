@@ -53,6 +53,10 @@ struct Tables {
     deliveries: Vec<(Delivery, Option<Lease>)>,
     /// Suppliers' quotes, as stored (a pending one past its end reads `expired`).
     quotes: Vec<Quote>,
+    /// The catalogue change feed: each product's latest change as a read last numbered it,
+    /// and the last position given.
+    feed: HashMap<ProductId, CatalogChange>,
+    feed_last: i64,
 }
 
 /// Who holds a claimed delivery, and until when.
@@ -769,6 +773,41 @@ impl CatalogStore for SmallStore {
 
     async fn product(&self, id: ProductId) -> Result<Option<Product>, StoreError> {
         Ok(find(&mut self.lock().products, id.into()).ok().cloned())
+    }
+
+    /// Numbers changes when read, under the one lock: each product whose `updated_at` moved
+    /// since the last read gets the next position, after every position given before; so no
+    /// change can appear behind a position once returned (no write hook needed).
+    async fn catalog_changes(
+        &self,
+        after: Option<ChangePosition>,
+        limit: usize,
+    ) -> Result<CatalogChanges, StoreError> {
+        let mut t = self.lock();
+        let Tables {
+            products,
+            feed,
+            feed_last,
+            ..
+        } = &mut *t;
+        for p in products.iter() {
+            let seen = feed.get(&p.id).map(|c| c.at);
+            if seen != Some(p.updated_at) {
+                *feed_last += 1;
+                let kind = ChangeKind::of(p.active, seen.is_none());
+                let at = ChangePosition::new(0, *feed_last);
+                feed.insert(p.id, CatalogChange::new(at, p.id, kind, p.updated_at));
+            }
+        }
+        let mut changes: Vec<CatalogChange> = feed
+            .values()
+            .filter(|c| after.is_none_or(|a| c.position > a))
+            .cloned()
+            .collect();
+        changes.sort_by_key(|c| c.position);
+        changes.truncate(limit.saturating_add(1));
+        let head = ChangePosition::new(0, *feed_last);
+        Ok(CatalogChanges::from_read(changes, limit, after, head))
     }
 
     async fn products_of_variants(

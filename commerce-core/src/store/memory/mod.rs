@@ -2,6 +2,7 @@
 
 mod accounts;
 mod catalog;
+mod changes;
 mod catalog_edits;
 mod idempotency;
 mod indexes;
@@ -97,6 +98,8 @@ struct State {
     deliveries_by_webhook: webhooks::ByWebhook,
     /// Suppliers' quotes.
     quotes: supply::Quotes,
+    /// The catalogue change feed.
+    changes: changes::ChangeFeed,
 }
 
 impl State {
