@@ -12,19 +12,8 @@
 use commerce_core::model::*;
 
 use crate::dialect::*;
-use crate::rows::{backend, corrupt, instant};
+use crate::rows::{ChangeRow, backend, corrupt, instant};
 use crate::sql_store::*;
-
-db_row! {
-    /// A change of the feed, or (no product) the head of the feed.
-    struct ChangeRow {
-        product_id: Option<i64>,
-        kind: Option<String>,
-        at: Option<i64>,
-        txid: i64,
-        seq: i64,
-    }
-}
 
 /// Reads at most `limit` changes after `after`, in feed order.
 pub(crate) async fn read<DB: Dialect>(

@@ -49,6 +49,30 @@ async fn read_to_end(h: &Harness, after: Option<String>, limit: u32) -> (Vec<Val
     }
 }
 
+/// [`read_to_end`] again from where it ended until every one of `wanted` is named (a store with
+/// a fence, PostgreSQL, returns a change once every older transaction on the server has ended):
+/// at most 60 s.
+async fn read_until(
+    h: &Harness,
+    after: Option<String>,
+    limit: u32,
+    wanted: &[i64],
+) -> (Vec<Value>, String) {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
+    let (mut read, mut cursor) = read_to_end(h, after, limit).await;
+    while !wanted.iter().all(|w| product_ids(&read).contains(w)) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{wanted:?} never read: {read:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        let (more, next) = read_to_end(h, Some(cursor), limit).await;
+        read.extend(more);
+        cursor = next;
+    }
+    (read, cursor)
+}
+
 fn product_ids(changes: &[Value]) -> Vec<i64> {
     changes
         .iter()
@@ -70,7 +94,14 @@ pub async fn catalog_changes_follow_the_catalogue_from_a_cursor(h: &Harness) {
             .pulled_products
     };
     let pulled = pulls().await;
-    let (all, cursor) = read_to_end(h, None, 2).await;
+    let store = h.engine.store();
+    let listed = store
+        .products(&ProductFilter::default(), PageRequest::new(1, 100).expect("page"))
+        .await
+        .expect("products");
+    let mut every: Vec<i64> = listed.items.iter().map(|p| p.id.get()).collect();
+    every.push(h.fixture.stopped_product.get());
+    let (all, cursor) = read_until(h, None, 2, &every).await;
     let mut ids = product_ids(&all);
     let listed = ids.len();
     ids.sort_unstable();
@@ -106,7 +137,7 @@ pub async fn catalog_changes_follow_the_catalogue_from_a_cursor(h: &Harness) {
         .clone();
     let placed = h.post(A, "/api/v1/orders", &h.order_body(2, "10")).await;
     assert_eq!(placed.status, 201, "order");
-    let (after_order, cursor) = read_to_end(h, Some(cursor), 100).await;
+    let (after_order, cursor) = read_until(h, Some(cursor), 100, &[owner.id.get()]).await;
     assert_eq!(product_ids(&after_order), [owner.id.get()]);
     assert_eq!(after_order[0]["kind"], "updated");
     let now = h
@@ -125,13 +156,14 @@ pub async fn catalog_changes_follow_the_catalogue_from_a_cursor(h: &Harness) {
     op.set_product_active(h.fixture.featured_product, false)
         .await
         .expect("stop");
-    let (stopped, cursor) = read_to_end(h, Some(cursor), 100).await;
+    let featured = [h.fixture.featured_product.get()];
+    let (stopped, cursor) = read_until(h, Some(cursor), 100, &featured).await;
     assert_eq!(product_ids(&stopped), [h.fixture.featured_product.get()]);
     assert_eq!(stopped[0]["kind"], "removed");
     op.set_product_active(h.fixture.featured_product, true)
         .await
         .expect("sell again");
-    let (back, cursor) = read_to_end(h, Some(cursor), 100).await;
+    let (back, cursor) = read_until(h, Some(cursor), 100, &featured).await;
     assert_eq!(product_ids(&back), [h.fixture.featured_product.get()]);
     assert_eq!(back[0]["kind"], "updated");
     assert_eq!(pulls().await, pulled, "the feed bills no pull");

@@ -42,6 +42,45 @@ async fn read_to_end(
     }
 }
 
+/// [`read_to_end`] again and again from where it ended until every one of `wanted` is named:
+/// a store with a fence (PostgreSQL) returns a change once every transaction older than it has
+/// ended, a moment later when other sessions of the server write; at most 60 s.
+async fn read_until(
+    store: &dyn Store,
+    after: Option<ChangePosition>,
+    limit: usize,
+    wanted: &[ProductId],
+) -> (Vec<CatalogChange>, ChangePosition) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    let (mut read, mut end) = read_to_end(store, after, limit).await;
+    while !wanted.iter().all(|w| read.iter().any(|c| c.product_id == *w)) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{wanted:?} never read: {read:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let (more, next) = read_to_end(store, Some(end), limit).await;
+        read.extend(more);
+        end = next;
+    }
+    (read, end)
+}
+
+/// Every product, active or stopped, as the store lists them.
+async fn every_product(store: &dyn Store) -> Vec<ProductId> {
+    let listed = store
+        .products(&ProductFilter::default(), page(1, 100))
+        .await
+        .expect("products");
+    let stopped = store
+        .removed_products(at(-1_000_000), page(1, 100))
+        .await
+        .expect("removed");
+    let mut ids: Vec<ProductId> = listed.items.iter().map(|p| p.id).collect();
+    ids.extend(stopped.items.iter().map(|r| r.id));
+    ids
+}
+
 /// The paths that change a product as `GET /products/{id}` renders it, in the order the
 /// case runs them (each after the one before).
 const PATHS: &[&str] = &[
@@ -71,7 +110,7 @@ pub async fn every_path_that_changes_a_product_names_it_in_the_feed(store: &dyn 
     let s = supply(store, 5).await;
     let f = &s.f;
     let kitchen = f.product.category_id;
-    let (_, mut end) = read_to_end(store, None, 1000).await;
+    let (_, mut end) = read_until(store, None, 1000, &every_product(store).await).await;
     let mut created = None;
     let mut returned_order = None;
     for path in PATHS {
@@ -141,7 +180,7 @@ pub async fn every_path_that_changes_a_product_names_it_in_the_feed(store: &dyn 
                 let order = new_order(f, f.account.id, &number(2), lines, 100);
                 let placed = place(store, order).await;
                 // Placed, read past, then cancelled: the release is its own change.
-                end = read_to_end(store, Some(end), 1000).await.1;
+                end = read_until(store, Some(end), 1000, &[f.product.id]).await.1;
                 let cancel = change(placed.id, OrderStatus::Cancelled, 101);
                 store.change_order_status(cancel).await.expect(path);
                 (ChangeKind::Updated, vec![f.product.id])
@@ -150,7 +189,7 @@ pub async fn every_path_that_changes_a_product_names_it_in_the_feed(store: &dyn 
                 let order = returned_order.expect("placed");
                 let shipped = [OrderStatus::Confirmed, OrderStatus::Shipped];
                 let moved = move_to(store, order, &shipped, 102).await;
-                end = read_to_end(store, Some(end), 1000).await.1;
+                end = read_until(store, Some(end), 1000, &[]).await.1;
                 let mut back = change(order, OrderStatus::Returned, 110);
                 back.outcomes = vec![(moved.lines[0].id, LineOutcome::partly_delivered(0, 1))];
                 store.change_order_status(back).await.expect(path);
@@ -180,7 +219,7 @@ pub async fn every_path_that_changes_a_product_names_it_in_the_feed(store: &dyn 
                 (ChangeKind::Updated, vec![s.product.id])
             }
         };
-        let (read, next) = read_to_end(store, Some(end), 2).await;
+        let (read, next) = read_until(store, Some(end), 2, &changed).await;
         let named: Vec<ProductId> = read.iter().map(|c| c.product_id).collect();
         let expected: BTreeSet<ProductId> = changed.iter().copied().collect();
         assert_eq!(
@@ -217,8 +256,8 @@ pub async fn the_change_feed_pages_from_its_start_and_coalesces(store: &dyn Stor
     for (i, title) in ["A", "B", "C", "D", "E"].iter().enumerate() {
         made.push(product(store, title, kitchen.id, 10 + i as i64).await.id);
     }
-    let after_head = store.catalog_changes(Some(head), 10).await.expect("read");
-    let ids: Vec<ProductId> = after_head.changes.iter().map(|c| c.product_id).collect();
+    let (after_head, _) = read_until(store, Some(head), 10, &made).await;
+    let ids: Vec<ProductId> = after_head.iter().map(|c| c.product_id).collect();
     assert_eq!(ids, made, "every change comes after the empty feed's head");
 
     let first = store.catalog_changes(None, 2).await.expect("read");
@@ -240,6 +279,7 @@ pub async fn the_change_feed_pages_from_its_start_and_coalesces(store: &dyn Stor
         let patch = ProductPatch::default().set_title(format!("{p} again"));
         store.update_product(p, patch, at(50)).await.expect("edit");
     }
+    read_until(store, Some(third.end), 3, &made[..2]).await;
     let (all, _) = read_to_end(store, None, 3).await;
     assert_eq!(
         ids_of(&CatalogChanges::new(all.clone(), false, head)),
