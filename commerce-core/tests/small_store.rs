@@ -68,8 +68,34 @@ type Lease = (LeaseToken, DateTime<Utc>);
 struct SmallStore(Mutex<Tables>);
 
 impl SmallStore {
+    /// The tables, for one whole operation. The changes the operation before made are put in
+    /// the catalogue change feed first ([`number_changes`]), so the feed is in commit order.
     fn lock(&self) -> MutexGuard<'_, Tables> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
+        let mut t = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        number_changes(&mut t);
+        t
+    }
+}
+
+/// The catalogue change feed without a write hook: each product whose `updated_at` moved since
+/// it was last numbered gets the next position. Run at the start of every operation, under the
+/// one lock, it numbers each operation's changes before the next operation writes: positions
+/// follow commit order, and none is given behind one already read.
+fn number_changes(t: &mut Tables) {
+    let Tables {
+        products,
+        feed,
+        feed_last,
+        ..
+    } = t;
+    for p in products.iter() {
+        let seen = feed.get(&p.id).map(|c| c.at);
+        if seen != Some(p.updated_at) {
+            *feed_last += 1;
+            let kind = ChangeKind::of(p.active, seen.is_none());
+            let at = ChangePosition::new(0, *feed_last);
+            feed.insert(p.id, CatalogChange::new(at, p.id, kind, p.updated_at));
+        }
     }
 }
 
@@ -775,38 +801,22 @@ impl CatalogStore for SmallStore {
         Ok(find(&mut self.lock().products, id.into()).ok().cloned())
     }
 
-    /// Numbers changes when read, under the one lock: each product whose `updated_at` moved
-    /// since the last read gets the next position, after every position given before; so no
-    /// change can appear behind a position once returned (no write hook needed).
+    /// The feed as [`number_changes`] keeps it (`lock` numbered the last writes).
     async fn catalog_changes(
         &self,
         after: Option<ChangePosition>,
         limit: usize,
     ) -> Result<CatalogChanges, StoreError> {
-        let mut t = self.lock();
-        let Tables {
-            products,
-            feed,
-            feed_last,
-            ..
-        } = &mut *t;
-        for p in products.iter() {
-            let seen = feed.get(&p.id).map(|c| c.at);
-            if seen != Some(p.updated_at) {
-                *feed_last += 1;
-                let kind = ChangeKind::of(p.active, seen.is_none());
-                let at = ChangePosition::new(0, *feed_last);
-                feed.insert(p.id, CatalogChange::new(at, p.id, kind, p.updated_at));
-            }
-        }
-        let mut changes: Vec<CatalogChange> = feed
+        let t = self.lock();
+        let mut changes: Vec<CatalogChange> = t
+            .feed
             .values()
             .filter(|c| after.is_none_or(|a| c.position > a))
             .cloned()
             .collect();
         changes.sort_by_key(|c| c.position);
         changes.truncate(limit.saturating_add(1));
-        let head = ChangePosition::new(0, *feed_last);
+        let head = ChangePosition::new(0, t.feed_last);
         Ok(CatalogChanges::from_read(changes, limit, after, head))
     }
 

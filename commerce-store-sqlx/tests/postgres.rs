@@ -130,10 +130,21 @@ async fn a_held_writer_holds_the_change_feed_back_until_it_commits() {
         .await
         .expect("category");
     let product = |title: &'static str| {
-        NewProduct::new(category.id, title, title.to_lowercase(), "https://shop.example.com/p")
+        NewProduct::new(
+            category.id,
+            title,
+            title.to_lowercase(),
+            "https://shop.example.com/p",
+        )
     };
-    let held = store.insert_product(product("Held"), now).await.expect("held");
-    let later = store.insert_product(product("Later"), now).await.expect("later");
+    let held = store
+        .insert_product(product("Held"), now)
+        .await
+        .expect("held");
+    let later = store
+        .insert_product(product("Later"), now)
+        .await
+        .expect("later");
     let (_, start) = feed_until(&store, ChangePosition::default(), &[held.id, later.id]).await;
 
     let mut writer = PgConnection::connect(&url).await.expect("connect");
@@ -163,6 +174,10 @@ async fn a_held_writer_holds_the_change_feed_back_until_it_commits() {
         .expect("commit");
     writer.close().await.ok();
     let (named, _) = feed_until(&store, start, &[held.id, later.id]).await;
-    assert_eq!(named, [held.id, later.id], "the held change first, each once");
+    assert_eq!(
+        named,
+        [held.id, later.id],
+        "the held change first, each once"
+    );
     drop_schema(&url, &[store.pool()], &schema).await;
 }

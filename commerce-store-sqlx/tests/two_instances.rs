@@ -802,7 +802,11 @@ async fn the_change_feed_is_one_across_instances() {
             .expect("a new price");
         let (through_first, at_first) = feed_until(&p, 0, Some(&start), &[plain, featured]).await;
         let (through_second, _) = feed_until(&p, 1, Some(&start), &[plain, featured]).await;
-        assert_eq!(through_first, [plain, featured], "in commit order, each once");
+        assert_eq!(
+            through_first,
+            [plain, featured],
+            "in commit order, each once"
+        );
         assert_eq!(through_second, through_first, "the same feed");
         let more = NewStockAdjustment::new(p.fixture.plain_variant, 3, StockReason::Received);
         p.engines[1]
@@ -811,7 +815,11 @@ async fn the_change_feed_is_one_across_instances() {
             .await
             .expect("stock");
         let (then, _) = feed_until(&p, 1, Some(&at_first), &[plain]).await;
-        assert_eq!(then, [plain], "a cursor of one instance reads on at the other");
+        assert_eq!(
+            then,
+            [plain],
+            "a cursor of one instance reads on at the other"
+        );
     })
     .await;
 }

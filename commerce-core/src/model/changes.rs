@@ -127,11 +127,7 @@ impl CatalogChanges {
     ) -> Self {
         let has_more = changes.len() > limit;
         changes.truncate(limit);
-        let end = changes
-            .last()
-            .map(|c| c.position)
-            .or(after)
-            .unwrap_or(head);
+        let end = changes.last().map(|c| c.position).or(after).unwrap_or(head);
         Self::new(changes, has_more, end)
     }
 }

@@ -2,8 +2,8 @@
 
 mod accounts;
 mod catalog;
-mod changes;
 mod catalog_edits;
+mod changes;
 mod idempotency;
 mod indexes;
 mod meter;

@@ -39,7 +39,11 @@ async fn read_to_end(h: &Harness, after: Option<String>, limit: u32) -> (Vec<Val
         if let Some(last) = data.last() {
             assert_eq!(last["cursor"], json!(next), "the last change's cursor");
         } else {
-            assert_eq!(after.as_deref(), Some(next.as_str()), "an empty page: as given");
+            assert_eq!(
+                after.as_deref(),
+                Some(next.as_str()),
+                "an empty page: as given"
+            );
         }
         read.extend(data);
         after = Some(next.clone());
@@ -96,7 +100,10 @@ pub async fn catalog_changes_follow_the_catalogue_from_a_cursor(h: &Harness) {
     let pulled = pulls().await;
     let store = h.engine.store();
     let listed = store
-        .products(&ProductFilter::default(), PageRequest::new(1, 100).expect("page"))
+        .products(
+            &ProductFilter::default(),
+            PageRequest::new(1, 100).expect("page"),
+        )
         .await
         .expect("products");
     let mut every: Vec<i64> = listed.items.iter().map(|p| p.id.get()).collect();

@@ -53,7 +53,10 @@ async fn read_until(
 ) -> (Vec<CatalogChange>, ChangePosition) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     let (mut read, mut end) = read_to_end(store, after, limit).await;
-    while !wanted.iter().all(|w| read.iter().any(|c| c.product_id == *w)) {
+    while !wanted
+        .iter()
+        .all(|w| read.iter().any(|c| c.product_id == *w))
+    {
         assert!(
             tokio::time::Instant::now() < deadline,
             "{wanted:?} never read: {read:?}"
@@ -128,12 +131,18 @@ pub async fn every_path_that_changes_a_product_names_it_in_the_feed(store: &dyn 
             }
             "variant edited" => {
                 let patch = VariantPatch::default().set_price(d("130.00"));
-                store.update_variant(f.variant.id, patch, now).await.expect(path);
+                store
+                    .update_variant(f.variant.id, patch, now)
+                    .await
+                    .expect(path);
                 (ChangeKind::Updated, vec![f.product.id])
             }
             "product edited" => {
                 let patch = ProductPatch::default().set_title("Electric Kettle 2");
-                store.update_product(f.product.id, patch, now).await.expect(path);
+                store
+                    .update_product(f.product.id, patch, now)
+                    .await
+                    .expect(path);
                 (ChangeKind::Updated, vec![f.product.id])
             }
             "stock adjusted" => {
@@ -147,7 +156,10 @@ pub async fn every_path_that_changes_a_product_names_it_in_the_feed(store: &dyn 
             }
             "warranty edited" => {
                 let patch = WarrantyPatch::default().set_name("ضمان ممتد");
-                store.update_warranty(f.warranty.id, patch, now).await.expect(path);
+                store
+                    .update_warranty(f.warranty.id, patch, now)
+                    .await
+                    .expect(path);
                 (ChangeKind::Updated, vec![f.product.id])
             }
             "warranty stopped" => {
@@ -159,7 +171,10 @@ pub async fn every_path_that_changes_a_product_names_it_in_the_feed(store: &dyn 
             }
             "category renamed" => {
                 let patch = CategoryPatch::default().set_name("مطبخ جديد");
-                store.update_category(kitchen, patch, now).await.expect(path);
+                store
+                    .update_category(kitchen, patch, now)
+                    .await
+                    .expect(path);
                 let all = store
                     .products(&ProductFilter::default(), page(1, 100))
                     .await
@@ -201,7 +216,10 @@ pub async fn every_path_that_changes_a_product_names_it_in_the_feed(store: &dyn 
                     .await
                     .expect("quote");
                 let accept = QuoteDecision::Accept { note: None };
-                store.decide_quote(None, q.id, accept, now).await.expect(path);
+                store
+                    .decide_quote(None, q.id, accept, now)
+                    .await
+                    .expect(path);
                 (ChangeKind::Updated, vec![s.product.id])
             }
             "stopped" => {
@@ -264,15 +282,27 @@ pub async fn the_change_feed_pages_from_its_start_and_coalesces(store: &dyn Stor
     assert_eq!(ids_of(&first), made[..2], "the oldest first");
     assert!(first.has_more);
     assert_eq!(first.end, first.changes[1].position);
-    let second = store.catalog_changes(Some(first.end), 2).await.expect("read");
+    let second = store
+        .catalog_changes(Some(first.end), 2)
+        .await
+        .expect("read");
     assert_eq!(ids_of(&second), made[2..4]);
     assert!(second.has_more);
-    let third = store.catalog_changes(Some(second.end), 2).await.expect("read");
+    let third = store
+        .catalog_changes(Some(second.end), 2)
+        .await
+        .expect("read");
     assert_eq!(ids_of(&third), made[4..]);
     assert!(!third.has_more, "the last page");
-    let exact = store.catalog_changes(Some(second.end), 1).await.expect("read");
+    let exact = store
+        .catalog_changes(Some(second.end), 1)
+        .await
+        .expect("read");
     assert_eq!(ids_of(&exact), made[4..]);
-    assert!(!exact.has_more, "a page that ends at the feed's end has no more");
+    assert!(
+        !exact.has_more,
+        "a page that ends at the feed's end has no more"
+    );
 
     // B twice, then A: one entry each, latest last; the first A and B are gone from the start.
     for p in [made[1], made[1], made[0]] {
@@ -286,7 +316,10 @@ pub async fn the_change_feed_pages_from_its_start_and_coalesces(store: &dyn Stor
         vec![made[2], made[3], made[4], made[1], made[0]],
         "each product once, by its latest change"
     );
-    let since = store.catalog_changes(Some(third.end), 10).await.expect("read");
+    let since = store
+        .catalog_changes(Some(third.end), 10)
+        .await
+        .expect("read");
     assert_eq!(ids_of(&since), vec![made[1], made[0]], "the changes after");
     assert!(all.windows(2).all(|w| w[0].position < w[1].position));
 }

@@ -12,7 +12,9 @@ use utoipa::openapi::security::SecurityRequirement;
 use utoipa::openapi::{ContentBuilder, HeaderBuilder, Ref, RefOr, Required, ResponseBuilder};
 
 use crate::error::ErrorCode;
-use crate::limits::{MAX_CHANGES_LIMIT, MAX_CURSOR, MAX_IDEMPOTENCY_KEY, MAX_PER_PAGE, MAX_REQUEST_ID};
+use crate::limits::{
+    MAX_CHANGES_LIMIT, MAX_CURSOR, MAX_IDEMPOTENCY_KEY, MAX_PER_PAGE, MAX_REQUEST_ID,
+};
 use crate::model::*;
 use crate::web::routes::Endpoint;
 
