@@ -35,6 +35,9 @@ string_enum! {
         RequestTimeout => "request_timeout",
         /// 409: the records as they stand refuse the request; [`ConflictReason`] says why.
         Conflict => "conflict",
+        /// 410: `GET /catalog/changes`: the `after` cursor is older than the feed keeps
+        /// changes (30 days); read the catalogue again and start from a new cursor.
+        CursorExpired => "cursor_expired",
         /// 413: body over the limit.
         PayloadTooLarge => "payload_too_large",
         /// 422: missing or wrong field.
@@ -60,6 +63,7 @@ impl ErrorCode {
             ErrorCode::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ErrorCode::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             ErrorCode::Conflict => StatusCode::CONFLICT,
+            ErrorCode::CursorExpired => StatusCode::GONE,
             ErrorCode::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ErrorCode::ValidationFailed => StatusCode::UNPROCESSABLE_ENTITY,
             ErrorCode::RateLimited => StatusCode::TOO_MANY_REQUESTS,
@@ -80,6 +84,7 @@ impl ErrorCode {
             ErrorCode::RequestTimeout => messages::BODY_TIMEOUT,
             // Unused: a 409 is built by `ApiError::conflict`, with its reason's message.
             ErrorCode::Conflict => messages::IDEMPOTENCY_MISMATCH,
+            ErrorCode::CursorExpired => messages::CURSOR_EXPIRED,
             ErrorCode::PayloadTooLarge => messages::PAYLOAD_TOO_LARGE,
             ErrorCode::ValidationFailed => messages::VALIDATION_FAILED,
             ErrorCode::RateLimited => messages::RATE_LIMITED,

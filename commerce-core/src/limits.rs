@@ -70,6 +70,15 @@ pub(crate) const DEFAULT_UNKNOWN_KEY_LIFE_SECONDS: u64 = 30;
 /// Largest page size (`per_page`).
 pub const MAX_PER_PAGE: u32 = 100;
 
+/// Largest `limit` of the catalogue change feed (`GET /catalog/changes`).
+pub(crate) const MAX_CHANGES_LIMIT: u32 = 1000;
+/// The change feed's `limit` when left out.
+pub(crate) const DEFAULT_CHANGES_LIMIT: u32 = 100;
+/// Longest change feed cursor (`after`), in characters.
+pub(crate) const MAX_CURSOR: usize = 100;
+/// How long a change feed cursor stays good, in days: an older one is a 410 `cursor_expired`.
+pub(crate) const CURSOR_DAYS: i64 = 30;
+
 /// Longest webhook URL, in characters.
 pub const MAX_URL: usize = 2048;
 /// Longest webhook `description`, in characters.

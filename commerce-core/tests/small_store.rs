@@ -53,6 +53,10 @@ struct Tables {
     deliveries: Vec<(Delivery, Option<Lease>)>,
     /// Suppliers' quotes, as stored (a pending one past its end reads `expired`).
     quotes: Vec<Quote>,
+    /// The catalogue change feed: each product's latest change as a read last numbered it,
+    /// and the last position given.
+    feed: HashMap<ProductId, CatalogChange>,
+    feed_last: i64,
 }
 
 /// Who holds a claimed delivery, and until when.
@@ -64,8 +68,34 @@ type Lease = (LeaseToken, DateTime<Utc>);
 struct SmallStore(Mutex<Tables>);
 
 impl SmallStore {
+    /// The tables, for one whole operation. The changes the operation before made are put in
+    /// the catalogue change feed first ([`number_changes`]), so the feed is in commit order.
     fn lock(&self) -> MutexGuard<'_, Tables> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
+        let mut t = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        number_changes(&mut t);
+        t
+    }
+}
+
+/// The catalogue change feed without a write hook: each product whose `updated_at` moved since
+/// it was last numbered gets the next position. Run at the start of every operation, under the
+/// one lock, it numbers each operation's changes before the next operation writes: positions
+/// follow commit order, and none is given behind one already read.
+fn number_changes(t: &mut Tables) {
+    let Tables {
+        products,
+        feed,
+        feed_last,
+        ..
+    } = t;
+    for p in products.iter() {
+        let seen = feed.get(&p.id).map(|c| c.at);
+        if seen != Some(p.updated_at) {
+            *feed_last += 1;
+            let kind = ChangeKind::of(p.active, seen.is_none());
+            let at = ChangePosition::new(0, *feed_last);
+            feed.insert(p.id, CatalogChange::new(at, p.id, kind, p.updated_at));
+        }
     }
 }
 
@@ -769,6 +799,25 @@ impl CatalogStore for SmallStore {
 
     async fn product(&self, id: ProductId) -> Result<Option<Product>, StoreError> {
         Ok(find(&mut self.lock().products, id.into()).ok().cloned())
+    }
+
+    /// The feed as [`number_changes`] keeps it (`lock` numbered the last writes).
+    async fn catalog_changes(
+        &self,
+        after: Option<ChangePosition>,
+        limit: usize,
+    ) -> Result<CatalogChanges, StoreError> {
+        let t = self.lock();
+        let mut changes: Vec<CatalogChange> = t
+            .feed
+            .values()
+            .filter(|c| after.is_none_or(|a| c.position > a))
+            .cloned()
+            .collect();
+        changes.sort_by_key(|c| c.position);
+        changes.truncate(limit.saturating_add(1));
+        let head = ChangePosition::new(0, t.feed_last);
+        Ok(CatalogChanges::from_read(changes, limit, after, head))
     }
 
     async fn products_of_variants(

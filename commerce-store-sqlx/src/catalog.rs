@@ -473,6 +473,14 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
         Ok(Page::new(items, total))
     }
 
+    async fn catalog_changes(
+        &self,
+        after: Option<ChangePosition>,
+        limit: usize,
+    ) -> StoreResult<CatalogChanges> {
+        crate::changes::read(self, after, limit).await
+    }
+
     async fn products_of_variants(&self, variants: &[VariantId]) -> StoreResult<Vec<Product>> {
         if variants.is_empty() {
             return Ok(Vec::new());

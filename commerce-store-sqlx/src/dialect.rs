@@ -152,6 +152,14 @@ pub(crate) trait Dialect:
     /// snapshot taken after the one before it committed (PostgreSQL: a transaction-scoped
     /// advisory lock; none on SQLite, whose writer lock already does it).
     const SERIALIZE_CLAIMS: Option<&'static str>;
+    /// The catalogue change feed's fence, an expression of one `BIGINT`: a read returns only
+    /// the changes whose `txid` is below it (PostgreSQL: the xmin of the statement's snapshot,
+    /// below which every transaction has ended; SQLite: none, the greatest `BIGINT`).
+    const CHANGES_FENCE: &'static str;
+    /// The feed's head as a read sees it, two `BIGINT` expressions (`txid, seq`) that may read
+    /// `fence.x`: a position every change the read did not see comes after (PostgreSQL:
+    /// `(fence, 0)`; SQLite: the greatest position taken).
+    const CHANGES_HEAD: &'static str;
 
     /// Pushes the test that the column before it is one of `ids`: ` = ANY($n)` with the ids
     /// as one array on PostgreSQL, ` IN ($n, $n+1, ...)` on SQLite. PostgreSQL plans a

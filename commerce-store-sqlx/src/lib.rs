@@ -194,6 +194,7 @@ mod accounts;
 pub(crate) mod back_office;
 mod catalog;
 mod catalog_edits;
+mod changes;
 mod dialect;
 mod dispatch;
 mod idempotency;

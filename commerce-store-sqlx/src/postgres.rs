@@ -234,6 +234,9 @@ impl crate::dialect::Dialect for Postgres {
         "SELECT CAST(COUNT(*) AS BIGINT) FROM pg_catalog.pg_class WHERE oid = to_regclass($1)";
     const SERIALIZE_CLAIMS: Option<&'static str> =
         Some("SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.webhook_claims'))");
+    const CHANGES_FENCE: &'static str =
+        "CAST(CAST(pg_snapshot_xmin(pg_current_snapshot()) AS TEXT) AS BIGINT)";
+    const CHANGES_HEAD: &'static str = "fence.x, CAST(0 AS BIGINT)";
 
     fn push_one_of(q: &mut sqlx::QueryBuilder<Self>, ids: &[i64]) {
         q.push(" = ANY(").push_bind(ids.to_vec()).push(")");

@@ -158,6 +158,9 @@ impl crate::dialect::Dialect for Sqlite {
     const TABLE_EXISTS: &'static str =
         "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = $1";
     const SERIALIZE_CLAIMS: Option<&'static str> = None;
+    const CHANGES_FENCE: &'static str = "9223372036854775807";
+    const CHANGES_HEAD: &'static str = "CAST(0 AS BIGINT), \
+        COALESCE((SELECT seq FROM catalog_changes ORDER BY txid DESC, seq DESC LIMIT 1), 0)";
 
     fn push_one_of(q: &mut sqlx::QueryBuilder<Self>, ids: &[i64]) {
         q.push(" IN (");

@@ -11,6 +11,7 @@ mod pg;
 
 use std::sync::Arc;
 
+use commerce_core::model::{ChangePosition, NewCategory, NewProduct, ProductId, ProductPatch};
 use commerce_core::store::prelude::*;
 use commerce_core::testing::store_cases::TestStore;
 use commerce_store_sqlx::sqlx::{self, PgPool};
@@ -79,3 +80,104 @@ fault_tests!(
     closed_pool_surfaces_as_backend_errors,
     sub_piastre_amounts_are_refused,
 );
+
+/// Reads the change feed after `after` until every one of `wanted` is named (other tests'
+/// transactions on the server may hold its head back a moment): the ids named, in order, and
+/// where the last read ended.
+async fn feed_until(
+    store: &dyn Store,
+    after: ChangePosition,
+    wanted: &[ProductId],
+) -> (Vec<ProductId>, ChangePosition) {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
+    let mut named = Vec::new();
+    let mut after = after;
+    loop {
+        let read = store.catalog_changes(Some(after), 100).await.expect("read");
+        named.extend(read.changes.iter().map(|c| c.product_id));
+        after = read.end;
+        if !read.has_more && wanted.iter().all(|w| named.contains(w)) {
+            return (named, after);
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{wanted:?} never named: {named:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// A writer that holds its transaction open (a raw session that updates a product, so that
+/// the trigger writes its change, and does not commit) while a later writer commits through
+/// the store: a read must not pass the held change (the later one, whose number is greater,
+/// is not returned while the held one may still commit), and once the held one commits the
+/// next read from the same position returns both, the held one first. A plain sequence would
+/// have returned the later change and a cursor past the held one, which would never be read.
+#[cfg_attr(
+    not(commerce_postgres_tests),
+    ignore = "needs COMMERCE_TEST_POSTGRES_URL (see README)"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_writer_holds_the_change_feed_back_until_it_commits() {
+    use commerce_core::chrono::{TimeZone, Utc};
+    use commerce_store_sqlx::sqlx::{AssertSqlSafe, Connection, PgConnection};
+
+    let url = database_url();
+    let (store, schema) = open(&url).await;
+    let now = Utc.with_ymd_and_hms(2026, 3, 1, 10, 0, 0).unwrap();
+    let category = store
+        .insert_category(NewCategory::new("قسم", "kitchen"))
+        .await
+        .expect("category");
+    let product = |title: &'static str| {
+        NewProduct::new(
+            category.id,
+            title,
+            title.to_lowercase(),
+            "https://shop.example.com/p",
+        )
+    };
+    let held = store
+        .insert_product(product("Held"), now)
+        .await
+        .expect("held");
+    let later = store
+        .insert_product(product("Later"), now)
+        .await
+        .expect("later");
+    let (_, start) = feed_until(&store, ChangePosition::default(), &[held.id, later.id]).await;
+
+    let mut writer = PgConnection::connect(&url).await.expect("connect");
+    sqlx::raw_sql(AssertSqlSafe(format!(
+        "BEGIN; UPDATE {schema}.products SET updated_at = updated_at + 1000 WHERE id = {}",
+        held.id
+    )))
+    .execute(&mut writer)
+    .await
+    .expect("the held write");
+    store
+        .update_product(later.id, ProductPatch::default().set_title("Later 2"), now)
+        .await
+        .expect("the later write");
+    for _ in 0..5 {
+        let read = store.catalog_changes(Some(start), 100).await.expect("read");
+        assert!(
+            read.changes.is_empty(),
+            "nothing past the held writer: {read:?}"
+        );
+        assert_eq!(read.end, start, "the position is not passed");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    sqlx::raw_sql("COMMIT")
+        .execute(&mut writer)
+        .await
+        .expect("commit");
+    writer.close().await.ok();
+    let (named, _) = feed_until(&store, start, &[held.id, later.id]).await;
+    assert_eq!(
+        named,
+        [held.id, later.id],
+        "the held change first, each once"
+    );
+    drop_schema(&url, &[store.pool()], &schema).await;
+}

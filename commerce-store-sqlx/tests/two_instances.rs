@@ -733,3 +733,93 @@ async fn kept_json_shows_the_other_instances_writes() {
     })
     .await;
 }
+
+/// Reads the change feed through engine `i` from `after` until it is quiet: the product ids
+/// named (in feed order) and the last `next_cursor`. A transaction held open elsewhere on the
+/// server (another test) holds the feed's head back for a moment: read on until `wanted` are
+/// all named, for at most a minute.
+async fn feed_until(p: &Pair, i: usize, after: Option<&str>, wanted: &[i64]) -> (Vec<i64>, String) {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
+    let mut named = Vec::new();
+    let mut cursor = after.map(str::to_owned);
+    loop {
+        let path = match &cursor {
+            Some(c) => format!("/api/v1/catalog/changes?after={c}&limit=3"),
+            None => "/api/v1/catalog/changes?limit=3".to_owned(),
+        };
+        let answer = p.send(i, get(&path)).await;
+        assert_eq!(answer.status, StatusCode::OK, "{path}");
+        let body = answer.json();
+        for change in body["data"].as_array().expect("data") {
+            named.push(change["product_id"].as_i64().expect("a product"));
+        }
+        cursor = body["meta"]["next_cursor"].as_str().map(str::to_owned);
+        let done = wanted.iter().all(|w| named.contains(w));
+        if body["meta"]["has_more"] == json!(false) && done {
+            return (named, cursor.expect("a cursor"));
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "engine {i}: {wanted:?} never named, read {named:?}"
+        );
+        if body["meta"]["has_more"] == json!(false) {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
+}
+
+/// Changes made through both instances (an order through one, a price through the other, a
+/// stock adjustment through the first) are read in the one feed through both, from a cursor
+/// either gave: each names the same products in the same order.
+#[cfg_attr(
+    not(commerce_postgres_tests),
+    ignore = "needs COMMERCE_TEST_POSTGRES_URL (see README)"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_change_feed_is_one_across_instances() {
+    with_pair(|p| async move {
+        let (_, start) = feed_until(&p, 0, None, &[]).await;
+        let plain = p.engines[0]
+            .store()
+            .products_of_variants(&[p.fixture.plain_variant])
+            .await
+            .expect("owner")[0]
+            .id
+            .get();
+        let featured = p.fixture.featured_product.get();
+        let placed = p
+            .post_order(1, &p.order_body(p.fixture.plain_variant), None)
+            .await;
+        assert_eq!(placed.status, StatusCode::CREATED);
+        let price = rust_decimal::Decimal::new(15_000, 2);
+        p.engines[0]
+            .operator()
+            .update_variant(
+                p.fixture.featured_variants[0],
+                VariantPatch::default().set_price(price),
+            )
+            .await
+            .expect("a new price");
+        let (through_first, at_first) = feed_until(&p, 0, Some(&start), &[plain, featured]).await;
+        let (through_second, _) = feed_until(&p, 1, Some(&start), &[plain, featured]).await;
+        assert_eq!(
+            through_first,
+            [plain, featured],
+            "in commit order, each once"
+        );
+        assert_eq!(through_second, through_first, "the same feed");
+        let more = NewStockAdjustment::new(p.fixture.plain_variant, 3, StockReason::Received);
+        p.engines[1]
+            .operator()
+            .adjust_stock(more)
+            .await
+            .expect("stock");
+        let (then, _) = feed_until(&p, 1, Some(&at_first), &[plain]).await;
+        assert_eq!(
+            then,
+            [plain],
+            "a cursor of one instance reads on at the other"
+        );
+    })
+    .await;
+}

@@ -1,6 +1,7 @@
 //! The handlers, one module per resource.
 
 mod catalog;
+mod changes;
 pub(crate) mod checkout;
 mod idempotency;
 mod me;

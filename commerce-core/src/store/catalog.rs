@@ -158,6 +158,28 @@ pub trait CatalogStore: Send + Sync {
         let items = found.items.iter().map(ProductVersion::of).collect();
         Ok(Page::new(items, found.total))
     }
+    /// The catalogue change feed after `after` (from its oldest kept change when `None`): at
+    /// most `limit` changes in feed order, one per product (its latest: a product's changes
+    /// are coalesced, and the one entry moves to the end of the feed with each change).
+    ///
+    /// Every path that changes a product as `GET /products/{id}` renders it makes a change:
+    /// each write that stamps the product's `updated_at` ([`next_updated_at`](super::next_updated_at))
+    /// and its insert, of the kind [`ChangeKind::of`] names after the write.
+    ///
+    /// **Gap-free in commit order.** Once a read has returned a change at position `p` (or
+    /// ended at `p`, [`CatalogChanges::end`]), no change can later appear at or before `p`:
+    /// every change committed after that read, by any writer of the store's data, comes after
+    /// it. So a reader that resumes from the position it last got never misses a change,
+    /// whatever writers are in flight while it reads. A backend whose writers take positions
+    /// before they commit must not return a position while a writer that took a smaller one
+    /// may still commit (the SQL store on PostgreSQL returns only the changes of transactions
+    /// older than every transaction still running); a backend whose writers are serialised
+    /// (one lock, SQLite's writer lock) numbers them under that lock.
+    async fn catalog_changes(
+        &self,
+        after: Option<ChangePosition>,
+        limit: usize,
+    ) -> Result<CatalogChanges, StoreError>;
     /// The products (active or stopped) that own any of these variants, by id, each once;
     /// unknown variants are skipped.
     async fn products_of_variants(

@@ -121,6 +121,10 @@ macro_rules! store_methods {
                     page: PageRequest
                 ) -> Result<Page<ProductVersion>, StoreError>;
                 fn products_of_variants(variants: &[VariantId]) -> Result<Vec<Product>, StoreError>;
+                fn catalog_changes(
+                    after: Option<ChangePosition>,
+                    limit: usize
+                ) -> Result<CatalogChanges, StoreError>;
                 fn insert_governorate(name: String) -> Result<Governorate, StoreError>;
                 fn governorates() -> Result<Vec<Governorate>, StoreError>;
                 fn insert_shipping_option(name: String) -> Result<ShippingOption, StoreError>;

@@ -137,6 +137,24 @@ impl Query {
         parsed
     }
 
+    /// A parameter `parse` reads, with its text as given (trimmed): a message on it
+    /// (`message`) when `parse` refuses it.
+    pub fn parsed<T>(
+        &mut self,
+        name: &str,
+        message: &str,
+        parse: impl Fn(&str) -> Option<T>,
+    ) -> Option<(String, T)> {
+        let raw = self.string(name)?;
+        match parse(&raw) {
+            Some(value) => Some((raw, value)),
+            None => {
+                self.fail(name, message);
+                None
+            }
+        }
+    }
+
     /// `page` and `per_page`.
     pub fn page(&mut self) -> PageRequest {
         let page = self.integer("page", 1, i64::from(u32::MAX)).unwrap_or(1);

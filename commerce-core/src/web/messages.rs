@@ -43,6 +43,11 @@ pub fn payload_too_large(limit: usize) -> String {
 pub const BODY_UNREADABLE: &str = "محتوى الطلب وصل ناقص أو بترميز مش سليم، ومقدرناش نقراه.";
 /// 408 `request_timeout`: the body was not read whole in time.
 pub const BODY_TIMEOUT: &str = "محتوى الطلب اتأخر في الوصول أكتر من المسموح، ابعته تاني مرة واحدة.";
+/// 410 `cursor_expired`: a change feed cursor older than the feed keeps.
+pub const CURSOR_EXPIRED: &str =
+    "المؤشر ده أقدم من 30 يوم ومبقاش صالح. اقرا الكتالوج من الأول وابدأ بمؤشر جديد.";
+/// A change feed cursor (`after`) that is not one the feed gave.
+pub const INVALID_CURSOR: &str = "المؤشر ده مش سليم، ابعته زي ما وصلك من غير تعديل.";
 /// 422 `validation_failed`.
 pub const VALIDATION_FAILED: &str = "في بيانات ناقصة أو مش مظبوطة، راجع الحقول.";
 /// 429 `rate_limited`.

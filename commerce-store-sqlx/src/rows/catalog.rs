@@ -56,6 +56,17 @@ db_row! {
 }
 
 db_row! {
+    /// A change of the catalogue change feed, or (no product) the head of the feed.
+    pub(crate) struct ChangeRow {
+        pub(crate) product_id: Option<i64>,
+        pub(crate) kind: Option<String>,
+        pub(crate) at: Option<i64>,
+        pub(crate) txid: i64,
+        pub(crate) seq: i64,
+    }
+}
+
+db_row! {
     pub(crate) struct ProductRow {
         pub(crate) id: i64,
         title: String,

@@ -85,6 +85,7 @@ impl CatalogStore for MemoryStore {
         s.claim_unique(Unique::ProductSlug, &new.slug)?;
         let product = new.into_product(ProductId::new(s.next_id("products")), now);
         s.products.insert(product.id, Arc::new(product.clone()));
+        s.record_created(&product);
         s.file_supplier(product.id, None, product.supplier_id);
         if product.active {
             s.active_products.insert(product.id);
@@ -102,7 +103,7 @@ impl CatalogStore for MemoryStore {
         let product = s.product_mut(id)?;
         let was_active = product.active;
         product.active = active;
-        product.updated_at = next_updated_at(product.updated_at, now);
+        let product = s.stamp_product(id, now)?;
         product.revision += 1;
         let product = product.clone();
         if active {
@@ -134,10 +135,9 @@ impl CatalogStore for MemoryStore {
         let mut s = self.lock();
         s.product_mut(product)?;
         let id = s.next_id("variants");
-        let owner = s.product_mut(product)?;
+        let owner = s.stamp_product(product, now)?;
         let variant = new.into_variant(VariantId::new(id), product);
         owner.variants.push(variant.clone());
-        owner.updated_at = next_updated_at(owner.updated_at, now);
         owner.revision += 1;
         s.variant_owner.insert(VariantId::new(id), product);
         if variant.available != 0 {
@@ -160,8 +160,7 @@ impl CatalogStore for MemoryStore {
         let variant = s.variant_mut(id).ok_or(StoreError::NotFound)?;
         patch.apply(variant);
         let variant = variant.clone();
-        let owner = s.product_mut(variant.product_id)?;
-        owner.updated_at = next_updated_at(owner.updated_at, now);
+        let owner = s.stamp_product(variant.product_id, now)?;
         owner.revision += 1;
         Ok(variant)
     }
@@ -191,10 +190,9 @@ impl CatalogStore for MemoryStore {
         let mut s = self.lock();
         s.product_mut(product)?;
         let id = s.next_id("warranties");
-        let owner = s.product_mut(product)?;
+        let owner = s.stamp_product(product, now)?;
         let warranty = new.into_warranty(WarrantyId::new(id), product);
         owner.warranties.push(warranty.clone());
-        owner.updated_at = next_updated_at(owner.updated_at, now);
         owner.revision += 1;
         s.warranty_owner.insert(WarrantyId::new(id), product);
         Ok(warranty)
@@ -208,8 +206,7 @@ impl CatalogStore for MemoryStore {
     ) -> Result<Warranty, StoreError> {
         let mut s = self.lock();
         let product = *s.warranty_owner.get(&id).ok_or(StoreError::NotFound)?;
-        let owner = s.product_mut(product)?;
-        owner.updated_at = next_updated_at(owner.updated_at, now);
+        let owner = s.stamp_product(product, now)?;
         owner.revision += 1;
         let warranty = owner
             .warranties
@@ -257,6 +254,14 @@ impl CatalogStore for MemoryStore {
 
     async fn product(&self, id: ProductId) -> Result<Option<Product>, StoreError> {
         Ok(self.lock().products.get(&id).map(|p| Product::clone(p)))
+    }
+
+    async fn catalog_changes(
+        &self,
+        after: Option<ChangePosition>,
+        limit: usize,
+    ) -> Result<CatalogChanges, StoreError> {
+        Ok(self.lock().changes.read(after, limit))
     }
 
     async fn products_of_variants(

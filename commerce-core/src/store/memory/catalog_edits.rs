@@ -30,7 +30,7 @@ impl State {
         let product = self.product_mut(id)?;
         let supplier_before = product.supplier_id;
         patch.apply(product);
-        product.updated_at = next_updated_at(product.updated_at, now);
+        let product = self.stamp_product(id, now)?;
         product.revision += 1;
         let product = product.clone();
         if product.supplier_id != supplier_before {
@@ -88,8 +88,7 @@ impl State {
                 .map(|p| p.id)
                 .collect();
             for product in shown {
-                let product = self.product_mut(product)?;
-                product.updated_at = next_updated_at(product.updated_at, now);
+                self.stamp_product(product, now)?;
             }
         }
         Ok(category)
@@ -103,7 +102,7 @@ impl State {
         now: DateTime<Utc>,
     ) -> Result<Warranty, StoreError> {
         let product = *self.warranty_owner.get(&id).ok_or(StoreError::NotFound)?;
-        let owner = self.product_mut(product)?;
+        let owner = self.stamp_product(product, now)?;
         let warranty = owner
             .warranties
             .iter_mut()
@@ -111,7 +110,6 @@ impl State {
             .ok_or(StoreError::NotFound)?;
         patch.apply(warranty);
         let warranty = warranty.clone();
-        owner.updated_at = next_updated_at(owner.updated_at, now);
         owner.revision += 1;
         Ok(warranty)
     }

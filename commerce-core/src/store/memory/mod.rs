@@ -3,6 +3,7 @@
 mod accounts;
 mod catalog;
 mod catalog_edits;
+mod changes;
 mod idempotency;
 mod indexes;
 mod meter;
@@ -97,6 +98,8 @@ struct State {
     deliveries_by_webhook: webhooks::ByWebhook,
     /// Suppliers' quotes.
     quotes: supply::Quotes,
+    /// The catalogue change feed.
+    changes: changes::ChangeFeed,
 }
 
 impl State {

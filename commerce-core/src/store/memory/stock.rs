@@ -26,8 +26,7 @@ impl State {
         let after = new.decide(variant.available, held)?;
         variant.available = after;
         let product = variant.product_id;
-        let owner = self.product_mut(product)?;
-        owner.updated_at = next_updated_at(owner.updated_at, now);
+        self.stamp_product(product, now)?;
         let id = StockAdjustmentId::new(self.next_id("stock_adjustments"));
         let adjustment = new.into_adjustment(id, after, now);
         self.adjustments
@@ -92,9 +91,8 @@ impl State {
             variant.available += m.delta;
             let after = variant.available;
             let product = variant.product_id;
-            if let Ok(owner) = self.product_mut(product) {
-                owner.updated_at = next_updated_at(owner.updated_at, now);
-            }
+            // A variant's owner is always there: nothing to stamp otherwise.
+            let _ = self.stamp_product(product, now);
             let id = StockAdjustmentId::new(self.next_id("stock_adjustments"));
             let kept = NewStockAdjustment::new(m.variant_id, m.delta, m.reason)
                 .for_order(order)

@@ -37,6 +37,7 @@
 pub mod adapters;
 mod bounded;
 mod catalog;
+mod catalog_changes;
 mod catalog_removals;
 mod catalogue_edits;
 mod fixtures;
@@ -145,6 +146,7 @@ macro_rules! for_each_http_case {
             (sandbox::sandbox_clock_stops_ten_years_ahead),
             (sandbox::sandbox_paths_are_unknown_to_a_production_engine),
             (catalog_removals::removed_products_are_listed_for_sync),
+            (catalog_changes::catalog_changes_follow_the_catalogue_from_a_cursor),
             (catalogue_edits::marketer_answers_never_show_the_supply_side),
             (catalogue_edits::catalogue_edits_reach_the_sync),
             (catalogue_edits::product_creation_refuses_what_an_edit_refuses),
@@ -237,6 +239,7 @@ mod tests {
         ("fixtures.rs", include_str!("fixtures.rs")),
         ("pipeline.rs", include_str!("pipeline.rs")),
         ("catalog.rs", include_str!("catalog.rs")),
+        ("catalog_changes.rs", include_str!("catalog_changes.rs")),
         ("input.rs", include_str!("input.rs")),
         ("shipping.rs", include_str!("shipping.rs")),
         ("orders.rs", include_str!("orders.rs")),

@@ -35,6 +35,7 @@ mod accounts;
 mod back_office;
 mod back_office_payouts;
 mod catalog;
+mod catalog_changes;
 mod catalog_edits;
 mod fixtures;
 mod harness;
@@ -67,6 +68,7 @@ pub use back_office::{
 };
 pub use back_office_payouts::*;
 pub use catalog::*;
+pub use catalog_changes::*;
 pub use catalog_edits::*;
 pub use fixtures::base_time;
 pub use harness::*;
@@ -121,6 +123,8 @@ macro_rules! __with_store_cases {
                 stopping_a_warranty_keeps_it_on_the_product,
                 products_of_variants_returns_each_owner_once,
                 product_versions_list_the_page_of_products,
+                every_path_that_changes_a_product_names_it_in_the_feed,
+                the_change_feed_pages_from_its_start_and_coalesces,
                 removed_products_are_listed_newest_first_since,
                 money_amounts_round_trip_to_the_piastre,
                 shipping_rates_are_set_replaced_and_named,
@@ -223,6 +227,7 @@ macro_rules! __with_store_cases {
                 quote_acceptance_and_concurrent_orders_keep_stock_exact,
                 concurrent_adjustments_and_orders_keep_stock_exact,
                 concurrent_category_moves_never_make_a_cycle,
+                the_change_feed_misses_no_change_of_concurrent_writers,
             ]
         }
     };
@@ -276,6 +281,7 @@ mod tests {
         include_str!("catalog_edits.rs"),
         include_str!("rendered_caches.rs"),
         include_str!("product_versions.rs"),
+        include_str!("catalog_changes.rs"),
     ];
 
     /// The public async functions of `source` that take a store: the cases it defines.

@@ -79,6 +79,12 @@ impl Link {
 const ORDER_EVENTS_NEED_ORDERS_READ: &str = "Registering an endpoint, or changing its `url` or `events`, when it receives order \
      events afterwards, also needs `orders:read` (else 403 `forbidden_ability`).";
 
+/// The note of the catalogue change feed.
+const CHANGES_NOTE: &str = "Gap-free in commit order: once a read returned `next_cursor`, every change committed \
+     after that read comes after it, so a client that resumes from the `next_cursor` it last got never misses a \
+     change. One entry per product, its latest change. A cursor is opaque; one older than 30 days is a 410 \
+     `cursor_expired`. Not billed.";
+
 /// A success body.
 pub(super) enum Body {
     /// `{"data": <schema>}`.
@@ -87,6 +93,8 @@ pub(super) enum Body {
     DataList(&'static str),
     /// `{"data": [<schema>], "meta": {...}}`.
     Page(&'static str),
+    /// `{"data": [<schema>], "meta": {"next_cursor", "has_more"}}`: a page of a feed.
+    Feed(&'static str),
     /// Any JSON object (the document itself).
     Object,
 }
@@ -114,6 +122,10 @@ pub(super) enum QueryParam {
     QuoteStatus,
     /// `variant_id` (a supplier's quotes).
     VariantId,
+    /// `after`, a change feed cursor.
+    After,
+    /// `limit`, 1 to 1000 (the change feed).
+    Limit,
 }
 
 const PAGED: &[QueryParam] = &[QueryParam::Page, QueryParam::PerPage];

@@ -76,6 +76,8 @@ pub(super) const BLANK: &str = r"^\s*$";
 pub(super) const MONEY_INPUT: &str = r"^\+?[0-9]{1,10}(\.[0-9]{1,2})?$";
 /// An `updated_since` value: a date and a time with an offset (`Z`, `+hh`, `+hhmm`, `+hh:mm`).
 /// A calendar day as a query parameter takes it (`from`, `to` of the statement).
+/// A change feed cursor: base64url without padding.
+pub(super) const CURSOR_INPUT: &str = r"^[A-Za-z0-9_-]+$";
 pub(super) const DATE_INPUT: &str = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$";
 pub(super) const TIMESTAMP_INPUT: &str = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?(Z|[+-][0-9]{2}(:?[0-9]{2})?)$";
 /// An event id: `evt_` and 24 characters from `[a-z0-9]`.

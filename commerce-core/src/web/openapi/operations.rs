@@ -12,12 +12,14 @@ use utoipa::openapi::security::SecurityRequirement;
 use utoipa::openapi::{ContentBuilder, HeaderBuilder, Ref, RefOr, Required, ResponseBuilder};
 
 use crate::error::ErrorCode;
-use crate::limits::{MAX_IDEMPOTENCY_KEY, MAX_PER_PAGE, MAX_REQUEST_ID};
+use crate::limits::{
+    MAX_CHANGES_LIMIT, MAX_CURSOR, MAX_IDEMPOTENCY_KEY, MAX_PER_PAGE, MAX_REQUEST_ID,
+};
 use crate::model::*;
 use crate::web::routes::Endpoint;
 
 use super::endpoints::{Body, QueryParam, Spec, spec};
-use super::{DATE_INPUT, JSON, SINGLE_LINE_FILLED, TIMESTAMP_INPUT};
+use super::{CURSOR_INPUT, DATE_INPUT, JSON, SINGLE_LINE_FILLED, TIMESTAMP_INPUT};
 
 fn schema_ref(name: &str) -> RefOr<Schema> {
     RefOr::Ref(Ref::from_schema_name(name))
@@ -114,6 +116,20 @@ fn query_parameter(param: QueryParam) -> utoipa::openapi::path::Parameter {
             ObjectBuilder::new()
                 .schema_type(Type::Integer)
                 .minimum(Some(1))
+                .into(),
+        ),
+        After => (
+            "after",
+            "A cursor the feed gave (`cursor` or `next_cursor`); left out, the feed starts at its oldest kept change.",
+            string_schema(CURSOR_INPUT, Some(MAX_CURSOR)).into(),
+        ),
+        Limit => (
+            "limit",
+            "At most this many changes (100 when left out).",
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .minimum(Some(1))
+                .maximum(Some(MAX_CHANGES_LIMIT))
                 .into(),
         ),
     };
@@ -262,6 +278,12 @@ fn success_response(endpoint: Endpoint, spec: &Spec) -> ResponseBuilder {
         Body::Page(name) => ObjectBuilder::new()
             .property("data", ArrayBuilder::new().items(schema_ref(name)))
             .property("meta", schema_ref("ListMeta"))
+            .required("data")
+            .required("meta")
+            .into(),
+        Body::Feed(name) => ObjectBuilder::new()
+            .property("data", ArrayBuilder::new().items(schema_ref(name)))
+            .property("meta", schema_ref("FeedMeta"))
             .required("data")
             .required("meta")
             .into(),

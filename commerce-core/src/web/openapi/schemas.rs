@@ -317,6 +317,22 @@ pub(super) fn written_schemas() -> Map<String, Value> {
         ),
         ("SandboxClock", object(json!({"now": stamp}))),
         (
+            "CatalogChange",
+            object(json!({
+                "cursor": {"type": "string", "pattern": super::CURSOR_INPUT, "description": "This change's place in the feed: `after` it, a read starts past it."},
+                "product_id": {"type": "integer", "minimum": 1},
+                "kind": enum_of(ChangeKind::ALL, ChangeKind::as_str),
+                "at": stamp,
+            })),
+        ),
+        (
+            "FeedMeta",
+            object(json!({
+                "next_cursor": {"type": "string", "pattern": super::CURSOR_INPUT, "description": "Where the next read starts: the last change's cursor; on an empty page the `after` given (or the feed's head)."},
+                "has_more": {"type": "boolean", "description": "Whether more changes follow now."},
+            })),
+        ),
+        (
             "RemovedProduct",
             object(json!({
                 "id": {"type": "integer", "minimum": 1},

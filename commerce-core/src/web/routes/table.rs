@@ -126,6 +126,23 @@ macro_rules! endpoint_table {
                     errors: &[404],
                 },
             }
+            /// `GET /catalog/changes`: the catalogue change feed, gap-free, for sync.
+            CatalogChanges = GET "/catalog/changes" {
+                name: "catalog.changes",
+                abilities: [CatalogRead],
+                sides: Marketer,
+                key: true,
+                billing: Free,
+                handler: |ctx, call| changes::catalog_changes(ctx, call.query).await,
+                openapi: {
+                    summary: "The catalogue change feed: the products changed after a cursor, in commit order",
+                    tag: "catalogue",
+                    success: (200, Some(Feed("CatalogChange"))),
+                    query: &[QueryParam::After, QueryParam::Limit],
+                    errors: &[410, 422],
+                    note: Some(CHANGES_NOTE),
+                },
+            }
             /// `GET /shipping/options`.
             ShippingOptions = GET "/shipping/options" {
                 name: "shipping.options",

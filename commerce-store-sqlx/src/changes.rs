@@ -1,0 +1,64 @@
+//! The catalogue change feed (`CatalogStore::catalog_changes`): the rows the triggers of
+//! migration `20261217000000_catalog_changes` write on every change of a product, read in
+//! position order behind the dialect's fence.
+//!
+//! The read is one statement, so its fence and its rows come from one snapshot: on
+//! PostgreSQL the fence is the snapshot's xmin (only the rows of transactions that have all
+//! ended are returned, so none can appear later behind the last one returned; a transaction
+//! held open anywhere on the server holds the feed's head back, delaying changes, never losing
+//! them); on SQLite, whose writers are serialised and number their rows in commit order,
+//! there is none. A last row, with no product, carries the feed's head as the read saw it.
+
+use commerce_core::model::*;
+
+use crate::dialect::*;
+use crate::rows::{ChangeRow, backend, corrupt, instant};
+use crate::sql_store::*;
+
+/// Reads at most `limit` changes after `after`, in feed order.
+pub(crate) async fn read<DB: Dialect>(
+    store: &SqlStore<DB>,
+    after: Option<ChangePosition>,
+    limit: usize,
+) -> StoreResult<CatalogChanges> {
+    let from = after.unwrap_or_default();
+    let sql = format!(
+        "WITH fence AS (SELECT CAST({fence} AS BIGINT) AS x) \
+         SELECT product_id, kind, at, txid, seq FROM (\
+           SELECT c.product_id, c.kind, c.at, c.txid, c.seq FROM catalog_changes c, fence \
+           WHERE c.txid < fence.x AND (c.txid, c.seq) > ($1, $2) \
+           ORDER BY c.txid, c.seq LIMIT $3) AS page \
+         UNION ALL SELECT NULL, NULL, NULL, {head} FROM fence",
+        fence = DB::CHANGES_FENCE,
+        head = DB::CHANGES_HEAD,
+    );
+    let take = i64::try_from(limit.saturating_add(1)).unwrap_or(i64::MAX);
+    let rows: Vec<ChangeRow> = query_as::<DB, ChangeRow>(sqlx::AssertSqlSafe(sql))
+        .bind(from.high())
+        .bind(from.low())
+        .bind(take)
+        .fetch_all(&store.pool)
+        .await
+        .map_err(backend)?;
+    let mut head = ChangePosition::default();
+    let mut changes = Vec::with_capacity(rows.len());
+    for row in rows {
+        let position = ChangePosition::new(row.txid, row.seq);
+        match (row.product_id, row.kind, row.at) {
+            (Some(id), Some(kind), Some(at)) => {
+                let kind = ChangeKind::parse(&kind)
+                    .ok_or_else(|| corrupt(format!("unknown change kind {kind}")))?;
+                changes.push(CatalogChange::new(
+                    position,
+                    ProductId::new(id),
+                    kind,
+                    instant(at),
+                ));
+            }
+            _ => head = position,
+        }
+    }
+    // UNION ALL keeps no order of its own: the page is put in order here.
+    changes.sort_by_key(|c| c.position);
+    Ok(CatalogChanges::from_read(changes, limit, after, head))
+}
