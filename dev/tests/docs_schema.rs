@@ -13,6 +13,11 @@
 //! GitHub and rustdoc read the first word (`json`) for highlighting and ignore the rest. `...`
 //! in a block elides members or items (the object or array then need not be complete), and the
 //! string `"..."` stands for any value. A failure names the page and the line.
+//!
+//! The request bodies of the `curl` examples (`-d '{...}'` to `$API/...`) are checked the same
+//! way against their operation's request schema: the docs runner sends them to the sandbox,
+//! which ignores a field it does not know, so a misspelt field would pass there. (The answers
+//! those examples show are compared with the sandbox's own by the docs runner.)
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, OnceLock};
@@ -347,6 +352,102 @@ fn line_of(block: &Block, problem: &str) -> usize {
         .map_or(block.line, |n| block.line + n)
 }
 
+/// What the sandbox accepts beyond the document, which states production's rules: a webhook
+/// URL in `http` on the loopback address (the docs' examples register the receiver on
+/// `http://127.0.0.1:4000`; production takes `https` to public hosts only).
+fn sandbox_allows(template: &str, problem: &str) -> bool {
+    template.starts_with("/api/v1/webhooks")
+        && problem.starts_with("/url: \"http://127.0.0.1:")
+        && problem.contains("does not match \"^\\s*https://")
+}
+
+/// The document's path that `path` (`/api/v1/orders/5/cancel`, no query) is an instance of.
+fn template_of(path: &str) -> Option<String> {
+    let segments: Vec<&str> = path.split('/').collect();
+    document()["paths"]
+        .as_object()?
+        .keys()
+        .find(|template| {
+            let parts: Vec<&str> = template.split('/').collect();
+            parts.len() == segments.len()
+                && parts
+                    .iter()
+                    .zip(&segments)
+                    .all(|(p, s)| p == s || (p.starts_with('{') && p.ends_with('}')))
+        })
+        .cloned()
+}
+
+/// Whether a shell command's text ends inside a quote (a `# comment` outside quotes read as
+/// such: its apostrophes open nothing).
+fn open_quote(text: &str) -> bool {
+    let (mut single, mut double, mut comment) = (false, false, false);
+    let mut previous = ' ';
+    for c in text.chars() {
+        if c == '\n' {
+            comment = false;
+        } else if !comment {
+            match c {
+                '\'' if !double => single = !single,
+                '"' if !single && previous != '\\' => double = !double,
+                '#' if !single && !double && previous.is_whitespace() => comment = true,
+                _ => {}
+            }
+        }
+        previous = c;
+    }
+    single || double
+}
+
+/// The request bodies of the `curl` commands of a shell block: (line of the command, method,
+/// path, body), for each `-d '...'` sent to `$API/...` or to the sandbox's URL. A body in
+/// double quotes (built from shell variables) is not JSON as written: left out.
+fn curl_bodies(block: &Block) -> Vec<(usize, String, String, String)> {
+    let lines: Vec<&str> = block.text.lines().collect();
+    let mut found = Vec::new();
+    let mut n = 0;
+    while n < lines.len() {
+        let first = n;
+        if lines[n].trim_start().starts_with('#') {
+            n += 1;
+            continue;
+        }
+        let mut command = lines[n].trim_start_matches("$ ").to_owned();
+        // A command goes on after a trailing `\` and inside an open quote.
+        while (command.trim_end().ends_with('\\') || open_quote(&command)) && n + 1 < lines.len() {
+            n += 1;
+            command.push('\n');
+            command.push_str(lines[n]);
+        }
+        n += 1;
+        if !command.contains("curl ") {
+            continue;
+        }
+        let Some((_, rest)) = command.split_once(" -d '") else {
+            continue;
+        };
+        let Some((body, _)) = rest.split_once('\'') else {
+            continue;
+        };
+        let url = command
+            .split_whitespace()
+            .map(|w| w.trim_matches('"'))
+            .find_map(|w| {
+                w.strip_prefix("$API")
+                    .or_else(|| w.strip_prefix("http://127.0.0.1:8080/api/v1"))
+            });
+        let Some(url) = url else { continue };
+        let path = format!("/api/v1{}", url.split('?').next().unwrap_or_default());
+        let method = command
+            .split_once("-X ")
+            .and_then(|(_, m)| m.split_whitespace().next())
+            .unwrap_or("POST")
+            .to_owned();
+        found.push((block.line + first, method, path, body.to_owned()));
+    }
+    found
+}
+
 /// The problems of every ```` ```json ```` block of `pages`, and of any other block that holds
 /// JSON without saying so, as `page:line: problem`; and how many blocks were validated.
 fn check_pages(pages: &[(String, String)]) -> (Vec<String>, usize) {
@@ -356,6 +457,36 @@ fn check_pages(pages: &[(String, String)]) -> (Vec<String>, usize) {
         for block in blocks(text) {
             let language = block.info.split_whitespace().next().unwrap_or_default();
             let starts = block.text.trim_start().starts_with(['{', '[']);
+            if matches!(language, "sh" | "bash" | "console") {
+                for (line, method, path, body) in curl_bodies(&block) {
+                    let what = format!("{method} {path}");
+                    let Some(template) = template_of(&path) else {
+                        found.push(format!(
+                            "{page}:{line}: {what}: no such path in the document"
+                        ));
+                        continue;
+                    };
+                    let pointer = format!(
+                        "/paths/{}/{}/requestBody/content/application~1json/schema",
+                        template.replace('~', "~0").replace('/', "~1"),
+                        method.to_ascii_lowercase()
+                    );
+                    if document().pointer(&pointer).is_none() {
+                        found.push(format!(
+                            "{page}:{line}: {what}: the operation takes no JSON body"
+                        ));
+                        continue;
+                    }
+                    validated += 1;
+                    for problem in problems(&body, &pointer) {
+                        if sandbox_allows(&template, &problem) {
+                            continue;
+                        }
+                        found.push(format!("{page}:{line}: {problem} (the body of {what})"));
+                    }
+                }
+                continue;
+            }
             if language != "json" {
                 if starts && matches!(language, "" | "text" | "jsonc" | "js" | "javascript") {
                     found.push(format!(
@@ -393,7 +524,10 @@ fn every_json_block_of_the_docs_is_valid_against_the_document() {
         "JSON blocks of the docs against the OpenAPI document:\n{}",
         found.join("\n")
     );
-    assert!(validated >= 7, "only {validated} blocks validated");
+    assert!(
+        validated >= 25,
+        "only {validated} blocks and bodies validated"
+    );
 }
 
 /// The guard itself: a page with a misspelt field, a wrong type, a block that says nothing and
@@ -447,6 +581,36 @@ fn a_wrong_field_or_an_unsaid_block_fails_naming_page_and_line() {
     assert!(found[0].contains("has no schema at"), "{found:?}");
     let config = "```json not-api a configuration sample\n{\"anything\": 1}\n```\n";
     assert_eq!(check_pages(&page(config)), (vec![], 0));
+    // A request body of a curl example, written over lines, after a comment with an apostrophe.
+    let curl = "```sh\n# the marketer's quote\ncurl -s $API/shipping/quote -H \"$K\" \\\n  -d '{\"shipping_option_id\":1,\n  \
+                \"governorate_id\":1,\"lines\":[{\"variant_id\":1,\"quantity\":1}]}'\n```\n";
+    assert_eq!(check_pages(&page(curl)), (vec![], 1));
+    let misspelt = curl.replace("\"quantity\"", "\"qty\"");
+    let (found, _) = check_pages(&page(&misspelt));
+    assert!(
+        found
+            .iter()
+            .any(|f| f.starts_with("docs/planted.md:3: /lines/0/qty: no such field")),
+        "{found:?}"
+    );
+    let patched = "```sh\ncurl -s -X PATCH $API/webhooks/1 -H \"$K\" -d '{\"enabld\":true}'\n```\n";
+    let (found, _) = check_pages(&page(patched));
+    assert!(
+        found
+            .iter()
+            .any(|f| f.contains("/enabld: no such field") && f.contains("PATCH /api/v1/webhooks/1")),
+        "{found:?}"
+    );
+    // The sandbox's loopback receiver passes; any other `http` URL fails as the document says.
+    let loopback =
+        "```sh\ncurl -s $API/webhooks -d '{\"url\":\"http://127.0.0.1:4000/webhooks\"}'\n```\n";
+    assert_eq!(check_pages(&page(loopback)), (vec![], 1));
+    let public = loopback.replace("127.0.0.1:4000", "shop.example.com");
+    let (found, _) = check_pages(&page(&public));
+    assert!(
+        found[0].contains("/url: \"http://shop.example.com"),
+        "{found:?}"
+    );
 }
 
 #[test]
