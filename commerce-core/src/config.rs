@@ -41,9 +41,12 @@ use crate::webhooks::UrlPolicy;
 /// assert_eq!(config.default_rate_limit, Config::default().default_rate_limit);
 /// ```
 ///
-/// With figment, from `COMMERCE_*` variables (`COMMERCE_HOLD_DAYS=7`,
-/// `COMMERCE_BODY_TIMEOUT=20s`, `COMMERCE_WEBHOOK_URLS__ALLOW_HTTP=true`):
-/// `Figment::from(Env::prefixed("COMMERCE_").split("__")).extract::<Config>()`.
+/// With figment, from variables of a prefix that holds nothing else (unknown fields are
+/// errors, so a prefix shared with other settings such as `COMMERCE_DATABASE_URL` would
+/// refuse them): `COMMERCE_ENGINE__HOLD_DAYS=7`, `COMMERCE_ENGINE__BODY_TIMEOUT=20s`,
+/// `COMMERCE_ENGINE__WEBHOOK_URLS__ALLOW_HTTP=true`, read by
+/// `Figment::from(Env::prefixed("COMMERCE_ENGINE__").split("__")).extract::<Config>()`, or
+/// nested in the application's own settings as `examples/production.rs` does.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 #[non_exhaustive]
