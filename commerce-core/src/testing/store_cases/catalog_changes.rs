@@ -104,7 +104,7 @@ const PATHS: &[&str] = &[
     "sold again",
 ];
 
-/// Each path of [`PATHS`] (creation, a variant added and edited, the product's fields, a
+/// Each path of its list (creation, a variant added and edited, the product's fields, a
 /// stock adjustment, a warranty added, edited and stopped, its category renamed, an order's
 /// reservation, a cancellation's release, a return's restock, a quote's received pieces, a
 /// stop and a sale again) puts exactly the products it changed at the end of the feed, each
