@@ -317,8 +317,10 @@ mod tests {
         assert_eq!(config.check(), Ok(()));
     }
 
-    /// The way an application loads it: a TOML file, then `COMMERCE_*` variables over it
-    /// (figment), durations written with their unit; what neither names keeps its default.
+    /// The way an application loads it: a TOML file, then `COMMERCE_ENGINE__*` variables over
+    /// it (figment, the recipe of the docs above), durations written with their unit; what
+    /// neither names keeps its default. The prefix holds nothing else: a plain `COMMERCE_`
+    /// would also read the tests' own `COMMERCE_TEST_POSTGRES_URL`, an unknown field.
     #[test]
     #[allow(clippy::result_large_err)] // figment's error, in a test
     fn a_config_loads_from_toml_and_the_environment() {
@@ -326,11 +328,14 @@ mod tests {
         use figment::{Figment, Jail};
 
         Jail::expect_with(|jail| {
-            jail.set_env("COMMERCE_HOLD_DAYS", "7");
-            jail.set_env("COMMERCE_BODY_TIMEOUT", "20s");
-            jail.set_env("COMMERCE_IDEMPOTENCY_TTL", "12h");
-            jail.set_env("COMMERCE_WEBHOOK_URLS__ALLOW_HTTP", "true");
-            jail.set_env("COMMERCE_WEBHOOK_URLS__ADDRESSES", "public_and_loopback");
+            jail.set_env("COMMERCE_ENGINE__HOLD_DAYS", "7");
+            jail.set_env("COMMERCE_ENGINE__BODY_TIMEOUT", "20s");
+            jail.set_env("COMMERCE_ENGINE__IDEMPOTENCY_TTL", "12h");
+            jail.set_env("COMMERCE_ENGINE__WEBHOOK_URLS__ALLOW_HTTP", "true");
+            jail.set_env(
+                "COMMERCE_ENGINE__WEBHOOK_URLS__ADDRESSES",
+                "public_and_loopback",
+            );
             let file = r#"
                 hold_days = 30
                 commission_percent = 4.5
@@ -341,7 +346,7 @@ mod tests {
                 nat64_prefixes = ["2001:db8:64::/96"]
             "#;
             let config: Config = Figment::from(Toml::string(file))
-                .merge(Env::prefixed("COMMERCE_").split("__"))
+                .merge(Env::prefixed("COMMERCE_ENGINE__").split("__"))
                 .extract()?;
             assert_eq!(config.hold_days, 7, "the environment over the file");
             assert_eq!(config.commission_percent, Decimal::new(45, 1));

@@ -247,7 +247,7 @@ impl Background {
         server: impl Future<Output = std::io::Result<()>>,
     ) -> std::io::Result<()> {
         server.await?;
-        info!("requests drained");
+        info!("server stopped");
         let _ = self.drained.send(());
         if let Err(error) = self.task.await {
             error!(%error, "background work failed");
