@@ -145,6 +145,14 @@ export const calls: Calls = {
   "/api/v1/products/{id}": {
     get: (c) => c.call("/api/v1/products/{id}", "get", { path: { id: 1 } }, undefined),
   },
+  "/api/v1/catalog/changes": {
+    get: async (c) => {
+      const changes = await c.call("/api/v1/catalog/changes", "get", { query: { limit: 10 } }, undefined);
+      const kind: "created" | "updated" | "removed" | undefined = changes.data[0]?.kind;
+      const next: string = changes.meta.next_cursor;
+      return [kind, next];
+    },
+  },
   "/api/v1/products/removed": {
     get: async (c) => {
       const removed = await c.call(
