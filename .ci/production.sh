@@ -16,6 +16,8 @@ export COMMERCE_ADDR="127.0.0.1:${COMMERCE_PRODUCTION_PORT:-18090}"
 export COMMERCE_ADMIN_TOKEN="ci-admin-token-0123456789abcdef0123456789"
 # The slow route the drain is tested with: only where CI asks for it.
 export COMMERCE_SLOW_ROUTE=1
+# A dispatcher setting read from the environment (a misspelt one stops the start, below).
+export COMMERCE_DISPATCHER__TIMEOUT=10s
 export RUST_LOG="info,sqlx=warn"
 BASE="http://$COMMERCE_ADDR"
 API="$BASE/shop/api/v1"
@@ -55,6 +57,8 @@ if COMMERCE_ADDR="0.0.0.0:${COMMERCE_PRODUCTION_PORT:-18090}" "$BIN" serve >>"$L
   fail "listened on 0.0.0.0 without --public"
 fi
 grep -q "refusing to listen on 0.0.0.0" "$LOG" || fail "no word on the non-loopback address"
+if COMMERCE_DISPATCHER__TIMEOUTS=10s "$BIN" serve >>"$LOG" 2>&1; then fail "started with a misspelt dispatcher setting"; fi
+grep -q "timeouts" "$LOG" || fail "no word on the misspelt dispatcher setting"
 
 "$BIN" serve >>"$LOG" 2>&1 &
 PID=$!

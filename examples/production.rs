@@ -22,9 +22,11 @@
 //!
 //! Its settings are [`Settings`], loaded with figment from the `COMMERCE_*` environment
 //! variables (listed in the README, "Environment variables"): `COMMERCE_ADDR`, ..., and the
-//! engine's and the pool's own settings under `COMMERCE_ENGINE__` and `COMMERCE_POOL__`
-//! (`COMMERCE_ENGINE__HOLD_DAYS=7`, `COMMERCE_POOL__MAX_CONNECTIONS=20`,
-//! `COMMERCE_POOL__STATEMENT_TIMEOUT=10s`: any field of `Config` and `PoolSettings`). Run it:
+//! engine's, the pool's and the webhook dispatcher's own settings under `COMMERCE_ENGINE__`,
+//! `COMMERCE_POOL__` and `COMMERCE_DISPATCHER__` (`COMMERCE_ENGINE__HOLD_DAYS=7`,
+//! `COMMERCE_POOL__MAX_CONNECTIONS=20`, `COMMERCE_POOL__STATEMENT_TIMEOUT=10s`,
+//! `COMMERCE_DISPATCHER__TIMEOUT=10s`: any field of `Config`, `PoolSettings` and
+//! `DispatcherConfig`). Run it:
 //!
 //! ```text
 //! export COMMERCE_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test
@@ -72,6 +74,7 @@ use commerce::owner_pages::{OwnerLogin, OwnerPages};
 use commerce::sqlx::sqlx::postgres::{PgConnectOptions, PgPool};
 use commerce::sqlx::{PgStore, PoolSettings};
 use commerce::store::Unique;
+use commerce::webhooks::DispatcherConfig;
 use commerce::{Config, Decimal, Engine, Operator, OperatorError, governorates};
 use figment::Figment;
 use figment::providers::{Env, Serialized};
@@ -111,6 +114,10 @@ struct Settings {
     engine: Config,
     /// `COMMERCE_POOL__*`: the store's pool (`commerce::sqlx::PoolSettings`).
     pool: PoolSettings,
+    /// `COMMERCE_DISPATCHER__*`: the webhook dispatcher's (`commerce::webhooks::DispatcherConfig`;
+    /// none named: the defaults).
+    #[serde(default)]
+    dispatcher: DispatcherConfig,
 }
 
 impl Settings {
@@ -218,6 +225,7 @@ async fn serve(store: PgStore, settings: Settings, public: bool) -> Result<(), E
     // `https` on public hosts only. The settings are checked here.
     let engine = Engine::builder(Arc::new(store))
         .config(settings.engine)
+        .dispatcher_config(settings.dispatcher)
         .build()?;
     let metrics = PrometheusBuilder::new().install_recorder()?;
     commerce::observe::describe_metrics();

@@ -62,8 +62,9 @@ use http::{Request, Response};
 
 mod pages;
 mod serve;
+pub use commerce_core::http_server::ServeOptions;
 pub use pages::{OwnerPagesService, owner_pages};
-pub use serve::{ServeOptions, serve};
+pub use serve::serve;
 
 /// A router serving `/api/v1/...`, mergeable into an app's router whatever its state type.
 pub fn router<S>(engine: Engine) -> Router<S>

@@ -88,6 +88,9 @@ pub mod domain;
 pub mod engine;
 pub mod error;
 pub mod governorates;
+#[cfg(feature = "http-server")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http-server")))]
+pub mod http_server;
 mod limits;
 pub mod model;
 pub mod money;

@@ -126,3 +126,27 @@ async fn run_background_stops_at_once_on_a_resolved_shutdown() {
     .expect("returns at once");
     assert_eq!(recorder.names().last(), Some(&"close"));
 }
+
+/// The dispatcher that `run_background` runs is the engine's, with the settings the builder
+/// was given (an application's `COMMERCE_DISPATCHER__*`), not the defaults.
+#[test]
+fn the_dispatcher_runs_with_the_builders_settings() {
+    use commerce_core::webhooks::DispatcherConfig;
+
+    let custom = DispatcherConfig::default()
+        .with_timeout(Duration::from_secs(3))
+        .with_batch(7);
+    let engine = Engine::builder(Arc::new(MemoryStore::new()))
+        .dispatcher_config(custom.clone())
+        .build()
+        .expect("the settings are valid");
+    assert_eq!(engine.dispatcher().config(), &custom);
+    assert_eq!(
+        engine.clone().dispatcher().config(),
+        &custom,
+        "a clone keeps them"
+    );
+    let plain = Engine::new(Arc::new(MemoryStore::new()));
+    assert_eq!(plain.dispatcher().config(), &DispatcherConfig::default());
+    assert_ne!(custom, DispatcherConfig::default());
+}

@@ -250,6 +250,7 @@ const LAYERS: &[(Layer, &[&str])] = &[
         Layer::WaysIn,
         &[
             "api",
+            "http_server",
             "operator",
             "owner",
             "cache::rendered_me",

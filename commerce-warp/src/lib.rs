@@ -62,8 +62,9 @@ use warp::{Filter, Rejection, Reply};
 
 mod pages;
 mod serve;
+pub use commerce_core::http_server::ServeOptions;
 pub use pages::owner_pages;
-pub use serve::{ServeOptions, serve};
+pub use serve::serve;
 
 /// The response type every filter here extracts (warp's own, so it combines with `.or()`).
 pub type WarpResponse = warp::reply::Response;

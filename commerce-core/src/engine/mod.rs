@@ -67,6 +67,10 @@ pub struct Engine {
     /// The store as the builder was given it (`shared.store` is it behind the tracing layer
     /// and the rendered-JSON caches).
     given_store: Arc<dyn Store>,
+    /// What [`dispatcher`](Self::dispatcher) (and so [`run_background`](Self::run_background))
+    /// runs with ([`EngineBuilder::dispatcher_config`]).
+    #[cfg(feature = "webhooks")]
+    dispatcher_config: crate::webhooks::DispatcherConfig,
 }
 
 impl std::fmt::Debug for Engine {
@@ -83,6 +87,8 @@ pub struct EngineBuilder {
     store: Arc<dyn Store>,
     config: Config,
     clock: Arc<dyn Clock>,
+    #[cfg(feature = "webhooks")]
+    dispatcher_config: crate::webhooks::DispatcherConfig,
 }
 
 impl std::fmt::Debug for EngineBuilder {
@@ -114,13 +120,28 @@ impl EngineBuilder {
         self
     }
 
+    /// The webhook dispatcher's settings ([`Engine::dispatcher`] and
+    /// [`Engine::run_background`] run with them; the default otherwise).
+    #[cfg(feature = "webhooks")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "webhooks")))]
+    pub fn dispatcher_config(mut self, config: crate::webhooks::DispatcherConfig) -> Self {
+        self.dispatcher_config = config;
+        self
+    }
+
     /// The engine, once every setting passed [`Config::check`] (the error names the first
     /// one that did not).
     /// The engine keeps the store behind its tracing layer: each store operation of a request
     /// is a `commerce.store` span under the request's span (see [`observe`]).
     pub fn build(self) -> Result<Engine, ConfigError> {
         self.config.check()?;
-        Ok(Engine::start(self.store, self.config, self.clock))
+        #[cfg_attr(not(feature = "webhooks"), allow(unused_mut))]
+        let mut engine = Engine::start(self.store, self.config, self.clock);
+        #[cfg(feature = "webhooks")]
+        {
+            engine.dispatcher_config = self.dispatcher_config;
+        }
+        Ok(engine)
     }
 }
 
@@ -151,6 +172,8 @@ impl Engine {
             store,
             config: Config::default(),
             clock: Arc::new(SystemClock),
+            #[cfg(feature = "webhooks")]
+            dispatcher_config: crate::webhooks::DispatcherConfig::default(),
         }
     }
 
@@ -165,6 +188,8 @@ impl Engine {
             None => clock,
         };
         Self {
+            #[cfg(feature = "webhooks")]
+            dispatcher_config: crate::webhooks::DispatcherConfig::default(),
             given_store: store.clone(),
             shared: Arc::new(Shared {
                 store: Arc::new(CachingStore::new(Arc::new(Traced::new(store)), &config)),
@@ -613,8 +638,9 @@ impl Engine {
     }
 
     /// The webhook dispatcher over this engine's store, clock and URL policy
-    /// ([`Config::webhook_urls`]), with the default
-    /// [`DispatcherConfig`](crate::webhooks::DispatcherConfig). Spawn its
+    /// ([`Config::webhook_urls`]), with the
+    /// [`DispatcherConfig`](crate::webhooks::DispatcherConfig) the builder was given
+    /// ([`EngineBuilder::dispatcher_config`]; the default otherwise). Spawn its
     /// [`run`](crate::webhooks::Dispatcher::run) once per app instance:
     ///
     /// ```no_run
@@ -635,7 +661,7 @@ impl Engine {
             self.shared.store.clone(),
             self.shared.clock.clone(),
             self.shared.config.webhook_urls,
-            crate::webhooks::DispatcherConfig::default(),
+            self.dispatcher_config.clone(),
         )
     }
 }
