@@ -947,6 +947,7 @@ impl OrderStore for SmallStore {
         let order = &order;
         let account = order.account_id;
         let step = StatusMove::check(&change, account, order.status)?;
+        unchanged_since(change.read_at, order.updated_at)?;
         if step.names_unknown_line(&order.lines) {
             return Err(StatusChangeError::NotFound);
         }
@@ -978,10 +979,12 @@ impl OrderStore for SmallStore {
         &self,
         order: OrderId,
         outcomes: Vec<(LineId, LineOutcome)>,
+        read_at: Option<DateTime<Utc>>,
         now: DateTime<Utc>,
     ) -> Result<Order, StoreError> {
         let mut t = self.lock();
         let order = &find(&mut t.orders, order.into())?.clone();
+        unchanged_since(read_at, order.updated_at)?;
         if outcomes
             .iter()
             .any(|(id, _)| !order.lines.iter().any(|l| l.id == *id))

@@ -230,6 +230,7 @@ tuple_from_row!(A 0, B 1, C 2);
 tuple_from_row!(A 0, B 1, C 2, D 3);
 tuple_from_row!(A 0, B 1, C 2, D 3, E 4);
 tuple_from_row!(A 0, B 1, C 2, D 3, E 4, F 5);
+tuple_from_row!(A 0, B 1, C 2, D 3, E 4, F 5, G 6);
 
 /// The column `name` of `row`, as the type the caller wants.
 pub(crate) fn col<DB: Get<T>, T>(row: &DB::Row, name: &str) -> Result<T, sqlx::Error> {

@@ -20,9 +20,12 @@ use crate::statement::{book_supply, statement_page, supplier_wallet};
 use crate::stock::apply_order_stock;
 use crate::wallet::*;
 
-/// The moving order's account, status, booked earnings (net, commission) and timeline, and
-/// whether the account has an endpoint that receives the move.
-type MovingRow = (i64, String, Option<i64>, Option<i64>, String, bool);
+/// Whether an order exists (`exists`).
+const ORDER_EXISTS: &str = "SELECT id FROM orders WHERE id = $1";
+
+/// The moving order's account, status, booked earnings (net, commission), timeline and
+/// `updated_at`, and whether the account has an endpoint that receives the move.
+type MovingRow = (i64, String, Option<i64>, Option<i64>, String, i64, bool);
 
 pub(crate) async fn change_status_in<DB: Dialect>(
     c: &mut PoolConnection<DB>,
@@ -30,8 +33,8 @@ pub(crate) async fn change_status_in<DB: Dialect>(
 ) -> Result<Order, StatusChangeError> {
     // With whether the account has an endpoint that receives the move (see placing).
     let current: Option<MovingRow> = query_as::<DB, MovingRow>(AssertSqlSafe(format!(
-        "SELECT account_id, status, earnings_net, earnings_commission, timeline, {} \
-             FROM orders WHERE id = $1{}",
+        "SELECT account_id, status, earnings_net, earnings_commission, timeline, updated_at, \
+             {} FROM orders WHERE id = $1{}",
         subscribed::<DB>("orders.account_id", EventType::OrderStatusChanged),
         DB::FOR_NO_KEY_UPDATE
     )))
@@ -39,13 +42,14 @@ pub(crate) async fn change_status_in<DB: Dialect>(
     .fetch_optional(&mut *c)
     .await
     .map_err(backend)?;
-    let Some((account, current, net, commission, timeline, hooked)) = current else {
+    let Some((account, current, net, commission, timeline, updated_at, hooked)) = current else {
         return Err(StatusChangeError::NotFound);
     };
     let was = Booked::from_row(&current, net, commission)?;
     // The one rule of commerce-core decides whether the order may move and what changes.
     let previous = status(&current)?;
     let step = StatusMove::check(&change, AccountId::new(account), previous)?;
+    unchanged_since(change.read_at, instant(updated_at))?;
     let before = load_order(c, change.order_id.into()).await?;
     if step.names_unknown_line(&before.lines) {
         return Err(StatusChangeError::NotFound);
@@ -173,26 +177,37 @@ impl<DB: Dialect> OrderStore for SqlStore<DB> {
         &self,
         order: OrderId,
         outcomes: Vec<(LineId, LineOutcome)>,
+        read_at: Option<DateTime<Utc>>,
         now: DateTime<Utc>,
     ) -> StoreResult<Order> {
         let at = nanos(now)?;
+        let read_at = read_at.map(nanos).transpose()?;
         retrying(|| async {
             let mut tx = self.write().await?;
             let result = async {
                 let c = &mut tx.tx;
+                // Written only when the order is as the caller read it (`read_at`).
                 let row: Option<(String, Option<i64>, Option<i64>)> =
                     query_as::<DB, (String, Option<i64>, Option<i64>)>(concat!(
                         "UPDATE orders SET ",
                         updated_at_after!("$2"),
-                        " WHERE id = $1 RETURNING status, earnings_net, earnings_commission"
+                        " WHERE id = $1 AND ($3 IS NULL OR updated_at = $3) \
+                         RETURNING status, earnings_net, earnings_commission"
                     ))
                     .bind(order)
                     .bind(at)
+                    .bind(read_at)
                     .fetch_optional(&mut *c)
                     .await
                     .map_err(backend)?;
                 let Some((status_text, net, commission)) = row else {
-                    return Err(StoreError::NotFound);
+                    return Err(
+                        if read_at.is_some() && exists(c, ORDER_EXISTS, order.into()).await? {
+                            StoreError::Changed
+                        } else {
+                            StoreError::NotFound
+                        },
+                    );
                 };
                 let was = Booked::from_row(&status_text, net, commission)?;
                 let before = load_order(c, order.into()).await?;

@@ -158,6 +158,7 @@ pub(super) async fn cancel(
         only_from: vec![OrderStatus::Pending],
         reason,
         outcomes: Vec::new(),
+        read_at: None,
         at: ctx.now,
         bill_month: Some(BillingMonth::of(ctx.now)),
         events: ctx.config().event_context(),

@@ -132,10 +132,11 @@ pub(super) async fn move_order(
             problem.field,
             messages::problem(problem.problem),
         )),
-        Err(MoveError::NotAllowed { .. }) => Err(ApiError::conflict(
-            ConflictReason::MoveNotAllowed,
-            messages::MOVE_NOT_ALLOWED,
-        )),
+        // `Changed`: other writes kept coming between the read and the move (it was tried
+        // again each time): the move cannot be made on the order as read.
+        Err(MoveError::NotAllowed { .. } | MoveError::Store(StoreError::Changed)) => Err(
+            ApiError::conflict(ConflictReason::MoveNotAllowed, messages::MOVE_NOT_ALLOWED),
+        ),
         Err(MoveError::Store(
             StoreError::StockShortfall { .. }
             | StoreError::SupplierShortfall { .. }

@@ -147,6 +147,28 @@ pub(crate) async fn apply(
     config: &Config,
     field: &str,
 ) -> Result<Order, MoveError> {
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        match apply_once(store, &change, config, field).await {
+            // Another write came between the read the outcomes were merged onto and the move:
+            // read again and merge again.
+            Err(MoveError::Store(StoreError::Changed)) if attempts < WRITE_ATTEMPTS => continue,
+            done => return done,
+        }
+    }
+}
+
+/// How often a write decided on a read is tried when other writes of the order keep coming
+/// between ([`StoreError::Changed`]); then the last refusal is the answer.
+pub(crate) const WRITE_ATTEMPTS: usize = 8;
+
+async fn apply_once(
+    store: &dyn Store,
+    change: &Move,
+    config: &Config,
+    field: &str,
+) -> Result<Order, MoveError> {
     let order = store
         .order(change.account_id, change.order_id)
         .await?
@@ -158,13 +180,16 @@ pub(crate) async fn apply(
         });
     }
     let outcomes = resolve_outcomes(&order, Some(change.to), &change.outcomes, field)?;
+    // Outcomes merged onto what was read are written only onto the order as it was read.
+    let read_at = (!outcomes.is_empty()).then_some(order.updated_at);
     let status = StatusChange {
         account_id: change.account_id,
         order_id: order.id,
         to: change.to,
         only_from: Vec::new(),
-        reason: change.reason,
+        reason: change.reason.clone(),
         outcomes,
+        read_at,
         at: change.at,
         bill_month: None,
         events: config.event_context(),

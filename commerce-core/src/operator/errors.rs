@@ -220,6 +220,10 @@ impl From<StoreError> for OperatorError {
         match error {
             StoreError::NotFound => OperatorError::NotFound,
             StoreError::Invalid(text) => Conflict::Refused(text).into(),
+            StoreError::Changed => Conflict::Refused(
+                "the order kept changing while this write was decided: try again".into(),
+            )
+            .into(),
             StoreError::Duplicate(unique) => Conflict::Duplicate(unique).into(),
             StoreError::SupplierShortfall {
                 supplier,

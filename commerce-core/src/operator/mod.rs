@@ -30,7 +30,7 @@ use crate::domain::wallet::WalletFigures;
 use crate::domain::{moves, placement};
 use crate::model::*;
 use crate::money::accepted_amount;
-use crate::store::{StatusChange, Store};
+use crate::store::{StatusChange, Store, StoreError};
 use crate::web::auth::{KEY_PREFIX, TEST_KEY_PREFIX, generate_key, hash_key};
 
 pub use crate::limits::{MAX_LIVE_KEYS, MIN_KEY_LENGTH};
@@ -350,6 +350,7 @@ impl Operator {
             only_from: Vec::new(),
             reason,
             outcomes: Vec::new(),
+            read_at: None,
             at,
             bill_month: None,
             events: self.shared.config.event_context(),
@@ -390,21 +391,33 @@ impl Operator {
     /// were sold again), the marketer's earnings and the supplier's statement follow the
     /// delivered pieces ([`Conflict::SupplierShortfall`] when the supplier's money was
     /// withdrawn). An empty list changes nothing (not even `updated_at`): the order as it is.
+    /// Corrections made at once each merge onto the other's counts: one decided on an order
+    /// that another write changed since is decided again on the order as it is now.
     pub async fn set_line_outcomes(
         &self,
         order: OrderId,
         outcomes: Vec<(LineId, OutcomeReport)>,
     ) -> OperatorResult<Order> {
-        let current = self.order(order).await?;
-        let outcomes = moves::resolve_outcomes(&current, None, &outcomes, "outcomes")?;
-        if outcomes.is_empty() {
-            // Nothing reported: nothing changes (not even `updated_at`, which syncs read).
-            return Ok(current);
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let current = self.order(order).await?;
+            let merged = moves::resolve_outcomes(&current, None, &outcomes, "outcomes")?;
+            if merged.is_empty() {
+                // Nothing reported: nothing changes (not even `updated_at`, which syncs read).
+                return Ok(current);
+            }
+            // Written only onto the order as read: a correction that came between is merged
+            // with, not overwritten.
+            let written = self
+                .store()
+                .set_line_outcomes(order, merged, Some(current.updated_at), self.now())
+                .await;
+            match written {
+                Err(StoreError::Changed) if attempts < moves::WRITE_ATTEMPTS => continue,
+                written => return Ok(written?),
+            }
         }
-        Ok(self
-            .store()
-            .set_line_outcomes(order, outcomes, self.now())
-            .await?)
     }
 
     /// Sets the courier tracking URL.

@@ -144,6 +144,7 @@ macro_rules! store_methods {
                 fn set_line_outcomes(
                     order: OrderId,
                     outcomes: Vec<(LineId, LineOutcome)>,
+                    read_at: Option<DateTime<Utc>>,
                     now: DateTime<Utc>
                 ) -> Result<Order, StoreError>;
                 fn set_tracking_url(

@@ -51,6 +51,13 @@ pub enum StoreError {
         /// Pieces missing.
         shortfall: i64,
     },
+    /// The order changed since the caller read it (its `updated_at` moved past the one the
+    /// write was decided on: another write came between): nothing was written. Read it
+    /// again, decide again, and write again
+    /// ([`OrderStore::set_line_outcomes`](super::OrderStore::set_line_outcomes),
+    /// [`StatusChange::read_at`](super::StatusChange::read_at)).
+    #[error("the order changed since it was read")]
+    Changed,
     /// The backend failed.
     #[error("storage backend failed: {0}")]
     Backend(#[from] Box<dyn std::error::Error + Send + Sync>),

@@ -116,6 +116,7 @@ pub use memory::MemoryStore;
 pub use meter::MeterStore;
 pub use orders::{
     OrderStore, OrderVersion, StatusChange, StatusMove, first_stale, pieces_to_reserve,
+    unchanged_since,
 };
 pub use statement::SupplyBooking;
 pub use stock::{StockError, held_by_orders};

@@ -25,6 +25,12 @@ pub struct StatusChange {
     /// [`LineOutcome`] replaced); empty for none. The caller checks the counts against the
     /// lines before the move (the operator does, with the rules of `domain::moves`).
     pub outcomes: Vec<(LineId, LineOutcome)>,
+    /// The order's `updated_at` when the caller read it to decide `outcomes` (each merged
+    /// onto the outcome it read): when given and the order's `updated_at` is another now,
+    /// nothing is written ([`StoreError::Changed`], in [`StatusChangeError::Store`]), so
+    /// that a write that came between is never overwritten with what was read before it.
+    /// `None`: no such check.
+    pub read_at: Option<DateTime<Utc>>,
     /// When.
     pub at: DateTime<Utc>,
     /// Billing month to record one order operation in (`None`: not billed).
@@ -112,7 +118,8 @@ pub trait OrderStore: Send + Sync {
     ///    `NotAllowed`). Check against the status read under the operation's lock, so
     ///    concurrent moves of one order apply one after the other.
     ///    An outcome naming a line the order does not have is `NotFound` too
-    ///    ([`StatusMove::names_unknown_line`]).
+    ///    ([`StatusMove::names_unknown_line`]). With [`StatusChange::read_at`], an order
+    ///    whose `updated_at` is another now is refused with [`StoreError::Changed`].
     /// 2. **The move**: [`StatusMove::apply`] on the order (the lines' outcomes, status,
     ///    `updated_at`, `confirmed_at`/`delivered_at`, the timeline entry).
     /// 3. **Stock**: what [`stock_moves`](crate::domain::pieces::stock_moves) of the order
@@ -145,11 +152,16 @@ pub trait OrderStore: Send + Sync {
     /// ([`stock_moves`](crate::domain::pieces::stock_moves): a restock by the difference of
     /// the completed returned pieces, [`StoreError::StockShortfall`] when they were sold
     /// since), and a correction that takes from the marketer earnings it withdrew is
-    /// [`StoreError::MarketerShortfall`]. No meter entry, no webhook event.
+    /// [`StoreError::MarketerShortfall`]. No meter entry, no webhook event. With `read_at`
+    /// (the order's `updated_at` when the caller read the outcomes it merged its reports
+    /// onto), an order whose `updated_at` is another now is refused with
+    /// [`StoreError::Changed`], writing nothing: two corrections decided on one read never
+    /// overwrite each other's counts.
     async fn set_line_outcomes(
         &self,
         order: OrderId,
         outcomes: Vec<(LineId, LineOutcome)>,
+        read_at: Option<DateTime<Utc>>,
         now: DateTime<Utc>,
     ) -> Result<Order, StoreError>;
     /// Sets the courier tracking URL (`None` clears it) and the order's `updated_at` to
@@ -235,6 +247,20 @@ pub trait OrderStore: Send + Sync {
         account: AccountId,
         held_after: DateTime<Utc>,
     ) -> Result<WalletTotals, StoreError>;
+}
+
+/// The check of a write decided on a read ([`StatusChange::read_at`],
+/// [`OrderStore::set_line_outcomes`]'s `read_at`): [`StoreError::Changed`] when `read_at` is
+/// given and the order's `updated_at` (as the store holds it now, under the write's lock) is
+/// another instant.
+pub fn unchanged_since(
+    read_at: Option<DateTime<Utc>>,
+    updated_at: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    match read_at {
+        Some(read) if read != updated_at => Err(StoreError::Changed),
+        _ => Ok(()),
+    }
 }
 
 /// What a [`StatusChange`] does to an order, decided by [`StatusMove::check`]: the one rule
@@ -389,6 +415,7 @@ mod tests {
             only_from: Vec::new(),
             reason: Some("why".into()),
             outcomes: Vec::new(),
+            read_at: None,
             at: Utc.with_ymd_and_hms(2026, 3, 1, 10, 0, 0).unwrap(),
             bill_month: None,
             events: Default::default(),

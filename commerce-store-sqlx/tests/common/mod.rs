@@ -329,6 +329,7 @@ pub async fn cancel_failing_at_its_event_changes_nothing(store: &dyn Store, db: 
         only_from: vec![OrderStatus::Pending],
         reason: None,
         outcomes: Vec::new(),
+        read_at: None,
         at: at(30),
         bill_month: Some(month(MONTH)),
         events: Default::default(),

@@ -373,6 +373,7 @@ mod tests {
                     only_from: Vec::new(),
                     reason: None,
                     outcomes: Vec::new(),
+                    read_at: None,
                     at: later + Duration::seconds(id),
                     bill_month: None,
                     events: Default::default(),
@@ -392,7 +393,12 @@ mod tests {
         }
         for id in (2..=60).step_by(9) {
             store
-                .set_line_outcomes(OrderId::new(id), Vec::new(), later + Duration::hours(id))
+                .set_line_outcomes(
+                    OrderId::new(id),
+                    Vec::new(),
+                    None,
+                    later + Duration::hours(id),
+                )
                 .await
                 .unwrap();
         }

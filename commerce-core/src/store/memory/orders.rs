@@ -87,6 +87,7 @@ impl OrderStore for MemoryStore {
             .ok_or(StatusChangeError::NotFound)?;
         let account = order.account_id;
         let step = StatusMove::check(&change, account, order.status)?;
+        unchanged_since(change.read_at, order.updated_at)?;
         if step.names_unknown_line(&order.lines) {
             return Err(StatusChangeError::NotFound);
         }
@@ -124,10 +125,12 @@ impl OrderStore for MemoryStore {
         &self,
         order: OrderId,
         outcomes: Vec<(LineId, LineOutcome)>,
+        read_at: Option<DateTime<Utc>>,
         now: DateTime<Utc>,
     ) -> Result<Order, StoreError> {
         let mut s = self.lock();
         let order = s.orders.get(&order).ok_or(StoreError::NotFound)?;
+        unchanged_since(read_at, order.updated_at)?;
         for (line_id, _) in &outcomes {
             if !order.lines.iter().any(|l| l.id == *line_id) {
                 return Err(StoreError::NotFound);

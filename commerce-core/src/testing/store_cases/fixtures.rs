@@ -352,6 +352,7 @@ pub(super) fn change(order: OrderId, to: OrderStatus, when: i64) -> StatusChange
         only_from: Vec::new(),
         reason: None,
         outcomes: Vec::new(),
+        read_at: None,
         at: at(when),
         bill_month: None,
         events: Default::default(),

@@ -44,6 +44,7 @@ mod key_limits;
 mod meter;
 mod moves;
 mod order_reads;
+mod outcome_races;
 mod placing;
 mod product_versions;
 mod quote_idempotency;
@@ -77,6 +78,7 @@ pub use key_limits::*;
 pub use meter::*;
 pub use moves::*;
 pub use order_reads::*;
+pub use outcome_races::*;
 pub use placing::*;
 pub use product_versions::*;
 pub use quote_idempotency::*;
@@ -202,6 +204,7 @@ macro_rules! __with_store_cases {
                 placed_orders_keep_what_they_were_placed_with,
                 rendered_orders_are_bounded_in_bytes,
                 rendered_products_are_bounded_in_bytes,
+                a_write_decided_on_an_older_read_is_refused,
             ]
             arc [
                 concurrent_orders_never_oversell,
@@ -216,6 +219,7 @@ macro_rules! __with_store_cases {
                 concurrent_withdrawals_never_overdraw,
                 concurrent_moves_and_supplier_withdrawals_reconcile,
                 a_supplier_withdrawal_never_takes_ready_money_a_racing_correction_took,
+                corrections_made_at_once_each_keep_the_others_counts,
                 concurrent_webhook_registrations_never_exceed_the_limit,
                 concurrent_claims_never_share_a_delivery,
                 concurrent_manual_deliveries_never_exceed_the_limit,
@@ -266,6 +270,7 @@ mod tests {
         include_str!("withdrawals.rs"),
         include_str!("statement.rs"),
         include_str!("statement_races.rs"),
+        include_str!("outcome_races.rs"),
         include_str!("races.rs"),
         include_str!("removals.rs"),
         include_str!("webhooks.rs"),

@@ -353,7 +353,12 @@ pub async fn line_outcomes_and_tracking_url_are_recorded(store: &dyn Store) {
         destroyed_quantity: 1,
     };
     let updated = store
-        .set_line_outcomes(order.id, vec![(order.lines[0].id, outcome.clone())], at(50))
+        .set_line_outcomes(
+            order.id,
+            vec![(order.lines[0].id, outcome.clone())],
+            None,
+            at(50),
+        )
         .await
         .unwrap();
     assert_eq!(updated.lines[0].outcome, outcome);
@@ -371,6 +376,7 @@ pub async fn line_outcomes_and_tracking_url_are_recorded(store: &dyn Store) {
                 (order.lines[1].id, outcome.clone()),
                 (other.lines[0].id, outcome.clone()),
             ],
+            None,
             at(60),
         )
         .await;
@@ -381,7 +387,7 @@ pub async fn line_outcomes_and_tracking_url_are_recorded(store: &dyn Store) {
     );
     assert!(matches!(
         store
-            .set_line_outcomes(order.id.absent(), vec![], at(60))
+            .set_line_outcomes(order.id.absent(), vec![], None, at(60))
             .await,
         Err(StoreError::NotFound)
     ));
@@ -452,7 +458,7 @@ pub async fn updated_at_never_decreases_when_clocks_disagree(store: &dyn Store) 
         ..LineOutcome::default()
     };
     let outcomes = store
-        .set_line_outcomes(order.id, vec![(order.lines[0].id, outcome)], at(30))
+        .set_line_outcomes(order.id, vec![(order.lines[0].id, outcome)], None, at(30))
         .await
         .unwrap();
     assert_eq!(outcomes.updated_at, seen + tick + tick);

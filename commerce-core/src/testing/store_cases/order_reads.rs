@@ -175,7 +175,7 @@ pub async fn order_versions_list_the_page_of_orders(store: &dyn Store) {
                     ..LineOutcome::default()
                 };
                 store
-                    .set_line_outcomes(third, vec![(line, outcome)], at(30))
+                    .set_line_outcomes(third, vec![(line, outcome)], None, at(30))
                     .await
                     .expect("outcomes")
             }
@@ -511,7 +511,12 @@ pub async fn wallet_totals_follow_every_order_move(store: &dyn Store) {
         ..LineOutcome::default()
     };
     store
-        .set_line_outcomes(archived.id, vec![(archived.lines[0].id, outcome)], at(25))
+        .set_line_outcomes(
+            archived.id,
+            vec![(archived.lines[0].id, outcome)],
+            None,
+            at(25),
+        )
         .await
         .unwrap();
     check("recording line outcomes").await;

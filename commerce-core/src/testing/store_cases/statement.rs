@@ -199,11 +199,16 @@ pub async fn deliveries_and_corrections_are_booked_on_the_supplier_statement(sto
     assert_reconciled(store, s.id, 50).await;
     // Corrections: 3 pieces (one more: a credit), then 1 (two fewer: a debit).
     store
-        .set_line_outcomes(order.id, vec![(l1, LineOutcome::delivered(3))], at(200))
+        .set_line_outcomes(
+            order.id,
+            vec![(l1, LineOutcome::delivered(3))],
+            None,
+            at(200),
+        )
         .await
         .expect("correct up");
     store
-        .set_line_outcomes(order.id, vec![(l1, delivered_of(1, 3))], at(300))
+        .set_line_outcomes(order.id, vec![(l1, delivered_of(1, 3))], None, at(300))
         .await
         .expect("correct down");
     let all = entries(store, s.id).await;
@@ -262,7 +267,7 @@ pub async fn deliveries_and_corrections_are_booked_on_the_supplier_statement(sto
     assert_eq!(period.items[0].at, at(200));
     // An outcome-free write and a tracking URL book nothing.
     store
-        .set_line_outcomes(order.id, Vec::new(), at(400))
+        .set_line_outcomes(order.id, Vec::new(), None, at(400))
         .await
         .unwrap();
     assert_eq!(entries(store, s.id).await.total, 3);
@@ -363,7 +368,7 @@ pub async fn a_correction_below_zero_is_refused_and_writes_nothing(store: &dyn S
     // Taking a delivered piece away would leave -40.00: refused both ways.
     let before = store.order(None, order.id).await.unwrap().unwrap();
     let refused = store
-        .set_line_outcomes(order.id, vec![(l1, delivered_of(1, 2))], at(200))
+        .set_line_outcomes(order.id, vec![(l1, delivered_of(1, 2))], None, at(200))
         .await;
     assert!(
         matches!(
@@ -414,7 +419,7 @@ pub async fn a_correction_below_zero_is_refused_and_writes_nothing(store: &dyn S
         )
     );
     store
-        .set_line_outcomes(order.id, vec![(l1, delivered_of(1, 2))], at(400))
+        .set_line_outcomes(order.id, vec![(l1, delivered_of(1, 2))], None, at(400))
         .await
         .expect("the correction fits now");
     assert_eq!(entries(store, s.id).await.items[0].balance, d("40.00"));
@@ -471,7 +476,7 @@ pub async fn a_correction_never_takes_withdrawn_marketer_earnings(store: &dyn St
     store.decide_withdrawal(w.id, paid, at(210)).await.unwrap();
     let before = store.order(None, order.id).await.unwrap().unwrap();
     let refused = store
-        .set_line_outcomes(order.id, vec![(l1, delivered_of(1, 3))], at(300))
+        .set_line_outcomes(order.id, vec![(l1, delivered_of(1, 3))], None, at(300))
         .await;
     assert!(
         matches!(
@@ -502,7 +507,7 @@ pub async fn a_correction_never_takes_withdrawn_marketer_earnings(store: &dyn St
     );
     // Counting every piece delivered takes nothing: it applies.
     store
-        .set_line_outcomes(order.id, vec![(l1, delivered_of(3, 3))], at(400))
+        .set_line_outcomes(order.id, vec![(l1, delivered_of(3, 3))], None, at(400))
         .await
         .expect("takes nothing");
 }

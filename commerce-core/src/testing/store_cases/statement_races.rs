@@ -53,7 +53,12 @@ pub async fn concurrent_moves_and_supplier_withdrawals_reconcile(store: Arc<dyn 
                 .map(|_| ());
             // A correction: one piece of the first line not delivered after all.
             let corrected = store
-                .set_line_outcomes(id, vec![(line, delivered_of(1, 2))], at(40 + n as i64))
+                .set_line_outcomes(
+                    id,
+                    vec![(line, delivered_of(1, 2))],
+                    None,
+                    at(40 + n as i64),
+                )
                 .await
                 .map(|_| ());
             (
@@ -196,7 +201,12 @@ pub async fn a_supplier_withdrawal_never_takes_ready_money_a_racing_correction_t
             let store = store.clone();
             tokio::spawn(async move {
                 store
-                    .set_line_outcomes(ready_order.id, vec![(line, delivered_of(1, 2))], at(t + 1))
+                    .set_line_outcomes(
+                        ready_order.id,
+                        vec![(line, delivered_of(1, 2))],
+                        None,
+                        at(t + 1),
+                    )
                     .await
             })
         };
@@ -232,7 +242,12 @@ pub async fn a_supplier_withdrawal_never_takes_ready_money_a_racing_correction_t
         }
         // Every piece delivered again: the next round starts where this one did.
         store
-            .set_line_outcomes(ready_order.id, vec![(line, delivered_of(2, 2))], at(t + 60))
+            .set_line_outcomes(
+                ready_order.id,
+                vec![(line, delivered_of(2, 2))],
+                None,
+                at(t + 60),
+            )
             .await
             .expect("undo the correction");
     }

@@ -230,14 +230,14 @@ pub async fn returned_pieces_are_restocked_once(store: &dyn Store) {
     // The same outcome again: nothing more.
     let same = vec![(line_id, LineOutcome::partly_delivered(1, 3))];
     store
-        .set_line_outcomes(order.id, same, at(40))
+        .set_line_outcomes(order.id, same, None, at(40))
         .await
         .unwrap();
     assert_eq!(stock_and_history(store, &f).await.0, 9);
     // A correction: one of the "returned" pieces was delivered after all.
     let fewer = vec![(line_id, LineOutcome::partly_delivered(2, 2))];
     store
-        .set_line_outcomes(order.id, fewer, at(50))
+        .set_line_outcomes(order.id, fewer, None, at(50))
         .await
         .unwrap();
     let (stock, history) = stock_and_history(store, &f).await;
@@ -248,7 +248,7 @@ pub async fn returned_pieces_are_restocked_once(store: &dyn Store) {
         ..LineOutcome::partly_delivered(1, 2)
     };
     store
-        .set_line_outcomes(order.id, vec![(line_id, damaged)], at(60))
+        .set_line_outcomes(order.id, vec![(line_id, damaged)], None, at(60))
         .await
         .unwrap();
     let (stock, history) = stock_and_history(store, &f).await;
@@ -260,7 +260,7 @@ pub async fn returned_pieces_are_restocked_once(store: &dyn Store) {
     store.adjust_stock(empty, at(70)).await.unwrap();
     let order_before = store.order(None, order.id).await.unwrap().unwrap();
     let fewer = vec![(line_id, LineOutcome::partly_delivered(2, 1))];
-    let refused = store.set_line_outcomes(order.id, fewer, at(80)).await;
+    let refused = store.set_line_outcomes(order.id, fewer, None, at(80)).await;
     assert!(
         matches!(
             refused,
@@ -290,7 +290,7 @@ pub async fn a_cancelled_order_is_not_restocked_twice(store: &dyn Store) {
     assert_eq!(available(store, f.product.id, f.variant.id).await, 10);
     let returned = vec![(order.lines[0].id, LineOutcome::partly_delivered(0, 3))];
     store
-        .set_line_outcomes(order.id, returned, at(30))
+        .set_line_outcomes(order.id, returned, None, at(30))
         .await
         .unwrap();
     let (stock, history) = stock_and_history(store, &f).await;
@@ -306,7 +306,7 @@ pub async fn a_cancelled_order_is_not_restocked_twice(store: &dyn Store) {
     let early = place(store, new_order(&f, f.account.id, &number(2), lines, 40)).await;
     let returned = vec![(early.lines[0].id, LineOutcome::partly_delivered(0, 2))];
     store
-        .set_line_outcomes(early.id, returned, at(50))
+        .set_line_outcomes(early.id, returned, None, at(50))
         .await
         .unwrap();
     assert_eq!(available(store, f.product.id, f.variant.id).await, 8);
