@@ -11,7 +11,8 @@ impl Operator {
     /// Moves a variant's stock by `new.delta` pieces (not zero) for its reason (not one of an
     /// order's moves, `reservation`, `release` and `restock`, nor `initial`: refused on
     /// `reason`), kept with its note and cause (an `order_id` that names no order is refused
-    /// on `order_id`). A delta that would, with the pieces the variant's orders may still
+    /// on `order_id`, a `quote_id` that names no quote of this variant on `quote_id`: the
+    /// history never names a cause that is not one). A delta that would, with the pieces the variant's orders may still
     /// give back, take `available` past [`MAX_AVAILABLE`]
     /// is refused on `delta` ([`Problem::OutOfRange`] naming the bound) ([`CatalogStore::adjust_stock`](crate::store::CatalogStore::adjust_stock)).
     /// A delta that would take `available` below zero is refused on `delta`
@@ -40,6 +41,12 @@ impl Operator {
             && self.store().order(None, order).await?.is_none()
         {
             return Err(OperatorError::field("order_id", Problem::UnknownValue));
+        }
+        if let Some(quote) = new.quote_id {
+            let quoted = self.store().quote(None, quote, self.now()).await?;
+            if quoted.is_none_or(|q| q.variant_id != new.variant_id) {
+                return Err(OperatorError::field("quote_id", Problem::UnknownValue));
+            }
         }
         if let Some(note) = &new.note {
             new.note = clean_text(note, MAX_NOTE, TextKind::MultiLine)

@@ -180,6 +180,21 @@ pub async fn returned_pieces_come_back_to_available(h: &Harness) {
         ),
         other => panic!("{other:?}"),
     }
+    // A cause that is not one: no such quote.
+    let unknown_quote = op
+        .adjust_stock(
+            NewStockAdjustment::new(variant, 1, StockReason::Received)
+                .for_quote(QuoteId::new(999_999)),
+        )
+        .await;
+    match unknown_quote {
+        Err(OperatorError::Invalid(problems)) => assert_eq!(
+            (problems[0].field.as_str(), problems[0].problem),
+            ("quote_id", Problem::UnknownValue)
+        ),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(h.available(variant).await, before, "nothing written");
     let counted = op.set_stock(variant, before, 50, Some("جرد")).await;
     assert_eq!(counted.expect("count").available_after, 50);
     assert_eq!(h.available(variant).await, 50);
