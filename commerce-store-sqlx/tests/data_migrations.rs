@@ -1,11 +1,16 @@
-//! Orders stored while their timelines were rows of `order_timeline` keep every entry, in
-//! order, when `migrate()` moves the timelines onto the orders' rows (migration
-//! `20261130000000_order_timeline_column`). SQLite always; PostgreSQL when configured.
+//! Migrations that move data, applied to a database an earlier version wrote. SQLite always;
+//! PostgreSQL when configured. Each earlier state is made from a migrated store: the data put
+//! back as the earlier version kept it and the migration's record deleted; then `migrate()`
+//! applies the migration again.
 //!
-//! The earlier schema is made from a migrated one: the entries are written back as rows of
-//! `order_timeline` (interleaved across orders, so the copy must group them by order and keep
-//! each order's in id order), the column dropped and the migration's record deleted; then
-//! `migrate()` applies the migration again, and every order reads back as it was.
+//! - Orders stored while their timelines were rows of `order_timeline` keep every entry, in
+//!   order, when the timelines move onto the orders' rows (`20261130000000_order_timeline_column`):
+//!   the entries are written back interleaved across orders, so the copy must group them by
+//!   order and keep each order's in id order.
+//! - Variants whose stock history does not explain their stock (an earlier version kept no
+//!   reservation, release or restock, and a receipt it did not record) get one opening entry
+//!   each, of the difference (`20261215000000_stock_history_opening`): afterwards every
+//!   variant's history adds up to its stock.
 
 mod pg;
 mod sqlite_file;
@@ -101,6 +106,61 @@ where
     assert_eq!(all_orders(store, &ids).await, before);
 }
 
+/// What an earlier version's stock history held: no order's moves, no opening entry, and the
+/// first variant's 7 pieces received without an entry (same SQL on both databases).
+const STOCK_EARLIER: &str = "\
+    DELETE FROM stock_adjustments WHERE reason IN ('reservation', 'release', 'restock') \
+        OR (reason = 'initial' AND note = 'the stock when its history began to explain it'); \
+    UPDATE variants SET available = available + 7 WHERE id = (SELECT MIN(id) FROM variants); \
+    DELETE FROM _commerce_migrations WHERE version = 20261215000000;";
+
+/// Variants whose history does not add up to their stock.
+const UNEXPLAINED: &str = "SELECT COUNT(*) FROM variants v WHERE v.available <> \
+    (SELECT COALESCE(SUM(a.delta), 0) FROM stock_adjustments a WHERE a.variant_id = v.id)";
+
+/// Opening entries, each leaving its variant at its stock.
+const OPENINGS: &str = "SELECT COUNT(*) FROM stock_adjustments a JOIN variants v \
+    ON v.id = a.variant_id WHERE a.reason = 'initial' \
+    AND a.note = 'the stock when its history began to explain it' \
+    AND a.available_after = v.available";
+
+/// The sandbox (its orders' reservations kept), taken back to [`STOCK_EARLIER`] with
+/// `execute`, then migrated: every variant's history adds up to its stock, with one opening
+/// entry for each variant it did not explain. `count` runs a `SELECT COUNT(*)`.
+async fn stock_history_opens(
+    count: impl AsyncFn(&'static str) -> i64,
+    execute: impl AsyncFnOnce(&'static str),
+    migrate: impl AsyncFnOnce(),
+) {
+    let reserved = count("SELECT COUNT(*) FROM stock_adjustments WHERE reason = 'reservation'");
+    assert!(
+        reserved.await > 0,
+        "the sandbox's orders kept their reservations"
+    );
+    assert_eq!(
+        count(UNEXPLAINED).await,
+        0,
+        "a migrated store explains its stock"
+    );
+    execute(STOCK_EARLIER).await;
+    let unexplained = count(UNEXPLAINED).await;
+    assert!(
+        unexplained >= 2,
+        "the orders' variants and the one received: {unexplained}"
+    );
+    migrate().await;
+    assert_eq!(
+        count(UNEXPLAINED).await,
+        0,
+        "every history adds up after it"
+    );
+    assert_eq!(
+        count(OPENINGS).await,
+        unexplained,
+        "one opening entry per variant"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_moves_timeline_rows_onto_their_orders() {
     let (store, path) = sqlite_file::open("timeline").await;
@@ -160,4 +220,54 @@ async fn postgres_moves_timeline_rows_onto_their_orders() {
     .unwrap();
     pg::drop_schema(&url, &[&pool], &schema).await;
     assert_eq!(left, 0, "the table is dropped");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_opens_the_stock_history_of_every_variant_it_does_not_explain() {
+    let (store, path) = sqlite_file::open("stock_history").await;
+    let pool = store.pool().clone();
+    let _h = Harness::bare(Arc::new(store.clone())).await;
+    let count = async |sql: &'static str| -> i64 {
+        sqlx::query_scalar(sql)
+            .fetch_one(&pool)
+            .await
+            .expect("counted")
+    };
+    let execute = async |sql: &'static str| {
+        sqlx::raw_sql(sql)
+            .execute(&pool)
+            .await
+            .expect("the earlier history");
+    };
+    let migrate = async || store.migrate().await.expect("migrate opens the histories");
+    stock_history_opens(count, execute, migrate).await;
+    pool.close().await;
+    sqlite_file::remove_files(&path);
+}
+
+#[cfg_attr(
+    not(commerce_postgres_tests),
+    ignore = "needs COMMERCE_TEST_POSTGRES_URL (see README)"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_opens_the_stock_history_of_every_variant_it_does_not_explain() {
+    let url = pg::database_url();
+    let (store, schema) = pg::open(&url).await;
+    let pool = store.pool().clone();
+    let _h = Harness::bare(Arc::new(store.clone())).await;
+    let count = async |sql: &'static str| -> i64 {
+        sqlx::query_scalar(sql)
+            .fetch_one(&pool)
+            .await
+            .expect("counted")
+    };
+    let execute = async |sql: &'static str| {
+        sqlx::raw_sql(sql)
+            .execute(&pool)
+            .await
+            .expect("the earlier history");
+    };
+    let migrate = async || store.migrate().await.expect("migrate opens the histories");
+    stock_history_opens(count, execute, migrate).await;
+    pg::drop_schema(&url, &[&pool], &schema).await;
 }
