@@ -43,25 +43,36 @@ struct Block {
     text: String,
 }
 
-/// The fenced blocks of a Markdown page.
+/// The fenced blocks of a Markdown page, as a Markdown renderer finds them (pulldown-cmark: a
+/// fence of three or more backticks or tildes, indented or in a list), each with the line of
+/// its first content line.
 fn blocks(page: &str) -> Vec<Block> {
-    let lines: Vec<&str> = page.lines().collect();
+    use pulldown_cmark::{CodeBlockKind, Event, Parser, Tag, TagEnd};
     let mut found = Vec::new();
-    let mut at = 0;
-    while at < lines.len() {
-        let Some(info) = lines[at].trim_start().strip_prefix("```") else {
-            at += 1;
-            continue;
-        };
-        let end = (at + 1..lines.len())
-            .find(|&i| lines[i].trim_start().starts_with("```"))
-            .unwrap_or(lines.len());
-        found.push(Block {
-            line: at + 2,
-            info: info.trim().to_owned(),
-            text: lines[at + 1..end].join("\n"),
-        });
-        at = end + 1;
+    let mut open: Option<Block> = None;
+    for (event, range) in Parser::new(page).into_offset_iter() {
+        match event {
+            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info))) => {
+                open = Some(Block {
+                    // The fence's line (1-based) is the newlines before it plus one.
+                    line: page[..range.start].matches('\n').count() + 2,
+                    info: info.trim().to_owned(),
+                    text: String::new(),
+                });
+            }
+            Event::Text(text) => {
+                if let Some(block) = &mut open {
+                    block.text.push_str(&text);
+                }
+            }
+            Event::End(TagEnd::CodeBlock) => {
+                if let Some(mut block) = open.take() {
+                    block.text.truncate(block.text.trim_end_matches('\n').len());
+                    found.push(block);
+                }
+            }
+            _ => {}
+        }
     }
     found
 }
@@ -90,7 +101,11 @@ fn pages() -> Vec<(String, String)> {
 /// What a block's info string says it shows: the JSON pointer of its schema in the document,
 /// `None` for `not-api`, or why the info string is not understood.
 fn target(info: &str) -> Result<Option<String>, String> {
-    let words: Vec<&str> = info.split_whitespace().collect();
+    let language = info.split_whitespace().next().unwrap_or_default();
+    let lowered = language.to_ascii_lowercase();
+    let words: Vec<&str> = std::iter::once(lowered.as_str())
+        .chain(info.split_whitespace().skip(1))
+        .collect();
     let escape = |s: &str| s.replace('~', "~0").replace('/', "~1");
     let content = "content/application~1json/schema";
     let pointer = match words.as_slice() {
@@ -455,7 +470,10 @@ fn check_pages(pages: &[(String, String)]) -> (Vec<String>, usize) {
     let mut validated = 0;
     for (page, text) in pages {
         for block in blocks(text) {
+            // `JSON` is `json` to a renderer's highlighter too.
             let language = block.info.split_whitespace().next().unwrap_or_default();
+            let language = language.to_ascii_lowercase();
+            let language = language.as_str();
             let starts = block.text.trim_start().starts_with(['{', '[']);
             if matches!(language, "sh" | "bash" | "console") {
                 for (line, method, path, body) in curl_bodies(&block) {
@@ -576,6 +594,27 @@ fn a_wrong_field_or_an_unsaid_block_fails_naming_page_and_line() {
         found[0].starts_with("docs/planted.md:2: JSON in a ``` block"),
         "{found:?}"
     );
+    // Fences of tildes or of more backticks, and `JSON` in capitals, are blocks like any other.
+    for fence in ["~~~", "````"] {
+        let other = misspelt_fence(good, fence);
+        let (found, _) = check_pages(&page(&other));
+        assert!(
+            found
+                .iter()
+                .any(|f| f.starts_with("docs/planted.md:5: /meta/current_page: no such field")),
+            "{fence}: {found:?}"
+        );
+    }
+    let capitals = good
+        .replace("```json", "```JSON")
+        .replace("\"page\"", "\"current_page\"");
+    let (found, _) = check_pages(&page(&capitals));
+    assert!(
+        found
+            .iter()
+            .any(|f| f.starts_with("docs/planted.md:5: /meta/current_page: no such field")),
+        "{found:?}"
+    );
     let nowhere = "```json GET /api/v1/nothing 200\n{}\n```\n";
     let (found, _) = check_pages(&page(nowhere));
     assert!(found[0].contains("has no schema at"), "{found:?}");
@@ -611,6 +650,12 @@ fn a_wrong_field_or_an_unsaid_block_fails_naming_page_and_line() {
         found[0].contains("/url: \"http://shop.example.com"),
         "{found:?}"
     );
+}
+
+/// `page` with its fences written with `fence` and its `page` field misspelt.
+fn misspelt_fence(page: &str, fence: &str) -> String {
+    page.replace("```", fence)
+        .replace("\"page\"", "\"current_page\"")
 }
 
 #[test]
