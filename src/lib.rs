@@ -48,9 +48,9 @@
 // feature it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-// Explicit re-exports, here and in the adapter modules below (no glob): the facade's surface
-// is these lists, not whatever the core and the adapters happen to make public (a new public item of `commerce-core` reaches users of `commerce` only when
-// added here; `public-api/commerce.txt` shows the list).
+// Re-exports without a glob, here and in the adapter modules below. Root items reach users of
+// `commerce` only when named here; the modules re-exported whole (`model`, `store`, ...) pass on
+// every public item they gain, which `public-api/commerce-core.txt` shows.
 /// The demo fixture (feature `sandbox`): demo accounts, fixed demo keys, a catalogue.
 #[cfg(feature = "sandbox")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sandbox")))]

@@ -13,9 +13,11 @@ use crate::webhooks::UrlPolicy;
 /// a field on it, or with [`Engine::builder`](crate::Engine::builder)`(store).configure(|c| ..)`.
 /// New settings may be added (`#[non_exhaustive]`), each with a default.
 ///
-/// Durations follow one rule: a wait the runtime performs (`body_timeout`) is a
-/// [`std::time::Duration`]; a span of business time added to a stored instant
-/// (`idempotency_ttl`, `idempotency_stale_after`) is a [`chrono::Duration`].
+/// Durations: a wait the runtime performs (`body_timeout`) is a [`std::time::Duration`]; a
+/// span of business time added to a stored instant (`idempotency_ttl`,
+/// `idempotency_stale_after`) is a [`chrono::Duration`]; `unknown_key_life`, the in-process
+/// cache's life, is a [`std::time::Duration`] though it is added to the engine clock's
+/// instants.
 ///
 /// # From a file or the environment
 ///

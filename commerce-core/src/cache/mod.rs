@@ -2,7 +2,8 @@
 //! and rendered-order caches, as tower-sessions' `CachingSessionStore` wraps a session store.
 //!
 //! Every store method goes to the wrapped store unchanged (the one delegation list,
-//! `store_methods!`), so the store contract knows nothing of the caches. The reads the engine
+//! `store_methods!`); the contract's only part for the caches is two provided reads of
+//! versions ([`CatalogStore::product_versions`], [`OrderStore::order_versions`]). The reads the engine
 //! answers from kept JSON are this wrapper's own: [`CachingStore::product_page`],
 //! [`CachingStore::active_product`] and [`CachingStore::order_page`]. Each lists what it needs
 //! as versions first ([`CatalogStore::product_versions`], [`CatalogStore::product`],
