@@ -30,7 +30,7 @@ check() {
 check "commerce-store-sqlx commerce-core" "-p commerce-store-sqlx --lib"
 # The facade with nothing, then each feature alone.
 check "commerce commerce-core" "-p commerce --lib"
-for feature in axum warp sandbox metrics webhooks; do
+for feature in axum warp http-server sandbox metrics webhooks; do
   check "commerce commerce-core" "-p commerce --lib" "$feature"
 done
 for feature in sqlx-sqlite sqlx-postgres; do

@@ -57,8 +57,14 @@ if COMMERCE_ADDR="0.0.0.0:${COMMERCE_PRODUCTION_PORT:-18090}" "$BIN" serve >>"$L
   fail "listened on 0.0.0.0 without --public"
 fi
 grep -q "refusing to listen on 0.0.0.0" "$LOG" || fail "no word on the non-loopback address"
-if COMMERCE_DISPATCHER__TIMEOUTS=10s "$BIN" serve >>"$LOG" 2>&1; then fail "started with a misspelt dispatcher setting"; fi
-grep -q "timeouts" "$LOG" || fail "no word on the misspelt dispatcher setting"
+# A misspelt dispatcher setting stops the start, naming it (its own log; bounded, should it
+# start after all).
+MISSPELT_LOG="$(mktemp -t commerce-production-misspelt.XXXXXX)"
+if COMMERCE_DISPATCHER__TIMEOUTS=10s timeout 60 "$BIN" serve >"$MISSPELT_LOG" 2>&1; then
+  fail "started with a misspelt dispatcher setting"
+fi
+grep -q 'unknown field: found `timeouts`' "$MISSPELT_LOG" || fail "no word on the misspelt dispatcher setting: $(cat "$MISSPELT_LOG")"
+rm -f "$MISSPELT_LOG"
 
 "$BIN" serve >>"$LOG" 2>&1 &
 PID=$!

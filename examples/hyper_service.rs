@@ -28,6 +28,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
+use commerce::http_server::{ServeOptions, serve_connections};
 use commerce::store::MemoryStore;
 use commerce::{Engine, sandbox};
 use http_body_util::Full;
@@ -108,12 +109,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     println!("hyper_service on http://{addr}/api/v1 (key sk_demo_marketer)");
     let shutdown = background.shutdown();
-    let server = support::serve(
-        listener,
-        service(engine, admin),
-        HEADER_READ_TIMEOUT,
-        shutdown,
-    );
+    // The engine's own server loop, as `commerce::axum::serve` runs it for a router.
+    let options = ServeOptions::default()
+        .with_header_read_timeout(HEADER_READ_TIMEOUT)
+        .with_drain_timeout(Some(support::DRAIN));
+    let server = serve_connections(listener, service(engine, admin), options, shutdown);
     background.serve(server).await?;
     Ok(())
 }

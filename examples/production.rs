@@ -97,7 +97,7 @@ type Error = Box<dyn std::error::Error + Send + Sync>;
 /// The app's settings: every `COMMERCE_*` variable, read by figment (`COMMERCE_ADDR` is
 /// `addr`, `COMMERCE_POOL__MAX_CONNECTIONS` is `pool.max_connections`); what is not set keeps
 /// its default. Other `COMMERCE_*` variables (the tests' own) are ignored; a misspelt field
-/// of `engine` or `pool` is an error.
+/// of `engine`, `pool` or `dispatcher` is an error.
 #[derive(Debug, Deserialize)]
 struct Settings {
     /// `COMMERCE_ADDR`: where to listen (a loopback address unless `--public`).

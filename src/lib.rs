@@ -65,6 +65,10 @@ pub use commerce_core::{
     owner, owner_pages, rust_decimal, store, webhooks,
 };
 
+#[cfg(feature = "http-server")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http-server")))]
+pub use commerce_core::http_server;
+
 /// Mount the engine in an axum application (feature `axum`).
 #[cfg(feature = "axum")]
 #[cfg_attr(docsrs, doc(cfg(feature = "axum")))]

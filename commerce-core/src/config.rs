@@ -165,7 +165,8 @@ impl Default for Config {
 #[error("the setting `{setting}` {problem}")]
 #[non_exhaustive]
 pub struct ConfigError {
-    /// The field of [`Config`] (`commission_percent`, ...).
+    /// The field of [`Config`] (`commission_percent`, ...), or of the dispatcher's settings
+    /// (`DispatcherConfig::check`, feature `webhooks`: `timeout`, `lease`, `idle_wait`).
     pub setting: &'static str,
     /// What is wrong with it, in English.
     pub problem: &'static str,

@@ -146,6 +146,12 @@ fn the_dispatcher_runs_with_the_builders_settings() {
         &custom,
         "a clone keeps them"
     );
+    // A lease no longer than the attempt it covers is refused, naming it.
+    let refused = Engine::builder(Arc::new(MemoryStore::new()))
+        .dispatcher_config(DispatcherConfig::default().with_timeout(Duration::from_secs(60)))
+        .build()
+        .expect_err("a 60 s attempt under a 60 s lease");
+    assert_eq!(refused.setting, "lease");
     let plain = Engine::new(Arc::new(MemoryStore::new()));
     assert_eq!(plain.dispatcher().config(), &DispatcherConfig::default());
     assert_ne!(custom, DispatcherConfig::default());

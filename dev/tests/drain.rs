@@ -1,30 +1,39 @@
 //! The integrations' `serve` (`commerce_axum::serve`, `commerce_warp::serve`, one server loop
 //! underneath) on shutdown: requests in flight finish within the drain bound, and a request
 //! still running when the bound passes does not keep `serve` from returning. Each test runs
-//! through both integrations.
-#![cfg(all(feature = "axum", feature = "warp"))]
+//! through each integration built (features `axum`, `warp`).
+#![cfg(any(feature = "axum", feature = "warp"))]
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use axum::Router;
-use axum::routing::get;
-use commerce::axum::ServeOptions;
+#[cfg(feature = "axum")]
+use axum::{Router, routing::get};
+use commerce::http_server::ServeOptions;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, oneshot};
 use tokio::task::JoinHandle;
+#[cfg(feature = "warp")]
 use warp::Filter;
 
 /// Which integration serves.
 #[derive(Debug, Clone, Copy)]
 enum Integration {
+    #[cfg(feature = "axum")]
     Axum,
+    #[cfg(feature = "warp")]
     Warp,
 }
 
-const BOTH: [Integration; 2] = [Integration::Axum, Integration::Warp];
+/// The integrations this build has.
+const BOTH: &[Integration] = &[
+    #[cfg(feature = "axum")]
+    Integration::Axum,
+    #[cfg(feature = "warp")]
+    Integration::Warp,
+];
 
 /// A server whose `GET /slow` tells `started` it began, then answers once `release` is
 /// notified (never, if it is not); stopped when `stop` is sent.
@@ -57,10 +66,12 @@ async fn start(integration: Integration, drain: Option<Duration>) -> Server {
         let _ = stopped.await;
     };
     let served = match integration {
+        #[cfg(feature = "axum")]
         Integration::Axum => {
             let app = Router::new().route("/slow", get(slow));
             tokio::spawn(commerce::axum::serve(listener, app, options, shutdown))
         }
+        #[cfg(feature = "warp")]
         Integration::Warp => {
             let app = warp::path("slow").and(warp::get()).then(slow);
             tokio::spawn(commerce::warp::serve(listener, app, options, shutdown))
@@ -98,7 +109,7 @@ async fn read_to_close(client: &mut TcpStream) -> String {
 
 #[tokio::test]
 async fn a_request_in_flight_finishes_during_the_drain() {
-    for integration in BOTH {
+    for &integration in BOTH {
         let server = start(integration, Some(Duration::from_secs(30))).await;
         let mut client = slow_request(&server).await;
         server.stop.send(()).expect("the server runs");
@@ -117,7 +128,7 @@ async fn a_request_in_flight_finishes_during_the_drain() {
 
 #[tokio::test]
 async fn a_request_still_running_at_the_drain_bound_does_not_hold_the_server() {
-    for integration in BOTH {
+    for &integration in BOTH {
         let bound = Duration::from_millis(300);
         let server = start(integration, Some(bound)).await;
         let mut client = slow_request(&server).await;
@@ -141,7 +152,7 @@ async fn a_request_still_running_at_the_drain_bound_does_not_hold_the_server() {
 
 #[tokio::test]
 async fn without_a_bound_the_drain_waits_for_the_request() {
-    for integration in BOTH {
+    for &integration in BOTH {
         let server = start(integration, None).await;
         let mut client = slow_request(&server).await;
         server.stop.send(()).expect("the server runs");

@@ -6,6 +6,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use commerce::http_server::{ServeOptions, serve_connections};
 use commerce_core::testing::wire;
 use tokio::net::TcpListener;
 
@@ -26,10 +27,11 @@ async fn start() -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("a port");
     let addr = listener.local_addr().expect("an address");
     let service = example::service(engine, admin);
-    tokio::spawn(support::serve(
+    let options = ServeOptions::default().with_header_read_timeout(HEADER_TIMEOUT);
+    tokio::spawn(serve_connections(
         listener,
         service,
-        HEADER_TIMEOUT,
+        options,
         std::future::pending(),
     ));
     addr

@@ -5,7 +5,7 @@
 //! flight finish (for [`DRAIN`] at most), then stops the background work and closes the store.
 //!
 //! An app copied from an example copies this file with it (`#[path = "support/mod.rs"] mod
-//! support;`); it needs `commerce`, `tokio`, `http`, `hyper`, `hyper-util`, `serde_json`,
+//! support;`); it needs `commerce`, `tokio`, `http`, `serde_json`,
 //! `rand` and `tracing`.
 
 // Each example uses the part it needs.
@@ -240,7 +240,7 @@ impl Background {
 
     /// Runs `server` (which stops accepting on [`shutdown`](Self::shutdown), then waits for
     /// its requests in flight for [`DRAIN`] at most: `commerce::axum::serve` and
-    /// `commerce::warp::serve` with their `ServeOptions`, or [`serve`]), then stops the
+    /// `commerce::warp::serve` with their `ServeOptions`, or `commerce::http_server::serve_connections`), then stops the
     /// background work and closes the store.
     pub async fn serve(
         self,
@@ -254,71 +254,4 @@ impl Background {
         }
         Ok(())
     }
-}
-
-/// Serves `service` on `listener` over HTTP/1.1 until `shutdown` completes, then waits for
-/// the connections' requests in flight (idle connections are closed) for [`DRAIN`] at most,
-/// and closes the ones still busy: what `commerce::axum::serve` does for a router and
-/// `commerce::warp::serve` for a filter, for any hyper service (a plain `service_fn`). A
-/// connection whose request head has not arrived within `header_read_timeout` is closed.
-pub async fn serve<S, B>(
-    listener: tokio::net::TcpListener,
-    service: S,
-    header_read_timeout: Duration,
-    shutdown: impl Future<Output = ()>,
-) -> std::io::Result<()>
-where
-    S: hyper::service::Service<http::Request<hyper::body::Incoming>, Response = http::Response<B>>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send + 'static,
-    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-    B: hyper::body::Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-{
-    use hyper::server::conn::http1;
-    use hyper_util::rt::{TokioIo, TokioTimer};
-    use hyper_util::server::graceful::GracefulShutdown;
-
-    let graceful = GracefulShutdown::new();
-    let mut connections = tokio::task::JoinSet::new();
-    let mut shutdown = std::pin::pin!(shutdown);
-    loop {
-        let stream = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _peer)) => stream,
-                Err(error) => {
-                    warn!(%error, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                    continue;
-                }
-            },
-            Some(_) = connections.join_next(), if !connections.is_empty() => continue,
-            () = &mut shutdown => break,
-        };
-        let connection = http1::Builder::new()
-            .timer(TokioTimer::new())
-            .header_read_timeout(header_read_timeout)
-            .serve_connection(TokioIo::new(stream), service.clone());
-        let connection = graceful.watch(connection);
-        connections.spawn(async move {
-            if let Err(error) = connection.await {
-                tracing::debug!(%error, "connection closed");
-            }
-        });
-    }
-    drop(listener);
-    if tokio::time::timeout(DRAIN, graceful.shutdown())
-        .await
-        .is_err()
-    {
-        warn!(
-            seconds = DRAIN.as_secs(),
-            "requests still running after the drain time: their connections are closed"
-        );
-    }
-    connections.shutdown().await;
-    Ok(())
 }

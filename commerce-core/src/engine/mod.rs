@@ -121,7 +121,8 @@ impl EngineBuilder {
     }
 
     /// The webhook dispatcher's settings ([`Engine::dispatcher`] and
-    /// [`Engine::run_background`] run with them; the default otherwise).
+    /// [`Engine::run_background`] run with them; the default otherwise), checked by
+    /// [`build`](Self::build) ([`DispatcherConfig::check`](crate::webhooks::DispatcherConfig::check)).
     #[cfg(feature = "webhooks")]
     #[cfg_attr(docsrs, doc(cfg(feature = "webhooks")))]
     pub fn dispatcher_config(mut self, config: crate::webhooks::DispatcherConfig) -> Self {
@@ -135,6 +136,8 @@ impl EngineBuilder {
     /// is a `commerce.store` span under the request's span (see [`observe`]).
     pub fn build(self) -> Result<Engine, ConfigError> {
         self.config.check()?;
+        #[cfg(feature = "webhooks")]
+        self.dispatcher_config.check()?;
         #[cfg_attr(not(feature = "webhooks"), allow(unused_mut))]
         let mut engine = Engine::start(self.store, self.config, self.clock);
         #[cfg(feature = "webhooks")]

@@ -364,7 +364,9 @@ impl Operator {
     /// first (under `outcomes.{index}`; counts on a move that does not settle the order are
     /// refused under `outcomes`), and a refused move records neither. A settled order's
     /// uncounted pieces are delivered (delivered family) or returned (returned family):
-    /// [`pieces::completed`](crate::domain::pieces::completed).
+    /// [`pieces::completed`](crate::domain::pieces::completed). Outcomes are written only onto
+    /// the order as read: when another write of the order came between, the move is decided
+    /// again on the order as it is (8 tries at most, then [`Conflict::Refused`]).
     pub async fn move_order_with_outcomes(
         &self,
         id: OrderId,

@@ -10,11 +10,12 @@ use super::{Operator, OperatorError, OperatorResult};
 impl Operator {
     /// Moves a variant's stock by `new.delta` pieces (not zero) for its reason (not one of an
     /// order's moves, `reservation`, `release` and `restock`, nor `initial`: refused on
-    /// `reason`), kept with its note and cause (an `order_id` that names no order is refused
-    /// on `order_id`, a `quote_id` that names no quote of this variant on `quote_id`: the
-    /// history never names a cause that is not one). A delta that would, with the pieces the variant's orders may still
-    /// give back, take `available` past [`MAX_AVAILABLE`]
-    /// is refused on `delta` ([`Problem::OutOfRange`] naming the bound) ([`CatalogStore::adjust_stock`](crate::store::CatalogStore::adjust_stock)).
+    /// `reason`), kept with its note and cause: an `order_id` that names no order is refused
+    /// on `order_id`, a `quote_id` that names no quote of this variant (in any status) on
+    /// `quote_id`, so the history never names a cause that is not one. A delta that would,
+    /// with the pieces the variant's orders may still give back, take `available` past
+    /// [`MAX_AVAILABLE`] is refused on `delta` ([`Problem::OutOfRange`] naming the bound)
+    /// ([`CatalogStore::adjust_stock`](crate::store::CatalogStore::adjust_stock)).
     /// A delta that would take `available` below zero is refused on `delta`
     /// ([`Problem::StockShortfall`], naming the pieces missing), writing nothing; a
     /// compare-and-set ([`NewStockAdjustment::cycle_count`]) whose expected quantity is not the

@@ -130,6 +130,36 @@ impl Default for DispatcherConfig {
 }
 
 impl DispatcherConfig {
+    /// Checks the settings together: a `timeout` and an `idle_wait` above zero, and a `lease`
+    /// longer than the `timeout` (a claim must outlast the attempt it covers, or another
+    /// instance claims the delivery again while it is still being sent). The first setting
+    /// that is wrong is named. [`EngineBuilder::build`](crate::EngineBuilder::build) calls it
+    /// for the settings it was given.
+    ///
+    /// ```
+    /// # use commerce_core as commerce;
+    /// use std::time::Duration;
+    /// use commerce::webhooks::DispatcherConfig;
+    ///
+    /// assert!(DispatcherConfig::default().check().is_ok());
+    /// let slow = DispatcherConfig::default().with_timeout(Duration::from_secs(90));
+    /// assert_eq!(slow.check().unwrap_err().setting, "lease"); // 60 s by default
+    /// ```
+    pub fn check(&self) -> Result<(), crate::ConfigError> {
+        let fail = |setting, problem| Err(crate::ConfigError { setting, problem });
+        if self.timeout.is_zero() {
+            return fail("timeout", "must be above zero");
+        }
+        if self.idle_wait.is_zero() {
+            return fail("idle_wait", "must be above zero");
+        }
+        let lease = self.lease.to_std().unwrap_or_default();
+        if lease <= self.timeout {
+            return fail("lease", "must be longer than the timeout");
+        }
+        Ok(())
+    }
+
     /// With this attempt timeout.
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;

@@ -195,6 +195,27 @@ pub async fn returned_pieces_come_back_to_available(h: &Harness) {
         other => panic!("{other:?}"),
     }
     assert_eq!(h.available(variant).await, before, "nothing written");
+    // A quote that exists, of another variant: not this variant's cause either.
+    let (quoted, _, _) = super::supply::free_variant(h).await;
+    let quote =
+        super::supply::post_quote(h, &super::supply::quote_body(quoted, "50.00", 3), None).await;
+    assert_eq!(
+        quote.status,
+        201,
+        "{}",
+        String::from_utf8_lossy(&quote.body)
+    );
+    let quote_id = QuoteId::new(quote.json()["data"]["id"].as_i64().expect("quote id"));
+    assert_ne!(VariantId::new(quoted), variant);
+    let elsewhere = op
+        .adjust_stock(
+            NewStockAdjustment::new(variant, 1, StockReason::Received).for_quote(quote_id),
+        )
+        .await;
+    assert!(
+        matches!(&elsewhere, Err(OperatorError::Invalid(p)) if p[0].field == "quote_id"),
+        "{elsewhere:?}"
+    );
     let counted = op.set_stock(variant, before, 50, Some("جرد")).await;
     assert_eq!(counted.expect("count").available_after, 50);
     assert_eq!(h.available(variant).await, 50);

@@ -220,6 +220,7 @@ macro_rules! __with_store_cases {
                 concurrent_moves_and_supplier_withdrawals_reconcile,
                 a_supplier_withdrawal_never_takes_ready_money_a_racing_correction_took,
                 corrections_made_at_once_each_keep_the_others_counts,
+                an_outcome_write_another_came_before_is_decided_again,
                 concurrent_webhook_registrations_never_exceed_the_limit,
                 concurrent_claims_never_share_a_delivery,
                 concurrent_manual_deliveries_never_exceed_the_limit,

@@ -1,10 +1,17 @@
 //! Writes of lines' outcomes decided on a read: a store refuses one whose order changed since
 //! the read, and the operator's corrections made at once each keep the other's counts.
 
+use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::domain::earnings::WalletTotals;
+use chrono::{DateTime, Utc};
 
 use crate::domain::pieces::OutcomeReport;
 use crate::model::*;
+use crate::operator::{Conflict, OperatorError};
+use crate::store::delegate::forward_store;
 use crate::store::*;
 
 use super::fixtures::*;
@@ -113,4 +120,97 @@ pub async fn corrections_made_at_once_each_keep_the_others_counts(store: Arc<dyn
             "round {round}: a correction's count was lost ({outcome:?})"
         );
     }
+}
+
+/// A store where another write of one order (its tracking URL) comes between the operator's
+/// read and each of its next `times` outcome writes; every operation goes to the store.
+struct Interfering {
+    inner: Arc<dyn Store>,
+    order: OrderId,
+    times: AtomicUsize,
+}
+
+impl Interfering {
+    async fn around<T, E: From<StoreError>>(
+        &self,
+        op: Operation,
+        _event: impl FnOnce(&T) + Send,
+        call: impl Future<Output = Result<T, E>> + Send,
+    ) -> Result<T, E> {
+        let writes_outcomes = matches!(op.name, "set_line_outcomes" | "change_order_status");
+        let counted = |n: usize| n.checked_sub(1);
+        if writes_outcomes
+            && self
+                .times
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, counted)
+                .is_ok()
+        {
+            let url = Some("https://track.example.com/1".to_owned());
+            self.inner.set_tracking_url(self.order, url, at(90)).await?;
+        }
+        call.await
+    }
+}
+
+forward_store!(impl for Interfering => inner);
+
+/// The operator's outcome writes when another write of the order comes between their read and
+/// their write: decided again on the order as it is, once (the correction and the move with
+/// outcomes land, the other write kept too); refused as a conflict when it comes every time,
+/// writing nothing.
+pub async fn an_outcome_write_another_came_before_is_decided_again(store: Arc<dyn Store>) {
+    let f = fixture(&*store, 100, 100).await;
+    let corrected = delivered_order(&*store, &f, 0, 4).await;
+    let moved = {
+        let lines = vec![line(&f, &f.variant, 3, false)];
+        let order = place(&*store, new_order(&f, f.account.id, &number(1), lines, 1)).await;
+        let path = [OrderStatus::Confirmed, OrderStatus::Shipped];
+        move_to(&*store, order.id, &path, 2).await
+    };
+    let engine_over = |order: OrderId, times: usize| {
+        let interfering = Interfering {
+            inner: store.clone(),
+            order,
+            times: AtomicUsize::new(times),
+        };
+        crate::Engine::new(Arc::new(interfering)).operator()
+    };
+    let damaged = || vec![(corrected.lines[0].id, OutcomeReport::new().with_damaged(1))];
+
+    let once = engine_over(corrected.id, 1);
+    let order = once
+        .set_line_outcomes(corrected.id, damaged())
+        .await
+        .expect("decided again");
+    assert_eq!(order.lines[0].outcome.damaged_quantity, 1);
+    assert!(order.tracking_url.is_some(), "the other write is kept");
+    let delivered = OutcomeReport::new().with_delivered(2).with_returned(1);
+    let order = engine_over(moved.id, 1)
+        .move_order_with_outcomes(
+            moved.id,
+            OrderStatus::PartiallyDelivered,
+            None,
+            vec![(moved.lines[0].id, delivered)],
+        )
+        .await
+        .expect("moved on the second read");
+    assert_eq!(order.status, OrderStatus::PartiallyDelivered);
+    assert_eq!(order.lines[0].outcome.delivered_quantity, Some(2));
+    assert!(order.tracking_url.is_some());
+
+    // Another write before every attempt: refused, nothing of the correction written.
+    let before = store.order(None, corrected.id).await.unwrap().unwrap();
+    let always = engine_over(corrected.id, usize::MAX);
+    let refused = always
+        .set_line_outcomes(
+            corrected.id,
+            vec![(corrected.lines[0].id, OutcomeReport::new().with_lost(1))],
+        )
+        .await;
+    assert!(
+        matches!(refused, Err(OperatorError::Conflict(Conflict::Refused(_)))),
+        "{refused:?}"
+    );
+    let after = store.order(None, corrected.id).await.unwrap().unwrap();
+    assert_eq!(after.lines[0].outcome, before.lines[0].outcome);
 }
