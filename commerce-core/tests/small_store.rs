@@ -292,15 +292,30 @@ impl Tables {
         context: EventContext,
     ) {
         let event = NewEvent::order(kind, order, previous, context);
+        self.queue_outbox(order.account_id, &event);
+    }
+
+    /// The outbox: a delivery of `event` per endpoint of `account` receiving its type.
+    fn queue_outbox(&mut self, account: AccountId, event: &NewEvent) {
         let receivers: Vec<WebhookId> = self
             .webhooks
             .iter()
-            .filter(|w| w.account_id == order.account_id && w.receives(kind))
+            .filter(|w| w.account_id == account && w.receives(event.kind))
             .map(|w| w.id)
             .collect();
         for webhook in receivers {
-            self.queue(webhook, &event);
+            self.queue(webhook, event);
         }
+    }
+
+    /// Writes the quote at `index`; a move out of `pending` queues its `quote.updated` event.
+    fn put_quote(&mut self, index: usize, quote: Quote) {
+        let before = self.quotes[index].status;
+        if before == QuoteStatus::Pending && quote.status != QuoteStatus::Pending {
+            let read = self.quote_now(&quote, quote.updated_at);
+            self.queue_outbox(quote.account_id, &NewEvent::quote(&read, before));
+        }
+        self.quotes[index] = quote;
     }
 
     fn webhook_mut(&mut self, account: Option<AccountId>, id: WebhookId) -> Option<&mut Webhook> {
@@ -716,9 +731,10 @@ impl CatalogStore for SmallStore {
         if product.supplier_id != supplier_before {
             // The old supplier's pending quotes end with the move.
             let variants: Vec<VariantId> = product.variants.iter().map(|v| v.id).collect();
-            for quote in t.quotes.iter_mut() {
-                if variants.contains(&quote.variant_id) {
-                    quote.end_for_moved_product(now);
+            for index in 0..t.quotes.len() {
+                let mut quote = t.quotes[index].clone();
+                if variants.contains(&quote.variant_id) && quote.end_for_moved_product(now) {
+                    t.put_quote(index, quote);
                 }
             }
         }
@@ -1200,6 +1216,8 @@ impl WithdrawalStore for SmallStore {
             )?;
         }
         *find(&mut t.withdrawals, id.into())? = withdrawal.clone();
+        let event = NewEvent::withdrawal(&withdrawal, WithdrawalStatus::Pending);
+        t.queue_outbox(withdrawal.account_id, &event);
         Ok(withdrawal)
     }
 
@@ -1627,8 +1645,21 @@ impl SupplyStore for SmallStore {
                     .for_quote(quote.id);
             t.adjust(received, now)?;
         }
-        t.quotes[index] = quote.clone();
+        t.put_quote(index, quote.clone());
         Ok(t.quote_now(&quote, now))
+    }
+
+    async fn expire_quotes(&self, now: DateTime<Utc>, limit: usize) -> Result<u64, StoreError> {
+        let mut t = self.lock();
+        let mut expired = 0;
+        for index in 0..t.quotes.len() {
+            let quote = t.quotes[index].clone();
+            if expired < limit && Quote::expired_at(quote.status, quote.valid_until, now) {
+                t.put_quote(index, quote.as_of(now));
+                expired += 1;
+            }
+        }
+        Ok(expired as u64)
     }
 
     async fn supply_variants(

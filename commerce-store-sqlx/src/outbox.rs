@@ -31,15 +31,21 @@ pub(crate) fn subscribed<DB: Dialect>(account: &str, kind: EventType) -> String 
     )
 }
 
-/// An order event for the outbox ([`NewEvent::order`]: a snapshot, not a rendering), queued
-/// with the account's counters ([`count_families`](crate::order_reads::count_families)) in the
-/// transaction that wrote the order.
+/// An event for the outbox (a snapshot, not a rendering), queued in the transaction of its
+/// change: an order event with the account's counters
+/// ([`count_families`](crate::order_reads::count_families)) in the transaction that wrote the
+/// order, a quote's or a withdrawal's event ([`OutboxEvent::queue`]) in that of its move.
 pub(crate) struct OutboxEvent {
     account: AccountId,
     event: NewEvent,
 }
 
 impl OutboxEvent {
+    /// `event` for the endpoints of `account` that receive its type.
+    pub(crate) fn new(account: AccountId, event: NewEvent) -> Self {
+        OutboxEvent { account, event }
+    }
+
     /// The event `kind` of `order` as it stands after the change.
     pub(crate) fn of(
         kind: EventType,

@@ -17,12 +17,9 @@ impl Operator {
     ) -> OperatorResult<Webhook> {
         let policy = self.shared.config.webhook_urls;
         // Every store answers alike: `insert_webhook` need not check the account (the
-        // memory store does not), so it is read first.
-        self.store()
-            .account(account)
-            .await?
-            .ok_or(OperatorError::NotFound)?;
-        Ok(webhooks::register(self.store(), policy, account, input, self.now()).await?)
+        // memory store does not), so it is read first; its side chooses the event types.
+        let side = self.side_of(account).await?;
+        Ok(webhooks::register(self.store(), policy, (account, side), input, self.now()).await?)
     }
 
     /// One endpoint, of any account.
@@ -48,7 +45,15 @@ impl Operator {
         input: WebhookInput,
     ) -> OperatorResult<Webhook> {
         let policy = self.shared.config.webhook_urls;
-        Ok(webhooks::update(self.store(), policy, None, id, input, self.now()).await?)
+        let side = self.side_of(self.webhook(id).await?.account_id).await?;
+        Ok(webhooks::update(self.store(), policy, (None, side), id, input, self.now()).await?)
+    }
+
+    /// The side of `account` (whose event types its endpoints take);
+    /// [`OperatorError::NotFound`] when there is no such account.
+    async fn side_of(&self, account: AccountId) -> OperatorResult<Side> {
+        let found = self.store().account(account).await?;
+        Ok(found.ok_or(OperatorError::NotFound)?.side)
     }
 
     /// Deletes an endpoint and its deliveries.

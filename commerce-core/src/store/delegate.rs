@@ -302,6 +302,7 @@ macro_rules! store_methods {
                     decision: QuoteDecision,
                     now: DateTime<Utc>
                 ) -> Result<Quote, QuoteDecisionError> [quote_decided];
+                fn expire_quotes(now: DateTime<Utc>, limit: usize) -> Result<u64, StoreError>;
                 fn supply_variants(
                     account: AccountId,
                     updated_since: Option<DateTime<Utc>>,

@@ -55,6 +55,7 @@ mod shipping;
 mod statement;
 mod statement_races;
 mod stock;
+mod supply_events;
 mod webhook_claims;
 mod webhook_fair_claims;
 mod webhook_limits;
@@ -88,6 +89,7 @@ pub use shipping::*;
 pub use statement::*;
 pub use statement_races::*;
 pub use stock::*;
+pub use supply_events::*;
 pub use webhook_claims::*;
 pub use webhook_fair_claims::*;
 pub use webhook_limits::*;
@@ -183,6 +185,10 @@ macro_rules! __with_store_cases {
                 a_product_moved_to_another_supplier_ends_the_old_ones_pending_quotes,
                 quotes_are_inserted_one_pending_per_variant,
                 a_quote_past_its_end_is_expired_and_frees_its_variant,
+                quote_decisions_queue_their_event_for_the_supplier,
+                expired_and_ended_quotes_queue_their_event_once,
+                withdrawal_decisions_queue_their_event_for_the_account,
+                a_webhook_without_events_receives_types_added_later,
                 quotes_are_listed_newest_first_and_pending_first,
                 accepting_a_quote_receives_its_pieces_at_its_price,
                 rejecting_and_withdrawing_move_no_stock,
@@ -282,6 +288,7 @@ mod tests {
         include_str!("rendered_caches.rs"),
         include_str!("product_versions.rs"),
         include_str!("catalog_changes.rs"),
+        include_str!("supply_events.rs"),
     ];
 
     /// The public async functions of `source` that take a store: the cases it defines.
