@@ -48,6 +48,8 @@ struct Tables {
     statement: Vec<StatementEntry>,
     webhook_count: i64,
     webhooks: Vec<Webhook>,
+    /// What each endpoint was last sent of the change feed (`catalog.changed`), and when.
+    catalog_sent: HashMap<WebhookId, (ChangePosition, DateTime<Utc>)>,
     delivery_count: i64,
     /// Each delivery with its lease.
     deliveries: Vec<(Delivery, Option<Lease>)>,
@@ -818,6 +820,10 @@ impl CatalogStore for SmallStore {
     }
 
     /// The feed as [`number_changes`] keeps it (`lock` numbered the last writes).
+    async fn newest_catalog_change(&self) -> Result<Option<ChangePosition>, StoreError> {
+        Ok(self.lock().feed.values().map(|c| c.position).max())
+    }
+
     async fn catalog_changes(
         &self,
         after: Option<ChangePosition>,
@@ -1480,6 +1486,37 @@ impl WebhookStore for SmallStore {
             w.record(&outcome);
         }
         Ok(true)
+    }
+
+    async fn queue_catalog_changed(
+        &self,
+        head: ChangePosition,
+        event: NewEvent,
+        sent_before: DateTime<Utc>,
+    ) -> Result<u64, StoreError> {
+        let mut t = self.lock();
+        let marketers: HashSet<AccountId> = t
+            .accounts
+            .iter()
+            .filter(|a| a.side == Side::Marketer)
+            .map(|a| a.id)
+            .collect();
+        let due: Vec<WebhookId> = t
+            .webhooks
+            .iter()
+            .filter(|w| w.receives(event.kind) && marketers.contains(&w.account_id))
+            .filter(|w| {
+                t.catalog_sent
+                    .get(&w.id)
+                    .is_none_or(|(sent, at)| *sent < head && *at <= sent_before)
+            })
+            .map(|w| w.id)
+            .collect();
+        for webhook in &due {
+            t.catalog_sent.insert(*webhook, (head, event.created_at));
+            t.queue(*webhook, &event);
+        }
+        Ok(due.len() as u64)
     }
 
     async fn webhook_backlog(&self, now: DateTime<Utc>) -> Result<WebhookBacklog, StoreError> {

@@ -239,13 +239,20 @@ pub(super) async fn deliveries(
     super::ok_list(&views, page, found.total)
 }
 
-/// `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`: 202 with the new delivery (the
-/// route needs `orders:read` too: a delivery may carry an order).
+/// `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`: 202 with the new delivery (a
+/// marketer's key needs `orders:read` too, before anything else: a delivery may carry an
+/// order; a supplier's never does).
 pub(super) async fn redeliver(
     ctx: &Ctx<'_>,
     id: WebhookId,
     delivery: DeliveryId,
 ) -> Result<Response<Bytes>, ApiError> {
+    let orders = EventType::for_side(ctx.caller.account.side)
+        .iter()
+        .any(|e| e.is_order_event());
+    if orders && !ctx.caller.key.abilities.contains(&Ability::OrdersRead) {
+        return Err(ApiError::new(ErrorCode::ForbiddenAbility));
+    }
     let queued = webhooks::redeliver(
         ctx.store(),
         Some(ctx.caller.account.id),

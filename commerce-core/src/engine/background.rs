@@ -6,6 +6,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use super::Engine;
+use crate::limits::CATALOG_CHANGED_SECONDS;
 use crate::operator::Operator;
 
 /// How often [`Engine::run_background`] purges: hourly, as the records it drops expire by the
@@ -13,8 +14,8 @@ use crate::operator::Operator;
 const PURGE_EVERY: Duration = Duration::from_secs(3600);
 
 /// How often [`Engine::run_background`] derives the events that no write queues itself
-/// (quotes that expired).
-pub(crate) const DERIVE_EVERY: Duration = Duration::from_secs(10);
+/// (`catalog.changed`, quotes that expired).
+const DERIVE_EVERY: Duration = Duration::from_secs(CATALOG_CHANGED_SECONDS);
 
 impl Engine {
     /// Runs what each instance of an application must run beside serving the API, until
@@ -26,7 +27,9 @@ impl Engine {
     ///   (`Idempotency-Key` records past their window) and
     ///   [`Operator::purge_webhook_deliveries`] (delivery history past 30 days); a failed
     ///   purge is logged (`ERROR`) and tried again the next hour;
-    /// - the derived events, at once and then every 10 seconds: [`Operator::expire_quotes`]
+    /// - the derived events, at once and then every 10 seconds:
+    ///   [`Operator::send_catalog_changed`] (`catalog.changed` to the marketers' endpoints
+    ///   whose last one the catalogue change feed has passed) and [`Operator::expire_quotes`]
     ///   (a quote past its end is written `expired`, with its `quote.updated` event); a failure
     ///   is logged and tried again at the next tick.
     ///
@@ -116,6 +119,11 @@ async fn derive_periodically(operator: Operator, shutdown: impl Future<Output = 
             biased;
             () = &mut shutdown => return,
             _ = every.tick() => {}
+        }
+        match operator.send_catalog_changed().await {
+            Ok(0) => {}
+            Ok(count) => tracing::debug!(count, "catalog.changed sent"),
+            Err(error) => tracing::error!(%error, "sending catalog.changed failed"),
         }
         match operator.expire_quotes().await {
             Ok(0) => {}

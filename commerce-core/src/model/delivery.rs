@@ -274,6 +274,21 @@ impl NewEvent {
         }
     }
 
+    /// A `catalog.changed` event at `at`, with a new id, naming `cursor`: the feed's cursor
+    /// of its newest change as the sender read it (`GET /catalog/changes?after=`).
+    pub fn catalog_changed(cursor: impl Into<String>, at: DateTime<Utc>) -> Self {
+        Self {
+            id: new_event_id(),
+            kind: EventType::CatalogChanged,
+            order_id: None,
+            snapshot: EventSnapshot::CatalogChanged {
+                cursor: cursor.into(),
+                at,
+            },
+            created_at: at,
+        }
+    }
+
     /// A `ping` of the endpoint `webhook` at `at`, with a new id.
     pub fn ping(webhook: WebhookId, at: DateTime<Utc>) -> Self {
         Self {
@@ -322,6 +337,13 @@ pub enum EventSnapshot {
         withdrawal: Arc<Withdrawal>,
         /// The status before the decision.
         previous: WithdrawalStatus,
+    },
+    /// A `catalog.changed` event: the cursor of the feed's newest change when it was sent.
+    CatalogChanged {
+        /// The cursor (`GET /catalog/changes?after=`).
+        cursor: String,
+        /// When.
+        at: DateTime<Utc>,
     },
     /// A `ping` of one endpoint.
     Ping {

@@ -21,6 +21,10 @@ string_enum! {
         /// A withdrawal was decided: paid (`completed`) or rejected. To its account, a
         /// marketer or a supplier.
         WithdrawalUpdated => "withdrawal.updated",
+        /// The catalogue changed: its change feed (`GET /catalog/changes`) has entries past
+        /// the cursor the endpoint was last sent. Derived from the feed, at most one every 10
+        /// seconds per endpoint. To marketers.
+        CatalogChanged => "catalog.changed",
     }
 }
 
@@ -29,6 +33,7 @@ impl EventType {
     pub const SUBSCRIBABLE: &'static [EventType] = &[
         EventType::OrderCreated,
         EventType::OrderStatusChanged,
+        EventType::CatalogChanged,
         EventType::QuoteUpdated,
         EventType::WithdrawalUpdated,
     ];
@@ -41,6 +46,7 @@ impl EventType {
             Side::Marketer => &[
                 EventType::OrderCreated,
                 EventType::OrderStatusChanged,
+                EventType::CatalogChanged,
                 EventType::WithdrawalUpdated,
             ],
             Side::Supplier => &[EventType::QuoteUpdated, EventType::WithdrawalUpdated],
@@ -355,6 +361,7 @@ mod tests {
             [
                 EventType::OrderCreated,
                 EventType::OrderStatusChanged,
+                EventType::CatalogChanged,
                 EventType::WithdrawalUpdated
             ]
         );

@@ -125,6 +125,7 @@ macro_rules! store_methods {
                     after: Option<ChangePosition>,
                     limit: usize
                 ) -> Result<CatalogChanges, StoreError>;
+                fn newest_catalog_change() -> Result<Option<ChangePosition>, StoreError>;
                 fn insert_governorate(name: String) -> Result<Governorate, StoreError>;
                 fn governorates() -> Result<Vec<Governorate>, StoreError>;
                 fn insert_shipping_option(name: String) -> Result<ShippingOption, StoreError>;
@@ -273,6 +274,11 @@ macro_rules! store_methods {
                 ) -> Result<Vec<bool>, StoreError>;
                 fn purge_deliveries(before: DateTime<Utc>) -> Result<u64, StoreError>;
                 fn webhook_backlog(now: DateTime<Utc>) -> Result<WebhookBacklog, StoreError>;
+                fn queue_catalog_changed(
+                    head: ChangePosition,
+                    event: NewEvent,
+                    sent_before: DateTime<Utc>
+                ) -> Result<u64, StoreError>;
             }
             Supply SupplyStore {
                 fn insert_quote(

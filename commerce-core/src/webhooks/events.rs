@@ -44,6 +44,11 @@ struct WithdrawalData<'a> {
 }
 
 #[derive(Serialize)]
+struct CatalogData<'a> {
+    cursor: &'a str,
+}
+
+#[derive(Serialize)]
 struct PingData {
     webhook_id: WebhookId,
 }
@@ -65,7 +70,7 @@ fn render<D: Serialize>(id: &str, kind: EventType, at: DateTime<Utc>, data: D) -
 /// as `GET /api/v1/quotes/{id}` rendered it right after its move and `data.previous_status`
 /// the status it left (`{key, label}`); for `withdrawal.updated`, `data.withdrawal` is the
 /// withdrawal as `GET /api/v1/wallet` renders one and `data.previous_status` the status it
-/// left; for a ping, `data.webhook_id`. A body rendered before ([`EventSnapshot::Rendered`]) is
+/// left; for `catalog.changed`, `data.cursor`; for a ping, `data.webhook_id`. A body rendered before ([`EventSnapshot::Rendered`]) is
 /// returned as it is.
 pub fn render_event(id: &str, kind: EventType, snapshot: &EventSnapshot) -> String {
     match snapshot {
@@ -103,6 +108,9 @@ pub fn render_event(id: &str, kind: EventType, snapshot: &EventSnapshot) -> Stri
                 previous_status: WithdrawalStatusView::of(*previous),
             },
         ),
+        EventSnapshot::CatalogChanged { cursor, at } => {
+            render(id, kind, *at, CatalogData { cursor })
+        }
         EventSnapshot::Rendered(body) => body.clone(),
     }
 }

@@ -13,6 +13,7 @@
 //! - a `quote.updated` event: `{"quote": {...}, "previous": "pending"}`, the quote with every
 //!   field the model's [`Quote`] has (amounts, statuses and instants as for an order);
 //! - a `withdrawal.updated` event: `{"withdrawal": {...}, "previous": "pending"}`, likewise;
+//! - a `catalog.changed` event: `{"cursor": "...", "at": 1800000000000000000}`;
 //! - a ping: `{"ping": 7, "at": 1800000000000000000}`.
 //!
 //! A row written before the migration has no snapshot and the body rendered then in
@@ -51,6 +52,10 @@ pub(crate) fn snapshot_json(snapshot: &EventSnapshot) -> Result<Option<String>, 
         } => Stored::Withdrawal {
             withdrawal: StoredWithdrawal::of(withdrawal)?,
             previous: previous.as_str().to_owned(),
+        },
+        EventSnapshot::CatalogChanged { cursor, at } => Stored::CatalogChanged {
+            cursor: cursor.clone(),
+            at: nanos(*at)?,
         },
         EventSnapshot::Ping { webhook_id, at } => Stored::Ping {
             ping: webhook_id.get(),
@@ -109,6 +114,10 @@ pub(crate) fn parse_snapshot(
             withdrawal: Arc::new(withdrawal.into_withdrawal()?),
             previous: parse(&previous, WithdrawalStatus::parse, "withdrawal status")?,
         },
+        Stored::CatalogChanged { cursor, at } => EventSnapshot::CatalogChanged {
+            cursor,
+            at: instant(at),
+        },
         Stored::Ping { ping, at } => EventSnapshot::Ping {
             webhook_id: WebhookId::new(ping),
             at: instant(at),
@@ -132,6 +141,10 @@ enum Stored {
     Withdrawal {
         withdrawal: StoredWithdrawal,
         previous: String,
+    },
+    CatalogChanged {
+        cursor: String,
+        at: i64,
     },
     Ping {
         ping: i64,

@@ -531,6 +531,37 @@ impl WebhookStore for MemoryStore {
         Ok(true)
     }
 
+    async fn queue_catalog_changed(
+        &self,
+        head: ChangePosition,
+        event: NewEvent,
+        sent_before: DateTime<Utc>,
+    ) -> Result<u64, StoreError> {
+        let mut s = self.lock();
+        let due: Vec<WebhookId> = s
+            .webhooks
+            .values()
+            .filter(|w| w.receives(EventType::CatalogChanged))
+            .filter(|w| {
+                s.accounts
+                    .get(&w.account_id)
+                    .is_some_and(|a| a.side == Side::Marketer)
+            })
+            .filter(|w| {
+                s.catalog_sent
+                    .get(&w.id)
+                    .is_none_or(|(sent, at)| *sent < head && *at <= sent_before)
+            })
+            .map(|w| w.id)
+            .collect();
+        for webhook in &due {
+            s.catalog_sent.insert(*webhook, (head, event.created_at));
+        }
+        let count = due.len() as u64;
+        s.queue_outbox_event(Some((due, event)).filter(|(due, _)| !due.is_empty()));
+        Ok(count)
+    }
+
     async fn webhook_backlog(&self, now: DateTime<Utc>) -> Result<WebhookBacklog, StoreError> {
         let s = self.lock();
         let live = |q: &Queued| q.lease.as_ref().is_some_and(|(_, until)| *until > now);

@@ -141,6 +141,7 @@ macro_rules! for_each_http_case {
             (webhooks::webhook_registration_rules),
             (supplier_webhooks::each_side_subscribes_to_its_own_event_types),
             (supplier_webhooks::a_supplier_receives_its_quote_and_withdrawal_events),
+            (supplier_webhooks::a_marketer_receives_catalog_changed_at_most_every_10_seconds),
             (webhook_limits::webhook_manual_deliveries_are_bounded),
             (webhook_limits::webhook_order_data_needs_orders_read),
             (webhook_urls::webhook_urls_sandbox_allows_loopback_only),

@@ -38,8 +38,8 @@ fn listed(webhook: &Value) -> Vec<&str> {
 }
 
 /// Each side subscribes to its own types: a webhook registered without `events` lists its
-/// side's types (a supplier's `quote.updated` and `withdrawal.updated`; a marketer's orders
-/// and withdrawals), and `events` naming the other side's type, at registration or in a
+/// side's types (a supplier's `quote.updated` and `withdrawal.updated`; a marketer's orders,
+/// `catalog.changed` and withdrawals), and `events` naming the other side's type, at registration or in a
 /// change, is a 422 on `events` that registers or changes nothing.
 pub async fn each_side_subscribes_to_its_own_event_types(h: &Harness) {
     let receiver = Receiver::start().await;
@@ -51,6 +51,7 @@ pub async fn each_side_subscribes_to_its_own_event_types(h: &Harness) {
         [
             "order.created",
             "order.status_changed",
+            "catalog.changed",
             "withdrawal.updated"
         ]
     );
@@ -64,6 +65,7 @@ pub async fn each_side_subscribes_to_its_own_event_types(h: &Harness) {
     assert_eq!(listed(&chosen), ["withdrawal.updated"]);
     for (key, events) in [
         (SUPPLIER, json!(["order.created"])),
+        (SUPPLIER, json!(["catalog.changed"])),
         (SUPPLIER, json!(["quote.updated", "order.status_changed"])),
         (MARKETER, json!(["quote.updated"])),
         (SUPPLIER, json!(["ping"])),
@@ -175,4 +177,105 @@ pub async fn a_supplier_receives_its_quote_and_withdrawal_events(h: &Harness) {
     for body in [event.to_string(), got[0].json().to_string()] {
         assert!(!body.contains("customer"), "{body}");
     }
+}
+
+/// The feed after `cursor`: its entries.
+async fn changes_after(h: &Harness, cursor: &str) -> Vec<Value> {
+    let r = h
+        .get(MARKETER, &format!("/api/v1/catalog/changes?after={cursor}"))
+        .await;
+    r.assert_ok("the feed");
+    r.json()["data"].as_array().cloned().unwrap_or_default()
+}
+
+/// `catalog.changed`, on the engine's clock: a marketer's endpoint registered without
+/// `events` receives one naming the feed's head (reading after it finds nothing), none
+/// while nothing changed, none within 10 seconds of the last even after an order changed
+/// stock, then one whose cursor is past the order's change (the feed after the first names
+/// the ordered product, `updated`). A supplier's endpoint never receives it.
+pub async fn a_marketer_receives_catalog_changed_at_most_every_10_seconds(h: &Harness) {
+    let receiver = Receiver::start().await;
+    let supplier = Receiver::start().await;
+    register(h, MARKETER, &receiver.url, json!({})).await;
+    register(h, SUPPLIER, &supplier.url, json!({})).await;
+    let op = h.engine.operator();
+    assert_eq!(op.send_catalog_changed().await.unwrap(), 1, "never sent");
+    assert_eq!(drain(&dispatcher(h)).await, 1);
+    let first = receiver.received()[0].json();
+    assert_eq!(first["type"], "catalog.changed");
+    let c1 = first["data"]["cursor"]
+        .as_str()
+        .expect("a cursor")
+        .to_owned();
+    assert_eq!(first["data"], json!({"cursor": c1}));
+    assert!(changes_after(h, &c1).await.is_empty(), "the head");
+    assert_eq!(
+        op.send_catalog_changed().await.unwrap(),
+        0,
+        "nothing changed"
+    );
+
+    let placed = h
+        .post(MARKETER, "/api/v1/orders", &h.order_body(1, "10.00"))
+        .await;
+    assert_eq!(
+        placed.status,
+        201,
+        "{}",
+        String::from_utf8_lossy(&placed.body)
+    );
+    let product = placed.json()["data"]["lines"][0]["product_id"].clone();
+    // A store with a fence (PostgreSQL) shows the change once every older transaction of
+    // the server has ended: wait for it (at most 60 s).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !changes_after(h, &c1)
+        .await
+        .iter()
+        .any(|c| c["product_id"] == product)
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the order's change never shown"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(op.send_catalog_changed().await.unwrap(), 0, "within 10 s");
+    h.clock.advance(chrono::Duration::seconds(9));
+    assert_eq!(op.send_catalog_changed().await.unwrap(), 0, "within 10 s");
+    h.clock.advance(chrono::Duration::seconds(1));
+    assert_eq!(op.send_catalog_changed().await.unwrap(), 1, "10 s passed");
+    assert_eq!(
+        drain(&dispatcher(h)).await,
+        2,
+        "catalog.changed and order.created"
+    );
+    let second = receiver
+        .received()
+        .iter()
+        .map(|r| r.json())
+        .filter(|e| e["type"] == "catalog.changed")
+        .nth(1)
+        .expect("a second catalog.changed");
+    let c2 = second["data"]["cursor"]
+        .as_str()
+        .expect("a cursor")
+        .to_owned();
+    let named: Vec<Value> = changes_after(h, &c1).await;
+    assert!(
+        named
+            .iter()
+            .any(|c| c["product_id"] == product && c["kind"] == "updated"),
+        "{named:?}"
+    );
+    assert!(changes_after(h, &c2).await.is_empty(), "the head again");
+    h.clock.advance(chrono::Duration::seconds(60));
+    assert_eq!(
+        op.send_catalog_changed().await.unwrap(),
+        0,
+        "nothing changed"
+    );
+    assert!(
+        supplier.received().is_empty(),
+        "a supplier never receives it"
+    );
 }

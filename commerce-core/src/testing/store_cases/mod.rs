@@ -37,6 +37,7 @@ mod back_office_payouts;
 mod catalog;
 mod catalog_changes;
 mod catalog_edits;
+mod catalog_events;
 mod fixtures;
 mod harness;
 mod idempotency;
@@ -71,6 +72,7 @@ pub use back_office_payouts::*;
 pub use catalog::*;
 pub use catalog_changes::*;
 pub use catalog_edits::*;
+pub use catalog_events::*;
 pub use fixtures::base_time;
 pub use harness::*;
 pub use idempotency::*;
@@ -127,6 +129,7 @@ macro_rules! __with_store_cases {
                 product_versions_list_the_page_of_products,
                 every_path_that_changes_a_product_names_it_in_the_feed,
                 the_change_feed_pages_from_its_start_and_coalesces,
+                catalog_changed_is_derived_once_per_endpoint_and_interval,
                 removed_products_are_listed_newest_first_since,
                 money_amounts_round_trip_to_the_piastre,
                 shipping_rates_are_set_replaced_and_named,
@@ -289,6 +292,7 @@ mod tests {
         include_str!("product_versions.rs"),
         include_str!("catalog_changes.rs"),
         include_str!("supply_events.rs"),
+        include_str!("catalog_events.rs"),
     ];
 
     /// The public async functions of `source` that take a store: the cases it defines.

@@ -436,13 +436,14 @@ macro_rules! endpoint_table {
                     errors: &[404, 422],
                 },
             }
-            /// `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`. A redelivery needs
-            /// `orders:read` besides `webhooks:manage`: it sends an order's data again, maybe
-            /// to a URL changed since.
+            /// `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`. A marketer's
+            /// redelivery needs `orders:read` besides `webhooks:manage` (checked by the
+            /// handler first): it sends an order's data again, maybe to a URL changed since. A
+            /// supplier's deliveries never carry an order.
             Redeliver(id: WebhookId, delivery: DeliveryId) =
                 POST "/webhooks/{id}/deliveries/{delivery_id}/redeliver" {
                 name: "webhooks.redeliver",
-                abilities: [WebhooksManage, OrdersRead],
+                abilities: [WebhooksManage],
                 sides: MarketerOrSupplier,
                 key: true,
                 billing: Free,
@@ -453,6 +454,7 @@ macro_rules! endpoint_table {
                     success: (202, Some(Data("DeliveryView"))),
                     errors: &[404, 409],
                     conflicts: &[ConflictReason::WebhookDisabled, ConflictReason::WebhookBusy],
+                    note: Some(REDELIVERY_NEEDS_ORDERS_READ),
                 },
             }
             /// `GET /supply/variants`: the supplier's variants.
