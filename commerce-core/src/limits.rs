@@ -78,6 +78,9 @@ pub(crate) const DEFAULT_CHANGES_LIMIT: u32 = 100;
 pub(crate) const MAX_CURSOR: usize = 100;
 /// How long a change feed cursor stays good, in days: an older one is a 410 `cursor_expired`.
 pub(crate) const CURSOR_DAYS: i64 = 30;
+/// The least time between two `catalog.changed` events to one endpoint, in seconds: also how
+/// often the instance runner derives them.
+pub(crate) const CATALOG_CHANGED_SECONDS: u64 = 10;
 
 /// Longest webhook URL, in characters.
 pub const MAX_URL: usize = 2048;

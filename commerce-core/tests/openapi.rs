@@ -208,8 +208,29 @@ fn the_document_names_the_contract_details() {
     let order = &schemas["OrderRequest"]["properties"];
     assert_eq!(order["full_name"]["maxLength"], 255);
     assert_eq!(order["lines"]["maxItems"], 100);
-    for event in ["order.created", "order.status_changed", "ping"] {
-        assert!(doc["webhooks"][event]["post"].is_object(), "{event}");
+    for event in [
+        "order.created",
+        "order.status_changed",
+        "catalog.changed",
+        "quote.updated",
+        "withdrawal.updated",
+        "ping",
+    ] {
+        let post = &doc["webhooks"][event]["post"];
+        let schema = post["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+            .as_str()
+            .expect("a payload schema");
+        let name = schema.trim_start_matches("#/components/schemas/");
+        let payload = &schemas[name];
+        assert!(payload.is_object(), "{event}: {name}");
+        let kind = &payload["properties"]["type"];
+        assert!(
+            kind["const"] == event
+                || kind["enum"]
+                    .as_array()
+                    .is_some_and(|e| e.contains(&event.into())),
+            "{event}: {kind}"
+        );
     }
 }
 
@@ -667,11 +688,15 @@ fn every_conflict_reason_and_the_webhook_abilities_are_in_the_document() {
     .expect("redeliver");
     assert_eq!(
         redeliver["x-abilities"],
-        serde_json::json!(["webhooks:manage", "orders:read"])
+        serde_json::json!(["webhooks:manage"])
     );
     for (template, method) in [
         ("/webhooks", Method::POST),
         ("/webhooks/{id}", Method::PATCH),
+        (
+            "/webhooks/{id}/deliveries/{delivery_id}/redeliver",
+            Method::POST,
+        ),
     ] {
         let op = operation(template, &method).expect("an operation");
         assert!(

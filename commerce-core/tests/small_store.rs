@@ -48,6 +48,8 @@ struct Tables {
     statement: Vec<StatementEntry>,
     webhook_count: i64,
     webhooks: Vec<Webhook>,
+    /// What each endpoint was last sent of the change feed (`catalog.changed`), and when.
+    catalog_sent: HashMap<WebhookId, (ChangePosition, DateTime<Utc>)>,
     delivery_count: i64,
     /// Each delivery with its lease.
     deliveries: Vec<(Delivery, Option<Lease>)>,
@@ -292,15 +294,30 @@ impl Tables {
         context: EventContext,
     ) {
         let event = NewEvent::order(kind, order, previous, context);
+        self.queue_outbox(order.account_id, &event);
+    }
+
+    /// The outbox: a delivery of `event` per endpoint of `account` receiving its type.
+    fn queue_outbox(&mut self, account: AccountId, event: &NewEvent) {
         let receivers: Vec<WebhookId> = self
             .webhooks
             .iter()
-            .filter(|w| w.account_id == order.account_id && w.receives(kind))
+            .filter(|w| w.account_id == account && w.receives(event.kind))
             .map(|w| w.id)
             .collect();
         for webhook in receivers {
-            self.queue(webhook, &event);
+            self.queue(webhook, event);
         }
+    }
+
+    /// Writes the quote at `index`; a move out of `pending` queues its `quote.updated` event.
+    fn put_quote(&mut self, index: usize, quote: Quote) {
+        let before = self.quotes[index].status;
+        if before == QuoteStatus::Pending && quote.status != QuoteStatus::Pending {
+            let read = self.quote_now(&quote, quote.updated_at);
+            self.queue_outbox(quote.account_id, &NewEvent::quote(&read, before));
+        }
+        self.quotes[index] = quote;
     }
 
     fn webhook_mut(&mut self, account: Option<AccountId>, id: WebhookId) -> Option<&mut Webhook> {
@@ -716,9 +733,10 @@ impl CatalogStore for SmallStore {
         if product.supplier_id != supplier_before {
             // The old supplier's pending quotes end with the move.
             let variants: Vec<VariantId> = product.variants.iter().map(|v| v.id).collect();
-            for quote in t.quotes.iter_mut() {
-                if variants.contains(&quote.variant_id) {
-                    quote.end_for_moved_product(now);
+            for index in 0..t.quotes.len() {
+                let mut quote = t.quotes[index].clone();
+                if variants.contains(&quote.variant_id) && quote.end_for_moved_product(now) {
+                    t.put_quote(index, quote);
                 }
             }
         }
@@ -802,6 +820,10 @@ impl CatalogStore for SmallStore {
     }
 
     /// The feed as [`number_changes`] keeps it (`lock` numbered the last writes).
+    async fn newest_catalog_change(&self) -> Result<Option<ChangePosition>, StoreError> {
+        Ok(self.lock().feed.values().map(|c| c.position).max())
+    }
+
     async fn catalog_changes(
         &self,
         after: Option<ChangePosition>,
@@ -1203,6 +1225,8 @@ impl WithdrawalStore for SmallStore {
             )?;
         }
         *find(&mut t.withdrawals, id.into())? = withdrawal.clone();
+        let event = NewEvent::withdrawal(&withdrawal, WithdrawalStatus::Pending);
+        t.queue_outbox(withdrawal.account_id, &event);
         Ok(withdrawal)
     }
 
@@ -1467,6 +1491,37 @@ impl WebhookStore for SmallStore {
         Ok(true)
     }
 
+    async fn queue_catalog_changed(
+        &self,
+        head: ChangePosition,
+        event: NewEvent,
+        sent_before: DateTime<Utc>,
+    ) -> Result<u64, StoreError> {
+        let mut t = self.lock();
+        let marketers: HashSet<AccountId> = t
+            .accounts
+            .iter()
+            .filter(|a| a.side == Side::Marketer)
+            .map(|a| a.id)
+            .collect();
+        let due: Vec<WebhookId> = t
+            .webhooks
+            .iter()
+            .filter(|w| w.receives(event.kind) && marketers.contains(&w.account_id))
+            .filter(|w| {
+                t.catalog_sent
+                    .get(&w.id)
+                    .is_none_or(|(sent, at)| *sent < head && *at <= sent_before)
+            })
+            .map(|w| w.id)
+            .collect();
+        for webhook in &due {
+            t.catalog_sent.insert(*webhook, (head, event.created_at));
+            t.queue(*webhook, &event);
+        }
+        Ok(due.len() as u64)
+    }
+
     async fn webhook_backlog(&self, now: DateTime<Utc>) -> Result<WebhookBacklog, StoreError> {
         let t = self.lock();
         let live = |held: &Option<Lease>| held.as_ref().is_some_and(|(_, until)| *until > now);
@@ -1630,8 +1685,21 @@ impl SupplyStore for SmallStore {
                     .for_quote(quote.id);
             t.adjust(received, now)?;
         }
-        t.quotes[index] = quote.clone();
+        t.put_quote(index, quote.clone());
         Ok(t.quote_now(&quote, now))
+    }
+
+    async fn expire_quotes(&self, now: DateTime<Utc>, limit: usize) -> Result<u64, StoreError> {
+        let mut t = self.lock();
+        let mut expired = 0;
+        for index in 0..t.quotes.len() {
+            let quote = t.quotes[index].clone();
+            if expired < limit && Quote::expired_at(quote.status, quote.valid_until, now) {
+                t.put_quote(index, quote.as_of(now));
+                expired += 1;
+            }
+        }
+        Ok(expired as u64)
     }
 
     async fn supply_variants(

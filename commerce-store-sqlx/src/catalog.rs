@@ -481,6 +481,10 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
         crate::changes::read(self, after, limit).await
     }
 
+    async fn newest_catalog_change(&self) -> StoreResult<Option<ChangePosition>> {
+        crate::changes::newest(self).await
+    }
+
     async fn products_of_variants(&self, variants: &[VariantId]) -> StoreResult<Vec<Product>> {
         if variants.is_empty() {
             return Ok(Vec::new());

@@ -15,6 +15,23 @@ use crate::dialect::*;
 use crate::rows::{ChangeRow, backend, corrupt, instant};
 use crate::sql_store::*;
 
+/// The position of the newest change behind the fence (one step of the position index).
+pub(crate) async fn newest<DB: Dialect>(
+    store: &SqlStore<DB>,
+) -> StoreResult<Option<ChangePosition>> {
+    let sql = format!(
+        "WITH fence AS (SELECT CAST({fence} AS BIGINT) AS x) \
+         SELECT c.txid, c.seq FROM catalog_changes c, fence WHERE c.txid < fence.x \
+         ORDER BY c.txid DESC, c.seq DESC LIMIT 1",
+        fence = DB::CHANGES_FENCE,
+    );
+    let row: Option<(i64, i64)> = query_as::<DB, (i64, i64)>(sqlx::AssertSqlSafe(sql))
+        .fetch_optional(&store.pool)
+        .await
+        .map_err(backend)?;
+    Ok(row.map(|(txid, seq)| ChangePosition::new(txid, seq)))
+}
+
 /// Reads at most `limit` changes after `after`, in feed order.
 pub(crate) async fn read<DB: Dialect>(
     store: &SqlStore<DB>,

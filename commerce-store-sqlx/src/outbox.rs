@@ -25,21 +25,87 @@ use crate::sql_store::*;
 pub(crate) fn subscribed<DB: Dialect>(account: &str, kind: EventType) -> String {
     format!(
         "EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.account_id = {account} \
-         AND e.enabled AND (e.events = '{ALL_EVENTS}' OR {}(',' || e.events || ',', ',{},') > 0))",
+         AND e.enabled AND {})",
+        receives::<DB>("e.events", kind)
+    )
+}
+
+/// A boolean SQL condition: whether an endpoint whose `events` column is `events` takes
+/// `kind` (every type, [`ALL_EVENTS`], or a list naming it).
+fn receives<DB: Dialect>(events: &str, kind: EventType) -> String {
+    format!(
+        "({events} = '{ALL_EVENTS}' OR {}(',' || {events} || ',', ',{},') > 0)",
         DB::INSTR,
         kind.as_str()
     )
 }
 
-/// An order event for the outbox ([`NewEvent::order`]: a snapshot, not a rendering), queued
-/// with the account's counters ([`count_families`](crate::order_reads::count_families)) in the
-/// transaction that wrote the order.
+/// [`WebhookStore::queue_catalog_changed`](commerce_core::store::WebhookStore::queue_catalog_changed)
+/// in the caller's transaction: marks the due endpoints (enabled, of a marketer, taking
+/// `catalog.changed`, never sent one or last sent a position before `head` at or before
+/// `sent_before`) with `head`, the event's instant and its id, then inserts one delivery for
+/// each endpoint marked with that id. Two statements, each one pass over the endpoints,
+/// whatever the number of changes; on PostgreSQL the update locks the rows it marks, and a
+/// concurrent round that meets them waits and then finds them no longer due.
+pub(crate) async fn queue_catalog_changed<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    head: ChangePosition,
+    event: &NewEvent,
+    sent_before: chrono::DateTime<chrono::Utc>,
+) -> StoreResult<u64> {
+    let at = nanos(event.created_at)?;
+    let marked = query::<DB>(sqlx::AssertSqlSafe(format!(
+        "UPDATE webhook_endpoints SET catalog_sent_high = $1, catalog_sent_low = $2, \
+         catalog_sent_at = $3, catalog_event_id = $4 \
+         WHERE enabled AND {} \
+         AND account_id IN (SELECT id FROM accounts WHERE side = 'marketer') \
+         AND (catalog_sent_at IS NULL OR (catalog_sent_at <= $5 AND (catalog_sent_high < $1 \
+         OR (catalog_sent_high = $1 AND catalog_sent_low < $2))))",
+        receives::<DB>("events", EventType::CatalogChanged)
+    )))
+    .bind(head.high())
+    .bind(head.low())
+    .bind(at)
+    .bind(&event.id)
+    .bind(nanos(sent_before)?)
+    .execute(&mut *c)
+    .await
+    .map_err(backend)?
+    .rows_affected();
+    if marked == 0 {
+        return Ok(0);
+    }
+    query::<DB>(
+        "INSERT INTO webhook_deliveries (endpoint_id, account_id, event_id, event_type, \
+         payload, snapshot, status, attempts, next_attempt_at, created_at) \
+         SELECT id, account_id, $1, $2, '', $3, 'pending', 0, $4, $4 \
+         FROM webhook_endpoints WHERE catalog_event_id = $1",
+    )
+    .bind(&event.id)
+    .bind(event.kind.as_str())
+    .bind(snapshot_json(&event.snapshot)?)
+    .bind(at)
+    .execute(&mut *c)
+    .await
+    .map_err(backend)?;
+    Ok(marked)
+}
+
+/// An event for the outbox (a snapshot, not a rendering), queued in the transaction of its
+/// change: an order event with the account's counters
+/// ([`count_families`](crate::order_reads::count_families)) in the transaction that wrote the
+/// order, a quote's or a withdrawal's event ([`OutboxEvent::queue`]) in that of its move.
 pub(crate) struct OutboxEvent {
     account: AccountId,
     event: NewEvent,
 }
 
 impl OutboxEvent {
+    /// `event` for the endpoints of `account` that receive its type.
+    pub(crate) fn new(account: AccountId, event: NewEvent) -> Self {
+        OutboxEvent { account, event }
+    }
+
     /// The event `kind` of `order` as it stands after the change.
     pub(crate) fn of(
         kind: EventType,

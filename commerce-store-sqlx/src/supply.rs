@@ -16,6 +16,7 @@ use sqlx::pool::PoolConnection;
 use crate::dialect::*;
 use crate::idempotency::link_record;
 use crate::order_reads::{Totalled, page_rows};
+use crate::outbox::OutboxEvent;
 use crate::rows::*;
 use crate::sql_store::*;
 
@@ -217,8 +218,50 @@ pub(crate) async fn end_pending_quotes<DB: Dialect>(
         .execute(&mut *c)
         .await
         .map_err(backend)?;
+        queue_quote_event(c, &quote).await?;
     }
     Ok(())
+}
+
+/// The outbox of a quote's move out of `pending`, in the move's transaction: its
+/// `quote.updated` event for the supplier's endpoints that receive it.
+async fn queue_quote_event<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    quote: &Quote,
+) -> StoreResult<()> {
+    OutboxEvent::new(
+        quote.account_id,
+        NewEvent::quote(quote, QuoteStatus::Pending),
+    )
+    .queue(c)
+    .await
+}
+
+/// Writes the quote `id` expired if it is still stored pending (and past its end by `now`),
+/// with its event; whether it did.
+async fn expire_quote<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    id: i64,
+    now: DateTime<Utc>,
+) -> StoreResult<bool> {
+    let written = query::<DB>(
+        "UPDATE quotes SET status = 'expired', updated_at = CASE \
+         WHEN valid_until > updated_at THEN valid_until ELSE updated_at END \
+         WHERE id = $1 AND status = 'pending' AND valid_until <= $2",
+    )
+    .bind(id)
+    .bind(nanos(now)?)
+    .execute(&mut *c)
+    .await
+    .map_err(backend)?
+    .rows_affected();
+    if written == 0 {
+        return Ok(false);
+    }
+    if let Some(quote) = read_quote(c, None, QuoteId::new(id), now).await? {
+        queue_quote_event(c, &quote).await?;
+    }
+    Ok(true)
 }
 
 #[async_trait]
@@ -265,16 +308,9 @@ impl<DB: Dialect> SupplyStore for SqlStore<DB> {
                         .map(|(id, _)| QuoteId::new(id));
                     new.admit(supplier.flatten().map(AccountId::new), live)?;
                     if let Some((stale, _)) = stored {
-                        // Expired: written so, last updated when it expired.
-                        query::<DB>(
-                            "UPDATE quotes SET status = 'expired', updated_at = CASE \
-                     WHEN valid_until > updated_at THEN valid_until ELSE updated_at END \
-                     WHERE id = $1",
-                        )
-                        .bind(stale)
-                        .execute(&mut *c)
-                        .await
-                        .map_err(backend)?;
+                        // Expired (`admit` refused a live one): written so, last updated when
+                        // it expired, with its event.
+                        expire_quote(c, stale, now).await?;
                     }
                     let id: Option<i64> = query_scalar::<DB, i64>(
                         "INSERT INTO quotes (account_id, variant_id, unit_price, quantity, status, \
@@ -457,6 +493,7 @@ impl<DB: Dialect> SupplyStore for SqlStore<DB> {
                     if decided && let QuoteDecision::Accept { .. } = decision {
                         receive(c, &quote, now).await?;
                     }
+                    queue_quote_event(c, &quote).await?;
                     Ok(quote)
                 }
                 .await;
@@ -464,6 +501,30 @@ impl<DB: Dialect> SupplyStore for SqlStore<DB> {
             }
         })
         .await
+    }
+
+    async fn expire_quotes(&self, now: DateTime<Utc>, limit: usize) -> StoreResult<u64> {
+        let ids: Vec<i64> = query_scalar::<DB, i64>(
+            "SELECT id FROM quotes WHERE status = 'pending' AND valid_until <= $1 \
+             ORDER BY id LIMIT $2",
+        )
+        .bind(nanos(now)?)
+        .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(backend)?;
+        let mut expired = 0;
+        // One transaction per quote: a quote another write ended meanwhile is skipped.
+        for id in ids {
+            let written = retrying(|| async move {
+                let mut tx = self.write().await?;
+                let result = expire_quote(&mut tx.tx, id, now).await;
+                tx.finish(result).await
+            })
+            .await?;
+            expired += u64::from(written);
+        }
+        Ok(expired)
     }
 
     async fn supply_variants(

@@ -582,6 +582,22 @@ impl<DB: Dialect> WebhookStore for SqlStore<DB> {
         tx.finish(result).await
     }
 
+    async fn queue_catalog_changed(
+        &self,
+        head: ChangePosition,
+        event: NewEvent,
+        sent_before: DateTime<Utc>,
+    ) -> StoreResult<u64> {
+        let event = &event;
+        retrying(|| async move {
+            let mut tx = self.write().await?;
+            let result =
+                crate::outbox::queue_catalog_changed(&mut tx.tx, head, event, sent_before).await;
+            tx.finish(result).await
+        })
+        .await
+    }
+
     async fn webhook_backlog(&self, now: DateTime<Utc>) -> StoreResult<WebhookBacklog> {
         crate::dispatch::backlog(&self.pool, bound_nanos(now)).await
     }

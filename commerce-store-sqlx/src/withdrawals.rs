@@ -8,6 +8,7 @@ use sqlx::AssertSqlSafe;
 
 use crate::dialect::*;
 use crate::orders::wallet_totals;
+use crate::outbox::OutboxEvent;
 use crate::rows::*;
 use crate::sql_store::*;
 use crate::statement::book_supply;
@@ -141,6 +142,10 @@ impl<DB: Dialect> WithdrawalStore for SqlStore<DB> {
                         let given_back = SupplyBooking::of_rejection(&withdrawal, side, now);
                         book_supply(c, given_back.into_iter().collect()).await?;
                     }
+                    let event = NewEvent::withdrawal(&withdrawal, WithdrawalStatus::Pending);
+                    OutboxEvent::new(withdrawal.account_id, event)
+                        .queue(c)
+                        .await?;
                     Ok(withdrawal)
                 }
                 None if exists(c, "SELECT id FROM withdrawals WHERE id = $1", id.into())

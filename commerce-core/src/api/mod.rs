@@ -2,6 +2,7 @@
 
 mod catalog;
 mod changes;
+pub(crate) use changes::Cursor;
 pub(crate) mod checkout;
 mod idempotency;
 mod me;

@@ -14,21 +14,11 @@ use crate::model::{Side, Withdrawal};
 use crate::money::money_string;
 use crate::time::{CAIRO_TZ_NAME, cairo_timestamp};
 use crate::web::messages;
+use crate::web::wire::WithdrawalView;
 
+/// A withdrawal as the API renders it (the `withdrawal.updated` event's shape too).
 fn withdrawal_item(w: &Withdrawal) -> serde_json::Value {
-    json!({
-        "id": w.id,
-        "amount": money_string(w.amount),
-        "supply_amount": money_string(w.supply_amount),
-        "status": {"key": w.status.as_str(), "label": messages::withdrawal_status_label(w.status)},
-        "wallet_number": w.wallet_number,
-        "wallet_description": w.wallet_description,
-        "notes": w.notes,
-        "transfer_reference": w.transfer_reference,
-        "receipt_url": w.receipt_url,
-        "created_at": cairo_timestamp(w.created_at),
-        "decided_at": w.decided_at.map(cairo_timestamp),
-    })
+    serde_json::to_value(WithdrawalView::new(w)).expect("views always serialise")
 }
 
 pub(super) async fn show(ctx: &Ctx<'_>) -> Result<Response<Bytes>, ApiError> {

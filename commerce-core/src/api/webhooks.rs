@@ -92,7 +92,7 @@ fn read_input(object: &Map<String, Value>, creating: bool) -> Result<WebhookInpu
 /// 403 `forbidden_ability` when `input` directs order data
 /// ([`WebhookInput::directs_order_data`]) and the key lacks `orders:read`.
 fn check_order_access(ctx: &Ctx<'_>, input: &WebhookInput, creating: bool) -> Result<(), ApiError> {
-    if input.directs_order_data(creating)
+    if input.directs_order_data(creating, ctx.caller.account.side)
         && !ctx.caller.key.abilities.contains(&Ability::OrdersRead)
     {
         return Err(ApiError::new(ErrorCode::ForbiddenAbility));
@@ -111,14 +111,14 @@ pub(super) async fn create(ctx: &Ctx<'_>, body: &Bytes) -> Result<Response<Bytes
     let webhook = webhooks::register(
         ctx.store(),
         ctx.config().webhook_urls,
-        ctx.caller.account.id,
+        (ctx.caller.account.id, ctx.caller.account.side),
         input,
         ctx.now,
     )
     .await?;
     Ok(webhook_answer(
         StatusCode::CREATED,
-        WebhookView::with_secret(&webhook),
+        WebhookView::with_secret(&webhook, ctx.caller.account.side),
     ))
 }
 
@@ -135,7 +135,12 @@ pub(super) async fn list(
         .webhooks(ctx.caller.account.id, page)
         .await
         .map_err(|e| ApiError::from_store(e, "webhooks"))?;
-    let views: Vec<WebhookView> = found.items.iter().map(WebhookView::new).collect();
+    let side = ctx.caller.account.side;
+    let views: Vec<WebhookView> = found
+        .items
+        .iter()
+        .map(|w| WebhookView::new(w, side))
+        .collect();
     super::ok_list(&views, page, found.total)
 }
 
@@ -150,7 +155,7 @@ async fn owned(ctx: &Ctx<'_>, id: WebhookId) -> Result<Webhook, ApiError> {
 /// `GET /webhooks/{id}`.
 pub(super) async fn show(ctx: &Ctx<'_>, id: WebhookId) -> Result<Response<Bytes>, ApiError> {
     let webhook = owned(ctx, id).await?;
-    super::ok_data(&WebhookView::new(&webhook))
+    super::ok_data(&WebhookView::new(&webhook, ctx.caller.account.side))
 }
 
 /// `PATCH /webhooks/{id}`.
@@ -164,13 +169,13 @@ pub(super) async fn update(
     let webhook = webhooks::update(
         ctx.store(),
         ctx.config().webhook_urls,
-        Some(ctx.caller.account.id),
+        (Some(ctx.caller.account.id), ctx.caller.account.side),
         id,
         input,
         ctx.now,
     )
     .await?;
-    super::ok_data(&WebhookView::new(&webhook))
+    super::ok_data(&WebhookView::new(&webhook, ctx.caller.account.side))
 }
 
 /// `DELETE /webhooks/{id}`: 204.
@@ -197,7 +202,7 @@ pub(super) async fn rotate_secret(
         webhooks::rotate_secret(ctx.store(), Some(ctx.caller.account.id), id, ctx.now).await?;
     Ok(webhook_answer(
         StatusCode::OK,
-        WebhookView::with_secret(&webhook),
+        WebhookView::with_secret(&webhook, ctx.caller.account.side),
     ))
 }
 
@@ -234,13 +239,20 @@ pub(super) async fn deliveries(
     super::ok_list(&views, page, found.total)
 }
 
-/// `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`: 202 with the new delivery (the
-/// route needs `orders:read` too: a delivery may carry an order).
+/// `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`: 202 with the new delivery (a
+/// marketer's key needs `orders:read` too, before anything else: a delivery may carry an
+/// order; a supplier's never does).
 pub(super) async fn redeliver(
     ctx: &Ctx<'_>,
     id: WebhookId,
     delivery: DeliveryId,
 ) -> Result<Response<Bytes>, ApiError> {
+    let orders = EventType::for_side(ctx.caller.account.side)
+        .iter()
+        .any(|e| e.is_order_event());
+    if orders && !ctx.caller.key.abilities.contains(&Ability::OrdersRead) {
+        return Err(ApiError::new(ErrorCode::ForbiddenAbility));
+    }
     let queued = webhooks::redeliver(
         ctx.store(),
         Some(ctx.caller.account.id),

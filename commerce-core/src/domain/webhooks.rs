@@ -58,16 +58,22 @@ impl WebhookInput {
         self
     }
 
-    /// Whether registering it (`creating`) or making this change directs order data: the
-    /// endpoint receives order events after it, and it registers the endpoint or changes its
-    /// `url` or `events`. The API then asks for `orders:read` besides `webhooks:manage`. A
-    /// change of `url` alone is taken to keep order events (every endpoint receives at least
-    /// one event type, and every type it can subscribe to is an order event).
-    pub(crate) fn directs_order_data(&self, creating: bool) -> bool {
-        let receives_orders = |events: &[EventType]| events.iter().any(|e| e.is_order_event());
+    /// Whether registering it (`creating`) or making this change, for an account of `side`,
+    /// directs order data: the endpoint receives order events after it, and it registers the
+    /// endpoint or changes its `url` or `events`. The API then asks for `orders:read` besides
+    /// `webhooks:manage`. Without `events`, a registration or a change of `url` is taken to
+    /// direct order data when the side has order events (a supplier's has none).
+    pub(crate) fn directs_order_data(&self, creating: bool, side: Side) -> bool {
+        // A type of another side directs nothing: the registration is refused (422).
+        let ours = EventType::for_side(side);
+        let receives_orders = |events: &[EventType]| {
+            events
+                .iter()
+                .any(|e| e.is_order_event() && ours.contains(e))
+        };
         match &self.events {
             Some(events) => receives_orders(events),
-            None => creating || self.url.is_some(),
+            None => (creating || self.url.is_some()) && receives_orders(EventType::for_side(side)),
         }
     }
 }
@@ -151,10 +157,15 @@ where
     Ok(())
 }
 
-/// Checks the fields given: the URL ([`check_webhook_url`]), a non-empty list of
-/// subscribable event types without repeats, a printable description of at most
-/// [`MAX_DESCRIPTION`] characters (blank clears it).
-async fn check(input: &mut WebhookInput, policy: UrlPolicy) -> Result<(), WebhookError> {
+/// Checks the fields given for an endpoint of an account of `side`: the URL
+/// ([`check_webhook_url`]), a non-empty list of event types of that side
+/// ([`EventType::for_side`]) without repeats (a type of the other side is refused), a
+/// printable description of at most [`MAX_DESCRIPTION`] characters (blank clears it).
+async fn check(
+    input: &mut WebhookInput,
+    policy: UrlPolicy,
+    side: Side,
+) -> Result<(), WebhookError> {
     let mut problems = Vec::new();
     let mut fail = |field: &str, problem| {
         problems.push(FieldProblem {
@@ -171,7 +182,10 @@ async fn check(input: &mut WebhookInput, policy: UrlPolicy) -> Result<(), Webhoo
         events.dedup();
         if events.is_empty() {
             fail("events", Problem::Required);
-        } else if events.iter().any(|e| !EventType::SUBSCRIBABLE.contains(e)) {
+        } else if events
+            .iter()
+            .any(|e| !EventType::for_side(side).contains(e))
+        {
             fail("events", Problem::UnknownValue);
         }
     }
@@ -188,12 +202,12 @@ async fn check(input: &mut WebhookInput, policy: UrlPolicy) -> Result<(), Webhoo
     }
 }
 
-/// Registers an endpoint of `account` with a new secret (returned in the endpoint, to show
-/// once).
+/// Registers an endpoint of `account` (of `side`) with a new secret (returned in the
+/// endpoint, to show once).
 pub(crate) async fn register(
     store: &dyn Store,
     policy: UrlPolicy,
-    account: AccountId,
+    (account, side): (AccountId, Side),
     mut input: WebhookInput,
     now: DateTime<Utc>,
 ) -> Result<Webhook, WebhookError> {
@@ -203,7 +217,7 @@ pub(crate) async fn register(
             problem: Problem::Required,
         }]));
     }
-    check(&mut input, policy).await?;
+    check(&mut input, policy, side).await?;
     let mut new = NewWebhook::new(
         account,
         input.url.unwrap_or_default(),
@@ -221,16 +235,16 @@ pub(crate) async fn register(
     }
 }
 
-/// Changes an endpoint (`account`: only one of that account's).
+/// Changes an endpoint (`account`: only one of that account's) of an account of `side`.
 pub(crate) async fn update(
     store: &dyn Store,
     policy: UrlPolicy,
-    account: Option<AccountId>,
+    (account, side): (Option<AccountId>, Side),
     id: WebhookId,
     mut input: WebhookInput,
     now: DateTime<Utc>,
 ) -> Result<Webhook, WebhookError> {
-    check(&mut input, policy).await?;
+    check(&mut input, policy, side).await?;
     let patch = WebhookPatch {
         url: input.url,
         events: input.events,

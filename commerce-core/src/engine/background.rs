@@ -6,11 +6,16 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use super::Engine;
+use crate::limits::CATALOG_CHANGED_SECONDS;
 use crate::operator::Operator;
 
 /// How often [`Engine::run_background`] purges: hourly, as the records it drops expire by the
 /// hour (idempotency records after 24 hours, webhook history after 30 days).
 const PURGE_EVERY: Duration = Duration::from_secs(3600);
+
+/// How often [`Engine::run_background`] derives the events that no write queues itself
+/// (`catalog.changed`, quotes that expired).
+const DERIVE_EVERY: Duration = Duration::from_secs(CATALOG_CHANGED_SECONDS);
 
 impl Engine {
     /// Runs what each instance of an application must run beside serving the API, until
@@ -21,7 +26,12 @@ impl Engine {
     /// - the purges, at once and then hourly: [`Operator::purge_idempotency`]
     ///   (`Idempotency-Key` records past their window) and
     ///   [`Operator::purge_webhook_deliveries`] (delivery history past 30 days); a failed
-    ///   purge is logged (`ERROR`) and tried again the next hour.
+    ///   purge is logged (`ERROR`) and tried again the next hour;
+    /// - the derived events, at once and then every 10 seconds:
+    ///   [`Operator::send_catalog_changed`] (`catalog.changed` to the marketers' endpoints
+    ///   whose last one the catalogue change feed has passed) and [`Operator::expire_quotes`]
+    ///   (a quote past its end is written `expired`, with its `quote.updated` event); a failure
+    ///   is logged and tried again at the next tick.
     ///
     /// Once `shutdown` resolves, the dispatcher stops claiming and records the attempts it has
     /// in flight (each bounded by its timeout, 15 s by default), the purges stop (a purge
@@ -66,7 +76,8 @@ impl Engine {
         tokio::join!(
             signal,
             dispatcher,
-            purge_periodically(self.operator(), stopped())
+            purge_periodically(self.operator(), stopped()),
+            derive_periodically(self.operator(), stopped())
         );
         if let Err(error) = self.shared.store().close().await {
             tracing::error!(%error, "closing the store failed");
@@ -93,6 +104,31 @@ async fn purge_periodically(operator: Operator, shutdown: impl Future<Output = (
         match operator.purge_webhook_deliveries().await {
             Ok(count) => tracing::info!(count, "webhook deliveries purged"),
             Err(error) => tracing::error!(%error, "webhook history purge failed"),
+        }
+    }
+}
+
+/// At once and then every [`DERIVE_EVERY`]: the events derived from the store's state.
+/// Stops when `shutdown` resolves, between two ticks.
+async fn derive_periodically(operator: Operator, shutdown: impl Future<Output = ()>) {
+    let mut every = tokio::time::interval(DERIVE_EVERY);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        tokio::select! {
+            biased;
+            () = &mut shutdown => return,
+            _ = every.tick() => {}
+        }
+        match operator.send_catalog_changed().await {
+            Ok(0) => {}
+            Ok(count) => tracing::debug!(count, "catalog.changed sent"),
+            Err(error) => tracing::error!(%error, "sending catalog.changed failed"),
+        }
+        match operator.expire_quotes().await {
+            Ok(0) => {}
+            Ok(count) => tracing::info!(count, "quotes expired"),
+            Err(error) => tracing::error!(%error, "expiring quotes failed"),
         }
     }
 }

@@ -103,7 +103,8 @@ string_enum! {
 
 impl Ability {
     /// The abilities a key of an account of `side` may be given by its owner: a marketer's
-    /// catalogue, orders, wallet and webhooks; a supplier's quotes, statement and wallet; none
+    /// catalogue, orders, wallet and webhooks; a supplier's quotes, statement, wallet and
+    /// webhooks; none
     /// for a shipping company (its keys reach `/me` only).
     pub fn for_side(side: Side) -> &'static [Ability] {
         match side {
@@ -119,6 +120,7 @@ impl Ability {
                 Ability::QuotesWrite,
                 Ability::StatementRead,
                 Ability::WalletRead,
+                Ability::WebhooksManage,
             ],
             Side::Shipping => &[],
         }

@@ -242,6 +242,53 @@ impl NewEvent {
         }
     }
 
+    /// The `quote.updated` event of a quote's move out of `previous`, at the quote's
+    /// `updated_at`, with a new id. Its snapshot keeps `quote` as it stands after the move;
+    /// the body shows it as `GET /api/v1/quotes/{id}` rendered it then.
+    pub fn quote(quote: &Quote, previous: QuoteStatus) -> Self {
+        Self {
+            id: new_event_id(),
+            kind: EventType::QuoteUpdated,
+            order_id: None,
+            snapshot: EventSnapshot::Quote {
+                quote: Arc::new(quote.clone()),
+                previous,
+            },
+            created_at: quote.updated_at,
+        }
+    }
+
+    /// The `withdrawal.updated` event of a withdrawal's decision (out of `previous`), at its
+    /// `decided_at`, with a new id. Its snapshot keeps `withdrawal` as it stands after the
+    /// decision.
+    pub fn withdrawal(withdrawal: &Withdrawal, previous: WithdrawalStatus) -> Self {
+        Self {
+            id: new_event_id(),
+            kind: EventType::WithdrawalUpdated,
+            order_id: None,
+            snapshot: EventSnapshot::Withdrawal {
+                withdrawal: Arc::new(withdrawal.clone()),
+                previous,
+            },
+            created_at: withdrawal.decided_at.unwrap_or(withdrawal.created_at),
+        }
+    }
+
+    /// A `catalog.changed` event at `at`, with a new id, naming `cursor`: the feed's cursor
+    /// of its newest change as the sender read it (`GET /catalog/changes?after=`).
+    pub fn catalog_changed(cursor: impl Into<String>, at: DateTime<Utc>) -> Self {
+        Self {
+            id: new_event_id(),
+            kind: EventType::CatalogChanged,
+            order_id: None,
+            snapshot: EventSnapshot::CatalogChanged {
+                cursor: cursor.into(),
+                at,
+            },
+            created_at: at,
+        }
+    }
+
     /// A `ping` of the endpoint `webhook` at `at`, with a new id.
     pub fn ping(webhook: WebhookId, at: DateTime<Utc>) -> Self {
         Self {
@@ -274,6 +321,29 @@ pub enum EventSnapshot {
         previous: Option<OrderStatus>,
         /// The payout hold the order's `payout` is shown with.
         context: EventContext,
+    },
+    /// A `quote.updated` event: the quote as it stood right after its move (its
+    /// `updated_at` is the event's instant) and the status it left.
+    Quote {
+        /// The quote record as it was (shared by the event's deliveries).
+        quote: Arc<Quote>,
+        /// The status before the move.
+        previous: QuoteStatus,
+    },
+    /// A `withdrawal.updated` event: the withdrawal as it stood right after its decision and
+    /// the status it left.
+    Withdrawal {
+        /// The withdrawal record as it was.
+        withdrawal: Arc<Withdrawal>,
+        /// The status before the decision.
+        previous: WithdrawalStatus,
+    },
+    /// A `catalog.changed` event: the cursor of the feed's newest change when it was sent.
+    CatalogChanged {
+        /// The cursor (`GET /catalog/changes?after=`).
+        cursor: String,
+        /// When.
+        at: DateTime<Utc>,
     },
     /// A `ping` of one endpoint.
     Ping {

@@ -14,13 +14,45 @@ string_enum! {
         OrderStatusChanged => "order.status_changed",
         /// A test event, sent on request (`POST /webhooks/{id}/ping`).
         Ping => "ping",
+        /// A supplier's quote entered another status: accepted, rejected, withdrawn (by the
+        /// supplier, or by the platform when its product moved to another supplier) or
+        /// expired. To the supplier.
+        QuoteUpdated => "quote.updated",
+        /// A withdrawal was decided: paid (`completed`) or rejected. To its account, a
+        /// marketer or a supplier.
+        WithdrawalUpdated => "withdrawal.updated",
+        /// The catalogue changed: its change feed (`GET /catalog/changes`) has entries past
+        /// the cursor the endpoint was last sent. Derived from the feed, at most one every 10
+        /// seconds per endpoint. To marketers.
+        CatalogChanged => "catalog.changed",
     }
 }
 
 impl EventType {
     /// The types an endpoint can subscribe to (`ping` is sent on request, to whoever asks).
-    pub const SUBSCRIBABLE: &'static [EventType] =
-        &[EventType::OrderCreated, EventType::OrderStatusChanged];
+    pub const SUBSCRIBABLE: &'static [EventType] = &[
+        EventType::OrderCreated,
+        EventType::OrderStatusChanged,
+        EventType::CatalogChanged,
+        EventType::QuoteUpdated,
+        EventType::WithdrawalUpdated,
+    ];
+
+    /// The types an endpoint of an account of `side` can subscribe to: a marketer's orders,
+    /// catalogue and withdrawals; a supplier's quotes and withdrawals; none for a shipping
+    /// company. A marketer never receives supply data, a supplier never a customer.
+    pub fn for_side(side: Side) -> &'static [EventType] {
+        match side {
+            Side::Marketer => &[
+                EventType::OrderCreated,
+                EventType::OrderStatusChanged,
+                EventType::CatalogChanged,
+                EventType::WithdrawalUpdated,
+            ],
+            Side::Supplier => &[EventType::QuoteUpdated, EventType::WithdrawalUpdated],
+            Side::Shipping => &[],
+        }
+    }
 
     /// Whether its events carry an order (whoever directs them needs `orders:read`).
     pub fn is_order_event(self) -> bool {
@@ -51,11 +83,12 @@ impl EventSelection {
         }
     }
 
-    /// The types it takes today, as the API lists them (for [`All`](Self::All), every
-    /// subscribable type of this version).
-    pub fn listed(&self) -> Vec<EventType> {
+    /// The types it takes today, as the API lists them for an endpoint of an account of
+    /// `side` (for [`All`](Self::All), every type of that side in this version:
+    /// [`EventType::for_side`]).
+    pub fn listed(&self, side: Side) -> Vec<EventType> {
         match self {
-            EventSelection::All => EventType::SUBSCRIBABLE.to_vec(),
+            EventSelection::All => EventType::for_side(side).to_vec(),
             EventSelection::Only(kinds) => kinds.clone(),
         }
     }
@@ -323,7 +356,25 @@ mod tests {
             assert!(all.events.contains(*kind), "{kind:?}");
         }
         assert!(!all.events.contains(EventType::Ping));
-        assert_eq!(all.events.listed(), EventType::SUBSCRIBABLE);
+        assert_eq!(
+            all.events.listed(Side::Marketer),
+            [
+                EventType::OrderCreated,
+                EventType::OrderStatusChanged,
+                EventType::CatalogChanged,
+                EventType::WithdrawalUpdated
+            ]
+        );
+        assert_eq!(
+            all.events.listed(Side::Supplier),
+            [EventType::QuoteUpdated, EventType::WithdrawalUpdated]
+        );
+        // Every side's types are subscribable, and `All` takes each.
+        for side in [Side::Marketer, Side::Supplier] {
+            for kind in EventType::for_side(side) {
+                assert!(EventType::SUBSCRIBABLE.contains(kind), "{kind:?}");
+            }
+        }
         let chosen = all.with_events(vec![EventType::OrderCreated]);
         assert!(chosen.events.contains(EventType::OrderCreated));
         assert!(!chosen.events.contains(EventType::OrderStatusChanged));

@@ -45,6 +45,16 @@ impl Operator {
         self.decide_quote(id, QuoteDecision::Reject { note }).await
     }
 
+    /// Writes `expired` the quotes stored pending past their `valid_until` (at most 1,000 a
+    /// call, oldest first), each with its `quote.updated` event to its
+    /// supplier ([`SupplyStore::expire_quotes`](crate::store::SupplyStore::expire_quotes)).
+    /// Every read already answers such a quote `expired`; this sends the move. The instance
+    /// runner calls it every 10 seconds ([`Engine::run_background`](crate::Engine::run_background)).
+    /// Returns how many.
+    pub async fn expire_quotes(&self) -> OperatorResult<u64> {
+        Ok(self.store().expire_quotes(self.now(), EXPIRY_BATCH).await?)
+    }
+
     async fn decide_quote(&self, id: QuoteId, decision: QuoteDecision) -> OperatorResult<Quote> {
         Ok(self
             .store()
@@ -52,6 +62,9 @@ impl Operator {
             .await?)
     }
 }
+
+/// The most quotes [`Operator::expire_quotes`] writes in one call.
+pub(crate) const EXPIRY_BATCH: usize = 1000;
 
 /// A decision's note: printable text of at most [`MAX_QUOTE_NOTE`] characters; blank is none.
 fn decision_note(note: Option<String>) -> OperatorResult<Option<String>> {

@@ -2,7 +2,9 @@
 //! `/api/v1/webhooks`, for any account.
 
 use super::{Operator, OperatorError, OperatorResult};
+use crate::api::Cursor;
 use crate::domain::webhooks::{self, WebhookInput};
+use crate::limits::CATALOG_CHANGED_SECONDS;
 use crate::model::*;
 use crate::store::MAX_WEBHOOKS_PER_ACCOUNT;
 
@@ -17,12 +19,9 @@ impl Operator {
     ) -> OperatorResult<Webhook> {
         let policy = self.shared.config.webhook_urls;
         // Every store answers alike: `insert_webhook` need not check the account (the
-        // memory store does not), so it is read first.
-        self.store()
-            .account(account)
-            .await?
-            .ok_or(OperatorError::NotFound)?;
-        Ok(webhooks::register(self.store(), policy, account, input, self.now()).await?)
+        // memory store does not), so it is read first; its side chooses the event types.
+        let side = self.side_of(account).await?;
+        Ok(webhooks::register(self.store(), policy, (account, side), input, self.now()).await?)
     }
 
     /// One endpoint, of any account.
@@ -48,7 +47,40 @@ impl Operator {
         input: WebhookInput,
     ) -> OperatorResult<Webhook> {
         let policy = self.shared.config.webhook_urls;
-        Ok(webhooks::update(self.store(), policy, None, id, input, self.now()).await?)
+        let side = self.side_of(self.webhook(id).await?.account_id).await?;
+        Ok(webhooks::update(self.store(), policy, (None, side), id, input, self.now()).await?)
+    }
+
+    /// Sends `catalog.changed` to the marketers' endpoints due for it: each enabled one that
+    /// receives it and was last sent a position the feed's newest change has passed, at most
+    /// one every 10 seconds per endpoint, with the cursor of that change (`data.cursor`: what
+    /// `GET /catalog/changes` would end on now). The event is derived from the feed, not
+    /// written with each change: the feed is read once, for its newest change
+    /// ([`CatalogStore::newest_catalog_change`](crate::store::CatalogStore::newest_catalog_change)),
+    /// and the store compares
+    /// each endpoint with it
+    /// ([`WebhookStore::queue_catalog_changed`](crate::store::WebhookStore::queue_catalog_changed)),
+    /// so the work grows with the endpoints, never with the changes. The instance runner calls
+    /// it every 10 seconds ([`Engine::run_background`](crate::Engine::run_background)). Returns
+    /// how many endpoints were sent one (none while the feed is empty).
+    pub async fn send_catalog_changed(&self) -> OperatorResult<u64> {
+        let now = self.now();
+        let Some(head) = self.store().newest_catalog_change().await? else {
+            return Ok(0);
+        };
+        let every = chrono::TimeDelta::seconds(CATALOG_CHANGED_SECONDS as i64);
+        let event = NewEvent::catalog_changed(Cursor::at(head, now).encode(), now);
+        Ok(self
+            .store()
+            .queue_catalog_changed(head, event, now - every)
+            .await?)
+    }
+
+    /// The side of `account` (whose event types its endpoints take);
+    /// [`OperatorError::NotFound`] when there is no such account.
+    async fn side_of(&self, account: AccountId) -> OperatorResult<Side> {
+        let found = self.store().account(account).await?;
+        Ok(found.ok_or(OperatorError::NotFound)?.side)
     }
 
     /// Deletes an endpoint and its deliveries.

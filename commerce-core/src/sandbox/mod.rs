@@ -32,7 +32,7 @@ pub const DEMO_KEYS: &[(&str, &str)] = &[
     ),
     (
         "sk_demo_supplier",
-        "a supplier: quotes:read, quotes:write, statement:read, wallet:read",
+        "a supplier: quotes:read, quotes:write, statement:read, wallet:read, webhooks:manage",
     ),
     (
         "sk_demo_inactive",
@@ -48,7 +48,7 @@ pub const DEMO_KEYS: &[(&str, &str)] = &[
     ),
     (
         "sk_demo_supplier_bench",
-        "the supplier: the same four as sk_demo_supplier, limit 1,000,000 per minute, for load runs",
+        "the supplier: the same five as sk_demo_supplier, limit 1,000,000 per minute, for load runs",
     ),
 ];
 
@@ -319,6 +319,7 @@ pub async fn seed(engine: &Engine) -> Result<Sandbox, OperatorError> {
         Ability::QuotesWrite,
         Ability::StatementRead,
         Ability::WalletRead,
+        Ability::WebhooksManage,
     ];
     op.store_key(
         supplier.id,

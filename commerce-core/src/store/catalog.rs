@@ -180,6 +180,12 @@ pub trait CatalogStore: Send + Sync {
         after: Option<ChangePosition>,
         limit: usize,
     ) -> Result<CatalogChanges, StoreError>;
+    /// The position of the feed's newest change that a read of the feed would return now
+    /// (behind the same fence as [`catalog_changes`](CatalogStore::catalog_changes), so a
+    /// reader that resumes from it misses nothing); `None` while the feed is empty. One
+    /// indexed step, whatever the feed's size: what `catalog.changed` compares each endpoint
+    /// with ([`WebhookStore::queue_catalog_changed`](super::WebhookStore::queue_catalog_changed)).
+    async fn newest_catalog_change(&self) -> Result<Option<ChangePosition>, StoreError>;
     /// The products (active or stopped) that own any of these variants, by id, each once;
     /// unknown variants are skipped.
     async fn products_of_variants(

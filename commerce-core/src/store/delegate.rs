@@ -125,6 +125,7 @@ macro_rules! store_methods {
                     after: Option<ChangePosition>,
                     limit: usize
                 ) -> Result<CatalogChanges, StoreError>;
+                fn newest_catalog_change() -> Result<Option<ChangePosition>, StoreError>;
                 fn insert_governorate(name: String) -> Result<Governorate, StoreError>;
                 fn governorates() -> Result<Vec<Governorate>, StoreError>;
                 fn insert_shipping_option(name: String) -> Result<ShippingOption, StoreError>;
@@ -274,6 +275,11 @@ macro_rules! store_methods {
                 ) -> Result<Vec<bool>, StoreError>;
                 fn purge_deliveries(before: DateTime<Utc>) -> Result<u64, StoreError>;
                 fn webhook_backlog(now: DateTime<Utc>) -> Result<WebhookBacklog, StoreError>;
+                fn queue_catalog_changed(
+                    head: ChangePosition,
+                    event: NewEvent,
+                    sent_before: DateTime<Utc>
+                ) -> Result<u64, StoreError>;
             }
             Supply SupplyStore {
                 fn insert_quote(
@@ -303,6 +309,7 @@ macro_rules! store_methods {
                     decision: QuoteDecision,
                     now: DateTime<Utc>
                 ) -> Result<Quote, QuoteDecisionError> [quote_decided];
+                fn expire_quotes(now: DateTime<Utc>, limit: usize) -> Result<u64, StoreError>;
                 fn supply_variants(
                     account: AccountId,
                     updated_since: Option<DateTime<Utc>>,

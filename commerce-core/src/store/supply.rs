@@ -129,6 +129,13 @@ pub trait SupplyStore: Send + Sync {
     /// variant's `supply_price` to the quote's `unit_price` and adds its `quantity` to the
     /// variant's `available` as a stock adjustment of reason `received` naming the quote,
     /// which bumps the product's `updated_at`.
+    ///
+    /// **The outbox**: every move of a quote out of `pending` (this decision, the end of a
+    /// quote whose product moved to another supplier, an expiry that a store writes) queues,
+    /// in the atomic operation of the move, one pending delivery of
+    /// [`NewEvent::quote`]`(&quote, previous)` for each enabled endpoint of the quote's
+    /// supplier that receives `quote.updated` ([`Webhook::receives`]); none when no endpoint
+    /// receives it, nothing when the move is refused.
     async fn decide_quote(
         &self,
         account: Option<AccountId>,
@@ -136,6 +143,14 @@ pub trait SupplyStore: Send + Sync {
         decision: QuoteDecision,
         now: DateTime<Utc>,
     ) -> Result<Quote, QuoteDecisionError>;
+    /// Writes `expired` at most `limit` quotes stored pending whose `valid_until` is at or
+    /// before `now` ([`Quote::as_of`]: `updated_at` its `valid_until`), oldest first, each
+    /// with its `quote.updated` event in the same atomic operation; returns how many. Reads
+    /// answer the same before and after (they derive `expired`); this makes the move an event.
+    /// A quote written expired by another write (or another instance) meanwhile is skipped, so
+    /// each expiry yields one event. The instance runner calls it
+    /// ([`Engine::run_background`](crate::Engine::run_background)).
+    async fn expire_quotes(&self, now: DateTime<Utc>, limit: usize) -> Result<u64, StoreError>;
     /// The variants of the products whose supplier is `account`, by variant id, each with
     /// its pending quote as of `now`; with `updated_since`, only those whose product was
     /// updated at or after it (an accepted quote bumps it). One page and how many match.

@@ -344,6 +344,28 @@ pub trait WebhookStore: Send + Sync {
         }
         Ok(recorded)
     }
+    /// Derives `catalog.changed` from the change feed, in one atomic operation: for each
+    /// enabled endpoint of a marketer account that receives the type ([`Webhook::receives`])
+    /// and is due, one pending delivery of `event` ([`NewEvent::catalog_changed`]: one event,
+    /// the same id for every endpoint), and `head` and the event's instant kept as what the
+    /// endpoint was last sent. `head` is the position of the feed's newest change
+    /// ([`CatalogStore::newest_catalog_change`](super::CatalogStore::newest_catalog_change)).
+    /// An endpoint is due when it was never sent one, or was last sent a position before
+    /// `head` at or before `sent_before` (the caller passes 10 seconds ago: at most one every
+    /// 10 seconds per endpoint, the latest cursor winning). Returns how many endpoints were
+    /// sent one.
+    ///
+    /// Its work grows with the endpoints, never with the changes: the caller reads the feed
+    /// once, for its newest change, and the store compares each endpoint's last position
+    /// with it.
+    /// Calls made at once (several instances) send each endpoint at most one: an endpoint
+    /// marked by one is no longer due for the other.
+    async fn queue_catalog_changed(
+        &self,
+        head: ChangePosition,
+        event: NewEvent,
+        sent_before: DateTime<Utc>,
+    ) -> Result<u64, StoreError>;
     /// The history purge (`before` is 30 days ago), in one atomic operation: ends the pending
     /// deliveries of the endpoints disabled (`disabled_at`) before `before` (failed,
     /// `last_error` [`EXPIRED`]), then deletes the deliveries created before `before` that are

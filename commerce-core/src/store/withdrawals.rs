@@ -46,7 +46,9 @@ pub trait WithdrawalStore: Send + Sync {
     ) -> Result<Withdrawal, WithdrawalRequestError>;
     /// Completes or rejects a pending withdrawal ([`Withdrawal::decide`], checked against the
     /// status read in the same atomic operation, so a withdrawal is decided once); `NotFound`
-    /// when there is none.
+    /// when there is none. In the same atomic operation (the outbox), one pending delivery of
+    /// [`NewEvent::withdrawal`]`(&withdrawal, Pending)` for each enabled endpoint of the
+    /// withdrawal's account that receives `withdrawal.updated`.
     async fn decide_withdrawal(
         &self,
         id: WithdrawalId,

@@ -11,7 +11,10 @@ use serde::Serialize;
 
 use crate::domain::earnings::PayoutRules;
 use crate::model::{EventContext, EventSnapshot, EventType, Order, OrderStatus, WebhookId};
-use crate::web::wire::{OrderView, Stamp, StatusView};
+use crate::web::wire::{
+    OrderView, QuoteStatusView, Stamp, StatusView, SupplierQuoteView, WithdrawalStatusView,
+    WithdrawalView,
+};
 
 #[derive(Serialize)]
 struct Envelope<'a, D> {
@@ -26,6 +29,23 @@ struct Envelope<'a, D> {
 struct OrderData<'a> {
     order: OrderView<'a>,
     previous_status: Option<StatusView>,
+}
+
+#[derive(Serialize)]
+struct QuoteData<'a> {
+    quote: SupplierQuoteView<'a>,
+    previous_status: QuoteStatusView,
+}
+
+#[derive(Serialize)]
+struct WithdrawalData<'a> {
+    withdrawal: WithdrawalView<'a>,
+    previous_status: WithdrawalStatusView,
+}
+
+#[derive(Serialize)]
+struct CatalogData<'a> {
+    cursor: &'a str,
 }
 
 #[derive(Serialize)]
@@ -46,8 +66,12 @@ fn render<D: Serialize>(id: &str, kind: EventType, at: DateTime<Utc>, data: D) -
 /// The JSON body of the event `id` of type `kind` that `snapshot` keeps: for an order event,
 /// at the order's `updated_at`, `data.order` is the order exactly as `GET /api/v1/orders/{id}`
 /// rendered it at that instant (its payout with the snapshot's hold) and
-/// `data.previous_status` the status it left; for a ping, `data.webhook_id`. A body rendered
-/// before ([`EventSnapshot::Rendered`]) is returned as it is.
+/// `data.previous_status` the status it left; for `quote.updated`, `data.quote` is the quote
+/// as `GET /api/v1/quotes/{id}` rendered it right after its move and `data.previous_status`
+/// the status it left (`{key, label}`); for `withdrawal.updated`, `data.withdrawal` is the
+/// withdrawal as `GET /api/v1/wallet` renders one and `data.previous_status` the status it
+/// left; for `catalog.changed`, `data.cursor`; for a ping, `data.webhook_id`. A body rendered before ([`EventSnapshot::Rendered`]) is
+/// returned as it is.
 pub fn render_event(id: &str, kind: EventType, snapshot: &EventSnapshot) -> String {
     match snapshot {
         EventSnapshot::Order {
@@ -63,6 +87,30 @@ pub fn render_event(id: &str, kind: EventType, snapshot: &EventSnapshot) -> Stri
                 webhook_id: *webhook_id,
             },
         ),
+        EventSnapshot::Quote { quote, previous } => render(
+            id,
+            kind,
+            quote.updated_at,
+            QuoteData {
+                quote: SupplierQuoteView::new(quote),
+                previous_status: QuoteStatusView::of(*previous),
+            },
+        ),
+        EventSnapshot::Withdrawal {
+            withdrawal,
+            previous,
+        } => render(
+            id,
+            kind,
+            withdrawal.decided_at.unwrap_or(withdrawal.created_at),
+            WithdrawalData {
+                withdrawal: WithdrawalView::new(withdrawal),
+                previous_status: WithdrawalStatusView::of(*previous),
+            },
+        ),
+        EventSnapshot::CatalogChanged { cursor, at } => {
+            render(id, kind, *at, CatalogData { cursor })
+        }
         EventSnapshot::Rendered(body) => body.clone(),
     }
 }
@@ -171,6 +219,73 @@ mod tests {
                 .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
         );
         assert_ne!(id, new_event_id());
+    }
+
+    /// A quote's and a withdrawal's events carry the record as the API renders it (the same
+    /// view) and the status they left as `{key, label}`, at the instant of the change.
+    #[test]
+    fn quote_and_withdrawal_events_render_the_api_views() {
+        use crate::model::*;
+        use crate::web::wire::{SupplierQuoteView, WithdrawalView};
+        use rust_decimal::Decimal;
+        let at = |h| Utc.with_ymd_and_hms(2026, 11, 2, h, 0, 0).unwrap();
+        let quote = Quote::builder()
+            .id(QuoteId::new(5))
+            .account_id(AccountId::new(9))
+            .variant_id(VariantId::new(21))
+            .product_id(ProductId::new(31))
+            .title("مروحة".into())
+            .label("صغير".into())
+            .unit_price(Decimal::new(4550, 2))
+            .quantity(30)
+            .status(QuoteStatus::Accepted)
+            .decision_note("تمام".into())
+            .decided_at(at(12))
+            .created_at(at(10))
+            .updated_at(at(12))
+            .build();
+        let event = NewEvent::quote(&quote, QuoteStatus::Pending);
+        assert_eq!(
+            (event.kind, event.created_at),
+            (EventType::QuoteUpdated, at(12))
+        );
+        let body: serde_json::Value =
+            serde_json::from_str(&render_event(ID, event.kind, &event.snapshot)).unwrap();
+        assert_eq!(body["type"], "quote.updated");
+        assert_eq!(body["created_at"], "2026-11-02T14:00:00+02:00");
+        assert_eq!(
+            body["data"]["quote"],
+            serde_json::to_value(SupplierQuoteView::new(&quote)).unwrap()
+        );
+        assert_eq!(body["data"]["quote"]["status"]["key"], "accepted");
+        assert_eq!(body["data"]["previous_status"]["key"], "pending");
+        assert!(body["data"]["previous_status"]["label"].is_string());
+
+        let withdrawal = Withdrawal::builder()
+            .id(WithdrawalId::new(3))
+            .account_id(AccountId::new(4))
+            .amount(Decimal::new(15025, 2))
+            .supply_amount(Decimal::ZERO)
+            .status(WithdrawalStatus::Completed)
+            .wallet_number("01012345678".into())
+            .wallet_description("فودافون كاش".into())
+            .transfer_reference("TR-1".into())
+            .created_at(at(9))
+            .decided_at(at(11))
+            .build();
+        let event = NewEvent::withdrawal(&withdrawal, WithdrawalStatus::Pending);
+        assert_eq!(event.created_at, at(11));
+        let body: serde_json::Value =
+            serde_json::from_str(&render_event(ID, event.kind, &event.snapshot)).unwrap();
+        assert_eq!(body["type"], "withdrawal.updated");
+        assert_eq!(
+            body["data"]["withdrawal"],
+            serde_json::to_value(WithdrawalView::new(&withdrawal)).unwrap()
+        );
+        assert_eq!(body["data"]["withdrawal"]["amount"], "150.25");
+        assert_eq!(body["data"]["withdrawal"]["status"]["key"], "completed");
+        assert_eq!(body["data"]["previous_status"]["key"], "pending");
+        assert!(!body.to_string().contains("customer"));
     }
 
     #[test]

@@ -68,7 +68,12 @@ pub(crate) fn instant(nanos: i64) -> DateTime<Utc> {
     DateTime::from_timestamp_nanos(nanos)
 }
 
-fn parse<T>(text: &str, parse: impl Fn(&str) -> Option<T>, what: &str) -> Result<T, StoreError> {
+/// `text` read with `parse`; a text it does not read is corrupt data (naming `what`).
+pub(crate) fn parse<T>(
+    text: &str,
+    parse: impl Fn(&str) -> Option<T>,
+    what: &str,
+) -> Result<T, StoreError> {
     parse(text).ok_or_else(|| corrupt(format!("unknown {what} {text:?}")))
 }
 

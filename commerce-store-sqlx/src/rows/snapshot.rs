@@ -10,6 +10,10 @@
 //!   the order with every field the model's [`Order`] has, its statuses in their storage
 //!   spelling, its amounts as decimal strings (exact, their scale kept) and its instants in
 //!   nanoseconds since the Unix epoch, as the rest of the store keeps them;
+//! - a `quote.updated` event: `{"quote": {...}, "previous": "pending"}`, the quote with every
+//!   field the model's [`Quote`] has (amounts, statuses and instants as for an order);
+//! - a `withdrawal.updated` event: `{"withdrawal": {...}, "previous": "pending"}`, likewise;
+//! - a `catalog.changed` event: `{"cursor": "...", "at": 1800000000000000000}`;
 //! - a ping: `{"ping": 7, "at": 1800000000000000000}`.
 //!
 //! A row written before the migration has no snapshot and the body rendered then in
@@ -37,6 +41,21 @@ pub(crate) fn snapshot_json(snapshot: &EventSnapshot) -> Result<Option<String>, 
             order: Box::new(StoredOrder::of(order)?),
             previous: previous.map(|s| s.as_str().to_owned()),
             hold_days: context.hold_days,
+        },
+        EventSnapshot::Quote { quote, previous } => Stored::Quote {
+            quote: StoredQuote::of(quote)?,
+            previous: previous.as_str().to_owned(),
+        },
+        EventSnapshot::Withdrawal {
+            withdrawal,
+            previous,
+        } => Stored::Withdrawal {
+            withdrawal: StoredWithdrawal::of(withdrawal)?,
+            previous: previous.as_str().to_owned(),
+        },
+        EventSnapshot::CatalogChanged { cursor, at } => Stored::CatalogChanged {
+            cursor: cursor.clone(),
+            at: nanos(*at)?,
         },
         EventSnapshot::Ping { webhook_id, at } => Stored::Ping {
             ping: webhook_id.get(),
@@ -84,6 +103,21 @@ pub(crate) fn parse_snapshot(
             previous: previous.as_deref().map(status).transpose()?,
             context: EventContext { hold_days },
         },
+        Stored::Quote { quote, previous } => EventSnapshot::Quote {
+            quote: Arc::new(quote.into_quote()?),
+            previous: parse(&previous, QuoteStatus::parse, "quote status")?,
+        },
+        Stored::Withdrawal {
+            withdrawal,
+            previous,
+        } => EventSnapshot::Withdrawal {
+            withdrawal: Arc::new(withdrawal.into_withdrawal()?),
+            previous: parse(&previous, WithdrawalStatus::parse, "withdrawal status")?,
+        },
+        Stored::CatalogChanged { cursor, at } => EventSnapshot::CatalogChanged {
+            cursor,
+            at: instant(at),
+        },
         Stored::Ping { ping, at } => EventSnapshot::Ping {
             webhook_id: WebhookId::new(ping),
             at: instant(at),
@@ -91,7 +125,7 @@ pub(crate) fn parse_snapshot(
     })
 }
 
-/// The document: an order event or a ping, told apart by their keys.
+/// The document: an order, quote or withdrawal event or a ping, told apart by their keys.
 #[derive(Serialize, Deserialize)]
 #[serde(untagged)]
 enum Stored {
@@ -99,6 +133,18 @@ enum Stored {
         order: Box<StoredOrder>,
         previous: Option<String>,
         hold_days: i64,
+    },
+    Quote {
+        quote: StoredQuote,
+        previous: String,
+    },
+    Withdrawal {
+        withdrawal: StoredWithdrawal,
+        previous: String,
+    },
+    CatalogChanged {
+        cursor: String,
+        at: i64,
     },
     Ping {
         ping: i64,
@@ -367,6 +413,123 @@ impl StoredLine {
             })
             .maybe_supplier_id(self.supplier_id.map(AccountId::new))
             .supply_price(amount(&self.supply_price)?)
+            .build())
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct StoredQuote {
+    id: i64,
+    account_id: i64,
+    variant_id: i64,
+    product_id: i64,
+    title: String,
+    label: String,
+    unit_price: String,
+    quantity: i64,
+    status: String,
+    valid_until: Option<i64>,
+    note: Option<String>,
+    decision_note: Option<String>,
+    decided_at: Option<i64>,
+    created_at: i64,
+    updated_at: i64,
+}
+
+impl StoredQuote {
+    fn of(q: &Quote) -> Result<Self, StoreError> {
+        Ok(Self {
+            id: q.id.get(),
+            account_id: q.account_id.get(),
+            variant_id: q.variant_id.get(),
+            product_id: q.product_id.get(),
+            title: q.title.clone(),
+            label: q.label.clone(),
+            unit_price: q.unit_price.to_string(),
+            quantity: q.quantity,
+            status: q.status.as_str().to_owned(),
+            valid_until: opt_nanos(q.valid_until)?,
+            note: q.note.clone(),
+            decision_note: q.decision_note.clone(),
+            decided_at: opt_nanos(q.decided_at)?,
+            created_at: nanos(q.created_at)?,
+            updated_at: nanos(q.updated_at)?,
+        })
+    }
+
+    fn into_quote(self) -> Result<Quote, StoreError> {
+        Ok(Quote::builder()
+            .id(QuoteId::new(self.id))
+            .account_id(AccountId::new(self.account_id))
+            .variant_id(VariantId::new(self.variant_id))
+            .product_id(ProductId::new(self.product_id))
+            .title(self.title)
+            .label(self.label)
+            .unit_price(amount(&self.unit_price)?)
+            .quantity(self.quantity)
+            .status(parse(&self.status, QuoteStatus::parse, "quote status")?)
+            .maybe_valid_until(self.valid_until.map(instant))
+            .maybe_note(self.note)
+            .maybe_decision_note(self.decision_note)
+            .maybe_decided_at(self.decided_at.map(instant))
+            .created_at(instant(self.created_at))
+            .updated_at(instant(self.updated_at))
+            .build())
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct StoredWithdrawal {
+    id: i64,
+    account_id: i64,
+    amount: String,
+    supply_amount: String,
+    status: String,
+    wallet_number: String,
+    wallet_description: String,
+    notes: Option<String>,
+    transfer_reference: Option<String>,
+    receipt_url: Option<String>,
+    created_at: i64,
+    decided_at: Option<i64>,
+}
+
+impl StoredWithdrawal {
+    fn of(w: &Withdrawal) -> Result<Self, StoreError> {
+        Ok(Self {
+            id: w.id.get(),
+            account_id: w.account_id.get(),
+            amount: w.amount.to_string(),
+            supply_amount: w.supply_amount.to_string(),
+            status: w.status.as_str().to_owned(),
+            wallet_number: w.wallet_number.clone(),
+            wallet_description: w.wallet_description.clone(),
+            notes: w.notes.clone(),
+            transfer_reference: w.transfer_reference.clone(),
+            receipt_url: w.receipt_url.clone(),
+            created_at: nanos(w.created_at)?,
+            decided_at: opt_nanos(w.decided_at)?,
+        })
+    }
+
+    fn into_withdrawal(self) -> Result<Withdrawal, StoreError> {
+        Ok(Withdrawal::builder()
+            .id(WithdrawalId::new(self.id))
+            .account_id(AccountId::new(self.account_id))
+            .amount(amount(&self.amount)?)
+            .supply_amount(amount(&self.supply_amount)?)
+            .status(parse(
+                &self.status,
+                WithdrawalStatus::parse,
+                "withdrawal status",
+            )?)
+            .wallet_number(self.wallet_number)
+            .wallet_description(self.wallet_description)
+            .maybe_notes(self.notes)
+            .maybe_transfer_reference(self.transfer_reference)
+            .maybe_receipt_url(self.receipt_url)
+            .created_at(instant(self.created_at))
+            .maybe_decided_at(self.decided_at.map(instant))
             .build())
     }
 }

@@ -12,15 +12,14 @@ pub(crate) const ALL_EVENTS: &str = "*";
 /// An endpoint's event types as stored: [`ALL_EVENTS`], or comma-joined
 /// (`order.created,order.status_changed`).
 pub(crate) fn events_text(events: &EventSelection) -> String {
-    if *events == EventSelection::All {
-        return ALL_EVENTS.to_owned();
+    match events {
+        EventSelection::Only(kinds) => kinds
+            .iter()
+            .map(|e| e.as_str())
+            .collect::<Vec<_>>()
+            .join(","),
+        _ => ALL_EVENTS.to_owned(),
     }
-    events
-        .listed()
-        .iter()
-        .map(|e| e.as_str())
-        .collect::<Vec<_>>()
-        .join(",")
 }
 
 fn parse_events(text: &str) -> Result<EventSelection, StoreError> {

@@ -264,6 +264,10 @@ impl CatalogStore for MemoryStore {
         Ok(self.lock().changes.read(after, limit))
     }
 
+    async fn newest_catalog_change(&self) -> Result<Option<ChangePosition>, StoreError> {
+        Ok(self.lock().changes.newest())
+    }
+
     async fn products_of_variants(
         &self,
         variants: &[VariantId],

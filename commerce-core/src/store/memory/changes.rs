@@ -40,6 +40,12 @@ impl ChangeFeed {
         self.by_position.insert(self.last, product.id);
     }
 
+    /// [`CatalogStore::newest_catalog_change`]: the position of the last entry.
+    pub(super) fn newest(&self) -> Option<ChangePosition> {
+        let (_, product) = self.by_position.last_key_value()?;
+        self.latest.get(product).map(|c| c.position)
+    }
+
     /// [`CatalogStore::catalog_changes`]: the entries after `after`, at most `limit`.
     pub(super) fn read(&self, after: Option<ChangePosition>, limit: usize) -> CatalogChanges {
         // Positions are (0, n): one after (h, l) with h > 0 is past every one of them.

@@ -100,6 +100,9 @@ struct State {
     quotes: supply::Quotes,
     /// The catalogue change feed.
     changes: changes::ChangeFeed,
+    /// What each endpoint was last sent of the feed (`catalog.changed`): the position and
+    /// when.
+    catalog_sent: HashMap<WebhookId, (ChangePosition, DateTime<Utc>)>,
 }
 
 impl State {

@@ -60,7 +60,7 @@ impl OrderStore for MemoryStore {
         for _ in &order.lines {
             s.next_id("order_lines");
         }
-        s.queue_order_event(event);
+        s.queue_outbox_event(event);
         s.write_supply(supply);
         if let Some(reference) = &order.external_reference {
             s.external_references
@@ -116,7 +116,7 @@ impl OrderStore for MemoryStore {
         s.bill_order_operation(account, change.bill_month.as_ref());
         s.orders.insert(moved.id, moved.clone());
         s.reindex_order(moved.id, before);
-        s.queue_order_event(event);
+        s.queue_outbox_event(event);
         s.write_supply(supply);
         Ok(moved)
     }

@@ -148,6 +148,24 @@ fn merged(
 }
 
 impl State {
+    /// Writes `quote` (new, or a new version of a stored one) and, when the write moves it
+    /// out of `pending`, queues its `quote.updated` event (the outbox), the quote as read.
+    fn put_quote(&mut self, quote: Quote) {
+        let before = self.quotes.by_id.get(&quote.id).map(|q| q.status);
+        let event = match before {
+            Some(QuoteStatus::Pending) if quote.status != QuoteStatus::Pending => self
+                .outbox_event(quote.account_id, EventType::QuoteUpdated, || {
+                    NewEvent::quote(
+                        &self.quote_as_read(&quote, quote.updated_at),
+                        QuoteStatus::Pending,
+                    )
+                }),
+            _ => None,
+        };
+        self.quotes.put(quote);
+        self.queue_outbox_event(event);
+    }
+
     /// `quote` as read at `now`: the product's title and the variant's label as they are now,
     /// and its status as of `now`.
     fn quote_as_read(&self, quote: &Quote, now: DateTime<Utc>) -> Quote {
@@ -193,7 +211,7 @@ impl State {
                 // Expired meanwhile: written so.
                 quote = quote.as_of(now);
             }
-            self.quotes.put(quote);
+            self.put_quote(quote);
         }
         self.quotes.pending.remove(&variant);
     }
@@ -240,7 +258,7 @@ impl SupplyStore for MemoryStore {
         if let Some(stale) = s.quotes.pending.remove(&new.variant_id)
             && let Some(quote) = s.quotes.by_id.get(&stale).cloned()
         {
-            s.quotes.put(quote.as_of(now));
+            s.put_quote(quote.as_of(now));
         }
         let label = product
             .variants
@@ -386,8 +404,28 @@ impl SupplyStore for MemoryStore {
             s.receive(&quote, now)?;
         }
         s.quotes.pending.remove(&quote.variant_id);
-        s.quotes.put(quote.clone());
+        s.put_quote(quote.clone());
         Ok(s.quote_as_read(&quote, now))
+    }
+
+    async fn expire_quotes(&self, now: DateTime<Utc>, limit: usize) -> Result<u64, StoreError> {
+        let mut s = self.lock();
+        let mut expired: Vec<(QuoteId, VariantId)> = s
+            .quotes
+            .pending
+            .iter()
+            .filter(|(_, id)| !s.quotes.live(**id, now))
+            .map(|(variant, id)| (*id, *variant))
+            .collect();
+        expired.sort_unstable();
+        expired.truncate(limit);
+        for (id, variant) in &expired {
+            s.quotes.pending.remove(variant);
+            if let Some(quote) = s.quotes.by_id.get(id).cloned() {
+                s.put_quote(quote.as_of(now));
+            }
+        }
+        Ok(expired.len() as u64)
     }
 
     async fn supply_variants(

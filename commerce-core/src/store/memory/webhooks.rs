@@ -122,34 +122,46 @@ impl PendingDeliveries {
     }
 }
 
-/// An order's event for the endpoints that receive it (`None`: no endpoint does).
-pub(super) type OrderEvent = Option<(Vec<WebhookId>, NewEvent)>;
+/// An event for the endpoints that receive it (`None`: no endpoint does).
+pub(super) type OutboxEvent = Option<(Vec<WebhookId>, NewEvent)>;
 
 impl State {
-    /// The outbox, first half: the order's event (its snapshot) for every enabled endpoint of
-    /// its account that receives the type (no snapshot taken when there is none). Reads only,
-    /// so an operation takes its event before it writes anything.
+    /// The outbox, first half: the event `kind` (made by `event`, its snapshot taken only when
+    /// an endpoint receives it) for every enabled endpoint of `account` that receives the
+    /// type. Reads only, so an operation takes its event before it writes anything.
+    pub(super) fn outbox_event(
+        &self,
+        account: AccountId,
+        kind: EventType,
+        event: impl FnOnce() -> NewEvent,
+    ) -> OutboxEvent {
+        let receivers: Vec<WebhookId> = self
+            .webhooks
+            .values()
+            .filter(|w| w.account_id == account && w.receives(kind))
+            .map(|w| w.id)
+            .collect();
+        if receivers.is_empty() {
+            return None;
+        }
+        Some((receivers, event()))
+    }
+
+    /// [`outbox_event`](Self::outbox_event) of an order change.
     pub(super) fn order_event(
         &self,
         kind: EventType,
         order: &Order,
         previous: Option<OrderStatus>,
         context: EventContext,
-    ) -> OrderEvent {
-        let receivers: Vec<WebhookId> = self
-            .webhooks
-            .values()
-            .filter(|w| w.account_id == order.account_id && w.receives(kind))
-            .map(|w| w.id)
-            .collect();
-        if receivers.is_empty() {
-            return None;
-        }
-        Some((receivers, NewEvent::order(kind, order, previous, context)))
+    ) -> OutboxEvent {
+        self.outbox_event(order.account_id, kind, || {
+            NewEvent::order(kind, order, previous, context)
+        })
     }
 
     /// The outbox, second half: one pending delivery of the event per receiver.
-    pub(super) fn queue_order_event(&mut self, event: OrderEvent) {
+    pub(super) fn queue_outbox_event(&mut self, event: OutboxEvent) {
         let Some((receivers, event)) = event else {
             return;
         };
@@ -517,6 +529,37 @@ impl WebhookStore for MemoryStore {
             webhook.record(&outcome);
         }
         Ok(true)
+    }
+
+    async fn queue_catalog_changed(
+        &self,
+        head: ChangePosition,
+        event: NewEvent,
+        sent_before: DateTime<Utc>,
+    ) -> Result<u64, StoreError> {
+        let mut s = self.lock();
+        let due: Vec<WebhookId> = s
+            .webhooks
+            .values()
+            .filter(|w| w.receives(EventType::CatalogChanged))
+            .filter(|w| {
+                s.accounts
+                    .get(&w.account_id)
+                    .is_some_and(|a| a.side == Side::Marketer)
+            })
+            .filter(|w| {
+                s.catalog_sent
+                    .get(&w.id)
+                    .is_none_or(|(sent, at)| *sent < head && *at <= sent_before)
+            })
+            .map(|w| w.id)
+            .collect();
+        for webhook in &due {
+            s.catalog_sent.insert(*webhook, (head, event.created_at));
+        }
+        let count = due.len() as u64;
+        s.queue_outbox_event(Some((due, event)).filter(|(due, _)| !due.is_empty()));
+        Ok(count)
     }
 
     async fn webhook_backlog(&self, now: DateTime<Utc>) -> Result<WebhookBacklog, StoreError> {

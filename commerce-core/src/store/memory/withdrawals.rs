@@ -57,8 +57,12 @@ impl WithdrawalStore for MemoryStore {
             _ => None,
         };
         let supply = s.supply.check(rejected.into_iter().collect())?;
+        let event = s.outbox_event(withdrawal.account_id, EventType::WithdrawalUpdated, || {
+            NewEvent::withdrawal(&withdrawal, WithdrawalStatus::Pending)
+        });
         s.withdrawals.insert(id, withdrawal.clone());
         s.write_supply(supply);
+        s.queue_outbox_event(event);
         Ok(withdrawal)
     }
 

@@ -57,6 +57,7 @@ mod request_ids;
 mod sandbox;
 mod shipping;
 mod statement;
+mod supplier_webhooks;
 pub(crate) mod supply;
 mod wallet;
 mod webhook_limits;
@@ -138,6 +139,9 @@ macro_rules! for_each_http_case {
             (webhooks::webhook_gone_disables_and_rotation_signs_with_both),
             (webhooks::webhook_events_of_one_order_arrive_in_order),
             (webhooks::webhook_registration_rules),
+            (supplier_webhooks::each_side_subscribes_to_its_own_event_types),
+            (supplier_webhooks::a_supplier_receives_its_quote_and_withdrawal_events),
+            (supplier_webhooks::a_marketer_receives_catalog_changed_at_most_every_10_seconds),
             (webhook_limits::webhook_manual_deliveries_are_bounded),
             (webhook_limits::webhook_order_data_needs_orders_read),
             (webhook_urls::webhook_urls_sandbox_allows_loopback_only),
@@ -261,6 +265,7 @@ mod tests {
         ("webhook_limits.rs", include_str!("webhook_limits.rs")),
         ("webhook_urls.rs", include_str!("webhook_urls.rs")),
         ("supply.rs", include_str!("supply.rs")),
+        ("supplier_webhooks.rs", include_str!("supplier_webhooks.rs")),
     ];
 
     /// The names of the `pub async fn`s of `source` that take a harness (`&Harness`): the

@@ -12,7 +12,7 @@ use super::fixtures::race;
 use super::harness::{Harness, TestResponse};
 use super::receiver::Receiver;
 use super::webhooks::{deliveries, dispatcher, drain, place, register};
-use crate::model::Ability;
+use crate::model::{Ability, EventType, Side};
 use crate::operator::KeySpec;
 use crate::store::MAX_PENDING_MANUAL;
 
@@ -216,7 +216,10 @@ pub async fn webhook_order_data_needs_orders_read(h: &Harness) {
             shown["url"].as_str(),
             shown["events"].as_array().map(Vec::len)
         ),
-        (Some(old.url.as_str()), Some(2))
+        (
+            Some(old.url.as_str()),
+            Some(EventType::for_side(Side::Marketer).len())
+        )
     );
     assert_eq!(
         h.post(&hooks_only, &ping_path(endpoint.id), &json!({}))

@@ -37,6 +37,7 @@ mod back_office_payouts;
 mod catalog;
 mod catalog_changes;
 mod catalog_edits;
+mod catalog_events;
 mod fixtures;
 mod harness;
 mod idempotency;
@@ -56,6 +57,7 @@ mod shipping;
 mod statement;
 mod statement_races;
 mod stock;
+mod supply_events;
 mod webhook_claims;
 mod webhook_fair_claims;
 mod webhook_limits;
@@ -71,6 +73,7 @@ pub use back_office_payouts::*;
 pub use catalog::*;
 pub use catalog_changes::*;
 pub use catalog_edits::*;
+pub use catalog_events::*;
 pub use fixtures::base_time;
 pub use harness::*;
 pub use idempotency::*;
@@ -90,6 +93,7 @@ pub use shipping::*;
 pub use statement::*;
 pub use statement_races::*;
 pub use stock::*;
+pub use supply_events::*;
 pub use webhook_claims::*;
 pub use webhook_fair_claims::*;
 pub use webhook_limits::*;
@@ -127,6 +131,7 @@ macro_rules! __with_store_cases {
                 product_versions_list_the_page_of_products,
                 every_path_that_changes_a_product_names_it_in_the_feed,
                 the_change_feed_pages_from_its_start_and_coalesces,
+                catalog_changed_is_derived_once_per_endpoint_and_interval,
                 removed_products_are_listed_newest_first_since,
                 money_amounts_round_trip_to_the_piastre,
                 shipping_rates_are_set_replaced_and_named,
@@ -185,6 +190,10 @@ macro_rules! __with_store_cases {
                 a_product_moved_to_another_supplier_ends_the_old_ones_pending_quotes,
                 quotes_are_inserted_one_pending_per_variant,
                 a_quote_past_its_end_is_expired_and_frees_its_variant,
+                quote_decisions_queue_their_event_for_the_supplier,
+                expired_and_ended_quotes_queue_their_event_once,
+                withdrawal_decisions_queue_their_event_for_the_account,
+                a_webhook_without_events_receives_types_added_later,
                 quotes_are_listed_newest_first_and_pending_first,
                 accepting_a_quote_receives_its_pieces_at_its_price,
                 rejecting_and_withdrawing_move_no_stock,
@@ -288,6 +297,8 @@ mod tests {
         include_str!("rendered_caches.rs"),
         include_str!("product_versions.rs"),
         include_str!("catalog_changes.rs"),
+        include_str!("supply_events.rs"),
+        include_str!("catalog_events.rs"),
     ];
 
     /// The public async functions of `source` that take a store: the cases it defines.

@@ -79,6 +79,10 @@ impl Link {
 const ORDER_EVENTS_NEED_ORDERS_READ: &str = "Registering an endpoint, or changing its `url` or `events`, when it receives order \
      events afterwards, also needs `orders:read` (else 403 `forbidden_ability`).";
 
+/// The note of a redelivery.
+const REDELIVERY_NEEDS_ORDERS_READ: &str = "A marketer's key also needs `orders:read` (else 403 `forbidden_ability`, \
+     before anything else): a delivery may carry an order. A supplier's deliveries never do.";
+
 /// The note of the catalogue change feed.
 const CHANGES_NOTE: &str = "Gap-free in commit order: once a read returned `next_cursor`, every change committed \
      after that read comes after it, so a client that resumes from the `next_cursor` it last got never misses a \

@@ -34,8 +34,9 @@ use utoipa::openapi::{
 use crate::model::*;
 use crate::web::routes::{API_PREFIX, ROUTES};
 use crate::web::wire::{
-    AccountView, CategoryView, DeliveryView, ListMeta, Money, OrderView, ProductView, QuoteView,
-    ShippingOptionView, Stamp, StatusView, SupplierQuoteView, SupplyVariantView, WebhookView,
+    AccountView, CategoryView, DeliveryView, ListMeta, Money, OrderView, ProductView,
+    QuoteStatusView, QuoteView, ShippingOptionView, Stamp, StatusView, SupplierQuoteView,
+    SupplyVariantView, WebhookView, WithdrawalStatusView, WithdrawalView,
 };
 
 mod endpoints;
@@ -162,6 +163,9 @@ fn build() -> Value {
     register::<DeliveryView>(&mut schemas);
     register::<SupplierQuoteView>(&mut schemas);
     register::<SupplyVariantView>(&mut schemas);
+    register::<QuoteStatusView>(&mut schemas);
+    register::<WithdrawalView>(&mut schemas);
+    register::<WithdrawalStatusView>(&mut schemas);
     register::<ListMeta>(&mut schemas);
     register::<Money>(&mut schemas);
     register::<Stamp>(&mut schemas);

@@ -354,6 +354,35 @@ pub(super) fn written_schemas() -> Map<String, Value> {
             ),
         ),
         (
+            "QuoteEvent",
+            event(
+                json!({"const": EventType::QuoteUpdated.as_str()}),
+                object(json!({
+                    "quote": {"$ref": "#/components/schemas/SupplierQuoteView"},
+                    "previous_status": {"$ref": "#/components/schemas/QuoteStatusView"},
+                })),
+            ),
+        ),
+        (
+            "WithdrawalEvent",
+            event(
+                json!({"const": EventType::WithdrawalUpdated.as_str()}),
+                object(json!({
+                    "withdrawal": {"$ref": "#/components/schemas/WithdrawalView"},
+                    "previous_status": {"$ref": "#/components/schemas/WithdrawalStatusView"},
+                })),
+            ),
+        ),
+        (
+            "CatalogChangedEvent",
+            event(
+                json!({"const": EventType::CatalogChanged.as_str()}),
+                object(json!({
+                    "cursor": {"type": "string", "pattern": super::CURSOR_INPUT, "description": "The cursor of the catalogue change feed's newest change when the event was sent; read `GET /catalog/changes` from your own cursor to it."},
+                })),
+            ),
+        ),
+        (
             "PingEvent",
             event(
                 json!({"const": EventType::Ping.as_str()}),
@@ -372,7 +401,10 @@ pub(super) fn webhooks() -> Value {
     for kind in EventType::ALL {
         let schema = match kind {
             EventType::Ping => "PingEvent",
-            _ => "OrderEvent",
+            EventType::QuoteUpdated => "QuoteEvent",
+            EventType::WithdrawalUpdated => "WithdrawalEvent",
+            EventType::CatalogChanged => "CatalogChangedEvent",
+            EventType::OrderCreated | EventType::OrderStatusChanged => "OrderEvent",
         };
         section.insert(
             kind.as_str().to_owned(),

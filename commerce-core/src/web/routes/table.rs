@@ -296,7 +296,7 @@ macro_rules! endpoint_table {
             ListWebhooks = GET "/webhooks" {
                 name: "webhooks.list",
                 abilities: [WebhooksManage],
-                sides: Marketer,
+                sides: MarketerOrSupplier,
                 key: true,
                 billing: Free,
                 handler: |ctx, call| webhooks::list(ctx, call.query).await,
@@ -312,7 +312,7 @@ macro_rules! endpoint_table {
             CreateWebhook = POST "/webhooks" {
                 name: "webhooks.create",
                 abilities: [WebhooksManage],
-                sides: Marketer,
+                sides: MarketerOrSupplier,
                 key: true,
                 billing: Free,
                 handler: |ctx, call| webhooks::create(ctx, call.body).await,
@@ -338,7 +338,7 @@ macro_rules! endpoint_table {
             Webhook(id: WebhookId) = GET "/webhooks/{id}" {
                 name: "webhooks.show",
                 abilities: [WebhooksManage],
-                sides: Marketer,
+                sides: MarketerOrSupplier,
                 key: true,
                 billing: Free,
                 handler: |ctx, _| webhooks::show(ctx, id).await,
@@ -353,7 +353,7 @@ macro_rules! endpoint_table {
             UpdateWebhook(id: WebhookId) = PATCH "/webhooks/{id}" {
                 name: "webhooks.update",
                 abilities: [WebhooksManage],
-                sides: Marketer,
+                sides: MarketerOrSupplier,
                 key: true,
                 billing: Free,
                 handler: |ctx, call| webhooks::update(ctx, id, call.body).await,
@@ -370,7 +370,7 @@ macro_rules! endpoint_table {
             DeleteWebhook(id: WebhookId) = DELETE "/webhooks/{id}" {
                 name: "webhooks.delete",
                 abilities: [WebhooksManage],
-                sides: Marketer,
+                sides: MarketerOrSupplier,
                 key: true,
                 billing: Free,
                 handler: |ctx, _| webhooks::delete(ctx, id).await,
@@ -385,7 +385,7 @@ macro_rules! endpoint_table {
             RotateWebhookSecret(id: WebhookId) = POST "/webhooks/{id}/rotate_secret" {
                 name: "webhooks.rotate_secret",
                 abilities: [WebhooksManage],
-                sides: Marketer,
+                sides: MarketerOrSupplier,
                 key: true,
                 billing: Free,
                 handler: |ctx, _| webhooks::rotate_secret(ctx, id).await,
@@ -400,7 +400,7 @@ macro_rules! endpoint_table {
             PingWebhook(id: WebhookId) = POST "/webhooks/{id}/ping" {
                 name: "webhooks.ping",
                 abilities: [WebhooksManage],
-                sides: Marketer,
+                sides: MarketerOrSupplier,
                 key: true,
                 billing: Free,
                 handler: |ctx, _| webhooks::ping(ctx, id).await,
@@ -424,7 +424,7 @@ macro_rules! endpoint_table {
             WebhookDeliveries(id: WebhookId) = GET "/webhooks/{id}/deliveries" {
                 name: "webhooks.deliveries",
                 abilities: [WebhooksManage],
-                sides: Marketer,
+                sides: MarketerOrSupplier,
                 key: true,
                 billing: Free,
                 handler: |ctx, call| webhooks::deliveries(ctx, id, call.query).await,
@@ -436,14 +436,15 @@ macro_rules! endpoint_table {
                     errors: &[404, 422],
                 },
             }
-            /// `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`. A redelivery needs
-            /// `orders:read` besides `webhooks:manage`: it sends an order's data again, maybe
-            /// to a URL changed since.
+            /// `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`. A marketer's
+            /// redelivery needs `orders:read` besides `webhooks:manage` (checked by the
+            /// handler first): it sends an order's data again, maybe to a URL changed since. A
+            /// supplier's deliveries never carry an order.
             Redeliver(id: WebhookId, delivery: DeliveryId) =
                 POST "/webhooks/{id}/deliveries/{delivery_id}/redeliver" {
                 name: "webhooks.redeliver",
-                abilities: [WebhooksManage, OrdersRead],
-                sides: Marketer,
+                abilities: [WebhooksManage],
+                sides: MarketerOrSupplier,
                 key: true,
                 billing: Free,
                 handler: |ctx, _| webhooks::redeliver(ctx, id, delivery).await,
@@ -453,6 +454,7 @@ macro_rules! endpoint_table {
                     success: (202, Some(Data("DeliveryView"))),
                     errors: &[404, 409],
                     conflicts: &[ConflictReason::WebhookDisabled, ConflictReason::WebhookBusy],
+                    note: Some(REDELIVERY_NEEDS_ORDERS_READ),
                 },
             }
             /// `GET /supply/variants`: the supplier's variants.

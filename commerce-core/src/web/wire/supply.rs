@@ -37,10 +37,7 @@ impl<'a> SupplierQuoteView<'a> {
             },
             unit_price: Money(quote.unit_price),
             quantity: quote.quantity,
-            status: QuoteStatusView {
-                key: quote.status.as_str(),
-                label: messages::quote_status_label(quote.status),
-            },
+            status: QuoteStatusView::of(quote.status),
             valid_until: quote.valid_until.map(Stamp),
             note: quote.note.as_deref(),
             decision_note: quote.decision_note.as_deref(),
@@ -68,6 +65,16 @@ pub struct QuoteStatusView {
     #[schema(value_type = QuoteStatus)]
     key: &'static str,
     label: &'static str,
+}
+
+impl QuoteStatusView {
+    /// The view of `status`.
+    pub fn of(status: QuoteStatus) -> Self {
+        Self {
+            key: status.as_str(),
+            label: messages::quote_status_label(status),
+        }
+    }
 }
 
 /// One of a supplier's variants (`GET /supply/variants`).

@@ -1,0 +1,176 @@
+//! `catalog.changed`, derived from the change feed: to the marketers' endpoints that receive
+//! it, one per round while the feed's head is past what the endpoint was last sent, at most
+//! one per interval, however many changes came between.
+
+use crate::model::*;
+use crate::store::*;
+
+use super::fixtures::*;
+use super::quotes::supply;
+use super::webhooks::{deliveries_of, register};
+
+/// The position of the feed's newest change once it is `product`'s change at or after
+/// `since` (the test's last write), as a read of the whole feed ends on it: a store with a
+/// fence (PostgreSQL) shows a change once every older transaction of the server has ended, a
+/// moment later when other sessions write; at most 60 s.
+async fn head(store: &dyn Store, product: ProductId, since: i64) -> ChangePosition {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let newest = store.newest_catalog_change().await.expect("the feed");
+        let all = store.catalog_changes(None, 1000).await.expect("the feed");
+        if let Some(last) = all.changes.last()
+            && last.product_id == product
+            && last.at >= at(since)
+            && newest == Some(last.position)
+        {
+            return last.position;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the feed never showed {product}'s change: {newest:?} {all:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// A round at `now` for `head`, with the interval's start `sent_before`.
+async fn round(
+    store: &dyn Store,
+    head: ChangePosition,
+    cursor: &str,
+    now: i64,
+    sent_before: i64,
+) -> u64 {
+    let event = NewEvent::catalog_changed(cursor, at(now));
+    store
+        .queue_catalog_changed(head, event, at(sent_before))
+        .await
+        .expect("a round")
+}
+
+/// The cursors of an endpoint's `catalog.changed` deliveries, oldest first.
+async fn cursors(store: &dyn Store, webhook: WebhookId) -> Vec<String> {
+    let mut found: Vec<String> = deliveries_of(store, webhook)
+        .await
+        .into_iter()
+        .map(|d| match (d.event_type, d.snapshot) {
+            (EventType::CatalogChanged, EventSnapshot::CatalogChanged { cursor, .. }) => cursor,
+            (kind, snapshot) => panic!("only catalog.changed here: {kind:?} {snapshot:?}"),
+        })
+        .collect();
+    found.reverse();
+    found
+}
+
+/// A round sends one `catalog.changed` (one event id) to each enabled marketer endpoint that
+/// receives it (registered without `events`, or naming it) and is due; none to an endpoint
+/// that chose other types, a disabled one, or a supplier's. An endpoint is due again only
+/// once the head moved past what it was sent and the interval passed: many changes between
+/// two rounds make one event per endpoint, not one per change.
+pub async fn catalog_changed_is_derived_once_per_endpoint_and_interval(store: &dyn Store) {
+    let s = supply(store, 50).await;
+    let (a, b) = (s.f.account.id, s.f.other.id);
+    let every = store
+        .insert_webhook(
+            NewWebhook::new(b, "https://b.example/all", "whsec_b", at(0)),
+            MAX_WEBHOOKS_PER_ACCOUNT,
+        )
+        .await
+        .unwrap();
+    let chosen = register(
+        store,
+        a,
+        "https://a.example/c",
+        &[EventType::CatalogChanged],
+        0,
+    )
+    .await;
+    let orders = register(
+        store,
+        a,
+        "https://a.example/o",
+        &[EventType::OrderCreated],
+        0,
+    )
+    .await;
+    let disabled = register(
+        store,
+        b,
+        "https://b.example/off",
+        &[EventType::CatalogChanged],
+        0,
+    )
+    .await;
+    let off = WebhookPatch {
+        enabled: Some(false),
+        ..WebhookPatch::default()
+    };
+    store
+        .update_webhook(None, disabled.id, off, at(0))
+        .await
+        .unwrap();
+    let supplier = store
+        .insert_webhook(
+            NewWebhook::new(s.supplier.id, "https://s.example/all", "whsec_s", at(0)),
+            MAX_WEBHOOKS_PER_ACCOUNT,
+        )
+        .await
+        .unwrap();
+
+    let h1 = head(store, s.w.product_id, 0).await;
+    assert_eq!(round(store, h1, "c1", 100, 90).await, 2, "never sent: due");
+    assert_eq!(
+        round(store, h1, "c1b", 200, 190).await,
+        0,
+        "the head did not move"
+    );
+    let ids_of = |d: Vec<Delivery>| ids(&d, |d| d.event_id.clone());
+    let first = ids_of(deliveries_of(store, every.id).await);
+    assert_eq!(
+        first,
+        ids_of(deliveries_of(store, chosen.id).await),
+        "one event"
+    );
+    let sent = deliveries_of(store, every.id).await;
+    assert_eq!(sent[0].next_attempt_at, Some(at(100)));
+
+    // Twenty changes between two rounds: one event per endpoint.
+    let adjust = |seconds: i64| async move {
+        let one = NewStockAdjustment::new(s.v1.id, 1, StockReason::Correction);
+        store.adjust_stock(one, at(seconds)).await.expect("adjust");
+    };
+    for n in 0..20 {
+        adjust(201 + n).await;
+    }
+    let h2 = head(store, s.product.id, 220).await;
+    assert!(h2 > h1);
+    assert_eq!(round(store, h2, "c2", 221, 211).await, 2);
+    adjust(222).await;
+    let h3 = head(store, s.product.id, 222).await;
+    assert!(h3 > h2);
+    assert_eq!(
+        round(store, h3, "c3", 225, 215).await,
+        0,
+        "within the interval"
+    );
+    assert_eq!(
+        round(store, h3, "c3", 231, 221).await,
+        2,
+        "the interval passed"
+    );
+    assert_eq!(
+        round(store, h3, "c4", 300, 290).await,
+        0,
+        "the head did not move"
+    );
+
+    for endpoint in [every.id, chosen.id] {
+        assert_eq!(cursors(store, endpoint).await, ["c1", "c2", "c3"]);
+    }
+    for endpoint in [orders.id, disabled.id, supplier.id] {
+        assert!(
+            deliveries_of(store, endpoint).await.is_empty(),
+            "endpoint {endpoint}"
+        );
+    }
+}
