@@ -2,6 +2,9 @@
 //! its shutdown future resolves it returns, the dispatcher stopped, and the store's last
 //! operation is its `close`.
 
+#[path = "background/catalog_changed_scale.rs"]
+mod catalog_changed_scale;
+
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 

@@ -4,7 +4,8 @@
 //! about as long.
 //!
 //! Ignored (it builds 10,000 endpoints and 10,000 changes); run it with
-//! `cargo test --release -p commerce-core --all-features --test catalog_changed_scale -- --ignored --nocapture`.
+//! `cargo test --release -p commerce-core --all-features --test background catalog_changed -- --ignored --nocapture`
+//! (a module of the `background` test binary: no binary of its own to build).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
