@@ -88,47 +88,59 @@ impl Engine {
 /// At once and then every [`PURGE_EVERY`]: the idempotency records and the webhook history.
 /// Stops when `shutdown` resolves, between two purges.
 async fn purge_periodically(operator: Operator, shutdown: impl Future<Output = ()>) {
-    let mut every = tokio::time::interval(PURGE_EVERY);
-    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut shutdown = std::pin::pin!(shutdown);
-    loop {
-        tokio::select! {
-            biased;
-            () = &mut shutdown => return,
-            _ = every.tick() => {}
+    let purge = || {
+        let operator = operator.clone();
+        async move {
+            match operator.purge_idempotency().await {
+                Ok(count) => tracing::info!(count, "idempotency records purged"),
+                Err(error) => tracing::error!(%error, "idempotency purge failed"),
+            }
+            match operator.purge_webhook_deliveries().await {
+                Ok(count) => tracing::info!(count, "webhook deliveries purged"),
+                Err(error) => tracing::error!(%error, "webhook history purge failed"),
+            }
         }
-        match operator.purge_idempotency().await {
-            Ok(count) => tracing::info!(count, "idempotency records purged"),
-            Err(error) => tracing::error!(%error, "idempotency purge failed"),
-        }
-        match operator.purge_webhook_deliveries().await {
-            Ok(count) => tracing::info!(count, "webhook deliveries purged"),
-            Err(error) => tracing::error!(%error, "webhook history purge failed"),
-        }
-    }
+    };
+    every(PURGE_EVERY, shutdown, purge).await;
 }
 
 /// At once and then every [`DERIVE_EVERY`]: the events derived from the store's state.
 /// Stops when `shutdown` resolves, between two ticks.
 async fn derive_periodically(operator: Operator, shutdown: impl Future<Output = ()>) {
-    let mut every = tokio::time::interval(DERIVE_EVERY);
-    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let derive = || {
+        let operator = operator.clone();
+        async move {
+            match operator.send_catalog_changed().await {
+                Ok(0) => {}
+                Ok(count) => tracing::debug!(count, "catalog.changed sent"),
+                Err(error) => tracing::error!(%error, "sending catalog.changed failed"),
+            }
+            match operator.expire_quotes().await {
+                Ok(0) => {}
+                Ok(count) => tracing::info!(count, "quotes expired"),
+                Err(error) => tracing::error!(%error, "expiring quotes failed"),
+            }
+        }
+    };
+    every(DERIVE_EVERY, shutdown, derive).await;
+}
+
+/// Runs `work` at once and then every `period` (a late tick delays the next), until
+/// `shutdown` resolves; a round under way finishes first.
+async fn every<W, F>(period: Duration, shutdown: impl Future<Output = ()>, work: W)
+where
+    W: Fn() -> F,
+    F: Future<Output = ()>,
+{
+    let mut ticks = tokio::time::interval(period);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
         tokio::select! {
             biased;
             () = &mut shutdown => return,
-            _ = every.tick() => {}
+            _ = ticks.tick() => {}
         }
-        match operator.send_catalog_changed().await {
-            Ok(0) => {}
-            Ok(count) => tracing::debug!(count, "catalog.changed sent"),
-            Err(error) => tracing::error!(%error, "sending catalog.changed failed"),
-        }
-        match operator.expire_quotes().await {
-            Ok(0) => {}
-            Ok(count) => tracing::info!(count, "quotes expired"),
-            Err(error) => tracing::error!(%error, "expiring quotes failed"),
-        }
+        work().await;
     }
 }
