@@ -204,12 +204,19 @@ async fn scenario() -> (sandbox::Sandbox, Vec<String>) {
         .reject_withdrawal(withdrawal.id, Some("no".into()))
         .await
         .expect("withdrawal rejected");
-    // The two order events, sent to the receiver (one order's, so one pass each).
+    // The two order events and the withdrawal's decision, sent to the receiver: an order's
+    // events go one at a time, so it takes passes until none is due.
     let dispatcher = engine.dispatcher();
-    for _ in 0..2 {
-        assert_eq!(dispatcher.deliver_due().await.expect("a pass"), 1);
+    let mut sent = 0;
+    for _ in 0..8 {
+        let pass = dispatcher.deliver_due().await.expect("a pass");
+        if pass == 0 {
+            break;
+        }
+        sent += pass;
     }
-    assert_eq!(receiver.received().len(), 2);
+    assert_eq!(sent, 3);
+    assert_eq!(receiver.received().len(), 3);
     (
         fixture,
         vec![hook.secret.expose().to_owned(), receiver.url.clone()],
@@ -333,9 +340,15 @@ fn requests_are_spans_with_store_children_and_nothing_secret() {
         .filter(|s| s.name == "commerce.webhook")
         .map(|s| (s.fields["event_type"].as_str(), s.fields["status"].as_str()))
         .collect();
+    let mut attempts = attempts;
+    attempts.sort_unstable();
     assert_eq!(
         attempts,
-        [("order.created", "204"), ("order.status_changed", "204")]
+        [
+            ("order.created", "204"),
+            ("order.status_changed", "204"),
+            ("withdrawal.updated", "204"),
+        ]
     );
 
     // Nothing secret anywhere: no key, phone (the customer's or a wallet's), name, address,
