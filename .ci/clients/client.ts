@@ -107,6 +107,34 @@ export class Client {
   }
 }
 
+/** One entry of the catalogue change feed. */
+export type CatalogChange = components["schemas"]["CatalogChange"];
+
+/**
+ * Follows the catalogue change feed from `after` (its oldest change when left out) to its end:
+ * every change read, and the cursor to read from next time. Store the products the changes
+ * name first and the cursor after them: a crash in between reads those changes again instead
+ * of skipping them.
+ */
+export async function followCatalog(
+  client: Client,
+  after?: string,
+): Promise<{ changes: CatalogChange[]; cursor: string }> {
+  const changes: CatalogChange[] = [];
+  let cursor = after;
+  for (;;) {
+    const page = await client.call(
+      "/api/v1/catalog/changes",
+      "get",
+      { query: { after: cursor, limit: 100 } },
+      undefined,
+    );
+    changes.push(...page.data);
+    cursor = page.meta.next_cursor;
+    if (!page.meta.has_more) return { changes, cursor };
+  }
+}
+
 /** One call of every operation, in the order of the quick start. */
 type Calls = {
   [P in keyof paths]: { [M in MethodsOf<P>]: (client: Client) => Promise<unknown> };

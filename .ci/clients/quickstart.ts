@@ -1,12 +1,13 @@
 // The quick-start flow of docs/README.md with the typed TypeScript client (client.ts, over the
-// types openapi-typescript generated from the OpenAPI document), as quickstart.py does with the
-// Python client: me, products, quote, order (with a replay), cancel, wallet, webhooks. Each
-// step checks the status and a figure of the answer; the first that differs ends the run with
+// types openapi-typescript generated from the OpenAPI document): me, products, the change feed
+// followed to its end before and after the order, quote, order (with a replay), cancel, wallet,
+// webhooks (quickstart.py runs the flow without the feed with the Python client). Each step
+// checks the status and a figure of the answer; the first that differs ends the run with
 // exit code 1. Compiled to JavaScript by .ci/clients.sh and run by node:
 // `node quickstart.js http://127.0.0.1:PORT` (the sandbox). It uses `sk_demo_marketer_b`, so
 // that its requests count in another rate window than the Python run's.
 
-import { Client, type ErrorBody, type Reply } from "./client";
+import { Client, followCatalog, type ErrorBody, type Reply } from "./client";
 
 declare const process: { argv: string[]; exitCode?: number };
 
@@ -72,6 +73,9 @@ async function main(base: string): Promise<void> {
     shipping_option_id: 1,
     lines: [line],
   };
+  // The change feed followed to its end, before and after the order: the order's pieces move
+  // the product's stock, so the next read names it as updated.
+  const synced = await followCatalog(client);
   const first = await client.send(
     "/api/v1/orders",
     "post",
@@ -91,6 +95,13 @@ async function main(base: string): Promise<void> {
     "POST /orders Location",
     first.headers.get("location"),
   );
+  const followed = await followCatalog(client, synced.cursor);
+  check(
+    followed.changes.some((c) => c.product_id === page.data[0].id && c.kind === "updated"),
+    "the change feed names the ordered product",
+    followed.changes,
+  );
+  check(followed.cursor !== synced.cursor, "the feed's cursor moved on", followed.cursor);
   const replay = await client.send("/api/v1/orders", "post", { header: { "Idempotency-Key": "ts-order-1" } }, order);
   check(expect(replay, 201, "the replay").data.id === orderId, "the replay's order", orderId);
   check(replay.headers.get("idempotent-replayed") === "true", "Idempotent-Replayed", replay.headers.get("idempotent-replayed"));

@@ -1578,9 +1578,18 @@ impl SupplyStore for SmallStore {
         let pending = t
             .quotes
             .iter()
-            .find(|q| q.variant_id == new.variant_id && pending_at(q, now))
-            .map(|q| q.id);
-        new.admit(found.as_ref().and_then(|f| f.3), pending)?;
+            .position(|q| q.variant_id == new.variant_id && pending_at(q, now));
+        let owner = pending.map(|i| (t.quotes[i].id, t.quotes[i].account_id));
+        if new
+            .admit(found.as_ref().and_then(|f| f.3), owner)?
+            .is_some()
+        {
+            // A former supplier's quote the product's move left (never here: one lock).
+            let index = pending.expect("the pending quote");
+            let mut quote = t.quotes[index].clone();
+            quote.end_for_moved_product(now);
+            t.put_quote(index, quote);
+        }
         let Some((product, title, label, _)) = found else {
             return Err(InsertQuoteError::NotSuppliers);
         };

@@ -282,34 +282,37 @@ impl<DB: Dialect> SupplyStore for SqlStore<DB> {
                 let result = async {
                     let c = &mut tx.tx;
                     // The variant's quote stored pending, locked until the end: live, or expired.
-                    let stored: Option<(i64, Option<i64>)> =
-                        query_as::<DB, (i64, Option<i64>)>(sqlx::AssertSqlSafe(format!(
-                            "SELECT id, valid_until FROM quotes \
-                     WHERE variant_id = $1 AND status = 'pending'{}",
+                    let stored: Option<(i64, Option<i64>, i64)> =
+                        query_as::<DB, (i64, Option<i64>, i64)>(sqlx::AssertSqlSafe(format!(
+                            "SELECT id, valid_until, account_id FROM quotes \
+                             WHERE variant_id = $1 AND status = 'pending'{}",
                             DB::FOR_UPDATE
                         )))
                         .bind(new.variant_id)
                         .fetch_optional(&mut *c)
                         .await
                         .map_err(backend)?;
-                    // The product's supplier as it stands (a supplier change that commits meanwhile
-                    // ends the pending quotes it finds; one inserted at that very moment is a known
-                    // gap, see ARCHITECTURE.md).
+                    // The product's supplier as it stands. A supplier change that commits
+                    // meanwhile ends the pending quotes it finds; one the former supplier
+                    // inserts at that very moment stays pending, and is ended here when the
+                    // new supplier quotes (`NewQuote::admit`).
                     let supplier: Option<Option<i64>> = query_scalar::<DB, Option<i64>>(
-                "SELECT p.supplier_id FROM variants v JOIN products p ON p.id = v.product_id \
-                 WHERE v.id = $1",
-            )
-            .bind(new.variant_id)
-            .fetch_optional(&mut *c)
-            .await
-            .map_err(backend)?;
+                        "SELECT p.supplier_id FROM variants v JOIN products p ON p.id = v.product_id \
+                         WHERE v.id = $1",
+                    )
+                    .bind(new.variant_id)
+                    .fetch_optional(&mut *c)
+                    .await
+                    .map_err(backend)?;
                     let live = stored
-                        .filter(|&(_, until)| until.is_none_or(|until| until > at))
-                        .map(|(id, _)| QuoteId::new(id));
-                    new.admit(supplier.flatten().map(AccountId::new), live)?;
-                    if let Some((stale, _)) = stored {
-                        // Expired (`admit` refused a live one): written so, last updated when
-                        // it expired, with its event.
+                        .filter(|&(_, until, _)| until.is_none_or(|until| until > at))
+                        .map(|(id, _, owner)| (QuoteId::new(id), AccountId::new(owner)));
+                    let former = new.admit(supplier.flatten().map(AccountId::new), live)?;
+                    if let Some(former) = former {
+                        end_pending_quotes(c, &[former], now).await?;
+                    } else if let Some((stale, _, _)) = stored {
+                        // Expired (`admit` refused a live one of the supplier's own): written
+                        // so, last updated when it expired, with its event.
                         expire_quote(c, stale, now).await?;
                     }
                     let id: Option<i64> = query_scalar::<DB, i64>(

@@ -7,6 +7,10 @@
 //! Runs when `COMMERCE_TEST_POSTGRES_URL` (or `DATABASE_URL`) is set; without it every test
 //! is reported as ignored (see `build.rs`).
 
+#[path = "two_instances/catalog_changed.rs"]
+mod catalog_changed;
+#[path = "two_instances/mirror.rs"]
+mod mirror;
 mod pg;
 
 use std::future::Future;

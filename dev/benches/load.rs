@@ -50,7 +50,10 @@
 //! a 2-core machine each side gets about one core; their threads are named `bench-server` and
 //! `bench-client`, so a profile tells them apart), `LOAD_PHASES` (default
 //! `gets,orders,postgres,sqlite`: the GET pairs, the memory `POST /orders`, the PostgreSQL pair,
-//! the SQLite pair; `LOAD_PHASES=postgres` runs that pair alone, for a profile).
+//! the SQLite pair; `LOAD_PHASES=postgres` runs that pair alone, for a profile; the phase
+//! `postgres-nofeed`, never run by default, is the PostgreSQL pair with the catalogue change
+//! feed's triggers disabled: `LOAD_PHASES=postgres,postgres-nofeed` gives the feed's cost to
+//! `POST /orders` in one run).
 //!
 //! Goals (BENCHMARKS.md): each GET through axum ≥ 60% of the bare handler's requests per
 //! second; `POST /orders` on PostgreSQL ≥ 80% of the raw
@@ -141,7 +144,11 @@ fn main() {
     }
     #[cfg(feature = "sqlx")]
     if phase("postgres") {
-        postgres_orders(&server, &client, duration);
+        postgres_orders(&server, &client, duration, Feed::Kept);
+    }
+    #[cfg(feature = "sqlx")]
+    if phase("postgres-nofeed") {
+        postgres_orders(&server, &client, duration, Feed::Off);
     }
     #[cfg(feature = "sqlx")]
     if phase("sqlite") {
@@ -163,23 +170,50 @@ type RawPlace = Arc<
         + Sync,
 >;
 
+/// Whether the PostgreSQL pair keeps the catalogue change feed's triggers on `products`.
+#[cfg(feature = "sqlx")]
+#[derive(Clone, Copy, PartialEq)]
+enum Feed {
+    /// As the store is: every write that stamps a product moves its feed entry.
+    Kept,
+    /// The triggers disabled: what `POST /orders` costs without the feed (phase
+    /// `postgres-nofeed`, for the feed's cost against phase `postgres` in the same run).
+    Off,
+}
+
 /// [`sql_orders`] on `PgStore` (database `commerce_load`, made afresh).
 #[cfg(feature = "sqlx")]
 fn postgres_orders(
     server: &tokio::runtime::Runtime,
     client: &tokio::runtime::Runtime,
     duration: Duration,
+    feed: Feed,
 ) {
     let Some(url) = common::sql::postgres_url("POST /api/v1/orders on PostgreSQL") else {
         return;
     };
     let store = server.block_on(common::sql::fresh_pg(&url, "commerce_load"));
+    if feed == Feed::Off {
+        for trigger in ["products_catalog_created", "products_catalog_changed"] {
+            let sql = format!("ALTER TABLE products DISABLE TRIGGER {trigger}");
+            server
+                .block_on(
+                    commerce_store_sqlx::sqlx::query(commerce_store_sqlx::sqlx::AssertSqlSafe(sql))
+                        .execute(store.pool()),
+                )
+                .expect("the feed's trigger disabled");
+        }
+    }
+    let database = match feed {
+        Feed::Kept => "postgres",
+        Feed::Off => "postgres without the change feed",
+    };
     let pool = store.pool().clone();
     let raw: RawPlace = Arc::new(move |new| {
         let pool = pool.clone();
         Box::pin(async move { common::sql::raw_place_pg(&pool, &new).await })
     });
-    sql_orders(server, client, duration, "postgres", Arc::new(store), raw);
+    sql_orders(server, client, duration, database, Arc::new(store), raw);
 }
 
 /// [`sql_orders`] on `SqliteStore` (a file database in the temporary directory, made afresh
@@ -317,7 +351,7 @@ fn sql_orders(
         &format!("engine/raw transaction POST /api/v1/orders {database} (32 clients)"),
         through.rps() / raw_rps,
         Unit::Percent,
-        if database == "postgres" {
+        if database.starts_with("postgres") {
             Goal::AtLeast(80.0)
         } else {
             Goal::None

@@ -44,7 +44,10 @@
 //!
 //! On SQLite and PostgreSQL the run then measures a supplier's statement the same way: page 1
 //! of 25 of `Store::statement` and `Operator::wallet` of a supplier with `SCALE_SMALL` entries,
-//! then with `SCALE_LARGE` (appended by one SQL statement, delivered long ago), goal ≤ 1.5×.
+//! then with `SCALE_LARGE` (appended by one SQL statement, delivered long ago), goal ≤ 1.5×;
+//! and the catalogue change feed: a page of 100 from the feed's start, one from a cursor in
+//! its middle and the feed's head, with `SCALE_SMALL` and then `SCALE_LARGE` changes (appended
+//! by one SQL statement), goal ≤ 1.5×.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -535,6 +538,96 @@ async fn statement_pair(
     }
 }
 
+/// Appends changes to the catalogue change feed until it holds `to` bulk entries (from
+/// `from`), by one SQL statement: products that are not in `products` (the feed's rows stand
+/// alone), at positions `(0, FEED_BASE + n)`, behind every fence.
+#[cfg(feature = "sqlx")]
+async fn bulk_feed(target: &common::sql::SqlPool, from: usize, to: usize) {
+    let (first, last) = (from as i64 + 1, to as i64);
+    let series = match target {
+        common::sql::SqlPool::Postgres(_) => {
+            format!("WITH g(n) AS (SELECT generate_series({first}::BIGINT, {last}::BIGINT))")
+        }
+        common::sql::SqlPool::Sqlite(_) => format!(
+            "WITH RECURSIVE g(n) AS (SELECT {first} UNION ALL SELECT n + 1 FROM g WHERE n < {last})"
+        ),
+    };
+    execute(
+        target,
+        format!(
+            "INSERT INTO catalog_changes (product_id, kind, at, txid, seq)              {series} SELECT {FEED_BASE} + n, 'updated', n, 0, {FEED_BASE} + n FROM g"
+        ),
+    )
+    .await;
+}
+
+/// Where the bench's feed entries are numbered from (product ids and positions), past any
+/// real product and position of the run.
+#[cfg(feature = "sqlx")]
+const FEED_BASE: i64 = 1_000_000_000;
+
+/// `GET /catalog/changes`: a page of 100 read from the feed's start, a page read from a cursor
+/// in its middle, and the head (`newest_catalog_change`, what `catalog.changed` reads), at
+/// `SCALE_SMALL` and at `SCALE_LARGE` changes (goal: each at most 1.5× at the large size).
+#[cfg(feature = "sqlx")]
+async fn feed_pair(
+    name: &str,
+    store: Arc<dyn Store>,
+    target: common::sql::SqlPool,
+    (small, large): (usize, usize),
+) {
+    let (target, store) = (&target, &store);
+    let measure = |size: usize| async move {
+        target.analyze().await;
+        let start = median_us(|| async {
+            let page = store.catalog_changes(None, 100).await.expect("a page");
+            assert_eq!(page.changes.len(), 100);
+            0
+        })
+        .await;
+        let middle = ChangePosition::new(0, FEED_BASE + size as i64 / 2);
+        let middle = median_us(|| async {
+            let page = store
+                .catalog_changes(Some(middle), 100)
+                .await
+                .expect("a page");
+            assert_eq!(page.changes.len(), 100);
+            assert_eq!(page.changes[0].product_id.get(), middle.low() + 1);
+            0
+        })
+        .await;
+        let head = median_us(|| async {
+            store.newest_catalog_change().await.expect("the head");
+            0
+        })
+        .await;
+        [start.0, middle.0, head.0]
+    };
+    bulk_feed(target, 0, small).await;
+    let at_small = measure(small).await;
+    bulk_feed(target, small, large).await;
+    let at_large = measure(large).await;
+    for (n, query) in [
+        "feed page from the start",
+        "feed page from the middle",
+        "feed head",
+    ]
+    .iter()
+    .enumerate()
+    {
+        println!(
+            "  {query:<26} {small:>8} changes: {:>10.1} us   {large:>8} changes: {:>10.1} us",
+            at_small[n], at_large[n]
+        );
+        report::ratio(
+            &format!("{large}/{small} changes {name} {query}"),
+            at_large[n] / at_small[n],
+            Unit::Times,
+            Goal::AtMost(1.5),
+        );
+    }
+}
+
 fn main() {
     let small: usize = env_or("SCALE_SMALL", 10_000);
     let large: usize = env_or("SCALE_LARGE", 1_000_000);
@@ -558,6 +651,7 @@ fn main() {
             let store = common::sql::fresh_sqlite(&path).await;
             let target = common::sql::SqlPool::Sqlite(store.pool().clone());
             let statement_target = common::sql::SqlPool::Sqlite(store.pool().clone());
+            let feed_pool = store.pool().clone();
             let store: Arc<dyn Store> = Arc::new(store);
             run(
                 "sqlite (file, WAL)",
@@ -569,11 +663,13 @@ fn main() {
             .await;
             statement_pair(
                 "sqlite (file, WAL)",
-                store,
+                store.clone(),
                 statement_target,
                 (small, large),
             )
             .await;
+            let feed_target = common::sql::SqlPool::Sqlite(feed_pool);
+            feed_pair("sqlite (file, WAL)", store, feed_target, (small, large)).await;
             for suffix in ["", "-wal", "-shm"] {
                 let _ = std::fs::remove_file(format!("{path}{suffix}"));
             }
@@ -584,6 +680,7 @@ fn main() {
             let store = common::sql::fresh_pg(&url, "commerce_scale").await;
             let target = common::sql::SqlPool::Postgres(store.pool().clone());
             let statement_target = common::sql::SqlPool::Postgres(store.pool().clone());
+            let feed_target = common::sql::SqlPool::Postgres(store.pool().clone());
             let store: Arc<dyn Store> = Arc::new(store);
             run(
                 "postgres",
@@ -593,7 +690,8 @@ fn main() {
                 Bulk::Sql(target),
             )
             .await;
-            statement_pair("postgres", store, statement_target, (small, large)).await;
+            statement_pair("postgres", store.clone(), statement_target, (small, large)).await;
+            feed_pair("postgres", store, feed_target, (small, large)).await;
         }
     });
     #[cfg(not(feature = "sqlx"))]

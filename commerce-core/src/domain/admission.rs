@@ -31,22 +31,32 @@ impl NewWithdrawal {
 }
 
 impl NewQuote {
-    /// The rule of [`SupplyStore::insert_quote`](crate::store::SupplyStore::insert_quote), given what the store read in the insert's
-    /// own atomic operation: the supplier of the variant's product (`None` for a variant
-    /// that does not exist or a product of no supplier) and the variant's pending quote, if
-    /// any (expired ones do not count).
+    /// The rule of [`SupplyStore::insert_quote`](crate::store::SupplyStore::insert_quote),
+    /// given what the store read in the insert's own atomic operation: the supplier of the
+    /// variant's product (`None` for a variant that does not exist or a product of no
+    /// supplier) and the variant's pending quote with its account, if any (expired ones do not
+    /// count).
+    ///
+    /// The supplier's own pending quote refuses the new one. A pending quote of another
+    /// account is one its product's former supplier made while the operator moved the product
+    /// (the move ends the pending quotes it finds; one written at that very moment escapes
+    /// it): it never blocks the new supplier, and its id is returned for the store to end it
+    /// as the move would have ([`Quote::end_for_moved_product`]), in the same operation.
     pub fn admit(
         &self,
         supplier: Option<AccountId>,
-        pending: Option<QuoteId>,
-    ) -> Result<(), InsertQuoteError> {
+        pending: Option<(QuoteId, AccountId)>,
+    ) -> Result<Option<QuoteId>, InsertQuoteError> {
         if supplier != Some(self.account_id) {
             return Err(InsertQuoteError::NotSuppliers);
         }
-        if let Some(existing) = pending {
-            return Err(InsertQuoteError::Pending { existing });
+        match pending {
+            Some((existing, owner)) if owner == self.account_id => {
+                Err(InsertQuoteError::Pending { existing })
+            }
+            Some((stale, _former_supplier)) => Ok(Some(stale)),
+            None => Ok(None),
         }
-        Ok(())
     }
 }
 

@@ -247,7 +247,13 @@ impl SupplyStore for MemoryStore {
             .and_then(|id| s.products.get(id))
             .cloned();
         let supplier = product.as_ref().and_then(|p| p.supplier_id);
-        new.admit(supplier, s.pending_quote(new.variant_id, now))?;
+        let pending = s
+            .pending_quote(new.variant_id, now)
+            .and_then(|id| s.quotes.by_id.get(&id).map(|q| (id, q.account_id)));
+        if new.admit(supplier, pending)?.is_some() {
+            // The former supplier's, left by a move (never here: one lock orders the two).
+            s.end_pending_quote(new.variant_id, now);
+        }
         let Some(product) = product else {
             return Err(InsertQuoteError::NotSuppliers);
         };

@@ -399,6 +399,7 @@ impl WebhookStore for MemoryStore {
             return Ok(false);
         }
         s.webhooks.remove(&id);
+        s.catalog_sent.remove(&id);
         let State {
             deliveries,
             pending_deliveries,

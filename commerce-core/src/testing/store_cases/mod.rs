@@ -49,6 +49,7 @@ mod outcome_races;
 mod placing;
 mod product_versions;
 mod quote_idempotency;
+mod quote_moves;
 mod quotes;
 mod races;
 mod removals;
@@ -85,6 +86,7 @@ pub use outcome_races::*;
 pub use placing::*;
 pub use product_versions::*;
 pub use quote_idempotency::*;
+pub use quote_moves::*;
 pub use quotes::*;
 pub use races::*;
 pub use removals::*;
@@ -238,6 +240,7 @@ macro_rules! __with_store_cases {
                 concurrent_accepts_of_one_quote_accept_once,
                 a_quote_withdrawn_while_accepted_has_one_outcome,
                 concurrent_quotes_on_one_variant_leave_one_pending,
+                a_quote_racing_its_products_move_never_blocks_the_new_supplier,
                 quote_acceptance_and_concurrent_orders_keep_stock_exact,
                 concurrent_adjustments_and_orders_keep_stock_exact,
                 concurrent_category_moves_never_make_a_cycle,
@@ -291,6 +294,7 @@ mod tests {
         include_str!("back_office.rs"),
         include_str!("back_office_payouts.rs"),
         include_str!("quotes.rs"),
+        include_str!("quote_moves.rs"),
         include_str!("quote_idempotency.rs"),
         include_str!("stock.rs"),
         include_str!("catalog_edits.rs"),
