@@ -47,7 +47,8 @@
 //! then with `SCALE_LARGE` (appended by one SQL statement, delivered long ago), goal ≤ 1.5×;
 //! and the catalogue change feed: a page of 100 from the feed's start, one from a cursor in
 //! its middle and the feed's head, with `SCALE_SMALL` and then `SCALE_LARGE` changes (appended
-//! by one SQL statement), goal ≤ 1.5×.
+//! by one SQL statement), goal ≤ 1.5×. `SCALE_PARTS` picks what runs (`orders`, `statement`,
+//! `feed`; all by default; memory runs `orders` only).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -628,12 +629,41 @@ async fn feed_pair(
     }
 }
 
+/// The parts of `SCALE_PARTS` (`orders`, `statement`, `feed`; all by default) on one SQL store.
+#[cfg(feature = "sqlx")]
+async fn sql_parts(
+    name: &str,
+    store: Arc<dyn Store>,
+    target: common::sql::SqlPool,
+    (sizes, writers): ((usize, usize), usize),
+    part: impl Fn(&str) -> bool,
+) {
+    if part("orders") {
+        run(
+            name,
+            store.clone(),
+            sizes,
+            writers,
+            Bulk::Sql(target.clone()),
+        )
+        .await;
+    }
+    if part("statement") {
+        statement_pair(name, store.clone(), target.clone(), sizes).await;
+    }
+    if part("feed") {
+        feed_pair(name, store, target, sizes).await;
+    }
+}
+
 fn main() {
     let small: usize = env_or("SCALE_SMALL", 10_000);
     let large: usize = env_or("SCALE_LARGE", 1_000_000);
     let rt = common::runtime("scale", 2);
     let stores = std::env::var("SCALE_STORES").unwrap_or_else(|_| "memory,sqlite,postgres".into());
-    if stores.contains("memory") {
+    let parts = std::env::var("SCALE_PARTS").unwrap_or_else(|_| "orders,statement,feed".into());
+    let part = |name: &str| parts.split(',').any(|p| p.trim() == name);
+    if stores.contains("memory") && part("orders") {
         rt.block_on(run(
             "memory",
             Arc::new(MemoryStore::new()),
@@ -650,26 +680,8 @@ fn main() {
             let path = path.to_str().expect("utf-8 temp path").to_owned();
             let store = common::sql::fresh_sqlite(&path).await;
             let target = common::sql::SqlPool::Sqlite(store.pool().clone());
-            let statement_target = common::sql::SqlPool::Sqlite(store.pool().clone());
-            let feed_pool = store.pool().clone();
-            let store: Arc<dyn Store> = Arc::new(store);
-            run(
-                "sqlite (file, WAL)",
-                store.clone(),
-                (small, large),
-                1,
-                Bulk::Sql(target),
-            )
-            .await;
-            statement_pair(
-                "sqlite (file, WAL)",
-                store.clone(),
-                statement_target,
-                (small, large),
-            )
-            .await;
-            let feed_target = common::sql::SqlPool::Sqlite(feed_pool);
-            feed_pair("sqlite (file, WAL)", store, feed_target, (small, large)).await;
+            let sizes = ((small, large), 1);
+            sql_parts("sqlite (file, WAL)", Arc::new(store), target, sizes, part).await;
             for suffix in ["", "-wal", "-shm"] {
                 let _ = std::fs::remove_file(format!("{path}{suffix}"));
             }
@@ -679,19 +691,8 @@ fn main() {
         {
             let store = common::sql::fresh_pg(&url, "commerce_scale").await;
             let target = common::sql::SqlPool::Postgres(store.pool().clone());
-            let statement_target = common::sql::SqlPool::Postgres(store.pool().clone());
-            let feed_target = common::sql::SqlPool::Postgres(store.pool().clone());
-            let store: Arc<dyn Store> = Arc::new(store);
-            run(
-                "postgres",
-                store.clone(),
-                (small, large),
-                8,
-                Bulk::Sql(target),
-            )
-            .await;
-            statement_pair("postgres", store.clone(), statement_target, (small, large)).await;
-            feed_pair("postgres", store, feed_target, (small, large)).await;
+            let sizes = ((small, large), 8);
+            sql_parts("postgres", Arc::new(store), target, sizes, part).await;
         }
     });
     #[cfg(not(feature = "sqlx"))]

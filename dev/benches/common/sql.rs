@@ -197,6 +197,7 @@ raw_place!(raw_place_sqlite, SqlitePool, Some("BEGIN IMMEDIATE"));
 
 /// A database of the benches: where [`bulk_copy_orders`] writes, and whose schema
 /// [`SqlPool::has_column`] looks up.
+#[derive(Clone)]
 pub enum SqlPool {
     /// An SQLite database.
     Sqlite(SqlitePool),
