@@ -1498,16 +1498,26 @@ impl WebhookStore for SmallStore {
         sent_before: DateTime<Utc>,
     ) -> Result<u64, StoreError> {
         let mut t = self.lock();
+        // Marketers that may read the feed; endpoints with no such event pending.
         let marketers: HashSet<AccountId> = t
             .accounts
             .iter()
-            .filter(|a| a.side == Side::Marketer)
+            .filter(|a| a.side == Side::Marketer && a.state == AccountState::Active)
+            .filter(|a| a.api_status == ApiStatus::Approved)
             .map(|a| a.id)
             .collect();
+        let waiting = |w: &Webhook| {
+            t.deliveries.iter().any(|(d, _)| {
+                d.webhook_id == w.id
+                    && d.event_type == event.kind
+                    && d.status == DeliveryStatus::Pending
+            })
+        };
         let due: Vec<WebhookId> = t
             .webhooks
             .iter()
             .filter(|w| w.receives(event.kind) && marketers.contains(&w.account_id))
+            .filter(|w| !waiting(w))
             .filter(|w| {
                 t.catalog_sent
                     .get(&w.id)

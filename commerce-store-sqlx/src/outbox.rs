@@ -41,9 +41,10 @@ fn receives<DB: Dialect>(events: &str, kind: EventType) -> String {
 }
 
 /// [`WebhookStore::queue_catalog_changed`](commerce_core::store::WebhookStore::queue_catalog_changed)
-/// in the caller's transaction: marks the due endpoints (enabled, of a marketer, taking
-/// `catalog.changed`, never sent one or last sent a position before `head` at or before
-/// `sent_before`) with `head`, the event's instant and its id, then inserts one delivery for
+/// in the caller's transaction: marks the due endpoints (enabled, of an active marketer whose
+/// API access is approved, taking `catalog.changed`, none of it pending, never sent one or last
+/// sent a position before `head` at or before `sent_before`) with `head`, the event's instant
+/// and its id, then inserts one delivery for
 /// each endpoint marked with that id. Two statements, each one pass over the endpoints,
 /// whatever the number of changes; on PostgreSQL the update locks the rows it marks, and a
 /// concurrent round that meets them waits and then finds them no longer due.
@@ -58,9 +59,13 @@ pub(crate) async fn queue_catalog_changed<DB: Dialect>(
         "UPDATE webhook_endpoints SET catalog_sent_high = $1, catalog_sent_low = $2, \
          catalog_sent_at = $3, catalog_event_id = $4 \
          WHERE enabled AND {} \
-         AND account_id IN (SELECT id FROM accounts WHERE side = 'marketer') \
+         AND account_id IN (SELECT id FROM accounts WHERE side = 'marketer' \
+           AND state = 'active' AND api_status = 'approved') \
          AND (catalog_sent_at IS NULL OR (catalog_sent_at <= $5 AND (catalog_sent_high < $1 \
-         OR (catalog_sent_high = $1 AND catalog_sent_low < $2))))",
+         OR (catalog_sent_high = $1 AND catalog_sent_low < $2)))) \
+         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d \
+           WHERE d.endpoint_id = webhook_endpoints.id AND d.status = 'pending' \
+           AND d.event_type = 'catalog.changed')",
         receives::<DB>("events", EventType::CatalogChanged)
     )))
     .bind(head.high())

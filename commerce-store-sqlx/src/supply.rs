@@ -315,34 +315,56 @@ impl<DB: Dialect> SupplyStore for SqlStore<DB> {
                         // so, last updated when it expired, with its event.
                         expire_quote(c, stale, now).await?;
                     }
-                    let id: Option<i64> = query_scalar::<DB, i64>(
-                        "INSERT INTO quotes (account_id, variant_id, unit_price, quantity, status, \
-                 valid_until, note, created_at, updated_at) \
-                 VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $7) \
-                 ON CONFLICT DO NOTHING RETURNING id",
-                    )
-                    .bind(new.account_id)
-                    .bind(new.variant_id)
-                    .bind(price)
-                    .bind(new.quantity)
-                    .bind(until)
-                    .bind(&new.note)
-                    .bind(at)
-                    .fetch_optional(&mut *c)
-                    .await
-                    .map_err(backend)?;
-                    let Some(id) = id else {
-                        // A concurrent insert on the variant committed first (PostgreSQL): its quote.
-                        let existing: i64 = query_scalar::<DB, i64>(
-                            "SELECT id FROM quotes WHERE variant_id = $1 AND status = 'pending'",
+                    // A concurrent insert on the variant that committed first (PostgreSQL)
+                    // makes this one conflict: its quote names the conflict, unless it is a
+                    // former supplier's (inserted while the product moved), which is ended as
+                    // the move would have ended it and the insert tried again.
+                    let mut ended = None;
+                    let id = loop {
+                        let inserted: Option<i64> = query_scalar::<DB, i64>(
+                            "INSERT INTO quotes (account_id, variant_id, unit_price, quantity, \
+                             status, valid_until, note, created_at, updated_at) \
+                             VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $7) \
+                             ON CONFLICT DO NOTHING RETURNING id",
                         )
+                        .bind(new.account_id)
                         .bind(new.variant_id)
-                        .fetch_one(&mut *c)
+                        .bind(price)
+                        .bind(new.quantity)
+                        .bind(until)
+                        .bind(&new.note)
+                        .bind(at)
+                        .fetch_optional(&mut *c)
                         .await
                         .map_err(backend)?;
-                        return Err(InsertQuoteError::Pending {
-                            existing: QuoteId::new(existing),
-                        });
+                        if let Some(id) = inserted {
+                            break id;
+                        }
+                        let winner: Option<(i64, i64)> =
+                            query_as::<DB, (i64, i64)>(sqlx::AssertSqlSafe(format!(
+                                "SELECT id, account_id FROM quotes \
+                                 WHERE variant_id = $1 AND status = 'pending'{}",
+                                DB::FOR_UPDATE
+                            )))
+                            .bind(new.variant_id)
+                            .fetch_optional(&mut *c)
+                            .await
+                            .map_err(backend)?;
+                        match winner {
+                            Some((existing, owner))
+                                if owner == new.account_id.get() || ended == Some(existing) =>
+                            {
+                                return Err(InsertQuoteError::Pending {
+                                    existing: QuoteId::new(existing),
+                                });
+                            }
+                            Some((former, _)) => {
+                                end_pending_quotes(c, &[QuoteId::new(former)], now).await?;
+                                ended = Some(former);
+                            }
+                            // Decided meanwhile: the variant is free again.
+                            None => {}
+                        }
                     };
                     if let Some(claim) = claim {
                         // Fenced as an order's placement: a request that lost its record to a retry

@@ -95,7 +95,7 @@ pub(super) async fn catalog_changes(
         .unwrap_or(i64::from(DEFAULT_CHANGES_LIMIT));
     let given = query.parsed("after", messages::INVALID_CURSOR, Cursor::decode);
     query.finish()?;
-    let (after_text, after) = given.unzip();
+    let after = given.map(|(_, cursor)| cursor);
     if after.is_some_and(|c| c.expired(ctx.now)) {
         return Err(ApiError::new(ErrorCode::CursorExpired));
     }
@@ -117,9 +117,10 @@ pub(super) async fn catalog_changes(
             })
         })
         .collect();
-    let next_cursor = match (read.changes.is_empty(), after_text) {
-        // An empty page after a cursor hands it back as it was given.
-        (true, Some(given)) => given,
+    let next_cursor = match (read.changes.is_empty(), after) {
+        // An empty page after a cursor hands back its position, handed out now: a follower
+        // that reads at least every 30 days keeps a good cursor through a quiet catalogue.
+        (true, Some(given)) => Cursor::at(given.position, ctx.now).encode(),
         _ => Cursor::at(read.end, ctx.now).encode(),
     };
     let body = json!({

@@ -345,8 +345,10 @@ pub trait WebhookStore: Send + Sync {
         Ok(recorded)
     }
     /// Derives `catalog.changed` from the change feed, in one atomic operation: for each
-    /// enabled endpoint of a marketer account that receives the type ([`Webhook::receives`])
-    /// and is due, one pending delivery of `event` ([`NewEvent::catalog_changed`]: one event,
+    /// enabled endpoint of an active marketer account whose API access is approved (one that
+    /// may read the feed) that receives the type ([`Webhook::receives`]), has no
+    /// `catalog.changed` delivery pending (a receiver that is down gets one nudge waiting for
+    /// it, not one per round) and is due, one pending delivery of `event` ([`NewEvent::catalog_changed`]: one event,
     /// the same id for every endpoint), and `head` and the event's instant kept as what the
     /// endpoint was last sent. `head` is the position of the feed's newest change
     /// ([`CatalogStore::newest_catalog_change`](super::CatalogStore::newest_catalog_change)).

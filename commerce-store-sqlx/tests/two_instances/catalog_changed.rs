@@ -15,8 +15,9 @@ use http::StatusCode;
 use super::{Pair, dispatchers, drain_both, feed_until, get, with_pair};
 
 /// Both instances run their round at once, twice per change: each endpoint gets one event per
-/// change, never two. The hostile receiver's attempts time out and are retried later; the
-/// polite receiver gets each event, naming the feed's newest cursor, all the same.
+/// change, never two. The hostile receiver's attempt times out and waits for its retry, and
+/// while it waits no other `catalog.changed` is queued for it (one nudge waiting, not one per
+/// round); the polite receiver gets each event, naming the feed's newest cursor, all the same.
 #[cfg_attr(
     not(commerce_postgres_tests),
     ignore = "needs COMMERCE_TEST_POSTGRES_URL (see README)"
@@ -62,10 +63,13 @@ async fn catalog_changed_is_sent_once_per_endpoint_by_two_instances() {
             feed_until(&p, 1, Some(&before), &[plain]).await;
             // Past the interval of the round before (rounds are at most one per 10 s).
             p.clock.advance(TimeDelta::seconds(11));
+            // One event per endpoint from 4 rounds; the second time the hostile endpoint
+            // still has its first waiting for a retry, and a round passes over it.
             let sent = rounds_at_once(&p, 4).await;
+            let due = if change == 1 { 2 } else { 1 };
             assert_eq!(
-                sent, 2,
-                "change {change}: one event per endpoint, from 4 rounds"
+                sent, due,
+                "change {change}: one event per endpoint due, from 4 rounds"
             );
             drain_both(&dispatchers).await;
             let events: Vec<_> = polite
@@ -91,7 +95,7 @@ async fn catalog_changed_is_sent_once_per_endpoint_by_two_instances() {
                 "change {change}"
             );
         }
-        for (hook, want) in [(polite_hook.id, 2), (hostile_hook.id, 2)] {
+        for (hook, want) in [(polite_hook.id, 2), (hostile_hook.id, 1)] {
             let all = p.engines[1]
                 .operator()
                 .webhook_deliveries(hook, None, PageRequest::new(1, 100).expect("a page"))
@@ -114,8 +118,8 @@ async fn catalog_changed_is_sent_once_per_endpoint_by_two_instances() {
             .await
             .expect("deliveries");
         assert_eq!(
-            retried.total, 2,
-            "the hostile endpoint's events wait for a retry"
+            retried.total, 1,
+            "the hostile endpoint's one event waits for a retry"
         );
     })
     .await;

@@ -31,6 +31,9 @@ pub(super) struct PendingDeliveries {
     /// How many manual deliveries are pending per endpoint (the limit of `queue_event` and
     /// `redeliver`).
     manual: HashMap<WebhookId, usize>,
+    /// How many `catalog.changed` deliveries are pending per endpoint (at most one: a round
+    /// passes over an endpoint that has one).
+    catalog_changed: HashMap<WebhookId, usize>,
     /// The leased (claimed) deliveries per endpoint: how many are in flight to it.
     leased: HashMap<WebhookId, BTreeSet<DeliveryId>>,
 }
@@ -60,9 +63,21 @@ impl PendingDeliveries {
             let pair = (delivery.webhook_id, order);
             self.by_order.entry(pair).or_default().insert(delivery.id);
         }
-        if delivery.manual {
-            *self.manual.entry(delivery.webhook_id).or_default() += 1;
+        for counted in self.counters(delivery) {
+            *counted.entry(delivery.webhook_id).or_default() += 1;
         }
+    }
+
+    /// The per-endpoint counts of pending deliveries that `delivery` counts in.
+    fn counters(&mut self, delivery: &Delivery) -> Vec<&mut HashMap<WebhookId, usize>> {
+        let mut counted = Vec::new();
+        if delivery.manual {
+            counted.push(&mut self.manual);
+        }
+        if delivery.event_type == EventType::CatalogChanged {
+            counted.push(&mut self.catalog_changed);
+        }
+        counted
     }
 
     /// Unfiles `delivery` as it is now (before a change of its status or due time).
@@ -79,13 +94,15 @@ impl PendingDeliveries {
                 }
             }
         }
-        if delivery.manual
-            && delivery.status == DeliveryStatus::Pending
-            && let Some(count) = self.manual.get_mut(&delivery.webhook_id)
-        {
-            *count -= 1;
-            if *count == 0 {
-                self.manual.remove(&delivery.webhook_id);
+        if delivery.status != DeliveryStatus::Pending {
+            return;
+        }
+        for counted in self.counters(delivery) {
+            if let Some(count) = counted.get_mut(&delivery.webhook_id) {
+                *count -= 1;
+                if *count == 0 {
+                    counted.remove(&delivery.webhook_id);
+                }
             }
         }
     }
@@ -93,6 +110,11 @@ impl PendingDeliveries {
     /// How many manual deliveries to `webhook` are pending.
     fn manual_of(&self, webhook: WebhookId) -> usize {
         self.manual.get(&webhook).copied().unwrap_or(0)
+    }
+
+    /// Whether a `catalog.changed` delivery to `webhook` is pending.
+    fn has_catalog_changed(&self, webhook: WebhookId) -> bool {
+        self.catalog_changed.contains_key(&webhook)
     }
 
     /// Files `delivery` as leased (claimed).
@@ -544,15 +566,18 @@ impl WebhookStore for MemoryStore {
             .values()
             .filter(|w| w.receives(EventType::CatalogChanged))
             .filter(|w| {
-                s.accounts
-                    .get(&w.account_id)
-                    .is_some_and(|a| a.side == Side::Marketer)
+                s.accounts.get(&w.account_id).is_some_and(|a| {
+                    a.side == Side::Marketer
+                        && a.state == AccountState::Active
+                        && a.api_status == ApiStatus::Approved
+                })
             })
             .filter(|w| {
                 s.catalog_sent
                     .get(&w.id)
                     .is_none_or(|(sent, at)| *sent < head && *at <= sent_before)
             })
+            .filter(|w| !s.pending_deliveries.has_catalog_changed(w.id))
             .map(|w| w.id)
             .collect();
         for webhook in &due {

@@ -223,15 +223,25 @@ pub async fn catalog_changes_follow_the_catalogue_from_a_cursor(h: &Harness) {
         .await
         .assert_error(403, "wrong_side");
 
-    // A cursor stays good 30 days; an older one is gone.
+    // A cursor stays good 30 days; an older one is gone. A read that finds nothing new hands
+    // the position back as a cursor handed out now, so a follower of a quiet catalogue that
+    // reads at least every 30 days never meets the 410.
     h.clock.advance(Duration::days(30));
-    h.get(A, &changes_path(Some(&cursor), None))
-        .await
-        .assert_ok("30 days");
+    let quiet = h.get(A, &changes_path(Some(&cursor), None)).await;
+    quiet.assert_ok("30 days");
+    assert_eq!(quiet.json()["data"], json!([]), "nothing new");
+    let renewed = quiet.json()["meta"]["next_cursor"]
+        .as_str()
+        .expect("a cursor")
+        .to_owned();
+    assert_ne!(renewed, cursor, "handed out again, now");
     h.clock.advance(Duration::days(1));
     let gone = h.get(A, &changes_path(Some(&cursor), None)).await;
     gone.assert_error(410, "cursor_expired");
     assert_eq!(gone.json()["error"]["message"], messages::CURSOR_EXPIRED);
+    let kept = h.get(A, &changes_path(Some(&renewed), None)).await;
+    kept.assert_ok("the renewed cursor, a day later");
+    assert_eq!(kept.json()["data"], json!([]), "still nothing new");
     // Starting again from the feed's start gives cursors that work.
     let (again, fresh) = read_to_end(h, None, 1000).await;
     assert_eq!(again.len(), listed, "every product, each once");

@@ -188,6 +188,48 @@ async fn changes_after(h: &Harness, cursor: &str) -> Vec<Value> {
     r.json()["data"].as_array().cloned().unwrap_or_default()
 }
 
+/// Waits until the feed shows every write made so far (at most 60 s): a marker change (a
+/// piece of the plain variant received) is made, and the feed is read until it names the
+/// marker's product after the cursor read before it. A store with a fence (PostgreSQL) shows
+/// a change once every older transaction of the server has ended, other tests' included.
+async fn feed_settled(h: &Harness) {
+    let end = h
+        .get(MARKETER, "/api/v1/catalog/changes?limit=1000")
+        .await
+        .json();
+    let before = end["meta"]["next_cursor"]
+        .as_str()
+        .expect("a cursor")
+        .to_owned();
+    let marker = crate::model::NewStockAdjustment::new(
+        h.fixture.plain_variant,
+        1,
+        crate::model::StockReason::Received,
+    );
+    let op = h.engine.operator();
+    op.adjust_stock(marker).await.expect("a marker change");
+    let product = h
+        .engine
+        .store()
+        .products_of_variants(&[h.fixture.plain_variant])
+        .await
+        .expect("the plain variant's product")[0]
+        .id
+        .get();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !changes_after(h, &before)
+        .await
+        .iter()
+        .any(|c| c["product_id"] == product)
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the marker never shown"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
 /// `catalog.changed`, on the engine's clock: a marketer's endpoint registered without
 /// `events` receives one naming the feed's head (reading after it finds nothing), none
 /// while nothing changed, none within 10 seconds of the last even after an order changed
@@ -198,6 +240,7 @@ pub async fn a_marketer_receives_catalog_changed_at_most_every_10_seconds(h: &Ha
     let supplier = Receiver::start().await;
     register(h, MARKETER, &receiver.url, json!({})).await;
     register(h, SUPPLIER, &supplier.url, json!({})).await;
+    feed_settled(h).await;
     let op = h.engine.operator();
     assert_eq!(op.send_catalog_changed().await.unwrap(), 1, "never sent");
     assert_eq!(drain(&dispatcher(h)).await, 1);

@@ -7,7 +7,7 @@ use crate::store::*;
 
 use super::fixtures::*;
 use super::quotes::supply;
-use super::webhooks::{deliveries_of, register};
+use super::webhooks::{attempt, claim, deliveries_of, register};
 
 /// The position of the feed's newest change once it is `product`'s change at or after
 /// `since` (the test's last write), as a read of the whole feed ends on it: a store with a
@@ -48,6 +48,35 @@ async fn round(
         .expect("a round")
 }
 
+/// Claims every delivery due at `now` and records each as answered 204.
+async fn deliver_all(store: &dyn Store, now: i64) {
+    let lease = format!("deliver-{now}");
+    for id in claim(store, now, &lease, 100).await {
+        assert!(attempt(store, id, &lease, AttemptResult::Answered(204), 1, now).await);
+    }
+}
+
+/// A marketer endpoint of a new account in `state` with API access `api` (every type).
+async fn endpoint_of(store: &dyn Store, state: AccountState, api: ApiStatus) -> Webhook {
+    let name = format!("{}-{}", state.as_str(), api.as_str());
+    let account = store
+        .insert_account(
+            NewAccount::marketer(&name, "متجر", format!("{name}@x.example"), "01012345678")
+                .with_states(state, api),
+            at(0),
+        )
+        .await
+        .expect("an account");
+    let url = format!("https://{name}.example/all");
+    store
+        .insert_webhook(
+            NewWebhook::new(account.id, url, "whsec_x", at(0)),
+            MAX_WEBHOOKS_PER_ACCOUNT,
+        )
+        .await
+        .expect("an endpoint")
+}
+
 /// The cursors of an endpoint's `catalog.changed` deliveries, oldest first.
 async fn cursors(store: &dyn Store, webhook: WebhookId) -> Vec<String> {
     let mut found: Vec<String> = deliveries_of(store, webhook)
@@ -64,9 +93,11 @@ async fn cursors(store: &dyn Store, webhook: WebhookId) -> Vec<String> {
 
 /// A round sends one `catalog.changed` (one event id) to each enabled marketer endpoint that
 /// receives it (registered without `events`, or naming it) and is due; none to an endpoint
-/// that chose other types, a disabled one, or a supplier's. An endpoint is due again only
-/// once the head moved past what it was sent and the interval passed: many changes between
-/// two rounds make one event per endpoint, not one per change.
+/// that chose other types, a disabled one, a supplier's, or one of a marketer that may not
+/// read the feed (suspended, or its API access not approved). An endpoint is due again only
+/// once the head moved past what it was sent, the interval passed and its last one is no
+/// longer pending: many changes between two rounds make one event per endpoint, not one per
+/// change, and a receiver that is down has one nudge waiting, not one per round.
 pub async fn catalog_changed_is_derived_once_per_endpoint_and_interval(store: &dyn Store) {
     let s = supply(store, 50).await;
     let (a, b) = (s.f.account.id, s.f.other.id);
@@ -109,6 +140,8 @@ pub async fn catalog_changed_is_derived_once_per_endpoint_and_interval(store: &d
         .update_webhook(None, disabled.id, off, at(0))
         .await
         .unwrap();
+    let suspended = endpoint_of(store, AccountState::Suspended, ApiStatus::Approved).await;
+    let not_approved = endpoint_of(store, AccountState::Active, ApiStatus::Pending).await;
     let supplier = store
         .insert_webhook(
             NewWebhook::new(s.supplier.id, "https://s.example/all", "whsec_s", at(0)),
@@ -133,6 +166,7 @@ pub async fn catalog_changed_is_derived_once_per_endpoint_and_interval(store: &d
     );
     let sent = deliveries_of(store, every.id).await;
     assert_eq!(sent[0].next_attempt_at, Some(at(100)));
+    deliver_all(store, 200).await;
 
     // Twenty changes between two rounds: one event per endpoint.
     let adjust = |seconds: i64| async move {
@@ -155,8 +189,14 @@ pub async fn catalog_changed_is_derived_once_per_endpoint_and_interval(store: &d
     );
     assert_eq!(
         round(store, h3, "c3", 231, 221).await,
+        0,
+        "the interval passed, the last one still pending"
+    );
+    deliver_all(store, 232).await;
+    assert_eq!(
+        round(store, h3, "c3", 233, 223).await,
         2,
-        "the interval passed"
+        "the interval passed, the last one delivered"
     );
     assert_eq!(
         round(store, h3, "c4", 300, 290).await,
@@ -167,7 +207,13 @@ pub async fn catalog_changed_is_derived_once_per_endpoint_and_interval(store: &d
     for endpoint in [every.id, chosen.id] {
         assert_eq!(cursors(store, endpoint).await, ["c1", "c2", "c3"]);
     }
-    for endpoint in [orders.id, disabled.id, supplier.id] {
+    for endpoint in [
+        orders.id,
+        disabled.id,
+        supplier.id,
+        suspended.id,
+        not_approved.id,
+    ] {
         assert!(
             deliveries_of(store, endpoint).await.is_empty(),
             "endpoint {endpoint}"

@@ -328,7 +328,7 @@ pub(super) fn written_schemas() -> Map<String, Value> {
         (
             "FeedMeta",
             object(json!({
-                "next_cursor": {"type": "string", "pattern": super::CURSOR_INPUT, "description": "Where the next read starts: the last change's cursor; on an empty page the `after` given (or the feed's head)."},
+                "next_cursor": {"type": "string", "pattern": super::CURSOR_INPUT, "description": "Where the next read starts: the last change's cursor; on an empty page the place of the `after` given, handed out now (or the feed's head)."},
                 "has_more": {"type": "boolean", "description": "Whether more changes follow now."},
             })),
         ),
