@@ -38,12 +38,9 @@ async fn read_to_end(h: &Harness, after: Option<String>, limit: u32) -> (Vec<Val
             .to_owned();
         if let Some(last) = data.last() {
             assert_eq!(last["cursor"], json!(next), "the last change's cursor");
-        } else {
-            assert_eq!(
-                after.as_deref(),
-                Some(next.as_str()),
-                "an empty page: as given"
-            );
+        } else if let Some(given) = after.as_deref() {
+            // The same place, handed out at the same instant (the harness's clock stands).
+            assert_eq!(given, next, "an empty page: as given");
         }
         read.extend(data);
         after = Some(next.clone());
