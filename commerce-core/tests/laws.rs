@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use commerce_core::store::MemoryStore;
 use commerce_core::testing::http::Harness;
-use commerce_core::testing::laws::{Scripts, check_laws, check_laws_of};
+use commerce_core::testing::laws::{Race, Scripts, check_laws, check_laws_of, check_laws_racing};
 
 /// 512 scripts of up to 50 steps.
 #[test]
@@ -26,6 +26,17 @@ fn the_laws_hold_where_settling_selling_out_and_correcting_meet() {
     check_laws_of(512, 30, Scripts::Settling, || {
         Harness::bare(Arc::new(MemoryStore::new()))
     });
+}
+
+/// The supplier-money race on the memory store: 8 tasks of 40 operations, seeds 1 to 4
+/// (withdrawals of the supplier's whole ready money against corrections of its deliveries).
+#[test]
+fn a_supplier_withdrawal_takes_only_ready_money_under_concurrency_on_the_memory_store() {
+    for seed in 1..=4 {
+        check_laws_racing(8, 40, seed, Race::SupplierMoney, || {
+            Harness::bare(Arc::new(MemoryStore::new()))
+        });
+    }
 }
 
 /// The long run: 20,000 scripts of up to 50 steps. Run it with

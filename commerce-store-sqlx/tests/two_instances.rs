@@ -782,7 +782,6 @@ async fn feed_until(p: &Pair, i: usize, after: Option<&str>, wanted: &[i64]) -> 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_change_feed_is_one_across_instances() {
     with_pair(|p| async move {
-        let (_, start) = feed_until(&p, 0, None, &[]).await;
         let plain = p.engines[0]
             .store()
             .products_of_variants(&[p.fixture.plain_variant])
@@ -791,6 +790,26 @@ async fn the_change_feed_is_one_across_instances() {
             .id
             .get();
         let featured = p.fixture.featured_product.get();
+        // The start: a cursor past every change of the seed. The feed holds back what
+        // transactions still open anywhere in the database (other tests' too) may yet commit
+        // before, so a read may end before the seed's last change: a marker (a new price of
+        // the featured product) is made, and the feed is read from the beginning until the
+        // marker is its newest change (each product is named once, at its newest change).
+        p.engines[0]
+            .operator()
+            .update_variant(
+                p.fixture.featured_variants[0],
+                VariantPatch::default().set_price(rust_decimal::Decimal::new(14_007, 2)),
+            )
+            .await
+            .expect("the marker's price");
+        let start = loop {
+            let (named, cursor) = feed_until(&p, 0, None, &[featured]).await;
+            if named.last() == Some(&featured) {
+                break cursor;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        };
         let placed = p
             .post_order(1, &p.order_body(p.fixture.plain_variant), None)
             .await;

@@ -57,9 +57,10 @@ fn main() -> ExitCode {
 fn run(bless: bool) -> Result<bool, String> {
     let (workspace, target) = workspace_dirs()?;
     let snapshots = workspace.join("public-api");
+    rustdoc_json(&workspace)?;
     let mut same = true;
     for krate in CRATES {
-        let listed = public_api(&workspace, &target, krate)?;
+        let listed = public_api(&target, krate)?;
         let file = snapshots.join(format!("{krate}.txt"));
         if bless {
             fs::create_dir_all(&snapshots).map_err(|e| format!("{}: {e}", snapshots.display()))?;
@@ -105,20 +106,33 @@ fn workspace_dirs() -> Result<(PathBuf, PathBuf), String> {
     Ok((dir("workspace_root")?, dir("target_directory")?))
 }
 
-/// One crate's public API, one item a line, sorted.
-fn public_api(workspace: &Path, target: &Path, krate: &str) -> Result<String, String> {
-    let status = Command::new(cargo())
+/// The rustdoc JSON of every crate of [`CRATES`], in one `cargo doc` run with all features:
+/// one feature resolution for all of them, so each dependency is checked once (a run per
+/// crate resolved the shared crates' features anew for each and checked them again).
+/// `RUSTDOCFLAGS` from the environment (CI's `-D warnings`) is kept.
+fn rustdoc_json(workspace: &Path) -> Result<(), String> {
+    let mut flags = env::var("RUSTDOCFLAGS").unwrap_or_default();
+    flags.push_str(" -Z unstable-options --output-format json");
+    let mut command = Command::new(cargo());
+    command
         .current_dir(workspace)
         // rustdoc's JSON output is unstable: this lets the stable toolchain write it, for this
         // build only.
         .env("RUSTC_BOOTSTRAP", "1")
-        .args(["rustdoc", "--quiet", "--lib", "--all-features", "-p", krate])
-        .args(["--", "-Z", "unstable-options", "--output-format", "json"])
-        .status()
-        .map_err(|e| format!("cargo rustdoc -p {krate}: {e}"))?;
-    if !status.success() {
-        return Err(format!("cargo rustdoc -p {krate} failed ({status})"));
+        .env("RUSTDOCFLAGS", flags.trim())
+        .args(["doc", "--quiet", "--no-deps", "--lib", "--all-features"]);
+    for krate in CRATES {
+        command.args(["-p", krate]);
     }
+    let status = command.status().map_err(|e| format!("cargo doc: {e}"))?;
+    if !status.success() {
+        return Err(format!("cargo doc failed ({status})"));
+    }
+    Ok(())
+}
+
+/// One crate's public API from its rustdoc JSON, one item a line, sorted.
+fn public_api(target: &Path, krate: &str) -> Result<String, String> {
     let json = target
         .join("doc")
         .join(format!("{}.json", krate.replace('-', "_")));

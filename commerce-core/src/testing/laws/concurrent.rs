@@ -87,25 +87,13 @@ async fn task(h: Harness, shared: Arc<Shared>, seed: u64, operations: usize) {
         let marketer = rng.random_range(0..2usize);
         match roll {
             0..=24 => {
-                let lines: Vec<Value> = (0..rng.random_range(1..=2))
+                let lines: Vec<(i64, i64)> = (0..rng.random_range(1..=2))
                     .map(|_| {
                         let v = shared.variants[rng.random_range(0..shared.variants.len())];
-                        json!({"variant_id": v, "quantity": rng.random_range(1..=3), "profit": "12.35"})
+                        (v, rng.random_range(1..=3))
                     })
                     .collect();
-                let f = &h.fixture;
-                let body = json!({
-                    "full_name": "سارة حسن", "phone": "+201112223334",
-                    "address": "12 شارع النصر، مدينة نصر", "governorate_id": f.cairo,
-                    "shipping_option_id": f.standard_shipping, "lines": lines,
-                });
-                let r = h
-                    .post(&shared.keys[marketer], "/api/v1/orders", &body)
-                    .await;
-                shared.note("place", &r);
-                if let Some(id) = r.json()["data"]["id"].as_i64() {
-                    shared.orders.lock().expect("orders").push((id, marketer));
-                }
+                let _ = place(&h, &shared, marketer, &lines).await;
             }
             25..=29 => {
                 let Some((id, m)) = Shared::pick(&shared.orders, &mut rng) else {
@@ -206,29 +194,184 @@ async fn task(h: Harness, shared: Arc<Shared>, seed: u64, operations: usize) {
             }
             83..=92 => {
                 let who = rng.random_range(0..3usize);
-                let r = h.get(&shared.keys[who], "/api/v1/wallet").await;
-                shared.note("wallet", &r);
-                let ready = money(&r.json()["data"]["ready"]);
-                let amount = if rng.random_bool(0.5) {
-                    ready
-                } else {
-                    Decimal::from(100)
-                };
-                let (c, id) = adapter::request_withdrawal(&h.engine, shared.ids[who], amount).await;
-                shared.called("withdraw", c);
-                if let Some(id) = id {
-                    shared.withdrawals.lock().expect("withdrawals").push(id);
-                }
+                let whole = rng.random_bool(0.5);
+                withdraw(&h, &shared, who, whole).await;
             }
-            _ => {
-                let Some(id) = Shared::pick(&shared.withdrawals, &mut rng) else {
-                    continue;
-                };
-                let c = adapter::decide_withdrawal(&h.engine, id, rng.random_bool(0.5)).await;
-                shared.called("decide withdrawal", c);
-            }
+            _ => decide_a_withdrawal(&h, &shared, &mut rng, 0.5).await,
         }
     }
+}
+
+/// Places an order of `lines` (variant, pieces) for `marketer`: its id, or the answer when
+/// it was not placed.
+async fn place(
+    h: &Harness,
+    shared: &Shared,
+    marketer: usize,
+    lines: &[(i64, i64)],
+) -> Result<i64, String> {
+    let lines: Vec<Value> = lines
+        .iter()
+        .map(|(v, q)| json!({"variant_id": v, "quantity": q, "profit": "12.35"}))
+        .collect();
+    let f = &h.fixture;
+    let body = json!({
+        "full_name": "سارة حسن", "phone": "+201112223334",
+        "address": "12 شارع النصر، مدينة نصر", "governorate_id": f.cairo,
+        "shipping_option_id": f.standard_shipping, "lines": lines,
+    });
+    let r = h
+        .post(&shared.keys[marketer], "/api/v1/orders", &body)
+        .await;
+    shared.note("place", &r);
+    let id = r.json()["data"]["id"]
+        .as_i64()
+        .ok_or_else(|| format!("{} {}", r.status, String::from_utf8_lossy(&r.body)))?;
+    shared.orders.lock().expect("orders").push((id, marketer));
+    Ok(id)
+}
+
+/// Account `who` asks for its whole ready money (`whole`) or for 100.00.
+async fn withdraw(h: &Harness, shared: &Shared, who: usize, whole: bool) {
+    let r = h.get(&shared.keys[who], "/api/v1/wallet").await;
+    shared.note("wallet", &r);
+    let amount = if whole {
+        money(&r.json()["data"]["ready"])
+    } else {
+        Decimal::from(100)
+    };
+    let (c, id) = adapter::request_withdrawal(&h.engine, shared.ids[who], amount).await;
+    shared.called("withdraw", c);
+    if let Some(id) = id {
+        shared.withdrawals.lock().expect("withdrawals").push(id);
+    }
+}
+
+/// The platform pays (with probability `pay`) or rejects a withdrawal asked for in the run
+/// and not yet decided (as far as this task knows: another may decide it first).
+async fn decide_a_withdrawal(h: &Harness, shared: &Shared, rng: &mut StdRng, pay: f64) {
+    let Some(id) = Shared::pick(&shared.withdrawals, rng) else {
+        return;
+    };
+    let c = adapter::decide_withdrawal(&h.engine, id, rng.random_bool(pay)).await;
+    if shared.called("decide withdrawal", c) {
+        shared
+            .withdrawals
+            .lock()
+            .expect("withdrawals")
+            .retain(|w| *w != id);
+    }
+}
+
+/// Moves an order from pending to delivered, as the platform does; whether every move passed.
+async fn deliver(h: &Harness, shared: &Shared, marketer: usize, id: i64) -> bool {
+    for to in ["order_confirmed", "order_shipped", "order_delivered"] {
+        let r = h
+            .post(
+                &shared.keys[marketer],
+                &format!("/api/v1/sandbox/orders/{id}/status"),
+                &json!({"status": to}),
+            )
+            .await;
+        shared.note("move", &r);
+        if r.status != 200 {
+            return false;
+        }
+    }
+    shared
+        .settled
+        .lock()
+        .expect("settled")
+        .insert(id, "delivered");
+    true
+}
+
+/// The supplier-money race's start: `orders` orders of 4 pieces of the supplier's variants delivered
+/// and made ready by the clock (the first `orders` of `shared.orders`, the ones the race
+/// corrects), then as many delivered and held. Answers the held money, which the race never
+/// touches.
+async fn ready_and_held_money(h: &Harness, shared: &Shared, orders: usize) -> Decimal {
+    const PIECES: i64 = 4;
+    let placed = |round: usize| async move {
+        let v = shared.supplier_variants[round % shared.supplier_variants.len()];
+        let id = match place(h, shared, 0, &[(v, PIECES)]).await {
+            Ok(id) => id,
+            Err(answer) => panic!("the race's order of variant {v} was not placed: {answer}"),
+        };
+        assert!(
+            deliver(h, shared, 0, id).await,
+            "the race's order {id} is delivered"
+        );
+    };
+    // Stock for the race's orders (2 pieces each, the ready ones and the held ones).
+    for v in &shared.supplier_variants {
+        let pieces = 2 * PIECES * orders.div_ceil(shared.supplier_variants.len()) as i64;
+        assert!(
+            shared.called(
+                "stock delta",
+                adapter::adjust_stock(&h.engine, *v, pieces).await
+            ),
+            "stock for the race's orders of variant {v}"
+        );
+    }
+    for round in 0..orders {
+        placed(round).await;
+    }
+    // Every delivery so far ready, whatever day of the week the hold ends on.
+    let hold = h.engine.config().hold_days;
+    h.clock.advance(chrono::Duration::days(hold + 8));
+    for round in 0..orders {
+        placed(round).await;
+    }
+    let wallet = h.get(&shared.keys[2], "/api/v1/wallet").await.json()["data"].clone();
+    money(&wallet["held"]["amount"])
+}
+
+/// A task of the supplier-money race: the supplier withdraws its whole ready money while
+/// the platform corrects its ready deliveries (a returned piece taken back from its money,
+/// or given back) and decides the withdrawals (mostly rejected, so there is money to race
+/// for again).
+async fn supplier_money_task(
+    h: Harness,
+    shared: Arc<Shared>,
+    seed: u64,
+    operations: usize,
+    correctable: usize,
+) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    for _ in 0..operations {
+        match rng.random_range(0..10) {
+            0..=2 => withdraw(&h, &shared, 2, true).await,
+            3..=6 => {
+                let (id, _) =
+                    shared.orders.lock().expect("orders")[rng.random_range(0..correctable)];
+                let Ok(lines) = adapter::kept_lines(&h.engine, id).await else {
+                    continue;
+                };
+                let report = Report {
+                    returned: Some(rng.random_range(0..=1)),
+                    ..Report::default()
+                };
+                let c = adapter::correct(&h.engine, id, &[(lines[0].id, report)]).await;
+                shared.called("correct", c);
+            }
+            _ => decide_a_withdrawal(&h, &shared, &mut rng, 0.2).await,
+        }
+    }
+}
+
+/// What the racing tasks do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Race {
+    /// Every kind of operation: orders, cancels, moves, corrections, quotes and their
+    /// decisions, stock deltas, withdrawals on both sides and their decisions.
+    Everything,
+    /// A supplier's money: deliveries made ready by the clock and others still held, then
+    /// withdrawals of the whole ready money against corrections of the ready deliveries and
+    /// decisions. Besides the end state's laws, every withdrawal of the race must have left
+    /// at least the held money (a withdrawal takes only ready money).
+    SupplierMoney,
 }
 
 /// Earnings of an account at the start: `ready + held + received + pending`.
@@ -248,6 +391,21 @@ async fn earnings_now(h: &Harness, key: &str) -> (Decimal, Decimal, Decimal) {
 /// answers seen. Call it from a plain `#[test]`: it runs its own multi-threaded runtime.
 pub fn check_laws_concurrently<F, Fut, H>(tasks: usize, operations: usize, seed: u64, factory: F)
 where
+    F: FnOnce() -> Fut,
+    Fut: Future<Output = H>,
+    H: IntoHarness,
+{
+    check_laws_racing(tasks, operations, seed, Race::Everything, factory);
+}
+
+/// [`check_laws_concurrently`] with the tasks doing what `race` says.
+pub fn check_laws_racing<F, Fut, H>(
+    tasks: usize,
+    operations: usize,
+    seed: u64,
+    race: Race,
+    factory: F,
+) where
     F: FnOnce() -> Fut,
     Fut: Future<Output = H>,
     H: IntoHarness,
@@ -277,9 +435,21 @@ where
             broken: Mutex::default(),
         });
         let commission = world.model.commission_percent;
-        let handles: Vec<_> = (0..tasks)
-            .map(|t| tokio::spawn(task(h.clone_handle(), shared.clone(), seed + t as u64, operations)))
-            .collect();
+        // The race's supplier money: the held money, and the newest statement entry before it.
+        let mut held_in_race = None;
+        let handles: Vec<_> = match race {
+            Race::Everything => (0..tasks)
+                .map(|t| tokio::spawn(task(h.clone_handle(), shared.clone(), seed + t as u64, operations)))
+                .collect(),
+            Race::SupplierMoney => {
+                const ORDERS: usize = 6;
+                let before = statement(&h, &shared.keys[2]).await.first().and_then(|e| e["id"].as_i64()).unwrap_or(0);
+                held_in_race = Some((ready_and_held_money(&h, &shared, ORDERS).await, before));
+                (0..tasks)
+                    .map(|t| tokio::spawn(supplier_money_task(h.clone_handle(), shared.clone(), seed + t as u64, operations, ORDERS)))
+                    .collect()
+            }
+        };
         for handle in handles {
             if let Err(e) = handle.await {
                 shared.broken.lock().expect("broken").push(format!("a task panicked: {e}"));
@@ -362,7 +532,17 @@ where
                 }
             }
         }
+        if let Some((held, before)) = held_in_race {
+            for e in statement(&h, &shared.keys[2]).await {
+                let balance = money(&e["balance"]);
+                if e["type"] == "withdrawal" && e["id"].as_i64().unwrap_or(0) > before && balance < held {
+                    breaks.push(format!("money.withdrawal_takes_only_ready_money: supplier {}: withdrawal entry {} of {} left {balance}, below the {held} held", shared.ids[2], e["id"], e["amount"]));
+                }
+            }
+        }
         let answers = shared.answers.lock().expect("answers").clone();
+        // Shown with `--nocapture`: what the tasks did, to see that the race was run.
+        println!("seed {seed}: answers seen: {answers:?}");
         drop(world);
         h.finish().await;
         assert!(

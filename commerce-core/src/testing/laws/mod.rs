@@ -38,7 +38,7 @@ mod plans;
 mod runner;
 mod runner_supply;
 
-pub use concurrent::check_laws_concurrently;
+pub use concurrent::{Race, check_laws_concurrently, check_laws_racing};
 
 /// The laws' names, as a failure and `LAWS_SKIP` name them.
 mod law {
