@@ -10,8 +10,8 @@ use crate::domain::checkout::{
 };
 use crate::error::{ApiError, FieldErrors};
 use crate::model::{VariantId, WarrantyId};
+use crate::render::messages;
 use crate::web::input::Fields;
-use crate::web::messages;
 
 /// Who reads the lines: a quote may leave `profit` out (it is then 0), an order may not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

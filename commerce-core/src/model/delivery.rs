@@ -106,16 +106,6 @@ impl Delivery {
         self.status == DeliveryStatus::Pending && self.next_attempt_at.is_some_and(|at| at <= now)
     }
 
-    /// Whether `self` must wait for `earlier`: a pending delivery of the same order to the
-    /// same endpoint created before it (one order's events reach an endpoint in order).
-    pub fn waits_for(&self, earlier: &Delivery) -> bool {
-        self.order_id.is_some()
-            && earlier.id < self.id
-            && earlier.webhook_id == self.webhook_id
-            && earlier.order_id == self.order_id
-            && earlier.status == DeliveryStatus::Pending
-    }
-
     /// Records an attempt's outcome (a backend that stores whole records; SQL backends write
     /// the same columns).
     pub fn record(&mut self, outcome: &AttemptOutcome) {

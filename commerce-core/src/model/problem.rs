@@ -55,6 +55,9 @@ pub enum Problem {
     },
     /// An instant that must be later than now (a key's expiry).
     NotInFuture,
+    /// An instant further ahead than allowed (a quote's `valid_until` more than
+    /// `MAX_QUOTE_DAYS` days ahead).
+    TooFarAhead,
     /// Not 1 to [`MAX_LINES`](crate::domain::checkout::MAX_LINES) lines.
     LineCount,
     /// More than [`MAX_WARRANTIES`](crate::domain::checkout::MAX_WARRANTIES) warranties on one line.

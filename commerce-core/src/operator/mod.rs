@@ -25,13 +25,13 @@ pub use crate::domain::fields::{DraftLine, OrderDraft};
 use crate::domain::fields::{FieldProblem, MAX_TEXT, Problem, TextKind, clean_text, phone};
 use crate::domain::keys::KeyMaker;
 pub use crate::domain::keys::KeySpec;
+use crate::domain::keys::{KEY_PREFIX, TEST_KEY_PREFIX, generate_key, hash_key};
 pub use crate::domain::pieces::OutcomeReport;
 use crate::domain::wallet::WalletFigures;
 use crate::domain::{moves, placement};
 use crate::model::*;
 use crate::money::accepted_amount;
 use crate::store::{StatusChange, Store, StoreError};
-use crate::web::auth::{KEY_PREFIX, TEST_KEY_PREFIX, generate_key, hash_key};
 
 pub use crate::limits::{MAX_LIVE_KEYS, MIN_KEY_LENGTH};
 

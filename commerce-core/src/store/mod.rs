@@ -86,7 +86,6 @@
 
 mod accounts;
 mod catalog;
-mod catalog_edits;
 pub(crate) mod delegate;
 mod error;
 mod hook;
@@ -105,8 +104,7 @@ pub use accounts::{
     ACCOUNT_CHANGED, AccountStore, InsertKeyError, KEY_HASH_STORED, KeyCheck, MAX_LIVE_KEYS,
     RateLimitHit, RateWindows, authenticate_by_calls,
 };
-pub use catalog::{CatalogStore, ProductVersion, removal_after};
-pub use catalog_edits::parent_allowed;
+pub use catalog::{CatalogStore, ProductVersion};
 pub use error::{PlaceOrderError, StatusChangeError, StoreError, Unique};
 pub use hook::{Concern, Hooked, Operation, StoreHook};
 pub use idempotency::{
@@ -115,12 +113,9 @@ pub use idempotency::{
 };
 pub use memory::MemoryStore;
 pub use meter::MeterStore;
-pub use orders::{
-    OrderStore, OrderVersion, StatusChange, StatusMove, first_stale, pieces_to_reserve,
-    unchanged_since,
-};
+pub use orders::{OrderStore, OrderVersion, StatusChange, StatusMove, unchanged_since};
 pub use statement::SupplyBooking;
-pub use stock::{StockError, held_by_orders};
+pub use stock::StockError;
 pub use supply::{InsertQuoteError, QuoteDecisionError, SupplyStore};
 pub(crate) use traced::Traced;
 pub use webhooks::{

@@ -409,7 +409,7 @@ mod tests {
         let json = "application/json; charset=utf-8";
         assert!(
             check_answer(
-                &ApiError::not_found().render(&crate::web::request_id::RequestId::generate())
+                &ApiError::not_found().render(&crate::render::request_id::RequestId::generate())
             )
             .is_ok()
         );
@@ -420,7 +420,7 @@ mod tests {
         assert!(
             check_answer(
                 &ApiError::new(ErrorCode::ServerError)
-                    .render(&crate::web::request_id::RequestId::generate())
+                    .render(&crate::render::request_id::RequestId::generate())
             )
             .is_err()
         );
