@@ -20,7 +20,8 @@
 //!   `the_sql_store_uses_nothing_of_commerce_core_that_renders`,
 //!   `a_planted_indirect_import_of_rendering_is_caught`);
 //! - no source file of the workspace outside `tests/` is over [`MAX_LINES`] lines
-//!   (`no_source_file_is_over_700_lines`).
+//!   (`no_source_file_is_over_700_lines`);
+//! - a module with children is `x/mod.rs`, never `x.rs` beside `x/` (`one_module_file_style`).
 //!
 //! A module's dependencies are the modules its code names through `crate::`
 //! (`use crate::store::Store`, `crate::money::round_money(..)`, `use crate::{a, b}`,
@@ -613,6 +614,48 @@ fn no_source_file_is_over_700_lines() {
         "over {MAX_LINES} lines, or excused and no longer over:\n  {}",
         over.join("\n  ")
     );
+}
+
+/// The files `x.rs` under `src` that sit beside a folder `x/`: a module with children is
+/// `x/mod.rs`, one style for every module.
+fn files_beside_their_folder(src: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    files
+        .iter()
+        .filter(|file| file.with_extension("").is_dir())
+        .map(|file| {
+            file.strip_prefix(src)
+                .expect("under src")
+                .display()
+                .to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn one_module_file_style() {
+    for krate in [
+        "commerce-core",
+        "commerce-store-sqlx",
+        "commerce-axum",
+        "commerce-warp",
+    ] {
+        let src = source_dir().join("../..").join(krate).join("src");
+        let beside = files_beside_their_folder(&src);
+        assert!(
+            beside.is_empty(),
+            "{krate}: files beside their folder: {beside:?}"
+        );
+    }
+    // A planted `x.rs` beside `x/` is found.
+    let dir = std::env::temp_dir().join(format!("layering-style-{}", std::process::id()));
+    fs::create_dir_all(dir.join("engine")).expect("a folder");
+    fs::write(dir.join("engine.rs"), "mod background;").expect("a file");
+    fs::write(dir.join("engine/background.rs"), "").expect("a file");
+    let beside = files_beside_their_folder(&dir);
+    fs::remove_dir_all(&dir).expect("clean up");
+    assert_eq!(beside, ["engine.rs"]);
 }
 
 #[test]
