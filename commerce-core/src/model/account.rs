@@ -398,7 +398,8 @@ impl RateWindow {
 }
 
 /// A key record to insert (the engine hashes the plaintext).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, bon::Builder)]
+#[non_exhaustive]
 pub struct NewKeyRecord {
     /// Owning account.
     pub account_id: AccountId,

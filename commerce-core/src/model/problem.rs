@@ -100,12 +100,20 @@ pub enum Problem {
 
 /// A problem and the field it belongs to.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct FieldProblem {
     /// The field's path, as the API names it and as the fields of [`OrderDraft`](crate::domain::fields::OrderDraft) are named:
     /// `phone`, `lines.2.quantity` (the third line's `quantity`).
     pub field: String,
     /// What is wrong.
     pub problem: Problem,
+}
+
+impl FieldProblem {
+    /// A `FieldProblem` of its fields, in their order.
+    pub fn new(field: String, problem: Problem) -> Self {
+        Self { field, problem }
+    }
 }
 
 impl std::fmt::Display for FieldProblem {

@@ -38,11 +38,19 @@ pub use crate::limits::{MAX_LIVE_KEYS, MIN_KEY_LENGTH};
 /// A key just created: the plaintext is shown this once and never stored. Its `Debug` leaves
 /// the plaintext out (`plaintext: "<redacted>"`), so that a log of it leaks no key.
 #[derive(Clone, PartialEq)]
+#[non_exhaustive]
 pub struct CreatedKey {
     /// The stored key (hash only).
     pub key: ApiKey,
     /// The plaintext to hand to the integrator.
     pub plaintext: String,
+}
+
+impl CreatedKey {
+    /// A `CreatedKey` of its fields, in their order.
+    pub fn new(key: ApiKey, plaintext: String) -> Self {
+        Self { key, plaintext }
+    }
 }
 
 impl std::fmt::Debug for CreatedKey {

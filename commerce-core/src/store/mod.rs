@@ -54,11 +54,12 @@
 //!
 //! # How a backend builds the records
 //!
-//! Most records a store hands back ([`Order`](crate::model::Order),
-//! [`Webhook`](crate::model::Webhook), [`RateLimitHit`], [`Page`](crate::model::Page), ...) are
-//! `#[non_exhaustive]`: another crate cannot write them as struct literals, so that a field
-//! added later breaks no backend. Some plain parts are not yet (`KeyCheck`, `Count`,
-//! `Customer`, `Totals`, `LineOutcome`, `Breaker`: written as literals). It builds them one of two ways, by the record's size:
+//! Every record a store hands back ([`Order`](crate::model::Order),
+//! [`Webhook`](crate::model::Webhook), [`RateLimitHit`], [`Page`](crate::model::Page), its
+//! parts such as [`Customer`](crate::model::Customer), [`Totals`](crate::model::Totals) and
+//! [`Breaker`](crate::model::Breaker), ...) is `#[non_exhaustive]`: another crate cannot write
+//! it as a struct literal, so that a field added later breaks no backend. A backend builds
+//! them one of two ways, by the record's size:
 //!
 //! - a record of up to four fields has a `new` taking them in declaration order
 //!   (`RateLimitHit::new(allowed, used)`, `Page::new(items, total)`,

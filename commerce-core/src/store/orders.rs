@@ -8,7 +8,8 @@ use crate::domain::earnings::WalletTotals;
 use crate::model::*;
 
 /// A move of an order to another status.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, bon::Builder)]
+#[non_exhaustive]
 pub struct StatusChange {
     /// Only an order of this account (API calls); `None` for the platform.
     pub account_id: Option<AccountId>,
@@ -266,7 +267,8 @@ pub fn unchanged_since(
 /// What a [`StatusChange`] does to an order, decided by [`StatusMove::check`]: the one rule
 /// every backend applies inside [`OrderStore::change_order_status`], so that a backend only
 /// persists.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, bon::Builder)]
+#[non_exhaustive]
 pub struct StatusMove {
     /// Status entered.
     pub to: OrderStatus,

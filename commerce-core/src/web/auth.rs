@@ -81,11 +81,19 @@ mod tests {
 
 /// Who is calling, once the key passed every check.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Caller {
     /// The key used.
     pub key: ApiKey,
     /// Its account.
     pub account: Account,
+}
+
+impl Caller {
+    /// A `Caller` of its fields, in their order.
+    pub fn new(key: ApiKey, account: Account) -> Self {
+        Self { key, account }
+    }
 }
 
 /// `X-RateLimit-Limit`: the key's requests per minute.
