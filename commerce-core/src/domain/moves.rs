@@ -4,10 +4,10 @@
 
 use chrono::{DateTime, Utc};
 
-use super::fields::{FieldProblem, Problem};
 use super::pieces::{self, OutcomeProblem, OutcomeReport, Settlement};
 use crate::config::Config;
 use crate::model::*;
+use crate::model::{FieldProblem, Problem};
 use crate::store::{StatusChange, StatusChangeError, Store, StoreError};
 
 /// Why a move changed nothing.

@@ -22,7 +22,7 @@ use rust_decimal::Decimal;
 use crate::cache::shared::Shared;
 use crate::domain::earnings::PayoutRules;
 pub use crate::domain::fields::{DraftLine, OrderDraft};
-use crate::domain::fields::{FieldProblem, MAX_TEXT, Problem, TextKind, clean_text, phone};
+use crate::domain::fields::{MAX_TEXT, TextKind, clean_text, phone};
 use crate::domain::keys::KeyMaker;
 pub use crate::domain::keys::KeySpec;
 use crate::domain::keys::{KEY_PREFIX, TEST_KEY_PREFIX, generate_key, hash_key};
@@ -30,6 +30,7 @@ pub use crate::domain::pieces::OutcomeReport;
 use crate::domain::wallet::WalletFigures;
 use crate::domain::{moves, placement};
 use crate::model::*;
+use crate::model::{FieldProblem, Problem};
 use crate::money::accepted_amount;
 use crate::store::{StatusChange, Store, StoreError};
 

@@ -402,7 +402,8 @@ impl<'a> Fields<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::fields::{Problem, normalize_phone};
+    use crate::domain::fields::normalize_phone;
+    use crate::model::Problem;
 
     #[test]
     fn phones_are_normalised() {
