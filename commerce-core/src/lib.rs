@@ -115,7 +115,7 @@ pub mod webhooks;
 pub mod testing;
 
 pub use config::{Config, ConfigError};
-pub use domain::keys::{KEY_PREFIX, TEST_KEY_PREFIX, hash_key};
+pub use domain::keys::mint::{KEY_PREFIX, TEST_KEY_PREFIX, hash_key};
 pub use engine::{Admitted, Engine, EngineBuilder, Head};
 pub use error::{ApiError, ConflictReason, ErrorCode};
 pub use operator::{Conflict, Operator, OperatorError};

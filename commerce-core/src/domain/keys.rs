@@ -4,38 +4,46 @@
 //! both mint the key here (its prefix, its random part, the hash a store keeps).
 
 use chrono::{DateTime, Utc};
-use rand::Rng;
-use rand::distr::Alphanumeric;
-use sha2::{Digest, Sha256};
 
 use super::fields::{TextKind, clean_text};
 pub use crate::limits::MAX_KEY_NAME;
-use crate::model::{Ability, FieldProblem, KeyHash, Problem, Side};
+use crate::model::{Ability, FieldProblem, Problem, Side};
 
-/// The recognisable prefix of generated keys (the prefix of a key created by an engine in the
-/// sandbox's test mode is [`TEST_KEY_PREFIX`]).
-pub const KEY_PREFIX: &str = "sk_live_";
+/// The minting of a key: its prefix, its random part and the hash a store keeps. Public at the
+/// crate's root (`KEY_PREFIX`, `TEST_KEY_PREFIX`, `hash_key`), so that each has one path.
+pub(crate) mod mint {
+    use rand::Rng;
+    use rand::distr::Alphanumeric;
+    use sha2::{Digest, Sha256};
 
-/// The prefix of keys created by an engine in the sandbox's test mode
-/// ([`Config::test_mode`](crate::Config::test_mode)): a sandbox key is never taken for a live
-/// one.
-pub const TEST_KEY_PREFIX: &str = "sk_test_";
+    use crate::model::KeyHash;
 
-/// SHA-256 of a key's plaintext: the only form a store keeps.
-pub fn hash_key(plaintext: &str) -> KeyHash {
-    Sha256::digest(plaintext.as_bytes()).into()
+    /// The recognisable prefix of generated keys (the prefix of a key created by an engine in the
+    /// sandbox's test mode is [`TEST_KEY_PREFIX`]).
+    pub const KEY_PREFIX: &str = "sk_live_";
+
+    /// The prefix of keys created by an engine in the sandbox's test mode
+    /// ([`Config::test_mode`](crate::Config::test_mode)): a sandbox key is never taken for a live
+    /// one.
+    pub const TEST_KEY_PREFIX: &str = "sk_test_";
+
+    /// SHA-256 of a key's plaintext: the only form a store keeps.
+    pub fn hash_key(plaintext: &str) -> KeyHash {
+        Sha256::digest(plaintext.as_bytes()).into()
+    }
+
+    /// A new random key: `prefix` ([`KEY_PREFIX`] or [`TEST_KEY_PREFIX`]) and 40 alphanumeric
+    /// characters (about 238 bits).
+    pub(crate) fn generate_key(prefix: &str) -> String {
+        let random: String = rand::rng()
+            .sample_iter(&Alphanumeric)
+            .take(40)
+            .map(char::from)
+            .collect();
+        format!("{prefix}{random}")
+    }
 }
-
-/// A new random key: `prefix` ([`KEY_PREFIX`] or [`TEST_KEY_PREFIX`]) and 40 alphanumeric
-/// characters (about 238 bits).
-pub(crate) fn generate_key(prefix: &str) -> String {
-    let random: String = rand::rng()
-        .sample_iter(&Alphanumeric)
-        .take(40)
-        .map(char::from)
-        .collect();
-    format!("{prefix}{random}")
-}
+pub(crate) use mint::{KEY_PREFIX, TEST_KEY_PREFIX, generate_key, hash_key};
 
 /// What a new key is allowed: [`KeySpec::new`] and the `with_*` methods.
 ///
