@@ -8,8 +8,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::model::string_enum;
-use crate::web::messages;
-use crate::web::request_id::RequestId;
+use crate::render::messages;
+use crate::render::request_id::RequestId;
 
 string_enum! {
     /// The stable machine-readable error codes (docs/errors.md).
@@ -293,7 +293,7 @@ impl ApiError {
             "a 409 is built by ApiError::conflict, with its reason"
         );
         let mut response =
-            crate::web::wire::json_response(self.code.status(), self.body(request_id.as_str()));
+            crate::render::wire::json_response(self.code.status(), self.body(request_id.as_str()));
         if self.code == ErrorCode::Unauthenticated {
             // RFC 6750: a 401 names the scheme the client should use.
             response.headers_mut().insert(
@@ -391,7 +391,7 @@ mod tests {
         assert_eq!(body["error"]["request_id"], "support-\"7\"");
         assert_eq!(body["error"]["code"], "not_found");
 
-        let ok = crate::web::wire::json_response(http::StatusCode::OK, b"{\"data\":1}".to_vec());
+        let ok = crate::render::wire::json_response(http::StatusCode::OK, b"{\"data\":1}".to_vec());
         let ok = id.stamp(ok);
         assert_eq!(ok.body().as_ref(), b"{\"data\":1}");
         assert_eq!(ok.headers()["request-id"], "support-\"7\"");

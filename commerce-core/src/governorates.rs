@@ -4,11 +4,19 @@
 
 /// A governorate's names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct GovernorateName {
     /// The English name (`Cairo`).
     pub english: &'static str,
     /// The Arabic name, as the API shows it (`القاهرة`).
     pub arabic: &'static str,
+}
+
+impl GovernorateName {
+    /// A `GovernorateName` of its fields, in their order.
+    pub fn new(english: &'static str, arabic: &'static str) -> Self {
+        Self { english, arabic }
+    }
 }
 
 /// The 27 governorates of Egypt.

@@ -98,13 +98,15 @@ pub mod observe;
 pub mod operator;
 pub mod owner;
 pub mod owner_pages;
+// What answers and events say: the JSON views, the Arabic messages, the request id.
+pub(crate) mod render;
 #[cfg(feature = "sandbox")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sandbox")))]
 pub mod sandbox;
 pub mod store;
 pub(crate) mod time;
-// The HTTP entry: routes, authentication, bodies, input, the wire views, messages, request ids
-// and the OpenAPI document; what users need of it is re-exported below.
+// The HTTP entry: routes, authentication, bodies, input and the OpenAPI document; what users
+// need of it is re-exported below.
 pub(crate) mod web;
 pub mod webhooks;
 
@@ -113,13 +115,14 @@ pub mod webhooks;
 pub mod testing;
 
 pub use config::{Config, ConfigError};
+pub use domain::keys::mint::{KEY_PREFIX, TEST_KEY_PREFIX, hash_key};
 pub use engine::{Admitted, Engine, EngineBuilder, Head};
 pub use error::{ApiError, ConflictReason, ErrorCode};
 pub use operator::{Conflict, Operator, OperatorError};
 pub use owner::Owner;
 pub use owner_pages::{OwnerLogin, OwnerPages};
 pub use time::cairo_timestamp;
-pub use web::auth::{Caller, KEY_PREFIX, TEST_KEY_PREFIX, bearer_token, hash_key};
+pub use web::auth::{Caller, bearer_token};
 pub use web::routes::{API_PREFIX, MountPrefix};
 
 /// The date and time types of the API ([`DateTime<Utc>`](chrono::DateTime) instants,

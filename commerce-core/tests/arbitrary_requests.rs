@@ -70,12 +70,7 @@ fn request() -> impl Strategy<Value = RequestSpec> {
                 .map(|a| ("authorization".to_owned(), a.as_bytes().to_vec()))
                 .chain(headers.into_iter().map(|(n, v)| (n.to_owned(), v.to_vec())))
                 .collect();
-            RequestSpec {
-                method: method.to_owned(),
-                target,
-                headers,
-                body,
-            }
+            RequestSpec::new(method.to_owned(), target, headers, body)
         },
     )
 }

@@ -3,24 +3,25 @@
 //!
 //! - every module of `commerce-core/src` is placed in one layer of [`LAYERS`]
 //!   (`every_module_has_a_layer`); a module is a top-level module, or a file of `domain/`,
-//!   `web/`, `cache/` or `webhooks/` ([`SPLIT_FOLDERS`]), since `domain/` holds both the rules
-//!   the store applies and the operations that call the store, and the caches' and webhooks'
-//!   files sit in different layers;
+//!   `web/`, `cache/`, `render/` or `webhooks/` ([`SPLIT_FOLDERS`]), since `domain/` holds
+//!   the base rules, the rules a backend applies and the operations that call the store, and
+//!   the caches', rendering's and webhooks' files sit in different layers;
 //! - no module cycle (`the_top_level_modules_form_no_cycle`);
-//! - `store`, the domain's operations and `webhooks` import nothing of the engine or of the
-//!   ways in (the HTTP entry under `web/`, `api`, the operator)
-//!   (`no_module_imports_a_layer_it_must_not`);
-//! - the base (`model`, `money`, the pure rules `domain::pricing`, `domain::earnings`,
-//!   `domain::delivery`, `domain::status_moves`, ...) imports only the base
-//!   (`no_module_imports_a_layer_it_must_not`);
+//! - each layer imports only its own layer and the layers below it, and the base only the
+//!   base (`no_module_imports_a_layer_it_must_not`), but for the imports listed in [`UPWARD`]
+//!   (at most [`MAX_UPWARD`]), which are all the imports that run up
+//!   (`imports_run_up_the_layers_only_where_listed`); each layer's rule fails on a planted
+//!   violation (`every_layer_has_a_rule_that_fails_on_a_planted_violation`), and the top
+//!   layer's rule is that nothing imports the sandbox (`nothing_imports_the_sandbox`);
 //! - no circle of imports among source files (`no_circle_of_imports_among_source_files`);
-//! - no file under `store/` reaches `web/wire`, `webhooks/events` (the webhook renderer) or
-//!   `web/messages`, directly or through any other module, and the SQL store names nothing of
+//! - no file under `store/` reaches `render/wire`, `webhooks/events` (the webhook renderer) or
+//!   `render/messages`, directly or through any other module, and the SQL store names nothing of
 //!   `commerce_core` that does (`no_storage_file_reaches_rendering_even_through_another_module`,
 //!   `the_sql_store_uses_nothing_of_commerce_core_that_renders`,
 //!   `a_planted_indirect_import_of_rendering_is_caught`);
 //! - no source file of the workspace outside `tests/` is over [`MAX_LINES`] lines
-//!   (`no_source_file_is_over_700_lines`).
+//!   (`no_source_file_is_over_700_lines`);
+//! - a module with children is `x/mod.rs`, never `x.rs` beside `x/` (`one_module_file_style`).
 //!
 //! A module's dependencies are the modules its code names through `crate::`
 //! (`use crate::store::Store`, `crate::money::round_money(..)`, `use crate::{a, b}`,
@@ -51,12 +52,14 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The folders whose files are modules of their own in the graph: `domain/` holds both the
-/// pure rules (pricing, earnings, delivery decisions, ...), which the store applies, and the
-/// operations that call the store; `web/` holds the HTTP entry's files; `cache/` holds the
-/// engine's caches, the ways in's rendered answers and a service's seen pulls; `webhooks/`
-/// holds the dispatcher and its services, and the events' renderer.
-const SPLIT_FOLDERS: &[&str] = &["cache", "domain", "web", "webhooks"];
+/// The folders whose files are modules of their own in the graph: `domain/` holds the pure
+/// rules (pricing, earnings, delivery decisions, edits, filters, ...), the rules a backend
+/// applies inside its operations (`admission`) and the operations that call the store; `web/`
+/// holds the HTTP entry's files; `cache/` holds the engine's caches and the state the ways in
+/// share, and a service's seen pulls; `render/` the views, texts and request ids that the
+/// ways in and the services render; `webhooks/` holds the dispatcher and its services, and
+/// the events' renderer.
+const SPLIT_FOLDERS: &[&str] = &["cache", "domain", "render", "web", "webhooks"];
 
 /// The module a file belongs to: its top-level module (`api/orders.rs` → `api`, `engine.rs` →
 /// `engine`), or for a file of a [`SPLIT_FOLDERS`] folder that folder and the file's own
@@ -240,41 +243,37 @@ fn the_top_level_modules_form_no_cycle() {
     }
 }
 
-/// The layers, top first: each top-level module of `src` in exactly one.
+/// The layers, top first: each module of `src` (a top-level module, or a file of a
+/// [`SPLIT_FOLDERS`] folder) in exactly one. A module imports only its own layer and the
+/// layers below it ([`rules`]), but for the imports of [`UPWARD`].
 const LAYERS: &[(Layer, &[&str])] = &[
-    (
-        Layer::Engine,
-        &["cache", "cache::shared", "engine", "sandbox"],
-    ),
+    (Layer::Engine, &["engine", "owner_pages", "sandbox"]),
     (
         Layer::WaysIn,
         &[
             "api",
-            "http_server",
-            "operator",
-            "owner",
+            "cache",
             "cache::rendered_me",
             "cache::rendered_orders",
             "cache::rendered_products",
-            "owner_pages",
+            "cache::shared",
+            "cache::unknown_keys",
+            "http_server",
+            "operator",
+            "owner",
             "web",
             "web::auth",
             "web::body",
             "web::html",
             "web::input",
-            "web::messages",
             "web::openapi",
-            "web::request_id",
             "web::routes",
-            "web::unknown_keys",
-            "web::wire",
         ],
     ),
     (
         Layer::Domain,
         &[
             "domain",
-            "domain::admission",
             "domain::checkout",
             "domain::fields",
             "domain::kept",
@@ -288,10 +287,14 @@ const LAYERS: &[(Layer, &[&str])] = &[
     (
         Layer::Services,
         &[
-            "config",
             "cache::pulls_seen",
+            "config",
             "error",
             "observe",
+            "render",
+            "render::messages",
+            "render::request_id",
+            "render::wire",
             "webhooks",
             "webhooks::dispatcher",
             "webhooks::dns",
@@ -302,13 +305,15 @@ const LAYERS: &[(Layer, &[&str])] = &[
             "webhooks::urls",
         ],
     ),
-    (Layer::Store, &["store"]),
+    (Layer::Store, &["domain::admission", "store"]),
     (
         Layer::Base,
         &[
             "clock",
             "domain::delivery",
             "domain::earnings",
+            "domain::edits",
+            "domain::filters",
             "domain::pieces",
             "domain::pricing",
             "domain::status_moves",
@@ -321,58 +326,67 @@ const LAYERS: &[(Layer, &[&str])] = &[
     ),
 ];
 
+/// The imports that run up [`LAYERS`] (importer, imported, why), at most [`MAX_UPWARD`];
+/// ARCHITECTURE.md names each with its reason. `imports_run_up_the_layers_only_where_listed`
+/// holds the list to the code both ways: an import up that is not listed fails, and so does
+/// an entry whose import is gone.
+const UPWARD: &[(&str, &str, &str)] = &[(
+    "store",
+    "observe",
+    "the tracing layer of the store (`store/traced.rs`) reports each store call's span and \
+     the order moves' events under the names `observe` defines",
+)];
+
+/// The most imports that may run up the layers.
+const MAX_UPWARD: usize = 5;
+
 /// A layer of [`LAYERS`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Layer {
-    /// The pipeline and its shared state.
+    /// The pipeline, and what is built on the engine: the owner's pages, the sandbox.
     Engine,
-    /// How callers reach the domain: the HTTP API (parse, render, route, authenticate) and the
-    /// operator.
+    /// How callers reach the domain: the HTTP API (parse, route, authenticate), the operator,
+    /// the owner, and the state they share (the store with the rendered-JSON caches).
     WaysIn,
     /// The product's rules, no HTTP.
     Domain,
-    /// What the layers above share: configuration, errors, events, webhooks, observability.
+    /// What the layers above share: configuration, errors, rendering, webhooks,
+    /// observability.
     Services,
-    /// The storage contract, its rules and the memory store.
+    /// The storage contract, the memory store, and the rules a backend applies inside its
+    /// operations (`domain::admission`).
     Store,
     /// Plain data and pure functions.
     Base,
 }
 
-/// The rules: (the modules they bind, the layers those modules must not import, or `None` for
-/// "nothing outside their own layer").
+/// The rules, one per layer: (the modules they bind, the layers those modules must not
+/// import, or `None` for "nothing outside their own layer"). Each layer but the base must not
+/// import a layer above it (the engine, at the top, has none above it); the base imports only
+/// the base.
 fn rules() -> Vec<(&'static [&'static str], Option<&'static [Layer]>)> {
-    vec![
-        (&["store"], Some(&[Layer::Engine, Layer::WaysIn])),
-        (
-            modules_of(Layer::Domain),
-            Some(&[Layer::Engine, Layer::WaysIn]),
-        ),
-        // Not yet `webhooks::events`: the events' renderer still reads the wire views
-        // (`web::wire`), which the ways in own.
-        (
-            &[
-                "webhooks",
-                "webhooks::dispatcher",
-                "webhooks::dns",
-                "webhooks::egress",
-                "webhooks::nat64",
-                "webhooks::signing",
-                "webhooks::urls",
-            ],
-            Some(&[Layer::Engine, Layer::WaysIn]),
-        ),
-        (modules_of(Layer::Base), None),
-    ]
-}
-
-fn modules_of(layer: Layer) -> &'static [&'static str] {
     LAYERS
         .iter()
-        .find(|(l, _)| *l == layer)
-        .map(|(_, modules)| *modules)
-        .expect("every layer is in the table")
+        .enumerate()
+        .map(|(at, (layer, modules))| {
+            let forbidden = match layer {
+                Layer::Base => None,
+                _ => Some(&ORDER[..at]),
+            };
+            (*modules, forbidden)
+        })
+        .collect()
 }
+
+/// The layers in the order of [`LAYERS`], top first.
+const ORDER: [Layer; 6] = [
+    Layer::Engine,
+    Layer::WaysIn,
+    Layer::Domain,
+    Layer::Services,
+    Layer::Store,
+    Layer::Base,
+];
 
 fn layer_of(module: &str) -> Option<Layer> {
     LAYERS
@@ -394,7 +408,9 @@ fn broken_rules(graph: &Graph) -> Vec<String> {
                 let refused = match forbidden {
                     Some(layers) => layers.contains(&layer),
                     None => layer != own,
-                };
+                } && !UPWARD
+                    .iter()
+                    .any(|(from, to, _)| from == module && to == import);
                 if refused {
                     broken.push(format!("{module} -> {import} ({layer:?})"));
                 }
@@ -435,6 +451,120 @@ fn no_module_imports_a_layer_it_must_not() {
         "imports against the layering:\n  {}",
         broken.join("\n  ")
     );
+}
+
+/// Every import of `graph` from a module to a module of a layer above its own, as
+/// `(importer, imported)`; for the base, an import of any other layer.
+fn upward_imports(graph: &Graph) -> BTreeSet<(String, String)> {
+    let rank = |layer: Layer| ORDER.iter().position(|l| *l == layer).expect("a layer");
+    let mut up = BTreeSet::new();
+    for (module, imports) in graph {
+        let Some(own) = layer_of(module) else {
+            continue;
+        };
+        for import in imports {
+            if layer_of(import).is_some_and(|layer| rank(layer) < rank(own)) {
+                up.insert((module.clone(), import.clone()));
+            }
+        }
+    }
+    up
+}
+
+#[test]
+fn imports_run_up_the_layers_only_where_listed() {
+    let graph = graph();
+    let found = upward_imports(&graph);
+    let listed: BTreeSet<(String, String)> = UPWARD
+        .iter()
+        .map(|(from, to, _)| ((*from).to_owned(), (*to).to_owned()))
+        .collect();
+    assert!(UPWARD.len() <= MAX_UPWARD, "{} imports up", UPWARD.len());
+    assert_eq!(
+        found, listed,
+        "the imports that run up the layers (left) and UPWARD (right)"
+    );
+    // A planted import up, not listed, is found.
+    let mut planted = graph.clone();
+    planted
+        .entry("config".into())
+        .or_default()
+        .insert("web::routes".into());
+    assert!(upward_imports(&planted).contains(&("config".into(), "web::routes".into())));
+    assert!(
+        broken_rules(&planted).contains(&"config -> web::routes (WaysIn)".to_string()),
+        "{:?}",
+        broken_rules(&planted)
+    );
+}
+
+#[test]
+fn every_layer_has_a_rule_that_fails_on_a_planted_violation() {
+    let graph = graph();
+    assert!(broken_rules(&graph).is_empty());
+    let rules = rules();
+    assert_eq!(rules.len(), LAYERS.len(), "one rule a layer");
+    for (at, (layer, modules)) in LAYERS.iter().enumerate() {
+        assert_eq!(ORDER[at], *layer, "ORDER follows LAYERS");
+        assert_eq!(
+            rules[at].0, *modules,
+            "the rule of {layer:?} binds its modules"
+        );
+        // The engine has no layer above it: its rule is that nothing imports the sandbox
+        // (`nothing_imports_the_sandbox`).
+        if *layer == Layer::Engine {
+            continue;
+        }
+        // A module of the layer imports a module of the layer just above it (for the base,
+        // the store's layer): the rule refuses it.
+        let above = LAYERS[at - 1].1[0];
+        for module in *modules {
+            let mut planted = graph.clone();
+            planted
+                .entry((*module).to_owned())
+                .or_default()
+                .insert(above.to_owned());
+            let expected = format!("{module} -> {above} ({:?})", LAYERS[at - 1].0);
+            assert!(
+                broken_rules(&planted).contains(&expected),
+                "a planted {expected} is refused"
+            );
+        }
+    }
+    // The base imports no other layer, not even the one just above it.
+    let mut planted = graph.clone();
+    planted
+        .entry("money".into())
+        .or_default()
+        .insert("store".into());
+    assert!(broken_rules(&planted).contains(&"money -> store (Store)".to_string()));
+}
+
+/// Nothing imports the sandbox (the demo fixture, with its fixed demo keys): it is built on
+/// the engine, and no module of the product depends on it.
+fn sandbox_importers(graph: &Graph) -> Vec<&String> {
+    graph
+        .iter()
+        .filter(|(_, imports)| imports.contains("sandbox"))
+        .map(|(module, _)| module)
+        .collect()
+}
+
+#[test]
+fn nothing_imports_the_sandbox() {
+    let graph = graph();
+    assert!(graph.contains_key("sandbox"), "the scan sees the sandbox");
+    assert!(
+        sandbox_importers(&graph).is_empty(),
+        "{:?}",
+        sandbox_importers(&graph)
+    );
+    let mut planted = graph.clone();
+    planted
+        .entry("engine".into())
+        .or_default()
+        .insert("sandbox".into());
+    assert_eq!(sandbox_importers(&planted), ["engine"]);
 }
 
 /// The longest a source file may be, outside `tests/`.
@@ -486,11 +616,53 @@ fn no_source_file_is_over_700_lines() {
     );
 }
 
+/// The files `x.rs` under `src` that sit beside a folder `x/`: a module with children is
+/// `x/mod.rs`, one style for every module.
+fn files_beside_their_folder(src: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    files
+        .iter()
+        .filter(|file| file.with_extension("").is_dir())
+        .map(|file| {
+            file.strip_prefix(src)
+                .expect("under src")
+                .display()
+                .to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn one_module_file_style() {
+    for krate in [
+        "commerce-core",
+        "commerce-store-sqlx",
+        "commerce-axum",
+        "commerce-warp",
+    ] {
+        let src = source_dir().join("../..").join(krate).join("src");
+        let beside = files_beside_their_folder(&src);
+        assert!(
+            beside.is_empty(),
+            "{krate}: files beside their folder: {beside:?}"
+        );
+    }
+    // A planted `x.rs` beside `x/` is found.
+    let dir = std::env::temp_dir().join(format!("layering-style-{}", std::process::id()));
+    fs::create_dir_all(dir.join("engine")).expect("a folder");
+    fs::write(dir.join("engine.rs"), "mod background;").expect("a file");
+    fs::write(dir.join("engine/background.rs"), "").expect("a file");
+    let beside = files_beside_their_folder(&dir);
+    fs::remove_dir_all(&dir).expect("clean up");
+    assert_eq!(beside, ["engine.rs"]);
+}
+
 #[test]
 fn the_scan_sees_every_form_of_path_and_skips_comments() {
     let code = code_of(
         "use crate::store::Store;\nuse crate::{money, time::cairo_month};\n\
-         /// see [`crate::api`]\nlet x = crate::Engine::new(s); // crate::web::wire\n\
+         /// see [`crate::api`]\nlet x = crate::Engine::new(s); // crate::render::wire\n\
          let url = \"https://x\"; $crate::testing::run();",
     );
     let names = crate_paths(&code);
@@ -514,7 +686,7 @@ fn the_rules_catch_upward_imports() {
     let mut graph = Graph::new();
     graph.insert(
         "store".into(),
-        ["web::wire".to_string(), "model".into()].into(),
+        ["render::wire".to_string(), "model".into()].into(),
     );
     graph.insert(
         "domain::checkout".into(),
@@ -528,8 +700,8 @@ fn the_rules_catch_upward_imports() {
     assert_eq!(
         broken_rules(&graph),
         [
-            "store -> web::wire (WaysIn)",
             "domain::checkout -> api (WaysIn)",
+            "store -> render::wire (Services)",
             "domain::pricing -> domain::checkout (Domain)",
             "model -> store (Store)",
         ]
@@ -701,10 +873,10 @@ fn the_file_scan_resolves_relative_paths_and_finds_a_planted_circle() {
     );
 }
 
-/// What no storage file may reach, directly or through another module: the HTTP views
-/// (`web::wire`), the event renderer (`webhooks::events`) and the Arabic texts (`web::messages`). A store keeps
-/// records; rendering belongs above it.
-const RENDERING: &[&str] = &["web::wire", "webhooks::events", "web::messages"];
+/// What no storage file may reach, directly or through another module: the JSON views
+/// (`render::wire`), the event renderer (`webhooks::events`) and the Arabic texts
+/// (`render::messages`). A store keeps records; rendering belongs above it.
+const RENDERING: &[&str] = &["render::wire", "webhooks::events", "render::messages"];
 
 /// Whether the file module `module` is one of `roots` or inside one.
 fn is_within(module: &str, roots: &[&str]) -> bool {
@@ -890,12 +1062,12 @@ fn a_planted_indirect_import_of_rendering_is_caught() {
     graph.insert("model".into(), ["model::order".to_string()].into());
     graph.insert(
         "model::order".into(),
-        ["web::wire::orders".to_string()].into(),
+        ["render::wire::orders".to_string()].into(),
     );
     graph.insert("store::clean".into(), ["model::ids".to_string()].into());
     assert_eq!(
         storage_reaches(&graph, &["store"], RENDERING),
-        ["store::memory::orders -> model -> model::order -> web::wire::orders"]
+        ["store::memory::orders -> model -> model::order -> render::wire::orders"]
     );
     // The parent's re-exports are edges: `crate::model::X` reaches the child that has it.
     let files: BTreeSet<String> = ["model", "model::order", "model::ids"]

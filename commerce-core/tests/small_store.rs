@@ -16,7 +16,8 @@ use chrono::{DateTime, Utc};
 use commerce_core::domain::earnings::{
     EarningsTotals, OrderEarnings, WalletTotals, Withdrawn, settled_taken, shortfall,
 };
-use commerce_core::domain::pieces::{StockMove, stock_moves};
+use commerce_core::domain::edits::{parent_allowed, removal_after};
+use commerce_core::domain::pieces::{StockMove, held_by_orders, stock_moves};
 use commerce_core::model::*;
 use commerce_core::store::*;
 use commerce_core::testing::http::Harness;
@@ -930,14 +931,10 @@ impl OrderStore for SmallStore {
         {
             return Err(PlaceOrderError::IdempotencyLost);
         }
-        if let Some(variant_id) = first_stale(&new.priced_from, |id| {
-            t.products.iter().find(|p| p.id == id)
-        }) {
+        if let Some(variant_id) = new.first_stale(|id| t.products.iter().find(|p| p.id == id)) {
             return Err(PlaceOrderError::Stale { variant_id });
         }
-        pieces_to_reserve(&new.lines, |v| {
-            t.variant_mut(v).map_or(0, |(v, _)| v.available)
-        })?;
+        new.pieces_to_reserve(|v| t.variant_mut(v).map_or(0, |(v, _)| v.available))?;
         let id = next_id(t.orders.len());
         let line_ids: Vec<LineId> = (1..=new.lines.len() as i64)
             .map(|i| LineId::new(t.line_count + i))

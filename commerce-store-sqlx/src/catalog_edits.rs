@@ -4,6 +4,7 @@
 //! in one transaction.
 
 use chrono::{DateTime, Utc};
+use commerce_core::domain::edits::parent_allowed;
 use commerce_core::model::*;
 use commerce_core::money::from_piastres;
 use commerce_core::store::*;

@@ -157,10 +157,10 @@ pub(crate) async fn record_attempts<DB: Dialect>(
         let Some((endpoint, failures, open_until)) = held else {
             continue;
         };
-        let breaker = Breaker {
-            failures: u32::try_from(failures).unwrap_or(u32::MAX),
-            open_until: open_until.map(crate::rows::instant),
-        }
+        let breaker = Breaker::new(
+            u32::try_from(failures).unwrap_or(u32::MAX),
+            open_until.map(crate::rows::instant),
+        )
         .after(outcome);
         query::<DB>(
             "UPDATE webhook_endpoints SET failing_since = $2, \

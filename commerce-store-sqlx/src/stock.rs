@@ -80,7 +80,7 @@ pub(crate) async fn adjust_stock_in<DB: Dialect>(
 }
 
 /// The pieces of a variant its orders hold and may still give back
-/// ([`held_by_orders`](commerce_core::store::held_by_orders)), summed from its history in one
+/// ([`held_by_orders`](commerce_core::domain::pieces::held_by_orders)), summed from its history in one
 /// statement (the `stock_adjustments_variant` index); read under the variant's row lock.
 async fn held_by_orders_in<DB: Dialect>(
     c: &mut PoolConnection<DB>,

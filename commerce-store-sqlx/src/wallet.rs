@@ -147,8 +147,8 @@ pub(crate) async fn withdrawn<DB: Dialect>(
     .fetch_one(&mut *c)
     .await
     .map_err(backend)?;
-    Ok(Withdrawn {
-        received: from_piastres(received),
-        pending: from_piastres(pending),
-    })
+    Ok(Withdrawn::new(
+        from_piastres(received),
+        from_piastres(pending),
+    ))
 }

@@ -46,14 +46,10 @@ async fn postgres_plans_range_pages_per_call_and_keeps_the_others() {
 
     let account = AccountId::new(1);
     let since = Utc::now() - Duration::days(1);
-    let by_range = OrderFilter {
-        updated_since: Some(since),
-        ..OrderFilter::default()
-    };
-    let products_by_range = ProductFilter {
-        updated_since: Some(since),
-        ..ProductFilter::default()
-    };
+    let by_range = OrderFilter::builder()
+        .maybe_updated_since(Some(since))
+        .build();
+    let products_by_range = ProductFilter::new(Default::default(), Default::default(), Some(since));
     // More runs than PostgreSQL's five custom plans before it may choose a generic one.
     for _ in 0..7 {
         store

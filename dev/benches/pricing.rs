@@ -50,24 +50,18 @@ fn inputs(n: usize) -> (Vec<RawLine>, [WarrantyTerms; 2]) {
         })
         .collect();
     let warranties = [
-        WarrantyTerms {
-            admin_fee: Decimal::new(1_500, 2),
-            percent: Decimal::new(5, 0),
-        },
-        WarrantyTerms {
-            admin_fee: Decimal::new(2_500, 2),
-            percent: Decimal::new(85, 1),
-        },
+        WarrantyTerms::new(Decimal::new(1_500, 2), Decimal::new(5, 0)),
+        WarrantyTerms::new(Decimal::new(2_500, 2), Decimal::new(85, 1)),
     ];
     (lines, warranties)
 }
 
 fn shipping() -> ShippingTerms {
-    ShippingTerms {
-        base: Decimal::new(4_500, 2),
-        shipping_tax_percent: Decimal::new(1_400, 2),
-        total_due_tax_percent: Decimal::new(100, 2),
-    }
+    ShippingTerms::new(
+        Decimal::new(4_500, 2),
+        Decimal::new(1_400, 2),
+        Decimal::new(100, 2),
+    )
 }
 
 /// The baseline: the pricing formula (docs/money-and-time.md) computed inline, totals only, no per-line records, no vectors.
@@ -110,12 +104,7 @@ fn inline(
 /// The raw lines as `price` takes them, each with the same warranties.
 fn line_inputs<'a>(raw: &[RawLine], warranties: &'a [WarrantyTerms]) -> Vec<LineInput<'a>> {
     raw.iter()
-        .map(|&(price, profit, quantity)| LineInput {
-            price,
-            profit,
-            quantity,
-            warranties,
-        })
+        .map(|&(price, profit, quantity)| LineInput::new(price, profit, quantity, warranties))
         .collect()
 }
 

@@ -225,14 +225,12 @@ async fn measure(loader: &Loader) -> [(f64, u64); 4] {
     let account = loader.account();
     let page = PageRequest::new(1, 25).expect("a valid page");
     let list = OrderFilter::default();
-    let pending = OrderFilter {
-        family: Some(Family::Pending),
-        ..OrderFilter::default()
-    };
-    let sync = OrderFilter {
-        updated_since: Some(loader.last_50_changed()),
-        ..OrderFilter::default()
-    };
+    let pending = OrderFilter::builder()
+        .maybe_family(Some(Family::Pending))
+        .build();
+    let sync = OrderFilter::builder()
+        .maybe_updated_since(Some(loader.last_50_changed()))
+        .build();
     let store = &**loader.engine.store();
     let orders = |filter: &'static str, f: &OrderFilter| {
         let f = f.clone();

@@ -211,10 +211,8 @@ async fn run(label: &str, store: Arc<dyn Store>, goal: Goal) {
         .await
         .expect("endpoint deleted");
     let fair_seconds: u64 = common::env_or("WEBHOOKS_FAIR_SECONDS", 60);
-    let flood = Flood {
-        config: DispatcherConfig::default(),
-        ..Flood::tarpit(Duration::from_secs(fair_seconds), Duration::from_secs(15))
-    };
+    let flood = Flood::tarpit(Duration::from_secs(fair_seconds), Duration::from_secs(15))
+        .with_config(DispatcherConfig::default());
     for (phase, flood) in [
         ("beside a tarpit", flood.clone()),
         ("alone", flood.without_tarpit()),

@@ -136,12 +136,7 @@ impl Input {
             }
             Body::Raw(bytes) => bytes,
         };
-        RequestSpec {
-            method,
-            target,
-            headers,
-            body,
-        }
+        RequestSpec::new(method, target, headers, body)
     }
 }
 

@@ -6,10 +6,10 @@ use http::{Response, StatusCode};
 use super::Ctx;
 use crate::error::ApiError;
 use crate::model::{BillingMonth, Category, CategoryId, ProductFilter, ProductId};
+use crate::render::messages;
+use crate::render::wire::{self, CategoryView};
 use crate::time::cairo_timestamp;
 use crate::web::input::Query;
-use crate::web::messages;
-use crate::web::wire::{self, CategoryView};
 
 pub(super) async fn categories(
     ctx: &Ctx<'_>,

@@ -19,9 +19,9 @@ use super::Ctx;
 use crate::error::{ApiError, ErrorCode};
 use crate::limits::{CURSOR_DAYS, DEFAULT_CHANGES_LIMIT, MAX_CHANGES_LIMIT, MAX_CURSOR};
 use crate::model::ChangePosition;
+use crate::render::{messages, wire};
 use crate::time::cairo_timestamp;
 use crate::web::input::Query;
-use crate::web::{messages, wire};
 
 /// A cursor of the feed: a position and when it was handed out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,13 +5,12 @@ use rust_decimal::Decimal;
 use serde_json::{Map, Value};
 
 use crate::domain::checkout::{
-    CheckoutError, CheckoutRequest, FieldProblem, LineRequest, MAX_LINES, MAX_QUANTITY,
-    MAX_WARRANTIES,
+    CheckoutError, CheckoutRequest, LineRequest, MAX_LINES, MAX_QUANTITY, MAX_WARRANTIES,
 };
 use crate::error::{ApiError, FieldErrors};
-use crate::model::{VariantId, WarrantyId};
+use crate::model::{FieldProblem, VariantId, WarrantyId};
+use crate::render::messages;
 use crate::web::input::Fields;
-use crate::web::messages;
 
 /// Who reads the lines: a quote may leave `profit` out (it is then 0), an order may not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,11 +13,11 @@ use super::Ctx;
 use crate::error::{ApiError, ConflictReason};
 use crate::limits::MAX_IDEMPOTENCY_KEY;
 use crate::model::{IdempotencyClaim, IdempotencyScope, StoredResponse};
+use crate::render::messages;
+use crate::render::wire;
 use crate::store::{Created, IdempotencyBegin, StoreError};
 use crate::web::input::json_object;
-use crate::web::messages;
 use crate::web::routes::API_PREFIX;
-use crate::web::wire;
 
 /// The request header.
 pub(crate) const KEY_HEADER: &str = "idempotency-key";

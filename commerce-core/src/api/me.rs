@@ -5,7 +5,7 @@ use http::{Response, StatusCode};
 
 use super::Ctx;
 use crate::error::ApiError;
-use crate::web::wire;
+use crate::render::wire;
 
 /// The account as seen through the request's key, its body kept with the records it was
 /// rendered from ([`RenderedMe`](crate::cache::rendered_me::RenderedMe)).

@@ -22,10 +22,10 @@ use crate::cache::shared::Shared;
 use crate::config::Config;
 use crate::domain::earnings::PayoutRules;
 use crate::error::ApiError;
+use crate::render::wire;
 use crate::store::Store;
 use crate::web::auth::Caller;
 use crate::web::routes::{Endpoint, MountPrefix, endpoint_table};
-use crate::web::wire;
 
 /// What a handler may read of its request besides its path's ids (bound by the endpoint
 /// table) and its context.

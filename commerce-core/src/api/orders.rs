@@ -11,10 +11,10 @@ use crate::domain::placement::{self, OrderRequest, PlaceError};
 use crate::error::{ApiError, ConflictReason, FieldErrors};
 use crate::limits::{MAX_NOTE, MAX_REASON, MAX_REFERENCE, MAX_TEXT};
 use crate::model::*;
+use crate::render::messages;
+use crate::render::wire::{self, OrderView};
 use crate::store::{StatusChange, StatusChangeError};
 use crate::web::input::{Fields, Query, json_object};
-use crate::web::messages;
-use crate::web::wire::{self, OrderView};
 
 pub(super) async fn list(
     ctx: &Ctx<'_>,

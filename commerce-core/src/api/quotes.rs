@@ -3,19 +3,18 @@
 //! `POST /sandbox/quotes/{id}/decision`. Suppliers only (the dispatch table's sides).
 
 use bytes::Bytes;
-use chrono::{DateTime, Duration, Utc};
 use http::{HeaderMap, Response};
 use serde_json::{Map, Value};
 
 use super::Ctx;
 use super::idempotency;
 use crate::error::{ApiError, ConflictReason, FieldErrors};
-use crate::limits::{MAX_QUOTE_DAYS, MAX_QUOTE_NOTE, MAX_QUOTE_QUANTITY, MAX_QUOTE_UNIT_PRICE};
+use crate::limits::{MAX_QUOTE_NOTE, MAX_QUOTE_QUANTITY, MAX_QUOTE_UNIT_PRICE};
 use crate::model::*;
+use crate::render::messages;
+use crate::render::wire::{self, SupplierQuoteView, SupplyVariantView};
 use crate::store::{InsertQuoteError, QuoteDecisionError};
 use crate::web::input::{Fields, Query, json_object};
-use crate::web::messages;
-use crate::web::wire::{self, SupplierQuoteView, SupplyVariantView};
 
 /// `GET /supply/variants`: the supplier's variants, by id; filter `updated_since`.
 pub(super) async fn variants(
@@ -132,26 +131,14 @@ fn created_response(quote: &Quote, mount: &str) -> Response<Bytes> {
     idempotency::created(mount, "quotes", quote.id.get(), body)
 }
 
-/// `valid_until`, when given, after `now` and at most [`MAX_QUOTE_DAYS`] days ahead: checked
-/// when the quote is made (a replay does not check it again).
-fn check_validity(new: &NewQuote, now: DateTime<Utc>) -> Result<(), ApiError> {
-    match new.valid_until {
-        Some(until) if until <= now => Err(ApiError::field("valid_until", messages::NOT_IN_FUTURE)),
-        Some(until) if until > now + Duration::days(MAX_QUOTE_DAYS) => Err(ApiError::field(
-            "valid_until",
-            messages::VALID_UNTIL_TOO_FAR,
-        )),
-        _ => Ok(()),
-    }
-}
-
 async fn insert(
     ctx: &Ctx<'_>,
     mount: &str,
     new: NewQuote,
     claim: Option<IdempotencyClaim>,
 ) -> Result<Response<Bytes>, ApiError> {
-    check_validity(&new, ctx.now)?;
+    new.check_validity(ctx.now)
+        .map_err(|problem| super::checkout::invalid(vec![problem]))?;
     let quote = match ctx.store().insert_quote(new, claim.as_ref(), ctx.now).await {
         Ok(quote) => quote,
         Err(InsertQuoteError::NotSuppliers) => {

@@ -16,11 +16,11 @@ use crate::limits::{
     MAX_CLOCK_ADVANCE_SECONDS, MAX_CLOCK_AHEAD_SECONDS, MAX_LINES, MAX_QUANTITY, MAX_REASON,
 };
 use crate::model::*;
+use crate::render::messages;
+use crate::render::wire::OrderView;
 use crate::store::StoreError;
 use crate::time::cairo_timestamp;
 use crate::web::input::{Fields, json_object};
-use crate::web::messages;
-use crate::web::wire::OrderView;
 
 /// The body of a move: the status, the reason, the line outcomes.
 struct MoveBody {

@@ -6,7 +6,7 @@ use http::Response;
 use super::Ctx;
 use super::checkout;
 use crate::error::ApiError;
-use crate::web::wire::{QuoteView, ShippingOptionView};
+use crate::render::wire::{QuoteView, ShippingOptionView};
 
 pub(super) async fn options(ctx: &Ctx<'_>) -> Result<Response<Bytes>, ApiError> {
     let options = ctx

@@ -12,9 +12,9 @@ use crate::domain::wallet::{WITHDRAWAL_DAYS, WalletFigures, withdrawal_window};
 use crate::error::ApiError;
 use crate::model::{Side, Withdrawal};
 use crate::money::money_string;
+use crate::render::messages;
+use crate::render::wire::WithdrawalView;
 use crate::time::{CAIRO_TZ_NAME, cairo_timestamp};
-use crate::web::messages;
-use crate::web::wire::WithdrawalView;
 
 /// A withdrawal as the API renders it (the `withdrawal.updated` event's shape too).
 fn withdrawal_item(w: &Withdrawal) -> serde_json::Value {

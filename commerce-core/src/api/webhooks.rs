@@ -8,9 +8,9 @@ use super::Ctx;
 use crate::domain::webhooks::{self, MAX_DESCRIPTION, WebhookError, WebhookInput};
 use crate::error::{ApiError, ConflictReason, ErrorCode, FieldErrors};
 use crate::model::*;
+use crate::render::messages;
+use crate::render::wire::{self, DeliveryView, WebhookView};
 use crate::web::input::{Fields, Query, json_object};
-use crate::web::messages;
-use crate::web::wire::{self, DeliveryView, WebhookView};
 use crate::webhooks::MAX_URL;
 
 impl From<WebhookError> for ApiError {

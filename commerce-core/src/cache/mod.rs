@@ -24,6 +24,7 @@ pub(crate) mod rendered_me;
 pub(crate) mod rendered_orders;
 pub(crate) mod rendered_products;
 pub(crate) mod shared;
+pub(crate) mod unknown_keys;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -36,9 +37,9 @@ use crate::cache::rendered_products::{Rendered, RenderedPages, RenderedProducts}
 use crate::config::Config;
 use crate::domain::earnings::{PayoutRules, WalletTotals};
 use crate::model::*;
+use crate::render::wire;
 use crate::store::delegate::forward_store;
 use crate::store::*;
-use crate::web::wire;
 use chrono::{DateTime, Utc};
 
 /// A store with the engine's rendered-JSON caches (module docs).

@@ -18,7 +18,7 @@ use bytes::Bytes;
 use rustc_hash::FxBuildHasher;
 
 use crate::model::{Account, ApiKey, KeyId};
-use crate::web::wire::{self, AccountView};
+use crate::render::wire::{self, AccountView};
 
 /// Key → `GET /me`'s body and what it was rendered from.
 pub(crate) struct RenderedMe {

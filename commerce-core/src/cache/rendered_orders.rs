@@ -26,8 +26,8 @@ use serde_json::value::RawValue;
 use crate::cache::rendered_products::{ByteCache, Weighed, bounded_bytes};
 use crate::domain::earnings::PayoutRules;
 use crate::model::{Order, OrderId, OrderStatus, PayoutState};
+use crate::render::wire::OrderView;
 use crate::store::OrderVersion;
-use crate::web::wire::OrderView;
 
 /// Rendered orders, holding at most a bound of bytes
 /// ([`ByBytes`](crate::cache::rendered_products::ByBytes); the least used go first).

@@ -28,8 +28,8 @@ use rustc_hash::FxBuildHasher;
 use serde_json::value::RawValue;
 
 use crate::model::{PageRequest, Product, ProductId};
+use crate::render::wire::{self, ProductView};
 use crate::store::ProductVersion;
-use crate::web::wire::{self, ProductView};
 
 /// Rendered products, holding at most a bound of bytes ([`ByBytes`]; the least used go first).
 pub(crate) struct RenderedProducts {

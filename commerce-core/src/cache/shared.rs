@@ -9,12 +9,12 @@ use chrono::{DateTime, Utc};
 use crate::cache::CachingStore;
 use crate::cache::pulls_seen::PullsSeen;
 use crate::cache::rendered_me::RenderedMe;
+use crate::cache::unknown_keys::UnknownKeys;
 use crate::clock::{Clock, OffsetClock};
 use crate::config::Config;
 use crate::domain::earnings::PayoutRules;
 use crate::domain::kept::KeptProducts;
 use crate::store::Store;
-use crate::web::unknown_keys::UnknownKeys;
 
 /// Shared by every clone of an [`Engine`](crate::Engine) and its [`Operator`](crate::Operator).
 pub(crate) struct Shared {

@@ -12,7 +12,7 @@ use crate::model::{
     AccountId, GovernorateId, LineWarranty, NewOrderLine, PricedFrom, Product, ProductId,
     ShippingOption, ShippingOptionId, ShippingRate, Variant, VariantId, Warranty, WarrantyId,
 };
-pub use crate::model::{FieldProblem, Problem};
+use crate::model::{FieldProblem, Problem};
 use crate::store::{Store, StoreError};
 
 pub use crate::limits::{MAX_LINES, MAX_QUANTITY, MAX_WARRANTIES};

@@ -6,7 +6,9 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::model::{AttemptOutcome, AttemptResult, Breaker, DeliveryStatus, DisabledReason};
+use crate::model::{
+    AttemptOutcome, AttemptResult, Breaker, Delivery, DeliveryStatus, DisabledReason,
+};
 
 /// The waits before the 2nd to the 8th attempt: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h.
 pub const RETRY_SCHEDULE: [chrono::TimeDelta; 7] = [
@@ -120,6 +122,18 @@ impl Breaker {
             failures,
             open_until,
         }
+    }
+}
+
+impl Delivery {
+    /// Whether `self` must wait for `earlier`: a pending delivery of the same order to the
+    /// same endpoint created before it (one order's events reach an endpoint in order).
+    pub fn waits_for(&self, earlier: &Delivery) -> bool {
+        self.order_id.is_some()
+            && earlier.id < self.id
+            && earlier.webhook_id == self.webhook_id
+            && earlier.order_id == self.order_id
+            && earlier.status == DeliveryStatus::Pending
     }
 }
 

@@ -31,6 +31,7 @@ string_enum! {
 
 /// What one order earns its account, net of commission, as the order stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct OrderEarnings {
     /// Where the earnings count.
     pub bucket: EarningsBucket,
@@ -38,6 +39,17 @@ pub struct OrderEarnings {
     pub net: Decimal,
     /// Commission.
     pub commission: Decimal,
+}
+
+impl OrderEarnings {
+    /// A `OrderEarnings` of its fields, in their order.
+    pub fn new(bucket: EarningsBucket, net: Decimal, commission: Decimal) -> Self {
+        Self {
+            bucket,
+            net,
+            commission,
+        }
+    }
 }
 
 impl OrderEarnings {
@@ -273,11 +285,19 @@ pub fn shortfall(settled: Decimal, taken: Decimal, withdrawn: Withdrawn) -> Opti
 
 /// What an account has withdrawn or asked to withdraw.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Withdrawn {
     /// Sum of completed withdrawals.
     pub received: Decimal,
     /// Sum of pending withdrawal requests.
     pub pending: Decimal,
+}
+
+impl Withdrawn {
+    /// A `Withdrawn` of its fields, in their order.
+    pub fn new(received: Decimal, pending: Decimal) -> Self {
+        Self { received, pending }
+    }
 }
 
 impl Withdrawn {
@@ -311,7 +331,15 @@ pub const MAX_HOLD_DAYS: i64 = 3650;
 /// Why [`PayoutRules::new`] refused its days.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("hold_days must be within 0 and {MAX_HOLD_DAYS}, not {0}")]
+#[non_exhaustive]
 pub struct HoldDaysOutOfRange(pub i64);
+
+impl HoldDaysOutOfRange {
+    /// A `HoldDaysOutOfRange` of its value.
+    pub fn new(value: i64) -> Self {
+        Self(value)
+    }
+}
 
 impl PayoutRules {
     /// The rules at `now` with money held `hold_days` after delivery (0 to

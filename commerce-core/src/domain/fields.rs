@@ -6,7 +6,7 @@ use rust_decimal::Decimal;
 
 use super::checkout::{CheckoutRequest, LineRequest, MAX_LINES, MAX_QUANTITY, MAX_WARRANTIES};
 use super::placement::OrderRequest;
-pub use crate::model::{FieldProblem, Problem};
+use crate::model::{FieldProblem, Problem};
 use crate::model::{GovernorateId, ShippingOptionId, VariantId, WarrantyId};
 use crate::money::accepted_amount;
 

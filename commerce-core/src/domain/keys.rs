@@ -1,12 +1,49 @@
 //! The rules of a new API key, whoever creates it: the platform ([`Operator`](crate::Operator))
 //! or the account's owner ([`Owner`](crate::Owner), its pages). Both check a [`KeySpec`] here
-//! and report a [`FieldProblem`] per field that breaks a rule, with the same Arabic message.
+//! and report a [`FieldProblem`] per field that breaks a rule, with the same Arabic message;
+//! both mint the key here (its prefix, its random part, the hash a store keeps).
 
 use chrono::{DateTime, Utc};
 
 use super::fields::{TextKind, clean_text};
 pub use crate::limits::MAX_KEY_NAME;
 use crate::model::{Ability, FieldProblem, Problem, Side};
+
+/// The minting of a key: its prefix, its random part and the hash a store keeps. Public at the
+/// crate's root (`KEY_PREFIX`, `TEST_KEY_PREFIX`, `hash_key`), so that each has one path.
+pub(crate) mod mint {
+    use rand::Rng;
+    use rand::distr::Alphanumeric;
+    use sha2::{Digest, Sha256};
+
+    use crate::model::KeyHash;
+
+    /// The recognisable prefix of generated keys (the prefix of a key created by an engine in the
+    /// sandbox's test mode is [`TEST_KEY_PREFIX`]).
+    pub const KEY_PREFIX: &str = "sk_live_";
+
+    /// The prefix of keys created by an engine in the sandbox's test mode
+    /// ([`Config::test_mode`](crate::Config::test_mode)): a sandbox key is never taken for a live
+    /// one.
+    pub const TEST_KEY_PREFIX: &str = "sk_test_";
+
+    /// SHA-256 of a key's plaintext: the only form a store keeps.
+    pub fn hash_key(plaintext: &str) -> KeyHash {
+        Sha256::digest(plaintext.as_bytes()).into()
+    }
+
+    /// A new random key: `prefix` ([`KEY_PREFIX`] or [`TEST_KEY_PREFIX`]) and 40 alphanumeric
+    /// characters (about 238 bits).
+    pub(crate) fn generate_key(prefix: &str) -> String {
+        let random: String = rand::rng()
+            .sample_iter(&Alphanumeric)
+            .take(40)
+            .map(char::from)
+            .collect();
+        format!("{prefix}{random}")
+    }
+}
+pub(crate) use mint::{KEY_PREFIX, TEST_KEY_PREFIX, generate_key, hash_key};
 
 /// What a new key is allowed: [`KeySpec::new`] and the `with_*` methods.
 ///
@@ -101,5 +138,23 @@ impl KeySpec {
         } else {
             Err(problems)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_keys_are_prefixed_and_distinct() {
+        let a = generate_key(KEY_PREFIX);
+        let b = generate_key(KEY_PREFIX);
+        assert!(a.starts_with(KEY_PREFIX));
+        assert_eq!(a.len(), KEY_PREFIX.len() + 40);
+        assert_ne!(a, b);
+        assert_ne!(hash_key(&a), hash_key(&b));
+        let test = generate_key(TEST_KEY_PREFIX);
+        assert!(test.starts_with(TEST_KEY_PREFIX));
+        assert_eq!(test.len(), a.len());
     }
 }

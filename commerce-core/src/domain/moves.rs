@@ -4,10 +4,10 @@
 
 use chrono::{DateTime, Utc};
 
-use super::fields::{FieldProblem, Problem};
 use super::pieces::{self, OutcomeProblem, OutcomeReport, Settlement};
 use crate::config::Config;
 use crate::model::*;
+use crate::model::{FieldProblem, Problem};
 use crate::store::{StatusChange, StatusChangeError, Store, StoreError};
 
 /// Why a move changed nothing.
@@ -137,10 +137,9 @@ pub(crate) struct Move {
 /// Moves an order: checks the move is allowed and the outcomes fit its lines
 /// ([`resolve_outcomes`]), then records the outcomes (when any) and changes its status in one store operation (timeline,
 /// `updated_at`, stock, earnings and the `order.status_changed` event, as
-/// [`OrderStore::change_order_status`] does; not billed): a refused move writes nothing.
+/// [`OrderStore::change_order_status`](crate::store::OrderStore::change_order_status) does; not billed): a refused move writes nothing.
 /// Returns the order after the move.
 ///
-/// [`OrderStore::change_order_status`]: crate::store::OrderStore::change_order_status
 pub(crate) async fn apply(
     store: &dyn Store,
     change: Move,

@@ -16,7 +16,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::model::{Family, LineOutcome, Order, OrderLine, OrderStatus, StockReason, VariantId};
+use crate::model::{
+    Family, LineOutcome, Order, OrderLine, OrderStatus, StockAdjustment, StockReason, VariantId,
+};
 
 /// The most pieces a variant may hold: a delta or a receipt past it is refused.
 pub const MAX_AVAILABLE: i64 = 1_000_000_000;
@@ -370,6 +372,17 @@ pub fn stock_moves(before: Option<&Order>, after: &Order) -> Vec<StockMove> {
             },
         })
         .collect()
+}
+
+/// The pieces of a variant that its orders hold and may still give back (by a release or a
+/// restock), from its history: the negated sum of its `reservation`, `release` and `restock`
+/// entries.
+pub fn held_by_orders<'a>(history: impl IntoIterator<Item = &'a StockAdjustment>) -> i64 {
+    -history
+        .into_iter()
+        .filter(|a| a.reason.moves_with_an_order())
+        .map(|a| a.delta)
+        .sum::<i64>()
 }
 
 #[cfg(test)]

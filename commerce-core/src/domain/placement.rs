@@ -6,10 +6,11 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use rand::Rng;
 
-use super::checkout::{self, CheckoutRequest, FieldProblem, Problem, Resolved};
+use super::checkout::{self, CheckoutRequest, Resolved};
 use super::kept::KeptProducts;
 use crate::config::Config;
 use crate::model::*;
+use crate::model::{FieldProblem, Problem};
 use crate::store::{PlaceOrderError, Store, StoreError};
 
 /// Why no order was registered.

@@ -17,11 +17,19 @@ use crate::money::round_money;
 
 /// The price terms of a warranty.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct WarrantyTerms {
     /// Fixed fee.
     pub admin_fee: Decimal,
     /// Percent of the per-piece sale price.
     pub percent: Decimal,
+}
+
+impl WarrantyTerms {
+    /// A `WarrantyTerms` of its fields, in their order.
+    pub fn new(admin_fee: Decimal, percent: Decimal) -> Self {
+        Self { admin_fee, percent }
+    }
 }
 
 impl From<&Warranty> for WarrantyTerms {
@@ -35,6 +43,7 @@ impl From<&Warranty> for WarrantyTerms {
 
 /// The shipping terms of one governorate under one option.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct ShippingTerms {
     /// Base delivery charge.
     pub base: Decimal,
@@ -42,6 +51,21 @@ pub struct ShippingTerms {
     pub shipping_tax_percent: Decimal,
     /// Percent of the goods added to the charge.
     pub total_due_tax_percent: Decimal,
+}
+
+impl ShippingTerms {
+    /// A `ShippingTerms` of its fields, in their order.
+    pub fn new(
+        base: Decimal,
+        shipping_tax_percent: Decimal,
+        total_due_tax_percent: Decimal,
+    ) -> Self {
+        Self {
+            base,
+            shipping_tax_percent,
+            total_due_tax_percent,
+        }
+    }
 }
 
 impl From<&ShippingRate> for ShippingTerms {
@@ -56,6 +80,7 @@ impl From<&ShippingRate> for ShippingTerms {
 
 /// One line to price.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct LineInput<'a> {
     /// Variant price (the marketer's cost) per piece.
     pub price: Decimal,
@@ -67,8 +92,26 @@ pub struct LineInput<'a> {
     pub warranties: &'a [WarrantyTerms],
 }
 
+impl<'a> LineInput<'a> {
+    /// A `LineInput` of its fields, in their order.
+    pub fn new(
+        price: Decimal,
+        profit: Decimal,
+        quantity: i64,
+        warranties: &'a [WarrantyTerms],
+    ) -> Self {
+        Self {
+            price,
+            profit,
+            quantity,
+            warranties,
+        }
+    }
+}
+
 /// A priced line.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct LinePrice {
     /// Sale price per piece.
     pub sale: Decimal,
@@ -80,13 +123,33 @@ pub struct LinePrice {
     pub profit: Decimal,
 }
 
+impl LinePrice {
+    /// A `LinePrice` of its fields, in their order.
+    pub fn new(sale: Decimal, products: Decimal, warranties: Decimal, profit: Decimal) -> Self {
+        Self {
+            sale,
+            products,
+            warranties,
+            profit,
+        }
+    }
+}
+
 /// The priced order or quote.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Priced {
     /// Lines in input order.
     pub lines: Vec<LinePrice>,
     /// Money of the whole.
     pub totals: Totals,
+}
+
+impl Priced {
+    /// A `Priced` of its fields, in their order.
+    pub fn new(lines: Vec<LinePrice>, totals: Totals) -> Self {
+        Self { lines, totals }
+    }
 }
 
 /// `amount × percent / 100`, exactly. Dividing by 100 is moving the decimal point two places,

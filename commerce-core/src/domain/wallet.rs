@@ -13,24 +13,32 @@ use crate::money::round_money;
 pub(crate) const WITHDRAWAL_DAYS: [Weekday; 2] = [Weekday::Sun, Weekday::Thu];
 
 /// An account's wallet, net of commission.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, bon::Builder)]
+#[non_exhaustive]
 pub struct WalletFigures {
     /// Net profit of orders not yet delivered.
+    #[builder(default)]
     pub expected: Decimal,
     /// Net profit of delivered orders inside the hold.
+    #[builder(default)]
     pub held: Decimal,
     /// Earliest ready date of the held orders; `None` when `held` shows zero (a correction
     /// took the held money, and nothing is held to be ready).
     pub next_ready_at: Option<DateTime<Utc>>,
     /// Withdrawable now: ready or paid net profit minus received minus pending withdrawals.
+    #[builder(default)]
     pub ready: Decimal,
     /// Sum of completed withdrawals.
+    #[builder(default)]
     pub received: Decimal,
     /// Commission of delivered orders.
+    #[builder(default)]
     pub total_commission: Decimal,
     /// Pending withdrawal requests.
+    #[builder(default)]
     pub pending_withdrawals: Vec<Withdrawal>,
     /// Their sum.
+    #[builder(default)]
     pub pending_amount: Decimal,
 }
 
@@ -80,6 +88,7 @@ impl WalletFigures {
 
 /// The current or next withdrawal window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct WithdrawalWindow {
     /// Whether today (Cairo) is a withdrawal day.
     pub open: bool,
@@ -87,6 +96,17 @@ pub struct WithdrawalWindow {
     pub opens_at: DateTime<Utc>,
     /// End of that window.
     pub closes_at: DateTime<Utc>,
+}
+
+impl WithdrawalWindow {
+    /// A `WithdrawalWindow` of its fields, in their order.
+    pub fn new(open: bool, opens_at: DateTime<Utc>, closes_at: DateTime<Utc>) -> Self {
+        Self {
+            open,
+            opens_at,
+            closes_at,
+        }
+    }
 }
 
 /// The first instant of a Cairo calendar day (midnight, or the first hour that exists when a

@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use crate::domain::fields::{FieldProblem, Problem, TextKind, clean_text};
+use crate::domain::fields::{TextKind, clean_text};
 use crate::model::*;
+use crate::model::{FieldProblem, Problem};
 use crate::store::{
     InsertWebhookError, MAX_PENDING_MANUAL, MAX_WEBHOOKS_PER_ACCOUNT, QueueDeliveryError, Store,
     StoreError,

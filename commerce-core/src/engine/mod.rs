@@ -25,9 +25,9 @@ use crate::error::ApiError;
 use crate::model::RateWindow;
 use crate::observe;
 use crate::operator::Operator;
+use crate::render::request_id::RequestId;
 use crate::store::{Store, Traced};
 use crate::web::auth;
-use crate::web::request_id::RequestId;
 use crate::web::routes::{self, Endpoint};
 
 mod background;
@@ -201,7 +201,7 @@ impl Engine {
                 kept_products: crate::domain::kept::KeptProducts::new(
                     crate::domain::kept::KeptProducts::CAPACITY,
                 ),
-                unknown_keys: crate::web::unknown_keys::UnknownKeys::new(
+                unknown_keys: crate::cache::unknown_keys::UnknownKeys::new(
                     config.unknown_keys,
                     config.unknown_key_life,
                 ),

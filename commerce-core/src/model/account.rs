@@ -227,22 +227,6 @@ impl AccountPatch {
         self.only_from
             .is_none_or(|from| (account.api_status, account.api_status_by) == from)
     }
-
-    /// Applies the fields given to `account` at `now`: a new API status (one that differs
-    /// from the account's) is dated `now` ([`Account::api_status_at`]); the same status again
-    /// keeps its date, so asking twice keeps an account's place in the approval queue. A
-    /// status given records who gave it ([`Account::api_status_by`]), also when it is the
-    /// same: the team's suspension of an account the owner suspended is the team's.
-    pub fn apply(&self, account: &mut Account, now: DateTime<Utc>) {
-        account.state = self.state.unwrap_or(account.state);
-        if let Some(status) = self.api_status {
-            if status != account.api_status {
-                account.api_status = status;
-                account.api_status_at = now;
-            }
-            account.api_status_by = self.api_status_by;
-        }
-    }
 }
 
 /// A new account, as the platform registers it: [`NewAccount::marketer`] or
@@ -414,7 +398,8 @@ impl RateWindow {
 }
 
 /// A key record to insert (the engine hashes the plaintext).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, bon::Builder)]
+#[non_exhaustive]
 pub struct NewKeyRecord {
     /// Owning account.
     pub account_id: AccountId,

@@ -233,6 +233,7 @@ pub struct NewWarranty {
 
 /// Filters of `GET /products`.
 #[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
 pub struct ProductFilter {
     /// Products in any of these categories (the category and its subcategories).
     pub category_ids: Option<Vec<CategoryId>>,
@@ -240,6 +241,21 @@ pub struct ProductFilter {
     pub query: Option<String>,
     /// Changed at or after.
     pub updated_since: Option<DateTime<Utc>>,
+}
+
+impl ProductFilter {
+    /// A `ProductFilter` of its fields, in their order.
+    pub fn new(
+        category_ids: Option<Vec<CategoryId>>,
+        query: Option<String>,
+        updated_since: Option<DateTime<Utc>>,
+    ) -> Self {
+        Self {
+            category_ids,
+            query,
+            updated_since,
+        }
+    }
 }
 
 impl NewCategory {

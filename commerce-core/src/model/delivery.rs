@@ -106,16 +106,6 @@ impl Delivery {
         self.status == DeliveryStatus::Pending && self.next_attempt_at.is_some_and(|at| at <= now)
     }
 
-    /// Whether `self` must wait for `earlier`: a pending delivery of the same order to the
-    /// same endpoint created before it (one order's events reach an endpoint in order).
-    pub fn waits_for(&self, earlier: &Delivery) -> bool {
-        self.order_id.is_some()
-            && earlier.id < self.id
-            && earlier.webhook_id == self.webhook_id
-            && earlier.order_id == self.order_id
-            && earlier.status == DeliveryStatus::Pending
-    }
-
     /// Records an attempt's outcome (a backend that stores whole records; SQL backends write
     /// the same columns).
     pub fn record(&mut self, outcome: &AttemptOutcome) {
@@ -188,10 +178,18 @@ pub const DEFAULT_HOLD_DAYS: i64 = 14;
 /// [`NewOrder`] and `StatusChange` so that the store keeps it in the event's
 /// [`EventSnapshot`] (written inside the change's own atomic operation, rendered when sent).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct EventContext {
     /// The payout hold ([`Config::hold_days`](crate::Config::hold_days)): the order's
     /// `payout` is shown as it stood at the event.
     pub hold_days: i64,
+}
+
+impl EventContext {
+    /// A `EventContext` of its fields, in their order.
+    pub fn new(hold_days: i64) -> Self {
+        Self { hold_days }
+    }
 }
 
 impl Default for EventContext {
@@ -204,7 +202,8 @@ impl Default for EventContext {
 
 /// An event to queue for an account's endpoints: [`NewEvent::order`] and [`NewEvent::ping`]
 /// build them.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, bon::Builder)]
+#[non_exhaustive]
 pub struct NewEvent {
     /// Its id (`evt_` and 24 characters from `[a-z0-9]`).
     pub id: String,
@@ -462,7 +461,8 @@ impl LeaseToken {
 }
 
 /// What became of one attempt, decided by [`AttemptResult::decide`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, bon::Builder)]
+#[non_exhaustive]
 pub struct AttemptOutcome {
     /// The delivery's new status.
     pub status: DeliveryStatus,
@@ -505,12 +505,23 @@ pub enum AttemptResult {
 /// [`Breaker::after`] is the one rule; every store applies it when it records an attempt,
 /// against the endpoint's state at that moment, so every dispatcher sharing the store sees it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Breaker {
     /// Unreachable attempts in a row (an answer ends the streak).
     pub failures: u32,
     /// Open until this instant (its deliveries are not claimed before); `None`: never opened
     /// since the last success.
     pub open_until: Option<DateTime<Utc>>,
+}
+
+impl Breaker {
+    /// A `Breaker` of its fields, in their order.
+    pub fn new(failures: u32, open_until: Option<DateTime<Utc>>) -> Self {
+        Self {
+            failures,
+            open_until,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -5,11 +5,19 @@ use super::*;
 
 /// The scope of an idempotency key: the account plus the header value.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct IdempotencyScope {
     /// Account.
     pub account_id: AccountId,
     /// `Idempotency-Key` header value.
     pub key: String,
+}
+
+impl IdempotencyScope {
+    /// A `IdempotencyScope` of its fields, in their order.
+    pub fn new(account_id: AccountId, key: String) -> Self {
+        Self { account_id, key }
+    }
 }
 
 /// A response kept for replay.
@@ -34,7 +42,15 @@ impl StoredResponse {
 /// order, keeping its response, abandoning the record). A request that was taken over no
 /// longer holds the record, and its writes change nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct IdempotencyToken(pub i64);
+
+impl IdempotencyToken {
+    /// A `IdempotencyToken` of its value.
+    pub fn new(value: i64) -> Self {
+        Self(value)
+    }
+}
 
 impl IdempotencyToken {
     /// A fresh random token (64 random bits: two requests never draw the same one in
@@ -47,6 +63,7 @@ impl IdempotencyToken {
 /// A request's claim on an idempotency key: the key's scope and the request's own
 /// [`IdempotencyToken`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct IdempotencyClaim {
     /// The key.
     pub scope: IdempotencyScope,

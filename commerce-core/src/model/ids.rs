@@ -76,13 +76,6 @@ macro_rules! id_types {
             }
         }
 
-        #[cfg(feature = "testing")]
-        impl crate::testing::Absent for $name {
-            fn absent(self) -> Self {
-                Self(self.0 + 1_000_000)
-            }
-        }
-
         impl From<$name> for serde_json::Value {
             fn from(id: $name) -> Self {
                 id.0.into()

@@ -19,11 +19,19 @@ pub const DEFAULT_COUNT_LIMIT: u64 = 1000;
 
 /// How many records match a query, counted up to its `count_limit`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct Count {
     /// Records counted: all that match when [`exact`](Self::exact), else the limit.
     pub value: u64,
     /// Whether `value` is every matching record; `false`: more than `value` match.
     pub exact: bool,
+}
+
+impl Count {
+    /// A `Count` of its fields, in their order.
+    pub fn new(value: u64, exact: bool) -> Self {
+        Self { value, exact }
+    }
 }
 
 impl Count {
@@ -92,6 +100,7 @@ impl<T: Clone> Listing<T> {
 
 /// Instants from `from` (included) to `until` (excluded); an end left `None` is open.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TimeRange {
     /// The first instant included.
     pub from: Option<DateTime<Utc>>,

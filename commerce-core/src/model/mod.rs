@@ -75,22 +75,57 @@ mod stock;
 mod webhook;
 mod withdrawal;
 
-pub use account::*;
-pub use catalog::*;
-pub use catalog_edits::*;
-pub use changes::*;
-pub use delivery::*;
-pub use idempotency::*;
-pub use ids::*;
-pub use listing::*;
-pub use meter::*;
-pub use order::*;
-pub use page::*;
-pub use problem::*;
-pub use queries::*;
-pub use quote::*;
-pub use shipping::*;
-pub use statement::*;
-pub use stock::*;
-pub use webhook::*;
-pub use withdrawal::*;
+pub use account::{
+    Ability, Account, AccountBuilder, AccountPatch, AccountState, ApiKey, ApiKeyBuilder, ApiStatus,
+    ChangedBy, KeyHash, KeyListing, NewAccount, NewKeyRecord, RateWindow, Side,
+};
+pub use catalog::{
+    Category, CategoryBuilder, NewCategory, NewProduct, NewVariant, NewWarranty, Product,
+    ProductBuilder, ProductFilter, RemovedProduct, Variant, VariantBuilder, VariantPatch, Warranty,
+    WarrantyBuilder,
+};
+pub use catalog_edits::{CategoryPatch, ProductPatch, WarrantyPatch};
+pub use changes::{CatalogChange, CatalogChanges, ChangeKind, ChangePosition};
+pub use delivery::{
+    AttemptOutcome, AttemptResult, Breaker, ClaimedDelivery, DEFAULT_HOLD_DAYS, Delivery,
+    DeliveryBuilder, EXPIRED, EventContext, EventSnapshot, LeaseToken, NewEvent, URL_CHANGED,
+    WebhookBacklog, new_event_id,
+};
+pub(crate) use delivery::{RANDOM_ID_LEN, push_random_id};
+pub use idempotency::{IdempotencyClaim, IdempotencyScope, IdempotencyToken, StoredResponse};
+pub use ids::{
+    AccountId, CategoryId, DeliveryId, GovernorateId, KeyId, LineId, OrderId, ProductId, QuoteId,
+    ShippingOptionId, StatementEntryId, StockAdjustmentId, VariantId, WarrantyId, WebhookId,
+    WithdrawalId,
+};
+pub use listing::{
+    Count, DEFAULT_COUNT_LIMIT, Listing, SortOrder, TimeRange, contains_folded, fold_case,
+};
+pub use meter::{BillingMonth, MeterReading};
+pub use order::{
+    Customer, Family, LineOutcome, LineWarranty, LineWarrantyBuilder, NewOrder, NewOrderLine,
+    Order, OrderBuilder, OrderFilter, OrderLine, OrderLineBuilder, OrderStatus, PayoutState,
+    PricedFrom, TimelineEntry, Totals, normalize_order_number,
+};
+pub use page::{Page, PageRequest};
+pub use problem::{FieldProblem, Problem};
+pub use queries::{
+    AccountQuery, AccountSort, OrderQuery, WebhookQuery, WithdrawalQuery, WithdrawalTotals,
+};
+pub use quote::{
+    NewQuote, Quote, QuoteBuilder, QuoteDecision, QuoteFilter, QuoteQuery, QuoteStatus,
+    SupplyVariant, SupplyVariantBuilder,
+};
+pub use shipping::{Governorate, RateTerms, ShippingOption, ShippingRate, ShippingRateBuilder};
+pub use statement::{
+    Direction, NewStatementEntry, StatementEntry, StatementEntryBuilder, StatementEntryType,
+    StatementFilter, SupplierTotals,
+};
+pub use stock::{NewStockAdjustment, StockAdjustment, StockAdjustmentBuilder, StockReason};
+pub use webhook::{
+    DeliveryStatus, DisabledReason, EventSelection, EventType, NewWebhook, Webhook, WebhookBuilder,
+    WebhookPatch, WebhookSecret,
+};
+pub use withdrawal::{
+    NewWithdrawal, Withdrawal, WithdrawalBuilder, WithdrawalDecision, WithdrawalStatus,
+};

@@ -87,7 +87,8 @@ string_enum! {
 }
 
 /// The customer of an order.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, bon::Builder)]
+#[non_exhaustive]
 pub struct Customer {
     /// Name.
     pub name: String,
@@ -104,23 +105,32 @@ pub struct Customer {
 }
 
 /// The money of an order (the wire's `totals`).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, bon::Builder)]
+#[non_exhaustive]
 pub struct Totals {
     /// Sum of line sale prices times quantities.
+    #[builder(default)]
     pub products: Decimal,
     /// Sum of warranty totals.
+    #[builder(default)]
     pub warranties: Decimal,
     /// Delivery charge due from the customer.
+    #[builder(default)]
     pub delivery_charge: Decimal,
     /// Goods plus delivery.
+    #[builder(default)]
     pub customer_total: Decimal,
     /// The marketer's profit.
+    #[builder(default)]
     pub profit: Decimal,
     /// The platform commission.
+    #[builder(default)]
     pub income_tax: Decimal,
     /// Profit minus commission.
+    #[builder(default)]
     pub net_profit: Decimal,
     /// Commission percent the order was registered with.
+    #[builder(default)]
     pub income_tax_percent: Decimal,
 }
 
@@ -145,17 +155,21 @@ pub struct LineWarranty {
 }
 
 /// What became of a line's pieces (set by the platform after shipping).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, bon::Builder)]
+#[non_exhaustive]
 pub struct LineOutcome {
     /// Pieces delivered.
     pub delivered_quantity: Option<i64>,
     /// Pieces returned.
     pub returned_quantity: Option<i64>,
     /// Pieces damaged.
+    #[builder(default)]
     pub damaged_quantity: i64,
     /// Pieces lost.
+    #[builder(default)]
     pub lost_quantity: i64,
     /// Pieces destroyed.
+    #[builder(default)]
     pub destroyed_quantity: i64,
 }
 
@@ -279,7 +293,8 @@ pub struct Order {
 }
 
 /// A priced line to register (ids are assigned by the store).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, bon::Builder)]
+#[non_exhaustive]
 pub struct NewOrderLine {
     /// Variant ordered.
     pub variant_id: VariantId,
@@ -310,7 +325,8 @@ pub struct NewOrderLine {
 /// [`Store::place_order`](crate::store::OrderStore::place_order) writes it atomically: the
 /// `external_reference` check, the stock reservation of every line, the order itself, the
 /// idempotency link and the billing meter entry all succeed together or not at all.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, bon::Builder)]
+#[non_exhaustive]
 pub struct NewOrder {
     /// Owning account.
     pub account_id: AccountId,
@@ -457,7 +473,8 @@ impl NewOrder {
 }
 
 /// Filters of `GET /orders`.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, bon::Builder)]
+#[non_exhaustive]
 pub struct OrderFilter {
     /// Exact status.
     pub status: Option<OrderStatus>,

@@ -55,6 +55,9 @@ pub enum Problem {
     },
     /// An instant that must be later than now (a key's expiry).
     NotInFuture,
+    /// An instant further ahead than allowed (a quote's `valid_until` more than
+    /// `MAX_QUOTE_DAYS` days ahead).
+    TooFarAhead,
     /// Not 1 to [`MAX_LINES`](crate::domain::checkout::MAX_LINES) lines.
     LineCount,
     /// More than [`MAX_WARRANTIES`](crate::domain::checkout::MAX_WARRANTIES) warranties on one line.
@@ -97,12 +100,20 @@ pub enum Problem {
 
 /// A problem and the field it belongs to.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct FieldProblem {
     /// The field's path, as the API names it and as the fields of [`OrderDraft`](crate::domain::fields::OrderDraft) are named:
     /// `phone`, `lines.2.quantity` (the third line's `quantity`).
     pub field: String,
     /// What is wrong.
     pub problem: Problem,
+}
+
+impl FieldProblem {
+    /// A `FieldProblem` of its fields, in their order.
+    pub fn new(field: String, problem: Problem) -> Self {
+        Self { field, problem }
+    }
 }
 
 impl std::fmt::Display for FieldProblem {

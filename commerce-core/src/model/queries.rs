@@ -135,16 +135,6 @@ impl OrderQuery {
                 .is_none_or(|r| order.external_reference.as_deref() == Some(r))
     }
 
-    /// The orders of `orders` that match, in the query's order.
-    pub fn select<'a>(&self, orders: impl IntoIterator<Item = &'a Order>) -> Vec<&'a Order> {
-        let mut found: Vec<&Order> = orders.into_iter().filter(|o| self.matches(o)).collect();
-        found.sort_by(|a, b| {
-            self.sort
-                .compare((a.created_at, a.id), (b.created_at, b.id))
-        });
-        found
-    }
-
     /// The counts per status of the orders of `orders` that match (every status, in
     /// [`OrderStatus::ALL`]'s order, each counted up to `count_limit`): what
     /// [`OrderStore::order_status_counts`](crate::store::OrderStore::order_status_counts)
@@ -295,19 +285,6 @@ impl AccountQuery {
                         .is_some_and(|s| contains_folded(s, needle))
             })
     }
-
-    /// The accounts of `accounts` that match, in the query's order.
-    pub fn select<'a>(&self, accounts: impl IntoIterator<Item = &'a Account>) -> Vec<&'a Account> {
-        let mut found: Vec<&Account> = accounts.into_iter().filter(|a| self.matches(a)).collect();
-        found.sort_by(|a, b| match self.sort {
-            AccountSort::NewestFirst => (b.created_at, b.id).cmp(&(a.created_at, a.id)),
-            AccountSort::OldestFirst => (a.created_at, a.id).cmp(&(b.created_at, b.id)),
-            AccountSort::ApiStatusOldestFirst => {
-                (a.api_status_at, a.id).cmp(&(b.api_status_at, b.id))
-            }
-        });
-        found
-    }
 }
 
 /// Which withdrawals of any account the back office lists ([`Operator::find_withdrawals`](crate::Operator::find_withdrawals))
@@ -382,22 +359,6 @@ impl WithdrawalQuery {
     pub fn matches(&self, withdrawal: &Withdrawal) -> bool {
         self.account.is_none_or(|a| a == withdrawal.account_id)
             && self.status.is_none_or(|s| s == withdrawal.status)
-    }
-
-    /// The withdrawals of `withdrawals` that match, in the query's order.
-    pub fn select<'a>(
-        &self,
-        withdrawals: impl IntoIterator<Item = &'a Withdrawal>,
-    ) -> Vec<&'a Withdrawal> {
-        let mut found: Vec<&Withdrawal> = withdrawals
-            .into_iter()
-            .filter(|w| self.matches(w))
-            .collect();
-        found.sort_by(|a, b| {
-            self.sort
-                .compare((a.created_at, a.id), (b.created_at, b.id))
-        });
-        found
     }
 }
 
@@ -514,12 +475,5 @@ impl WebhookQuery {
             && self
                 .failed_attempts_at_least
                 .is_none_or(|n| webhook.failed_attempts >= n)
-    }
-
-    /// The endpoints of `webhooks` that match, by id.
-    pub fn select<'a>(&self, webhooks: impl IntoIterator<Item = &'a Webhook>) -> Vec<&'a Webhook> {
-        let mut found: Vec<&Webhook> = webhooks.into_iter().filter(|w| self.matches(w)).collect();
-        found.sort_by_key(|w| w.id);
-        found
     }
 }

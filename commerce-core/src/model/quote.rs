@@ -74,18 +74,6 @@ impl Quote {
     ) -> bool {
         status == QuoteStatus::Pending && valid_until.is_some_and(|until| until <= now)
     }
-
-    /// The quote as read at `now`: a stored pending quote past its `valid_until` is
-    /// `expired`, last updated at its `valid_until`. Every read of every store answers this.
-    pub fn as_of(mut self, now: DateTime<Utc>) -> Self {
-        if let Some(until) = self.valid_until
-            && Self::expired_at(self.status, self.valid_until, now)
-        {
-            self.status = QuoteStatus::Expired;
-            self.updated_at = self.updated_at.max(until);
-        }
-        self
-    }
 }
 
 /// A new quote: [`NewQuote::new`].

@@ -302,37 +302,6 @@ impl WebhookPatch {
     pub fn changes_url(&self, webhook: &Webhook) -> bool {
         self.url.as_ref().is_some_and(|url| *url != webhook.url)
     }
-
-    /// Applies the patch to an endpoint held in memory at `now` (a backend that stores whole
-    /// records; SQL backends write the same columns).
-    pub fn apply(self, webhook: &mut Webhook, now: DateTime<Utc>) {
-        if let Some(url) = self.url {
-            webhook.url = url;
-        }
-        if let Some(events) = self.events {
-            webhook.events = EventSelection::Only(events);
-        }
-        if let Some(description) = self.description {
-            webhook.description = description;
-        }
-        match self.enabled {
-            Some(true) => {
-                webhook.enabled = true;
-                webhook.disabled_reason = None;
-                webhook.disabled_at = None;
-                webhook.failing_since = None;
-                webhook.failed_attempts = 0;
-                webhook.breaker = Breaker::CLOSED;
-            }
-            Some(false) if webhook.enabled => {
-                webhook.enabled = false;
-                webhook.disabled_reason = Some(DisabledReason::Manual);
-                webhook.disabled_at = Some(now);
-            }
-            _ => {}
-        }
-        webhook.updated_at = now;
-    }
 }
 
 #[cfg(test)]

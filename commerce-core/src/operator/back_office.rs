@@ -21,7 +21,7 @@ impl Operator {
     ///     .status(OrderStatus::Pending)
     ///     .sort(SortOrder::OldestFirst);
     /// let page = op.find_orders(&queue, PageRequest::default()).await?;
-    /// assert_eq!(page.total, Count { value: 0, exact: true });
+    /// assert_eq!(page.total, Count::new(0, true));
     /// # Ok::<(), commerce_core::OperatorError>(())
     /// # }).unwrap();
     /// ```

@@ -1,8 +1,9 @@
 //! The operator's catalogue and shipping: categories, products, variants, warranties,
 //! governorates, shipping options and their rates, with the checks of their figures.
 
-use crate::domain::fields::{MAX_TEXT, Problem};
+use crate::domain::fields::MAX_TEXT;
 use crate::domain::pieces::MAX_AVAILABLE;
+use crate::model::Problem;
 use crate::model::*;
 
 use super::catalog_edits::{check_percent, checked_category, checked_warranty, required_text};

@@ -3,8 +3,9 @@
 //! products whose rendering it changes as changed, so that the marketers' sync by
 //! `updated_since` sees it; orders keep what they were placed with.
 
-use crate::domain::fields::{MAX_TEXT, Problem, TextKind, clean_text, is_web_link};
+use crate::domain::fields::{MAX_TEXT, TextKind, clean_text, is_web_link};
 use crate::limits::{MAX_NOTE, MAX_URL};
+use crate::model::Problem;
 use crate::model::*;
 use crate::money::accepted_amount;
 use rust_decimal::Decimal;

@@ -3,11 +3,11 @@
 
 use rust_decimal::Decimal;
 
-use crate::domain::fields::{FieldProblem, Problem};
 use crate::domain::moves::MoveError;
 use crate::domain::placement::PlaceError;
 use crate::domain::webhooks::WebhookError;
 use crate::model::*;
+use crate::model::{FieldProblem, Problem};
 use crate::store::{
     InsertKeyError, StatusChangeError, StockError, StoreError, Unique, WithdrawalRequestError,
 };

@@ -22,27 +22,36 @@ use rust_decimal::Decimal;
 use crate::cache::shared::Shared;
 use crate::domain::earnings::PayoutRules;
 pub use crate::domain::fields::{DraftLine, OrderDraft};
-use crate::domain::fields::{FieldProblem, MAX_TEXT, Problem, TextKind, clean_text, phone};
+use crate::domain::fields::{MAX_TEXT, TextKind, clean_text, phone};
 use crate::domain::keys::KeyMaker;
 pub use crate::domain::keys::KeySpec;
+use crate::domain::keys::{KEY_PREFIX, TEST_KEY_PREFIX, generate_key, hash_key};
 pub use crate::domain::pieces::OutcomeReport;
 use crate::domain::wallet::WalletFigures;
 use crate::domain::{moves, placement};
 use crate::model::*;
+use crate::model::{FieldProblem, Problem};
 use crate::money::accepted_amount;
 use crate::store::{StatusChange, Store, StoreError};
-use crate::web::auth::{KEY_PREFIX, TEST_KEY_PREFIX, generate_key, hash_key};
 
 pub use crate::limits::{MAX_LIVE_KEYS, MIN_KEY_LENGTH};
 
 /// A key just created: the plaintext is shown this once and never stored. Its `Debug` leaves
 /// the plaintext out (`plaintext: "<redacted>"`), so that a log of it leaks no key.
 #[derive(Clone, PartialEq)]
+#[non_exhaustive]
 pub struct CreatedKey {
     /// The stored key (hash only).
     pub key: ApiKey,
     /// The plaintext to hand to the integrator.
     pub plaintext: String,
+}
+
+impl CreatedKey {
+    /// A `CreatedKey` of its fields, in their order.
+    pub fn new(key: ApiKey, plaintext: String) -> Self {
+        Self { key, plaintext }
+    }
 }
 
 impl std::fmt::Debug for CreatedKey {

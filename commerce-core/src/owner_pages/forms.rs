@@ -10,7 +10,7 @@ use rust_decimal::Decimal;
 
 use crate::model::Problem;
 use crate::operator::{Conflict, OperatorError};
-use crate::web::messages;
+use crate::render::messages;
 
 /// A form's fields in order (a name may repeat: the abilities' checkboxes).
 #[derive(Debug, Default)]

@@ -12,7 +12,7 @@ use crate::domain::keys::KeySpec;
 use crate::model::{Ability, AccountId, KeyId, PageRequest};
 use crate::operator::OperatorError;
 use crate::owner::{Owner, WithdrawalForm};
-use crate::web::messages;
+use crate::render::messages;
 
 /// A `303 See Other` to `location`.
 pub(crate) fn redirect(location: &str) -> Response<Bytes> {

@@ -195,7 +195,7 @@ impl OwnerPages {
                 Some(url) => handlers::redirect(&url),
                 None => self.message_page(
                     StatusCode::UNAUTHORIZED,
-                    crate::web::messages::NOT_LOGGED_IN,
+                    crate::render::messages::NOT_LOGGED_IN,
                 ),
             };
         };

@@ -9,7 +9,7 @@ use crate::model::{
     Ability, Account, ApiKey, ApiStatus, ChangedBy, KeyListing, PageRequest, Withdrawal,
 };
 use crate::money::money_string;
-use crate::web::messages::{self, ability_label, api_status_label, withdrawal_status_label};
+use crate::render::messages::{self, ability_label, api_status_label, withdrawal_status_label};
 
 /// Readable on a phone, right to left, no external file.
 const STYLE: &str = "\

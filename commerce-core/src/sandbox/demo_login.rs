@@ -15,7 +15,7 @@ use crate::owner_pages::csrf::{self, cookie};
 use crate::owner_pages::handlers::redirect;
 use crate::owner_pages::views::{Nav, csrf_field, layout};
 use crate::owner_pages::{OwnerLogin, OwnerPages, html as html_response};
-use crate::web::messages::api_status_label;
+use crate::render::messages::api_status_label;
 
 /// The cookie naming the account logged in through the demo login.
 pub const DEMO_ACCOUNT_COOKIE: &str = "commerce_demo_account";
@@ -149,14 +149,14 @@ impl OwnerLogin for DemoLogin {
             } else {
                 pages.message_page(
                     StatusCode::METHOD_NOT_ALLOWED,
-                    crate::web::messages::METHOD_NOT_ALLOWED,
+                    crate::render::messages::METHOD_NOT_ALLOWED,
                 )
             });
         }
         if *method != Method::POST {
             return Some(pages.message_page(
                 StatusCode::METHOD_NOT_ALLOWED,
-                crate::web::messages::METHOD_NOT_ALLOWED,
+                crate::render::messages::METHOD_NOT_ALLOWED,
             ));
         }
         let form: Vec<(String, String)> = form_urlencoded::parse(body).into_owned().collect();
@@ -167,7 +167,7 @@ impl OwnerLogin for DemoLogin {
         };
         if !pages.csrf_ok(parts, 0, field(csrf::FIELD)) {
             return Some(
-                pages.message_page(StatusCode::FORBIDDEN, crate::web::messages::FORM_EXPIRED),
+                pages.message_page(StatusCode::FORBIDDEN, crate::render::messages::FORM_EXPIRED),
             );
         }
         if path == "/logout" {
@@ -195,7 +195,7 @@ impl OwnerLogin for DemoLogin {
                     Self::session_cookie(pages, &account.id.to_string(), 86_400),
                 )
             }
-            None => pages.message_page(StatusCode::NOT_FOUND, crate::web::messages::NOT_FOUND),
+            None => pages.message_page(StatusCode::NOT_FOUND, crate::render::messages::NOT_FOUND),
         })
     }
 }

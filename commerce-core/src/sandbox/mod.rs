@@ -53,7 +53,8 @@ pub const DEMO_KEYS: &[(&str, &str)] = &[
 ];
 
 /// Ids of the seeded records that examples and tests refer to.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, bon::Builder)]
+#[non_exhaustive]
 pub struct Sandbox {
     /// Marketer A.
     pub marketer_a: AccountId,

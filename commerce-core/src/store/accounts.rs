@@ -26,6 +26,7 @@ impl RateLimitHit {
 
 /// The answer of [`AccountStore::authenticate`].
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct KeyCheck {
     /// The key with the hash asked for (revoked and expired ones included).
     pub key: ApiKey,
@@ -33,6 +34,13 @@ pub struct KeyCheck {
     pub hit: Option<RateLimitHit>,
     /// The key's account; may be `None` when the key is not live or the request was refused.
     pub account: Option<Account>,
+}
+
+impl KeyCheck {
+    /// A `KeyCheck` of its fields, in their order.
+    pub fn new(key: ApiKey, hit: Option<RateLimitHit>, account: Option<Account>) -> Self {
+        Self { key, hit, account }
+    }
 }
 
 impl KeyCheck {

@@ -24,7 +24,7 @@ pub trait CatalogStore: Send + Sync {
     async fn all_categories(&self) -> Result<Vec<Category>, StoreError>;
     /// Changes a category ([`CategoryPatch::apply`]), in one atomic operation: `NotFound`
     /// when there is none; `Invalid` when the new parent does not exist or is the category
-    /// itself or one of its descendants ([`parent_allowed`](super::parent_allowed), checked
+    /// itself or one of its descendants ([`parent_allowed`](crate::domain::edits::parent_allowed), checked
     /// against the parents as they stand under the operation's lock, so that two concurrent
     /// moves never make a cycle); `Duplicate(CategorySlug)` when another category has the new
     /// slug. A new name ([`CategoryPatch::renames`]) marks every product of the category
@@ -43,7 +43,7 @@ pub trait CatalogStore: Send + Sync {
         now: DateTime<Utc>,
     ) -> Result<Product, StoreError>;
     /// Starts or stops selling a product, changed at `now`; `NotFound` when there is none.
-    /// Its removal time follows [`removal_after`]: stopping a product that was sold records
+    /// Its removal time follows [`removal_after`](crate::domain::edits::removal_after): stopping a product that was sold records
     /// `now`, stopping a stopped one keeps the time it was stopped, selling it again clears it
     /// ([`removed_products`](Self::removed_products) lists it no more).
     async fn set_product_active(
@@ -241,54 +241,5 @@ impl ProductVersion {
     /// The version of `product` as it is.
     pub fn of(product: &Product) -> Self {
         Self::new(product.id, product.updated_at)
-    }
-}
-
-/// The rule of [`CatalogStore::set_product_active`] for a product's removal time: `removed_at`
-/// (when it was stopped, `None` while sold) after setting `active` at `now` on a product whose
-/// `active` was `was_active`.
-pub fn removal_after(
-    was_active: bool,
-    removed_at: Option<DateTime<Utc>>,
-    active: bool,
-    now: DateTime<Utc>,
-) -> Option<DateTime<Utc>> {
-    match (active, was_active) {
-        (true, _) => None,
-        (false, true) => Some(now),
-        (false, false) => removed_at.or(Some(now)),
-    }
-}
-
-impl VariantPatch {
-    /// The rule of [`CatalogStore::update_variant`]: each field given replaces the variant's.
-    pub fn apply(&self, variant: &mut Variant) {
-        if let Some(label) = &self.label {
-            variant.label.clone_from(label);
-        }
-        variant.price = self.price.unwrap_or(variant.price);
-        variant.suggested_min = self.suggested_min.unwrap_or(variant.suggested_min);
-        variant.suggested_max = self.suggested_max.unwrap_or(variant.suggested_max);
-        variant.supply_price = self.supply_price.unwrap_or(variant.supply_price);
-    }
-}
-
-impl ProductFilter {
-    /// The rule of [`CatalogStore::products`]: whether a product is listed under this filter
-    /// (active, in one of the categories, its title containing the query case-insensitively,
-    /// changed at or after `updated_since`).
-    pub fn listed(&self) -> impl Fn(&Product) -> bool + '_ {
-        let query = self.query.as_deref().map(str::to_lowercase);
-        move |p: &Product| {
-            p.active
-                && self
-                    .category_ids
-                    .as_ref()
-                    .is_none_or(|ids| ids.contains(&p.category_id))
-                && query
-                    .as_deref()
-                    .is_none_or(|q| p.title.to_lowercase().contains(q))
-                && self.updated_since.is_none_or(|since| p.updated_at >= since)
-        }
     }
 }

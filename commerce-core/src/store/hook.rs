@@ -52,6 +52,7 @@ impl Concern {
 
 /// One store operation as a [`StoreHook`] sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct Operation {
     /// The trait that declares it.
     pub concern: Concern,

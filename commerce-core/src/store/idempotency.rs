@@ -191,36 +191,6 @@ impl IdempotencyRecord {
             .or(self.quote_id.map(Created::Quote))
     }
 
-    /// The rule of [`IdempotencyStore::begin_idempotent`] for the record found under the key
-    /// (`None`: no record). A record created before `expires_before` counts as absent; a live
-    /// one with another fingerprint is a mismatch; a finished one is replayed; an in-flight
-    /// one is in flight until `stale_before`, after which its request is taken to have died:
-    /// recovered when it had registered its order or quote ([`created`](Self::created)),
-    /// started afresh otherwise.
-    pub fn decide(
-        record: Option<&IdempotencyRecord>,
-        fingerprint: &str,
-        expires_before: DateTime<Utc>,
-        stale_before: DateTime<Utc>,
-    ) -> IdempotencyDecision {
-        let Some(record) = record.filter(|r| r.created_at >= expires_before) else {
-            return IdempotencyDecision::Start;
-        };
-        if record.fingerprint != fingerprint {
-            return IdempotencyDecision::Answer(IdempotencyBegin::Mismatch);
-        }
-        if let Some(response) = &record.response {
-            return IdempotencyDecision::Answer(IdempotencyBegin::Replay(response.clone()));
-        }
-        if record.created_at >= stale_before {
-            return IdempotencyDecision::Answer(IdempotencyBegin::InFlight);
-        }
-        match record.created() {
-            Some(created) => IdempotencyDecision::Recover(created),
-            None => IdempotencyDecision::Start,
-        }
-    }
-
     /// Whether [`IdempotencyStore::abandon_idempotent`] forgets this record: only one that
     /// neither registered an order or a quote nor kept a response.
     pub fn may_be_abandoned(&self) -> bool {

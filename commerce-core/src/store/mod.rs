@@ -54,11 +54,12 @@
 //!
 //! # How a backend builds the records
 //!
-//! Most records a store hands back ([`Order`](crate::model::Order),
-//! [`Webhook`](crate::model::Webhook), [`RateLimitHit`], [`Page`](crate::model::Page), ...) are
-//! `#[non_exhaustive]`: another crate cannot write them as struct literals, so that a field
-//! added later breaks no backend. Some plain parts are not yet (`KeyCheck`, `Count`,
-//! `Customer`, `Totals`, `LineOutcome`, `Breaker`: written as literals). It builds them one of two ways, by the record's size:
+//! Every record a store hands back ([`Order`](crate::model::Order),
+//! [`Webhook`](crate::model::Webhook), [`RateLimitHit`], [`Page`](crate::model::Page), its
+//! parts such as [`Customer`](crate::model::Customer), [`Totals`](crate::model::Totals) and
+//! [`Breaker`](crate::model::Breaker), ...) is `#[non_exhaustive]`: another crate cannot write
+//! it as a struct literal, so that a field added later breaks no backend. A backend builds
+//! them one of two ways, by the record's size:
 //!
 //! - a record of up to four fields has a `new` taking them in declaration order
 //!   (`RateLimitHit::new(allowed, used)`, `Page::new(items, total)`,
@@ -86,7 +87,6 @@
 
 mod accounts;
 mod catalog;
-mod catalog_edits;
 pub(crate) mod delegate;
 mod error;
 mod hook;
@@ -105,8 +105,7 @@ pub use accounts::{
     ACCOUNT_CHANGED, AccountStore, InsertKeyError, KEY_HASH_STORED, KeyCheck, MAX_LIVE_KEYS,
     RateLimitHit, RateWindows, authenticate_by_calls,
 };
-pub use catalog::{CatalogStore, ProductVersion, removal_after};
-pub use catalog_edits::parent_allowed;
+pub use catalog::{CatalogStore, ProductVersion};
 pub use error::{PlaceOrderError, StatusChangeError, StoreError, Unique};
 pub use hook::{Concern, Hooked, Operation, StoreHook};
 pub use idempotency::{
@@ -115,12 +114,9 @@ pub use idempotency::{
 };
 pub use memory::MemoryStore;
 pub use meter::MeterStore;
-pub use orders::{
-    OrderStore, OrderVersion, StatusChange, StatusMove, first_stale, pieces_to_reserve,
-    unchanged_since,
-};
+pub use orders::{OrderStore, OrderVersion, StatusChange, StatusMove, unchanged_since};
 pub use statement::SupplyBooking;
-pub use stock::{StockError, held_by_orders};
+pub use stock::StockError;
 pub use supply::{InsertQuoteError, QuoteDecisionError, SupplyStore};
 pub(crate) use traced::Traced;
 pub use webhooks::{

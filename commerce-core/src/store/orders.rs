@@ -8,7 +8,8 @@ use crate::domain::earnings::WalletTotals;
 use crate::model::*;
 
 /// A move of an order to another status.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, bon::Builder)]
+#[non_exhaustive]
 pub struct StatusChange {
     /// Only an order of this account (API calls); `None` for the platform.
     pub account_id: Option<AccountId>,
@@ -77,13 +78,13 @@ pub trait OrderStore: Send + Sync {
     ///    claim's token ([`PlaceOrderError::IdempotencyLost`]: the request outlived the stale
     ///    time and a retry took its key over); a variant of
     ///    [`priced_from`](NewOrder::priced_from) that is no longer what the order was priced
-    ///    from ([`first_stale`]; [`PlaceOrderError::Stale`]), decided before the stock and
+    ///    from ([`NewOrder::first_stale`]; [`PlaceOrderError::Stale`]), decided before the stock and
     ///    against the variant's price and its product's revision as the stock write sees
     ///    them: in the statement (or under the lock) that takes the variant's pieces, and
     ///    for the product in the statement that stamps it, so that no catalogue edit can
     ///    come between the check and the write (the SQL stores: `UPDATE variants ... WHERE
     ///    price = $p`, `UPDATE products ... WHERE revision = $r`); a line asking for more
-    ///    pieces than are available ([`pieces_to_reserve`];
+    ///    pieces than are available ([`NewOrder::pieces_to_reserve`];
     ///    [`PlaceOrderError::InsufficientStock`]).
     /// 2. **The order**: [`NewOrder::into_order`] with a new order id and line ids unique
     ///    across orders, findable by its `external_reference` from then on.
@@ -266,7 +267,8 @@ pub fn unchanged_since(
 /// What a [`StatusChange`] does to an order, decided by [`StatusMove::check`]: the one rule
 /// every backend applies inside [`OrderStore::change_order_status`], so that a backend only
 /// persists.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, bon::Builder)]
+#[non_exhaustive]
 pub struct StatusMove {
     /// Status entered.
     pub to: OrderStatus,
@@ -283,190 +285,4 @@ pub struct StatusMove {
     pub timeline_entry: TimelineEntry,
     /// The lines' outcomes recorded with the move ([`StatusChange::outcomes`]).
     pub outcomes: Vec<(LineId, LineOutcome)>,
-}
-
-impl StatusMove {
-    /// Checks `change` against an order of `owner` now in status `current`: `NotFound` when
-    /// the change is limited to another account, `NotAllowed` when `current` is not among
-    /// its `only_from` statuses or the lifecycle forbids the move
-    /// ([`OrderStatus::can_move_to`]); otherwise the move's effects.
-    pub fn check(
-        change: &StatusChange,
-        owner: AccountId,
-        current: OrderStatus,
-    ) -> Result<StatusMove, StatusChangeError> {
-        if change.account_id.is_some_and(|account| account != owner) {
-            return Err(StatusChangeError::NotFound);
-        }
-        let allowed_from = change.only_from.is_empty() || change.only_from.contains(&current);
-        if !allowed_from || !current.can_move_to(change.to) {
-            return Err(StatusChangeError::NotAllowed {
-                current,
-                requested: change.to,
-            });
-        }
-        let at = change.at;
-        Ok(StatusMove {
-            to: change.to,
-            at,
-            releases_stock: change.to.family() == Family::Cancelled
-                && current.family() != Family::Cancelled,
-            confirmed_at: (change.to == OrderStatus::Confirmed).then_some(at),
-            delivered_at: matches!(
-                change.to,
-                OrderStatus::Delivered | OrderStatus::PartiallyDelivered
-            )
-            .then_some(at),
-            timeline_entry: TimelineEntry {
-                status: change.to,
-                at,
-                reason: change.reason.clone(),
-            },
-            outcomes: change.outcomes.clone(),
-        })
-    }
-
-    /// Whether an outcome names a line that is not among `lines` (the order's): the move is
-    /// then refused with `NotFound`, writing nothing.
-    pub fn names_unknown_line(&self, lines: &[OrderLine]) -> bool {
-        self.outcomes
-            .iter()
-            .any(|(id, _)| !lines.iter().any(|line| line.id == *id))
-    }
-
-    /// Applies the move to an order held in memory (a backend that stores whole orders).
-    pub fn apply(self, order: &mut Order) {
-        for (id, outcome) in self.outcomes {
-            if let Some(line) = order.lines.iter_mut().find(|line| line.id == id) {
-                line.outcome = outcome;
-            }
-        }
-        order.status = self.to;
-        order.updated_at = super::next_updated_at(order.updated_at, self.at);
-        if self.confirmed_at.is_some() {
-            order.confirmed_at = self.confirmed_at;
-        }
-        if self.delivered_at.is_some() {
-            order.delivered_at = self.delivered_at;
-        }
-        order.timeline.push(self.timeline_entry);
-    }
-}
-
-/// The version rule of [`OrderStore::place_order`]: the first entry of `priced_from` whose
-/// variant is no longer what it was priced from ([`PricedFrom::is_current`]) or is gone, as
-/// `product` answers the stored product of an id; `None` when every entry is current (or
-/// there is none). A backend that holds whole products applies it under the operation's lock.
-pub fn first_stale<'a>(
-    priced_from: &[PricedFrom],
-    mut product: impl FnMut(ProductId) -> Option<&'a Product>,
-) -> Option<VariantId> {
-    priced_from
-        .iter()
-        .find(|entry| {
-            let current = product(entry.product_id).and_then(|p| {
-                let variant = p.variants.iter().find(|v| v.id == entry.variant_id)?;
-                Some(entry.is_current(p, variant))
-            });
-            current != Some(true)
-        })
-        .map(|entry| entry.variant_id)
-}
-
-/// The stock rule of [`OrderStore::place_order`]: every line checked against the stock, lines
-/// of one variant adding up, before anything is taken. Returns the pieces to take per
-/// variant, by variant id (the order in which a store locks them), or the first line that
-/// asks for more than is left ([`PlaceOrderError::InsufficientStock`], with what was left for
-/// it). `available` answers a variant's stock now (0 for an unknown variant).
-pub fn pieces_to_reserve(
-    lines: &[NewOrderLine],
-    mut available: impl FnMut(VariantId) -> i64,
-) -> Result<Vec<(VariantId, i64)>, PlaceOrderError> {
-    let mut wanted: std::collections::BTreeMap<VariantId, (i64, i64)> = Default::default();
-    for (line_index, line) in lines.iter().enumerate() {
-        let (stock, total) = wanted
-            .entry(line.variant_id)
-            .or_insert_with(|| (available(line.variant_id), 0));
-        *total += line.quantity;
-        if *total > *stock {
-            return Err(PlaceOrderError::InsufficientStock {
-                line_index,
-                available: (*stock - (*total - line.quantity)).max(0),
-            });
-        }
-    }
-    Ok(wanted
-        .into_iter()
-        .map(|(v, (_, total))| (v, total))
-        .collect())
-}
-
-#[cfg(test)]
-mod tests {
-    use chrono::TimeZone;
-
-    use super::*;
-
-    fn change(to: OrderStatus, account: Option<AccountId>) -> StatusChange {
-        StatusChange {
-            account_id: account,
-            order_id: OrderId::new(1),
-            to,
-            only_from: Vec::new(),
-            reason: Some("why".into()),
-            outcomes: Vec::new(),
-            read_at: None,
-            at: Utc.with_ymd_and_hms(2026, 3, 1, 10, 0, 0).unwrap(),
-            bill_month: None,
-            events: Default::default(),
-        }
-    }
-
-    #[test]
-    fn another_accounts_order_is_not_found() {
-        let refused = StatusMove::check(
-            &change(OrderStatus::RejectedByMarketer, Some(AccountId::new(2))),
-            AccountId::new(1),
-            OrderStatus::Pending,
-        );
-        assert!(matches!(refused, Err(StatusChangeError::NotFound)));
-    }
-
-    #[test]
-    fn only_from_and_the_lifecycle_both_limit_a_move() {
-        let mut from_pending = change(OrderStatus::RejectedByMarketer, None);
-        from_pending.only_from = vec![OrderStatus::Pending];
-        assert!(matches!(
-            StatusMove::check(&from_pending, AccountId::new(1), OrderStatus::Confirmed),
-            Err(StatusChangeError::NotAllowed {
-                current: OrderStatus::Confirmed,
-                ..
-            })
-        ));
-        assert!(matches!(
-            StatusMove::check(
-                &change(OrderStatus::Pending, None),
-                AccountId::new(1),
-                OrderStatus::Delivered
-            ),
-            Err(StatusChangeError::NotAllowed { .. })
-        ));
-    }
-
-    #[test]
-    fn entering_the_cancelled_family_releases_stock_once() {
-        let cancel = change(OrderStatus::RejectedByMarketer, Some(AccountId::new(1)));
-        let first = StatusMove::check(&cancel, AccountId::new(1), OrderStatus::Pending).unwrap();
-        assert!(first.releases_stock);
-        assert_eq!(first.confirmed_at, None);
-        let confirm = StatusMove::check(
-            &change(OrderStatus::Confirmed, None),
-            AccountId::new(1),
-            OrderStatus::Pending,
-        )
-        .unwrap();
-        assert!(!confirm.releases_stock);
-        assert_eq!(confirm.confirmed_at, Some(confirm.at));
-        assert_eq!(confirm.timeline_entry.reason.as_deref(), Some("why"));
-    }
 }

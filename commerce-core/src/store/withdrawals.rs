@@ -73,39 +73,3 @@ pub trait WithdrawalStore: Send + Sync {
         query: &WithdrawalQuery,
     ) -> Result<WithdrawalTotals, StoreError>;
 }
-
-impl Withdrawal {
-    /// The rule of [`WithdrawalStore::decide_withdrawal`]: only a pending withdrawal is
-    /// decided (`StoreError::Invalid` otherwise); completing keeps the transfer reference and
-    /// receipt, rejecting keeps the notes when given; either way `decided_at` is `now`.
-    pub fn decide(
-        &mut self,
-        decision: WithdrawalDecision,
-        now: DateTime<Utc>,
-    ) -> Result<(), StoreError> {
-        if self.status != WithdrawalStatus::Pending {
-            return Err(StoreError::Invalid(format!(
-                "withdrawal {} is already decided",
-                self.id
-            )));
-        }
-        match decision {
-            WithdrawalDecision::Complete {
-                transfer_reference,
-                receipt_url,
-            } => {
-                self.status = WithdrawalStatus::Completed;
-                self.transfer_reference = Some(transfer_reference);
-                self.receipt_url = receipt_url;
-            }
-            WithdrawalDecision::Reject { notes } => {
-                self.status = WithdrawalStatus::Rejected;
-                if notes.is_some() {
-                    self.notes = notes;
-                }
-            }
-        }
-        self.decided_at = Some(now);
-        Ok(())
-    }
-}

@@ -244,6 +244,7 @@ pub const VALID_ORDER: &str = r#"{"full_name": "سارة", "phone": "01112223334
 
 /// One request as plain data.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct RequestSpec {
     /// The method (any token).
     pub method: String,
@@ -253,6 +254,23 @@ pub struct RequestSpec {
     pub headers: Vec<(String, Vec<u8>)>,
     /// The body.
     pub body: Vec<u8>,
+}
+
+impl RequestSpec {
+    /// A `RequestSpec` of its fields, in their order.
+    pub fn new(
+        method: String,
+        target: String,
+        headers: Vec<(String, Vec<u8>)>,
+        body: Vec<u8>,
+    ) -> Self {
+        Self {
+            method,
+            target,
+            headers,
+            body,
+        }
+    }
 }
 
 impl RequestSpec {
@@ -409,7 +427,7 @@ mod tests {
         let json = "application/json; charset=utf-8";
         assert!(
             check_answer(
-                &ApiError::not_found().render(&crate::web::request_id::RequestId::generate())
+                &ApiError::not_found().render(&crate::render::request_id::RequestId::generate())
             )
             .is_ok()
         );
@@ -420,7 +438,7 @@ mod tests {
         assert!(
             check_answer(
                 &ApiError::new(ErrorCode::ServerError)
-                    .render(&crate::web::request_id::RequestId::generate())
+                    .render(&crate::render::request_id::RequestId::generate())
             )
             .is_err()
         );

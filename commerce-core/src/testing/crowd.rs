@@ -74,6 +74,7 @@ impl Drop for Holding {
 /// the requests it holds at once per account: an endpoint's URL is
 /// `<base>/<account>/<endpoint>`. Dropping it closes every connection (the attempts in
 /// flight to it end at once).
+#[non_exhaustive]
 pub struct SlowReceiver {
     /// `http://127.0.0.1:<port>`.
     pub base: String,
@@ -157,7 +158,8 @@ async fn serve(stream: TcpStream, held: Arc<Mutex<Held>>, delay: Duration) {
 }
 
 /// What a run does.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, bon::Builder)]
+#[non_exhaustive]
 pub struct Crowd {
     /// Accounts whose endpoints are all slow.
     pub accounts: usize,
@@ -201,6 +203,7 @@ impl Crowd {
 
 /// What a [`Crowd`] run measured.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct CrowdRun {
     /// The polite account's delivery latencies.
     pub polite: Latencies,
@@ -210,6 +213,23 @@ pub struct CrowdRun {
     pub most_per_account: usize,
     /// The crowd's attempts answered.
     pub crowd_answered: usize,
+}
+
+impl CrowdRun {
+    /// A `CrowdRun` of its fields, in their order.
+    pub fn new(
+        polite: Latencies,
+        refused: usize,
+        most_per_account: usize,
+        crowd_answered: usize,
+    ) -> Self {
+        Self {
+            polite,
+            refused,
+            most_per_account,
+            crowd_answered,
+        }
+    }
 }
 
 /// Pings `endpoint`; whether it was queued (`false`: its manual deliveries are at the limit).

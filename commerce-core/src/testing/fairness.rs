@@ -22,6 +22,7 @@ use crate::webhooks::DispatcherConfig;
 
 /// A webhook receiver that accepts TCP connections and never answers (a hung server): every
 /// attempt to it waits for the dispatcher's timeout. Dropping it closes every connection.
+#[non_exhaustive]
 pub struct Tarpit {
     /// `http://127.0.0.1:<port>/hooks`.
     pub url: String,
@@ -56,6 +57,7 @@ impl Tarpit {
 
 /// What a run does.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Flood {
     /// How long the prompt account's events (and the tarpit's pings) are sent.
     pub duration: Duration,
@@ -68,6 +70,29 @@ pub struct Flood {
 }
 
 impl Flood {
+    /// A `Flood` of its fields, in their order.
+    pub fn new(
+        duration: Duration,
+        tarpit_pings_per_second: u32,
+        prompt_events_per_second: u32,
+        config: DispatcherConfig,
+    ) -> Self {
+        Self {
+            duration,
+            tarpit_pings_per_second,
+            prompt_events_per_second,
+            config,
+        }
+    }
+}
+
+impl Flood {
+    /// The same flood with the dispatchers' settings `config`.
+    pub fn with_config(mut self, config: DispatcherConfig) -> Self {
+        self.config = config;
+        self
+    }
+
     /// The scenario, shortened by `duration` and `timeout`: 2 pings a second to the
     /// tarpit, 4 events a second of the prompt account, dispatchers polling every 100 ms.
     pub fn tarpit(duration: Duration, timeout: Duration) -> Self {
@@ -90,11 +115,19 @@ impl Flood {
 
 /// The delivery latencies of the prompt account's events, sorted.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Latencies {
     /// From queueing an event to its arrival at the receiver, ascending.
     pub sorted: Vec<Duration>,
     /// Events queued that never arrived within the wait.
     pub missing: usize,
+}
+
+impl Latencies {
+    /// A `Latencies` of its fields, in their order.
+    pub fn new(sorted: Vec<Duration>, missing: usize) -> Self {
+        Self { sorted, missing }
+    }
 }
 
 impl Latencies {

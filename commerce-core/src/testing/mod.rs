@@ -29,6 +29,20 @@ pub trait Absent {
     fn absent(self) -> Self;
 }
 
+/// [`Absent`] for each id type of [`model`](crate::model) (the list they are declared from).
+macro_rules! absent_ids {
+    ($($(#[$meta:meta])* $name:ident,)*) => {
+        $(
+            impl Absent for crate::model::$name {
+                fn absent(self) -> Self {
+                    Self::new(self.get() + 1_000_000)
+                }
+            }
+        )*
+    };
+}
+crate::__with_id_types!(absent_ids);
+
 /// The attribute gathering of the conformance macros ([`store_conformance_tests!`](crate::store_conformance_tests),
 /// [`http_conformance_tests!`](crate::http_conformance_tests),
 /// [`cancellation_tests!`](crate::cancellation_tests)): the outer attributes written before

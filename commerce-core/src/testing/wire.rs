@@ -21,6 +21,7 @@ const KEY: &str = crate::sandbox::DEMO_KEYS[0].0;
 
 /// One response read off the socket.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct WireAnswer {
     /// The status line's code.
     pub status: u16,
@@ -28,6 +29,17 @@ pub struct WireAnswer {
     pub headers: Vec<(String, String)>,
     /// The body (`Content-Length` bytes of it).
     pub body: Bytes,
+}
+
+impl WireAnswer {
+    /// A `WireAnswer` of its fields, in their order.
+    pub fn new(status: u16, headers: Vec<(String, String)>, body: Bytes) -> Self {
+        Self {
+            status,
+            headers,
+            body,
+        }
+    }
 }
 
 impl WireAnswer {

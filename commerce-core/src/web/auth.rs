@@ -1,44 +1,18 @@
-//! Keys: generation, hashing, and turning an `Authorization` header into a key.
+//! Turning an `Authorization` header into a key (the keys' minting and hashing are
+//! [`domain::keys`](crate::domain::keys)'s).
 
 use std::cell::RefCell;
 
 use chrono::{DateTime, Utc};
 use http::{HeaderMap, HeaderName, HeaderValue, header};
-use rand::Rng;
-use rand::distr::Alphanumeric;
-use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use crate::cache::shared::Shared;
+use crate::domain::keys::hash_key;
 use crate::error::{ApiError, ErrorCode};
-use crate::model::{Account, AccountState, ApiKey, ApiStatus, KeyHash, RateWindow};
+use crate::model::{Account, AccountState, ApiKey, ApiStatus, RateWindow};
 use crate::store::{KeyCheck, RateLimitHit};
 use crate::web::routes::Endpoint;
-
-/// The recognisable prefix of generated keys (the prefix of a key created by an engine in the
-/// sandbox's test mode is [`TEST_KEY_PREFIX`]).
-pub const KEY_PREFIX: &str = "sk_live_";
-
-/// The prefix of keys created by an engine in the sandbox's test mode
-/// ([`Config::test_mode`](crate::Config::test_mode)): a sandbox key is never taken for a live
-/// one.
-pub const TEST_KEY_PREFIX: &str = "sk_test_";
-
-/// SHA-256 of a key's plaintext: the only form a store keeps.
-pub fn hash_key(plaintext: &str) -> KeyHash {
-    Sha256::digest(plaintext.as_bytes()).into()
-}
-
-/// A new random key: `prefix` ([`KEY_PREFIX`] or [`TEST_KEY_PREFIX`]) and 40 alphanumeric
-/// characters (about 238 bits).
-pub(crate) fn generate_key(prefix: &str) -> String {
-    let random: String = rand::rng()
-        .sample_iter(&Alphanumeric)
-        .take(40)
-        .map(char::from)
-        .collect();
-    format!("{prefix}{random}")
-}
 
 /// The bearer token of a request, if its one `Authorization` header is `Bearer <token>` (a
 /// repeated header is ambiguous: no token).
@@ -56,7 +30,7 @@ pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
 /// Finds the live key of a request and counts the request in the key's rate window `window`
 /// ([`AccountStore::authenticate`](crate::store::AccountStore::authenticate)): 401 when the
 /// header is missing or the key unknown, revoked or expired (nothing counted then). A key the
-/// store did not know is remembered ([`UnknownKeys`](crate::web::unknown_keys::UnknownKeys)) and refused again without a store query
+/// store did not know is remembered ([`UnknownKeys`](crate::cache::unknown_keys::UnknownKeys)) and refused again without a store query
 /// for [`Config::unknown_key_life`](crate::Config::unknown_key_life).
 pub(crate) async fn authenticate(
     shared: &Shared,
@@ -93,19 +67,6 @@ mod tests {
     use http::HeaderValue;
 
     #[test]
-    fn generated_keys_are_prefixed_and_distinct() {
-        let a = generate_key(KEY_PREFIX);
-        let b = generate_key(KEY_PREFIX);
-        assert!(a.starts_with(KEY_PREFIX));
-        assert_eq!(a.len(), KEY_PREFIX.len() + 40);
-        assert_ne!(a, b);
-        assert_ne!(hash_key(&a), hash_key(&b));
-        let test = generate_key(TEST_KEY_PREFIX);
-        assert!(test.starts_with(TEST_KEY_PREFIX));
-        assert_eq!(test.len(), a.len());
-    }
-
-    #[test]
     fn only_bearer_headers_carry_a_token() {
         let mut h = HeaderMap::new();
         assert_eq!(bearer_token(&h), None);
@@ -120,11 +81,19 @@ mod tests {
 
 /// Who is calling, once the key passed every check.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Caller {
     /// The key used.
     pub key: ApiKey,
     /// Its account.
     pub account: Account,
+}
+
+impl Caller {
+    /// A `Caller` of its fields, in their order.
+    pub fn new(key: ApiKey, account: Account) -> Self {
+        Self { key, account }
+    }
 }
 
 /// `X-RateLimit-Limit`: the key's requests per minute.

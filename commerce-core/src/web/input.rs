@@ -12,8 +12,8 @@ use crate::domain::fields::{TextKind, check_printable, clean_text, is_web_link, 
 use crate::error::{ApiError, FieldErrors};
 use crate::model::PageRequest;
 use crate::money::parse_money_input;
+use crate::render::messages;
 use crate::time::parse_timestamp;
-use crate::web::messages;
 
 /// Default page size.
 pub const DEFAULT_PER_PAGE: u32 = 25;
@@ -402,7 +402,8 @@ impl<'a> Fields<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::fields::{Problem, normalize_phone};
+    use crate::domain::fields::normalize_phone;
+    use crate::model::Problem;
 
     #[test]
     fn phones_are_normalised() {

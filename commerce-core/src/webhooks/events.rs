@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::domain::earnings::PayoutRules;
 use crate::model::{EventContext, EventSnapshot, EventType, Order, OrderStatus, WebhookId};
-use crate::web::wire::{
+use crate::render::wire::{
     OrderView, QuoteStatusView, Stamp, StatusView, SupplierQuoteView, WithdrawalStatusView,
     WithdrawalView,
 };
@@ -226,7 +226,7 @@ mod tests {
     #[test]
     fn quote_and_withdrawal_events_render_the_api_views() {
         use crate::model::*;
-        use crate::web::wire::{SupplierQuoteView, WithdrawalView};
+        use crate::render::wire::{SupplierQuoteView, WithdrawalView};
         use rust_decimal::Decimal;
         let at = |h| Utc.with_ymd_and_hms(2026, 11, 2, h, 0, 0).unwrap();
         let quote = Quote::builder()

@@ -44,6 +44,7 @@ pub enum Addresses {
 /// ["2001:db8:64::/96"]}`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
 pub struct UrlPolicy {
     /// Plain `http` URLs.
     pub allow_http: bool,
@@ -53,6 +54,17 @@ pub struct UrlPolicy {
     /// default: an address inside one is judged by the IPv4 address it embeds, as the
     /// well-known `64:ff9b::/96` always is (see [`Nat64Prefix`](super::Nat64Prefix)).
     pub nat64_prefixes: Nat64Prefixes,
+}
+
+impl UrlPolicy {
+    /// A `UrlPolicy` of its fields, in their order.
+    pub fn new(allow_http: bool, addresses: Addresses, nat64_prefixes: Nat64Prefixes) -> Self {
+        Self {
+            allow_http,
+            addresses,
+            nat64_prefixes,
+        }
+    }
 }
 
 impl UrlPolicy {

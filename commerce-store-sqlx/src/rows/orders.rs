@@ -86,30 +86,34 @@ impl OrderRow {
             .maybe_external_reference(self.external_reference)
             .maybe_tracking_url(self.tracking_url)
             .status(status(&self.status)?)
-            .customer(Customer {
-                name: self.customer_name,
-                phone: self.customer_phone,
-                second_phone: self.customer_second_phone,
-                address: self.customer_address,
-                governorate_id: GovernorateId::new(self.governorate_id),
-                governorate_name: self.governorate_name,
-            })
+            .customer(
+                Customer::builder()
+                    .name(self.customer_name)
+                    .phone(self.customer_phone)
+                    .maybe_second_phone(self.customer_second_phone)
+                    .address(self.customer_address)
+                    .governorate_id(GovernorateId::new(self.governorate_id))
+                    .governorate_name(self.governorate_name)
+                    .build(),
+            )
             .shipping_option_id(ShippingOptionId::new(self.shipping_option_id))
             .shipping_option_name(self.shipping_option_name)
             .maybe_store_name(self.store_name)
             .maybe_store_link(self.store_link)
             .maybe_note(self.note)
             .lines(lines)
-            .totals(Totals {
-                products: from_piastres(self.products),
-                warranties: from_piastres(self.warranties),
-                delivery_charge: from_piastres(self.delivery_charge),
-                customer_total: from_piastres(self.customer_total),
-                profit: from_piastres(self.profit),
-                income_tax: from_piastres(self.income_tax),
-                net_profit: from_piastres(self.net_profit),
-                income_tax_percent: from_piastres(self.income_tax_percent),
-            })
+            .totals(
+                Totals::builder()
+                    .products(from_piastres(self.products))
+                    .warranties(from_piastres(self.warranties))
+                    .delivery_charge(from_piastres(self.delivery_charge))
+                    .customer_total(from_piastres(self.customer_total))
+                    .profit(from_piastres(self.profit))
+                    .income_tax(from_piastres(self.income_tax))
+                    .net_profit(from_piastres(self.net_profit))
+                    .income_tax_percent(from_piastres(self.income_tax_percent))
+                    .build(),
+            )
             .timeline(timeline)
             .created_at(instant(self.created_at))
             .updated_at(instant(self.updated_at))
@@ -154,13 +158,15 @@ impl LineRow {
             .profit(from_piastres(self.profit))
             .commission_on(self.commission_on)
             .warranties(warranties)
-            .outcome(LineOutcome {
-                delivered_quantity: self.delivered_quantity,
-                returned_quantity: self.returned_quantity,
-                damaged_quantity: self.damaged_quantity,
-                lost_quantity: self.lost_quantity,
-                destroyed_quantity: self.destroyed_quantity,
-            })
+            .outcome(
+                LineOutcome::builder()
+                    .maybe_delivered_quantity(self.delivered_quantity)
+                    .maybe_returned_quantity(self.returned_quantity)
+                    .damaged_quantity(self.damaged_quantity)
+                    .lost_quantity(self.lost_quantity)
+                    .destroyed_quantity(self.destroyed_quantity)
+                    .build(),
+            )
             .maybe_supplier_id(self.supplier_id.map(AccountId::new))
             .supply_price(from_piastres(self.supply_price))
             .build()

@@ -25,7 +25,7 @@ impl IdempotencyRow {
         Ok(IdempotencyRecord::builder()
             .fingerprint(self.fingerprint)
             .created_at(instant(self.created_at))
-            .token(IdempotencyToken(self.holder_token))
+            .token(IdempotencyToken::new(self.holder_token))
             .maybe_order_id(self.order_id.map(OrderId::new))
             .maybe_quote_id(self.quote_id.map(QuoteId::new))
             .maybe_response(response)

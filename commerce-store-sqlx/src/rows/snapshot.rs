@@ -101,7 +101,7 @@ pub(crate) fn parse_snapshot(
         } => EventSnapshot::Order {
             order: Arc::new(order.into_order()?),
             previous: previous.as_deref().map(status).transpose()?,
-            context: EventContext { hold_days },
+            context: EventContext::new(hold_days),
         },
         Stored::Quote { quote, previous } => EventSnapshot::Quote {
             quote: Arc::new(quote.into_quote()?),
@@ -293,14 +293,16 @@ impl StoredOrder {
             .maybe_external_reference(self.external_reference)
             .maybe_tracking_url(self.tracking_url)
             .status(status(&self.status)?)
-            .customer(Customer {
-                name: c.name,
-                phone: c.phone,
-                second_phone: c.second_phone,
-                address: c.address,
-                governorate_id: GovernorateId::new(c.governorate_id),
-                governorate_name: c.governorate_name,
-            })
+            .customer(
+                Customer::builder()
+                    .name(c.name)
+                    .phone(c.phone)
+                    .maybe_second_phone(c.second_phone)
+                    .address(c.address)
+                    .governorate_id(GovernorateId::new(c.governorate_id))
+                    .governorate_name(c.governorate_name)
+                    .build(),
+            )
             .shipping_option_id(ShippingOptionId::new(self.shipping_option_id))
             .shipping_option_name(self.shipping_option_name)
             .maybe_store_name(self.store_name)
@@ -312,16 +314,18 @@ impl StoredOrder {
                     .map(StoredLine::into_line)
                     .collect::<Result<_, _>>()?,
             )
-            .totals(Totals {
-                products: amount(&products)?,
-                warranties: amount(&warranties)?,
-                delivery_charge: amount(&delivery_charge)?,
-                customer_total: amount(&customer_total)?,
-                profit: amount(&profit)?,
-                income_tax: amount(&income_tax)?,
-                net_profit: amount(&net_profit)?,
-                income_tax_percent: amount(&income_tax_percent)?,
-            })
+            .totals(
+                Totals::builder()
+                    .products(amount(&products)?)
+                    .warranties(amount(&warranties)?)
+                    .delivery_charge(amount(&delivery_charge)?)
+                    .customer_total(amount(&customer_total)?)
+                    .profit(amount(&profit)?)
+                    .income_tax(amount(&income_tax)?)
+                    .net_profit(amount(&net_profit)?)
+                    .income_tax_percent(amount(&income_tax_percent)?)
+                    .build(),
+            )
             .timeline(
                 self.timeline
                     .into_iter()
@@ -404,13 +408,15 @@ impl StoredLine {
             .profit(amount(&self.profit)?)
             .commission_on(self.commission_on)
             .warranties(warranties)
-            .outcome(LineOutcome {
-                delivered_quantity: delivered,
-                returned_quantity: returned,
-                damaged_quantity: damaged,
-                lost_quantity: lost,
-                destroyed_quantity: destroyed,
-            })
+            .outcome(
+                LineOutcome::builder()
+                    .maybe_delivered_quantity(delivered)
+                    .maybe_returned_quantity(returned)
+                    .damaged_quantity(damaged)
+                    .lost_quantity(lost)
+                    .destroyed_quantity(destroyed)
+                    .build(),
+            )
             .maybe_supplier_id(self.supplier_id.map(AccountId::new))
             .supply_price(amount(&self.supply_price)?)
             .build())

@@ -82,11 +82,11 @@ impl WebhookRow {
                 u32::try_from(self.failed_attempts)
                     .map_err(|_| corrupt("failed attempts out of range"))?,
             )
-            .breaker(Breaker {
-                failures: u32::try_from(self.breaker_failures)
+            .breaker(Breaker::new(
+                u32::try_from(self.breaker_failures)
                     .map_err(|_| corrupt("breaker failures out of range"))?,
-                open_until: self.breaker_open_until.map(instant),
-            })
+                self.breaker_open_until.map(instant),
+            ))
             .created_at(instant(self.created_at))
             .updated_at(instant(self.updated_at))
             .build())

@@ -131,49 +131,54 @@ async fn fixture(store: &dyn Store) -> Fixture {
 }
 
 fn order(f: &Fixture, number: &str, quantity: i64) -> NewOrder {
-    NewOrder {
-        account_id: f.account.id,
-        number: number.into(),
-        legacy_number: None,
-        external_reference: Some(format!("REF-{number}")),
-        status: OrderStatus::Pending,
-        customer: Customer {
-            name: "Customer".into(),
-            phone: "01012345678".into(),
-            second_phone: None,
-            address: "Street 1".into(),
-            governorate_id: f.governorate.id,
-            governorate_name: f.governorate.name.clone(),
-        },
-        shipping_option_id: f.option.id,
-        shipping_option_name: f.option.name.clone(),
-        store_name: None,
-        store_link: None,
-        note: None,
-        lines: vec![NewOrderLine {
-            variant_id: f.variant.id,
-            product_id: f.product.id,
-            title: f.product.title.clone(),
-            variant_label: f.variant.label.clone(),
-            quantity,
-            sell_price: d("135.40"),
-            profit: d("10.00"),
-            commission_on: true,
-            warranties: vec![],
-            supplier_id: f.product.supplier_id,
-            supply_price: f.variant.supply_price,
-        }],
-        totals: Totals {
-            products: d("135.40") * Decimal::from(quantity),
-            profit: d("10.00") * Decimal::from(quantity),
-            ..Totals::default()
-        },
-        created_at: at(10),
-        bill_month: Some(month(MONTH)),
-        idempotency: None,
-        events: Default::default(),
-        priced_from: Vec::new(),
-    }
+    NewOrder::builder()
+        .account_id(f.account.id)
+        .number(number.into())
+        .maybe_legacy_number(None)
+        .maybe_external_reference(Some(format!("REF-{number}")))
+        .status(OrderStatus::Pending)
+        .customer(
+            Customer::builder()
+                .name("Customer".into())
+                .phone("01012345678".into())
+                .maybe_second_phone(None)
+                .address("Street 1".into())
+                .governorate_id(f.governorate.id)
+                .governorate_name(f.governorate.name.clone())
+                .build(),
+        )
+        .shipping_option_id(f.option.id)
+        .shipping_option_name(f.option.name.clone())
+        .maybe_store_name(None)
+        .maybe_store_link(None)
+        .maybe_note(None)
+        .lines(vec![
+            NewOrderLine::builder()
+                .variant_id(f.variant.id)
+                .product_id(f.product.id)
+                .title(f.product.title.clone())
+                .variant_label(f.variant.label.clone())
+                .quantity(quantity)
+                .sell_price(d("135.40"))
+                .profit(d("10.00"))
+                .commission_on(true)
+                .warranties(vec![])
+                .maybe_supplier_id(f.product.supplier_id)
+                .supply_price(f.variant.supply_price)
+                .build(),
+        ])
+        .totals(
+            Totals::builder()
+                .products(d("135.40") * Decimal::from(quantity))
+                .profit(d("10.00") * Decimal::from(quantity))
+                .build(),
+        )
+        .created_at(at(10))
+        .maybe_bill_month(Some(month(MONTH)))
+        .maybe_idempotency(None)
+        .events(Default::default())
+        .priced_from(Vec::new())
+        .build()
 }
 
 async fn available(store: &dyn Store, f: &Fixture) -> i64 {
@@ -260,10 +265,7 @@ pub async fn place_order_failing_at_its_last_write_leaves_nothing(
         .await
         .unwrap();
     assert_eq!(queued(db, EventType::OrderCreated).await, 1);
-    let scope = IdempotencyClaim::new(IdempotencyScope {
-        account_id: f.account.id,
-        key: "idem".into(),
-    });
+    let scope = IdempotencyClaim::new(IdempotencyScope::new(f.account.id, "idem".into()));
     let begin = |now: DateTime<Utc>| {
         let scope = scope.clone();
         async move {
@@ -322,18 +324,18 @@ pub async fn cancel_failing_at_its_event_changes_nothing(store: &dyn Store, db: 
         .unwrap();
     let before = snapshot(store, db, &f).await;
     assert_eq!(before, vec![6, 1, 1, 1, 1, 1, 0, 1, 0, 0]);
-    let cancel = StatusChange {
-        account_id: Some(f.account.id),
-        order_id: placed.id,
-        to: OrderStatus::RejectedByMarketer,
-        only_from: vec![OrderStatus::Pending],
-        reason: None,
-        outcomes: Vec::new(),
-        read_at: None,
-        at: at(30),
-        bill_month: Some(month(MONTH)),
-        events: Default::default(),
-    };
+    let cancel = StatusChange::builder()
+        .maybe_account_id(Some(f.account.id))
+        .order_id(placed.id)
+        .to(OrderStatus::RejectedByMarketer)
+        .only_from(vec![OrderStatus::Pending])
+        .maybe_reason(None)
+        .outcomes(Vec::new())
+        .maybe_read_at(None)
+        .at(at(30))
+        .maybe_bill_month(Some(month(MONTH)))
+        .events(Default::default())
+        .build();
     db.exec(db.fail_event_sql()).await;
     let failed = store.change_order_status(cancel.clone()).await;
     assert!(

@@ -117,54 +117,53 @@ pub async fn seeded_template(store: Arc<dyn Store>) -> (sandbox::Sandbox, NewOrd
         .clone();
     let profit = Decimal::new(4_000, 2);
     let priced = price(
-        &[LineInput {
-            price: variant.price,
-            profit,
-            quantity: 1,
-            warranties: &[],
-        }],
+        &[LineInput::new(variant.price, profit, 1, &[])],
         ShippingTerms::from(&rate),
         Decimal::from(4),
     );
-    let template = NewOrder {
-        account_id: fixture.marketer_b,
-        number: String::new(),
-        legacy_number: None,
-        external_reference: None,
-        status: OrderStatus::Pending,
-        customer: Customer {
-            name: "سارة حسن".into(),
-            phone: "01112223334".into(),
-            second_phone: None,
-            address: "12 شارع النصر، مدينة نصر".into(),
-            governorate_id: rate.governorate_id,
-            governorate_name: rate.governorate_name.clone(),
-        },
-        shipping_option_id: option.id,
-        shipping_option_name: option.name.clone(),
-        store_name: None,
-        store_link: None,
-        note: None,
-        lines: vec![NewOrderLine {
-            variant_id: variant.id,
-            product_id: product.id,
-            title: product.title.clone(),
-            variant_label: variant.label.clone(),
-            quantity: 1,
-            sell_price: priced.lines[0].sale,
-            profit,
-            commission_on: true,
-            warranties: Vec::new(),
-            supplier_id: product.supplier_id,
-            supply_price: variant.supply_price,
-        }],
-        totals: priced.totals,
-        created_at: engine.now(),
-        bill_month: None,
-        idempotency: None,
-        events: Default::default(),
-        priced_from: Vec::new(),
-    };
+    let template = NewOrder::builder()
+        .account_id(fixture.marketer_b)
+        .number(String::new())
+        .maybe_legacy_number(None)
+        .maybe_external_reference(None)
+        .status(OrderStatus::Pending)
+        .customer(
+            Customer::builder()
+                .name("سارة حسن".into())
+                .phone("01112223334".into())
+                .maybe_second_phone(None)
+                .address("12 شارع النصر، مدينة نصر".into())
+                .governorate_id(rate.governorate_id)
+                .governorate_name(rate.governorate_name.clone())
+                .build(),
+        )
+        .shipping_option_id(option.id)
+        .shipping_option_name(option.name.clone())
+        .maybe_store_name(None)
+        .maybe_store_link(None)
+        .maybe_note(None)
+        .lines(vec![
+            NewOrderLine::builder()
+                .variant_id(variant.id)
+                .product_id(product.id)
+                .title(product.title.clone())
+                .variant_label(variant.label.clone())
+                .quantity(1)
+                .sell_price(priced.lines[0].sale)
+                .profit(profit)
+                .commission_on(true)
+                .warranties(Vec::new())
+                .maybe_supplier_id(product.supplier_id)
+                .supply_price(variant.supply_price)
+                .build(),
+        ])
+        .totals(priced.totals)
+        .created_at(engine.now())
+        .maybe_bill_month(None)
+        .maybe_idempotency(None)
+        .events(Default::default())
+        .priced_from(Vec::new())
+        .build();
     (fixture, template)
 }
 

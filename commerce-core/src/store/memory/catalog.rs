@@ -7,6 +7,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use super::{MemoryStore, paginate};
+use crate::domain::edits::removal_after;
 use crate::model::*;
 use crate::store::*;
 

@@ -4,6 +4,7 @@
 use chrono::{DateTime, Utc};
 
 use super::State;
+use crate::domain::edits::parent_allowed;
 use crate::model::*;
 use crate::store::*;
 

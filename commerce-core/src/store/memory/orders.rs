@@ -33,13 +33,11 @@ impl OrderStore for MemoryStore {
         {
             return Err(PlaceOrderError::IdempotencyLost);
         }
-        if let Some(variant_id) =
-            first_stale(&new.priced_from, |id| s.products.get(&id).map(|p| &**p))
-        {
+        if let Some(variant_id) = new.first_stale(|id| s.products.get(&id).map(|p| &**p)) {
             return Err(PlaceOrderError::Stale { variant_id });
         }
         // The pieces fit (checked here); what is written is the order's reservations.
-        s.stock_to_reserve(&new.lines)?;
+        s.stock_to_reserve(&new)?;
         // Everything is checked and the event taken before the first write, as `lock`
         // promises: the ids are the ones the counters give next.
         let id = s.peek_id("orders", 1);

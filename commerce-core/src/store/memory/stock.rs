@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 
 use super::State;
 use crate::domain::earnings::{OrderEarnings, Withdrawn, settled_taken, shortfall};
-use crate::domain::pieces::StockMove;
+use crate::domain::pieces::{StockMove, held_by_orders};
 use crate::model::*;
 use crate::store::*;
 

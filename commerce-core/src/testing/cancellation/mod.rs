@@ -276,7 +276,7 @@ enum Path {
 async fn send(engine: &Engine, path: Path, request: Request<Bytes>) -> Response<Bytes> {
     match path {
         Path::Inline => {
-            let id = crate::web::request_id::RequestId::of(request.headers());
+            let id = crate::render::request_id::RequestId::of(request.headers());
             engine.handle_here(request, id).await
         }
         Path::Handle => engine.handle(request).await,

@@ -110,7 +110,7 @@ async fn me(client: &Arc<dyn HttpIntegration>, key: &str) -> u16 {
 /// revoked one is refused at once.
 pub async fn an_unknown_key_costs_one_store_query(h: &Harness) {
     let (client, engine, count) = counted_engine(h);
-    let unknown = crate::web::auth::generate_key(crate::web::auth::KEY_PREFIX);
+    let unknown = crate::domain::keys::generate_key(crate::domain::keys::KEY_PREFIX);
     for _ in 0..50 {
         assert_eq!(me(&client, &unknown).await, 401);
     }
@@ -183,7 +183,7 @@ pub async fn keys_stored_after_a_miss_work(h: &Harness) {
     // The same plaintext refused, then imported by this very engine: at once.
     let own = format!(
         "legacy_own_{}",
-        crate::web::auth::generate_key(crate::web::auth::KEY_PREFIX)
+        crate::domain::keys::generate_key(crate::domain::keys::KEY_PREFIX)
     );
     assert_eq!(me(&client, &own).await, 401);
     engine
@@ -204,7 +204,7 @@ pub async fn keys_stored_after_a_miss_work(h: &Harness) {
     // miss's life has ended, without the store being asked before.
     let elsewhere = format!(
         "legacy_far_{}",
-        crate::web::auth::generate_key(crate::web::auth::KEY_PREFIX)
+        crate::domain::keys::generate_key(crate::domain::keys::KEY_PREFIX)
     );
     assert_eq!(me(&client, &elsewhere).await, 401);
     operator

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use crate::model::*;
 use crate::operator::KeySpec;
-use crate::web::messages;
+use crate::render::messages;
 
 use super::fixtures::*;
 use super::harness::*;

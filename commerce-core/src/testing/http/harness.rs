@@ -41,6 +41,7 @@ pub fn start_instant() -> DateTime<Utc> {
 }
 
 /// A seeded engine behind an integration, with a clock the cases move.
+#[non_exhaustive]
 pub struct Harness {
     /// The engine (for the operator API and the meter).
     pub engine: Engine,
@@ -83,6 +84,7 @@ impl<T: IntoHarness> IntoHarness for Option<T> {
 
 /// A response read whole.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct TestResponse {
     /// Status.
     pub status: StatusCode,
@@ -90,6 +92,17 @@ pub struct TestResponse {
     pub headers: HeaderMap,
     /// Body bytes.
     pub body: Bytes,
+}
+
+impl TestResponse {
+    /// A `TestResponse` of its fields, in their order.
+    pub fn new(status: StatusCode, headers: HeaderMap, body: Bytes) -> Self {
+        Self {
+            status,
+            headers,
+            body,
+        }
+    }
 }
 
 impl TestResponse {

@@ -265,7 +265,7 @@ pub async fn blank_and_malformed_input_is_named(h: &Harness) {
     r.assert_error(422, "validation_failed");
     assert_eq!(
         r.json()["error"]["fields"]["phone"],
-        json!([crate::web::messages::INVALID_PHONE])
+        json!([crate::render::messages::INVALID_PHONE])
     );
     for profit in [
         json!("1_000"),
@@ -313,7 +313,7 @@ pub async fn blank_and_malformed_input_is_named(h: &Harness) {
     assert!(messages.windows(2).all(|m| m[0] == m[1]), "{messages:?}");
     assert_eq!(
         messages[0],
-        json!(crate::web::messages::IDEMPOTENCY_KEY_FORM)
+        json!(crate::render::messages::IDEMPOTENCY_KEY_FORM)
     );
 }
 
@@ -329,7 +329,7 @@ pub async fn odd_encodings_and_repeated_headers(h: &Harness) {
     r.assert_error(422, "validation_failed");
     assert_eq!(
         r.json()["error"]["fields"]["q"],
-        json!([crate::web::messages::INVALID_ENCODING])
+        json!([crate::render::messages::INVALID_ENCODING])
     );
     let literal = h.get(A, "/api/v1/products?q=%ZZ").await;
     assert_eq!(literal.status, 200);
@@ -346,7 +346,7 @@ pub async fn odd_encodings_and_repeated_headers(h: &Harness) {
     r.assert_error(422, "validation_failed");
     assert_eq!(
         r.json()["error"]["fields"]["Idempotency-Key"],
-        json!([crate::web::messages::IDEMPOTENCY_KEY_REPEATED])
+        json!([crate::render::messages::IDEMPOTENCY_KEY_REPEATED])
     );
     assert_eq!(h.order_count().await, before, "nothing written");
     let mut request = build_request(Method::GET, None, "/api/v1/me", Bytes::new(), &[]);

@@ -11,7 +11,7 @@ use super::pages_client::Browser;
 use crate::model::*;
 use crate::operator::{Conflict, KeySpec, OperatorError};
 use crate::owner::WithdrawalForm;
-use crate::web::messages;
+use crate::render::messages;
 
 fn field_problems(error: OperatorError) -> Vec<(String, Problem)> {
     match error {

@@ -12,7 +12,7 @@ use super::pages_client::Browser;
 use crate::model::*;
 use crate::operator::{Conflict, KeySpec, MAX_LIVE_KEYS, OperatorError};
 use crate::owner::WithdrawalForm;
-use crate::web::messages;
+use crate::render::messages;
 
 fn live(h: &Harness, keys: &[KeyListing]) -> usize {
     let now = h.clock.now_utc();

@@ -6,7 +6,7 @@ use http::StatusCode;
 use super::Harness;
 use super::pages_client::Browser;
 use crate::model::*;
-use crate::web::messages;
+use crate::render::messages;
 
 /// The onboarding of the specification, on the pages: log in as the newcomer, request API
 /// access (the sandbox approves at once), create a key with `catalog:read`, shown once on a

@@ -21,6 +21,7 @@ impl HttpIntegration for OwnerPages {
 
 /// A page as the browser received it.
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct Page {
     /// Status.
     pub status: StatusCode,
@@ -28,6 +29,17 @@ pub struct Page {
     pub headers: HeaderMap,
     /// The HTML.
     pub body: String,
+}
+
+impl Page {
+    /// A `Page` of its fields, in their order.
+    pub fn new(status: StatusCode, headers: HeaderMap, body: String) -> Self {
+        Self {
+            status,
+            headers,
+            body,
+        }
+    }
 }
 
 impl Page {

@@ -18,7 +18,8 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
 /// One request the receiver got.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, bon::Builder)]
+#[non_exhaustive]
 pub struct Received {
     /// Its path.
     pub path: String,
@@ -56,6 +57,7 @@ struct Script {
 }
 
 /// A local HTTP server standing in for an integrator's webhook endpoint.
+#[non_exhaustive]
 pub struct Receiver {
     /// `http://127.0.0.1:<port>/hooks`.
     pub url: String,

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use crate::domain::edits::parent_allowed;
 use crate::model::*;
 use crate::store::*;
 

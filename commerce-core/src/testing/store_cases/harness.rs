@@ -10,6 +10,7 @@ use crate::store::*;
 pub type Cleanup = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// A store handed to one test, with an optional clean-up step.
+#[non_exhaustive]
 pub struct TestStore {
     /// The store under test.
     pub store: Arc<dyn Store>,

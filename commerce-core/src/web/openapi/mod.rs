@@ -32,12 +32,12 @@ use utoipa::openapi::{
 };
 
 use crate::model::*;
-use crate::web::routes::{API_PREFIX, ROUTES};
-use crate::web::wire::{
+use crate::render::wire::{
     AccountView, CategoryView, DeliveryView, ListMeta, Money, OrderView, ProductView,
     QuoteStatusView, QuoteView, ShippingOptionView, Stamp, StatusView, SupplierQuoteView,
     SupplyVariantView, WebhookView, WithdrawalStatusView, WithdrawalView,
 };
+use crate::web::routes::{API_PREFIX, ROUTES};
 
 mod endpoints;
 mod operations;

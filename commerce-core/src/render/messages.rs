@@ -354,6 +354,7 @@ pub fn problem(problem: Problem) -> String {
             )
         }
         Problem::NotInFuture => NOT_IN_FUTURE.into(),
+        Problem::TooFarAhead => VALID_UNTIL_TOO_FAR.into(),
         Problem::LineCount => LINES_COUNT.into(),
         Problem::TooManyWarranties => TOO_MANY_WARRANTIES.into(),
         Problem::ShippingOptionNotFound => SHIPPING_OPTION_NOT_FOUND.into(),

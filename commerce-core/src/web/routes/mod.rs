@@ -4,7 +4,7 @@ use http::{HeaderValue, Method, header};
 
 use crate::error::{ApiError, ErrorCode};
 use crate::model::{Ability, DeliveryId, OrderId, ProductId, QuoteId, Side, WebhookId};
-use crate::web::messages;
+use crate::render::messages;
 
 /// The path prefix every endpoint lives under.
 pub const API_PREFIX: &str = "/api/v1";

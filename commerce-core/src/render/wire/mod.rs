@@ -14,8 +14,8 @@ use crate::domain::earnings::PayoutRules;
 use crate::domain::pieces;
 use crate::model::*;
 use crate::money::{money_string, serde_money};
+use crate::render::messages;
 use crate::time::cairo_timestamp;
-use crate::web::messages;
 
 mod supply;
 mod webhooks;

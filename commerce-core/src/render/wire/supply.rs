@@ -6,7 +6,7 @@ use utoipa::ToSchema;
 
 use super::{Money, Stamp};
 use crate::model::*;
-use crate::web::messages;
+use crate::render::messages;
 
 /// A supplier's quote.
 #[derive(Debug, Serialize, ToSchema)]
