@@ -72,7 +72,7 @@ pub(super) async fn show(ctx: &Ctx<'_>, id: QuoteId) -> Result<Response<Bytes>, 
 /// The body of `POST /quotes`, checked (docs/suppliers.md): `unit_price` money above zero
 /// and at most [`MAX_QUOTE_UNIT_PRICE`], `quantity` 1 to [`MAX_QUOTE_QUANTITY`], `note` up
 /// to [`MAX_QUOTE_NOTE`] characters. `valid_until` is checked against the clock when the
-/// quote is made ([`check_validity`]), not here: a replay of the same request answers the
+/// quote is made ([`NewQuote::check_validity`]), not here: a replay of the same request answers the
 /// first response whatever the time now.
 fn read_quote(object: &Map<String, Value>, account: AccountId) -> Result<NewQuote, ApiError> {
     let mut errors = FieldErrors::new();

@@ -266,8 +266,11 @@ fn workspace_dirs() -> Result<(PathBuf, PathBuf), String> {
 
 /// The rustdoc JSON of every crate of [`CRATES`], in one `cargo doc` run with all features:
 /// one feature resolution for all of them, so each dependency is checked once (a run per
-/// crate resolved the shared crates' features anew for each and checked them again).
-/// `RUSTDOCFLAGS` from the environment (CI's `-D warnings`) is kept.
+/// crate resolved the shared crates' features anew for each and checked them again). The
+/// features are unified across the five, as in an application that uses the facade with the
+/// SQL store: commerce-core's snapshot lists what its types have with sqlx's PostgreSQL
+/// support on (the ids' `PgHasArrayType`). `RUSTDOCFLAGS` from the environment (CI's
+/// `-D warnings`) is kept.
 fn build_rustdoc_json(workspace: &Path) -> Result<(), String> {
     let mut flags = env::var("RUSTDOCFLAGS").unwrap_or_default();
     flags.push_str(" -Z unstable-options --output-format json");
