@@ -175,6 +175,23 @@ async fn read_quote<DB: Dialect>(
     row.map(|r| Ok(r.into_domain()?.as_of(now))).transpose()
 }
 
+/// Locks the quote stored pending on `variant` (live, or expired by now), if any: its id,
+/// `valid_until` (microseconds) and supplier.
+async fn lock_pending_quote_of<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    variant: VariantId,
+) -> StoreResult<Option<(i64, Option<i64>, i64)>> {
+    query_as::<DB, (i64, Option<i64>, i64)>(sqlx::AssertSqlSafe(format!(
+        "SELECT id, valid_until, account_id FROM quotes \
+         WHERE variant_id = $1 AND status = 'pending'{}",
+        DB::FOR_UPDATE
+    )))
+    .bind(variant)
+    .fetch_optional(&mut *c)
+    .await
+    .map_err(backend)
+}
+
 /// Locks the quotes stored pending on the variants of `product`, in id order, and returns
 /// their ids (some may have expired by now).
 pub(crate) async fn lock_pending_quotes<DB: Dialect>(
@@ -282,16 +299,7 @@ impl<DB: Dialect> SupplyStore for SqlStore<DB> {
                 let result = async {
                     let c = &mut tx.tx;
                     // The variant's quote stored pending, locked until the end: live, or expired.
-                    let stored: Option<(i64, Option<i64>, i64)> =
-                        query_as::<DB, (i64, Option<i64>, i64)>(sqlx::AssertSqlSafe(format!(
-                            "SELECT id, valid_until, account_id FROM quotes \
-                             WHERE variant_id = $1 AND status = 'pending'{}",
-                            DB::FOR_UPDATE
-                        )))
-                        .bind(new.variant_id)
-                        .fetch_optional(&mut *c)
-                        .await
-                        .map_err(backend)?;
+                    let stored = lock_pending_quote_of(c, new.variant_id).await?;
                     // The product's supplier as it stands. A supplier change that commits
                     // meanwhile ends the pending quotes it finds; one the former supplier
                     // inserts at that very moment stays pending, and is ended here when the
@@ -340,16 +348,9 @@ impl<DB: Dialect> SupplyStore for SqlStore<DB> {
                         if let Some(id) = inserted {
                             break id;
                         }
-                        let winner: Option<(i64, i64)> =
-                            query_as::<DB, (i64, i64)>(sqlx::AssertSqlSafe(format!(
-                                "SELECT id, account_id FROM quotes \
-                                 WHERE variant_id = $1 AND status = 'pending'{}",
-                                DB::FOR_UPDATE
-                            )))
-                            .bind(new.variant_id)
-                            .fetch_optional(&mut *c)
-                            .await
-                            .map_err(backend)?;
+                        let winner = lock_pending_quote_of(c, new.variant_id)
+                            .await?
+                            .map(|(id, _, owner)| (id, owner));
                         match winner {
                             Some((existing, owner))
                                 if owner == new.account_id.get() || ended == Some(existing) =>
