@@ -115,19 +115,6 @@ fn find<T>(items: &mut [T], id: i64) -> Result<&mut T, StoreError> {
         .ok_or(StoreError::NotFound)
 }
 
-fn page_of<'a, T: Clone + 'a>(items: impl Iterator<Item = &'a T>, page: PageRequest) -> Page<T> {
-    let all: Vec<&T> = items.collect();
-    let total = all.len() as u64;
-    Page::new(
-        all.into_iter()
-            .skip(usize::try_from(page.offset()).unwrap_or(usize::MAX))
-            .take(page.per_page() as usize)
-            .cloned()
-            .collect(),
-        total,
-    )
-}
-
 impl Tables {
     /// A quote as read at `now`: its product's title and its variant's label now, its status
     /// as of `now`.
@@ -492,22 +479,6 @@ impl AccountStore for SmallStore {
             .collect())
     }
 
-    async fn key_page(
-        &self,
-        account: AccountId,
-        page: PageRequest,
-    ) -> Result<Page<KeyListing>, StoreError> {
-        let all = self.keys(account).await?;
-        let total = all.len() as u64;
-        let items = all
-            .into_iter()
-            .rev()
-            .skip(page.offset() as usize)
-            .take(page.per_page() as usize)
-            .collect();
-        Ok(Page::new(items, total))
-    }
-
     async fn hit_rate_limit(
         &self,
         key: KeyId,
@@ -683,10 +654,7 @@ impl CatalogStore for SmallStore {
     ) -> Result<Page<StockAdjustment>, StoreError> {
         let t = self.lock();
         let newest_first = t.adjustments.iter().rev();
-        Ok(page_of(
-            newest_first.filter(|a| a.variant_id == variant),
-            page,
-        ))
+        Ok(Page::of_items(newest_first.filter(|a| a.variant_id == variant), page).cloned())
     }
 
     async fn insert_warranty(
@@ -767,29 +735,6 @@ impl CatalogStore for SmallStore {
         Ok(warranty.clone())
     }
 
-    async fn set_warranty_active(
-        &self,
-        id: WarrantyId,
-        active: bool,
-        now: DateTime<Utc>,
-    ) -> Result<Warranty, StoreError> {
-        let mut t = self.lock();
-        let product = t
-            .products
-            .iter_mut()
-            .find(|p| p.warranties.iter().any(|w| w.id == id))
-            .ok_or(StoreError::NotFound)?;
-        product.updated_at = next_updated_at(product.updated_at, now);
-        product.revision += 1;
-        let warranty = product
-            .warranties
-            .iter_mut()
-            .find(|w| w.id == id)
-            .ok_or(StoreError::NotFound)?;
-        warranty.active = active;
-        Ok(warranty.clone())
-    }
-
     async fn products(
         &self,
         filter: &ProductFilter,
@@ -797,7 +742,7 @@ impl CatalogStore for SmallStore {
     ) -> Result<Page<Product>, StoreError> {
         let t = self.lock();
         let listed = filter.listed();
-        Ok(page_of(t.products.iter().filter(|p| listed(p)), page))
+        Ok(Page::of_items(t.products.iter().filter(|p| listed(p)), page).cloned())
     }
 
     async fn removed_products(
@@ -813,7 +758,7 @@ impl CatalogStore for SmallStore {
             .map(|(id, at)| RemovedProduct::new(*id, *at))
             .collect();
         removed.sort_by_key(|r| std::cmp::Reverse((r.removed_at, r.id)));
-        Ok(page_of(removed.iter(), page))
+        Ok(Page::of_items(removed, page))
     }
 
     async fn product(&self, id: ProductId) -> Result<Option<Product>, StoreError> {
@@ -1067,7 +1012,7 @@ impl OrderStore for SmallStore {
             .filter(|o| o.account_id == account && o.matches(filter))
             .collect();
         matching.sort_by_key(|o| std::cmp::Reverse((o.created_at, o.id)));
-        Ok(page_of(matching.into_iter(), page))
+        Ok(Page::of_items(matching, page).cloned())
     }
 
     async fn find_orders(
@@ -1107,7 +1052,7 @@ impl OrderStore for SmallStore {
             .iter()
             .rev()
             .filter(|e| e.supplier_id == supplier && filter.matches(e.at));
-        Ok(page_of(matching, page))
+        Ok(Page::of_items(matching, page).cloned())
     }
 }
 
@@ -1286,18 +1231,6 @@ impl WebhookStore for SmallStore {
         Ok(self.lock().webhook_mut(account, id).map(|w| w.clone()))
     }
 
-    async fn webhooks(
-        &self,
-        account: AccountId,
-        page: PageRequest,
-    ) -> Result<Page<Webhook>, StoreError> {
-        let t = self.lock();
-        Ok(page_of(
-            t.webhooks.iter().filter(|w| w.account_id == account),
-            page,
-        ))
-    }
-
     async fn find_webhooks(
         &self,
         query: &WebhookQuery,
@@ -1400,7 +1333,7 @@ impl WebhookStore for SmallStore {
             .rev()
             .map(|(d, _)| d)
             .filter(|d| d.webhook_id == webhook && status.is_none_or(|s| s == d.status));
-        Ok(Some(page_of(found, page)))
+        Ok(Some(Page::of_items(found, page).cloned()))
     }
 
     async fn claim_deliveries(
@@ -1654,7 +1587,7 @@ impl SupplyStore for SmallStore {
             .map(|q| t.quote_now(q, now))
             .filter(|q| filter.keeps(q))
             .collect();
-        Ok(page_of(found.iter(), page))
+        Ok(Page::of_items(found, page))
     }
 
     async fn find_quotes(
@@ -1671,7 +1604,7 @@ impl SupplyStore for SmallStore {
             .filter(|q| query.keeps(q))
             .collect();
         found.sort_by_key(QuoteQuery::sort_key);
-        Ok(page_of(found.iter(), page))
+        Ok(Page::of_items(found, page))
     }
 
     async fn decide_quote(
@@ -1751,7 +1684,7 @@ impl SupplyStore for SmallStore {
             })
             .collect();
         found.sort_by_key(|v| v.id);
-        Ok(page_of(found.iter(), page))
+        Ok(Page::of_items(found, page))
     }
 }
 

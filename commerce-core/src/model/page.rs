@@ -62,4 +62,36 @@ impl<T> Page<T> {
     pub fn new(items: Vec<T>, total: u64) -> Self {
         Self { items, total }
     }
+
+    /// The page `page` of every matching item, in order, with `total` counting them all: what
+    /// a store that reads whole lists (the memory store, a provided method) answers.
+    ///
+    /// ```
+    /// # use commerce_core as commerce;
+    /// use commerce::model::{Page, PageRequest};
+    ///
+    /// let second = Page::of_items(1..=5, PageRequest::new(2, 2).expect("a page"));
+    /// assert_eq!((second.items, second.total), (vec![3, 4], 5));
+    /// ```
+    pub fn of_items(items: impl IntoIterator<Item = T>, page: PageRequest) -> Self {
+        let items = items.into_iter();
+        let mut total = 0u64;
+        let most = items.size_hint().1.unwrap_or(usize::MAX);
+        let mut out = Vec::with_capacity((page.per_page() as usize).min(most));
+        let offset = page.offset();
+        for item in items {
+            if total >= offset && out.len() < page.per_page() as usize {
+                out.push(item);
+            }
+            total += 1;
+        }
+        Self { items: out, total }
+    }
+}
+
+impl<T: Clone> Page<&T> {
+    /// The page with its items cloned (a page read by reference from a store's own records).
+    pub fn cloned(self) -> Page<T> {
+        Page::new(self.items.into_iter().cloned().collect(), self.total)
+    }
 }

@@ -144,12 +144,18 @@ pub trait AccountStore: Send + Sync {
     async fn keys(&self, account: AccountId) -> Result<Vec<KeyListing>, StoreError>;
     /// One page of an account's keys, newest first (revoked and expired ones included), each
     /// with the minute it was last used as [`keys`](AccountStore::keys) gives it, and how many
-    /// keys the account has. A page costs its own keys, not the account's whole list.
+    /// keys the account has. The provided version pages [`keys`](AccountStore::keys); a
+    /// backend that can read one page's keys alone (the SQL stores) overrides it, so that a
+    /// page costs its own keys, not the account's whole list.
     async fn key_page(
         &self,
         account: AccountId,
         page: PageRequest,
-    ) -> Result<Page<KeyListing>, StoreError>;
+    ) -> Result<Page<KeyListing>, StoreError> {
+        let mut keys = self.keys(account).await?;
+        keys.reverse();
+        Ok(Page::of_items(keys, page))
+    }
     /// Counts one request of `key` in the fixed window `window` if fewer than `limit` were
     /// counted; a refused request is not counted.
     async fn hit_rate_limit(

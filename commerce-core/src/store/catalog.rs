@@ -118,13 +118,17 @@ pub trait CatalogStore: Send + Sync {
         now: DateTime<Utc>,
     ) -> Result<Warranty, StoreError>;
     /// Offers or stops a warranty and marks its product changed at `now`; `NotFound` when
-    /// there is no such warranty.
+    /// there is no such warranty. Provided: [`update_warranty`](Self::update_warranty) with
+    /// a patch of `active` alone.
     async fn set_warranty_active(
         &self,
         id: WarrantyId,
         active: bool,
         now: DateTime<Utc>,
-    ) -> Result<Warranty, StoreError>;
+    ) -> Result<Warranty, StoreError> {
+        let patch = WarrantyPatch::default().set_active(active);
+        self.update_warranty(id, patch, now).await
+    }
     /// The products [`ProductFilter::listed`] lists, by id, one page; `total` counts every
     /// match.
     async fn products(

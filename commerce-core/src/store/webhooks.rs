@@ -225,12 +225,19 @@ pub trait WebhookStore: Send + Sync {
         account: Option<AccountId>,
         id: WebhookId,
     ) -> Result<Option<Webhook>, StoreError>;
-    /// An account's endpoints, oldest first, one page.
+    /// An account's endpoints, oldest first, one page. Provided: the back office's
+    /// [`find_webhooks`](Self::find_webhooks) of the account's endpoints, every one counted.
     async fn webhooks(
         &self,
         account: AccountId,
         page: PageRequest,
-    ) -> Result<Page<Webhook>, StoreError>;
+    ) -> Result<Page<Webhook>, StoreError> {
+        let query = WebhookQuery::default()
+            .account(account)
+            .count_limit(u64::MAX);
+        let found = self.find_webhooks(&query, page).await?;
+        Ok(Page::new(found.items, found.total.value))
+    }
     /// The endpoints of any account that `query` matches ([`WebhookQuery::select`]: its
     /// filters, by id), one page, with how many match counted up to the query's
     /// `count_limit` ([`Listing::of_selected`]): the back office's failing endpoints.

@@ -4,6 +4,7 @@
 //! with the macros exported here, one `#[tokio::test]` per case.
 
 pub mod arbitrary;
+pub mod caches;
 pub mod cancellation;
 pub mod crowd;
 pub mod fairness;

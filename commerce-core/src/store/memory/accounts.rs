@@ -121,28 +121,6 @@ impl AccountStore for MemoryStore {
         Ok(keys)
     }
 
-    async fn key_page(
-        &self,
-        account: AccountId,
-        page: PageRequest,
-    ) -> Result<Page<KeyListing>, StoreError> {
-        let s = self.lock();
-        let mut keys: Vec<&ApiKey> = s
-            .keys
-            .values()
-            .filter(|k| k.account_id == account)
-            .collect();
-        keys.sort_by_key(|k| std::cmp::Reverse(k.id));
-        let total = keys.len() as u64;
-        let items = keys
-            .into_iter()
-            .skip(usize::try_from(page.offset()).unwrap_or(usize::MAX))
-            .take(page.per_page() as usize)
-            .map(|k| KeyListing::of(k.clone(), s.rate_windows.latest(k.id)))
-            .collect();
-        Ok(Page::new(items, total))
-    }
-
     async fn hit_rate_limit(
         &self,
         key: KeyId,

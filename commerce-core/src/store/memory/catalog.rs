@@ -6,7 +6,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use super::{MemoryStore, paginate};
+use super::MemoryStore;
 use crate::domain::edits::removal_after;
 use crate::model::*;
 use crate::store::*;
@@ -199,25 +199,6 @@ impl CatalogStore for MemoryStore {
         Ok(warranty)
     }
 
-    async fn set_warranty_active(
-        &self,
-        id: WarrantyId,
-        active: bool,
-        now: DateTime<Utc>,
-    ) -> Result<Warranty, StoreError> {
-        let mut s = self.lock();
-        let product = *s.warranty_owner.get(&id).ok_or(StoreError::NotFound)?;
-        let owner = s.stamp_product(product, now)?;
-        owner.revision += 1;
-        let warranty = owner
-            .warranties
-            .iter_mut()
-            .find(|w| w.id == id)
-            .ok_or(StoreError::NotFound)?;
-        warranty.active = active;
-        Ok(warranty.clone())
-    }
-
     async fn products(
         &self,
         filter: &ProductFilter,
@@ -250,7 +231,7 @@ impl CatalogStore for MemoryStore {
             .rev()
             .map(|(removed_at, id)| RemovedProduct::new(*id, *removed_at))
             .collect::<Vec<_>>();
-        Ok(paginate(newest_first.iter(), page))
+        Ok(Page::of_items(newest_first.iter(), page).cloned())
     }
 
     async fn product(&self, id: ProductId) -> Result<Option<Product>, StoreError> {
@@ -372,7 +353,7 @@ impl super::State {
             return Page::new(items, self.active_products.len() as u64);
         }
         let listed = filter.listed();
-        let found = super::page_of(self.products.values().filter(|p| listed(p)), page);
+        let found = Page::of_items(self.products.values().filter(|p| listed(p)), page);
         Page::new(found.items.into_iter().map(make).collect(), found.total)
     }
 }

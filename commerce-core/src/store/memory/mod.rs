@@ -254,30 +254,6 @@ impl State {
     }
 }
 
-/// Counts every item and clones only those on the page.
-fn paginate<'a, T: Clone + 'a>(items: impl Iterator<Item = &'a T>, page: PageRequest) -> Page<T> {
-    let found = page_of(items, page);
-    Page {
-        items: found.items.into_iter().cloned().collect(),
-        total: found.total,
-    }
-}
-
-/// The items of `page` among `items`, and how many `items` there are.
-fn page_of<T>(items: impl Iterator<Item = T>, page: PageRequest) -> Page<T> {
-    let mut total = 0u64;
-    let most = items.size_hint().1.unwrap_or(usize::MAX);
-    let mut out = Vec::with_capacity((page.per_page() as usize).min(most));
-    let offset = page.offset();
-    for item in items {
-        if total >= offset && out.len() < page.per_page() as usize {
-            out.push(item);
-        }
-        total += 1;
-    }
-    Page { items: out, total }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use super::indexes::OrderKeys;
-use super::{MemoryStore, State, page_of};
+use super::{MemoryStore, State};
 use crate::domain::earnings::WalletTotals;
 use crate::domain::pieces::stock_moves;
 use crate::model::*;
@@ -209,11 +209,7 @@ impl OrderStore for MemoryStore {
         page: PageRequest,
     ) -> Result<Page<Order>, StoreError> {
         let s = self.lock();
-        let found = orders_page(&s, account, filter, page);
-        Ok(Page {
-            items: found.items.into_iter().cloned().collect(),
-            total: found.total,
-        })
+        Ok(orders_page(&s, account, filter, page).cloned())
     }
 
     async fn order_versions(
@@ -270,7 +266,7 @@ fn orders_page<'s>(
             .get(&(account, reference.clone()))
             .map(|id| &s.orders[id])
             .filter(|o| o.matches(filter));
-        return page_of(found.into_iter(), page);
+        return Page::of_items(found.into_iter(), page);
     }
     // The smallest index that holds every match: the family's when the filter names one.
     let empty = OrderKeys::new();
@@ -305,7 +301,7 @@ fn orders_page<'s>(
                 .map(|o| (o.created_at, o.id))
                 .collect();
             keys.sort_unstable_by(|a, b| b.cmp(a));
-            return page_of(keys.iter().map(|(_, id)| &s.orders[id]), page);
+            return Page::of_items(keys.iter().map(|(_, id)| &s.orders[id]), page);
         }
     }
     let matching = base
@@ -313,5 +309,5 @@ fn orders_page<'s>(
         .rev()
         .map(|(_, id)| &s.orders[id])
         .filter(|o| o.matches(filter));
-    page_of(matching, page)
+    Page::of_items(matching, page)
 }

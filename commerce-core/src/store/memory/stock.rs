@@ -112,6 +112,6 @@ impl State {
             .get(&variant)
             .map(Vec::as_slice)
             .unwrap_or_default();
-        super::paginate(kept.iter().rev(), page)
+        Page::of_items(kept.iter().rev(), page).cloned()
     }
 }

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use super::{MemoryStore, State, page_of};
+use super::{MemoryStore, State};
 use crate::model::*;
 use crate::store::*;
 
@@ -321,7 +321,7 @@ impl SupplyStore for MemoryStore {
                     && filter.status.is_none_or(|s| status == s)
                     && filter.updated_since.is_none_or(|since| updated_at >= since)
             });
-            let found = page_of(kept, page);
+            let found = Page::of_items(kept, page);
             let items = found
                 .items
                 .into_iter()
@@ -359,7 +359,7 @@ impl SupplyStore for MemoryStore {
                 .collect();
             // [`QuoteQuery::sort_key`] of each as of `now`.
             kept.sort_by_key(|(status, quote)| (*status != QuoteStatus::Pending, quote.id));
-            let found = page_of(kept.into_iter().map(|(_, quote)| quote), page);
+            let found = Page::of_items(kept.into_iter().map(|(_, quote)| quote), page);
             let items = found
                 .items
                 .into_iter()
@@ -453,7 +453,7 @@ impl SupplyStore for MemoryStore {
             .flat_map(|p| p.variants.iter().map(move |v| (&**p, v)))
             .collect();
         variants.sort_by_key(|(_, v)| v.id);
-        let found = page_of(variants.into_iter(), page);
+        let found = Page::of_items(variants.into_iter(), page);
         let items = found
             .items
             .into_iter()

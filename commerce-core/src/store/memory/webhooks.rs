@@ -323,17 +323,6 @@ impl State {
     }
 }
 
-fn page_of<T: Clone>(items: Vec<&T>, page: PageRequest) -> Page<T> {
-    let total = items.len() as u64;
-    let items = items
-        .into_iter()
-        .skip(usize::try_from(page.offset()).unwrap_or(usize::MAX))
-        .take(page.per_page() as usize)
-        .cloned()
-        .collect();
-    Page { items, total }
-}
-
 #[async_trait]
 impl WebhookStore for MemoryStore {
     async fn insert_webhook(
@@ -365,20 +354,6 @@ impl WebhookStore for MemoryStore {
         id: WebhookId,
     ) -> Result<Option<Webhook>, StoreError> {
         Ok(self.lock().owned_webhook(account, id).cloned())
-    }
-
-    async fn webhooks(
-        &self,
-        account: AccountId,
-        page: PageRequest,
-    ) -> Result<Page<Webhook>, StoreError> {
-        let s = self.lock();
-        let mine = s
-            .webhooks
-            .values()
-            .filter(|w| w.account_id == account)
-            .collect();
-        Ok(page_of(mine, page))
     }
 
     async fn find_webhooks(
@@ -496,9 +471,8 @@ impl WebhookStore for MemoryStore {
             .rev()
             .filter_map(|id| s.deliveries.get(&id))
             .map(|q| &q.delivery)
-            .filter(|d| status.is_none_or(|st| st == d.status))
-            .collect();
-        Ok(Some(page_of(found, page)))
+            .filter(|d| status.is_none_or(|st| st == d.status));
+        Ok(Some(Page::of_items(found, page).cloned()))
     }
 
     async fn claim_deliveries(

@@ -13,38 +13,38 @@ pub fn base_time() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 3, 1, 10, 0, 0).unwrap()
 }
 
-pub(super) fn at(seconds: i64) -> DateTime<Utc> {
+pub(crate) fn at(seconds: i64) -> DateTime<Utc> {
     base_time() + Duration::seconds(seconds)
 }
 
-pub(super) fn d(text: &str) -> Decimal {
+pub(crate) fn d(text: &str) -> Decimal {
     text.parse().expect("decimal literal")
 }
 
-pub(super) const MONTH: &str = "2026-03";
+pub(crate) const MONTH: &str = "2026-03";
 
 /// The billing month `text` (`YYYY-MM`).
-pub(super) fn month(text: &str) -> BillingMonth {
+pub(crate) fn month(text: &str) -> BillingMonth {
     BillingMonth::parse(text).expect("a billing month")
 }
 
-pub(super) fn ids<T, I>(items: &[T], id: impl Fn(&T) -> I) -> Vec<I> {
+pub(crate) fn ids<T, I>(items: &[T], id: impl Fn(&T) -> I) -> Vec<I> {
     items.iter().map(id).collect()
 }
 
-pub(super) fn order_ids(page: &Page<Order>) -> Vec<OrderId> {
+pub(crate) fn order_ids(page: &Page<Order>) -> Vec<OrderId> {
     ids(&page.items, |o| o.id)
 }
 
-pub(super) fn product_ids(page: &Page<Product>) -> Vec<ProductId> {
+pub(crate) fn product_ids(page: &Page<Product>) -> Vec<ProductId> {
     ids(&page.items, |p| p.id)
 }
 
-pub(super) fn page(page: u32, per_page: u32) -> PageRequest {
+pub(crate) fn page(page: u32, per_page: u32) -> PageRequest {
     PageRequest::new(page, per_page).expect("a valid page")
 }
 
-pub(super) async fn account(store: &dyn Store, name: &str) -> Account {
+pub(crate) async fn account(store: &dyn Store, name: &str) -> Account {
     store
         .insert_account(
             NewAccount {
@@ -62,7 +62,7 @@ pub(super) async fn account(store: &dyn Store, name: &str) -> Account {
         .expect("insert account")
 }
 
-pub(super) async fn key(store: &dyn Store, account: AccountId, seed: u8) -> ApiKey {
+pub(crate) async fn key(store: &dyn Store, account: AccountId, seed: u8) -> ApiKey {
     store
         .insert_key(
             NewKeyRecord {
@@ -80,7 +80,7 @@ pub(super) async fn key(store: &dyn Store, account: AccountId, seed: u8) -> ApiK
         .expect("insert key")
 }
 
-pub(super) async fn category(
+pub(crate) async fn category(
     store: &dyn Store,
     slug: &str,
     parent: Option<CategoryId>,
@@ -95,7 +95,7 @@ pub(super) async fn category(
         .expect("insert category")
 }
 
-pub(super) async fn product(
+pub(crate) async fn product(
     store: &dyn Store,
     title: &str,
     category: CategoryId,
@@ -124,7 +124,7 @@ pub(super) async fn product(
         .expect("insert product")
 }
 
-pub(super) async fn variant(
+pub(crate) async fn variant(
     store: &dyn Store,
     product: ProductId,
     label: &str,
@@ -149,7 +149,7 @@ pub(super) async fn variant(
         .expect("insert variant")
 }
 
-pub(super) async fn warranty(
+pub(crate) async fn warranty(
     store: &dyn Store,
     product: ProductId,
     name: &str,
@@ -173,7 +173,7 @@ pub(super) async fn warranty(
         .expect("insert warranty")
 }
 
-pub(super) async fn available(store: &dyn Store, product: ProductId, variant: VariantId) -> i64 {
+pub(crate) async fn available(store: &dyn Store, product: ProductId, variant: VariantId) -> i64 {
     store
         .product(product)
         .await
@@ -187,18 +187,18 @@ pub(super) async fn available(store: &dyn Store, product: ProductId, variant: Va
 }
 
 /// A catalogue, a shipping option and two accounts.
-pub(super) struct Fixture {
-    pub(super) account: Account,
-    pub(super) other: Account,
-    pub(super) product: Product,
-    pub(super) variant: Variant,
-    pub(super) variant_b: Variant,
-    pub(super) warranty: Warranty,
-    pub(super) governorate: Governorate,
-    pub(super) option: ShippingOption,
+pub(crate) struct Fixture {
+    pub(crate) account: Account,
+    pub(crate) other: Account,
+    pub(crate) product: Product,
+    pub(crate) variant: Variant,
+    pub(crate) variant_b: Variant,
+    pub(crate) warranty: Warranty,
+    pub(crate) governorate: Governorate,
+    pub(crate) option: ShippingOption,
 }
 
-pub(super) async fn fixture(store: &dyn Store, stock: i64, stock_b: i64) -> Fixture {
+pub(crate) async fn fixture(store: &dyn Store, stock: i64, stock_b: i64) -> Fixture {
     let account_a = account(store, "Alpha").await;
     let other = account(store, "Beta").await;
     let cat = category(store, "kitchen", None).await;
@@ -240,7 +240,7 @@ pub(super) async fn fixture(store: &dyn Store, stock: i64, stock_b: i64) -> Fixt
     }
 }
 
-pub(super) fn line(f: &Fixture, v: &Variant, quantity: i64, with_warranty: bool) -> NewOrderLine {
+pub(crate) fn line(f: &Fixture, v: &Variant, quantity: i64, with_warranty: bool) -> NewOrderLine {
     let profit = d("10.50");
     let sell_price = v.price + profit;
     let warranties = if with_warranty {
@@ -272,7 +272,7 @@ pub(super) fn line(f: &Fixture, v: &Variant, quantity: i64, with_warranty: bool)
     }
 }
 
-pub(super) fn totals(lines: &[NewOrderLine]) -> Totals {
+pub(crate) fn totals(lines: &[NewOrderLine]) -> Totals {
     let products: Decimal = lines
         .iter()
         .map(|l| l.sell_price * Decimal::from(l.quantity))
@@ -299,7 +299,7 @@ pub(super) fn totals(lines: &[NewOrderLine]) -> Totals {
     }
 }
 
-pub(super) fn new_order(
+pub(crate) fn new_order(
     f: &Fixture,
     account: AccountId,
     number: &str,
@@ -336,15 +336,15 @@ pub(super) fn new_order(
 }
 
 /// `EG-` plus eight characters from `A-Z0-9`.
-pub(super) fn number(n: u32) -> String {
+pub(crate) fn number(n: u32) -> String {
     format!("EG-T{n:07}")
 }
 
-pub(super) async fn place(store: &dyn Store, order: NewOrder) -> Order {
+pub(crate) async fn place(store: &dyn Store, order: NewOrder) -> Order {
     store.place_order(order).await.expect("place order")
 }
 
-pub(super) fn change(order: OrderId, to: OrderStatus, when: i64) -> StatusChange {
+pub(crate) fn change(order: OrderId, to: OrderStatus, when: i64) -> StatusChange {
     StatusChange {
         account_id: None,
         order_id: order,
@@ -359,7 +359,7 @@ pub(super) fn change(order: OrderId, to: OrderStatus, when: i64) -> StatusChange
     }
 }
 
-pub(super) async fn move_to(
+pub(crate) async fn move_to(
     store: &dyn Store,
     order: OrderId,
     path: &[OrderStatus],
@@ -377,7 +377,7 @@ pub(super) async fn move_to(
     last.expect("non-empty path")
 }
 
-pub(super) async fn meter_ops(store: &dyn Store, account: AccountId) -> u64 {
+pub(crate) async fn meter_ops(store: &dyn Store, account: AccountId) -> u64 {
     store
         .meter(account, &month(MONTH))
         .await
@@ -385,7 +385,7 @@ pub(super) async fn meter_ops(store: &dyn Store, account: AccountId) -> u64 {
         .order_operations
 }
 
-pub(super) async fn all_orders(store: &dyn Store, account: AccountId) -> Page<Order> {
+pub(crate) async fn all_orders(store: &dyn Store, account: AccountId) -> Page<Order> {
     store
         .orders(account, &OrderFilter::default(), page(1, 100))
         .await
@@ -393,7 +393,7 @@ pub(super) async fn all_orders(store: &dyn Store, account: AccountId) -> Page<Or
 }
 
 /// The claim of a request on `key` of `account` (token 1; [`another_request`] for others).
-pub(super) fn claim(account: AccountId, key: &str) -> IdempotencyClaim {
+pub(crate) fn claim(account: AccountId, key: &str) -> IdempotencyClaim {
     IdempotencyClaim {
         scope: IdempotencyScope {
             account_id: account,
@@ -404,7 +404,7 @@ pub(super) fn claim(account: AccountId, key: &str) -> IdempotencyClaim {
 }
 
 /// The claim of another request on the same key: its own `token`.
-pub(super) fn another_request(c: &IdempotencyClaim, token: i64) -> IdempotencyClaim {
+pub(crate) fn another_request(c: &IdempotencyClaim, token: i64) -> IdempotencyClaim {
     IdempotencyClaim {
         scope: c.scope.clone(),
         token: IdempotencyToken(token),
@@ -413,7 +413,7 @@ pub(super) fn another_request(c: &IdempotencyClaim, token: i64) -> IdempotencyCl
 
 /// Order `n` (one piece of the fixture's first variant, at second `created`) placed under
 /// `claim`.
-pub(super) fn order_under(f: &Fixture, claim: &IdempotencyClaim, n: u32, created: i64) -> NewOrder {
+pub(crate) fn order_under(f: &Fixture, claim: &IdempotencyClaim, n: u32, created: i64) -> NewOrder {
     let mut order = new_order(
         f,
         f.account.id,
@@ -426,7 +426,7 @@ pub(super) fn order_under(f: &Fixture, claim: &IdempotencyClaim, n: u32, created
 }
 
 /// `begin_idempotent` at `now` with a 24 h expiry and a 60 s staleness window.
-pub(super) async fn begin(
+pub(crate) async fn begin(
     store: &dyn Store,
     s: &IdempotencyClaim,
     fingerprint: &str,
@@ -445,13 +445,13 @@ pub(super) async fn begin(
 }
 
 /// A hold cut-off far in the future: every delivered order is ready (nothing is held).
-pub(super) fn no_hold() -> DateTime<Utc> {
+pub(crate) fn no_hold() -> DateTime<Utc> {
     at(100 * 365 * 86_400)
 }
 
 /// Gives `account` a ready balance of at least `amount`: an order earning twice `amount`
 /// and 10.00 more, delivered. Returns the account's ready balance as the store reads it.
-pub(super) async fn earn(
+pub(crate) async fn earn(
     store: &dyn Store,
     f: &Fixture,
     account: AccountId,
@@ -472,7 +472,7 @@ pub(super) async fn earn(
 }
 
 /// The ready balance of `account` (nothing held, see [`no_hold`]).
-pub(super) async fn ready(store: &dyn Store, account: AccountId) -> Decimal {
+pub(crate) async fn ready(store: &dyn Store, account: AccountId) -> Decimal {
     let withdrawals = store.withdrawals(account).await.expect("withdrawals");
     store
         .wallet_totals(account, no_hold())
@@ -482,7 +482,7 @@ pub(super) async fn ready(store: &dyn Store, account: AccountId) -> Decimal {
 }
 
 /// A withdrawal request of `amount` for `account`.
-pub(super) fn withdrawal(account: AccountId, amount: &str, notes: Option<&str>) -> NewWithdrawal {
+pub(crate) fn withdrawal(account: AccountId, amount: &str, notes: Option<&str>) -> NewWithdrawal {
     NewWithdrawal {
         account_id: account,
         amount: d(amount),

@@ -38,7 +38,7 @@ mod catalog;
 mod catalog_changes;
 mod catalog_edits;
 mod catalog_events;
-mod fixtures;
+pub(crate) mod fixtures;
 mod harness;
 mod idempotency;
 mod key_limits;
@@ -53,7 +53,6 @@ mod quote_moves;
 mod quotes;
 mod races;
 mod removals;
-mod rendered_caches;
 mod shipping;
 mod statement;
 mod statement_races;
@@ -90,7 +89,6 @@ pub use quote_moves::*;
 pub use quotes::*;
 pub use races::*;
 pub use removals::*;
-pub use rendered_caches::*;
 pub use shipping::*;
 pub use statement::*;
 pub use statement_races::*;
@@ -213,8 +211,6 @@ macro_rules! __with_store_cases {
                 category_edits_keep_the_tree_and_mark_renamed_products,
                 repeated_product_slugs_are_refused,
                 placed_orders_keep_what_they_were_placed_with,
-                rendered_orders_are_bounded_in_bytes,
-                rendered_products_are_bounded_in_bytes,
                 a_write_decided_on_an_older_read_is_refused,
             ]
             arc [
@@ -298,7 +294,6 @@ mod tests {
         include_str!("quote_idempotency.rs"),
         include_str!("stock.rs"),
         include_str!("catalog_edits.rs"),
-        include_str!("rendered_caches.rs"),
         include_str!("product_versions.rs"),
         include_str!("catalog_changes.rs"),
         include_str!("supply_events.rs"),

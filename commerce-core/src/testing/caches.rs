@@ -1,5 +1,8 @@
-//! The rendered-JSON caches, filled with what the store answers: each holds at most its bound
-//! in bytes, keeps the newest rendering, and keeps none heavier than the bound.
+//! The engine's rendered-JSON caches, filled with records a store made: each holds at most its
+//! bound in bytes, keeps the newest rendering, and keeps none heavier than the bound.
+//!
+//! These test the engine, not a backend: they run on the memory store (`tests/caches.rs`),
+//! outside the backend suite.
 
 use crate::cache::rendered_orders::RenderedOrders;
 use crate::cache::rendered_products::RenderedProducts;
@@ -7,7 +10,7 @@ use crate::domain::earnings::PayoutRules;
 use crate::model::*;
 use crate::store::*;
 
-use super::fixtures::*;
+use super::store_cases::fixtures::*;
 
 /// Orders of 100 lines, each with a warranty, and a long note: tens of KiB of JSON each.
 async fn large_orders(store: &dyn Store, count: u32) -> Vec<Order> {
