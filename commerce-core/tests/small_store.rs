@@ -13,9 +13,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use commerce_core::domain::earnings::{
-    EarningsTotals, OrderEarnings, WalletTotals, Withdrawn, settled_taken, shortfall,
-};
+use commerce_core::domain::earnings::{EarningsTotals, WalletTotals, Withdrawn};
 use commerce_core::domain::edits::{parent_allowed, removal_after};
 use commerce_core::domain::pieces::{StockMove, held_by_orders, stock_moves};
 use commerce_core::model::*;
@@ -178,16 +176,10 @@ impl Tables {
     /// more pieces than it has.
     fn check_order_stock(&mut self, moves: &[StockMove]) -> Result<(), StoreError> {
         for m in moves {
-            let available = self
-                .variant_mut(m.variant_id)
-                .map_or(0, |(v, _)| v.available);
-            if available + m.delta < 0 {
-                return Err(StoreError::StockShortfall {
-                    variant: m.variant_id,
-                    available,
-                    shortfall: -(available + m.delta),
-                });
-            }
+            m.fits(
+                self.variant_mut(m.variant_id)
+                    .map_or(0, |(v, _)| v.available),
+            )?;
         }
         Ok(())
     }
@@ -195,15 +187,14 @@ impl Tables {
     /// Refuses a write of `before` into `after` that takes from its marketer's settled
     /// earnings more than its withdrawals leave ([`shortfall`]).
     fn check_marketer_covers(&self, before: &Order, after: &Order) -> Result<(), StoreError> {
-        let taken = settled_taken(OrderEarnings::of(before), OrderEarnings::of(after));
         let account = before.account_id;
         let orders = self.orders.iter().filter(|o| o.account_id == account);
-        let settled = EarningsTotals::of_orders(orders).settled;
-        let withdrawn = Withdrawn::of(self.withdrawals.iter().filter(|w| w.account_id == account));
-        match shortfall(settled, taken, withdrawn) {
-            Some(shortfall) => Err(StoreError::MarketerShortfall { account, shortfall }),
-            None => Ok(()),
-        }
+        let mine = self.withdrawals.iter().filter(|w| w.account_id == account);
+        before.marketer_covers(
+            after,
+            || EarningsTotals::of_orders(orders).settled,
+            || Withdrawn::of(mine),
+        )
     }
 
     /// Applies the stock an order's write moves, checked by
@@ -317,21 +308,14 @@ impl Tables {
     /// Applies the suppliers' bookings of a write ([`SupplierTotals::book`]): all of them or,
     /// at the first refusal, none.
     fn book_supply(&mut self, bookings: Vec<SupplyBooking>) -> Result<(), StoreError> {
-        let mut checked = Vec::new();
-        for booking in bookings {
-            let mut totals = self
-                .supplier_totals
-                .get(&booking.supplier)
-                .copied()
-                .unwrap_or_default();
-            let entries = totals.book(&booking)?;
-            checked.push((booking.supplier, totals, entries));
-        }
-        for (supplier, totals, entries) in checked {
-            self.supplier_totals.insert(supplier, totals);
-            for (entry, balance) in entries {
+        let totals_of = |supplier| self.supplier_totals.get(&supplier).copied();
+        for checked in SupplyBooking::check_all(bookings, |s| totals_of(s).unwrap_or_default())? {
+            self.supplier_totals
+                .insert(checked.supplier, checked.totals);
+            for (entry, balance) in checked.entries {
                 let id = StatementEntryId::new(next_id(self.statement.len()));
-                self.statement.push(entry.into_entry(id, supplier, balance));
+                let entry = entry.into_entry(id, checked.supplier, balance);
+                self.statement.push(entry);
             }
         }
         Ok(())
@@ -910,14 +894,8 @@ impl OrderStore for SmallStore {
             .clone();
         let order = &order;
         let account = order.account_id;
-        let step = StatusMove::check(&change, account, order.status)?;
-        unchanged_since(change.read_at, order.updated_at)?;
-        if step.names_unknown_line(&order.lines) {
-            return Err(StatusChangeError::NotFound);
-        }
+        let moved = change.applied_to(order)?;
         let previous = order.status;
-        let mut moved = order.clone();
-        step.clone().apply(&mut moved);
         let bookings = SupplyBooking::of_order_write(Some(order), &moved, change.at);
         let stock = stock_moves(Some(order), &moved);
         // Every refusal is decided before the first write.
@@ -948,20 +926,7 @@ impl OrderStore for SmallStore {
     ) -> Result<Order, StoreError> {
         let mut t = self.lock();
         let order = &find(&mut t.orders, order.into())?.clone();
-        unchanged_since(read_at, order.updated_at)?;
-        if outcomes
-            .iter()
-            .any(|(id, _)| !order.lines.iter().any(|l| l.id == *id))
-        {
-            return Err(StoreError::NotFound);
-        }
-        let mut changed = order.clone();
-        for (id, outcome) in &outcomes {
-            if let Some(line) = changed.lines.iter_mut().find(|l| l.id == *id) {
-                line.outcome = outcome.clone();
-            }
-        }
-        changed.updated_at = next_updated_at(order.updated_at, now);
+        let changed = order.with_outcomes(&outcomes, read_at, now)?;
         let bookings = SupplyBooking::of_order_write(Some(order), &changed, now);
         let stock = stock_moves(Some(order), &changed);
         // Every refusal is decided before the first write.
@@ -1536,21 +1501,8 @@ impl SupplyStore for SmallStore {
         if claim.is_some_and(|claim| !t.idempotency.holds(claim)) {
             return Err(InsertQuoteError::IdempotencyLost);
         }
-        let quote = Quote::builder()
-            .id(QuoteId::new(next_id(t.quotes.len())))
-            .account_id(new.account_id)
-            .variant_id(new.variant_id)
-            .product_id(product)
-            .title(title)
-            .label(label)
-            .unit_price(new.unit_price)
-            .quantity(new.quantity)
-            .status(QuoteStatus::Pending)
-            .maybe_valid_until(new.valid_until)
-            .maybe_note(new.note)
-            .created_at(now)
-            .updated_at(now)
-            .build();
+        let id = QuoteId::new(next_id(t.quotes.len()));
+        let quote = new.into_quote(id, product, title, label, now);
         t.quotes.push(quote.clone());
         if let Some(claim) = claim {
             t.idempotency.link(claim, quote.id);
@@ -1669,17 +1621,8 @@ impl SupplyStore for SmallStore {
                     let pending = t
                         .quotes
                         .iter()
-                        .find(|q| q.variant_id == v.id && pending_at(q, now))
-                        .map(|q| q.id);
-                    SupplyVariant::builder()
-                        .id(v.id)
-                        .product_id(p.id)
-                        .product_title(p.title.clone())
-                        .label(v.label.clone())
-                        .supply_price(v.supply_price)
-                        .available(v.available)
-                        .maybe_pending_quote_id(pending)
-                        .build()
+                        .find(|q| q.variant_id == v.id && pending_at(q, now));
+                    SupplyVariant::of(p, v, pending.map(|q| q.id))
                 })
             })
             .collect();

@@ -126,12 +126,14 @@ impl NewQuote {
     }
 
     /// The quote as registered with `id` at `now` (pending), on the variant of `product`
-    /// titled `title`, labelled `label`.
-    pub(crate) fn into_quote(
+    /// titled `title`, labelled `label`: what a store inserts once
+    /// [`NewQuote::admit`] admitted it.
+    pub fn into_quote(
         self,
         id: QuoteId,
         product: ProductId,
-        (title, label): (String, String),
+        title: String,
+        label: String,
         now: DateTime<Utc>,
     ) -> Quote {
         Quote {

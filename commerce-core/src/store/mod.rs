@@ -101,6 +101,7 @@ pub(crate) mod traced;
 mod webhooks;
 mod withdrawals;
 
+pub use crate::domain::admission::CheckedBooking;
 pub use accounts::{
     ACCOUNT_CHANGED, AccountStore, InsertKeyError, KEY_HASH_STORED, KeyCheck, MAX_LIVE_KEYS,
     RateLimitHit, RateWindows, authenticate_by_calls,

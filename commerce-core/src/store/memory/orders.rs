@@ -84,16 +84,10 @@ impl OrderStore for MemoryStore {
             .get(&change.order_id)
             .ok_or(StatusChangeError::NotFound)?;
         let account = order.account_id;
-        let step = StatusMove::check(&change, account, order.status)?;
-        unchanged_since(change.read_at, order.updated_at)?;
-        if step.names_unknown_line(&order.lines) {
-            return Err(StatusChangeError::NotFound);
-        }
         // The moved order and its event, before the first write (see `lock`).
+        let moved = change.applied_to(order)?;
         let before = (order.updated_at, order.status.family());
         let previous = order.status;
-        let mut moved = order.clone();
-        step.apply(&mut moved);
         let event = s.order_event(
             EventType::OrderStatusChanged,
             &moved,
@@ -128,20 +122,8 @@ impl OrderStore for MemoryStore {
     ) -> Result<Order, StoreError> {
         let mut s = self.lock();
         let order = s.orders.get(&order).ok_or(StoreError::NotFound)?;
-        unchanged_since(read_at, order.updated_at)?;
-        for (line_id, _) in &outcomes {
-            if !order.lines.iter().any(|l| l.id == *line_id) {
-                return Err(StoreError::NotFound);
-            }
-        }
-        let mut changed = order.clone();
-        for (line_id, outcome) in &outcomes {
-            if let Some(line) = changed.lines.iter_mut().find(|l| l.id == *line_id) {
-                line.outcome = outcome.clone();
-            }
-        }
+        let changed = order.with_outcomes(&outcomes, read_at, now)?;
         let before = (order.updated_at, order.status.family());
-        changed.updated_at = next_updated_at(order.updated_at, now);
         // The refusals in the order the SQL stores meet them: the marketer, stock, suppliers.
         s.check_marketer_covers(order, &changed)?;
         let stock = stock_moves(Some(order), &changed);

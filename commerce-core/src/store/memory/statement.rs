@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 
+use crate::domain::admission::CheckedBooking;
 use crate::domain::earnings::WalletTotals;
 use crate::model::*;
 use crate::store::{StoreError, SupplyBooking};
@@ -25,13 +26,10 @@ struct Ledger {
     by_delivery: BTreeMap<(DateTime<Utc>, StatementEntryId), Decimal>,
 }
 
-/// One supplier's booking checked: its totals after it, and its entries with their balances.
-type Checked = (AccountId, SupplierTotals, Vec<(NewStatementEntry, Decimal)>);
-
 /// Bookings checked against the totals, to write once everything else is checked.
 #[derive(Debug, Default)]
 #[must_use]
-pub(super) struct CheckedBookings(Vec<Checked>);
+pub(super) struct CheckedBookings(Vec<CheckedBooking>);
 
 impl SupplyLedgers {
     /// Applies [`SupplierTotals::book`] to each booking, writing nothing: the first refusal,
@@ -40,22 +38,23 @@ impl SupplyLedgers {
         &self,
         bookings: Vec<SupplyBooking>,
     ) -> Result<CheckedBookings, StoreError> {
-        let mut checked = Vec::with_capacity(bookings.len());
-        for booking in bookings {
-            let mut totals = self
-                .by_supplier
-                .get(&booking.supplier)
+        let totals_of = |supplier| {
+            self.by_supplier
+                .get(&supplier)
                 .map(|ledger| ledger.totals)
-                .unwrap_or_default();
-            let entries = totals.book(&booking)?;
-            checked.push((booking.supplier, totals, entries));
-        }
-        Ok(CheckedBookings(checked))
+                .unwrap_or_default()
+        };
+        SupplyBooking::check_all(bookings, totals_of).map(CheckedBookings)
     }
 
     /// Writes checked bookings, each entry with the id `next_id` gives.
     pub(super) fn write(&mut self, checked: CheckedBookings, mut next_id: impl FnMut() -> i64) {
-        for (supplier, totals, entries) in checked.0 {
+        for CheckedBooking {
+            supplier,
+            totals,
+            entries,
+        } in checked.0
+        {
             let ledger = self.by_supplier.entry(supplier).or_default();
             ledger.totals = totals;
             for (entry, balance) in entries {

@@ -5,7 +5,7 @@
 use chrono::{DateTime, Utc};
 
 use super::State;
-use crate::domain::earnings::{OrderEarnings, Withdrawn, settled_taken, shortfall};
+use crate::domain::earnings::Withdrawn;
 use crate::domain::pieces::{StockMove, held_by_orders};
 use crate::model::*;
 use crate::store::*;
@@ -40,14 +40,7 @@ impl State {
     /// variant gives more pieces than it has. Nothing is written.
     pub(super) fn check_order_stock(&self, moves: &[StockMove]) -> Result<(), StoreError> {
         for m in moves {
-            let available = self.variant(m.variant_id).map_or(0, |v| v.available);
-            if available.checked_add(m.delta).is_none_or(|after| after < 0) {
-                return Err(StoreError::StockShortfall {
-                    variant: m.variant_id,
-                    available,
-                    shortfall: m.delta.saturating_neg().saturating_sub(available),
-                });
-            }
+            m.fits(self.variant(m.variant_id).map_or(0, |v| v.available))?;
         }
         Ok(())
     }
@@ -59,21 +52,16 @@ impl State {
         before: &Order,
         after: &Order,
     ) -> Result<(), StoreError> {
-        let taken = settled_taken(OrderEarnings::of(before), OrderEarnings::of(after));
-        if taken.is_zero() {
-            return Ok(());
-        }
         let account = before.account_id;
-        let settled = self
-            .orders_by_account
-            .get(&account)
-            .map(|index| index.wallet.totals(DateTime::<Utc>::MAX_UTC).totals.settled)
-            .unwrap_or_default();
-        let withdrawn = Withdrawn::of(self.withdrawals_of(account));
-        match shortfall(settled, taken, withdrawn) {
-            Some(shortfall) => Err(StoreError::MarketerShortfall { account, shortfall }),
-            None => Ok(()),
-        }
+        let settled = || {
+            self.orders_by_account
+                .get(&account)
+                .map(|index| index.wallet.totals(DateTime::<Utc>::MAX_UTC).totals.settled)
+                .unwrap_or_default()
+        };
+        before.marketer_covers(after, settled, || {
+            Withdrawn::of(self.withdrawals_of(account))
+        })
     }
 
     /// Applies the stock an order's write moves, checked by [`check_order_stock`](Self::check_order_stock):

@@ -273,7 +273,7 @@ impl SupplyStore for MemoryStore {
             .map(|v| v.label.clone())
             .unwrap_or_default();
         let id = QuoteId::new(s.next_id("quotes"));
-        let quote = new.into_quote(id, product.id, (product.title.clone(), label), now);
+        let quote = new.into_quote(id, product.id, product.title.clone(), label, now);
         s.quotes.put(quote.clone());
         s.quotes.pending.insert(quote.variant_id, id);
         if let Some(claim) = claim {
@@ -458,15 +458,7 @@ impl SupplyStore for MemoryStore {
             .items
             .into_iter()
             .map(|(product, variant)| {
-                SupplyVariant::builder()
-                    .id(variant.id)
-                    .product_id(product.id)
-                    .product_title(product.title.clone())
-                    .label(variant.label.clone())
-                    .supply_price(variant.supply_price)
-                    .available(variant.available)
-                    .maybe_pending_quote_id(s.pending_quote(variant.id, now))
-                    .build()
+                SupplyVariant::of(product, variant, s.pending_quote(variant.id, now))
             })
             .collect();
         Ok(Page::new(items, found.total))
