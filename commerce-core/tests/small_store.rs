@@ -230,24 +230,14 @@ impl Tables {
         event: Option<NewEvent>,
         limit: usize,
     ) -> Result<Delivery, QueueDeliveryError> {
-        let enabled = match self.webhook_mut(account, webhook) {
-            Some(w) => w.enabled,
-            None => return Err(QueueDeliveryError::NotFound),
-        };
-        let event = event.ok_or(QueueDeliveryError::NotFound)?;
-        if !enabled {
-            return Err(QueueDeliveryError::Disabled);
-        }
-        let pending = self
-            .deliveries
-            .iter()
-            .filter(|(d, _)| {
-                d.webhook_id == webhook && d.manual && d.status == DeliveryStatus::Pending
-            })
-            .count();
-        if pending >= limit {
-            return Err(QueueDeliveryError::Busy { limit });
-        }
+        let pending = self.deliveries.iter().filter(|(d, _)| {
+            d.webhook_id == webhook && d.manual && d.status == DeliveryStatus::Pending
+        });
+        let pending = pending.count();
+        let endpoint = self.webhook_mut(account, webhook);
+        let event = endpoint
+            .ok_or(QueueDeliveryError::NotFound)?
+            .admit_manual(event, pending, limit)?;
         let delivery = self.queue(webhook, &event);
         let last = self.deliveries.last_mut().expect("just queued");
         last.0.manual = true;
@@ -1397,8 +1387,7 @@ impl WebhookStore for SmallStore {
         let marketers: HashSet<AccountId> = t
             .accounts
             .iter()
-            .filter(|a| a.side == Side::Marketer && a.state == AccountState::Active)
-            .filter(|a| a.api_status == ApiStatus::Approved)
+            .filter(|a| a.follows_the_catalog())
             .map(|a| a.id)
             .collect();
         let waiting = |w: &Webhook| {
@@ -1411,13 +1400,8 @@ impl WebhookStore for SmallStore {
         let due: Vec<WebhookId> = t
             .webhooks
             .iter()
-            .filter(|w| w.receives(event.kind) && marketers.contains(&w.account_id))
-            .filter(|w| !waiting(w))
-            .filter(|w| {
-                t.catalog_sent
-                    .get(&w.id)
-                    .is_none_or(|(sent, at)| *sent < head && *at <= sent_before)
-            })
+            .filter(|w| w.catalog_changed_due(t.catalog_sent.get(&w.id), head, sent_before))
+            .filter(|w| marketers.contains(&w.account_id) && !waiting(w))
             .map(|w| w.id)
             .collect();
         for webhook in &due {
@@ -1449,15 +1433,14 @@ impl WebhookStore for SmallStore {
         let expired: Vec<WebhookId> = t
             .webhooks
             .iter()
-            .filter(|w| !w.enabled && w.disabled_at.is_some_and(|at| at < before))
+            .filter(|w| w.expired_by(before))
             .map(|w| w.id)
             .collect();
         for webhook in expired {
             t.end_pending(webhook, EXPIRED);
         }
         let was = t.deliveries.len();
-        t.deliveries
-            .retain(|(d, _)| d.status == DeliveryStatus::Pending || d.created_at >= before);
+        t.deliveries.retain(|(d, _)| d.kept_by_purge(before));
         Ok((was - t.deliveries.len()) as u64)
     }
 }

@@ -230,14 +230,8 @@ impl State {
         let endpoint = self
             .owned_webhook(account, webhook)
             .ok_or(QueueDeliveryError::NotFound)?;
-        let enabled = endpoint.enabled;
-        let event = event(self).ok_or(QueueDeliveryError::NotFound)?;
-        if !enabled {
-            return Err(QueueDeliveryError::Disabled);
-        }
-        if self.pending_deliveries.manual_of(webhook) >= limit {
-            return Err(QueueDeliveryError::Busy { limit });
-        }
+        let pending = self.pending_deliveries.manual_of(webhook);
+        let event = endpoint.admit_manual(event(self), pending, limit)?;
         let id = DeliveryId::new(self.next_id("webhook_deliveries"));
         Ok(self.queue(Delivery::queued(id, webhook, &event).manual()))
     }
@@ -538,18 +532,11 @@ impl WebhookStore for MemoryStore {
         let due: Vec<WebhookId> = s
             .webhooks
             .values()
-            .filter(|w| w.receives(EventType::CatalogChanged))
+            .filter(|w| w.catalog_changed_due(s.catalog_sent.get(&w.id), head, sent_before))
             .filter(|w| {
-                s.accounts.get(&w.account_id).is_some_and(|a| {
-                    a.side == Side::Marketer
-                        && a.state == AccountState::Active
-                        && a.api_status == ApiStatus::Approved
-                })
-            })
-            .filter(|w| {
-                s.catalog_sent
-                    .get(&w.id)
-                    .is_none_or(|(sent, at)| *sent < head && *at <= sent_before)
+                s.accounts
+                    .get(&w.account_id)
+                    .is_some_and(Account::follows_the_catalog)
             })
             .filter(|w| !s.pending_deliveries.has_catalog_changed(w.id))
             .map(|w| w.id)
@@ -599,7 +586,7 @@ impl WebhookStore for MemoryStore {
         let expired: Vec<WebhookId> = s
             .webhooks
             .values()
-            .filter(|w| !w.enabled && w.disabled_at.is_some_and(|at| at < before))
+            .filter(|w| w.expired_by(before))
             .map(|w| w.id)
             .collect();
         for webhook in expired {
@@ -612,8 +599,7 @@ impl WebhookStore for MemoryStore {
         } = &mut *s;
         let was = deliveries.len();
         deliveries.retain(|_, q| {
-            let kept =
-                q.delivery.status == DeliveryStatus::Pending || q.delivery.created_at >= before;
+            let kept = q.delivery.kept_by_purge(before);
             if !kept && let Some(ids) = deliveries_by_webhook.0.get_mut(&q.delivery.webhook_id) {
                 ids.remove(&q.delivery.id);
                 if ids.is_empty() {
