@@ -409,7 +409,9 @@ pub struct NewKeyRecord {
     pub hash: KeyHash,
     /// Abilities.
     pub abilities: Vec<Ability>,
-    /// Expiry.
+    /// Expiry (`None`: never; the builder asks for it, so that a key is never made
+    /// everlasting by a forgotten setter).
+    #[builder(required)]
     pub expires_at: Option<DateTime<Utc>>,
     /// Requests per minute.
     pub rate_limit: u32,

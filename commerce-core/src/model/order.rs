@@ -362,6 +362,9 @@ pub struct NewOrder {
     /// order is not placed: [`PlaceOrderError::IdempotencyLost`]).
     ///
     /// [`PlaceOrderError::IdempotencyLost`]: crate::store::PlaceOrderError::IdempotencyLost
+    ///
+    /// The builder asks for it (`idempotency(None)` without a key).
+    #[builder(required)]
     pub idempotency: Option<IdempotencyClaim>,
     /// What its `order.created` webhook event keeps for its rendering.
     pub events: EventContext,

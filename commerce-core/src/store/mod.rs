@@ -67,8 +67,10 @@
 //! - a larger one has a builder derived with [`bon`](https://docs.rs/bon): `Record::builder()`,
 //!   one setter per field, then `build()`. Missing a required field is a compile error; an
 //!   `Option` field may be left out (`None`), and `maybe_field(option)` sets it from an
-//!   `Option`. A field added later is an `Option` or has a default, so existing builders
-//!   keep compiling.
+//!   `Option`, except where a forgotten `None` would write the wrong thing: those are
+//!   required and their setter takes the `Option` (`StatusChange`'s `account_id`, `read_at`
+//!   and `bill_month`, `NewOrder::idempotency`, `NewKeyRecord::expires_at`). A field added
+//!   later is an `Option` or has a default, so existing builders keep compiling.
 //!
 //! ```
 //! # use commerce_core as commerce;

@@ -11,7 +11,10 @@ use crate::model::*;
 #[derive(Debug, Clone, PartialEq, bon::Builder)]
 #[non_exhaustive]
 pub struct StatusChange {
-    /// Only an order of this account (API calls); `None` for the platform.
+    /// Only an order of this account (API calls); `None` for the platform. The builder asks
+    /// for it (`account_id(None)` for the platform): a move that forgets it would reach any
+    /// account's order.
+    #[builder(required)]
     pub account_id: Option<AccountId>,
     /// The order.
     pub order_id: OrderId,
@@ -30,11 +33,14 @@ pub struct StatusChange {
     /// onto the outcome it read): when given and the order's `updated_at` is another now,
     /// nothing is written ([`StoreError::Changed`], in [`StatusChangeError::Store`]), so
     /// that a write that came between is never overwritten with what was read before it.
-    /// `None`: no such check.
+    /// `None`: no such check (the builder asks for it).
+    #[builder(required)]
     pub read_at: Option<DateTime<Utc>>,
     /// When.
     pub at: DateTime<Utc>,
-    /// Billing month to record one order operation in (`None`: not billed).
+    /// Billing month to record one order operation in (`None`: not billed; the builder
+    /// asks for it).
+    #[builder(required)]
     pub bill_month: Option<BillingMonth>,
     /// What its `order.status_changed` webhook event keeps for its rendering.
     pub events: EventContext,

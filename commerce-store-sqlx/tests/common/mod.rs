@@ -175,7 +175,7 @@ fn order(f: &Fixture, number: &str, quantity: i64) -> NewOrder {
         )
         .created_at(at(10))
         .maybe_bill_month(Some(month(MONTH)))
-        .maybe_idempotency(None)
+        .idempotency(None)
         .events(Default::default())
         .priced_from(Vec::new())
         .build()
@@ -325,15 +325,15 @@ pub async fn cancel_failing_at_its_event_changes_nothing(store: &dyn Store, db: 
     let before = snapshot(store, db, &f).await;
     assert_eq!(before, vec![6, 1, 1, 1, 1, 1, 0, 1, 0, 0]);
     let cancel = StatusChange::builder()
-        .maybe_account_id(Some(f.account.id))
+        .account_id(Some(f.account.id))
         .order_id(placed.id)
         .to(OrderStatus::RejectedByMarketer)
         .only_from(vec![OrderStatus::Pending])
         .maybe_reason(None)
         .outcomes(Vec::new())
-        .maybe_read_at(None)
+        .read_at(None)
         .at(at(30))
-        .maybe_bill_month(Some(month(MONTH)))
+        .bill_month(Some(month(MONTH)))
         .events(Default::default())
         .build();
     db.exec(db.fail_event_sql()).await;

@@ -160,7 +160,7 @@ pub async fn seeded_template(store: Arc<dyn Store>) -> (sandbox::Sandbox, NewOrd
         .totals(priced.totals)
         .created_at(engine.now())
         .maybe_bill_month(None)
-        .maybe_idempotency(None)
+        .idempotency(None)
         .events(Default::default())
         .priced_from(Vec::new())
         .build();
