@@ -95,6 +95,70 @@ fn code_of(source: &str) -> String {
         .join("\n")
 }
 
+/// A file's source without its test code: each item under `#[cfg(test)]` (a `mod tests {
+/// ... }` to its closing brace, a `mod tests;` or another item to its end) is dropped, and
+/// what follows it is kept.
+fn without_tests(source: &str) -> String {
+    let mut kept = String::new();
+    let mut rest = source;
+    while let Some(at) = rest.find("#[cfg(test)]") {
+        kept.push_str(&rest[..at]);
+        let item = &rest[at + "#[cfg(test)]".len()..];
+        // The item ends at its first `;` unless a `{` comes first: then at the brace that
+        // closes it.
+        let end = match (item.find(';'), item.find('{')) {
+            (Some(semi), Some(open)) if semi < open => semi + 1,
+            (_, Some(open)) => {
+                let mut depth = 0usize;
+                let mut close = item.len();
+                for (i, c) in item[open..].char_indices() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                close = open + i + 1;
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                close
+            }
+            (Some(semi), None) => semi + 1,
+            (None, None) => item.len(),
+        };
+        rest = &item[end..];
+    }
+    kept.push_str(rest);
+    kept
+}
+
+#[test]
+fn test_code_is_dropped_and_what_follows_it_kept() {
+    let source = "use a;\n#[cfg(test)]\nmod tests {\n    fn f() { g(); }\n}\npub use crate::render::wire;\n#[cfg(test)]\nmod more;\n#[cfg(test)]\nuse crate::x;\nfn h() {}\n";
+    assert_eq!(
+        without_tests(source),
+        "use a;\n\npub use crate::render::wire;\n\n\nfn h() {}\n"
+    );
+}
+
+#[test]
+fn relative_imports_between_the_files_of_a_split_folder_count() {
+    let src = source_dir();
+    let files: BTreeSet<String> = ["domain", "domain::pricing", "domain::checkout", "store"]
+        .map(String::from)
+        .into();
+    let file = src.join("domain/pricing.rs");
+    let code = "use super::checkout::Quote;\nuse super::Rule;\nuse self::inner::X;\n";
+    assert_eq!(
+        relative_imports(&src, &file, code, &files),
+        ["domain::checkout"],
+        "a sibling reached by super:: is an import; the parent module is not"
+    );
+}
+
 fn identifier_at(text: &str) -> &str {
     let end = text
         .find(|c: char| !(c.is_alphanumeric() || c == '_'))
@@ -159,10 +223,38 @@ fn root_reexports() -> BTreeMap<String, String> {
     map
 }
 
+/// The module of [`module_of`] that a file module belongs to (`domain::admission` →
+/// `domain::admission`, `store::memory::orders` → `store`, `web::routes::table` →
+/// `web::routes`).
+fn layer_module(file_module: &str) -> String {
+    let mut parts = file_module.split("::");
+    let first = parts.next().unwrap_or_default();
+    match parts.next() {
+        Some(second) if SPLIT_FOLDERS.contains(&first) => format!("{first}::{second}"),
+        _ => first.to_owned(),
+    }
+}
+
+/// The modules a file reaches by `super::` and `self::` paths (resolved to files, as the file
+/// scan does; a parent module, which declares its children, not counted).
+fn relative_imports(src: &Path, file: &Path, code: &str, files: &BTreeSet<String>) -> Vec<String> {
+    let module = file_module(src, file);
+    local_paths(code)
+        .iter()
+        .filter(|path| !path.starts_with("crate::"))
+        .filter_map(|path| resolve(&module, path, files))
+        .filter(|target| *target != module && !module.starts_with(&format!("{target}::")))
+        .filter(|target| !target.is_empty())
+        .map(|target| layer_module(&target))
+        .collect()
+}
+
 fn graph() -> Graph {
     let mut files = Vec::new();
-    rust_files(&source_dir(), &mut files);
+    let src = source_dir();
+    rust_files(&src, &mut files);
     let modules: BTreeSet<String> = files.iter().map(|f| module_of(f)).collect();
+    let file_modules: BTreeSet<String> = files.iter().map(|f| file_module(&src, f)).collect();
     let reexports = root_reexports();
     let mut graph = Graph::new();
     for file in &files {
@@ -172,6 +264,11 @@ fn graph() -> Graph {
         }
         let code = code_of(&fs::read_to_string(file).expect("read a source file"));
         let entry = graph.entry(module.clone()).or_default();
+        for target in relative_imports(&src, file, &code, &file_modules) {
+            if target != module && target != "testing" && modules.contains(&target) {
+                entry.insert(target);
+            }
+        }
         for path in crate_paths(&code) {
             let first = path.split("::").next().unwrap_or_default().to_owned();
             let target = if modules.contains(&path) {
@@ -305,7 +402,10 @@ const LAYERS: &[(Layer, &[&str])] = &[
             "webhooks::urls",
         ],
     ),
-    (Layer::Store, &["domain::admission", "store"]),
+    (
+        Layer::Store,
+        &["domain::admission", "domain::order_writes", "store"],
+    ),
     (
         Layer::Base,
         &[
@@ -806,7 +906,7 @@ fn file_graph(src: &Path) -> Graph {
             continue;
         }
         let source = fs::read_to_string(file).expect("read a source file");
-        let source = &source[..source.find("#[cfg(test)]").unwrap_or(source.len())];
+        let source = &without_tests(&source);
         let entry = graph.entry(module.clone()).or_default();
         for path in local_paths(&code_of(source)) {
             let Some(target) = resolve(&module, &path, &files) else {
@@ -925,7 +1025,7 @@ fn reach_graph(src: &Path) -> Graph {
             continue;
         }
         let source = fs::read_to_string(file).expect("read a source file");
-        let source = &source[..source.find("#[cfg(test)]").unwrap_or(source.len())];
+        let source = &without_tests(&source);
         let children = child_uses(&module, &code_of(source), &files);
         graph.entry(module).or_default().extend(children);
     }
@@ -1007,7 +1107,7 @@ fn sqlx_core_imports() -> BTreeMap<String, BTreeSet<String>> {
     let mut imports = BTreeMap::new();
     for file in &sources {
         let source = fs::read_to_string(file).expect("read a source file");
-        let source = &source[..source.find("#[cfg(test)]").unwrap_or(source.len())];
+        let source = &without_tests(&source);
         let code = code_of(source).replace("commerce_core::", "crate::");
         let reached: &mut BTreeSet<String> = imports.entry(file_module(&src, file)).or_default();
         for path in local_paths(&code)

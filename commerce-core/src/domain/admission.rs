@@ -8,17 +8,14 @@
 
 use chrono::{DateTime, Utc};
 
-use rust_decimal::Decimal;
-
-use crate::domain::earnings::{OrderEarnings, WalletTotals, Withdrawn, settled_taken, shortfall};
-use crate::domain::pieces::{MAX_AVAILABLE, StockMove};
+use crate::domain::earnings::{WalletTotals, Withdrawn};
+use crate::domain::pieces::MAX_AVAILABLE;
 use crate::limits::MAX_QUOTE_DAYS;
 use crate::model::*;
 use crate::store::{
     IdempotencyBegin, IdempotencyDecision, IdempotencyRecord, InsertQuoteError, PlaceOrderError,
     QueueDeliveryError, QuoteDecisionError, StatusChange, StatusChangeError, StatusMove,
-    StockError, StoreError, SupplyBooking, WithdrawalRequestError, next_updated_at,
-    unchanged_since,
+    StockError, StoreError, WithdrawalRequestError, next_updated_at,
 };
 
 impl NewWithdrawal {
@@ -548,136 +545,6 @@ mod tests {
         assert!(!confirm.releases_stock);
         assert_eq!(confirm.confirmed_at, Some(confirm.at));
         assert_eq!(confirm.timeline_entry.reason.as_deref(), Some("why"));
-    }
-}
-
-impl StatusChange {
-    /// The order as this change leaves it, for a backend that holds whole orders, nothing
-    /// written: [`StatusMove::check`], then [`unchanged_since`] with
-    /// [`read_at`](StatusChange::read_at), then `NotFound` when an outcome names a line the
-    /// order lacks ([`StatusMove::names_unknown_line`]), then the move
-    /// ([`StatusMove::apply`]).
-    pub fn applied_to(&self, order: &Order) -> Result<Order, StatusChangeError> {
-        let step = StatusMove::check(self, order.account_id, order.status)?;
-        unchanged_since(self.read_at, order.updated_at)?;
-        if step.names_unknown_line(&order.lines) {
-            return Err(StatusChangeError::NotFound);
-        }
-        let mut moved = order.clone();
-        step.apply(&mut moved);
-        Ok(moved)
-    }
-}
-
-impl Order {
-    /// The rule of [`OrderStore::set_line_outcomes`](crate::store::OrderStore::set_line_outcomes)
-    /// for a backend that holds whole orders, nothing written: [`unchanged_since`] with
-    /// `read_at`, `NotFound` when an outcome names a line the order lacks, else the order with
-    /// the outcomes recorded and its `updated_at` moved to `now` ([`next_updated_at`]).
-    pub fn with_outcomes(
-        &self,
-        outcomes: &[(LineId, LineOutcome)],
-        read_at: Option<DateTime<Utc>>,
-        now: DateTime<Utc>,
-    ) -> Result<Order, StoreError> {
-        unchanged_since(read_at, self.updated_at)?;
-        let mut changed = self.clone();
-        for (id, outcome) in outcomes {
-            let line = changed.lines.iter_mut().find(|l| l.id == *id);
-            line.ok_or(StoreError::NotFound)?.outcome = outcome.clone();
-        }
-        changed.updated_at = next_updated_at(self.updated_at, now);
-        Ok(changed)
-    }
-
-    /// The marketer's side of a write of this order into `after`: refused with
-    /// [`StoreError::MarketerShortfall`] when it takes from the account's settled earnings
-    /// ([`settled_taken`]) more than its withdrawals leave ([`shortfall`]). `settled` (the
-    /// account's settled earnings now) and `withdrawn` are read only when the write takes
-    /// something.
-    pub fn marketer_covers(
-        &self,
-        after: &Order,
-        settled: impl FnOnce() -> Decimal,
-        withdrawn: impl FnOnce() -> Withdrawn,
-    ) -> Result<(), StoreError> {
-        let taken = settled_taken(OrderEarnings::of(self), OrderEarnings::of(after));
-        if taken.is_zero() {
-            return Ok(());
-        }
-        match shortfall(settled(), taken, withdrawn()) {
-            Some(shortfall) => Err(StoreError::MarketerShortfall {
-                account: self.account_id,
-                shortfall,
-            }),
-            None => Ok(()),
-        }
-    }
-}
-
-impl StockMove {
-    /// The pieces a variant of `available` pieces has after the move, or
-    /// [`StoreError::StockShortfall`] when it would give more than it has.
-    pub fn fits(&self, available: i64) -> Result<i64, StoreError> {
-        match available.checked_add(self.delta) {
-            Some(after) if after >= 0 => Ok(after),
-            _ => Err(StoreError::StockShortfall {
-                variant: self.variant_id,
-                available,
-                shortfall: self.delta.saturating_neg().saturating_sub(available),
-            }),
-        }
-    }
-}
-
-/// One supplier's booking checked against its kept totals ([`SupplyBooking::check_all`]):
-/// what to write once every other refusal of the operation is decided.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct CheckedBooking {
-    /// The supplier.
-    pub supplier: AccountId,
-    /// Its kept totals after the booking.
-    pub totals: SupplierTotals,
-    /// Its new statement entries, each with the balance it leaves, in order.
-    pub entries: Vec<(NewStatementEntry, Decimal)>,
-}
-
-impl SupplyBooking {
-    /// [`SupplierTotals::book`] applied to each of `bookings`, against each supplier's kept
-    /// totals as `totals_of` reads them, writing nothing: every booking checked, or the first
-    /// refusal (a write books all of its bookings or none).
-    pub fn check_all(
-        bookings: Vec<SupplyBooking>,
-        mut totals_of: impl FnMut(AccountId) -> SupplierTotals,
-    ) -> Result<Vec<CheckedBooking>, StoreError> {
-        let mut checked = Vec::with_capacity(bookings.len());
-        for booking in bookings {
-            let mut totals = totals_of(booking.supplier);
-            let entries = totals.book(&booking)?;
-            checked.push(CheckedBooking {
-                supplier: booking.supplier,
-                totals,
-                entries,
-            });
-        }
-        Ok(checked)
-    }
-}
-
-impl SupplyVariant {
-    /// A supplier's view of `variant` of `product` ([`SupplyStore::supply_variants`](crate::store::SupplyStore::supply_variants)),
-    /// with the quote pending on it.
-    pub fn of(product: &Product, variant: &Variant, pending_quote: Option<QuoteId>) -> Self {
-        SupplyVariant::builder()
-            .id(variant.id)
-            .product_id(product.id)
-            .product_title(product.title.clone())
-            .label(variant.label.clone())
-            .supply_price(variant.supply_price)
-            .available(variant.available)
-            .maybe_pending_quote_id(pending_quote)
-            .build()
     }
 }
 

@@ -22,6 +22,7 @@ pub mod filters;
 pub(crate) mod kept;
 pub mod keys;
 pub(crate) mod moves;
+pub(crate) mod order_writes;
 pub mod pieces;
 pub(crate) mod placement;
 pub mod pricing;

@@ -103,7 +103,6 @@ pub(crate) mod traced;
 mod webhooks;
 mod withdrawals;
 
-pub use crate::domain::admission::CheckedBooking;
 pub use accounts::{
     ACCOUNT_CHANGED, AccountStore, InsertKeyError, KEY_HASH_STORED, KeyCheck, MAX_LIVE_KEYS,
     RateLimitHit, RateWindows, authenticate_by_calls,
@@ -118,7 +117,7 @@ pub use idempotency::{
 pub use memory::MemoryStore;
 pub use meter::MeterStore;
 pub use orders::{OrderStore, OrderVersion, StatusChange, StatusMove, unchanged_since};
-pub use statement::SupplyBooking;
+pub use statement::{CheckedBooking, SupplyBooking};
 pub use stock::StockError;
 pub use supply::{InsertQuoteError, QuoteDecisionError, SupplyStore};
 pub(crate) use traced::Traced;

@@ -33,6 +33,19 @@ pub struct SupplyBooking {
     pub entries: Vec<NewStatementEntry>,
 }
 
+/// One supplier's booking checked against its kept totals ([`SupplyBooking::check_all`](crate::store::SupplyBooking::check_all)):
+/// what to write once every other refusal of the operation is decided.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct CheckedBooking {
+    /// The supplier.
+    pub supplier: AccountId,
+    /// Its kept totals after the booking.
+    pub totals: SupplierTotals,
+    /// Its new statement entries, each with the balance it leaves, in order.
+    pub entries: Vec<(NewStatementEntry, Decimal)>,
+}
+
 /// Whether an order's pieces count as delivered (delivered, or archived after delivery).
 fn settled(order: &Order) -> bool {
     order.delivered_at.is_some()

@@ -93,40 +93,7 @@ fn run(bless: bool) -> Result<bool, String> {
 /// What breaks the surface's rules still, each as [`surface_rules`] words it: to be made
 /// `#[non_exhaustive]` with a constructor, or named item by item. An entry that no longer
 /// breaks a rule fails the check too, so that the list only shrinks.
-const KNOWN: &[&str] = &[
-    "glob re-export: commerce-core/src/testing/store_cases/mod.rs pub use accounts::*",
-    "glob re-export: commerce-core/src/testing/store_cases/mod.rs pub use back_office_payouts::*",
-    "glob re-export: commerce-core/src/testing/store_cases/mod.rs pub use catalog::*",
-    "glob re-export: commerce-core/src/testing/store_cases/mod.rs pub use catalog_changes::*",
-    "glob re-export: commerce-core/src/testing/store_cases/mod.rs pub use catalog_edits::*",
-    "glob re-export: commerce-core/src/testing/store_cases/mod.rs pub use catalog_events::*",
-    "glob re-export: commerce-core/src/testing/store_cases/mod.rs pub use harness::*",
-    "glob re-export: commerce-core/src/testing/store_cases/mod.rs pub use idempotency::*",
-    "glob re-export: commerce-core/src/testing/store_cases/mod.rs pub use key_limits::*",
-    "glob re-export: commerce-core/src/testing/store_cases/mod.rs pub use meter::*",
-    "glob re-export: commerce-core/src/testing/store_cases/mod.rs pub use moves::*",
-    "glob re-export: commerce-core/src/testing/store_cases/mod.rs pub use order_reads::*",
-    "glob re-export: commerce-core/src/testing/store_cases/mod.rs pub use outcome_races::*",
-    "glob re-export: commerce-core/src/testing/store_cases/mod.rs pub use placing::*",
-    "glob re-export: commerce-core/src/testing/store_cases/mod.rs pub use product_versions::*",
-    "glob re-export: commerce-core/src/testing/store_cases/mod.rs pub use quote_idempotency::*",
-    "glob re-export: commerce-core/src/testing/store_cases/mod.rs pub use quote_moves::*",
-    "glob re-export: commerce-core/src/testing/store_cases/mod.rs pub use quotes::*",
-    "glob re-export: commerce-core/src/testing/store_cases/mod.rs pub use races::*",
-    "glob re-export: commerce-core/src/testing/store_cases/mod.rs pub use removals::*",
-    "glob re-export: commerce-core/src/testing/store_cases/mod.rs pub use rendered_caches::*",
-    "glob re-export: commerce-core/src/testing/store_cases/mod.rs pub use shipping::*",
-    "glob re-export: commerce-core/src/testing/store_cases/mod.rs pub use statement::*",
-    "glob re-export: commerce-core/src/testing/store_cases/mod.rs pub use statement_races::*",
-    "glob re-export: commerce-core/src/testing/store_cases/mod.rs pub use stock::*",
-    "glob re-export: commerce-core/src/testing/store_cases/mod.rs pub use supply_events::*",
-    "glob re-export: commerce-core/src/testing/store_cases/mod.rs pub use webhook_claims::*",
-    "glob re-export: commerce-core/src/testing/store_cases/mod.rs pub use webhook_fair_claims::*",
-    "glob re-export: commerce-core/src/testing/store_cases/mod.rs pub use webhook_limits::*",
-    "glob re-export: commerce-core/src/testing/store_cases/mod.rs pub use webhook_outbox::*",
-    "glob re-export: commerce-core/src/testing/store_cases/mod.rs pub use webhooks::*",
-    "glob re-export: commerce-core/src/testing/store_cases/mod.rs pub use withdrawals::*",
-];
+const KNOWN: &[&str] = &[];
 
 /// Whether `broken` (every break of the surface's rules) is exactly [`KNOWN`]; prints the
 /// difference otherwise.
@@ -160,6 +127,13 @@ fn read_rustdoc_json(target: &Path, krate: &str) -> Result<serde_json::Value, St
 /// root, through public modules and re-exports): each glob re-export (`glob re-export:
 /// <file> pub use <module>::*`) and each struct with a public field that is not
 /// `#[non_exhaustive]` (`public fields without #[non_exhaustive]: <path>`).
+///
+/// Two kinds of item are not looked at, on purpose. An enum's variant with named fields
+/// (`StoreError::StockShortfall { .. }`, `Problem::TooLong { max }`) is not a struct: a
+/// backend outside the crate builds the store's errors and the engine's callers match on
+/// them, which `#[non_exhaustive]` on the variant would forbid; the enums that can grow are
+/// `#[non_exhaustive]` themselves. And rustdoc leaves `#[doc(hidden)]` items out of its JSON
+/// (`testing::dispatch`, the crate's own test support): they are not the surface.
 fn surface_rules(doc: &serde_json::Value) -> Vec<String> {
     let index = &doc["index"];
     let item = |id: &serde_json::Value| {

@@ -6,10 +6,9 @@ use std::collections::{BTreeMap, HashMap};
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 
-use crate::domain::admission::CheckedBooking;
 use crate::domain::earnings::WalletTotals;
 use crate::model::*;
-use crate::store::{StoreError, SupplyBooking};
+use crate::store::{CheckedBooking, StoreError, SupplyBooking};
 
 /// Every supplier's statement.
 #[derive(Debug, Default)]

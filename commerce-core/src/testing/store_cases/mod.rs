@@ -65,41 +65,154 @@ mod webhook_outbox;
 mod webhooks;
 mod withdrawals;
 
-pub use accounts::*;
+pub use accounts::{
+    a_rate_window_never_goes_back, accounts_round_trip_and_change_state,
+    key_terms_replace_expiry_and_limit, keys_are_found_by_hash_and_id,
+    keys_are_listed_with_the_minute_last_used,
+    rate_limit_counts_exactly_up_to_the_limit_per_window,
+    repeated_slugs_emails_and_governorate_names_are_refused,
+    revoking_a_key_keeps_the_first_revocation_instant,
+};
 pub use back_office::{
     accounts_are_searched_filtered_and_queued, orders_across_accounts_filter_sort_page_and_count,
 };
-pub use back_office_payouts::*;
-pub use catalog::*;
-pub use catalog_changes::*;
-pub use catalog_edits::*;
-pub use catalog_events::*;
+pub use back_office_payouts::{
+    webhooks_across_accounts_by_state_and_failing_streak,
+    withdrawals_across_accounts_queue_and_totals,
+};
+pub use catalog::{
+    categories_round_trip_with_parents_and_activity, money_amounts_round_trip_to_the_piastre,
+    product_listing_filters_and_paginates, product_round_trips_with_variants_and_warranties,
+    products_of_variants_returns_each_owner_once, stopping_a_warranty_keeps_it_on_the_product,
+    update_variant_patches_fields_and_bumps_product,
+};
+pub use catalog_changes::{
+    every_path_that_changes_a_product_names_it_in_the_feed,
+    the_change_feed_misses_no_change_of_concurrent_writers,
+    the_change_feed_pages_from_its_start_and_coalesces,
+};
+pub use catalog_edits::{
+    category_edits_keep_the_tree_and_mark_renamed_products,
+    concurrent_category_moves_never_make_a_cycle, placed_orders_keep_what_they_were_placed_with,
+    product_edits_change_fields_and_mark_the_product_changed, repeated_product_slugs_are_refused,
+};
+pub use catalog_events::catalog_changed_is_derived_once_per_endpoint_and_interval;
 pub use fixtures::base_time;
-pub use harness::*;
-pub use idempotency::*;
-pub use key_limits::*;
-pub use meter::*;
-pub use moves::*;
-pub use order_reads::*;
-pub use outcome_races::*;
-pub use placing::*;
-pub use product_versions::*;
-pub use quote_idempotency::*;
-pub use quote_moves::*;
-pub use quotes::*;
-pub use races::*;
-pub use removals::*;
-pub use shipping::*;
-pub use statement::*;
-pub use statement_races::*;
-pub use stock::*;
-pub use supply_events::*;
-pub use webhook_claims::*;
-pub use webhook_fair_claims::*;
-pub use webhook_limits::*;
-pub use webhook_outbox::*;
-pub use webhooks::*;
-pub use withdrawals::*;
+pub use harness::{Cleanup, IntoTestStore, TestStore, run_case};
+pub use idempotency::{
+    a_request_that_lost_its_record_can_neither_abandon_nor_finish_it,
+    a_request_that_outlived_the_stale_time_places_nothing,
+    abandon_removes_only_unanswered_unlinked_records,
+    idempotency_stale_record_is_taken_over_or_recovered,
+    idempotency_start_in_flight_mismatch_replay_expiry,
+    purge_deletes_only_older_records_and_counts,
+};
+pub use key_limits::{
+    api_status_moves_record_who_and_hold_their_origin,
+    concurrent_key_creations_never_exceed_the_cap, keys_are_paged_newest_first,
+    live_keys_are_capped_per_account,
+};
+pub use meter::pulls_are_counted_once_per_product_and_month;
+pub use moves::{
+    a_move_records_its_outcomes_or_nothing, cancelling_releases_stock_exactly_once,
+    line_outcomes_and_tracking_url_are_recorded, status_change_respects_ownership_and_rules,
+    status_change_sets_dates_and_appends_timeline, updated_at_never_decreases_when_clocks_disagree,
+};
+pub use order_reads::{
+    order_versions_list_the_page_of_orders, orders_filter_by_every_field,
+    orders_list_newest_first_with_pagination, wallet_totals_follow_every_order_move,
+};
+pub use outcome_races::{
+    a_write_decided_on_an_older_read_is_refused,
+    an_outcome_write_another_came_before_is_decided_again,
+    corrections_made_at_once_each_keep_the_others_counts,
+};
+pub use placing::{
+    an_order_priced_from_a_changed_product_is_stale_and_writes_nothing,
+    duplicate_external_reference_is_refused_per_account, insufficient_stock_writes_nothing,
+    lines_of_one_variant_add_up_against_stock, order_operations_are_billed_only_with_a_month,
+    place_order_links_the_idempotency_record, place_order_round_trips_and_reserves_stock,
+    taken_number_is_refused_and_writes_nothing,
+};
+pub use product_versions::product_versions_list_the_page_of_products;
+pub use quote_idempotency::{
+    a_product_moved_to_another_supplier_ends_the_old_ones_pending_quotes,
+    a_quote_under_a_lost_claim_inserts_nothing, abandon_keeps_a_record_linked_to_a_quote,
+    concurrent_takeover_and_late_quote_insert_one_quote, insert_quote_links_the_idempotency_record,
+    supply_variants_are_the_suppliers_own,
+};
+pub use quote_moves::a_quote_racing_its_products_move_never_blocks_the_new_supplier;
+pub use quotes::{
+    a_quote_past_its_end_is_expired_and_frees_its_variant,
+    a_quote_withdrawn_while_accepted_has_one_outcome,
+    accepting_a_quote_receives_its_pieces_at_its_price,
+    concurrent_accepts_of_one_quote_accept_once,
+    concurrent_quotes_on_one_variant_leave_one_pending,
+    quote_acceptance_and_concurrent_orders_keep_stock_exact,
+    quotes_are_inserted_one_pending_per_variant, quotes_are_listed_newest_first_and_pending_first,
+    rejecting_and_withdrawing_move_no_stock,
+};
+pub use races::{
+    concurrent_begin_idempotent_starts_once, concurrent_cancels_release_stock_once,
+    concurrent_orders_never_oversell, concurrent_rate_limit_allows_exactly_the_limit,
+    concurrent_rate_limit_with_a_high_limit_allows_exactly_the_limit,
+    concurrent_same_external_reference_registers_one_order,
+    concurrent_takeover_and_late_placement_place_one_order, concurrent_withdrawals_never_overdraw,
+};
+pub use removals::removed_products_are_listed_newest_first_since;
+pub use shipping::shipping_rates_are_set_replaced_and_named;
+pub use statement::{
+    a_correction_below_zero_is_refused_and_writes_nothing,
+    a_correction_never_takes_withdrawn_marketer_earnings,
+    deliveries_and_corrections_are_booked_on_the_supplier_statement,
+};
+pub use statement_races::{
+    a_supplier_withdrawal_never_takes_ready_money_a_racing_correction_took,
+    concurrent_moves_and_supplier_withdrawals_reconcile,
+};
+pub use stock::{
+    a_cancelled_order_is_not_restocked_twice, adjusting_below_zero_is_refused_and_writes_nothing,
+    concurrent_adjustments_and_orders_keep_stock_exact,
+    order_lines_keep_the_supplier_and_supply_price_they_were_placed_with,
+    returned_pieces_are_restocked_once, stock_history_is_listed_newest_first_with_its_cause,
+    stock_moves_by_deltas_and_keeps_reservations,
+};
+pub use supply_events::{
+    a_webhook_without_events_receives_types_added_later,
+    expired_and_ended_quotes_queue_their_event_once,
+    quote_decisions_queue_their_event_for_the_supplier,
+    withdrawal_decisions_queue_their_event_for_the_account,
+};
+pub use webhook_claims::{
+    a_failing_endpoint_is_disabled_by_the_outcome,
+    an_open_breaker_holds_its_endpoints_deliveries_until_its_wait,
+    claims_are_due_exclusive_and_leased, claims_keep_each_endpoint_within_its_in_flight_limit,
+    claims_keep_each_orders_events_in_order, concurrent_claims_keep_the_per_endpoint_limit,
+    concurrent_claims_never_share_a_delivery, purging_deletes_only_old_finished_deliveries,
+    webhook_backlog_counts_due_leased_and_open_breakers,
+};
+pub use webhook_fair_claims::{
+    claims_serve_the_accounts_with_the_fewest_in_flight_first,
+    concurrent_claims_keep_the_per_account_limit,
+};
+pub use webhook_limits::{
+    a_url_change_ends_the_pending_deliveries, concurrent_manual_deliveries_never_exceed_the_limit,
+    manual_deliveries_are_bounded_per_endpoint,
+    pending_deliveries_of_a_long_disabled_endpoint_expire,
+};
+pub use webhook_outbox::{
+    a_delivery_keeps_its_order_as_the_change_left_it,
+    order_changes_queue_one_delivery_per_subscribed_endpoint, refused_order_changes_queue_nothing,
+};
+pub use webhooks::{
+    concurrent_webhook_registrations_never_exceed_the_limit,
+    deleting_a_webhook_drops_its_deliveries, rotating_a_secret_keeps_the_previous_one_for_a_day,
+    webhook_patch_enables_disables_and_changes_fields,
+    webhooks_register_to_the_limit_and_belong_to_their_account,
+};
+pub use withdrawals::{
+    a_withdrawal_never_exceeds_the_ready_balance, withdrawals_are_listed_and_decided_once,
+};
 
 /// The one list of store cases: calls `$crate::$callback!` with `$args`, then
 /// `@list ref [...] arc [...]` (the cases over `&dyn Store`, then those over
