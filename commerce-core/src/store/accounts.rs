@@ -83,20 +83,23 @@ pub enum InsertKeyError {
 #[async_trait]
 pub trait AccountStore: Send + Sync {
     /// Registers an account ([`NewAccount::into_account`]); `Duplicate(AccountEmail)` when
-    /// an account (of any state) has this email already ([`Unique`](super::Unique)).
+    /// an account (of any state) has this email already ([`Unique`](super::Unique)). One
+    /// atomic operation: the email's uniqueness decided with the insert (one `INSERT ... ON
+    /// CONFLICT DO NOTHING` on the SQL stores), so two registrations at once never share it.
     async fn insert_account(
         &self,
         new: NewAccount,
         now: DateTime<Utc>,
     ) -> Result<Account, StoreError>;
-    /// One account.
+    /// One account: one read of its record (one statement on the SQL stores).
     async fn account(&self, id: AccountId) -> Result<Option<Account>, StoreError>;
     /// Changes an account's life state and/or API status, field by field
     /// ([`AccountPatch::apply`] at `now`: a new API status is dated `now`, and who set it
     /// recorded), in one atomic operation: a concurrent change of the other field is kept.
     /// `NotFound` when there is no such account; `Invalid` (nothing written) when the patch
     /// names the status it moves from ([`AccountPatch::only_from`]) and the account's is no
-    /// longer that one.
+    /// longer that one: that check is part of the write (one conditional `UPDATE` on the SQL
+    /// stores), so two moves from one status never both apply.
     async fn update_account(
         &self,
         id: AccountId,
@@ -114,14 +117,19 @@ pub trait AccountStore: Send + Sync {
         now: DateTime<Utc>,
         max_live: usize,
     ) -> Result<ApiKey, InsertKeyError>;
-    /// The key with this hash, revoked and expired ones included.
+    /// The key with this hash, revoked and expired ones included: one read of its record (one
+    /// statement on the SQL stores).
     async fn key_by_hash(&self, hash: &KeyHash) -> Result<Option<ApiKey>, StoreError>;
-    /// One key.
+    /// One key: one read of its record.
     async fn key(&self, id: KeyId) -> Result<Option<ApiKey>, StoreError>;
     /// Marks a key revoked at `at`; a key revoked before keeps its first `revoked_at`.
-    /// `NotFound` when there is none.
+    /// `NotFound` when there is none. One atomic write of the key: whether it is revoked is
+    /// read with the write (one `UPDATE` on the SQL stores), so of two revocations at once the
+    /// first one's time stays.
     async fn revoke_key(&self, id: KeyId, at: DateTime<Utc>) -> Result<ApiKey, StoreError>;
-    /// Sets a key's expiry and per-minute limit; `NotFound` when there is none.
+    /// Sets a key's expiry and per-minute limit; `NotFound` when there is none. One atomic
+    /// write of the key: both terms change together, and no request sees one without the
+    /// other.
     async fn set_key_terms(
         &self,
         id: KeyId,
@@ -131,7 +139,9 @@ pub trait AccountStore: Send + Sync {
     /// The accounts `query` matches ([`AccountQuery::select`]: its filters and order), one
     /// page, with how many match counted up to the query's `count_limit`
     /// ([`Listing::of_selected`]). A page costs what its filters' index reads (a `search`
-    /// reads every account the other filters leave), not the number of accounts.
+    /// reads every account the other filters leave), not the number of accounts. One read,
+    /// not one snapshot: the SQL stores read the page and the count in two statements, so a
+    /// write committed between them may show in one and not the other.
     async fn find_accounts(
         &self,
         query: &AccountQuery,
@@ -140,7 +150,8 @@ pub trait AccountStore: Send + Sync {
     /// An account's keys, oldest first (revoked and expired ones included), each with the
     /// minute it was last used, read from the key's latest rate window
     /// ([`KeyListing::of`]): listing writes nothing, and requests write nothing for it.
-    /// An account that does not exist has none.
+    /// An account that does not exist has none. One read, not one snapshot: the SQL stores
+    /// read the keys, then their windows, in two statements.
     async fn keys(&self, account: AccountId) -> Result<Vec<KeyListing>, StoreError>;
     /// One page of an account's keys, newest first (revoked and expired ones included), each
     /// with the minute it was last used as [`keys`](AccountStore::keys) gives it, and how many
@@ -157,7 +168,9 @@ pub trait AccountStore: Send + Sync {
         Ok(Page::of_items(keys, page))
     }
     /// Counts one request of `key` in the fixed window `window` if fewer than `limit` were
-    /// counted; a refused request is not counted.
+    /// counted; a refused request is not counted. One atomic operation: the window's count
+    /// checked and raised together (conditional upserts on the SQL stores), so requests at once
+    /// never count past `limit`.
     async fn hit_rate_limit(
         &self,
         key: KeyId,

@@ -12,15 +12,19 @@ use crate::model::*;
 pub trait CatalogStore: Send + Sync {
     /// Adds a category (ids 1, 2, 3, ... as a SQL sequence numbers them); `Invalid` when its
     /// parent does not exist, `Duplicate(CategorySlug)` when a category has this slug
-    /// ([`Unique`](super::Unique)).
+    /// ([`Unique`](super::Unique)). One atomic operation: the parent check and the insert,
+    /// whose slug's uniqueness the store decides with it, so two categories made at once never
+    /// share a slug.
     async fn insert_category(&self, new: NewCategory) -> Result<Category, StoreError>;
-    /// Lists or hides a category; `NotFound` when there is none.
+    /// Lists or hides a category; `NotFound` when there is none. One atomic write of the
+    /// category's row alone (no product is marked changed).
     async fn set_category_active(
         &self,
         id: CategoryId,
         active: bool,
     ) -> Result<Category, StoreError>;
-    /// Every category, active or not, by id.
+    /// Every category, active or not, by id: one read (one statement on the SQL stores), the
+    /// list as of one moment.
     async fn all_categories(&self) -> Result<Vec<Category>, StoreError>;
     /// Changes a category ([`CategoryPatch::apply`]), in one atomic operation: `NotFound`
     /// when there is none; `Invalid` when the new parent does not exist or is the category
@@ -36,7 +40,8 @@ pub trait CatalogStore: Send + Sync {
         now: DateTime<Utc>,
     ) -> Result<Category, StoreError>;
     /// Adds a product ([`NewProduct::into_product`]: active, no variants, changed at `now`);
-    /// `Invalid` when its category does not exist.
+    /// `Invalid` when its category does not exist. One atomic operation: the category check,
+    /// the insert and its entry in the change feed ([`catalog_changes`](Self::catalog_changes)).
     async fn insert_product(
         &self,
         new: NewProduct,
@@ -45,7 +50,9 @@ pub trait CatalogStore: Send + Sync {
     /// Starts or stops selling a product, changed at `now`; `NotFound` when there is none.
     /// Its removal time follows [`removal_after`](crate::domain::edits::removal_after): stopping a product that was sold records
     /// `now`, stopping a stopped one keeps the time it was stopped, selling it again clears it
-    /// ([`removed_products`](Self::removed_products) lists it no more).
+    /// ([`removed_products`](Self::removed_products) lists it no more). One atomic write of the
+    /// product: the removal time decided from the row as it is written (one `UPDATE` on the SQL
+    /// stores), with its stamp and its change-feed entry.
     async fn set_product_active(
         &self,
         id: ProductId,
@@ -66,7 +73,9 @@ pub trait CatalogStore: Send + Sync {
     ) -> Result<Product, StoreError>;
     /// Adds a variant to a product ([`NewVariant::into_variant`]; variant ids are unique
     /// across products) and marks the product changed at `now`; `NotFound` when there is no
-    /// such product.
+    /// such product. One atomic operation: the product marked changed, the variant inserted
+    /// and, when it starts with pieces, its first stock adjustment (`initial`) kept, so the
+    /// product's version never lags its variants.
     async fn insert_variant(
         &self,
         product: ProductId,
@@ -74,7 +83,8 @@ pub trait CatalogStore: Send + Sync {
         now: DateTime<Utc>,
     ) -> Result<Variant, StoreError>;
     /// Changes a variant ([`VariantPatch::apply`]) and marks its product changed at `now`;
-    /// `NotFound` when there is no such variant.
+    /// `NotFound` when there is no such variant. One atomic operation: the variant written and
+    /// its product marked changed, so the product's version never lags its variants.
     async fn update_variant(
         &self,
         id: VariantId,
@@ -94,14 +104,16 @@ pub trait CatalogStore: Send + Sync {
         now: DateTime<Utc>,
     ) -> Result<StockAdjustment, StockError>;
     /// A variant's stock adjustments, newest first (by id, descending), one page; `total`
-    /// counts them all. An unknown variant has none.
+    /// counts them all. An unknown variant has none. One read: the page and its `total` from
+    /// one statement on the SQL stores (past the last page, the total is read on its own).
     async fn stock_adjustments(
         &self,
         variant: VariantId,
         page: PageRequest,
     ) -> Result<Page<StockAdjustment>, StoreError>;
     /// Adds a warranty to a product ([`NewWarranty::into_warranty`]) and marks the product
-    /// changed at `now`; `NotFound` when there is no such product.
+    /// changed at `now`; `NotFound` when there is no such product. One atomic operation: the
+    /// product marked changed and the warranty inserted.
     async fn insert_warranty(
         &self,
         product: ProductId,
@@ -130,7 +142,9 @@ pub trait CatalogStore: Send + Sync {
         self.update_warranty(id, patch, now).await
     }
     /// The products [`ProductFilter::listed`] lists, by id, one page; `total` counts every
-    /// match.
+    /// match. One read, not one snapshot: the SQL stores read the page with its `total` in one
+    /// statement, then its variants and warranties, so an edit committed between them shows
+    /// in the page's variants.
     async fn products(
         &self,
         filter: &ProductFilter,
@@ -138,13 +152,16 @@ pub trait CatalogStore: Send + Sync {
     ) -> Result<Page<Product>, StoreError>;
     /// The products stopped at or after `since` and still stopped, one page, newest removal
     /// first (ties by id, highest first); `total` counts every match. A product sold again is
-    /// not listed; stopped again, it is listed with its latest removal time.
+    /// not listed; stopped again, it is listed with its latest removal time. One read: the
+    /// page and its `total` from one statement on the SQL stores (past the last page, the
+    /// total is read on its own).
     async fn removed_products(
         &self,
         since: DateTime<Utc>,
         page: PageRequest,
     ) -> Result<Page<RemovedProduct>, StoreError>;
-    /// One product, active or stopped.
+    /// One product, active or stopped: one read, the product with its variants and warranties
+    /// from one snapshot.
     async fn product(&self, id: ProductId) -> Result<Option<Product>, StoreError>;
     /// The page [`products`](Self::products) answers for the same filter and page, each
     /// product as its [`ProductVersion`] (id and `updated_at`), with the same `total`: a plain
@@ -178,7 +195,8 @@ pub trait CatalogStore: Send + Sync {
     /// before they commit must not return a position while a writer that took a smaller one
     /// may still commit (the SQL store on PostgreSQL returns only the changes of transactions
     /// older than every transaction still running); a backend whose writers are serialised
-    /// (one lock, SQLite's writer lock) numbers them under that lock.
+    /// (one lock, SQLite's writer lock) numbers them under that lock. One read: the changes
+    /// and the feed's head behind one fence (one statement on the SQL stores).
     async fn catalog_changes(
         &self,
         after: Option<ChangePosition>,
@@ -191,20 +209,23 @@ pub trait CatalogStore: Send + Sync {
     /// with ([`WebhookStore::queue_catalog_changed`](super::WebhookStore::queue_catalog_changed)).
     async fn newest_catalog_change(&self) -> Result<Option<ChangePosition>, StoreError>;
     /// The products (active or stopped) that own any of these variants, by id, each once;
-    /// unknown variants are skipped.
+    /// unknown variants are skipped. One read: the products with their variants and
+    /// warranties from one snapshot.
     async fn products_of_variants(
         &self,
         variants: &[VariantId],
     ) -> Result<Vec<Product>, StoreError>;
 
     /// Adds a governorate; `Duplicate(GovernorateName)` when one has this name
-    /// ([`Unique`](super::Unique)).
+    /// ([`Unique`](super::Unique)). One atomic operation: the name's uniqueness decided with
+    /// the insert, so two governorates added at once never share a name.
     async fn insert_governorate(&self, name: String) -> Result<Governorate, StoreError>;
-    /// Every governorate, by id.
+    /// Every governorate, by id: one read (one statement on the SQL stores).
     async fn governorates(&self) -> Result<Vec<Governorate>, StoreError>;
-    /// Adds a shipping option (active, no governorates).
+    /// Adds a shipping option (active, no governorates): one insert.
     async fn insert_shipping_option(&self, name: String) -> Result<ShippingOption, StoreError>;
-    /// Offers or stops a shipping option; `NotFound` when there is none.
+    /// Offers or stops a shipping option; `NotFound` when there is none. One atomic write of
+    /// the option, answered with its rates as they stand in the same operation.
     async fn set_shipping_option_active(
         &self,
         id: ShippingOptionId,
@@ -213,12 +234,15 @@ pub trait CatalogStore: Send + Sync {
     /// Sets (adds or replaces) what an option charges for a governorate, the rate's
     /// `governorate_name` taken from the governorate; rates stay sorted by governorate id.
     /// `Invalid` when there is no such governorate, `NotFound` when there is no such option.
+    /// One atomic operation: both checks, the rate's write, and the option read back with its
+    /// rates, so the answer is the option as this write left it.
     async fn set_shipping_rate(
         &self,
         option: ShippingOptionId,
         rate: ShippingRate,
     ) -> Result<ShippingOption, StoreError>;
-    /// Every shipping option, active or not, by id, with rates by governorate id.
+    /// Every shipping option, active or not, by id, with rates by governorate id: one read,
+    /// the options and their rates from one statement on the SQL stores.
     async fn shipping_options(&self) -> Result<Vec<ShippingOption>, StoreError>;
 }
 

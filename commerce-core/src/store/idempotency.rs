@@ -97,7 +97,9 @@ pub trait IdempotencyStore: Send + Sync {
     /// [`OrderStore::place_order`](super::OrderStore::place_order) or
     /// [`SupplyStore::insert_quote`](super::SupplyStore::insert_quote), in the creation's own
     /// atomic operation and only while the claim holds the record, so idempotency records
-    /// live in the same backend as orders and quotes.
+    /// live in the same backend as orders and quotes. One atomic operation: the record read,
+    /// decided on and written together, so of requests at once under one key one starts (or
+    /// takes over) and the others find it in flight.
     async fn begin_idempotent(
         &self,
         claim: &IdempotencyClaim,
@@ -107,7 +109,9 @@ pub trait IdempotencyStore: Send + Sync {
         stale_before: DateTime<Utc>,
     ) -> Result<IdempotencyBegin, StoreError>;
     /// Keeps the response of a successful request for replay; `NotFound` (writing nothing)
-    /// when the record is gone or `claim` no longer holds it.
+    /// when the record is gone or `claim` no longer holds it. One atomic write: the claim's
+    /// hold checked by the write itself, so a request whose record was taken over never keeps
+    /// its response over the new holder's.
     async fn finish_idempotent(
         &self,
         claim: &IdempotencyClaim,
@@ -115,9 +119,11 @@ pub trait IdempotencyStore: Send + Sync {
     ) -> Result<(), StoreError>;
     /// Forgets the record of a request that ended in an error, if `claim` still holds it and
     /// [`IdempotencyRecord::may_be_abandoned`] (one linked to an order or a quote stays);
-    /// otherwise does nothing.
+    /// otherwise does nothing. One atomic write: both conditions checked by the delete itself,
+    /// so a record taken over, linked or answered meanwhile stays.
     async fn abandon_idempotent(&self, claim: &IdempotencyClaim) -> Result<(), StoreError>;
-    /// Deletes records created before `before`; returns how many.
+    /// Deletes records created before `before`; returns how many. One atomic write: the
+    /// count is of the records this delete removed.
     async fn purge_idempotency(&self, before: DateTime<Utc>) -> Result<u64, StoreError>;
 }
 

@@ -17,7 +17,9 @@ use crate::model::*;
 #[async_trait]
 pub trait MeterStore: Send + Sync {
     /// Records products pulled by an account in a month: each product counts once per account
-    /// and month, however often it is recorded (concurrently too).
+    /// and month, however often it is recorded (concurrently too). One atomic write: every
+    /// product of the call recorded or none, those recorded before skipped by the insert
+    /// itself.
     async fn record_pulls(
         &self,
         account: AccountId,
@@ -26,7 +28,8 @@ pub trait MeterStore: Send + Sync {
     ) -> Result<(), StoreError>;
     /// What the meter holds for an account and month: the distinct
     /// products recorded by [`record_pulls`](Self::record_pulls) and the order operations the
-    /// order writes counted; zeros when nothing was recorded.
+    /// order writes counted; zeros when nothing was recorded. One read: both figures from one
+    /// snapshot.
     async fn meter(
         &self,
         account: AccountId,

@@ -173,7 +173,9 @@ pub trait OrderStore: Send + Sync {
     ) -> Result<Order, StoreError>;
     /// Sets the courier tracking URL (`None` clears it) and the order's `updated_at` to
     /// [`next_updated_at`](super::next_updated_at) of `now`; `NotFound` when there is no such
-    /// order. No stock, meter, earnings or webhook event.
+    /// order. No stock, meter, earnings or webhook event. One atomic write of the order's
+    /// row: the URL and the new `updated_at` together, so a reader that keeps a version
+    /// ([`OrderVersion`]) sees the change.
     async fn set_tracking_url(
         &self,
         order: OrderId,
@@ -181,14 +183,17 @@ pub trait OrderStore: Send + Sync {
         now: DateTime<Utc>,
     ) -> Result<Order, StoreError>;
     /// One order; with `account`, only if it belongs to that account (`None` for an order of
-    /// another account, as for one that does not exist).
+    /// another account, as for one that does not exist). One read, not one snapshot: the SQL
+    /// stores read the order's row (status, timeline, `updated_at`), then its lines, which
+    /// change only in their outcomes and never lag the row's version.
     async fn order(
         &self,
         account: Option<AccountId>,
         id: OrderId,
     ) -> Result<Option<Order>, StoreError>;
     /// An account's orders matching the filter ([`Order::matches`]), newest first
-    /// (`created_at` then `id`, descending), one page.
+    /// (`created_at` then `id`, descending), one page. One read, not one snapshot: the SQL
+    /// stores read the page with its `total` in one statement, then the orders' lines.
     async fn orders(
         &self,
         account: AccountId,
@@ -215,7 +220,8 @@ pub trait OrderStore: Send + Sync {
     /// The orders of any account that `query` matches ([`OrderQuery::select`]: its filters
     /// and order), one page, with how many match counted up to the query's `count_limit`
     /// ([`Listing::of_selected`]): the back office's order lists. A page costs what the
-    /// page's rows and the count's limit read, not the number of orders.
+    /// page's rows and the count's limit read, not the number of orders. One read, not one
+    /// snapshot: the SQL stores read the page and the count in separate statements.
     async fn find_orders(
         &self,
         query: &OrderQuery,
@@ -230,7 +236,9 @@ pub trait OrderStore: Send + Sync {
     ) -> Result<Vec<(OrderStatus, Count)>, StoreError>;
     /// A supplier's statement entries written in the filter's period, newest first (by id,
     /// descending), one page, with how many match. Costs the page, not the statement: the
-    /// total of an unfiltered page is the kept count ([`SupplierTotals::entries`]).
+    /// total of an unfiltered page is the kept count ([`SupplierTotals::entries`]). One read:
+    /// the page and its total from one statement on the SQL stores, so they agree whatever is
+    /// booked meanwhile (past the last page, the total is read on its own).
     async fn statement(
         &self,
         supplier: AccountId,
@@ -248,7 +256,8 @@ pub trait OrderStore: Send + Sync {
     /// [`and`](WalletTotals::and) the account's supplier sums
     /// ([`SupplierTotals::wallet`] of its kept totals, `held` the signed amounts of its
     /// statement entries delivered after `held_after`: the entries in their hold period, not
-    /// the whole statement).
+    /// the whole statement). One read, not one snapshot: on the SQL stores, the order sums and
+    /// the hold period's orders from one statement, the supplier sums from another.
     async fn wallet_totals(
         &self,
         account: AccountId,

@@ -97,7 +97,8 @@ pub trait SupplyStore: Send + Sync {
         claim: Option<&IdempotencyClaim>,
         now: DateTime<Utc>,
     ) -> Result<Quote, InsertQuoteError>;
-    /// One quote as of `now`; with `account`, only that supplier's (another's is `None`).
+    /// One quote as of `now`; with `account`, only that supplier's (another's is `None`). One
+    /// read of its record.
     async fn quote(
         &self,
         account: Option<AccountId>,
@@ -105,7 +106,8 @@ pub trait SupplyStore: Send + Sync {
         now: DateTime<Utc>,
     ) -> Result<Option<Quote>, StoreError>;
     /// A supplier's quotes that `filter` keeps ([`QuoteFilter::keeps`], as of `now`), newest
-    /// first (by id), one page and how many match.
+    /// first (by id), one page and how many match. One read: the page and the count from one
+    /// statement on the SQL stores, so they agree.
     async fn quotes(
         &self,
         account: AccountId,
@@ -115,7 +117,8 @@ pub trait SupplyStore: Send + Sync {
     ) -> Result<Page<Quote>, StoreError>;
     /// The platform's list ([`QuoteQuery`]): the quotes of any supplier that the query keeps,
     /// pending first, then the others, each oldest first ([`QuoteQuery::sort_key`]), as of
-    /// `now`; one page and how many match.
+    /// `now`; one page and how many match. One read: the page and the count from one
+    /// statement on the SQL stores, so they agree.
     async fn find_quotes(
         &self,
         query: &QuoteQuery,
@@ -148,12 +151,16 @@ pub trait SupplyStore: Send + Sync {
     /// with its `quote.updated` event in the same atomic operation; returns how many. Reads
     /// answer the same before and after (they derive `expired`); this makes the move an event.
     /// A quote written expired by another write (or another instance) meanwhile is skipped, so
-    /// each expiry yields one event. The instance runner calls it
+    /// each expiry yields one event. The atomic operation is each quote's expiry with its
+    /// event, not the batch (the SQL stores commit one quote at a time). The instance runner
+    /// calls it
     /// ([`Engine::run_background`](crate::Engine::run_background)).
     async fn expire_quotes(&self, now: DateTime<Utc>, limit: usize) -> Result<u64, StoreError>;
     /// The variants of the products whose supplier is `account`, by variant id, each with
     /// its pending quote as of `now`; with `updated_since`, only those whose product was
-    /// updated at or after it (an accepted quote bumps it). One page and how many match.
+    /// updated at or after it (an accepted quote bumps it). One page and how many match. One
+    /// read: the page and its total from one statement on the SQL stores (past the last page,
+    /// the total is read on its own).
     async fn supply_variants(
         &self,
         account: AccountId,

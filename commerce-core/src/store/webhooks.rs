@@ -219,7 +219,7 @@ pub trait WebhookStore: Send + Sync {
         new: NewWebhook,
         limit: usize,
     ) -> Result<Webhook, InsertWebhookError>;
-    /// One endpoint.
+    /// One endpoint: one read of its record.
     async fn webhook(
         &self,
         account: Option<AccountId>,
@@ -240,7 +240,9 @@ pub trait WebhookStore: Send + Sync {
     }
     /// The endpoints of any account that `query` matches ([`WebhookQuery::select`]: its
     /// filters, by id), one page, with how many match counted up to the query's
-    /// `count_limit` ([`Listing::of_selected`]): the back office's failing endpoints.
+    /// `count_limit` ([`Listing::of_selected`]): the back office's failing endpoints. One
+    /// read, not one snapshot: the SQL stores read the page and the count in separate
+    /// statements.
     async fn find_webhooks(
         &self,
         query: &WebhookQuery,
@@ -258,14 +260,17 @@ pub trait WebhookStore: Send + Sync {
         now: DateTime<Utc>,
     ) -> Result<Option<Webhook>, StoreError>;
     /// Deletes an endpoint and every delivery to it (pending ones are dropped); whether there
-    /// was one.
+    /// was one. One atomic operation: the endpoint and its deliveries go together, so no
+    /// delivery is left without its endpoint.
     async fn delete_webhook(
         &self,
         account: Option<AccountId>,
         id: WebhookId,
     ) -> Result<bool, StoreError>;
     /// Replaces the signing secret; the old one keeps signing for [`SECRET_OVERLAP`] after
-    /// `now`. `None` when there is no such endpoint.
+    /// `now`. `None` when there is no such endpoint. One atomic operation: the endpoint read
+    /// (locked on the SQL stores) and written back, so the secret kept as the old one is the
+    /// one it replaced, even when two rotations meet.
     async fn rotate_webhook_secret(
         &self,
         account: Option<AccountId>,
@@ -287,7 +292,8 @@ pub trait WebhookStore: Send + Sync {
     /// Queues the event of a delivery again: a new pending, [`manual`](Delivery::manual)
     /// delivery of the same event (same `event_id` and snapshot), due `now`. Refused as
     /// [`queue_event`](Self::queue_event) is (`NotFound` also for a delivery not of this
-    /// endpoint).
+    /// endpoint), with the count and the insert likewise one atomic operation, the delivery
+    /// read in it.
     async fn redeliver(
         &self,
         account: Option<AccountId>,
@@ -297,7 +303,8 @@ pub trait WebhookStore: Send + Sync {
         limit: usize,
     ) -> Result<Delivery, QueueDeliveryError>;
     /// An endpoint's deliveries, newest first (by id), optionally of one status, one page;
-    /// `None` when there is no such endpoint.
+    /// `None` when there is no such endpoint. One read from one snapshot: the endpoint's
+    /// existence and the page agree.
     async fn deliveries(
         &self,
         account: Option<AccountId>,
@@ -316,7 +323,9 @@ pub trait WebhookStore: Send + Sync {
     /// limits hold across claims: several dispatchers, in one process or several sharing a
     /// database, never hold the same delivery at once nor more than `per_endpoint` of one
     /// endpoint or `per_account` of one account. (A store may claim fewer than that, e.g.
-    /// while deliveries of one of its orders wait for each other; never more.)
+    /// while deliveries of one of its orders wait for each other; never more.) One atomic
+    /// operation: the leases in flight counted, the deliveries chosen and their leases written
+    /// together.
     async fn claim_deliveries(
         &self,
         now: DateTime<Utc>,
@@ -330,7 +339,9 @@ pub trait WebhookStore: Send + Sync {
     /// the delivery's status, attempts and last answer, its lease released; the endpoint's
     /// failing streak, its breaker ([`Breaker::after`], applied to the endpoint as it is when
     /// recorded), and disabling it when the outcome says so. Only while `lease` still holds
-    /// the delivery; `false` (nothing written) when it does not any more.
+    /// the delivery; `false` (nothing written) when it does not any more. One atomic
+    /// operation: the lease checked, the delivery and its endpoint written together, so an
+    /// attempt whose lease was taken over changes neither.
     async fn finish_delivery(
         &self,
         delivery: DeliveryId,
@@ -382,7 +393,8 @@ pub trait WebhookStore: Send + Sync {
     /// were deleted.
     async fn purge_deliveries(&self, before: DateTime<Utc>) -> Result<u64, StoreError>;
     /// The dispatcher's backlog at `now` ([`WebhookBacklog`]): counts only, read without a
-    /// write (a dispatcher samples it for its gauges).
+    /// write (a dispatcher samples it for its gauges). One read: every count from one
+    /// statement on the SQL stores.
     async fn webhook_backlog(&self, now: DateTime<Utc>) -> Result<WebhookBacklog, StoreError>;
 }
 

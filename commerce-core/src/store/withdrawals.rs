@@ -55,11 +55,13 @@ pub trait WithdrawalStore: Send + Sync {
         decision: WithdrawalDecision,
         now: DateTime<Utc>,
     ) -> Result<Withdrawal, StoreError>;
-    /// An account's withdrawals, oldest first.
+    /// An account's withdrawals, oldest first: one read (one statement on the SQL stores).
     async fn withdrawals(&self, account: AccountId) -> Result<Vec<Withdrawal>, StoreError>;
     /// The withdrawals of any account that `query` matches ([`WithdrawalQuery::select`]: its
     /// filters and order), one page, with how many match counted up to the query's
     /// `count_limit` ([`Listing::of_selected`]): the payout queue and the back office's lists.
+    /// One read, not one snapshot: the SQL stores read the page and the count in separate
+    /// statements.
     async fn find_withdrawals(
         &self,
         query: &WithdrawalQuery,
@@ -67,7 +69,8 @@ pub trait WithdrawalStore: Send + Sync {
     ) -> Result<Listing<Withdrawal>, StoreError>;
     /// How many withdrawals `query` matches and their amounts added
     /// ([`WithdrawalTotals::of`]), every one counted (the query's `count_limit` does not
-    /// apply), in one operation.
+    /// apply), in one operation: the count and the sum from one snapshot (one statement on
+    /// the SQL stores), so they agree.
     async fn withdrawal_totals(
         &self,
         query: &WithdrawalQuery,
