@@ -1,7 +1,7 @@
 //! The handlers, one module per resource.
 
 mod catalog;
-mod changes;
+pub(crate) mod changes;
 pub(crate) use changes::Cursor;
 pub(crate) mod checkout;
 mod idempotency;

@@ -6,6 +6,7 @@
 use chrono::TimeDelta;
 use serde_json::{Value, json};
 
+use super::catalog_changes::wait_for_changes;
 use super::harness::Harness;
 use super::receiver::Receiver;
 use super::supply::{SUPPLIER, free_variant, post_quote, quote_body};
@@ -216,18 +217,12 @@ async fn feed_settled(h: &Harness) {
         .expect("the plain variant's product")[0]
         .id
         .get();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while !changes_after(h, &before)
-        .await
-        .iter()
-        .any(|c| c["product_id"] == product)
-    {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the marker never shown"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    wait_for_changes(h, Some(&before), &[product]).await;
+    let shown = changes_after(h, &before).await;
+    assert!(
+        shown.iter().any(|c| c["product_id"] == product),
+        "the marker: {shown:?}"
+    );
 }
 
 /// `catalog.changed`, on the engine's clock: a marketer's endpoint registered without
@@ -270,18 +265,13 @@ pub async fn a_marketer_receives_catalog_changed_at_most_every_10_seconds(h: &Ha
     let product = placed.json()["data"]["lines"][0]["product_id"].clone();
     // A store with a fence (PostgreSQL) shows the change once every older transaction of
     // the server has ended: wait for it (at most 60 s).
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while !changes_after(h, &c1)
-        .await
-        .iter()
-        .any(|c| c["product_id"] == product)
-    {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the order's change never shown"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    let product_id = product.as_i64().expect("a product id");
+    wait_for_changes(h, Some(&c1), &[product_id]).await;
+    let shown = changes_after(h, &c1).await;
+    assert!(
+        shown.iter().any(|c| c["product_id"] == product),
+        "the order's change: {shown:?}"
+    );
     assert_eq!(op.send_catalog_changed().await.unwrap(), 0, "within 10 s");
     h.clock.advance(chrono::Duration::seconds(9));
     assert_eq!(op.send_catalog_changed().await.unwrap(), 0, "within 10 s");
