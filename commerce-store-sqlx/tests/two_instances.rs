@@ -29,6 +29,7 @@ use commerce_core::operator::KeySpec;
 use commerce_core::sandbox::{self, Sandbox};
 use commerce_core::testing::crowd::a_crowd_of_slow_accounts_leaves_room_for_a_polite_one;
 use commerce_core::testing::fairness::a_dead_receiver_slows_only_its_own_endpoint;
+use commerce_core::testing::feed::wait_for_changes;
 use commerce_core::testing::http::receiver::Receiver;
 use commerce_core::testing::http::start_instant;
 use commerce_core::webhooks::{Dispatcher, DispatcherConfig};
@@ -740,10 +741,10 @@ async fn kept_json_shows_the_other_instances_writes() {
 
 /// Reads the change feed through engine `i` from `after` until it is quiet: the product ids
 /// named (in feed order) and the last `next_cursor`. A transaction held open elsewhere on the
-/// server (another test) holds the feed's head back for a moment: read on until `wanted` are
-/// all named, for at most a minute.
+/// server (another test) holds the feed's head back for a moment: the read waits at the store
+/// until `wanted` are all in the feed (`wait_for_changes`, at most a minute), then reads.
 async fn feed_until(p: &Pair, i: usize, after: Option<&str>, wanted: &[i64]) -> (Vec<i64>, String) {
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
+    wait_for_changes(&**p.engines[i].store(), after, wanted).await;
     let mut named = Vec::new();
     let mut cursor = after.map(str::to_owned);
     loop {
@@ -758,16 +759,10 @@ async fn feed_until(p: &Pair, i: usize, after: Option<&str>, wanted: &[i64]) -> 
             named.push(change["product_id"].as_i64().expect("a product"));
         }
         cursor = body["meta"]["next_cursor"].as_str().map(str::to_owned);
-        let done = wanted.iter().all(|w| named.contains(w));
-        if body["meta"]["has_more"] == json!(false) && done {
-            return (named, cursor.expect("a cursor"));
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "engine {i}: {wanted:?} never named, read {named:?}"
-        );
         if body["meta"]["has_more"] == json!(false) {
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            let done = wanted.iter().all(|w| named.contains(w));
+            assert!(done, "engine {i}: {wanted:?} not named, read {named:?}");
+            return (named, cursor.expect("a cursor"));
         }
     }
 }

@@ -8,6 +8,7 @@ pub mod caches;
 pub mod cancellation;
 pub mod crowd;
 pub mod fairness;
+pub mod feed;
 pub mod http;
 pub mod laws;
 pub mod stalled;

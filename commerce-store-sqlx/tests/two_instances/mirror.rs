@@ -28,7 +28,7 @@ use serde_json::{Value, json};
 
 use commerce_core::model::{NewStockAdjustment, QuoteId, StockReason, VariantId};
 
-use super::{BENCH, Pair, get, with_pair};
+use super::{BENCH, Pair, get, wait_for_changes, with_pair};
 
 const SUPPLIER: &str = "sk_demo_supplier_bench";
 const WRITERS: usize = 16;
@@ -263,15 +263,11 @@ async fn the_mirror_of_the_feed_equals_the_catalogue() {
             .adjust_stock(receipt)
             .await
             .expect("stock");
-        let deadline = Instant::now() + Duration::from_secs(60);
         // Any entry of its product read from here on is that change (the latest of it).
-        while !mirror.follow(&p, 0).await.contains(&marked) {
-            assert!(
-                Instant::now() < deadline,
-                "the feed never named the last change"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        let store = &**p.engines[0].store();
+        wait_for_changes(store, mirror.cursor.as_deref(), &[marked]).await;
+        let named = mirror.follow(&p, 0).await;
+        assert!(named.contains(&marked), "the feed names the last change");
 
         let mut stale = 0;
         let listed = catalogue(&p).await;

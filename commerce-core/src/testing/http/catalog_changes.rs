@@ -3,13 +3,13 @@
 use chrono::Duration;
 use serde_json::{Value, json};
 
-use crate::api::changes::Cursor;
 use crate::model::*;
 use crate::operator::KeySpec;
 use crate::render::messages;
 
 use super::fixtures::*;
 use super::harness::*;
+use crate::testing::feed::wait_for_changes;
 
 fn changes_path(after: Option<&str>, limit: Option<u32>) -> String {
     let mut query = Vec::new();
@@ -51,45 +51,15 @@ async fn read_to_end(h: &Harness, after: Option<String>, limit: u32) -> (Vec<Val
     }
 }
 
-/// Waits, at most 60 s, until a read of the feed after `cursor` (`None`: from its start) names
-/// every product of `wanted`. A store with a fence (PostgreSQL) returns a change once every
-/// older transaction on the server has ended, and another test's open transaction (another
-/// schema, another process) can hold it back for seconds. The wait polls the store, not the
-/// API: the harness's clock stands, so the key's rate window never turns, and polling the
-/// API would spend it (120 requests) and turn the wait into a 429.
-pub(crate) async fn wait_for_changes(h: &Harness, cursor: Option<&str>, wanted: &[i64]) {
-    let after = cursor.map(|c| Cursor::decode(c).expect("a cursor the API gave").position);
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
-    loop {
-        let (mut named, mut from) = (Vec::new(), after);
-        loop {
-            let read = h.engine.store().catalog_changes(from, 500).await;
-            let read = read.expect("the feed");
-            named.extend(read.changes.iter().map(|c| c.product_id.get()));
-            from = Some(read.end);
-            if !read.has_more {
-                break;
-            }
-        }
-        if wanted.iter().all(|w| named.contains(w)) {
-            return;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{wanted:?} never in the feed: {named:?}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-}
-
-/// [`read_to_end`] once every one of `wanted` is in the feed ([`wait_for_changes`]).
+/// [`read_to_end`] once every one of `wanted` is in the feed
+/// ([`wait_for_changes`](crate::testing::feed::wait_for_changes)).
 async fn read_until(
     h: &Harness,
     after: Option<String>,
     limit: u32,
     wanted: &[i64],
 ) -> (Vec<Value>, String) {
-    wait_for_changes(h, after.as_deref(), wanted).await;
+    wait_for_changes(&**h.engine.store(), after.as_deref(), wanted).await;
     let (read, cursor) = read_to_end(h, after, limit).await;
     assert!(
         wanted.iter().all(|w| product_ids(&read).contains(w)),

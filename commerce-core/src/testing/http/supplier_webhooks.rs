@@ -6,12 +6,12 @@
 use chrono::TimeDelta;
 use serde_json::{Value, json};
 
-use super::catalog_changes::wait_for_changes;
 use super::harness::Harness;
 use super::receiver::Receiver;
 use super::supply::{SUPPLIER, free_variant, post_quote, quote_body};
 use super::webhooks::{dispatcher, drain};
 use crate::model::NewWithdrawal;
+use crate::testing::feed::wait_for_changes;
 use crate::webhooks::verify;
 
 const MARKETER: &str = "sk_demo_marketer";
@@ -217,7 +217,7 @@ async fn feed_settled(h: &Harness) {
         .expect("the plain variant's product")[0]
         .id
         .get();
-    wait_for_changes(h, Some(&before), &[product]).await;
+    wait_for_changes(&**h.engine.store(), Some(&before), &[product]).await;
     let shown = changes_after(h, &before).await;
     assert!(
         shown.iter().any(|c| c["product_id"] == product),
@@ -266,7 +266,7 @@ pub async fn a_marketer_receives_catalog_changed_at_most_every_10_seconds(h: &Ha
     // A store with a fence (PostgreSQL) shows the change once every older transaction of
     // the server has ended: wait for it (at most 60 s).
     let product_id = product.as_i64().expect("a product id");
-    wait_for_changes(h, Some(&c1), &[product_id]).await;
+    wait_for_changes(&**h.engine.store(), Some(&c1), &[product_id]).await;
     let shown = changes_after(h, &c1).await;
     assert!(
         shown.iter().any(|c| c["product_id"] == product),
