@@ -381,6 +381,67 @@ impl NewOrder {
     }
 }
 
+impl Account {
+    /// Whether the account's endpoints receive `catalog.changed`: a marketer that may read
+    /// the change feed now (active, its API approved).
+    pub fn follows_the_catalog(&self) -> bool {
+        self.side == Side::Marketer
+            && self.state == AccountState::Active
+            && self.api_status == ApiStatus::Approved
+    }
+}
+
+impl Webhook {
+    /// The rule of [`WebhookStore::queue_catalog_changed`](crate::store::WebhookStore::queue_catalog_changed)
+    /// for one endpoint that receives the event, has none of it pending and whose account
+    /// [follows the catalogue](Account::follows_the_catalog): due when it was never sent one,
+    /// or was last sent one (`sent`: the feed's head then, and when) before `head` and at or
+    /// before `sent_before`.
+    pub fn catalog_changed_due(
+        &self,
+        sent: Option<&(ChangePosition, DateTime<Utc>)>,
+        head: ChangePosition,
+        sent_before: DateTime<Utc>,
+    ) -> bool {
+        self.receives(EventType::CatalogChanged)
+            && sent.is_none_or(|(position, at)| *position < head && *at <= sent_before)
+    }
+
+    /// Whether a purge at `before` ends its pending deliveries as expired: it was disabled
+    /// before `before`.
+    pub fn expired_by(&self, before: DateTime<Utc>) -> bool {
+        !self.enabled && self.disabled_at.is_some_and(|at| at < before)
+    }
+
+    /// The rule of a manual delivery ([`WebhookStore::queue_event`](crate::store::WebhookStore::queue_event),
+    /// [`redeliver`](crate::store::WebhookStore::redeliver)) to this endpoint, which has
+    /// `pending_manual` manual deliveries pending: `NotFound` without an event to send,
+    /// `Disabled` when the endpoint is, `Busy` at `limit`; else the event to queue.
+    pub fn admit_manual(
+        &self,
+        event: Option<NewEvent>,
+        pending_manual: usize,
+        limit: usize,
+    ) -> Result<NewEvent, QueueDeliveryError> {
+        let event = event.ok_or(QueueDeliveryError::NotFound)?;
+        if !self.enabled {
+            return Err(QueueDeliveryError::Disabled);
+        }
+        if pending_manual >= limit {
+            return Err(QueueDeliveryError::Busy { limit });
+        }
+        Ok(event)
+    }
+}
+
+impl Delivery {
+    /// Whether a purge at `before` keeps the delivery: it is pending, or was created at or
+    /// after `before`.
+    pub fn kept_by_purge(&self, before: DateTime<Utc>) -> bool {
+        self.status == DeliveryStatus::Pending || self.created_at >= before
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use chrono::TimeZone;
@@ -545,66 +606,5 @@ mod tests {
         assert!(!confirm.releases_stock);
         assert_eq!(confirm.confirmed_at, Some(confirm.at));
         assert_eq!(confirm.timeline_entry.reason.as_deref(), Some("why"));
-    }
-}
-
-impl Account {
-    /// Whether the account's endpoints receive `catalog.changed`: a marketer that may read
-    /// the change feed now (active, its API approved).
-    pub fn follows_the_catalog(&self) -> bool {
-        self.side == Side::Marketer
-            && self.state == AccountState::Active
-            && self.api_status == ApiStatus::Approved
-    }
-}
-
-impl Webhook {
-    /// The rule of [`WebhookStore::queue_catalog_changed`](crate::store::WebhookStore::queue_catalog_changed)
-    /// for one endpoint that receives the event, has none of it pending and whose account
-    /// [follows the catalogue](Account::follows_the_catalog): due when it was never sent one,
-    /// or was last sent one (`sent`: the feed's head then, and when) before `head` and at or
-    /// before `sent_before`.
-    pub fn catalog_changed_due(
-        &self,
-        sent: Option<&(ChangePosition, DateTime<Utc>)>,
-        head: ChangePosition,
-        sent_before: DateTime<Utc>,
-    ) -> bool {
-        self.receives(EventType::CatalogChanged)
-            && sent.is_none_or(|(position, at)| *position < head && *at <= sent_before)
-    }
-
-    /// Whether a purge at `before` ends its pending deliveries as expired: it was disabled
-    /// before `before`.
-    pub fn expired_by(&self, before: DateTime<Utc>) -> bool {
-        !self.enabled && self.disabled_at.is_some_and(|at| at < before)
-    }
-
-    /// The rule of a manual delivery ([`WebhookStore::queue_event`](crate::store::WebhookStore::queue_event),
-    /// [`redeliver`](crate::store::WebhookStore::redeliver)) to this endpoint, which has
-    /// `pending_manual` manual deliveries pending: `NotFound` without an event to send,
-    /// `Disabled` when the endpoint is, `Busy` at `limit`; else the event to queue.
-    pub fn admit_manual(
-        &self,
-        event: Option<NewEvent>,
-        pending_manual: usize,
-        limit: usize,
-    ) -> Result<NewEvent, QueueDeliveryError> {
-        let event = event.ok_or(QueueDeliveryError::NotFound)?;
-        if !self.enabled {
-            return Err(QueueDeliveryError::Disabled);
-        }
-        if pending_manual >= limit {
-            return Err(QueueDeliveryError::Busy { limit });
-        }
-        Ok(event)
-    }
-}
-
-impl Delivery {
-    /// Whether a purge at `before` keeps the delivery: it is pending, or was created at or
-    /// after `before`.
-    pub fn kept_by_purge(&self, before: DateTime<Utc>) -> bool {
-        self.status == DeliveryStatus::Pending || self.created_at >= before
     }
 }

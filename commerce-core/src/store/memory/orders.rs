@@ -248,7 +248,7 @@ fn orders_page<'s>(
             .get(&(account, reference.clone()))
             .map(|id| &s.orders[id])
             .filter(|o| o.matches(filter));
-        return Page::of_items(found.into_iter(), page);
+        return Page::of_items(found, page);
     }
     // The smallest index that holds every match: the family's when the filter names one.
     let empty = OrderKeys::new();

@@ -453,7 +453,7 @@ impl SupplyStore for MemoryStore {
             .flat_map(|p| p.variants.iter().map(move |v| (&**p, v)))
             .collect();
         variants.sort_by_key(|(_, v)| v.id);
-        let found = Page::of_items(variants.into_iter(), page);
+        let found = Page::of_items(variants, page);
         let items = found
             .items
             .into_iter()
