@@ -954,22 +954,6 @@ impl OrderStore for SmallStore {
             .cloned())
     }
 
-    async fn orders(
-        &self,
-        account: AccountId,
-        filter: &OrderFilter,
-        page: PageRequest,
-    ) -> Result<Page<Order>, StoreError> {
-        let t = self.lock();
-        let mut matching: Vec<&Order> = t
-            .orders
-            .iter()
-            .filter(|o| o.account_id == account && o.matches(filter))
-            .collect();
-        matching.sort_by_key(|o| std::cmp::Reverse((o.created_at, o.id)));
-        Ok(Page::of_items(matching, page).cloned())
-    }
-
     async fn find_orders(
         &self,
         query: &OrderQuery,

@@ -64,6 +64,26 @@ impl Default for OrderQuery {
 }
 
 impl OrderQuery {
+    /// An account's listing ([`OrderStore::orders`](crate::store::OrderStore::orders)) as a
+    /// query: `account`'s orders that `filter` keeps ([`Order::matches`]), newest first, every
+    /// match counted.
+    pub fn of_account(account: AccountId, filter: &OrderFilter) -> Self {
+        Self {
+            account: Some(account),
+            status: filter.status,
+            family: filter.family,
+            updated: filter
+                .updated_since
+                .map(TimeRange::since)
+                .unwrap_or_default(),
+            number: filter.number.clone(),
+            external_reference: filter.external_reference.clone(),
+            sort: SortOrder::NewestFirst,
+            count_limit: u64::MAX,
+            ..Self::default()
+        }
+    }
+
     /// Only `account`'s orders.
     pub fn account(mut self, account: AccountId) -> Self {
         self.account = Some(account);

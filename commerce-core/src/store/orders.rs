@@ -194,12 +194,20 @@ pub trait OrderStore: Send + Sync {
     /// An account's orders matching the filter ([`Order::matches`]), newest first
     /// (`created_at` then `id`, descending), one page. One read, not one snapshot: the SQL
     /// stores read the page with its `total` in one statement, then the orders' lines.
+    /// Provided: the back office's [`find_orders`](OrderStore::find_orders) of the same
+    /// orders ([`OrderQuery::of_account`]), every match counted; the memory and SQL stores
+    /// override it with the account's own index.
     async fn orders(
         &self,
         account: AccountId,
         filter: &OrderFilter,
         page: PageRequest,
-    ) -> Result<Page<Order>, StoreError>;
+    ) -> Result<Page<Order>, StoreError> {
+        let found = self
+            .find_orders(&OrderQuery::of_account(account, filter), page)
+            .await?;
+        Ok(Page::new(found.items, found.total.value))
+    }
     /// The page [`orders`](OrderStore::orders) answers for the same account, filter and
     /// page, each order as its [`OrderVersion`] (id and `updated_at`), with the same `total`:
     /// a plain listing for a reader that keeps orders or what it made of them (the engine
