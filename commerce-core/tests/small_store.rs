@@ -315,28 +315,11 @@ impl Tables {
     /// ([`SupplierTotals::wallet`], holding the order entries delivered after `held_after`).
     fn wallet(&self, account: AccountId, held_after: DateTime<Utc>) -> WalletTotals {
         let orders = self.orders.iter().filter(|o| o.account_id == account);
-        let mut held = rust_decimal::Decimal::ZERO;
-        let mut earliest: Option<DateTime<Utc>> = None;
-        for entry in &self.statement {
-            if let (true, Some(_), Some(delivered)) = (
-                entry.supplier_id == account,
-                entry.order_id,
-                entry.delivered_at,
-            ) && delivered > held_after
-            {
-                held += match entry.direction {
-                    Direction::Credit => entry.amount,
-                    _ => -entry.amount,
-                };
-                earliest = Some(earliest.map_or(delivered, |e| e.min(delivered)));
-            }
-        }
-        let supplier = self
-            .supplier_totals
-            .get(&account)
-            .copied()
+        let entries = self.statement.iter().filter(|e| e.supplier_id == account);
+        let totals = self.supplier_totals.get(&account).copied();
+        let supplier = totals
             .unwrap_or_default()
-            .wallet(held, earliest);
+            .wallet_of_entries(entries, held_after);
         WalletTotals::of_orders(orders, held_after).and(supplier)
     }
 

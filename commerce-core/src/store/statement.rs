@@ -265,4 +265,30 @@ impl SupplierTotals {
             earliest_held_delivery,
         )
     }
+
+    /// [`wallet`](Self::wallet) read off the supplier's own statement `entries`: `held` the
+    /// signed sum of its order entries (deliveries and their corrections) whose order was
+    /// delivered after `held_after`, with the earliest such delivery. The reference for a
+    /// backend that keeps whole entries; the SQL stores sum the same in SQL, the memory store
+    /// over its index of entries by delivery.
+    pub fn wallet_of_entries<'a>(
+        &self,
+        entries: impl IntoIterator<Item = &'a StatementEntry>,
+        held_after: DateTime<Utc>,
+    ) -> WalletTotals {
+        let mut held = Decimal::ZERO;
+        let mut earliest: Option<DateTime<Utc>> = None;
+        for entry in entries {
+            if let (Some(_), Some(delivered)) = (entry.order_id, entry.delivered_at)
+                && delivered > held_after
+            {
+                held += match entry.direction {
+                    Direction::Credit => entry.amount,
+                    Direction::Debit => -entry.amount,
+                };
+                earliest = Some(earliest.map_or(delivered, |e| e.min(delivered)));
+            }
+        }
+        self.wallet(held, earliest)
+    }
 }
