@@ -117,14 +117,7 @@ impl Tables {
     /// A quote as read at `now`: its product's title and its variant's label now, its status
     /// as of `now`.
     fn quote_now(&self, quote: &Quote, now: DateTime<Utc>) -> Quote {
-        let mut quote = quote.clone();
-        if let Some(p) = self.products.iter().find(|p| p.id == quote.product_id) {
-            quote.title.clone_from(&p.title);
-            if let Some(v) = p.variants.iter().find(|v| v.id == quote.variant_id) {
-                quote.label.clone_from(&v.label);
-            }
-        }
-        quote.as_of(now)
+        quote.as_read(self.products.iter().find(|p| p.id == quote.product_id), now)
     }
 
     fn variant_mut(&mut self, id: VariantId) -> Option<(&mut Variant, &mut DateTime<Utc>)> {

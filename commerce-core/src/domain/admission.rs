@@ -248,6 +248,20 @@ impl Withdrawal {
 }
 
 impl Quote {
+    /// The stored quote as a read shows it at `now`, its `product` (the quote's, as stored
+    /// now; `None` when it is gone) giving the title and its variant's label, then
+    /// [`as_of`](Self::as_of) `now`: for a backend that keeps whole records.
+    pub fn as_read(&self, product: Option<&Product>, now: DateTime<Utc>) -> Self {
+        let mut quote = self.clone();
+        if let Some(product) = product {
+            quote.title.clone_from(&product.title);
+            if let Some(variant) = product.variants.iter().find(|v| v.id == quote.variant_id) {
+                quote.label.clone_from(&variant.label);
+            }
+        }
+        quote.as_of(now)
+    }
+
     /// The quote as read at `now`: a stored pending quote past its `valid_until` is
     /// `expired`, last updated at its `valid_until`. Every read of every store answers this.
     pub fn as_of(mut self, now: DateTime<Utc>) -> Self {

@@ -169,14 +169,7 @@ impl State {
     /// `quote` as read at `now`: the product's title and the variant's label as they are now,
     /// and its status as of `now`.
     fn quote_as_read(&self, quote: &Quote, now: DateTime<Utc>) -> Quote {
-        let mut quote = quote.clone();
-        if let Some(product) = self.products.get(&quote.product_id) {
-            quote.title.clone_from(&product.title);
-            if let Some(variant) = product.variants.iter().find(|v| v.id == quote.variant_id) {
-                quote.label.clone_from(&variant.label);
-            }
-        }
-        quote.as_of(now)
+        quote.as_read(self.products.get(&quote.product_id).map(|p| &**p), now)
     }
 
     /// The quotes of `page` among `ids`, as read at `now` (only they are cloned).
