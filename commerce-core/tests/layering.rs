@@ -95,52 +95,140 @@ fn code_of(source: &str) -> String {
         .join("\n")
 }
 
-/// A file's source without its test code: each item under `#[cfg(test)]` (a `mod tests {
-/// ... }` to its closing brace, a `mod tests;` or another item to its end) is dropped, and
-/// what follows it is kept.
+/// A file's code (comments dropped, [`code_of`]) without its test code: each item under
+/// `#[cfg(test)]` is dropped to its end, and what follows it is kept. An item's end: the brace
+/// that closes its body (`mod tests { .. }`, a `fn`, an `impl`), its `;` (`mod more;`, a `use`,
+/// a `const`, a tuple struct), or for anything else (a statement, a field, a variant) its first
+/// `,` or `;` outside brackets. String, raw string and character literals are skipped while
+/// the end is looked for, so a brace in a literal does not count.
 fn without_tests(source: &str) -> String {
+    const ATTRIBUTE: &str = "#[cfg(test)]";
+    let code = code_of(source);
     let mut kept = String::new();
-    let mut rest = source;
-    while let Some(at) = rest.find("#[cfg(test)]") {
+    let mut rest = code.as_str();
+    while let Some(at) = rest.find(ATTRIBUTE) {
         kept.push_str(&rest[..at]);
-        let item = &rest[at + "#[cfg(test)]".len()..];
-        // The item ends at its first `;` unless a `{` comes first: then at the brace that
-        // closes it.
-        let end = match (item.find(';'), item.find('{')) {
-            (Some(semi), Some(open)) if semi < open => semi + 1,
-            (_, Some(open)) => {
-                let mut depth = 0usize;
-                let mut close = item.len();
-                for (i, c) in item[open..].char_indices() {
-                    match c {
-                        '{' => depth += 1,
-                        '}' => {
-                            depth -= 1;
-                            if depth == 0 {
-                                close = open + i + 1;
-                                break;
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-                close
-            }
-            (Some(semi), None) => semi + 1,
-            (None, None) => item.len(),
-        };
-        rest = &item[end..];
+        let item = &rest[at + ATTRIBUTE.len()..];
+        rest = &item[item_end(item)..];
     }
     kept.push_str(rest);
     kept
 }
 
+/// Where the item that starts `item` (after its `#[cfg(test)]`) ends, for [`without_tests`].
+fn item_end(item: &str) -> usize {
+    // Past other attributes and the visibility, to the item's keyword.
+    let mut head = item.trim_start();
+    while head.starts_with("#[") {
+        head = head[head.find(']').map_or(head.len(), |e| e + 1)..].trim_start();
+    }
+    for visibility in ["pub(crate)", "pub(super)", "pub"] {
+        if let Some(after) = head.strip_prefix(visibility) {
+            head = after.trim_start();
+            break;
+        }
+    }
+    let keyword = identifier_at(head);
+    let body = matches!(
+        keyword,
+        "fn" | "impl" | "trait" | "async" | "unsafe" | "macro_rules"
+    );
+    let body_or_semicolon = matches!(keyword, "mod" | "struct" | "enum" | "union");
+    let to_semicolon = matches!(
+        keyword,
+        "use" | "const" | "static" | "type" | "let" | "extern"
+    );
+    let chars: Vec<(usize, char)> = item.char_indices().collect();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < chars.len() {
+        let (at, c) = chars[i];
+        match c {
+            '"' => i = literal_end(&chars, i, 0),
+            'r' if matches!(chars.get(i + 1), Some((_, '"' | '#'))) => {
+                let hashes = chars[i + 1..].iter().take_while(|(_, c)| *c == '#').count();
+                if chars.get(i + 1 + hashes).is_some_and(|(_, c)| *c == '"') {
+                    i = literal_end(&chars, i + 1 + hashes, hashes);
+                }
+            }
+            '\'' if chars.get(i + 1).is_some_and(|(_, c)| *c == '\\') => {
+                i += chars[i + 2..]
+                    .iter()
+                    .position(|(_, c)| *c == '\'')
+                    .map_or(0, |p| p + 2);
+            }
+            '\'' if chars.get(i + 2).is_some_and(|(_, c)| *c == '\'') => i += 2,
+            '{' | '(' | '[' => depth += 1,
+            '}' | ')' | ']' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 && c == '}' && (body || body_or_semicolon) {
+                    return at + 1;
+                }
+            }
+            ';' if depth == 0 && !body => return at + 1,
+            ',' if depth == 0 && !(body || body_or_semicolon || to_semicolon) => return at + 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    item.len()
+}
+
+/// The index of the closing quote of the string literal whose opening quote is at `open`,
+/// closed by a quote and `hashes` `#` (a raw string), or by a quote not escaped.
+fn literal_end(chars: &[(usize, char)], open: usize, hashes: usize) -> usize {
+    let mut i = open + 1;
+    while i < chars.len() {
+        match chars[i].1 {
+            '\\' if hashes == 0 => i += 1,
+            '"' if chars[i + 1..].iter().take(hashes).all(|(_, c)| *c == '#')
+                && chars.len() > i + hashes =>
+            {
+                return i + hashes;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    chars.len()
+}
+
 #[test]
 fn test_code_is_dropped_and_what_follows_it_kept() {
-    let source = "use a;\n#[cfg(test)]\nmod tests {\n    fn f() { g(); }\n}\npub use crate::render::wire;\n#[cfg(test)]\nmod more;\n#[cfg(test)]\nuse crate::x;\nfn h() {}\n";
-    assert_eq!(
-        without_tests(source),
-        "use a;\n\npub use crate::render::wire;\n\n\nfn h() {}\n"
+    let source = concat!(
+        "use a;\n",
+        "#[cfg(test)]\nmod tests {\n    fn f() { g(\"}\", '{', r#\"{\"#); }\n}\n",
+        "pub use crate::render::wire;\n",
+        "#[cfg(test)]\nmod more;\n",
+        "#[cfg(test)]\nuse crate::x;\n",
+        "#[cfg(test)]\nconst F: &str = \"{\";\n",
+        "#[cfg(test)]\n#[allow(dead_code)]\nfn sized() -> [u8; 4] { [0; 4] }\n",
+        "struct S {\n    #[cfg(test)]\n    seen: Vec<u8>,\n    kept: u8,\n}\n",
+        "fn h() {\n    #[cfg(test)]\n    COUNT.with(|c| c.set(1));\n    crate::model::x();\n}\n",
+        "// #[cfg(test)] in a comment\nuse crate::store::Y;\n",
+    );
+    let kept = without_tests(source);
+    for gone in [
+        "tests", "more", "crate::x", "const F", "sized", "seen", "COUNT",
+    ] {
+        assert!(!kept.contains(gone), "{gone} dropped: {kept}");
+    }
+    for read in [
+        "use a;",
+        "crate::render::wire",
+        "kept: u8",
+        "crate::model::x",
+        "crate::store::Y",
+    ] {
+        assert!(kept.contains(read), "{read} kept: {kept}");
+    }
+    // On the crate: `webhooks/mod.rs` re-exports the events' renderer after a test-only
+    // import (`#[cfg(test)] pub(crate) use dns::fake ..`), and the reach scan sees it.
+    let reach = reach_graph(&source_dir());
+    assert!(
+        reach["webhooks"].contains("webhooks::events"),
+        "the re-export after the test item is read: {:?}",
+        reach["webhooks"]
     );
 }
 
@@ -156,6 +244,12 @@ fn relative_imports_between_the_files_of_a_split_folder_count() {
         relative_imports(&src, &file, code, &files),
         ["domain::checkout"],
         "a sibling reached by super:: is an import; the parent module is not"
+    );
+    // On the crate: `domain/keys.rs` reaches `domain/fields.rs` only by `super::`.
+    assert!(
+        graph()["domain::keys"].contains("domain::fields"),
+        "{:?}",
+        graph()["domain::keys"]
     );
 }
 
@@ -262,7 +356,7 @@ fn graph() -> Graph {
         if module == "lib" || module == "testing" {
             continue;
         }
-        let code = code_of(&fs::read_to_string(file).expect("read a source file"));
+        let code = without_tests(&fs::read_to_string(file).expect("read a source file"));
         let entry = graph.entry(module.clone()).or_default();
         for target in relative_imports(&src, file, &code, &file_modules) {
             if target != module && target != "testing" && modules.contains(&target) {

@@ -282,4 +282,7 @@ fn the_delegation_list_names_every_store_method() {
         unlisted(&elsewhere, delegation),
         ["OrderStore::product_versions"]
     );
+    // A group ends at its closing brace: a later trait's method is not under an earlier one.
+    let later = [("AccountStore".to_owned(), "webhooks".to_owned())];
+    assert_eq!(unlisted(&later, delegation), ["AccountStore::webhooks"]);
 }

@@ -119,10 +119,7 @@ async fn queue_manual<DB: Dialect>(
     let endpoint = find_webhook(&mut *c, account, webhook, DB::FOR_UPDATE)
         .await?
         .ok_or(QueueDeliveryError::NotFound)?;
-    let event = event(c).await?.ok_or(QueueDeliveryError::NotFound)?;
-    if !endpoint.enabled {
-        return Err(QueueDeliveryError::Disabled);
-    }
+    let event = event(c).await?;
     let pending = query_scalar::<DB, i64>(
         "SELECT COUNT(*) FROM webhook_deliveries \
          WHERE endpoint_id = $1 AND status = 'pending' AND manual",
@@ -131,9 +128,9 @@ async fn queue_manual<DB: Dialect>(
     .fetch_one(&mut *c)
     .await
     .map_err(backend)?;
-    if usize::try_from(pending).unwrap_or(usize::MAX) >= limit {
-        return Err(QueueDeliveryError::Busy { limit });
-    }
+    // The rule every store applies: no event, disabled, busy, in that order.
+    let pending = usize::try_from(pending).unwrap_or(usize::MAX);
+    let event = endpoint.admit_manual(event, pending, limit)?;
     let row = query_as::<DB, DeliveryRow>(concat!(
         "INSERT INTO webhook_deliveries (endpoint_id, account_id, event_id, event_type, \
          order_id, payload, snapshot, status, attempts, next_attempt_at, created_at, manual) \

@@ -2,9 +2,9 @@
 //! store, a backend written from the contract such as `tests/small_store.rs`): the order a
 //! status move or an outcome leaves ([`StatusChange::applied_to`], [`Order::with_outcomes`]),
 //! what the write may take from the marketer ([`Order::marketer_covers`]), from the stock
-//! ([`StockMove::fits`]) and from the suppliers ([`SupplyBooking::check_all`]), and a
-//! supplier's view of a variant ([`SupplyVariant::of`]). Each store reads what a rule needs
-//! inside the write's own atomic operation, then applies it; nothing here writes.
+//! ([`StockMove::fits`]) and from the suppliers ([`SupplyBooking::check_all`]). Each store
+//! reads what a rule needs inside the write's own atomic operation, then applies it; nothing
+//! here writes.
 
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
@@ -115,21 +115,5 @@ impl SupplyBooking {
             });
         }
         Ok(checked)
-    }
-}
-
-impl SupplyVariant {
-    /// A supplier's view of `variant` of `product` ([`SupplyStore::supply_variants`](crate::store::SupplyStore::supply_variants)),
-    /// with the quote pending on it.
-    pub fn of(product: &Product, variant: &Variant, pending_quote: Option<QuoteId>) -> Self {
-        SupplyVariant::builder()
-            .id(variant.id)
-            .product_id(product.id)
-            .product_title(product.title.clone())
-            .label(variant.label.clone())
-            .supply_price(variant.supply_price)
-            .available(variant.available)
-            .maybe_pending_quote_id(pending_quote)
-            .build()
     }
 }

@@ -264,3 +264,19 @@ pub struct SupplyVariant {
     /// The variant's pending quote (not expired), if any.
     pub pending_quote_id: Option<QuoteId>,
 }
+
+impl SupplyVariant {
+    /// A supplier's view of `variant` of `product` ([`SupplyStore::supply_variants`](crate::store::SupplyStore::supply_variants)),
+    /// with the quote pending on it.
+    pub fn of(product: &Product, variant: &Variant, pending_quote: Option<QuoteId>) -> Self {
+        SupplyVariant::builder()
+            .id(variant.id)
+            .product_id(product.id)
+            .product_title(product.title.clone())
+            .label(variant.label.clone())
+            .supply_price(variant.supply_price)
+            .available(variant.available)
+            .maybe_pending_quote_id(pending_quote)
+            .build()
+    }
+}

@@ -11,8 +11,10 @@
 //!
 //! A new store method is written in its trait and once here; every wrapper follows. A method
 //! missing from the list fails to compile in every wrapper, except one with a default body
-//! (`authenticate`, `close`, `finish_deliveries`, `product_versions`, `order_versions`): list
-//! those too, or the wrappers run the default instead of the backend's own version.
+//! (`authenticate`, `close`, `key_page`, `set_warranty_active`, `product_versions`, `orders`,
+//! `order_versions`, `webhooks`, `finish_deliveries`): list those too, or the wrappers run
+//! the default instead of the backend's own version. `tests/store_hook.rs` checks that the
+//! list names every method of the eight traits under its trait.
 //!
 //! [`Operation`]: super::Operation
 

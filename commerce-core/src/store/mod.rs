@@ -46,8 +46,12 @@
 //! against accounts it does not own: no foreign keys, another per-account lock). A split
 //! that is not tested on the SQL stores is not offered.
 //!
-//! Every method is one atomic domain operation: a store runs it under one lock, in one
-//! transaction or as one conditional statement, so that a failure leaves nothing half-written.
+//! Every write is one atomic domain operation: a store runs it under one lock, in one
+//! transaction or as one conditional statement, so that a failure leaves nothing half-written
+//! (a batch such as `expire_quotes` or the provided `finish_deliveries` is one operation per
+//! item, as its doc says). A read is one read; each read's doc says whether it is one
+//! snapshot (on the SQL stores some read a page and its count, or orders and their lines,
+//! in two statements).
 //! The engine never sees a transaction. Implementations are checked by the conformance suites
 //! of the `commerce-core` crate, module `testing` (its feature `testing`, a dev-dependency of a
 //! backend's tests).

@@ -260,8 +260,10 @@ pub trait WebhookStore: Send + Sync {
         now: DateTime<Utc>,
     ) -> Result<Option<Webhook>, StoreError>;
     /// Deletes an endpoint and every delivery to it (pending ones are dropped); whether there
-    /// was one. One atomic operation: the endpoint and its deliveries go together, so no
-    /// delivery is left without its endpoint.
+    /// was one. One atomic operation: the endpoint and the deliveries it has go together. On
+    /// PostgreSQL a delivery an order's write queues while the delete runs can be left
+    /// behind; with no endpoint it is never claimed, and
+    /// [`purge_deliveries`](Self::purge_deliveries) removes it.
     async fn delete_webhook(
         &self,
         account: Option<AccountId>,
