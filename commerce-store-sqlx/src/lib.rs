@@ -195,6 +195,7 @@ pub(crate) mod back_office;
 mod catalog;
 mod catalog_edits;
 mod changes;
+mod checkout;
 mod dialect;
 mod dispatch;
 mod idempotency;
@@ -274,6 +275,24 @@ impl<DB: dialect::Dialect> Tx<DB> {
         };
         tx.run(begin).await?;
         Ok(tx)
+    }
+
+    /// Takes a connection from `pool` for a write of one statement, which commits by itself
+    /// (no `BEGIN`): until [`Tx::settle`] says its statement has answered, dropping it closes
+    /// the connection (a statement whose answer was not read leaves the session's state
+    /// unknown).
+    pub(crate) async fn autocommit(pool: &sqlx::Pool<DB>) -> Result<Self, StoreError> {
+        Ok(Self {
+            tx: pool.acquire().await.map_err(rows::backend)?,
+            open: true,
+            _writer: None,
+        })
+    }
+
+    /// The statement of an [`Tx::autocommit`] connection has answered: the connection goes
+    /// back to the pool.
+    pub(crate) fn settle(mut self) {
+        self.open = false;
     }
 
     async fn run(&mut self, statement: &'static str) -> Result<(), StoreError> {
