@@ -5,7 +5,7 @@
 //! `WITH` that the server commits as it ends. One round trip, and no client round trip while
 //! the contended rows are locked.
 //!
-//! The statement knows the order's and its lines' ids before it runs ([`IdBlocks`], drawn
+//! The statement knows the order's and its lines' ids before it runs (`IdBlocks`, drawn
 //! ahead from the tables' identities), so the event's snapshot is built beforehand and rides
 //! in it. Every refusal aborts the whole statement: a unique index (a repeated external
 //! reference, a taken number) by its own error; a shortfall of stock, a changed price or
@@ -19,12 +19,10 @@
 //! before by data dependency (a `WHERE EXISTS` on, or a select from, the item before).
 
 use std::collections::BTreeSet;
-use std::sync::{Mutex, PoisonError};
 
 use commerce_core::model::*;
 use commerce_core::store::*;
 use sqlx::QueryBuilder;
-use sqlx::pool::PoolConnection;
 
 use crate::Tx;
 use crate::dialect::*;
@@ -40,71 +38,8 @@ use crate::statement::EXPECTED_UPSERT;
 /// have; a larger one is placed by the transaction.
 const MAX_ROWS: usize = 100;
 
-/// How many ids a store draws from an identity at a time.
-const BLOCK: usize = 64;
-
 /// The text the last select fails to cast to an integer when the order was refused.
 const REFUSED: &str = "order refused";
-
-/// Ids drawn ahead from the identities of `orders` and `order_lines` (PostgreSQL), each taken
-/// once: an order placed in one statement writes its ids itself. Ids drawn and not used are
-/// gaps, as a rolled-back insert leaves.
-#[derive(Debug, Default)]
-pub(crate) struct IdBlocks {
-    orders: Mutex<Vec<i64>>,
-    lines: Mutex<Vec<i64>>,
-}
-
-impl IdBlocks {
-    /// An order's id and `lines` ids for its lines, in increasing order; drawing a block from
-    /// the database on `c` when too few are left.
-    async fn take<DB: Dialect>(
-        &self,
-        c: &mut PoolConnection<DB>,
-        lines: usize,
-    ) -> StoreResult<(i64, Vec<i64>)> {
-        let order = take_from(&self.orders, c, "orders", 1).await?;
-        let order = order
-            .first()
-            .copied()
-            .ok_or_else(|| corrupt("no order id"))?;
-        Ok((
-            order,
-            take_from(&self.lines, c, "order_lines", lines).await?,
-        ))
-    }
-}
-
-/// `n` ids from `cache`, refilled from `table`'s identity when it holds fewer.
-async fn take_from<DB: Dialect>(
-    cache: &Mutex<Vec<i64>>,
-    c: &mut PoolConnection<DB>,
-    table: &'static str,
-    n: usize,
-) -> StoreResult<Vec<i64>> {
-    {
-        let mut ids = cache.lock().unwrap_or_else(PoisonError::into_inner);
-        if ids.len() >= n {
-            return Ok(ids.drain(..n).collect());
-        }
-    }
-    let want = i64::try_from(BLOCK.max(n)).map_err(|_| corrupt("id block"))?;
-    let drawn: Vec<i64> = query_scalar::<DB, i64>(
-        "SELECT nextval(pg_get_serial_sequence($1, 'id')) FROM generate_series(1, $2)",
-    )
-    .bind(table)
-    .bind(want)
-    .fetch_all(&mut *c)
-    .await
-    .map_err(backend)?;
-    let mut ids = cache.lock().unwrap_or_else(PoisonError::into_inner);
-    ids.extend(drawn);
-    ids.sort_unstable();
-    if ids.len() < n {
-        return Err(corrupt("too few ids drawn"));
-    }
-    Ok(ids.drain(..n).collect())
-}
 
 /// Places `new` in one statement when it can ([module docs](self)): `None` when it cannot
 /// (not PostgreSQL, more than one variant, too many rows, more than one supplier or a
@@ -114,13 +49,16 @@ pub(crate) async fn place_at_once<DB: Dialect>(
     store: &SqlStore<DB>,
     new: &NewOrder,
 ) -> Result<Option<Order>, PlaceOrderError> {
+    if !DB::WRITES_IN_WITH {
+        return Ok(None);
+    }
     let variants: BTreeSet<VariantId> = new.lines.iter().map(|l| l.variant_id).collect();
     let suppliers: BTreeSet<AccountId> = new.lines.iter().filter_map(|l| l.supplier_id).collect();
     let warranties: usize = new.lines.iter().map(|l| l.warranties.len()).sum();
     let (Some(&variant), 1, 0..=1) = (variants.first(), variants.len(), suppliers.len()) else {
         return Ok(None);
     };
-    if !DB::WRITES_IN_WITH || new.lines.len() > MAX_ROWS || warranties > MAX_ROWS {
+    if new.lines.len() > MAX_ROWS || warranties > MAX_ROWS {
         return Ok(None);
     }
     let quantity: i64 = new.lines.iter().map(|l| l.quantity).sum();

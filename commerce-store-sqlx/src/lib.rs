@@ -19,7 +19,10 @@
 //!
 //! `place_order` writes the rows every order contends for (variant stock, the product's
 //! `updated_at`, the account's order counter and billing meter) last, just before the commit,
-//! so that their locks are held briefly; it returns the order built from what it wrote. Every
+//! so that their locks are held briefly; on PostgreSQL an order of one variant is written by
+//! one statement outside a transaction block, which the server commits as it ends (`checkout`:
+//! a refusal aborts it whole, and the transaction then says why). It returns the order built
+//! from what it wrote. Every
 //! write takes the contended rows in one order (variants by id, products, the account's
 //! counters by family, its meter), so concurrent writes never deadlock.
 //! The unfiltered and `family=` order lists answer `total` from per-account, per-family
@@ -198,6 +201,7 @@ mod changes;
 mod checkout;
 mod dialect;
 mod dispatch;
+mod id_blocks;
 mod idempotency;
 mod meter;
 mod migrations;

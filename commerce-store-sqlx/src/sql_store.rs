@@ -101,7 +101,7 @@ pub struct SqlStore<DB: sqlx::Database> {
     /// pool given to `from_pool` is the application's to close.
     pub(crate) owns_pool: bool,
     /// Order and line ids drawn ahead, for orders placed in one statement (PostgreSQL).
-    pub(crate) ids: Arc<crate::checkout::IdBlocks>,
+    pub(crate) ids: Arc<crate::id_blocks::IdBlocks>,
 }
 
 impl<DB: sqlx::Database> Clone for SqlStore<DB> {
