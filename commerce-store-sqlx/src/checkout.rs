@@ -69,25 +69,43 @@ pub(crate) async fn place_at_once<DB: Dialect>(
     let idempotency = new.idempotency.take();
     let bill_month = new.bill_month.take();
 
+    // The rows no other order contends for first: the stock's update waits for them (its
+    // conditions read them), so the variant's lock, and those taken after it, are held only
+    // from there to the statement's end.
     let mut q = QueryBuilder::<DB>::new("WITH placed AS (");
     let (created, booked) = push_order_insert(&mut q, &new, Some(id))?;
-    q.push("), lined AS (");
+    q.push(" RETURNING id), lined AS (");
     push_lines_insert(&mut q, id, &line_values(&new.lines, 0)?, Some(&line_ids));
-    q.push(")");
+    q.push(" RETURNING id)");
+    let mut after = format!(
+        " AND EXISTS (SELECT 1 FROM placed) AND (SELECT COUNT(*) FROM lined) = {}",
+        new.lines.len()
+    );
     let warranted = warranty_values(&new.lines, &line_ids)?;
     if !warranted.is_empty() {
         q.push(", warranted AS (");
         push_warranties_insert(&mut q, id, &warranted);
-        q.push(")");
+        q.push(" RETURNING id)");
+        after.push_str(&format!(
+            " AND (SELECT COUNT(*) FROM warranted) = {}",
+            warranted.len()
+        ));
     }
     drop(warranted);
     if let Some(claim) = &idempotency {
         q.push(", linked AS (");
         push_link(&mut q, claim, Created::Order(OrderId::new(id)));
         q.push(" RETURNING 1)");
+        after.push_str(" AND EXISTS (SELECT 1 FROM linked)");
     }
     q.push(", ");
-    push_stock_taken(&mut q, &priced, (variant.get(), quantity), id, created);
+    push_stock_taken(
+        &mut q,
+        &priced,
+        (variant.get(), quantity),
+        &after,
+        (id, created),
+    );
 
     let events = new.events;
     let order = placed_order(id, new, line_ids, created)?;

@@ -111,7 +111,7 @@ pub(crate) async fn place_order_in<DB: Dialect>(
         let mut q = QueryBuilder::<DB>::new("");
         let taken: Option<(i64, bool)> = if stamped_with_stock {
             q.push("WITH ");
-            push_stock_taken(&mut q, &priced, (variant, quantity), id, created);
+            push_stock_taken(&mut q, &priced, (variant, quantity), "", (id, created));
             crate::order_reads::push_counted_after(
                 &mut q,
                 "stamped",
@@ -126,7 +126,7 @@ pub(crate) async fn place_order_in<DB: Dialect>(
                 .await
                 .map_err(backend)?
         } else {
-            push_take(&mut q, &priced, variant, quantity);
+            push_take(&mut q, &priced, (variant, quantity), "");
             let taken = q
                 .build_as::<(i64, i64)>()
                 .fetch_optional(&mut *c)
@@ -246,9 +246,14 @@ pub(crate) fn push_order_insert<DB: Dialect>(
 }
 
 /// Pushes the conditional update that takes `quantity` pieces of `variant`'s stock, only when
-/// there are enough and (when the order was priced from it) its price is the one priced from:
-/// `RETURNING product_id, available`.
-fn push_take<DB: Dialect>(q: &mut QueryBuilder<DB>, priced: &Priced, variant: i64, quantity: i64) {
+/// there are enough, (when the order was priced from it) its price is the one priced from, and
+/// the conditions `after` hold (` AND ...`, or empty): `RETURNING product_id, available`.
+fn push_take<DB: Dialect>(
+    q: &mut QueryBuilder<DB>,
+    priced: &Priced,
+    (variant, quantity): (i64, i64),
+    after: &str,
+) {
     q.push("UPDATE variants SET available = available - ")
         .push_arg(quantity)
         .push(" WHERE id = ")
@@ -258,22 +263,22 @@ fn push_take<DB: Dialect>(q: &mut QueryBuilder<DB>, priced: &Priced, variant: i6
     if let Some(&(price, _, _)) = priced.variants.get(&variant) {
         q.push(" AND price = ").push_arg(price);
     }
-    q.push(" RETURNING product_id, available");
+    q.push(after).push(" RETURNING product_id, available");
 }
 
 /// Pushes the `WITH` items that take the stock of a one-variant order `order` (PostgreSQL):
-/// `stock AS (...)` ([`push_take`]), `reserved AS (...)` (the reservation kept in the
+/// `stock AS (...)` ([`push_take`], with the conditions `after`), `reserved AS (...)` (the reservation kept in the
 /// variant's history) and `stamped AS (...)` (the product's stamp, only while its revision is
 /// the one priced from, after the stock by data dependency; `RETURNING id`).
 pub(crate) fn push_stock_taken<DB: Dialect>(
     q: &mut QueryBuilder<DB>,
     priced: &Priced,
     (variant, quantity): (i64, i64),
-    order: i64,
-    created: i64,
+    after: &str,
+    (order, created): (i64, i64),
 ) {
     q.push("stock AS (");
-    push_take(q, priced, variant, quantity);
+    push_take(q, priced, (variant, quantity), after);
     q.push(
         "), reserved AS (INSERT INTO stock_adjustments (variant_id, delta, reason, \
          order_id, available_after, at) SELECT ",
