@@ -107,22 +107,35 @@ pub(crate) async fn link_record<DB: Dialect>(
     claim: &IdempotencyClaim,
     created: Created,
 ) -> StoreResult<bool> {
+    let mut q = sqlx::QueryBuilder::<DB>::new("");
+    push_link(&mut q, claim, created);
+    let linked = q
+        .build_statement()
+        .execute(&mut *c)
+        .await
+        .map_err(backend)?;
+    Ok(linked.rows_affected() > 0)
+}
+
+/// Pushes [`link_record`]'s fenced update (it changes no row when the claim no longer holds
+/// the record), its values bound.
+pub(crate) fn push_link<DB: Dialect>(
+    q: &mut sqlx::QueryBuilder<DB>,
+    claim: &IdempotencyClaim,
+    created: Created,
+) {
     let (column, id) = match created {
         Created::Order(id) => ("order_id", id.get()),
         Created::Quote(id) => ("quote_id", id.get()),
     };
-    let linked = query::<DB>(AssertSqlSafe(format!(
-        "UPDATE idempotency_records SET {column} = $3 \
-         WHERE account_id = $1 AND idem_key = $2 AND holder_token = $4"
-    )))
-    .bind(claim.scope.account_id)
-    .bind(&claim.scope.key)
-    .bind(id)
-    .bind(claim.token.0)
-    .execute(&mut *c)
-    .await
-    .map_err(backend)?;
-    Ok(linked.rows_affected() > 0)
+    q.push(format_args!("UPDATE idempotency_records SET {column} = "))
+        .push_arg(id)
+        .push(" WHERE account_id = ")
+        .push_arg(claim.scope.account_id)
+        .push(" AND idem_key = ")
+        .push_arg(claim.scope.key.as_str())
+        .push(" AND holder_token = ")
+        .push_arg(claim.token.0);
 }
 
 #[async_trait]

@@ -19,7 +19,10 @@
 //!
 //! `place_order` writes the rows every order contends for (variant stock, the product's
 //! `updated_at`, the account's order counter and billing meter) last, just before the commit,
-//! so that their locks are held briefly; it returns the order built from what it wrote. Every
+//! so that their locks are held briefly; on PostgreSQL an order of one variant is written by
+//! one statement outside a transaction block, which the server commits as it ends (`checkout`:
+//! a refusal aborts it whole, and the transaction then says why). It returns the order built
+//! from what it wrote. Every
 //! write takes the contended rows in one order (variants by id, products, the account's
 //! counters by family, its meter), so concurrent writes never deadlock.
 //! The unfiltered and `family=` order lists answer `total` from per-account, per-family
@@ -195,8 +198,10 @@ pub(crate) mod back_office;
 mod catalog;
 mod catalog_edits;
 mod changes;
+mod checkout;
 mod dialect;
 mod dispatch;
+mod id_blocks;
 mod idempotency;
 mod meter;
 mod migrations;
@@ -274,6 +279,24 @@ impl<DB: dialect::Dialect> Tx<DB> {
         };
         tx.run(begin).await?;
         Ok(tx)
+    }
+
+    /// Takes a connection from `pool` for a write of one statement, which commits by itself
+    /// (no `BEGIN`): until [`Tx::settle`] says its statement has answered, dropping it closes
+    /// the connection (a statement whose answer was not read leaves the session's state
+    /// unknown).
+    pub(crate) async fn autocommit(pool: &sqlx::Pool<DB>) -> Result<Self, StoreError> {
+        Ok(Self {
+            tx: pool.acquire().await.map_err(rows::backend)?,
+            open: true,
+            _writer: None,
+        })
+    }
+
+    /// The statement of an [`Tx::autocommit`] connection has answered: the connection goes
+    /// back to the pool.
+    pub(crate) fn settle(mut self) {
+        self.open = false;
     }
 
     async fn run(&mut self, statement: &'static str) -> Result<(), StoreError> {

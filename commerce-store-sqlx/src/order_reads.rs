@@ -336,7 +336,8 @@ pub(crate) async fn count_families<DB: Dialect>(
 /// counters' row is locked after the stock's, the order every write takes them in), and
 /// `, metered AS (...)` for the meter, after the counters. So the rows every order of the
 /// account contends for are taken in the statement that takes the stock, and held from there
-/// to the commit with no round trip between.
+/// to the commit with no round trip between. The name of the last item (`metered`, else
+/// `counted`; each `RETURNING account_id`), which a later write orders itself after.
 pub(crate) fn push_counted_after<DB: Dialect>(
     q: &mut QueryBuilder<DB>,
     after: &str,
@@ -344,7 +345,7 @@ pub(crate) fn push_counted_after<DB: Dialect>(
     delta: &FamilyDelta,
     event: Option<OutboxEvent>,
     bill_month: Option<&BillingMonth>,
-) -> StoreResult<()> {
+) -> StoreResult<&'static str> {
     if let Some(event) = event {
         q.push(", queued AS (");
         event.push_insert(q)?;
@@ -373,9 +374,10 @@ pub(crate) fn push_counted_after<DB: Dialect>(
             .push_arg(month.as_str())
             .push(", 1 FROM counted LIMIT 1")
             .push(meter_upsert!())
-            .push(")");
+            .push(" RETURNING account_id)");
+        return Ok("metered");
     }
-    Ok(())
+    Ok("counted")
 }
 
 /// Pushes the page's ` LIMIT n OFFSET m`, as literals: PostgreSQL plans a prepared statement

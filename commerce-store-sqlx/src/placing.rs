@@ -8,8 +8,8 @@ use commerce_core::model::*;
 use commerce_core::money::from_piastres;
 use commerce_core::store::*;
 use rust_decimal::Decimal;
+use sqlx::QueryBuilder;
 use sqlx::pool::PoolConnection;
-use sqlx::{AssertSqlSafe, QueryBuilder};
 
 use crate::dialect::*;
 use crate::idempotency::link_record;
@@ -25,62 +25,19 @@ pub(crate) async fn place_order_in<DB: Dialect>(
     mut new: NewOrder,
 ) -> Result<Order, PlaceOrderError> {
     let priced = Priced::of(&std::mem::take(&mut new.priced_from))?;
-    let t = &new.totals;
-    let created = nanos(new.created_at)?;
-    let booked = Booked::new(
-        new.status.family(),
-        OrderEarnings::undelivered(new.status, t),
-    )?;
-    // The order's row carries its timeline: the first entry is written with it.
-    let first_entry = timeline_json(&[TimelineEntry::new(new.status, instant(created), None)])?;
     // The insert also says whether the account has an endpoint that receives the event:
     // without one, the outbox costs no statement and no snapshot.
-    let id: Option<(i64, bool)> = query_as::<DB, (i64, bool)>(AssertSqlSafe(format!(
-        "INSERT INTO orders (account_id, number, number_normalized, legacy_number, \
-         external_reference, status, family, customer_name, customer_phone, \
-         customer_second_phone, customer_address, governorate_id, governorate_name, \
-         shipping_option_id, shipping_option_name, store_name, store_link, note, \
-         products, warranties, delivery_charge, customer_total, profit, income_tax, \
-         net_profit, income_tax_percent, created_at, updated_at, earnings_net, \
-         earnings_commission, timeline) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, \
-         $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $27, $28, $29, $30) \
-         ON CONFLICT DO NOTHING RETURNING id, {}",
+    let mut q = QueryBuilder::<DB>::new("");
+    let (created, booked) = push_order_insert(&mut q, &new, None)?;
+    q.push(format_args!(
+        " ON CONFLICT DO NOTHING RETURNING id, {}",
         subscribed::<DB>("orders.account_id", EventType::OrderCreated)
-    )))
-    .bind(new.account_id)
-    .bind(&new.number)
-    .bind(normalize_order_number(&new.number))
-    .bind(&new.legacy_number)
-    .bind(&new.external_reference)
-    .bind(new.status.as_str())
-    .bind(new.status.family().as_str())
-    .bind(&new.customer.name)
-    .bind(&new.customer.phone)
-    .bind(&new.customer.second_phone)
-    .bind(&new.customer.address)
-    .bind(new.customer.governorate_id)
-    .bind(&new.customer.governorate_name)
-    .bind(new.shipping_option_id)
-    .bind(&new.shipping_option_name)
-    .bind(&new.store_name)
-    .bind(&new.store_link)
-    .bind(&new.note)
-    .bind(cents(t.products)?)
-    .bind(cents(t.warranties)?)
-    .bind(cents(t.delivery_charge)?)
-    .bind(cents(t.customer_total)?)
-    .bind(cents(t.profit)?)
-    .bind(cents(t.income_tax)?)
-    .bind(cents(t.net_profit)?)
-    .bind(cents(t.income_tax_percent)?)
-    .bind(created)
-    .bind(booked.net)
-    .bind(booked.commission)
-    .bind(first_entry)
-    .fetch_optional(&mut *c)
-    .await
-    .map_err(backend)?;
+    ));
+    let id: Option<(i64, bool)> = q
+        .build_as::<(i64, bool)>()
+        .fetch_optional(&mut *c)
+        .await
+        .map_err(backend)?;
     let Some((id, hooked)) = id else {
         // A unique index refused the row (the conflicting transaction, if any, has
         // finished by now): say which.
@@ -152,49 +109,9 @@ pub(crate) async fn place_order_in<DB: Dialect>(
     let mut to_keep: Vec<(i64, i64, i64)> = Vec::new();
     for (&variant, &quantity) in &wanted {
         let mut q = QueryBuilder::<DB>::new("");
-        if stamped_with_stock {
-            q.push("WITH stock AS (");
-        }
-        q.push("UPDATE variants SET available = available - ")
-            .push_arg(quantity)
-            .push(" WHERE id = ")
-            .push_arg(variant)
-            .push(" AND available >= ")
-            .push_arg(quantity);
-        if let Some(&(price, _, _)) = priced.variants.get(&variant) {
-            q.push(" AND price = ").push_arg(price);
-        }
-        q.push(" RETURNING product_id, available");
         let taken: Option<(i64, bool)> = if stamped_with_stock {
-            // The reservation kept in the variant's history, in the same statement.
-            q.push(
-                "), reserved AS (INSERT INTO stock_adjustments (variant_id, delta, reason, \
-                 order_id, available_after, at) SELECT ",
-            )
-            .push_arg(variant)
-            .push(", ")
-            .push_arg(-quantity)
-            .push(", ")
-            .push_arg(StockReason::Reservation.as_str())
-            .push(", ")
-            .push_arg(id)
-            .push(", available, ")
-            .push_arg(created)
-            .push(
-                " FROM stock), stamped AS (UPDATE products SET updated_at = \
-                 CASE WHEN updated_at + 1000 > ",
-            )
-            .push_arg(created)
-            .push(" THEN updated_at + 1000 ELSE ")
-            .push_arg(created)
-            .push(" END WHERE id IN (SELECT product_id FROM stock)");
-            if let Some(&(_, product, revision)) = priced.variants.get(&variant) {
-                q.push(" AND id = ")
-                    .push_arg(product)
-                    .push(" AND revision = ")
-                    .push_arg(revision);
-            }
-            q.push(" RETURNING id)");
+            q.push("WITH ");
+            push_stock_taken(&mut q, &priced, (variant, quantity), "", (id, created));
             crate::order_reads::push_counted_after(
                 &mut q,
                 "stamped",
@@ -209,6 +126,7 @@ pub(crate) async fn place_order_in<DB: Dialect>(
                 .await
                 .map_err(backend)?
         } else {
+            push_take(&mut q, &priced, (variant, quantity), "");
             let taken = q
                 .build_as::<(i64, i64)>()
                 .fetch_optional(&mut *c)
@@ -255,6 +173,142 @@ pub(crate) async fn place_order_in<DB: Dialect>(
     Ok(order)
 }
 
+/// Pushes `INSERT INTO orders (...) VALUES (...)` of `new`, its values bound: with the id
+/// `id` when given, else the identity's next. The order's stored creation instant and its
+/// booking, which the counters take.
+pub(crate) fn push_order_insert<DB: Dialect>(
+    q: &mut QueryBuilder<DB>,
+    new: &NewOrder,
+    id: Option<i64>,
+) -> StoreResult<(i64, Booked)> {
+    let t = &new.totals;
+    let created = nanos(new.created_at)?;
+    let booked = Booked::new(
+        new.status.family(),
+        OrderEarnings::undelivered(new.status, t),
+    )?;
+    // The order's row carries its timeline: the first entry is written with it.
+    let first_entry = timeline_json(&[TimelineEntry::new(new.status, instant(created), None)])?;
+    q.push("INSERT INTO orders (");
+    if id.is_some() {
+        q.push("id, ");
+    }
+    q.push(
+        "account_id, number, number_normalized, legacy_number, \
+         external_reference, status, family, customer_name, customer_phone, \
+         customer_second_phone, customer_address, governorate_id, governorate_name, \
+         shipping_option_id, shipping_option_name, store_name, store_link, note, \
+         products, warranties, delivery_charge, customer_total, profit, income_tax, \
+         net_profit, income_tax_percent, created_at, updated_at, earnings_net, \
+         earnings_commission, timeline) VALUES (",
+    );
+    let mut v = q.separated(", ");
+    if let Some(id) = id {
+        v.push_arg(id);
+    }
+    v.push_arg(new.account_id)
+        .push_arg(new.number.as_str())
+        .push_arg(normalize_order_number(&new.number))
+        .push_arg(&new.legacy_number)
+        .push_arg(&new.external_reference)
+        .push_arg(new.status.as_str())
+        .push_arg(new.status.family().as_str())
+        .push_arg(new.customer.name.as_str())
+        .push_arg(new.customer.phone.as_str())
+        .push_arg(&new.customer.second_phone)
+        .push_arg(new.customer.address.as_str())
+        .push_arg(new.customer.governorate_id)
+        .push_arg(new.customer.governorate_name.as_str())
+        .push_arg(new.shipping_option_id)
+        .push_arg(new.shipping_option_name.as_str())
+        .push_arg(&new.store_name)
+        .push_arg(&new.store_link)
+        .push_arg(&new.note);
+    for amount in [
+        t.products,
+        t.warranties,
+        t.delivery_charge,
+        t.customer_total,
+        t.profit,
+        t.income_tax,
+        t.net_profit,
+        t.income_tax_percent,
+    ] {
+        v.push_arg(cents(amount)?);
+    }
+    v.push_arg(created)
+        .push_arg(created)
+        .push_arg(booked.net)
+        .push_arg(booked.commission)
+        .push_arg(first_entry);
+    q.push(")");
+    Ok((created, booked))
+}
+
+/// Pushes the conditional update that takes `quantity` pieces of `variant`'s stock, only when
+/// there are enough, (when the order was priced from it) its price is the one priced from, and
+/// the conditions `after` hold (` AND ...`, or empty): `RETURNING product_id, available`.
+fn push_take<DB: Dialect>(
+    q: &mut QueryBuilder<DB>,
+    priced: &Priced,
+    (variant, quantity): (i64, i64),
+    after: &str,
+) {
+    q.push("UPDATE variants SET available = available - ")
+        .push_arg(quantity)
+        .push(" WHERE id = ")
+        .push_arg(variant)
+        .push(" AND available >= ")
+        .push_arg(quantity);
+    if let Some(&(price, _, _)) = priced.variants.get(&variant) {
+        q.push(" AND price = ").push_arg(price);
+    }
+    q.push(after).push(" RETURNING product_id, available");
+}
+
+/// Pushes the `WITH` items that take the stock of a one-variant order `order` (PostgreSQL):
+/// `stock AS (...)` ([`push_take`], with the conditions `after`), `reserved AS (...)` (the reservation kept in the
+/// variant's history) and `stamped AS (...)` (the product's stamp, only while its revision is
+/// the one priced from, after the stock by data dependency; `RETURNING id`).
+pub(crate) fn push_stock_taken<DB: Dialect>(
+    q: &mut QueryBuilder<DB>,
+    priced: &Priced,
+    (variant, quantity): (i64, i64),
+    after: &str,
+    (order, created): (i64, i64),
+) {
+    q.push("stock AS (");
+    push_take(q, priced, (variant, quantity), after);
+    q.push(
+        "), reserved AS (INSERT INTO stock_adjustments (variant_id, delta, reason, \
+         order_id, available_after, at) SELECT ",
+    )
+    .push_arg(variant)
+    .push(", ")
+    .push_arg(-quantity)
+    .push(", ")
+    .push_arg(StockReason::Reservation.as_str())
+    .push(", ")
+    .push_arg(order)
+    .push(", available, ")
+    .push_arg(created)
+    .push(
+        " FROM stock), stamped AS (UPDATE products SET updated_at = \
+         CASE WHEN updated_at + 1000 > ",
+    )
+    .push_arg(created)
+    .push(" THEN updated_at + 1000 ELSE ")
+    .push_arg(created)
+    .push(" END WHERE id IN (SELECT product_id FROM stock)");
+    if let Some(&(_, product, revision)) = priced.variants.get(&variant) {
+        q.push(" AND id = ")
+            .push_arg(product)
+            .push(" AND revision = ")
+            .push_arg(revision);
+    }
+    q.push(" RETURNING id)");
+}
+
 /// Keeps the reservations of order `order` in their variants' histories (one multi-row
 /// insert): each `(variant, pieces, available after)`.
 async fn keep_reservations<DB: Dialect>(
@@ -284,36 +338,57 @@ async fn keep_reservations<DB: Dialect>(
     Ok(())
 }
 
-/// Inserts the order's lines and their warranties (multi-row inserts); the lines'
-/// ids in line order.
-pub(crate) async fn insert_lines<DB: Dialect>(
-    c: &mut PoolConnection<DB>,
-    order: i64,
+/// A line's row: its position, the line, and its sell price, profit and supply price in
+/// piastres.
+pub(crate) type LineValues<'a> = (i32, &'a NewOrderLine, i64, i64, i64);
+
+/// The rows of `lines`, the first at position `first`.
+pub(crate) fn line_values(
     lines: &[NewOrderLine],
-) -> StoreResult<Vec<i64>> {
-    const ROWS: usize = 100;
-    let mut ids = vec![0i64; lines.len()];
-    for (chunk_index, chunk) in lines.chunks(ROWS).enumerate() {
-        let first = chunk_index * ROWS;
-        let mut rows = Vec::with_capacity(chunk.len());
-        for (i, line) in chunk.iter().enumerate() {
-            let position = i32::try_from(first + i)
-                .map_err(|_| StoreError::Invalid("too many lines".into()))?;
-            let supply = cents(line.supply_price)?;
-            rows.push((
-                position,
-                line,
-                cents(line.sell_price)?,
-                cents(line.profit)?,
-                supply,
-            ));
-        }
-        let mut q = QueryBuilder::<DB>::new(
-            "INSERT INTO order_lines (order_id, position, variant_id, product_id, \
-             title, variant_label, quantity, sell_price, profit, commission_on, \
-             damaged_quantity, lost_quantity, destroyed_quantity, supplier_id, supply_price) ",
-        );
-        q.push_values(&rows, |mut row, (position, line, sell, profit, supply)| {
+    first: usize,
+) -> StoreResult<Vec<LineValues<'_>>> {
+    let mut rows = Vec::with_capacity(lines.len());
+    for (i, line) in lines.iter().enumerate() {
+        let position =
+            i32::try_from(first + i).map_err(|_| StoreError::Invalid("too many lines".into()))?;
+        rows.push((
+            position,
+            line,
+            cents(line.sell_price)?,
+            cents(line.profit)?,
+            cents(line.supply_price)?,
+        ));
+    }
+    Ok(rows)
+}
+
+/// Pushes the insert of `rows`, lines of order `order`, with their ids `ids` when given (one a
+/// row), else the identity's next.
+pub(crate) fn push_lines_insert<DB: Dialect>(
+    q: &mut QueryBuilder<DB>,
+    order: i64,
+    rows: &[LineValues<'_>],
+    ids: Option<&[i64]>,
+) {
+    q.push("INSERT INTO order_lines (");
+    if ids.is_some() {
+        q.push("id, ");
+    }
+    q.push(
+        "order_id, position, variant_id, product_id, \
+         title, variant_label, quantity, sell_price, profit, commission_on, \
+         damaged_quantity, lost_quantity, destroyed_quantity, supplier_id, supply_price) ",
+    );
+    let with_ids = rows
+        .iter()
+        .enumerate()
+        .map(|(i, values)| (ids.and_then(|ids| ids.get(i).copied()), values));
+    q.push_values(
+        with_ids,
+        |mut row, (id, (position, line, sell, profit, supply))| {
+            if let Some(id) = id {
+                row.push_arg(id);
+            }
             row.push_arg(order)
                 .push_arg(*position)
                 .push_arg(line.variant_id)
@@ -327,7 +402,67 @@ pub(crate) async fn insert_lines<DB: Dialect>(
                 .push_unseparated(", 0, 0, 0")
                 .push_arg(line.supplier_id)
                 .push_arg(*supply);
-        });
+        },
+    );
+}
+
+/// A warranty's row: its line's id, its position on the line, the warranty, and its unit
+/// price and total in piastres.
+pub(crate) type WarrantyValues<'a> = (i64, i32, &'a LineWarranty, i64, i64);
+
+/// The rows of the warranties of `lines`, whose ids are `line_ids`.
+pub(crate) fn warranty_values<'a>(
+    lines: &'a [NewOrderLine],
+    line_ids: &[i64],
+) -> StoreResult<Vec<WarrantyValues<'a>>> {
+    let mut warranties = Vec::new();
+    for (line, line_id) in lines.iter().zip(line_ids) {
+        for (wpos, w) in line.warranties.iter().enumerate() {
+            let wpos = i32::try_from(wpos)
+                .map_err(|_| StoreError::Invalid("too many warranties".into()))?;
+            warranties.push((*line_id, wpos, w, cents(w.unit_price)?, cents(w.total)?));
+        }
+    }
+    Ok(warranties)
+}
+
+/// Pushes the insert of `rows`, warranties of order `order`'s lines.
+pub(crate) fn push_warranties_insert<DB: Dialect>(
+    q: &mut QueryBuilder<DB>,
+    order: i64,
+    rows: &[WarrantyValues<'_>],
+) {
+    q.push(
+        "INSERT INTO order_line_warranties (order_id, line_id, position, \
+         warranty_id, name, unit_price, quantity, total, duration_days, terms) ",
+    );
+    q.push_values(rows, |mut row, (line_id, wpos, w, unit, total)| {
+        row.push_arg(order)
+            .push_arg(*line_id)
+            .push_arg(*wpos)
+            .push_arg(w.warranty_id)
+            .push_arg(w.name.as_str())
+            .push_arg(*unit)
+            .push_arg(w.quantity)
+            .push_arg(*total)
+            .push_arg(w.duration_days)
+            .push_arg(w.terms.as_str());
+    });
+}
+
+/// Inserts the order's lines and their warranties (multi-row inserts); the lines'
+/// ids in line order.
+pub(crate) async fn insert_lines<DB: Dialect>(
+    c: &mut PoolConnection<DB>,
+    order: i64,
+    lines: &[NewOrderLine],
+) -> StoreResult<Vec<i64>> {
+    const ROWS: usize = 100;
+    let mut ids = vec![0i64; lines.len()];
+    for (chunk_index, chunk) in lines.chunks(ROWS).enumerate() {
+        let rows = line_values(chunk, chunk_index * ROWS)?;
+        let mut q = QueryBuilder::<DB>::new("");
+        push_lines_insert(&mut q, order, &rows, None);
         q.push(" RETURNING id, position");
         let returned: Vec<(i64, i32)> = q
             .build_as::<(i64, i32)>()
@@ -345,31 +480,10 @@ pub(crate) async fn insert_lines<DB: Dialect>(
             *slot = line_id;
         }
     }
-    let mut warranties = Vec::new();
-    for (line, line_id) in lines.iter().zip(&ids) {
-        for (wpos, w) in line.warranties.iter().enumerate() {
-            let wpos = i32::try_from(wpos)
-                .map_err(|_| StoreError::Invalid("too many warranties".into()))?;
-            warranties.push((*line_id, wpos, w, cents(w.unit_price)?, cents(w.total)?));
-        }
-    }
+    let warranties = warranty_values(lines, &ids)?;
     for chunk in warranties.chunks(ROWS) {
-        let mut q = QueryBuilder::<DB>::new(
-            "INSERT INTO order_line_warranties (order_id, line_id, position, \
-             warranty_id, name, unit_price, quantity, total, duration_days, terms) ",
-        );
-        q.push_values(chunk, |mut row, (line_id, wpos, w, unit, total)| {
-            row.push_arg(order)
-                .push_arg(*line_id)
-                .push_arg(*wpos)
-                .push_arg(w.warranty_id)
-                .push_arg(w.name.as_str())
-                .push_arg(*unit)
-                .push_arg(w.quantity)
-                .push_arg(*total)
-                .push_arg(w.duration_days)
-                .push_arg(w.terms.as_str());
-        });
+        let mut q = QueryBuilder::<DB>::new("");
+        push_warranties_insert(&mut q, order, chunk);
         q.build_statement()
             .execute(&mut *c)
             .await
@@ -472,12 +586,12 @@ pub(crate) fn placed_order(
 /// $r`): each in the statement that locks the row, so that on PostgreSQL a catalogue edit
 /// that committed while the order waited for the row is seen (the condition is evaluated
 /// again on the row as it is after the wait), and one that comes later waits for the order.
-struct Priced {
+pub(crate) struct Priced {
     variants: std::collections::BTreeMap<i64, (i64, i64, i64)>,
 }
 
 impl Priced {
-    fn of(entries: &[PricedFrom]) -> StoreResult<Self> {
+    pub(crate) fn of(entries: &[PricedFrom]) -> StoreResult<Self> {
         let mut variants = std::collections::BTreeMap::new();
         for entry in entries {
             variants.insert(

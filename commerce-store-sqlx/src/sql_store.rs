@@ -100,6 +100,8 @@ pub struct SqlStore<DB: sqlx::Database> {
     /// Whether the store opened its pool itself (`connect*`), and so closes it in `close`; a
     /// pool given to `from_pool` is the application's to close.
     pub(crate) owns_pool: bool,
+    /// Order and line ids drawn ahead, for orders placed in one statement (PostgreSQL).
+    pub(crate) ids: Arc<crate::id_blocks::IdBlocks>,
 }
 
 impl<DB: sqlx::Database> Clone for SqlStore<DB> {
@@ -111,6 +113,7 @@ impl<DB: sqlx::Database> Clone for SqlStore<DB> {
             leases: self.leases.clone(),
             schema: self.schema.clone(),
             owns_pool: self.owns_pool,
+            ids: self.ids.clone(),
         }
     }
 }
@@ -128,6 +131,7 @@ impl<DB: Dialect> SqlStore<DB> {
             leases: Arc::default(),
             schema: None,
             owns_pool: false,
+            ids: Arc::default(),
         }
     }
 

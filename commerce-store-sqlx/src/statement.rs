@@ -14,6 +14,18 @@ use crate::order_reads::{Totalled, page_rows};
 use crate::rows::*;
 use crate::sql_store::*;
 
+/// How an order's `expected` change is added to its supplier's totals (the end of an
+/// `INSERT INTO supplier_totals (supplier_id, expected) ...`).
+macro_rules! expected_upsert {
+    () => {
+        " ON CONFLICT (supplier_id) DO UPDATE \
+         SET expected = supplier_totals.expected + excluded.expected"
+    };
+}
+
+/// The same end of the statement, as a constant.
+pub(crate) const EXPECTED_UPSERT: &str = expected_upsert!();
+
 /// Applies each booking ([`SupplierTotals::book`]) to its supplier's kept totals, in the
 /// caller's transaction: the totals row locked (created when missing) by one upsert, in
 /// supplier id order (the order of the bookings), so concurrent writes never deadlock; then
@@ -26,11 +38,10 @@ pub(crate) async fn book_supply<DB: Dialect>(
     for booking in bookings {
         if booking.entries.is_empty() {
             // An order placed or cancelled before delivery: its `expected` only, one statement.
-            query::<DB>(
-                "INSERT INTO supplier_totals (supplier_id, expected) VALUES ($1, $2) \
-                 ON CONFLICT (supplier_id) DO UPDATE \
-                 SET expected = supplier_totals.expected + excluded.expected",
-            )
+            query::<DB>(concat!(
+                "INSERT INTO supplier_totals (supplier_id, expected) VALUES ($1, $2)",
+                expected_upsert!()
+            ))
             .bind(booking.supplier)
             .bind(cents(booking.expected)?)
             .execute(&mut *c)

@@ -369,7 +369,7 @@ impl Engine {
             Ok(Checked::Pass(pass)) => Head::Admitted(Admitted {
                 engine: self.clone(),
                 parts: Box::new(parts),
-                pass: Box::new(pass),
+                pass,
                 trace,
             }),
             Ok(Checked::Keyless(response)) => Head::Answered(trace.answered(response)),
@@ -420,12 +420,12 @@ impl Engine {
             }
         };
         match auth::authorize(check.key, check.account, endpoint) {
-            Ok(caller) => Checked::Pass(Pass {
+            Ok(caller) => Checked::Pass(Box::new(Pass {
                 endpoint,
                 caller,
                 now,
                 window,
-            }),
+            })),
             Err(error) => Checked::Refused(error, Some(window)),
         }
     }
@@ -433,8 +433,9 @@ impl Engine {
 
 /// What the head's checks decided, before anything is rendered.
 enum Checked {
-    /// Every check passed: the body may be read.
-    Pass(Pass),
+    /// Every check passed: the body may be read (boxed where it is made: the answer moves
+    /// through the span's and the panic guard's futures as a pointer).
+    Pass(Box<Pass>),
     /// The answer of an endpoint that needs no key (the OpenAPI document).
     Keyless(Response<Bytes>),
     /// Refused, with the key's rate window when the request was counted in it.
