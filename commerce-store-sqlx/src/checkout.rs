@@ -63,7 +63,13 @@ pub(crate) async fn place_at_once<DB: Dialect>(
     }
     let quantity: i64 = new.lines.iter().map(|l| l.quantity).sum();
     let mut tx = Tx::autocommit(&store.pool).await?;
-    let (id, line_ids) = store.ids.take(&mut tx.tx, new.lines.len()).await?;
+    // Drawing ids needs rights on the identities' sequences that an insert does not: a role
+    // without them (or any failure to draw) places the order by the transaction, as before.
+    // The draw's error has been read whole, so the connection goes back to the pool.
+    let Ok((id, line_ids)) = store.ids.take(&mut tx.tx, new.lines.len()).await else {
+        tx.settle();
+        return Ok(None);
+    };
     let mut new = new.clone();
     let priced = Priced::of(&std::mem::take(&mut new.priced_from))?;
     let idempotency = new.idempotency.take();

@@ -19,10 +19,16 @@
 //!
 //! `place_order` writes the rows every order contends for (variant stock, the product's
 //! `updated_at`, the account's order counter and billing meter) last, just before the commit,
-//! so that their locks are held briefly; on PostgreSQL an order of one variant is written by
-//! one statement outside a transaction block, which the server commits as it ends (`checkout`:
-//! a refusal aborts it whole, and the transaction then says why). It returns the order built
-//! from what it wrote. Every
+//! so that their locks are held briefly; on PostgreSQL an order of one variant (at most 100
+//! lines and 100 warranties, at most one supplier, not placed delivered) is written by one
+//! statement outside a transaction block, which the server commits as it ends (`checkout`: a
+//! refusal aborts it whole, and the transaction then says why; any other order, or one whose
+//! ids cannot be drawn, goes through the transaction). Its order and line ids are drawn ahead,
+//! 64 at a time per store: ids have gaps, and two instances' ids interleave, so an order's id
+//! says nothing of when it was placed (lists sort by `created_at`, then id). A future dropped
+//! while the statement waits for a contended variant may leave the order placed and never
+//! answered, as any write whose commit was sent: a client that retries sends an
+//! `Idempotency-Key`. It returns the order built from what it wrote. Every
 //! write takes the contended rows in one order (variants by id, products, the account's
 //! counters by family, its meter), so concurrent writes never deadlock.
 //! The unfiltered and `family=` order lists answer `total` from per-account, per-family

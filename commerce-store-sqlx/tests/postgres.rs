@@ -79,6 +79,7 @@ fault_tests!(
     cancel_failing_at_its_event_changes_nothing,
     closed_pool_surfaces_as_backend_errors,
     sub_piastre_amounts_are_refused,
+    a_one_variant_order_is_written_by_one_statement,
 );
 
 /// Reads the change feed after `after` until every one of `wanted` is named (other tests'

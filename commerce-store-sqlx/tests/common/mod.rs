@@ -414,3 +414,47 @@ pub async fn sub_piastre_amounts_are_refused(store: &dyn Store, db: &dyn Databas
     assert_eq!(db.count("SELECT COUNT(*) FROM orders").await, 0);
     assert_eq!(available(store, &f).await, 10);
 }
+
+/// PostgreSQL: a one-variant order is written by the one statement (`checkout`), not by the
+/// transaction that takes over after a refusal: its id is the first of a block the store drew
+/// ahead (64 ids), where the transaction would take the identity's next value, past the block;
+/// the next order takes the next id of the block, drawing nothing. A refusal (a taken number)
+/// still writes nothing, and the order after it is placed by the statement again.
+pub async fn a_one_variant_order_is_written_by_one_statement(store: &dyn Store, db: &dyn Database) {
+    const LAST_ORDER_ID: &str =
+        "SELECT pg_sequence_last_value(pg_get_serial_sequence('orders', 'id')::regclass)";
+    let f = fixture(store).await;
+    let first = store
+        .place_order(order(&f, "EG-ONE00001", 1))
+        .await
+        .unwrap();
+    let drawn = db.count(LAST_ORDER_ID).await;
+    assert!(
+        drawn - first.id.get() >= 63,
+        "order {} of a block drawn to {drawn}",
+        first.id.get()
+    );
+    let taken = store.place_order(order(&f, "EG-ONE00001", 1)).await;
+    assert!(
+        matches!(
+            taken,
+            Err(PlaceOrderError::NumberTaken)
+                | Err(PlaceOrderError::DuplicateExternalReference { .. })
+        ),
+        "{taken:?}"
+    );
+    let second = store
+        .place_order(order(&f, "EG-ONE00002", 1))
+        .await
+        .unwrap();
+    assert!(
+        second.id.get() <= drawn,
+        "from the block: {} <= {drawn}",
+        second.id.get()
+    );
+    assert_eq!(
+        db.count("SELECT COUNT(*) FROM orders").await,
+        2,
+        "the refused order wrote nothing"
+    );
+}
