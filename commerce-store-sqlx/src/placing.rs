@@ -224,16 +224,7 @@ pub(crate) fn push_order_insert<DB: Dialect>(
         .push_arg(&new.store_name)
         .push_arg(&new.store_link)
         .push_arg(&new.note);
-    for amount in [
-        t.products,
-        t.warranties,
-        t.delivery_charge,
-        t.customer_total,
-        t.profit,
-        t.income_tax,
-        t.net_profit,
-        t.income_tax_percent,
-    ] {
+    for amount in t.amounts() {
         v.push_arg(cents(amount)?);
     }
     v.push_arg(created)
@@ -553,17 +544,7 @@ pub(crate) fn placed_order(
         *amount = from_piastres(cents(*amount)?);
         Ok(())
     };
-    let t = &mut new.totals;
-    for amount in [
-        &mut t.products,
-        &mut t.warranties,
-        &mut t.delivery_charge,
-        &mut t.customer_total,
-        &mut t.profit,
-        &mut t.income_tax,
-        &mut t.net_profit,
-        &mut t.income_tax_percent,
-    ] {
+    for amount in new.totals.amounts_mut() {
         money(amount)?;
     }
     for line in &mut new.lines {

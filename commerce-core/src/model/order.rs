@@ -134,6 +134,38 @@ pub struct Totals {
     pub income_tax_percent: Decimal,
 }
 
+impl Totals {
+    /// The eight amounts in their order of declaration (the order the SQL stores keep them
+    /// in): products, warranties, delivery charge, customer total, profit, income tax, net
+    /// profit, income tax percent.
+    pub fn amounts(&self) -> [Decimal; 8] {
+        [
+            self.products,
+            self.warranties,
+            self.delivery_charge,
+            self.customer_total,
+            self.profit,
+            self.income_tax,
+            self.net_profit,
+            self.income_tax_percent,
+        ]
+    }
+
+    /// The same eight amounts, to change in place (each with the same one rule).
+    pub fn amounts_mut(&mut self) -> [&mut Decimal; 8] {
+        [
+            &mut self.products,
+            &mut self.warranties,
+            &mut self.delivery_charge,
+            &mut self.customer_total,
+            &mut self.profit,
+            &mut self.income_tax,
+            &mut self.net_profit,
+            &mut self.income_tax_percent,
+        ]
+    }
+}
+
 /// A warranty chosen on an order line.
 #[derive(Debug, Clone, PartialEq, bon::Builder)]
 #[non_exhaustive]

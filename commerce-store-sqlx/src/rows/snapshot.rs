@@ -250,17 +250,7 @@ impl StoredOrder {
             store_link: o.store_link.clone(),
             note: o.note.clone(),
             lines: o.lines.iter().map(StoredLine::of).collect(),
-            totals: [
-                t.products,
-                t.warranties,
-                t.delivery_charge,
-                t.customer_total,
-                t.profit,
-                t.income_tax,
-                t.net_profit,
-                t.income_tax_percent,
-            ]
-            .map(|amount| amount.to_string()),
+            totals: t.amounts().map(|amount| amount.to_string()),
             timeline: o
                 .timeline
                 .iter()
