@@ -1,5 +1,7 @@
 //! Accounts, keys and the per-key rate window, and the one-statement authentication.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use commerce_core::model::*;
@@ -523,10 +525,18 @@ impl<DB: Dialect> AccountStore for SqlStore<DB> {
                 self.leases.forget_high_volume(hash);
             }
             if !key.is_live(now) {
-                return Ok(Some(KeyCheck::of(key, None, account)));
+                return Ok(Some(KeyCheck::of(
+                    Arc::new(key),
+                    None,
+                    account.map(Arc::new),
+                )));
             }
             let hit = self.hit_rate_limit(key.id, window, key.rate_limit).await?;
-            return Ok(Some(KeyCheck::of(key, Some(hit), account)));
+            return Ok(Some(KeyCheck::of(
+                Arc::new(key),
+                Some(hit),
+                account.map(Arc::new),
+            )));
         }
         // One statement: the key, the rate-limit upsert in one random slot when
         // the key is live (the same conditional upsert as `rate_limit_in`), and the
@@ -571,7 +581,11 @@ impl<DB: Dialect> AccountStore for SqlStore<DB> {
             self.leases.mark_high_volume(*hash);
         }
         if !key.is_live(now) {
-            return Ok(Some(KeyCheck::of(key, None, account)));
+            return Ok(Some(KeyCheck::of(
+                Arc::new(key),
+                None,
+                account.map(Arc::new),
+            )));
         }
         let hit = match counted {
             Some((used, seen)) => {
@@ -585,6 +599,10 @@ impl<DB: Dialect> AccountStore for SqlStore<DB> {
             // That slot was full (or the limit is 0): every slot decides.
             None => self.hit_rate_limit(key.id, window, key.rate_limit).await?,
         };
-        Ok(Some(KeyCheck::of(key, Some(hit), account)))
+        Ok(Some(KeyCheck::of(
+            Arc::new(key),
+            Some(hit),
+            account.map(Arc::new),
+        )))
     }
 }

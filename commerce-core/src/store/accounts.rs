@@ -1,5 +1,7 @@
 //! Accounts, their API keys and the keys' rate windows.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
@@ -28,17 +30,18 @@ impl RateLimitHit {
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct KeyCheck {
-    /// The key with the hash asked for (revoked and expired ones included).
-    pub key: ApiKey,
+    /// The key with the hash asked for (revoked and expired ones included), shared: the
+    /// engine's request reads it without a copy.
+    pub key: Arc<ApiKey>,
     /// The request counted in the key's rate window; `None` when the key is not live.
     pub hit: Option<RateLimitHit>,
     /// The key's account; may be `None` when the key is not live or the request was refused.
-    pub account: Option<Account>,
+    pub account: Option<Arc<Account>>,
 }
 
 impl KeyCheck {
     /// A `KeyCheck` of its fields, in their order.
-    pub fn new(key: ApiKey, hit: Option<RateLimitHit>, account: Option<Account>) -> Self {
+    pub fn new(key: Arc<ApiKey>, hit: Option<RateLimitHit>, account: Option<Arc<Account>>) -> Self {
         Self { key, hit, account }
     }
 }
@@ -46,7 +49,7 @@ impl KeyCheck {
 impl KeyCheck {
     /// A check of `key`: `hit` when the request was counted (`None` when the key is not live),
     /// and `account`, kept only when the request was allowed.
-    pub fn of(key: ApiKey, hit: Option<RateLimitHit>, account: Option<Account>) -> Self {
+    pub fn of(key: Arc<ApiKey>, hit: Option<RateLimitHit>, account: Option<Arc<Account>>) -> Self {
         let allowed = hit.is_some_and(|h| h.allowed);
         Self {
             key,
@@ -217,15 +220,15 @@ pub async fn authenticate_by_calls<S: AccountStore + ?Sized>(
         return Ok(None);
     };
     if !key.is_live(now) {
-        return Ok(Some(KeyCheck::of(key, None, None)));
+        return Ok(Some(KeyCheck::of(Arc::new(key), None, None)));
     }
     let hit = store.hit_rate_limit(key.id, window, key.rate_limit).await?;
     let account = if hit.allowed {
-        store.account(key.account_id).await?
+        store.account(key.account_id).await?.map(Arc::new)
     } else {
         None
     };
-    Ok(Some(KeyCheck::of(key, Some(hit), account)))
+    Ok(Some(KeyCheck::of(Arc::new(key), Some(hit), account)))
 }
 
 /// The rate windows of a backend that keeps them in process memory: per key, the windows it

@@ -2,6 +2,7 @@
 //! [`domain::keys`](crate::domain::keys)'s).
 
 use std::cell::RefCell;
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use http::{HeaderMap, HeaderName, HeaderValue, header};
@@ -83,16 +84,19 @@ mod tests {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Caller {
-    /// The key used.
-    pub key: ApiKey,
-    /// Its account.
-    pub account: Account,
+    /// The key used, shared with the store's answer (no copy per request).
+    pub key: Arc<ApiKey>,
+    /// Its account, shared the same way.
+    pub account: Arc<Account>,
 }
 
 impl Caller {
     /// A `Caller` of its fields, in their order.
-    pub fn new(key: ApiKey, account: Account) -> Self {
-        Self { key, account }
+    pub fn new(key: impl Into<Arc<ApiKey>>, account: impl Into<Arc<Account>>) -> Self {
+        Self {
+            key: key.into(),
+            account: account.into(),
+        }
     }
 }
 
@@ -166,8 +170,8 @@ pub(crate) fn rate_allowance(
 
 /// Account state, API status, side and ability, in that order (docs/authentication.md).
 pub(crate) fn authorize(
-    key: ApiKey,
-    account: Option<Account>,
+    key: Arc<ApiKey>,
+    account: Option<Arc<Account>>,
     endpoint: Endpoint,
 ) -> Result<Caller, ApiError> {
     let account = account.ok_or_else(|| ApiError::new(ErrorCode::AccountInactive))?;

@@ -1,5 +1,7 @@
 //! [`AccountStore`] for [`MemoryStore`]: accounts, keys and the per-key rate window.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
@@ -17,12 +19,12 @@ impl AccountStore for MemoryStore {
         let mut s = self.lock();
         s.claim_unique(Unique::AccountEmail, &new.email)?;
         let account = new.into_account(AccountId::new(s.next_id("accounts")), now);
-        s.accounts.insert(account.id, account.clone());
+        s.accounts.insert(account.id, Arc::new(account.clone()));
         Ok(account)
     }
 
     async fn account(&self, id: AccountId) -> Result<Option<Account>, StoreError> {
-        Ok(self.lock().accounts.get(&id).cloned())
+        Ok(self.lock().accounts.get(&id).map(|a| Account::clone(a)))
     }
 
     async fn update_account(
@@ -32,7 +34,7 @@ impl AccountStore for MemoryStore {
         now: DateTime<Utc>,
     ) -> Result<Account, StoreError> {
         let mut s = self.lock();
-        let account = s.accounts.get_mut(&id).ok_or(StoreError::NotFound)?;
+        let account = Arc::make_mut(s.accounts.get_mut(&id).ok_or(StoreError::NotFound)?);
         if !patch.applies_to(account) {
             return Err(StoreError::Invalid(ACCOUNT_CHANGED.into()));
         }
@@ -46,7 +48,7 @@ impl AccountStore for MemoryStore {
         page: PageRequest,
     ) -> Result<Listing<Account>, StoreError> {
         let s = self.lock();
-        let found = query.select(s.accounts.values());
+        let found = query.select(s.accounts.values().map(|a| &**a));
         Ok(Listing::of_selected(found, page, query.count_limit))
     }
 
@@ -73,7 +75,7 @@ impl AccountStore for MemoryStore {
         }
         let key = key.into_key(KeyId::new(s.next_id("keys")), now);
         s.key_by_hash.insert(key.hash, key.id);
-        s.keys.insert(key.id, key.clone());
+        s.keys.insert(key.id, Arc::new(key.clone()));
         Ok(key)
     }
 
@@ -82,16 +84,16 @@ impl AccountStore for MemoryStore {
         Ok(s.key_by_hash
             .get(hash)
             .and_then(|id| s.keys.get(id))
-            .cloned())
+            .map(|k| ApiKey::clone(k)))
     }
 
     async fn key(&self, id: KeyId) -> Result<Option<ApiKey>, StoreError> {
-        Ok(self.lock().keys.get(&id).cloned())
+        Ok(self.lock().keys.get(&id).map(|k| ApiKey::clone(k)))
     }
 
     async fn revoke_key(&self, id: KeyId, at: DateTime<Utc>) -> Result<ApiKey, StoreError> {
         let mut s = self.lock();
-        let key = s.keys.get_mut(&id).ok_or(StoreError::NotFound)?;
+        let key = Arc::make_mut(s.keys.get_mut(&id).ok_or(StoreError::NotFound)?);
         key.revoked_at.get_or_insert(at);
         Ok(key.clone())
     }
@@ -103,7 +105,7 @@ impl AccountStore for MemoryStore {
         rate_limit: u32,
     ) -> Result<ApiKey, StoreError> {
         let mut s = self.lock();
-        let key = s.keys.get_mut(&id).ok_or(StoreError::NotFound)?;
+        let key = Arc::make_mut(s.keys.get_mut(&id).ok_or(StoreError::NotFound)?);
         key.expires_at = expires_at;
         key.rate_limit = rate_limit;
         Ok(key.clone())
@@ -115,7 +117,7 @@ impl AccountStore for MemoryStore {
             .keys
             .values()
             .filter(|k| k.account_id == account)
-            .map(|k| KeyListing::of(k.clone(), s.rate_windows.latest(k.id)))
+            .map(|k| KeyListing::of(ApiKey::clone(k), s.rate_windows.latest(k.id)))
             .collect();
         keys.sort_by_key(|k| k.key.id);
         Ok(keys)
@@ -131,7 +133,7 @@ impl AccountStore for MemoryStore {
     }
 
     /// [`authenticate_by_calls`]'s three reads under one lock, in one call: the key, the
-    /// request counted, the account.
+    /// request counted, the account (both shared with the maps, not copied).
     async fn authenticate(
         &self,
         hash: &KeyHash,

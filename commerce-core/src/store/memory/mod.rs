@@ -48,8 +48,9 @@ impl MemoryStore {
 #[derive(Debug, Default)]
 struct State {
     last_ids: HashMap<&'static str, i64>,
-    accounts: BTreeMap<AccountId, Account>,
-    keys: BTreeMap<KeyId, ApiKey>,
+    /// Accounts and keys by reference count: a request's key check shares them.
+    accounts: BTreeMap<AccountId, Arc<Account>>,
+    keys: BTreeMap<KeyId, Arc<ApiKey>>,
     key_by_hash: HashMap<KeyHash, KeyId>,
     rate_windows: RateWindows,
     categories: BTreeMap<CategoryId, Category>,

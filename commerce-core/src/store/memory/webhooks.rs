@@ -536,7 +536,7 @@ impl WebhookStore for MemoryStore {
             .filter(|w| {
                 s.accounts
                     .get(&w.account_id)
-                    .is_some_and(Account::follows_the_catalog)
+                    .is_some_and(|a| a.follows_the_catalog())
             })
             .filter(|w| !s.pending_deliveries.has_catalog_changed(w.id))
             .map(|w| w.id)
