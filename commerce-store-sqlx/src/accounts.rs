@@ -504,39 +504,21 @@ impl<DB: Dialect> AccountStore for SqlStore<DB> {
     ) -> StoreResult<Option<KeyCheck>> {
         if DB::SINGLE_STATEMENT_TX || self.leases.is_high_volume(hash) {
             // SQLite (no data-modifying CTE), or a key allowed thousands a minute:
-            // read the key and its account in one statement, then count the request
-            // (from this process's lease when the key has one: a statement only
-            // when a new lease is needed).
-            let row: Option<AuthRow> = query_as::<DB, AuthRow>(concat!(
-                "SELECT k.*, ",
-                account_aliases!(),
-                ", NULL AS counted, NULL AS seen FROM api_keys k \
-                 LEFT JOIN accounts a ON a.id = k.account_id WHERE k.hash = $1"
-            ))
-            .bind(hash.as_slice())
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(backend)?;
-            let Some(row) = row else {
+            // read the key and its account (on PostgreSQL, their rows' versions alone
+            // while this process keeps the records they were read at: `auth_records`),
+            // then count the request (from this process's lease when the key has one:
+            // a statement only when a new lease is needed).
+            let Some((key, account)) = self.key_and_account(hash).await? else {
                 return Ok(None);
             };
-            let (key, account, _) = row.into_parts()?;
             if key.rate_limit < crate::rate_slots::PER_SLOT && !DB::SINGLE_STATEMENT_TX {
                 self.leases.forget_high_volume(hash);
             }
             if !key.is_live(now) {
-                return Ok(Some(KeyCheck::of(
-                    Arc::new(key),
-                    None,
-                    account.map(Arc::new),
-                )));
+                return Ok(Some(KeyCheck::of(key, None, account)));
             }
             let hit = self.hit_rate_limit(key.id, window, key.rate_limit).await?;
-            return Ok(Some(KeyCheck::of(
-                Arc::new(key),
-                Some(hit),
-                account.map(Arc::new),
-            )));
+            return Ok(Some(KeyCheck::of(key, Some(hit), account)));
         }
         // One statement: the key, the rate-limit upsert in one random slot when
         // the key is live (the same conditional upsert as `rate_limit_in`), and the

@@ -160,6 +160,10 @@ pub(crate) trait Dialect:
     /// `fence.x`: a position every change the read did not see comes after (PostgreSQL:
     /// `(fence, 0)`; SQLite: the greatest position taken).
     const CHANGES_HEAD: &'static str;
+    /// Whether a row has a version every write replaces, which a read can compare with the
+    /// one it kept (PostgreSQL: `xmin`, the transaction that wrote the row's current version;
+    /// SQLite: none).
+    const ROW_VERSIONS: bool;
 
     /// Pushes the test that the column before it is one of `ids`: ` = ANY($n)` with the ids
     /// as one array on PostgreSQL, ` IN ($n, $n+1, ...)` on SQLite. PostgreSQL plans a

@@ -200,6 +200,7 @@ use sqlx::QueryBuilder;
 use sqlx::pool::PoolConnection;
 
 mod accounts;
+mod auth_records;
 pub(crate) mod back_office;
 mod catalog;
 mod catalog_edits;

@@ -237,6 +237,7 @@ impl crate::dialect::Dialect for Postgres {
     const CHANGES_FENCE: &'static str =
         "CAST(CAST(pg_snapshot_xmin(pg_current_snapshot()) AS TEXT) AS BIGINT)";
     const CHANGES_HEAD: &'static str = "fence.x, CAST(0 AS BIGINT)";
+    const ROW_VERSIONS: bool = true;
 
     fn push_one_of(q: &mut sqlx::QueryBuilder<Self>, ids: &[i64]) {
         q.push(" = ANY(").push_bind(ids.to_vec()).push(")");

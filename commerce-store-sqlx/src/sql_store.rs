@@ -102,6 +102,9 @@ pub struct SqlStore<DB: sqlx::Database> {
     pub(crate) owns_pool: bool,
     /// Order and line ids drawn ahead, for orders placed in one statement (PostgreSQL).
     pub(crate) ids: Arc<crate::id_blocks::IdBlocks>,
+    /// The keys and accounts last read for a key check, with their rows' versions
+    /// (PostgreSQL).
+    pub(crate) auth_records: Arc<crate::auth_records::AuthRecords>,
 }
 
 impl<DB: sqlx::Database> Clone for SqlStore<DB> {
@@ -114,6 +117,7 @@ impl<DB: sqlx::Database> Clone for SqlStore<DB> {
             schema: self.schema.clone(),
             owns_pool: self.owns_pool,
             ids: self.ids.clone(),
+            auth_records: self.auth_records.clone(),
         }
     }
 }
@@ -132,6 +136,7 @@ impl<DB: Dialect> SqlStore<DB> {
             schema: None,
             owns_pool: false,
             ids: Arc::default(),
+            auth_records: Arc::default(),
         }
     }
 

@@ -161,6 +161,7 @@ impl crate::dialect::Dialect for Sqlite {
     const CHANGES_FENCE: &'static str = "9223372036854775807";
     const CHANGES_HEAD: &'static str = "CAST(0 AS BIGINT), \
         COALESCE((SELECT seq FROM catalog_changes ORDER BY txid DESC, seq DESC LIMIT 1), 0)";
+    const ROW_VERSIONS: bool = false;
 
     fn push_one_of(q: &mut sqlx::QueryBuilder<Self>, ids: &[i64]) {
         q.push(" IN (");

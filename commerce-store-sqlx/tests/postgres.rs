@@ -182,3 +182,74 @@ async fn a_held_writer_holds_the_change_feed_back_until_it_commits() {
     );
     drop_schema(&url, &[store.pool()], &schema).await;
 }
+
+/// A key allowed thousands of requests a minute is checked from the records its instance
+/// kept, on their rows' versions: a second check of an unchanged key shares the first one's
+/// records, and what another instance writes to the key or its account is seen at the next
+/// check (an account suspended, a key's terms changed, a key revoked).
+#[cfg_attr(
+    not(commerce_postgres_tests),
+    ignore = "needs COMMERCE_TEST_POSTGRES_URL (see README)"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kept_key_check_sees_what_another_instance_writes() {
+    use commerce_core::chrono::{TimeZone, Utc};
+    use commerce_core::model::{AccountPatch, ApiStatus, NewAccount, NewKeyRecord, RateWindow};
+
+    let url = database_url();
+    let (one, schema) = open(&url).await;
+    let two = pg::connect(&url, &schema).await;
+    let now = Utc.timestamp_opt(1_800_000_000, 0).unwrap();
+    let window = RateWindow::containing(now);
+    let mut new = NewAccount::marketer("Alpha", "Alpha store", "alpha@example.com", "01000000000");
+    new.api_status = ApiStatus::Approved;
+    let account = one.insert_account(new, now).await.unwrap();
+    let hash = [7; 32];
+    let key = one
+        .insert_key(
+            NewKeyRecord::builder()
+                .account_id(account.id)
+                .name("bench".into())
+                .hash(hash)
+                .abilities(vec![])
+                .expires_at(None)
+                .rate_limit(1_000_000)
+                .build(),
+            now,
+            commerce_core::store::MAX_LIVE_KEYS,
+        )
+        .await
+        .unwrap();
+    let check = || async { one.authenticate(&hash, now, window).await.unwrap().unwrap() };
+
+    // The first check counts in the database and marks the key as high-volume; the second
+    // reads the rows whole and keeps them; the third reads their versions only.
+    check().await;
+    let read = check().await;
+    let kept = check().await;
+    assert!(Arc::ptr_eq(&read.key, &kept.key), "the key read again");
+    let account_of = |c: &commerce_core::store::KeyCheck| c.account.clone().expect("account");
+    assert!(Arc::ptr_eq(&account_of(&read), &account_of(&kept)));
+    assert_eq!(account_of(&kept).api_status, ApiStatus::Approved);
+
+    two.update_account(
+        account.id,
+        AccountPatch::api_status(ApiStatus::Suspended),
+        now,
+    )
+    .await
+    .unwrap();
+    assert_eq!(account_of(&check().await).api_status, ApiStatus::Suspended);
+
+    two.set_key_terms(key.id, None, 5_000).await.unwrap();
+    let terms = check().await;
+    assert_eq!(terms.key.rate_limit, 5_000);
+    assert!(terms.hit.is_some_and(|h| h.allowed));
+
+    two.revoke_key(key.id, now).await.unwrap();
+    let revoked = check().await;
+    assert_eq!(revoked.key.revoked_at, Some(now));
+    assert!(revoked.hit.is_none(), "a revoked key is not counted");
+
+    drop_schema(&url, &[one.pool(), two.pool()], &schema).await;
+}

@@ -1,0 +1,186 @@
+//! The keys and accounts this process last read for a key check (PostgreSQL), kept by
+//! reference count with their rows' versions: a row's `xmin`, the transaction that wrote its
+//! current version, which every `UPDATE` (by any process) replaces. A check of a kept key
+//! then reads the two versions alone, and the whole rows only when either changed, when the
+//! record is older than [`KEPT_FOR`], or when the key is not kept.
+//!
+//! Two visible versions of a row never share an `xmin` (a transaction's last write of a row
+//! is the only version of it others see), except after the transaction counter wraps
+//! around, 2^32 transactions later: [`KEPT_FOR`] keeps a record far shorter than that.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use commerce_core::model::{Account, ApiKey, KeyHash};
+
+use crate::dialect::*;
+use crate::rows::{AuthRow, account_aliases, backend};
+use crate::sql_store::{SqlStore, StoreResult};
+
+/// How long a record is served on its versions before it is read whole again.
+pub(crate) const KEPT_FOR: Duration = Duration::from_secs(60);
+
+/// The most keys kept; past it, the kept ones are dropped and read again as they are used.
+const MAX_KEPT: usize = 4_096;
+
+/// The versions of a key's row and of its account's row (`None`: no account row).
+pub(crate) type Versions = (i64, Option<i64>);
+
+/// A key and its account as one check read them, with their rows' versions.
+#[derive(Debug, Clone)]
+pub(crate) struct KeptRecords {
+    /// The rows' versions when they were read.
+    pub(crate) versions: Versions,
+    /// The key.
+    pub(crate) key: Arc<ApiKey>,
+    /// Its account, when its row exists.
+    pub(crate) account: Option<Arc<Account>>,
+    read_at: Instant,
+}
+
+/// The records of the keys this process checked, by key hash.
+#[derive(Debug, Default)]
+pub(crate) struct AuthRecords(Mutex<HashMap<KeyHash, KeptRecords>>);
+
+impl AuthRecords {
+    /// The records kept for `hash`, unless they are older than [`KEPT_FOR`].
+    pub(crate) fn get(&self, hash: &KeyHash) -> Option<KeptRecords> {
+        let kept = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        kept.get(hash)
+            .filter(|k| k.read_at.elapsed() < KEPT_FOR)
+            .cloned()
+    }
+
+    /// Keeps `key` and `account` as read at `versions`.
+    pub(crate) fn keep(
+        &self,
+        hash: KeyHash,
+        versions: Versions,
+        key: Arc<ApiKey>,
+        account: Option<Arc<Account>>,
+    ) {
+        let mut kept = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if kept.len() >= MAX_KEPT && !kept.contains_key(&hash) {
+            kept.clear();
+        }
+        let read_at = Instant::now();
+        kept.insert(
+            hash,
+            KeptRecords {
+                versions,
+                key,
+                account,
+                read_at,
+            },
+        );
+    }
+
+    /// Forgets the records of `hash` (its key is gone).
+    pub(crate) fn forget(&self, hash: &KeyHash) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(hash);
+    }
+}
+
+/// The versions of the key's row and of its account's row, as `k_version` and `a_version`.
+macro_rules! versions {
+    () => {
+        "CAST(CAST(k.xmin AS TEXT) AS BIGINT) AS k_version, \
+         CAST(CAST(a.xmin AS TEXT) AS BIGINT) AS a_version"
+    };
+}
+
+/// The key with the hash `$1` and its account (`AuthRow`'s columns, nothing counted).
+const KEY_AND_ACCOUNT: &str = concat!(
+    "SELECT k.*, ",
+    account_aliases!(),
+    ", NULL AS counted, NULL AS seen FROM api_keys k \
+     LEFT JOIN accounts a ON a.id = k.account_id WHERE k.hash = $1"
+);
+
+/// [`KEY_AND_ACCOUNT`] with the rows' versions after its columns (PostgreSQL).
+const KEY_AND_ACCOUNT_VERSIONED: &str = concat!(
+    "SELECT k.*, ",
+    account_aliases!(),
+    ", NULL AS counted, NULL AS seen, ",
+    versions!(),
+    " FROM api_keys k LEFT JOIN accounts a ON a.id = k.account_id WHERE k.hash = $1"
+);
+
+/// The rows' versions alone (PostgreSQL).
+const VERSIONS: &str = concat!(
+    "SELECT ",
+    versions!(),
+    " FROM api_keys k LEFT JOIN accounts a ON a.id = k.account_id WHERE k.hash = $1"
+);
+
+/// An [`AuthRow`] with the rows' versions after its columns.
+struct VersionedAuthRow;
+
+impl<DB: Dialect> FromDbRow<DB> for VersionedAuthRow {
+    type Output = (AuthRow, Versions);
+
+    fn from_db_row(row: &DB::Row) -> Result<Self::Output, sqlx::Error> {
+        let auth = <AuthRow as FromDbRow<DB>>::from_db_row(row)?;
+        // After the key's 9 columns, the account's 11, `counted` and `seen`.
+        let key_version = col_at::<DB, i64>(row, 22, "k_version")?;
+        let account_version = col_at::<DB, Option<i64>>(row, 23, "a_version")?;
+        Ok((auth, (key_version, account_version)))
+    }
+}
+
+#[allow(private_bounds)]
+impl<DB: Dialect> SqlStore<DB> {
+    /// The key with `hash` and its account, nothing counted: on PostgreSQL from the records
+    /// kept for it while both rows' versions are the ones they were read at ([module
+    /// docs](self)), otherwise read whole (and kept).
+    pub(crate) async fn key_and_account(
+        &self,
+        hash: &KeyHash,
+    ) -> StoreResult<Option<(Arc<ApiKey>, Option<Arc<Account>>)>> {
+        if !DB::ROW_VERSIONS {
+            let row = query_as::<DB, AuthRow>(KEY_AND_ACCOUNT)
+                .bind(hash.as_slice())
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(backend)?;
+            let Some(row) = row else {
+                return Ok(None);
+            };
+            let (key, account, _) = row.into_parts()?;
+            return Ok(Some((Arc::new(key), account.map(Arc::new))));
+        }
+        if let Some(kept) = self.auth_records.get(hash) {
+            let versions = query_as::<DB, (i64, Option<i64>)>(VERSIONS)
+                .bind(hash.as_slice())
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(backend)?;
+            match versions {
+                None => {
+                    self.auth_records.forget(hash);
+                    return Ok(None);
+                }
+                Some(now) if now == kept.versions => return Ok(Some((kept.key, kept.account))),
+                Some(_) => {}
+            }
+        }
+        let row = query_as::<DB, VersionedAuthRow>(KEY_AND_ACCOUNT_VERSIONED)
+            .bind(hash.as_slice())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(backend)?;
+        let Some((row, versions)) = row else {
+            self.auth_records.forget(hash);
+            return Ok(None);
+        };
+        let (key, account, _) = row.into_parts()?;
+        let (key, account) = (Arc::new(key), account.map(Arc::new));
+        self.auth_records
+            .keep(*hash, versions, key.clone(), account.clone());
+        Ok(Some((key, account)))
+    }
+}
