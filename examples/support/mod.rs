@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use commerce::model::{OrderId, OrderStatus};
-use commerce::{Engine, OperatorError};
+use commerce::{Engine, operator::OperatorError};
 use http::{HeaderMap, StatusCode};
 use serde_json::{Value, json};
 use tokio::sync::{oneshot, watch};

@@ -5,6 +5,7 @@ use rust_decimal::Decimal;
 
 use crate::model::*;
 use crate::money::round_money;
+use crate::operator::MAX_LIVE_KEYS;
 use crate::store::*;
 pub(crate) use crate::testing::Absent;
 
