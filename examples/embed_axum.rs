@@ -100,7 +100,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // would hold its connection for ever; nor a bound on its drain. A head must arrive within
     // 10 s, and on shutdown the requests in flight get `support::DRAIN` (10 s).
     let shutdown = background.shutdown();
-    let options = commerce::axum::ServeOptions::default()
+    let options = commerce::http_server::ServeOptions::default()
         .with_header_read_timeout(Duration::from_secs(10))
         .with_drain_timeout(Some(support::DRAIN));
     let server = commerce::axum::serve(listener, app, options, shutdown);

@@ -93,7 +93,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     println!("embed_warp on http://{addr}/ (API: http://{addr}/shop/api/v1, key sk_demo_marketer)");
     let shutdown = background.shutdown();
-    let options = commerce::warp::ServeOptions::default()
+    let options = commerce::http_server::ServeOptions::default()
         .with_header_read_timeout(HEADER_READ_TIMEOUT)
         .with_drain_timeout(Some(support::DRAIN));
     let server = commerce::warp::serve(listener, app, options, shutdown);

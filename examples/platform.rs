@@ -1,5 +1,5 @@
 //! The platform's side of the engine, end to end, on a real database: what the platform's own
-//! back office does through [`Operator`](commerce::Operator), with one order placed by a
+//! back office does through [`Operator`](commerce::operator::Operator), with one order placed by a
 //! marketer's store through the HTTP API in the middle.
 //!
 //! ```text
@@ -23,8 +23,9 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use commerce::clock::ManualClock;
+use commerce::domain::keys::KeySpec;
+use commerce::domain::pieces::OutcomeReport;
 use commerce::model::*;
-use commerce::operator::{KeySpec, OutcomeReport};
 use commerce::store::Store;
 use commerce::{Decimal, Engine, governorates};
 use serde_json::{Value, json};

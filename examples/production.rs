@@ -67,15 +67,18 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header, request::Parts};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use commerce::domain::keys::KeySpec;
 use commerce::model::{Ability, AccountId, AccountState, ApiStatus, NewAccount, NewCategory};
 use commerce::model::{NewProduct, NewVariant, RateTerms};
-use commerce::operator::{Conflict, KeySpec};
+use commerce::operator::Conflict;
 use commerce::owner_pages::{OwnerLogin, OwnerPages};
 use commerce::sqlx::sqlx::postgres::{PgConnectOptions, PgPool};
 use commerce::sqlx::{PgStore, PoolSettings};
 use commerce::store::Unique;
 use commerce::webhooks::DispatcherConfig;
-use commerce::{Config, Decimal, Engine, Operator, OperatorError, governorates};
+use commerce::{
+    Decimal, Engine, config::Config, governorates, operator::Operator, operator::OperatorError,
+};
 use figment::Figment;
 use figment::providers::{Env, Serialized};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
@@ -110,7 +113,7 @@ struct Settings {
     admin_token: Option<String>,
     /// `COMMERCE_SLOW_ROUTE=1`: the `/slow/{ms}` route `.ci/production.sh` tests the drain with.
     slow_route: bool,
-    /// `COMMERCE_ENGINE__*`: the engine's settings (`commerce::Config`).
+    /// `COMMERCE_ENGINE__*`: the engine's settings (`commerce::config::Config`).
     engine: Config,
     /// `COMMERCE_POOL__*`: the store's pool (`commerce::sqlx::PoolSettings`).
     pool: PoolSettings,
@@ -273,7 +276,7 @@ async fn serve(store: PgStore, settings: Settings, public: bool) -> Result<(), E
     // store is closed (`Engine::run_background`): closing its pool waits for the connections to
     // come back (a store operation still running ends within the statement timeout, committed
     // or rolled back) and ends every session.
-    let options = commerce::axum::ServeOptions::default()
+    let options = commerce::http_server::ServeOptions::default()
         .with_header_read_timeout(HEADER_READ)
         .with_drain_timeout(Some(support::DRAIN));
     let server = commerce::axum::serve(listener, app, options, background.shutdown());

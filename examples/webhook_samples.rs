@@ -9,8 +9,8 @@ mod args;
 
 use std::sync::Arc;
 
+use commerce::domain::fields::{DraftLine, OrderDraft};
 use commerce::model::{EventType, NewEvent, OrderStatus, WebhookId};
-use commerce::operator::{DraftLine, OrderDraft};
 use commerce::store::MemoryStore;
 use commerce::webhooks::{new_secret, render_event, sign};
 use commerce::{Engine, sandbox};

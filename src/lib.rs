@@ -4,7 +4,7 @@
 //! - [`Engine`]: the framework-neutral engine (`handle(http::Request<Bytes>) -> http::Response<Bytes>`).
 //! - [`store`]: the `Store` trait and the in-memory store.
 //! - `axum` (feature `axum`, on by default): mount the engine in an axum app.
-//! - [`Owner`] and [`owner_pages`]: the account owner's API and pages (API access, keys,
+//! - [`owner`] and [`owner_pages`]: the account owner's API and pages (API access, keys,
 //!   wallet), mounted behind the application's own login.
 //! - `sqlx` (features `sqlx-sqlite`, `sqlx-postgres`, or `sqlx` for both): the store on
 //!   SQLite and PostgreSQL.
@@ -56,34 +56,36 @@
 #[cfg_attr(docsrs, doc(cfg(feature = "sandbox")))]
 pub use commerce_core::sandbox;
 pub use commerce_core::{
-    API_PREFIX, Admitted, ApiError, Caller, Config, ConfigError, Conflict, ConflictReason, Decimal,
-    Engine, EngineBuilder, ErrorCode, Head, KEY_PREFIX, MountPrefix, Operator, OperatorError,
-    Owner, OwnerLogin, OwnerPages, TEST_KEY_PREFIX, bearer_token, cairo_timestamp, hash_key,
+    API_PREFIX, Admitted, ApiError, Caller, ConflictReason, Decimal, Engine, EngineBuilder,
+    ErrorCode, FieldErrors, Head, KEY_PREFIX, MountPrefix, TEST_KEY_PREFIX, bearer_token,
+    cairo_timestamp, hash_key,
 };
 pub use commerce_core::{
-    chrono, clock, config, domain, engine, error, governorates, model, money, observe, operator,
-    owner, owner_pages, rust_decimal, store, webhooks,
+    chrono, clock, config, domain, governorates, model, money, observe, operator, owner,
+    owner_pages, store, webhooks,
 };
 
 #[cfg(feature = "http-server")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http-server")))]
 pub use commerce_core::http_server;
 
-/// Mount the engine in an axum application (feature `axum`).
+/// Mount the engine in an axum application (feature `axum`); `serve` takes
+/// [`http_server::ServeOptions`].
 #[cfg(feature = "axum")]
 #[cfg_attr(docsrs, doc(cfg(feature = "axum")))]
 pub mod axum {
     pub use commerce_axum::{
-        CommerceService, OwnerPagesService, ServeOptions, app, owner_pages, router, serve, service,
+        CommerceService, OwnerPagesService, app, owner_pages, router, serve, service,
     };
 }
 
-/// Mount the engine in a warp application (feature `warp`).
+/// Mount the engine in a warp application (feature `warp`); `serve` takes
+/// [`http_server::ServeOptions`].
 #[cfg(feature = "warp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "warp")))]
 pub mod warp {
     pub use commerce_warp::{
-        ServeOptions, WarpResponse, api, api_under, api_with_extensions, owner_pages, serve,
+        WarpResponse, api, api_under, api_with_extensions, owner_pages, serve,
     };
 }
 

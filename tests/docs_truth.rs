@@ -17,9 +17,10 @@ mod tables;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use commerce::store::{MAX_LIVE_KEYS, MAX_PENDING_MANUAL, MAX_WEBHOOKS_PER_ACCOUNT, MemoryStore};
+use commerce::operator::MAX_LIVE_KEYS;
+use commerce::store::{MAX_PENDING_MANUAL, MAX_WEBHOOKS_PER_ACCOUNT, MemoryStore};
 use commerce::webhooks::DispatcherConfig;
-use commerce::{Config, ConflictReason, Engine, ErrorCode, hash_key, sandbox};
+use commerce::{ConflictReason, Engine, ErrorCode, config::Config, hash_key, sandbox};
 use serde_json::Value;
 
 /// `docs/<name>`.

@@ -14,7 +14,7 @@
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await.unwrap();
 //! // `axum::serve(listener, app)` works too, without a header-read timeout or a drain bound.
 //! // The defaults: a request head within 10 s; on shutdown, 10 s for the requests in flight.
-//! let options = commerce::axum::ServeOptions::default();
+//! let options = commerce::http_server::ServeOptions::default();
 //! commerce::axum::serve(listener, app, options, std::future::pending())
 //!     .await
 //!     .unwrap();

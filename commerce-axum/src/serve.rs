@@ -19,14 +19,14 @@ use tokio::net::TcpListener;
 /// that has not sent a request's whole head within it is disconnected, so that slow or
 /// stalled clients (a connection opened and left mid-headers) cannot hold connections for
 /// ever. The body's own time is the engine's
-/// [`Config::body_timeout`](commerce_core::Config::body_timeout).
+/// [`Config::body_timeout`](commerce_core::config::Config::body_timeout).
 ///
 /// ```no_run
 /// # mod commerce { pub use commerce_core::*; pub mod axum { pub use commerce_axum::*; } }
 /// use std::sync::Arc;
 /// use std::time::Duration;
 /// use commerce::{Engine, store::MemoryStore};
-/// use commerce::axum::ServeOptions;
+/// use commerce::http_server::ServeOptions;
 ///
 /// # async fn run() -> std::io::Result<()> {
 /// let engine = Engine::new(Arc::new(MemoryStore::new()));

@@ -58,7 +58,7 @@ impl Clock for ManualClock {
 }
 
 /// A clock ahead of another by an offset that only grows: the sandbox's test clock
-/// (`POST /api/v1/sandbox/clock`, [`Config::test_mode`](crate::Config::test_mode)). It never
+/// (`POST /api/v1/sandbox/clock`, [`Config::test_mode`](crate::config::Config::test_mode)). It never
 /// shows an instant earlier than one it showed before, even if the clock beneath steps back.
 pub struct OffsetClock {
     base: Arc<dyn Clock>,

@@ -1,6 +1,6 @@
 //! The 27 governorates of Egypt, as data: what a platform seeds its shipping table with
-//! ([`Operator::create_governorate`](crate::Operator::create_governorate), then
-//! [`Operator::set_shipping_rate`](crate::Operator::set_shipping_rate) per option).
+//! ([`Operator::create_governorate`](crate::operator::Operator::create_governorate), then
+//! [`Operator::set_shipping_rate`](crate::operator::Operator::set_shipping_rate) per option).
 
 /// A governorate's names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -3,7 +3,7 @@
 //! [`Engine::handle`] answers `http::Request<Bytes>` with `http::Response<Bytes>` for every
 //! endpoint under `/api/v1`; the [`Store`](store::Store) trait keeps the data
 //! ([`MemoryStore`](store::MemoryStore) in memory; `commerce-store-sqlx` on SQLite or
-//! PostgreSQL); the [`Operator`] is the platform's Rust API for everything the HTTP API
+//! PostgreSQL); the [`Operator`](operator::Operator) is the platform's Rust API for everything the HTTP API
 //! only reads (accounts, keys, catalogue, shipping, order moves, withdrawals, the meter).
 //! Adapters for axum and warp live in their own crates.
 //!
@@ -32,13 +32,13 @@
 //! would expect it:
 //!
 //! - **Pipeline** ([`Engine::handle`]): route (404, or 405 with `Allow`) -> body size (413
-//!   `payload_too_large` over [`Config::body_limit`], or [`Config::order_body_limit`] for
+//!   `payload_too_large` over [`Config::body_limit`](config::Config::body_limit), or [`Config::order_body_limit`](config::Config::order_body_limit) for
 //!   `POST /orders`) -> key (401) -> rate limit (429; from here
 //!   on every response carries `X-RateLimit-*`) -> account state -> API status -> side ->
 //!   ability -> input (422) -> handler. Everything up to the ability is checked on the request
 //!   head alone ([`Engine::head`], with the declared length as the body size); adapters call
 //!   [`Engine::serve`], which reads the body only once the head passed (413 beyond the limit
-//!   when the length was not declared, 408 `request_timeout` past [`Config::body_timeout`],
+//!   when the length was not declared, 408 `request_timeout` past [`Config::body_timeout`](config::Config::body_timeout),
 //!   400 `bad_request` for a body that cannot be read). `HEAD` is answered as `GET`. Every response carries
 //!   `Cache-Control: no-store`.
 //! - **Input**: all field messages of a request are reported together; a blank required string
@@ -61,7 +61,7 @@
 //! - **Order lifecycle**: [`model::OrderStatus::can_move_to`] is the one table of allowed
 //!   moves; the API may only cancel from `order_pending`.
 //! - **Idempotency**: a request still in flight under a key for longer than
-//!   [`Config::idempotency_stale_after`] (2 minutes) is taken to have died: if it had already
+//!   [`Config::idempotency_stale_after`](config::Config::idempotency_stale_after) (2 minutes) is taken to have died: if it had already
 //!   registered its order, the next request answers with that order (as a replay) and keeps it;
 //!   otherwise it starts afresh. Records older than 24 hours are purged by
 //!   [`Operator::purge_idempotency`](operator::Operator::purge_idempotency), which the
@@ -69,7 +69,7 @@
 //! - **Payout**: `paid` is not emitted: withdrawals are amounts, not tied to orders, so a
 //!   delivered order past its hold is `ready`; the wallet's `ready` subtracts what was received
 //!   and what is pending.
-//! - **Referral**: the wallet shows the platform's referral percent ([`Config::referral_percent`],
+//! - **Referral**: the wallet shows the platform's referral percent ([`Config::referral_percent`](config::Config::referral_percent),
 //!   default 0) and zero amounts; referrals are not modelled.
 //! - **`Location`** on 201 is `{mount}/api/v1/orders/{id}`, where `{mount}` is the
 //!   [`MountPrefix`] request extension the adapters set when the API is mounted under a
@@ -85,8 +85,9 @@ mod cache;
 pub mod clock;
 pub mod config;
 pub mod domain;
-pub mod engine;
-pub mod error;
+// The engine and its errors: every public item of the two is re-exported at the root.
+mod engine;
+mod error;
 pub mod governorates;
 #[cfg(feature = "http-server")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http-server")))]
@@ -114,13 +115,9 @@ pub mod webhooks;
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
 
-pub use config::{Config, ConfigError};
 pub use domain::keys::mint::{KEY_PREFIX, TEST_KEY_PREFIX, hash_key};
 pub use engine::{Admitted, Engine, EngineBuilder, Head};
-pub use error::{ApiError, ConflictReason, ErrorCode};
-pub use operator::{Conflict, Operator, OperatorError};
-pub use owner::Owner;
-pub use owner_pages::{OwnerLogin, OwnerPages};
+pub use error::{ApiError, ConflictReason, ErrorCode, FieldErrors};
 pub use time::cairo_timestamp;
 pub use web::auth::{Caller, bearer_token};
 pub use web::routes::{API_PREFIX, MountPrefix};
@@ -129,6 +126,7 @@ pub use web::routes::{API_PREFIX, MountPrefix};
 /// [`Duration`](chrono::Duration) settings), re-exported so that a caller needs no
 /// dependency of its own.
 pub use chrono;
-/// Exact decimal money ([`Decimal`]), re-exported.
-pub use rust_decimal;
+/// Exact decimal money, the type of every amount, re-exported so that a caller needs no
+/// dependency of its own (the `rust_decimal` crate itself is not: an application that wants its
+/// other items, `dec!` or the rounding strategies, names it in its own `Cargo.toml`).
 pub use rust_decimal::Decimal;

@@ -1,4 +1,4 @@
-//! The one table of input limits: the input checks (`api/`, `domain/`, [`Operator`](crate::Operator)),
+//! The one table of input limits: the input checks (`api/`, `domain/`, [`Operator`](crate::operator::Operator)),
 //! the OpenAPI document ([`openapi`](crate::web::openapi)) and the integrator docs (`docs/`, checked
 //! by this module's tests) all take their figures from here.
 //!
@@ -24,7 +24,7 @@ pub const MAX_REQUEST_ID: usize = 100;
 /// Longest name of an API key, in characters.
 pub const MAX_KEY_NAME: usize = 100;
 /// Fewest characters of a key's plaintext the platform imports
-/// ([`Operator::import_key`](crate::Operator::import_key)); the keys the engine makes have 48.
+/// ([`Operator::import_key`](crate::operator::Operator::import_key)); the keys the engine makes have 48.
 pub const MIN_KEY_LENGTH: usize = 32;
 /// The most live keys (neither revoked nor expired) one account may have; revoked and expired
 /// ones do not count.
@@ -54,17 +54,17 @@ pub const MAX_CLOCK_ADVANCE_SECONDS: i64 = 31_536_000;
 /// instants up to the year 2262).
 pub const MAX_CLOCK_AHEAD_SECONDS: i64 = 315_360_000;
 
-/// Largest request body by default ([`Config::body_limit`](crate::Config::body_limit)), in
+/// Largest request body by default ([`Config::body_limit`](crate::config::Config::body_limit)), in
 /// bytes: 16 KiB, for every endpoint but `POST /orders`.
 pub(crate) const DEFAULT_BODY_LIMIT: usize = 16 * 1024;
 /// Largest body of `POST /orders` by default
-/// ([`Config::order_body_limit`](crate::Config::order_body_limit)), in bytes: 256 KiB.
+/// ([`Config::order_body_limit`](crate::config::Config::order_body_limit)), in bytes: 256 KiB.
 pub(crate) const DEFAULT_ORDER_BODY_LIMIT: usize = 256 * 1024;
 /// How many unknown keys an engine remembers by default
-/// ([`Config::unknown_keys`](crate::Config::unknown_keys)).
+/// ([`Config::unknown_keys`](crate::config::Config::unknown_keys)).
 pub(crate) const DEFAULT_UNKNOWN_KEYS: usize = 10_000;
 /// How long an unknown key is remembered by default, in seconds
-/// ([`Config::unknown_key_life`](crate::Config::unknown_key_life)).
+/// ([`Config::unknown_key_life`](crate::config::Config::unknown_key_life)).
 pub(crate) const DEFAULT_UNKNOWN_KEY_LIFE_SECONDS: u64 = 30;
 
 /// Largest page size (`per_page`).
@@ -92,8 +92,8 @@ pub const MAX_WEBHOOKS_PER_ACCOUNT: usize = 10;
 pub const MAX_PENDING_MANUAL: usize = 10;
 
 /// Default bound of each rendered-JSON cache, in bytes (64 MiB):
-/// [`Config::rendered_orders_bytes`](crate::Config::rendered_orders_bytes) and
-/// [`Config::rendered_products_bytes`](crate::Config::rendered_products_bytes). Each kept
+/// [`Config::rendered_orders_bytes`](crate::config::Config::rendered_orders_bytes) and
+/// [`Config::rendered_products_bytes`](crate::config::Config::rendered_products_bytes). Each kept
 /// rendering counts for its JSON's length plus 256 bytes (its fields, reference counts and
 /// slot in the cache).
 pub const RENDERED_CACHE_BYTES: usize = 64 * 1024 * 1024;

@@ -29,7 +29,7 @@
 //!
 //! # Events (`INFO`, target `commerce_core::observe`)
 //!
-//! An order moved (by the API's cancel or the platform's [`Operator`](crate::Operator)), an
+//! An order moved (by the API's cancel or the platform's [`Operator`](crate::operator::Operator)), an
 //! order placed, a withdrawal requested and a withdrawal decided.
 //!
 //! # Metrics (feature `metrics`)

@@ -100,7 +100,7 @@ impl Owner {
 
     /// Requests API access while the account is active: `pending`, for the team to approve
     /// ([`Operator::set_api_status`]), or `approved` at once where the platform says so
-    /// ([`Config::approve_api_requests`](crate::Config::approve_api_requests): the sandbox).
+    /// ([`Config::approve_api_requests`](crate::config::Config::approve_api_requests): the sandbox).
     /// Not after a suspension by the team ([`Conflict::ApiSuspendedByTeam`]).
     pub async fn request_api_access(&self) -> OperatorResult<Account> {
         let account = self.move_api_status(ApiStatus::Pending).await?;

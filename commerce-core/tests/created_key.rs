@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
+use commerce_core::domain::keys::KeySpec;
 use commerce_core::model::{Ability, AccountState, ApiStatus, NewAccount};
-use commerce_core::operator::KeySpec;
 use commerce_core::store::MemoryStore;
 use commerce_core::{Engine, KEY_PREFIX, TEST_KEY_PREFIX};
 
@@ -32,7 +32,7 @@ async fn a_created_keys_debug_never_shows_its_plaintext() {
 async fn an_imported_key_has_at_least_32_characters() {
     use commerce_core::model::Problem;
     use commerce_core::operator::MIN_KEY_LENGTH;
-    use commerce_core::{OperatorError, hash_key};
+    use commerce_core::{hash_key, operator::OperatorError};
 
     assert_eq!(MIN_KEY_LENGTH, 32);
     let engine = Engine::new(Arc::new(MemoryStore::new()));

@@ -216,7 +216,7 @@ async fn a_kept_key_check_sees_what_another_instance_writes() {
                 .rate_limit(1_000_000)
                 .build(),
             now,
-            commerce_core::store::MAX_LIVE_KEYS,
+            commerce_core::operator::MAX_LIVE_KEYS,
         )
         .await
         .unwrap();

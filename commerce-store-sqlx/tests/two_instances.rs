@@ -20,12 +20,12 @@ use bytes::Bytes;
 use commerce_core::Engine;
 use commerce_core::chrono::TimeDelta;
 use commerce_core::clock::ManualClock;
+use commerce_core::domain::keys::KeySpec;
 use commerce_core::domain::webhooks::WebhookInput;
 use commerce_core::model::{
     Ability, CategoryId, CategoryPatch, DeliveryStatus, NewStockAdjustment, PageRequest,
     StockReason, VariantId, VariantPatch,
 };
-use commerce_core::operator::KeySpec;
 use commerce_core::sandbox::{self, Sandbox};
 use commerce_core::testing::crowd::a_crowd_of_slow_accounts_leaves_room_for_a_polite_one;
 use commerce_core::testing::fairness::a_dead_receiver_slows_only_its_own_endpoint;

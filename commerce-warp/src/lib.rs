@@ -20,7 +20,7 @@
 //!     .or(warp::path("eu").and(commerce::warp::api(engine))); // /eu/api/v1/...
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await.unwrap();
 //! // A request head within 10 s; on shutdown, 10 s for the requests in flight.
-//! let options = commerce::warp::ServeOptions::default();
+//! let options = commerce::http_server::ServeOptions::default();
 //! commerce::warp::serve(listener, app, options, std::future::pending()).await.unwrap();
 //! // or `warp::serve(app).run(([127, 0, 0, 1], 8080))`: no header-read timeout, no drain bound
 //! # }

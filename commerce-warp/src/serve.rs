@@ -19,14 +19,14 @@ use warp::{Filter, Rejection, Reply};
 /// that has not sent a request's whole head within it is disconnected, so that slow or
 /// stalled clients (a connection opened and left mid-headers) cannot hold connections for
 /// ever. The body's own time is the engine's
-/// [`Config::body_timeout`](commerce_core::Config::body_timeout).
+/// [`Config::body_timeout`](commerce_core::config::Config::body_timeout).
 ///
 /// ```no_run
 /// # mod commerce { pub use commerce_core::*; pub mod warp { pub use commerce_warp::*; } }
 /// use std::sync::Arc;
 /// use std::time::Duration;
 /// use commerce::{Engine, store::MemoryStore};
-/// use commerce::warp::ServeOptions;
+/// use commerce::http_server::ServeOptions;
 /// use warp::Filter;
 ///
 /// # async fn run() -> std::io::Result<()> {

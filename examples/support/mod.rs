@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use commerce::model::{OrderId, OrderStatus};
-use commerce::{Engine, OperatorError};
+use commerce::{Engine, operator::OperatorError};
 use http::{HeaderMap, StatusCode};
 use serde_json::{Value, json};
 use tokio::sync::{oneshot, watch};
@@ -240,7 +240,7 @@ impl Background {
 
     /// Runs `server` (which stops accepting on [`shutdown`](Self::shutdown), then waits for
     /// its requests in flight for [`DRAIN`] at most: `commerce::axum::serve` and
-    /// `commerce::warp::serve` with their `ServeOptions`, or `commerce::http_server::serve_connections`), then stops the
+    /// `commerce::warp::serve` with `commerce::http_server::ServeOptions`, or `commerce::http_server::serve_connections`), then stops the
     /// background work and closes the store.
     pub async fn serve(
         self,

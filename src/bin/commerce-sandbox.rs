@@ -283,7 +283,7 @@ pub async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // On SIGTERM or ctrl-c: no new connection, the requests in flight get `DRAIN` to finish,
     // then the dispatcher records its attempts in flight and the store is closed.
-    let options = commerce::axum::ServeOptions::default()
+    let options = commerce::http_server::ServeOptions::default()
         .with_header_read_timeout(HEADER_READ_TIMEOUT)
         .with_drain_timeout(Some(DRAIN));
     commerce::axum::serve(listener, app, options, async {

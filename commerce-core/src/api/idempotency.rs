@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 use super::Ctx;
 use crate::error::{ApiError, ConflictReason};
 use crate::limits::MAX_IDEMPOTENCY_KEY;
-use crate::model::{IdempotencyClaim, IdempotencyScope, StoredResponse};
+use crate::model::{IdempotencyClaim, IdempotencyScope, IdempotencyToken, StoredResponse};
 use crate::render::messages;
 use crate::render::wire;
 use crate::store::{Created, IdempotencyBegin, StoreError};
@@ -226,10 +226,10 @@ where
             return Ok(response);
         };
         // This request's own token: a retry that takes the record over fences it out.
-        let claim = IdempotencyClaim::new(IdempotencyScope {
-            account_id: ctx.caller.account.id,
-            key,
-        });
+        let claim = IdempotencyClaim::new(
+            IdempotencyScope::new(ctx.caller.account.id, key),
+            IdempotencyToken::random(),
+        );
         let fingerprint = fingerprint("POST", create.path, &create.body);
         let config = ctx.config();
         let begin = ctx

@@ -1,4 +1,4 @@
-//! The sandbox's test mode ([`Config::test_mode`](crate::Config::test_mode)):
+//! The sandbox's test mode ([`Config::test_mode`](crate::config::Config::test_mode)):
 //! `POST /sandbox/orders/{id}/status` (the platform's move of one of the caller's orders) and
 //! `GET`/`POST /sandbox/clock` (the sandbox's clock). The dispatch table serves these only in
 //! test mode; any other engine answers them 404 as unknown paths.

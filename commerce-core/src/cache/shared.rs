@@ -16,7 +16,7 @@ use crate::domain::earnings::PayoutRules;
 use crate::domain::kept::KeptProducts;
 use crate::store::Store;
 
-/// Shared by every clone of an [`Engine`](crate::Engine) and its [`Operator`](crate::Operator).
+/// Shared by every clone of an [`Engine`](crate::Engine) and its [`Operator`](crate::operator::Operator).
 pub(crate) struct Shared {
     /// The store as given, behind the tracing layer, behind the rendered-JSON caches.
     pub(crate) store: Arc<CachingStore>,

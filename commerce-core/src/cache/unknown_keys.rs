@@ -1,11 +1,11 @@
 //! The keys an engine found unknown lately: bearer tokens whose hash no store holds,
-//! remembered for a short life ([`Config::unknown_key_life`](crate::Config::unknown_key_life))
+//! remembered for a short life ([`Config::unknown_key_life`](crate::config::Config::unknown_key_life))
 //! so that a flood of made-up keys costs one store query per key, not one per request.
 //!
 //! Why a remembered miss may stand without asking the store again: a key the platform
 //! creates has a fresh random plaintext (about 238 bits), so its hash is one no client can
 //! have sent before it existed; a remembered miss never hides it. Only an *imported* key
-//! ([`Operator::import_key`](crate::Operator::import_key)) has a plaintext a client may have
+//! ([`Operator::import_key`](crate::operator::Operator::import_key)) has a plaintext a client may have
 //! sent earlier: the engine that imports it forgets the miss at once, and every other engine
 //! at the end of the miss's life.
 

@@ -30,7 +30,7 @@ use crate::webhooks::UrlPolicy;
 ///
 /// ```
 /// # use commerce_core as commerce;
-/// use commerce::Config;
+/// use commerce::config::Config;
 /// use std::time::Duration;
 ///
 /// let config: Config = serde_json::from_str(
@@ -75,7 +75,7 @@ pub struct Config {
     pub unknown_keys: usize,
     /// How long an unknown key is remembered (default 30 seconds), by the engine's clock. A
     /// key created later has a random plaintext no client sent before, so it works at once;
-    /// a key *imported* ([`Operator::import_key`](crate::Operator::import_key)) whose
+    /// a key *imported* ([`Operator::import_key`](crate::operator::Operator::import_key)) whose
     /// plaintext an engine refused within this time works on that engine once the time has
     /// passed (at once on the engine that imported it).
     #[serde(deserialize_with = "human::duration")]
@@ -125,7 +125,7 @@ pub struct Config {
     /// answer `404 not_found` like any unknown path. Never turn it on in production.
     pub test_mode: bool,
     /// Whether an owner's request for API access is approved at once instead of waiting for
-    /// the team ([`Owner::request_api_access`](crate::Owner::request_api_access)); default
+    /// the team ([`Owner::request_api_access`](crate::owner::Owner::request_api_access)); default
     /// `false`, the sandbox's `true`.
     pub approve_api_requests: bool,
 }
@@ -184,7 +184,7 @@ impl Config {
     ///
     /// ```
     /// # use commerce_core as commerce;
-    /// use commerce::Config;
+    /// use commerce::config::Config;
     /// use rust_decimal::Decimal;
     ///
     /// let mut config = Config::default();

@@ -325,7 +325,7 @@ pub struct PayoutRules {
 }
 
 /// Longest hold period, in days (ten years): [`PayoutRules::new`] and
-/// [`Config::hold_days`](crate::Config::hold_days) accept 0 to this.
+/// [`Config::hold_days`](crate::config::Config::hold_days) accept 0 to this.
 pub const MAX_HOLD_DAYS: i64 = 3650;
 
 /// Why [`PayoutRules::new`] refused its days.
@@ -352,7 +352,7 @@ impl PayoutRules {
         }
     }
 
-    /// The rules of settings already checked ([`Config::validate`](crate::Config::validate)):
+    /// The rules of settings already checked ([`Config::validate`](crate::config::Config::validate)):
     /// days outside the range are brought to its nearest end rather than trusted.
     pub(crate) fn clamped(now: DateTime<Utc>, hold_days: i64) -> Self {
         Self {

@@ -1,5 +1,5 @@
 //! The rules of an order's own fields, whoever enters the order: `POST /orders` reads them
-//! from JSON, the [`Operator`](crate::Operator) from an [`OrderDraft`]; both apply these
+//! from JSON, the [`Operator`](crate::operator::Operator) from an [`OrderDraft`]; both apply these
 //! functions and limits, and both report a [`FieldProblem`] per field that breaks one.
 
 use rust_decimal::Decimal;

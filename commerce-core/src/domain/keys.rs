@@ -1,5 +1,5 @@
-//! The rules of a new API key, whoever creates it: the platform ([`Operator`](crate::Operator))
-//! or the account's owner ([`Owner`](crate::Owner), its pages). Both check a [`KeySpec`] here
+//! The rules of a new API key, whoever creates it: the platform ([`Operator`](crate::operator::Operator))
+//! or the account's owner ([`Owner`](crate::owner::Owner), its pages). Both check a [`KeySpec`] here
 //! and report a [`FieldProblem`] per field that breaks a rule, with the same Arabic message;
 //! both mint the key here (its prefix, its random part, the hash a store keeps).
 
@@ -23,7 +23,7 @@ pub(crate) mod mint {
     pub const KEY_PREFIX: &str = "sk_live_";
 
     /// The prefix of keys created by an engine in the sandbox's test mode
-    /// ([`Config::test_mode`](crate::Config::test_mode)): a sandbox key is never taken for a live
+    /// ([`Config::test_mode`](crate::config::Config::test_mode)): a sandbox key is never taken for a live
     /// one.
     pub const TEST_KEY_PREFIX: &str = "sk_test_";
 

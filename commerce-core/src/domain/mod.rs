@@ -1,4 +1,4 @@
-//! The product's rules, without HTTP: what `api/` and the [`Operator`](crate::Operator) both
+//! The product's rules, without HTTP: what `api/` and the [`Operator`](crate::operator::Operator) both
 //! call. A module here imports neither `api` nor `wire` (`tests/layering.rs` checks it).
 //!
 //! - [`fields`]: the rules of an order's own fields, and the platform's [`OrderDraft`](fields::OrderDraft);

@@ -1,5 +1,5 @@
 //! The platform's moves of an order (confirmation, shipping, delivery with what became of
-//! each line's pieces, returns, cancellations): what the [`Operator`](crate::Operator) and the
+//! each line's pieces, returns, cancellations): what the [`Operator`](crate::operator::Operator) and the
 //! sandbox's test mode (`POST /sandbox/orders/{id}/status`) both apply.
 
 use chrono::{DateTime, Utc};

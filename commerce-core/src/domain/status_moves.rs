@@ -1,5 +1,5 @@
 //! The lifecycle of an order: which status may follow which ([`OrderStatus::can_move_to`]),
-//! the one rule the platform's moves ([`Operator`](crate::Operator), the sandbox's test mode)
+//! the one rule the platform's moves ([`Operator`](crate::operator::Operator), the sandbox's test mode)
 //! and every store's status change apply.
 
 use crate::model::OrderStatus;

@@ -1,5 +1,5 @@
 //! Webhook endpoints: the rules of their fields and the operations the API and the
-//! [`Operator`](crate::Operator) share.
+//! [`Operator`](crate::operator::Operator) share.
 
 use std::future::Future;
 use std::net::IpAddr;

@@ -19,8 +19,7 @@ use crate::cache::CachingStore;
 use crate::cache::pulls_seen::PullsSeen;
 use crate::cache::shared::Shared;
 use crate::clock::{Clock, OffsetClock, SystemClock};
-pub use crate::config::Config;
-use crate::config::ConfigError;
+use crate::config::{Config, ConfigError};
 use crate::error::ApiError;
 use crate::model::RateWindow;
 use crate::observe;
@@ -287,7 +286,7 @@ impl Engine {
     /// ```
     /// # use commerce_core as commerce;
     /// use std::sync::Arc;
-    /// use commerce::{Engine, engine::Head, store::MemoryStore};
+    /// use commerce::{Engine, Head, store::MemoryStore};
     ///
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
     /// let engine = Engine::new(Arc::new(MemoryStore::new()));
@@ -637,8 +636,8 @@ impl Engine {
 
     /// The owner-side Rust API for `account`, whose owner the embedding application's own
     /// login established (never an API key): API access, keys, wallet and withdrawals.
-    pub fn owner(&self, account: crate::model::AccountId) -> crate::Owner {
-        crate::Owner::new(self.shared.clone(), account)
+    pub fn owner(&self, account: crate::model::AccountId) -> crate::owner::Owner {
+        crate::owner::Owner::new(self.shared.clone(), account)
     }
 
     /// The webhook dispatcher over this engine's store, clock and URL policy

@@ -52,11 +52,11 @@ string_enum! {
     /// Who set an account's API status ([`Account::api_status_by`]); the team by default.
     #[derive(Default)]
     ChangedBy {
-        /// The platform's team ([`Operator::set_api_status`](crate::Operator::set_api_status)),
+        /// The platform's team ([`Operator::set_api_status`](crate::operator::Operator::set_api_status)),
         /// or the account's registration.
         #[default]
         Team => "team",
-        /// The account's owner ([`Owner`](crate::Owner), the owner's pages).
+        /// The account's owner ([`Owner`](crate::owner::Owner), the owner's pages).
         Owner => "owner",
     }
 }
@@ -65,7 +65,7 @@ impl ApiStatus {
     /// Whether the account's owner may move API access from this status to `to`, by the status
     /// alone: request it (`pending`) when never requested, rejected, suspended or cancelled;
     /// suspend it when approved; cancel it when pending, approved or suspended. Approving and
-    /// rejecting are the team's ([`Operator::set_api_status`](crate::Operator::set_api_status)).
+    /// rejecting are the team's ([`Operator::set_api_status`](crate::operator::Operator::set_api_status)).
     /// [`Account::owner_may_move_api_to`] adds who suspended: the team's suspension is the
     /// team's to lift.
     pub fn owner_may_move_to(self, to: ApiStatus) -> bool {
@@ -231,8 +231,8 @@ impl AccountPatch {
 
 /// A new account, as the platform registers it: [`NewAccount::marketer`] or
 /// [`NewAccount::supplier`], registration incomplete and API access never requested until the
-/// platform moves them ([`Operator::set_account_state`](crate::Operator::set_account_state),
-/// [`Operator::set_api_status`](crate::Operator::set_api_status)) or sets them here.
+/// platform moves them ([`Operator::set_account_state`](crate::operator::Operator::set_account_state),
+/// [`Operator::set_api_status`](crate::operator::Operator::set_api_status)) or sets them here.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct NewAccount {

@@ -171,7 +171,7 @@ impl Webhook {
     }
 }
 
-/// The default payout hold, in days ([`Config::hold_days`](crate::Config::hold_days)).
+/// The default payout hold, in days ([`Config::hold_days`](crate::config::Config::hold_days)).
 pub const DEFAULT_HOLD_DAYS: i64 = 14;
 
 /// What rendering an order's webhook event needs besides the order: carried by
@@ -180,7 +180,7 @@ pub const DEFAULT_HOLD_DAYS: i64 = 14;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct EventContext {
-    /// The payout hold ([`Config::hold_days`](crate::Config::hold_days)): the order's
+    /// The payout hold ([`Config::hold_days`](crate::config::Config::hold_days)): the order's
     /// `payout` is shown as it stood at the event.
     pub hold_days: i64,
 }

@@ -61,7 +61,8 @@ impl IdempotencyToken {
 }
 
 /// A request's claim on an idempotency key: the key's scope and the request's own
-/// [`IdempotencyToken`].
+/// [`IdempotencyToken`] (a request draws a fresh one: `IdempotencyClaim::new(scope,
+/// IdempotencyToken::random())`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct IdempotencyClaim {
@@ -72,11 +73,8 @@ pub struct IdempotencyClaim {
 }
 
 impl IdempotencyClaim {
-    /// A claim on `scope` with a fresh random token: one per request.
-    pub fn new(scope: IdempotencyScope) -> Self {
-        Self {
-            scope,
-            token: IdempotencyToken::random(),
-        }
+    /// An `IdempotencyClaim` of its fields, in their order.
+    pub fn new(scope: IdempotencyScope, token: IdempotencyToken) -> Self {
+        Self { scope, token }
     }
 }

@@ -10,7 +10,7 @@ use super::listing::{
 };
 use super::*;
 
-/// Which orders of any account the back office lists ([`Operator::find_orders`](crate::Operator::find_orders)),
+/// Which orders of any account the back office lists ([`Operator::find_orders`](crate::operator::Operator::find_orders)),
 /// and the counts per status of its dashboard. Every field left as [`Default`] matches every
 /// order; newest first (`created_at`, then `id`).
 ///
@@ -199,7 +199,7 @@ pub enum AccountSort {
     ApiStatusOldestFirst,
 }
 
-/// Which accounts the back office lists ([`Operator::find_accounts`](crate::Operator::find_accounts)).
+/// Which accounts the back office lists ([`Operator::find_accounts`](crate::operator::Operator::find_accounts)).
 /// Every field left as [`Default`] matches every account.
 ///
 /// `search` is a case-insensitive substring of the owner's name, the e-mail, the phone or the
@@ -307,8 +307,8 @@ impl AccountQuery {
     }
 }
 
-/// Which withdrawals of any account the back office lists ([`Operator::find_withdrawals`](crate::Operator::find_withdrawals))
-/// and totals ([`Operator::withdrawal_totals`](crate::Operator::withdrawal_totals)). Every
+/// Which withdrawals of any account the back office lists ([`Operator::find_withdrawals`](crate::operator::Operator::find_withdrawals))
+/// and totals ([`Operator::withdrawal_totals`](crate::operator::Operator::withdrawal_totals)). Every
 /// field left as [`Default`] matches every withdrawal; newest request first (`created_at`,
 /// then `id`).
 ///
@@ -416,7 +416,7 @@ impl WithdrawalTotals {
 }
 
 /// Which webhook endpoints of any account the back office lists
-/// ([`Operator::find_webhooks`](crate::Operator::find_webhooks)), in registration order (`id`).
+/// ([`Operator::find_webhooks`](crate::operator::Operator::find_webhooks)), in registration order (`id`).
 /// Every field left as [`Default`] matches every endpoint.
 ///
 /// ```

@@ -114,7 +114,7 @@ impl NewQuote {
     }
 
     /// Valid until `at`.
-    pub fn valid_until(mut self, at: DateTime<Utc>) -> Self {
+    pub fn with_valid_until(mut self, at: DateTime<Utc>) -> Self {
         self.valid_until = Some(at);
         self
     }

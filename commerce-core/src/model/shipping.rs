@@ -38,7 +38,7 @@ pub struct ShippingRate {
 }
 
 /// What a shipping option charges for a governorate, as the platform sets it
-/// ([`Operator::set_shipping_rate`](crate::Operator::set_shipping_rate)).
+/// ([`Operator::set_shipping_rate`](crate::operator::Operator::set_shipping_rate)).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 #[non_exhaustive]
 pub struct RateTerms {

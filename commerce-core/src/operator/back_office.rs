@@ -22,7 +22,7 @@ impl Operator {
     ///     .sort(SortOrder::OldestFirst);
     /// let page = op.find_orders(&queue, PageRequest::default()).await?;
     /// assert_eq!(page.total, Count::new(0, true));
-    /// # Ok::<(), commerce_core::OperatorError>(())
+    /// # Ok::<(), commerce_core::operator::OperatorError>(())
     /// # }).unwrap();
     /// ```
     pub async fn find_orders(

@@ -3,6 +3,10 @@
 //! The embedding application (the platform's own web app) calls these for accounts, keys,
 //! the catalogue, shipping, order moves, withdrawals and the billing meter. None of them is
 //! reachable through `/api/v1`.
+//!
+//! The inputs that carry rules of their own live with those rules, in `domain`:
+//! [`OrderDraft`] and [`DraftLine`](crate::domain::fields::DraftLine) (`domain::fields`),
+//! [`KeySpec`] (`domain::keys`), [`OutcomeReport`] (`domain::pieces`).
 
 use std::sync::Arc;
 
@@ -21,12 +25,12 @@ use rust_decimal::Decimal;
 
 use crate::cache::shared::Shared;
 use crate::domain::earnings::PayoutRules;
-pub use crate::domain::fields::{DraftLine, OrderDraft};
+use crate::domain::fields::OrderDraft;
 use crate::domain::fields::{MAX_TEXT, TextKind, clean_text, phone};
 use crate::domain::keys::KeyMaker;
-pub use crate::domain::keys::KeySpec;
+use crate::domain::keys::KeySpec;
 use crate::domain::keys::{KEY_PREFIX, TEST_KEY_PREFIX, generate_key, hash_key};
-pub use crate::domain::pieces::OutcomeReport;
+use crate::domain::pieces::OutcomeReport;
 use crate::domain::wallet::WalletFigures;
 use crate::domain::{moves, placement};
 use crate::model::*;
@@ -76,7 +80,8 @@ impl std::fmt::Debug for CreatedKey {
 /// use std::sync::Arc;
 /// use commerce::clock::ManualClock;
 /// use commerce::model::*;
-/// use commerce::operator::{KeySpec, OutcomeReport};
+/// use commerce::domain::keys::KeySpec;
+/// use commerce::domain::pieces::OutcomeReport;
 /// use commerce::store::MemoryStore;
 /// use commerce::{Decimal, Engine, governorates};
 ///
@@ -206,7 +211,7 @@ impl Operator {
 
     /// Creates a key with a fresh random plaintext, returned once. It starts with
     /// [`KEY_PREFIX`] (`sk_live_`), or [`TEST_KEY_PREFIX`] (`sk_test_`) on an engine in the
-    /// sandbox's test mode ([`Config::test_mode`](crate::Config::test_mode)).
+    /// sandbox's test mode ([`Config::test_mode`](crate::config::Config::test_mode)).
     /// [`Conflict::KeyLimit`] when the account has [`MAX_LIVE_KEYS`] live keys already (decided
     /// by the store with the insert, so keys created at once never together pass it).
     pub async fn create_key(
@@ -457,13 +462,13 @@ impl Operator {
     }
 
     /// Registers a withdrawal request from the wallet page: at least the minimum
-    /// ([`Config::withdrawal_minimum`](crate::Config::withdrawal_minimum)) and at most what is
+    /// ([`Config::withdrawal_minimum`](crate::config::Config::withdrawal_minimum)) and at most what is
     /// ready, decided by the store in one atomic operation with the insert, so requests made
     /// at once never together exceed the balance ([`Conflict::OverReadyBalance`]). The
     /// wallet number must be an Egyptian mobile (stored normalised, `01` and 9 digits) and the
     /// wallet's description is required (at most 255 characters): every problem is named in
     /// [`OperatorError::Invalid`]. The same rule serves the owner's wallet page
-    /// ([`Owner::request_withdrawal`](crate::Owner::request_withdrawal), which also keeps to
+    /// ([`Owner::request_withdrawal`](crate::owner::Owner::request_withdrawal), which also keeps to
     /// the withdrawal window).
     pub async fn request_withdrawal(&self, new: NewWithdrawal) -> OperatorResult<Withdrawal> {
         request_withdrawal(&self.shared, new).await
@@ -522,7 +527,7 @@ impl Operator {
 
 /// The one rule of a withdrawal request, for the operator and the owner alike: amounts in
 /// whole piastres, at least the minimum, at most what is ready (decided by the store with the
-/// insert). The owner's pages also check the window first ([`crate::Owner`]). A supplier's
+/// insert). The owner's pages also check the window first ([`crate::owner::Owner`]). A supplier's
 /// withdrawal is drawn from its statement: its `supply_amount` is its amount (the store
 /// writes the `withdrawal` debit); a marketer's is zero.
 pub(crate) async fn request_withdrawal(

@@ -1,5 +1,5 @@
 //! The pages' forms: reading `application/x-www-form-urlencoded` bodies, and turning the
-//! [`Owner`](crate::Owner)'s refusals into messages next to their fields.
+//! [`Owner`](crate::owner::Owner)'s refusals into messages next to their fields.
 
 use std::collections::BTreeMap;
 

@@ -11,7 +11,7 @@
 //! middleware set, a request extension); a visitor it does not know is sent to its login page
 //! ([`OwnerLogin::login_url`]) or refused with 401.
 //!
-//! Every rule is the [`Owner`](crate::Owner)'s, so the platform's and the API's: the same
+//! Every rule is the [`Owner`](crate::owner::Owner)'s, so the platform's and the API's: the same
 //! refusals and the same Arabic messages, shown next to the field they are about. Every POST
 //! carries a CSRF token (signed double submit: an HMAC-SHA256 of a random cookie value and the
 //! account id under a secret of these pages, compared in constant time), so another site

@@ -28,7 +28,7 @@ pub const METHOD_NOT_ALLOWED: &str = "الطريقة دي مش مسموحة عل
 pub const PAYLOAD_TOO_LARGE: &str = "حجم الطلب أكبر من المسموح.";
 
 /// 413 `payload_too_large` for a body limit of `limit` bytes ([`Config::body_limit`]
-/// (crate::Config::body_limit) or [`Config::order_body_limit`](crate::Config::order_body_limit)): in megabytes, kilobytes or bytes, whichever is whole.
+/// (crate::config::Config::body_limit) or [`Config::order_body_limit`](crate::config::Config::order_body_limit)): in megabytes, kilobytes or bytes, whichever is whole.
 pub fn payload_too_large(limit: usize) -> String {
     const MIB: usize = 1024 * 1024;
     let size = match limit {

@@ -4,9 +4,11 @@
 use chrono::Duration;
 use rust_decimal::Decimal;
 
+use crate::domain::fields::{DraftLine, OrderDraft};
+use crate::domain::keys::KeySpec;
 use crate::engine::Engine;
 use crate::model::*;
-use crate::operator::{DraftLine, KeySpec, OperatorError, OrderDraft};
+use crate::operator::OperatorError;
 
 mod demo_login;
 mod quotes;
@@ -124,15 +126,15 @@ const MARKETER_KEY: [Ability; 5] = [
 /// The sandbox's settings: the defaults, with webhooks allowed to `http` and loopback
 /// receivers (a receiver on `http://127.0.0.1` during development), nothing else private
 /// ([`UrlPolicy::SANDBOX`](crate::webhooks::UrlPolicy::SANDBOX)), the test mode on
-/// ([`Config::test_mode`](crate::Config::test_mode): `/api/v1/sandbox/` moves orders and
+/// ([`Config::test_mode`](crate::config::Config::test_mode): `/api/v1/sandbox/` moves orders and
 /// the clock), and an owner's request for API access approved at once
-/// ([`Config::approve_api_requests`](crate::Config::approve_api_requests)).
-pub fn config() -> crate::Config {
-    crate::Config {
+/// ([`Config::approve_api_requests`](crate::config::Config::approve_api_requests)).
+pub fn config() -> crate::config::Config {
+    crate::config::Config {
         webhook_urls: crate::webhooks::UrlPolicy::SANDBOX,
         test_mode: true,
         approve_api_requests: true,
-        ..crate::Config::default()
+        ..crate::config::Config::default()
     }
 }
 

@@ -37,7 +37,7 @@ pub(super) async fn seed(
     let offer = |variant: VariantId, price: i64, quantity: i64, note: &str| {
         let now = engine.now();
         NewQuote::new(supplier, variant, Decimal::new(price, 2), quantity)
-            .valid_until(now + Duration::days(30))
+            .with_valid_until(now + Duration::days(30))
             .with_note(note)
     };
     let insert = |new: NewQuote| async move {

@@ -6,7 +6,6 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use super::StoreError;
-pub use crate::limits::MAX_LIVE_KEYS;
 use crate::model::*;
 
 /// The answer of [`AccountStore::hit_rate_limit`].

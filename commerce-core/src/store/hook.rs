@@ -61,7 +61,9 @@ pub struct Operation {
 }
 
 impl Operation {
-    pub(crate) fn new(concern: Concern, name: &'static str) -> Self {
+    /// An `Operation` of its fields, in their order: what a wrapper of its own (or a test of
+    /// a hook) hands to a [`StoreHook`].
+    pub fn new(concern: Concern, name: &'static str) -> Self {
         Self { concern, name }
     }
 }

@@ -108,8 +108,8 @@ mod webhooks;
 mod withdrawals;
 
 pub use accounts::{
-    ACCOUNT_CHANGED, AccountStore, InsertKeyError, KEY_HASH_STORED, KeyCheck, MAX_LIVE_KEYS,
-    RateLimitHit, RateWindows, authenticate_by_calls,
+    ACCOUNT_CHANGED, AccountStore, InsertKeyError, KEY_HASH_STORED, KeyCheck, RateLimitHit,
+    RateWindows, authenticate_by_calls,
 };
 pub use catalog::{CatalogStore, ProductVersion};
 pub use error::{PlaceOrderError, StatusChangeError, StoreError, Unique};

@@ -7,7 +7,7 @@
 //! The stall is a gate in front of the store's `place_order` or `finish_idempotent` (a
 //! wrapper of the whole store, every other operation passed through), the clock a
 //! [`ManualClock`](crate::clock::ManualClock) moved past
-//! [`Config::idempotency_stale_after`](crate::Config::idempotency_stale_after).
+//! [`Config::idempotency_stale_after`](crate::config::Config::idempotency_stale_after).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

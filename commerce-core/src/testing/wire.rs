@@ -5,7 +5,7 @@
 //!
 //! A server passes [`assert_bodies_are_read_after_the_head`] when it hands requests to
 //! [`Engine::serve`](crate::Engine::serve) (or the head phase by hand);
-//! [`stalled_body_is_408`] needs the engine's [`Config::body_timeout`](crate::Config::body_timeout)
+//! [`stalled_body_is_408`] needs the engine's [`Config::body_timeout`](crate::config::Config::body_timeout)
 //! short, and [`stalled_head_is_closed`] a server with a header-read timeout.
 
 use std::net::SocketAddr;
@@ -177,7 +177,7 @@ fn orders_head(prefix: &str, keyed: bool, extra: &[&str]) -> String {
 }
 
 /// An engine over a fresh `MemoryStore` with the sandbox seeded and `body_timeout` as its
-/// [`Config::body_timeout`](crate::Config::body_timeout), for a server under these checks.
+/// [`Config::body_timeout`](crate::config::Config::body_timeout), for a server under these checks.
 pub async fn sandbox_engine(body_timeout: Duration) -> crate::Engine {
     let engine = crate::Engine::builder(std::sync::Arc::new(crate::store::MemoryStore::new()))
         .configure(|c| c.body_timeout = Some(body_timeout))
@@ -284,7 +284,7 @@ pub async fn expect_continue_is_refused_before_100(addr: SocketAddr, prefix: &st
 /// first kilobyte, are all answered `401` without the server waiting for (or holding) the
 /// rest of their bodies.
 pub async fn keyless_bodies_are_refused_unread(addr: SocketAddr, prefix: &str) {
-    let length = crate::Config::default().order_body_limit - 10;
+    let length = crate::config::Config::default().order_body_limit - 10;
     let request = orders_head(
         prefix,
         false,

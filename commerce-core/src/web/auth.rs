@@ -32,7 +32,7 @@ pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
 /// ([`AccountStore::authenticate`](crate::store::AccountStore::authenticate)): 401 when the
 /// header is missing or the key unknown, revoked or expired (nothing counted then). A key the
 /// store did not know is remembered ([`UnknownKeys`](crate::cache::unknown_keys::UnknownKeys)) and refused again without a store query
-/// for [`Config::unknown_key_life`](crate::Config::unknown_key_life).
+/// for [`Config::unknown_key_life`](crate::config::Config::unknown_key_life).
 pub(crate) async fn authenticate(
     shared: &Shared,
     headers: &HeaderMap,

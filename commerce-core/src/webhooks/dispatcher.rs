@@ -47,7 +47,7 @@ use crate::webhooks::events::render_event;
 
 /// Settings of a [`Dispatcher`]; `DispatcherConfig::default()` holds the product's.
 ///
-/// [`Deserialize`](serde::Deserialize) like [`Config`](crate::Config): a field left out keeps
+/// [`Deserialize`](serde::Deserialize) like [`Config`](crate::config::Config): a field left out keeps
 /// its default, durations are written with their unit (`"15s"`), the proxy is its URL, a count
 /// of 0 where the builders take at least 1 and an unknown field are errors.
 ///
@@ -145,8 +145,8 @@ impl DispatcherConfig {
     /// let slow = DispatcherConfig::default().with_timeout(Duration::from_secs(90));
     /// assert_eq!(slow.check().unwrap_err().setting, "lease"); // 60 s by default
     /// ```
-    pub fn check(&self) -> Result<(), crate::ConfigError> {
-        let fail = |setting, problem| Err(crate::ConfigError { setting, problem });
+    pub fn check(&self) -> Result<(), crate::config::ConfigError> {
+        let fail = |setting, problem| Err(crate::config::ConfigError { setting, problem });
         if self.timeout.is_zero() {
             return fail("timeout", "must be above zero");
         }

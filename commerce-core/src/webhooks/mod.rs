@@ -9,7 +9,7 @@
 //!   them, a change that did not happen never does. The dispatcher renders the body when it
 //!   sends ([`render_event`]).
 //! - **Registration**: `POST /api/v1/webhooks` and the rest (ability `webhooks:manage`), or
-//!   [`Operator`](crate::Operator)'s webhook methods for the platform.
+//!   [`Operator`](crate::operator::Operator)'s webhook methods for the platform.
 //! - **Delivery**: the dispatcher (feature `webhooks`: `engine.dispatcher().run(shutdown)`)
 //!   claims due deliveries, signs ([`sign`]) and sends them, and retries on the schedule of
 //!   [`RETRY_SCHEDULE`](crate::domain::delivery::RETRY_SCHEDULE).

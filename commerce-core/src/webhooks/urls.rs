@@ -39,7 +39,7 @@ pub enum Addresses {
 /// [`UrlPolicy::STRICT`]; the sandbox allows `http` and loopback: [`UrlPolicy::SANDBOX`]).
 /// Applied at registration and again by the dispatcher when it connects.
 ///
-/// In settings ([`Config::webhook_urls`](crate::Config::webhook_urls)), every field optional:
+/// In settings ([`Config::webhook_urls`](crate::config::Config::webhook_urls)), every field optional:
 /// `{"allow_http": true, "addresses": "public_and_loopback", "nat64_prefixes":
 /// ["2001:db8:64::/96"]}`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]

@@ -265,7 +265,10 @@ pub async fn place_order_failing_at_its_last_write_leaves_nothing(
         .await
         .unwrap();
     assert_eq!(queued(db, EventType::OrderCreated).await, 1);
-    let scope = IdempotencyClaim::new(IdempotencyScope::new(f.account.id, "idem".into()));
+    let scope = IdempotencyClaim::new(
+        IdempotencyScope::new(f.account.id, "idem".into()),
+        IdempotencyToken::random(),
+    );
     let begin = |now: DateTime<Utc>| {
         let scope = scope.clone();
         async move {

@@ -75,12 +75,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use commerce::domain::keys::KeySpec;
 use commerce::model::*;
 use commerce::operator::Conflict;
-use commerce::operator::KeySpec;
 use commerce::sqlx::PgStore;
 use commerce::store::Store;
-use commerce::{Engine, OperatorError, sandbox};
+use commerce::{Engine, operator::OperatorError, sandbox};
 use common::http::serve;
 use common::report::{self, Goal, Unit};
 use common::{env_or, mib, rss_bytes, runtime};

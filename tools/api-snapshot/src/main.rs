@@ -7,26 +7,31 @@
 //! `cargo run -p api-snapshot -- --bless` writes the lists instead: run it after a deliberate
 //! change of the surface and commit the files with the change.
 //!
-//! It also holds the surface to two rules, read from the same rustdoc JSON, bless or not: no
-//! glob re-export (`pub use x::*`) among the public items, and no public struct with a public
+//! It also holds the surface to three rules, read from the same rustdoc JSON, bless or not: no
+//! glob re-export (`pub use x::*`) among the public items; no public struct with a public
 //! field that is not `#[non_exhaustive]` (so a field can be added without breaking a caller,
-//! who builds the struct with its constructor). [`KNOWN`] lists what breaks them still.
+//! who builds the struct with its constructor); and one public path per item ([`paths`]: an
+//! item reached at two paths, a prelude's excepted, is named two ways in docs and callers).
+//! [`KNOWN`] lists what breaks them still.
+
+mod paths;
 
 use std::{
-    collections::BTreeSet,
+    collections::{BTreeMap, BTreeSet},
     env, fs,
     path::{Path, PathBuf},
     process::{Command, ExitCode},
 };
 
 /// The crates whose surface is kept, with the features they are documented with (all of them,
-/// as docs.rs and `cargo doc --all-features` show them).
+/// as docs.rs and `cargo doc --all-features` show them); each after the crates it re-exports,
+/// whose paths its own are resolved through.
 const CRATES: &[&str] = &[
-    "commerce",
     "commerce-core",
     "commerce-axum",
     "commerce-warp",
     "commerce-store-sqlx",
+    "commerce",
 ];
 
 /// The command that regenerates the snapshot, printed when the check fails.
@@ -65,9 +70,14 @@ fn run(bless: bool) -> Result<bool, String> {
     build_rustdoc_json(&workspace)?;
     let mut same = true;
     let mut broken = Vec::new();
+    let mut workspace_paths = BTreeMap::new();
     for krate in CRATES {
         let listed = public_api(&target, krate)?;
-        broken.extend(surface_rules(&read_rustdoc_json(&target, krate)?));
+        let doc = read_rustdoc_json(&target, krate)?;
+        broken.extend(surface_rules(&doc));
+        let reached = paths::reaches(krate, &doc, &workspace_paths);
+        broken.extend(paths::repeated(krate, &reached));
+        workspace_paths.insert(krate.replace('-', "_"), reached);
         let file = snapshots.join(format!("{krate}.txt"));
         if bless {
             fs::create_dir_all(&snapshots).map_err(|e| format!("{}: {e}", snapshots.display()))?;

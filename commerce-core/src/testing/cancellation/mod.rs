@@ -36,9 +36,9 @@ use rand::{Rng, SeedableRng};
 use serde_json::{Value, json};
 
 use super::http::{Harness, TestResponse, build_request};
+use crate::domain::keys::KeySpec;
 use crate::engine::Engine;
 use crate::model::*;
-use crate::operator::KeySpec;
 
 mod checks;
 mod quotes;

@@ -9,8 +9,8 @@ use http::Method;
 use serde_json::Value;
 
 use crate::Engine;
+use crate::domain::keys::KeySpec;
 use crate::model::Ability;
-use crate::operator::KeySpec;
 use crate::sandbox;
 use crate::store::{Hooked, Operation, StoreHook};
 

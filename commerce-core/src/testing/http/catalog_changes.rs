@@ -3,8 +3,8 @@
 use chrono::Duration;
 use serde_json::{Value, json};
 
+use crate::domain::keys::KeySpec;
 use crate::model::*;
-use crate::operator::KeySpec;
 use crate::render::messages;
 
 use super::fixtures::*;

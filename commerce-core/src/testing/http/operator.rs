@@ -8,10 +8,10 @@ use serde_json::{Value, json};
 
 use super::fixtures::*;
 use super::harness::*;
-use crate::OperatorError;
 use crate::domain::fields::{DraftLine, OrderDraft};
 use crate::model::NewWithdrawal;
 use crate::operator::Conflict;
+use crate::operator::OperatorError;
 
 /// The same broken order sent to `POST /orders` and to `Operator::place_order`: both refuse
 /// it on the same fields, and neither touches the stock or registers an order.

@@ -1,4 +1,4 @@
-//! The owner's Rust API ([`Owner`](crate::Owner)): its API access moves, the same refusal as
+//! The owner's Rust API ([`Owner`](crate::owner::Owner)): its API access moves, the same refusal as
 //! the operator's and the pages' for the same bad input, and withdrawals raced.
 
 use std::sync::Arc;
@@ -8,8 +8,9 @@ use rust_decimal::Decimal;
 
 use super::Harness;
 use super::pages_client::Browser;
+use crate::domain::keys::KeySpec;
 use crate::model::*;
-use crate::operator::{Conflict, KeySpec, OperatorError};
+use crate::operator::{Conflict, OperatorError};
 use crate::owner::WithdrawalForm;
 use crate::render::messages;
 

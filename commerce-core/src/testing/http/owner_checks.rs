@@ -9,8 +9,9 @@ use rust_decimal::Decimal;
 
 use super::Harness;
 use super::pages_client::Browser;
+use crate::domain::keys::KeySpec;
 use crate::model::*;
-use crate::operator::{Conflict, KeySpec, MAX_LIVE_KEYS, OperatorError};
+use crate::operator::{Conflict, MAX_LIVE_KEYS, OperatorError};
 use crate::owner::WithdrawalForm;
 use crate::render::messages;
 

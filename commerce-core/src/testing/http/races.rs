@@ -5,8 +5,8 @@ use std::sync::Arc;
 use rust_decimal::Decimal;
 use serde_json::json;
 
+use crate::domain::keys::KeySpec;
 use crate::model::*;
-use crate::operator::KeySpec;
 
 use super::fixtures::*;
 use super::harness::*;

@@ -13,8 +13,9 @@ use rust_decimal::Decimal;
 use serde_json::json;
 
 use crate::Engine;
+use crate::domain::keys::KeySpec;
+use crate::domain::pieces::OutcomeReport;
 use crate::model::*;
-use crate::operator::{KeySpec, OutcomeReport};
 
 use super::harness::*;
 

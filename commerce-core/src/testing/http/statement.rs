@@ -5,8 +5,9 @@ use chrono::Duration;
 use rust_decimal::Decimal;
 use serde_json::{Value, json};
 
+use crate::domain::pieces::OutcomeReport;
 use crate::model::*;
-use crate::operator::{Conflict, OperatorError, OutcomeReport};
+use crate::operator::{Conflict, OperatorError};
 use crate::testing::wallet::assert_supplier_matches_orders;
 
 use super::fixtures::*;

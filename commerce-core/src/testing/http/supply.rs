@@ -98,7 +98,7 @@ pub async fn supply_endpoints_are_for_suppliers_only(h: &Harness) {
         .operator()
         .create_key(
             h.fixture.supplier,
-            crate::operator::KeySpec::new("قراءة", [Ability::QuotesRead]),
+            crate::domain::keys::KeySpec::new("قراءة", [Ability::QuotesRead]),
         )
         .await
         .expect("key");
@@ -419,7 +419,7 @@ pub async fn quotes_are_withdrawn_once_and_expire(h: &Harness) {
     let key = op
         .create_key(
             other.id,
-            crate::operator::KeySpec::new("مورد", [Ability::QuotesRead, Ability::QuotesWrite]),
+            crate::domain::keys::KeySpec::new("مورد", [Ability::QuotesRead, Ability::QuotesWrite]),
         )
         .await
         .expect("key");

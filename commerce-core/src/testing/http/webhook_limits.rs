@@ -12,8 +12,8 @@ use super::fixtures::race;
 use super::harness::{Harness, TestResponse};
 use super::receiver::Receiver;
 use super::webhooks::{deliveries, dispatcher, drain, place, register};
+use crate::domain::keys::KeySpec;
 use crate::model::{Ability, EventType, Side};
-use crate::operator::KeySpec;
 use crate::store::MAX_PENDING_MANUAL;
 
 /// Marketer A's key: `orders:read` and `webhooks:manage` among others.
@@ -142,8 +142,8 @@ pub async fn webhook_manual_deliveries_are_bounded(h: &Harness) {
     assert!(
         matches!(
             refused,
-            Err(crate::OperatorError::Conflict(
-                crate::Conflict::WebhookDisabled
+            Err(crate::operator::OperatorError::Conflict(
+                crate::operator::Conflict::WebhookDisabled
             ))
         ),
         "{refused:?}"

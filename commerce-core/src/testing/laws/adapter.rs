@@ -5,8 +5,10 @@
 use rust_decimal::Decimal;
 
 use crate::Engine;
+use crate::domain::keys::KeySpec;
+use crate::domain::pieces::OutcomeReport;
 use crate::model::*;
-use crate::operator::{KeySpec, OperatorError, OutcomeReport};
+use crate::operator::OperatorError;
 
 /// How a call through the Rust API ended.
 #[derive(Debug, Clone, PartialEq)]

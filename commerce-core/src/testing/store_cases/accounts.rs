@@ -3,6 +3,7 @@
 use chrono::Duration;
 
 use crate::model::*;
+use crate::operator::MAX_LIVE_KEYS;
 use crate::store::*;
 
 use super::fixtures::*;

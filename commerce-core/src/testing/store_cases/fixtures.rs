@@ -5,6 +5,7 @@ use rust_decimal::Decimal;
 
 use crate::model::*;
 use crate::money::round_money;
+use crate::operator::MAX_LIVE_KEYS;
 use crate::store::*;
 pub(crate) use crate::testing::Absent;
 
@@ -394,21 +395,15 @@ pub(crate) async fn all_orders(store: &dyn Store, account: AccountId) -> Page<Or
 
 /// The claim of a request on `key` of `account` (token 1; [`another_request`] for others).
 pub(crate) fn claim(account: AccountId, key: &str) -> IdempotencyClaim {
-    IdempotencyClaim {
-        scope: IdempotencyScope {
-            account_id: account,
-            key: key.to_owned(),
-        },
-        token: IdempotencyToken(1),
-    }
+    IdempotencyClaim::new(
+        IdempotencyScope::new(account, key.to_owned()),
+        IdempotencyToken::new(1),
+    )
 }
 
 /// The claim of another request on the same key: its own `token`.
 pub(crate) fn another_request(c: &IdempotencyClaim, token: i64) -> IdempotencyClaim {
-    IdempotencyClaim {
-        scope: c.scope.clone(),
-        token: IdempotencyToken(token),
-    }
+    IdempotencyClaim::new(c.scope.clone(), IdempotencyToken::new(token))
 }
 
 /// Order `n` (one piece of the fixture's first variant, at second `created`) placed under

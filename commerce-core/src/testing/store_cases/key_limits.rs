@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use crate::model::*;
+use crate::operator::MAX_LIVE_KEYS;
 use crate::store::*;
 
 use super::fixtures::*;

@@ -148,7 +148,7 @@ pub async fn quotes_are_inserted_one_pending_per_variant(store: &dyn Store) {
     );
     let q2 = quote(
         store,
-        offer(me, s.v2.id, "99.99", 2).valid_until(at(500)),
+        offer(me, s.v2.id, "99.99", 2).with_valid_until(at(500)),
         12,
     )
     .await;
@@ -182,7 +182,7 @@ pub async fn a_quote_past_its_end_is_expired_and_frees_its_variant(store: &dyn S
     let me = s.supplier.id;
     let q = quote(
         store,
-        offer(me, s.v1.id, "10.00", 3).valid_until(at(100)),
+        offer(me, s.v1.id, "10.00", 3).with_valid_until(at(100)),
         10,
     )
     .await;

@@ -162,13 +162,13 @@ pub async fn expired_and_ended_quotes_queue_their_event_once(store: &dyn Store) 
     let until = |seconds| at(seconds);
     let q1 = quote(
         store,
-        offer(me, s.v1.id, "45.50", 3).valid_until(until(100)),
+        offer(me, s.v1.id, "45.50", 3).with_valid_until(until(100)),
         10,
     )
     .await;
     let q2 = quote(
         store,
-        offer(me, s.v2.id, "20.00", 1).valid_until(until(150)),
+        offer(me, s.v2.id, "20.00", 1).with_valid_until(until(150)),
         11,
     )
     .await;
@@ -191,7 +191,7 @@ pub async fn expired_and_ended_quotes_queue_their_event_once(store: &dyn Store) 
     // wrote it expired (the memory and SQL stores) or the next sweep does.
     let q3 = quote(
         store,
-        offer(me, s.v1.id, "44.00", 2).valid_until(until(500)),
+        offer(me, s.v1.id, "44.00", 2).with_valid_until(until(500)),
         400,
     )
     .await;

@@ -180,7 +180,7 @@ impl Route {
         (self.build)(ids)
     }
 
-    /// Whether only an engine in test mode ([`Config::test_mode`](crate::Config::test_mode))
+    /// Whether only an engine in test mode ([`Config::test_mode`](crate::config::Config::test_mode))
     /// serves it: the routes under `/api/v1/sandbox/`. Any other engine answers them 404, as
     /// any unknown path.
     pub fn test_mode_only(&self) -> bool {
