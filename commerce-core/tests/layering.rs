@@ -498,7 +498,12 @@ const LAYERS: &[(Layer, &[&str])] = &[
     ),
     (
         Layer::Store,
-        &["domain::admission", "domain::order_writes", "store"],
+        &[
+            "domain::admission",
+            "domain::order_writes",
+            "domain::supply",
+            "store",
+        ],
     ),
     (
         Layer::Base,

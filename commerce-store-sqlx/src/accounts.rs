@@ -8,6 +8,7 @@ use commerce_core::model::*;
 use commerce_core::store::*;
 use sqlx::pool::PoolConnection;
 
+use crate::auth_records::{KEY_AND_ACCOUNT, KEY_AND_ACCOUNT_VERSIONED, VERSIONS, VersionedAuthRow};
 use crate::dialect::*;
 use crate::rate_slots::{RateOutcome, Slots, lease_size};
 use crate::rows::*;
@@ -586,5 +587,58 @@ impl<DB: Dialect> AccountStore for SqlStore<DB> {
             Some(hit),
             account.map(Arc::new),
         )))
+    }
+}
+
+#[allow(private_bounds)]
+impl<DB: Dialect> SqlStore<DB> {
+    /// The key with `hash` and its account, nothing counted: on PostgreSQL from the records
+    /// kept for it while both rows' versions are the ones they were read at (`auth_records`:
+    /// why a row's `xmin` is its version), otherwise read whole (and kept).
+    pub(crate) async fn key_and_account(
+        &self,
+        hash: &KeyHash,
+    ) -> StoreResult<Option<(Arc<ApiKey>, Option<Arc<Account>>)>> {
+        if !DB::ROW_VERSIONS {
+            let row = query_as::<DB, AuthRow>(KEY_AND_ACCOUNT)
+                .bind(hash.as_slice())
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(backend)?;
+            let Some(row) = row else {
+                return Ok(None);
+            };
+            let (key, account, _) = row.into_parts()?;
+            return Ok(Some((Arc::new(key), account.map(Arc::new))));
+        }
+        if let Some(kept) = self.auth_records.get(hash) {
+            let versions = query_as::<DB, (i64, Option<i64>)>(VERSIONS)
+                .bind(hash.as_slice())
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(backend)?;
+            match versions {
+                None => {
+                    self.auth_records.forget(hash);
+                    return Ok(None);
+                }
+                Some(now) if now == kept.versions => return Ok(Some((kept.key, kept.account))),
+                Some(_) => {}
+            }
+        }
+        let row = query_as::<DB, VersionedAuthRow>(KEY_AND_ACCOUNT_VERSIONED)
+            .bind(hash.as_slice())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(backend)?;
+        let Some((row, versions)) = row else {
+            self.auth_records.forget(hash);
+            return Ok(None);
+        };
+        let (key, account, _) = row.into_parts()?;
+        let (key, account) = (Arc::new(key), account.map(Arc::new));
+        self.auth_records
+            .keep(*hash, versions, key.clone(), account.clone());
+        Ok(Some((key, account)))
     }
 }

@@ -15,8 +15,7 @@ use std::time::{Duration, Instant};
 use commerce_core::model::{Account, ApiKey, KeyHash};
 
 use crate::dialect::*;
-use crate::rows::{AuthRow, account_aliases, backend};
-use crate::sql_store::{SqlStore, StoreResult};
+use crate::rows::{AuthRow, account_aliases};
 
 /// How long a record is served on its versions before it is read whole again.
 pub(crate) const KEPT_FOR: Duration = Duration::from_secs(60);
@@ -94,7 +93,7 @@ macro_rules! versions {
 }
 
 /// The key with the hash `$1` and its account (`AuthRow`'s columns, nothing counted).
-const KEY_AND_ACCOUNT: &str = concat!(
+pub(crate) const KEY_AND_ACCOUNT: &str = concat!(
     "SELECT k.*, ",
     account_aliases!(),
     ", NULL AS counted, NULL AS seen FROM api_keys k \
@@ -102,7 +101,7 @@ const KEY_AND_ACCOUNT: &str = concat!(
 );
 
 /// [`KEY_AND_ACCOUNT`] with the rows' versions after its columns (PostgreSQL).
-const KEY_AND_ACCOUNT_VERSIONED: &str = concat!(
+pub(crate) const KEY_AND_ACCOUNT_VERSIONED: &str = concat!(
     "SELECT k.*, ",
     account_aliases!(),
     ", NULL AS counted, NULL AS seen, ",
@@ -111,14 +110,14 @@ const KEY_AND_ACCOUNT_VERSIONED: &str = concat!(
 );
 
 /// The rows' versions alone (PostgreSQL).
-const VERSIONS: &str = concat!(
+pub(crate) const VERSIONS: &str = concat!(
     "SELECT ",
     versions!(),
     " FROM api_keys k LEFT JOIN accounts a ON a.id = k.account_id WHERE k.hash = $1"
 );
 
 /// An [`AuthRow`] with the rows' versions after its columns.
-struct VersionedAuthRow;
+pub(crate) struct VersionedAuthRow;
 
 impl<DB: Dialect> FromDbRow<DB> for VersionedAuthRow {
     type Output = (AuthRow, Versions);
@@ -129,58 +128,5 @@ impl<DB: Dialect> FromDbRow<DB> for VersionedAuthRow {
         let key_version = col_at::<DB, i64>(row, 22, "k_version")?;
         let account_version = col_at::<DB, Option<i64>>(row, 23, "a_version")?;
         Ok((auth, (key_version, account_version)))
-    }
-}
-
-#[allow(private_bounds)]
-impl<DB: Dialect> SqlStore<DB> {
-    /// The key with `hash` and its account, nothing counted: on PostgreSQL from the records
-    /// kept for it while both rows' versions are the ones they were read at ([module
-    /// docs](self)), otherwise read whole (and kept).
-    pub(crate) async fn key_and_account(
-        &self,
-        hash: &KeyHash,
-    ) -> StoreResult<Option<(Arc<ApiKey>, Option<Arc<Account>>)>> {
-        if !DB::ROW_VERSIONS {
-            let row = query_as::<DB, AuthRow>(KEY_AND_ACCOUNT)
-                .bind(hash.as_slice())
-                .fetch_optional(&self.pool)
-                .await
-                .map_err(backend)?;
-            let Some(row) = row else {
-                return Ok(None);
-            };
-            let (key, account, _) = row.into_parts()?;
-            return Ok(Some((Arc::new(key), account.map(Arc::new))));
-        }
-        if let Some(kept) = self.auth_records.get(hash) {
-            let versions = query_as::<DB, (i64, Option<i64>)>(VERSIONS)
-                .bind(hash.as_slice())
-                .fetch_optional(&self.pool)
-                .await
-                .map_err(backend)?;
-            match versions {
-                None => {
-                    self.auth_records.forget(hash);
-                    return Ok(None);
-                }
-                Some(now) if now == kept.versions => return Ok(Some((kept.key, kept.account))),
-                Some(_) => {}
-            }
-        }
-        let row = query_as::<DB, VersionedAuthRow>(KEY_AND_ACCOUNT_VERSIONED)
-            .bind(hash.as_slice())
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(backend)?;
-        let Some((row, versions)) = row else {
-            self.auth_records.forget(hash);
-            return Ok(None);
-        };
-        let (key, account, _) = row.into_parts()?;
-        let (key, account) = (Arc::new(key), account.map(Arc::new));
-        self.auth_records
-            .keep(*hash, versions, key.clone(), account.clone());
-        Ok(Some((key, account)))
     }
 }

@@ -7,10 +7,9 @@ pub(crate) mod checkout;
 mod idempotency;
 mod me;
 pub(crate) mod orders;
-mod quotes;
 mod sandbox;
 mod shipping;
-mod statement;
+mod supply;
 mod wallet;
 mod webhooks;
 
@@ -26,6 +25,7 @@ use crate::render::wire;
 use crate::store::Store;
 use crate::web::auth::Caller;
 use crate::web::routes::{Endpoint, MountPrefix, endpoint_table};
+use supply::{quotes, statement};
 
 /// What a handler may read of its request besides its path's ids (bound by the endpoint
 /// table) and its context.

@@ -10,7 +10,9 @@
 //!   the stock an order write moves;
 //! - `moves`: the platform's moves of an order, with line outcomes (crate-private likewise);
 //! - [`wallet`]: an account's wallet figures, the payout rule, the withdrawal window;
-//! - [`webhooks`]: the rules of webhook endpoints.
+//! - [`webhooks`]: the rules of webhook endpoints;
+//! - `supply`: the supply side's rules: a supplier's quote admitted, decided and read at an
+//!   instant (crate-private: the stores' and the handlers').
 
 pub(crate) mod admission;
 pub mod checkout;
@@ -27,5 +29,6 @@ pub mod pieces;
 pub(crate) mod placement;
 pub mod pricing;
 pub(crate) mod status_moves;
+pub(crate) mod supply;
 pub mod wallet;
 pub mod webhooks;

@@ -249,7 +249,7 @@ pub async fn a_product_moved_to_another_supplier_ends_the_old_ones_pending_quote
     assert_eq!(ended.status, QuoteStatus::Withdrawn);
     assert_eq!(
         ended.decision_note.as_deref(),
-        Some(crate::domain::admission::MOVED_PRODUCT_NOTE)
+        Some(crate::domain::supply::MOVED_PRODUCT_NOTE)
     );
     assert_eq!(ended.decided_at, Some(at(20)));
     let theirs = store

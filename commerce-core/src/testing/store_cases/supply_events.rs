@@ -214,7 +214,7 @@ pub async fn expired_and_ended_quotes_queue_their_event_once(store: &dyn Store) 
     assert_eq!(events[3].0.status, QuoteStatus::Withdrawn);
     assert_eq!(
         events[3].0.decision_note.as_deref(),
-        Some(crate::domain::admission::MOVED_PRODUCT_NOTE)
+        Some(crate::domain::supply::MOVED_PRODUCT_NOTE)
     );
     assert_eq!(events[3].0.decided_at, Some(at(800)));
     assert!(events.iter().all(|(_, p)| *p == QuoteStatus::Pending));

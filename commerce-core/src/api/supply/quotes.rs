@@ -6,8 +6,8 @@ use bytes::Bytes;
 use http::{HeaderMap, Response};
 use serde_json::{Map, Value};
 
-use super::Ctx;
-use super::idempotency;
+use crate::api::Ctx;
+use crate::api::idempotency;
 use crate::error::{ApiError, ConflictReason, FieldErrors};
 use crate::limits::{MAX_QUOTE_NOTE, MAX_QUOTE_QUANTITY, MAX_QUOTE_UNIT_PRICE};
 use crate::model::*;
@@ -17,7 +17,7 @@ use crate::store::{InsertQuoteError, QuoteDecisionError};
 use crate::web::input::{Fields, Query, json_object};
 
 /// `GET /supply/variants`: the supplier's variants, by id; filter `updated_since`.
-pub(super) async fn variants(
+pub(in crate::api) async fn variants(
     ctx: &Ctx<'_>,
     raw_query: Option<&str>,
 ) -> Result<Response<Bytes>, ApiError> {
@@ -31,12 +31,12 @@ pub(super) async fn variants(
         .await
         .map_err(|e| ApiError::from_store(e, "supply_variants"))?;
     let views: Vec<SupplyVariantView<'_>> = found.items.iter().map(Into::into).collect();
-    super::ok_list(&views, page, found.total)
+    crate::api::ok_list(&views, page, found.total)
 }
 
 /// `GET /quotes`: the supplier's quotes, newest first; filters `status`, `variant_id`,
 /// `updated_since`.
-pub(super) async fn list(
+pub(in crate::api) async fn list(
     ctx: &Ctx<'_>,
     raw_query: Option<&str>,
 ) -> Result<Response<Bytes>, ApiError> {
@@ -55,18 +55,18 @@ pub(super) async fn list(
         .map_err(|e| ApiError::from_store(e, "quotes"))?;
     let views: Vec<SupplierQuoteView<'_>> =
         found.items.iter().map(SupplierQuoteView::new).collect();
-    super::ok_list(&views, page, found.total)
+    crate::api::ok_list(&views, page, found.total)
 }
 
 /// `GET /quotes/{id}`: one of the supplier's quotes (another account's is 404).
-pub(super) async fn show(ctx: &Ctx<'_>, id: QuoteId) -> Result<Response<Bytes>, ApiError> {
+pub(in crate::api) async fn show(ctx: &Ctx<'_>, id: QuoteId) -> Result<Response<Bytes>, ApiError> {
     let quote = ctx
         .store()
         .quote(Some(ctx.caller.account.id), id, ctx.now)
         .await
         .map_err(|e| ApiError::from_store(e, "quote"))?
         .ok_or_else(ApiError::not_found)?;
-    super::ok_data(&SupplierQuoteView::new(&quote))
+    crate::api::ok_data(&SupplierQuoteView::new(&quote))
 }
 
 /// The body of `POST /quotes`, checked (docs/suppliers.md): `unit_price` money above zero
@@ -101,7 +101,7 @@ fn read_quote(object: &Map<String, Value>, account: AccountId) -> Result<NewQuot
 
 /// `POST /quotes`: a pending quote, under the idempotency protocol of `POST /orders`
 /// ([`idempotency::run`]).
-pub(super) async fn create(
+pub(in crate::api) async fn create(
     ctx: &Ctx<'_>,
     mount: &str,
     headers: &HeaderMap,
@@ -138,7 +138,7 @@ async fn insert(
     claim: Option<IdempotencyClaim>,
 ) -> Result<Response<Bytes>, ApiError> {
     new.check_validity(ctx.now)
-        .map_err(|problem| super::checkout::invalid(vec![problem]))?;
+        .map_err(|problem| crate::api::checkout::invalid(vec![problem]))?;
     let quote = match ctx.store().insert_quote(new, claim.as_ref(), ctx.now).await {
         Ok(quote) => quote,
         Err(InsertQuoteError::NotSuppliers) => {
@@ -175,7 +175,7 @@ async fn decide(
         .decide_quote(Some(ctx.caller.account.id), id, decision, ctx.now)
         .await
     {
-        Ok(quote) => super::ok_data(&SupplierQuoteView::new(&quote)),
+        Ok(quote) => crate::api::ok_data(&SupplierQuoteView::new(&quote)),
         Err(QuoteDecisionError::NotFound) => Err(ApiError::not_found()),
         Err(QuoteDecisionError::NotPending { .. }) => Err(ApiError::conflict(refused.0, refused.1)),
         Err(QuoteDecisionError::AboveMaximum { .. }) => {
@@ -187,7 +187,10 @@ async fn decide(
 
 /// `POST /quotes/{id}/withdraw`: a pending quote is withdrawn; otherwise 409
 /// `not_withdrawable`.
-pub(super) async fn withdraw(ctx: &Ctx<'_>, id: QuoteId) -> Result<Response<Bytes>, ApiError> {
+pub(in crate::api) async fn withdraw(
+    ctx: &Ctx<'_>,
+    id: QuoteId,
+) -> Result<Response<Bytes>, ApiError> {
     let refused = (ConflictReason::NotWithdrawable, messages::NOT_WITHDRAWABLE);
     decide(ctx, id, QuoteDecision::Withdraw, refused).await
 }
@@ -195,7 +198,7 @@ pub(super) async fn withdraw(ctx: &Ctx<'_>, id: QuoteId) -> Result<Response<Byte
 /// `POST /sandbox/quotes/{id}/decision` (test mode): `{decision: accept|reject, note}` on one
 /// of the caller's quotes, as the platform would decide it; a quote that is not pending is
 /// 409 `move_not_allowed`.
-pub(super) async fn sandbox_decision(
+pub(in crate::api) async fn sandbox_decision(
     ctx: &Ctx<'_>,
     id: QuoteId,
     body: &Bytes,

@@ -4,7 +4,7 @@ use bytes::Bytes;
 use http::Response;
 use serde_json::{Value, json};
 
-use super::Ctx;
+use crate::api::Ctx;
 use crate::domain::earnings::PayoutRules;
 use crate::domain::wallet::start_of_cairo_day;
 use crate::error::ApiError;
@@ -39,7 +39,7 @@ pub(crate) fn entry_json(entry: &StatementEntry, rules: PayoutRules) -> Value {
     })
 }
 
-pub(super) async fn list(
+pub(in crate::api) async fn list(
     ctx: &Ctx<'_>,
     raw_query: Option<&str>,
 ) -> Result<Response<Bytes>, ApiError> {
@@ -62,5 +62,5 @@ pub(super) async fn list(
         .iter()
         .map(|entry| entry_json(entry, rules))
         .collect();
-    super::ok_list(&items, page, found.total)
+    crate::api::ok_list(&items, page, found.total)
 }
