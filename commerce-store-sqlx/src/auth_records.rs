@@ -4,9 +4,15 @@
 //! then reads the two versions alone, and the whole rows only when either changed, when the
 //! record is older than [`KEPT_FOR`], or when the key is not kept.
 //!
-//! Two visible versions of a row never share an `xmin` (a transaction's last write of a row
-//! is the only version of it others see), except after the transaction counter wraps
-//! around, 2^32 transactions later: [`KEPT_FOR`] keeps a record far shorter than that.
+//! `xmin` is the (sub)transaction that wrote the version: a write inside a savepoint carries
+//! the subtransaction's own id. Row locks (`FOR UPDATE`, `FOR NO KEY UPDATE`, `FOR SHARE`, the
+//! foreign keys' `FOR KEY SHARE`) set `xmax` only and are no change; `VACUUM FREEZE` and
+//! `VACUUM FULL` keep `xmin` (and change nothing read). Two committed versions of a row never
+//! share an `xmin` (a (sub)transaction's last write of a row is the only version of it others
+//! see), except when transaction ids are used again: after the counter wraps around, 2^32
+//! transactions later, or after a point-in-time recovery or a failover to a standby that had
+//! not received the last transactions (the ids after its last one are handed out again). In
+//! both cases [`KEPT_FOR`] bounds how long a kept record can be served.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
