@@ -438,3 +438,54 @@ async fn review_timing_of_kept_key_checks() {
     eprintln!("REVIEW best of 5: {:?} per check", best / 4_000);
     drop_schema(&url, &[one.pool()], &schema).await;
 }
+
+/// Review: a kept key whose expiry passes while it is kept is refused at its next check (the
+/// expiry is compared with each check's `now`, not only when the rows are read).
+#[cfg_attr(
+    not(commerce_postgres_tests),
+    ignore = "needs COMMERCE_TEST_POSTGRES_URL (see README)"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn review_a_kept_key_expires_while_kept() {
+    use commerce_core::chrono::{TimeDelta, TimeZone, Utc};
+    use commerce_core::model::{ApiStatus, NewAccount, NewKeyRecord, RateWindow};
+
+    let url = database_url();
+    let (one, schema) = open(&url).await;
+    let now = Utc.timestamp_opt(1_800_000_000, 0).unwrap();
+    let mut new = NewAccount::marketer("Alpha", "Alpha store", "alpha@example.com", "01000000000");
+    new.api_status = ApiStatus::Approved;
+    let account = one.insert_account(new, now).await.unwrap();
+    let hash = [5; 32];
+    one.insert_key(
+        NewKeyRecord::builder()
+            .account_id(account.id)
+            .name("bench".into())
+            .hash(hash)
+            .abilities(vec![])
+            .expires_at(Some(now + TimeDelta::seconds(1)))
+            .rate_limit(1_000_000)
+            .build(),
+        now,
+        commerce_core::store::MAX_LIVE_KEYS,
+    )
+    .await
+    .unwrap();
+    let one = &one;
+    let check = |at| async move {
+        one.authenticate(&hash, at, RateWindow::containing(at))
+            .await
+            .unwrap()
+            .unwrap()
+    };
+    check(now).await;
+    let read = check(now).await;
+    let kept = check(now).await;
+    assert!(Arc::ptr_eq(&read.key, &kept.key));
+    assert!(kept.hit.is_some_and(|h| h.allowed));
+    let later = check(now + TimeDelta::seconds(2)).await;
+    assert!(Arc::ptr_eq(&read.key, &later.key), "served from the kept records");
+    assert!(later.hit.is_none(), "an expired key is not counted");
+    assert!(later.account.is_none());
+    drop_schema(&url, &[one.pool()], &schema).await;
+}
