@@ -4,9 +4,15 @@
 //! then reads the two versions alone, and the whole rows only when either changed, when the
 //! record is older than [`KEPT_FOR`], or when the key is not kept.
 //!
-//! Two visible versions of a row never share an `xmin` (a transaction's last write of a row
-//! is the only version of it others see), except after the transaction counter wraps
-//! around, 2^32 transactions later: [`KEPT_FOR`] keeps a record far shorter than that.
+//! `xmin` is the (sub)transaction that wrote the version: a write inside a savepoint carries
+//! the subtransaction's own id. Row locks (`FOR UPDATE`, `FOR NO KEY UPDATE`, `FOR SHARE`, the
+//! foreign keys' `FOR KEY SHARE`) set `xmax` only and are no change; `VACUUM FREEZE` and
+//! `VACUUM FULL` keep `xmin` (and change nothing read). Two committed versions of a row never
+//! share an `xmin` (a (sub)transaction's last write of a row is the only version of it others
+//! see), except when transaction ids are used again: after the counter wraps around, 2^32
+//! transactions later, or after a point-in-time recovery or a failover to a standby that had
+//! not received the last transactions (the ids after its last one are handed out again). In
+//! both cases [`KEPT_FOR`] bounds how long a kept record can be served.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -128,5 +134,64 @@ impl<DB: Dialect> FromDbRow<DB> for VersionedAuthRow {
         let key_version = col_at::<DB, i64>(row, 22, "k_version")?;
         let account_version = col_at::<DB, Option<i64>>(row, 23, "a_version")?;
         Ok((auth, (key_version, account_version)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use commerce_core::chrono::{TimeZone, Utc};
+    use commerce_core::model::{KeyId, NewKeyRecord};
+
+    fn key(hash: KeyHash) -> Arc<ApiKey> {
+        let now = Utc.timestamp_opt(1_800_000_000, 0).unwrap();
+        Arc::new(
+            NewKeyRecord::builder()
+                .account_id(commerce_core::model::AccountId::new(1))
+                .name("k".into())
+                .hash(hash)
+                .abilities(vec![])
+                .expires_at(None)
+                .rate_limit(1_000_000)
+                .build()
+                .into_key(KeyId::new(1), now),
+        )
+    }
+
+    fn hash(i: usize) -> KeyHash {
+        let mut h = [0; 32];
+        h[..8].copy_from_slice(&(i as u64).to_le_bytes());
+        h
+    }
+
+    #[test]
+    fn records_older_than_kept_for_are_not_served() {
+        let records = AuthRecords::default();
+        let h = hash(1);
+        records.keep(h, (1, Some(2)), key(h), None);
+        assert!(records.get(&h).is_some());
+        records.0.lock().unwrap().get_mut(&h).unwrap().read_at =
+            Instant::now() - KEPT_FOR - Duration::from_millis(1);
+        assert!(
+            records.get(&h).is_none(),
+            "a record past KEPT_FOR is read whole again"
+        );
+    }
+
+    #[test]
+    fn at_most_max_kept_records_are_kept() {
+        let records = AuthRecords::default();
+        for i in 0..MAX_KEPT * 3 {
+            let h = hash(i);
+            records.keep(h, (1, None), key(h), None);
+            assert!(records.0.lock().unwrap().len() <= MAX_KEPT);
+        }
+        // A kept key kept again does not clear the others.
+        let full = records.0.lock().unwrap().len();
+        let last = hash(MAX_KEPT * 3 - 1);
+        records.keep(last, (2, None), key(last), None);
+        assert_eq!(records.0.lock().unwrap().len(), full);
+        records.forget(&last);
+        assert!(records.get(&last).is_none());
     }
 }

@@ -66,6 +66,10 @@
 //! What each request costs is measured by `examples/statements_per_request.rs` (figures in
 //! BENCHMARKS.md). In short: the key, its rate-window hit and its account are one statement
 //! ([`AccountStore::authenticate`](commerce_core::store::AccountStore::authenticate), a data-modifying CTE);
+//! a key allowed thousands of requests a minute counts them from leases of its window (a
+//! thousandth of its limit at a time), and its key and account records are kept by the process with their
+//! rows' versions (`xmin`), so its check reads the two versions alone while neither changed
+//! (the whole rows again at most 60 s later);
 //! `rate_limit_windows` is `UNLOGGED`, so that per-minute counter costs no WAL flush (after a
 //! crash of the database server the current minute starts from zero: a key may then get up to
 //! twice its limit within that minute); catalogue pulls already recorded this month are not
@@ -75,9 +79,9 @@
 //! stock update's `WITH`, and the account's order counters, meter and webhook deliveries are
 //! one statement; the checkout reads the products of the ordered variants through them (no
 //! read of their ids first) and the shipping options with their rates in one statement; the
-//! pool does not ping a connection before handing it out. Keys
-//! are never cached: a revoked or expired key, or a suspended account, is refused by the next
-//! request on every instance.
+//! pool does not ping a connection before handing it out. A key's records are kept only
+//! while the database says its row and its account's are unchanged: a revoked or expired
+//! key, or a suspended account, is refused by the next request on every instance.
 //!
 //! # Wallet
 //! Each order row keeps what it earns now (`earnings_net`, `earnings_commission`, from

@@ -253,3 +253,264 @@ async fn a_kept_key_check_sees_what_another_instance_writes() {
 
     drop_schema(&url, &[one.pool(), two.pool()], &schema).await;
 }
+
+/// Review: the kept records under the writes that the version check must see and the locks
+/// that must not force a whole read: a write made inside a savepoint (its row's `xmin` is the
+/// subtransaction's), an update that sets a column to the value it has, a row lock held by
+/// another transaction (`FOR UPDATE` sets `xmax`, not `xmin`), an update not yet committed
+/// (the kept records stay right: the committed row is unchanged), a key deleted, and a key
+/// deleted and inserted again with the same hash on another account.
+#[cfg_attr(
+    not(commerce_postgres_tests),
+    ignore = "needs COMMERCE_TEST_POSTGRES_URL (see README)"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn review_kept_key_checks_under_savepoints_locks_and_reinserts() {
+    use commerce_core::chrono::{TimeZone, Utc};
+    use commerce_core::model::{AccountPatch, ApiStatus, NewAccount, NewKeyRecord, RateWindow};
+    use commerce_store_sqlx::sqlx::AssertSqlSafe;
+
+    let url = database_url();
+    let (one, schema) = open(&url).await;
+    let two = pg::connect(&url, &schema).await;
+    let now = Utc.timestamp_opt(1_800_000_000, 0).unwrap();
+    let window = RateWindow::containing(now);
+    let mut new = NewAccount::marketer("Alpha", "Alpha store", "alpha@example.com", "01000000000");
+    new.api_status = ApiStatus::Approved;
+    let account = one.insert_account(new, now).await.unwrap();
+    let mut other = NewAccount::marketer("Beta", "Beta store", "beta@example.com", "01000000001");
+    other.api_status = ApiStatus::Approved;
+    let other = one.insert_account(other, now).await.unwrap();
+    let hash = [9; 32];
+    one.insert_key(
+        NewKeyRecord::builder()
+            .account_id(account.id)
+            .name("bench".into())
+            .hash(hash)
+            .abilities(vec![])
+            .expires_at(None)
+            .rate_limit(1_000_000)
+            .build(),
+        now,
+        commerce_core::operator::MAX_LIVE_KEYS,
+    )
+    .await
+    .unwrap();
+    let check = || async { one.authenticate(&hash, now, window).await.unwrap() };
+    let account_of = |c: &commerce_core::store::KeyCheck| c.account.clone().expect("account");
+    let sql = |s: String| {
+        let pool = two.pool().clone();
+        async move {
+            sqlx::raw_sql(AssertSqlSafe(s))
+                .execute(&pool)
+                .await
+                .unwrap();
+        }
+    };
+    check().await.unwrap();
+    let read = check().await.unwrap();
+    assert!(Arc::ptr_eq(&read.key, &check().await.unwrap().key), "kept");
+
+    // A row lock held by another transaction: not a change (the records stay shared), and
+    // the check does not wait for it.
+    let mut locker = two.pool().begin().await.unwrap();
+    sqlx::raw_sql(AssertSqlSafe(format!(
+        "SELECT 1 FROM accounts WHERE id = {} FOR UPDATE; \
+         SELECT 1 FROM api_keys WHERE hash = '\\x{}' FOR UPDATE",
+        account.id.get(),
+        "09".repeat(32)
+    )))
+    .execute(&mut *locker)
+    .await
+    .unwrap();
+    let locked = tokio::time::timeout(std::time::Duration::from_secs(5), check())
+        .await
+        .expect("a row lock does not hold the check")
+        .unwrap();
+    assert!(
+        Arc::ptr_eq(&read.key, &locked.key),
+        "a row lock is no change"
+    );
+    // An update not committed: the committed rows are the kept ones.
+    sqlx::raw_sql(AssertSqlSafe(format!(
+        "UPDATE accounts SET api_status = 'suspended' WHERE id = {}",
+        account.id.get()
+    )))
+    .execute(&mut *locker)
+    .await
+    .unwrap();
+    let before = check().await.unwrap();
+    assert_eq!(account_of(&before).api_status, ApiStatus::Approved);
+    locker.rollback().await.unwrap();
+    let after_rollback = check().await.unwrap();
+    assert_eq!(account_of(&after_rollback).api_status, ApiStatus::Approved);
+    assert!(
+        Arc::ptr_eq(&read.key, &after_rollback.key),
+        "a rolled-back write is no change"
+    );
+
+    // A suspension written inside a savepoint, released, committed.
+    sql(format!(
+        "BEGIN; SAVEPOINT s; UPDATE accounts SET api_status = 'suspended' WHERE id = {id}; \
+         RELEASE SAVEPOINT s; COMMIT",
+        id = account.id.get()
+    ))
+    .await;
+    assert_eq!(
+        account_of(&check().await.unwrap()).api_status,
+        ApiStatus::Suspended
+    );
+    // Two savepoints of one transaction: approved in the first, suspended again in the second.
+    sql(format!(
+        "BEGIN; SAVEPOINT a; UPDATE accounts SET api_status = 'approved' WHERE id = {id}; \
+         RELEASE SAVEPOINT a; SAVEPOINT b; \
+         UPDATE accounts SET api_status = 'suspended' WHERE id = {id}; ROLLBACK TO SAVEPOINT b; \
+         COMMIT",
+        id = account.id.get()
+    ))
+    .await;
+    assert_eq!(
+        account_of(&check().await.unwrap()).api_status,
+        ApiStatus::Approved
+    );
+
+    // A write of the value the row has is a new version: read whole again, same values.
+    let kept = check().await.unwrap();
+    two.update_account(
+        account.id,
+        AccountPatch::api_status(ApiStatus::Approved),
+        now,
+    )
+    .await
+    .unwrap();
+    let same = check().await.unwrap();
+    assert!(!Arc::ptr_eq(&account_of(&kept), &account_of(&same)));
+    assert_eq!(*account_of(&kept), *account_of(&same));
+
+    // The key deleted, then inserted again with the same hash on another account, in one
+    // transaction; then deleted.
+    sql(format!(
+        "BEGIN; DELETE FROM rate_limit_windows WHERE key_id IN (SELECT id FROM api_keys WHERE hash = '\\x{h}'); \
+         DELETE FROM api_keys WHERE hash = '\\x{h}'; \
+         INSERT INTO api_keys (account_id, name, hash, abilities, expires_at, rate_limit, created_at) \
+         VALUES ({other}, 'again', '\\x{h}', '', NULL, 2000000, 0); COMMIT",
+        h = "09".repeat(32),
+        other = other.id.get()
+    ))
+    .await;
+    let again = check().await.unwrap();
+    assert_eq!(again.key.account_id, other.id);
+    assert_eq!(account_of(&again).id, other.id);
+    assert_eq!(again.key.rate_limit, 2_000_000);
+    sql(format!(
+        "DELETE FROM rate_limit_windows WHERE key_id IN (SELECT id FROM api_keys WHERE hash = '\\x{h}'); \
+         DELETE FROM api_keys WHERE hash = '\\x{h}'",
+        h = "09".repeat(32)
+    ))
+    .await;
+    assert!(
+        check().await.is_none(),
+        "a deleted key is unknown at its next check"
+    );
+
+    drop_schema(&url, &[one.pool(), two.pool()], &schema).await;
+}
+
+/// Review: the time of 20,000 checks of one high-volume key, one task after another
+/// (`REVIEW_TIMING=1`; prints the figure).
+#[ignore = "timing; run with --ignored"]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn review_timing_of_kept_key_checks() {
+    use commerce_core::chrono::{TimeZone, Utc};
+    use commerce_core::model::{ApiStatus, NewAccount, NewKeyRecord, RateWindow};
+
+    let url = database_url();
+    let (one, schema) = open(&url).await;
+    let now = Utc.timestamp_opt(1_800_000_000, 0).unwrap();
+    let window = RateWindow::containing(now);
+    let mut new = NewAccount::marketer("Alpha", "Alpha store", "alpha@example.com", "01000000000");
+    new.api_status = ApiStatus::Approved;
+    let account = one.insert_account(new, now).await.unwrap();
+    let hash = [7; 32];
+    one.insert_key(
+        NewKeyRecord::builder()
+            .account_id(account.id)
+            .name("bench".into())
+            .hash(hash)
+            .abilities(vec![])
+            .expires_at(None)
+            .rate_limit(1_000_000_000)
+            .build(),
+        now,
+        commerce_core::operator::MAX_LIVE_KEYS,
+    )
+    .await
+    .unwrap();
+    for _ in 0..2_000 {
+        one.authenticate(&hash, now, window).await.unwrap().unwrap();
+    }
+    let mut best = std::time::Duration::MAX;
+    for _ in 0..5 {
+        let start = std::time::Instant::now();
+        for _ in 0..4_000 {
+            one.authenticate(&hash, now, window).await.unwrap().unwrap();
+        }
+        best = best.min(start.elapsed());
+    }
+    eprintln!("REVIEW best of 5: {:?} per check", best / 4_000);
+    drop_schema(&url, &[one.pool()], &schema).await;
+}
+
+/// Review: a kept key whose expiry passes while it is kept is refused at its next check (the
+/// expiry is compared with each check's `now`, not only when the rows are read).
+#[cfg_attr(
+    not(commerce_postgres_tests),
+    ignore = "needs COMMERCE_TEST_POSTGRES_URL (see README)"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn review_a_kept_key_expires_while_kept() {
+    use commerce_core::chrono::{TimeDelta, TimeZone, Utc};
+    use commerce_core::model::{ApiStatus, NewAccount, NewKeyRecord, RateWindow};
+
+    let url = database_url();
+    let (one, schema) = open(&url).await;
+    let now = Utc.timestamp_opt(1_800_000_000, 0).unwrap();
+    let mut new = NewAccount::marketer("Alpha", "Alpha store", "alpha@example.com", "01000000000");
+    new.api_status = ApiStatus::Approved;
+    let account = one.insert_account(new, now).await.unwrap();
+    let hash = [5; 32];
+    one.insert_key(
+        NewKeyRecord::builder()
+            .account_id(account.id)
+            .name("bench".into())
+            .hash(hash)
+            .abilities(vec![])
+            .expires_at(Some(now + TimeDelta::seconds(1)))
+            .rate_limit(1_000_000)
+            .build(),
+        now,
+        commerce_core::operator::MAX_LIVE_KEYS,
+    )
+    .await
+    .unwrap();
+    let one = &one;
+    let check = |at| async move {
+        one.authenticate(&hash, at, RateWindow::containing(at))
+            .await
+            .unwrap()
+            .unwrap()
+    };
+    check(now).await;
+    let read = check(now).await;
+    let kept = check(now).await;
+    assert!(Arc::ptr_eq(&read.key, &kept.key));
+    assert!(kept.hit.is_some_and(|h| h.allowed));
+    let later = check(now + TimeDelta::seconds(2)).await;
+    assert!(
+        Arc::ptr_eq(&read.key, &later.key),
+        "served from the kept records"
+    );
+    assert!(later.hit.is_none(), "an expired key is not counted");
+    assert!(later.account.is_none());
+    drop_schema(&url, &[one.pool()], &schema).await;
+}

@@ -30,7 +30,9 @@
 //!
 //! - raw side, one transaction: `INSERT` order (its timeline a column of it), the stock
 //!   `UPDATE`, `INSERT` line, `COMMIT` (the lock is held over 2 round trips and the commit);
-//! - engine side, per request: the key looked up by hash with its rate window, the shipping
+//! - engine side, per request: the key looked up by hash (for this high-volume key, its row's
+//!   and its account's versions only, the records kept from their first read; the request
+//!   counted from the process's lease of its rate window), the shipping
 //!   options with their rates (one statement; the products are priced from the records the
 //!   engine keeps, not read: the version-checked checkout), then `place_order`: on PostgreSQL
 //!   an order of one variant is one statement outside a transaction block (the order, its

@@ -183,8 +183,11 @@ pub trait AccountStore: Send + Sync {
     /// Everything an API request needs about its key, in one operation: the key with this
     /// hash; when it is live at `now` ([`ApiKey::is_live`]), one request counted in its rate
     /// window `window` exactly as [`hit_rate_limit`](AccountStore::hit_rate_limit) does; and, when
-    /// the request was counted, the key's account. The SQL stores answer it in one statement;
-    /// the provided version makes the three calls.
+    /// the request was counted, the key's account. The SQL stores read the key and its account
+    /// in one statement and count the request in the same one or from a lease of their rate
+    /// window (a key allowed thousands a minute; on PostgreSQL its records are then kept with
+    /// their rows' versions, and only the versions read while they are unchanged); the
+    /// provided version makes the three calls.
     async fn authenticate(
         &self,
         hash: &KeyHash,
