@@ -183,5 +183,49 @@ async fn a_held_writer_holds_the_change_feed_back_until_it_commits() {
     drop_schema(&url, &[store.pool()], &schema).await;
 }
 
+/// A store whose role has no rights on the identities' sequences places its orders by the
+/// transaction (`common::an_order_is_placed_when_ids_cannot_be_drawn`): the role may read and
+/// write the tables and the change feed's sequence, nothing more.
+#[cfg_attr(
+    not(commerce_postgres_tests),
+    ignore = "needs COMMERCE_TEST_POSTGRES_URL (see README)"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_order_is_placed_when_ids_cannot_be_drawn() {
+    use std::str::FromStr;
+
+    use commerce_store_sqlx::PgStore;
+    use commerce_store_sqlx::sqlx::AssertSqlSafe;
+    use commerce_store_sqlx::sqlx::postgres::PgConnectOptions;
+
+    let url = database_url();
+    let (admin, schema) = open(&url).await;
+    let role = format!("{schema}_limited");
+    sqlx::raw_sql(AssertSqlSafe(format!(
+        "CREATE ROLE {role} LOGIN; GRANT USAGE ON SCHEMA {schema} TO {role}; \
+         GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {schema} TO {role}; \
+         GRANT USAGE ON SEQUENCE {schema}.catalog_change_seq TO {role};"
+    )))
+    .execute(admin.pool())
+    .await
+    .expect("a role without rights on the identities");
+    let options = PgConnectOptions::from_str(&url)
+        .expect("PostgreSQL URL")
+        .username(&role);
+    let limited = PgStore::connect_with_schema(options, &schema)
+        .await
+        .expect("connect as the limited role");
+    let db = Db(admin.pool().clone());
+    common::an_order_is_placed_when_ids_cannot_be_drawn(&admin, &limited, &db).await;
+    let admin_pool = admin.pool().clone();
+    drop_schema(&url, &[limited.pool()], &schema).await;
+    if let Ok(mut c) = admin_pool.acquire().await {
+        let _ = sqlx::raw_sql(AssertSqlSafe(format!("DROP ROLE IF EXISTS {role}")))
+            .execute(&mut *c)
+            .await;
+    }
+    admin_pool.close().await;
+}
+
 #[path = "postgres/kept_keys.rs"]
 mod kept_keys;

@@ -461,3 +461,38 @@ pub async fn a_one_variant_order_is_written_by_one_statement(store: &dyn Store, 
         "the refused order wrote nothing"
     );
 }
+
+/// PostgreSQL: a store whose role may write the tables but not draw from their identities'
+/// sequences (`limited`: no `USAGE` on them) cannot draw an order's ids ahead for the one
+/// statement; it places the order by the transaction instead (the identity's own next value,
+/// which an insert may take), with the same answer and stock, instead of failing.
+pub async fn an_order_is_placed_when_ids_cannot_be_drawn(
+    admin: &dyn Store,
+    limited: &dyn Store,
+    db: &dyn Database,
+) {
+    const LAST_ORDER_ID: &str = "SELECT COALESCE(pg_sequence_last_value(pg_get_serial_sequence('orders', 'id')::regclass), 0)";
+    let f = fixture(admin).await;
+    let placed = limited
+        .place_order(order(&f, "EG-LIM00001", 2))
+        .await
+        .expect("placed by the transaction");
+    assert_eq!(
+        placed.id.get(),
+        db.count(LAST_ORDER_ID).await,
+        "the identity's own next value: no block was drawn"
+    );
+    assert_eq!(placed.lines[0].quantity, 2);
+    assert_eq!(available(admin, &f).await, 8);
+    assert_eq!(db.count("SELECT COUNT(*) FROM orders").await, 1);
+    let again = limited.place_order(order(&f, "EG-LIM00001", 1)).await;
+    assert!(
+        matches!(
+            again,
+            Err(PlaceOrderError::NumberTaken)
+                | Err(PlaceOrderError::DuplicateExternalReference { .. })
+        ),
+        "{again:?}"
+    );
+    assert_eq!(available(admin, &f).await, 8);
+}
