@@ -208,7 +208,7 @@ async fn an_order_is_placed_when_ids_cannot_be_drawn() {
     )))
     .execute(admin.pool())
     .await
-    .expect("a role without rights on the identities");
+    .expect("a role without rights on the identities (the test database's user needs CREATEROLE)");
     let options = PgConnectOptions::from_str(&url)
         .expect("PostgreSQL URL")
         .username(&role);
