@@ -35,9 +35,24 @@ pub(crate) fn push_product_filter<DB: Dialect>(
             .push(") > 0");
     }
     if let Some(since) = filter.updated_since {
-        q.push(" AND updated_at >= ").push_arg(bound_nanos(since));
+        push_changed_since(q, "id", since);
     }
     Ok(())
+}
+
+/// Pushes ` AND <id> IN (...)`: the products (`id`, the column naming them) whose row in the
+/// catalogue change feed was stamped at `since` or later, what [`product_stamp!`] reads as
+/// their `updated_at` (the feed's index on `at` finds them).
+pub(crate) fn push_changed_since<DB: Dialect>(
+    q: &mut QueryBuilder<DB>,
+    id: &str,
+    since: DateTime<Utc>,
+) {
+    q.push(format_args!(
+        " AND {id} IN (SELECT product_id FROM catalog_changes WHERE at >= "
+    ))
+    .push_arg(bound_nanos(since))
+    .push(")");
 }
 
 #[async_trait]
@@ -428,7 +443,11 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
     ) -> StoreResult<Page<ProductVersion>> {
         // The page's ids and stamps with its total: one statement, the products' rows only.
         let mut c = self.pool.acquire().await.map_err(backend)?;
-        let mut q = QueryBuilder::<DB>::new("SELECT id, updated_at, COUNT(*) OVER () AS total");
+        let mut q = QueryBuilder::<DB>::new(concat!(
+            "SELECT id, ",
+            product_stamp!(),
+            " AS updated_at, COUNT(*) OVER () AS total"
+        ));
         push_product_filter(&mut q, filter)?;
         q.push(" ORDER BY id");
         let mut count = QueryBuilder::<DB>::new("SELECT COUNT(*)");

@@ -1,6 +1,9 @@
 //! The catalogue change feed (`CatalogStore::catalog_changes`): the rows the triggers of
-//! migration `20261217000000_catalog_changes` write on every change of a product, read in
-//! position order behind the dialect's fence.
+//! migration `20261217000000_catalog_changes` write on every change of a product (and, on
+//! PostgreSQL, the one-statement checkout for the stock it takes, without writing the
+//! product's row: migration `20261219000000_stock_changes_off_products`), read in position
+//! order behind the dialect's fence. A product's row here also carries its `updated_at` as
+//! read (`at`).
 //!
 //! The read is one statement, so its fence and its rows come from one snapshot: on
 //! PostgreSQL the fence is the snapshot's xmin (only the rows of transactions that have all
@@ -14,6 +17,12 @@ use commerce_core::model::*;
 use crate::dialect::*;
 use crate::rows::{ChangeRow, backend, corrupt, instant};
 use crate::sql_store::*;
+
+/// A new change's position on PostgreSQL, as the trigger of migration
+/// `20261217000000_catalog_changes` writes it: the writing transaction's id and the next number
+/// of `catalog_change_seq` (the columns `txid, seq`).
+pub(crate) const FEED_POSITION: &str =
+    "CAST(CAST(pg_current_xact_id() AS TEXT) AS BIGINT), nextval('catalog_change_seq')";
 
 /// The position of the newest change behind the fence (one step of the position index).
 pub(crate) async fn newest<DB: Dialect>(

@@ -1,9 +1,10 @@
 //! An order of one variant placed on PostgreSQL in one statement outside a transaction block
 //! ([`place_at_once`]): the order's row, its lines and their warranties, the idempotency link,
-//! the stock taken and its history entry, the product's stamp, the account's counters and
-//! meter, the event's deliveries and the supplier's expected total, in one data-modifying
-//! `WITH` that the server commits as it ends. One round trip, and no client round trip while
-//! the contended rows are locked.
+//! the stock taken and its history entry, the product's change in the catalogue change feed
+//! (its row there carries its `updated_at` as read; the product's own row is not written), the
+//! account's counters and meter, the event's deliveries and the supplier's expected total, in
+//! one data-modifying `WITH` that the server commits as it ends. One round trip, and no client
+//! round trip while the contended rows are locked.
 //!
 //! The statement knows the order's and its lines' ids before it runs (`IdBlocks`, drawn
 //! ahead from the tables' identities), so the event's snapshot is built beforehand and rides
@@ -15,8 +16,8 @@
 //! what refused it changed in between).
 //!
 //! The contended rows are taken in the order every write takes them (the variant, its
-//! product, the account's counters, its meter, the supplier's totals), each after the one
-//! before by data dependency (a `WHERE EXISTS` on, or a select from, the item before).
+//! product's feed row, the account's counters, its meter, the supplier's totals), each after
+//! the one before by data dependency (a `WHERE EXISTS` on, or a select from, the item before).
 
 use std::collections::BTreeSet;
 

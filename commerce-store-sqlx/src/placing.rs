@@ -11,6 +11,7 @@ use rust_decimal::Decimal;
 use sqlx::QueryBuilder;
 use sqlx::pool::PoolConnection;
 
+use crate::changes::FEED_POSITION;
 use crate::dialect::*;
 use crate::idempotency::link_record;
 use crate::order_reads::*;
@@ -86,12 +87,13 @@ pub(crate) async fn place_order_in<DB: Dialect>(
     for line in &order.lines {
         *wanted.entry(line.variant_id.into()).or_default() += line.quantity;
     }
-    // An order of one variant (most are) on PostgreSQL stamps the variant's product in the
-    // same statement (it rides in its `WITH`, after the stock by data dependency): one round
-    // trip fewer while the variant's row is locked. What the order was priced from is
-    // compared in the statements that take the stock and stamp the product (module docs of
-    // `Priced`): a catalogue edit either committed before them (the comparison fails, after
-    // waiting for the edit's row lock) or waits for this transaction.
+    // An order of one variant (most are) on PostgreSQL writes its product's change to the
+    // catalogue change feed in the statement that takes the stock (it rides in its `WITH`,
+    // after the stock by data dependency), and not to the product's row: one round trip fewer
+    // while the variant's row is locked, and one narrow row written instead of a wide one.
+    // What the order was priced from is compared on the rows those statements lock (module
+    // docs of `Priced`): a catalogue edit either committed before them (the comparison fails,
+    // after waiting for the edit's row lock) or waits for this transaction.
     // The same statement then writes the account's counters, meter and event
     // (`push_counted_after`): the rows every order of the account contends for are locked in
     // the statement that locks the variant, with no round trip between it and the commit.
@@ -258,9 +260,16 @@ fn push_take<DB: Dialect>(
 }
 
 /// Pushes the `WITH` items that take the stock of a one-variant order `order` (PostgreSQL):
-/// `stock AS (...)` ([`push_take`], with the conditions `after`), `reserved AS (...)` (the reservation kept in the
-/// variant's history) and `stamped AS (...)` (the product's stamp, only while its revision is
-/// the one priced from, after the stock by data dependency; `RETURNING id`).
+/// `stock AS (...)` ([`push_take`], with the conditions `after`), `reserved AS (...)` (the
+/// reservation kept in the variant's history) and `stamped AS (...)` (the product's change in
+/// the catalogue change feed, after the stock by data dependency; `RETURNING id`).
+///
+/// The product's row is not written: its feed row carries its `updated_at` as read
+/// ([`product_stamp!`](crate::rows::product_stamp)), moved here as a product stamp moves (one
+/// microsecond past the last at least), with the change's position, and its revision, which is
+/// compared there when the order was priced: the conflict's update locks the row and reads its
+/// latest version, so an edit that committed while the order waited is seen, and one that
+/// comes later waits for the order (the edit's trigger writes the same row).
 pub(crate) fn push_stock_taken<DB: Dialect>(
     q: &mut QueryBuilder<DB>,
     priced: &Priced,
@@ -268,6 +277,7 @@ pub(crate) fn push_stock_taken<DB: Dialect>(
     after: &str,
     (order, created): (i64, i64),
 ) {
+    let priced_from = priced.variants.get(&variant).map(|&(_, p, r)| (p, r));
     q.push("stock AS (");
     push_take(q, priced, (variant, quantity), after);
     q.push(
@@ -284,20 +294,30 @@ pub(crate) fn push_stock_taken<DB: Dialect>(
     .push(", available, ")
     .push_arg(created)
     .push(
-        " FROM stock), stamped AS (UPDATE products SET updated_at = \
-         CASE WHEN updated_at + 1000 > ",
+        " FROM stock), stamped AS (INSERT INTO catalog_changes (product_id, kind, at, txid, \
+         seq, revision) SELECT p.id, CASE WHEN p.active THEN 'updated' ELSE 'removed' END, ",
     )
     .push_arg(created)
-    .push(" THEN updated_at + 1000 ELSE ")
-    .push_arg(created)
-    .push(" END WHERE id IN (SELECT product_id FROM stock)");
-    if let Some(&(_, product, revision)) = priced.variants.get(&variant) {
-        q.push(" AND id = ")
+    .push(format_args!(
+        ", {FEED_POSITION}, p.revision FROM stock JOIN products p ON p.id = stock.product_id"
+    ));
+    if let Some((product, revision)) = priced_from {
+        q.push(" WHERE p.id = ")
             .push_arg(product)
-            .push(" AND revision = ")
+            .push(" AND p.revision = ")
             .push_arg(revision);
     }
-    q.push(" RETURNING id)");
+    q.push(
+        " ON CONFLICT (product_id) DO UPDATE SET kind = CASE WHEN catalog_changes.kind = \
+         'removed' THEN 'removed' ELSE 'updated' END, at = CASE WHEN catalog_changes.at + 1000 \
+         > excluded.at THEN catalog_changes.at + 1000 ELSE excluded.at END, \
+         txid = excluded.txid, seq = excluded.seq",
+    );
+    if let Some((_, revision)) = priced_from {
+        q.push(" WHERE catalog_changes.revision = ")
+            .push_arg(revision);
+    }
+    q.push(" RETURNING product_id AS id)");
 }
 
 /// Keeps the reservations of order `order` in their variants' histories (one multi-row
@@ -564,9 +584,11 @@ pub(crate) fn placed_order(
 /// What an order was priced from ([`NewOrder::priced_from`]), as stored: by variant, its
 /// price (piastres), its product and the product's revision. The stock's conditional update
 /// compares the price (`AND price = $p`), the product's stamp the revision (`AND revision =
-/// $r`): each in the statement that locks the row, so that on PostgreSQL a catalogue edit
-/// that committed while the order waited for the row is seen (the condition is evaluated
-/// again on the row as it is after the wait), and one that comes later waits for the order.
+/// $r`; on PostgreSQL's one-statement path, the product's row in the change feed, which keeps
+/// the revision: [`push_stock_taken`]): each in the statement that locks the row, so that on
+/// PostgreSQL a catalogue edit that committed while the order waited for the row is seen (the
+/// condition is evaluated again on the row as it is after the wait), and one that comes later
+/// waits for the order.
 pub(crate) struct Priced {
     variants: std::collections::BTreeMap<i64, (i64, i64, i64)>,
 }

@@ -229,3 +229,6 @@ async fn an_order_is_placed_when_ids_cannot_be_drawn() {
 
 #[path = "postgres/kept_keys.rs"]
 mod kept_keys;
+
+#[path = "postgres/priced_race.rs"]
+mod priced_race;

@@ -37,12 +37,13 @@
 //!   engine keeps, not read: the version-checked checkout), then `place_order`: on PostgreSQL
 //!   an order of one variant is one statement outside a transaction block (the order, its
 //!   line, the stock `UPDATE` (which compares the variant's price with the one priced) with
-//!   its history entry, the product's `updated_at` stamp (which compares its revision), the
-//!   account's order counters, its meter, any webhook deliveries and the supplier's totals,
-//!   in one data-modifying `WITH`), which the server commits as it ends: the variant lock is
-//!   held for no round trip at all (the raw side holds it over 2 and the commit); the
-//!   product, counter and meter rows are as contended as the variant, since every order
-//!   shares them. 3 statements a request in all (and one per 64 orders that draws ids), against
+//!   its history entry, the product's change in the catalogue change feed (which carries the
+//!   product's `updated_at` and compares its revision; the product's own, wide row is not
+//!   written), the account's order counters, its meter, any webhook deliveries and the
+//!   supplier's totals, in one data-modifying `WITH`), which the server commits as it ends:
+//!   the variant lock is held for no round trip at all (the raw side holds it over 2 and the
+//!   commit); the feed, counter and meter rows are as contended as the variant, since every
+//!   order shares them. 3 statements a request in all (and one per 64 orders that draws ids), against
 //!   the raw side's 5, on a pool of 10 connections.
 //!
 //! Settings (environment): `LOAD_SECONDS` per phase (default 5), `LOAD_CONNECTIONS` for the GET
@@ -51,10 +52,7 @@
 //! a 2-core machine each side gets about one core; their threads are named `bench-server` and
 //! `bench-client`, so a profile tells them apart), `LOAD_PHASES` (default
 //! `gets,orders,postgres,sqlite`: the GET pairs, the memory `POST /orders`, the PostgreSQL pair,
-//! the SQLite pair; `LOAD_PHASES=postgres` runs that pair alone, for a profile; the phase
-//! `postgres-nofeed`, never run by default, is the PostgreSQL pair with the catalogue change
-//! feed's triggers disabled: `LOAD_PHASES=postgres,postgres-nofeed` gives the feed's cost to
-//! `POST /orders` in one run).
+//! the SQLite pair; `LOAD_PHASES=postgres` runs that pair alone, for a profile).
 //!
 //! Goals (BENCHMARKS.md): each GET through axum ≥ 70% of the bare handler's requests per
 //! second; `POST /orders` on PostgreSQL ≥ 80% of the raw
@@ -145,11 +143,7 @@ fn main() {
     }
     #[cfg(feature = "sqlx")]
     if phase("postgres") {
-        postgres_orders(&server, &client, duration, Feed::Kept);
-    }
-    #[cfg(feature = "sqlx")]
-    if phase("postgres-nofeed") {
-        postgres_orders(&server, &client, duration, Feed::Off);
+        postgres_orders(&server, &client, duration);
     }
     #[cfg(feature = "sqlx")]
     if phase("sqlite") {
@@ -171,50 +165,23 @@ type RawPlace = Arc<
         + Sync,
 >;
 
-/// Whether the PostgreSQL pair keeps the catalogue change feed's triggers on `products`.
-#[cfg(feature = "sqlx")]
-#[derive(Clone, Copy, PartialEq)]
-enum Feed {
-    /// As the store is: every write that stamps a product moves its feed entry.
-    Kept,
-    /// The triggers disabled: what `POST /orders` costs without the feed (phase
-    /// `postgres-nofeed`, for the feed's cost against phase `postgres` in the same run).
-    Off,
-}
-
 /// [`sql_orders`] on `PgStore` (database `commerce_load`, made afresh).
 #[cfg(feature = "sqlx")]
 fn postgres_orders(
     server: &tokio::runtime::Runtime,
     client: &tokio::runtime::Runtime,
     duration: Duration,
-    feed: Feed,
 ) {
     let Some(url) = common::sql::postgres_url("POST /api/v1/orders on PostgreSQL") else {
         return;
     };
     let store = server.block_on(common::sql::fresh_pg(&url, "commerce_load"));
-    if feed == Feed::Off {
-        for trigger in ["products_catalog_created", "products_catalog_changed"] {
-            let sql = format!("ALTER TABLE products DISABLE TRIGGER {trigger}");
-            server
-                .block_on(
-                    commerce_store_sqlx::sqlx::query(commerce_store_sqlx::sqlx::AssertSqlSafe(sql))
-                        .execute(store.pool()),
-                )
-                .expect("the feed's trigger disabled");
-        }
-    }
-    let database = match feed {
-        Feed::Kept => "postgres",
-        Feed::Off => "postgres without the change feed",
-    };
     let pool = store.pool().clone();
     let raw: RawPlace = Arc::new(move |new| {
         let pool = pool.clone();
         Box::pin(async move { common::sql::raw_place_pg(&pool, &new).await })
     });
-    sql_orders(server, client, duration, database, Arc::new(store), raw);
+    sql_orders(server, client, duration, "postgres", Arc::new(store), raw);
 }
 
 /// [`sql_orders`] on `SqliteStore` (a file database in the temporary directory, made afresh

@@ -146,10 +146,24 @@ macro_rules! category_cols {
         "id, name, slug, parent_id, active"
     };
 }
+/// A product's `updated_at` as read, from `products`: the stamp of its row in the catalogue
+/// change feed (`catalog_changes.at`, every change of what it renders, an order's stock
+/// included, which PostgreSQL's checkout moves without writing the product's row), else the
+/// row's own.
+macro_rules! product_stamp {
+    () => {
+        "COALESCE((SELECT c.at FROM catalog_changes c WHERE c.product_id = products.id), \
+         products.updated_at)"
+    };
+}
 macro_rules! product_cols {
     () => {
-        "id, title, slug, category_id, description, images, files, video_url, \
-         marketing_files_url, url, active, updated_at, supplier_id, revision"
+        concat!(
+            "id, title, slug, category_id, description, images, files, video_url, \
+             marketing_files_url, url, active, ",
+            product_stamp!(),
+            " AS updated_at, supplier_id, revision"
+        )
     };
 }
 macro_rules! variant_cols {
@@ -213,8 +227,8 @@ macro_rules! delivery_cols {
 }
 pub(crate) use {
     account_aliases, account_cols, category_cols, delivery_cols, key_cols, line_and_warranty_cols,
-    order_cols, product_cols, statement_entry_cols, updated_at_after, variant_cols, warranty_cols,
-    webhook_cols, withdrawal_cols,
+    order_cols, product_cols, product_stamp, statement_entry_cols, updated_at_after, variant_cols,
+    warranty_cols, webhook_cols, withdrawal_cols,
 };
 
 /// Declares a row type and its decoding ([`FromDbRow`](crate::dialect::FromDbRow)): each field from the column of its

@@ -74,15 +74,18 @@ fn month(text: &str) -> BillingMonth {
     BillingMonth::parse(text).expect("a billing month")
 }
 
-struct Fixture {
-    account: Account,
-    product: Product,
-    variant: Variant,
-    governorate: Governorate,
-    option: ShippingOption,
+/// An approved marketer, a product with one variant of 10 pieces, a governorate and a
+/// shipping option.
+pub struct Fixture {
+    pub account: Account,
+    pub product: Product,
+    pub variant: Variant,
+    pub governorate: Governorate,
+    pub option: ShippingOption,
 }
 
-async fn fixture(store: &dyn Store) -> Fixture {
+/// Builds a [`Fixture`] through `store`.
+pub async fn fixture(store: &dyn Store) -> Fixture {
     let account = store
         .insert_account(
             NewAccount::of_side(Side::Marketer, "Alpha", "a@example.com", "01012345678")
@@ -130,7 +133,8 @@ async fn fixture(store: &dyn Store) -> Fixture {
     }
 }
 
-fn order(f: &Fixture, number: &str, quantity: i64) -> NewOrder {
+/// A pending order of `quantity` pieces of the fixture's variant, numbered `number`.
+pub fn order(f: &Fixture, number: &str, quantity: i64) -> NewOrder {
     NewOrder::builder()
         .account_id(f.account.id)
         .number(number.into())

@@ -260,6 +260,52 @@ pub async fn every_path_that_changes_a_product_names_it_in_the_feed(store: &dyn 
     }
 }
 
+/// An order's stock moves its product's `updated_at` past the last stamp (to the order's
+/// instant), `updated_since` at that instant finds the product and its versions say so; an
+/// edit after it whose clock is behind still moves `updated_at` on, past the order's stamp,
+/// and the feed's `at` follows each.
+pub async fn an_order_moves_its_products_stamp_and_later_edits_move_past_it(store: &dyn Store) {
+    let f = fixture(store, 10, 5).await;
+    let before = store.product(f.product.id).await.unwrap().expect("product");
+    let lines = vec![line(&f, &f.variant, 1, false)];
+    let order = new_order(&f, f.account.id, &number(1), lines, 200);
+    place(store, order).await;
+    let ordered = store.product(f.product.id).await.unwrap().expect("product");
+    assert_eq!(ordered.updated_at, at(200), "the order's instant");
+    assert!(ordered.updated_at > before.updated_at);
+    assert_eq!(
+        ordered.revision, before.revision,
+        "stock leaves the revision"
+    );
+    let since = ProductFilter {
+        updated_since: Some(at(200)),
+        ..Default::default()
+    };
+    let found = store.products(&since, page(1, 25)).await.unwrap();
+    assert_eq!(product_ids(&found), vec![f.product.id]);
+    let versions = store.product_versions(&since, page(1, 25)).await.unwrap();
+    assert_eq!(versions.items.len(), 1);
+    assert_eq!(versions.items[0].updated_at, at(200));
+
+    // An edit stamped by a clock 100 s behind the order's.
+    let patch = ProductPatch::default().set_title("Kettle, edited");
+    let edited = store
+        .update_product(f.product.id, patch, at(100))
+        .await
+        .expect("edit");
+    let read = store.product(f.product.id).await.unwrap().expect("product");
+    assert_eq!(read.updated_at, edited.updated_at);
+    assert!(
+        read.updated_at > ordered.updated_at,
+        "{} after {}",
+        read.updated_at,
+        ordered.updated_at
+    );
+    let (changes, _) = read_until(store, None, 1000, &[f.product.id]).await;
+    let last = changes.iter().rev().find(|c| c.product_id == f.product.id);
+    assert_eq!(last.map(|c| c.at), Some(read.updated_at), "the feed's at");
+}
+
 /// An empty feed read from its start ends at its head, after which the first change comes;
 /// read from the start, the feed lists each product once, oldest change first, in pages of
 /// `limit` with `has_more` until the last; a product changed again moves to the end

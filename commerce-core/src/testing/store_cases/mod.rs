@@ -87,6 +87,7 @@ pub use catalog::{
     update_variant_patches_fields_and_bumps_product,
 };
 pub use catalog_changes::{
+    an_order_moves_its_products_stamp_and_later_edits_move_past_it,
     every_path_that_changes_a_product_names_it_in_the_feed,
     the_change_feed_misses_no_change_of_concurrent_writers,
     the_change_feed_pages_from_its_start_and_coalesces,
@@ -243,6 +244,7 @@ macro_rules! __with_store_cases {
                 products_of_variants_returns_each_owner_once,
                 product_versions_list_the_page_of_products,
                 every_path_that_changes_a_product_names_it_in_the_feed,
+                an_order_moves_its_products_stamp_and_later_edits_move_past_it,
                 the_change_feed_pages_from_its_start_and_coalesces,
                 catalog_changed_is_derived_once_per_endpoint_and_interval,
                 removed_products_are_listed_newest_first_since,
