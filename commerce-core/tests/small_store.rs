@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use commerce_core::domain::earnings::{EarningsTotals, WalletTotals, Withdrawn};
-use commerce_core::domain::edits::{parent_allowed, removal_after};
+use commerce_core::domain::edits::removal_after;
 use commerce_core::domain::pieces::{StockMove, held_by_orders, stock_moves};
 use commerce_core::model::*;
 use commerce_core::store::*;
@@ -165,33 +165,23 @@ impl Tables {
         Ok(adjustment)
     }
 
-    /// Refuses the stock an order's write moves ([`stock_moves`]) when a variant would give
-    /// more pieces than it has.
-    fn check_order_stock(&mut self, moves: &[StockMove]) -> Result<(), StoreError> {
-        for m in moves {
-            m.fits(
-                self.variant_mut(m.variant_id)
-                    .map_or(0, |(v, _)| v.available),
-            )?;
-        }
-        Ok(())
-    }
-
-    /// Refuses a write of `before` into `after` that takes from its marketer's settled
-    /// earnings more than its withdrawals leave ([`shortfall`]).
-    fn check_marketer_covers(&self, before: &Order, after: &Order) -> Result<(), StoreError> {
+    /// The refusals of a write of `before` into `after` ([`Order::check_write`]): the stock
+    /// it moves, to apply once the suppliers' bookings are checked too.
+    fn check_write(&self, before: &Order, after: &Order) -> Result<Vec<StockMove>, StoreError> {
         let account = before.account_id;
         let orders = self.orders.iter().filter(|o| o.account_id == account);
         let mine = self.withdrawals.iter().filter(|w| w.account_id == account);
-        before.marketer_covers(
+        let variants = self.products.iter().flat_map(|p| &p.variants);
+        before.check_write(
             after,
             || EarningsTotals::of_orders(orders).settled,
             || Withdrawn::of(mine),
+            |id| variants.clone().find(|v| v.id == id).map(|v| v.available),
         )
     }
 
     /// Applies the stock an order's write moves, checked by
-    /// [`check_order_stock`](Self::check_order_stock), each kept naming the order.
+    /// [`check_write`](Self::check_write), each kept naming the order.
     fn move_order_stock(&mut self, order: OrderId, moves: Vec<StockMove>, now: DateTime<Utc>) {
         for m in moves {
             let Some((v, updated)) = self.variant_mut(m.variant_id) else {
@@ -476,20 +466,8 @@ impl CatalogStore for SmallStore {
     ) -> Result<Category, StoreError> {
         let mut t = self.lock();
         let current = find(&mut t.categories, id.into())?.clone();
-        if let Some(parent) = patch.parent_id {
-            if parent.is_some_and(|p| find(&mut t.categories, p.into()).is_err()) {
-                return Err(StoreError::Invalid("no such parent category".into()));
-            }
-            let parent_of = |c: CategoryId| {
-                t.categories
-                    .iter()
-                    .find(|x| x.id == c)
-                    .and_then(|x| x.parent_id)
-            };
-            if !parent_allowed(id, parent, parent_of) {
-                return Err(StoreError::Invalid("its own ancestor".into()));
-            }
-        }
+        let parent_of = |c: CategoryId| t.categories.iter().find(|x| x.id == c);
+        patch.check_parent(id, |c| parent_of(c).map(|x| x.parent_id))?;
         if patch
             .slug
             .as_ref()
@@ -862,12 +840,13 @@ impl OrderStore for SmallStore {
         let account = order.account_id;
         let moved = change.applied_to(order)?;
         let previous = order.status;
-        let bookings = SupplyBooking::of_order_write(Some(order), &moved, change.at);
-        let stock = stock_moves(Some(order), &moved);
         // Every refusal is decided before the first write.
-        t.check_order_stock(&stock)?;
-        t.check_marketer_covers(order, &moved)?;
-        t.book_supply(bookings)?;
+        let stock = t.check_write(order, &moved)?;
+        t.book_supply(SupplyBooking::of_order_write(
+            Some(order),
+            &moved,
+            change.at,
+        ))?;
         let id = moved.id;
         t.move_order_stock(id, stock, change.at);
         let order = find(&mut t.orders, id.into()).map_err(StatusChangeError::Store)?;
@@ -893,12 +872,9 @@ impl OrderStore for SmallStore {
         let mut t = self.lock();
         let order = &find(&mut t.orders, order.into())?.clone();
         let changed = order.with_outcomes(&outcomes, read_at, now)?;
-        let bookings = SupplyBooking::of_order_write(Some(order), &changed, now);
-        let stock = stock_moves(Some(order), &changed);
         // Every refusal is decided before the first write.
-        t.check_order_stock(&stock)?;
-        t.check_marketer_covers(order, &changed)?;
-        t.book_supply(bookings)?;
+        let stock = t.check_write(order, &changed)?;
+        t.book_supply(SupplyBooking::of_order_write(Some(order), &changed, now))?;
         t.move_order_stock(changed.id, stock, now);
         let stored = find(&mut t.orders, changed.id.into())?;
         *stored = changed.clone();
@@ -1262,53 +1238,31 @@ impl WebhookStore for SmallStore {
     ) -> Result<Vec<ClaimedDelivery>, StoreError> {
         let mut t = self.lock();
         let live = |held: &Option<Lease>| held.as_ref().is_some_and(|(_, until)| *until > now);
-        let mut due: Vec<usize> = (0..t.deliveries.len())
-            .filter(|&i| {
-                let (d, held) = &t.deliveries[i];
-                d.is_due(now)
-                    && !live(held)
-                    && t.webhooks
-                        .iter()
-                        .any(|w| w.id == d.webhook_id && w.enabled && !w.breaker.is_open(now))
-                    && !t.deliveries.iter().any(|(earlier, _)| d.waits_for(earlier))
-            })
-            .collect();
-        due.sort_by_key(|&i| (t.deliveries[i].0.next_attempt_at, t.deliveries[i].0.id));
-        // The limits and the choice among the due ones are the contract's `ClaimRoom`: the
-        // live leases counted per endpoint and account, the due ones offered in claim order.
-        let account_of = |webhook: WebhookId| {
-            t.webhooks
-                .iter()
-                .find(|w| w.id == webhook)
-                .map(|w| w.account_id)
-        };
-        let leased = t
-            .deliveries
-            .iter()
-            .filter(|(_, held)| live(held))
-            .filter_map(|(d, _)| Some((d.webhook_id, account_of(d.webhook_id)?)));
-        let mut room = ClaimRoom::new(per_endpoint, per_account, leased);
-        let mut position = HashMap::new();
-        for &i in &due {
-            let d = &t.deliveries[i].0;
-            if room.has_enough(limit) {
-                break;
-            }
-            if let Some(account) = account_of(d.webhook_id) {
-                room.offer(d.id, d.webhook_id, account);
-                position.insert(d.id, i);
-            }
-        }
-        let due: Vec<usize> = room.pick(limit).iter().map(|id| position[id]).collect();
+        let webhook = |id: WebhookId| t.webhooks.iter().find(|w| w.id == id);
+        let leased = t.deliveries.iter().filter(|(_, held)| live(held));
+        let leased =
+            leased.filter_map(|(d, _)| Some((d.webhook_id, webhook(d.webhook_id)?.account_id)));
+        let room = ClaimRoom::new(per_endpoint, per_account, leased);
+        // The due ones in the contract's claim order: by due time, then by id.
+        let mut due: Vec<&(Delivery, Option<Lease>)> = t.deliveries.iter().collect();
+        due.retain(|(d, _)| d.is_due(now));
+        due.sort_by_key(|(d, _)| (d.next_attempt_at, d.id));
+        let in_claim_order = due
+            .into_iter()
+            .map(|(d, held)| (d, webhook(d.webhook_id), live(held)));
+        let chosen = room.choose(in_claim_order, now, limit, |d| {
+            !t.deliveries.iter().any(|(earlier, _)| d.waits_for(earlier))
+        });
         let mut claimed = Vec::new();
-        for i in due {
-            t.deliveries[i].1 = Some((lease.clone(), now + lease_for));
-            let delivery = t.deliveries[i].0.clone();
-            let webhook = t
-                .webhooks
-                .iter()
-                .find(|w| w.id == delivery.webhook_id)
-                .cloned();
+        for id in chosen {
+            let (delivery, held) = t
+                .deliveries
+                .iter_mut()
+                .find(|(d, _)| d.id == id)
+                .expect("chosen");
+            *held = Some((lease.clone(), now + lease_for));
+            let delivery = delivery.clone();
+            let webhook = t.webhook_mut(None, delivery.webhook_id).cloned();
             let webhook = webhook.expect("claimed for an existing endpoint");
             claimed.push(ClaimedDelivery::new(delivery, webhook, lease));
         }
@@ -1405,11 +1359,6 @@ impl WebhookStore for SmallStore {
     }
 }
 
-/// Whether a stored quote is pending at `now` (not decided, not expired).
-fn pending_at(quote: &Quote, now: DateTime<Utc>) -> bool {
-    quote.status == QuoteStatus::Pending && !Quote::expired_at(quote.status, quote.valid_until, now)
-}
-
 #[async_trait]
 impl SupplyStore for SmallStore {
     async fn insert_quote(
@@ -1426,7 +1375,7 @@ impl SupplyStore for SmallStore {
         let pending = t
             .quotes
             .iter()
-            .position(|q| q.variant_id == new.variant_id && pending_at(q, now));
+            .position(|q| q.variant_id == new.variant_id && q.is_pending_at(now));
         let owner = pending.map(|i| (t.quotes[i].id, t.quotes[i].account_id));
         if new
             .admit(found.as_ref().and_then(|f| f.3), owner)?
@@ -1564,7 +1513,7 @@ impl SupplyStore for SmallStore {
                     let pending = t
                         .quotes
                         .iter()
-                        .find(|q| q.variant_id == v.id && pending_at(q, now));
+                        .find(|q| q.variant_id == v.id && q.is_pending_at(now));
                     SupplyVariant::of(p, v, pending.map(|q| q.id))
                 })
             })

@@ -4,7 +4,6 @@
 //! in one transaction.
 
 use chrono::{DateTime, Utc};
-use commerce_core::domain::edits::parent_allowed;
 use commerce_core::model::*;
 use commerce_core::money::from_piastres;
 use commerce_core::store::*;
@@ -118,19 +117,7 @@ pub(crate) async fn update_category<DB: Dialect>(
         .find(|c| c.id == id)
         .cloned()
         .ok_or(StoreError::NotFound)?;
-    if let Some(parent) = patch.parent_id {
-        if let Some(parent) = parent
-            && !all.iter().any(|c| c.id == parent)
-        {
-            return Err(StoreError::Invalid(format!("no parent category {parent}")));
-        }
-        let parent_of = |c: CategoryId| all.iter().find(|x| x.id == c).and_then(|x| x.parent_id);
-        if !parent_allowed(id, parent, parent_of) {
-            return Err(StoreError::Invalid(format!(
-                "category {id} cannot be its own ancestor"
-            )));
-        }
-    }
+    patch.check_parent(id, |c| all.iter().find(|x| x.id == c).map(|x| x.parent_id))?;
     if let Some(slug) = &patch.slug
         && all.iter().any(|c| c.slug == *slug && c.id != id)
     {

@@ -1,13 +1,15 @@
 //! What a store admits: a withdrawal request against the ready balance
 //! ([`NewWithdrawal::admit`]) and the platform's decision on it ([`Withdrawal::decide`]), a
 //! stock adjustment ([`NewStockAdjustment::decide`]) and a retried idempotency key
-//! ([`IdempotencyRecord::decide`]); a supplier's quote is admitted by the supply side's rules
+//! ([`IdempotencyRecord::decide`]), a category's new parent ([`CategoryPatch::check_parent`]);
+//! a supplier's quote is admitted by the supply side's rules
 //! (`domain::supply`). Each store reads what the rule needs inside the write's own atomic
 //! operation, then applies the rule here.
 
 use chrono::{DateTime, Utc};
 
 use crate::domain::earnings::{WalletTotals, Withdrawn};
+use crate::domain::edits::parent_allowed;
 use crate::domain::pieces::MAX_AVAILABLE;
 use crate::model::*;
 use crate::store::{
@@ -255,6 +257,34 @@ impl NewOrder {
             .into_iter()
             .map(|(v, (_, total))| (v, total))
             .collect())
+    }
+}
+
+impl CategoryPatch {
+    /// The parent rule of [`CatalogStore::update_category`](crate::store::CatalogStore::update_category),
+    /// against the categories as the store reads them in the operation (`parent_of`: a
+    /// category's parent, `None` for a category that does not exist): `Invalid` when the new
+    /// parent does not exist, then when it is the category `id` itself or one of its
+    /// descendants ([`parent_allowed`]). A patch that keeps the parent passes.
+    pub fn check_parent(
+        &self,
+        id: CategoryId,
+        parent_of: impl Fn(CategoryId) -> Option<Option<CategoryId>>,
+    ) -> Result<(), StoreError> {
+        let Some(parent) = self.parent_id else {
+            return Ok(());
+        };
+        if let Some(parent) = parent
+            && parent_of(parent).is_none()
+        {
+            return Err(StoreError::Invalid(format!("no parent category {parent}")));
+        }
+        if !parent_allowed(id, parent, |c| parent_of(c).flatten()) {
+            return Err(StoreError::Invalid(format!(
+                "category {id} cannot be its own ancestor"
+            )));
+        }
+        Ok(())
     }
 }
 

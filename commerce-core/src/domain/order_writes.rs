@@ -2,7 +2,7 @@
 //! store, a backend written from the contract such as `tests/small_store.rs`): the order a
 //! status move or an outcome leaves ([`StatusChange::applied_to`], [`Order::with_outcomes`]),
 //! what the write may take from the marketer ([`Order::marketer_covers`]), from the stock
-//! ([`StockMove::fits`]) and from the suppliers ([`SupplyBooking::check_all`]). Each store
+//! ([`StockMove::fits`]; both in [`Order::check_write`]) and from the suppliers ([`SupplyBooking::check_all`]). Each store
 //! reads what a rule needs inside the write's own atomic operation, then applies it; nothing
 //! here writes.
 
@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 
 use crate::domain::earnings::{OrderEarnings, Withdrawn, settled_taken, shortfall};
-use crate::domain::pieces::StockMove;
+use crate::domain::pieces::{StockMove, stock_moves};
 use crate::model::*;
 use crate::store::{
     CheckedBooking, StatusChange, StatusChangeError, StatusMove, StoreError, SupplyBooking,
@@ -78,6 +78,30 @@ impl Order {
             }),
             None => Ok(()),
         }
+    }
+}
+
+impl Order {
+    /// The refusals of a write of this order into `after`, for a backend that holds whole
+    /// records, in the order the SQL stores meet them, nothing written: the marketer's
+    /// ([`marketer_covers`](Self::marketer_covers): `settled` and `withdrawn` read only when
+    /// the write takes something), then the stock's: each move of the write ([`stock_moves`])
+    /// must fit its variant's pieces as `available` reads them ([`StockMove::fits`]; a variant
+    /// that does not exist has none). The moves to apply once the suppliers' bookings are
+    /// checked too ([`SupplyBooking::check_all`]).
+    pub fn check_write(
+        &self,
+        after: &Order,
+        settled: impl FnOnce() -> Decimal,
+        withdrawn: impl FnOnce() -> Withdrawn,
+        available: impl Fn(VariantId) -> Option<i64>,
+    ) -> Result<Vec<StockMove>, StoreError> {
+        self.marketer_covers(after, settled, withdrawn)?;
+        let moves = stock_moves(Some(self), after);
+        for m in &moves {
+            m.fits(available(m.variant_id).unwrap_or(0))?;
+        }
+        Ok(moves)
     }
 }
 

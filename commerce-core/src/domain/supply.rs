@@ -133,6 +133,13 @@ impl Quote {
         quote.as_of(now)
     }
 
+    /// Whether the quote is pending at `now`: stored pending and not expired
+    /// ([`expired_at`](Self::expired_at)). Only such a quote is decided, blocks a new quote of
+    /// its variant ([`NewQuote::admit`]) and is a variant's pending quote.
+    pub fn is_pending_at(&self, now: DateTime<Utc>) -> bool {
+        self.status == QuoteStatus::Pending && !Self::expired_at(self.status, self.valid_until, now)
+    }
+
     /// The quote as read at `now`: a stored pending quote past its `valid_until` is
     /// `expired`, last updated at its `valid_until`. Every read of every store answers this.
     pub fn as_of(mut self, now: DateTime<Utc>) -> Self {

@@ -163,6 +163,40 @@ impl ClaimRoom {
             && self.offered >= limit.saturating_mul(CANDIDATES_PER_CLAIMED)
     }
 
+    /// The claim of a backend that reads pending deliveries one at a time
+    /// ([`WebhookStore::claim_deliveries`]), decided here so that every such backend decides
+    /// alike: `in_claim_order` is the pending deliveries by due time, then id, each with its
+    /// endpoint and whether it is under a live lease at `now`. Reading stops at the first
+    /// delivery not due at `now` or once the room [`has_enough`](Self::has_enough); passed
+    /// over are the deliveries of a missing or disabled endpoint, or one whose breaker is
+    /// open, and the leased ones. One is offered when its endpoint or account is full (to be
+    /// refused) or when `is_next_of_its_order` (no pending delivery of its order to its
+    /// endpoint came before it); then [`pick`](Self::pick) chooses at most `limit`.
+    pub fn choose<'a>(
+        mut self,
+        in_claim_order: impl IntoIterator<Item = (&'a Delivery, Option<&'a Webhook>, bool)>,
+        now: DateTime<Utc>,
+        limit: usize,
+        is_next_of_its_order: impl Fn(&Delivery) -> bool,
+    ) -> Vec<DeliveryId> {
+        for (delivery, webhook, leased) in in_claim_order {
+            if !delivery.is_due(now) || self.has_enough(limit) {
+                break;
+            }
+            let open = |w: &&Webhook| w.enabled && !w.breaker.is_open(now);
+            let Some(webhook) = webhook.filter(open) else {
+                continue;
+            };
+            // A full endpoint's or account's is offered (and refused) without the order's check.
+            if !leased
+                && (self.is_full(webhook.id, webhook.account_id) || is_next_of_its_order(delivery))
+            {
+                self.offer(delivery.id, webhook.id, webhook.account_id);
+            }
+        }
+        self.pick(limit)
+    }
+
     /// At most `limit` of the candidates, in claim order, chosen one at a time from the account
     /// with the fewest in flight (those under a live lease and those chosen before), ties to
     /// the earliest candidate.

@@ -4,7 +4,6 @@
 use chrono::{DateTime, Utc};
 
 use super::State;
-use crate::domain::edits::parent_allowed;
 use crate::model::*;
 use crate::store::*;
 
@@ -56,19 +55,7 @@ impl State {
             .get(&id)
             .ok_or(StoreError::NotFound)?
             .clone();
-        if let Some(parent) = patch.parent_id {
-            if let Some(parent) = parent
-                && !self.categories.contains_key(&parent)
-            {
-                return Err(StoreError::Invalid(format!("no parent category {parent}")));
-            }
-            let parent_of = |c: CategoryId| self.categories.get(&c).and_then(|c| c.parent_id);
-            if !parent_allowed(id, parent, parent_of) {
-                return Err(StoreError::Invalid(format!(
-                    "category {id} cannot be its own ancestor"
-                )));
-            }
-        }
+        patch.check_parent(id, |c| self.categories.get(&c).map(|c| c.parent_id))?;
         if let Some(slug) = &patch.slug
             && *slug != current.slug
         {

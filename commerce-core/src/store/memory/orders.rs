@@ -95,9 +95,7 @@ impl OrderStore for MemoryStore {
             change.events,
         );
         // The refusals in the order the SQL stores meet them: the marketer, stock, suppliers.
-        s.check_marketer_covers(order, &moved)?;
-        let stock = stock_moves(Some(order), &moved);
-        s.check_order_stock(&stock)?;
+        let stock = s.check_order_write(order, &moved)?;
         let supply = s.supply.check(SupplyBooking::of_order_write(
             Some(order),
             &moved,
@@ -125,9 +123,7 @@ impl OrderStore for MemoryStore {
         let changed = order.with_outcomes(&outcomes, read_at, now)?;
         let before = (order.updated_at, order.status.family());
         // The refusals in the order the SQL stores meet them: the marketer, stock, suppliers.
-        s.check_marketer_covers(order, &changed)?;
-        let stock = stock_moves(Some(order), &changed);
-        s.check_order_stock(&stock)?;
+        let stock = s.check_order_write(order, &changed)?;
         let supply = s
             .supply
             .check(SupplyBooking::of_order_write(Some(order), &changed, now))?;

@@ -36,22 +36,13 @@ impl State {
         Ok(adjustment)
     }
 
-    /// Checks that the stock an order's write moves ([`stock_moves`]) can be applied: no
-    /// variant gives more pieces than it has. Nothing is written.
-    pub(super) fn check_order_stock(&self, moves: &[StockMove]) -> Result<(), StoreError> {
-        for m in moves {
-            m.fits(self.variant(m.variant_id).map_or(0, |v| v.available))?;
-        }
-        Ok(())
-    }
-
-    /// Refuses a write of `before` into `after` that takes from its marketer's settled
-    /// earnings more than is left over its withdrawals ([`shortfall`]).
-    pub(super) fn check_marketer_covers(
+    /// The refusals of a write of `before` into `after` ([`Order::check_write`]) against the
+    /// locked state: the stock it moves, to apply once everything is checked.
+    pub(super) fn check_order_write(
         &self,
         before: &Order,
         after: &Order,
-    ) -> Result<(), StoreError> {
+    ) -> Result<Vec<StockMove>, StoreError> {
         let account = before.account_id;
         let settled = || {
             self.orders_by_account
@@ -59,12 +50,14 @@ impl State {
                 .map(|index| index.wallet.totals(DateTime::<Utc>::MAX_UTC).totals.settled)
                 .unwrap_or_default()
         };
-        before.marketer_covers(after, settled, || {
-            Withdrawn::of(self.withdrawals_of(account))
+        let withdrawn = || Withdrawn::of(self.withdrawals_of(account));
+        before.check_write(after, settled, withdrawn, |v| {
+            self.variant(v).map(|v| v.available)
         })
     }
 
-    /// Applies the stock an order's write moves, checked by [`check_order_stock`](Self::check_order_stock):
+    /// Applies the stock an order's write moves, checked by
+    /// [`check_order_write`](Self::check_order_write):
     /// each move kept in its variant's history naming `order`, the products stamped.
     pub(super) fn apply_order_stock(
         &mut self,

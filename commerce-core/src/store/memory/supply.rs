@@ -68,9 +68,7 @@ impl Quotes {
 
     /// Whether the quote `id` is pending as of `now` (stored pending, not expired).
     fn live(&self, id: QuoteId, now: DateTime<Utc>) -> bool {
-        self.by_id.get(&id).is_some_and(|q| {
-            q.status == QuoteStatus::Pending && !Quote::expired_at(q.status, q.valid_until, now)
-        })
+        self.by_id.get(&id).is_some_and(|q| q.is_pending_at(now))
     }
 
     /// The ids of the quotes with `status` as of `now` ([`Quote::as_of`]), of `account` or of
@@ -190,7 +188,7 @@ impl State {
     fn pending_quote(&self, variant: VariantId, now: DateTime<Utc>) -> Option<QuoteId> {
         let id = *self.quotes.pending.get(&variant)?;
         let quote = self.quotes.by_id.get(&id)?;
-        (!Quote::expired_at(quote.status, quote.valid_until, now)).then_some(id)
+        quote.is_pending_at(now).then_some(id)
     }
 
     /// Ends the variant's pending quote because its product moved to another supplier

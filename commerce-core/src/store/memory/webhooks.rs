@@ -281,11 +281,8 @@ impl State {
     }
 
     /// At most `limit` deliveries that may be claimed at `now` (see
-    /// `WebhookStore::claim_deliveries`): due, not under a live lease, of an enabled endpoint
-    /// whose breaker is closed, the earliest pending one of its order to its endpoint, offered
-    /// in claim order to a [`ClaimRoom`] until it has enough, which picks among them (the
-    /// index is read from its start, passing over the deliveries of full endpoints and
-    /// accounts).
+    /// `WebhookStore::claim_deliveries`), chosen by [`ClaimRoom::choose`] from the pending
+    /// ones in claim order (the index read from its start).
     fn claimable(
         &self,
         now: DateTime<Utc>,
@@ -293,27 +290,19 @@ impl State {
         per_endpoint: usize,
         per_account: usize,
     ) -> Vec<DeliveryId> {
-        let mut room = ClaimRoom::new(per_endpoint, per_account, self.in_flight(now));
-        for (at, id) in &self.pending_deliveries.by_due {
-            if *at > now || room.has_enough(limit) {
-                break;
-            }
-            let Some(q) = self.deliveries.get(id) else {
-                continue;
-            };
-            let open = |w: &&Webhook| w.enabled && !w.breaker.is_open(now);
-            let Some(webhook) = self.webhooks.get(&q.delivery.webhook_id).filter(open) else {
-                continue;
-            };
-            // A full endpoint's or account's is offered (and refused) without the order's check.
-            if q.lease.as_ref().is_none_or(|(_, until)| *until <= now)
-                && (room.is_full(webhook.id, webhook.account_id)
-                    || self.pending_deliveries.is_next_of_its_order(&q.delivery))
-            {
-                room.offer(*id, webhook.id, webhook.account_id);
-            }
-        }
-        room.pick(limit)
+        let room = ClaimRoom::new(per_endpoint, per_account, self.in_flight(now));
+        let in_claim_order = self.pending_deliveries.by_due.iter().filter_map(|(_, id)| {
+            let q = self.deliveries.get(id)?;
+            let leased = q.lease.as_ref().is_some_and(|(_, until)| *until > now);
+            Some((
+                &q.delivery,
+                self.webhooks.get(&q.delivery.webhook_id),
+                leased,
+            ))
+        });
+        room.choose(in_claim_order, now, limit, |d| {
+            self.pending_deliveries.is_next_of_its_order(d)
+        })
     }
 }
 
