@@ -40,21 +40,6 @@ pub(crate) fn push_product_filter<DB: Dialect>(
     Ok(())
 }
 
-/// Pushes ` AND <id> IN (...)`: the products (`id`, the column naming them) whose row in the
-/// catalogue change feed was stamped at `since` or later, what [`product_stamp!`] reads as
-/// their `updated_at` (the feed's index on `at` finds them).
-pub(crate) fn push_changed_since<DB: Dialect>(
-    q: &mut QueryBuilder<DB>,
-    id: &str,
-    since: DateTime<Utc>,
-) {
-    q.push(format_args!(
-        " AND {id} IN (SELECT product_id FROM catalog_changes WHERE at >= "
-    ))
-    .push_arg(bound_nanos(since))
-    .push(")");
-}
-
 #[async_trait]
 impl<DB: Dialect> CatalogStore for SqlStore<DB> {
     async fn insert_category(&self, new: NewCategory) -> StoreResult<Category> {

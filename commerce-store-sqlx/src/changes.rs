@@ -18,9 +18,10 @@ use crate::dialect::*;
 use crate::rows::{ChangeRow, backend, corrupt, instant};
 use crate::sql_store::*;
 
-/// A new change's position on PostgreSQL, as the trigger of migration
-/// `20261217000000_catalog_changes` writes it: the writing transaction's id and the next number
-/// of `catalog_change_seq` (the columns `txid, seq`).
+/// A new change's position on PostgreSQL, as the feed's trigger on `products` writes it
+/// (migrations `20261217000000_catalog_changes` and `20261219000000_stock_changes_off_products`):
+/// the writing transaction's id and the next number of `catalog_change_seq` (the columns
+/// `txid, seq`).
 pub(crate) const FEED_POSITION: &str =
     "CAST(CAST(pg_current_xact_id() AS TEXT) AS BIGINT), nextval('catalog_change_seq')";
 

@@ -121,6 +121,11 @@ pub(crate) trait Dialect:
     const FOR_UPDATE: &'static str;
     /// The substring-position function (`strpos` / `instr`).
     const INSTR: &'static str;
+    /// How a column is compared with the values of a subquery: the text before the
+    /// subquery and the text after it (PostgreSQL: `= ANY(ARRAY(...))`, the values read first
+    /// and looked up by the column's index, where `IN (...)` lets the planner walk a whole
+    /// index in the page's order; SQLite: `IN (...)`).
+    const ONE_OF_SELECT: (&'static str, &'static str);
     /// A column's text with ASCII letters lowered and nothing else changed, `{}` standing for
     /// the column (`lower` on SQLite, which lowers ASCII only; `translate` of `A`-`Z` on
     /// PostgreSQL, whose `lower` also folds other scripts): the account search's rule,

@@ -221,6 +221,7 @@ impl crate::dialect::Dialect for Postgres {
     const FOR_NO_KEY_UPDATE: &'static str = " FOR NO KEY UPDATE";
     const FOR_UPDATE: &'static str = " FOR UPDATE";
     const INSTR: &'static str = "strpos";
+    const ONE_OF_SELECT: (&'static str, &'static str) = (" = ANY(ARRAY(", "))");
     const EXPLAIN: (&'static str, usize) = ("EXPLAIN ", 0);
     const FOLD_CASE: &'static str =
         "translate({}, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')";

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use chrono::{DateTime, Utc};
 use commerce_core::model::*;
 use commerce_core::store::*;
 use sqlx::QueryBuilder;
@@ -12,6 +13,22 @@ use crate::dialect::*;
 use crate::rows::*;
 use crate::sql_store::*;
 use crate::{MAX_BIND_CHUNK, in_list, push_list};
+
+/// Pushes ` AND <id> <one of> (...)`: the products (`id`, the column naming them) whose row
+/// in the catalogue change feed was stamped at `since` or later, what [`product_stamp!`]
+/// reads as their `updated_at` (the feed's index on `at` finds them, then the products' own).
+pub(crate) fn push_changed_since<DB: Dialect>(
+    q: &mut QueryBuilder<DB>,
+    id: &str,
+    since: DateTime<Utc>,
+) {
+    let (open, close) = DB::ONE_OF_SELECT;
+    q.push(format_args!(
+        " AND {id}{open}SELECT product_id FROM catalog_changes WHERE at >= "
+    ))
+    .push_arg(bound_nanos(since))
+    .push(close);
+}
 
 pub(crate) async fn load_products<DB: Dialect>(
     c: &mut PoolConnection<DB>,

@@ -147,6 +147,7 @@ impl crate::dialect::Dialect for Sqlite {
     const FOR_NO_KEY_UPDATE: &'static str = "";
     const FOR_UPDATE: &'static str = "";
     const INSTR: &'static str = "instr";
+    const ONE_OF_SELECT: (&'static str, &'static str) = (" IN (", ")");
     const FOLD_CASE: &'static str = "lower({})";
     const EXPLAIN: (&'static str, usize) = ("EXPLAIN QUERY PLAN ", 3);
     const SINGLE_STATEMENT_TX: bool = true;

@@ -564,7 +564,7 @@ impl<DB: Dialect> SupplyStore for SqlStore<DB> {
         let conditions = |q: &mut QueryBuilder<DB>| {
             q.push(" WHERE p.supplier_id = ").push_arg(account.get());
             if let Some(since) = updated_since {
-                crate::catalog::push_changed_since(q, "p.id", since);
+                crate::products::push_changed_since(q, "p.id", since);
             }
         };
         let mut q = QueryBuilder::<DB>::new(

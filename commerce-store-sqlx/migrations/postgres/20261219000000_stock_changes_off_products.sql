@@ -16,9 +16,10 @@ UPDATE catalog_changes c SET revision = p.revision FROM products p WHERE p.id = 
 CREATE INDEX catalog_changes_at ON catalog_changes (at);
 DROP INDEX products_updated_at;
 
--- A change's `at` only moves forward: past the row's own stamp when the product was stamped,
--- at least one microsecond past the feed row's (which the checkout may have moved beyond the
--- product's stamp), as `updated_at` moves on every write of a product.
+-- A change's `at` only moves forward: when the product was stamped, to its new stamp or one
+-- microsecond past the feed row's, whichever is later (the checkout may have moved the feed
+-- row beyond the product's own stamp), as `updated_at` moves on every write of a product; a
+-- stop or sale again that leaves the stamp keeps it.
 CREATE OR REPLACE FUNCTION catalog_change() RETURNS trigger LANGUAGE plpgsql
 SET search_path FROM CURRENT AS $$
 DECLARE
@@ -36,9 +37,8 @@ BEGIN
     ON CONFLICT (product_id) DO UPDATE
     SET kind = EXCLUDED.kind,
         at = CASE
-            WHEN EXCLUDED.at > catalog_changes.at THEN EXCLUDED.at
-            WHEN stamped THEN catalog_changes.at + 1000
-            ELSE catalog_changes.at
+            WHEN stamped THEN GREATEST(EXCLUDED.at, catalog_changes.at + 1000)
+            ELSE GREATEST(EXCLUDED.at, catalog_changes.at)
         END,
         txid = EXCLUDED.txid,
         seq = EXCLUDED.seq,
