@@ -189,7 +189,9 @@ async fn available(store: &dyn Store, f: &Fixture) -> i64 {
     store.product(f.product.id).await.unwrap().unwrap().variants[0].available
 }
 
-async fn snapshot(store: &dyn Store, db: &dyn Database, f: &Fixture) -> Vec<i64> {
+/// What an order writes, counted: stock, orders, the meter, rows, timelines, idempotency
+/// links and the order counters (equal before and after a refusal).
+pub async fn snapshot(store: &dyn Store, db: &dyn Database, f: &Fixture) -> Vec<i64> {
     let orders = store
         .orders(
             f.account.id,

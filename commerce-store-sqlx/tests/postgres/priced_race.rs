@@ -6,12 +6,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use commerce_core::model::{OrderFilter, PageRequest, PricedFrom, ProductPatch};
+use commerce_core::model::{PricedFrom, ProductPatch};
 use commerce_core::store::PlaceOrderError;
 use commerce_core::store::prelude::*;
 use commerce_store_sqlx::sqlx::{self, AssertSqlSafe, Connection, PgConnection};
 
-use super::common::{fixture, order};
+use super::Db;
+use super::common::{fixture, order, snapshot};
 use super::pg::{database_url, drop_schema, open};
 
 /// How many sessions of the store's schema wait for a lock now.
@@ -36,6 +37,8 @@ async fn an_edit_committed_while_the_order_waits_makes_it_stale() {
     let store = Arc::new(store);
     let f = fixture(store.as_ref()).await;
     let product = store.product(f.product.id).await.unwrap().unwrap();
+    let db = Db(store.pool().clone());
+    let before = snapshot(store.as_ref(), &db, &f).await;
     let mut priced = order(&f, "EG-RACE0001", 2);
     priced.priced_from = vec![PricedFrom::of(&product, &product.variants[0])];
 
@@ -81,16 +84,10 @@ async fn an_edit_committed_while_the_order_waits_makes_it_stale() {
         Err(PlaceOrderError::Stale { variant_id }) => assert_eq!(variant_id, f.variant.id),
         other => panic!("expected Stale, got {other:?}"),
     }
-    let after = store.product(f.product.id).await.unwrap().unwrap();
-    assert_eq!(after.variants[0].available, 10, "no stock taken");
-    let orders = store
-        .orders(
-            f.account.id,
-            &OrderFilter::default(),
-            PageRequest::default(),
-        )
-        .await
-        .unwrap();
-    assert_eq!(orders.total, 0, "no order written");
+    assert_eq!(
+        snapshot(store.as_ref(), &db, &f).await,
+        before,
+        "the refused order wrote nothing: stock, orders, lines, meter, counters"
+    );
     drop_schema(&url, &[store.pool()], &schema).await;
 }
