@@ -11,6 +11,9 @@
 //!   reservation, release or restock, and a receipt it did not record) get one opening entry
 //!   each, of the difference (`20261215000000_stock_history_opening`): afterwards every
 //!   variant's history adds up to its stock.
+//! - PostgreSQL: products whose revisions differ keep each its own revision on its row of the
+//!   change feed, and render the same `updated_at`, when orders stop writing the products' rows
+//!   (`20261219000000_stock_changes_off_products`).
 
 mod pg;
 mod sqlite_file;
@@ -269,5 +272,68 @@ async fn postgres_opens_the_stock_history_of_every_variant_it_does_not_explain()
     };
     let migrate = async || store.migrate().await.expect("migrate opens the histories");
     stock_history_opens(count, execute, migrate).await;
+    pg::drop_schema(&url, &[&pool], &schema).await;
+}
+
+/// The feed as an earlier version kept it on PostgreSQL: no revision on its rows, the
+/// products' own `updated_at` index, the trigger on the stamp and activity only; the products'
+/// revisions made to differ first (the second product's moved on twice).
+const FEED_EARLIER: &str = "\
+    UPDATE products SET revision = revision + 2 WHERE id = (SELECT MIN(id) + 1 FROM products); \
+    DROP TRIGGER products_catalog_changed ON products; \
+    CREATE TRIGGER products_catalog_changed AFTER UPDATE OF updated_at, active, removed_at \
+        ON products FOR EACH ROW WHEN (OLD.updated_at IS DISTINCT FROM NEW.updated_at \
+        OR OLD.active IS DISTINCT FROM NEW.active) EXECUTE FUNCTION catalog_change(); \
+    ALTER TABLE catalog_changes DROP COLUMN revision; \
+    DROP INDEX catalog_changes_at; \
+    CREATE INDEX products_updated_at ON products (updated_at); \
+    DELETE FROM _commerce_migrations WHERE version = 20261219000000;";
+
+/// Feed rows whose revision is not their product's.
+const REVISIONS_APART: &str = "SELECT COUNT(*) FROM catalog_changes c JOIN products p \
+    ON p.id = c.product_id WHERE c.revision IS DISTINCT FROM p.revision";
+
+#[cfg_attr(
+    not(commerce_postgres_tests),
+    ignore = "needs COMMERCE_TEST_POSTGRES_URL (see README)"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_keeps_each_products_revision_on_its_feed_row() {
+    use commerce_core::model::ProductFilter;
+    use commerce_core::store::CatalogStore;
+
+    let url = pg::database_url();
+    let (store, schema) = pg::open(&url).await;
+    let pool = store.pool().clone();
+    let _h = Harness::bare(Arc::new(store.clone())).await;
+    let count = async |sql: &'static str| -> i64 {
+        sqlx::query_scalar(sql)
+            .fetch_one(&pool)
+            .await
+            .expect("counted")
+    };
+    sqlx::raw_sql(FEED_EARLIER)
+        .execute(&pool)
+        .await
+        .expect("the earlier feed");
+    let revisions = count("SELECT COUNT(DISTINCT revision) FROM products");
+    assert!(revisions.await >= 2, "the products' revisions differ");
+    let all = ProductFilter::default();
+    let before = store.products(&all, PageRequest::default()).await.unwrap();
+    store.migrate().await.expect("migrate keeps the revisions");
+    assert_eq!(
+        count(REVISIONS_APART).await,
+        0,
+        "each product's own revision"
+    );
+    let after = store.products(&all, PageRequest::default()).await.unwrap();
+    assert_eq!(after, before, "every product renders as before");
+    let indexes = "SELECT COUNT(*) FROM pg_indexes WHERE schemaname = current_schema() \
+        AND indexname IN ('catalog_changes_at', 'products_updated_at')";
+    assert_eq!(
+        count(indexes).await,
+        1,
+        "the feed's index on at, not the products'"
+    );
     pg::drop_schema(&url, &[&pool], &schema).await;
 }
