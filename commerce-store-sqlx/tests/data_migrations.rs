@@ -164,6 +164,23 @@ async fn stock_history_opens(
     );
 }
 
+/// A PostgreSQL store in a fresh schema with the sandbox seeded: the server's URL, the store
+/// and the schema's name.
+async fn pg_sandbox() -> (String, commerce_store_sqlx::PgStore, String) {
+    let url = pg::database_url();
+    let (store, schema) = pg::open(&url).await;
+    Harness::bare(Arc::new(store.clone())).await;
+    (url, store, schema)
+}
+
+/// Runs a `SELECT COUNT(*)` on `pool`.
+async fn pg_count(pool: &sqlx::PgPool, sql: &str) -> i64 {
+    sqlx::query_scalar(AssertSqlSafe(sql))
+        .fetch_one(pool)
+        .await
+        .expect("counted")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_moves_timeline_rows_onto_their_orders() {
     let (store, path) = sqlite_file::open("timeline").await;
@@ -254,16 +271,9 @@ async fn sqlite_opens_the_stock_history_of_every_variant_it_does_not_explain() {
 )]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_opens_the_stock_history_of_every_variant_it_does_not_explain() {
-    let url = pg::database_url();
-    let (store, schema) = pg::open(&url).await;
+    let (url, store, schema) = pg_sandbox().await;
     let pool = store.pool().clone();
-    let _h = Harness::bare(Arc::new(store.clone())).await;
-    let count = async |sql: &'static str| -> i64 {
-        sqlx::query_scalar(sql)
-            .fetch_one(&pool)
-            .await
-            .expect("counted")
-    };
+    let count = async |sql: &'static str| -> i64 { pg_count(&pool, sql).await };
     let execute = async |sql: &'static str| {
         sqlx::raw_sql(sql)
             .execute(&pool)
@@ -302,16 +312,9 @@ async fn postgres_keeps_each_products_revision_on_its_feed_row() {
     use commerce_core::model::ProductFilter;
     use commerce_core::store::CatalogStore;
 
-    let url = pg::database_url();
-    let (store, schema) = pg::open(&url).await;
+    let (url, store, schema) = pg_sandbox().await;
     let pool = store.pool().clone();
-    let _h = Harness::bare(Arc::new(store.clone())).await;
-    let count = async |sql: &'static str| -> i64 {
-        sqlx::query_scalar(sql)
-            .fetch_one(&pool)
-            .await
-            .expect("counted")
-    };
+    let count = async |sql: &'static str| -> i64 { pg_count(&pool, sql).await };
     sqlx::raw_sql(FEED_EARLIER)
         .execute(&pool)
         .await
