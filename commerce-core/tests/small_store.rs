@@ -447,17 +447,6 @@ impl CatalogStore for SmallStore {
         Ok(category)
     }
 
-    async fn set_category_active(
-        &self,
-        id: CategoryId,
-        active: bool,
-    ) -> Result<Category, StoreError> {
-        let mut t = self.lock();
-        let category = find(&mut t.categories, id.into())?;
-        category.active = active;
-        Ok(category.clone())
-    }
-
     async fn update_category(
         &self,
         id: CategoryId,

@@ -72,21 +72,6 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
         Ok(new.into_category(CategoryId::new(id)))
     }
 
-    async fn set_category_active(&self, id: CategoryId, active: bool) -> StoreResult<Category> {
-        let mut tx = self.write().await?;
-        let result = query_as::<DB, CategoryRow>(concat!(
-            "UPDATE categories SET active = $2 WHERE id = $1 RETURNING ",
-            category_cols!()
-        ))
-        .bind(id)
-        .bind(active)
-        .fetch_optional(&mut tx.tx)
-        .await
-        .map_err(backend)
-        .and_then(|r| r.ok_or(StoreError::NotFound));
-        Ok(tx.finish(result).await?.into_domain())
-    }
-
     async fn update_category(
         &self,
         id: CategoryId,

@@ -25,13 +25,15 @@ impl Operator {
         Ok(self.store().insert_category(new).await?)
     }
 
-    /// Lists or hides a category.
+    /// Lists or hides a category (an edit of its `active` alone: no product is marked
+    /// changed).
     pub async fn set_category_active(
         &self,
         id: CategoryId,
         active: bool,
     ) -> OperatorResult<Category> {
-        Ok(self.store().set_category_active(id, active).await?)
+        let patch = CategoryPatch::default().set_active(active);
+        Ok(self.store().update_category(id, patch, self.now()).await?)
     }
 
     /// Starts or stops selling a product (a stopped product is a 404 on the API).

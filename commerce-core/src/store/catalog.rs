@@ -16,13 +16,6 @@ pub trait CatalogStore: Send + Sync {
     /// whose slug's uniqueness the store decides with it, so two categories made at once never
     /// share a slug.
     async fn insert_category(&self, new: NewCategory) -> Result<Category, StoreError>;
-    /// Lists or hides a category; `NotFound` when there is none. One atomic write of the
-    /// category's row alone (no product is marked changed).
-    async fn set_category_active(
-        &self,
-        id: CategoryId,
-        active: bool,
-    ) -> Result<Category, StoreError>;
     /// Every category, active or not, by id: one read (one statement on the SQL stores), the
     /// list as of one moment.
     async fn all_categories(&self) -> Result<Vec<Category>, StoreError>;

@@ -61,7 +61,6 @@ macro_rules! store_methods {
             }
             Catalog CatalogStore {
                 fn insert_category(new: NewCategory) -> Result<Category, StoreError>;
-                fn set_category_active(id: CategoryId, active: bool) -> Result<Category, StoreError>;
                 fn all_categories() -> Result<Vec<Category>, StoreError>;
                 fn update_category(
                     id: CategoryId,

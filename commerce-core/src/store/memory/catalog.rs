@@ -27,19 +27,6 @@ impl CatalogStore for MemoryStore {
         Ok(category)
     }
 
-    async fn set_category_active(
-        &self,
-        id: CategoryId,
-        active: bool,
-    ) -> Result<Category, StoreError> {
-        let mut s = self.lock();
-        let category = s.categories.get_mut(&id).ok_or(StoreError::NotFound)?;
-        category.active = active;
-        let category = category.clone();
-        s.categories_changed();
-        Ok(category)
-    }
-
     async fn update_category(
         &self,
         id: CategoryId,

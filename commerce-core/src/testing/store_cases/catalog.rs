@@ -24,15 +24,17 @@ pub async fn categories_round_trip_with_parents_and_activity(store: &dyn Store) 
         matches!(orphan, Err(StoreError::Invalid(_))),
         "unknown parent: {orphan:?}"
     );
-    let hidden = store.set_category_active(root.id, false).await.unwrap();
+    let active = |on| CategoryPatch::default().set_active(on);
+    let hidden = store.update_category(root.id, active(false), at(0)).await;
+    let hidden = hidden.unwrap();
     assert!(!hidden.active);
     assert_eq!(hidden.slug, "home");
     let all = store.all_categories().await.unwrap();
     assert_eq!(all, vec![hidden, child.clone()]);
-    let shown = store.set_category_active(root.id, true).await.unwrap();
-    assert!(shown.active);
+    let shown = store.update_category(root.id, active(true), at(0)).await;
+    assert!(shown.unwrap().active);
     assert!(matches!(
-        store.set_category_active(child.id.absent(), true).await,
+        store.update_category(child.id.absent(), active(true), at(0)).await,
         Err(StoreError::NotFound)
     ));
 }
