@@ -39,8 +39,7 @@ struct Tables {
     orders: Vec<Order>,
     line_count: i64,
     idempotency: IdempotencyRecords,
-    pulls: HashSet<(AccountId, BillingMonth, ProductId)>,
-    order_operations: HashMap<(AccountId, BillingMonth), u64>,
+    meter: MeterCounts,
     withdrawals: Vec<Withdrawal>,
     /// Each supplier's kept totals, and every statement entry (oldest first).
     supplier_totals: HashMap<AccountId, SupplierTotals>,
@@ -304,12 +303,6 @@ impl Tables {
             .unwrap_or_default()
             .wallet_of_entries(entries, held_after);
         WalletTotals::of_orders(orders, held_after).and(supplier)
-    }
-
-    fn bill(&mut self, account: AccountId, month: Option<BillingMonth>) {
-        if let Some(month) = month {
-            *self.order_operations.entry((account, month)).or_default() += 1;
-        }
     }
 }
 
@@ -805,7 +798,8 @@ impl OrderStore for SmallStore {
         if let Some(claim) = &new.idempotency {
             t.idempotency.link(claim, OrderId::new(id));
         }
-        t.bill(new.account_id, new.bill_month.clone());
+        t.meter
+            .bill_order_operation(new.account_id, new.bill_month.as_ref());
         let events = new.events;
         let order = new.into_order(OrderId::new(id), line_ids);
         // The pieces fit (checked above).
@@ -841,7 +835,8 @@ impl OrderStore for SmallStore {
         let order = find(&mut t.orders, id.into()).map_err(StatusChangeError::Store)?;
         *order = moved;
         let order = order.clone();
-        t.bill(account, change.bill_month);
+        t.meter
+            .bill_order_operation(account, change.bill_month.as_ref());
         t.queue_order_event(
             EventType::OrderStatusChanged,
             &order,
@@ -977,10 +972,7 @@ impl MeterStore for SmallStore {
         month: &BillingMonth,
         products: &[ProductId],
     ) -> Result<(), StoreError> {
-        let mut t = self.lock();
-        for product in products {
-            t.pulls.insert((account, month.clone(), *product));
-        }
+        self.lock().meter.record_pulls(account, month, products);
         Ok(())
     }
 
@@ -989,17 +981,7 @@ impl MeterStore for SmallStore {
         account: AccountId,
         month: &BillingMonth,
     ) -> Result<MeterReading, StoreError> {
-        let t = self.lock();
-        Ok(MeterReading::new(
-            t.pulls
-                .iter()
-                .filter(|(a, m, _)| *a == account && m == month)
-                .count() as u64,
-            t.order_operations
-                .get(&(account, month.clone()))
-                .copied()
-                .unwrap_or(0),
-        ))
+        Ok(self.lock().meter.reading(account, month))
     }
 }
 

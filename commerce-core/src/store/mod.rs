@@ -119,7 +119,7 @@ pub use idempotency::{
     IdempotencyStore,
 };
 pub use memory::MemoryStore;
-pub use meter::MeterStore;
+pub use meter::{MeterCounts, MeterStore};
 pub use orders::{OrderStore, OrderVersion, StatusChange, StatusMove, unchanged_since};
 pub use statement::{CheckedBooking, SupplyBooking};
 pub use stock::StockError;

@@ -1,4 +1,5 @@
-//! [`MeterStore`] for [`MemoryStore`]: products pulled and order operations per account and month.
+//! [`MeterStore`] for [`MemoryStore`]: products pulled and order operations per account and
+//! month, in a [`MeterCounts`].
 
 use async_trait::async_trait;
 
@@ -14,12 +15,7 @@ impl MeterStore for MemoryStore {
         month: &BillingMonth,
         products: &[ProductId],
     ) -> Result<(), StoreError> {
-        let mut s = self.lock();
-        for product in products {
-            if s.pulls.insert((account, month.clone(), *product)) {
-                *s.pull_counts.entry((account, month.clone())).or_default() += 1;
-            }
-        }
+        self.lock().meter.record_pulls(account, month, products);
         Ok(())
     }
 
@@ -28,11 +24,6 @@ impl MeterStore for MemoryStore {
         account: AccountId,
         month: &BillingMonth,
     ) -> Result<MeterReading, StoreError> {
-        let s = self.lock();
-        let key = (account, month.clone());
-        Ok(MeterReading {
-            pulled_products: s.pull_counts.get(&key).copied().unwrap_or(0),
-            order_operations: s.order_operations.get(&key).copied().unwrap_or(0),
-        })
+        Ok(self.lock().meter.reading(account, month))
     }
 }

@@ -83,9 +83,7 @@ struct State {
     /// The values that must be unique (category slugs, account emails, governorate names).
     unique: HashSet<(super::Unique, String)>,
     idempotency: IdempotencyRecords,
-    pulls: HashSet<(AccountId, BillingMonth, ProductId)>,
-    pull_counts: HashMap<(AccountId, BillingMonth), u64>,
-    order_operations: HashMap<(AccountId, BillingMonth), u64>,
+    meter: MeterCounts,
     withdrawals: BTreeMap<WithdrawalId, Withdrawal>,
     /// Each account's withdrawals, oldest first: what its wallet and its rules read.
     withdrawals_by_account: HashMap<AccountId, Vec<WithdrawalId>>,
@@ -224,15 +222,6 @@ impl State {
     /// Makes the list `all_categories` copies again, after a category write.
     fn categories_changed(&mut self) {
         self.category_list = self.categories.values().cloned().collect();
-    }
-
-    fn bill_order_operation(&mut self, account: AccountId, month: Option<&BillingMonth>) {
-        if let Some(month) = month {
-            *self
-                .order_operations
-                .entry((account, month.clone()))
-                .or_default() += 1;
-        }
     }
 
     fn shipping_option_mut(

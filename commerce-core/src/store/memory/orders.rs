@@ -67,7 +67,8 @@ impl OrderStore for MemoryStore {
         if let Some(claim) = &idempotency {
             s.idempotency.link(claim, OrderId::new(id));
         }
-        s.bill_order_operation(order.account_id, bill_month.as_ref());
+        s.meter
+            .bill_order_operation(order.account_id, bill_month.as_ref());
         s.numbers.insert(order.number.clone());
         s.orders_by_account
             .entry(order.account_id)
@@ -103,7 +104,8 @@ impl OrderStore for MemoryStore {
         ))?;
 
         s.apply_order_stock(moved.id, stock, change.at);
-        s.bill_order_operation(account, change.bill_month.as_ref());
+        s.meter
+            .bill_order_operation(account, change.bill_month.as_ref());
         s.orders.insert(moved.id, moved.clone());
         s.reindex_order(moved.id, before);
         s.queue_outbox_event(event);

@@ -34,7 +34,9 @@ pub async fn categories_round_trip_with_parents_and_activity(store: &dyn Store) 
     let shown = store.update_category(root.id, active(true), at(0)).await;
     assert!(shown.unwrap().active);
     assert!(matches!(
-        store.update_category(child.id.absent(), active(true), at(0)).await,
+        store
+            .update_category(child.id.absent(), active(true), at(0))
+            .await,
         Err(StoreError::NotFound)
     ));
 }
