@@ -86,7 +86,12 @@ fn main() {
         .expect("sandbox seeds");
     server.block_on(common::endless_stock(&engine, fixture.plain_variant));
     let engine_addr = serve(&server, commerce::axum::router(engine.clone()));
-    let phases = env_or("LOAD_PHASES", "gets,orders,postgres,sqlite".to_owned());
+    const PHASES: [&str; 4] = ["gets", "orders", "postgres", "sqlite"];
+    let phases = env_or("LOAD_PHASES", PHASES.join(","));
+    // A misspelt phase would otherwise run nothing of what was asked, silently.
+    if let Some(unknown) = phases.split(',').find(|p| !PHASES.contains(&p.trim())) {
+        panic!("LOAD_PHASES names an unknown phase {unknown:?}; the phases: {PHASES:?}");
+    }
     let phase = |name: &str| phases.split(',').any(|p| p.trim() == name);
 
     println!(
