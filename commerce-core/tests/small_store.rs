@@ -488,27 +488,6 @@ impl CatalogStore for SmallStore {
         Ok(product)
     }
 
-    async fn set_product_active(
-        &self,
-        id: ProductId,
-        active: bool,
-        now: DateTime<Utc>,
-    ) -> Result<Product, StoreError> {
-        let mut t = self.lock();
-        let product = find(&mut t.products, id.into())?;
-        let was_active = product.active;
-        product.active = active;
-        product.updated_at = next_updated_at(product.updated_at, now);
-        product.revision += 1;
-        let product = product.clone();
-        let before = t.removed.get(&id).copied();
-        match removal_after(was_active, before, active, now) {
-            Some(at) => t.removed.insert(id, at),
-            None => t.removed.remove(&id),
-        };
-        Ok(product)
-    }
-
     async fn insert_variant(
         &self,
         product: ProductId,
@@ -604,11 +583,18 @@ impl CatalogStore for SmallStore {
             return Err(StoreError::Duplicate(Unique::ProductSlug));
         }
         let product = find(&mut t.products, id.into())?;
-        let supplier_before = product.supplier_id;
+        let (supplier_before, was_active) = (product.supplier_id, product.active);
         patch.apply(product);
         product.updated_at = next_updated_at(product.updated_at, now);
         product.revision += 1;
         let product = product.clone();
+        if patch.active.is_some() {
+            let before = t.removed.get(&id).copied();
+            match removal_after(was_active, before, product.active, now) {
+                Some(at) => t.removed.insert(id, at),
+                None => t.removed.remove(&id),
+            };
+        }
         if product.supplier_id != supplier_before {
             // The old supplier's pending quotes end with the move.
             let variants: Vec<VariantId> = product.variants.iter().map(|v| v.id).collect();

@@ -162,38 +162,6 @@ impl<DB: Dialect> CatalogStore for SqlStore<DB> {
         Ok(new.into_product(ProductId::new(id), now))
     }
 
-    async fn set_product_active(
-        &self,
-        id: ProductId,
-        active: bool,
-        now: DateTime<Utc>,
-    ) -> StoreResult<Product> {
-        let at = nanos(now)?;
-        let mut tx = self.write().await?;
-        let result = async {
-            let c = &mut tx.tx;
-            // The removal time as `removal_after` says (every right-hand side reads the row
-            // as it was before the update).
-            let done = query::<DB>(concat!(
-                "UPDATE products SET removed_at = CASE WHEN $2 THEN NULL \
-                 WHEN active THEN $3 ELSE COALESCE(removed_at, $3) END, active = $2, \
-                 revision = revision + 1, ",
-                updated_at_after!("$3"),
-                " WHERE id = $1"
-            ))
-            .bind(id)
-            .bind(active)
-            .bind(at)
-            .execute(&mut *c)
-            .await
-            .map_err(backend)?;
-            found(done.rows_affected())?;
-            load_product(c, id.into()).await
-        }
-        .await;
-        tx.finish(result).await
-    }
-
     async fn insert_variant(
         &self,
         product: ProductId,

@@ -63,10 +63,14 @@ pub(crate) async fn update_product<DB: Dialect>(
     if product.supplier_id != supplier_before {
         crate::supply::end_pending_quotes(c, &pending, now).await?;
     }
+    // The removal time as `removal_after` says when the patch sets `active` ($15), kept
+    // otherwise (every right-hand side reads the row as it was before the update).
     query::<DB>(concat!(
         "UPDATE products SET title = $2, title_lower = $3, slug = $4, category_id = $5, \
          description = $6, images = $7, files = $8, video_url = $9, \
-         marketing_files_url = $10, url = $11, supplier_id = $12, revision = revision + 1, ",
+         marketing_files_url = $10, url = $11, supplier_id = $12, revision = revision + 1, \
+         removed_at = CASE WHEN NOT $15 THEN removed_at WHEN $14 THEN NULL \
+         WHEN active THEN $13 ELSE COALESCE(removed_at, $13) END, active = $14, ",
         updated_at_after!("$13"),
         " WHERE id = $1"
     ))
@@ -83,6 +87,8 @@ pub(crate) async fn update_product<DB: Dialect>(
     .bind(&product.url)
     .bind(product.supplier_id)
     .bind(at)
+    .bind(product.active)
+    .bind(patch.active.is_some())
     .execute(&mut *c)
     .await
     .map_err(|e| duplicate_or_backend(e, Unique::ProductSlug))?;

@@ -36,6 +36,7 @@ impl ProductPatch {
         if let Some(supplier) = self.supplier_id {
             product.supplier_id = supplier;
         }
+        product.active = self.active.unwrap_or(product.active);
     }
 }
 
@@ -118,9 +119,11 @@ impl VariantPatch {
     }
 }
 
-/// The rule of [`CatalogStore::set_product_active`](crate::store::CatalogStore::set_product_active) for a product's removal time: `removed_at`
-/// (when it was stopped, `None` while sold) after setting `active` at `now` on a product whose
-/// `active` was `was_active`.
+/// The rule of a product's removal time when an edit sets its `active`
+/// ([`CatalogStore::update_product`](crate::store::CatalogStore::update_product) with
+/// [`ProductPatch::active`]): `removed_at` (when it was stopped, `None` while sold) after
+/// setting `active` at `now` on a product whose `active` was `was_active`. An edit that does
+/// not set `active` leaves the removal time as it is.
 pub fn removal_after(
     was_active: bool,
     removed_at: Option<DateTime<Utc>>,

@@ -31,6 +31,9 @@ pub struct ProductPatch {
     pub url: Option<String>,
     /// New supplier (`Some(None)`: the platform's own goods).
     pub supplier_id: Option<Option<AccountId>>,
+    /// Sold (`Some(true)`) or stopped (`Some(false)`): its removal time follows
+    /// [`removal_after`](crate::domain::edits::removal_after).
+    pub active: Option<bool>,
 }
 
 impl ProductPatch {
@@ -91,6 +94,12 @@ impl ProductPatch {
     /// Also sets (`Some`) or removes (`None`) the supplier.
     pub fn set_supplier(mut self, supplier: Option<AccountId>) -> Self {
         self.supplier_id = Some(supplier);
+        self
+    }
+
+    /// Also starts (`true`) or stops (`false`) selling the product.
+    pub fn set_active(mut self, active: bool) -> Self {
+        self.active = Some(active);
         self
     }
 }

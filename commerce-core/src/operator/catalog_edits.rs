@@ -63,6 +63,7 @@ fn patch_setting(new: NewProduct) -> (CategoryId, ProductPatch) {
         marketing_files_url: Some(new.marketing_files_url),
         url: Some(new.url),
         supplier_id: Some(new.supplier_id),
+        active: None,
     };
     (new.category_id, patch)
 }

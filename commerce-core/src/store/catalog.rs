@@ -41,23 +41,27 @@ pub trait CatalogStore: Send + Sync {
         now: DateTime<Utc>,
     ) -> Result<Product, StoreError>;
     /// Starts or stops selling a product, changed at `now`; `NotFound` when there is none.
-    /// Its removal time follows [`removal_after`](crate::domain::edits::removal_after): stopping a product that was sold records
-    /// `now`, stopping a stopped one keeps the time it was stopped, selling it again clears it
-    /// ([`removed_products`](Self::removed_products) lists it no more). One atomic write of the
-    /// product: the removal time decided from the row as it is written (one `UPDATE` on the SQL
-    /// stores), with its stamp and its change-feed entry.
+    /// Provided: [`update_product`](Self::update_product) with a patch of `active` alone.
     async fn set_product_active(
         &self,
         id: ProductId,
         active: bool,
         now: DateTime<Utc>,
-    ) -> Result<Product, StoreError>;
+    ) -> Result<Product, StoreError> {
+        let patch = ProductPatch::default().set_active(active);
+        self.update_product(id, patch, now).await
+    }
     /// Changes a product ([`ProductPatch::apply`]) and marks it changed at `now`, in one
     /// atomic operation; `NotFound` when there is none, `Invalid` when its new category does
     /// not exist. Orders placed before keep their lines as they were. When its supplier
     /// changes, the old supplier's quotes still pending on its variants end in the same
     /// operation ([`Quote::end_for_moved_product`]), so that no quote of a supplier outlives
-    /// its product.
+    /// its product. When the patch sets `active`, the removal time follows
+    /// [`removal_after`](crate::domain::edits::removal_after), decided from the product as it
+    /// is written: stopping a product that was sold records `now`, stopping a stopped one
+    /// keeps the time it was stopped, selling it again clears it
+    /// ([`removed_products`](Self::removed_products) lists it no more); a patch without
+    /// `active` leaves it as it is.
     async fn update_product(
         &self,
         id: ProductId,

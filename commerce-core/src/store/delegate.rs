@@ -11,7 +11,7 @@
 //!
 //! A new store method is written in its trait and once here; every wrapper follows. A method
 //! missing from the list fails to compile in every wrapper, except one with a default body
-//! (`authenticate`, `close`, `key_page`, `set_warranty_active`, `product_versions`, `orders`,
+//! (`authenticate`, `close`, `key_page`, `set_product_active`, `set_warranty_active`, `product_versions`, `orders`,
 //! `order_versions`, `webhooks`, `finish_deliveries`): list those too, or the wrappers run
 //! the default instead of the backend's own version. `tests/store_hook.rs` checks that the
 //! list names every method of the eight traits under its trait.

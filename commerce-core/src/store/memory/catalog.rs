@@ -7,7 +7,6 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use super::MemoryStore;
-use crate::domain::edits::removal_after;
 use crate::model::*;
 use crate::store::*;
 
@@ -77,39 +76,6 @@ impl CatalogStore for MemoryStore {
         s.file_supplier(product.id, None, product.supplier_id);
         if product.active {
             s.active_products.insert(product.id);
-        }
-        Ok(product)
-    }
-
-    async fn set_product_active(
-        &self,
-        id: ProductId,
-        active: bool,
-        now: DateTime<Utc>,
-    ) -> Result<Product, StoreError> {
-        let mut s = self.lock();
-        let product = s.product_mut(id)?;
-        let was_active = product.active;
-        product.active = active;
-        let product = s.stamp_product(id, now)?;
-        product.revision += 1;
-        let product = product.clone();
-        if active {
-            s.active_products.insert(id);
-        } else {
-            s.active_products.remove(&id);
-        }
-        let before = s.removed_at.get(&id).copied();
-        let after = removal_after(was_active, before, active, now);
-        if before != after {
-            if let Some(at) = before {
-                s.removals.remove(&(at, id));
-                s.removed_at.remove(&id);
-            }
-            if let Some(at) = after {
-                s.removals.insert((at, id));
-                s.removed_at.insert(id, at);
-            }
         }
         Ok(product)
     }

@@ -4,6 +4,7 @@
 use chrono::{DateTime, Utc};
 
 use super::State;
+use crate::domain::edits::removal_after;
 use crate::model::*;
 use crate::store::*;
 
@@ -28,11 +29,14 @@ impl State {
             self.unique.remove(&(Unique::ProductSlug, slug_before));
         }
         let product = self.product_mut(id)?;
-        let supplier_before = product.supplier_id;
+        let (supplier_before, was_active) = (product.supplier_id, product.active);
         patch.apply(product);
         let product = self.stamp_product(id, now)?;
         product.revision += 1;
         let product = product.clone();
+        if patch.active.is_some() {
+            self.file_removal(id, was_active, product.active, now);
+        }
         if product.supplier_id != supplier_before {
             self.file_supplier(id, supplier_before, product.supplier_id);
             for variant in &product.variants {
@@ -40,6 +44,28 @@ impl State {
             }
         }
         Ok(product)
+    }
+
+    /// Files a product's new `active` (a patch set it at `now`; it was `was_active`): the
+    /// active products' index and its removal time ([`removal_after`]).
+    fn file_removal(&mut self, id: ProductId, was_active: bool, active: bool, now: DateTime<Utc>) {
+        if active {
+            self.active_products.insert(id);
+        } else {
+            self.active_products.remove(&id);
+        }
+        let before = self.removed_at.get(&id).copied();
+        let after = removal_after(was_active, before, active, now);
+        if before != after {
+            if let Some(at) = before {
+                self.removals.remove(&(at, id));
+                self.removed_at.remove(&id);
+            }
+            if let Some(at) = after {
+                self.removals.insert((at, id));
+                self.removed_at.insert(id, at);
+            }
+        }
     }
 
     /// [`CatalogStore::update_category`] on the locked state: every check before the first

@@ -160,7 +160,10 @@ pub use races::{
     concurrent_same_external_reference_registers_one_order,
     concurrent_takeover_and_late_placement_place_one_order, concurrent_withdrawals_never_overdraw,
 };
-pub use removals::removed_products_are_listed_newest_first_since;
+pub use removals::{
+    an_edit_of_a_product_moves_its_removal_only_when_it_sets_active,
+    removed_products_are_listed_newest_first_since,
+};
 pub use shipping::shipping_rates_are_set_replaced_and_named;
 pub use statement::{
     a_correction_below_zero_is_refused_and_writes_nothing,
@@ -248,6 +251,7 @@ macro_rules! __with_store_cases {
                 the_change_feed_pages_from_its_start_and_coalesces,
                 catalog_changed_is_derived_once_per_endpoint_and_interval,
                 removed_products_are_listed_newest_first_since,
+                an_edit_of_a_product_moves_its_removal_only_when_it_sets_active,
                 money_amounts_round_trip_to_the_piastre,
                 shipping_rates_are_set_replaced_and_named,
                 place_order_round_trips_and_reserves_stock,

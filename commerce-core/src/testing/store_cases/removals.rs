@@ -97,3 +97,44 @@ pub async fn removed_products_are_listed_newest_first_since(store: &dyn Store) {
     ));
     assert_eq!(removed(store, at(0), 1, 10).await.total, 2);
 }
+
+/// `active` is one field of a product's edit ([`ProductPatch::set_active`]): an edit that
+/// does not set it keeps the removal time, one that sets it moves it with its other fields in
+/// the same write.
+pub async fn an_edit_of_a_product_moves_its_removal_only_when_it_sets_active(store: &dyn Store) {
+    let cat = category(store, "removal-edits", None).await;
+    let id = product(store, "Edited Removal", cat.id, 0).await.id;
+    let edit = |patch: ProductPatch, seconds| async move {
+        store
+            .update_product(id, patch, at(seconds))
+            .await
+            .expect("product edited")
+    };
+    let stopped = edit(ProductPatch::default().set_active(false), 10).await;
+    assert!(!stopped.active);
+    assert_eq!(listed(&removed(store, at(0), 1, 10).await), [(id, at(10))]);
+
+    let renamed = edit(ProductPatch::default().set_title("Renamed Removal"), 20).await;
+    assert!(!renamed.active, "an edit without active keeps it");
+    assert_eq!(
+        listed(&removed(store, at(0), 1, 10).await),
+        [(id, at(10))],
+        "and keeps the removal time"
+    );
+
+    let sold = ProductPatch::default()
+        .set_title("Sold Again")
+        .set_active(true);
+    let sold = edit(sold, 30).await;
+    assert!(sold.active);
+    assert_eq!(sold.title, "Sold Again");
+    assert_eq!(removed(store, at(0), 1, 10).await.total, 0);
+    let read = store.product(id).await.expect("read").expect("there");
+    assert_eq!((read.active, read.title.as_str()), (true, "Sold Again"));
+
+    let stopped = ProductPatch::default()
+        .set_slug("stopped-again")
+        .set_active(false);
+    assert_eq!(edit(stopped, 40).await.slug, "stopped-again");
+    assert_eq!(listed(&removed(store, at(0), 1, 10).await), [(id, at(40))]);
+}
