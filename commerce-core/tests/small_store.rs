@@ -758,24 +758,19 @@ impl OrderStore for SmallStore {
                 && o.external_reference.is_some()
                 && o.external_reference == new.external_reference
         };
-        if let Some(existing) = t.orders.iter().find(taken) {
-            return Err(PlaceOrderError::DuplicateExternalReference {
-                existing_id: existing.id,
-                existing_number: existing.number.clone(),
-            });
-        }
-        if t.orders.iter().any(|o| o.number == new.number) {
-            return Err(PlaceOrderError::NumberTaken);
-        }
-        if let Some(claim) = &new.idempotency
-            && !t.idempotency.holds(claim)
-        {
-            return Err(PlaceOrderError::IdempotencyLost);
-        }
-        if let Some(variant_id) = new.first_stale(|id| t.products.iter().find(|p| p.id == id)) {
-            return Err(PlaceOrderError::Stale { variant_id });
-        }
-        new.pieces_to_reserve(|v| t.variant_mut(v).map_or(0, |(v, _)| v.available))?;
+        let variants = t.products.iter().flat_map(|p| &p.variants);
+        new.check_placement(
+            t.orders.iter().find(taken),
+            t.orders.iter().any(|o| o.number == new.number),
+            |claim| t.idempotency.holds(claim),
+            |id| t.products.iter().find(|p| p.id == id),
+            |v| {
+                variants
+                    .clone()
+                    .find(|x| x.id == v)
+                    .map_or(0, |x| x.available)
+            },
+        )?;
         let id = next_id(t.orders.len());
         let line_ids: Vec<LineId> = (1..=new.lines.len() as i64)
             .map(|i| LineId::new(t.line_count + i))

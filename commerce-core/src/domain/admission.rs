@@ -209,6 +209,40 @@ impl StatusMove {
 }
 
 impl NewOrder {
+    /// The refusals of [`OrderStore::place_order`](crate::store::OrderStore::place_order) for
+    /// a backend that holds whole records, in the order every store meets them, nothing
+    /// written: the account's order of the same external reference (`same_reference`:
+    /// [`PlaceOrderError::DuplicateExternalReference`]), a number another order has
+    /// (`number_taken`: [`PlaceOrderError::NumberTaken`]), an idempotency claim the request no
+    /// longer holds (`holds`: [`PlaceOrderError::IdempotencyLost`]), a price no longer current
+    /// ([`first_stale`](Self::first_stale): [`PlaceOrderError::Stale`]), then the pieces
+    /// ([`pieces_to_reserve`](Self::pieces_to_reserve)), whose answer it returns.
+    pub fn check_placement<'a>(
+        &self,
+        same_reference: Option<&Order>,
+        number_taken: bool,
+        holds: impl FnOnce(&IdempotencyClaim) -> bool,
+        product: impl FnMut(ProductId) -> Option<&'a Product>,
+        available: impl FnMut(VariantId) -> i64,
+    ) -> Result<Vec<(VariantId, i64)>, PlaceOrderError> {
+        if let Some(existing) = same_reference {
+            return Err(PlaceOrderError::DuplicateExternalReference {
+                existing_id: existing.id,
+                existing_number: existing.number.clone(),
+            });
+        }
+        if number_taken {
+            return Err(PlaceOrderError::NumberTaken);
+        }
+        if self.idempotency.as_ref().is_some_and(|claim| !holds(claim)) {
+            return Err(PlaceOrderError::IdempotencyLost);
+        }
+        if let Some(variant_id) = self.first_stale(product) {
+            return Err(PlaceOrderError::Stale { variant_id });
+        }
+        self.pieces_to_reserve(available)
+    }
+
     /// The version rule of [`OrderStore::place_order`](crate::store::OrderStore::place_order):
     /// the first entry of `priced_from` whose variant is no longer what it was priced from
     /// ([`PricedFrom::is_current`]) or is gone, as `product` answers the stored product of an

@@ -236,12 +236,6 @@ impl State {
     fn order_mut(&mut self, id: OrderId) -> Result<&mut Order, StoreError> {
         self.orders.get_mut(&id).ok_or(StoreError::NotFound)
     }
-
-    /// The pieces each variant gives to `new`'s lines, once every line can be served
-    /// ([`NewOrder::pieces_to_reserve`]); nothing is written.
-    fn stock_to_reserve(&self, new: &NewOrder) -> Result<Vec<(VariantId, i64)>, PlaceOrderError> {
-        new.pieces_to_reserve(|variant| self.variant(variant).map_or(0, |v| v.available))
-    }
 }
 
 #[cfg(test)]

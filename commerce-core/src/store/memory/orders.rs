@@ -14,30 +14,20 @@ use crate::store::*;
 impl OrderStore for MemoryStore {
     async fn place_order(&self, new: NewOrder) -> Result<Order, PlaceOrderError> {
         let mut s = self.lock();
-        if let Some(reference) = &new.external_reference
-            && let Some(existing) = s
+        let same_reference = new.external_reference.as_ref().and_then(|reference| {
+            let existing = s
                 .external_references
-                .get(&(new.account_id, reference.clone()))
-        {
-            let existing = &s.orders[existing];
-            return Err(PlaceOrderError::DuplicateExternalReference {
-                existing_id: existing.id,
-                existing_number: existing.number.clone(),
-            });
-        }
-        if s.numbers.contains(&new.number) {
-            return Err(PlaceOrderError::NumberTaken);
-        }
-        if let Some(claim) = &new.idempotency
-            && !s.idempotency.holds(claim)
-        {
-            return Err(PlaceOrderError::IdempotencyLost);
-        }
-        if let Some(variant_id) = new.first_stale(|id| s.products.get(&id).map(|p| &**p)) {
-            return Err(PlaceOrderError::Stale { variant_id });
-        }
+                .get(&(new.account_id, reference.clone()))?;
+            s.orders.get(existing)
+        });
         // The pieces fit (checked here); what is written is the order's reservations.
-        s.stock_to_reserve(&new)?;
+        new.check_placement(
+            same_reference,
+            s.numbers.contains(&new.number),
+            |claim| s.idempotency.holds(claim),
+            |id| s.products.get(&id).map(|p| &**p),
+            |variant| s.variant(variant).map_or(0, |v| v.available),
+        )?;
         // Everything is checked and the event taken before the first write, as `lock`
         // promises: the ids are the ones the counters give next.
         let id = s.peek_id("orders", 1);
