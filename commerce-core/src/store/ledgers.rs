@@ -38,7 +38,7 @@ struct Ledger {
 /// Bookings checked against the kept totals by [`SupplyLedgers::check`], to
 /// [`write`](SupplyLedgers::write) once every other refusal of the operation is decided (under
 /// the same lock: nothing may book in between).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 #[must_use]
 pub struct CheckedBookings(Vec<CheckedBooking>);
 
