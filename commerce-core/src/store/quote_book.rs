@@ -190,6 +190,10 @@ impl QuoteBook {
             .find(|v| v.id == new.variant_id)
             .map(|v| v.label.clone())
             .unwrap_or_default();
+        debug_assert!(
+            !self.pending.contains_key(&new.variant_id),
+            "the variant's quote stored pending is ended first"
+        );
         let id = QuoteId::new(self.by_id.len() as i64 + 1);
         let quote = new.into_quote(id, product.id, product.title.clone(), label, now);
         self.put(quote.clone());
@@ -433,4 +437,79 @@ fn merged(
         (Some(_), Some(_)) | (None, _) => b.next(),
         (Some(_), None) => a.next(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::{Duration, TimeZone};
+    use rust_decimal::Decimal;
+
+    use super::*;
+
+    /// Supplier 7's quote `id` of variant `variant`, written at `at`.
+    fn quote(id: i64, variant: i64, until: Option<DateTime<Utc>>, at: DateTime<Utc>) -> Quote {
+        Quote::builder()
+            .id(QuoteId::new(id))
+            .account_id(AccountId::new(7))
+            .variant_id(VariantId::new(variant))
+            .product_id(ProductId::new(3))
+            .title("مروحة".into())
+            .label("صغير".into())
+            .unit_price(Decimal::ONE)
+            .quantity(1)
+            .status(QuoteStatus::Pending)
+            .maybe_valid_until(until)
+            .created_at(at)
+            .updated_at(at)
+            .build()
+    }
+
+    /// The variant's pending quote follows every write; only a write out of `pending` says
+    /// so; the expired ones are written `expired` oldest first, at most `limit`, and a
+    /// variant's quote stored pending is ended (withdrawn, or expired when it is).
+    #[test]
+    fn the_pending_index_follows_every_write() {
+        let at = Utc.with_ymd_and_hms(2026, 11, 1, 10, 0, 0).unwrap();
+        let (end, later) = (at + Duration::hours(1), at + Duration::hours(2));
+        let mut book = QuoteBook::default();
+        for (id, until) in [(1, Some(end)), (2, Some(end)), (3, None)] {
+            assert!(!book.put(quote(id, id, until, at)));
+        }
+        let pending = |book: &QuoteBook, variant, now| {
+            let quote = book.pending_at(VariantId::new(variant), now);
+            quote.map(|q| q.id.get())
+        };
+        assert_eq!(pending(&book, 1, at), Some(1));
+        assert_eq!(pending(&book, 1, later), None);
+        let expired = book.expire(later, 1);
+        assert_eq!(expired.len(), 1);
+        assert_eq!(expired[0].id, QuoteId::new(1));
+        assert_eq!(expired[0].status, QuoteStatus::Expired);
+        assert_eq!(expired[0].updated_at, end);
+        let ended = book
+            .end_pending(VariantId::new(2), later)
+            .expect("stored pending");
+        assert_eq!(ended.status, QuoteStatus::Expired);
+        let ended = book
+            .end_pending(VariantId::new(3), later)
+            .expect("stored pending");
+        assert_eq!(ended.status, QuoteStatus::Withdrawn);
+        assert!(book.end_pending(VariantId::new(3), later).is_none());
+        assert!(book.expire(later, 10).is_empty());
+        assert!(
+            !book.put(ended),
+            "a withdrawn quote written again leaves nothing"
+        );
+        let mut next = quote(4, 3, None, later);
+        assert!(!book.put(next.clone()));
+        assert_eq!(pending(&book, 3, later), Some(4));
+        next.status = QuoteStatus::Rejected;
+        assert!(book.put(next));
+        assert_eq!(pending(&book, 3, later), None);
+        let page = PageRequest::new(1, 10).expect("a page");
+        let all = book.find_quotes(&QuoteQuery::default(), page, later, |_| None);
+        let statuses: Vec<QuoteStatus> = all.items.iter().map(|q| q.status).collect();
+        use QuoteStatus::*;
+        assert_eq!(statuses, [Expired, Expired, Withdrawn, Rejected]);
+    }
 }
