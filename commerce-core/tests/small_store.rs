@@ -1,8 +1,10 @@
 //! A complete store backend written from the contract alone, as a new backend's author would
 //! write one: plain vectors under one mutex, every operation a scan, the rules decided by
-//! `commerce_core::store` (`StatusMove`, `IdempotencyRecord::decide`). It passes the same three
-//! suites as the production stores: the store conformance cases, the HTTP conformance cases
-//! and the cancellation cases.
+//! `commerce_core::store` (`StatusMove`, `IdempotencyRecord::decide`), and the tables core
+//! keeps in memory for such a backend, which the memory store keeps too (`IdempotencyRecords`,
+//! `RateWindows`, the suppliers' statements `SupplyLedgers` and the quotes `QuoteBook`). It
+//! passes the same three suites as the production stores: the store conformance cases, the
+//! HTTP conformance cases and the cancellation cases.
 //!
 //! What a backend must hold is in `ARCHITECTURE.md` ("A new backend") and the docs of
 //! `commerce_core::store`; this file is the smallest answer to both, not a store to run (every
@@ -41,9 +43,8 @@ struct Tables {
     idempotency: IdempotencyRecords,
     meter: MeterCounts,
     withdrawals: Vec<Withdrawal>,
-    /// Each supplier's kept totals, and every statement entry (oldest first).
-    supplier_totals: HashMap<AccountId, SupplierTotals>,
-    statement: Vec<StatementEntry>,
+    /// The suppliers' statements and kept totals.
+    supply: SupplyLedgers,
     webhook_count: i64,
     webhooks: Vec<Webhook>,
     /// What each endpoint was last sent of the change feed (`catalog.changed`), and when.
@@ -52,7 +53,7 @@ struct Tables {
     /// Each delivery with its lease.
     deliveries: Vec<(Delivery, Option<Lease>)>,
     /// Suppliers' quotes, as stored (a pending one past its end reads `expired`).
-    quotes: Vec<Quote>,
+    quotes: QuoteBook,
     /// The catalogue change feed: each product's latest change as a read last numbered it,
     /// and the last position given.
     feed: HashMap<ProductId, CatalogChange>,
@@ -113,10 +114,15 @@ fn find<T>(items: &mut [T], id: i64) -> Result<&mut T, StoreError> {
 }
 
 impl Tables {
-    /// A quote as read at `now`: its product's title and its variant's label now, its status
-    /// as of `now`.
-    fn quote_now(&self, quote: &Quote, now: DateTime<Utc>) -> Quote {
-        quote.as_read(self.products.iter().find(|p| p.id == quote.product_id), now)
+    /// A product as stored now: what a quote is read with.
+    fn product_of(&self, id: ProductId) -> Option<&Product> {
+        self.products.iter().find(|p| p.id == id)
+    }
+
+    /// The product of a variant.
+    fn owner(&self, variant: VariantId) -> Option<&Product> {
+        let mut products = self.products.iter();
+        products.find(|p| p.variants.iter().any(|v| v.id == variant))
     }
 
     fn variant_mut(&mut self, id: VariantId) -> Option<(&mut Variant, &mut DateTime<Utc>)> {
@@ -261,14 +267,13 @@ impl Tables {
         }
     }
 
-    /// Writes the quote at `index`; a move out of `pending` queues its `quote.updated` event.
-    fn put_quote(&mut self, index: usize, quote: Quote) {
-        let before = self.quotes[index].status;
-        if before == QuoteStatus::Pending && quote.status != QuoteStatus::Pending {
-            let read = self.quote_now(&quote, quote.updated_at);
-            self.queue_outbox(quote.account_id, &NewEvent::quote(&read, before));
+    /// Queues the `quote.updated` event of each quote written out of `pending`.
+    fn quotes_updated(&mut self, quotes: impl IntoIterator<Item = Quote>) {
+        for quote in quotes {
+            let read = quote.as_read(self.product_of(quote.product_id), quote.updated_at);
+            let event = NewEvent::quote(&read, QuoteStatus::Pending);
+            self.queue_outbox(quote.account_id, &event);
         }
-        self.quotes[index] = quote;
     }
 
     fn webhook_mut(&mut self, account: Option<AccountId>, id: WebhookId) -> Option<&mut Webhook> {
@@ -277,31 +282,10 @@ impl Tables {
             .find(|w| w.id == id && account.is_none_or(|a| a == w.account_id))
     }
 
-    /// Applies the suppliers' bookings of a write ([`SupplierTotals::book`]): all of them or,
-    /// at the first refusal, none.
-    fn book_supply(&mut self, bookings: Vec<SupplyBooking>) -> Result<(), StoreError> {
-        let totals_of = |supplier| self.supplier_totals.get(&supplier).copied();
-        for checked in SupplyBooking::check_all(bookings, |s| totals_of(s).unwrap_or_default())? {
-            self.supplier_totals
-                .insert(checked.supplier, checked.totals);
-            for (entry, balance) in checked.entries {
-                let id = StatementEntryId::new(next_id(self.statement.len()));
-                let entry = entry.into_entry(id, checked.supplier, balance);
-                self.statement.push(entry);
-            }
-        }
-        Ok(())
-    }
-
-    /// An account's wallet sums: from its orders, and from its statement
-    /// ([`SupplierTotals::wallet`], holding the order entries delivered after `held_after`).
+    /// An account's wallet sums: from its orders, and from its statement.
     fn wallet(&self, account: AccountId, held_after: DateTime<Utc>) -> WalletTotals {
         let orders = self.orders.iter().filter(|o| o.account_id == account);
-        let entries = self.statement.iter().filter(|e| e.supplier_id == account);
-        let totals = self.supplier_totals.get(&account).copied();
-        let supplier = totals
-            .unwrap_or_default()
-            .wallet_of_entries(entries, held_after);
+        let supplier = self.supply.wallet(account, held_after);
         WalletTotals::of_orders(orders, held_after).and(supplier)
     }
 }
@@ -597,12 +581,9 @@ impl CatalogStore for SmallStore {
         }
         if product.supplier_id != supplier_before {
             // The old supplier's pending quotes end with the move.
-            let variants: Vec<VariantId> = product.variants.iter().map(|v| v.id).collect();
-            for index in 0..t.quotes.len() {
-                let mut quote = t.quotes[index].clone();
-                if variants.contains(&quote.variant_id) && quote.end_for_moved_product(now) {
-                    t.put_quote(index, quote);
-                }
+            for v in &product.variants {
+                let ended = t.quotes.end_pending(v.id, now);
+                t.quotes_updated(ended);
             }
         }
         Ok(product)
@@ -785,7 +766,7 @@ impl OrderStore for SmallStore {
         let order = new.into_order(OrderId::new(id), line_ids);
         // The pieces fit (checked above).
         t.move_order_stock(order.id, stock_moves(None, &order), order.created_at);
-        t.book_supply(SupplyBooking::of_order_write(
+        t.supply.book(SupplyBooking::of_order_write(
             None,
             &order,
             order.created_at,
@@ -806,7 +787,7 @@ impl OrderStore for SmallStore {
         let previous = order.status;
         // Every refusal is decided before the first write.
         let stock = t.check_write(order, &moved)?;
-        t.book_supply(SupplyBooking::of_order_write(
+        t.supply.book(SupplyBooking::of_order_write(
             Some(order),
             &moved,
             change.at,
@@ -839,7 +820,8 @@ impl OrderStore for SmallStore {
         let changed = order.with_outcomes(&outcomes, read_at, now)?;
         // Every refusal is decided before the first write.
         let stock = t.check_write(order, &changed)?;
-        t.book_supply(SupplyBooking::of_order_write(Some(order), &changed, now))?;
+        t.supply
+            .book(SupplyBooking::of_order_write(Some(order), &changed, now))?;
         t.move_order_stock(changed.id, stock, now);
         let stored = find(&mut t.orders, changed.id.into())?;
         *stored = changed.clone();
@@ -902,13 +884,7 @@ impl OrderStore for SmallStore {
         filter: &StatementFilter,
         page: PageRequest,
     ) -> Result<Page<StatementEntry>, StoreError> {
-        let t = self.lock();
-        let matching = t
-            .statement
-            .iter()
-            .rev()
-            .filter(|e| e.supplier_id == supplier && filter.matches(e.at));
-        Ok(Page::of_items(matching, page).cloned())
+        Ok(self.lock().supply.page(supplier, filter, page))
     }
 }
 
@@ -983,7 +959,7 @@ impl WithdrawalStore for SmallStore {
             .filter(|w| w.account_id == new.account_id);
         new.admit(&wallet, Withdrawn::of(mine))?;
         let withdrawal = new.into_withdrawal(WithdrawalId::new(next_id(t.withdrawals.len())), now);
-        t.book_supply(
+        t.supply.book(
             SupplyBooking::of_withdrawal(&withdrawal, side)
                 .into_iter()
                 .collect(),
@@ -1003,7 +979,7 @@ impl WithdrawalStore for SmallStore {
         withdrawal.decide(decision, now)?;
         let side = find(&mut t.accounts, withdrawal.account_id.into())?.side;
         if withdrawal.status == WithdrawalStatus::Rejected {
-            t.book_supply(
+            t.supply.book(
                 SupplyBooking::of_rejection(&withdrawal, side, now)
                     .into_iter()
                     .collect(),
@@ -1320,34 +1296,17 @@ impl SupplyStore for SmallStore {
         now: DateTime<Utc>,
     ) -> Result<Quote, InsertQuoteError> {
         let mut t = self.lock();
-        let found = t.products.iter().find_map(|p| {
-            let v = p.variants.iter().find(|v| v.id == new.variant_id)?;
-            Some((p.id, p.title.clone(), v.label.clone(), p.supplier_id))
-        });
-        let pending = t
-            .quotes
-            .iter()
-            .position(|q| q.variant_id == new.variant_id && q.is_pending_at(now));
-        let owner = pending.map(|i| (t.quotes[i].id, t.quotes[i].account_id));
-        if new
-            .admit(found.as_ref().and_then(|f| f.3), owner)?
-            .is_some()
-        {
-            // A former supplier's quote the product's move left (never here: one lock).
-            let index = pending.expect("the pending quote");
-            let mut quote = t.quotes[index].clone();
-            quote.end_for_moved_product(now);
-            t.put_quote(index, quote);
-        }
-        let Some((product, title, label, _)) = found else {
-            return Err(InsertQuoteError::NotSuppliers);
-        };
+        let product = t.owner(new.variant_id).cloned();
+        let supplier = product.as_ref().and_then(|p| p.supplier_id);
+        let ended = t.quotes.admit(&new, supplier, now)?; // a former supplier's (never here)
+        t.quotes_updated(ended);
+        let product = product.ok_or(InsertQuoteError::NotSuppliers)?;
         if claim.is_some_and(|claim| !t.idempotency.holds(claim)) {
             return Err(InsertQuoteError::IdempotencyLost);
         }
-        let id = QuoteId::new(next_id(t.quotes.len()));
-        let quote = new.into_quote(id, product, title, label, now);
-        t.quotes.push(quote.clone());
+        let expired = t.quotes.end_pending(new.variant_id, now); // expired meanwhile
+        t.quotes_updated(expired);
+        let quote = t.quotes.insert(new, &product, now);
         if let Some(claim) = claim {
             t.idempotency.link(claim, quote.id);
         }
@@ -1361,10 +1320,7 @@ impl SupplyStore for SmallStore {
         now: DateTime<Utc>,
     ) -> Result<Option<Quote>, StoreError> {
         let t = self.lock();
-        Ok(t.quotes
-            .iter()
-            .find(|q| q.id == id && account.is_none_or(|a| q.account_id == a))
-            .map(|q| t.quote_now(q, now)))
+        Ok(t.quotes.quote(account, id, now, |p| t.product_of(p)))
     }
 
     async fn quotes(
@@ -1375,15 +1331,8 @@ impl SupplyStore for SmallStore {
         now: DateTime<Utc>,
     ) -> Result<Page<Quote>, StoreError> {
         let t = self.lock();
-        let found: Vec<Quote> = t
-            .quotes
-            .iter()
-            .rev()
-            .filter(|q| q.account_id == account)
-            .map(|q| t.quote_now(q, now))
-            .filter(|q| filter.keeps(q))
-            .collect();
-        Ok(Page::of_items(found, page))
+        Ok(t.quotes
+            .quotes(account, filter, page, now, |p| t.product_of(p)))
     }
 
     async fn find_quotes(
@@ -1393,14 +1342,7 @@ impl SupplyStore for SmallStore {
         now: DateTime<Utc>,
     ) -> Result<Page<Quote>, StoreError> {
         let t = self.lock();
-        let mut found: Vec<Quote> = t
-            .quotes
-            .iter()
-            .map(|q| t.quote_now(q, now))
-            .filter(|q| query.keeps(q))
-            .collect();
-        found.sort_by_key(QuoteQuery::sort_key);
-        Ok(Page::of_items(found, page))
+        Ok(t.quotes.find_quotes(query, page, now, |p| t.product_of(p)))
     }
 
     async fn decide_quote(
@@ -1411,14 +1353,9 @@ impl SupplyStore for SmallStore {
         now: DateTime<Utc>,
     ) -> Result<Quote, QuoteDecisionError> {
         let mut t = self.lock();
-        let index = t
-            .quotes
-            .iter()
-            .position(|q| q.id == id && account.is_none_or(|a| q.account_id == a))
-            .ok_or(QuoteDecisionError::NotFound)?;
-        let mut quote = t.quotes[index].clone();
-        quote.decide(&decision, now)?;
-        if let QuoteDecision::Accept { .. } = decision {
+        let supplier_of = |v| t.owner(v).and_then(|p| p.supplier_id);
+        let (quote, taken) = t.quotes.decided(account, id, &decision, supplier_of, now)?;
+        if taken && let QuoteDecision::Accept { .. } = decision {
             // The supply price and the received pieces, under the same lock.
             let (variant, _) = t
                 .variant_mut(quote.variant_id)
@@ -1430,21 +1367,18 @@ impl SupplyStore for SmallStore {
                     .for_quote(quote.id);
             t.adjust(received, now)?;
         }
-        t.put_quote(index, quote.clone());
-        Ok(t.quote_now(&quote, now))
+        if t.quotes.put(quote.clone()) {
+            t.quotes_updated([quote.clone()]);
+        }
+        Ok(quote.as_read(t.product_of(quote.product_id), now))
     }
 
     async fn expire_quotes(&self, now: DateTime<Utc>, limit: usize) -> Result<u64, StoreError> {
         let mut t = self.lock();
-        let mut expired = 0;
-        for index in 0..t.quotes.len() {
-            let quote = t.quotes[index].clone();
-            if expired < limit && Quote::expired_at(quote.status, quote.valid_until, now) {
-                t.put_quote(index, quote.as_of(now));
-                expired += 1;
-            }
-        }
-        Ok(expired as u64)
+        let expired = t.quotes.expire(now, limit);
+        let count = expired.len() as u64;
+        t.quotes_updated(expired);
+        Ok(count)
     }
 
     async fn supply_variants(
@@ -1455,23 +1389,8 @@ impl SupplyStore for SmallStore {
         now: DateTime<Utc>,
     ) -> Result<Page<SupplyVariant>, StoreError> {
         let t = self.lock();
-        let mut found: Vec<SupplyVariant> = t
-            .products
-            .iter()
-            .filter(|p| p.supplier_id == Some(account))
-            .filter(|p| updated_since.is_none_or(|since| p.updated_at >= since))
-            .flat_map(|p| {
-                p.variants.iter().map(|v| {
-                    let pending = t
-                        .quotes
-                        .iter()
-                        .find(|q| q.variant_id == v.id && q.is_pending_at(now));
-                    SupplyVariant::of(p, v, pending.map(|q| q.id))
-                })
-            })
-            .collect();
-        found.sort_by_key(|v| v.id);
-        Ok(Page::of_items(found, page))
+        let mine = t.products.iter().filter(|p| p.supplier_id == Some(account));
+        Ok(t.quotes.supply_variants(mine, updated_since, page, now))
     }
 }
 

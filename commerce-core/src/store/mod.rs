@@ -97,9 +97,11 @@ pub(crate) mod delegate;
 mod error;
 mod hook;
 mod idempotency;
+mod ledgers;
 mod memory;
 mod meter;
 mod orders;
+mod quote_book;
 mod statement;
 mod stock;
 mod supply;
@@ -118,9 +120,11 @@ pub use idempotency::{
     Created, IdempotencyBegin, IdempotencyDecision, IdempotencyRecord, IdempotencyRecords,
     IdempotencyStore,
 };
+pub use ledgers::{CheckedBookings, SupplyLedgers};
 pub use memory::MemoryStore;
 pub use meter::{MeterCounts, MeterStore};
 pub use orders::{OrderStore, OrderVersion, StatusChange, StatusMove, unchanged_since};
+pub use quote_book::QuoteBook;
 pub use statement::{CheckedBooking, SupplyBooking};
 pub use stock::StockError;
 pub use supply::{InsertQuoteError, QuoteDecisionError, SupplyStore};

@@ -8,7 +8,6 @@ mod idempotency;
 mod indexes;
 mod meter;
 mod orders;
-mod statement;
 mod stock;
 mod supply;
 mod webhooks;
@@ -88,7 +87,7 @@ struct State {
     /// Each account's withdrawals, oldest first: what its wallet and its rules read.
     withdrawals_by_account: HashMap<AccountId, Vec<WithdrawalId>>,
     /// The suppliers' statements and kept totals.
-    supply: statement::SupplyLedgers,
+    supply: SupplyLedgers,
     webhooks: BTreeMap<WebhookId, Webhook>,
     deliveries: BTreeMap<DeliveryId, webhooks::Queued>,
     /// The deliveries still pending, indexed for the claim.
@@ -96,7 +95,7 @@ struct State {
     /// Every delivery of each endpoint (its list, a URL change, the expiry).
     deliveries_by_webhook: webhooks::ByWebhook,
     /// Suppliers' quotes.
-    quotes: supply::Quotes,
+    quotes: QuoteBook,
     /// The catalogue change feed.
     changes: changes::ChangeFeed,
     /// What each endpoint was last sent of the feed (`catalog.changed`): the position and
@@ -157,18 +156,6 @@ impl State {
             .map(|index| index.wallet.totals(held_after))
             .unwrap_or_default();
         orders.and(self.supply.wallet(account, held_after))
-    }
-
-    /// Writes bookings checked with [`statement::SupplyLedgers::check`].
-    fn write_supply(&mut self, checked: statement::CheckedBookings) {
-        let State {
-            supply, last_ids, ..
-        } = self;
-        supply.write(checked, || {
-            let last = last_ids.entry("statement_entries").or_default();
-            *last += 1;
-            *last
-        });
     }
 
     /// The id the next [`next_id`](Self::next_id) of `table` gives (nothing written).

@@ -49,7 +49,7 @@ impl OrderStore for MemoryStore {
             s.next_id("order_lines");
         }
         s.queue_outbox_event(event);
-        s.write_supply(supply);
+        s.supply.write(supply);
         if let Some(reference) = &order.external_reference {
             s.external_references
                 .insert((order.account_id, reference.clone()), OrderId::new(id));
@@ -99,7 +99,7 @@ impl OrderStore for MemoryStore {
         s.orders.insert(moved.id, moved.clone());
         s.reindex_order(moved.id, before);
         s.queue_outbox_event(event);
-        s.write_supply(supply);
+        s.supply.write(supply);
         Ok(moved)
     }
 
@@ -123,7 +123,7 @@ impl OrderStore for MemoryStore {
         s.apply_order_stock(changed.id, stock, now);
         s.orders.insert(changed.id, changed.clone());
         s.reindex_order(changed.id, before);
-        s.write_supply(supply);
+        s.supply.write(supply);
         Ok(changed)
     }
 

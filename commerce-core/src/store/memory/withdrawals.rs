@@ -36,7 +36,7 @@ impl WithdrawalStore for MemoryStore {
             .entry(withdrawal.account_id)
             .or_default()
             .push(withdrawal.id);
-        s.write_supply(supply);
+        s.supply.write(supply);
         Ok(withdrawal)
     }
 
@@ -61,7 +61,7 @@ impl WithdrawalStore for MemoryStore {
             NewEvent::withdrawal(&withdrawal, WithdrawalStatus::Pending)
         });
         s.withdrawals.insert(id, withdrawal.clone());
-        s.write_supply(supply);
+        s.supply.write(supply);
         s.queue_outbox_event(event);
         Ok(withdrawal)
     }

@@ -1,19 +1,29 @@
-//! The suppliers' statements of [`MemoryStore`](super::MemoryStore): each supplier's entries,
-//! its kept totals, and its entries by delivery for the wallet's held sum.
+//! The suppliers' statements of a backend that keeps them in process memory ([`SupplyLedgers`]):
+//! each supplier's entries, its kept totals, and its entries by delivery for the wallet's held
+//! sum. The memory store and the small store of the tests keep theirs here.
 
 use std::collections::{BTreeMap, HashMap};
 
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 
+use super::{CheckedBooking, StoreError, SupplyBooking};
 use crate::domain::earnings::WalletTotals;
 use crate::model::*;
-use crate::store::{CheckedBooking, StoreError, SupplyBooking};
 
-/// Every supplier's statement.
+/// Every supplier's statement, in process memory, with the steps of the operations that book
+/// on it ([`SupplyBooking`]: check, then write), [`OrderStore::wallet_totals`]'s supplier half
+/// and [`OrderStore::statement`]. The caller holds its own lock across each call, and across a
+/// [`check`](Self::check) and its [`write`](Self::write). Entries are numbered 1, 2, 3, ...
+/// across suppliers, as a SQL sequence numbers them.
+///
+/// [`OrderStore::wallet_totals`]: super::OrderStore::wallet_totals
+/// [`OrderStore::statement`]: super::OrderStore::statement
 #[derive(Debug, Default)]
-pub(super) struct SupplyLedgers {
+pub struct SupplyLedgers {
     by_supplier: HashMap<AccountId, Ledger>,
+    /// The id of the last entry written.
+    last_id: i64,
 }
 
 #[derive(Debug, Default)]
@@ -25,18 +35,17 @@ struct Ledger {
     by_delivery: BTreeMap<(DateTime<Utc>, StatementEntryId), Decimal>,
 }
 
-/// Bookings checked against the totals, to write once everything else is checked.
-#[derive(Debug, Default)]
+/// Bookings checked against the kept totals by [`SupplyLedgers::check`], to
+/// [`write`](SupplyLedgers::write) once every other refusal of the operation is decided (under
+/// the same lock: nothing may book in between).
+#[derive(Debug)]
 #[must_use]
-pub(super) struct CheckedBookings(Vec<CheckedBooking>);
+pub struct CheckedBookings(Vec<CheckedBooking>);
 
 impl SupplyLedgers {
-    /// Applies [`SupplierTotals::book`] to each booking, writing nothing: the first refusal,
-    /// or what to [`write`](Self::write).
-    pub(super) fn check(
-        &self,
-        bookings: Vec<SupplyBooking>,
-    ) -> Result<CheckedBookings, StoreError> {
+    /// Applies [`SupplierTotals::book`] to each booking ([`SupplyBooking::check_all`]),
+    /// writing nothing: the first refusal, or what to [`write`](Self::write).
+    pub fn check(&self, bookings: Vec<SupplyBooking>) -> Result<CheckedBookings, StoreError> {
         let totals_of = |supplier| {
             self.by_supplier
                 .get(&supplier)
@@ -46,8 +55,17 @@ impl SupplyLedgers {
         SupplyBooking::check_all(bookings, totals_of).map(CheckedBookings)
     }
 
-    /// Writes checked bookings, each entry with the id `next_id` gives.
-    pub(super) fn write(&mut self, checked: CheckedBookings, mut next_id: impl FnMut() -> i64) {
+    /// [`check`](Self::check), then [`write`](Self::write): for an operation whose bookings
+    /// are its last refusal. A refusal writes nothing.
+    pub fn book(&mut self, bookings: Vec<SupplyBooking>) -> Result<(), StoreError> {
+        let checked = self.check(bookings)?;
+        self.write(checked);
+        Ok(())
+    }
+
+    /// Writes bookings checked by [`check`](Self::check): each supplier's totals, and its
+    /// entries, each with the next id.
+    pub fn write(&mut self, checked: CheckedBookings) {
         for CheckedBooking {
             supplier,
             totals,
@@ -58,7 +76,9 @@ impl SupplyLedgers {
             ledger.totals = totals;
             for (entry, balance) in entries {
                 let signed = entry.signed();
-                let entry = entry.into_entry(StatementEntryId::new(next_id()), supplier, balance);
+                self.last_id += 1;
+                let id = StatementEntryId::new(self.last_id);
+                let entry = entry.into_entry(id, supplier, balance);
                 if let (Some(delivered), Some(_)) = (entry.delivered_at, entry.order_id) {
                     ledger.by_delivery.insert((delivered, entry.id), signed);
                 }
@@ -68,8 +88,9 @@ impl SupplyLedgers {
     }
 
     /// The supplier's wallet sums ([`SupplierTotals::wallet`]), holding what was delivered
-    /// after `held_after`.
-    pub(super) fn wallet(&self, supplier: AccountId, held_after: DateTime<Utc>) -> WalletTotals {
+    /// after `held_after` (read off an index of its order entries by delivery): the supplier
+    /// half of [`OrderStore::wallet_totals`](super::OrderStore::wallet_totals).
+    pub fn wallet(&self, supplier: AccountId, held_after: DateTime<Utc>) -> WalletTotals {
         let Some(ledger) = self.by_supplier.get(&supplier) else {
             return WalletTotals::default();
         };
@@ -86,8 +107,9 @@ impl SupplyLedgers {
         ledger.totals.wallet(held, earliest)
     }
 
-    /// One page of the supplier's entries matching `filter`, newest first.
-    pub(super) fn page(
+    /// [`OrderStore::statement`](super::OrderStore::statement): one page of the supplier's
+    /// entries matching `filter`, newest first, and how many match.
+    pub fn page(
         &self,
         supplier: AccountId,
         filter: &StatementFilter,
