@@ -1191,8 +1191,10 @@ impl WebhookStore for SmallStore {
     ) -> Result<bool, StoreError> {
         let t = &mut *self.lock();
         let webhooks = &mut t.webhooks;
-        let w = |id| webhooks.iter_mut().find(|w| w.id == id);
-        Ok(t.deliveries.finish(delivery, lease, outcome, w))
+        let found = t.deliveries.finish(delivery, lease, outcome, |id| {
+            webhooks.iter_mut().find(|w| w.id == id)
+        });
+        Ok(found)
     }
 
     async fn queue_catalog_changed(

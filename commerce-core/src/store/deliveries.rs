@@ -305,9 +305,9 @@ impl DeliveryQueue {
 
     /// The endpoint and account of each delivery under a live lease at `now` (`endpoint`:
     /// the caller's endpoint of an id).
-    fn in_flight<'a>(
+    fn in_flight<'a, 'w: 'a>(
         &'a self,
-        endpoint: impl Fn(WebhookId) -> Option<&'a Webhook> + 'a,
+        endpoint: impl Fn(WebhookId) -> Option<&'w Webhook> + 'a,
         now: DateTime<Utc>,
     ) -> impl Iterator<Item = (WebhookId, AccountId)> + 'a {
         self.pending
@@ -327,9 +327,9 @@ impl DeliveryQueue {
     /// [`ClaimRoom::choose`] from the pending ones in claim order (the index read from its
     /// start); `endpoint` is the caller's endpoint of an id. Nothing is written:
     /// [`lease`](Self::lease) claims them, under the same lock.
-    pub fn claimable<'a>(
-        &'a self,
-        endpoint: impl Fn(WebhookId) -> Option<&'a Webhook> + Copy + 'a,
+    pub fn claimable<'w>(
+        &self,
+        endpoint: impl Fn(WebhookId) -> Option<&'w Webhook> + Copy,
         now: DateTime<Utc>,
         limit: usize,
         per_endpoint: usize,

@@ -81,7 +81,7 @@ fn owned(
 }
 
 /// The ids of new deliveries, from the store's counter of the `webhook_deliveries` table.
-fn delivery_ids(last_ids: &mut HashMap<&'static str, i64>) -> impl FnMut() -> DeliveryId + '_ {
+fn delivery_ids(last_ids: &mut HashMap<&'static str, i64>) -> impl FnMut() -> DeliveryId {
     move || DeliveryId::new(next_in(last_ids, "webhook_deliveries"))
 }
 
