@@ -102,10 +102,9 @@ fn next_id(len: usize) -> i64 {
     len as i64 + 1
 }
 
-/// The endpoint `id` when `account` (if any) owns it.
-fn endpoint(webhooks: &[Webhook], account: Option<AccountId>, id: WebhookId) -> Option<&Webhook> {
-    let owned = |w: &&Webhook| account.is_none_or(|a| a == w.account_id);
-    webhooks.iter().find(|w| w.id == id).filter(owned)
+/// Whether `w` is the endpoint `id`, of `account` if one is given.
+fn is(w: &Webhook, account: Option<AccountId>, id: WebhookId) -> bool {
+    w.id == id && account.is_none_or(|a| a == w.account_id)
 }
 
 /// One record by id, or `NotFound`.
@@ -225,12 +224,6 @@ impl Tables {
             self.queue_outbox(quote.account_id, &NewEvent::quote(&read, before));
         }
         self.quotes[index] = quote;
-    }
-
-    fn webhook_mut(&mut self, account: Option<AccountId>, id: WebhookId) -> Option<&mut Webhook> {
-        self.webhooks
-            .iter_mut()
-            .find(|w| w.id == id && account.is_none_or(|a| a == w.account_id))
     }
 
     /// Applies the suppliers' bookings of a write ([`SupplierTotals::book`]): all of them or,
@@ -1068,7 +1061,8 @@ impl WebhookStore for SmallStore {
         account: Option<AccountId>,
         id: WebhookId,
     ) -> Result<Option<Webhook>, StoreError> {
-        Ok(endpoint(&self.lock().webhooks, account, id).cloned())
+        let t = self.lock();
+        Ok(t.webhooks.iter().find(|w| is(w, account, id)).cloned())
     }
 
     async fn find_webhooks(
@@ -1088,17 +1082,9 @@ impl WebhookStore for SmallStore {
         patch: WebhookPatch,
         now: DateTime<Utc>,
     ) -> Result<Option<Webhook>, StoreError> {
-        let mut t = self.lock();
-        let Some(w) = t.webhook_mut(account, id) else {
-            return Ok(None);
-        };
-        let moved = patch.changes_url(w);
-        patch.apply(w, now);
-        let w = w.clone();
-        if moved {
-            t.deliveries.end_pending(id, URL_CHANGED);
-        }
-        Ok(Some(w))
+        let t = &mut *self.lock();
+        let w = t.webhooks.iter_mut().find(|w| is(w, account, id));
+        Ok(t.deliveries.update_endpoint(w, patch, now))
     }
 
     async fn delete_webhook(
@@ -1107,7 +1093,7 @@ impl WebhookStore for SmallStore {
         id: WebhookId,
     ) -> Result<bool, StoreError> {
         let mut t = self.lock();
-        if t.webhook_mut(account, id).is_none() {
+        if !t.webhooks.iter().any(|w| is(w, account, id)) {
             return Ok(false);
         }
         t.webhooks.retain(|w| w.id != id);
@@ -1122,7 +1108,8 @@ impl WebhookStore for SmallStore {
         secret: WebhookSecret,
         now: DateTime<Utc>,
     ) -> Result<Option<Webhook>, StoreError> {
-        Ok(self.lock().webhook_mut(account, id).map(|w| {
+        let mut t = self.lock();
+        Ok(t.webhooks.iter_mut().find(|w| is(w, account, id)).map(|w| {
             w.rotate(secret, now, SECRET_OVERLAP);
             w.clone()
         }))
@@ -1137,7 +1124,8 @@ impl WebhookStore for SmallStore {
     ) -> Result<Delivery, QueueDeliveryError> {
         let mut t = self.lock();
         let (webhooks, deliveries, next_id) = t.outbox();
-        deliveries.queue_event(endpoint(webhooks, account, webhook), event, limit, next_id)
+        let w = webhooks.iter().find(|w| is(w, account, webhook));
+        deliveries.queue_event(w, event, limit, next_id)
     }
 
     async fn redeliver(
@@ -1150,7 +1138,7 @@ impl WebhookStore for SmallStore {
     ) -> Result<Delivery, QueueDeliveryError> {
         let mut t = self.lock();
         let (webhooks, deliveries, next_id) = t.outbox();
-        let w = endpoint(webhooks, account, webhook);
+        let w = webhooks.iter().find(|w| is(w, account, webhook));
         deliveries.redeliver(w, delivery, now, limit, next_id)
     }
 
@@ -1162,7 +1150,7 @@ impl WebhookStore for SmallStore {
         page: PageRequest,
     ) -> Result<Option<Page<Delivery>>, StoreError> {
         let t = self.lock();
-        let w = endpoint(&t.webhooks, account, webhook);
+        let w = t.webhooks.iter().find(|w| is(w, account, webhook));
         Ok(t.deliveries.deliveries(w, status, page))
     }
 
@@ -1176,11 +1164,10 @@ impl WebhookStore for SmallStore {
         per_account: usize,
     ) -> Result<Vec<ClaimedDelivery>, StoreError> {
         let t = &mut *self.lock();
-        let w = |id| endpoint(&t.webhooks, None, id);
-        let chosen = t
-            .deliveries
-            .claimable(w, now, limit, per_endpoint, per_account);
-        Ok(t.deliveries.lease(chosen, w, lease, now + lease_for))
+        let w = |id| t.webhooks.iter().find(|w| w.id == id);
+        let queue = &mut t.deliveries;
+        let chosen = queue.claimable(w, now, limit, per_endpoint, per_account);
+        Ok(queue.lease(chosen, w, lease, now + lease_for))
     }
 
     async fn finish_delivery(
@@ -1190,11 +1177,9 @@ impl WebhookStore for SmallStore {
         outcome: AttemptOutcome,
     ) -> Result<bool, StoreError> {
         let t = &mut *self.lock();
-        let webhooks = &mut t.webhooks;
-        let found = t.deliveries.finish(delivery, lease, outcome, |id| {
-            webhooks.iter_mut().find(|w| w.id == id)
-        });
-        Ok(found)
+        Ok(t.deliveries.finish(delivery, lease, outcome, |id| {
+            t.webhooks.iter_mut().find(|w| w.id == id)
+        }))
     }
 
     async fn queue_catalog_changed(
@@ -1204,20 +1189,16 @@ impl WebhookStore for SmallStore {
         sent_before: DateTime<Utc>,
     ) -> Result<u64, StoreError> {
         let mut t = self.lock();
-        let follows: HashSet<AccountId> = t
-            .accounts
-            .iter()
-            .filter(|a| a.follows_the_catalog())
-            .map(|a| a.id)
-            .collect();
+        let readers = t.accounts.iter().filter(|a| a.follows_the_catalog());
+        let readers: HashSet<AccountId> = readers.map(|a| a.id).collect();
         let (webhooks, deliveries, next_id) = t.outbox();
-        let endpoints = webhooks.iter().filter(|w| follows.contains(&w.account_id));
+        let endpoints = webhooks.iter().filter(|w| readers.contains(&w.account_id));
         Ok(deliveries.queue_catalog_changed(endpoints, head, &event, sent_before, next_id))
     }
 
     async fn webhook_backlog(&self, now: DateTime<Utc>) -> Result<WebhookBacklog, StoreError> {
         let t = self.lock();
-        let w = |id| endpoint(&t.webhooks, None, id);
+        let w = |id| t.webhooks.iter().find(|w| w.id == id);
         Ok(t.deliveries.backlog(w, &t.webhooks, now))
     }
 

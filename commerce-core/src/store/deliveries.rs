@@ -254,11 +254,29 @@ impl DeliveryQueue {
         Ok(self.file(delivery))
     }
 
+    /// [`WebhookStore::update_webhook`](super::WebhookStore::update_webhook): applies `patch`
+    /// to `endpoint` (the caller's endpoint of that id, to write; `None` when it has none or
+    /// another account owns it) at `now` and, when the patch moves it to another URL
+    /// ([`WebhookPatch::changes_url`]), ends its pending deliveries with [`URL_CHANGED`]. The
+    /// endpoint as written, `None` when `endpoint` is.
+    pub fn update_endpoint(
+        &mut self,
+        endpoint: Option<&mut Webhook>,
+        patch: WebhookPatch,
+        now: DateTime<Utc>,
+    ) -> Option<Webhook> {
+        let endpoint = endpoint?;
+        let moved = patch.changes_url(endpoint);
+        patch.apply(endpoint, now);
+        if moved {
+            self.end_pending(endpoint.id, URL_CHANGED);
+        }
+        Some(endpoint.clone())
+    }
+
     /// Ends every pending delivery of `webhook` with `reason` (and its lease): after its URL
-    /// changed ([`URL_CHANGED`], see
-    /// [`WebhookStore::update_webhook`](super::WebhookStore::update_webhook)), or when it
-    /// expired ([`EXPIRED`]).
-    pub fn end_pending(&mut self, webhook: WebhookId, reason: &str) {
+    /// changed ([`URL_CHANGED`]), or when it expired ([`EXPIRED`]).
+    fn end_pending(&mut self, webhook: WebhookId, reason: &str) {
         for id in self.by_webhook.of(webhook) {
             if let Some(queued) = self.deliveries.get_mut(&id)
                 && queued.delivery.status == DeliveryStatus::Pending

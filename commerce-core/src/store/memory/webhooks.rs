@@ -57,16 +57,6 @@ impl State {
             self.deliveries.queue(receivers, &event, next_id);
         }
     }
-
-    fn owned_webhook_mut(
-        &mut self,
-        account: Option<AccountId>,
-        id: WebhookId,
-    ) -> Option<&mut Webhook> {
-        self.webhooks
-            .get_mut(&id)
-            .filter(|w| account.is_none_or(|a| a == w.account_id))
-    }
 }
 
 /// The endpoint `id` when `account` (if any) owns it.
@@ -77,6 +67,17 @@ fn owned(
 ) -> Option<&Webhook> {
     webhooks
         .get(&id)
+        .filter(|w| account.is_none_or(|a| a == w.account_id))
+}
+
+/// The endpoint `id` to write, when `account` (if any) owns it.
+fn owned_mut(
+    webhooks: &mut BTreeMap<WebhookId, Webhook>,
+    account: Option<AccountId>,
+    id: WebhookId,
+) -> Option<&mut Webhook> {
+    webhooks
+        .get_mut(&id)
         .filter(|w| account.is_none_or(|a| a == w.account_id))
 }
 
@@ -135,17 +136,9 @@ impl WebhookStore for MemoryStore {
         patch: WebhookPatch,
         now: DateTime<Utc>,
     ) -> Result<Option<Webhook>, StoreError> {
-        let mut s = self.lock();
-        let Some(webhook) = s.owned_webhook_mut(account, id) else {
-            return Ok(None);
-        };
-        let moved = patch.changes_url(webhook);
-        patch.apply(webhook, now);
-        let webhook = webhook.clone();
-        if moved {
-            s.deliveries.end_pending(id, URL_CHANGED);
-        }
-        Ok(Some(webhook))
+        let s = &mut *self.lock();
+        let webhook = owned_mut(&mut s.webhooks, account, id);
+        Ok(s.deliveries.update_endpoint(webhook, patch, now))
     }
 
     async fn delete_webhook(
@@ -170,7 +163,7 @@ impl WebhookStore for MemoryStore {
         now: DateTime<Utc>,
     ) -> Result<Option<Webhook>, StoreError> {
         let mut s = self.lock();
-        Ok(s.owned_webhook_mut(account, id).map(|webhook| {
+        Ok(owned_mut(&mut s.webhooks, account, id).map(|webhook| {
             webhook.rotate(secret, now, SECRET_OVERLAP);
             webhook.clone()
         }))
