@@ -2,13 +2,14 @@
 //! write one: plain vectors under one mutex, every operation a scan, the rules decided by
 //! `commerce_core::store` (`StatusMove`, `IdempotencyRecord::decide`), and the tables core
 //! keeps in memory for such a backend, which the memory store keeps too (`IdempotencyRecords`,
-//! `RateWindows`, the suppliers' statements `SupplyLedgers` and the quotes `QuoteBook`). It
-//! passes the same three suites as the production stores: the store conformance cases, the
-//! HTTP conformance cases and the cancellation cases.
+//! `RateWindows`, the meter `MeterCounts`, the suppliers' statements `SupplyLedgers`, the
+//! quotes `QuoteBook` and the webhook deliveries `DeliveryQueue`). It passes the same three
+//! suites as the production stores: the store conformance cases, the HTTP conformance cases
+//! and the cancellation cases.
 //!
 //! What a backend must hold is in `ARCHITECTURE.md` ("A new backend") and the docs of
 //! `commerce_core::store`; this file is the smallest answer to both, not a store to run (every
-//! read scans every record).
+//! read of its own vectors scans every record).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -47,11 +48,9 @@ struct Tables {
     supply: SupplyLedgers,
     webhook_count: i64,
     webhooks: Vec<Webhook>,
-    /// What each endpoint was last sent of the change feed (`catalog.changed`), and when.
-    catalog_sent: HashMap<WebhookId, (ChangePosition, DateTime<Utc>)>,
+    /// The deliveries (core's table), and how many were ever queued: the last delivery id.
+    deliveries: DeliveryQueue,
     delivery_count: i64,
-    /// Each delivery with its lease.
-    deliveries: Vec<(Delivery, Option<Lease>)>,
     /// Suppliers' quotes, as stored (a pending one past its end reads `expired`).
     quotes: QuoteBook,
     /// The catalogue change feed: each product's latest change as a read last numbered it,
@@ -59,9 +58,6 @@ struct Tables {
     feed: HashMap<ProductId, CatalogChange>,
     feed_last: i64,
 }
-
-/// Who holds a claimed delivery, and until when.
-type Lease = (LeaseToken, DateTime<Utc>);
 
 /// The store: one mutex held across each operation makes every operation atomic. No
 /// operation awaits while holding it, so a dropped future leaves nothing half-done.
@@ -103,6 +99,11 @@ fn number_changes(t: &mut Tables) {
 /// The next id of a table of `len` records.
 fn next_id(len: usize) -> i64 {
     len as i64 + 1
+}
+
+/// Whether `w` is the endpoint `id`, of `account` if one is given.
+fn is(w: &Webhook, account: Option<AccountId>, id: WebhookId) -> bool {
+    w.id == id && account.is_none_or(|a| a == w.account_id)
 }
 
 /// One record by id, or `NotFound`.
@@ -201,70 +202,22 @@ impl Tables {
         }
     }
 
-    /// One pending delivery of `event` to `webhook`.
-    fn queue(&mut self, webhook: WebhookId, event: &NewEvent) -> Delivery {
-        self.delivery_count += 1;
-        let delivery = Delivery::queued(DeliveryId::new(self.delivery_count), webhook, event);
-        self.deliveries.push((delivery.clone(), None));
-        delivery
-    }
-
-    /// One manual delivery of `event` to `webhook`, unless the endpoint is missing, disabled
-    /// or has `limit` manual deliveries pending.
-    fn queue_manual(
-        &mut self,
-        account: Option<AccountId>,
-        webhook: WebhookId,
-        event: Option<NewEvent>,
-        limit: usize,
-    ) -> Result<Delivery, QueueDeliveryError> {
-        let pending = self.deliveries.iter().filter(|(d, _)| {
-            d.webhook_id == webhook && d.manual && d.status == DeliveryStatus::Pending
-        });
-        let pending = pending.count();
-        let endpoint = self.webhook_mut(account, webhook);
-        let event = endpoint
-            .ok_or(QueueDeliveryError::NotFound)?
-            .admit_manual(event, pending, limit)?;
-        let delivery = self.queue(webhook, &event);
-        let last = self.deliveries.last_mut().expect("just queued");
-        last.0.manual = true;
-        Ok(delivery.manual())
-    }
-
-    /// Ends the pending deliveries of `webhook` with `reason`.
-    fn end_pending(&mut self, webhook: WebhookId, reason: &str) {
-        for (d, held) in &mut self.deliveries {
-            if d.webhook_id == webhook && d.status == DeliveryStatus::Pending {
-                d.end(reason);
-                *held = None;
-            }
-        }
-    }
-
-    /// The outbox of an order change: a delivery per endpoint of the account receiving `kind`.
-    fn queue_order_event(
-        &mut self,
-        kind: EventType,
-        order: &Order,
-        previous: Option<OrderStatus>,
-        context: EventContext,
-    ) {
-        let event = NewEvent::order(kind, order, previous, context);
-        self.queue_outbox(order.account_id, &event);
-    }
-
     /// The outbox: a delivery of `event` per endpoint of `account` receiving its type.
     fn queue_outbox(&mut self, account: AccountId, event: &NewEvent) {
-        let receivers: Vec<WebhookId> = self
-            .webhooks
-            .iter()
-            .filter(|w| w.account_id == account && w.receives(event.kind))
-            .map(|w| w.id)
-            .collect();
-        for webhook in receivers {
-            self.queue(webhook, event);
-        }
+        let (webhooks, deliveries, next_id) = self.outbox();
+        let receivers = webhooks.iter().filter(|w| w.account_id == account);
+        let receivers = receivers.filter(|w| w.receives(event.kind)).map(|w| w.id);
+        deliveries.queue(receivers, event, next_id);
+    }
+
+    /// The endpoints, the deliveries and the ids of new ones (counted on), apart.
+    fn outbox(&mut self) -> (&[Webhook], &mut DeliveryQueue, impl FnMut() -> DeliveryId) {
+        let count = &mut self.delivery_count;
+        let next_id = move || {
+            *count += 1;
+            DeliveryId::new(*count)
+        };
+        (&self.webhooks, &mut self.deliveries, next_id)
     }
 
     /// Queues the `quote.updated` event of each quote written out of `pending`.
@@ -274,12 +227,6 @@ impl Tables {
             let event = NewEvent::quote(&read, QuoteStatus::Pending);
             self.queue_outbox(quote.account_id, &event);
         }
-    }
-
-    fn webhook_mut(&mut self, account: Option<AccountId>, id: WebhookId) -> Option<&mut Webhook> {
-        self.webhooks
-            .iter_mut()
-            .find(|w| w.id == id && account.is_none_or(|a| a == w.account_id))
     }
 
     /// An account's wallet sums: from its orders, and from its statement.
@@ -771,7 +718,8 @@ impl OrderStore for SmallStore {
             &order,
             order.created_at,
         ))?;
-        t.queue_order_event(EventType::OrderCreated, &order, None, events);
+        let event = NewEvent::order(EventType::OrderCreated, &order, None, events);
+        t.queue_outbox(order.account_id, &event);
         t.orders.push(order.clone());
         Ok(order)
     }
@@ -799,12 +747,9 @@ impl OrderStore for SmallStore {
         let order = order.clone();
         t.meter
             .bill_order_operation(account, change.bill_month.as_ref());
-        t.queue_order_event(
-            EventType::OrderStatusChanged,
-            &order,
-            Some(previous),
-            change.events,
-        );
+        let kind = EventType::OrderStatusChanged;
+        let event = NewEvent::order(kind, &order, Some(previous), change.events);
+        t.queue_outbox(account, &event);
         Ok(order)
     }
 
@@ -1028,12 +973,8 @@ impl WebhookStore for SmallStore {
     ) -> Result<Webhook, InsertWebhookError> {
         let mut t = self.lock();
         find(&mut t.accounts, new.account_id.into())?;
-        if t.webhooks
-            .iter()
-            .filter(|w| w.account_id == new.account_id)
-            .count()
-            >= limit
-        {
+        let mine = t.webhooks.iter().filter(|w| w.account_id == new.account_id);
+        if mine.count() >= limit {
             return Err(InsertWebhookError::TooMany { limit });
         }
         t.webhook_count += 1;
@@ -1047,7 +988,8 @@ impl WebhookStore for SmallStore {
         account: Option<AccountId>,
         id: WebhookId,
     ) -> Result<Option<Webhook>, StoreError> {
-        Ok(self.lock().webhook_mut(account, id).map(|w| w.clone()))
+        let t = self.lock();
+        Ok(t.webhooks.iter().find(|w| is(w, account, id)).cloned())
     }
 
     async fn find_webhooks(
@@ -1067,17 +1009,9 @@ impl WebhookStore for SmallStore {
         patch: WebhookPatch,
         now: DateTime<Utc>,
     ) -> Result<Option<Webhook>, StoreError> {
-        let mut t = self.lock();
-        let Some(w) = t.webhook_mut(account, id) else {
-            return Ok(None);
-        };
-        let moved = patch.changes_url(w);
-        patch.apply(w, now);
-        let w = w.clone();
-        if moved {
-            t.end_pending(id, URL_CHANGED);
-        }
-        Ok(Some(w))
+        let t = &mut *self.lock();
+        let w = t.webhooks.iter_mut().find(|w| is(w, account, id));
+        Ok(t.deliveries.update_endpoint(w, patch, now))
     }
 
     async fn delete_webhook(
@@ -1086,11 +1020,11 @@ impl WebhookStore for SmallStore {
         id: WebhookId,
     ) -> Result<bool, StoreError> {
         let mut t = self.lock();
-        if t.webhook_mut(account, id).is_none() {
+        if !t.webhooks.iter().any(|w| is(w, account, id)) {
             return Ok(false);
         }
         t.webhooks.retain(|w| w.id != id);
-        t.deliveries.retain(|(d, _)| d.webhook_id != id);
+        t.deliveries.remove_endpoint(id);
         Ok(true)
     }
 
@@ -1101,7 +1035,8 @@ impl WebhookStore for SmallStore {
         secret: WebhookSecret,
         now: DateTime<Utc>,
     ) -> Result<Option<Webhook>, StoreError> {
-        Ok(self.lock().webhook_mut(account, id).map(|w| {
+        let mut t = self.lock();
+        Ok(t.webhooks.iter_mut().find(|w| is(w, account, id)).map(|w| {
             w.rotate(secret, now, SECRET_OVERLAP);
             w.clone()
         }))
@@ -1114,8 +1049,10 @@ impl WebhookStore for SmallStore {
         event: NewEvent,
         limit: usize,
     ) -> Result<Delivery, QueueDeliveryError> {
-        self.lock()
-            .queue_manual(account, webhook, Some(event), limit)
+        let mut t = self.lock();
+        let (webhooks, deliveries, next_id) = t.outbox();
+        let w = webhooks.iter().find(|w| is(w, account, webhook));
+        deliveries.queue_event(w, event, limit, next_id)
     }
 
     async fn redeliver(
@@ -1127,12 +1064,9 @@ impl WebhookStore for SmallStore {
         limit: usize,
     ) -> Result<Delivery, QueueDeliveryError> {
         let mut t = self.lock();
-        let event = t
-            .deliveries
-            .iter()
-            .find(|(d, _)| d.id == delivery && d.webhook_id == webhook)
-            .map(|(original, _)| original.requeued(now));
-        t.queue_manual(account, webhook, event, limit)
+        let (webhooks, deliveries, next_id) = t.outbox();
+        let w = webhooks.iter().find(|w| is(w, account, webhook));
+        deliveries.redeliver(w, delivery, now, limit, next_id)
     }
 
     async fn deliveries(
@@ -1142,17 +1076,9 @@ impl WebhookStore for SmallStore {
         status: Option<DeliveryStatus>,
         page: PageRequest,
     ) -> Result<Option<Page<Delivery>>, StoreError> {
-        let mut t = self.lock();
-        if t.webhook_mut(account, webhook).is_none() {
-            return Ok(None);
-        }
-        let found = t
-            .deliveries
-            .iter()
-            .rev()
-            .map(|(d, _)| d)
-            .filter(|d| d.webhook_id == webhook && status.is_none_or(|s| s == d.status));
-        Ok(Some(Page::of_items(found, page).cloned()))
+        let t = self.lock();
+        let w = t.webhooks.iter().find(|w| is(w, account, webhook));
+        Ok(t.deliveries.deliveries(w, status, page))
     }
 
     async fn claim_deliveries(
@@ -1164,37 +1090,11 @@ impl WebhookStore for SmallStore {
         per_endpoint: usize,
         per_account: usize,
     ) -> Result<Vec<ClaimedDelivery>, StoreError> {
-        let mut t = self.lock();
-        let live = |held: &Option<Lease>| held.as_ref().is_some_and(|(_, until)| *until > now);
-        let webhook = |id: WebhookId| t.webhooks.iter().find(|w| w.id == id);
-        let leased = t.deliveries.iter().filter(|(_, held)| live(held));
-        let leased =
-            leased.filter_map(|(d, _)| Some((d.webhook_id, webhook(d.webhook_id)?.account_id)));
-        let room = ClaimRoom::new(per_endpoint, per_account, leased);
-        // The due ones in the contract's claim order: by due time, then by id.
-        let mut due: Vec<&(Delivery, Option<Lease>)> = t.deliveries.iter().collect();
-        due.retain(|(d, _)| d.is_due(now));
-        due.sort_by_key(|(d, _)| (d.next_attempt_at, d.id));
-        let in_claim_order = due
-            .into_iter()
-            .map(|(d, held)| (d, webhook(d.webhook_id), live(held)));
-        let chosen = room.choose(in_claim_order, now, limit, |d| {
-            !t.deliveries.iter().any(|(earlier, _)| d.waits_for(earlier))
-        });
-        let mut claimed = Vec::new();
-        for id in chosen {
-            let (delivery, held) = t
-                .deliveries
-                .iter_mut()
-                .find(|(d, _)| d.id == id)
-                .expect("chosen");
-            *held = Some((lease.clone(), now + lease_for));
-            let delivery = delivery.clone();
-            let webhook = t.webhook_mut(None, delivery.webhook_id).cloned();
-            let webhook = webhook.expect("claimed for an existing endpoint");
-            claimed.push(ClaimedDelivery::new(delivery, webhook, lease));
-        }
-        Ok(claimed)
+        let t = &mut *self.lock();
+        let w = |id| t.webhooks.iter().find(|w| w.id == id);
+        let queue = &mut t.deliveries;
+        let chosen = queue.claimable(w, now, limit, per_endpoint, per_account);
+        Ok(queue.lease(chosen, w, lease, now + lease_for))
     }
 
     async fn finish_delivery(
@@ -1203,19 +1103,10 @@ impl WebhookStore for SmallStore {
         lease: &LeaseToken,
         outcome: AttemptOutcome,
     ) -> Result<bool, StoreError> {
-        let mut t = self.lock();
-        let Some((d, held)) = t.deliveries.iter_mut().find(|(d, held)| {
-            d.id == delivery && held.as_ref().is_some_and(|(holder, _)| holder == lease)
-        }) else {
-            return Ok(false);
-        };
-        *held = None;
-        d.record(&outcome);
-        let webhook = d.webhook_id;
-        if let Some(w) = t.webhook_mut(None, webhook) {
-            w.record(&outcome);
-        }
-        Ok(true)
+        let t = &mut *self.lock();
+        Ok(t.deliveries.finish(delivery, lease, outcome, |id| {
+            t.webhooks.iter_mut().find(|w| w.id == id)
+        }))
     }
 
     async fn queue_catalog_changed(
@@ -1225,65 +1116,22 @@ impl WebhookStore for SmallStore {
         sent_before: DateTime<Utc>,
     ) -> Result<u64, StoreError> {
         let mut t = self.lock();
-        // Marketers that may read the feed; endpoints with no such event pending.
-        let marketers: HashSet<AccountId> = t
-            .accounts
-            .iter()
-            .filter(|a| a.follows_the_catalog())
-            .map(|a| a.id)
-            .collect();
-        let waiting = |w: &Webhook| {
-            t.deliveries.iter().any(|(d, _)| {
-                d.webhook_id == w.id
-                    && d.event_type == event.kind
-                    && d.status == DeliveryStatus::Pending
-            })
-        };
-        let due: Vec<WebhookId> = t
-            .webhooks
-            .iter()
-            .filter(|w| w.catalog_changed_due(t.catalog_sent.get(&w.id), head, sent_before))
-            .filter(|w| marketers.contains(&w.account_id) && !waiting(w))
-            .map(|w| w.id)
-            .collect();
-        for webhook in &due {
-            t.catalog_sent.insert(*webhook, (head, event.created_at));
-            t.queue(*webhook, &event);
-        }
-        Ok(due.len() as u64)
+        let readers = t.accounts.iter().filter(|a| a.follows_the_catalog());
+        let readers: HashSet<AccountId> = readers.map(|a| a.id).collect();
+        let (webhooks, deliveries, next_id) = t.outbox();
+        let endpoints = webhooks.iter().filter(|w| readers.contains(&w.account_id));
+        Ok(deliveries.queue_catalog_changed(endpoints, head, &event, sent_before, next_id))
     }
 
     async fn webhook_backlog(&self, now: DateTime<Utc>) -> Result<WebhookBacklog, StoreError> {
         let t = self.lock();
-        let live = |held: &Option<Lease>| held.as_ref().is_some_and(|(_, until)| *until > now);
-        let enabled = |id: WebhookId| t.webhooks.iter().any(|w| w.id == id && w.enabled);
-        let count = |keep: &dyn Fn(&(Delivery, Option<Lease>)) -> bool| {
-            t.deliveries.iter().filter(|d| keep(d)).count() as u64
-        };
-        Ok(WebhookBacklog::new(
-            count(&|(d, held)| d.is_due(now) && !live(held) && enabled(d.webhook_id)),
-            count(&|(d, held)| d.status == DeliveryStatus::Pending && live(held)),
-            t.webhooks
-                .iter()
-                .filter(|w| w.enabled && w.breaker.is_open(now))
-                .count() as u64,
-        ))
+        let w = |id| t.webhooks.iter().find(|w| w.id == id);
+        Ok(t.deliveries.backlog(w, &t.webhooks, now))
     }
 
     async fn purge_deliveries(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
-        let mut t = self.lock();
-        let expired: Vec<WebhookId> = t
-            .webhooks
-            .iter()
-            .filter(|w| w.expired_by(before))
-            .map(|w| w.id)
-            .collect();
-        for webhook in expired {
-            t.end_pending(webhook, EXPIRED);
-        }
-        let was = t.deliveries.len();
-        t.deliveries.retain(|(d, _)| d.kept_by_purge(before));
-        Ok((was - t.deliveries.len()) as u64)
+        let t = &mut *self.lock();
+        Ok(t.deliveries.purge(&t.webhooks, before))
     }
 }
 

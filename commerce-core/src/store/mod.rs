@@ -94,6 +94,7 @@
 mod accounts;
 mod catalog;
 pub(crate) mod delegate;
+mod deliveries;
 mod error;
 mod hook;
 mod idempotency;
@@ -114,6 +115,7 @@ pub use accounts::{
     RateWindows, authenticate_by_calls,
 };
 pub use catalog::{CatalogStore, ProductVersion};
+pub use deliveries::DeliveryQueue;
 pub use error::{PlaceOrderError, StatusChangeError, StoreError, Unique};
 pub use hook::{Concern, Hooked, Operation, StoreHook};
 pub use idempotency::{

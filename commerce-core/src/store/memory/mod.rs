@@ -89,18 +89,20 @@ struct State {
     /// The suppliers' statements and kept totals.
     supply: SupplyLedgers,
     webhooks: BTreeMap<WebhookId, Webhook>,
-    deliveries: BTreeMap<DeliveryId, webhooks::Queued>,
-    /// The deliveries still pending, indexed for the claim.
-    pending_deliveries: webhooks::PendingDeliveries,
-    /// Every delivery of each endpoint (its list, a URL change, the expiry).
-    deliveries_by_webhook: webhooks::ByWebhook,
+    /// The webhook deliveries (and what each endpoint was last sent of the change feed).
+    deliveries: DeliveryQueue,
     /// Suppliers' quotes.
     quotes: QuoteBook,
     /// The catalogue change feed.
     changes: changes::ChangeFeed,
-    /// What each endpoint was last sent of the feed (`catalog.changed`): the position and
-    /// when.
-    catalog_sent: HashMap<WebhookId, (ChangePosition, DateTime<Utc>)>,
+}
+
+/// The next id of `table` in `last_ids`: 1, 2, 3, ... per table, as SQL sequences number
+/// them ([`State::next_id`], for a caller that holds other fields of the state too).
+fn next_in(last_ids: &mut HashMap<&'static str, i64>, table: &'static str) -> i64 {
+    let last = last_ids.entry(table).or_default();
+    *last += 1;
+    *last
 }
 
 impl State {
@@ -175,9 +177,7 @@ impl State {
 
     /// The next id of a table: 1, 2, 3, ... per table, as SQL sequences number them.
     fn next_id(&mut self, table: &'static str) -> i64 {
-        let last = self.last_ids.entry(table).or_default();
-        *last += 1;
-        *last
+        next_in(&mut self.last_ids, table)
     }
 
     /// A product to write: its own copy when a reader still holds the stored one.
