@@ -1204,16 +1204,17 @@ impl SupplyStore for SmallStore {
         let supplier_of = |v| t.owner(v).and_then(|p| p.supplier_id);
         let (quote, taken) = t.quotes.decided(account, id, &decision, supplier_of, now)?;
         if taken && let QuoteDecision::Accept { .. } = decision {
-            // The supply price and the received pieces, under the same lock.
+            // The received pieces, then the supply price, under the same lock: the pieces'
+            // refusal writes nothing, and nothing after them can refuse.
+            let received =
+                NewStockAdjustment::new(quote.variant_id, quote.quantity, StockReason::Received)
+                    .for_quote(quote.id);
+            t.adjust(received, now)?;
             let (variant, _) = t
                 .variant_mut(quote.variant_id)
                 .ok_or(QuoteDecisionError::Store(StoreError::NotFound))?;
             variant.supply_price = quote.unit_price;
             t.revise_owner(quote.variant_id);
-            let received =
-                NewStockAdjustment::new(quote.variant_id, quote.quantity, StockReason::Received)
-                    .for_quote(quote.id);
-            t.adjust(received, now)?;
         }
         if t.quotes.put(quote.clone()) {
             t.quotes_updated([quote.clone()]);

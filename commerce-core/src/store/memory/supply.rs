@@ -40,18 +40,20 @@ impl State {
         }
     }
 
-    /// Accepting `quote`: the variant's supply price and the pieces received.
+    /// Accepting `quote`: the pieces received, then the variant's supply price. The pieces
+    /// first: their refusal (above [`MAX_AVAILABLE`](crate::domain::pieces::MAX_AVAILABLE), or
+    /// no such variant) writes nothing, and nothing after them can refuse.
     fn receive(&mut self, quote: &Quote, now: DateTime<Utc>) -> Result<(), QuoteDecisionError> {
+        let adjustment =
+            NewStockAdjustment::new(quote.variant_id, quote.quantity, StockReason::Received)
+                .for_quote(quote.id);
+        self.apply_stock_adjustment(adjustment, now)?;
         let variant = self
             .variant_mut(quote.variant_id)
             .ok_or(QuoteDecisionError::Store(StoreError::NotFound))?;
         variant.supply_price = quote.unit_price;
         let product = variant.product_id;
         self.product_mut(product)?.revision += 1;
-        let adjustment =
-            NewStockAdjustment::new(quote.variant_id, quote.quantity, StockReason::Received)
-                .for_quote(quote.id);
-        self.apply_stock_adjustment(adjustment, now)?;
         Ok(())
     }
 }

@@ -145,7 +145,7 @@ pub use quote_idempotency::{
 pub use quote_moves::a_quote_racing_its_products_move_never_blocks_the_new_supplier;
 pub use quotes::{
     a_quote_past_its_end_is_expired_and_frees_its_variant,
-    a_quote_withdrawn_while_accepted_has_one_outcome,
+    a_quote_withdrawn_while_accepted_has_one_outcome, a_refused_accept_writes_nothing,
     accepting_a_quote_receives_its_pieces_at_its_price,
     concurrent_accepts_of_one_quote_accept_once,
     concurrent_quotes_on_one_variant_leave_one_pending,
@@ -315,6 +315,7 @@ macro_rules! __with_store_cases {
                 a_webhook_without_events_receives_types_added_later,
                 quotes_are_listed_newest_first_and_pending_first,
                 accepting_a_quote_receives_its_pieces_at_its_price,
+                a_refused_accept_writes_nothing,
                 rejecting_and_withdrawing_move_no_stock,
                 supply_variants_are_the_suppliers_own,
                 insert_quote_links_the_idempotency_record,

@@ -642,3 +642,33 @@ pub async fn quote_acceptance_and_concurrent_orders_keep_stock_exact(store: Arc<
         placed as u64
     );
 }
+
+/// An accept refused for its received pieces (the variant would pass
+/// [`MAX_AVAILABLE`](crate::domain::pieces::MAX_AVAILABLE)) writes nothing: the quote stays
+/// pending, and the variant's supply price (what the suppliers' bookings are valued at), its
+/// stock and its product's revision and stamp stay as they were.
+pub async fn a_refused_accept_writes_nothing(store: &dyn Store) {
+    let s = supply(store, crate::domain::pieces::MAX_AVAILABLE).await;
+    let q = quote(store, offer(s.supplier.id, s.v1.id, "55.00", 5), 1).await;
+    let product = || async { store.product(s.product.id).await.unwrap().unwrap() };
+    let before = (
+        product().await,
+        variant_now(store, s.product.id, s.v1.id).await,
+    );
+    let accept = QuoteDecision::Accept { note: None };
+    let refused = store.decide_quote(None, q.id, accept, at(2)).await;
+    assert!(
+        matches!(refused, Err(QuoteDecisionError::AboveMaximum { .. })),
+        "{refused:?}"
+    );
+    let after = (
+        product().await,
+        variant_now(store, s.product.id, s.v1.id).await,
+    );
+    assert_eq!(
+        after, before,
+        "a refused accept wrote the variant or its product"
+    );
+    let still = store.quote(None, q.id, at(3)).await.unwrap().unwrap();
+    assert_eq!(still.status, QuoteStatus::Pending);
+}
