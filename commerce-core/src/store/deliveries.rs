@@ -369,7 +369,9 @@ impl DeliveryQueue {
 
     /// The second half of [`WebhookStore::claim_deliveries`](super::WebhookStore::claim_deliveries):
     /// leases the deliveries [`claimable`](Self::claimable) chose to `lease` until `until`,
-    /// each with its endpoint (`endpoint`: the caller's endpoint of an id).
+    /// each with its endpoint (`endpoint`: the caller's endpoint of an id). Call it with what
+    /// `claimable` answered under the same lock; an id the queue does not hold as pending, or
+    /// whose endpoint `endpoint` does not find, is passed over.
     pub fn lease<'a>(
         &mut self,
         chosen: Vec<DeliveryId>,
@@ -379,11 +381,18 @@ impl DeliveryQueue {
     ) -> Vec<ClaimedDelivery> {
         let mut claimed = Vec::with_capacity(chosen.len());
         for id in chosen {
-            let queued = self.deliveries.get_mut(&id).expect("chosen by `claimable`");
+            let Some(queued) = self.deliveries.get_mut(&id) else {
+                continue;
+            };
+            let Some(webhook) = endpoint(queued.delivery.webhook_id) else {
+                continue;
+            };
+            if queued.delivery.status != DeliveryStatus::Pending {
+                continue;
+            }
             queued.lease = Some((lease.clone(), until));
             let delivery = queued.delivery.clone();
             self.pending.lease(&delivery);
-            let webhook = endpoint(delivery.webhook_id).expect("claimed for an existing endpoint");
             claimed.push(ClaimedDelivery::new(delivery, webhook.clone(), lease));
         }
         claimed
@@ -505,5 +514,20 @@ impl DeliveryQueue {
             kept
         });
         (was - deliveries.len()) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A lease of ids the queue does not hold passes them over (it once panicked).
+    #[test]
+    fn a_lease_passes_over_what_the_queue_does_not_hold() {
+        let mut queue = DeliveryQueue::default();
+        let chosen = vec![DeliveryId::new(9)];
+        let at = DateTime::<Utc>::UNIX_EPOCH;
+        let claimed = queue.lease(chosen, |_| None, &LeaseToken::new("t"), at);
+        assert!(claimed.is_empty());
     }
 }

@@ -194,7 +194,9 @@ impl QuoteBook {
             !self.pending.contains_key(&new.variant_id),
             "the variant's quote stored pending is ended first"
         );
-        let id = QuoteId::new(self.by_id.len() as i64 + 1);
+        // After the highest id stored (1, 2, 3, ... as a SQL sequence numbers them).
+        let last = self.by_id.last_key_value().map_or(0, |(id, _)| id.get());
+        let id = QuoteId::new(last + 1);
         let quote = new.into_quote(id, product.id, product.title.clone(), label, now);
         self.put(quote.clone());
         quote
@@ -204,6 +206,11 @@ impl QuoteBook {
     /// whether the write moves it out of `pending`: then the caller queues its `quote.updated`
     /// event ([`NewEvent::quote`] of the quote as read at its `updated_at`, the status it left
     /// `pending`).
+    ///
+    /// What the caller keeps (the book's indexes assume it, as [`insert`](Self::insert) and
+    /// [`decided`](Self::decided) do): a new version of a stored quote has the same account
+    /// and variant, and a variant has at most one quote stored `pending` (its former one is
+    /// written out of `pending` first, [`end_pending`](Self::end_pending)).
     pub fn put(&mut self, quote: Quote) -> bool {
         let (id, account, variant) = (quote.id, quote.account_id, quote.variant_id);
         let before = self.by_id.get(&id).map(|q| q.status);
@@ -511,5 +518,34 @@ mod tests {
         let statuses: Vec<QuoteStatus> = all.items.iter().map(|q| q.status).collect();
         use QuoteStatus::*;
         assert_eq!(statuses, [Expired, Expired, Withdrawn, Rejected]);
+    }
+
+    /// A new quote is numbered after the highest id stored, whichever way the stored ones
+    /// came in: one written by `put` is never overwritten by an insert.
+    #[test]
+    fn an_insert_is_numbered_after_the_highest_id() {
+        let at = Utc.with_ymd_and_hms(2026, 11, 1, 10, 0, 0).unwrap();
+        let mut book = QuoteBook::default();
+        let mut kept = quote(2, 1, None, at);
+        kept.status = QuoteStatus::Rejected;
+        book.put(kept.clone());
+        let product = Product::builder()
+            .id(ProductId::new(3))
+            .title("مروحة".into())
+            .slug("fan".into())
+            .category_id(CategoryId::new(1))
+            .description(String::new())
+            .images(Vec::new())
+            .files(Vec::new())
+            .url(String::new())
+            .active(true)
+            .updated_at(at)
+            .variants(Vec::new())
+            .warranties(Vec::new())
+            .build();
+        let new = NewQuote::new(AccountId::new(7), VariantId::new(5), Decimal::ONE, 1);
+        let inserted = book.insert(new, &product, at);
+        assert_eq!(inserted.id, QuoteId::new(3));
+        assert_eq!(book.get(None, QuoteId::new(2)), Some(&kept));
     }
 }
