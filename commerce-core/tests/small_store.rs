@@ -171,23 +171,34 @@ impl Tables {
         Ok(adjustment)
     }
 
-    /// The refusals of a write of `before` into `after` ([`Order::check_write`]): the stock
-    /// it moves, to apply once the suppliers' bookings are checked too.
-    fn check_write(&self, before: &Order, after: &Order) -> Result<Vec<StockMove>, StoreError> {
+    /// Writes `before` as `after` at `at`: every refusal first ([`Order::check_write`], then
+    /// the suppliers' bookings, which write only when all of them pass), then the stock it
+    /// moves and the order.
+    fn write_order(
+        &mut self,
+        before: &Order,
+        after: Order,
+        at: DateTime<Utc>,
+    ) -> Result<Order, StoreError> {
         let account = before.account_id;
         let orders = self.orders.iter().filter(|o| o.account_id == account);
         let mine = self.withdrawals.iter().filter(|w| w.account_id == account);
         let variants = self.products.iter().flat_map(|p| &p.variants);
-        before.check_write(
-            after,
+        let stock = before.check_write(
+            &after,
             || EarningsTotals::of_orders(orders).settled,
             || Withdrawn::of(mine),
             |id| variants.clone().find(|v| v.id == id).map(|v| v.available),
-        )
+        )?;
+        self.supply
+            .book(SupplyBooking::of_order_write(Some(before), &after, at))?;
+        self.move_order_stock(after.id, stock, at);
+        *find(&mut self.orders, after.id.into())? = after.clone();
+        Ok(after)
     }
 
-    /// Applies the stock an order's write moves, checked by
-    /// [`check_write`](Self::check_write), each kept naming the order.
+    /// Applies the stock an order's write moves, checked by [`Order::check_write`], each kept
+    /// naming the order.
     fn move_order_stock(&mut self, order: OrderId, moves: Vec<StockMove>, now: DateTime<Utc>) {
         for m in moves {
             let Some((v, updated)) = self.variant_mut(m.variant_id) else {
@@ -729,22 +740,9 @@ impl OrderStore for SmallStore {
         let order = find(&mut t.orders, change.order_id.into())
             .map_err(|_| StatusChangeError::NotFound)?
             .clone();
-        let order = &order;
-        let account = order.account_id;
-        let moved = change.applied_to(order)?;
-        let previous = order.status;
-        // Every refusal is decided before the first write.
-        let stock = t.check_write(order, &moved)?;
-        t.supply.book(SupplyBooking::of_order_write(
-            Some(order),
-            &moved,
-            change.at,
-        ))?;
-        let id = moved.id;
-        t.move_order_stock(id, stock, change.at);
-        let order = find(&mut t.orders, id.into()).map_err(StatusChangeError::Store)?;
-        *order = moved;
-        let order = order.clone();
+        let (account, previous) = (order.account_id, order.status);
+        let moved = change.applied_to(&order)?;
+        let order = t.write_order(&order, moved, change.at)?;
         t.meter
             .bill_order_operation(account, change.bill_month.as_ref());
         let kind = EventType::OrderStatusChanged;
@@ -761,16 +759,9 @@ impl OrderStore for SmallStore {
         now: DateTime<Utc>,
     ) -> Result<Order, StoreError> {
         let mut t = self.lock();
-        let order = &find(&mut t.orders, order.into())?.clone();
+        let order = find(&mut t.orders, order.into())?.clone();
         let changed = order.with_outcomes(&outcomes, read_at, now)?;
-        // Every refusal is decided before the first write.
-        let stock = t.check_write(order, &changed)?;
-        t.supply
-            .book(SupplyBooking::of_order_write(Some(order), &changed, now))?;
-        t.move_order_stock(changed.id, stock, now);
-        let stored = find(&mut t.orders, changed.id.into())?;
-        *stored = changed.clone();
-        Ok(changed)
+        t.write_order(&order, changed, now)
     }
 
     async fn set_tracking_url(
