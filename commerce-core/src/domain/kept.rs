@@ -87,41 +87,9 @@ impl KeptProducts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{ProductId, Variant};
 
     fn product(id: i64, variants: &[i64]) -> Arc<Product> {
-        let at = chrono::DateTime::UNIX_EPOCH;
-        Arc::new(
-            Product::builder()
-                .id(ProductId::new(id))
-                .title(String::new())
-                .slug(String::new())
-                .category_id(crate::model::CategoryId::new(1))
-                .description(String::new())
-                .images(Vec::new())
-                .files(Vec::new())
-                .url(String::new())
-                .active(true)
-                .updated_at(at)
-                .variants(
-                    variants
-                        .iter()
-                        .map(|&v| {
-                            Variant::builder()
-                                .id(VariantId::new(v))
-                                .product_id(ProductId::new(id))
-                                .label(String::new())
-                                .price(Default::default())
-                                .suggested_min(Default::default())
-                                .suggested_max(Default::default())
-                                .available(1)
-                                .build()
-                        })
-                        .collect(),
-                )
-                .warranties(Vec::new())
-                .build(),
-        )
+        Arc::new(Product::bare(id, variants))
     }
 
     #[test]

@@ -504,3 +504,36 @@ impl NewWarranty {
         self
     }
 }
+
+#[cfg(test)]
+impl Product {
+    /// A product of unit tests: `id`, active, with one piece of each of `variants` (ids), every
+    /// text empty, every price zero.
+    pub(crate) fn bare(id: i64, variants: &[i64]) -> Product {
+        let variant = |v: i64| {
+            Variant::builder()
+                .id(VariantId::new(v))
+                .product_id(ProductId::new(id))
+                .label(String::new())
+                .price(Default::default())
+                .suggested_min(Default::default())
+                .suggested_max(Default::default())
+                .available(1)
+                .build()
+        };
+        Product::builder()
+            .id(ProductId::new(id))
+            .title(String::new())
+            .slug(String::new())
+            .category_id(CategoryId::new(1))
+            .description(String::new())
+            .images(Vec::new())
+            .files(Vec::new())
+            .url(String::new())
+            .active(true)
+            .updated_at(chrono::DateTime::UNIX_EPOCH)
+            .variants(variants.iter().map(|&v| variant(v)).collect())
+            .warranties(Vec::new())
+            .build()
+    }
+}

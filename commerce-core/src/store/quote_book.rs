@@ -529,20 +529,7 @@ mod tests {
         let mut kept = quote(2, 1, None, at);
         kept.status = QuoteStatus::Rejected;
         book.put(kept.clone());
-        let product = Product::builder()
-            .id(ProductId::new(3))
-            .title("مروحة".into())
-            .slug("fan".into())
-            .category_id(CategoryId::new(1))
-            .description(String::new())
-            .images(Vec::new())
-            .files(Vec::new())
-            .url(String::new())
-            .active(true)
-            .updated_at(at)
-            .variants(Vec::new())
-            .warranties(Vec::new())
-            .build();
+        let product = Product::bare(3, &[]);
         let new = NewQuote::new(AccountId::new(7), VariantId::new(5), Decimal::ONE, 1);
         let inserted = book.insert(new, &product, at);
         assert_eq!(inserted.id, QuoteId::new(3));
