@@ -402,6 +402,13 @@ class Sandbox:
                 raise Failure(f"the sandbox did not start: {Path(self.log.name).read_text()[-2000:]}")
             time.sleep(0.1)
 
+    def state(self) -> str:
+        """Whether the sandbox still runs, and the end of its log: what a failure reports."""
+        code = self.process.poll()
+        alive = f"the sandbox on port {self.port} " + ("runs" if code is None else f"exited with {code}")
+        self.log.flush()
+        return f"{alive}; its log ends:\n{Path(self.log.name).read_text(errors='replace')[-1500:]}"
+
     def stop(self) -> None:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGINT)
@@ -446,7 +453,10 @@ curl() {
   local n
   n=$(( $(cat "$DOCS_RUNNER_CALLS/n" 2>/dev/null || echo 0) + 1 ))
   echo "$n" >"$DOCS_RUNNER_CALLS/n"
-  command curl -D "$DOCS_RUNNER_CALLS/h$n" "$@"
+  command curl --show-error -D "$DOCS_RUNNER_CALLS/h$n" "$@"
+  local code=$?
+  echo "$code" >"$DOCS_RUNNER_CALLS/e$n"
+  return "$code"
 }
 """
 
@@ -583,11 +593,13 @@ class Page:
         for head in heads:
             first = head.read_text(errors="replace").split("\r\n", 1)[0]
             statuses.append(int(first.split()[1]) if first.startswith("HTTP/") else 0)
+        exits = [e.read_text().strip() for e in sorted(calls.glob("e*"), key=lambda p: int(p.name[1:]))]
         shutil.rmtree(calls)
         if not statuses:
             raise self.fail(command, f"no HTTP answer: {done.stderr.decode(errors='replace')[-500:]}")
         if 0 in statuses:
-            raise self.fail(command, "a request got no answer")
+            why = f"curl exit codes {exits}: {done.stderr.decode(errors='replace')[-500:]}"
+            raise self.fail(command, f"a request got no answer ({why})\n{self.sandbox.state()}")
         for status in statuses:
             if command.status is not None and status != command.status:
                 raise self.fail(command, f"the page says {command.status}, the sandbox answered {status}: {out[:300]}")
