@@ -29,7 +29,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         fixture.standard_shipping,
         fixture.cairo,
     )
-    .line(DraftLine::new(fixture.plain_variant, 1, "10.00".parse()?));
+    .with_line(DraftLine::new(fixture.plain_variant, 1, "10.00".parse()?));
     let placed = operator.place_order(fixture.marketer_a, draft).await?;
     let cancelled = operator
         .move_order(placed.id, OrderStatus::Cancelled, Some("اختبار".into()))

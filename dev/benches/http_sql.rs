@@ -411,9 +411,9 @@ async fn seed_orders(engine: &Engine, fixture: &Sandbox, count: usize) {
             fixture.standard_shipping,
             fixture.cairo,
         )
-        .external_reference(format!("BENCH-{i:04}"))
-        .line(line(fixture.plain_variant))
-        .line(line(fixture.featured_variants[0]));
+        .with_external_reference(format!("BENCH-{i:04}"))
+        .with_line(line(fixture.plain_variant))
+        .with_line(line(fixture.featured_variants[0]));
         let order = op
             .place_order(fixture.marketer_a, draft)
             .await

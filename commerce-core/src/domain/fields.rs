@@ -239,38 +239,38 @@ impl OrderDraft {
     }
 
     /// With one more line.
-    pub fn line(mut self, line: DraftLine) -> Self {
+    pub fn with_line(mut self, line: DraftLine) -> Self {
         self.lines.push(line);
         self
     }
 
     /// With the marketer's own order number.
-    pub fn external_reference(mut self, reference: impl Into<String>) -> Self {
+    pub fn with_external_reference(mut self, reference: impl Into<String>) -> Self {
         self.external_reference = Some(reference.into());
         self
     }
 
     /// With a second mobile.
-    pub fn second_phone(mut self, phone: impl Into<String>) -> Self {
+    pub fn with_second_phone(mut self, phone: impl Into<String>) -> Self {
         self.second_phone = Some(phone.into());
         self
     }
 
     /// With the marketer's store name and link.
-    pub fn store(mut self, name: impl Into<String>, link: Option<String>) -> Self {
+    pub fn with_store(mut self, name: impl Into<String>, link: Option<String>) -> Self {
         self.store_name = Some(name.into());
         self.store_link = link;
         self
     }
 
     /// With a note to the platform.
-    pub fn note(mut self, note: impl Into<String>) -> Self {
+    pub fn with_note(mut self, note: impl Into<String>) -> Self {
         self.note = Some(note.into());
         self
     }
 
     /// With the number the order had before reference numbers (imports).
-    pub fn legacy_number(mut self, number: impl Into<String>) -> Self {
+    pub fn with_legacy_number(mut self, number: impl Into<String>) -> Self {
         self.legacy_number = Some(number.into());
         self
     }
@@ -393,7 +393,7 @@ mod tests {
             ShippingOptionId::new(1),
             GovernorateId::new(1),
         )
-        .line(DraftLine::new(VariantId::new(7), 2, Decimal::new(5000, 2)))
+        .with_line(DraftLine::new(VariantId::new(7), 2, Decimal::new(5000, 2)))
     }
 
     fn fields(problems: &[FieldProblem]) -> Vec<(&str, Problem)> {

@@ -25,7 +25,7 @@ pub async fn operator_orders_follow_the_api_rules(h: &Harness) {
             f.standard_shipping,
             f.cairo,
         )
-        .line(DraftLine::new(f.plain_variant, 1, Decimal::new(5000, 2)))
+        .with_line(DraftLine::new(f.plain_variant, 1, Decimal::new(5000, 2)))
     };
     type Breaks = (&'static str, fn(&mut Value), fn(&mut OrderDraft));
     let cases: &[Breaks] = &[
