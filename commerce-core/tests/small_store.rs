@@ -3,7 +3,8 @@
 //! `commerce_core::store` (`StatusMove`, `IdempotencyRecord::decide`), and the tables core
 //! keeps in memory for such a backend, which the memory store keeps too (`IdempotencyRecords`,
 //! `RateWindows`, the meter `MeterCounts`, the suppliers' statements `SupplyLedgers`, the
-//! quotes `QuoteBook` and the webhook deliveries `DeliveryQueue`). It passes the same three
+//! quotes `QuoteBook`, the webhook deliveries `DeliveryQueue` and the catalogue
+//! `CatalogTables`, with its change feed). It passes the same three
 //! suites as the production stores: the store conformance cases, the HTTP conformance cases
 //! and the cancellation cases.
 //!
@@ -11,14 +12,13 @@
 //! `commerce_core::store`; this file is the smallest answer to both, not a store to run (every
 //! read of its own vectors scans every record).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use commerce_core::domain::earnings::{EarningsTotals, WalletTotals, Withdrawn};
-use commerce_core::domain::edits::removal_after;
-use commerce_core::domain::pieces::{StockMove, held_by_orders, stock_moves};
+use commerce_core::domain::pieces::stock_moves;
 use commerce_core::model::*;
 use commerce_core::store::*;
 use commerce_core::testing::http::Harness;
@@ -29,16 +29,8 @@ struct Tables {
     accounts: Vec<Account>,
     keys: Vec<ApiKey>,
     rate_windows: RateWindows,
-    categories: Vec<Category>,
-    products: Vec<Product>,
-    /// Each stopped product's removal time.
-    removed: HashMap<ProductId, DateTime<Utc>>,
-    variant_count: i64,
-    warranty_count: i64,
-    /// Every stock adjustment, oldest first.
-    adjustments: Vec<StockAdjustment>,
-    governorates: Vec<Governorate>,
-    shipping_options: Vec<ShippingOption>,
+    /// The catalogue (core's table), with its change feed.
+    catalog: CatalogTables,
     orders: Vec<Order>,
     line_count: i64,
     idempotency: IdempotencyRecords,
@@ -53,10 +45,6 @@ struct Tables {
     delivery_count: i64,
     /// Suppliers' quotes, as stored (a pending one past its end reads `expired`).
     quotes: QuoteBook,
-    /// The catalogue change feed: each product's latest change as a read last numbered it,
-    /// and the last position given.
-    feed: HashMap<ProductId, CatalogChange>,
-    feed_last: i64,
 }
 
 /// The store: one mutex held across each operation makes every operation atomic. No
@@ -65,34 +53,9 @@ struct Tables {
 struct SmallStore(Mutex<Tables>);
 
 impl SmallStore {
-    /// The tables, for one whole operation. The changes the operation before made are put in
-    /// the catalogue change feed first ([`number_changes`]), so the feed is in commit order.
+    /// The tables, for one whole operation.
     fn lock(&self) -> MutexGuard<'_, Tables> {
-        let mut t = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        number_changes(&mut t);
-        t
-    }
-}
-
-/// The catalogue change feed without a write hook: each product whose `updated_at` moved since
-/// it was last numbered gets the next position. Run at the start of every operation, under the
-/// one lock, it numbers each operation's changes before the next operation writes: positions
-/// follow commit order, and none is given behind one already read.
-fn number_changes(t: &mut Tables) {
-    let Tables {
-        products,
-        feed,
-        feed_last,
-        ..
-    } = t;
-    for p in products.iter() {
-        let seen = feed.get(&p.id).map(|c| c.at);
-        if seen != Some(p.updated_at) {
-            *feed_last += 1;
-            let kind = ChangeKind::of(p.active, seen.is_none());
-            let at = ChangePosition::new(0, *feed_last);
-            feed.insert(p.id, CatalogChange::new(at, p.id, kind, p.updated_at));
-        }
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -115,62 +78,6 @@ fn find<T>(items: &mut [T], id: i64) -> Result<&mut T, StoreError> {
 }
 
 impl Tables {
-    /// A product as stored now: what a quote is read with.
-    fn product_of(&self, id: ProductId) -> Option<&Product> {
-        self.products.iter().find(|p| p.id == id)
-    }
-
-    /// The product of a variant.
-    fn owner(&self, variant: VariantId) -> Option<&Product> {
-        let mut products = self.products.iter();
-        products.find(|p| p.variants.iter().any(|v| v.id == variant))
-    }
-
-    fn variant_mut(&mut self, id: VariantId) -> Option<(&mut Variant, &mut DateTime<Utc>)> {
-        self.products.iter_mut().find_map(|p| {
-            let updated = &mut p.updated_at;
-            p.variants
-                .iter_mut()
-                .find(|v| v.id == id)
-                .map(|v| (v, updated))
-        })
-    }
-
-    /// A catalogue edit of a variant: its product's revision moves on.
-    fn revise_owner(&mut self, variant: VariantId) {
-        if let Some(p) = self
-            .products
-            .iter_mut()
-            .find(|p| p.variants.iter().any(|v| v.id == variant))
-        {
-            p.revision += 1;
-        }
-    }
-
-    /// Applies a stock adjustment ([`NewStockAdjustment::decide`] on the stock now); a
-    /// refusal writes nothing.
-    fn adjust(
-        &mut self,
-        new: NewStockAdjustment,
-        now: DateTime<Utc>,
-    ) -> Result<StockAdjustment, StockError> {
-        let history = self
-            .adjustments
-            .iter()
-            .filter(|a| a.variant_id == new.variant_id);
-        let held = held_by_orders(history);
-        let (v, updated) = self
-            .variant_mut(new.variant_id)
-            .ok_or(StockError::NotFound)?;
-        let after = new.decide(v.available, held)?;
-        v.available = after;
-        *updated = next_updated_at(*updated, now);
-        let id = StockAdjustmentId::new(next_id(self.adjustments.len()));
-        let adjustment = new.into_adjustment(id, after, now);
-        self.adjustments.push(adjustment.clone());
-        Ok(adjustment)
-    }
-
     /// Writes `before` as `after` at `at`: every refusal first ([`Order::check_write`], then
     /// the suppliers' bookings, which write only when all of them pass), then the stock it
     /// moves and the order.
@@ -183,34 +90,17 @@ impl Tables {
         let account = before.account_id;
         let orders = self.orders.iter().filter(|o| o.account_id == account);
         let mine = self.withdrawals.iter().filter(|w| w.account_id == account);
-        let variants = self.products.iter().flat_map(|p| &p.variants);
         let stock = before.check_write(
             &after,
             || EarningsTotals::of_orders(orders).settled,
             || Withdrawn::of(mine),
-            |id| variants.clone().find(|v| v.id == id).map(|v| v.available),
+            |id| self.catalog.variant(id).map(|v| v.available),
         )?;
         self.supply
             .book(SupplyBooking::of_order_write(Some(before), &after, at))?;
-        self.move_order_stock(after.id, stock, at);
+        self.catalog.move_order_stock(after.id, stock, at);
         *find(&mut self.orders, after.id.into())? = after.clone();
         Ok(after)
-    }
-
-    /// Applies the stock an order's write moves, checked by [`Order::check_write`], each kept
-    /// naming the order.
-    fn move_order_stock(&mut self, order: OrderId, moves: Vec<StockMove>, now: DateTime<Utc>) {
-        for m in moves {
-            let Some((v, updated)) = self.variant_mut(m.variant_id) else {
-                continue;
-            };
-            v.available += m.delta;
-            *updated = next_updated_at(*updated, now);
-            let after = v.available;
-            let id = StockAdjustmentId::new(next_id(self.adjustments.len()));
-            let new = NewStockAdjustment::new(m.variant_id, m.delta, m.reason).for_order(order);
-            self.adjustments.push(new.into_adjustment(id, after, now));
-        }
     }
 
     /// The outbox: a delivery of `event` per endpoint of `account` receiving its type.
@@ -234,7 +124,7 @@ impl Tables {
     /// Queues the `quote.updated` event of each quote written out of `pending`.
     fn quotes_updated(&mut self, quotes: impl IntoIterator<Item = Quote>) {
         for quote in quotes {
-            let read = quote.as_read(self.product_of(quote.product_id), quote.updated_at);
+            let read = quote.as_read(self.catalog.product(quote.product_id), quote.updated_at);
             let event = NewEvent::quote(&read, QuoteStatus::Pending);
             self.queue_outbox(quote.account_id, &event);
         }
@@ -367,19 +257,7 @@ impl AccountStore for SmallStore {
 #[async_trait]
 impl CatalogStore for SmallStore {
     async fn insert_category(&self, new: NewCategory) -> Result<Category, StoreError> {
-        let mut t = self.lock();
-        if new
-            .parent_id
-            .is_some_and(|p| find(&mut t.categories, p.into()).is_err())
-        {
-            return Err(StoreError::Invalid("no such parent category".into()));
-        }
-        if t.categories.iter().any(|c| c.slug == new.slug) {
-            return Err(StoreError::Duplicate(Unique::CategorySlug));
-        }
-        let category = new.into_category(CategoryId::new(next_id(t.categories.len())));
-        t.categories.push(category.clone());
-        Ok(category)
+        self.lock().catalog.insert_category(new)
     }
 
     async fn update_category(
@@ -388,29 +266,11 @@ impl CatalogStore for SmallStore {
         patch: CategoryPatch,
         now: DateTime<Utc>,
     ) -> Result<Category, StoreError> {
-        let mut t = self.lock();
-        let current = find(&mut t.categories, id.into())?.clone();
-        let parent_of = |c: CategoryId| t.categories.iter().find(|x| x.id == c);
-        patch.check_parent(id, |c| parent_of(c).map(|x| x.parent_id))?;
-        if patch
-            .slug
-            .as_ref()
-            .is_some_and(|slug| t.categories.iter().any(|c| c.slug == *slug && c.id != id))
-        {
-            return Err(StoreError::Duplicate(Unique::CategorySlug));
-        }
-        if patch.renames(&current) {
-            for p in t.products.iter_mut().filter(|p| p.category_id == id) {
-                p.updated_at = next_updated_at(p.updated_at, now);
-            }
-        }
-        let category = find(&mut t.categories, id.into())?;
-        patch.apply(category);
-        Ok(category.clone())
+        self.lock().catalog.update_category(id, &patch, now)
     }
 
     async fn all_categories(&self) -> Result<Vec<Category>, StoreError> {
-        Ok(self.lock().categories.clone())
+        Ok(self.lock().catalog.all_categories())
     }
 
     async fn insert_product(
@@ -418,16 +278,7 @@ impl CatalogStore for SmallStore {
         new: NewProduct,
         now: DateTime<Utc>,
     ) -> Result<Product, StoreError> {
-        let mut t = self.lock();
-        if find(&mut t.categories, new.category_id.into()).is_err() {
-            return Err(StoreError::Invalid("no such category".into()));
-        }
-        if t.products.iter().any(|p| p.slug == new.slug) {
-            return Err(StoreError::Duplicate(Unique::ProductSlug));
-        }
-        let product = new.into_product(ProductId::new(next_id(t.products.len())), now);
-        t.products.push(product.clone());
-        Ok(product)
+        self.lock().catalog.insert_product(new, now)
     }
 
     async fn insert_variant(
@@ -436,23 +287,7 @@ impl CatalogStore for SmallStore {
         new: NewVariant,
         now: DateTime<Utc>,
     ) -> Result<Variant, StoreError> {
-        let mut t = self.lock();
-        let id = t.variant_count + 1;
-        let owner = find(&mut t.products, product.into())?;
-        let variant = new.into_variant(VariantId::new(id), product);
-        owner.variants.push(variant.clone());
-        owner.updated_at = next_updated_at(owner.updated_at, now);
-        owner.revision += 1;
-        t.variant_count = id;
-        if variant.available != 0 {
-            // The first stock opens the variant's history.
-            let kept = StockAdjustmentId::new(next_id(t.adjustments.len()));
-            let initial =
-                NewStockAdjustment::new(variant.id, variant.available, StockReason::Initial);
-            t.adjustments
-                .push(initial.into_adjustment(kept, variant.available, now));
-        }
-        Ok(variant)
+        self.lock().catalog.insert_variant(product, new, now)
     }
 
     async fn update_variant(
@@ -461,13 +296,7 @@ impl CatalogStore for SmallStore {
         patch: VariantPatch,
         now: DateTime<Utc>,
     ) -> Result<Variant, StoreError> {
-        let mut t = self.lock();
-        let (variant, updated) = t.variant_mut(id).ok_or(StoreError::NotFound)?;
-        patch.apply(variant);
-        *updated = next_updated_at(*updated, now);
-        let variant = variant.clone();
-        t.revise_owner(id);
-        Ok(variant)
+        self.lock().catalog.update_variant(id, &patch, now)
     }
 
     async fn adjust_stock(
@@ -475,7 +304,7 @@ impl CatalogStore for SmallStore {
         new: NewStockAdjustment,
         now: DateTime<Utc>,
     ) -> Result<StockAdjustment, StockError> {
-        self.lock().adjust(new, now)
+        self.lock().catalog.adjust_stock(new, now)
     }
 
     async fn stock_adjustments(
@@ -483,9 +312,7 @@ impl CatalogStore for SmallStore {
         variant: VariantId,
         page: PageRequest,
     ) -> Result<Page<StockAdjustment>, StoreError> {
-        let t = self.lock();
-        let newest_first = t.adjustments.iter().rev();
-        Ok(Page::of_items(newest_first.filter(|a| a.variant_id == variant), page).cloned())
+        Ok(self.lock().catalog.stock_adjustments(variant, page))
     }
 
     async fn insert_warranty(
@@ -494,15 +321,7 @@ impl CatalogStore for SmallStore {
         new: NewWarranty,
         now: DateTime<Utc>,
     ) -> Result<Warranty, StoreError> {
-        let mut t = self.lock();
-        let id = t.warranty_count + 1;
-        let owner = find(&mut t.products, product.into())?;
-        let warranty = new.into_warranty(WarrantyId::new(id), product);
-        owner.warranties.push(warranty.clone());
-        owner.updated_at = next_updated_at(owner.updated_at, now);
-        owner.revision += 1;
-        t.warranty_count = id;
-        Ok(warranty)
+        self.lock().catalog.insert_warranty(product, new, now)
     }
 
     async fn update_product(
@@ -512,37 +331,11 @@ impl CatalogStore for SmallStore {
         now: DateTime<Utc>,
     ) -> Result<Product, StoreError> {
         let mut t = self.lock();
-        if let Some(category) = patch.category_id
-            && find(&mut t.categories, category.into()).is_err()
-        {
-            return Err(StoreError::Invalid("no such category".into()));
-        }
-        if patch
-            .slug
-            .as_ref()
-            .is_some_and(|slug| t.products.iter().any(|p| p.slug == *slug && p.id != id))
-        {
-            return Err(StoreError::Duplicate(Unique::ProductSlug));
-        }
-        let product = find(&mut t.products, id.into())?;
-        let (supplier_before, was_active) = (product.supplier_id, product.active);
-        patch.apply(product);
-        product.updated_at = next_updated_at(product.updated_at, now);
-        product.revision += 1;
-        let product = product.clone();
-        if patch.active.is_some() {
-            let before = t.removed.get(&id).copied();
-            match removal_after(was_active, before, product.active, now) {
-                Some(at) => t.removed.insert(id, at),
-                None => t.removed.remove(&id),
-            };
-        }
-        if product.supplier_id != supplier_before {
-            // The old supplier's pending quotes end with the move.
-            for v in &product.variants {
-                let ended = t.quotes.end_pending(v.id, now);
-                t.quotes_updated(ended);
-            }
+        let (product, moved) = t.catalog.update_product(id, &patch, now)?;
+        // The old supplier's pending quotes end with the move.
+        for variant in moved {
+            let ended = t.quotes.end_pending(variant, now);
+            t.quotes_updated(ended);
         }
         Ok(product)
     }
@@ -553,21 +346,7 @@ impl CatalogStore for SmallStore {
         patch: WarrantyPatch,
         now: DateTime<Utc>,
     ) -> Result<Warranty, StoreError> {
-        let mut t = self.lock();
-        let product = t
-            .products
-            .iter_mut()
-            .find(|p| p.warranties.iter().any(|w| w.id == id))
-            .ok_or(StoreError::NotFound)?;
-        product.updated_at = next_updated_at(product.updated_at, now);
-        product.revision += 1;
-        let warranty = product
-            .warranties
-            .iter_mut()
-            .find(|w| w.id == id)
-            .ok_or(StoreError::NotFound)?;
-        patch.apply(warranty);
-        Ok(warranty.clone())
+        self.lock().catalog.update_warranty(id, &patch, now)
     }
 
     async fn products(
@@ -575,9 +354,7 @@ impl CatalogStore for SmallStore {
         filter: &ProductFilter,
         page: PageRequest,
     ) -> Result<Page<Product>, StoreError> {
-        let t = self.lock();
-        let listed = filter.listed();
-        Ok(Page::of_items(t.products.iter().filter(|p| listed(p)), page).cloned())
+        Ok(self.lock().catalog.products(filter, page, Product::clone))
     }
 
     async fn removed_products(
@@ -585,24 +362,15 @@ impl CatalogStore for SmallStore {
         since: DateTime<Utc>,
         page: PageRequest,
     ) -> Result<Page<RemovedProduct>, StoreError> {
-        let t = self.lock();
-        let mut removed: Vec<RemovedProduct> = t
-            .removed
-            .iter()
-            .filter(|(_, at)| **at >= since)
-            .map(|(id, at)| RemovedProduct::new(*id, *at))
-            .collect();
-        removed.sort_by_key(|r| std::cmp::Reverse((r.removed_at, r.id)));
-        Ok(Page::of_items(removed, page))
+        Ok(self.lock().catalog.removed_products(since, page))
     }
 
     async fn product(&self, id: ProductId) -> Result<Option<Product>, StoreError> {
-        Ok(find(&mut self.lock().products, id.into()).ok().cloned())
+        Ok(self.lock().catalog.product(id).cloned())
     }
 
-    /// The feed as [`number_changes`] keeps it (`lock` numbered the last writes).
     async fn newest_catalog_change(&self) -> Result<Option<ChangePosition>, StoreError> {
-        Ok(self.lock().feed.values().map(|c| c.position).max())
+        Ok(self.lock().catalog.newest_catalog_change())
     }
 
     async fn catalog_changes(
@@ -610,48 +378,26 @@ impl CatalogStore for SmallStore {
         after: Option<ChangePosition>,
         limit: usize,
     ) -> Result<CatalogChanges, StoreError> {
-        let t = self.lock();
-        let mut changes: Vec<CatalogChange> = t
-            .feed
-            .values()
-            .filter(|c| after.is_none_or(|a| c.position > a))
-            .cloned()
-            .collect();
-        changes.sort_by_key(|c| c.position);
-        changes.truncate(limit.saturating_add(1));
-        let head = ChangePosition::new(0, t.feed_last);
-        Ok(CatalogChanges::from_read(changes, limit, after, head))
+        Ok(self.lock().catalog.catalog_changes(after, limit))
     }
 
     async fn products_of_variants(
         &self,
         variants: &[VariantId],
     ) -> Result<Vec<Product>, StoreError> {
-        let t = self.lock();
-        let owns = |p: &&Product| p.variants.iter().any(|v| variants.contains(&v.id));
-        Ok(t.products.iter().filter(owns).cloned().collect())
+        Ok(self.lock().catalog.products_of_variants(variants))
     }
 
     async fn insert_governorate(&self, name: String) -> Result<Governorate, StoreError> {
-        let mut t = self.lock();
-        if t.governorates.iter().any(|g| g.name == name) {
-            return Err(StoreError::Duplicate(Unique::GovernorateName));
-        }
-        let governorate = Governorate::new(GovernorateId::new(next_id(t.governorates.len())), name);
-        t.governorates.push(governorate.clone());
-        Ok(governorate)
+        self.lock().catalog.insert_governorate(name)
     }
 
     async fn governorates(&self) -> Result<Vec<Governorate>, StoreError> {
-        Ok(self.lock().governorates.clone())
+        Ok(self.lock().catalog.governorates())
     }
 
     async fn insert_shipping_option(&self, name: String) -> Result<ShippingOption, StoreError> {
-        let mut t = self.lock();
-        let id = next_id(t.shipping_options.len());
-        let option = ShippingOption::new(ShippingOptionId::new(id), name, true, Vec::new());
-        t.shipping_options.push(option.clone());
-        Ok(option)
+        Ok(self.lock().catalog.insert_shipping_option(name))
     }
 
     async fn set_shipping_option_active(
@@ -659,32 +405,19 @@ impl CatalogStore for SmallStore {
         id: ShippingOptionId,
         active: bool,
     ) -> Result<ShippingOption, StoreError> {
-        let mut t = self.lock();
-        let option = find(&mut t.shipping_options, id.into())?;
-        option.active = active;
-        Ok(option.clone())
+        self.lock().catalog.set_shipping_option_active(id, active)
     }
 
     async fn set_shipping_rate(
         &self,
         option: ShippingOptionId,
-        mut rate: ShippingRate,
+        rate: ShippingRate,
     ) -> Result<ShippingOption, StoreError> {
-        let mut t = self.lock();
-        let governorate = find(&mut t.governorates, rate.governorate_id.into())
-            .map_err(|_| StoreError::Invalid("no such governorate".into()))?;
-        rate.governorate_name = governorate.name.clone();
-        let option = find(&mut t.shipping_options, option.into())?;
-        option
-            .rates
-            .retain(|r| r.governorate_id != rate.governorate_id);
-        option.rates.push(rate);
-        option.rates.sort_by_key(|r| r.governorate_id);
-        Ok(option.clone())
+        self.lock().catalog.set_shipping_rate(option, rate)
     }
 
     async fn shipping_options(&self) -> Result<Vec<ShippingOption>, StoreError> {
-        Ok(self.lock().shipping_options.clone())
+        Ok(self.lock().catalog.shipping_options())
     }
 }
 
@@ -697,18 +430,12 @@ impl OrderStore for SmallStore {
                 && o.external_reference.is_some()
                 && o.external_reference == new.external_reference
         };
-        let variants = t.products.iter().flat_map(|p| &p.variants);
         new.check_placement(
             t.orders.iter().find(taken),
             t.orders.iter().any(|o| o.number == new.number),
             |claim| t.idempotency.holds(claim),
-            |id| t.products.iter().find(|p| p.id == id),
-            |v| {
-                variants
-                    .clone()
-                    .find(|x| x.id == v)
-                    .map_or(0, |x| x.available)
-            },
+            |id| t.catalog.product(id),
+            |v| t.catalog.variant(v).map_or(0, |x| x.available),
         )?;
         let id = next_id(t.orders.len());
         let line_ids: Vec<LineId> = (1..=new.lines.len() as i64)
@@ -723,7 +450,8 @@ impl OrderStore for SmallStore {
         let events = new.events;
         let order = new.into_order(OrderId::new(id), line_ids);
         // The pieces fit (checked above).
-        t.move_order_stock(order.id, stock_moves(None, &order), order.created_at);
+        t.catalog
+            .move_order_stock(order.id, stock_moves(None, &order), order.created_at);
         t.supply.book(SupplyBooking::of_order_write(
             None,
             &order,
@@ -1135,7 +863,7 @@ impl SupplyStore for SmallStore {
         now: DateTime<Utc>,
     ) -> Result<Quote, InsertQuoteError> {
         let mut t = self.lock();
-        let product = t.owner(new.variant_id).cloned();
+        let product = t.catalog.owner(new.variant_id).cloned();
         let supplier = product.as_ref().and_then(|p| p.supplier_id);
         let ended = t.quotes.admit(&new, supplier, now)?; // a former supplier's (never here)
         t.quotes_updated(ended);
@@ -1159,7 +887,7 @@ impl SupplyStore for SmallStore {
         now: DateTime<Utc>,
     ) -> Result<Option<Quote>, StoreError> {
         let t = self.lock();
-        Ok(t.quotes.quote(account, id, now, |p| t.product_of(p)))
+        Ok(t.quotes.quote(account, id, now, |p| t.catalog.product(p)))
     }
 
     async fn quotes(
@@ -1171,7 +899,7 @@ impl SupplyStore for SmallStore {
     ) -> Result<Page<Quote>, StoreError> {
         let t = self.lock();
         Ok(t.quotes
-            .quotes(account, filter, page, now, |p| t.product_of(p)))
+            .quotes(account, filter, page, now, |p| t.catalog.product(p)))
     }
 
     async fn find_quotes(
@@ -1181,7 +909,8 @@ impl SupplyStore for SmallStore {
         now: DateTime<Utc>,
     ) -> Result<Page<Quote>, StoreError> {
         let t = self.lock();
-        Ok(t.quotes.find_quotes(query, page, now, |p| t.product_of(p)))
+        Ok(t.quotes
+            .find_quotes(query, page, now, |p| t.catalog.product(p)))
     }
 
     async fn decide_quote(
@@ -1192,25 +921,16 @@ impl SupplyStore for SmallStore {
         now: DateTime<Utc>,
     ) -> Result<Quote, QuoteDecisionError> {
         let mut t = self.lock();
-        let supplier_of = |v| t.owner(v).and_then(|p| p.supplier_id);
+        let supplier_of = |v| t.catalog.owner(v)?.supplier_id;
         let (quote, taken) = t.quotes.decided(account, id, &decision, supplier_of, now)?;
         if taken && let QuoteDecision::Accept { .. } = decision {
-            // The received pieces, then the supply price, under the same lock: the pieces'
-            // refusal writes nothing, and nothing after them can refuse.
-            let received =
-                NewStockAdjustment::new(quote.variant_id, quote.quantity, StockReason::Received)
-                    .for_quote(quote.id);
-            t.adjust(received, now)?;
-            let (variant, _) = t
-                .variant_mut(quote.variant_id)
-                .ok_or(QuoteDecisionError::Store(StoreError::NotFound))?;
-            variant.supply_price = quote.unit_price;
-            t.revise_owner(quote.variant_id);
+            // The received pieces, then the supply price, under the same lock.
+            t.catalog.receive(&quote, now)?;
         }
         if t.quotes.put(quote.clone()) {
             t.quotes_updated([quote.clone()]);
         }
-        Ok(quote.as_read(t.product_of(quote.product_id), now))
+        Ok(quote.as_read(t.catalog.product(quote.product_id), now))
     }
 
     async fn expire_quotes(&self, now: DateTime<Utc>, limit: usize) -> Result<u64, StoreError> {
@@ -1229,7 +949,7 @@ impl SupplyStore for SmallStore {
         now: DateTime<Utc>,
     ) -> Result<Page<SupplyVariant>, StoreError> {
         let t = self.lock();
-        let mine = t.products.iter().filter(|p| p.supplier_id == Some(account));
+        let mine = t.catalog.supplier_products(account);
         Ok(t.quotes.supply_variants(mine, updated_since, page, now))
     }
 }

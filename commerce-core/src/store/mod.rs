@@ -93,6 +93,7 @@
 
 mod accounts;
 mod catalog;
+mod catalog_tables;
 pub(crate) mod delegate;
 mod deliveries;
 mod error;
@@ -115,6 +116,7 @@ pub use accounts::{
     RateWindows, authenticate_by_calls,
 };
 pub use catalog::{CatalogStore, ProductVersion};
+pub use catalog_tables::CatalogTables;
 pub use deliveries::DeliveryQueue;
 pub use error::{PlaceOrderError, StatusChangeError, StoreError, Unique};
 pub use hook::{Concern, Hooked, Operation, StoreHook};

@@ -1,7 +1,5 @@
-//! [`CatalogStore`] for [`MemoryStore`]: categories, products, variants, warranties, governorates, shipping.
-
-use std::collections::BTreeSet;
-use std::sync::Arc;
+//! [`CatalogStore`] for [`MemoryStore`]: the catalogue is the state's [`CatalogTables`]; a
+//! product moved to another supplier ends its variants' pending quotes here.
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -13,17 +11,7 @@ use crate::store::*;
 #[async_trait]
 impl CatalogStore for MemoryStore {
     async fn insert_category(&self, new: NewCategory) -> Result<Category, StoreError> {
-        let mut s = self.lock();
-        if let Some(parent) = new.parent_id
-            && !s.categories.contains_key(&parent)
-        {
-            return Err(StoreError::Invalid(format!("no parent category {parent}")));
-        }
-        s.claim_unique(Unique::CategorySlug, &new.slug)?;
-        let category = new.into_category(CategoryId::new(s.next_id("categories")));
-        s.categories.insert(category.id, category.clone());
-        s.categories_changed();
-        Ok(category)
+        self.lock().catalog.insert_category(new)
     }
 
     async fn update_category(
@@ -32,7 +20,7 @@ impl CatalogStore for MemoryStore {
         patch: CategoryPatch,
         now: DateTime<Utc>,
     ) -> Result<Category, StoreError> {
-        self.lock().update_category(id, &patch, now)
+        self.lock().catalog.update_category(id, &patch, now)
     }
 
     async fn update_product(
@@ -41,7 +29,12 @@ impl CatalogStore for MemoryStore {
         patch: ProductPatch,
         now: DateTime<Utc>,
     ) -> Result<Product, StoreError> {
-        self.lock().update_product(id, &patch, now)
+        let mut s = self.lock();
+        let (product, moved) = s.catalog.update_product(id, &patch, now)?;
+        for variant in moved {
+            s.end_pending_quote(variant, now);
+        }
+        Ok(product)
     }
 
     async fn update_warranty(
@@ -50,11 +43,11 @@ impl CatalogStore for MemoryStore {
         patch: WarrantyPatch,
         now: DateTime<Utc>,
     ) -> Result<Warranty, StoreError> {
-        self.lock().update_warranty(id, &patch, now)
+        self.lock().catalog.update_warranty(id, &patch, now)
     }
 
     async fn all_categories(&self) -> Result<Vec<Category>, StoreError> {
-        Ok(self.lock().category_list.to_vec())
+        Ok(self.lock().catalog.all_categories())
     }
 
     async fn insert_product(
@@ -62,22 +55,7 @@ impl CatalogStore for MemoryStore {
         new: NewProduct,
         now: DateTime<Utc>,
     ) -> Result<Product, StoreError> {
-        let mut s = self.lock();
-        if !s.categories.contains_key(&new.category_id) {
-            return Err(StoreError::Invalid(format!(
-                "no category {}",
-                new.category_id
-            )));
-        }
-        s.claim_unique(Unique::ProductSlug, &new.slug)?;
-        let product = new.into_product(ProductId::new(s.next_id("products")), now);
-        s.products.insert(product.id, Arc::new(product.clone()));
-        s.record_created(&product);
-        s.file_supplier(product.id, None, product.supplier_id);
-        if product.active {
-            s.active_products.insert(product.id);
-        }
-        Ok(product)
+        self.lock().catalog.insert_product(new, now)
     }
 
     async fn insert_variant(
@@ -86,22 +64,7 @@ impl CatalogStore for MemoryStore {
         new: NewVariant,
         now: DateTime<Utc>,
     ) -> Result<Variant, StoreError> {
-        let mut s = self.lock();
-        s.product_mut(product)?;
-        let id = s.next_id("variants");
-        let owner = s.stamp_product(product, now)?;
-        let variant = new.into_variant(VariantId::new(id), product);
-        owner.variants.push(variant.clone());
-        owner.revision += 1;
-        s.variant_owner.insert(VariantId::new(id), product);
-        if variant.available != 0 {
-            let adjustment = StockAdjustmentId::new(s.next_id("stock_adjustments"));
-            let initial =
-                NewStockAdjustment::new(variant.id, variant.available, StockReason::Initial)
-                    .into_adjustment(adjustment, variant.available, now);
-            s.adjustments.entry(variant.id).or_default().push(initial);
-        }
-        Ok(variant)
+        self.lock().catalog.insert_variant(product, new, now)
     }
 
     async fn update_variant(
@@ -110,13 +73,7 @@ impl CatalogStore for MemoryStore {
         patch: VariantPatch,
         now: DateTime<Utc>,
     ) -> Result<Variant, StoreError> {
-        let mut s = self.lock();
-        let variant = s.variant_mut(id).ok_or(StoreError::NotFound)?;
-        patch.apply(variant);
-        let variant = variant.clone();
-        let owner = s.stamp_product(variant.product_id, now)?;
-        owner.revision += 1;
-        Ok(variant)
+        self.lock().catalog.update_variant(id, &patch, now)
     }
 
     async fn adjust_stock(
@@ -124,7 +81,7 @@ impl CatalogStore for MemoryStore {
         new: NewStockAdjustment,
         now: DateTime<Utc>,
     ) -> Result<StockAdjustment, StockError> {
-        self.lock().apply_stock_adjustment(new, now)
+        self.lock().catalog.adjust_stock(new, now)
     }
 
     async fn stock_adjustments(
@@ -132,7 +89,7 @@ impl CatalogStore for MemoryStore {
         variant: VariantId,
         page: PageRequest,
     ) -> Result<Page<StockAdjustment>, StoreError> {
-        Ok(self.lock().stock_adjustments(variant, page))
+        Ok(self.lock().catalog.stock_adjustments(variant, page))
     }
 
     async fn insert_warranty(
@@ -141,15 +98,7 @@ impl CatalogStore for MemoryStore {
         new: NewWarranty,
         now: DateTime<Utc>,
     ) -> Result<Warranty, StoreError> {
-        let mut s = self.lock();
-        s.product_mut(product)?;
-        let id = s.next_id("warranties");
-        let owner = s.stamp_product(product, now)?;
-        let warranty = new.into_warranty(WarrantyId::new(id), product);
-        owner.warranties.push(warranty.clone());
-        owner.revision += 1;
-        s.warranty_owner.insert(WarrantyId::new(id), product);
-        Ok(warranty)
+        self.lock().catalog.insert_warranty(product, new, now)
     }
 
     async fn products(
@@ -157,9 +106,7 @@ impl CatalogStore for MemoryStore {
         filter: &ProductFilter,
         page: PageRequest,
     ) -> Result<Page<Product>, StoreError> {
-        Ok(self
-            .lock()
-            .products_page(filter, page, |p| Product::clone(p)))
+        Ok(self.lock().catalog.products(filter, page, Product::clone))
     }
 
     async fn product_versions(
@@ -169,7 +116,8 @@ impl CatalogStore for MemoryStore {
     ) -> Result<Page<ProductVersion>, StoreError> {
         Ok(self
             .lock()
-            .products_page(filter, page, |p| ProductVersion::of(p)))
+            .catalog
+            .products(filter, page, ProductVersion::of))
     }
 
     async fn removed_products(
@@ -177,18 +125,11 @@ impl CatalogStore for MemoryStore {
         since: DateTime<Utc>,
         page: PageRequest,
     ) -> Result<Page<RemovedProduct>, StoreError> {
-        let s = self.lock();
-        let newest_first = s
-            .removals
-            .range((since, ProductId::new(i64::MIN))..)
-            .rev()
-            .map(|(removed_at, id)| RemovedProduct::new(*id, *removed_at))
-            .collect::<Vec<_>>();
-        Ok(Page::of_items(newest_first.iter(), page).cloned())
+        Ok(self.lock().catalog.removed_products(since, page))
     }
 
     async fn product(&self, id: ProductId) -> Result<Option<Product>, StoreError> {
-        Ok(self.lock().products.get(&id).map(|p| Product::clone(p)))
+        Ok(self.lock().catalog.product(id).cloned())
     }
 
     async fn catalog_changes(
@@ -196,53 +137,30 @@ impl CatalogStore for MemoryStore {
         after: Option<ChangePosition>,
         limit: usize,
     ) -> Result<CatalogChanges, StoreError> {
-        Ok(self.lock().changes.read(after, limit))
+        Ok(self.lock().catalog.catalog_changes(after, limit))
     }
 
     async fn newest_catalog_change(&self) -> Result<Option<ChangePosition>, StoreError> {
-        Ok(self.lock().changes.newest())
+        Ok(self.lock().catalog.newest_catalog_change())
     }
 
     async fn products_of_variants(
         &self,
         variants: &[VariantId],
     ) -> Result<Vec<Product>, StoreError> {
-        let s = self.lock();
-        let ids: BTreeSet<ProductId> = variants
-            .iter()
-            .filter_map(|v| s.variant_owner.get(v).copied())
-            .collect();
-        Ok(ids
-            .iter()
-            .filter_map(|id| s.products.get(id).map(|p| Product::clone(p)))
-            .collect())
+        Ok(self.lock().catalog.products_of_variants(variants))
     }
 
     async fn insert_governorate(&self, name: String) -> Result<Governorate, StoreError> {
-        let mut s = self.lock();
-        s.claim_unique(Unique::GovernorateName, &name)?;
-        let governorate = Governorate {
-            id: GovernorateId::new(s.next_id("governorates")),
-            name,
-        };
-        s.governorates.insert(governorate.id, governorate.clone());
-        Ok(governorate)
+        self.lock().catalog.insert_governorate(name)
     }
 
     async fn governorates(&self) -> Result<Vec<Governorate>, StoreError> {
-        Ok(self.lock().governorates.values().cloned().collect())
+        Ok(self.lock().catalog.governorates())
     }
 
     async fn insert_shipping_option(&self, name: String) -> Result<ShippingOption, StoreError> {
-        let mut s = self.lock();
-        let option = ShippingOption {
-            id: ShippingOptionId::new(s.next_id("shipping_options")),
-            name,
-            active: true,
-            rates: Vec::new(),
-        };
-        s.shipping_options.insert(option.id, option.clone());
-        Ok(option)
+        Ok(self.lock().catalog.insert_shipping_option(name))
     }
 
     async fn set_shipping_option_active(
@@ -250,63 +168,18 @@ impl CatalogStore for MemoryStore {
         id: ShippingOptionId,
         active: bool,
     ) -> Result<ShippingOption, StoreError> {
-        let mut s = self.lock();
-        let option = s.shipping_option_mut(id)?;
-        option.active = active;
-        Ok(option.clone())
+        self.lock().catalog.set_shipping_option_active(id, active)
     }
 
     async fn set_shipping_rate(
         &self,
         option: ShippingOptionId,
-        mut rate: ShippingRate,
+        rate: ShippingRate,
     ) -> Result<ShippingOption, StoreError> {
-        let mut s = self.lock();
-        rate.governorate_name = s
-            .governorates
-            .get(&rate.governorate_id)
-            .ok_or_else(|| StoreError::Invalid(format!("no governorate {}", rate.governorate_id)))?
-            .name
-            .clone();
-        let option = s.shipping_option_mut(option)?;
-        option
-            .rates
-            .retain(|r| r.governorate_id != rate.governorate_id);
-        option.rates.push(rate);
-        option.rates.sort_by_key(|r| r.governorate_id);
-        Ok(option.clone())
+        self.lock().catalog.set_shipping_rate(option, rate)
     }
 
     async fn shipping_options(&self) -> Result<Vec<ShippingOption>, StoreError> {
-        Ok(self.lock().shipping_options.values().cloned().collect())
-    }
-}
-
-impl super::State {
-    /// The page of products `filter` lists, by id, each made into what `make` makes of it
-    /// (a clone for [`CatalogStore::products`], a version for
-    /// [`CatalogStore::product_versions`]), with the total.
-    fn products_page<T>(
-        &self,
-        filter: &ProductFilter,
-        page: PageRequest,
-        make: impl Fn(&Arc<Product>) -> T,
-    ) -> Page<T> {
-        if *filter == ProductFilter::default() {
-            // Every active product is listed: the walk stops at the page's end, and the
-            // total is the count of active products.
-            let items = self
-                .products
-                .values()
-                .filter(|p| p.active)
-                .skip(usize::try_from(page.offset()).unwrap_or(usize::MAX))
-                .take(page.per_page() as usize)
-                .map(make)
-                .collect();
-            return Page::new(items, self.active_products.len() as u64);
-        }
-        let listed = filter.listed();
-        let found = Page::of_items(self.products.values().filter(|p| listed(p)), page);
-        Page::new(found.items.into_iter().map(make).collect(), found.total)
+        Ok(self.lock().catalog.shipping_options())
     }
 }

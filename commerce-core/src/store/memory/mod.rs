@@ -2,8 +2,6 @@
 
 mod accounts;
 mod catalog;
-mod catalog_edits;
-mod changes;
 mod idempotency;
 mod indexes;
 mod meter;
@@ -13,7 +11,7 @@ mod supply;
 mod webhooks;
 mod withdrawals;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use chrono::{DateTime, Utc};
@@ -52,34 +50,13 @@ struct State {
     keys: BTreeMap<KeyId, Arc<ApiKey>>,
     key_by_hash: HashMap<KeyHash, KeyId>,
     rate_windows: RateWindows,
-    categories: BTreeMap<CategoryId, Category>,
-    /// `categories` as a list, what `all_categories` copies, made again by every category
-    /// write.
-    category_list: Arc<[Category]>,
-    /// Each record behind an [`Arc`], written through [`Arc::make_mut`] (readers get clones,
-    /// so no write copies one).
-    products: BTreeMap<ProductId, Arc<Product>>,
-    /// The active products: what `GET /products` lists with no filter
-    /// ([`ProductFilter::default`]), counted for its total, so that its page costs the
-    /// products up to the page's end, not a walk of every product.
-    active_products: BTreeSet<ProductId>,
-    /// Each stopped product's removal time, and the same as `(removed_at, id)` keys for
-    /// `removed_products` (newest last).
-    removed_at: HashMap<ProductId, DateTime<Utc>>,
-    removals: BTreeSet<(DateTime<Utc>, ProductId)>,
-    variant_owner: HashMap<VariantId, ProductId>,
-    /// Each supplier's products: what its supply variants list.
-    products_by_supplier: HashMap<AccountId, BTreeSet<ProductId>>,
-    /// Each variant's stock adjustments, oldest first.
-    adjustments: HashMap<VariantId, Vec<StockAdjustment>>,
-    warranty_owner: HashMap<WarrantyId, ProductId>,
-    governorates: BTreeMap<GovernorateId, Governorate>,
-    shipping_options: BTreeMap<ShippingOptionId, ShippingOption>,
+    /// The catalogue: categories, products, stock, governorates, shipping, the change feed.
+    catalog: CatalogTables,
     orders: BTreeMap<OrderId, Order>,
     orders_by_account: HashMap<AccountId, AccountOrders>,
     external_references: HashMap<(AccountId, String), OrderId>,
     numbers: HashSet<String>,
-    /// The values that must be unique (category slugs, account emails, governorate names).
+    /// The values that must be unique (account emails; the catalogue keeps its own).
     unique: HashSet<(super::Unique, String)>,
     idempotency: IdempotencyRecords,
     meter: MeterCounts,
@@ -93,8 +70,6 @@ struct State {
     deliveries: DeliveryQueue,
     /// Suppliers' quotes.
     quotes: QuoteBook,
-    /// The catalogue change feed.
-    changes: changes::ChangeFeed,
 }
 
 /// The next id of `table` in `last_ids`: 1, 2, 3, ... per table, as SQL sequences number
@@ -113,27 +88,6 @@ impl State {
             .into_iter()
             .flatten()
             .filter_map(|id| self.withdrawals.get(id))
-    }
-
-    /// Re-files a product under its supplier after its supplier changed from `before` to
-    /// `after` (or it was inserted: `before` is `None`).
-    fn file_supplier(
-        &mut self,
-        product: ProductId,
-        before: Option<AccountId>,
-        after: Option<AccountId>,
-    ) {
-        if let Some(before) = before
-            && let Some(products) = self.products_by_supplier.get_mut(&before)
-        {
-            products.remove(&product);
-        }
-        if let Some(after) = after {
-            self.products_by_supplier
-                .entry(after)
-                .or_default()
-                .insert(product);
-        }
     }
 
     /// Re-files an order in its account's indexes after a write; `before` is its
@@ -178,46 +132,6 @@ impl State {
     /// The next id of a table: 1, 2, 3, ... per table, as SQL sequences number them.
     fn next_id(&mut self, table: &'static str) -> i64 {
         next_in(&mut self.last_ids, table)
-    }
-
-    /// A product to write: its own copy when a reader still holds the stored one.
-    fn product_mut(&mut self, id: ProductId) -> Result<&mut Product, StoreError> {
-        self.products
-            .get_mut(&id)
-            .map(Arc::make_mut)
-            .ok_or(StoreError::NotFound)
-    }
-
-    fn variant(&self, id: VariantId) -> Option<&Variant> {
-        let product = self.variant_owner.get(&id)?;
-        self.products
-            .get(product)?
-            .variants
-            .iter()
-            .find(|v| v.id == id)
-    }
-
-    fn variant_mut(&mut self, id: VariantId) -> Option<&mut Variant> {
-        let product = *self.variant_owner.get(&id)?;
-        self.product_mut(product)
-            .ok()?
-            .variants
-            .iter_mut()
-            .find(|v| v.id == id)
-    }
-
-    /// Makes the list `all_categories` copies again, after a category write.
-    fn categories_changed(&mut self) {
-        self.category_list = self.categories.values().cloned().collect();
-    }
-
-    fn shipping_option_mut(
-        &mut self,
-        id: ShippingOptionId,
-    ) -> Result<&mut ShippingOption, StoreError> {
-        self.shipping_options
-            .get_mut(&id)
-            .ok_or(StoreError::NotFound)
     }
 
     fn order_mut(&mut self, id: OrderId) -> Result<&mut Order, StoreError> {

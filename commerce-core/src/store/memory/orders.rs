@@ -25,8 +25,8 @@ impl OrderStore for MemoryStore {
             same_reference,
             s.numbers.contains(&new.number),
             |claim| s.idempotency.holds(claim),
-            |id| s.products.get(&id).map(|p| &**p),
-            |variant| s.variant(variant).map_or(0, |v| v.available),
+            |id| s.catalog.product(id),
+            |variant| s.catalog.variant(variant).map_or(0, |v| v.available),
         )?;
         // Everything is checked and the event taken before the first write, as `lock`
         // promises: the ids are the ones the counters give next.
@@ -43,7 +43,8 @@ impl OrderStore for MemoryStore {
             .supply
             .check(SupplyBooking::of_order_write(None, &order, created_at))?;
 
-        s.apply_order_stock(order.id, stock_moves(None, &order), created_at);
+        s.catalog
+            .move_order_stock(order.id, stock_moves(None, &order), created_at);
         s.next_id("orders");
         for _ in &order.lines {
             s.next_id("order_lines");
@@ -93,7 +94,7 @@ impl OrderStore for MemoryStore {
             change.at,
         ))?;
 
-        s.apply_order_stock(moved.id, stock, change.at);
+        s.catalog.move_order_stock(moved.id, stock, change.at);
         s.meter
             .bill_order_operation(account, change.bill_month.as_ref());
         s.orders.insert(moved.id, moved.clone());
@@ -120,7 +121,7 @@ impl OrderStore for MemoryStore {
             .supply
             .check(SupplyBooking::of_order_write(Some(order), &changed, now))?;
         // Everything is checked: the writes.
-        s.apply_order_stock(changed.id, stock, now);
+        s.catalog.move_order_stock(changed.id, stock, now);
         s.orders.insert(changed.id, changed.clone());
         s.reindex_order(changed.id, before);
         s.supply.write(supply);

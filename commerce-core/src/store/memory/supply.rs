@@ -28,7 +28,7 @@ impl State {
 
     /// The product `id` as stored now: what a quote is read with ([`Quote::as_read`]).
     fn product_of(&self, id: ProductId) -> Option<&Product> {
-        self.products.get(&id).map(|p| &**p)
+        self.catalog.product(id)
     }
 
     /// Writes the variant's quote stored pending out of `pending`
@@ -38,23 +38,6 @@ impl State {
         if let Some(quote) = self.quotes.end_pending(variant, now) {
             self.queue_quote_updated(&quote);
         }
-    }
-
-    /// Accepting `quote`: the pieces received, then the variant's supply price. The pieces
-    /// first: their refusal (above [`MAX_AVAILABLE`](crate::domain::pieces::MAX_AVAILABLE), or
-    /// no such variant) writes nothing, and nothing after them can refuse.
-    fn receive(&mut self, quote: &Quote, now: DateTime<Utc>) -> Result<(), QuoteDecisionError> {
-        let adjustment =
-            NewStockAdjustment::new(quote.variant_id, quote.quantity, StockReason::Received)
-                .for_quote(quote.id);
-        self.apply_stock_adjustment(adjustment, now)?;
-        let variant = self
-            .variant_mut(quote.variant_id)
-            .ok_or(QuoteDecisionError::Store(StoreError::NotFound))?;
-        variant.supply_price = quote.unit_price;
-        let product = variant.product_id;
-        self.product_mut(product)?.revision += 1;
-        Ok(())
     }
 }
 
@@ -67,11 +50,7 @@ impl SupplyStore for MemoryStore {
         now: DateTime<Utc>,
     ) -> Result<Quote, InsertQuoteError> {
         let mut s = self.lock();
-        let product = s
-            .variant_owner
-            .get(&new.variant_id)
-            .and_then(|id| s.products.get(id))
-            .cloned();
+        let product = s.catalog.owner(new.variant_id).cloned();
         let supplier = product.as_ref().and_then(|p| p.supplier_id);
         if let Some(ended) = s.quotes.admit(&new, supplier, now)? {
             // The former supplier's, left by a move (never here: one lock orders the two).
@@ -130,13 +109,10 @@ impl SupplyStore for MemoryStore {
         now: DateTime<Utc>,
     ) -> Result<Quote, QuoteDecisionError> {
         let mut s = self.lock();
-        let supplier_of = |variant| {
-            let product = s.products.get(s.variant_owner.get(&variant)?)?;
-            product.supplier_id
-        };
+        let supplier_of = |variant| s.catalog.owner(variant)?.supplier_id;
         let (quote, taken) = s.quotes.decided(account, id, &decision, supplier_of, now)?;
         if taken && let QuoteDecision::Accept { .. } = decision {
-            s.receive(&quote, now)?;
+            s.catalog.receive(&quote, now)?;
         }
         s.put_quote(quote.clone());
         Ok(quote.as_read(s.product_of(quote.product_id), now))
@@ -160,8 +136,7 @@ impl SupplyStore for MemoryStore {
     ) -> Result<Page<SupplyVariant>, StoreError> {
         let s = self.lock();
         // The supplier's own products only (indexed), never a walk of the catalogue.
-        let ids = s.products_by_supplier.get(&account).into_iter().flatten();
-        let products = ids.filter_map(|id| s.products.get(id)).map(|p| &**p);
+        let products = s.catalog.supplier_products(account);
         Ok(s.quotes.supply_variants(products, updated_since, page, now))
     }
 }

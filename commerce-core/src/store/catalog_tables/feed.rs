@@ -1,18 +1,14 @@
-//! The catalogue change feed of [`MemoryStore`](super::MemoryStore): one entry per product,
-//! numbered by a counter under the store's lock, so that positions are commit order.
+//! The catalogue change feed of [`CatalogTables`](super::CatalogTables): one entry per product,
+//! numbered by a counter under the caller's lock, so that positions are commit order.
 //!
 //! Every write that changes a product as it is rendered goes through one helper,
-//! [`State::stamp_product`] (its insert through [`State::record_created`]), which stamps the
-//! product's `updated_at` and moves its entry to the end of the feed in the same operation.
+//! `CatalogTables::stamp` (its insert through [`ChangeFeed::record`] with `created`), which
+//! stamps the product's `updated_at` and moves its entry to the end of the feed in the same
+//! call.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
-
-use super::State;
 use crate::model::*;
-use crate::store::*;
 
 /// The feed: each product's latest change, and the products by the position of that change.
 #[derive(Debug, Default)]
@@ -25,7 +21,7 @@ pub(super) struct ChangeFeed {
 
 impl ChangeFeed {
     /// Moves `product`'s entry to the end of the feed, as it is now.
-    fn record(&mut self, product: &Product, created: bool) {
+    pub(super) fn record(&mut self, product: &Product, created: bool) {
         self.last += 1;
         let position = ChangePosition::new(0, self.last);
         let change = CatalogChange::new(
@@ -40,13 +36,13 @@ impl ChangeFeed {
         self.by_position.insert(self.last, product.id);
     }
 
-    /// [`CatalogStore::newest_catalog_change`]: the position of the last entry.
+    /// The position of the last entry.
     pub(super) fn newest(&self) -> Option<ChangePosition> {
         let (_, product) = self.by_position.last_key_value()?;
         self.latest.get(product).map(|c| c.position)
     }
 
-    /// [`CatalogStore::catalog_changes`]: the entries after `after`, at most `limit`.
+    /// The entries after `after`, at most `limit`.
     pub(super) fn read(&self, after: Option<ChangePosition>, limit: usize) -> CatalogChanges {
         // Positions are (0, n): one after (h, l) with h > 0 is past every one of them.
         let from = match after {
@@ -62,32 +58,5 @@ impl ChangeFeed {
             .collect();
         let head = ChangePosition::new(0, self.last);
         CatalogChanges::from_read(changes, limit, after, head)
-    }
-}
-
-impl State {
-    /// Stamps product `id` changed at `now` ([`next_updated_at`]) and moves its entry to the
-    /// end of the feed: the one way a write of the memory store marks a product changed.
-    /// Called once the write's other changes to the product (its `active` above all) are made.
-    pub(super) fn stamp_product(
-        &mut self,
-        id: ProductId,
-        now: DateTime<Utc>,
-    ) -> Result<&mut Product, StoreError> {
-        let State {
-            products, changes, ..
-        } = self;
-        let product = products
-            .get_mut(&id)
-            .map(Arc::make_mut)
-            .ok_or(StoreError::NotFound)?;
-        product.updated_at = next_updated_at(product.updated_at, now);
-        changes.record(product, false);
-        Ok(product)
-    }
-
-    /// Puts a product just inserted at the end of the feed, `created`.
-    pub(super) fn record_created(&mut self, product: &Product) {
-        self.changes.record(product, true);
     }
 }
