@@ -437,26 +437,24 @@ impl OrderStore for SmallStore {
             |id| t.catalog.product(id),
             |v| t.catalog.variant(v).map_or(0, |x| x.available),
         )?;
-        let id = next_id(t.orders.len());
-        let line_ids: Vec<LineId> = (1..=new.lines.len() as i64)
-            .map(|i| LineId::new(t.line_count + i))
-            .collect();
-        t.line_count += new.lines.len() as i64;
-        if let Some(claim) = &new.idempotency {
-            t.idempotency.link(claim, OrderId::new(id));
+        let id = OrderId::new(next_id(t.orders.len()));
+        let lines = new.lines.len() as i64;
+        let line_ids = (1..=lines).map(|i| LineId::new(t.line_count + i));
+        let (claim, month, events) = (new.idempotency.clone(), new.bill_month.clone(), new.events);
+        let order = new.into_order(id, line_ids.collect::<Vec<_>>());
+        // The last refusal (the suppliers' bookings, which write only when all pass), then
+        // the writes: nothing is written when a placement is refused.
+        let booking = SupplyBooking::of_order_write(None, &order, order.created_at);
+        t.supply.book(booking)?;
+        t.line_count += lines;
+        if let Some(claim) = &claim {
+            t.idempotency.link(claim, id);
         }
         t.meter
-            .bill_order_operation(new.account_id, new.bill_month.as_ref());
-        let events = new.events;
-        let order = new.into_order(OrderId::new(id), line_ids);
+            .bill_order_operation(order.account_id, month.as_ref());
         // The pieces fit (checked above).
         t.catalog
             .move_order_stock(order.id, stock_moves(None, &order), order.created_at);
-        t.supply.book(SupplyBooking::of_order_write(
-            None,
-            &order,
-            order.created_at,
-        ))?;
         let event = NewEvent::order(EventType::OrderCreated, &order, None, events);
         t.queue_outbox(order.account_id, &event);
         t.orders.push(order.clone());
