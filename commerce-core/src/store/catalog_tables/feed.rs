@@ -14,9 +14,9 @@ use crate::model::*;
 #[derive(Debug, Default)]
 pub(super) struct ChangeFeed {
     /// The last position given (0: none yet).
-    last: i64,
-    by_position: BTreeMap<i64, ProductId>,
-    latest: HashMap<ProductId, CatalogChange>,
+    pub(super) last: i64,
+    pub(super) by_position: BTreeMap<i64, ProductId>,
+    pub(super) latest: HashMap<ProductId, CatalogChange>,
 }
 
 impl ChangeFeed {

@@ -6,6 +6,8 @@
 
 mod edits;
 mod feed;
+#[cfg(test)]
+mod invariants;
 mod places;
 mod stock;
 #[cfg(test)]
@@ -25,8 +27,12 @@ use feed::ChangeFeed;
 /// quote's product, a supplier's products).
 ///
 /// The caller holds its own lock across each call, and across the reads and writes of one
-/// operation. Each write checks everything before it writes anything, so a refusal writes
-/// nothing; the refusals come in the order the SQL stores meet them, with their texts. What
+/// operation. Each of [`CatalogStore`]'s writes checks everything before it writes anything,
+/// so a refusal writes nothing; the refusals come in the order the SQL stores meet them, with
+/// their texts. Two steps of other operations check nothing themselves, and say what their
+/// caller checked first: [`move_order_stock`](Self::move_order_stock) (an order's pieces,
+/// checked by [`Order::check_write`] or [`NewOrder::check_placement`]) and
+/// [`receive`](Self::receive) (a quote's pieces, when the caller's `QuoteBook` accepted it). What
 /// a write means for the caller's other tables it returns: [`update_product`](Self::update_product)
 /// the variants whose pending quotes end with a move to another supplier (the caller ends them
 /// in its [`QuoteBook`](super::QuoteBook) and queues their events).
@@ -124,14 +130,15 @@ impl CatalogTables {
         make: impl Fn(&Product) -> T,
     ) -> Page<T> {
         if *filter == ProductFilter::default() {
-            // Every active product is listed: the walk stops at the page's end, and the
-            // total is the count of active products.
+            // Every active product is listed: the walk of their index stops at the page's
+            // end (no stopped product is walked), and the total is the count of active
+            // products.
             let items = self
-                .products
-                .values()
-                .filter(|p| p.active)
+                .active_products
+                .iter()
                 .skip(usize::try_from(page.offset()).unwrap_or(usize::MAX))
                 .take(page.per_page() as usize)
+                .filter_map(|id| self.products.get(id))
                 .map(|p| make(p))
                 .collect();
             return Page::new(items, self.active_products.len() as u64);

@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 
 use super::{CatalogTables, next};
-use crate::domain::pieces::{StockMove, held_by_orders};
+use crate::domain::pieces::{MAX_AVAILABLE, StockMove, held_by_orders};
 use crate::model::*;
 use crate::store::{QuoteDecisionError, StockError, StoreError};
 
@@ -38,7 +38,8 @@ impl CatalogTables {
     /// Applies the stock an order's write moves, checked by the caller
     /// ([`NewOrder::check_placement`], [`Order::check_write`] against
     /// [`variant`](Self::variant)): each move kept in its variant's history naming `order`,
-    /// the products stamped. A move of a variant that does not exist is skipped.
+    /// the products stamped. A move of a variant that does not exist is skipped. It checks
+    /// nothing itself (a move the caller did not check trips a debug assertion).
     pub fn move_order_stock(&mut self, order: OrderId, moves: Vec<StockMove>, now: DateTime<Utc>) {
         for m in moves {
             let Some(variant) = self.variant_mut(m.variant_id) else {
@@ -46,6 +47,10 @@ impl CatalogTables {
             };
             variant.available += m.delta;
             let after = variant.available;
+            debug_assert!(
+                (0..=MAX_AVAILABLE).contains(&after),
+                "an order's stock move its caller did not check: {m:?}"
+            );
             let product = variant.product_id;
             // A variant's owner is always there: nothing to stamp otherwise.
             let _ = self.stamp(product, now);
