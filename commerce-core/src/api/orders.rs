@@ -92,7 +92,7 @@ fn duplicate(existing_id: OrderId, existing_number: String) -> ApiError {
         ConflictReason::DuplicateExternalReference,
         messages::DUPLICATE_EXTERNAL_REFERENCE,
     )
-    .with_extra("existing_order_id", existing_id)
+    .with_extra("existing_order_id", existing_id.get())
     .with_extra("existing_order_number", existing_number)
 }
 

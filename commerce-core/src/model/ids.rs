@@ -1,6 +1,7 @@
 //! Ids: one type per record, so that a product id cannot be passed where an order id is
 //! wanted. Each wraps the `i64` it is stored as (SQL `BIGINT`), is written as that number in
-//! JSON (`serde(transparent)`) and, with the feature `sqlx`, binds and decodes as one.
+//! JSON (`serde(transparent)`) and, with the feature `sqlx`, binds and decodes as one. From
+//! outside an id is made only with `new`: no parsing, no deserializing, no `From<i64>`.
 
 /// Declares the id types.
 macro_rules! id_types {
@@ -8,7 +9,7 @@ macro_rules! id_types {
         $(#[$doc])*
         #[derive(
             Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord,
-            serde::Serialize, serde::Deserialize,
+            serde::Serialize,
         )]
         #[serde(transparent)]
         #[cfg_attr(feature = "sqlx", derive(sqlx::Type), sqlx(transparent))]
@@ -56,14 +57,6 @@ macro_rules! id_types {
             }
         }
 
-        impl std::str::FromStr for $name {
-            type Err = std::num::ParseIntError;
-
-            fn from_str(text: &str) -> Result<Self, Self::Err> {
-                text.parse().map(Self)
-            }
-        }
-
         impl PartialEq<i64> for $name {
             fn eq(&self, other: &i64) -> bool {
                 self.0 == *other
@@ -76,11 +69,6 @@ macro_rules! id_types {
             }
         }
 
-        impl From<$name> for serde_json::Value {
-            fn from(id: $name) -> Self {
-                id.0.into()
-            }
-        }
     )+};
 }
 

@@ -150,7 +150,7 @@ async fn insert(
         Err(InsertQuoteError::Pending { existing }) => {
             return Err(
                 ApiError::conflict(ConflictReason::QuotePending, messages::QUOTE_PENDING)
-                    .with_extra("existing_quote_id", existing),
+                    .with_extra("existing_quote_id", existing.get()),
             );
         }
         // A retry took the key over while this request stalled: it answers as the retry's
