@@ -67,37 +67,56 @@ async fn main() -> Result<(), Box<dyn Error>> {
 
     // 2. The catalogue: a category, a product with two variants, a warranty.
     let home = op
-        .create_category(NewCategory::new("أدوات منزلية", "home"))
+        .create_category(NewCategory::new(
+            "أدوات منزلية".to_owned(),
+            "home".to_owned(),
+            None,
+        ))
         .await?;
     let kettle = op
         .create_product(
-            NewProduct::new(
-                home.id,
-                "غلاية كهربائية",
-                "electric-kettle",
-                "https://shop.example.com/kettle",
-            )
-            .with_description("غلاية 1.7 لتر، فصل تلقائي.")
-            .with_images(["https://cdn.example.com/kettle/1.jpg"]),
+            NewProduct::builder()
+                .category_id(home.id)
+                .title("غلاية كهربائية".to_owned())
+                .slug("electric-kettle".to_owned())
+                .url("https://shop.example.com/kettle".to_owned())
+                .description("غلاية 1.7 لتر، فصل تلقائي.".to_owned())
+                .images(vec!["https://cdn.example.com/kettle/1.jpg".to_owned()])
+                .build(),
         )
         .await?;
     let white = op
         .add_variant(
             kettle.id,
-            NewVariant::new("أبيض", egp("250.00"), 40)
-                .with_suggested_range(egp("300.00"), egp("380.00")),
+            NewVariant::builder()
+                .label("أبيض".to_owned())
+                .price(egp("250.00"))
+                .available(40)
+                .suggested_min(egp("300.00"))
+                .suggested_max(egp("380.00"))
+                .build(),
         )
         .await?;
-    op.add_variant(kettle.id, NewVariant::new("أسود", egp("265.00"), 15))
-        .await?;
+    op.add_variant(
+        kettle.id,
+        NewVariant::builder()
+            .label("أسود".to_owned())
+            .price(egp("265.00"))
+            .available(15)
+            .build(),
+    )
+    .await?;
     let warranty = op
         .add_warranty(
             kettle.id,
-            NewWarranty::new("ضمان سنة", 365)
-                .with_admin_fee(egp("15.00"))
-                .with_percent(egp("5.00"))
-                .with_price_from(egp("20.00"))
-                .with_terms("استبدال خلال سنة من الاستلام."),
+            NewWarranty::builder()
+                .name("ضمان سنة".to_owned())
+                .duration_days(365)
+                .admin_fee(egp("15.00"))
+                .percent(egp("5.00"))
+                .price_from(egp("20.00"))
+                .terms("استبدال خلال سنة من الاستلام.".to_owned())
+                .build(),
         )
         .await?;
     println!("catalogue: product {} with variant {}", kettle.id, white.id);
@@ -121,14 +140,17 @@ async fn main() -> Result<(), Box<dyn Error>> {
     );
 
     // 4. A key, whose plaintext is shown this once (only its hash is stored).
-    let abilities = [
+    let abilities = vec![
         Ability::CatalogRead,
         Ability::OrdersRead,
         Ability::OrdersWrite,
         Ability::WalletRead,
     ];
     let key = op
-        .create_key(account.id, KeySpec::new("متجري", abilities))
+        .create_key(
+            account.id,
+            KeySpec::new("متجري".to_owned(), abilities, None, None),
+        )
         .await?;
     println!("key {} (shown once): {}", key.key.id, key.plaintext);
 
@@ -166,7 +188,10 @@ async fn main() -> Result<(), Box<dyn Error>> {
         .await?;
     let order = op.move_order(order_id, OrderStatus::Shipped, None).await?;
     let line = &order.lines[0];
-    let outcomes = vec![(line.id, OutcomeReport::new().with_delivered(line.quantity))];
+    let outcomes = vec![(
+        line.id,
+        OutcomeReport::builder().delivered(line.quantity).build(),
+    )];
     op.set_tracking_url(order_id, Some("https://courier.example.com/t/1001".into()))
         .await?;
     let order = op
@@ -184,12 +209,14 @@ async fn main() -> Result<(), Box<dyn Error>> {
     let wallet = op.wallet(account.id).await?;
     println!("wallet after the hold: ready {}", wallet.ready);
     let withdrawal = op
-        .request_withdrawal(NewWithdrawal::new(
-            account.id,
-            wallet.ready,
-            "01012345678",
-            "فودافون كاش",
-        ))
+        .request_withdrawal(
+            NewWithdrawal::builder()
+                .account_id(account.id)
+                .amount(wallet.ready)
+                .wallet_number("01012345678".to_owned())
+                .wallet_description("فودافون كاش".to_owned())
+                .build(),
+        )
         .await?;
     let paid = op
         .complete_withdrawal(withdrawal.id, "TRX-0001".into(), None)

@@ -340,7 +340,11 @@ async fn confirm_order(
 /// and a repeat is refused with `Conflict::Duplicate`.
 async fn setup(op: &Operator) -> Result<(), Error> {
     let home = match op
-        .create_category(NewCategory::new("أدوات منزلية", "home"))
+        .create_category(NewCategory::new(
+            "أدوات منزلية".to_owned(),
+            "home".to_owned(),
+            None,
+        ))
         .await
     {
         Ok(home) => home,
@@ -358,17 +362,23 @@ async fn setup(op: &Operator) -> Result<(), Error> {
             .await?;
     }
     let kettle = op
-        .create_product(NewProduct::new(
-            home.id,
-            "غلاية",
-            "kettle",
-            "https://shop.example.com/kettle",
-        ))
+        .create_product(
+            NewProduct::builder()
+                .category_id(home.id)
+                .title("غلاية".to_owned())
+                .slug("kettle".to_owned())
+                .url("https://shop.example.com/kettle".to_owned())
+                .build(),
+        )
         .await?;
     let variant = op
         .add_variant(
             kettle.id,
-            NewVariant::new("أبيض", Decimal::new(25000, 2), 40),
+            NewVariant::builder()
+                .label("أبيض".to_owned())
+                .price(Decimal::new(25000, 2))
+                .available(40)
+                .build(),
         )
         .await?;
     let account = op
@@ -382,14 +392,17 @@ async fn setup(op: &Operator) -> Result<(), Error> {
     op.set_account_state(account.id, AccountState::Active)
         .await?;
     op.set_api_status(account.id, ApiStatus::Approved).await?;
-    let abilities = [
+    let abilities = vec![
         Ability::CatalogRead,
         Ability::OrdersRead,
         Ability::OrdersWrite,
         Ability::WalletRead,
     ];
     let key = op
-        .create_key(account.id, KeySpec::new("متجري", abilities))
+        .create_key(
+            account.id,
+            KeySpec::new("متجري".to_owned(), abilities, None, None),
+        )
         .await?;
     println!(
         "shipping_option_id={} variant_id={}",

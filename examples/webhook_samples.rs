@@ -22,14 +22,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let engine = Engine::new(Arc::new(MemoryStore::new()));
     let fixture = sandbox::seed(&engine).await?;
     let operator = engine.operator();
-    let draft = OrderDraft::new(
-        "سارة حسن",
-        "01112223334",
-        "12 شارع النصر، مدينة نصر",
-        fixture.standard_shipping,
-        fixture.cairo,
-    )
-    .with_line(DraftLine::new(fixture.plain_variant, 1, "10.00".parse()?));
+    let draft = OrderDraft::builder()
+        .full_name("سارة حسن".to_owned())
+        .phone("01112223334".to_owned())
+        .address("12 شارع النصر، مدينة نصر".to_owned())
+        .shipping_option_id(fixture.standard_shipping)
+        .governorate_id(fixture.cairo)
+        .lines(vec![DraftLine::new(
+            fixture.plain_variant,
+            1,
+            "10.00".parse()?,
+            Vec::new(),
+        )])
+        .build();
     let placed = operator.place_order(fixture.marketer_a, draft).await?;
     let cancelled = operator
         .move_order(placed.id, OrderStatus::Cancelled, Some("اختبار".into()))

@@ -239,12 +239,12 @@ impl Owner {
     pub async fn request_withdrawal(&self, form: WithdrawalForm) -> OperatorResult<Withdrawal> {
         self.active_account().await?;
         let window = self.withdrawal_window();
-        let new = NewWithdrawal::new(
-            self.account,
-            form.amount,
-            form.wallet_number,
-            form.wallet_description,
-        );
+        let new = NewWithdrawal::builder()
+            .account_id(self.account)
+            .amount(form.amount)
+            .wallet_number(form.wallet_number)
+            .wallet_description(form.wallet_description)
+            .build();
         // The field rules first, so a wrong field is named even on a closed day.
         operator::check_withdrawal(&self.shared, new.clone())?;
         if !window.open {

@@ -14,7 +14,7 @@ async fn a_created_keys_debug_never_shows_its_plaintext() {
     let op = engine.operator();
     let who = NewAccount::marketer("أحمد", "متجر أحمد", "ahmed@example.com", "01012345678");
     let account = op.create_account(who).await.unwrap();
-    let spec = KeySpec::new("متجري", [Ability::CatalogRead]);
+    let spec = KeySpec::new("متجري".to_owned(), vec![Ability::CatalogRead], None, None);
     let created = op.create_key(account.id, spec).await.unwrap();
     assert!(created.plaintext.starts_with(KEY_PREFIX));
     let shown = format!("{created:?}");
@@ -39,7 +39,7 @@ async fn an_imported_key_has_at_least_32_characters() {
     let op = engine.operator();
     let who = NewAccount::marketer("أحمد", "متجر أحمد", "ahmed@example.com", "01012345678");
     let account = op.create_account(who).await.unwrap();
-    let spec = || KeySpec::new("مستورد", [Ability::CatalogRead]);
+    let spec = || KeySpec::new("مستورد".to_owned(), vec![Ability::CatalogRead], None, None);
     let short = "k".repeat(MIN_KEY_LENGTH - 1);
     match op.import_key(account.id, &short, spec()).await {
         Err(OperatorError::Invalid(problems)) => {
@@ -82,12 +82,20 @@ async fn keys_created_in_test_mode_are_test_keys() {
             .await
             .unwrap();
         let by_operator = op
-            .create_key(account.id, KeySpec::new("متجري", [Ability::CatalogRead]))
+            .create_key(
+                account.id,
+                KeySpec::new("متجري".to_owned(), vec![Ability::CatalogRead], None, None),
+            )
             .await
             .unwrap();
         let by_owner = engine
             .owner(account.id)
-            .create_key(KeySpec::new("متجري التاني", [Ability::CatalogRead]))
+            .create_key(KeySpec::new(
+                "متجري التاني".to_owned(),
+                vec![Ability::CatalogRead],
+                None,
+                None,
+            ))
             .await
             .unwrap();
         let (wanted, other) = if test_mode {

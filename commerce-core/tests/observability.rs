@@ -192,12 +192,14 @@ async fn scenario() -> (sandbox::Sandbox, Vec<String>) {
 
     let operator = engine.operator();
     let withdrawal = operator
-        .request_withdrawal(NewWithdrawal::new(
-            fixture.marketer_a,
-            Decimal::new(10_000, 2),
-            "01099887766",
-            "wallet",
-        ))
+        .request_withdrawal(
+            NewWithdrawal::builder()
+                .account_id(fixture.marketer_a)
+                .amount(Decimal::new(10_000, 2))
+                .wallet_number("01099887766".to_owned())
+                .wallet_description("wallet".to_owned())
+                .build(),
+        )
         .await
         .expect("withdrawal requested");
     operator

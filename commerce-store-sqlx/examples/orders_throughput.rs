@@ -41,11 +41,13 @@ async fn measure(store: Arc<dyn Store>, seconds: u64, tasks: usize) -> Result<Fi
     let fixture = sandbox::seed(&engine).await?;
     engine
         .operator()
-        .adjust_stock(NewStockAdjustment::new(
-            fixture.plain_variant,
-            100_000_000,
-            StockReason::Received,
-        ))
+        .adjust_stock(
+            NewStockAdjustment::builder()
+                .variant_id(fixture.plain_variant)
+                .delta(100_000_000)
+                .reason(StockReason::Received)
+                .build(),
+        )
         .await?;
     let body = Bytes::from(
         json!({

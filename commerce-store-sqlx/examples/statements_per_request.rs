@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use commerce_core::Engine;
-use commerce_core::model::{NewStockAdjustment, NewWebhook, StockReason};
+use commerce_core::model::{NewStockAdjustment, NewWebhook, StockReason, WebhookSecret};
 use commerce_core::sandbox;
 use commerce_core::store::{MAX_WEBHOOKS_PER_ACCOUNT, WebhookStore};
 use commerce_store_sqlx::PgStore;
@@ -181,11 +181,13 @@ async fn main() -> Result<(), AnyError> {
     let fixture = sandbox::seed(&engine).await?;
     engine
         .operator()
-        .adjust_stock(NewStockAdjustment::new(
-            fixture.plain_variant,
-            1_000_000,
-            StockReason::Received,
-        ))
+        .adjust_stock(
+            NewStockAdjustment::builder()
+                .variant_id(fixture.plain_variant)
+                .delta(1_000_000)
+                .reason(StockReason::Received)
+                .build(),
+        )
         .await?;
     let order = json!({
         "full_name": "سارة حسن",
@@ -291,12 +293,12 @@ async fn main() -> Result<(), AnyError> {
     // The same order writes for an account with a webhook endpoint: the outbox's insert.
     store
         .insert_webhook(
-            NewWebhook::new(
-                fixture.marketer_a,
-                "https://hooks.example/bench",
-                "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
-                chrono::Utc::now(),
-            ),
+            NewWebhook::builder()
+                .account_id(fixture.marketer_a)
+                .url("https://hooks.example/bench".to_owned())
+                .secret(WebhookSecret::new("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"))
+                .created_at(chrono::Utc::now())
+                .build(),
             MAX_WEBHOOKS_PER_ACCOUNT,
         )
         .await?;

@@ -625,9 +625,12 @@ async fn receive<DB: Dialect>(
     .execute(&mut *c)
     .await
     .map_err(backend)?;
-    let adjustment =
-        NewStockAdjustment::new(quote.variant_id, quote.quantity, StockReason::Received)
-            .for_quote(quote.id);
+    let adjustment = NewStockAdjustment::builder()
+        .variant_id(quote.variant_id)
+        .delta(quote.quantity)
+        .reason(StockReason::Received)
+        .quote_id(quote.id)
+        .build();
     crate::stock::adjust_stock_in(c, adjustment, now).await?;
     Ok(())
 }

@@ -127,16 +127,20 @@ async fn a_held_writer_holds_the_change_feed_back_until_it_commits() {
     let (store, schema) = open(&url).await;
     let now = Utc.with_ymd_and_hms(2026, 3, 1, 10, 0, 0).unwrap();
     let category = store
-        .insert_category(NewCategory::new("قسم", "kitchen"))
+        .insert_category(NewCategory::new(
+            "قسم".to_owned(),
+            "kitchen".to_owned(),
+            None,
+        ))
         .await
         .expect("category");
     let product = |title: &'static str| {
-        NewProduct::new(
-            category.id,
-            title,
-            title.to_lowercase(),
-            "https://shop.example.com/p",
-        )
+        NewProduct::builder()
+            .category_id(category.id)
+            .title(title.to_owned())
+            .slug(title.to_lowercase())
+            .url("https://shop.example.com/p".to_owned())
+            .build()
     };
     let held = store
         .insert_product(product("Held"), now)

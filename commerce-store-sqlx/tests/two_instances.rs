@@ -129,9 +129,10 @@ impl Pair {
     async fn key_limited_to(&self, limit: u32) -> String {
         let spec = KeySpec::new(
             format!("two instances, {limit} a minute"),
-            [Ability::CatalogRead],
-        )
-        .with_rate_limit(limit);
+            vec![Ability::CatalogRead],
+            None,
+            Some(limit),
+        );
         self.engines[0]
             .operator()
             .create_key(self.fixture.marketer_a, spec)
@@ -444,11 +445,13 @@ async fn webhook_events_are_delivered_once_by_two_dispatchers() {
         let variant = pair.fixture.plain_variant;
         pair.engines[0]
             .operator()
-            .adjust_stock(NewStockAdjustment::new(
-                variant,
-                100_000,
-                StockReason::Received,
-            ))
+            .adjust_stock(
+                NewStockAdjustment::builder()
+                    .variant_id(variant)
+                    .delta(100_000)
+                    .reason(StockReason::Received)
+                    .build(),
+            )
             .await
             .expect("stock");
         let body = pair.order_body(variant);
@@ -826,7 +829,11 @@ async fn the_change_feed_is_one_across_instances() {
             "in commit order, each once"
         );
         assert_eq!(through_second, through_first, "the same feed");
-        let more = NewStockAdjustment::new(p.fixture.plain_variant, 3, StockReason::Received);
+        let more = NewStockAdjustment::builder()
+            .variant_id(p.fixture.plain_variant)
+            .delta(3)
+            .reason(StockReason::Received)
+            .build();
         p.engines[1]
             .operator()
             .adjust_stock(more)

@@ -403,17 +403,19 @@ impl<P: BareSql> Bare<P> {
 async fn seed_orders(engine: &Engine, fixture: &Sandbox, count: usize) {
     let op = engine.operator();
     for i in 0..count {
-        let line = |variant_id| DraftLine::new(variant_id, 1, Decimal::new(3_500, 2));
-        let draft = OrderDraft::new(
-            "سارة حسن",
-            "+201112223334",
-            "12 شارع النصر، مدينة نصر",
-            fixture.standard_shipping,
-            fixture.cairo,
-        )
-        .with_external_reference(format!("BENCH-{i:04}"))
-        .with_line(line(fixture.plain_variant))
-        .with_line(line(fixture.featured_variants[0]));
+        let line = |variant_id| DraftLine::new(variant_id, 1, Decimal::new(3_500, 2), Vec::new());
+        let draft = OrderDraft::builder()
+            .full_name("سارة حسن".to_owned())
+            .phone("+201112223334".to_owned())
+            .address("12 شارع النصر، مدينة نصر".to_owned())
+            .shipping_option_id(fixture.standard_shipping)
+            .governorate_id(fixture.cairo)
+            .external_reference(format!("BENCH-{i:04}"))
+            .lines(vec![
+                line(fixture.plain_variant),
+                line(fixture.featured_variants[0]),
+            ])
+            .build();
         let order = op
             .place_order(fixture.marketer_a, draft)
             .await

@@ -63,7 +63,7 @@ fn read_outcomes(
         let mut f = Fields::new(line, format!("lines.{index}."), errors);
         let id = f.required_integer("id", 1, i64::MAX);
         // Each count given replaces the line's; one left out keeps it.
-        let mut outcome = OutcomeReport::new();
+        let mut outcome = OutcomeReport::default();
         outcome.delivered = count(&mut f, "delivered_quantity");
         outcome.returned = count(&mut f, "returned_quantity");
         outcome.damaged = count(&mut f, "damaged_quantity");

@@ -392,7 +392,11 @@ mod tests {
 
     #[test]
     fn a_delta_never_takes_stock_below_zero_and_a_set_compares_first() {
-        let take = NewStockAdjustment::new(VariantId::new(1), -5, StockReason::Damaged);
+        let take = NewStockAdjustment::builder()
+            .variant_id(VariantId::new(1))
+            .delta(-5)
+            .reason(StockReason::Damaged)
+            .build();
         assert_eq!(take.decide(5, 0).unwrap(), 0);
         assert!(matches!(
             take.decide(3, 0),
@@ -401,10 +405,14 @@ mod tests {
                 shortfall: 2
             })
         ));
-        let count = NewStockAdjustment::cycle_count(VariantId::new(1), 10, 4);
+        let count = NewStockAdjustment::cycle_count(VariantId::new(1), 10, 4, None);
         assert_eq!(count.delta, -6);
         assert_eq!(count.decide(10, 0).unwrap(), 4);
-        let past_the_top = NewStockAdjustment::new(VariantId::new(1), i64::MAX, StockReason::Other);
+        let past_the_top = NewStockAdjustment::builder()
+            .variant_id(VariantId::new(1))
+            .delta(i64::MAX)
+            .reason(StockReason::Other)
+            .build();
         assert!(matches!(
             past_the_top.decide(1, 0),
             Err(StockError::AboveMaximum {
@@ -412,8 +420,11 @@ mod tests {
                 max: MAX_AVAILABLE
             })
         ));
-        let past_the_bottom =
-            NewStockAdjustment::new(VariantId::new(1), i64::MIN, StockReason::Other);
+        let past_the_bottom = NewStockAdjustment::builder()
+            .variant_id(VariantId::new(1))
+            .delta(i64::MIN)
+            .reason(StockReason::Other)
+            .build();
         assert!(matches!(
             past_the_bottom.decide(0, 0),
             Err(StockError::Insufficient {
@@ -422,7 +433,11 @@ mod tests {
             })
         ));
         // Pieces the orders hold count against the bound.
-        let in_bound = NewStockAdjustment::new(VariantId::new(1), 10, StockReason::Received);
+        let in_bound = NewStockAdjustment::builder()
+            .variant_id(VariantId::new(1))
+            .delta(10)
+            .reason(StockReason::Received)
+            .build();
         assert!(matches!(
             in_bound.decide(MAX_AVAILABLE - 15, 6),
             Err(StockError::AboveMaximum { max, .. }) if max == MAX_AVAILABLE - 6

@@ -165,26 +165,27 @@ pub struct DraftLine {
 }
 
 impl DraftLine {
-    /// `quantity` pieces of a variant at `profit` per piece, no warranty.
-    pub fn new(variant_id: VariantId, quantity: i64, profit: Decimal) -> Self {
+    /// A `DraftLine` of its fields, in their order (`warranty_ids` empty: no warranty).
+    pub fn new(
+        variant_id: VariantId,
+        quantity: i64,
+        profit: Decimal,
+        warranty_ids: Vec<WarrantyId>,
+    ) -> Self {
         Self {
             variant_id,
             quantity,
             profit,
-            warranty_ids: Vec::new(),
+            warranty_ids,
         }
-    }
-
-    /// With these warranties.
-    pub fn with_warranties(mut self, warranty_ids: impl Into<Vec<WarrantyId>>) -> Self {
-        self.warranty_ids = warranty_ids.into();
-        self
     }
 }
 
 /// An order the platform enters itself (its own checkout, or an import), checked by the
-/// same rules as `POST /orders`: build one with [`OrderDraft::new`] and the `with_*` methods.
-#[derive(Debug, Clone, PartialEq)]
+/// same rules as `POST /orders`: build one with `OrderDraft::builder()` (the customer's name,
+/// phone and address, the shipping option and the governorate required; what is optional
+/// left out is `None`, the lines left out are none).
+#[derive(Debug, Clone, PartialEq, bon::Builder)]
 #[non_exhaustive]
 pub struct OrderDraft {
     /// The marketer's order number (unique per account; at most [`MAX_REFERENCE`]).
@@ -207,74 +208,14 @@ pub struct OrderDraft {
     pub store_link: Option<String>,
     /// Note (may hold line breaks; at most [`MAX_NOTE`]).
     pub note: Option<String>,
-    /// Lines (1 to [`MAX_LINES`]).
+    /// Lines (1 to [`MAX_LINES`]; none when the builder is not given them).
+    #[builder(default)]
     pub lines: Vec<DraftLine>,
     /// Number from before reference numbers (imports; at most [`MAX_REFERENCE`]).
     pub legacy_number: Option<String>,
 }
 
 impl OrderDraft {
-    /// An order for a customer, shipped with an option to a governorate, with no line yet.
-    pub fn new(
-        full_name: impl Into<String>,
-        phone: impl Into<String>,
-        address: impl Into<String>,
-        shipping_option_id: ShippingOptionId,
-        governorate_id: GovernorateId,
-    ) -> Self {
-        Self {
-            external_reference: None,
-            full_name: full_name.into(),
-            phone: phone.into(),
-            second_phone: None,
-            address: address.into(),
-            governorate_id,
-            shipping_option_id,
-            store_name: None,
-            store_link: None,
-            note: None,
-            lines: Vec::new(),
-            legacy_number: None,
-        }
-    }
-
-    /// With one more line.
-    pub fn with_line(mut self, line: DraftLine) -> Self {
-        self.lines.push(line);
-        self
-    }
-
-    /// With the marketer's own order number.
-    pub fn with_external_reference(mut self, reference: impl Into<String>) -> Self {
-        self.external_reference = Some(reference.into());
-        self
-    }
-
-    /// With a second mobile.
-    pub fn with_second_phone(mut self, phone: impl Into<String>) -> Self {
-        self.second_phone = Some(phone.into());
-        self
-    }
-
-    /// With the marketer's store name and link.
-    pub fn with_store(mut self, name: impl Into<String>, link: Option<String>) -> Self {
-        self.store_name = Some(name.into());
-        self.store_link = link;
-        self
-    }
-
-    /// With a note to the platform.
-    pub fn with_note(mut self, note: impl Into<String>) -> Self {
-        self.note = Some(note.into());
-        self
-    }
-
-    /// With the number the order had before reference numbers (imports).
-    pub fn with_legacy_number(mut self, number: impl Into<String>) -> Self {
-        self.legacy_number = Some(number.into());
-        self
-    }
-
     /// Checks every field by the rules of `POST /orders` and returns the order request
     /// (texts trimmed, phones normalised; blank optional texts dropped), or every problem
     /// found. The catalogue, shipping and stock are checked when the order is placed.
@@ -386,14 +327,19 @@ mod tests {
     use super::*;
 
     fn draft() -> OrderDraft {
-        OrderDraft::new(
-            "سارة حسن",
-            "+20 100 123 4567",
-            " 12 شارع النيل\nالدقي ",
-            ShippingOptionId::new(1),
-            GovernorateId::new(1),
-        )
-        .with_line(DraftLine::new(VariantId::new(7), 2, Decimal::new(5000, 2)))
+        OrderDraft::builder()
+            .full_name("سارة حسن".to_owned())
+            .phone("+20 100 123 4567".to_owned())
+            .address(" 12 شارع النيل\nالدقي ".to_owned())
+            .shipping_option_id(ShippingOptionId::new(1))
+            .governorate_id(GovernorateId::new(1))
+            .lines(vec![DraftLine::new(
+                VariantId::new(7),
+                2,
+                Decimal::new(5000, 2),
+                Vec::new(),
+            )])
+            .build()
     }
 
     fn fields(problems: &[FieldProblem]) -> Vec<(&str, Problem)> {
@@ -421,9 +367,13 @@ mod tests {
         bad.store_link = Some("http:///nohost".into());
         bad.note = Some("x".repeat(MAX_NOTE + 1));
         bad.lines = vec![
-            DraftLine::new(VariantId::new(0), -5, Decimal::new(-10000, 2)),
-            DraftLine::new(VariantId::new(7), 1, Decimal::new(1, 3))
-                .with_warranties(vec![WarrantyId::new(1); 11]),
+            DraftLine::new(VariantId::new(0), -5, Decimal::new(-10000, 2), Vec::new()),
+            DraftLine::new(
+                VariantId::new(7),
+                1,
+                Decimal::new(1, 3),
+                vec![WarrantyId::new(1); 11],
+            ),
         ];
         let problems = bad.check(true).expect_err("invalid");
         assert_eq!(

@@ -45,7 +45,8 @@ pub(crate) mod mint {
 }
 pub(crate) use mint::{KEY_PREFIX, TEST_KEY_PREFIX, generate_key, hash_key};
 
-/// What a new key is allowed: [`KeySpec::new`] and the `with_*` methods.
+/// What a new key is allowed: [`KeySpec::new`] (`expires_at` `None`: no expiry; `rate_limit`
+/// `None`: the engine's default limit).
 ///
 /// Checked when the key is created: `name` required, printable, trimmed, at most
 /// [`MAX_KEY_NAME`] characters (for everyone); for an owner, `abilities` only of the account's
@@ -79,25 +80,19 @@ pub(crate) enum KeyMaker {
 }
 
 impl KeySpec {
-    /// A key named `name` with these abilities, no expiry, the engine's default limit.
-    pub fn new(name: impl Into<String>, abilities: impl IntoIterator<Item = Ability>) -> Self {
+    /// A `KeySpec` of its fields, in their order.
+    pub fn new(
+        name: String,
+        abilities: Vec<Ability>,
+        expires_at: Option<DateTime<Utc>>,
+        rate_limit: Option<u32>,
+    ) -> Self {
         Self {
-            name: name.into(),
-            abilities: abilities.into_iter().collect(),
-            ..Self::default()
+            name,
+            abilities,
+            expires_at,
+            rate_limit,
         }
-    }
-
-    /// Expiring at `at`.
-    pub fn with_expiry(mut self, at: DateTime<Utc>) -> Self {
-        self.expires_at = Some(at);
-        self
-    }
-
-    /// With its own per-minute limit.
-    pub fn with_rate_limit(mut self, per_minute: u32) -> Self {
-        self.rate_limit = Some(per_minute);
-        self
     }
 
     /// The spec as stored, or every problem found: `name` required, printable, trimmed, at

@@ -174,8 +174,10 @@ pub fn accepts_outcomes(order: &Order, to: Option<OrderStatus>) -> bool {
 }
 
 /// What a caller reports of a line's pieces: each count given replaces the line's, each
-/// count left out keeps the line's ([`merged_onto`](Self::merged_onto)).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// count left out keeps the line's ([`merged_onto`](Self::merged_onto)). Built with
+/// `OutcomeReport::builder()`, one setter per count given; `OutcomeReport::default()` names
+/// none.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, bon::Builder)]
 #[non_exhaustive]
 pub struct OutcomeReport {
     /// Pieces delivered.
@@ -191,41 +193,6 @@ pub struct OutcomeReport {
 }
 
 impl OutcomeReport {
-    /// A report naming no count (the `with_*` methods add them).
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// With `pieces` delivered.
-    pub fn with_delivered(mut self, pieces: i64) -> Self {
-        self.delivered = Some(pieces);
-        self
-    }
-
-    /// With `pieces` returned.
-    pub fn with_returned(mut self, pieces: i64) -> Self {
-        self.returned = Some(pieces);
-        self
-    }
-
-    /// With `pieces` damaged.
-    pub fn with_damaged(mut self, pieces: i64) -> Self {
-        self.damaged = Some(pieces);
-        self
-    }
-
-    /// With `pieces` lost.
-    pub fn with_lost(mut self, pieces: i64) -> Self {
-        self.lost = Some(pieces);
-        self
-    }
-
-    /// With `pieces` destroyed.
-    pub fn with_destroyed(mut self, pieces: i64) -> Self {
-        self.destroyed = Some(pieces);
-        self
-    }
-
     /// The line's outcome after this report: each given count replaces `previous`'s.
     pub fn merged_onto(&self, previous: &LineOutcome) -> LineOutcome {
         LineOutcome {
@@ -427,8 +394,9 @@ mod tests {
             damaged_quantity: 1,
             ..LineOutcome::default()
         };
-        let merged = OutcomeReport::new()
-            .with_delivered(1)
+        let merged = OutcomeReport::builder()
+            .delivered(1)
+            .build()
             .merged_onto(&previous);
         assert_eq!(merged.returned_quantity, Some(2));
         assert_eq!(merged.damaged_quantity, 1);

@@ -219,16 +219,14 @@ pub(crate) async fn register(
         }]));
     }
     check(&mut input, policy, side).await?;
-    let mut new = NewWebhook::new(
-        account,
-        input.url.unwrap_or_default(),
-        WebhookSecret::new(new_secret()),
-        now,
-    );
-    if let Some(events) = input.events {
-        new = new.with_events(events);
-    }
-    new.description = input.description.flatten();
+    let new = NewWebhook::builder()
+        .account_id(account)
+        .url(input.url.unwrap_or_default())
+        .secret(WebhookSecret::new(new_secret()))
+        .created_at(now)
+        .maybe_events(input.events.map(EventSelection::Only))
+        .maybe_description(input.description.flatten())
+        .build();
     match store.insert_webhook(new, MAX_WEBHOOKS_PER_ACCOUNT).await {
         Ok(webhook) => Ok(webhook),
         Err(InsertWebhookError::TooMany { limit }) => Err(WebhookError::TooMany(limit)),

@@ -21,7 +21,7 @@ pub struct Category {
     pub active: bool,
 }
 
-/// A new category: [`NewCategory::new`], [`NewCategory::under`] for a subcategory.
+/// A new category: [`NewCategory::new`] (`parent_id` `None` for a top-level category).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct NewCategory {
@@ -97,9 +97,10 @@ impl RemovedProduct {
     }
 }
 
-/// A new product (variants and warranties are added afterwards): [`NewProduct::new`] and
-/// the `with_*` methods for what is optional.
-#[derive(Debug, Clone, PartialEq)]
+/// A new product (variants and warranties are added afterwards): `NewProduct::builder()`,
+/// with the category, title, slug and public page; what is left out is empty (no
+/// description, images, files, video, marketing files or supplier).
+#[derive(Debug, Clone, PartialEq, bon::Builder)]
 #[non_exhaustive]
 pub struct NewProduct {
     /// Title.
@@ -108,11 +109,14 @@ pub struct NewProduct {
     pub slug: String,
     /// Category.
     pub category_id: CategoryId,
-    /// Description.
+    /// Description (empty when the builder is not given one).
+    #[builder(default)]
     pub description: String,
-    /// Image URLs.
+    /// Image URLs (none when the builder is not given them).
+    #[builder(default)]
     pub images: Vec<String>,
-    /// File URLs.
+    /// File URLs (none when the builder is not given them).
+    #[builder(default)]
     pub files: Vec<String>,
     /// Video URL.
     pub video_url: Option<String>,
@@ -148,21 +152,26 @@ pub struct Variant {
     pub supply_price: Decimal,
 }
 
-/// A new variant: [`NewVariant::new`].
-#[derive(Debug, Clone, PartialEq, Default)]
+/// A new variant: `NewVariant::builder()`, with the label, the price (the marketer's cost)
+/// and the pieces available; the suggested sale range starts at the price unless given.
+#[derive(Debug, Clone, PartialEq, Default, bon::Builder)]
 #[non_exhaustive]
 pub struct NewVariant {
     /// Label.
     pub label: String,
     /// The marketer's cost.
     pub price: Decimal,
-    /// Lower bound of the suggested sale price.
+    /// Lower bound of the suggested sale price (the price when the builder is not given one).
+    #[builder(default = price)]
     pub suggested_min: Decimal,
-    /// Upper bound of the suggested sale price.
+    /// Upper bound of the suggested sale price (the price when the builder is not given one).
+    #[builder(default = price)]
     pub suggested_max: Decimal,
     /// Pieces available.
     pub available: i64,
-    /// Paid to the product's supplier per delivered piece (`0.00` unless set).
+    /// Paid to the product's supplier per delivered piece (`0.00` when the builder is not
+    /// given one).
+    #[builder(default)]
     pub supply_price: Decimal,
 }
 
@@ -211,21 +220,28 @@ pub struct Warranty {
     pub active: bool,
 }
 
-/// A new warranty: [`NewWarranty::new`].
-#[derive(Debug, Clone, PartialEq, Default)]
+/// A new warranty: `NewWarranty::builder()`, with the name and the duration; free unless
+/// given an `admin_fee` or a `percent` (its price per piece is the fee plus the percent of
+/// the per-piece sale price); no terms or icon unless given.
+#[derive(Debug, Clone, PartialEq, Default, bon::Builder)]
 #[non_exhaustive]
 pub struct NewWarranty {
     /// Name.
     pub name: String,
-    /// Fixed fee.
+    /// Fixed fee per piece (`0.00` when the builder is not given one).
+    #[builder(default)]
     pub admin_fee: Decimal,
-    /// Percent of the per-piece sale price.
+    /// Percent of the per-piece sale price, 0 to 100 (`0` when the builder is not given one).
+    #[builder(default)]
     pub percent: Decimal,
-    /// Minimum indicative price.
+    /// Minimum indicative price shown in the catalogue (`0.00` when the builder is not given
+    /// one).
+    #[builder(default)]
     pub price_from: Decimal,
     /// Duration in days.
     pub duration_days: i32,
-    /// Terms.
+    /// Terms, multi-line (empty when the builder is not given them).
+    #[builder(default)]
     pub terms: String,
     /// Icon URL.
     pub icon_url: Option<String>,
@@ -330,108 +346,13 @@ impl NewWarranty {
 }
 
 impl NewCategory {
-    /// A top-level category.
-    pub fn new(name: impl Into<String>, slug: impl Into<String>) -> Self {
+    /// A `NewCategory` of its fields, in their order.
+    pub fn new(name: String, slug: String, parent_id: Option<CategoryId>) -> Self {
         Self {
-            name: name.into(),
-            slug: slug.into(),
-            parent_id: None,
+            name,
+            slug,
+            parent_id,
         }
-    }
-
-    /// A subcategory of `parent`.
-    pub fn under(parent: CategoryId, name: impl Into<String>, slug: impl Into<String>) -> Self {
-        Self {
-            parent_id: Some(parent),
-            ..Self::new(name, slug)
-        }
-    }
-}
-
-impl NewProduct {
-    /// A product in a category, with its public page; no description, images or files yet.
-    pub fn new(
-        category_id: CategoryId,
-        title: impl Into<String>,
-        slug: impl Into<String>,
-        url: impl Into<String>,
-    ) -> Self {
-        Self {
-            title: title.into(),
-            slug: slug.into(),
-            category_id,
-            description: String::new(),
-            images: Vec::new(),
-            files: Vec::new(),
-            video_url: None,
-            marketing_files_url: None,
-            url: url.into(),
-            supplier_id: None,
-        }
-    }
-
-    /// With a description.
-    pub fn with_description(mut self, description: impl Into<String>) -> Self {
-        self.description = description.into();
-        self
-    }
-
-    /// With image URLs.
-    pub fn with_images(mut self, images: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        self.images = images.into_iter().map(Into::into).collect();
-        self
-    }
-
-    /// With file URLs.
-    pub fn with_files(mut self, files: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        self.files = files.into_iter().map(Into::into).collect();
-        self
-    }
-
-    /// With a video.
-    pub fn with_video_url(mut self, url: impl Into<String>) -> Self {
-        self.video_url = Some(url.into());
-        self
-    }
-
-    /// With a bundle of marketing files.
-    pub fn with_marketing_files_url(mut self, url: impl Into<String>) -> Self {
-        self.marketing_files_url = Some(url.into());
-        self
-    }
-
-    /// Owned by a supplier account (its goods).
-    pub fn with_supplier(mut self, supplier: AccountId) -> Self {
-        self.supplier_id = Some(supplier);
-        self
-    }
-}
-
-impl NewVariant {
-    /// A variant at `price` (the marketer's cost) with `available` pieces; the suggested
-    /// sale range starts at the price.
-    pub fn new(label: impl Into<String>, price: Decimal, available: i64) -> Self {
-        Self {
-            label: label.into(),
-            price,
-            suggested_min: price,
-            suggested_max: price,
-            available,
-            supply_price: Decimal::ZERO,
-        }
-    }
-
-    /// With a suggested sale range.
-    pub fn with_suggested_range(mut self, min: Decimal, max: Decimal) -> Self {
-        self.suggested_min = min;
-        self.suggested_max = max;
-        self
-    }
-
-    /// With the price paid to the supplier per delivered piece.
-    pub fn with_supply_price(mut self, supply_price: Decimal) -> Self {
-        self.supply_price = supply_price;
-        self
     }
 }
 
@@ -458,49 +379,6 @@ impl VariantPatch {
     /// Also sets the supply price.
     pub fn set_supply_price(mut self, supply_price: Decimal) -> Self {
         self.supply_price = Some(supply_price);
-        self
-    }
-}
-
-impl NewWarranty {
-    /// A warranty of `duration_days`, free until priced with [`with_admin_fee`](Self::with_admin_fee)
-    /// and [`with_percent`](Self::with_percent) (its price per piece is the fee plus the
-    /// percent of the per-piece sale price); no terms or icon yet.
-    pub fn new(name: impl Into<String>, duration_days: i32) -> Self {
-        Self {
-            name: name.into(),
-            duration_days,
-            ..Self::default()
-        }
-    }
-
-    /// With a fixed fee per piece.
-    pub fn with_admin_fee(mut self, admin_fee: Decimal) -> Self {
-        self.admin_fee = admin_fee;
-        self
-    }
-
-    /// With a percent of the per-piece sale price (0 to 100).
-    pub fn with_percent(mut self, percent: Decimal) -> Self {
-        self.percent = percent;
-        self
-    }
-
-    /// With the indicative "from" price shown in the catalogue.
-    pub fn with_price_from(mut self, price_from: Decimal) -> Self {
-        self.price_from = price_from;
-        self
-    }
-
-    /// With its terms (multi-line text).
-    pub fn with_terms(mut self, terms: impl Into<String>) -> Self {
-        self.terms = terms.into();
-        self
-    }
-
-    /// With an icon.
-    pub fn with_icon_url(mut self, url: impl Into<String>) -> Self {
-        self.icon_url = Some(url.into());
         self
     }
 }

@@ -76,8 +76,9 @@ impl Quote {
     }
 }
 
-/// A new quote: [`NewQuote::new`].
-#[derive(Debug, Clone, PartialEq)]
+/// A new quote: `NewQuote::builder()`, with the supplier, the variant, the price per piece
+/// and the pieces; no end and no note unless given.
+#[derive(Debug, Clone, PartialEq, bon::Builder)]
 #[non_exhaustive]
 pub struct NewQuote {
     /// The supplier making it.
@@ -95,36 +96,6 @@ pub struct NewQuote {
 }
 
 impl NewQuote {
-    /// `quantity` pieces of `variant` at `unit_price` each, offered by `account`, with no
-    /// end and no note.
-    pub fn new(
-        account_id: AccountId,
-        variant_id: VariantId,
-        unit_price: Decimal,
-        quantity: i64,
-    ) -> Self {
-        Self {
-            account_id,
-            variant_id,
-            unit_price,
-            quantity,
-            valid_until: None,
-            note: None,
-        }
-    }
-
-    /// Valid until `at`.
-    pub fn with_valid_until(mut self, at: DateTime<Utc>) -> Self {
-        self.valid_until = Some(at);
-        self
-    }
-
-    /// With the supplier's note.
-    pub fn with_note(mut self, note: impl Into<String>) -> Self {
-        self.note = Some(note.into());
-        self
-    }
-
     /// The quote as registered with `id` at `now` (pending), on the variant of `product`
     /// titled `title`, labelled `label`: what a store inserts once
     /// [`NewQuote::admit`] admitted it.

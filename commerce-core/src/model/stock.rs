@@ -68,9 +68,9 @@ pub struct StockAdjustment {
     pub at: DateTime<Utc>,
 }
 
-/// A stock adjustment to apply: [`NewStockAdjustment::new`] (a delta) or
-/// [`NewStockAdjustment::cycle_count`] (a compare-and-set), then the `with_*`/`for_*` methods.
-#[derive(Debug, Clone, PartialEq)]
+/// A stock adjustment to apply: `NewStockAdjustment::builder()` (a delta, with the variant,
+/// the delta and the reason) or [`NewStockAdjustment::cycle_count`] (a compare-and-set).
+#[derive(Debug, Clone, PartialEq, bon::Builder)]
 #[non_exhaustive]
 pub struct NewStockAdjustment {
     /// The variant.
@@ -91,49 +91,24 @@ pub struct NewStockAdjustment {
 }
 
 impl NewStockAdjustment {
-    /// `delta` pieces (negative: taken away) for `reason`.
-    pub fn new(variant: VariantId, delta: i64, reason: StockReason) -> Self {
-        Self {
-            variant_id: variant,
-            delta,
-            reason,
-            note: None,
-            order_id: None,
-            quote_id: None,
-            expected_available: None,
-        }
-    }
-
     /// A count of the shelf: `available` becomes `new` if it is `expected` (the quantity the
     /// caller last read) when written; reason [`StockReason::CycleCount`], delta
-    /// `new - expected`.
-    pub fn cycle_count(variant: VariantId, expected: i64, new: i64) -> Self {
+    /// `new - expected`, with the operator's `note` if any.
+    pub fn cycle_count(
+        variant_id: VariantId,
+        expected: i64,
+        new: i64,
+        note: Option<String>,
+    ) -> Self {
         Self {
+            variant_id,
+            delta: new.saturating_sub(expected),
+            reason: StockReason::CycleCount,
+            note,
+            order_id: None,
+            quote_id: None,
             expected_available: Some(expected),
-            ..Self::new(
-                variant,
-                new.saturating_sub(expected),
-                StockReason::CycleCount,
-            )
         }
-    }
-
-    /// With a note.
-    pub fn with_note(mut self, note: impl Into<String>) -> Self {
-        self.note = Some(note.into());
-        self
-    }
-
-    /// Caused by an order.
-    pub fn for_order(mut self, order: OrderId) -> Self {
-        self.order_id = Some(order);
-        self
-    }
-
-    /// Caused by a quote.
-    pub fn for_quote(mut self, quote: QuoteId) -> Self {
-        self.quote_id = Some(quote);
-        self
     }
 
     /// The adjustment as kept with `id`, leaving `available_after` pieces, at `at`.

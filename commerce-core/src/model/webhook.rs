@@ -231,15 +231,18 @@ impl Webhook {
     }
 }
 
-/// A new endpoint: [`NewWebhook::new`].
-#[derive(Debug, Clone, PartialEq)]
+/// A new endpoint: `NewWebhook::builder()`, with the account, the URL, the signing secret
+/// and the registration instant; it receives every event type of its side, those of later
+/// versions included ([`EventSelection::All`]), unless given `events`.
+#[derive(Debug, Clone, PartialEq, bon::Builder)]
 #[non_exhaustive]
 pub struct NewWebhook {
     /// Owning account.
     pub account_id: AccountId,
     /// URL.
     pub url: String,
-    /// Event types ([`EventSelection::All`] when not chosen).
+    /// Event types ([`EventSelection::All`] when the builder is not given them).
+    #[builder(default = EventSelection::All)]
     pub events: EventSelection,
     /// Description.
     pub description: Option<String>,
@@ -247,38 +250,6 @@ pub struct NewWebhook {
     pub secret: WebhookSecret,
     /// Registration instant.
     pub created_at: DateTime<Utc>,
-}
-
-impl NewWebhook {
-    /// An endpoint of `account` at `url` receiving every event type of its side, those of
-    /// later versions included ([`EventSelection::All`]), signed with `secret`.
-    pub fn new(
-        account_id: AccountId,
-        url: impl Into<String>,
-        secret: impl Into<WebhookSecret>,
-        created_at: DateTime<Utc>,
-    ) -> Self {
-        Self {
-            account_id,
-            url: url.into(),
-            events: EventSelection::All,
-            description: None,
-            secret: secret.into(),
-            created_at,
-        }
-    }
-
-    /// Only these event types.
-    pub fn with_events(mut self, events: Vec<EventType>) -> Self {
-        self.events = EventSelection::Only(events);
-        self
-    }
-
-    /// With a description.
-    pub fn with_description(mut self, description: impl Into<String>) -> Self {
-        self.description = Some(description.into());
-        self
-    }
 }
 
 /// A change to an endpoint: the fields set are changed, the others kept.
@@ -319,7 +290,12 @@ mod tests {
     /// neither chooses `ping`; the API lists `All` as today's types.
     #[test]
     fn an_endpoint_without_events_takes_every_type() {
-        let all = NewWebhook::new(AccountId::new(1), "https://a.example/h", "whsec_a", at());
+        let all = NewWebhook::builder()
+            .account_id(AccountId::new(1))
+            .url("https://a.example/h".to_owned())
+            .secret(WebhookSecret::new("whsec_a"))
+            .created_at(at())
+            .build();
         assert_eq!(all.events, EventSelection::All);
         for kind in EventType::SUBSCRIBABLE {
             assert!(all.events.contains(*kind), "{kind:?}");
@@ -344,7 +320,10 @@ mod tests {
                 assert!(EventType::SUBSCRIBABLE.contains(kind), "{kind:?}");
             }
         }
-        let chosen = all.with_events(vec![EventType::OrderCreated]);
+        let chosen = NewWebhook {
+            events: EventSelection::Only(vec![EventType::OrderCreated]),
+            ..all
+        };
         assert!(chosen.events.contains(EventType::OrderCreated));
         assert!(!chosen.events.contains(EventType::OrderStatusChanged));
         let mut webhook = Webhook::registered(WebhookId::new(1), chosen);
@@ -365,7 +344,12 @@ mod tests {
     fn secrets_print_redacted() {
         let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
         let previous = "whsec_cHJldmlvdXMgc2VjcmV0IG9mIHRoaXM=";
-        let new = NewWebhook::new(AccountId::new(1), "https://a.example/h", secret, at());
+        let new = NewWebhook::builder()
+            .account_id(AccountId::new(1))
+            .url("https://a.example/h".to_owned())
+            .secret(WebhookSecret::new(secret))
+            .created_at(at())
+            .build();
         let mut webhook = Webhook::registered(WebhookId::new(7), new.clone());
         webhook.rotate(
             WebhookSecret::new(previous),

@@ -47,15 +47,18 @@ pub struct Withdrawal {
     pub decided_at: Option<DateTime<Utc>>,
 }
 
-/// A new withdrawal request: [`NewWithdrawal::new`].
-#[derive(Debug, Clone, PartialEq)]
+/// A new withdrawal request: `NewWithdrawal::builder()`, with the account, the amount and
+/// the mobile wallet it is paid to (number and description, e.g. "Vodafone Cash"); no
+/// supply amount and no notes unless given.
+#[derive(Debug, Clone, PartialEq, bon::Builder)]
 #[non_exhaustive]
 pub struct NewWithdrawal {
     /// Owning account.
     pub account_id: AccountId,
     /// Amount.
     pub amount: Decimal,
-    /// Supply amount.
+    /// Supply amount (`0.00` when the builder is not given one).
+    #[builder(default)]
     pub supply_amount: Decimal,
     /// Wallet number.
     pub wallet_number: String,
@@ -84,30 +87,6 @@ pub enum WithdrawalDecision {
 }
 
 impl NewWithdrawal {
-    /// `amount` for `account`, paid to a mobile wallet (number and description, e.g.
-    /// "Vodafone Cash"); no supply amount, no notes.
-    pub fn new(
-        account_id: AccountId,
-        amount: Decimal,
-        wallet_number: impl Into<String>,
-        wallet_description: impl Into<String>,
-    ) -> Self {
-        Self {
-            account_id,
-            amount,
-            supply_amount: Decimal::ZERO,
-            wallet_number: wallet_number.into(),
-            wallet_description: wallet_description.into(),
-            notes: None,
-        }
-    }
-
-    /// With notes.
-    pub fn with_notes(mut self, notes: impl Into<String>) -> Self {
-        self.notes = Some(notes.into());
-        self
-    }
-
     /// The withdrawal as requested with `id` at `at` (pending).
     pub fn into_withdrawal(self, id: WithdrawalId, at: DateTime<Utc>) -> Withdrawal {
         Withdrawal {

@@ -71,12 +71,12 @@ fn patch_setting(new: NewProduct) -> (CategoryId, ProductPatch) {
 /// The new product that [`patch_setting`] made a patch of, from the patch as checked (the
 /// checks keep every field set).
 fn new_product(category: CategoryId, patch: ProductPatch) -> NewProduct {
-    let mut new = NewProduct::new(
-        category,
-        patch.title.unwrap_or_default(),
-        patch.slug.unwrap_or_default(),
-        patch.url.unwrap_or_default(),
-    );
+    let mut new = NewProduct::builder()
+        .category_id(category)
+        .title(patch.title.unwrap_or_default())
+        .slug(patch.slug.unwrap_or_default())
+        .url(patch.url.unwrap_or_default())
+        .build();
     new.description = patch.description.unwrap_or_default();
     new.images = patch.images.unwrap_or_default();
     new.files = patch.files.unwrap_or_default();

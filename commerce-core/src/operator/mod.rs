@@ -104,11 +104,26 @@ impl std::fmt::Debug for CreatedKey {
 /// }
 ///
 /// // The catalogue: a product with a variant and a warranty.
-/// let home = op.create_category(NewCategory::new("أدوات منزلية", "home")).await?;
-/// let url = "https://shop.example.com/kettle";
-/// let kettle = op.create_product(NewProduct::new(home.id, "غلاية", "kettle", url)).await?;
-/// let white = op.add_variant(kettle.id, NewVariant::new("أبيض", egp("250.00"), 40)).await?;
-/// let warranty = NewWarranty::new("ضمان سنة", 365).with_admin_fee(egp("15.00"));
+/// let home = NewCategory::new("أدوات منزلية".to_owned(), "home".to_owned(), None);
+/// let home = op.create_category(home).await?;
+/// let kettle = NewProduct::builder()
+///     .category_id(home.id)
+///     .title("غلاية".to_owned())
+///     .slug("kettle".to_owned())
+///     .url("https://shop.example.com/kettle".to_owned())
+///     .build();
+/// let kettle = op.create_product(kettle).await?;
+/// let white = NewVariant::builder()
+///     .label("أبيض".to_owned())
+///     .price(egp("250.00"))
+///     .available(40)
+///     .build();
+/// let white = op.add_variant(kettle.id, white).await?;
+/// let warranty = NewWarranty::builder()
+///     .name("ضمان سنة".to_owned())
+///     .duration_days(365)
+///     .admin_fee(egp("15.00"))
+///     .build();
 /// let warranty = op.add_warranty(kettle.id, warranty).await?;
 ///
 /// // A marketer, activated and approved, with a key shown once.
@@ -116,8 +131,9 @@ impl std::fmt::Debug for CreatedKey {
 /// let account = op.create_account(who).await?;
 /// op.set_account_state(account.id, AccountState::Active).await?;
 /// op.set_api_status(account.id, ApiStatus::Approved).await?;
-/// let abilities = [Ability::CatalogRead, Ability::OrdersWrite, Ability::WalletRead];
-/// let key = op.create_key(account.id, KeySpec::new("متجري", abilities)).await?;
+/// let abilities = vec![Ability::CatalogRead, Ability::OrdersWrite, Ability::WalletRead];
+/// let spec = KeySpec::new("متجري".to_owned(), abilities, None, None);
+/// let key = op.create_key(account.id, spec).await?;
 ///
 /// // The marketer's store orders two pieces through the API, at 60.00 profit each.
 /// let body = serde_json::json!({
@@ -138,7 +154,7 @@ impl std::fmt::Debug for CreatedKey {
 /// op.move_order(order_id, OrderStatus::Confirmed, None).await?;
 /// let order = op.move_order(order_id, OrderStatus::Shipped, None).await?;
 /// let line = order.lines[0].id;
-/// let outcomes = vec![(line, OutcomeReport::new().with_delivered(2))];
+/// let outcomes = vec![(line, OutcomeReport::builder().delivered(2).build())];
 /// op.move_order_with_outcomes(order_id, OrderStatus::Delivered, None, outcomes).await?;
 ///
 /// // Held for `hold_days`, then ready: 120.00 profit less the 4% commission.
@@ -146,7 +162,12 @@ impl std::fmt::Debug for CreatedKey {
 /// clock.advance(chrono::Duration::days(engine.config().hold_days + 1));
 /// let ready = op.wallet(account.id).await?.ready;
 /// assert_eq!(ready, egp("115.20"));
-/// let asked = NewWithdrawal::new(account.id, ready, "01012345678", "فودافون كاش");
+/// let asked = NewWithdrawal::builder()
+///     .account_id(account.id)
+///     .amount(ready)
+///     .wallet_number("01012345678".to_owned())
+///     .wallet_description("فودافون كاش".to_owned())
+///     .build();
 /// let withdrawal = op.request_withdrawal(asked).await?;
 /// op.complete_withdrawal(withdrawal.id, "TRX-1".into(), None).await?;
 /// assert_eq!(op.wallet(account.id).await?.received, egp("115.20"));

@@ -77,10 +77,12 @@ impl Operator {
                 },
             ));
         }
-        let mut new = NewStockAdjustment::cycle_count(variant, expected_available, new_available);
-        if let Some(note) = note {
-            new = new.with_note(note);
-        }
+        let new = NewStockAdjustment::cycle_count(
+            variant,
+            expected_available,
+            new_available,
+            note.map(str::to_owned),
+        );
         self.adjust_stock(new).await
     }
 

@@ -271,8 +271,7 @@ impl<'a> Context<'a> {
                 .keys_page(form, &errors, StatusCode::UNPROCESSABLE_ENTITY, false, 1)
                 .await;
         }
-        let mut spec = KeySpec::new(form.text("name"), abilities);
-        spec.expires_at = expiry;
+        let spec = KeySpec::new(form.text("name").to_owned(), abilities, expiry, None);
         match self.owner.create_key(spec).await {
             Ok(created) => {
                 let account = match self.owner.account().await {

@@ -36,9 +36,14 @@ pub(super) async fn seed(
         .unwrap_or(last);
     let offer = |variant: VariantId, price: i64, quantity: i64, note: &str| {
         let now = engine.now();
-        NewQuote::new(supplier, variant, Decimal::new(price, 2), quantity)
-            .with_valid_until(now + Duration::days(30))
-            .with_note(note)
+        NewQuote::builder()
+            .account_id(supplier)
+            .variant_id(variant)
+            .unit_price(Decimal::new(price, 2))
+            .quantity(quantity)
+            .valid_until(now + Duration::days(30))
+            .note(note.to_owned())
+            .build()
     };
     let insert = |new: NewQuote| async move {
         store

@@ -530,7 +530,12 @@ mod tests {
         kept.status = QuoteStatus::Rejected;
         book.put(kept.clone());
         let product = Product::bare(3, &[]);
-        let new = NewQuote::new(AccountId::new(7), VariantId::new(5), Decimal::ONE, 1);
+        let new = NewQuote::builder()
+            .account_id(AccountId::new(7))
+            .variant_id(VariantId::new(5))
+            .unit_price(Decimal::ONE)
+            .quantity(1)
+            .build();
         let inserted = book.insert(new, &product, at);
         assert_eq!(inserted.id, QuoteId::new(3));
         assert_eq!(book.get(None, QuoteId::new(2)), Some(&kept));

@@ -39,12 +39,21 @@ async fn catalog_changed_work_grows_with_endpoints_not_changes() {
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
     let at = |s: i64| Utc.timestamp_opt(1_800_000_000 + s, 0).unwrap();
     let category = store
-        .insert_category(NewCategory::new("عام", "general"))
+        .insert_category(NewCategory::new(
+            "عام".to_owned(),
+            "general".to_owned(),
+            None,
+        ))
         .await
         .unwrap();
     let product = store
         .insert_product(
-            NewProduct::new(category.id, "منتج", "p", "https://shop.example.com/p"),
+            NewProduct::builder()
+                .category_id(category.id)
+                .title("منتج".to_owned())
+                .slug("p".to_owned())
+                .url("https://shop.example.com/p".to_owned())
+                .build(),
             at(0),
         )
         .await
@@ -52,7 +61,11 @@ async fn catalog_changed_work_grows_with_endpoints_not_changes() {
     let variant = store
         .insert_variant(
             product.id,
-            NewVariant::new("v", "10.00".parse().unwrap(), 1),
+            NewVariant::builder()
+                .label("v".to_owned())
+                .price("10.00".parse().unwrap())
+                .available(1)
+                .build(),
             at(0),
         )
         .await
@@ -74,7 +87,12 @@ async fn catalog_changed_work_grows_with_endpoints_not_changes() {
             let url = format!("https://h{n}.example/{e}");
             store
                 .insert_webhook(
-                    NewWebhook::new(account.id, url, "whsec_x", at(0)),
+                    NewWebhook::builder()
+                        .account_id(account.id)
+                        .url(url)
+                        .secret(WebhookSecret::new("whsec_x"))
+                        .created_at(at(0))
+                        .build(),
                     MAX_WEBHOOKS_PER_ACCOUNT,
                 )
                 .await
@@ -85,7 +103,11 @@ async fn catalog_changed_work_grows_with_endpoints_not_changes() {
     let change = |s: i64| {
         let store = store.clone();
         async move {
-            let one = NewStockAdjustment::new(variant.id, 1, StockReason::Correction);
+            let one = NewStockAdjustment::builder()
+                .variant_id(variant.id)
+                .delta(1)
+                .reason(StockReason::Correction)
+                .build();
             store.adjust_stock(one, at(s)).await.unwrap();
         }
     };

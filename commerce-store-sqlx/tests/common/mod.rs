@@ -95,17 +95,21 @@ pub async fn fixture(store: &dyn Store) -> Fixture {
         .await
         .unwrap();
     let category = store
-        .insert_category(NewCategory::new("Kitchen", "kitchen"))
+        .insert_category(NewCategory::new(
+            "Kitchen".to_owned(),
+            "kitchen".to_owned(),
+            None,
+        ))
         .await
         .unwrap();
     let product = store
         .insert_product(
-            NewProduct::new(
-                category.id,
-                "Kettle",
-                "kettle",
-                "https://example.com/kettle",
-            ),
+            NewProduct::builder()
+                .category_id(category.id)
+                .title("Kettle".to_owned())
+                .slug("kettle".to_owned())
+                .url("https://example.com/kettle".to_owned())
+                .build(),
             at(0),
         )
         .await
@@ -113,8 +117,13 @@ pub async fn fixture(store: &dyn Store) -> Fixture {
     let variant = store
         .insert_variant(
             product.id,
-            NewVariant::new("White", d("125.40"), 10)
-                .with_suggested_range(d("150.00"), d("200.00")),
+            NewVariant::builder()
+                .label("White".to_owned())
+                .price(d("125.40"))
+                .available(10)
+                .suggested_min(d("150.00"))
+                .suggested_max(d("200.00"))
+                .build(),
             at(0),
         )
         .await
@@ -232,7 +241,12 @@ pub async fn snapshot(store: &dyn Store, db: &dyn Database, f: &Fixture) -> Vec<
 async fn subscribe(store: &dyn Store, f: &Fixture) {
     store
         .insert_webhook(
-            NewWebhook::new(f.account.id, "https://hooks.example", "whsec_test", at(0)),
+            NewWebhook::builder()
+                .account_id(f.account.id)
+                .url("https://hooks.example".to_owned())
+                .secret(WebhookSecret::new("whsec_test"))
+                .created_at(at(0))
+                .build(),
             MAX_WEBHOOKS_PER_ACCOUNT,
         )
         .await

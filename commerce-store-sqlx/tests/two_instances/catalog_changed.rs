@@ -52,7 +52,11 @@ async fn catalog_changed_is_sent_once_per_endpoint_by_two_instances() {
             .get();
         for change in 1..=2_i64 {
             let (_, before) = feed_until(&p, 0, None, &[]).await;
-            let stock = NewStockAdjustment::new(p.fixture.plain_variant, 1, StockReason::Received);
+            let stock = NewStockAdjustment::builder()
+                .variant_id(p.fixture.plain_variant)
+                .delta(1)
+                .reason(StockReason::Received)
+                .build();
             p.engines[1]
                 .operator()
                 .adjust_stock(stock)

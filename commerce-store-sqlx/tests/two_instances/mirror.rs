@@ -257,7 +257,11 @@ async fn the_mirror_of_the_feed_equals_the_catalogue() {
             .expect("the plain variant's product")[0]
             .id
             .get();
-        let receipt = NewStockAdjustment::new(marker, 1, StockReason::Received);
+        let receipt = NewStockAdjustment::builder()
+            .variant_id(marker)
+            .delta(1)
+            .reason(StockReason::Received)
+            .build();
         p.engines[1]
             .operator()
             .adjust_stock(receipt)

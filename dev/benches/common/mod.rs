@@ -62,11 +62,13 @@ pub fn mib(bytes: u64) -> f64 {
 pub async fn endless_stock(engine: &Engine, variant: VariantId) {
     engine
         .operator()
-        .adjust_stock(NewStockAdjustment::new(
-            variant,
-            900_000_000,
-            StockReason::Received,
-        ))
+        .adjust_stock(
+            NewStockAdjustment::builder()
+                .variant_id(variant)
+                .delta(900_000_000)
+                .reason(StockReason::Received)
+                .build(),
+        )
         .await
         .expect("stock received");
 }

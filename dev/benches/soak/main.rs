@@ -247,7 +247,11 @@ async fn set_up(url: String) -> (Setup, Ids) {
         (fixture.plain_variant, 100_000_000),
         (fixture.featured_variants[0], 1_000_000),
     ] {
-        let received = NewStockAdjustment::new(variant, stock, StockReason::Received);
+        let received = NewStockAdjustment::builder()
+            .variant_id(variant)
+            .delta(stock)
+            .reason(StockReason::Received)
+            .build();
         operator
             .adjust_stock(received)
             .await
@@ -271,15 +275,16 @@ async fn set_up(url: String) -> (Setup, Ids) {
             .create_key(
                 account.id,
                 KeySpec::new(
-                    name,
-                    [
+                    name.to_owned(),
+                    vec![
                         Ability::CatalogRead,
                         Ability::OrdersRead,
                         Ability::OrdersWrite,
                         Ability::WalletRead,
                     ],
-                )
-                .with_rate_limit(1_000_000),
+                    None,
+                    Some(1_000_000),
+                ),
             )
             .await
             .expect("key created");

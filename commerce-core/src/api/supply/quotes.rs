@@ -90,7 +90,12 @@ fn read_quote(object: &Map<String, Value>, account: AccountId) -> Result<NewQuot
     let note = f.optional_text("note", MAX_QUOTE_NOTE);
     match (variant, unit_price, quantity) {
         (Some(variant), Some(price), Some(quantity)) if errors.is_empty() => {
-            let mut new = NewQuote::new(account, VariantId::new(variant), price, quantity);
+            let mut new = NewQuote::builder()
+                .account_id(account)
+                .variant_id(VariantId::new(variant))
+                .unit_price(price)
+                .quantity(quantity)
+                .build();
             new.valid_until = valid_until;
             new.note = note;
             Ok(new)

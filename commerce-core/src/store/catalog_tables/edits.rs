@@ -151,7 +151,11 @@ impl CatalogTables {
         self.variant_owner.insert(id, product);
         if variant.available != 0 {
             let adjustment = StockAdjustmentId::new(next(&mut self.last.stock_adjustments));
-            let initial = NewStockAdjustment::new(id, variant.available, StockReason::Initial)
+            let initial = NewStockAdjustment::builder()
+                .variant_id(id)
+                .delta(variant.available)
+                .reason(StockReason::Initial)
+                .build()
                 .into_adjustment(adjustment, variant.available, now);
             self.adjustments.entry(id).or_default().push(initial);
         }

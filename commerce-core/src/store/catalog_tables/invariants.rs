@@ -145,8 +145,8 @@ fn write(c: &mut CatalogTables, d: &mut Draws, now: DateTime<Utc>) -> bool {
         0 => {
             let slug = format!("c{}", d.below(6));
             let new = match d.below(2) {
-                0 => NewCategory::new("c", slug),
-                _ => NewCategory::under(CategoryId::new(d.id(5)), "c", slug),
+                0 => NewCategory::new("c".to_owned(), slug, None),
+                _ => NewCategory::new("c".to_owned(), slug, Some(CategoryId::new(d.id(5)))),
             };
             c.insert_category(new).is_err()
         }
@@ -161,7 +161,12 @@ fn write(c: &mut CatalogTables, d: &mut Draws, now: DateTime<Utc>) -> bool {
         }
         2 | 3 => {
             let slug = format!("p{}", d.below(8));
-            let new = NewProduct::new(CategoryId::new(d.id(4)), "p", slug, "u");
+            let new = NewProduct::builder()
+                .category_id(CategoryId::new(d.id(4)))
+                .title("p".to_owned())
+                .slug(slug)
+                .url("u".to_owned())
+                .build();
             c.insert_product(new, now).is_err()
         }
         4 | 5 => {
@@ -183,7 +188,11 @@ fn write(c: &mut CatalogTables, d: &mut Draws, now: DateTime<Utc>) -> bool {
                 .is_err()
         }
         6 => {
-            let new = NewVariant::new("v", Decimal::ONE, d.below(4) as i64);
+            let new = NewVariant::builder()
+                .label("v".to_owned())
+                .price(Decimal::ONE)
+                .available(d.below(4) as i64)
+                .build();
             c.insert_variant(ProductId::new(d.id(7)), new, now).is_err()
         }
         7 => {
@@ -194,8 +203,11 @@ fn write(c: &mut CatalogTables, d: &mut Draws, now: DateTime<Utc>) -> bool {
         8 | 9 => {
             let delta = d.below(9) as i64 - 4;
             let delta = if delta == 0 { MAX_AVAILABLE } else { delta };
-            let new =
-                NewStockAdjustment::new(VariantId::new(d.id(10)), delta, StockReason::Correction);
+            let new = NewStockAdjustment::builder()
+                .variant_id(VariantId::new(d.id(10)))
+                .delta(delta)
+                .reason(StockReason::Correction)
+                .build();
             c.adjust_stock(new, now).is_err()
         }
         10 => {
@@ -215,7 +227,10 @@ fn write(c: &mut CatalogTables, d: &mut Draws, now: DateTime<Utc>) -> bool {
             false
         }
         _ => {
-            let new = NewWarranty::new("w", 30);
+            let new = NewWarranty::builder()
+                .name("w".to_owned())
+                .duration_days(30)
+                .build();
             c.insert_warranty(ProductId::new(d.id(7)), new, now)
                 .is_err()
         }
@@ -252,10 +267,20 @@ proptest! {
 #[test]
 fn a_refused_receipt_writes_nothing_and_one_that_fits_writes_once() {
     let mut c = CatalogTables::default();
-    c.insert_category(NewCategory::new("c", "c")).unwrap();
-    let product = NewProduct::new(CategoryId::new(1), "p", "p", "u");
+    c.insert_category(NewCategory::new("c".to_owned(), "c".to_owned(), None))
+        .unwrap();
+    let product = NewProduct::builder()
+        .category_id(CategoryId::new(1))
+        .title("p".to_owned())
+        .slug("p".to_owned())
+        .url("u".to_owned())
+        .build();
     c.insert_product(product, at(0)).unwrap();
-    let variant = NewVariant::new("v", Decimal::ONE, 5);
+    let variant = NewVariant::builder()
+        .label("v".to_owned())
+        .price(Decimal::ONE)
+        .available(5)
+        .build();
     c.insert_variant(ProductId::new(1), variant, at(0)).unwrap();
     let held = c.owner(VariantId::new(1)).cloned().unwrap();
     let before = snapshot(&c);

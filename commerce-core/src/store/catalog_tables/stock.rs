@@ -55,8 +55,12 @@ impl CatalogTables {
             // A variant's owner is always there: nothing to stamp otherwise.
             let _ = self.stamp(product, now);
             let id = StockAdjustmentId::new(next(&mut self.last.stock_adjustments));
-            let kept = NewStockAdjustment::new(m.variant_id, m.delta, m.reason)
-                .for_order(order)
+            let kept = NewStockAdjustment::builder()
+                .variant_id(m.variant_id)
+                .delta(m.delta)
+                .reason(m.reason)
+                .order_id(order)
+                .build()
                 .into_adjustment(id, after, now);
             self.adjustments.entry(m.variant_id).or_default().push(kept);
         }
@@ -68,9 +72,12 @@ impl CatalogTables {
     /// [`MAX_AVAILABLE`](crate::domain::pieces::MAX_AVAILABLE), or no such variant) writes
     /// nothing, and nothing after them can refuse.
     pub fn receive(&mut self, quote: &Quote, now: DateTime<Utc>) -> Result<(), QuoteDecisionError> {
-        let adjustment =
-            NewStockAdjustment::new(quote.variant_id, quote.quantity, StockReason::Received)
-                .for_quote(quote.id);
+        let adjustment = NewStockAdjustment::builder()
+            .variant_id(quote.variant_id)
+            .delta(quote.quantity)
+            .reason(StockReason::Received)
+            .quote_id(quote.id)
+            .build();
         self.adjust_stock(adjustment, now)?;
         let variant = self
             .variant_mut(quote.variant_id)

@@ -22,11 +22,21 @@ fn at(seconds: i64) -> DateTime<Utc> {
 /// with one variant of 5 pieces (variant `i` of product `i`).
 fn catalogue(products: i64) -> CatalogTables {
     let mut c = CatalogTables::default();
-    c.insert_category(NewCategory::new("c", "c")).unwrap();
+    c.insert_category(NewCategory::new("c".to_owned(), "c".to_owned(), None))
+        .unwrap();
     for i in 1..=products {
-        let new = NewProduct::new(CategoryId::new(1), "p", format!("p{i}"), "u");
+        let new = NewProduct::builder()
+            .category_id(CategoryId::new(1))
+            .title("p".to_owned())
+            .slug(format!("p{i}"))
+            .url("u".to_owned())
+            .build();
         c.insert_product(new, at(0)).unwrap();
-        let variant = NewVariant::new("v", Decimal::ONE, 5);
+        let variant = NewVariant::builder()
+            .label("v".to_owned())
+            .price(Decimal::ONE)
+            .available(5)
+            .build();
         c.insert_variant(ProductId::new(i), variant, at(0)).unwrap();
     }
     c
@@ -35,15 +45,30 @@ fn catalogue(products: i64) -> CatalogTables {
 #[test]
 fn ids_count_per_table_and_refusals_come_in_the_sql_stores_order() {
     let mut c = catalogue(2);
-    let sub = c.insert_category(NewCategory::under(CategoryId::new(1), "s", "s"));
+    let sub = c.insert_category(NewCategory::new(
+        "s".to_owned(),
+        "s".to_owned(),
+        Some(CategoryId::new(1)),
+    ));
     assert_eq!(sub.unwrap().id, CategoryId::new(2));
-    let orphan = c.insert_category(NewCategory::under(CategoryId::new(9), "o", "o"));
+    let orphan = c.insert_category(NewCategory::new(
+        "o".to_owned(),
+        "o".to_owned(),
+        Some(CategoryId::new(9)),
+    ));
     assert_refused(orphan, StoreError::Invalid("no parent category 9".into()));
     assert_refused(
-        c.insert_category(NewCategory::new("again", "c")),
+        c.insert_category(NewCategory::new("again".to_owned(), "c".to_owned(), None)),
         StoreError::Duplicate(Unique::CategorySlug),
     );
-    let warranty = c.insert_warranty(ProductId::new(2), NewWarranty::new("w", 30), at(1));
+    let warranty = c.insert_warranty(
+        ProductId::new(2),
+        NewWarranty::builder()
+            .name("w".to_owned())
+            .duration_days(30)
+            .build(),
+        at(1),
+    );
     assert_eq!(warranty.unwrap().id, WarrantyId::new(1));
     // The initial stock of each variant opened its history: adjustments 1 and 2.
     let history = c.stock_adjustments(VariantId::new(2), PageRequest::default());
@@ -160,7 +185,11 @@ fn stock_moves_keep_the_history_and_stamp_each_change_in_the_feed() {
     // Two inserts and two variants: four entries moved, one per product kept.
     let newest = c.newest_catalog_change().unwrap();
     assert_eq!(newest, ChangePosition::new(0, 4));
-    let take = NewStockAdjustment::new(VariantId::new(1), -6, StockReason::Correction);
+    let take = NewStockAdjustment::builder()
+        .variant_id(VariantId::new(1))
+        .delta(-6)
+        .reason(StockReason::Correction)
+        .build();
     assert!(matches!(
         c.adjust_stock(take, at(1)),
         Err(StockError::Insufficient { .. })

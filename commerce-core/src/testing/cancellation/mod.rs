@@ -361,8 +361,16 @@ async fn storm(h: &Harness, workload: &Arc<Workload>, path: Path, requests: usiz
                     // totals, which count the kept adjustments).
                     let variant = h.fixture.featured_variants[rng.random_range(0..2)];
                     let new = match rng.random_range(0..3) {
-                        0 => NewStockAdjustment::new(variant, -1, StockReason::Damaged),
-                        n => NewStockAdjustment::new(variant, n, StockReason::Received),
+                        0 => NewStockAdjustment::builder()
+                            .variant_id(variant)
+                            .delta(-1)
+                            .reason(StockReason::Damaged)
+                            .build(),
+                        n => NewStockAdjustment::builder()
+                            .variant_id(variant)
+                            .delta(n)
+                            .reason(StockReason::Received)
+                            .build(),
                     };
                     let cut = Cut::random(&mut rng, 8, max_delay);
                     let _ = cut.run(op.adjust_stock(new)).await;
@@ -371,8 +379,12 @@ async fn storm(h: &Harness, workload: &Arc<Workload>, path: Path, requests: usiz
                     // Marketer A has a ready balance: some requests pass, later ones are
                     // refused; a dropped one is written whole or not at all.
                     let minimum = h.engine.config().withdrawal_minimum;
-                    let new =
-                        NewWithdrawal::new(h.fixture.marketer_a, minimum, "01012345678", "محفظة");
+                    let new = NewWithdrawal::builder()
+                        .account_id(h.fixture.marketer_a)
+                        .amount(minimum)
+                        .wallet_number("01012345678".to_owned())
+                        .wallet_description("محفظة".to_owned())
+                        .build();
                     let cut = Cut::random(&mut rng, 8, max_delay);
                     let _ = cut.run(op.request_withdrawal(new)).await;
                 }

@@ -95,12 +95,12 @@ pub async fn quote_writes_dropped_at_any_await_are_whole_or_nothing(h: &Harness)
             let max_delay = StdDuration::from_millis(3);
             for _ in 0..ROUNDS {
                 let variant = variants[rng.random_range(0..variants.len())];
-                let new = NewQuote::new(
-                    h.fixture.supplier,
-                    variant,
-                    Decimal::new(rng.random_range(100..10_000), 2),
-                    rng.random_range(1..50),
-                );
+                let new = NewQuote::builder()
+                    .account_id(h.fixture.supplier)
+                    .variant_id(variant)
+                    .unit_price(Decimal::new(rng.random_range(100..10_000), 2))
+                    .quantity(rng.random_range(1..50))
+                    .build();
                 let cut = Cut::random(&mut rng, 6, max_delay);
                 let made = cut.run(store.insert_quote(new, None, h.engine.now())).await;
                 let Some(Ok(quote)) = made else { continue };

@@ -140,7 +140,7 @@ pub async fn an_unknown_key_costs_one_store_query(h: &Harness) {
         .operator()
         .create_key(
             h.fixture.marketer_a,
-            KeySpec::new("revoked", [Ability::CatalogRead]),
+            KeySpec::new("revoked".to_owned(), vec![Ability::CatalogRead], None, None),
         )
         .await
         .expect("key");
@@ -171,7 +171,12 @@ pub async fn keys_stored_after_a_miss_work(h: &Harness) {
     let created = operator
         .create_key(
             h.fixture.marketer_a,
-            KeySpec::new("created later", [Ability::CatalogRead]),
+            KeySpec::new(
+                "created later".to_owned(),
+                vec![Ability::CatalogRead],
+                None,
+                None,
+            ),
         )
         .await
         .expect("key");
@@ -191,7 +196,12 @@ pub async fn keys_stored_after_a_miss_work(h: &Harness) {
         .import_key(
             h.fixture.marketer_a,
             &own,
-            KeySpec::new("imported here", [Ability::CatalogRead]),
+            KeySpec::new(
+                "imported here".to_owned(),
+                vec![Ability::CatalogRead],
+                None,
+                None,
+            ),
         )
         .await
         .expect("imported");
@@ -211,7 +221,12 @@ pub async fn keys_stored_after_a_miss_work(h: &Harness) {
         .import_key(
             h.fixture.marketer_a,
             &elsewhere,
-            KeySpec::new("imported there", [Ability::CatalogRead]),
+            KeySpec::new(
+                "imported there".to_owned(),
+                vec![Ability::CatalogRead],
+                None,
+                None,
+            ),
         )
         .await
         .expect("imported");

@@ -200,7 +200,12 @@ pub async fn catalog_changes_follow_the_catalogue_from_a_cursor(h: &Harness) {
     let orders_only = op
         .create_key(
             h.fixture.marketer_a,
-            KeySpec::new("orders only", [Ability::OrdersRead]),
+            KeySpec::new(
+                "orders only".to_owned(),
+                vec![Ability::OrdersRead],
+                None,
+                None,
+            ),
         )
         .await
         .expect("key");

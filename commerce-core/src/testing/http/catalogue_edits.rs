@@ -161,11 +161,13 @@ pub async fn returned_pieces_come_back_to_available(h: &Harness) {
         "{stale:?}"
     );
     let short = op
-        .adjust_stock(NewStockAdjustment::new(
-            variant,
-            -(before + 1),
-            StockReason::Damaged,
-        ))
+        .adjust_stock(
+            NewStockAdjustment::builder()
+                .variant_id(variant)
+                .delta(-(before + 1))
+                .reason(StockReason::Damaged)
+                .build(),
+        )
         .await;
     match short {
         Err(OperatorError::Invalid(problems)) => assert_eq!(
@@ -183,8 +185,12 @@ pub async fn returned_pieces_come_back_to_available(h: &Harness) {
     // A cause that is not one: no such quote.
     let unknown_quote = op
         .adjust_stock(
-            NewStockAdjustment::new(variant, 1, StockReason::Received)
-                .for_quote(QuoteId::new(999_999)),
+            NewStockAdjustment::builder()
+                .variant_id(variant)
+                .delta(1)
+                .reason(StockReason::Received)
+                .quote_id(QuoteId::new(999_999))
+                .build(),
         )
         .await;
     match unknown_quote {
@@ -209,7 +215,12 @@ pub async fn returned_pieces_come_back_to_available(h: &Harness) {
     assert_ne!(VariantId::new(quoted), variant);
     let elsewhere = op
         .adjust_stock(
-            NewStockAdjustment::new(variant, 1, StockReason::Received).for_quote(quote_id),
+            NewStockAdjustment::builder()
+                .variant_id(variant)
+                .delta(1)
+                .reason(StockReason::Received)
+                .quote_id(quote_id)
+                .build(),
         )
         .await;
     assert!(
@@ -228,58 +239,67 @@ pub async fn product_creation_refuses_what_an_edit_refuses(h: &Harness) {
     let op = h.engine.operator();
     let featured = h.fixture.featured_product;
     let base = || {
-        NewProduct::new(
-            h.fixture.child_category,
-            "شاحن سريع",
-            "fast-charger",
-            "https://shop.example.com/fast-charger",
-        )
+        NewProduct::builder()
+            .category_id(h.fixture.child_category)
+            .title("شاحن سريع".to_owned())
+            .slug("fast-charger".to_owned())
+            .url("https://shop.example.com/fast-charger".to_owned())
     };
     let refused: Vec<(&str, ProductPatch, NewProduct)> = vec![
         (
             "supplier_id",
             ProductPatch::default().set_supplier(Some(h.fixture.marketer_a)),
-            base().with_supplier(h.fixture.marketer_a),
+            base().supplier_id(h.fixture.marketer_a).build(),
         ),
         (
             "url",
             ProductPatch::default().set_url("ftp://files.example.com/x"),
-            NewProduct::new(
-                h.fixture.child_category,
-                "t",
-                "s",
-                "ftp://files.example.com/x",
-            ),
+            NewProduct::builder()
+                .category_id(h.fixture.child_category)
+                .title("t".to_owned())
+                .slug("s".to_owned())
+                .url("ftp://files.example.com/x".to_owned())
+                .build(),
         ),
         (
             "title",
             ProductPatch::default().set_title("a\u{202E}b"),
-            NewProduct::new(
-                h.fixture.child_category,
-                "a\u{202E}b",
-                "s",
-                "https://a.example",
-            ),
+            NewProduct::builder()
+                .category_id(h.fixture.child_category)
+                .title("a\u{202E}b".to_owned())
+                .slug("s".to_owned())
+                .url("https://a.example".to_owned())
+                .build(),
         ),
         (
             "slug",
             ProductPatch::default().set_slug("   "),
-            NewProduct::new(h.fixture.child_category, "t", "   ", "https://a.example"),
+            NewProduct::builder()
+                .category_id(h.fixture.child_category)
+                .title("t".to_owned())
+                .slug("   ".to_owned())
+                .url("https://a.example".to_owned())
+                .build(),
         ),
         (
             "images.1",
             ProductPatch::default().set_images(["https://cdn.example.com/1.jpg", "javascript:x"]),
-            base().with_images(["https://cdn.example.com/1.jpg", "javascript:x"]),
+            base()
+                .images(vec![
+                    "https://cdn.example.com/1.jpg".to_owned(),
+                    "javascript:x".to_owned(),
+                ])
+                .build(),
         ),
         (
             "video_url",
             ProductPatch::default().set_video_url(Some("not a link".into())),
-            base().with_video_url("not a link"),
+            base().video_url("not a link".to_owned()).build(),
         ),
         (
             "description",
             ProductPatch::default().set_description("وصف\u{0}"),
-            base().with_description("وصف\u{0}"),
+            base().description("وصف\u{0}".to_owned()).build(),
         ),
     ];
     let total =
@@ -299,12 +319,12 @@ pub async fn product_creation_refuses_what_an_edit_refuses(h: &Harness) {
         }
     }
     assert_eq!(total().await, before, "a refused creation created nothing");
-    let mut spaced = NewProduct::new(
-        h.fixture.child_category,
-        "  شاحن سريع  ",
-        "fast-charger",
-        "https://shop.example.com/fast-charger",
-    );
+    let mut spaced = NewProduct::builder()
+        .category_id(h.fixture.child_category)
+        .title("  شاحن سريع  ".to_owned())
+        .slug("fast-charger".to_owned())
+        .url("https://shop.example.com/fast-charger".to_owned())
+        .build();
     spaced.video_url = Some("  ".into());
     let made = op.create_product(spaced).await.expect("a clean product");
     assert_eq!((made.title.as_str(), made.video_url), ("شاحن سريع", None));
@@ -320,22 +340,26 @@ pub async fn category_and_warranty_creation_refuse_what_an_edit_refuses(h: &Harn
         (
             "name",
             CategoryPatch::default().set_name("   "),
-            NewCategory::new("   ", "blank-name"),
+            NewCategory::new("   ".to_owned(), "blank-name".to_owned(), None),
         ),
         (
             "name",
             CategoryPatch::default().set_name("a\u{202E}b"),
-            NewCategory::new("a\u{202E}b", "bidi-name"),
+            NewCategory::new("a\u{202E}b".to_owned(), "bidi-name".to_owned(), None),
         ),
         (
             "slug",
             CategoryPatch::default().set_slug("x".repeat(crate::domain::fields::MAX_TEXT + 1)),
-            NewCategory::new("طويل", "x".repeat(crate::domain::fields::MAX_TEXT + 1)),
+            NewCategory::new(
+                "طويل".to_owned(),
+                "x".repeat(crate::domain::fields::MAX_TEXT + 1),
+                None,
+            ),
         ),
         (
             "slug",
             CategoryPatch::default().set_slug("a\nb"),
-            NewCategory::new("سطران", "a\nb"),
+            NewCategory::new("سطران".to_owned(), "a\nb".to_owned(), None),
         ),
     ];
     let count = async || {
@@ -362,7 +386,11 @@ pub async fn category_and_warranty_creation_refuse_what_an_edit_refuses(h: &Harn
     }
     assert_eq!(count().await, before, "a refused creation created nothing");
     let made = op
-        .create_category(NewCategory::new("  كابلات  ", " cables "))
+        .create_category(NewCategory::new(
+            "  كابلات  ".to_owned(),
+            " cables ".to_owned(),
+            None,
+        ))
         .await
         .expect("a clean category");
     assert_eq!(
@@ -372,13 +400,20 @@ pub async fn category_and_warranty_creation_refuse_what_an_edit_refuses(h: &Harn
 
     let featured = h.fixture.featured_product;
     let warranty = h.fixture.featured_warranties[0];
-    let base = || NewWarranty::new("ضمان", 30);
+    let base = || {
+        NewWarranty::builder()
+            .name("ضمان".to_owned())
+            .duration_days(30)
+    };
     let half = "0.005".parse().expect("decimal");
     let warranties: Vec<(&str, WarrantyPatch, NewWarranty)> = vec![
         (
             "name",
             WarrantyPatch::default().set_name(" "),
-            NewWarranty::new(" ", 30),
+            NewWarranty::builder()
+                .name(" ".to_owned())
+                .duration_days(30)
+                .build(),
         ),
         (
             "terms",
@@ -386,7 +421,7 @@ pub async fn category_and_warranty_creation_refuse_what_an_edit_refuses(h: &Harn
                 terms: Some("شروط\u{0}".into()),
                 ..WarrantyPatch::default()
             },
-            base().with_terms("شروط\u{0}"),
+            base().terms("شروط\u{0}".to_owned()).build(),
         ),
         (
             "icon_url",
@@ -394,7 +429,7 @@ pub async fn category_and_warranty_creation_refuse_what_an_edit_refuses(h: &Harn
                 icon_url: Some(Some("javascript:x".into())),
                 ..WarrantyPatch::default()
             },
-            base().with_icon_url("javascript:x"),
+            base().icon_url("javascript:x".to_owned()).build(),
         ),
         (
             "admin_fee",
@@ -402,7 +437,7 @@ pub async fn category_and_warranty_creation_refuse_what_an_edit_refuses(h: &Harn
                 admin_fee: Some(half),
                 ..WarrantyPatch::default()
             },
-            base().with_admin_fee(half),
+            base().admin_fee(half).build(),
         ),
         (
             "price_from",
@@ -410,7 +445,7 @@ pub async fn category_and_warranty_creation_refuse_what_an_edit_refuses(h: &Harn
                 price_from: Some("-1".parse().expect("decimal")),
                 ..WarrantyPatch::default()
             },
-            base().with_price_from("-1".parse().expect("decimal")),
+            base().price_from("-1".parse().expect("decimal")).build(),
         ),
         (
             "percent",
@@ -418,7 +453,7 @@ pub async fn category_and_warranty_creation_refuse_what_an_edit_refuses(h: &Harn
                 percent: Some("100.01".parse().expect("decimal")),
                 ..WarrantyPatch::default()
             },
-            base().with_percent("100.01".parse().expect("decimal")),
+            base().percent("100.01".parse().expect("decimal")).build(),
         ),
         (
             "duration_days",
@@ -426,7 +461,10 @@ pub async fn category_and_warranty_creation_refuse_what_an_edit_refuses(h: &Harn
                 duration_days: Some(0),
                 ..WarrantyPatch::default()
             },
-            NewWarranty::new("ضمان", 0),
+            NewWarranty::builder()
+                .name("ضمان".to_owned())
+                .duration_days(0)
+                .build(),
         ),
     ];
     let offered = async || {
@@ -455,7 +493,11 @@ pub async fn category_and_warranty_creation_refuse_what_an_edit_refuses(h: &Harn
     let made = op
         .add_warranty(
             featured,
-            NewWarranty::new("  ضمان شهر ", 30).with_icon_url("  "),
+            NewWarranty::builder()
+                .name("  ضمان شهر ".to_owned())
+                .duration_days(30)
+                .icon_url("  ".to_owned())
+                .build(),
         )
         .await
         .expect("a clean warranty");

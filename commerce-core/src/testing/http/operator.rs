@@ -18,14 +18,19 @@ use crate::operator::OperatorError;
 pub async fn operator_orders_follow_the_api_rules(h: &Harness) {
     let f = &h.fixture;
     let valid_draft = || {
-        OrderDraft::new(
-            "سارة حسن",
-            "+201112223334",
-            "12 شارع النصر، مدينة نصر",
-            f.standard_shipping,
-            f.cairo,
-        )
-        .with_line(DraftLine::new(f.plain_variant, 1, Decimal::new(5000, 2)))
+        OrderDraft::builder()
+            .full_name("سارة حسن".to_owned())
+            .phone("+201112223334".to_owned())
+            .address("12 شارع النصر، مدينة نصر".to_owned())
+            .shipping_option_id(f.standard_shipping)
+            .governorate_id(f.cairo)
+            .lines(vec![DraftLine::new(
+                f.plain_variant,
+                1,
+                Decimal::new(5000, 2),
+                Vec::new(),
+            )])
+            .build()
     };
     type Breaks = (&'static str, fn(&mut Value), fn(&mut OrderDraft));
     let cases: &[Breaks] = &[

@@ -33,7 +33,14 @@ pub async fn owner_operator_and_pages_refuse_the_same_input_alike(h: &Harness) {
     let low = Decimal::new(5_000, 2);
 
     let by_operator = op
-        .request_withdrawal(NewWithdrawal::new(a, low, "0101234", "محفظة"))
+        .request_withdrawal(
+            NewWithdrawal::builder()
+                .account_id(a)
+                .amount(low)
+                .wallet_number("0101234".to_owned())
+                .wallet_description("محفظة".to_owned())
+                .build(),
+        )
         .await
         .expect_err("refused");
     let by_owner = owner
@@ -67,7 +74,7 @@ pub async fn owner_operator_and_pages_refuse_the_same_input_alike(h: &Harness) {
     assert_eq!(page.text_of("wallet_number-error"), messages::INVALID_PHONE);
 
     let long = "ك".repeat(crate::limits::MAX_KEY_NAME + 1);
-    let spec = KeySpec::new(long.clone(), [Ability::CatalogRead]);
+    let spec = KeySpec::new(long.clone(), vec![Ability::CatalogRead], None, None);
     let by_operator = op.create_key(a, spec.clone()).await.expect_err("refused");
     let by_owner = owner.create_key(spec).await.expect_err("refused");
     let expected = vec![(
@@ -124,7 +131,12 @@ pub async fn owner_moves_api_access_as_the_specification_allows(h: &Harness) {
         })
     ));
     let early = newcomer
-        .create_key(KeySpec::new("مبكر", [Ability::CatalogRead]))
+        .create_key(KeySpec::new(
+            "مبكر".to_owned(),
+            vec![Ability::CatalogRead],
+            None,
+            None,
+        ))
         .await
         .expect_err("not approved");
     assert!(matches!(
@@ -146,23 +158,35 @@ pub async fn owner_moves_api_access_as_the_specification_allows(h: &Harness) {
         .expect("approved");
 
     let wrong_side = newcomer
-        .create_key(KeySpec::new("مورد", [Ability::QuotesRead]))
+        .create_key(KeySpec::new(
+            "مورد".to_owned(),
+            vec![Ability::QuotesRead],
+            None,
+            None,
+        ))
         .await
         .expect_err("a supplier's ability");
     assert_eq!(
         field_problems(wrong_side),
         vec![("abilities".to_owned(), Problem::UnknownValue)]
     );
-    let past = KeySpec::new("قديم", [Ability::CatalogRead]).with_expiry(h.clock.now_utc());
+    let past = KeySpec::new(
+        "قديم".to_owned(),
+        vec![Ability::CatalogRead],
+        Some(h.clock.now_utc()),
+        None,
+    );
     assert_eq!(
         field_problems(newcomer.create_key(past).await.expect_err("past")),
         vec![("expires_at".to_owned(), Problem::NotInFuture)]
     );
     let created = newcomer
-        .create_key(
-            KeySpec::new("  متجري  ", [Ability::CatalogRead, Ability::CatalogRead])
-                .with_rate_limit(9),
-        )
+        .create_key(KeySpec::new(
+            "  متجري  ".to_owned(),
+            vec![Ability::CatalogRead, Ability::CatalogRead],
+            None,
+            Some(9),
+        ))
         .await
         .expect("created");
     assert_eq!(created.key.name, "متجري");

@@ -21,7 +21,12 @@ fn live(h: &Harness, keys: &[KeyListing]) -> usize {
 }
 
 fn spec(n: usize) -> KeySpec {
-    KeySpec::new(format!("مفتاح-{n:03}"), [Ability::CatalogRead])
+    KeySpec::new(
+        format!("مفتاح-{n:03}"),
+        vec![Ability::CatalogRead],
+        None,
+        None,
+    )
 }
 
 /// The key rows of a keys page.

@@ -74,7 +74,11 @@ pub async fn rendered_products_are_never_stale(h: &Harness) {
                 }
                 1 => {
                     let received = rng.random_range(50..500);
-                    let new = NewStockAdjustment::new(variant, received, StockReason::Received);
+                    let new = NewStockAdjustment::builder()
+                        .variant_id(variant)
+                        .delta(received)
+                        .reason(StockReason::Received)
+                        .build();
                     operator.adjust_stock(new).await.expect("stock");
                 }
                 2 => {
@@ -212,7 +216,7 @@ pub async fn rendered_orders_are_never_stale(h: &Harness) {
                     match current.status {
                         // Shipped: delivered in part, one piece back.
                         OrderStatus::Shipped => {
-                            let outcome = OutcomeReport::new().with_delivered(1).with_returned(1);
+                            let outcome = OutcomeReport::builder().delivered(1).returned(1).build();
                             let to = OrderStatus::PartiallyDelivered;
                             if operator
                                 .move_order_with_outcomes(order, to, None, vec![(line, outcome)])
@@ -224,7 +228,8 @@ pub async fn rendered_orders_are_never_stale(h: &Harness) {
                         }
                         // Settled: a correction, one piece returned or none.
                         OrderStatus::Delivered | OrderStatus::PartiallyDelivered => {
-                            let returned = OutcomeReport::new().with_returned((step % 2) as i64);
+                            let returned =
+                                OutcomeReport::builder().returned((step % 2) as i64).build();
                             if operator
                                 .set_line_outcomes(order, vec![(line, returned)])
                                 .await
@@ -325,7 +330,12 @@ pub async fn rendered_me_is_never_stale(h: &Harness) {
         .operator()
         .create_key(
             h.fixture.marketer_a,
-            KeySpec::new("مفتاح المتجر", [Ability::CatalogRead, Ability::OrdersRead]),
+            KeySpec::new(
+                "مفتاح المتجر".to_owned(),
+                vec![Ability::CatalogRead, Ability::OrdersRead],
+                None,
+                None,
+            ),
         )
         .await
         .expect("key");

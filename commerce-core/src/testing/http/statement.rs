@@ -181,7 +181,7 @@ pub async fn supplier_statement_follows_deliveries_and_withdrawals(h: &Harness) 
     assert_eq!(w["referral"]["earned"], "0.00");
     assert!(dec(&w["held"]["amount"]) >= price * Decimal::from(3));
     // A correction: one piece fewer delivered (it was lost on the way).
-    let one_lost = OutcomeReport::new().with_delivered(2).with_lost(1);
+    let one_lost = OutcomeReport::builder().delivered(2).lost(1).build();
     op.set_line_outcomes(id, vec![(line.id, one_lost)])
         .await
         .expect("correction");
@@ -205,7 +205,14 @@ pub async fn supplier_statement_follows_deliveries_and_withdrawals(h: &Harness) 
     let w = h.get(SUPPLIER, "/api/v1/wallet").await.json()["data"].clone();
     assert_eq!(dec(&w["ready"]), after);
     let withdrawal = op
-        .request_withdrawal(NewWithdrawal::new(supplier, after, "01012345678", "محفظة"))
+        .request_withdrawal(
+            NewWithdrawal::builder()
+                .account_id(supplier)
+                .amount(after)
+                .wallet_number("01012345678".to_owned())
+                .wallet_description("محفظة".to_owned())
+                .build(),
+        )
         .await
         .expect("supplier withdrawal");
     assert_eq!(withdrawal.supply_amount, after);
@@ -224,7 +231,10 @@ pub async fn supplier_statement_follows_deliveries_and_withdrawals(h: &Harness) 
     let refused = op
         .set_line_outcomes(
             id,
-            vec![(line.id, OutcomeReport::new().with_delivered(1).with_lost(2))],
+            vec![(
+                line.id,
+                OutcomeReport::builder().delivered(1).lost(2).build(),
+            )],
         )
         .await;
     assert!(
@@ -246,12 +256,12 @@ pub async fn supplier_statement_follows_deliveries_and_withdrawals(h: &Harness) 
         (after, &Value::from("withdrawal_rejected"))
     );
     // A marketer's withdrawal has no supply amount, whatever the caller says.
-    let mut marketer_asks = NewWithdrawal::new(
-        h.fixture.marketer_a,
-        Decimal::from(100),
-        "01012345678",
-        "محفظة",
-    );
+    let mut marketer_asks = NewWithdrawal::builder()
+        .account_id(h.fixture.marketer_a)
+        .amount(Decimal::from(100))
+        .wallet_number("01012345678".to_owned())
+        .wallet_description("محفظة".to_owned())
+        .build();
     marketer_asks.supply_amount = Decimal::from(5);
     let w = op
         .request_withdrawal(marketer_asks)

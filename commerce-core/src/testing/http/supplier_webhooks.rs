@@ -152,12 +152,14 @@ pub async fn a_supplier_receives_its_quote_and_withdrawal_events(h: &Harness) {
     // A withdrawal of the marketer, paid: to the marketer's endpoint only.
     let op = h.engine.operator();
     let requested = op
-        .request_withdrawal(NewWithdrawal::new(
-            h.fixture.marketer_a,
-            h.engine.config().withdrawal_minimum,
-            "01012345678",
-            "فودافون كاش",
-        ))
+        .request_withdrawal(
+            NewWithdrawal::builder()
+                .account_id(h.fixture.marketer_a)
+                .amount(h.engine.config().withdrawal_minimum)
+                .wallet_number("01012345678".to_owned())
+                .wallet_description("فودافون كاش".to_owned())
+                .build(),
+        )
         .await
         .expect("within marketer A's ready balance");
     let paid = op
@@ -202,11 +204,11 @@ async fn feed_settled(h: &Harness) {
         .as_str()
         .expect("a cursor")
         .to_owned();
-    let marker = crate::model::NewStockAdjustment::new(
-        h.fixture.plain_variant,
-        1,
-        crate::model::StockReason::Received,
-    );
+    let marker = crate::model::NewStockAdjustment::builder()
+        .variant_id(h.fixture.plain_variant)
+        .delta(1)
+        .reason(crate::model::StockReason::Received)
+        .build();
     let op = h.engine.operator();
     op.adjust_stock(marker).await.expect("a marker change");
     let product = h

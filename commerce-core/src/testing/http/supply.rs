@@ -98,7 +98,12 @@ pub async fn supply_endpoints_are_for_suppliers_only(h: &Harness) {
         .operator()
         .create_key(
             h.fixture.supplier,
-            crate::domain::keys::KeySpec::new("قراءة", [Ability::QuotesRead]),
+            crate::domain::keys::KeySpec::new(
+                "قراءة".to_owned(),
+                vec![Ability::QuotesRead],
+                None,
+                None,
+            ),
         )
         .await
         .expect("key");
@@ -419,7 +424,12 @@ pub async fn quotes_are_withdrawn_once_and_expire(h: &Harness) {
     let key = op
         .create_key(
             other.id,
-            crate::domain::keys::KeySpec::new("مورد", [Ability::QuotesRead, Ability::QuotesWrite]),
+            crate::domain::keys::KeySpec::new(
+                "مورد".to_owned(),
+                vec![Ability::QuotesRead, Ability::QuotesWrite],
+                None,
+                None,
+            ),
         )
         .await
         .expect("key");

@@ -170,7 +170,12 @@ pub async fn webhook_order_data_needs_orders_read(h: &Harness) {
         .operator()
         .create_key(
             h.fixture.marketer_a,
-            KeySpec::new("hooks only", [Ability::WebhooksManage]),
+            KeySpec::new(
+                "hooks only".to_owned(),
+                vec![Ability::WebhooksManage],
+                None,
+                None,
+            ),
         )
         .await
         .expect("key")

@@ -46,7 +46,7 @@ pub(super) struct Report {
 
 /// The operator's partial report of a line's pieces: each count given replaces the line's.
 fn outcome_report(report: &Report) -> OutcomeReport {
-    let mut out = OutcomeReport::new();
+    let mut out = OutcomeReport::default();
     out.delivered = report.delivered;
     out.returned = report.returned;
     out.damaged = report.damaged;
@@ -71,7 +71,11 @@ pub(super) async fn correct(engine: &Engine, order: i64, reports: &[(i64, Report
 
 /// A delta of a variant's stock by the operator.
 pub(super) async fn adjust_stock(engine: &Engine, variant: i64, delta: i64) -> Called {
-    let new = NewStockAdjustment::new(VariantId::new(variant), delta, StockReason::Correction);
+    let new = NewStockAdjustment::builder()
+        .variant_id(VariantId::new(variant))
+        .delta(delta)
+        .reason(StockReason::Correction)
+        .build();
     called(engine.operator().adjust_stock(new).await)
 }
 
@@ -117,12 +121,12 @@ pub(super) async fn request_withdrawal(
     account: i64,
     amount: Decimal,
 ) -> (Called, Option<i64>) {
-    let new = NewWithdrawal::new(
-        AccountId::new(account),
-        amount,
-        "01012345678",
-        "فودافون كاش",
-    );
+    let new = NewWithdrawal::builder()
+        .account_id(AccountId::new(account))
+        .amount(amount)
+        .wallet_number("01012345678".to_owned())
+        .wallet_description("فودافون كاش".to_owned())
+        .build();
     match engine.operator().request_withdrawal(new).await {
         Ok(w) => (Called::Done, Some(w.id.get())),
         Err(e) => (called::<()>(Err(e)), None),
@@ -280,10 +284,12 @@ pub(super) async fn quotes(engine: &Engine) -> Vec<QuoteFacts> {
 
 /// A key of `account` with `abilities` and a rate limit no run reaches.
 pub(super) async fn key(engine: &Engine, account: i64, abilities: &[Ability]) -> String {
-    let spec = KeySpec {
-        rate_limit: Some(1_000_000_000),
-        ..KeySpec::new("laws", abilities.iter().copied())
-    };
+    let spec = KeySpec::new(
+        "laws".to_owned(),
+        abilities.to_vec(),
+        None,
+        Some(1_000_000_000),
+    );
     engine
         .operator()
         .create_key(AccountId::new(account), spec)

@@ -102,7 +102,12 @@ pub async fn accounts_round_trip_and_change_state(store: &dyn Store) {
             .await,
         Err(StoreError::NotFound)
     ));
-    let endpoint = NewWebhook::new(unknown, "https://a.example/1", "whsec_x", at(0));
+    let endpoint = NewWebhook::builder()
+        .account_id(unknown)
+        .url("https://a.example/1".to_owned())
+        .secret(WebhookSecret::new("whsec_x"))
+        .created_at(at(0))
+        .build();
     assert!(matches!(
         store
             .insert_webhook(endpoint, MAX_WEBHOOKS_PER_ACCOUNT)
@@ -460,7 +465,11 @@ pub async fn rate_limit_counts_exactly_up_to_the_limit_per_window(store: &dyn St
 pub async fn repeated_slugs_emails_and_governorate_names_are_refused(store: &dyn Store) {
     let home = category(store, "home", None).await;
     let again = store
-        .insert_category(NewCategory::new("قسم آخر", "home"))
+        .insert_category(NewCategory::new(
+            "قسم آخر".to_owned(),
+            "home".to_owned(),
+            None,
+        ))
         .await;
     assert!(
         matches!(again, Err(StoreError::Duplicate(Unique::CategorySlug))),
@@ -468,7 +477,11 @@ pub async fn repeated_slugs_emails_and_governorate_names_are_refused(store: &dyn
     );
     // Not under another parent either: slugs are unique across the catalogue.
     let child = store
-        .insert_category(NewCategory::under(home.id, "فرعي", "home"))
+        .insert_category(NewCategory::new(
+            "فرعي".to_owned(),
+            "home".to_owned(),
+            Some(home.id),
+        ))
         .await;
     assert!(matches!(
         child,

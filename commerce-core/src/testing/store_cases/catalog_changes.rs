@@ -146,7 +146,11 @@ pub async fn every_path_that_changes_a_product_names_it_in_the_feed(store: &dyn 
                 (ChangeKind::Updated, vec![f.product.id])
             }
             "stock adjusted" => {
-                let more = NewStockAdjustment::new(s.v2.id, 2, StockReason::Received);
+                let more = NewStockAdjustment::builder()
+                    .variant_id(s.v2.id)
+                    .delta(2)
+                    .reason(StockReason::Received)
+                    .build();
                 store.adjust_stock(more, now).await.expect(path);
                 (ChangeKind::Updated, vec![s.product.id])
             }
@@ -422,7 +426,11 @@ pub async fn the_change_feed_misses_no_change_of_concurrent_writers(store: Arc<d
             for round in 0..15_i64 {
                 let v = &variants[((w + round) % 6) as usize];
                 let delta = if round % 2 == 0 { -1 } else { 1 };
-                let adjustment = NewStockAdjustment::new(v.id, delta, StockReason::Correction);
+                let adjustment = NewStockAdjustment::builder()
+                    .variant_id(v.id)
+                    .delta(delta)
+                    .reason(StockReason::Correction)
+                    .build();
                 store
                     .adjust_stock(adjustment, at(10 + round))
                     .await

@@ -253,7 +253,12 @@ pub async fn repeated_product_slugs_are_refused(store: &dyn Store) {
     let kettle = product(store, "Kettle", kitchen.id, 0).await;
     let mixer = product(store, "Mixer", kitchen.id, 0).await;
     // A category's slug is another kind of value: a product may share it.
-    let same_as_category = NewProduct::new(kitchen.id, "Kitchen", "kitchen", "https://a.example");
+    let same_as_category = NewProduct::builder()
+        .category_id(kitchen.id)
+        .title("Kitchen".to_owned())
+        .slug("kitchen".to_owned())
+        .url("https://a.example".to_owned())
+        .build();
     store.insert_product(same_as_category, at(0)).await.unwrap();
     let all = async || {
         let page = store
@@ -262,7 +267,12 @@ pub async fn repeated_product_slugs_are_refused(store: &dyn Store) {
         page.unwrap().items
     };
     let before = all().await;
-    let again = NewProduct::new(kitchen.id, "غلاية تانية", "kettle", "https://b.example");
+    let again = NewProduct::builder()
+        .category_id(kitchen.id)
+        .title("غلاية تانية".to_owned())
+        .slug("kettle".to_owned())
+        .url("https://b.example".to_owned())
+        .build();
     let refused = store.insert_product(again, at(10)).await;
     assert!(
         matches!(refused, Err(StoreError::Duplicate(Unique::ProductSlug))),
@@ -286,7 +296,12 @@ pub async fn repeated_product_slugs_are_refused(store: &dyn Store) {
     let freed = ProductPatch::default().set_slug("kettle");
     let edited = store.update_product(mixer.id, freed, at(40)).await.unwrap();
     assert_eq!(edited.slug, "kettle");
-    let taken = NewProduct::new(kitchen.id, "Kettle 1L", "kettle-1l", "https://c.example");
+    let taken = NewProduct::builder()
+        .category_id(kitchen.id)
+        .title("Kettle 1L".to_owned())
+        .slug("kettle-1l".to_owned())
+        .url("https://c.example".to_owned())
+        .build();
     assert!(matches!(
         store.insert_product(taken, at(50)).await,
         Err(StoreError::Duplicate(Unique::ProductSlug))

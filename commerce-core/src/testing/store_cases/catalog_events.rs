@@ -70,7 +70,12 @@ async fn endpoint_of(store: &dyn Store, state: AccountState, api: ApiStatus) -> 
     let url = format!("https://{name}.example/all");
     store
         .insert_webhook(
-            NewWebhook::new(account.id, url, "whsec_x", at(0)),
+            NewWebhook::builder()
+                .account_id(account.id)
+                .url(url)
+                .secret(WebhookSecret::new("whsec_x"))
+                .created_at(at(0))
+                .build(),
             MAX_WEBHOOKS_PER_ACCOUNT,
         )
         .await
@@ -103,7 +108,12 @@ pub async fn catalog_changed_is_derived_once_per_endpoint_and_interval(store: &d
     let (a, b) = (s.f.account.id, s.f.other.id);
     let every = store
         .insert_webhook(
-            NewWebhook::new(b, "https://b.example/all", "whsec_b", at(0)),
+            NewWebhook::builder()
+                .account_id(b)
+                .url("https://b.example/all".to_owned())
+                .secret(WebhookSecret::new("whsec_b"))
+                .created_at(at(0))
+                .build(),
             MAX_WEBHOOKS_PER_ACCOUNT,
         )
         .await
@@ -144,7 +154,12 @@ pub async fn catalog_changed_is_derived_once_per_endpoint_and_interval(store: &d
     let not_approved = endpoint_of(store, AccountState::Active, ApiStatus::Pending).await;
     let supplier = store
         .insert_webhook(
-            NewWebhook::new(s.supplier.id, "https://s.example/all", "whsec_s", at(0)),
+            NewWebhook::builder()
+                .account_id(s.supplier.id)
+                .url("https://s.example/all".to_owned())
+                .secret(WebhookSecret::new("whsec_s"))
+                .created_at(at(0))
+                .build(),
             MAX_WEBHOOKS_PER_ACCOUNT,
         )
         .await
@@ -170,7 +185,11 @@ pub async fn catalog_changed_is_derived_once_per_endpoint_and_interval(store: &d
 
     // Twenty changes between two rounds: one event per endpoint.
     let adjust = |seconds: i64| async move {
-        let one = NewStockAdjustment::new(s.v1.id, 1, StockReason::Correction);
+        let one = NewStockAdjustment::builder()
+            .variant_id(s.v1.id)
+            .delta(1)
+            .reason(StockReason::Correction)
+            .build();
         store.adjust_stock(one, at(seconds)).await.expect("adjust");
     };
     for n in 0..20 {

@@ -313,8 +313,13 @@ pub async fn a_request_that_outlived_the_stale_time_places_nothing(store: &dyn S
     let f = fixture(store, 10, 10).await;
     let endpoint = store
         .insert_webhook(
-            NewWebhook::new(f.account.id, "https://a.example", "whsec_a", at(0))
-                .with_events(vec![EventType::OrderCreated]),
+            NewWebhook::builder()
+                .account_id(f.account.id)
+                .url("https://a.example".to_owned())
+                .secret(WebhookSecret::new("whsec_a"))
+                .created_at(at(0))
+                .events(EventSelection::Only(vec![EventType::OrderCreated]))
+                .build(),
             MAX_WEBHOOKS_PER_ACCOUNT,
         )
         .await

@@ -97,8 +97,8 @@ pub async fn corrections_made_at_once_each_keep_the_others_counts(store: Arc<dyn
         let order = delivered_order(&*store, &f, round, 6).await;
         let line_id = order.lines[0].id;
         let reports = [
-            OutcomeReport::new().with_damaged(1),
-            OutcomeReport::new().with_lost(2),
+            OutcomeReport::builder().damaged(1).build(),
+            OutcomeReport::builder().lost(2).build(),
         ];
         let tasks = reports.map(|report| {
             let operator = operator.clone();
@@ -175,7 +175,12 @@ pub async fn an_outcome_write_another_came_before_is_decided_again(store: Arc<dy
         };
         crate::Engine::new(Arc::new(interfering)).operator()
     };
-    let damaged = || vec![(corrected.lines[0].id, OutcomeReport::new().with_damaged(1))];
+    let damaged = || {
+        vec![(
+            corrected.lines[0].id,
+            OutcomeReport::builder().damaged(1).build(),
+        )]
+    };
 
     let once = engine_over(corrected.id, 1);
     let order = once
@@ -184,7 +189,7 @@ pub async fn an_outcome_write_another_came_before_is_decided_again(store: Arc<dy
         .expect("decided again");
     assert_eq!(order.lines[0].outcome.damaged_quantity, 1);
     assert!(order.tracking_url.is_some(), "the other write is kept");
-    let delivered = OutcomeReport::new().with_delivered(2).with_returned(1);
+    let delivered = OutcomeReport::builder().delivered(2).returned(1).build();
     let order = engine_over(moved.id, 1)
         .move_order_with_outcomes(
             moved.id,
@@ -204,7 +209,10 @@ pub async fn an_outcome_write_another_came_before_is_decided_again(store: Arc<dy
     let refused = always
         .set_line_outcomes(
             corrected.id,
-            vec![(corrected.lines[0].id, OutcomeReport::new().with_lost(1))],
+            vec![(
+                corrected.lines[0].id,
+                OutcomeReport::builder().lost(1).build(),
+            )],
         )
         .await;
     assert!(

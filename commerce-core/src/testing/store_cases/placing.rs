@@ -561,7 +561,11 @@ pub async fn an_order_priced_from_a_changed_product_is_stale_and_writes_nothing(
     place(store, order(2, two_lines.clone(), both.clone())).await;
     store
         .adjust_stock(
-            NewStockAdjustment::new(f.variant.id, 1, StockReason::Received),
+            NewStockAdjustment::builder()
+                .variant_id(f.variant.id)
+                .delta(1)
+                .reason(StockReason::Received)
+                .build(),
             at(13),
         )
         .await

@@ -105,7 +105,11 @@ pub async fn product_versions_list_the_page_of_products(store: &dyn Store) {
                 store.update_variant(v.id, patch, now).await.map(drop)
             }
             "stock" => {
-                let received = NewStockAdjustment::new(v.id, 2, StockReason::Received);
+                let received = NewStockAdjustment::builder()
+                    .variant_id(v.id)
+                    .delta(2)
+                    .reason(StockReason::Received)
+                    .build();
                 let done = store.adjust_stock(received, now).await;
                 assert!(done.is_ok(), "{done:?}");
                 Ok(())

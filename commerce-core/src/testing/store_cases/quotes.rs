@@ -37,15 +37,15 @@ async fn supplied_product(
     title: &str,
     owner: AccountId,
 ) -> Product {
-    let new = NewProduct::new(
-        f.product.category_id,
-        title,
-        title.to_lowercase().replace(' ', "-"),
-        format!("https://shop.example.com/s/{}", title.len()),
-    )
-    .with_description(format!("وصف {title}"))
-    .with_images(["https://img.example.com/s.jpg"])
-    .with_supplier(owner);
+    let new = NewProduct::builder()
+        .category_id(f.product.category_id)
+        .title(title.to_owned())
+        .slug(title.to_lowercase().replace(' ', "-"))
+        .url(format!("https://shop.example.com/s/{}", title.len()))
+        .description(format!("وصف {title}"))
+        .images(vec!["https://img.example.com/s.jpg".to_owned()])
+        .supplier_id(owner)
+        .build();
     store
         .insert_product(new, at(0))
         .await
@@ -79,7 +79,12 @@ pub(super) fn offer(
     price: &str,
     quantity: i64,
 ) -> NewQuote {
-    NewQuote::new(account, variant, d(price), quantity)
+    NewQuote::builder()
+        .account_id(account)
+        .variant_id(variant)
+        .unit_price(d(price))
+        .quantity(quantity)
+        .build()
 }
 
 pub(super) async fn quote(store: &dyn Store, new: NewQuote, now: i64) -> Quote {
@@ -121,7 +126,13 @@ pub async fn quotes_are_inserted_one_pending_per_variant(store: &dyn Store) {
     }
     let q1 = quote(
         store,
-        offer(me, s.v1.id, "45.50", 30).with_note("تسليم خلال أسبوع"),
+        NewQuote::builder()
+            .account_id(me)
+            .variant_id(s.v1.id)
+            .unit_price(d("45.50"))
+            .quantity(30)
+            .note("تسليم خلال أسبوع".to_owned())
+            .build(),
         10,
     )
     .await;
@@ -148,7 +159,13 @@ pub async fn quotes_are_inserted_one_pending_per_variant(store: &dyn Store) {
     );
     let q2 = quote(
         store,
-        offer(me, s.v2.id, "99.99", 2).with_valid_until(at(500)),
+        NewQuote::builder()
+            .account_id(me)
+            .variant_id(s.v2.id)
+            .unit_price(d("99.99"))
+            .quantity(2)
+            .valid_until(at(500))
+            .build(),
         12,
     )
     .await;
@@ -182,7 +199,13 @@ pub async fn a_quote_past_its_end_is_expired_and_frees_its_variant(store: &dyn S
     let me = s.supplier.id;
     let q = quote(
         store,
-        offer(me, s.v1.id, "10.00", 3).with_valid_until(at(100)),
+        NewQuote::builder()
+            .account_id(me)
+            .variant_id(s.v1.id)
+            .unit_price(d("10.00"))
+            .quantity(3)
+            .valid_until(at(100))
+            .build(),
         10,
     )
     .await;

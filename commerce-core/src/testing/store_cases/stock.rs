@@ -27,15 +27,19 @@ pub async fn stock_moves_by_deltas_and_keeps_reservations(store: &dyn Store) {
     let read = available(store, f.product.id, f.variant.id).await;
     let order = vec![line(&f, &f.variant, 3, false)];
     place(store, new_order(&f, f.account.id, &number(1), order, 5)).await;
-    let received = NewStockAdjustment::new(f.variant.id, 5, StockReason::Received)
-        .for_quote(QuoteId::new(77))
-        .with_note("شحنة المورد");
+    let received = NewStockAdjustment::builder()
+        .variant_id(f.variant.id)
+        .delta(5)
+        .reason(StockReason::Received)
+        .quote_id(QuoteId::new(77))
+        .note("شحنة المورد".to_owned())
+        .build();
     let kept = store.adjust_stock(received, at(10)).await.unwrap();
     assert_eq!(kept.available_after, 12, "10 - 3 reserved + 5 received");
     assert_eq!(available(store, f.product.id, f.variant.id).await, 12);
 
     // The count the operator made before the order: refused, nothing written.
-    let count = NewStockAdjustment::cycle_count(f.variant.id, read, read + 5);
+    let count = NewStockAdjustment::cycle_count(f.variant.id, read, read + 5, None);
     let refused = store.adjust_stock(count, at(20)).await;
     assert!(
         matches!(
@@ -60,7 +64,7 @@ pub async fn stock_moves_by_deltas_and_keeps_reservations(store: &dyn Store) {
     );
     assert_eq!(history.iter().map(|a| a.delta).sum::<i64>(), stock);
     // On the quantity as it stands, the count applies as a delta.
-    let count = NewStockAdjustment::cycle_count(f.variant.id, 12, 9);
+    let count = NewStockAdjustment::cycle_count(f.variant.id, 12, 9, None);
     let counted = store.adjust_stock(count, at(30)).await.unwrap();
     assert_eq!(
         (counted.delta, counted.reason, counted.available_after),
@@ -74,7 +78,11 @@ pub async fn stock_moves_by_deltas_and_keeps_reservations(store: &dyn Store) {
 pub async fn adjusting_below_zero_is_refused_and_writes_nothing(store: &dyn Store) {
     let f = fixture(store, 2, 0).await;
     let before = store.product(f.product.id).await.unwrap().unwrap();
-    let damaged = NewStockAdjustment::new(f.variant.id, -3, StockReason::Damaged);
+    let damaged = NewStockAdjustment::builder()
+        .variant_id(f.variant.id)
+        .delta(-3)
+        .reason(StockReason::Damaged)
+        .build();
     let refused = store.adjust_stock(damaged, at(50)).await;
     assert!(
         matches!(
@@ -89,13 +97,21 @@ pub async fn adjusting_below_zero_is_refused_and_writes_nothing(store: &dyn Stor
     let (stock, history) = stock_and_history(store, &f).await;
     assert_eq!((stock, history.len()), (2, 1), "its first stock only");
     assert_eq!(store.product(f.product.id).await.unwrap().unwrap(), before);
-    let unknown = NewStockAdjustment::new(f.variant.id.absent(), 1, StockReason::Received);
+    let unknown = NewStockAdjustment::builder()
+        .variant_id(f.variant.id.absent())
+        .delta(1)
+        .reason(StockReason::Received)
+        .build();
     assert!(matches!(
         store.adjust_stock(unknown, at(50)).await,
         Err(StockError::NotFound)
     ));
     // Down to exactly zero is allowed.
-    let all = NewStockAdjustment::new(f.variant.id, -2, StockReason::Shrinkage);
+    let all = NewStockAdjustment::builder()
+        .variant_id(f.variant.id)
+        .delta(-2)
+        .reason(StockReason::Shrinkage)
+        .build();
     assert_eq!(
         store
             .adjust_stock(all, at(60))
@@ -111,9 +127,23 @@ pub async fn adjusting_below_zero_is_refused_and_writes_nothing(store: &dyn Stor
 pub async fn stock_history_is_listed_newest_first_with_its_cause(store: &dyn Store) {
     let f = fixture(store, 5, 0).await;
     let steps = [
-        NewStockAdjustment::new(f.variant.id, 10, StockReason::Received).for_quote(QuoteId::new(3)),
-        NewStockAdjustment::new(f.variant.id, -2, StockReason::Damaged).with_note("كسر"),
-        NewStockAdjustment::new(f.variant.id, 1, StockReason::Correction),
+        NewStockAdjustment::builder()
+            .variant_id(f.variant.id)
+            .delta(10)
+            .reason(StockReason::Received)
+            .quote_id(QuoteId::new(3))
+            .build(),
+        NewStockAdjustment::builder()
+            .variant_id(f.variant.id)
+            .delta(-2)
+            .reason(StockReason::Damaged)
+            .note("كسر".to_owned())
+            .build(),
+        NewStockAdjustment::builder()
+            .variant_id(f.variant.id)
+            .delta(1)
+            .reason(StockReason::Correction)
+            .build(),
     ];
     let mut kept = Vec::new();
     for (i, step) in steps.into_iter().enumerate() {
@@ -165,11 +195,21 @@ pub async fn order_lines_keep_the_supplier_and_supply_price_they_were_placed_wit
     let supplier = NewAccount::supplier("Nour Factory", "nour@example.com", "01012345678");
     let supplier = store.insert_account(supplier, at(0)).await.unwrap();
     let cat = category(store, "tools", None).await;
-    let new = NewProduct::new(cat.id, "Drill", "drill", "https://shop.example.com/drill")
-        .with_supplier(supplier.id);
+    let new = NewProduct::builder()
+        .category_id(cat.id)
+        .title("Drill".to_owned())
+        .slug("drill".to_owned())
+        .url("https://shop.example.com/drill".to_owned())
+        .supplier_id(supplier.id)
+        .build();
     let owned = store.insert_product(new, at(0)).await.unwrap();
     assert_eq!(owned.supplier_id, Some(supplier.id));
-    let new = NewVariant::new("18V", d("900.00"), 4).with_supply_price(d("612.35"));
+    let new = NewVariant::builder()
+        .label("18V".to_owned())
+        .price(d("900.00"))
+        .available(4)
+        .supply_price(d("612.35"))
+        .build();
     let v = store.insert_variant(owned.id, new, at(0)).await.unwrap();
     let read = store.product(owned.id).await.unwrap().unwrap();
     assert_eq!(read.supplier_id, Some(supplier.id));
@@ -256,7 +296,7 @@ pub async fn returned_pieces_are_restocked_once(store: &dyn Store) {
     assert_eq!(history.iter().map(|a| a.delta).sum::<i64>(), stock);
     // The returned pieces sold out since: a correction that takes one back is refused,
     // writing nothing (never clamped to what is left).
-    let empty = NewStockAdjustment::cycle_count(f.variant.id, 8, 0);
+    let empty = NewStockAdjustment::cycle_count(f.variant.id, 8, 0, None);
     store.adjust_stock(empty, at(70)).await.unwrap();
     let order_before = store.order(None, order.id).await.unwrap().unwrap();
     let fewer = vec![(line_id, LineOutcome::partly_delivered(2, 1))];
@@ -340,7 +380,11 @@ pub async fn concurrent_adjustments_and_orders_keep_stock_exact(store: Arc<dyn S
                 0 => (2, StockReason::Received),
                 _ => (-1, StockReason::Damaged),
             };
-            let new = NewStockAdjustment::new(f.variant.id, delta, reason);
+            let new = NewStockAdjustment::builder()
+                .variant_id(f.variant.id)
+                .delta(delta)
+                .reason(reason)
+                .build();
             store.adjust_stock(new, at(n)).await.map(|a| a.delta)
         }));
     }

@@ -14,7 +14,12 @@ use super::webhooks::{deliveries_of, register};
 async fn register_all(store: &dyn Store, account: AccountId, url: &str) -> Webhook {
     store
         .insert_webhook(
-            NewWebhook::new(account, url, format!("whsec_{url}"), at(0)),
+            NewWebhook::builder()
+                .account_id(account)
+                .url(url.to_owned())
+                .secret(WebhookSecret::new(format!("whsec_{url}")))
+                .created_at(at(0))
+                .build(),
             MAX_WEBHOOKS_PER_ACCOUNT,
         )
         .await
@@ -162,13 +167,25 @@ pub async fn expired_and_ended_quotes_queue_their_event_once(store: &dyn Store) 
     let until = |seconds| at(seconds);
     let q1 = quote(
         store,
-        offer(me, s.v1.id, "45.50", 3).with_valid_until(until(100)),
+        NewQuote::builder()
+            .account_id(me)
+            .variant_id(s.v1.id)
+            .unit_price(d("45.50"))
+            .quantity(3)
+            .valid_until(until(100))
+            .build(),
         10,
     )
     .await;
     let q2 = quote(
         store,
-        offer(me, s.v2.id, "20.00", 1).with_valid_until(until(150)),
+        NewQuote::builder()
+            .account_id(me)
+            .variant_id(s.v2.id)
+            .unit_price(d("20.00"))
+            .quantity(1)
+            .valid_until(until(150))
+            .build(),
         11,
     )
     .await;
@@ -191,7 +208,13 @@ pub async fn expired_and_ended_quotes_queue_their_event_once(store: &dyn Store) 
     // wrote it expired (the memory and SQL stores) or the next sweep does.
     let q3 = quote(
         store,
-        offer(me, s.v1.id, "44.00", 2).with_valid_until(until(500)),
+        NewQuote::builder()
+            .account_id(me)
+            .variant_id(s.v1.id)
+            .unit_price(d("44.00"))
+            .quantity(2)
+            .valid_until(until(500))
+            .build(),
         400,
     )
     .await;

@@ -27,7 +27,12 @@ pub async fn order_changes_queue_one_delivery_per_subscribed_endpoint(store: &dy
     // Registered without events: every type ([`EventSelection::All`]).
     let all = store
         .insert_webhook(
-            NewWebhook::new(f.account.id, "https://a.example/all", "whsec_all", at(0)),
+            NewWebhook::builder()
+                .account_id(f.account.id)
+                .url("https://a.example/all".to_owned())
+                .secret(WebhookSecret::new("whsec_all"))
+                .created_at(at(0))
+                .build(),
             MAX_WEBHOOKS_PER_ACCOUNT,
         )
         .await

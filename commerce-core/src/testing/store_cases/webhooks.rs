@@ -22,8 +22,13 @@ pub(super) async fn register(
 ) -> Webhook {
     store
         .insert_webhook(
-            NewWebhook::new(account, url, format!("whsec_{url}"), at(now))
-                .with_events(events.to_vec()),
+            NewWebhook::builder()
+                .account_id(account)
+                .url(url.to_owned())
+                .secret(WebhookSecret::new(format!("whsec_{url}")))
+                .created_at(at(now))
+                .events(EventSelection::Only(events.to_vec()))
+                .build(),
             LIMIT,
         )
         .await
@@ -229,17 +234,27 @@ pub async fn webhooks_register_to_the_limit_and_belong_to_their_account(store: &
     assert_eq!(first.previous_secret, None);
     assert_eq!((first.created_at, first.updated_at), (at(0), at(0)));
     assert_eq!(webhook_of(store, first.id).await, *first);
-    let described =
-        NewWebhook::new(a.id, "https://a.example/x", "whsec_x", at(99)).with_description("مخزن");
+    let described = NewWebhook::builder()
+        .account_id(a.id)
+        .url("https://a.example/x".to_owned())
+        .secret(WebhookSecret::new("whsec_x"))
+        .created_at(at(99))
+        .description("مخزن".to_owned())
+        .build();
     assert!(matches!(
         store.insert_webhook(described, LIMIT).await,
         Err(InsertWebhookError::TooMany { limit: LIMIT })
     ));
     let theirs = store
         .insert_webhook(
-            NewWebhook::new(b.id, "https://b.example", "whsec_b", at(1))
-                .with_description("مخزن")
-                .with_events(vec![EventType::OrderCreated]),
+            NewWebhook::builder()
+                .account_id(b.id)
+                .url("https://b.example".to_owned())
+                .secret(WebhookSecret::new("whsec_b"))
+                .created_at(at(1))
+                .description("مخزن".to_owned())
+                .events(EventSelection::Only(vec![EventType::OrderCreated]))
+                .build(),
             LIMIT,
         )
         .await
@@ -264,7 +279,12 @@ pub async fn webhooks_register_to_the_limit_and_belong_to_their_account(store: &
     // such (not as today's list, which no later type would reach).
     let every = store
         .insert_webhook(
-            NewWebhook::new(b.id, "https://b.example/all", "whsec_all", at(2)),
+            NewWebhook::builder()
+                .account_id(b.id)
+                .url("https://b.example/all".to_owned())
+                .secret(WebhookSecret::new("whsec_all"))
+                .created_at(at(2))
+                .build(),
             LIMIT,
         )
         .await
@@ -535,7 +555,12 @@ pub async fn concurrent_webhook_registrations_never_exceed_the_limit(store: Arc<
         tasks.push(tokio::spawn(async move {
             store
                 .insert_webhook(
-                    NewWebhook::new(a.id, format!("https://a.example/r{n}"), "whsec_r", at(1)),
+                    NewWebhook::builder()
+                        .account_id(a.id)
+                        .url(format!("https://a.example/r{n}"))
+                        .secret(WebhookSecret::new("whsec_r"))
+                        .created_at(at(1))
+                        .build(),
                     LIMIT,
                 )
                 .await
