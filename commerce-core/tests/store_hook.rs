@@ -63,8 +63,14 @@ async fn a_hook_sees_each_operation_once_and_may_refuse_it() {
     let store = Hooked::new(backend.clone(), recorder.clone());
     let account = store
         .insert_account(
-            NewAccount::of_side(Side::Marketer, "A", "a@example.com", "01000000000")
-                .with_states(AccountState::Active, ApiStatus::Approved),
+            NewAccount::builder()
+                .name("A".to_owned())
+                .email("a@example.com".to_owned())
+                .phone("01000000000".to_owned())
+                .side(Side::Marketer)
+                .state(AccountState::Active)
+                .api_status(ApiStatus::Approved)
+                .build(),
             Utc::now(),
         )
         .await

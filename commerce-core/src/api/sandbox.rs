@@ -63,12 +63,13 @@ fn read_outcomes(
         let mut f = Fields::new(line, format!("lines.{index}."), errors);
         let id = f.required_integer("id", 1, i64::MAX);
         // Each count given replaces the line's; one left out keeps it.
-        let mut outcome = OutcomeReport::default();
-        outcome.delivered = count(&mut f, "delivered_quantity");
-        outcome.returned = count(&mut f, "returned_quantity");
-        outcome.damaged = count(&mut f, "damaged_quantity");
-        outcome.lost = count(&mut f, "lost_quantity");
-        outcome.destroyed = count(&mut f, "destroyed_quantity");
+        let outcome = OutcomeReport::builder()
+            .maybe_delivered(count(&mut f, "delivered_quantity"))
+            .maybe_returned(count(&mut f, "returned_quantity"))
+            .maybe_damaged(count(&mut f, "damaged_quantity"))
+            .maybe_lost(count(&mut f, "lost_quantity"))
+            .maybe_destroyed(count(&mut f, "destroyed_quantity"))
+            .build();
         if let Some(id) = id {
             outcomes.push((LineId::new(id), outcome));
         }

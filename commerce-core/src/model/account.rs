@@ -232,8 +232,9 @@ impl AccountPatch {
 /// A new account, as the platform registers it: [`NewAccount::marketer`] or
 /// [`NewAccount::supplier`], registration incomplete and API access never requested until the
 /// platform moves them ([`Operator::set_account_state`](crate::operator::Operator::set_account_state),
-/// [`Operator::set_api_status`](crate::operator::Operator::set_api_status)) or sets them here.
-#[derive(Debug, Clone, PartialEq)]
+/// [`Operator::set_api_status`](crate::operator::Operator::set_api_status)); or
+/// `NewAccount::builder()`, which can set them already (imports, fixtures).
+#[derive(Debug, Clone, PartialEq, bon::Builder)]
 #[non_exhaustive]
 pub struct NewAccount {
     /// Owner's name.
@@ -246,9 +247,11 @@ pub struct NewAccount {
     pub phone: String,
     /// Kind of account.
     pub side: Side,
-    /// Initial life state.
+    /// Initial life state ([`AccountState::Incomplete`] when the builder is not given one).
+    #[builder(default = AccountState::Incomplete)]
     pub state: AccountState,
-    /// Initial API access state.
+    /// Initial API access state ([`ApiStatus::None`] when the builder is not given one).
+    #[builder(default = ApiStatus::None)]
     pub api_status: ApiStatus,
 }
 
@@ -260,10 +263,13 @@ impl NewAccount {
         email: impl Into<String>,
         phone: impl Into<String>,
     ) -> Self {
-        Self {
-            store_name: Some(store_name.into()),
-            ..Self::of_side(Side::Marketer, name, email, phone)
-        }
+        NewAccount::builder()
+            .name(name.into())
+            .store_name(store_name.into())
+            .email(email.into())
+            .phone(phone.into())
+            .side(Side::Marketer)
+            .build()
     }
 
     /// A supplier.
@@ -272,32 +278,12 @@ impl NewAccount {
         email: impl Into<String>,
         phone: impl Into<String>,
     ) -> Self {
-        Self::of_side(Side::Supplier, name, email, phone)
-    }
-
-    /// An account of any side, with no store name.
-    pub fn of_side(
-        side: Side,
-        name: impl Into<String>,
-        email: impl Into<String>,
-        phone: impl Into<String>,
-    ) -> Self {
-        Self {
-            name: name.into(),
-            store_name: None,
-            email: email.into(),
-            phone: phone.into(),
-            side,
-            state: AccountState::Incomplete,
-            api_status: ApiStatus::None,
-        }
-    }
-
-    /// With its life state and API access state already decided (imports, fixtures).
-    pub fn with_states(mut self, state: AccountState, api_status: ApiStatus) -> Self {
-        self.state = state;
-        self.api_status = api_status;
-        self
+        NewAccount::builder()
+            .name(name.into())
+            .email(email.into())
+            .phone(phone.into())
+            .side(Side::Supplier)
+            .build()
     }
 }
 

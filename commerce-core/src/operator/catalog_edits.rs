@@ -71,19 +71,18 @@ fn patch_setting(new: NewProduct) -> (CategoryId, ProductPatch) {
 /// The new product that [`patch_setting`] made a patch of, from the patch as checked (the
 /// checks keep every field set).
 fn new_product(category: CategoryId, patch: ProductPatch) -> NewProduct {
-    let mut new = NewProduct::builder()
+    NewProduct::builder()
         .category_id(category)
         .title(patch.title.unwrap_or_default())
         .slug(patch.slug.unwrap_or_default())
         .url(patch.url.unwrap_or_default())
-        .build();
-    new.description = patch.description.unwrap_or_default();
-    new.images = patch.images.unwrap_or_default();
-    new.files = patch.files.unwrap_or_default();
-    new.video_url = patch.video_url.flatten();
-    new.marketing_files_url = patch.marketing_files_url.flatten();
-    new.supplier_id = patch.supplier_id.flatten();
-    new
+        .description(patch.description.unwrap_or_default())
+        .images(patch.images.unwrap_or_default())
+        .files(patch.files.unwrap_or_default())
+        .maybe_video_url(patch.video_url.flatten())
+        .maybe_marketing_files_url(patch.marketing_files_url.flatten())
+        .maybe_supplier_id(patch.supplier_id.flatten())
+        .build()
 }
 
 impl Operator {

@@ -76,6 +76,12 @@
 //!   and `bill_month`, `NewOrder::idempotency`, `NewKeyRecord::expires_at`). A field added
 //!   later is an `Option` or has a default, so existing builders keep compiling.
 //!
+//! The inputs a store is handed to insert ([`NewProduct`](crate::model::NewProduct),
+//! [`NewStockAdjustment`](crate::model::NewStockAdjustment), [`NewQuote`](crate::model::NewQuote),
+//! ...) and the operator's ([`KeySpec`](crate::domain::keys::KeySpec),
+//! [`OrderDraft`](crate::domain::fields::OrderDraft), ...) are built by the same rule, a field
+//! their builder is not given taking the default its docs name.
+//!
 //! ```
 //! # use commerce_core as commerce;
 //! use commerce::model::{Category, CategoryId};

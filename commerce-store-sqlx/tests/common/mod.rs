@@ -88,8 +88,14 @@ pub struct Fixture {
 pub async fn fixture(store: &dyn Store) -> Fixture {
     let account = store
         .insert_account(
-            NewAccount::of_side(Side::Marketer, "Alpha", "a@example.com", "01012345678")
-                .with_states(AccountState::Active, ApiStatus::Approved),
+            NewAccount::builder()
+                .name("Alpha".to_owned())
+                .email("a@example.com".to_owned())
+                .phone("01012345678".to_owned())
+                .side(Side::Marketer)
+                .state(AccountState::Active)
+                .api_status(ApiStatus::Approved)
+                .build(),
             at(0),
         )
         .await

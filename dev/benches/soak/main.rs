@@ -261,13 +261,15 @@ async fn set_up(url: String) -> (Setup, Ids) {
     for name in ["soak-1", "soak-2"] {
         let account = operator
             .create_account(
-                NewAccount::marketer(
-                    name,
-                    format!("متجر {name}"),
-                    format!("{name}@example.com"),
-                    "01000000000",
-                )
-                .with_states(AccountState::Active, ApiStatus::Approved),
+                NewAccount::builder()
+                    .name(name.to_owned())
+                    .store_name(format!("متجر {name}"))
+                    .email(format!("{name}@example.com"))
+                    .phone("01000000000".to_owned())
+                    .side(Side::Marketer)
+                    .state(AccountState::Active)
+                    .api_status(ApiStatus::Approved)
+                    .build(),
             )
             .await
             .expect("account created");

@@ -90,15 +90,14 @@ fn read_quote(object: &Map<String, Value>, account: AccountId) -> Result<NewQuot
     let note = f.optional_text("note", MAX_QUOTE_NOTE);
     match (variant, unit_price, quantity) {
         (Some(variant), Some(price), Some(quantity)) if errors.is_empty() => {
-            let mut new = NewQuote::builder()
+            Ok(NewQuote::builder()
                 .account_id(account)
                 .variant_id(VariantId::new(variant))
                 .unit_price(price)
                 .quantity(quantity)
-                .build();
-            new.valid_until = valid_until;
-            new.note = note;
-            Ok(new)
+                .maybe_valid_until(valid_until)
+                .maybe_note(note)
+                .build())
         }
         _ => Err(ApiError::validation(errors)),
     }

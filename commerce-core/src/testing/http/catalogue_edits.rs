@@ -319,13 +319,13 @@ pub async fn product_creation_refuses_what_an_edit_refuses(h: &Harness) {
         }
     }
     assert_eq!(total().await, before, "a refused creation created nothing");
-    let mut spaced = NewProduct::builder()
+    let spaced = NewProduct::builder()
         .category_id(h.fixture.child_category)
         .title("  شاحن سريع  ".to_owned())
         .slug("fast-charger".to_owned())
         .url("https://shop.example.com/fast-charger".to_owned())
+        .video_url("  ".to_owned())
         .build();
-    spaced.video_url = Some("  ".into());
     let made = op.create_product(spaced).await.expect("a clean product");
     assert_eq!((made.title.as_str(), made.video_url), ("شاحن سريع", None));
 }

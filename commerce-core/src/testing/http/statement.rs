@@ -256,13 +256,13 @@ pub async fn supplier_statement_follows_deliveries_and_withdrawals(h: &Harness) 
         (after, &Value::from("withdrawal_rejected"))
     );
     // A marketer's withdrawal has no supply amount, whatever the caller says.
-    let mut marketer_asks = NewWithdrawal::builder()
+    let marketer_asks = NewWithdrawal::builder()
         .account_id(h.fixture.marketer_a)
         .amount(Decimal::from(100))
+        .supply_amount(Decimal::from(5))
         .wallet_number("01012345678".to_owned())
         .wallet_description("محفظة".to_owned())
         .build();
-    marketer_asks.supply_amount = Decimal::from(5);
     let w = op
         .request_withdrawal(marketer_asks)
         .await

@@ -418,8 +418,14 @@ pub async fn quotes_are_withdrawn_once_and_expire(h: &Harness) {
     .assert_error(422, "validation_failed");
     // Another supplier's quote is not found.
     let op = h.engine.operator();
-    let other = NewAccount::supplier("مورد تاني", "other-supplier@example.com", "01112223334")
-        .with_states(AccountState::Active, ApiStatus::Approved);
+    let other = NewAccount::builder()
+        .name("مورد تاني".to_owned())
+        .email("other-supplier@example.com".to_owned())
+        .phone("01112223334".to_owned())
+        .side(Side::Supplier)
+        .state(AccountState::Active)
+        .api_status(ApiStatus::Approved)
+        .build();
     let other = op.create_account(other).await.expect("account");
     let key = op
         .create_key(

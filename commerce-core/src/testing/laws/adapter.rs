@@ -46,13 +46,13 @@ pub(super) struct Report {
 
 /// The operator's partial report of a line's pieces: each count given replaces the line's.
 fn outcome_report(report: &Report) -> OutcomeReport {
-    let mut out = OutcomeReport::default();
-    out.delivered = report.delivered;
-    out.returned = report.returned;
-    out.damaged = report.damaged;
-    out.lost = report.lost;
-    out.destroyed = report.destroyed;
-    out
+    OutcomeReport::builder()
+        .maybe_delivered(report.delivered)
+        .maybe_returned(report.returned)
+        .maybe_damaged(report.damaged)
+        .maybe_lost(report.lost)
+        .maybe_destroyed(report.destroyed)
+        .build()
 }
 
 /// A correction of a settled order's lines (`Operator::set_line_outcomes`).
@@ -300,8 +300,14 @@ pub(super) async fn key(engine: &Engine, account: i64, abilities: &[Ability]) ->
 
 /// A second active supplier with API access: its id.
 pub(super) async fn add_supplier(engine: &Engine) -> i64 {
-    let new = NewAccount::supplier("مورد القوانين", "laws-supplier@example.com", "01112223334")
-        .with_states(AccountState::Active, ApiStatus::Approved);
+    let new = NewAccount::builder()
+        .name("مورد القوانين".to_owned())
+        .email("laws-supplier@example.com".to_owned())
+        .phone("01112223334".to_owned())
+        .side(Side::Supplier)
+        .state(AccountState::Active)
+        .api_status(ApiStatus::Approved)
+        .build();
     engine
         .operator()
         .create_account(new)

@@ -197,32 +197,41 @@ pub async fn accounts_are_searched_filtered_and_queued(store: &dyn Store) {
     let insert = async |account: NewAccount, created: i64| {
         store.insert_account(account, at(created)).await.unwrap()
     };
-    let approved = new(
-        "Ahmed Ali",
-        Some("Nile Shop"),
-        "ahmed@example.com",
-        "01011111111",
-        Side::Marketer,
-    )
-    .with_states(AccountState::Active, ApiStatus::Approved);
+    let approved = NewAccount {
+        state: AccountState::Active,
+        api_status: ApiStatus::Approved,
+        ..new(
+            "Ahmed Ali",
+            Some("Nile Shop"),
+            "ahmed@example.com",
+            "01011111111",
+            Side::Marketer,
+        )
+    };
     let x1 = insert(approved, 1).await;
-    let supplier = new(
-        "سارة",
-        None,
-        "SARA@Example.com",
-        "01022222222",
-        Side::Supplier,
-    )
-    .with_states(AccountState::Incomplete, ApiStatus::None);
+    let supplier = NewAccount {
+        state: AccountState::Incomplete,
+        api_status: ApiStatus::None,
+        ..new(
+            "سارة",
+            None,
+            "SARA@Example.com",
+            "01022222222",
+            Side::Supplier,
+        )
+    };
     let x2 = insert(supplier, 2).await;
-    let suspended = new(
-        "Omar",
-        Some("متجر عمر"),
-        "omar@mail.test",
-        "01233333333",
-        Side::Marketer,
-    )
-    .with_states(AccountState::Suspended, ApiStatus::None);
+    let suspended = NewAccount {
+        state: AccountState::Suspended,
+        api_status: ApiStatus::None,
+        ..new(
+            "Omar",
+            Some("متجر عمر"),
+            "omar@mail.test",
+            "01233333333",
+            Side::Marketer,
+        )
+    };
     let x3 = insert(suspended, 3).await;
     let x4 = insert(
         new(

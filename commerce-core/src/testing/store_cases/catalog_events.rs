@@ -61,8 +61,15 @@ async fn endpoint_of(store: &dyn Store, state: AccountState, api: ApiStatus) -> 
     let name = format!("{}-{}", state.as_str(), api.as_str());
     let account = store
         .insert_account(
-            NewAccount::marketer(&name, "متجر", format!("{name}@x.example"), "01012345678")
-                .with_states(state, api),
+            NewAccount::builder()
+                .name(name.clone())
+                .store_name("متجر".to_owned())
+                .email(format!("{name}@x.example"))
+                .phone("01012345678".to_owned())
+                .side(Side::Marketer)
+                .state(state)
+                .api_status(api)
+                .build(),
             at(0),
         )
         .await

@@ -11,8 +11,14 @@ use super::fixtures::*;
 async fn supplier(store: &dyn Store, name: &str) -> Account {
     store
         .insert_account(
-            NewAccount::supplier(name, format!("{name}@supply.example.com"), "01112345678")
-                .with_states(AccountState::Active, ApiStatus::Approved),
+            NewAccount::builder()
+                .name(name.to_owned())
+                .email(format!("{name}@supply.example.com"))
+                .phone("01112345678".to_owned())
+                .side(Side::Supplier)
+                .state(AccountState::Active)
+                .api_status(ApiStatus::Approved)
+                .build(),
             at(0),
         )
         .await
