@@ -132,13 +132,10 @@ pub async fn quotes_are_inserted_one_pending_per_variant(store: &dyn Store) {
     }
     let q1 = quote(
         store,
-        NewQuote::builder()
-            .account_id(me)
-            .variant_id(s.v1.id)
-            .unit_price(d("45.50"))
-            .quantity(30)
-            .note("تسليم خلال أسبوع".to_owned())
-            .build(),
+        NewQuote {
+            note: Some("تسليم خلال أسبوع".into()),
+            ..offer(me, s.v1.id, "45.50", 30)
+        },
         10,
     )
     .await;
@@ -165,13 +162,10 @@ pub async fn quotes_are_inserted_one_pending_per_variant(store: &dyn Store) {
     );
     let q2 = quote(
         store,
-        NewQuote::builder()
-            .account_id(me)
-            .variant_id(s.v2.id)
-            .unit_price(d("99.99"))
-            .quantity(2)
-            .valid_until(at(500))
-            .build(),
+        NewQuote {
+            valid_until: Some(at(500)),
+            ..offer(me, s.v2.id, "99.99", 2)
+        },
         12,
     )
     .await;
@@ -205,13 +199,10 @@ pub async fn a_quote_past_its_end_is_expired_and_frees_its_variant(store: &dyn S
     let me = s.supplier.id;
     let q = quote(
         store,
-        NewQuote::builder()
-            .account_id(me)
-            .variant_id(s.v1.id)
-            .unit_price(d("10.00"))
-            .quantity(3)
-            .valid_until(at(100))
-            .build(),
+        NewQuote {
+            valid_until: Some(at(100)),
+            ..offer(me, s.v1.id, "10.00", 3)
+        },
         10,
     )
     .await;

@@ -167,25 +167,19 @@ pub async fn expired_and_ended_quotes_queue_their_event_once(store: &dyn Store) 
     let until = |seconds| at(seconds);
     let q1 = quote(
         store,
-        NewQuote::builder()
-            .account_id(me)
-            .variant_id(s.v1.id)
-            .unit_price(d("45.50"))
-            .quantity(3)
-            .valid_until(until(100))
-            .build(),
+        NewQuote {
+            valid_until: Some(until(100)),
+            ..offer(me, s.v1.id, "45.50", 3)
+        },
         10,
     )
     .await;
     let q2 = quote(
         store,
-        NewQuote::builder()
-            .account_id(me)
-            .variant_id(s.v2.id)
-            .unit_price(d("20.00"))
-            .quantity(1)
-            .valid_until(until(150))
-            .build(),
+        NewQuote {
+            valid_until: Some(until(150)),
+            ..offer(me, s.v2.id, "20.00", 1)
+        },
         11,
     )
     .await;
@@ -208,13 +202,10 @@ pub async fn expired_and_ended_quotes_queue_their_event_once(store: &dyn Store) 
     // wrote it expired (the memory and SQL stores) or the next sweep does.
     let q3 = quote(
         store,
-        NewQuote::builder()
-            .account_id(me)
-            .variant_id(s.v1.id)
-            .unit_price(d("44.00"))
-            .quantity(2)
-            .valid_until(until(500))
-            .build(),
+        NewQuote {
+            valid_until: Some(until(500)),
+            ..offer(me, s.v1.id, "44.00", 2)
+        },
         400,
     )
     .await;
