@@ -77,12 +77,13 @@ mod withdrawal;
 
 pub use account::{
     Ability, Account, AccountBuilder, AccountPatch, AccountState, ApiKey, ApiKeyBuilder, ApiStatus,
-    ChangedBy, KeyHash, KeyListing, NewAccount, NewKeyRecord, RateWindow, Side,
+    ChangedBy, KeyHash, KeyListing, NewAccount, NewAccountBuilder, NewKeyRecord,
+    NewKeyRecordBuilder, RateWindow, Side,
 };
 pub use catalog::{
-    Category, CategoryBuilder, NewCategory, NewProduct, NewVariant, NewWarranty, Product,
-    ProductBuilder, ProductFilter, RemovedProduct, Variant, VariantBuilder, VariantPatch, Warranty,
-    WarrantyBuilder,
+    Category, CategoryBuilder, NewCategory, NewProduct, NewProductBuilder, NewVariant,
+    NewVariantBuilder, NewWarranty, NewWarrantyBuilder, Product, ProductBuilder, ProductFilter,
+    RemovedProduct, Variant, VariantBuilder, VariantPatch, Warranty, WarrantyBuilder,
 };
 pub use catalog_edits::{CategoryPatch, ProductPatch, WarrantyPatch};
 pub use changes::{CatalogChange, CatalogChanges, ChangeKind, ChangePosition};
@@ -103,9 +104,10 @@ pub use listing::{
 };
 pub use meter::{BillingMonth, MeterReading};
 pub use order::{
-    Customer, Family, LineOutcome, LineWarranty, LineWarrantyBuilder, NewOrder, NewOrderLine,
-    Order, OrderBuilder, OrderFilter, OrderLine, OrderLineBuilder, OrderStatus, PayoutState,
-    PricedFrom, TimelineEntry, Totals, normalize_order_number,
+    Customer, CustomerBuilder, Family, LineOutcome, LineWarranty, LineWarrantyBuilder, NewOrder,
+    NewOrderBuilder, NewOrderLine, Order, OrderBuilder, OrderFilter, OrderLine, OrderLineBuilder,
+    OrderStatus, PayoutState, PricedFrom, TimelineEntry, Totals, TotalsBuilder,
+    normalize_order_number,
 };
 pub use page::{Page, PageRequest};
 pub use problem::{FieldProblem, Problem};
@@ -113,19 +115,23 @@ pub use queries::{
     AccountQuery, AccountSort, OrderQuery, WebhookQuery, WithdrawalQuery, WithdrawalTotals,
 };
 pub use quote::{
-    NewQuote, Quote, QuoteBuilder, QuoteDecision, QuoteFilter, QuoteQuery, QuoteStatus,
-    SupplyVariant, SupplyVariantBuilder,
+    NewQuote, NewQuoteBuilder, Quote, QuoteBuilder, QuoteDecision, QuoteFilter, QuoteQuery,
+    QuoteStatus, SupplyVariant, SupplyVariantBuilder,
 };
 pub use shipping::{Governorate, RateTerms, ShippingOption, ShippingRate, ShippingRateBuilder};
 pub use statement::{
     Direction, NewStatementEntry, StatementEntry, StatementEntryBuilder, StatementEntryType,
     StatementFilter, SupplierTotals,
 };
-pub use stock::{NewStockAdjustment, StockAdjustment, StockAdjustmentBuilder, StockReason};
+pub use stock::{
+    NewStockAdjustment, NewStockAdjustmentBuilder, StockAdjustment, StockAdjustmentBuilder,
+    StockReason,
+};
 pub use webhook::{
-    DeliveryStatus, DisabledReason, EventSelection, EventType, NewWebhook, Webhook, WebhookBuilder,
-    WebhookPatch, WebhookSecret,
+    DeliveryStatus, DisabledReason, EventSelection, EventType, NewWebhook, NewWebhookBuilder,
+    Webhook, WebhookBuilder, WebhookPatch, WebhookSecret,
 };
 pub use withdrawal::{
-    NewWithdrawal, Withdrawal, WithdrawalBuilder, WithdrawalDecision, WithdrawalStatus,
+    NewWithdrawal, NewWithdrawalBuilder, Withdrawal, WithdrawalBuilder, WithdrawalDecision,
+    WithdrawalStatus,
 };

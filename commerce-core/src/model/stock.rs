@@ -86,7 +86,10 @@ pub struct NewStockAdjustment {
     /// The quote that caused it.
     pub quote_id: Option<QuoteId>,
     /// Applied only when the variant's `available` is exactly this at write time (a
-    /// compare-and-set: the quantity the caller last read); `None` for a plain delta.
+    /// compare-and-set: the quantity the caller last read); `None` for a plain delta. Set
+    /// only by [`cycle_count`](Self::cycle_count), which makes the delta agree with it (the
+    /// builder has no setter for it).
+    #[builder(skip)]
     pub expected_available: Option<i64>,
 }
 

@@ -5,6 +5,7 @@ use crate::domain::fields::MAX_TEXT;
 use crate::domain::pieces::MAX_AVAILABLE;
 use crate::model::Problem;
 use crate::model::*;
+use rust_decimal::Decimal;
 
 use super::catalog_edits::{check_percent, checked_category, checked_warranty, required_text};
 use super::{Operator, OperatorError, OperatorResult, check_money};
@@ -44,8 +45,10 @@ impl Operator {
             .await?)
     }
 
-    /// Adds a variant; money must be whole piastres and not negative, `available` 0 to
-    /// [`MAX_AVAILABLE`] pieces (kept in its history as its `initial` stock).
+    /// Adds a variant; money must be whole piastres and not negative, the suggested range's
+    /// top not below its bottom (a range given by one end, the other defaulting to the price,
+    /// can be), `available` 0 to [`MAX_AVAILABLE`] pieces (kept in its history as its
+    /// `initial` stock).
     pub async fn add_variant(
         &self,
         product: ProductId,
@@ -54,6 +57,7 @@ impl Operator {
         check_money("price", new.price)?;
         check_money("suggested_min", new.suggested_min)?;
         check_money("suggested_max", new.suggested_max)?;
+        check_suggested_range(new.suggested_min, new.suggested_max)?;
         check_money("supply_price", new.supply_price)?;
         check_stock(new.available)?;
         Ok(self
@@ -63,7 +67,8 @@ impl Operator {
     }
 
     /// Changes a variant's label, price, suggested range or supply price, with the checks of
-    /// creation (money in whole piastres and not negative; the label printable single-line
+    /// creation (money in whole piastres and not negative; a suggested range's top not below
+    /// its bottom; the label printable single-line
     /// text of at most [`MAX_TEXT`] characters, not blank). Stock is not set here: see
     /// [`adjust_stock`](Operator::adjust_stock) and [`set_stock`](Operator::set_stock).
     pub async fn update_variant(
@@ -81,6 +86,9 @@ impl Operator {
             if let Some(amount) = amount {
                 check_money(field, amount)?;
             }
+        }
+        if let (Some(min), Some(max)) = (patch.suggested_min, patch.suggested_max) {
+            check_suggested_range(min, max)?;
         }
         if let Some(label) = &patch.label {
             patch.label = Some(required_text("label", label, MAX_TEXT)?);
@@ -183,6 +191,15 @@ fn check_stock(available: i64) -> OperatorResult<()> {
                 max: MAX_AVAILABLE,
             },
         ));
+    }
+    Ok(())
+}
+
+/// A suggested range whose top is below its bottom is refused, on `suggested_max`.
+fn check_suggested_range(min: Decimal, max: Decimal) -> OperatorResult<()> {
+    if max < min {
+        let problem = Problem::BelowMinimum { minimum: min };
+        return Err(OperatorError::field("suggested_max", problem));
     }
     Ok(())
 }

@@ -133,7 +133,9 @@ pub use idempotency::{
 pub use ledgers::{CheckedBookings, SupplyLedgers};
 pub use memory::MemoryStore;
 pub use meter::{MeterCounts, MeterStore};
-pub use orders::{OrderStore, OrderVersion, StatusChange, StatusMove, unchanged_since};
+pub use orders::{
+    OrderStore, OrderVersion, StatusChange, StatusChangeBuilder, StatusMove, unchanged_since,
+};
 pub use quote_book::QuoteBook;
 pub use statement::{CheckedBooking, SupplyBooking};
 pub use stock::StockError;

@@ -126,6 +126,7 @@ macro_rules! for_each_http_case {
             (statement::statement_pages_and_filters_by_cairo_day),
             (statement::a_partial_delivery_pays_and_restocks_each_piece_once),
             (operator::operator_orders_follow_the_api_rules),
+            (operator::operator_refuses_an_inverted_suggested_range),
             (races::race_one_idempotency_key_makes_one_order),
             (races::race_no_oversell),
             (races::race_rate_limit_is_exact),

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use super::fixtures::*;
 use super::harness::*;
 use crate::domain::fields::{DraftLine, OrderDraft};
-use crate::model::NewWithdrawal;
+use crate::model::{NewVariant, NewWithdrawal, Problem, Variant, VariantPatch};
 use crate::operator::Conflict;
 use crate::operator::OperatorError;
 
@@ -127,6 +127,71 @@ pub async fn operator_orders_follow_the_api_rules(h: &Harness) {
         .expect("valid draft");
     assert_eq!(placed.customer.phone, "01112223334");
     assert_eq!(h.available(f.plain_variant).await, stock - 1);
+}
+
+/// A variant whose suggested range's top is below its bottom is refused on `suggested_max`,
+/// whether the range is given whole or by one end (the other end is the price), on creation
+/// and on an edit, and nothing is written.
+pub async fn operator_refuses_an_inverted_suggested_range(h: &Harness) {
+    let f = &h.fixture;
+    let op = h.engine.operator();
+    let product = f.featured_product;
+    let read = || async {
+        let stored = h.engine.store().product(product).await.expect("read");
+        stored.expect("the featured product")
+    };
+    let before = read().await.variants.len();
+    let refused_on_top = |result: Result<Variant, OperatorError>| match result {
+        Err(OperatorError::Invalid(problems)) => {
+            let fields: Vec<&str> = problems.iter().map(|p| p.field.as_str()).collect();
+            assert_eq!(fields, ["suggested_max"], "{problems:?}");
+            assert_eq!(
+                problems[0].problem,
+                Problem::BelowMinimum {
+                    minimum: Decimal::new(30000, 2)
+                }
+            );
+        }
+        other => panic!("an inverted range was answered {other:?}"),
+    };
+    let price = Decimal::new(25000, 2);
+    let one_end = NewVariant::builder()
+        .label("قطعة".to_owned())
+        .price(price)
+        .suggested_min(Decimal::new(30000, 2))
+        .available(1)
+        .build();
+    refused_on_top(op.add_variant(product, one_end).await);
+    let whole = NewVariant::builder()
+        .label("قطعة".to_owned())
+        .price(price)
+        .suggested_min(Decimal::new(30000, 2))
+        .suggested_max(Decimal::new(29999, 2))
+        .available(1)
+        .build();
+    refused_on_top(op.add_variant(product, whole).await);
+    assert_eq!(
+        read().await.variants.len(),
+        before,
+        "a refused variant was added"
+    );
+    let variant = &read().await.variants[0];
+    let edit =
+        VariantPatch::default().set_suggested_range(Decimal::new(30000, 2), Decimal::new(25000, 2));
+    refused_on_top(op.update_variant(variant.id, edit).await);
+    assert_eq!(&read().await.variants[0], variant, "a refused edit wrote");
+    // A range whose ends meet is a range.
+    let point = NewVariant::builder()
+        .label("قطعة".to_owned())
+        .price(price)
+        .suggested_min(price)
+        .available(0)
+        .build();
+    let added = op
+        .add_variant(product, point)
+        .await
+        .expect("a one-price range");
+    assert_eq!((added.suggested_min, added.suggested_max), (price, price));
 }
 
 /// 12 withdrawal requests at once through the operator API on marketer A's ready balance:
