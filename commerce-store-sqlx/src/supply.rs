@@ -625,12 +625,7 @@ async fn receive<DB: Dialect>(
     .execute(&mut *c)
     .await
     .map_err(backend)?;
-    let adjustment = NewStockAdjustment::builder()
-        .variant_id(quote.variant_id)
-        .delta(quote.quantity)
-        .reason(StockReason::Received)
-        .quote_id(quote.id)
-        .build();
+    let adjustment = quote.received_pieces();
     crate::stock::adjust_stock_in(c, adjustment, now).await?;
     Ok(())
 }

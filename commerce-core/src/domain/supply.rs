@@ -119,6 +119,17 @@ impl NewQuote {
 }
 
 impl Quote {
+    /// The stock adjustment accepting this quote keeps: its pieces received into its
+    /// variant, naming the quote (what every store writes on an accept).
+    pub fn received_pieces(&self) -> NewStockAdjustment {
+        NewStockAdjustment::builder()
+            .variant_id(self.variant_id)
+            .delta(self.quantity)
+            .reason(StockReason::Received)
+            .quote_id(self.id)
+            .build()
+    }
+
     /// The stored quote as a read shows it at `now`, its `product` (the quote's, as stored
     /// now; `None` when it is gone) giving the title and its variant's label, then
     /// [`as_of`](Self::as_of) `now`: for a backend that keeps whole records.

@@ -72,12 +72,7 @@ impl CatalogTables {
     /// [`MAX_AVAILABLE`](crate::domain::pieces::MAX_AVAILABLE), or no such variant) writes
     /// nothing, and nothing after them can refuse.
     pub fn receive(&mut self, quote: &Quote, now: DateTime<Utc>) -> Result<(), QuoteDecisionError> {
-        let adjustment = NewStockAdjustment::builder()
-            .variant_id(quote.variant_id)
-            .delta(quote.quantity)
-            .reason(StockReason::Received)
-            .quote_id(quote.id)
-            .build();
+        let adjustment = quote.received_pieces();
         self.adjust_stock(adjustment, now)?;
         let variant = self
             .variant_mut(quote.variant_id)
