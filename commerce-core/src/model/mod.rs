@@ -88,9 +88,9 @@ pub use catalog::{
 pub use catalog_edits::{CategoryPatch, ProductPatch, WarrantyPatch};
 pub use changes::{CatalogChange, CatalogChanges, ChangeKind, ChangePosition};
 pub use delivery::{
-    AttemptOutcome, AttemptResult, Breaker, ClaimedDelivery, DEFAULT_HOLD_DAYS, Delivery,
-    DeliveryBuilder, EXPIRED, EventContext, EventSnapshot, LeaseToken, NewEvent, URL_CHANGED,
-    WebhookBacklog, new_event_id,
+    AttemptOutcome, AttemptOutcomeBuilder, AttemptResult, Breaker, ClaimedDelivery,
+    DEFAULT_HOLD_DAYS, Delivery, DeliveryBuilder, EXPIRED, EventContext, EventSnapshot, LeaseToken,
+    NewEvent, NewEventBuilder, URL_CHANGED, WebhookBacklog, new_event_id,
 };
 pub(crate) use delivery::{RANDOM_ID_LEN, push_random_id};
 pub use idempotency::{IdempotencyClaim, IdempotencyScope, IdempotencyToken, StoredResponse};
@@ -104,10 +104,10 @@ pub use listing::{
 };
 pub use meter::{BillingMonth, MeterReading};
 pub use order::{
-    Customer, CustomerBuilder, Family, LineOutcome, LineWarranty, LineWarrantyBuilder, NewOrder,
-    NewOrderBuilder, NewOrderLine, Order, OrderBuilder, OrderFilter, OrderLine, OrderLineBuilder,
-    OrderStatus, PayoutState, PricedFrom, TimelineEntry, Totals, TotalsBuilder,
-    normalize_order_number,
+    Customer, CustomerBuilder, Family, LineOutcome, LineOutcomeBuilder, LineWarranty,
+    LineWarrantyBuilder, NewOrder, NewOrderBuilder, NewOrderLine, NewOrderLineBuilder, Order,
+    OrderBuilder, OrderFilter, OrderFilterBuilder, OrderLine, OrderLineBuilder, OrderStatus,
+    PayoutState, PricedFrom, TimelineEntry, Totals, TotalsBuilder, normalize_order_number,
 };
 pub use page::{Page, PageRequest};
 pub use problem::{FieldProblem, Problem};

@@ -86,9 +86,9 @@ pub struct NewStockAdjustment {
     /// The quote that caused it.
     pub quote_id: Option<QuoteId>,
     /// Applied only when the variant's `available` is exactly this at write time (a
-    /// compare-and-set: the quantity the caller last read); `None` for a plain delta. Set
-    /// only by [`cycle_count`](Self::cycle_count), which makes the delta agree with it (the
-    /// builder has no setter for it).
+    /// compare-and-set: the quantity the caller last read); `None` for a plain delta. The
+    /// builder has no setter for it: [`cycle_count`](Self::cycle_count) makes one, with a
+    /// delta that agrees with it.
     #[builder(skip)]
     pub expected_available: Option<i64>,
 }

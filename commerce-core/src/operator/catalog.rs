@@ -67,8 +67,8 @@ impl Operator {
     }
 
     /// Changes a variant's label, price, suggested range or supply price, with the checks of
-    /// creation (money in whole piastres and not negative; a suggested range's top not below
-    /// its bottom; the label printable single-line
+    /// creation (money in whole piastres and not negative; a suggested range given whole,
+    /// its top not below its bottom; the label printable single-line
     /// text of at most [`MAX_TEXT`] characters, not blank). Stock is not set here: see
     /// [`adjust_stock`](Operator::adjust_stock) and [`set_stock`](Operator::set_stock).
     pub async fn update_variant(
@@ -87,8 +87,17 @@ impl Operator {
                 check_money(field, amount)?;
             }
         }
-        if let (Some(min), Some(max)) = (patch.suggested_min, patch.suggested_max) {
-            check_suggested_range(min, max)?;
+        // The range is edited whole (`VariantPatch::set_suggested_range`), so that its two
+        // ends are checked together; a patch of one end alone is refused on the other.
+        match (patch.suggested_min, patch.suggested_max) {
+            (Some(min), Some(max)) => check_suggested_range(min, max)?,
+            (Some(_), None) => {
+                return Err(OperatorError::field("suggested_max", Problem::Required));
+            }
+            (None, Some(_)) => {
+                return Err(OperatorError::field("suggested_min", Problem::Required));
+            }
+            (None, None) => {}
         }
         if let Some(label) = &patch.label {
             patch.label = Some(required_text("label", label, MAX_TEXT)?);

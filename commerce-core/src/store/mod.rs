@@ -127,14 +127,15 @@ pub use deliveries::DeliveryQueue;
 pub use error::{PlaceOrderError, StatusChangeError, StoreError, Unique};
 pub use hook::{Concern, Hooked, Operation, StoreHook};
 pub use idempotency::{
-    Created, IdempotencyBegin, IdempotencyDecision, IdempotencyRecord, IdempotencyRecords,
-    IdempotencyStore,
+    Created, IdempotencyBegin, IdempotencyDecision, IdempotencyRecord, IdempotencyRecordBuilder,
+    IdempotencyRecords, IdempotencyStore,
 };
 pub use ledgers::{CheckedBookings, SupplyLedgers};
 pub use memory::MemoryStore;
 pub use meter::{MeterCounts, MeterStore};
 pub use orders::{
-    OrderStore, OrderVersion, StatusChange, StatusChangeBuilder, StatusMove, unchanged_since,
+    OrderStore, OrderVersion, StatusChange, StatusChangeBuilder, StatusMove, StatusMoveBuilder,
+    unchanged_since,
 };
 pub use quote_book::QuoteBook;
 pub use statement::{CheckedBooking, SupplyBooking};

@@ -130,8 +130,8 @@ pub async fn operator_orders_follow_the_api_rules(h: &Harness) {
 }
 
 /// A variant whose suggested range's top is below its bottom is refused on `suggested_max`,
-/// whether the range is given whole or by one end (the other end is the price), on creation
-/// and on an edit, and nothing is written.
+/// whether the range is given whole or by one end (the other end is the price) on creation,
+/// or whole on an edit; an edit of one end alone is refused on the other; nothing is written.
 pub async fn operator_refuses_an_inverted_suggested_range(h: &Harness) {
     let f = &h.fixture;
     let op = h.engine.operator();
@@ -179,6 +179,21 @@ pub async fn operator_refuses_an_inverted_suggested_range(h: &Harness) {
     let edit =
         VariantPatch::default().set_suggested_range(Decimal::new(30000, 2), Decimal::new(25000, 2));
     refused_on_top(op.update_variant(variant.id, edit).await);
+    // One end alone is refused on the other: the range is edited whole.
+    let one_end = VariantPatch {
+        suggested_max: Some(Decimal::new(100, 2)),
+        ..VariantPatch::default()
+    };
+    match op.update_variant(variant.id, one_end).await {
+        Err(OperatorError::Invalid(problems)) => {
+            let fields: Vec<(&str, Problem)> = problems
+                .iter()
+                .map(|p| (p.field.as_str(), p.problem))
+                .collect();
+            assert_eq!(fields, [("suggested_min", Problem::Required)]);
+        }
+        other => panic!("an edit of one end was answered {other:?}"),
+    }
     assert_eq!(&read().await.variants[0], variant, "a refused edit wrote");
     // A range whose ends meet is a range.
     let point = NewVariant::builder()
