@@ -266,22 +266,7 @@ proptest! {
 /// its copy.
 #[test]
 fn a_refused_receipt_writes_nothing_and_one_that_fits_writes_once() {
-    let mut c = CatalogTables::default();
-    c.insert_category(NewCategory::new("c".to_owned(), "c".to_owned(), None))
-        .unwrap();
-    let product = NewProduct::builder()
-        .category_id(CategoryId::new(1))
-        .title("p".to_owned())
-        .slug("p".to_owned())
-        .url("u".to_owned())
-        .build();
-    c.insert_product(product, at(0)).unwrap();
-    let variant = NewVariant::builder()
-        .label("v".to_owned())
-        .price(Decimal::ONE)
-        .available(5)
-        .build();
-    c.insert_variant(ProductId::new(1), variant, at(0)).unwrap();
+    let mut c = super::tests::catalogue(1);
     let held = c.owner(VariantId::new(1)).cloned().unwrap();
     let before = snapshot(&c);
     let quote = |quantity: i64| {

@@ -20,7 +20,7 @@ fn at(seconds: i64) -> DateTime<Utc> {
 
 /// A catalogue of one category (1) and `products` products (slugs `p1`, `p2`, ...), each
 /// with one variant of 5 pieces (variant `i` of product `i`).
-fn catalogue(products: i64) -> CatalogTables {
+pub(super) fn catalogue(products: i64) -> CatalogTables {
     let mut c = CatalogTables::default();
     c.insert_category(NewCategory::new("c".to_owned(), "c".to_owned(), None))
         .unwrap();
